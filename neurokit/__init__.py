@@ -1,0 +1,38 @@
+"""neurokit: raw brain recordings (EEG, cortical-surface fMRI) to foundation-model results.
+
+Top-level entry points (imported lazily so ``import neurokit`` stays fast):
+
+- :func:`read_eeg` — any MNE-readable EEG file → ``mne.io.Raw`` with 10-05 channel names.
+- :func:`read_surface` — CIFTI-2 / GIFTI / FreeSurfer surface data → :class:`SurfaceData`.
+- :class:`EEGRecipe`, :func:`load_windows` — CBraMod preprocessing and ``(C, N, 200)`` patches.
+- :class:`PatchStore`, :class:`PatchDataset` — HDF5 patch stores and the torch dataset over them.
+- :func:`load_card` — data cards.
+"""
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "read_eeg": "neurokit.io.eeg",
+    "EEGRecipe": "neurokit.preprocessing.eeg",
+    "load_windows": "neurokit.preprocessing.eeg",
+    "PatchStore": "neurokit.data.store",
+    "PatchStoreWriter": "neurokit.data.store",
+    "PatchDataset": "neurokit.data.dataset",
+    "load_card": "neurokit.cards",
+    "list_cards": "neurokit.cards",
+    "read_surface": "neurokit.io.surface",
+    "SurfaceData": "neurokit.io.surface",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'neurokit' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_LAZY))

@@ -1,0 +1,3 @@
+from neurokit.cli.main import app
+
+app(prog_name="neuro")

@@ -1,0 +1,26 @@
+"""Exception types raised by neurokit. Each message names the file, the problem and the fix."""
+from __future__ import annotations
+
+
+class NeurokitError(Exception):
+    """Base class of every error neurokit raises on purpose."""
+
+
+class DataFileError(NeurokitError, ValueError):
+    """A recording cannot be used: unreadable, truncated, no EEG channels, too short, bad values."""
+
+
+class ChannelMismatchError(NeurokitError, ValueError):
+    """The channel set of the data differs from what a model or checkpoint expects."""
+
+
+class StoreError(NeurokitError, ValueError):
+    """An HDF5 patch store is missing, incomplete or of the wrong kind."""
+
+
+class CardError(NeurokitError, ValueError):
+    """A data card is missing or invalid."""
+
+
+class ConfigError(NeurokitError, ValueError):
+    """A configuration value is out of range or inconsistent."""

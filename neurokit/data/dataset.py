@@ -1,0 +1,83 @@
+"""``torch.utils.data.Dataset`` over one or more patch stores."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from .store import PatchStore, open_stores
+
+
+class PatchDataset:
+    """Samples of one or more :class:`~neurokit.data.store.PatchStore` files, optionally filtered.
+
+    Parameters
+    ----------
+    stores : path, PatchStore, or a sequence of them
+    subjects : sequence of str, optional
+        Keep only samples whose ``meta/subject`` is listed.
+    runs : sequence of str, optional
+        Keep only samples whose ``meta/run`` is listed.
+    labelled : bool
+        Drop samples with label -1.
+
+    Items are ``(x, y)``: ``x`` a float32 tensor of the store's sample shape (EEG ``(C, N, 200)`` in
+    100 µV), ``y`` an int64 class index or float32 target (0-d tensors).
+    """
+
+    def __init__(
+        self,
+        stores,
+        *,
+        subjects: Sequence[str] | None = None,
+        runs: Sequence[str] | None = None,
+        labelled: bool = False,
+        transform: Callable | None = None,
+    ) -> None:
+        if isinstance(stores, (str, Path, PatchStore)):
+            stores = [stores]
+        stores = [s if isinstance(s, PatchStore) else s for s in stores]
+        paths = [s for s in stores if not isinstance(s, PatchStore)]
+        opened = open_stores(paths) if paths else []
+        self.stores: list[PatchStore] = [s for s in stores if isinstance(s, PatchStore)] + opened
+        self.transform = transform
+        index = []
+        for si, st in enumerate(self.stores):
+            keep = np.ones(len(st), dtype=bool)
+            if subjects is not None:
+                keep &= np.isin(st.meta["subject"].astype(str), [str(s) for s in subjects])
+            if runs is not None:
+                keep &= np.isin(st.meta["run"].astype(str), [str(r) for r in runs])
+            if labelled:
+                keep &= st.labels >= 0 if st.labels.dtype.kind in "iu" else np.isfinite(st.labels)
+            for i in np.flatnonzero(keep):
+                index.append((si, int(i)))
+        self.index = index
+
+    @property
+    def attrs(self) -> dict:
+        return self.stores[0].attrs
+
+    @property
+    def sample_shape(self) -> tuple[int, ...]:
+        return self.stores[0].sample_shape
+
+    @property
+    def labels(self) -> np.ndarray:
+        return np.asarray([self.stores[s].labels[i] for s, i in self.index])
+
+    def meta(self, column: str) -> np.ndarray:
+        return np.asarray([self.stores[s].meta[column][i] for s, i in self.index])
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __getitem__(self, k: int):
+        import torch
+
+        s, i = self.index[k]
+        x = torch.from_numpy(np.asarray(self.stores[s].patches(i), dtype=np.float32))
+        if self.transform is not None:
+            x = self.transform(x)
+        return x, torch.as_tensor(self.stores[s].labels[i])

@@ -1,0 +1,277 @@
+"""HDF5 patch stores: one file of patch tensors, labels and per-sample ids, with their provenance.
+
+Layout (h5py)::
+
+    /patches   (n_samples, *sample_shape) float32, chunked one sample per chunk
+               EEG: (n, C, N, 200); surface fMRI: (n, F, N, V)
+    /labels    (n_samples,) int64 class index (-1 = none) or float32 target
+    /meta/<k>  (n_samples,) per-sample columns: subject, session, run (strings), onset (s), …
+    attrs      format, modality, complete, plus what the writer is given: ch_names, sfreq, recipe,
+               card, sources (path + SHA-256), label_names, … (JSON-encoded where not scalar)
+
+A store is written to ``<name>.partial`` and renamed into place only after ``complete=True`` is set, so a
+``prepare`` that fails or is killed never leaves a file that reads as complete.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from .._errors import StoreError
+
+FORMAT = "neurokit-patch-store/1"
+_STR = None  # filled lazily with h5py.string_dtype()
+
+
+def _string_dtype():
+    import h5py
+
+    global _STR
+    if _STR is None:
+        _STR = h5py.string_dtype("utf-8")
+    return _STR
+
+
+def _encode(v: Any):
+    if isinstance(v, (str, int, float, bool, np.integer, np.floating)):
+        return v
+    return "json:" + json.dumps(v, default=str)
+
+
+def _decode(v: Any):
+    if isinstance(v, bytes):
+        v = v.decode()
+    if isinstance(v, str) and v.startswith("json:"):
+        return json.loads(v[5:])
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+class PatchStoreWriter:
+    """Append-only writer of one patch store; use as a context manager.
+
+    Parameters
+    ----------
+    path : str | Path
+        Final path (``.h5``). The data go to ``<path>.partial`` until :meth:`close` succeeds.
+    sample_shape : tuple[int, ...]
+        Shape of one sample's patch tensor.
+    attrs : dict
+        Store-level metadata (JSON-serialisable values).
+    label_dtype : str
+        ``"int64"`` (classes) or ``"float32"`` (regression targets).
+    meta_columns : sequence of str
+        Names of per-sample string columns (``subject``, ``session``, ``run``, …).
+    overwrite : bool
+        Replace an existing store at ``path``. Otherwise :class:`FileExistsError`.
+    compression : str | None
+        h5py filter (``"lzf"`` default: fast, lossless).
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        sample_shape: Sequence[int],
+        *,
+        attrs: dict[str, Any] | None = None,
+        label_dtype: str = "int64",
+        meta_columns: Sequence[str] = ("subject", "session", "run"),
+        overwrite: bool = False,
+        compression: str | None = "lzf",
+    ) -> None:
+        import h5py
+
+        self.path = Path(path)
+        if self.path.exists() and not overwrite:
+            raise FileExistsError(f"{self.path}: store exists; pass overwrite=True (CLI: --overwrite)")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = self.path.with_name(self.path.name + ".partial")
+        self.sample_shape = tuple(int(s) for s in sample_shape)
+        self._f = h5py.File(self.tmp, "w")
+        f = self._f
+        f.attrs["format"] = FORMAT
+        f.attrs["complete"] = False
+        for k, v in (attrs or {}).items():
+            f.attrs[k] = _encode(v)
+        f.create_dataset(
+            "patches",
+            shape=(0, *self.sample_shape),
+            maxshape=(None, *self.sample_shape),
+            dtype="float32",
+            chunks=(1, *self.sample_shape),
+            compression=compression,
+        )
+        f.create_dataset("labels", shape=(0,), maxshape=(None,), dtype=label_dtype, chunks=(4096,))
+        g = f.create_group("meta")
+        self.meta_columns = tuple(meta_columns)
+        for c in self.meta_columns:
+            g.create_dataset(c, shape=(0,), maxshape=(None,), dtype=_string_dtype(), chunks=(4096,))
+        g.create_dataset("onset", shape=(0,), maxshape=(None,), dtype="float64", chunks=(4096,))
+        self.n = 0
+
+    def append(
+        self,
+        patches: np.ndarray,
+        labels: np.ndarray | None = None,
+        *,
+        onsets: np.ndarray | None = None,
+        **meta: str | Sequence[str],
+    ) -> None:
+        """Append ``k`` samples. ``patches``: ``(k, *sample_shape)``; ``meta`` values: one string for
+        all ``k`` samples or a sequence of ``k``."""
+        patches = np.asarray(patches, dtype=np.float32)
+        if patches.shape[1:] != self.sample_shape:
+            raise StoreError(
+                f"{self.path}: sample shape {patches.shape[1:]} differs from the store's {self.sample_shape}"
+            )
+        k = patches.shape[0]
+        if k == 0:
+            return
+        f = self._f
+        lo, hi = self.n, self.n + k
+        for name in ("patches", "labels"):
+            f[name].resize(hi, axis=0)
+        f["patches"][lo:hi] = patches
+        f["labels"][lo:hi] = -1 if labels is None else np.asarray(labels)
+        for c in self.meta_columns:
+            v = meta.get(c, "")
+            vals = [v] * k if isinstance(v, str) else list(v)
+            if len(vals) != k:
+                raise StoreError(f"meta column {c!r}: {len(vals)} values for {k} samples")
+            ds = f["meta"][c]
+            ds.resize(hi, axis=0)
+            ds[lo:hi] = vals
+        ds = f["meta"]["onset"]
+        ds.resize(hi, axis=0)
+        ds[lo:hi] = np.zeros(k) if onsets is None else np.asarray(onsets, dtype=np.float64)
+        self.n = hi
+
+    def set_attrs(self, **attrs: Any) -> None:
+        for k, v in attrs.items():
+            self._f.attrs[k] = _encode(v)
+
+    def close(self) -> Path:
+        """Mark the store complete and move it into place. Returns the final path."""
+        if self._f is None:
+            return self.path
+        if self.n == 0:
+            self.abort()
+            raise StoreError(f"{self.path}: no samples were written; the store was not created")
+        self._f.attrs["complete"] = True
+        self._f.attrs["n_samples"] = self.n
+        self._f.close()
+        self._f = None
+        os.replace(self.tmp, self.path)
+        return self.path
+
+    def abort(self) -> None:
+        """Discard the partial file (an existing complete store at ``path`` is left untouched)."""
+        if self._f is not None:
+            try:
+                self._f.close()
+            finally:
+                self._f = None
+        self.tmp.unlink(missing_ok=True)
+
+    def __enter__(self) -> "PatchStoreWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+class PatchStore:
+    """Read-only view of one complete patch store.
+
+    Raises
+    ------
+    StoreError
+        The file is not a neurokit store, or it was never completed.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        import h5py
+
+        self.path = Path(path)
+        if not self.path.exists():
+            partial = self.path.with_name(self.path.name + ".partial")
+            hint = f" (an unfinished {partial.name} is there: rerun prepare)" if partial.exists() else ""
+            raise FileNotFoundError(f"{self.path}: no such store{hint}")
+        try:
+            with h5py.File(self.path, "r") as f:
+                attrs = {k: _decode(v) for k, v in f.attrs.items()}
+                self.n_samples = int(f["patches"].shape[0])
+                self.sample_shape = tuple(f["patches"].shape[1:])
+                self.labels = f["labels"][:]
+                self.meta = {k: _read_column(f["meta"][k]) for k in f["meta"]}
+        except (OSError, KeyError) as exc:
+            raise StoreError(f"{self.path}: not a readable neurokit patch store ({exc})") from exc
+        if attrs.get("format") != FORMAT:
+            raise StoreError(f"{self.path}: format {attrs.get('format')!r}, expected {FORMAT!r}")
+        if not attrs.get("complete"):
+            raise StoreError(f"{self.path}: incomplete store (prepare did not finish); rerun prepare")
+        self.attrs = attrs
+        self._h5 = None
+
+    def __len__(self) -> int:
+        return self.n_samples
+
+    @property
+    def modality(self) -> str:
+        return self.attrs.get("modality", "eeg")
+
+    def _file(self):
+        import h5py
+
+        if self._h5 is None:
+            self._h5 = h5py.File(self.path, "r")
+        return self._h5
+
+    def patches(self, idx) -> np.ndarray:
+        """Patch tensor(s) at ``idx`` (int, slice or sorted index array) as float32."""
+        return self._file()["patches"][idx]
+
+    def close(self) -> None:
+        if self._h5 is not None:
+            self._h5.close()
+            self._h5 = None
+
+    def __getstate__(self):  # DataLoader workers reopen the file themselves
+        d = dict(self.__dict__)
+        d["_h5"] = None
+        return d
+
+    def __repr__(self) -> str:
+        return f"PatchStore({str(self.path)!r}, n={self.n_samples}, sample_shape={self.sample_shape}, modality={self.modality!r})"
+
+
+def _read_column(ds) -> np.ndarray:
+    data = ds[:]
+    if data.dtype.kind == "O":
+        return np.asarray([d.decode() if isinstance(d, bytes) else d for d in data], dtype=object)
+    return data
+
+
+def open_stores(paths: Iterable[str | Path]) -> list[PatchStore]:
+    """Open several stores and check they agree on sample shape, modality and channel names."""
+    stores = [PatchStore(p) for p in paths]
+    if not stores:
+        raise StoreError("no store given")
+    ref = stores[0]
+    for s in stores[1:]:
+        if s.sample_shape != ref.sample_shape or s.modality != ref.modality:
+            raise StoreError(
+                f"{s.path}: sample shape {s.sample_shape}/{s.modality} differs from "
+                f"{ref.path}: {ref.sample_shape}/{ref.modality}"
+            )
+        if s.attrs.get("ch_names") != ref.attrs.get("ch_names"):
+            raise StoreError(f"{s.path}: channel names differ from {ref.path}")
+    return stores

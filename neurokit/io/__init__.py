@@ -1,0 +1,1 @@
+"""Readers: EEG through MNE, cortical-surface data through nibabel."""

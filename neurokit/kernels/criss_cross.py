@@ -1,0 +1,99 @@
+"""Criss-cross attention on a ``(channels × patches)`` token grid (CBraMod, Wang et al., ICLR 2025, §3.2).
+
+Heads ``0 … heads_s-1`` attend along channels for each patch (spatial); the remaining heads attend
+along patches for each channel (temporal). This module holds the exact PyTorch reference path
+(``scaled_dot_product_attention`` on the two reshaped views) and the dispatcher that picks a fused Triton
+kernel on CUDA when one is available.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import torch
+import torch.nn.functional as F
+
+BACKENDS = ("auto", "torch", "triton")
+
+
+def _resolve_backend(backend: str, q: torch.Tensor) -> str:
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r}; allowed: {BACKENDS}")
+    env = os.environ.get("NEUROKIT_ATTENTION_BACKEND")
+    if backend == "auto" and env:
+        backend = env
+    if backend == "auto":
+        try:
+            from . import triton_criss_cross  # noqa: F401
+
+            available = triton_criss_cross.AVAILABLE
+        except ImportError:
+            available = False
+        return "triton" if (q.is_cuda and available) else "torch"
+    return backend
+
+
+def criss_cross_attention_reference(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    heads_s: int,
+    dropout_p: float = 0.0,
+    scale: float | None = None,
+) -> torch.Tensor:
+    """Reference criss-cross attention in plain PyTorch.
+
+    Parameters
+    ----------
+    q, k, v : Tensor, shape ``(B, C, N, H, d)``
+        Queries, keys, values per token (channel ``c``, patch ``n``) and head; any strides (views into a
+        fused ``(B, C, N, 3, H, d)`` projection are fine).
+    heads_s : int
+        Number of spatial heads (the first ``heads_s`` of ``H``); the others are temporal.
+    dropout_p : float
+        Dropout probability on the attention weights (pass 0.0 in eval mode).
+    scale : float, optional
+        Softmax scale; default ``1/sqrt(d)``.
+
+    Returns
+    -------
+    Tensor, shape ``(B, C, N, H, d)``, same dtype as ``q``.
+    """
+    B, C, N, H, d = q.shape
+    out = q.new_empty(B, C, N, H, d)
+    if heads_s > 0:
+        # spatial: one sequence of length C per (batch, patch, head)
+        qs, ks, vs = (t[:, :, :, :heads_s].permute(0, 2, 3, 1, 4) for t in (q, k, v))  # (B, N, hs, C, d)
+        os_ = F.scaled_dot_product_attention(qs, ks, vs, dropout_p=dropout_p, scale=scale)
+        out[:, :, :, :heads_s] = os_.permute(0, 3, 1, 2, 4)
+    if heads_s < H:
+        # temporal: one sequence of length N per (batch, channel, head)
+        qt, kt, vt = (t[:, :, :, heads_s:].permute(0, 1, 3, 2, 4) for t in (q, k, v))  # (B, C, ht, N, d)
+        ot = F.scaled_dot_product_attention(qt, kt, vt, dropout_p=dropout_p, scale=scale)
+        out[:, :, :, heads_s:] = ot.permute(0, 1, 3, 2, 4)
+    return out
+
+
+def criss_cross_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    heads_s: int,
+    dropout_p: float = 0.0,
+    scale: float | None = None,
+    backend: str = "auto",
+) -> torch.Tensor:
+    """Criss-cross attention, fused Triton kernel on CUDA, PyTorch reference elsewhere.
+
+    Same arguments and result as :func:`criss_cross_attention_reference`. ``backend``: ``"auto"``
+    (Triton on CUDA when importable, else PyTorch; the environment variable
+    ``NEUROKIT_ATTENTION_BACKEND`` overrides it), ``"torch"`` or ``"triton"``.
+    """
+    chosen = _resolve_backend(backend, q)
+    if chosen == "triton":
+        from .triton_criss_cross import criss_cross_attention_triton
+
+        return criss_cross_attention_triton(q, k, v, heads_s=heads_s, dropout_p=dropout_p, scale=scale)
+    return criss_cross_attention_reference(q, k, v, heads_s=heads_s, dropout_p=dropout_p, scale=scale)

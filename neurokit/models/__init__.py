@@ -1,0 +1,4 @@
+"""Models: CBraMod (EEG), surface vision transformers, heads."""
+from .cbramod import CBraMod, CBraModConfig
+
+__all__ = ["CBraMod", "CBraModConfig"]

@@ -1,0 +1,217 @@
+"""CBraMod: criss-cross brain foundation model for EEG (Wang et al., ICLR 2025, arXiv 2412.07236).
+
+Input ``(B, C, N, 200)``: C channels, N one-second patches of 200 samples at 200 Hz, in units of 100 µV.
+Parameter names follow the released ``pretrained_weights.pth`` so that its state_dict loads as is.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from ..kernels.criss_cross import criss_cross_attention
+
+
+@dataclass
+class CBraModConfig:
+    """Architecture hyperparameters (paper defaults: 4,924,000 parameters)."""
+
+    patch_size: int = 200
+    d_model: int = 200
+    n_layers: int = 12
+    n_heads: int = 8
+    dim_feedforward: int = 800
+    dropout: float = 0.1
+    attn_backend: str = "auto"  # "auto" | "torch" | "triton"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class PatchEmbedding(nn.Module):
+    """Time-domain conv branch + spectral branch + asymmetric conditional positional encoding (§3.1)."""
+
+    def __init__(self, patch_size: int = 200, d_model: int = 200, dropout: float = 0.1) -> None:
+        super().__init__()
+        if patch_size != 200 or d_model != 200:
+            # the conv branch yields 25 channels × 8 steps = 200 features for 200-sample patches
+            raise ValueError("CBraMod's patch embedding is defined for patch_size=200 and d_model=200")
+        self.d_model = d_model
+        self.positional_encoding = nn.Sequential(
+            nn.Conv2d(d_model, d_model, kernel_size=(19, 7), stride=(1, 1), padding=(9, 3), groups=d_model)
+        )
+        self.mask_encoding = nn.Parameter(torch.zeros(patch_size), requires_grad=False)
+        self.proj_in = nn.Sequential(
+            nn.Conv2d(1, 25, kernel_size=(1, 49), stride=(1, 25), padding=(0, 24)),
+            nn.GroupNorm(5, 25),
+            nn.GELU(),
+            nn.Conv2d(25, 25, kernel_size=(1, 3), stride=(1, 1), padding=(0, 1)),
+            nn.GroupNorm(5, 25),
+            nn.GELU(),
+            nn.Conv2d(25, 25, kernel_size=(1, 3), stride=(1, 1), padding=(0, 1)),
+            nn.GroupNorm(5, 25),
+            nn.GELU(),
+        )
+        self.spectral_proj = nn.Sequential(nn.Linear(patch_size // 2 + 1, d_model), nn.Dropout(dropout))
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        B, C, N, P = x.shape
+        if mask is not None:
+            x = torch.where(mask.bool().unsqueeze(-1), self.mask_encoding.to(x.dtype), x)
+        flat = x.reshape(B, 1, C * N, P)
+        t = self.proj_in(flat)  # (B, 25, C·N, 8)
+        t = t.permute(0, 2, 1, 3).reshape(B, C, N, self.d_model)
+        spec = torch.fft.rfft(flat.reshape(B * C * N, P).float(), dim=-1, norm="forward").abs()
+        s = self.spectral_proj(spec.to(x.dtype).reshape(B, C, N, P // 2 + 1))
+        h = t + s
+        pos = self.positional_encoding(h.permute(0, 3, 1, 2)).permute(0, 2, 3, 1)
+        return h + pos
+
+
+class HalfAttention(nn.Module):
+    """Projection weights of one head group, named like ``nn.MultiheadAttention``'s."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.in_proj_weight = nn.Parameter(torch.empty(3 * dim, dim))
+        self.in_proj_bias = nn.Parameter(torch.zeros(3 * dim))
+        self.out_proj = nn.Linear(dim, dim)
+        nn.init.xavier_uniform_(self.in_proj_weight)
+        nn.init.zeros_(self.out_proj.bias)
+
+
+class CrissCrossLayer(nn.Module):
+    """Pre-norm criss-cross transformer layer (§3.2): half the features attend over channels, half
+    over patches; then a GELU feed-forward block."""
+
+    def __init__(self, cfg: CBraModConfig) -> None:
+        super().__init__()
+        d, h = cfg.d_model, cfg.n_heads
+        if d % 2 or h % 2 or (d // 2) % (h // 2):
+            raise ValueError(f"d_model={d} and n_heads={h} must split evenly into two head groups")
+        self.cfg = cfg
+        self.self_attn_s = HalfAttention(d // 2)
+        self.self_attn_t = HalfAttention(d // 2)
+        self.linear1 = nn.Linear(d, cfg.dim_feedforward)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.linear2 = nn.Linear(cfg.dim_feedforward, d)
+        self.norm1 = nn.LayerNorm(d, eps=1e-5)
+        self.norm2 = nn.LayerNorm(d, eps=1e-5)
+        self.dropout1 = nn.Dropout(cfg.dropout)
+        self.dropout2 = nn.Dropout(cfg.dropout)
+
+    def _qkv_weight(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Block-diagonal fused projection ``(3·d, d)`` whose output rows read as ``(3, H, head_dim)``:
+        heads ``0…H/2-1`` from the spatial half of the features, the rest from the temporal half."""
+        s, t = self.self_attn_s, self.self_attn_t
+        half = s.in_proj_weight.shape[1]
+        ws = s.in_proj_weight.view(3, half, half)
+        wt = t.in_proj_weight.view(3, half, half)
+        zeros = ws.new_zeros(3, half, half)
+        w = torch.cat([torch.cat([ws, zeros], dim=2), torch.cat([zeros, wt], dim=2)], dim=1)  # (3, d, d)
+        b = torch.cat([s.in_proj_bias.view(3, half), t.in_proj_bias.view(3, half)], dim=1)
+        return w.reshape(6 * half, 2 * half), b.reshape(6 * half)
+
+    def attention(self, h: torch.Tensor) -> torch.Tensor:
+        B, C, N, D = h.shape
+        H = self.cfg.n_heads
+        hd = D // H
+        w, b = self._qkv_weight()
+        qkv = F.linear(h, w, b).view(B, C, N, 3, H, hd)
+        q, k, v = qkv.unbind(dim=3)
+        p = self.cfg.dropout if self.training else 0.0
+        o = criss_cross_attention(q, k, v, heads_s=H // 2, dropout_p=p, backend=self.cfg.attn_backend)
+        o = o.reshape(B, C, N, D)
+        half = D // 2
+        os_ = self.self_attn_s.out_proj(o[..., :half])
+        ot = self.self_attn_t.out_proj(o[..., half:])
+        return torch.cat([os_, ot], dim=-1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.dropout1(self.attention(self.norm1(x)))
+        x = x + self.dropout2(self.linear2(self.dropout(F.gelu(self.linear1(self.norm2(x))))))
+        return x
+
+
+class _Encoder(nn.Module):
+    def __init__(self, cfg: CBraModConfig) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(CrissCrossLayer(cfg) for _ in range(cfg.n_layers))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class CBraMod(nn.Module):
+    """CBraMod backbone with its reconstruction head.
+
+    Parameters
+    ----------
+    patch_size, d_model, n_layers, n_heads, dim_feedforward, dropout
+        Architecture; defaults are the paper's (200, 200, 12, 8, 800, 0.1).
+    attn_backend : {"auto", "torch", "triton"}
+        Criss-cross attention implementation: ``"auto"`` runs the fused Triton kernel on CUDA when
+        available and the PyTorch reference elsewhere.
+
+    Forward
+    -------
+    x : Tensor ``(B, C, N, 200)``, float, units of 100 µV (µV / 100), 200 Hz.
+    mask : Tensor ``(B, C, N)``, optional; 1 = masked patch (replaced by ``mask_encoding``, zeros).
+    Returns ``(B, C, N, 200)``: ``proj_out`` of the encoder features (raw-patch reconstruction when
+    pretrained; the features themselves after :meth:`drop_reconstruction_head`).
+
+    ``load_state_dict`` accepts the released ``pretrained_weights.pth`` as is.
+    """
+
+    def __init__(
+        self,
+        patch_size: int = 200,
+        d_model: int = 200,
+        n_layers: int = 12,
+        n_heads: int = 8,
+        dim_feedforward: int = 800,
+        dropout: float = 0.1,
+        attn_backend: str = "auto",
+    ) -> None:
+        super().__init__()
+        self.config = CBraModConfig(patch_size, d_model, n_layers, n_heads, dim_feedforward, dropout, attn_backend)
+        self.patch_embedding = PatchEmbedding(patch_size, d_model, dropout)
+        self.encoder = _Encoder(self.config)
+        self.proj_out = nn.Sequential(nn.Linear(d_model, patch_size))
+        self.apply(_init_weights)
+
+    @classmethod
+    def from_config(cls, cfg: CBraModConfig | dict) -> "CBraMod":
+        d = cfg if isinstance(cfg, dict) else cfg.to_dict()
+        return cls(**d)
+
+    def set_attn_backend(self, backend: str) -> None:
+        """Switch every layer to ``"auto"``, ``"torch"`` or ``"triton"`` attention."""
+        if backend not in ("auto", "torch", "triton"):
+            raise ValueError(f"backend={backend!r}; allowed: 'auto', 'torch', 'triton'")
+        self.config.attn_backend = backend
+
+    def forward_features(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return self.encoder(self.patch_embedding(x, mask))
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        if x.dim() != 4 or x.shape[-1] != self.config.patch_size:
+            raise ValueError(
+                f"CBraMod expects (batch, channels, n_patches, {self.config.patch_size}); got {tuple(x.shape)}"
+            )
+        return self.proj_out(self.forward_features(x, mask))
+
+    def drop_reconstruction_head(self) -> None:
+        """Replace ``proj_out`` by identity, as for fine-tuning."""
+        self.proj_out = nn.Identity()
+
+
+def _init_weights(m: nn.Module) -> None:
+    # The release initialises every Linear Kaiming-normal (fan_out, relu); biases keep their defaults.
+    if isinstance(m, nn.Linear):
+        nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")

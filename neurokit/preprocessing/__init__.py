@@ -1,0 +1,1 @@
+"""Preprocessing recipes and the cut into patch tensors."""

@@ -1,0 +1,44 @@
+"""Test configuration: the one place that finds the read-only ``../shared`` folder.
+
+``NEUROKIT_SHARED`` overrides the location; otherwise ``<repo>/../shared`` is used. Tests read the
+recordings and fixtures where they lie and write only under pytest's temporary folders.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_root() -> Path:
+    env = os.environ.get("NEUROKIT_SHARED")
+    root = Path(env) if env else REPO.parent / "shared"
+    if not root.is_dir():
+        msg = f"shared data folder not found at {root} (set NEUROKIT_SHARED)"
+        if os.environ.get("CI"):
+            pytest.fail(msg)  # CI always has ../shared: never let a missing copy pass as green
+        pytest.skip(msg)
+    return root
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    return shared_root()
+
+
+@pytest.fixture(scope="session")
+def eeg_root(shared) -> Path:
+    return shared / "data" / "eeg"
+
+
+@pytest.fixture(scope="session")
+def surface_root(shared) -> Path:
+    return shared / "data" / "surface"
+
+
+@pytest.fixture(scope="session")
+def fixtures_root(shared) -> Path:
+    return shared / "fixtures"
