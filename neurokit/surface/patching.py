@@ -1,0 +1,202 @@
+"""Surface fMRI → ico6 template → patch tensors and tubelets, the input of the surface vision transformers.
+
+Steps (Dahan et al., MIDL 2022; the tri-modal HCP-7T movie paper, arXiv 2501.16471):
+
+1. resample one hemisphere to the ico6 template by barycentric interpolation on its registered sphere;
+   the right hemisphere's sphere is mirrored (x → −x) first, so both hemispheres share the left template;
+2. z-score every frame over the cortex mask (vertices outside it are 0);
+3. cut into ico-k patches: ``(n_frames, n_patches, vertices_per_patch)``;
+4. group ``T`` consecutive frames into tubelets ``(T, n_patches, V)`` — one stored sample each. The model
+   reads the ``T`` frames as channels (``channels``: N tokens of V·T) or as frame-major tokens (``concat``).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .._errors import ConfigError, DataFileError
+from .patches import extract_patches, parse_grid, patch_grid_name
+from .resample import default_sphere, load_sphere, resample
+
+
+@dataclass
+class SurfaceRecipe:
+    """How surface fMRI becomes stored samples (written into every store's attrs).
+
+    Attributes
+    ----------
+    grid : str
+        Patch grid ``"ico6/icoK"``, K in 1…5 (ico2: 320 × 153, ico3: 1280 × 45).
+    tubelet : int
+        Frames per sample ``T`` (≥ 1).
+    stride : int or None
+        Frames between consecutive tubelet starts (default: ``tubelet``, no overlap).
+    zscore : bool
+        Per-frame z-scoring over the cortex mask.
+    mirror_right : bool
+        Mirror the right hemisphere onto the left template (x → −x).
+    mask_threshold : float
+        A template vertex is cortex when more than this fraction of its resampling weight is.
+    """
+
+    grid: str = "ico6/ico2"
+    tubelet: int = 3
+    stride: int | None = None
+    zscore: bool = True
+    mirror_right: bool = True
+    mask_threshold: float = 0.5
+
+    def __post_init__(self) -> None:
+        template, k = parse_grid(self.grid)
+        self.grid = patch_grid_name(k, template)
+        if int(self.tubelet) < 1:
+            raise ConfigError(f"tubelet must be ≥ 1 frame, got {self.tubelet}")
+        if self.stride is not None and int(self.stride) < 1:
+            raise ConfigError(f"stride must be ≥ 1 frame, got {self.stride}")
+        if not 0.0 <= self.mask_threshold < 1.0:
+            raise ConfigError(f"mask_threshold must be in [0, 1), got {self.mask_threshold}")
+
+    @property
+    def template_order(self) -> int:
+        return parse_grid(self.grid)[0]
+
+    @property
+    def grid_order(self) -> int:
+        return parse_grid(self.grid)[1]
+
+    @property
+    def step(self) -> int:
+        return int(self.stride or self.tubelet)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def to_template(sd, sphere=None, *, order: int = 6, mirror_right: bool = True, threshold: float = 0.5):
+    """Resample one hemisphere's :class:`~neurokit.io.surface.SurfaceData` to the ico-``order`` template.
+
+    Parameters
+    ----------
+    sd : SurfaceData
+        ``data`` ``(n_vertices, n_frames)``.
+    sphere : path, Sphere or None
+        The registered sphere of ``sd``'s mesh and hemisphere; default: a packaged one
+        (:func:`~neurokit.surface.resample.default_sphere`: fsaverage5 via nilearn, ico-k generated).
+    mirror_right : bool
+        Mirror a right hemisphere's sphere (x → −x) so it lands on the left template.
+
+    Returns
+    -------
+    data : ndarray, shape (10·4^order+2, n_frames), float32
+    mask : ndarray of bool, shape (10·4^order+2,)
+
+    Raises
+    ------
+    DataFileError
+        Sphere and data disagree in vertex count or hemisphere; no packaged sphere for the mesh.
+    """
+    src = load_sphere(sphere if sphere is not None else default_sphere(sd.mesh, sd.hemi))
+    if src.n_vertices != sd.n_vertices:
+        raise DataFileError(
+            f"{sd.path}: {sd.n_vertices} vertices ({sd.mesh}), but sphere {src.name} has {src.n_vertices}: "
+            "the sphere does not match the data"
+        )
+    from ..io.surface import hemi_from_name
+
+    sphere_hemi = hemi_from_name(src.name) if sphere is not None and not isinstance(sphere, int) else None
+    if sphere_hemi and sd.hemi and sphere_hemi != sd.hemi:
+        raise DataFileError(f"{sd.path}: hemisphere {sd.hemi}, but sphere {src.name} is hemisphere {sphere_hemi}")
+    if sd.hemi == "R" and mirror_right and not src.name.startswith("ico"):
+        src = src.mirrored()
+    return resample(sd.data, src, order, mask=sd.mask, threshold=threshold)
+
+
+def zscore_frames(data: np.ndarray, mask: np.ndarray, *, source: str = "data") -> np.ndarray:
+    """Z-score every frame over the masked vertices; 0 outside the mask.
+
+    Parameters
+    ----------
+    data : ndarray, shape (n_vertices, n_frames)
+    mask : ndarray of bool, shape (n_vertices,)
+    source : str
+        Named in errors.
+
+    Returns
+    -------
+    ndarray, shape (n_vertices, n_frames), float32
+
+    Raises
+    ------
+    DataFileError
+        NaN/inf values, or frames that are constant over the mask (zero variance).
+    """
+    x = np.asarray(data, dtype=np.float64)
+    m = np.asarray(mask, dtype=bool)
+    if not m.any():
+        raise DataFileError(f"{source}: empty cortex mask")
+    cx = x[m]
+    if not np.isfinite(cx).all():
+        frames = np.flatnonzero(~np.isfinite(cx).all(axis=0))
+        raise DataFileError(f"{source}: frames {frames[:10].tolist()} hold NaN/inf on cortex")
+    mu, sd = cx.mean(0), cx.std(0)
+    flat = np.flatnonzero(sd < 1e-12)
+    if len(flat):
+        raise DataFileError(f"{source}: frames {flat[:10].tolist()} are constant over the cortex mask (cannot z-score)")
+    out = np.zeros_like(x, dtype=np.float32)
+    out[m] = ((cx - mu) / sd).astype(np.float32)
+    return out
+
+
+def frame_patches(data: np.ndarray, grid_order: int, template_order: int = 6) -> np.ndarray:
+    """Template data ``(n_template_vertices, n_frames)`` → patch tensor ``(n_frames, n_patches, V)`` float32."""
+    return np.ascontiguousarray(np.moveaxis(extract_patches(data, grid_order, template_order), -1, 0), dtype=np.float32)
+
+
+def tubelets(x: np.ndarray, size: int, stride: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Group frames into tubelets.
+
+    Parameters
+    ----------
+    x : ndarray, shape (n_frames, n_patches, V)
+    size : int
+        Frames per tubelet ``T``.
+    stride : int, optional
+        Frames between tubelet starts (default ``size``). Trailing frames that do not fill a tubelet are
+        dropped.
+
+    Returns
+    -------
+    tubes : ndarray, shape (n_tubelets, T, n_patches, V)
+    starts : ndarray, shape (n_tubelets,), int64
+        First frame of each tubelet.
+    """
+    stride = stride or size
+    n = x.shape[0]
+    starts = np.arange(0, n - size + 1, stride, dtype=np.int64)
+    if len(starts) == 0:
+        return np.zeros((0, size, *x.shape[1:]), dtype=x.dtype), starts
+    idx = starts[:, None] + np.arange(size)[None, :]
+    return x[idx], starts
+
+
+def surface_samples(sd, recipe: SurfaceRecipe | None = None, sphere=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One hemisphere's :class:`~neurokit.io.surface.SurfaceData` → stored samples.
+
+    Returns
+    -------
+    samples : ndarray, shape (n_tubelets, T, n_patches, V), float32
+    onsets : ndarray, shape (n_tubelets,), float64
+        Tubelet start in seconds (frame index × TR; frame index when the TR is unknown).
+    mask : ndarray of bool, shape (n_template_vertices,)
+        Cortex on the template.
+    """
+    recipe = recipe or SurfaceRecipe()
+    data, mask = to_template(
+        sd, sphere, order=recipe.template_order, mirror_right=recipe.mirror_right, threshold=recipe.mask_threshold
+    )
+    if recipe.zscore:
+        data = zscore_frames(data, mask, source=str(sd.path))
+    x = frame_patches(data, recipe.grid_order, recipe.template_order)
+    tubes, starts = tubelets(x, recipe.tubelet, recipe.step)
+    return tubes, starts * float(sd.tr or 1.0), mask
