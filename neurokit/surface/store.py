@@ -1,0 +1,154 @@
+"""Surface fMRI files → one HDF5 patch store (:class:`~neurokit.data.store.PatchStoreWriter`).
+
+One sample is one tubelet ``(T, n_patches, V)`` of one hemisphere on the ico6 template. Per-sample meta
+columns: ``subject``, ``session``, ``run``, ``hemi``; ``onset`` is the tubelet start in seconds. Store attrs:
+``modality="surface"``, ``tr`` (s), ``hemispheres``, ``mesh`` (source mesh), ``template`` (``"ico6"``),
+``grid`` (``"ico6/ico2"``), ``n_patches``, ``vertices_per_patch``, ``tubelet``, ``recipe``, ``card`` and
+``sources`` (path + SHA-256 of every file read).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from .._errors import DataFileError
+from ..data.store import PatchStoreWriter
+from ..io.eeg import file_sha256
+from ..io.surface import normalize_hemi, read_cifti_hemispheres, read_surface
+from .patches import n_patches, vertices_per_patch
+from .patching import SurfaceRecipe, surface_samples
+
+logger = logging.getLogger("neurokit")
+
+
+@dataclass
+class SurfaceRun:
+    """One input file and who/what it is.
+
+    ``hemi``: one hemisphere, or None for "every hemisphere in the file" (both for a CIFTI dtseries; the
+    one named by the file for GIFTI/MGH). ``label``: class index or regression target for every sample
+    of the run (None: unlabelled, stored as -1 / NaN).
+    """
+
+    path: Path
+    subject: str = ""
+    session: str = ""
+    run: str = ""
+    hemi: str | None = None
+    label: float | int | None = None
+
+    def __post_init__(self) -> None:
+        self.path = Path(self.path)
+        if self.hemi is not None:
+            self.hemi = normalize_hemi(self.hemi)
+
+
+def _hemispheres(run: SurfaceRun):
+    name = run.path.name.lower()
+    if run.hemi is None and name.endswith(".nii"):
+        return list(read_cifti_hemispheres(run.path).items())
+    sd = read_surface(run.path, run.hemi)
+    return [(sd.hemi, sd)]
+
+
+def write_surface_store(
+    out: str | Path,
+    runs: Iterable[SurfaceRun],
+    recipe: SurfaceRecipe | None = None,
+    *,
+    spheres: dict[str, str | Path] | None = None,
+    card: str | None = None,
+    label_dtype: str = "int64",
+    label_names: Sequence[str] | None = None,
+    overwrite: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> Path:
+    """Write a surface patch store.
+
+    Parameters
+    ----------
+    out : path
+        Store path (``.h5``).
+    runs : iterable of SurfaceRun
+    recipe : SurfaceRecipe
+        Grid, tubelet length, normalisation (default ico6/ico2, T = 3, z-scored, right mirrored).
+    spheres : dict, optional
+        ``{"L": path, "R": path}`` registered spheres of the data's mesh (needed for fs_LR 32k; fsaverage5
+        defaults to nilearn's packaged spheres).
+    card : str, optional
+        Name of the data card the files come from (recorded).
+    label_dtype : {"int64", "float32"}
+    overwrite : bool
+    progress : callable, optional
+        Called with a short message per file and hemisphere.
+
+    Returns
+    -------
+    Path of the complete store.
+
+    Raises
+    ------
+    DataFileError
+        Unreadable files, mismatched spheres, NaN frames, runs with different TRs or meshes, a run shorter
+        than one tubelet (the message names the file).
+    FileExistsError
+        ``out`` exists and ``overwrite`` is False.
+    """
+    recipe = recipe or SurfaceRecipe()
+    runs = list(runs)
+    if not runs:
+        raise DataFileError("no input files given")
+    shape = (recipe.tubelet, n_patches(recipe.grid_order), vertices_per_patch(recipe.grid_order, recipe.template_order))
+    attrs = {
+        "modality": "surface",
+        "template": f"ico{recipe.template_order}",
+        "grid": recipe.grid,
+        "n_patches": shape[1],
+        "vertices_per_patch": shape[2],
+        "tubelet": recipe.tubelet,
+        "sample_layout": "(T, n_patches, V)",
+        "recipe": recipe.to_dict(),
+    }
+    if card:
+        attrs["card"] = card
+    if label_names:
+        attrs["label_names"] = list(label_names)
+    sources, hemis, meshes, trs = [], set(), set(), set()
+    missing_label = -1 if label_dtype.startswith("int") else np.nan
+    with PatchStoreWriter(
+        out, shape, attrs=attrs, label_dtype=label_dtype,
+        meta_columns=("subject", "session", "run", "hemi"), overwrite=overwrite,
+    ) as w:
+        for run in runs:
+            sources.append({"path": str(run.path), "sha256": file_sha256(run.path)})
+            for hemi, sd in _hemispheres(run):
+                sphere = (spheres or {}).get(hemi) if hemi else None
+                x, onsets, _ = surface_samples(sd, recipe, sphere)
+                if len(x) == 0:
+                    raise DataFileError(
+                        f"{run.path}: {sd.n_frames} frames, fewer than one tubelet of {recipe.tubelet} frames"
+                    )
+                label = missing_label if run.label is None else run.label
+                w.append(
+                    x, np.full(len(x), label), onsets=onsets,
+                    subject=run.subject, session=run.session, run=run.run, hemi=hemi or "",
+                )
+                hemis.add(hemi or "")
+                meshes.add(sd.mesh)
+                if sd.tr:
+                    trs.add(round(float(sd.tr), 6))
+                if progress:
+                    progress(f"{run.path.name} [{hemi}]: {len(x)} tubelets")
+        if len(meshes) > 1:
+            raise DataFileError(f"runs on different meshes {sorted(meshes)}: write one store per mesh")
+        if len(trs) > 1:
+            raise DataFileError(f"runs with different TRs {sorted(trs)} s: write one store per TR")
+        w.set_attrs(
+            sources=sources, hemispheres=sorted(hemis), mesh=meshes.pop(),
+            tr=trs.pop() if trs else 0.0,
+        )
+    return Path(out)
