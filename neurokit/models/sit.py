@@ -1,0 +1,230 @@
+"""SiT: the surface vision transformer (Dahan et al., "Surface Vision Transformers", MIDL 2022, arXiv 2203.16414).
+
+Input ``(B, C, N, V)``: ``C`` channels or frames, ``N`` icosahedral patches, ``V`` ico6 vertices per patch
+(ico2: 320 × 153, ico3: 1280 × 45). Tokens are formed in one of two ways:
+
+- ``temporal="channels"`` (default): N tokens of ``V·C`` features (``b c n v → b n (v c)``);
+- ``temporal="concat"``: frame-major ``C·N`` tokens of ``V`` features (the "moving image" variant).
+
+Each token goes through Linear(→ D); a cls token is prepended (``pool="cls"``); positions are a fixed 1-D
+sin-cos code over the token index (or learned); a pre-norm transformer (``dim_head`` 64, MLP 4·D) follows.
+Presets: tiny D=192 / 3 heads, small 384 / 6, base 768 / 12, depth 12.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .._errors import ConfigError
+
+
+@dataclass
+class SiTConfig:
+    """Architecture hyperparameters (written into every checkpoint).
+
+    ``n_chans`` is C (channels or frames per sample), ``n_patches`` N, ``vertices_per_patch`` V,
+    ``n_outputs`` the head size (0: no head, :meth:`SiT.forward` returns the pooled features).
+    """
+
+    n_chans: int = 1
+    n_patches: int = 320
+    vertices_per_patch: int = 153
+    n_outputs: int = 0
+    dim: int = 192
+    depth: int = 12
+    heads: int = 3
+    dim_head: int = 64
+    mlp_ratio: float = 4.0
+    dropout: float = 0.0
+    emb_dropout: float = 0.0
+    pos_embedding: str = "sincos"  # "sincos" | "learned"
+    temporal: str = "channels"  # "channels" | "concat"
+    pool: str = "cls"  # "cls" | "mean"
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("pos_embedding", ("sincos", "learned")), ("temporal", ("channels", "concat")), ("pool", ("cls", "mean"))):
+            if getattr(self, name) not in allowed:
+                raise ConfigError(f"SiTConfig.{name}={getattr(self, name)!r}; allowed: {', '.join(allowed)}")
+        for name in ("n_chans", "n_patches", "vertices_per_patch", "dim", "depth", "heads", "dim_head"):
+            if int(getattr(self, name)) < 1:
+                raise ConfigError(f"SiTConfig.{name} must be ≥ 1, got {getattr(self, name)}")
+
+    @property
+    def n_tokens(self) -> int:
+        return self.n_patches * (self.n_chans if self.temporal == "concat" else 1)
+
+    @property
+    def token_dim(self) -> int:
+        return self.vertices_per_patch * (1 if self.temporal == "concat" else self.n_chans)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+#: Size presets (Dahan et al. 2022, Table 1).
+SIT_PRESETS: dict[str, dict] = {
+    "sit_tiny": dict(dim=192, heads=3, depth=12),
+    "sit_small": dict(dim=384, heads=6, depth=12),
+    "sit_base": dict(dim=768, heads=12, depth=12),
+}
+
+
+def sit_config(name: str = "sit_tiny", **overrides) -> SiTConfig:
+    """Config of a preset (``"sit_tiny"``, ``"sit_small"``, ``"sit_base"``; ``"tiny"`` etc. also accepted).
+
+    Raises
+    ------
+    ConfigError
+        Unknown preset or field.
+    """
+    key = name if name.startswith("sit_") else f"sit_{name}"
+    if key not in SIT_PRESETS:
+        raise ConfigError(f"unknown SiT preset {name!r}; allowed: {', '.join(SIT_PRESETS)}")
+    try:
+        return SiTConfig(**{**SIT_PRESETS[key], **overrides})
+    except TypeError as exc:
+        raise ConfigError(f"SiT config: {exc}") from exc
+
+
+def sincos_1d(n: int, dim: int) -> torch.Tensor:
+    """Fixed 1-D sine-cosine position code ``(n, dim)`` (Vaswani et al. 2017, §3.5)."""
+    pos = torch.arange(n, dtype=torch.float64)[:, None]
+    half = dim // 2
+    freq = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float64) / max(half, 1))
+    ang = pos * freq[None]
+    pe = torch.zeros(n, dim, dtype=torch.float64)
+    pe[:, 0 : 2 * half : 2] = torch.sin(ang)
+    pe[:, 1 : 2 * half : 2] = torch.cos(ang)
+    return pe.float()
+
+
+class Attention(nn.Module):
+    def __init__(self, dim: int, heads: int, dim_head: int, dropout: float) -> None:
+        super().__init__()
+        inner = heads * dim_head
+        self.heads = heads
+        self.norm = nn.LayerNorm(dim)
+        self.to_qkv = nn.Linear(dim, 3 * inner, bias=False)
+        self.to_out = nn.Sequential(nn.Linear(inner, dim), nn.Dropout(dropout))
+        self.dropout = dropout
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, L, _ = x.shape
+        q, k, v = self.to_qkv(self.norm(x)).reshape(B, L, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+        o = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0)
+        return self.to_out(o.transpose(1, 2).reshape(B, L, -1))
+
+
+class FeedForward(nn.Module):
+    def __init__(self, dim: int, hidden: int, dropout: float) -> None:
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.LayerNorm(dim), nn.Linear(dim, hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(hidden, dim), nn.Dropout(dropout)
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+
+
+class Transformer(nn.Module):
+    """Pre-norm transformer: ``depth`` × (x + Attn(LN x); x + MLP(LN x)), then LayerNorm."""
+
+    def __init__(self, dim: int, depth: int, heads: int, dim_head: int, mlp_dim: int, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(
+            nn.ModuleList([Attention(dim, heads, dim_head, dropout), FeedForward(dim, mlp_dim, dropout)]) for _ in range(depth)
+        )
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for attn, ff in self.layers:
+            x = x + attn(x)
+            x = x + ff(x)
+        return self.norm(x)
+
+
+def to_tokens(x: torch.Tensor, temporal: str) -> torch.Tensor:
+    """``(B, C, N, V)`` → ``(B, N, V·C)`` (channels) or ``(B, C·N, V)`` frame-major (concat)."""
+    B, C, N, V = x.shape
+    if temporal == "channels":
+        return x.permute(0, 2, 3, 1).reshape(B, N, V * C)
+    return x.reshape(B, C * N, V)
+
+
+class SiT(nn.Module):
+    """Surface vision transformer. See the module docstring for shapes.
+
+    Parameters
+    ----------
+    config : SiTConfig, optional
+    **kwargs
+        Config fields (braindecode vocabulary: ``n_chans``, ``n_outputs``), used when ``config`` is None.
+    """
+
+    def __init__(self, config: SiTConfig | None = None, **kwargs) -> None:
+        super().__init__()
+        cfg = config if config is not None else SiTConfig(**kwargs)
+        if config is not None and kwargs:
+            cfg = replace(config, **kwargs)
+        self.config = cfg
+        D = cfg.dim
+        self.to_patch_embedding = nn.Linear(cfg.token_dim, D)
+        n_pos = cfg.n_tokens + (1 if cfg.pool == "cls" else 0)
+        if cfg.pos_embedding == "learned":
+            self.pos_embedding = nn.Parameter(torch.randn(1, n_pos, D) * 0.02)
+        else:
+            self.register_buffer("pos_embedding", sincos_1d(n_pos, D)[None], persistent=False)
+        self.cls_token = nn.Parameter(torch.randn(1, 1, D) * 0.02) if cfg.pool == "cls" else None
+        self.dropout = nn.Dropout(cfg.emb_dropout)
+        self.transformer = Transformer(D, cfg.depth, cfg.heads, cfg.dim_head, int(cfg.mlp_ratio * D), cfg.dropout)
+        self.head = nn.Linear(D, cfg.n_outputs) if cfg.n_outputs else nn.Identity()
+
+    def _check(self, x: torch.Tensor) -> None:
+        c = self.config
+        if x.ndim != 4 or tuple(x.shape[1:]) != (c.n_chans, c.n_patches, c.vertices_per_patch):
+            raise ConfigError(
+                f"SiT expects input (B, {c.n_chans}, {c.n_patches}, {c.vertices_per_patch}) = (B, C, N, V); "
+                f"got {tuple(x.shape)}"
+            )
+
+    def forward_features(self, x: torch.Tensor) -> torch.Tensor:
+        """``(B, C, N, V)`` → token features ``(B, [1 +] n_tokens, D)`` (cls first when ``pool="cls"``)."""
+        self._check(x)
+        t = self.to_patch_embedding(to_tokens(x, self.config.temporal))
+        if self.cls_token is not None:
+            t = torch.cat([self.cls_token.expand(len(t), -1, -1), t], dim=1)
+        t = self.dropout(t + self.pos_embedding.to(t.dtype))
+        return self.transformer(t)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``(B, C, N, V)`` → ``(B, n_outputs)`` (or pooled ``(B, D)`` features without a head)."""
+        h = self.forward_features(x)
+        pooled = h[:, 0] if self.config.pool == "cls" else h.mean(dim=1)
+        return self.head(pooled)
+
+    def load_encoder_state(self, state: dict[str, torch.Tensor]) -> tuple[list[str], list[str]]:
+        """Load pretrained encoder weights (e.g. a :class:`~neurokit.models.vsmae.VSMAE`'s ``encoder.*``),
+        keeping this model's head, cls token and learned positions where the state has none.
+
+        Returns
+        -------
+        missing, unexpected : list of str
+            Keys of this model the state lacks, and keys of the state this model lacks.
+        """
+        if any(k.startswith("encoder.") for k in state):
+            state = {k.removeprefix("encoder."): v for k, v in state.items() if k.startswith("encoder.")}
+        own = self.state_dict()
+        bad = [f"{k}: {tuple(v.shape)} vs {tuple(own[k].shape)}" for k, v in state.items() if k in own and own[k].shape != v.shape]
+        if bad:
+            raise ConfigError("pretrained encoder does not fit this SiT (state vs model): " + "; ".join(bad))
+        result = self.load_state_dict(state, strict=False)
+        return list(result.missing_keys), list(result.unexpected_keys)
+
+
+def create_sit(name: str = "sit_tiny", **overrides) -> SiT:
+    """A SiT from a preset name with config overrides (``create_sit("tiny", n_chans=3, n_outputs=2)``)."""
+    return SiT(sit_config(name, **overrides))

@@ -1,0 +1,130 @@
+"""vsMAE: video masked-autoencoder pretraining of the surface vision transformer.
+
+From the surface masked autoencoders of Dahan et al. (metrics-lab/surface-masked-autoencoders) and the
+video-MAE recipe (Tong et al., NeurIPS 2022): **tube masking** — one random set of spatial patches is kept,
+shared by every frame of a tubelet — with mask ratio 0.75 (0.9 also used). The encoder is a SiT without cls
+token applied to the visible tokens only; a light decoder (Linear → 192, learned mask token, fixed sin-cos
+positions, 3 pre-norm layers × 3 heads, MLP 768, LayerNorm, Linear → token size) reconstructs every token,
+and the loss is the mean squared error over the masked tokens only, against the raw (z-scored) input.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn as nn
+
+from .._errors import ConfigError
+from .sit import SiT, SiTConfig, Transformer, sincos_1d, sit_config, to_tokens
+
+
+@dataclass
+class VSMAEConfig:
+    """Pretraining hyperparameters (the encoder's are in :class:`~neurokit.models.sit.SiTConfig`)."""
+
+    mask_ratio: float = 0.75
+    decoder_dim: int = 192
+    decoder_depth: int = 3
+    decoder_heads: int = 3
+    decoder_dim_head: int = 64
+    decoder_mlp_dim: int = 768
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.mask_ratio < 1.0:
+            raise ConfigError(f"mask_ratio must be in (0, 1), got {self.mask_ratio}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class MAEOutput:
+    """``loss``: scalar MSE on masked tokens; ``pred``/``target``: ``(B, n_tokens, token_dim)``;
+    ``mask``: ``(B, n_tokens)`` bool, True where masked."""
+
+    loss: torch.Tensor
+    pred: torch.Tensor
+    target: torch.Tensor
+    mask: torch.Tensor
+
+
+def tube_mask(batch: int, n_patches: int, n_frames: int, ratio: float, *, generator=None, device=None):
+    """Random tube masks: the same spatial patches hidden in every frame.
+
+    Returns
+    -------
+    keep : LongTensor, shape (batch, n_keep)
+        Kept spatial patch indices, sorted; ``n_keep = max(1, round(n_patches·(1 − ratio)))``.
+    masked : BoolTensor, shape (batch, n_patches)
+        True for hidden patches.
+    """
+    n_keep = max(1, int(round(n_patches * (1.0 - ratio))))
+    noise = torch.rand(batch, n_patches, generator=generator, device=device)
+    keep = noise.argsort(dim=1)[:, :n_keep].sort(dim=1).values
+    masked = torch.ones(batch, n_patches, dtype=torch.bool, device=device)
+    masked.scatter_(1, keep, False)
+    return keep, masked
+
+
+class VSMAE(nn.Module):
+    """Masked-autoencoder wrapper around a SiT encoder.
+
+    Parameters
+    ----------
+    encoder : SiTConfig or SiT
+        Its ``pool`` is forced to ``"mean"`` (no cls token) and ``n_outputs`` to 0.
+    config : VSMAEConfig
+    """
+
+    def __init__(self, encoder: SiTConfig | SiT | None = None, config: VSMAEConfig | None = None) -> None:
+        super().__init__()
+        enc_cfg = encoder.config if isinstance(encoder, SiT) else (encoder or sit_config("sit_tiny"))
+        enc_cfg = SiTConfig(**{**enc_cfg.to_dict(), "pool": "mean", "n_outputs": 0})
+        self.encoder = encoder if isinstance(encoder, SiT) and encoder.config == enc_cfg else SiT(enc_cfg)
+        self.config = config or VSMAEConfig()
+        c = self.config
+        self.enc_to_dec = nn.Linear(enc_cfg.dim, c.decoder_dim)
+        self.mask_token = nn.Parameter(torch.zeros(1, 1, c.decoder_dim))
+        nn.init.normal_(self.mask_token, std=0.02)
+        self.register_buffer("decoder_pos", sincos_1d(enc_cfg.n_tokens, c.decoder_dim)[None], persistent=False)
+        self.decoder = Transformer(c.decoder_dim, c.decoder_depth, c.decoder_heads, c.decoder_dim_head, c.decoder_mlp_dim)
+        self.to_pixels = nn.Linear(c.decoder_dim, enc_cfg.token_dim)
+
+    @property
+    def encoder_config(self) -> SiTConfig:
+        return self.encoder.config
+
+    def _token_index(self, keep: torch.Tensor) -> torch.Tensor:
+        cfg = self.encoder.config
+        if cfg.temporal == "channels":
+            return keep
+        frames = torch.arange(cfg.n_chans, device=keep.device) * cfg.n_patches
+        return (frames[None, :, None] + keep[:, None, :]).reshape(len(keep), -1)
+
+    def forward(self, x: torch.Tensor, *, generator: torch.Generator | None = None) -> MAEOutput:
+        """``x``: ``(B, C, N, V)`` float → :class:`MAEOutput`."""
+        enc = self.encoder
+        cfg = enc.config
+        enc._check(x)
+        B = x.shape[0]
+        tokens = to_tokens(x, cfg.temporal)  # (B, L, token_dim), raw targets
+        keep, masked_patch = tube_mask(B, cfg.n_patches, cfg.n_chans, self.config.mask_ratio, generator=generator, device=x.device)
+        vis = self._token_index(keep)  # (B, L_vis)
+        L = tokens.shape[1]
+        emb = enc.to_patch_embedding(tokens) + enc.pos_embedding.to(tokens.dtype)[:, :L]
+        idx = vis[..., None].expand(-1, -1, emb.shape[-1])
+        h = enc.transformer(enc.dropout(torch.gather(emb, 1, idx)))
+        d = self.enc_to_dec(h)
+        full = self.mask_token.to(d.dtype).expand(B, L, -1).clone()
+        full.scatter_(1, vis[..., None].expand(-1, -1, d.shape[-1]), d)
+        pred = self.to_pixels(self.decoder(full + self.decoder_pos.to(d.dtype)))
+        mask = torch.ones(B, L, dtype=torch.bool, device=x.device)
+        mask.scatter_(1, vis, False)
+        err = ((pred - tokens) ** 2).mean(-1)
+        loss = (err * mask).sum() / mask.sum().clamp(min=1)
+        return MAEOutput(loss=loss, pred=pred, target=tokens, mask=mask)
+
+
+def create_vsmae(name: str = "sit_tiny", mask_ratio: float = 0.75, **encoder_overrides) -> VSMAE:
+    """vsMAE around a SiT preset (``create_vsmae("tiny", n_chans=3, n_patches=1280, vertices_per_patch=45)``)."""
+    return VSMAE(sit_config(name, **encoder_overrides), VSMAEConfig(mask_ratio=mask_ratio))
