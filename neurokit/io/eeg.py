@@ -29,12 +29,17 @@ _PREFIX = re.compile(r"^(EEG[\s_-]*)", re.IGNORECASE)
 _SUFFIX = re.compile(r"([\s_-]*(REF|LE|AR|AVG|A1|A2|M1|M2|CAR))$", re.IGNORECASE)
 
 
-@lru_cache(maxsize=1)
-def _standard_1005() -> dict[str, str]:
+def montage_1005():
+    """MNE's template 10-05 montage (named ``colin27_1005`` from MNE 1.13, ``standard_1005`` before)."""
     import mne
 
-    names = mne.channels.make_standard_montage("standard_1005").ch_names
-    return {n.upper(): n for n in names}
+    builtin = mne.channels.get_builtin_montages()
+    return mne.channels.make_standard_montage("colin27_1005" if "colin27_1005" in builtin else "standard_1005")
+
+
+@lru_cache(maxsize=1)
+def _standard_1005() -> dict[str, str]:
+    return {n.upper(): n for n in montage_1005().ch_names}
 
 
 def normalize_ch_name(name: str) -> tuple[str, bool]:
@@ -165,8 +170,7 @@ def read_eeg(
             raw.rename_channels(mapping)
         renames.renamed = mapping
     if set_montage:
-        montage = mne.channels.make_standard_montage("standard_1005")
-        raw.set_montage(montage, on_missing="ignore", verbose="error")
+        raw.set_montage(montage_1005(), on_missing="ignore", verbose="error")
     raw.info["temp"] = dict(raw.info.get("temp") or {}, neurokit_renames=renames, neurokit_source=str(path))
     if renames.nonstandard:
         logger.info("%s: channels without a 10-05 position: %s", path, renames.nonstandard)

@@ -32,8 +32,8 @@ class EEGRecipe:
     sfreq : float
         Output sampling rate in Hz (200 for CBraMod: one patch = 1 s).
     l_freq, h_freq : float | None
-        Band-pass edges in Hz; ``None`` disables that edge. ``h_freq`` is lowered to 0.45·sfreq of the
-        recording when it would reach the source Nyquist frequency (a warning says so).
+        Band-pass edges in Hz; ``None`` disables that edge. ``h_freq`` is lowered to 0.9 × Nyquist of the
+        recording when it lies above 0.95 × Nyquist (a warning says so).
     line_freq : float | None
         Notch frequency in Hz (50 or 60); ``None`` for no notch. Harmonics below Nyquist are notched too.
     reference : str | None
@@ -174,8 +174,8 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
         raise DataFileError(
             f"{source}: sampling rate {sf:g} Hz is too low for a {l_freq:g} Hz high-pass (Nyquist {nyq:g} Hz)"
         )
-    if h_freq is not None and h_freq >= 0.9 * nyq:
-        new_h = round(0.45 * sf, 2)
+    if h_freq is not None and h_freq > 0.95 * nyq:
+        new_h = round(0.9 * nyq, 2)
         msg = (
             f"{source}: upper band edge {h_freq:g} Hz is too close to Nyquist ({nyq:g} Hz at {sf:g} Hz); "
             f"using {new_h:g} Hz instead"

@@ -1,0 +1,285 @@
+"""The ``neuro`` command line: a thin shell over :mod:`neurokit.pipelines`.
+
+Run ``neuro --help`` or ``neuro COMMAND --help``; every option shows its default.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .._errors import NeurokitError
+
+app = typer.Typer(
+    name="neuro",
+    help="neurokit: raw EEG / surface fMRI → patch stores → foundation models (CBraMod, SiT).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+cards_app = typer.Typer(help="List and show data cards.", no_args_is_help=True)
+app.add_typer(cards_app, name="cards")
+console = Console()
+err = Console(stderr=True)
+
+
+def _setup_logging(verbose: bool) -> None:
+    from rich.logging import RichHandler
+
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(message)s",
+                        handlers=[RichHandler(console=err, show_path=False)], force=True)
+
+
+def _fail(exc: Exception) -> None:
+    err.print(f"[bold red]error:[/] {exc}")
+    raise typer.Exit(code=2)
+
+
+def _run(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except (NeurokitError, FileNotFoundError, FileExistsError, ValueError) as exc:
+        _fail(exc)
+
+
+def _subjects(text: Optional[str]) -> Optional[List[str]]:
+    if not text:
+        return None
+    from ..cards import parse_ranges
+
+    if all(part.strip().replace("-", "").isdigit() for part in text.split(",")):
+        return [f"S{s:03d}" for s in parse_ranges(text)]
+    return [s.strip() for s in text.split(",") if s.strip()]
+
+
+def metrics_table(title: str, metrics: dict) -> Table:
+    t = Table(title=title)
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    for k, v in metrics.items():
+        if isinstance(v, float):
+            t.add_row(k, f"{v:.4f}")
+    return t
+
+
+# ------------------------------------------------------------------------------------------- cards
+@cards_app.command("list")
+def cards_list() -> None:
+    """List the packaged data cards."""
+    from ..cards import list_cards, load_card
+
+    t = Table(title="data cards")
+    for col in ("name", "modality", "title", "tasks", "licence"):
+        t.add_column(col)
+    for name in list_cards():
+        c = load_card(name)
+        t.add_row(name, c.modality, c.raw.get("title", ""), ", ".join(c.tasks), str(c.raw.get("licence", "")))
+    console.print(t)
+
+
+@cards_app.command("show")
+def cards_show(name: str = typer.Argument(..., help="Card name (see `neuro cards list`) or path to a .yaml card.")) -> None:
+    """Print one data card."""
+    from ..cards import load_card
+
+    c = _run(load_card, name)
+    console.print(c.path.read_text() if c.path else json.dumps(c.raw, indent=2))
+
+
+# ----------------------------------------------------------------------------------------- prepare
+@app.command()
+def prepare(
+    card: str = typer.Argument(..., help="Data card name or path (`neuro cards list`)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Patch store to write (.h5)."),
+    data_root: Optional[Path] = typer.Option(None, "--data-root", envvar="NEUROKIT_DATA", help="Folder the card's file layout is relative to (env NEUROKIT_DATA)."),
+    task: Optional[str] = typer.Option(None, help="Card task (labels, splits); default: the card's first task."),
+    files: Optional[List[Path]] = typer.Option(None, "--file", "-f", help="Explicit recording(s) instead of the card's layout (repeatable)."),
+    subjects: Optional[str] = typer.Option(None, help="Subject numbers to include, e.g. '1-10' (default: all in the card's splits)."),
+    overwrite: bool = typer.Option(False, help="Replace an existing store."),
+    skip_bad: bool = typer.Option(False, help="Skip unreadable/too-short files with a warning instead of stopping."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log each step."),
+) -> None:
+    """Read recordings, preprocess them with the card's recipe and write an HDF5 patch store."""
+    _setup_logging(verbose)
+    from ..cards import parse_ranges
+    from ..pipelines.prepare import prepare as run_prepare
+
+    subj = parse_ranges(subjects) if subjects else None
+    kwargs = {"skip_bad": skip_bad} if skip_bad else {}
+    path = _run(run_prepare, card, out, data_root=data_root, task=task, files=files or None, subjects=subj, overwrite=overwrite, **kwargs)
+    from ..data.store import PatchStore
+
+    s = PatchStore(path)
+    console.print(f"[green]wrote[/] {path}: {len(s)} samples of shape {s.sample_shape} ({s.modality}, task {s.attrs.get('task')})")
+
+
+# ---------------------------------------------------------------------------------------- pretrain
+@app.command()
+def pretrain(
+    stores: List[Path] = typer.Argument(..., help="Patch store(s) to pretrain on."),
+    out: Path = typer.Option(Path("runs/pretrain"), "--out", "-o", help="Output folder (checkpoints, metrics.jsonl)."),
+    model: str = typer.Option("cbramod", help="Model family: cbramod (EEG) or sit (surface fMRI)."),
+    epochs: int = typer.Option(40, help="Epochs (CBraMod: 40)."),
+    max_steps: Optional[int] = typer.Option(None, help="Stop after this many optimiser steps (schedule spans them)."),
+    batch_size: int = typer.Option(128, help="Samples per step and process (CBraMod: 128)."),
+    lr: float = typer.Option(5e-4, help="Peak learning rate (AdamW)."),
+    min_lr: float = typer.Option(1e-5, help="Final learning rate of the per-step cosine schedule."),
+    weight_decay: float = typer.Option(0.05, help="AdamW weight decay."),
+    clip_grad: float = typer.Option(1.0, help="Gradient-norm clip (0 = off)."),
+    n_layers: Optional[int] = typer.Option(None, help="Override the number of transformer layers (CBraMod: 12)."),
+    model_size: Optional[str] = typer.Option(None, help="SiT size: tiny, small or base."),
+    mask_ratio: Optional[float] = typer.Option(None, help="SiT video-MAE tube-mask ratio (default 0.75)."),
+    subjects: Optional[str] = typer.Option(None, help="Only these subjects, e.g. '1-6' or 'S001,S002'."),
+    seed: int = typer.Option(0, help="Random seed (sampling, masks, initialisation)."),
+    device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K (under torchrun: one GPU per process)."),
+    num_workers: int = typer.Option(0, help="DataLoader worker processes."),
+    ckpt_every: int = typer.Option(0, help="Also checkpoint every N steps (0: at each epoch end only)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue from OUT/last.pt."),
+    progress: bool = typer.Option(True, help="Show a progress bar."),
+    verbose: bool = typer.Option(False, "--verbose", "-v"),
+) -> None:
+    """Self-supervised pretraining (CBraMod masked-patch reconstruction; SiT video-MAE).
+
+    Several GPUs or nodes: torchrun --nproc_per_node=G -m neurokit pretrain STORE ...
+    """
+    _setup_logging(verbose)
+    from ..pipelines.pretrain import PretrainConfig, pretrain as run
+
+    kw = {}
+    if n_layers is not None:
+        kw["n_layers"] = n_layers
+    if model_size is not None:
+        kw["size"] = model_size
+    if mask_ratio is not None:
+        kw["mask_ratio"] = mask_ratio
+    cfg = _run(PretrainConfig, model=model, model_kwargs=kw, epochs=epochs, max_steps=max_steps, batch_size=batch_size,
+               optim=dict(lr=lr, min_lr=min_lr, weight_decay=weight_decay, clip_grad=clip_grad), seed=seed, device=device,
+               num_workers=num_workers, ckpt_every=ckpt_every, subjects=_subjects(subjects), progress=progress)
+    res = _run(run, list(stores), out, cfg, resume=resume)
+    console.print(
+        f"[green]pretrained[/] {res['steps']} steps: loss {res['loss_first']:.4f} → {res['loss_last']:.4f} "
+        f"({res['samples_per_s']:.1f} samples/s); checkpoint {res['checkpoint']}"
+    )
+
+
+# ---------------------------------------------------------------------------------------- finetune
+@app.command()
+def finetune(
+    stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
+    out: Path = typer.Option(Path("runs/finetune"), "--out", "-o", help="Output folder (best.pt, report.json)."),
+    init: Optional[Path] = typer.Option(None, help="`neuro pretrain` checkpoint or released CBraMod state_dict (default: from scratch)."),
+    model: str = typer.Option("cbramod", help="Model family when --init is not given."),
+    head: str = typer.Option("all_patch_reps", help="Head: all_patch_reps (flatten, CBraMod) or avgpool."),
+    epochs: int = typer.Option(50, help="Epochs (CBraMod: 50)."),
+    batch_size: int = typer.Option(64, help="Batch size (CBraMod: 64)."),
+    lr_backbone: float = typer.Option(1e-4, help="Backbone learning rate."),
+    lr_head: float = typer.Option(5e-4, help="Head learning rate."),
+    weight_decay: float = typer.Option(0.05, help="AdamW weight decay."),
+    label_smoothing: float = typer.Option(0.1, help="Label smoothing (multi-class)."),
+    frozen: bool = typer.Option(False, "--frozen/--no-frozen", help="Freeze the backbone (linear probing)."),
+    n_layers: Optional[int] = typer.Option(None, help="Layers of a from-scratch backbone."),
+    train_subjects: Optional[str] = typer.Option(None, help="Override the card's train subjects, e.g. '1-6'."),
+    val_subjects: Optional[str] = typer.Option(None, help="Override the card's validation subjects."),
+    test_subjects: Optional[str] = typer.Option(None, help="Override the card's test subjects."),
+    seed: int = typer.Option(0, help="Random seed."),
+    device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K."),
+    progress: bool = typer.Option(True, help="Show a progress bar."),
+    verbose: bool = typer.Option(False, "--verbose", "-v"),
+) -> None:
+    """Fine-tune on a labelled store; select on validation; score the test split once; print metrics."""
+    _setup_logging(verbose)
+    from ..pipelines.finetune import FinetuneConfig, finetune as run
+
+    splits = None
+    if train_subjects or val_subjects or test_subjects:
+        if not (train_subjects and val_subjects and test_subjects):
+            _fail(ValueError("give all three of --train-subjects, --val-subjects and --test-subjects"))
+        splits = {"train": _subjects(train_subjects), "val": _subjects(val_subjects), "test": _subjects(test_subjects)}
+    kw = {"n_layers": n_layers} if n_layers is not None else {}
+    cfg = _run(FinetuneConfig, model=model, model_kwargs=kw, head=head, epochs=epochs, batch_size=batch_size,
+               lr_backbone=lr_backbone, lr_head=lr_head, weight_decay=weight_decay, label_smoothing=label_smoothing,
+               frozen=frozen, seed=seed, device=device, progress=progress, splits=splits)
+    rep = _run(run, list(stores), out, cfg, init=init)
+    print_report(rep, out)
+
+
+def print_report(rep: dict, out: Path) -> None:
+    sp = ", ".join(f"{k}: {len(next(iter(v.values())))} {rep['split_by']}(s)" for k, v in rep["splits"].items())
+    console.print(f"task {rep['task']} ({rep['kind']}, classes {rep['label_names']}); split by {rep['split_by']} — {sp}")
+    console.print(f"selected epoch {rep['best_epoch']} on validation {rep['selection_metric']} = {rep['val_best']:.4f}")
+    console.print(metrics_table(f"test metrics ({rep['n_samples']['test']} samples)", rep["test"]))
+    console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'}")
+
+
+# ---------------------------------------------------------------------------------------- evaluate
+@app.command()
+def evaluate(
+    checkpoint: Path = typer.Argument(..., help="`neuro finetune` checkpoint (best.pt)."),
+    stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
+    split: str = typer.Option("test", help="Card split to score: train, val, test, or all."),
+    subjects: Optional[str] = typer.Option(None, help="Score these subjects instead of a split."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the metrics to this JSON file."),
+    device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K."),
+) -> None:
+    """Score a fine-tuned checkpoint on a store and print the metrics table."""
+    _setup_logging(False)
+    from ..pipelines.finetune import evaluate as run
+
+    res = _run(run, checkpoint, list(stores), split=None if split == "all" else split, subjects=_subjects(subjects), device=device)
+    console.print(metrics_table(f"{split} metrics ({res['n_samples']} samples)", res))
+    if json_out:
+        json_out.write_text(json.dumps(res, indent=2))
+
+
+# -------------------------------------------------------------------------------------- quickstart
+@app.command()
+def quickstart(
+    data_root: Path = typer.Option(..., "--data-root", envvar="NEUROKIT_DATA", help="Folder holding MNE-eegbci-data/ (EEGMMIDB in MNE's eegbci layout)."),
+    out: Path = typer.Option(Path("runs/quickstart"), "--out", "-o", help="Output folder."),
+    pretrain_epochs: int = typer.Option(1, help="Pretraining epochs."),
+    finetune_epochs: int = typer.Option(3, help="Fine-tuning epochs."),
+    n_layers: int = typer.Option(2, help="CBraMod layers (paper: 12; small for a CPU demo)."),
+    batch_size: int = typer.Option(16, help="Batch size for both stages."),
+    seed: int = typer.Option(0, help="Random seed."),
+    device: str = typer.Option("auto", help="auto, cpu, cuda."),
+) -> None:
+    """prepare → pretrain → finetune on EEGMMIDB left- vs right-fist imagery, printing the test metrics.
+
+    A small configuration (2 layers, few epochs) that runs on 2 CPU cores in a few minutes.
+    """
+    _setup_logging(False)
+    from ..pipelines.finetune import FinetuneConfig, finetune as ft
+    from ..pipelines.prepare import prepare as prep
+    from ..pipelines.pretrain import PretrainConfig, pretrain as pt
+
+    out.mkdir(parents=True, exist_ok=True)
+    store = out / "physionet_mi_left_right.h5"
+    if not store.exists():
+        _run(prep, "physionet_mi", store, data_root=data_root, task="left_right_imagery")
+    from ..cards import load_card
+
+    train_subjects = load_card("physionet_mi").splits("left_right_imagery")["train"]
+    console.rule("pretrain (masked-patch reconstruction, training subjects only)")
+    res = _run(pt, [store], out / "pretrain",
+               PretrainConfig(model_kwargs={"n_layers": n_layers}, epochs=pretrain_epochs, batch_size=batch_size,
+                              optim=dict(lr=1e-3), seed=seed, device=device, subjects=train_subjects))
+    console.print(f"pretrain loss {res['loss_first']:.4f} → {res['loss_last']:.4f} over {res['steps']} steps")
+    console.rule("finetune (left vs right fist, held-out subjects)")
+    rep = _run(ft, [store], out / "finetune",
+               FinetuneConfig(epochs=finetune_epochs, batch_size=batch_size, seed=seed, device=device, head="avgpool"),
+               init=res["checkpoint"])
+    print_report(rep, out / "finetune")
+
+
+def main() -> None:  # pragma: no cover
+    app(prog_name="neuro")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

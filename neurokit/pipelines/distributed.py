@@ -1,0 +1,69 @@
+"""Single-process, multi-GPU and multi-node training through ``torchrun`` (DistributedDataParallel).
+
+``torchrun --nproc_per_node=G [--nnodes ... --rdzv_endpoint ...] -m neurokit pretrain ...`` sets
+``RANK``/``WORLD_SIZE``/``LOCAL_RANK``; :func:`setup` then joins the process group (NCCL on CUDA, Gloo on
+the CPU) and pins one GPU per process.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class DistInfo:
+    rank: int = 0
+    world_size: int = 1
+    local_rank: int = 0
+    device: torch.device = torch.device("cpu")
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.world_size > 1
+
+
+def setup(device: str = "auto") -> DistInfo:
+    """Join the process group when launched by torchrun; choose the device.
+
+    ``device``: ``"auto"`` (CUDA if available, else CPU), ``"cpu"``, ``"cuda"`` or ``"cuda:K"``.
+    """
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError("device='cuda' requested but torch.cuda.is_available() is False")
+    if device == "cuda":
+        dev = torch.device("cuda", local if world > 1 else torch.cuda.current_device())
+        torch.cuda.set_device(dev)
+    else:
+        dev = torch.device(device)
+    if world > 1 and not torch.distributed.is_initialized():
+        backend = "nccl" if dev.type == "cuda" else "gloo"
+        torch.distributed.init_process_group(backend=backend)
+    return DistInfo(rank=rank, world_size=world, local_rank=local, device=dev)
+
+
+def cleanup(info: DistInfo) -> None:
+    if info.enabled and torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
+
+
+def all_reduce_mean(value: torch.Tensor, info: DistInfo) -> torch.Tensor:
+    if info.enabled:
+        value = value.detach().clone()
+        torch.distributed.all_reduce(value)
+        value /= info.world_size
+    return value
+
+
+def barrier(info: DistInfo) -> None:
+    if info.enabled:
+        torch.distributed.barrier()

@@ -1,0 +1,399 @@
+"""Supervised fine-tuning (``neuro finetune``) and evaluation (``neuro evaluate``) on labelled stores.
+
+Follows CBraMod's protocol (Wang et al., ICLR 2025, §4.1 and appendix): AdamW with separate backbone and
+head learning rates, per-step cosine schedule, gradient clipping, label smoothing for multi-class
+cross-entropy, BCE on one logit for binary tasks, MSE for regression; model selection on the validation
+split (Cohen's kappa / AUROC / R²) and one final score on the test split. Splits are by subject, taken
+from the store's data card (or by run when the store holds a single subject).
+"""
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .._errors import ChannelMismatchError, ConfigError
+from ..data.dataset import PatchDataset
+from . import distributed as dist
+from ._progress import TrainProgress
+from .checkpoint import load_checkpoint, save_checkpoint
+from .metrics import SELECTION, classification_metrics, regression_metrics
+from .objectives import get_objective
+from .training import EpochSampler, OptimConfig, build_optimizer, make_loader, seed_everything
+
+logger = logging.getLogger("neurokit")
+
+HEADS = ("avgpool", "all_patch_reps")
+
+
+class Head(nn.Module):
+    """Classification / regression heads over backbone features of shape ``(B, *feature_shape, D)``.
+
+    ``avgpool``: mean over every token → Linear(D → n_outputs).
+    ``all_patch_reps`` (CBraMod): flatten all tokens → Linear(→ N·D) → ELU → Dropout →
+    Linear(→ D) → ELU → Dropout → Linear(→ n_outputs), where N is the second-to-last feature axis.
+    """
+
+    def __init__(self, kind: str, feature_shape: Sequence[int], n_outputs: int, dropout: float = 0.1) -> None:
+        super().__init__()
+        if kind not in HEADS:
+            raise ConfigError(f"head={kind!r}; allowed: {HEADS}")
+        self.kind = kind
+        self.feature_shape = tuple(int(s) for s in feature_shape)
+        d = self.feature_shape[-1]
+        if kind == "avgpool":
+            self.net = nn.Linear(d, n_outputs)
+        else:
+            flat = int(np.prod(self.feature_shape))
+            n = self.feature_shape[-2] if len(self.feature_shape) >= 2 else 1
+            self.net = nn.Sequential(
+                nn.Linear(flat, n * d), nn.ELU(), nn.Dropout(dropout),
+                nn.Linear(n * d, d), nn.ELU(), nn.Dropout(dropout),
+                nn.Linear(d, n_outputs),
+            )
+
+    def forward(self, feats: torch.Tensor) -> torch.Tensor:
+        if tuple(feats.shape[1:]) != self.feature_shape and self.kind == "all_patch_reps":
+            raise ChannelMismatchError(
+                f"features {tuple(feats.shape[1:])} differ from the {self.feature_shape} this head was built for "
+                "(all_patch_reps fixes the channel and patch counts; use head='avgpool' for varying inputs)"
+            )
+        if self.kind == "avgpool":
+            return self.net(feats.flatten(1, -2).mean(dim=1))
+        return self.net(feats.flatten(1))
+
+
+class FinetuneModel(nn.Module):
+    """Backbone (with ``forward_features``) + :class:`Head`. Output ``(B,)`` for binary/regression,
+    ``(B, n_classes)`` for multi-class."""
+
+    def __init__(self, backbone: nn.Module, head: Head, squeeze: bool) -> None:
+        super().__init__()
+        self.backbone = backbone
+        self.head = head
+        self.squeeze = squeeze
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.head(self.backbone.forward_features(x))
+        return out.squeeze(-1) if self.squeeze else out
+
+
+@dataclass
+class FinetuneConfig:
+    """Fine-tuning settings; defaults are CBraMod's (50 epochs, batch 64, backbone lr 1e-4, head lr
+    5e-4, weight decay 0.05, cosine to 1e-6, clip 1.0, label smoothing 0.1)."""
+
+    model: str = "cbramod"
+    model_kwargs: dict[str, Any] = field(default_factory=dict)
+    head: str = "all_patch_reps"
+    epochs: int = 50
+    batch_size: int = 64
+    lr_backbone: float = 1e-4
+    lr_head: float = 5e-4
+    weight_decay: float = 0.05
+    min_lr: float = 1e-6
+    clip_grad: float = 1.0
+    label_smoothing: float = 0.1
+    dropout: float = 0.1
+    frozen: bool = False
+    seed: int = 0
+    device: str = "auto"
+    num_workers: int = 0
+    progress: bool = True
+    splits: dict[str, list[str]] | None = None  # split → subject ids; default from the card
+
+    def __post_init__(self) -> None:
+        if self.head not in HEADS:
+            raise ConfigError(f"head={self.head!r}; allowed: {HEADS}")
+        if not 0 <= self.label_smoothing < 1:
+            raise ConfigError(f"label_smoothing={self.label_smoothing} must be in [0, 1)")
+
+
+def task_kind(labels: np.ndarray, n_classes: int) -> str:
+    if labels.dtype.kind == "f":
+        return "regression"
+    return "binary" if n_classes == 2 else "multiclass"
+
+
+def resolve_splits(ds_all: PatchDataset, override: dict[str, list[str]] | None = None) -> tuple[str, dict[str, dict]]:
+    """Split definitions as PatchDataset filters: by subject from the card, or by run for one subject.
+
+    Returns ``(how, {"train": {...}, "val": {...}, "test": {...}})`` where each value holds the keyword
+    arguments (``subjects=`` or ``runs=``) for :class:`PatchDataset`.
+    """
+    subjects = sorted(set(ds_all.meta("subject").astype(str)))
+    if override:
+        return "subject", {k: {"subjects": v} for k, v in override.items()}
+    if len(subjects) == 1:
+        runs = sorted(set(ds_all.meta("run").astype(str)))
+        if len(runs) < 3:
+            raise ConfigError(f"one subject and {len(runs)} run(s): need >= 3 runs to split train/val/test by run")
+        return "run", {"train": {"runs": runs[:-2]}, "val": {"runs": [runs[-2]]}, "test": {"runs": [runs[-1]]}}
+    from ..cards import DataCard
+
+    attrs = ds_all.attrs
+    body = attrs.get("card_body")
+    if not body:
+        raise ConfigError("the store names no data card: pass splits={'train': [...], 'val': [...], 'test': [...]}")
+    card = DataCard(name=body["name"], raw=body)
+    sp = card.splits(attrs.get("task"))
+    out = {}
+    for k in ("train", "val", "test"):
+        chosen = [s for s in sp.get(k, []) if s in subjects]
+        if not chosen:
+            raise ConfigError(
+                f"split {k!r} of card {card.name!r} has no subject in the store (store subjects: {subjects}); "
+                "pass explicit splits (CLI: --train-subjects/--val-subjects/--test-subjects)"
+            )
+        out[k] = {"subjects": chosen}
+    return "subject", out
+
+
+def _build_backbone(init: str | Path | None, cfg: FinetuneConfig, ds: PatchDataset) -> tuple[nn.Module, dict]:
+    objective = get_objective(cfg.model)
+    info: dict[str, Any] = {"init": str(init) if init else None}
+    if init is None:
+        module = objective.build(ds.attrs, ds.sample_shape, dict(cfg.model_kwargs))
+        return objective.backbone(module), {**info, "model_config": module.config.to_dict()}
+    ck = load_checkpoint(init)
+    if ck.get("kind") == "finetune":
+        raise ConfigError(f"{init}: is a fine-tuned checkpoint; start from a pretrain checkpoint or a state_dict")
+    model_name = ck.get("model", cfg.model)
+    if model_name != cfg.model:
+        objective = get_objective(model_name)
+    mcfg = dict(ck.get("model_config") or {})
+    mcfg.update(cfg.model_kwargs)
+    module = objective.rebuild(mcfg)
+    res = module.load_state_dict(ck["state_dict"], strict=False)
+    if res.missing_keys or res.unexpected_keys:
+        logger.warning("%s: missing keys %s, unexpected keys %s", init, res.missing_keys[:8], res.unexpected_keys[:8])
+    info.update(model=model_name, model_config=module.config.to_dict(), missing_keys=res.missing_keys,
+                unexpected_keys=res.unexpected_keys, pretrain_recipe=ck.get("recipe"))
+    return objective.backbone(module), info
+
+
+def _predict(model: nn.Module, ds: PatchDataset, batch_size: int, device) -> tuple[np.ndarray, np.ndarray]:
+    model.eval()
+    sampler = EpochSampler(len(ds), batch_size=batch_size, seed=0, shuffle=False, drop_last=False)
+    ys, outs = [], []
+    with torch.no_grad():
+        for x, y in make_loader(ds, sampler, batch_size, 0, device):
+            outs.append(model(x.to(device)).float().cpu())
+            ys.append(y)
+    return torch.cat(ys).numpy(), torch.cat(outs).numpy()
+
+
+def score(kind: str, y: np.ndarray, out: np.ndarray) -> dict[str, float]:
+    return regression_metrics(y, out) if kind == "regression" else classification_metrics(y, out)
+
+
+def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg: FinetuneConfig | None = None,
+             *, init: str | Path | None = None) -> dict[str, Any]:
+    """Fine-tune on a labelled store and score the test split once.
+
+    Parameters
+    ----------
+    store : path(s) of labelled patch store(s)
+    out_dir : folder for ``best.pt``, ``report.json`` and ``metrics.jsonl``
+    cfg : FinetuneConfig
+    init : path, optional
+        A ``neuro pretrain`` checkpoint or a released CBraMod ``state_dict``; ``None`` trains from scratch.
+
+    Returns
+    -------
+    The report dict (also written to ``out_dir/report.json``): task kind, class names, split subjects,
+    per-epoch validation metrics, the selected epoch, and ``test`` metrics.
+    """
+    cfg = cfg or FinetuneConfig()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    info = dist.setup(cfg.device)
+    try:
+        return _finetune(store, out, cfg, init, info)
+    finally:
+        dist.cleanup(info)
+
+
+def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, Any]:
+    seed_everything(cfg.seed)
+    stores = list(store) if isinstance(store, (list, tuple)) else [store]
+    ds_all = PatchDataset(stores, labelled=True)
+    if len(ds_all) == 0:
+        raise ConfigError(f"{stores}: no labelled samples (prepare the store with a labelled task)")
+    label_names = list(ds_all.attrs.get("label_names") or [])
+    labels = ds_all.stores[0].labels
+    n_classes = len(label_names) or int(labels.max()) + 1
+    kind = task_kind(labels, n_classes)
+    how, split_kw = resolve_splits(ds_all, cfg.splits)
+    parts = {k: PatchDataset(ds_all.stores, labelled=True, **kw) for k, kw in split_kw.items()}
+    for k, d in parts.items():
+        if len(d) == 0:
+            raise ConfigError(f"split {k!r} is empty ({split_kw[k]})")
+    backbone, init_info = _build_backbone(init, cfg, ds_all)
+    backbone.to(info.device)
+    with torch.no_grad():
+        x0 = ds_all[0][0].unsqueeze(0).to(info.device)
+        backbone.eval()
+        feat_shape = tuple(backbone.forward_features(x0).shape[1:])
+    n_out = 1 if kind in ("binary", "regression") else n_classes
+    head = Head(cfg.head, feat_shape, n_out, cfg.dropout).to(info.device)
+    model = FinetuneModel(backbone, head, squeeze=n_out == 1).to(info.device)
+    if cfg.frozen:
+        for p in backbone.parameters():
+            p.requires_grad_(False)
+    groups = [{"params": [p for p in head.parameters()], "lr": cfg.lr_head}]
+    bb = [p for p in backbone.parameters() if p.requires_grad]
+    if bb:
+        groups.insert(0, {"params": bb, "lr": cfg.lr_backbone})
+    train = parts["train"]
+    bs = min(cfg.batch_size, len(train))
+    per_epoch = EpochSampler(len(train), batch_size=bs, seed=cfg.seed).batches_per_epoch()
+    total = per_epoch * cfg.epochs
+    ocfg = OptimConfig(lr=max(cfg.lr_backbone, cfg.lr_head), weight_decay=cfg.weight_decay,
+                       min_lr=min(cfg.min_lr, cfg.lr_backbone, cfg.lr_head), clip_grad=cfg.clip_grad)
+    opt, sched = build_optimizer(groups, ocfg, total)
+    train_labels = train.labels
+    select = SELECTION[kind]
+    best, best_epoch, best_state = -np.inf, -1, None
+    history = []
+    bar = TrainProgress(total, description=f"finetune {cfg.model} ({kind})", enabled=cfg.progress and info.is_main)
+    t0 = time.perf_counter()
+    try:
+        for epoch in range(cfg.epochs):
+            model.train()
+            if cfg.frozen:
+                backbone.eval()
+            sampler = EpochSampler(len(train), batch_size=bs, seed=cfg.seed, epoch=epoch)
+            losses = []
+            for x, y in make_loader(train, sampler, bs, cfg.num_workers, info.device):
+                x, y = x.to(info.device), y.to(info.device)
+                logits = model(x)
+                if kind == "multiclass":
+                    loss = F.cross_entropy(logits, y.long(), label_smoothing=cfg.label_smoothing)
+                elif kind == "binary":
+                    loss = F.binary_cross_entropy_with_logits(logits, y.float())
+                else:
+                    loss = F.mse_loss(logits, y.float())
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                if cfg.clip_grad:
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_grad)
+                opt.step()
+                sched.step()
+                losses.append(float(loss))
+                bar.update(epoch=epoch + 1, loss=losses[-1])
+            yv, ov = _predict(model, parts["val"], cfg.batch_size, info.device)
+            val = score(kind, yv, ov)
+            rec = {"epoch": epoch + 1, "train_loss": float(np.mean(losses)), **{f"val_{k}": v for k, v in val.items()}}
+            history.append(rec)
+            with (out / "metrics.jsonl").open("a") as fh:
+                fh.write(json.dumps(rec) + "\n")
+            v = val[select]
+            if np.isfinite(v) and v > best or best_state is None:
+                best, best_epoch = v, epoch + 1
+                best_state = copy.deepcopy(model.state_dict())
+    finally:
+        bar.close()
+    model.load_state_dict(best_state)
+    yt, ot = _predict(model, parts["test"], cfg.batch_size, info.device)
+    test = score(kind, yt, ot)
+    a = ds_all.attrs
+    report = {
+        "task": a.get("task"),
+        "card": a.get("card"),
+        "kind": kind,
+        "label_names": label_names,
+        "split_by": how,
+        "splits": {k: {kk: list(vv) for kk, vv in kw.items()} for k, kw in split_kw.items()},
+        "n_samples": {k: len(d) for k, d in parts.items()},
+        "class_counts_train": {str(c): int((train_labels == c).sum()) for c in np.unique(train_labels)} if kind != "regression" else {},
+        "selection_metric": select,
+        "best_epoch": best_epoch,
+        "val_best": best,
+        "test": test,
+        "history": history,
+        "init": init_info.get("init"),
+        "head": cfg.head,
+        "seconds": time.perf_counter() - t0,
+    }
+    save_checkpoint(
+        out / "best.pt",
+        {
+            "kind": "finetune",
+            "model": cfg.model,
+            "model_config": init_info["model_config"],
+            "head": {"kind": cfg.head, "feature_shape": list(feat_shape), "n_outputs": n_out, "dropout": cfg.dropout},
+            "task_kind": kind,
+            "state_dict": model.state_dict(),
+            "label_names": label_names,
+            "ch_names": a.get("ch_names"),
+            "sample_shape": list(ds_all.sample_shape),
+            "card": a.get("card"),
+            "card_body": a.get("card_body"),
+            "recipe": a.get("recipe"),
+            "finetune_config": asdict(cfg),
+            "report": {k: v for k, v in report.items() if k != "history"},
+        },
+    )
+    (out / "report.json").write_text(json.dumps(report, indent=2, default=float))
+    return report
+
+
+def load_finetuned(path: str | Path, device="cpu") -> tuple[FinetuneModel, dict]:
+    """Rebuild a :class:`FinetuneModel` from ``neuro finetune``'s ``best.pt``."""
+    ck = load_checkpoint(path)
+    if ck.get("kind") != "finetune":
+        raise ConfigError(f"{path}: not a fine-tuned checkpoint (kind={ck.get('kind')!r})")
+    objective = get_objective(ck["model"])
+    backbone = objective.backbone(objective.rebuild(ck["model_config"]))
+    h = ck["head"]
+    model = FinetuneModel(backbone, Head(h["kind"], h["feature_shape"], h["n_outputs"], h["dropout"]), squeeze=h["n_outputs"] == 1)
+    model.load_state_dict(ck["state_dict"])
+    return model.to(device).eval(), ck
+
+
+def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *, split: str | None = "test",
+             subjects: Sequence[str] | None = None, batch_size: int = 64, device: str = "auto") -> dict[str, Any]:
+    """Score a fine-tuned checkpoint on a labelled store.
+
+    ``split``: a split of the store's card (``"train"``, ``"val"``, ``"test"``), or ``None`` for every
+    labelled sample; ``subjects`` overrides it.
+
+    Raises
+    ------
+    ChannelMismatchError
+        The store's channels (names or order) differ from the checkpoint's.
+    """
+    dev = dist.setup(device).device
+    model, ck = load_finetuned(checkpoint, dev)
+    stores = list(store) if isinstance(store, (list, tuple)) else [store]
+    ds_all = PatchDataset(stores, labelled=True)
+    want, have = ck.get("ch_names"), ds_all.attrs.get("ch_names")
+    if want is not None and have is not None and list(want) != list(have):
+        missing = [c for c in want if c not in have]
+        extra = [c for c in have if c not in want]
+        raise ChannelMismatchError(
+            f"{stores[0]}: channel set differs from the checkpoint {checkpoint} "
+            f"(missing {missing[:8]}, extra {extra[:8]}{', same names in another order' if not missing and not extra else ''}). "
+            "Prepare the store with the checkpoint's channel list (card preprocessing.channels)."
+        )
+    if tuple(ds_all.sample_shape) != tuple(ck.get("sample_shape", ds_all.sample_shape)) and ck["head"]["kind"] == "all_patch_reps":
+        raise ChannelMismatchError(f"{stores[0]}: sample shape {ds_all.sample_shape} differs from the checkpoint's {ck['sample_shape']}")
+    if subjects is not None:
+        ds = PatchDataset(ds_all.stores, labelled=True, subjects=subjects)
+    elif split is not None:
+        _, kw = resolve_splits(ds_all)
+        ds = PatchDataset(ds_all.stores, labelled=True, **kw[split])
+    else:
+        ds = ds_all
+    y, o = _predict(model, ds, batch_size, dev)
+    return {"checkpoint": str(checkpoint), "split": split, "n_samples": len(ds), **score(ck["task_kind"], y, o)}

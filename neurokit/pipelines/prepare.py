@@ -1,0 +1,173 @@
+"""``prepare``: recordings (from a data card or a list of files) → one HDF5 patch store.
+
+Dispatch is by the card's modality: :data:`PREPARERS` maps ``"eeg"`` (and other modalities that
+register themselves) to a function ``(card, out, *, data_root, task, files, overwrite, progress, **kw)
+-> Path``.
+"""
+from __future__ import annotations
+
+import logging
+import warnings
+from pathlib import Path
+from typing import Callable, Sequence
+
+from .._errors import DataFileError
+from ..cards import DataCard, FileEntry, load_card
+from ..data.store import PatchStoreWriter
+from ._progress import progress_bar
+
+logger = logging.getLogger("neurokit")
+
+PREPARERS: dict[str, Callable[..., Path]] = {}
+
+
+def register_preparer(modality: str):
+    def deco(fn):
+        PREPARERS[modality] = fn
+        return fn
+
+    return deco
+
+
+def prepare(
+    card: str | Path | DataCard,
+    out: str | Path,
+    *,
+    data_root: str | Path | None = None,
+    task: str | None = None,
+    files: Sequence[str | Path] | None = None,
+    subjects: list[int] | None = None,
+    overwrite: bool = False,
+    progress: bool = True,
+    **kwargs,
+) -> Path:
+    """Write the patch store of ``card`` (name, path or :class:`DataCard`) to ``out``.
+
+    Parameters
+    ----------
+    card : str | Path | DataCard
+        Data card giving the file layout, events → labels and the preprocessing recipe.
+    out : path
+        Store to write (``.h5``). Written as ``out.partial`` and renamed when complete.
+    data_root : path, optional
+        Folder the card's layout is relative to (default ``$NEUROKIT_DATA``).
+    task : str, optional
+        Card task (labels and splits); default the card's first task.
+    files : sequence of paths, optional
+        Explicit recordings instead of the card's layout (no labels unless the card's task gives events
+        for a single run group).
+    subjects : list of int, optional
+        Restrict to these subject numbers.
+    overwrite : bool
+        Replace an existing store.
+
+    Returns
+    -------
+    Path of the complete store.
+    """
+    card = card if isinstance(card, DataCard) else load_card(card)
+    fn = PREPARERS.get(card.modality)
+    if fn is None:
+        raise ValueError(f"no preparer for modality {card.modality!r}; known: {sorted(PREPARERS)}")
+    return fn(card, Path(out), data_root=data_root, task=task, files=files, subjects=subjects, overwrite=overwrite, progress=progress, **kwargs)
+
+
+@register_preparer("eeg")
+def prepare_eeg(
+    card: DataCard,
+    out: Path,
+    *,
+    data_root=None,
+    task=None,
+    files=None,
+    subjects=None,
+    overwrite=False,
+    progress=True,
+    skip_bad: bool = False,
+) -> Path:
+    """EEG: read → :func:`~neurokit.preprocessing.eeg.preprocess_raw` → windows → store.
+
+    ``skip_bad``: log and skip files that raise :class:`DataFileError` instead of stopping.
+    """
+    from ..io.eeg import file_sha256, read_eeg
+    from ..preprocessing.eeg import make_windows, preprocess_raw
+
+    recipe = card.recipe()
+    tname, tdef = card.task(task)
+    if files:
+        groups = tdef.get("run_groups") or []
+        classes = card.classes(tname)
+        events = None
+        if len(groups) == 1 and classes:
+            events = {d: classes.index(lbl) for d, lbl in groups[0]["events"].items()}
+        entries = [FileEntry(path=Path(f), subject=Path(f).stem, run=Path(f).stem, events=events) for f in files]
+    else:
+        entries = card.files(data_root, tname, subjects=subjects)
+    labelled = any(e.events for e in entries)
+    writer = None
+    sources = []
+    n_rej = 0
+    ch_names = None
+    try:
+        for e in progress_bar(entries, description=f"prepare {card.name}", enabled=progress):
+            file_recipe = recipe
+            if e.events is not None:
+                file_recipe = type(recipe).from_dict({**recipe.to_dict(), "events": e.events})
+            try:
+                raw = read_eeg(e.path)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    preprocess_raw(raw, file_recipe, source=str(e.path))
+                    w = make_windows(raw, file_recipe, source=str(e.path))
+                for c in caught:
+                    logger.warning("%s", c.message)
+            except DataFileError as exc:
+                if skip_bad:
+                    logger.warning("skipping %s", exc)
+                    continue
+                raise
+            if ch_names is None:
+                ch_names = w.ch_names
+            elif w.ch_names != ch_names:
+                raise DataFileError(
+                    f"{e.path}: channels {w.ch_names[:5]}… ({len(w.ch_names)}) differ from the store's "
+                    f"{ch_names[:5]}… ({len(ch_names)}); give the card a 'channels' list to fix one montage"
+                )
+            if writer is None:
+                writer = PatchStoreWriter(
+                    out,
+                    w.patches.shape[1:],
+                    overwrite=overwrite,
+                    attrs=dict(
+                        modality="eeg",
+                        card=card.name,
+                        card_body=card.raw,
+                        task=tname,
+                        label_names=card.classes(tname),
+                        ch_names=w.ch_names,
+                        sfreq=recipe.sfreq,
+                        patch_size=200,
+                        units="100 uV",
+                        recipe=recipe.to_dict(),
+                    ),
+                )
+            writer.append(
+                w.patches,
+                w.labels if labelled else None,
+                onsets=w.onsets,
+                subject=e.subject,
+                session=e.session,
+                run=e.run,
+            )
+            n_rej += w.n_rejected
+            sources.append({"path": str(e.path), "sha256": file_sha256(e.path), "n_windows": int(len(w.labels))})
+        if writer is None:
+            raise DataFileError(f"prepare {card.name}: no usable recording (all skipped)")
+        writer.set_attrs(sources=sources, n_rejected=n_rej)
+        path = writer.close()
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
+    logger.info("wrote %s (%d samples, %d rejected)", path, writer.n, n_rej)
+    return path
