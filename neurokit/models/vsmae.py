@@ -9,7 +9,7 @@ and the loss is the mean squared error over the masked tokens only, against the 
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 
 import torch
 import torch.nn as nn
@@ -20,8 +20,10 @@ from .sit import SiT, SiTConfig, Transformer, sincos_1d, sit_config, to_tokens
 
 @dataclass
 class VSMAEConfig:
-    """Pretraining hyperparameters (the encoder's are in :class:`~neurokit.models.sit.SiTConfig`)."""
+    """Pretraining hyperparameters; ``encoder`` holds the SiT's (:class:`~neurokit.models.sit.SiTConfig`,
+    its ``pool`` forced to ``"mean"`` — no cls token — and ``n_outputs`` to 0)."""
 
+    encoder: SiTConfig = field(default_factory=lambda: sit_config("sit_tiny"))
     mask_ratio: float = 0.75
     decoder_dim: int = 192
     decoder_depth: int = 3
@@ -30,11 +32,23 @@ class VSMAEConfig:
     decoder_mlp_dim: int = 768
 
     def __post_init__(self) -> None:
+        if isinstance(self.encoder, dict):
+            self.encoder = SiTConfig(**self.encoder)
+        self.encoder = SiTConfig(**{**self.encoder.to_dict(), "pool": "mean", "n_outputs": 0})
         if not 0.0 < self.mask_ratio < 1.0:
             raise ConfigError(f"mask_ratio must be in (0, 1), got {self.mask_ratio}")
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "VSMAEConfig":
+        """Inverse of :meth:`to_dict` (unknown keys raise :class:`ConfigError`)."""
+        names = {f.name for f in fields(cls)}
+        bad = sorted(set(d) - names)
+        if bad:
+            raise ConfigError(f"unknown vsMAE config key(s) {bad}; allowed: {sorted(names)}")
+        return cls(**d)
 
 
 @dataclass
@@ -71,18 +85,15 @@ class VSMAE(nn.Module):
 
     Parameters
     ----------
-    encoder : SiTConfig or SiT
-        Its ``pool`` is forced to ``"mean"`` (no cls token) and ``n_outputs`` to 0.
     config : VSMAEConfig
+        Encoder and decoder hyperparameters; ``config.to_dict()`` rebuilds the module.
     """
 
-    def __init__(self, encoder: SiTConfig | SiT | None = None, config: VSMAEConfig | None = None) -> None:
+    def __init__(self, config: VSMAEConfig | None = None) -> None:
         super().__init__()
-        enc_cfg = encoder.config if isinstance(encoder, SiT) else (encoder or sit_config("sit_tiny"))
-        enc_cfg = SiTConfig(**{**enc_cfg.to_dict(), "pool": "mean", "n_outputs": 0})
-        self.encoder = encoder if isinstance(encoder, SiT) and encoder.config == enc_cfg else SiT(enc_cfg)
-        self.config = config or VSMAEConfig()
-        c = self.config
+        self.config = c = config or VSMAEConfig()
+        enc_cfg = c.encoder
+        self.encoder = SiT(enc_cfg)
         self.enc_to_dec = nn.Linear(enc_cfg.dim, c.decoder_dim)
         self.mask_token = nn.Parameter(torch.zeros(1, 1, c.decoder_dim))
         nn.init.normal_(self.mask_token, std=0.02)
@@ -127,4 +138,4 @@ class VSMAE(nn.Module):
 
 def create_vsmae(name: str = "sit_tiny", mask_ratio: float = 0.75, **encoder_overrides) -> VSMAE:
     """vsMAE around a SiT preset (``create_vsmae("tiny", n_chans=3, n_patches=1280, vertices_per_patch=45)``)."""
-    return VSMAE(sit_config(name, **encoder_overrides), VSMAEConfig(mask_ratio=mask_ratio))
+    return VSMAE(VSMAEConfig(encoder=sit_config(name, **encoder_overrides), mask_ratio=mask_ratio))

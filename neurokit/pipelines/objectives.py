@@ -59,7 +59,7 @@ def _load_plugins() -> None:
     # model families living in other modules register themselves on import
     import importlib
 
-    for mod in ("neurokit.models.vsmae",):
+    for mod in ("neurokit.pipelines.surface",):
         try:
             importlib.import_module(mod)
         except ImportError:

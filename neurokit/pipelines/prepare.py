@@ -66,10 +66,19 @@ def prepare(
     Path of the complete store.
     """
     card = card if isinstance(card, DataCard) else load_card(card)
+    _load_plugins()
     fn = PREPARERS.get(card.modality)
     if fn is None:
         raise ValueError(f"no preparer for modality {card.modality!r}; known: {sorted(PREPARERS)}")
     return fn(card, Path(out), data_root=data_root, task=task, files=files, subjects=subjects, overwrite=overwrite, progress=progress, **kwargs)
+
+
+def _load_plugins() -> None:
+    # preparers of other modalities register themselves on import
+    import importlib
+
+    for mod in ("neurokit.pipelines.surface",):
+        importlib.import_module(mod)
 
 
 @register_preparer("eeg")

@@ -30,7 +30,8 @@ class SurfaceRun:
     """One input file and who/what it is.
 
     ``hemi``: one hemisphere, or None for "every hemisphere in the file" (both for a CIFTI dtseries; the
-    one named by the file for GIFTI/MGH). ``label``: class index or regression target for every sample
+    one named by the file for GIFTI/MGH). ``frames``: ``(start, stop)`` frame range to use (e.g. one movie
+    clip, or its first half), default all. ``label``: class index or regression target for every sample
     of the run (None: unlabelled, stored as -1 / NaN).
     """
 
@@ -40,9 +41,15 @@ class SurfaceRun:
     run: str = ""
     hemi: str | None = None
     label: float | int | None = None
+    frames: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
+        if self.frames is not None:
+            lo, hi = (int(f) for f in self.frames)
+            if not 0 <= lo < hi:
+                raise DataFileError(f"{self.path}: frame range {self.frames} must satisfy 0 <= start < stop")
+            self.frames = (lo, hi)
         if self.hemi is not None:
             self.hemi = normalize_hemi(self.hemi)
 
@@ -50,9 +57,20 @@ class SurfaceRun:
 def _hemispheres(run: SurfaceRun):
     name = run.path.name.lower()
     if run.hemi is None and name.endswith(".nii"):
-        return list(read_cifti_hemispheres(run.path).items())
-    sd = read_surface(run.path, run.hemi)
-    return [(sd.hemi, sd)]
+        pairs = list(read_cifti_hemispheres(run.path).items())
+    else:
+        sd = read_surface(run.path, run.hemi)
+        pairs = [(sd.hemi, sd)]
+    if run.frames is None:
+        return pairs
+    lo, hi = run.frames
+    out = []
+    for hemi, sd in pairs:
+        if hi > sd.n_frames:
+            raise DataFileError(f"{run.path}: frame range {run.frames} beyond the file's {sd.n_frames} frames")
+        sd.data = sd.data[:, lo:hi]
+        out.append((hemi, sd))
+    return out
 
 
 def write_surface_store(
@@ -66,6 +84,7 @@ def write_surface_store(
     label_names: Sequence[str] | None = None,
     overwrite: bool = False,
     progress: Callable[[str], None] | None = None,
+    attrs: dict | None = None,
 ) -> Path:
     """Write a surface patch store.
 
@@ -85,6 +104,8 @@ def write_surface_store(
     overwrite : bool
     progress : callable, optional
         Called with a short message per file and hemisphere.
+    attrs : dict, optional
+        Extra store attributes (``card_body``, ``task``, …).
 
     Returns
     -------
@@ -99,6 +120,7 @@ def write_surface_store(
         ``out`` exists and ``overwrite`` is False.
     """
     recipe = recipe or SurfaceRecipe()
+    extra_attrs = dict(attrs or {})
     runs = list(runs)
     if not runs:
         raise DataFileError("no input files given")
@@ -117,6 +139,7 @@ def write_surface_store(
         attrs["card"] = card
     if label_names:
         attrs["label_names"] = list(label_names)
+    attrs.update(extra_attrs)
     sources, hemis, meshes, trs = [], set(), set(), set()
     missing_label = -1 if label_dtype.startswith("int") else np.nan
     with PatchStoreWriter(
@@ -128,6 +151,7 @@ def write_surface_store(
             for hemi, sd in _hemispheres(run):
                 sphere = (spheres or {}).get(hemi) if hemi else None
                 x, onsets, _ = surface_samples(sd, recipe, sphere)
+                onsets = onsets + (run.frames[0] * float(sd.tr or 1.0) if run.frames else 0.0)
                 if len(x) == 0:
                     raise DataFileError(
                         f"{run.path}: {sd.n_frames} frames, fewer than one tubelet of {recipe.tubelet} frames"
@@ -148,7 +172,7 @@ def write_surface_store(
         if len(trs) > 1:
             raise DataFileError(f"runs with different TRs {sorted(trs)} s: write one store per TR")
         w.set_attrs(
-            sources=sources, hemispheres=sorted(hemis), mesh=meshes.pop(),
+            sources=sources, hemispheres=sorted(hemis), hemisphere="+".join(sorted(hemis)), mesh=meshes.pop(),
             tr=trs.pop() if trs else 0.0,
         )
     return Path(out)

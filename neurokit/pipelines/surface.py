@@ -1,0 +1,132 @@
+"""Surface fMRI in the pipelines: the ``"sit"`` pretraining objective (vsMAE) and the ``"surface"`` preparer.
+
+Both register themselves when this module is imported; :mod:`neurokit.pipelines.objectives` and
+:mod:`neurokit.pipelines.prepare` import it on first use.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+
+from .._errors import CardError, ConfigError
+from ..models.sit import sit_config
+from ..models.vsmae import VSMAE, VSMAEConfig
+from .objectives import Objective, register_objective
+from .prepare import register_preparer
+
+logger = logging.getLogger("neurokit")
+
+_DECODER_KEYS = {"mask_ratio", "decoder_dim", "decoder_depth", "decoder_heads", "decoder_dim_head", "decoder_mlp_dim"}
+
+
+def build_vsmae(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> VSMAE:
+    """vsMAE sized for a surface store's samples ``(T, N, V)``.
+
+    ``kwargs``: ``size`` (``tiny``/``small``/``base``, default tiny), ``mask_ratio`` and the decoder
+    fields of :class:`~neurokit.models.vsmae.VSMAEConfig`, ``n_layers`` (alias of ``depth``) and any
+    :class:`~neurokit.models.sit.SiTConfig` field.
+
+    Raises
+    ------
+    ConfigError
+        The store is not a surface store of ``(T, N, V)`` samples, or an unknown option.
+    """
+    if store_attrs.get("modality") != "surface" or len(sample_shape) != 3:
+        raise ConfigError(
+            f"SiT pretrains on surface stores of (T, n_patches, V) samples; this store is "
+            f"{store_attrs.get('modality')!r} with samples {tuple(sample_shape)}"
+        )
+    kw = dict(kwargs)
+    size = kw.pop("size", "tiny")
+    if "n_layers" in kw:
+        kw["depth"] = kw.pop("n_layers")
+    mae = {k: kw.pop(k) for k in list(kw) if k in _DECODER_KEYS}
+    T, N, V = (int(s) for s in sample_shape)
+    enc = sit_config(size, n_chans=T, n_patches=N, vertices_per_patch=V, **kw)
+    return VSMAE(VSMAEConfig(encoder=enc, **mae))
+
+
+def rebuild_vsmae(model_config: dict) -> VSMAE:
+    """The module from a checkpoint's ``model_config`` (:meth:`VSMAEConfig.to_dict`)."""
+    return VSMAE(VSMAEConfig.from_dict(dict(model_config)))
+
+
+def vsmae_loss(module: nn.Module, x: torch.Tensor, generator: torch.Generator | None = None):
+    """One batch ``(B, T, N, V)`` → (MSE on masked tokens, ``{"masked_frac": …}``)."""
+    gen = generator if generator is not None and generator.device == x.device else None
+    out = module(x, generator=gen)
+    return out.loss, {"masked_frac": float(out.mask.float().mean())}
+
+
+register_objective(
+    Objective(
+        name="sit",
+        modality="surface",
+        build=build_vsmae,
+        rebuild=rebuild_vsmae,
+        loss=vsmae_loss,
+        backbone=lambda m: getattr(m, "module", m).encoder,
+    )
+)
+
+
+_BIDS = {"subject": r"sub-([A-Za-z0-9]+)", "session": r"ses-([A-Za-z0-9]+)", "run": r"run-([A-Za-z0-9]+)"}
+
+
+def _entities(path: Path, default_subject: str, default_run: str, patterns: dict | None = None) -> dict[str, str]:
+    out = {"subject": default_subject, "session": "", "run": default_run}
+    for k, pat in {**_BIDS, **(patterns or {})}.items():
+        m = re.search(pat, str(path) if k in (patterns or {}) else path.name)
+        if m:
+            out[k] = m.group(1)
+    return out
+
+
+def _resolve(root: Path | None, p) -> Path:
+    p = Path(p).expanduser()
+    return p if p.is_absolute() or root is None else root / p
+
+
+@register_preparer("surface")
+def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, subjects=None, overwrite=False,
+                    progress=True, spheres: dict | None = None) -> Path:
+    """Surface fMRI: read → resample to ico6 → z-score → patches → tubelets → store.
+
+    The card's ``preprocessing`` holds the :class:`~neurokit.surface.patching.SurfaceRecipe` fields and
+    optional ``spheres: {L: path, R: path}`` (relative to the data root); ``spheres=`` overrides them.
+    BIDS entities in file names (``sub-``, ``ses-``, ``run-``) name subject, session and run; the card's
+    ``layout.entities`` (``{run: "MOVIE(\\d)"}``: regexes with one group, matched on the path) override them.
+    """
+    from ..cards import resolve_data_root
+    from ..surface.patching import SurfaceRecipe
+    from ..surface.store import SurfaceRun, write_surface_store
+
+    pre = dict(card.raw.get("preprocessing") or {})
+    card_spheres = pre.pop("spheres", None) or {}
+    known = set(SurfaceRecipe.__dataclass_fields__)
+    unknown = sorted(set(pre) - known)
+    if unknown:
+        raise CardError(f"card {card.name!r}: unknown surface preprocessing key(s) {unknown}; allowed: {sorted(known)} and spheres")
+    recipe = SurfaceRecipe(**pre)
+    tname, _ = card.task(task)
+    pats = (card.raw.get("layout") or {}).get("entities")
+    if files:
+        entries = [(Path(f), _entities(Path(f), Path(f).stem, "", pats)) for f in files]
+        root = Path(data_root) if data_root else None
+    else:
+        root = resolve_data_root(data_root)
+        entries = [(e.path, _entities(e.path, e.subject, e.run, pats)) for e in card.files(root, tname)]
+    if subjects:
+        keep = {str(s) for s in subjects} | {f"{int(s):02d}" for s in subjects} | {f"{int(s):03d}" for s in subjects}
+        entries = [(p, m) for p, m in entries if m["subject"] in keep or m["subject"].lstrip("0") in keep]
+        if not entries:
+            raise CardError(f"card {card.name!r}: no file of subjects {subjects}")
+    sph = {k: _resolve(root, v) for k, v in {**card_spheres, **(spheres or {})}.items()} or None
+    runs = [SurfaceRun(p, m["subject"], m["session"], m["run"]) for p, m in entries]
+    say = (lambda msg: logger.info("%s", msg)) if progress else None
+    return write_surface_store(out, runs, recipe, spheres=sph, card=card.name, overwrite=overwrite, progress=say,
+                               attrs={"card_body": card.raw, "task": tname})
