@@ -237,6 +237,30 @@ def evaluate(
         json_out.write_text(json.dumps(res, indent=2))
 
 
+# ------------------------------------------------------------------------------------ plot-surface
+@app.command("plot-surface")
+def plot_surface(
+    path: Optional[Path] = typer.Argument(None, help="Surface data file (CIFTI-2, GIFTI, MGH/MGZ, curv); not needed with --patches."),
+    out: Path = typer.Option(Path("surface.png"), "--out", "-o", help="PNG to write."),
+    hemi: Optional[str] = typer.Option(None, help="Hemisphere L or R (required for CIFTI files)."),
+    frame: int = typer.Option(0, help="Frame to show."),
+    surf_mesh: Optional[Path] = typer.Option(None, "--surf", help="Inflated surface of the data's mesh (default: nilearn's fsaverage5 for fsaverage5 data)."),
+    patches: Optional[str] = typer.Option(None, help="Show this patch grid (e.g. ico2) on the template instead of the data."),
+) -> None:
+    """Render one frame (or an icosahedral patch map) on the inflated surface and save a PNG."""
+    _setup_logging(False)
+    from ..surface.plot import patch_map, plot_surface as run
+
+    if patches is None and path is None:
+        _fail(ValueError("give a surface data file, or --patches icoK for a patch map"))
+    if patches:
+        res = _run(run, _run(patch_map, patches), out, hemi=hemi, title=f"{patches} patches on the ico6 template",
+                   cmap="tab20", symmetric=False)
+    else:
+        res = _run(run, path, out, hemi=hemi, frame=frame, surf_mesh=surf_mesh)
+    console.print(f"[green]wrote[/] {res}")
+
+
 # -------------------------------------------------------------------------------------- quickstart
 @app.command()
 def quickstart(

@@ -126,6 +126,12 @@ def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, s
         if not entries:
             raise CardError(f"card {card.name!r}: no file of subjects {subjects}")
     sph = {k: _resolve(root, v) for k, v in {**card_spheres, **(spheres or {})}.items()} or None
+    for h, p in (sph or {}).items():
+        if not p.exists():
+            raise CardError(
+                f"card {card.name!r}: registered sphere for hemisphere {h} not found at {p}; put the sphere of the "
+                "data's mesh there (card preprocessing.spheres, relative to --data-root) or pass spheres="
+            )
     runs = [SurfaceRun(p, m["subject"], m["session"], m["run"]) for p, m in entries]
     say = (lambda msg: logger.info("%s", msg)) if progress else None
     return write_surface_store(out, runs, recipe, spheres=sph, card=card.name, overwrite=overwrite, progress=say,
