@@ -25,7 +25,7 @@ def _cache(tmp_path_factory):
         yield
 
 
-def test_prepare_and_pretrain_fsaverage5(surface_root, tmp_path):
+def test_prepare_fsaverage5(surface_root, tmp_path):
     store = tmp_path / "fsa5.h5"
     r = runner.invoke(app, ["prepare", "fsaverage5_rest", "--data-root", str(surface_root / "fsaverage5_rest"), "-o", str(store)])
     assert r.exit_code == 0, r.output
@@ -33,14 +33,11 @@ def test_prepare_and_pretrain_fsaverage5(surface_root, tmp_path):
     assert (len(st), st.sample_shape, st.attrs["task"]) == (66, (3, 1280, 45), "pretrain")
     assert st.attrs["card_body"]["name"] == "fsaverage5_rest"
     assert set(st.meta["subject"]) == {"010188"} and set(st.meta["hemi"]) == {"L", "R"}
-    r = runner.invoke(app, ["pretrain", str(store), "--model", "sit", "--n-layers", "1", "--max-steps", "2",
-                            "--batch-size", "2", "--no-progress", "--device", "cpu", "-o", str(tmp_path / "pt")])
-    assert r.exit_code == 0, r.output
-    assert "pretrained 2 steps" in r.output and (tmp_path / "pt" / "last.pt").exists()
 
 
-def test_prepare_hcp7t_layout(surface_root, tmp_path):
-    """The HCP 7T card's layout, with the real CIFTI dtseries standing in for a movie run."""
+def test_prepare_hcp7t_layout_and_pretrain(surface_root, tmp_path):
+    """The HCP 7T card's layout, with the real CIFTI dtseries standing in for a movie run; then
+    ``neuro pretrain --model sit`` on the store."""
     root = tmp_path / "hcp"
     run_dir = root / "100610/MNINonLinear/Results/tfMRI_MOVIE2_7T_PA"
     run_dir.mkdir(parents=True)
@@ -56,6 +53,11 @@ def test_prepare_hcp7t_layout(surface_root, tmp_path):
     assert set(st.meta["subject"]) == {"100610"} and set(st.meta["run"]) == {"2"}
     assert st.attrs["mesh"] == "fs_LR_32k" and st.attrs["tr"] == 1.0
     np.testing.assert_allclose(st.meta["onset"][:3], [0, 1, 2])
+    r = runner.invoke(app, ["pretrain", str(store), "--model", "sit", "--model-size", "tiny", "--n-layers", "1",
+                            "--mask-ratio", "0.9", "--max-steps", "1", "--batch-size", "2", "--no-progress",
+                            "--device", "cpu", "-o", str(tmp_path / "pt")])
+    assert r.exit_code == 0, r.output
+    assert "pretrained 1 steps" in r.output and (tmp_path / "pt" / "last.pt").exists()
 
 
 def test_prepare_without_spheres_fails_clearly(surface_root, tmp_path):

@@ -133,9 +133,9 @@ def test_finetune_sit_hemisphere(fsa5_store, tmp_path):
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
     pt = pretrain([fsa5_store], tmp_path / "pt", PretrainConfig(
-        model="sit", model_kwargs=SMALL, epochs=1, max_steps=4, batch_size=4, progress=False, device="cpu"))
+        model="sit", model_kwargs=SMALL, epochs=1, max_steps=2, batch_size=4, progress=False, device="cpu"))
     rep = finetune([fsa5_store], tmp_path / "ft", FinetuneConfig(
-        model="sit", head="avgpool", epochs=2, batch_size=8, progress=False, device="cpu"), init=pt["checkpoint"])
+        model="sit", head="avgpool", epochs=1, batch_size=11, progress=False, device="cpu"), init=pt["checkpoint"])
     assert rep["kind"] == "binary" and rep["split_by"] == "run"
     assert rep["n_samples"] == {"train": 22, "val": 22, "test": 22}  # 11 tubelets × 2 hemispheres per run
     assert 0.0 <= rep["test"]["balanced_accuracy"] <= 1.0 and (tmp_path / "ft" / "best.pt").exists()
