@@ -42,3 +42,11 @@ def surface_root(shared) -> Path:
 @pytest.fixture(scope="session")
 def fixtures_root(shared) -> Path:
     return shared / "fixtures"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _neurokit_cache(tmp_path_factory):
+    """Derived arrays (resampling matrices) go to a temporary cache folder, never to ~/.cache."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("NEUROKIT_CACHE", str(tmp_path_factory.mktemp("nkcache")))
+        yield

@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 
 import numpy as np
-import pytest
 from typer.testing import CliRunner
 
 from neurokit.cli.main import app
@@ -17,12 +16,6 @@ def flat(text: str) -> str:
     """CLI output without whitespace (rich wraps long lines, even inside paths)."""
     return "".join(text.split())
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("NEUROKIT_CACHE", str(tmp_path_factory.mktemp("nkcache")))
-        yield
 
 
 def test_prepare_fsaverage5(surface_root, tmp_path):

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from neurokit._errors import ConfigError
-from neurokit.models.sit import SIT_PRESETS, SiT, create_sit, sincos_1d, sit_config
+from neurokit.models.sit import SIT_PRESETS, create_sit, sincos_1d, sit_config
 from neurokit.models.vsmae import VSMAE, VSMAEConfig, create_vsmae, tube_mask
 from neurokit.surface.patching import SurfaceRecipe
 from neurokit.surface.store import SurfaceRun, write_surface_store
@@ -17,11 +17,11 @@ SMALL = {"depth": 1, "decoder_depth": 1}
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _env(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("NEUROKIT_CACHE", str(tmp_path_factory.mktemp("nkcache")))
-        torch.set_num_threads(2)
-        yield
+def _two_threads():
+    before = torch.get_num_threads()
+    torch.set_num_threads(min(2, before))
+    yield
+    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

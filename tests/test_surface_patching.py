@@ -17,12 +17,6 @@ FSA5 = "fsaverage5_rest/sub-010188_ses-02_task-rest_acq-AP_run-01.fsa5.{h}h.firs
 MSC = "cifti/sub-MSC01_test.dtseries.nii"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("NEUROKIT_CACHE", str(tmp_path_factory.mktemp("nkcache")))
-        yield
-
 
 def test_zscore_frames():
     rng = np.random.default_rng(0)

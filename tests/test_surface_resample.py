@@ -15,12 +15,6 @@ SULC = "hcp_fs_LR32k/S1200.sulc_MSMAll.32k_fs_LR.dscalar.nii"
 FSA5 = "fsaverage5_rest/sub-010188_ses-02_task-rest_acq-AP_run-01.fsa5.{h}h.first100TR.mgz"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("NEUROKIT_CACHE", str(tmp_path_factory.mktemp("nkcache")))
-        yield
-
 
 def sphere(root, h):
     return root / f"hcp_fs_LR32k/S1200.{h}.sphere.32k_fs_LR.surf.gii"
