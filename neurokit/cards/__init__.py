@@ -103,6 +103,15 @@ class DataCard:
         fmt = self.raw.get("layout", {}).get("subject_format", "S{:03d}")
         return {k: [fmt.format(s) for s in parse_ranges(v)] for k, v in (t.get("splits") or {}).items()}
 
+    def channel_set(self, name: str) -> list[str]:
+        """A named channel subset from the card's ``channel_sets``, or a comma-separated list."""
+        sets = self.raw.get("channel_sets") or {}
+        if name in sets:
+            return list(sets[name])
+        if "," in name:
+            return [c.strip() for c in name.split(",") if c.strip()]
+        raise CardError(f"card {self.name!r} has no channel set {name!r}; sets: {sorted(sets)} (or give 'A,B,C')")
+
     def recipe(self):
         from ..preprocessing.eeg import EEGRecipe
 
