@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+os.environ.setdefault("NEUROKIT_OFFLINE", "1")  # tests never download
 
 
 def shared_root() -> Path:

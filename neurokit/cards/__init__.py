@@ -11,6 +11,7 @@ import logging
 import os
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -192,14 +193,22 @@ class DataCard:
         return dict(self.raw)
 
 
-def _try_fetch_eegbci(root: Path, subject: int, run: int) -> None:
+@lru_cache(maxsize=1)
+def _online() -> bool:
+    """Whether PhysioNet is reachable (checked once per process; never in CI or with NEUROKIT_OFFLINE)."""
     if os.environ.get("NEUROKIT_OFFLINE") or os.environ.get("CI"):
-        return
-    try:
-        import socket
+        return False
+    import socket
 
-        socket.create_connection(("physionet.org", 443), timeout=2).close()
+    try:
+        socket.create_connection(("physionet.org", 443), timeout=3).close()
+        return True
     except OSError:
+        return False
+
+
+def _try_fetch_eegbci(root: Path, subject: int, run: int) -> None:
+    if not _online():
         return
     try:
         import mne
