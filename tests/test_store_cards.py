@@ -101,3 +101,26 @@ def test_incomplete_store_refused(tmp_path):
 def test_writer_refuses_overwrite(lr_store):
     with pytest.raises(FileExistsError, match="--overwrite"):
         PatchStoreWriter(lr_store, (1,))
+
+
+def test_folder_corpus_card(eeg_root, tmp_path):
+    """The pretraining-corpus card on a folder of real EDF files: 19 channels in 10-10 names, continuous
+    windows, no labels."""
+    import yaml
+
+    from neurokit.cards import cards_dir
+
+    folder = eeg_root / EEGMMIDB / "S001"
+    body = yaml.safe_load((cards_dir() / "eeg_folder.yaml").read_text())
+    # EEGMMIDB runs last about 2 min: the TUEG crops (60 s at each end) would leave too little
+    with pytest.raises(DataFileError, match=r"S001R03.edf: recording too short: .* one window needs 30 s"):
+        prepare("eeg_folder", tmp_path / "c.h5", data_root=folder, progress=False)
+    body["preprocessing"].update(crop_start_s=0.0, crop_end_s=0.0, window_s=10.0, reject_uv=None)
+    card = tmp_path / "short.yaml"
+    card.write_text(yaml.safe_dump(body))
+    out = prepare(card, tmp_path / "c.h5", data_root=folder, progress=False)
+    s = PatchStore(out)
+    assert s.sample_shape == (19, 10, 200)
+    assert s.attrs["ch_names"] == body["preprocessing"]["channels"]
+    assert len(s.attrs["sources"]) == 12 and np.all(s.labels == -1)
+    assert len(s) >= 12 * 12  # at least 12 windows of 10 s in each ~2-min run
