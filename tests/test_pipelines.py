@@ -160,3 +160,26 @@ def test_cli_pretrain_under_torchrun_two_processes(lr_store, tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     ck = load_checkpoint(tmp_path / "ddp" / "last.pt")
     assert ck["step"] == 3 and not any(k.startswith("module.") for k in ck["state_dict"])
+
+
+def test_split_by_run_for_one_subject(eeg_root, tmp_path):
+    from neurokit.data import PatchDataset
+    from neurokit.pipelines.finetune import resolve_splits
+    from neurokit.pipelines.prepare import prepare
+
+    one = prepare("physionet_mi", tmp_path / "one.h5", data_root=eeg_root, task="left_right_imagery",
+                  subjects=[3], channels=["C3", "Cz", "C4"], progress=False)
+    how, kw = resolve_splits(PatchDataset(one, labelled=True))
+    assert how == "run" and kw == {"train": {"runs": ["R04"]}, "val": {"runs": ["R08"]}, "test": {"runs": ["R12"]}}
+
+
+def test_cli_finetune_prints_table(lr_store, tmp_path):
+    r = _neuro("finetune", str(lr_store), "-o", str(tmp_path / "ft"), "--n-layers", "1", "--epochs", "1",
+               "--batch-size", "16", "--head", "avgpool", "--train-subjects", "1", "--val-subjects", "2",
+               "--test-subjects", "2", "--no-progress", "--device", "cpu")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "balanced_accuracy" in r.stdout and "auroc" in r.stdout and "split by subject" in r.stdout
+    rep = json.loads((tmp_path / "ft" / "report.json").read_text())
+    assert rep["init"] is None and rep["splits"]["train"] == {"subjects": ["S001"]}
+    r = _neuro("evaluate", str(tmp_path / "ft" / "best.pt"), str(lr_store), "--subjects", "2", "--device", "cpu")
+    assert r.returncode == 0 and f"{rep['test']['auroc']:.4f}" in r.stdout
