@@ -20,23 +20,23 @@ SMALL = {"n_layers": 1}
 @pytest.fixture(scope="module")
 def pretrained(lr_store, tmp_path_factory):
     out = tmp_path_factory.mktemp("pt")
-    cfg = PretrainConfig(model_kwargs=SMALL, epochs=4, batch_size=16, optim={"lr": 2e-3}, progress=False, seed=0)
+    cfg = PretrainConfig(model_kwargs=SMALL, epochs=3, batch_size=16, optim={"lr": 2e-3}, progress=False, seed=0)
     return out, pretrain(lr_store, out, cfg)
 
 
 def test_pretrain_loss_falls_on_real_data(pretrained):
     out, res = pretrained
-    assert res["steps"] == 20  # 90 samples // 16 = 5 steps per epoch, 4 epochs
+    assert res["steps"] == 15  # 90 samples // 16 = 5 steps per epoch, 3 epochs
     assert res["loss_last"] < 0.5 * res["loss_first"], (res["loss_first"], res["loss_last"])
     lines = [json.loads(l) for l in (out / "metrics.jsonl").read_text().splitlines()]
-    assert [l["step"] for l in lines] == list(range(1, 21))
+    assert [l["step"] for l in lines] == list(range(1, 16))
     assert lines[-1]["lr"] == pytest.approx(1e-5, rel=1e-3)  # per-step cosine reaches min_lr
 
 
 def test_checkpoint_contents(pretrained):
     out, _ = pretrained
     ck = load_checkpoint(out / "last.pt")
-    assert ck["model"] == "cbramod" and ck["model_config"]["n_layers"] == 1 and ck["step"] == 20
+    assert ck["model"] == "cbramod" and ck["model_config"]["n_layers"] == 1 and ck["step"] == 15
     assert ck["recipe"]["sfreq"] == 200.0 and ck["card"] == "physionet_mi"
     assert {"optimizer", "scheduler", "rng"} <= set(ck)
     assert ck["store_attrs"]["ch_names"][0] == "FC5"
