@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+os.environ.setdefault("NEUROKIT_OFFLINE", "1")  # tests never download
 
 
 def shared_root() -> Path:
@@ -42,6 +43,16 @@ def surface_root(shared) -> Path:
 @pytest.fixture(scope="session")
 def fixtures_root(shared) -> Path:
     return shared / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def lr_store(eeg_root, tmp_path_factory):
+    """Left- vs right-fist imagery of S001-S002, sensorimotor channels, written once per session."""
+    from neurokit.pipelines.prepare import prepare
+
+    out = tmp_path_factory.mktemp("stores") / "lr.h5"
+    return prepare("physionet_mi", out, data_root=eeg_root, task="left_right_imagery", subjects=[1, 2],
+                   channels="sensorimotor", progress=False)
 
 
 @pytest.fixture(scope="session", autouse=True)

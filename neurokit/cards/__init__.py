@@ -11,6 +11,7 @@ import logging
 import os
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,15 @@ class DataCard:
         fmt = self.raw.get("layout", {}).get("subject_format", "S{:03d}")
         return {k: [fmt.format(s) for s in parse_ranges(v)] for k, v in (t.get("splits") or {}).items()}
 
+    def channel_set(self, name: str) -> list[str]:
+        """A named channel subset from the card's ``channel_sets``, or a comma-separated list."""
+        sets = self.raw.get("channel_sets") or {}
+        if name in sets:
+            return list(sets[name])
+        if "," in name:
+            return [c.strip() for c in name.split(",") if c.strip()]
+        raise CardError(f"card {self.name!r} has no channel set {name!r}; sets: {sorted(sets)} (or give 'A,B,C')")
+
     def recipe(self):
         from ..preprocessing.eeg import EEGRecipe
 
@@ -183,14 +193,22 @@ class DataCard:
         return dict(self.raw)
 
 
-def _try_fetch_eegbci(root: Path, subject: int, run: int) -> None:
+@lru_cache(maxsize=1)
+def _online() -> bool:
+    """Whether PhysioNet is reachable (checked once per process; never in CI or with NEUROKIT_OFFLINE)."""
     if os.environ.get("NEUROKIT_OFFLINE") or os.environ.get("CI"):
-        return
-    try:
-        import socket
+        return False
+    import socket
 
-        socket.create_connection(("physionet.org", 443), timeout=2).close()
+    try:
+        socket.create_connection(("physionet.org", 443), timeout=3).close()
+        return True
     except OSError:
+        return False
+
+
+def _try_fetch_eegbci(root: Path, subject: int, run: int) -> None:
+    if not _online():
         return
     try:
         import mne

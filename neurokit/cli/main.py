@@ -101,6 +101,7 @@ def prepare(
     task: Optional[str] = typer.Option(None, help="Card task (labels, splits); default: the card's first task."),
     files: Optional[List[Path]] = typer.Option(None, "--file", "-f", help="Explicit recording(s) instead of the card's layout (repeatable)."),
     subjects: Optional[str] = typer.Option(None, help="Subject numbers to include, e.g. '1-10' (default: all in the card's splits)."),
+    channels: Optional[str] = typer.Option(None, help="Channel subset: a card channel set (e.g. sensorimotor) or 'C3,Cz,C4' (default: the recipe's)."),
     overwrite: bool = typer.Option(False, help="Replace an existing store."),
     skip_bad: bool = typer.Option(False, help="Skip unreadable/too-short files with a warning instead of stopping."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log each step."),
@@ -112,7 +113,7 @@ def prepare(
 
     subj = parse_ranges(subjects) if subjects else None
     kwargs = {"skip_bad": skip_bad} if skip_bad else {}
-    path = _run(run_prepare, card, out, data_root=data_root, task=task, files=files or None, subjects=subj, overwrite=overwrite, **kwargs)
+    path = _run(run_prepare, card, out, data_root=data_root, task=task, files=files or None, subjects=subj, channels=channels, overwrite=overwrite, **kwargs)
     from ..data.store import PatchStore
 
     s = PatchStore(path)
@@ -269,6 +270,7 @@ def quickstart(
     pretrain_epochs: int = typer.Option(1, help="Pretraining epochs."),
     finetune_epochs: int = typer.Option(3, help="Fine-tuning epochs."),
     n_layers: int = typer.Option(2, help="CBraMod layers (paper: 12; small for a CPU demo)."),
+    channels: str = typer.Option("sensorimotor", help="Channel set of the card (sensorimotor: 21 channels) or 'all'."),
     batch_size: int = typer.Option(16, help="Batch size for both stages."),
     seed: int = typer.Option(0, help="Random seed."),
     device: str = typer.Option("auto", help="auto, cpu, cuda."),
@@ -285,7 +287,8 @@ def quickstart(
     out.mkdir(parents=True, exist_ok=True)
     store = out / "physionet_mi_left_right.h5"
     if not store.exists():
-        _run(prep, "physionet_mi", store, data_root=data_root, task="left_right_imagery")
+        _run(prep, "physionet_mi", store, data_root=data_root, task="left_right_imagery",
+             channels=None if channels == "all" else channels)
     from ..cards import load_card
 
     train_subjects = load_card("physionet_mi").splits("left_right_imagery")["train"]

@@ -37,10 +37,11 @@ class PatchDataset:
     ) -> None:
         if isinstance(stores, (str, Path, PatchStore)):
             stores = [stores]
-        stores = [s if isinstance(s, PatchStore) else s for s in stores]
-        paths = [s for s in stores if not isinstance(s, PatchStore)]
-        opened = open_stores(paths) if paths else []
-        self.stores: list[PatchStore] = [s for s in stores if isinstance(s, PatchStore)] + opened
+        stores = list(stores)
+        if all(isinstance(s, PatchStore) for s in stores):
+            self.stores: list[PatchStore] = stores
+        else:
+            self.stores = open_stores(stores)
         self.transform = transform
         index = []
         for si, st in enumerate(self.stores):

@@ -260,9 +260,9 @@ def _read_column(ds) -> np.ndarray:
     return data
 
 
-def open_stores(paths: Iterable[str | Path]) -> list[PatchStore]:
+def open_stores(paths: Iterable[str | Path | PatchStore]) -> list[PatchStore]:
     """Open several stores and check they agree on sample shape, modality and channel names."""
-    stores = [PatchStore(p) for p in paths]
+    stores = [p if isinstance(p, PatchStore) else PatchStore(p) for p in paths]
     if not stores:
         raise StoreError("no store given")
     ref = stores[0]

@@ -53,7 +53,7 @@ def normalize_ch_name(name: str) -> tuple[str, bool]:
     Returns
     -------
     new_name : str
-        The 10-05 label (``"FC5"``, ``"T7"``), or the stripped input when no standard label matches.
+        The 10-05 label (``"FC5"``, ``"T7"``), or the input without padding when no standard label matches.
     matched : bool
         Whether the label is a standard 10-05 position.
     """
@@ -66,7 +66,7 @@ def normalize_ch_name(name: str) -> tuple[str, bool]:
             return OLD_TO_NEW[key], True
         if key in table:
             return table[key], True
-    return stripped or cleaned, False
+    return cleaned.rstrip(". ") or cleaned, False
 
 
 @dataclass
@@ -135,6 +135,11 @@ def read_eeg(
             f"{path}: MNE could not read this file ({type(exc).__name__}: {exc}). "
             "Check that it is complete (not truncated) and in a format MNE supports."
         ) from exc
+    if len(raw.ch_names) == 0:
+        raise DataFileError(
+            f"{path}: the file holds no signal channels (an annotation-only EDF such as a hypnogram?); "
+            "read its annotations with mne.read_annotations()"
+        )
     if raw.n_times == 0:
         raise DataFileError(f"{path}: the recording holds no samples (truncated file?)")
 

@@ -289,7 +289,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, An
                     torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_grad)
                 opt.step()
                 sched.step()
-                losses.append(float(loss))
+                losses.append(float(loss.detach()))
                 bar.update(epoch=epoch + 1, loss=losses[-1])
             yv, ov = _predict(model, parts["val"], cfg.batch_size, info.device)
             val = score(kind, yv, ov)

@@ -37,6 +37,7 @@ def prepare(
     task: str | None = None,
     files: Sequence[str | Path] | None = None,
     subjects: list[int] | None = None,
+    channels: Sequence[str] | str | None = None,
     overwrite: bool = False,
     progress: bool = True,
     **kwargs,
@@ -58,6 +59,9 @@ def prepare(
         for a single run group).
     subjects : list of int, optional
         Restrict to these subject numbers.
+    channels : list of str or str, optional
+        Keep only these channels, in this order (10-05 labels), or the name of one of the card's
+        ``channel_sets``; overrides the recipe's ``channels``.
     overwrite : bool
         Replace an existing store.
 
@@ -70,6 +74,8 @@ def prepare(
     fn = PREPARERS.get(card.modality)
     if fn is None:
         raise ValueError(f"no preparer for modality {card.modality!r}; known: {sorted(PREPARERS)}")
+    if channels is not None:
+        kwargs["channels"] = card.channel_set(channels) if isinstance(channels, str) else list(channels)
     return fn(card, Path(out), data_root=data_root, task=task, files=files, subjects=subjects, overwrite=overwrite, progress=progress, **kwargs)
 
 
@@ -92,6 +98,7 @@ def prepare_eeg(
     subjects=None,
     overwrite=False,
     progress=True,
+    channels: list[str] | None = None,
     skip_bad: bool = False,
 ) -> Path:
     """EEG: read → :func:`~neurokit.preprocessing.eeg.preprocess_raw` → windows → store.
@@ -102,6 +109,8 @@ def prepare_eeg(
     from ..preprocessing.eeg import make_windows, preprocess_raw
 
     recipe = card.recipe()
+    if channels:
+        recipe = type(recipe).from_dict({**recipe.to_dict(), "channels": list(channels)})
     tname, tdef = card.task(task)
     if files:
         groups = tdef.get("run_groups") or []

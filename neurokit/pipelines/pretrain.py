@@ -116,7 +116,7 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
         step = int(state["step"])
         history = list(state.get("history", []))
         set_rng_state(state.get("rng", {}))
-    gen = torch.Generator(device=info.device).manual_seed(cfg.seed * 7919 + info.rank + step)
+    gen = torch.Generator(device=info.device)
     meta = _provenance(ds, cfg)
     bar = TrainProgress(total, start=step, description=f"pretrain {cfg.model}", enabled=cfg.progress and info.is_main)
     n_seen = 0
@@ -132,6 +132,8 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
                                    rank=info.rank, world_size=info.world_size, start_batch=start)
             for x, _ in make_loader(ds, sampler, cfg.batch_size, cfg.num_workers, info.device):
                 x = x.to(info.device, non_blocking=True)
+                # masks depend on (seed, rank, step) only, so a resumed job draws the same ones
+                gen.manual_seed(cfg.seed * 1_000_003 + info.rank * 7919 + step)
                 loss, stats = objective.loss(model, x, gen)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
