@@ -57,7 +57,8 @@ def rebuild_vsmae(model_config: dict) -> VSMAE:
 
 def vsmae_loss(module: nn.Module, x: torch.Tensor, generator: torch.Generator | None = None):
     """One batch ``(B, T, N, V)`` → (MSE on masked tokens, ``{"masked_frac": …}``)."""
-    gen = generator if generator is not None and generator.device == x.device else None
+    # a "cuda" generator drives "cuda:0" tensors: compare device types, not full device names
+    gen = generator if generator is not None and generator.device.type == x.device.type else None
     out = module(x, generator=gen)
     return out.loss, {"masked_frac": float(out.mask.float().mean())}
 
