@@ -94,12 +94,19 @@ def subdivide(vertices: np.ndarray, faces: np.ndarray, radius: float = RADIUS) -
     ordered = key[np.sort(first)]
     mids = vertices[ordered[:, 0]] + vertices[ordered[:, 1]]
     mids *= radius / np.linalg.norm(mids, axis=1, keepdims=True)
-    ab, bc, ca = mid_id[:, 0], mid_id[:, 1], mid_id[:, 2]
-    children = np.stack(
+    children = child_faces(a, b, c, mid_id[:, 0], mid_id[:, 1], mid_id[:, 2])
+    return np.concatenate([vertices, mids]), children
+
+
+def child_faces(a, b, c, ab, bc, ca) -> np.ndarray:
+    """The four children of faces ``(a, b, c)`` with edge midpoints ``ab, bc, ca`` (arrays of equal
+    length, any trailing shape), in the reference quad-tree order: centre ``(ab, bc, ca)``, then the
+    corners at ``c``, ``b`` and ``a``. Returns ``(4·n, 3, …)``, children of face ``f`` at ``4f … 4f+3``."""
+    out = np.stack(
         [np.stack([ab, bc, ca], 1), np.stack([c, ca, bc], 1), np.stack([b, bc, ab], 1), np.stack([a, ab, ca], 1)],
         axis=1,
-    ).reshape(-1, 3)
-    return np.concatenate([vertices, mids]), children
+    )
+    return out.reshape(-1, *out.shape[2:])
 
 
 @dataclass(frozen=True)
@@ -126,9 +133,12 @@ class Icosphere:
 @lru_cache(maxsize=None)
 def _quadtree(order: int) -> tuple[np.ndarray, np.ndarray]:
     if order == 0:
-        return ICOSAHEDRON_VERTICES.copy(), ICOSAHEDRON_FACES.copy()
-    v, f = _quadtree(order - 1)
-    return subdivide(v, f)
+        v, f = ICOSAHEDRON_VERTICES.copy(), ICOSAHEDRON_FACES.copy()
+    else:
+        v, f = subdivide(*_quadtree(order - 1))
+    v.setflags(write=False)  # cached: shared by every caller
+    f.setflags(write=False)
+    return v, f
 
 
 def quadtree_faces(order: int) -> np.ndarray:
@@ -168,8 +178,6 @@ def icosphere(order: int = 6) -> Icosphere:
     n = np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]])
     flip = np.einsum("ij,ij->i", n, v[f].mean(1)) < 0
     out[flip] = out[flip][:, [1, 0, 2]]
-    v = v.copy()
-    v.setflags(write=False)
     out.setflags(write=False)
     return Icosphere(int(order), v, out)
 

@@ -17,7 +17,7 @@ from functools import lru_cache
 import numpy as np
 
 from .._errors import ConfigError
-from .icosphere import _quadtree, n_faces
+from .icosphere import _quadtree, child_faces, n_faces
 
 TEMPLATE_ORDER = 6
 
@@ -69,11 +69,7 @@ def patch_table(grid_order: int = 2, template_order: int = TEMPLATE_ORDER) -> np
     lat = np.broadcast_to(np.array([[0, 0], [n, 0], [0, n]]), (len(faces), 3, 2)).copy()
     for _ in range(grid_order, template_order):
         a, b, c = lat[:, 0], lat[:, 1], lat[:, 2]
-        ab, bc, ca = (a + b) // 2, (b + c) // 2, (c + a) // 2
-        lat = np.stack(
-            [np.stack([ab, bc, ca], 1), np.stack([c, ca, bc], 1), np.stack([b, bc, ab], 1), np.stack([a, ab, ca], 1)],
-            axis=1,
-        ).reshape(-1, 3, 2)
+        lat = child_faces(a, b, c, (a + b) // 2, (b + c) // 2, (c + a) // 2)
     tfaces = _quadtree(template_order)[1]
     per = 4 ** (template_order - grid_order)
     patch = np.repeat(np.arange(len(faces)), per * 3)
