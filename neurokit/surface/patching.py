@@ -180,6 +180,25 @@ def tubelets(x: np.ndarray, size: int, stride: int | None = None) -> tuple[np.nd
     return x[idx], starts
 
 
+def surface_frames(sd, recipe: SurfaceRecipe | None = None, sphere=None) -> tuple[np.ndarray, np.ndarray]:
+    """One hemisphere's :class:`~neurokit.io.surface.SurfaceData` → per-frame patch tensor on the template.
+
+    Returns
+    -------
+    frames : ndarray, shape (n_frames, n_patches, V), float32
+        Resampled, z-scored (if the recipe says so) and cut into the recipe's patches.
+    mask : ndarray of bool, shape (n_template_vertices,)
+        Cortex on the template.
+    """
+    recipe = recipe or SurfaceRecipe()
+    data, mask = to_template(
+        sd, sphere, order=recipe.template_order, mirror_right=recipe.mirror_right, threshold=recipe.mask_threshold
+    )
+    if recipe.zscore:
+        data = zscore_frames(data, mask, source=str(sd.path))
+    return frame_patches(data, recipe.grid_order, recipe.template_order), mask
+
+
 def surface_samples(sd, recipe: SurfaceRecipe | None = None, sphere=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One hemisphere's :class:`~neurokit.io.surface.SurfaceData` → stored samples.
 
@@ -192,11 +211,6 @@ def surface_samples(sd, recipe: SurfaceRecipe | None = None, sphere=None) -> tup
         Cortex on the template.
     """
     recipe = recipe or SurfaceRecipe()
-    data, mask = to_template(
-        sd, sphere, order=recipe.template_order, mirror_right=recipe.mirror_right, threshold=recipe.mask_threshold
-    )
-    if recipe.zscore:
-        data = zscore_frames(data, mask, source=str(sd.path))
-    x = frame_patches(data, recipe.grid_order, recipe.template_order)
+    x, mask = surface_frames(sd, recipe, sphere)
     tubes, starts = tubelets(x, recipe.tubelet, recipe.step)
     return tubes, starts * float(sd.tr or 1.0), mask

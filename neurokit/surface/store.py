@@ -20,7 +20,7 @@ from ..data.store import PatchStoreWriter
 from ..io.eeg import file_sha256
 from ..io.surface import normalize_hemi, read_cifti_hemispheres, read_surface
 from .patches import n_patches, vertices_per_patch
-from .patching import SurfaceRecipe, surface_samples
+from .patching import SurfaceRecipe, surface_frames
 
 logger = logging.getLogger("neurokit")
 
@@ -85,6 +85,7 @@ def write_surface_store(
     overwrite: bool = False,
     progress: Callable[[str], None] | None = None,
     attrs: dict | None = None,
+    chunk: int = 64,
 ) -> Path:
     """Write a surface patch store.
 
@@ -106,6 +107,8 @@ def write_surface_store(
         Called with a short message per file and hemisphere.
     attrs : dict, optional
         Extra store attributes (``card_body``, ``task``, …).
+    chunk : int
+        Tubelets assembled and written at a time (bounds memory with overlapping tubelets).
 
     Returns
     -------
@@ -150,23 +153,27 @@ def write_surface_store(
             sources.append({"path": str(run.path), "sha256": file_sha256(run.path)})
             for hemi, sd in _hemispheres(run):
                 sphere = (spheres or {}).get(hemi) if hemi else None
-                x, onsets, _ = surface_samples(sd, recipe, sphere)
-                onsets = onsets + (run.frames[0] * float(sd.tr or 1.0) if run.frames else 0.0)
-                if len(x) == 0:
+                frames, _ = surface_frames(sd, recipe, sphere)
+                starts = np.arange(0, sd.n_frames - recipe.tubelet + 1, recipe.step)
+                if len(starts) == 0:
                     raise DataFileError(
                         f"{run.path}: {sd.n_frames} frames, fewer than one tubelet of {recipe.tubelet} frames"
                     )
+                tr = float(sd.tr or 1.0)
+                first = run.frames[0] if run.frames else 0
                 label = missing_label if run.label is None else run.label
-                w.append(
-                    x, np.full(len(x), label), onsets=onsets,
-                    subject=run.subject, session=run.session, run=run.run, hemi=hemi or "",
-                )
+                for lo in range(0, len(starts), chunk):  # overlapping tubelets: never all in memory at once
+                    s = starts[lo : lo + chunk]
+                    w.append(
+                        frames[s[:, None] + np.arange(recipe.tubelet)], np.full(len(s), label),
+                        onsets=(s + first) * tr, subject=run.subject, session=run.session, run=run.run, hemi=hemi or "",
+                    )
                 hemis.add(hemi or "")
                 meshes.add(sd.mesh)
                 if sd.tr:
                     trs.add(round(float(sd.tr), 6))
                 if progress:
-                    progress(f"{run.path.name} [{hemi}]: {len(x)} tubelets")
+                    progress(f"{run.path.name} [{hemi}]: {len(starts)} tubelets")
         if len(meshes) > 1:
             raise DataFileError(f"runs on different meshes {sorted(meshes)}: write one store per mesh")
         if len(trs) > 1:
