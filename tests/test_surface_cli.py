@@ -68,9 +68,8 @@ def test_plot_surface_png(surface_root, tmp_path):
     import matplotlib.image as mpimg
 
     out = tmp_path / "frame.png"
-    r = runner.invoke(app, ["plot-surface", str(surface_root / "cifti/sub-MSC01_test.dtseries.nii"), "--hemi", "L",
-                            "--frame", "2", "--surf", str(surface_root / "hcp_fs_LR32k/S1200.L.inflated_MSMAll.32k_fs_LR.surf.gii"),
-                            "-o", str(out)])
+    fsa5 = surface_root / "fsaverage5_rest/sub-010188_ses-02_task-rest_acq-AP_run-01.fsa5.rh.first100TR.mgz"
+    r = runner.invoke(app, ["plot-surface", str(fsa5), "--frame", "2", "-o", str(out)])  # nilearn's inflated fsaverage5
     assert r.exit_code == 0, r.output
     img = mpimg.imread(out)
     assert img.shape[0] > 300 and img.shape[1] > 600
@@ -78,3 +77,5 @@ def test_plot_surface_png(surface_root, tmp_path):
     assert len(np.unique(np.round(rgb, 2), axis=0)) > 100  # a coloured surface, not a blank canvas
     r = runner.invoke(app, ["plot-surface", str(surface_root / "cifti/sub-MSC01_test.dtseries.nii"), "--hemi", "L", "-o", str(out)])
     assert r.exit_code == 2 and "nopackagedinflatedsurfaceformesh'fs_LR_32k'" in flat(r.output)
+    r = runner.invoke(app, ["plot-surface", str(fsa5), "--frame", "100", "-o", str(out)])
+    assert r.exit_code == 2 and "frame100outofrange" in flat(r.output)

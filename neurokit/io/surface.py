@@ -233,6 +233,8 @@ def _resolve_hemi(found: str | None, want: str | None, path: Path) -> str | None
 def read_cifti_hemispheres(path: str | Path, **kwargs) -> dict[str, SurfaceData]:
     """Both cortical hemispheres of a CIFTI-2 file: ``{"L": SurfaceData, "R": SurfaceData}`` (those present).
 
+    ``kwargs``: ``mesh`` and ``allow_nan`` as in :func:`read_surface`.
+
     Raises
     ------
     DataFileError
@@ -241,11 +243,20 @@ def read_cifti_hemispheres(path: str | Path, **kwargs) -> dict[str, SurfaceData]
     import nibabel as nib
 
     path = Path(path)
-    structures = _cifti_structures(nib.load(path), path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    img = nib.load(path)  # header parsed once for both hemispheres
+    structures = _cifti_structures(img, path)
     hemis = [h for h, s in _CORTEX.items() if s in structures]
     if not hemis:
         raise DataFileError(f"{path}: no cortical surface in this CIFTI file (structures: {', '.join(structures)})")
-    return {h: read_surface(path, h, **kwargs) for h in hemis}
+    out = {}
+    for h in hemis:
+        sd = _read_cifti(path, h, kwargs.get("mesh"), img=img)
+        if not kwargs.get("allow_nan", False):
+            _check_finite(sd.data, sd.mask, path)
+        out[h] = sd
+    return out
 
 
 def _cifti_structures(img, path: Path) -> list[str]:
@@ -256,12 +267,12 @@ def _cifti_structures(img, path: Path) -> list[str]:
         raise DataFileError(f"{path}: not a dense CIFTI-2 file with a brain-model axis ({exc})") from exc
 
 
-def _read_cifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
+def _read_cifti(path: Path, want: str | None, mesh: str | None, img=None) -> SurfaceData:
     import nibabel as nib
     from nibabel import cifti2
 
     try:
-        img = nib.load(path)
+        img = img if img is not None else nib.load(path)
         ax0 = img.header.get_axis(0)
         bm = img.header.get_axis(1)
     except Exception as exc:  # noqa: BLE001
