@@ -139,7 +139,7 @@ def test_help_shows_defaults(cmd):
     if cmd == "pretrain":
         assert "[default: 40]" in r.stdout and "[default: 128]" in r.stdout and "--resume" in r.stdout
     if cmd == "finetune":
-        assert "[default: all_patch_reps]" in r.stdout and "[default: 0.1]" in r.stdout
+        assert "[default: auto]" in r.stdout and "[default: 0.1]" in r.stdout
 
 
 def test_cli_cards_and_errors(tmp_path):

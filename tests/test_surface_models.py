@@ -153,7 +153,7 @@ def test_finetune_sit_regression_from_scratch(surface_root, tmp_path):
             for seg, lo in (("a", 0), ("b", 40), ("c", 80))]
     store = write_surface_store(tmp_path / "reg.h5", runs, SurfaceRecipe(grid="ico2", tubelet=3), label_dtype="float32")
     rep = finetune([store], tmp_path / "ft", FinetuneConfig(
-        model="sit", model_kwargs={"n_layers": 1}, head="avgpool", epochs=1, batch_size=4, progress=False, device="cpu"))
+        model="sit", model_kwargs={"n_layers": 1}, epochs=1, batch_size=4, progress=False, device="cpu"))
     assert rep["kind"] == "regression" and rep["n_samples"] == {"train": 2, "val": 2, "test": 2}
     # trained on run a (target 0 s) and scored on run c (target 80 s): the error is about the gap
     assert 40 < rep["test"]["rmse"] < 120

@@ -94,7 +94,7 @@ class FinetuneConfig:
 
     model: str = "cbramod"
     model_kwargs: dict[str, Any] = field(default_factory=dict)
-    head: str = "all_patch_reps"
+    head: str = "auto"  # "auto": the model family's default (CBraMod: all_patch_reps; SiT: avgpool)
     epochs: int = 50
     batch_size: int = 64
     lr_backbone: float = 1e-4
@@ -112,8 +112,8 @@ class FinetuneConfig:
     splits: dict[str, list[str]] | None = None  # split → subject ids; default from the card
 
     def __post_init__(self) -> None:
-        if self.head not in HEADS:
-            raise ConfigError(f"head={self.head!r}; allowed: {HEADS}")
+        if self.head not in HEADS + ("auto",):
+            raise ConfigError(f"head={self.head!r}; allowed: {HEADS + ('auto',)}")
         if not 0 <= self.label_smoothing < 1:
             raise ConfigError(f"label_smoothing={self.label_smoothing} must be in [0, 1)")
 
@@ -245,7 +245,9 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, An
         backbone.eval()
         feat_shape = tuple(backbone.forward_features(x0).shape[1:])
     n_out = 1 if kind in ("binary", "regression") else n_classes
-    head = Head(cfg.head, feat_shape, n_out, cfg.dropout).to(info.device)
+    model_name = init_info.get("model", cfg.model)
+    head_kind = get_objective(model_name).default_head if cfg.head == "auto" else cfg.head
+    head = Head(head_kind, feat_shape, n_out, cfg.dropout).to(info.device)
     model = FinetuneModel(backbone, head, squeeze=n_out == 1).to(info.device)
     if cfg.frozen:
         for p in backbone.parameters():
@@ -322,16 +324,16 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, An
         "test": test,
         "history": history,
         "init": init_info.get("init"),
-        "head": cfg.head,
+        "head": head_kind,
         "seconds": time.perf_counter() - t0,
     }
     save_checkpoint(
         out / "best.pt",
         {
             "kind": "finetune",
-            "model": cfg.model,
+            "model": model_name,
             "model_config": init_info["model_config"],
-            "head": {"kind": cfg.head, "feature_shape": list(feat_shape), "n_outputs": n_out, "dropout": cfg.dropout},
+            "head": {"kind": head_kind, "feature_shape": list(feat_shape), "n_outputs": n_out, "dropout": cfg.dropout},
             "task_kind": kind,
             "state_dict": model.state_dict(),
             "label_names": label_names,

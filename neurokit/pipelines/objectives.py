@@ -30,6 +30,9 @@ class Objective:
     loss : callable ``(module, x: Tensor, generator: torch.Generator | None) -> (loss, stats: dict)``
     backbone : callable ``(module) -> nn.Module``
         The encoder fine-tuning starts from; it must offer ``forward_features(x)``.
+    default_head : str
+        Fine-tuning head used when none is asked for (``"all_patch_reps"`` for CBraMod as in the paper;
+        ``"avgpool"`` where flattening every token would make a huge layer).
     """
 
     name: str
@@ -38,6 +41,7 @@ class Objective:
     rebuild: Callable[[dict], nn.Module]
     loss: Callable[..., tuple[torch.Tensor, dict[str, Any]]]
     backbone: Callable[[nn.Module], nn.Module]
+    default_head: str = "avgpool"
 
 
 OBJECTIVES: dict[str, Objective] = {}
@@ -111,5 +115,6 @@ register_objective(
         rebuild=_cbramod_rebuild,
         loss=masked_patch_loss,
         backbone=lambda m: m,
+        default_head="all_patch_reps",
     )
 )
