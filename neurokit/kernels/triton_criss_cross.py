@@ -54,155 +54,177 @@ _LN2 = 0.6931471805599453
 if _HAVE_TRITON:
 
     @triton.jit
-    def _offsets(b, outer, head, s_b, s_c, s_n, s_h, SPATIAL: tl.constexpr):
-        """Base offset of one problem's sequence in a ``(B, C, N, H, …)`` tensor, and the stride
-        between consecutive sequence positions (channels if spatial, patches if temporal)."""
+    def _seq_base(b, outer, s_b, s_c, s_n, SPATIAL: tl.constexpr):
+        """Offset of one problem's first token in a ``(B, C, N, …)`` tensor and the stride between its
+        sequence positions (channels if spatial, patches if temporal)."""
         if SPATIAL:
-            base = b * s_b + outer * s_n + head * s_h
+            base = b * s_b + outer * s_n
             step = s_c
         else:
-            base = b * s_b + outer * s_c + head * s_h
+            base = b * s_b + outer * s_c
             step = s_n
         return base, step
 
     @triton.jit
-    def _load_tile(ptr, base, step, s_d, rows, cols, L, D, UPCAST: tl.constexpr):
-        mask = (rows[:, None] < L) & (cols[None, :] < D)
-        x = tl.load(ptr + base + rows[:, None] * step + cols[None, :] * s_d, mask=mask, other=0.0)
+    def _load_heads(ptr, base, step, s_h, s_d, heads, rows, cols, mask, UPCAST: tl.constexpr):
+        """``(HB, BLOCK_L, BLOCK_D)`` tile: a block of heads × sequence × head dim, zero-padded."""
+        offs = base + heads[:, None, None] * s_h + rows[None, :, None] * step + cols[None, None, :] * s_d
+        x = tl.load(ptr + offs, mask=mask, other=0.0)
         if UPCAST:
             x = x.to(tl.float32)
         return x
 
     @triton.jit
-    def _keep_mask(seed, pid, rows, BLOCK_L: tl.constexpr, dropout_p):
-        """Philox keep mask of one problem, ``(BLOCK_L, BLOCK_L)``; identical in forward and backward."""
-        offs = pid.to(tl.int64) * (BLOCK_L * BLOCK_L) + rows[:, None] * BLOCK_L + rows[None, :]
+    def _keep_mask(seed, problem, rows, BLOCK_L: tl.constexpr, dropout_p):
+        """Philox keep mask ``(HB, BLOCK_L, BLOCK_L)`` keyed by the global problem id of each head, so
+        forward and backward (whatever their head blocking) draw the same mask."""
+        offs = problem.to(tl.int64)[:, None, None] * (BLOCK_L * BLOCK_L) + rows[None, :, None] * BLOCK_L + rows[None, None, :]
         return tl.rand(seed, offs) >= dropout_p
 
     @triton.jit
-    def _decode(pid, n_spatial, C, N, HS, HT):
-        """Program id → (batch, outer index, absolute head); spatial programs come first, with the head
-        index fastest so that neighbouring programs read neighbouring heads of the same tokens."""
+    def _decode(pid, n_spatial, B, C, N, H, HS, GS, GT, HB_S: tl.constexpr, HB_T: tl.constexpr):
+        """Program id → (batch, outer index, first head, heads in block, global id of problem 0 head 0).
+
+        Spatial programs come first; the head block index runs fastest so that neighbouring programs
+        read neighbouring heads of the same tokens."""
         if pid < n_spatial:
-            head = pid % HS
-            rest = pid // HS
+            g = pid % GS
+            rest = pid // GS
             outer = rest % N
             b = rest // N
+            h0 = g * HB_S
+            nh = HS - h0
+            problem0 = (b * N + outer) * H
         else:
             t = pid - n_spatial
-            head = HS + t % HT
-            rest = t // HT
+            g = t % GT
+            rest = t // GT
             outer = rest % C
             b = rest // C
-        return b.to(tl.int64), outer.to(tl.int64), head.to(tl.int64)
+            h0 = HS + g * HB_T
+            nh = H - h0
+            problem0 = B * N * H + (b * C + outer) * H
+        return b.to(tl.int64), outer.to(tl.int64), h0, nh, problem0
 
     @triton.jit
     def _fwd_problem(
-        Q, K, V, O, LSE, pid, b, outer, head, L, D,
+        Q, K, V, O, LSE, b, outer, h0, nh, problem0, L, D,
         sqb, sqc, sqn, sqh, sqd, skb, skc, skn, skh, skd, svb, svc, svn, svh, svd,
         sob, soc, son, soh, sod, slb, slc, sln, slh,
         qk_scale, seed, dropout_p,
-        SPATIAL: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr,
+        SPATIAL: tl.constexpr, HB: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr,
         HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr, PREC: tl.constexpr,
     ):
+        hl = tl.arange(0, HB)
         rows = tl.arange(0, BLOCK_L)
         cols = tl.arange(0, BLOCK_D)
-        qb, qs = _offsets(b, outer, head, sqb, sqc, sqn, sqh, SPATIAL)
-        kb, ks = _offsets(b, outer, head, skb, skc, skn, skh, SPATIAL)
-        vb, vs = _offsets(b, outer, head, svb, svc, svn, svh, SPATIAL)
-        q = _load_tile(Q, qb, qs, sqd, rows, cols, L, D, UPCAST)
-        k = _load_tile(K, kb, ks, skd, rows, cols, L, D, UPCAST)
-        v = _load_tile(V, vb, vs, svd, rows, cols, L, D, UPCAST)
-        # scores in base 2: s = (q·k) · scale · log2(e); padded keys → −inf
-        s = tl.dot(q, tl.trans(k), input_precision=PREC) * qk_scale
-        s = tl.where((rows < L)[None, :], s, float("-inf"))
-        m = tl.max(s, 1)
-        p = tl.exp2(s - m[:, None])
-        l = tl.sum(p, 1)
+        heads = h0 + hl
+        h_ok = hl < nh
+        r_ok = rows < L
+        mask = h_ok[:, None, None] & r_ok[None, :, None] & (cols < D)[None, None, :]
+        qb, qs = _seq_base(b, outer, sqb, sqc, sqn, SPATIAL)
+        kb, ks = _seq_base(b, outer, skb, skc, skn, SPATIAL)
+        vb, vs = _seq_base(b, outer, svb, svc, svn, SPATIAL)
+        q = _load_heads(Q, qb, qs, sqh, sqd, heads, rows, cols, mask, UPCAST)
+        k = _load_heads(K, kb, ks, skh, skd, heads, rows, cols, mask, UPCAST)
+        v = _load_heads(V, vb, vs, svh, svd, heads, rows, cols, mask, UPCAST)
+        # scores in base 2, s = (q·k)·scale·log2(e); padded keys → −inf; one-shot softmax per row
+        s = tl.dot(q, tl.permute(k, (0, 2, 1)), input_precision=PREC) * qk_scale
+        s = tl.where(r_ok[None, None, :], s, float("-inf"))
+        m = tl.max(s, 2)
+        p = tl.exp2(s - m[:, :, None])
+        l = tl.sum(p, 2)
         if HAS_DROPOUT:
-            keep = _keep_mask(seed, pid, rows, BLOCK_L, dropout_p)
+            keep = _keep_mask(seed, problem0 + heads, rows, BLOCK_L, dropout_p)
             p = tl.where(keep, p / (1.0 - dropout_p), 0.0)
-        o = tl.dot(p.to(v.dtype), v, input_precision=PREC) / l[:, None]
-        ob, os_ = _offsets(b, outer, head, sob, soc, son, soh, SPATIAL)
-        omask = (rows[:, None] < L) & (cols[None, :] < D)
-        tl.store(O + ob + rows[:, None] * os_ + cols[None, :] * sod, o.to(O.dtype.element_ty), mask=omask)
-        lb, ls = _offsets(b, outer, head, slb, slc, sln, slh, SPATIAL)
-        tl.store(LSE + lb + rows * ls, (m + tl.log2(l)) * 0.6931471805599453, mask=rows < L)
+        o = tl.dot(p.to(v.dtype), v, input_precision=PREC) / l[:, :, None]
+        ob, os_ = _seq_base(b, outer, sob, soc, son, SPATIAL)
+        o_offs = ob + heads[:, None, None] * soh + rows[None, :, None] * os_ + cols[None, None, :] * sod
+        tl.store(O + o_offs, o.to(O.dtype.element_ty), mask=mask)
+        lb, ls = _seq_base(b, outer, slb, slc, sln, SPATIAL)
+        lse = (m + tl.log2(l)) * 0.6931471805599453  # natural-log LSE
+        tl.store(LSE + lb + heads[:, None] * slh + rows[None, :] * ls, lse, mask=h_ok[:, None] & r_ok[None, :])
 
     @triton.jit
     def _cc_fwd_kernel(
         Q, K, V, O, LSE,
         sqb, sqc, sqn, sqh, sqd, skb, skc, skn, skh, skd, svb, svc, svn, svh, svd,
         sob, soc, son, soh, sod, slb, slc, sln, slh,
-        C, N, HS, HT, D, n_spatial, qk_scale, seed, dropout_p,
+        B, C, N, H, HS, D, GS, GT, n_spatial, qk_scale, seed, dropout_p,
+        HB_S: tl.constexpr, HB_T: tl.constexpr,
         BLOCK_C: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
         HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr, PREC: tl.constexpr,
     ):
         pid = tl.program_id(0)
-        b, outer, head = _decode(pid, n_spatial, C, N, HS, HT)
+        b, outer, h0, nh, problem0 = _decode(pid, n_spatial, B, C, N, H, HS, GS, GT, HB_S, HB_T)
         if pid < n_spatial:
             _fwd_problem(
-                Q, K, V, O, LSE, pid, b, outer, head, C, D,
+                Q, K, V, O, LSE, b, outer, h0, nh, problem0, C, D,
                 sqb, sqc, sqn, sqh, sqd, skb, skc, skn, skh, skd, svb, svc, svn, svh, svd,
                 sob, soc, son, soh, sod, slb, slc, sln, slh, qk_scale, seed, dropout_p,
-                True, BLOCK_C, BLOCK_D, HAS_DROPOUT, UPCAST, PREC,
+                True, HB_S, BLOCK_C, BLOCK_D, HAS_DROPOUT, UPCAST, PREC,
             )
         else:
             _fwd_problem(
-                Q, K, V, O, LSE, pid, b, outer, head, N, D,
+                Q, K, V, O, LSE, b, outer, h0, nh, problem0, N, D,
                 sqb, sqc, sqn, sqh, sqd, skb, skc, skn, skh, skd, svb, svc, svn, svh, svd,
                 sob, soc, son, soh, sod, slb, slc, sln, slh, qk_scale, seed, dropout_p,
-                False, BLOCK_N, BLOCK_D, HAS_DROPOUT, UPCAST, PREC,
+                False, HB_T, BLOCK_N, BLOCK_D, HAS_DROPOUT, UPCAST, PREC,
             )
 
     @triton.jit
     def _bwd_problem(
-        Q, K, V, O, DO, LSE, DQ, DK, DV, pid, b, outer, head, L, D,
+        Q, K, V, O, DO, LSE, DQ, DK, DV, b, outer, h0, nh, problem0, L, D,
         sqb, sqc, sqn, sqh, sqd, skb, skc, skn, skh, skd, svb, svc, svn, svh, svd,
         sob, soc, son, soh, sod, sdb, sdc, sdn, sdh, sdd, slb, slc, sln, slh,
         sgb, sgc, sgn, sgh, sgd,
         sm_scale, seed, dropout_p,
-        SPATIAL: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr,
+        SPATIAL: tl.constexpr, HB: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr,
         HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr, PREC: tl.constexpr,
     ):
+        hl = tl.arange(0, HB)
         rows = tl.arange(0, BLOCK_L)
         cols = tl.arange(0, BLOCK_D)
-        row_ok = rows < L
-        qb, qs = _offsets(b, outer, head, sqb, sqc, sqn, sqh, SPATIAL)
-        kb, ks = _offsets(b, outer, head, skb, skc, skn, skh, SPATIAL)
-        vb, vs = _offsets(b, outer, head, svb, svc, svn, svh, SPATIAL)
-        ob, os_ = _offsets(b, outer, head, sob, soc, son, soh, SPATIAL)
-        db, ds_ = _offsets(b, outer, head, sdb, sdc, sdn, sdh, SPATIAL)
-        lb, ls = _offsets(b, outer, head, slb, slc, sln, slh, SPATIAL)
-        q = _load_tile(Q, qb, qs, sqd, rows, cols, L, D, UPCAST)
-        k = _load_tile(K, kb, ks, skd, rows, cols, L, D, UPCAST)
-        v = _load_tile(V, vb, vs, svd, rows, cols, L, D, UPCAST)
-        o = _load_tile(O, ob, os_, sod, rows, cols, L, D, True)
-        do = _load_tile(DO, db, ds_, sdd, rows, cols, L, D, UPCAST)
-        lse2 = tl.load(LSE + lb + rows * ls, mask=row_ok, other=0.0) * 1.4426950408889634
-        # recompute the probabilities from the saved LSE (padded rows and keys → 0)
-        s = tl.dot(q, tl.trans(k), input_precision=PREC) * (sm_scale * 1.4426950408889634)
-        p = tl.exp2(s - lse2[:, None])
-        p = tl.where(row_ok[:, None] & row_ok[None, :], p, 0.0)
-        delta = tl.sum(o * do.to(tl.float32), 1)  # Δ = rowsum(O·dO) = rowsum(P·dP)
-        dp = tl.dot(do, tl.trans(v), input_precision=PREC)
+        heads = h0 + hl
+        h_ok = hl < nh
+        r_ok = rows < L
+        mask = h_ok[:, None, None] & r_ok[None, :, None] & (cols < D)[None, None, :]
+        qb, qs = _seq_base(b, outer, sqb, sqc, sqn, SPATIAL)
+        kb, ks = _seq_base(b, outer, skb, skc, skn, SPATIAL)
+        vb, vs = _seq_base(b, outer, svb, svc, svn, SPATIAL)
+        ob, os_ = _seq_base(b, outer, sob, soc, son, SPATIAL)
+        db, ds_ = _seq_base(b, outer, sdb, sdc, sdn, SPATIAL)
+        lb, ls = _seq_base(b, outer, slb, slc, sln, SPATIAL)
+        q = _load_heads(Q, qb, qs, sqh, sqd, heads, rows, cols, mask, UPCAST)
+        k = _load_heads(K, kb, ks, skh, skd, heads, rows, cols, mask, UPCAST)
+        v = _load_heads(V, vb, vs, svh, svd, heads, rows, cols, mask, UPCAST)
+        o = _load_heads(O, ob, os_, soh, sod, heads, rows, cols, mask, True)
+        do = _load_heads(DO, db, ds_, sdh, sdd, heads, rows, cols, mask, UPCAST)
+        lse_mask = h_ok[:, None] & r_ok[None, :]
+        lse2 = tl.load(LSE + lb + heads[:, None] * slh + rows[None, :] * ls, mask=lse_mask, other=0.0)
+        lse2 = lse2 * 1.4426950408889634
+        # probabilities recomputed from the saved LSE; padded heads, rows and keys → 0
+        s = tl.dot(q, tl.permute(k, (0, 2, 1)), input_precision=PREC) * (sm_scale * 1.4426950408889634)
+        p = tl.exp2(s - lse2[:, :, None])
+        p = tl.where(lse_mask[:, :, None] & r_ok[None, None, :], p, 0.0)
+        delta = tl.sum(o * do.to(tl.float32), 2)  # Δ = rowsum(O·dO) = rowsum(P·dP)
+        dp = tl.dot(do, tl.permute(v, (0, 2, 1)), input_precision=PREC)
         if HAS_DROPOUT:
-            keep = _keep_mask(seed, pid, rows, BLOCK_L, dropout_p)
+            keep = _keep_mask(seed, problem0 + heads, rows, BLOCK_L, dropout_p)
             inv = 1.0 / (1.0 - dropout_p)
             pd = tl.where(keep, p * inv, 0.0)
             dp = tl.where(keep, dp * inv, 0.0)
         else:
             pd = p
-        dv = tl.dot(tl.trans(pd).to(do.dtype), do, input_precision=PREC)
-        ds = p * (dp - delta[:, None]) * sm_scale
+        dv = tl.dot(tl.permute(pd, (0, 2, 1)).to(do.dtype), do, input_precision=PREC)
+        ds = p * (dp - delta[:, :, None]) * sm_scale
         dq = tl.dot(ds.to(k.dtype), k, input_precision=PREC)
-        dk = tl.dot(tl.trans(ds).to(q.dtype), q, input_precision=PREC)
-        gmask = row_ok[:, None] & (cols[None, :] < D)
-        gb, gs = _offsets(b, outer, head, sgb, sgc, sgn, sgh, SPATIAL)
-        goff = gb + rows[:, None] * gs + cols[None, :] * sgd
-        tl.store(DQ + goff, dq.to(DQ.dtype.element_ty), mask=gmask)
-        tl.store(DK + goff, dk.to(DK.dtype.element_ty), mask=gmask)
-        tl.store(DV + goff, dv.to(DV.dtype.element_ty), mask=gmask)
+        dk = tl.dot(tl.permute(ds, (0, 2, 1)).to(q.dtype), q, input_precision=PREC)
+        gb, gs = _seq_base(b, outer, sgb, sgc, sgn, SPATIAL)
+        g_offs = gb + heads[:, None, None] * sgh + rows[None, :, None] * gs + cols[None, None, :] * sgd
+        tl.store(DQ + g_offs, dq.to(DQ.dtype.element_ty), mask=mask)
+        tl.store(DK + g_offs, dk.to(DK.dtype.element_ty), mask=mask)
+        tl.store(DV + g_offs, dv.to(DV.dtype.element_ty), mask=mask)
 
     @triton.jit
     def _cc_bwd_kernel(
@@ -210,27 +232,28 @@ if _HAVE_TRITON:
         sqb, sqc, sqn, sqh, sqd, skb, skc, skn, skh, skd, svb, svc, svn, svh, svd,
         sob, soc, son, soh, sod, sdb, sdc, sdn, sdh, sdd, slb, slc, sln, slh,
         sgb, sgc, sgn, sgh, sgd,
-        C, N, HS, HT, D, n_spatial, sm_scale, seed, dropout_p,
+        B, C, N, H, HS, D, GS, GT, n_spatial, sm_scale, seed, dropout_p,
+        HB_S: tl.constexpr, HB_T: tl.constexpr,
         BLOCK_C: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
         HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr, PREC: tl.constexpr,
     ):
         pid = tl.program_id(0)
-        b, outer, head = _decode(pid, n_spatial, C, N, HS, HT)
+        b, outer, h0, nh, problem0 = _decode(pid, n_spatial, B, C, N, H, HS, GS, GT, HB_S, HB_T)
         if pid < n_spatial:
             _bwd_problem(
-                Q, K, V, O, DO, LSE, DQ, DK, DV, pid, b, outer, head, C, D,
+                Q, K, V, O, DO, LSE, DQ, DK, DV, b, outer, h0, nh, problem0, C, D,
                 sqb, sqc, sqn, sqh, sqd, skb, skc, skn, skh, skd, svb, svc, svn, svh, svd,
                 sob, soc, son, soh, sod, sdb, sdc, sdn, sdh, sdd, slb, slc, sln, slh,
                 sgb, sgc, sgn, sgh, sgd, sm_scale, seed, dropout_p,
-                True, BLOCK_C, BLOCK_D, HAS_DROPOUT, UPCAST, PREC,
+                True, HB_S, BLOCK_C, BLOCK_D, HAS_DROPOUT, UPCAST, PREC,
             )
         else:
             _bwd_problem(
-                Q, K, V, O, DO, LSE, DQ, DK, DV, pid, b, outer, head, N, D,
+                Q, K, V, O, DO, LSE, DQ, DK, DV, b, outer, h0, nh, problem0, N, D,
                 sqb, sqc, sqn, sqh, sqd, skb, skc, skn, skh, skd, svb, svc, svn, svh, svd,
                 sob, soc, son, soh, sod, sdb, sdc, sdn, sdh, sdd, slb, slc, sln, slh,
                 sgb, sgc, sgn, sgh, sgd, sm_scale, seed, dropout_p,
-                False, BLOCK_N, BLOCK_D, HAS_DROPOUT, UPCAST, PREC,
+                False, HB_T, BLOCK_N, BLOCK_D, HAS_DROPOUT, UPCAST, PREC,
             )
 
 
@@ -238,19 +261,43 @@ def _block(n: int) -> int:
     return max(16, 1 << max(0, n - 1).bit_length())
 
 
-def _launch_config(q: torch.Tensor, C: int, N: int, d: int) -> dict:
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
+#: Most score-tile elements (heads × keys × queries, fp32) one program holds: forward and backward (the
+#: backward keeps P, dP and dS plus five (heads × L × d) tiles live).
+_TILE_BUDGET = {"fwd": 16384, "bwd": 8192}
+
+
+def _plan(q: torch.Tensor, heads_s: int, which: str) -> tuple[tuple[int], dict, dict]:
+    """Grid, runtime arguments and compile-time parameters of one pass.
+
+    Each program takes one (batch, patch) spatial or (batch, channel) temporal sequence and a block of
+    ``HB`` heads of that group (a power of two ≥ the group's head count unless the score tiles would
+    exceed the register budget), as a batched ``(HB, L, L)`` tile.
+    """
+    B, C, N, H, d = q.shape
     block_c, block_n, block_d = _block(C), _block(N), _block(d)
-    widest = max(block_c, block_n)
+    heads_t = H - heads_s
+    budget = _TILE_BUDGET[which]
+    hb_s = min(_pow2_at_least(max(heads_s, 1)), max(1, budget // (block_c * block_c)))
+    hb_t = min(_pow2_at_least(max(heads_t, 1)), max(1, budget // (block_n * block_n)))
+    gs, gt = -(-heads_s // hb_s), -(-heads_t // hb_t)
+    n_spatial = B * N * gs
+    grid = (n_spatial + B * C * gt,)
+    tile = max(hb_s * block_c * block_c if heads_s else 0, hb_t * block_n * block_n if heads_t else 0)
+    num_warps = 2
+    while num_warps < 8 and num_warps * 1024 < tile:
+        num_warps *= 2
     # bf16 has no interpreter arithmetic; fp32 must not silently drop to TF32 on tensor cores
     upcast = q.dtype == torch.float32 or (INTERPRET and q.dtype == torch.bfloat16)
-    return dict(
-        BLOCK_C=block_c,
-        BLOCK_N=block_n,
-        BLOCK_D=block_d,
-        UPCAST=upcast,
-        PREC="ieee" if upcast else "tf32",
-        num_warps=8 if widest >= 128 else (4 if widest >= 64 else 2),
+    runtime = dict(B=B, C=C, N=N, H=H, HS=heads_s, D=d, GS=gs, GT=gt, n_spatial=n_spatial)
+    meta = dict(
+        HB_S=hb_s, HB_T=hb_t, BLOCK_C=block_c, BLOCK_N=block_n, BLOCK_D=block_d,
+        UPCAST=upcast, PREC="ieee" if upcast else "tf32", num_warps=num_warps,
     )
+    return grid, runtime, meta
 
 
 def _check(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads_s: int, dropout_p: float) -> None:
@@ -286,28 +333,22 @@ def supports(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads_s: int, dr
     return AVAILABLE
 
 
-def _strides5(t: torch.Tensor) -> tuple[int, ...]:
-    return tuple(t.stride())
-
-
 class _CrissCrossFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, heads_s: int, dropout_p: float, scale: float):
         B, C, N, H, d = q.shape
         o = torch.empty((B, C, N, H, d), dtype=q.dtype, device=q.device)
         lse = torch.empty((B, C, N, H), dtype=torch.float32, device=q.device)
-        n_spatial = B * N * heads_s
-        n_temporal = B * C * (H - heads_s)
         # one seed per call, drawn from torch's CPU generator: reproducible under torch.manual_seed
         seed = int(torch.randint(0, 2**31 - 1, (1,)).item()) if dropout_p > 0 else 0
-        cfg = _launch_config(q, C, N, d)
-        grid = (n_spatial + n_temporal,)
+        grid, rt, meta = _plan(q, heads_s, "fwd")
         if grid[0] > 0:
             _cc_fwd_kernel[grid](
                 q, k, v, o, lse,
-                *_strides5(q), *_strides5(k), *_strides5(v), *_strides5(o), *lse.stride(),
-                C, N, heads_s, H - heads_s, d, n_spatial, scale * _LOG2E, seed, float(dropout_p),
-                HAS_DROPOUT=dropout_p > 0, **cfg,
+                *q.stride(), *k.stride(), *v.stride(), *o.stride(), *lse.stride(),
+                rt["B"], rt["C"], rt["N"], rt["H"], rt["HS"], rt["D"], rt["GS"], rt["GT"], rt["n_spatial"],
+                scale * _LOG2E, seed, float(dropout_p),
+                HAS_DROPOUT=dropout_p > 0, **meta,
             )
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.heads_s, ctx.dropout_p, ctx.scale, ctx.seed = heads_s, dropout_p, scale, seed
@@ -317,19 +358,17 @@ class _CrissCrossFunction(torch.autograd.Function):
     def backward(ctx, do):
         q, k, v, o, lse = ctx.saved_tensors
         heads_s, dropout_p, scale, seed = ctx.heads_s, ctx.dropout_p, ctx.scale, ctx.seed
-        B, C, N, H, d = q.shape
-        dq = torch.empty((B, C, N, H, d), dtype=q.dtype, device=q.device)
+        dq = torch.empty(q.shape, dtype=q.dtype, device=q.device)
         dk = torch.empty_like(dq)
         dv = torch.empty_like(dq)
-        n_spatial = B * N * heads_s
-        grid = (n_spatial + B * C * (H - heads_s),)
+        grid, rt, meta = _plan(q, heads_s, "bwd")
         if grid[0] > 0:
             _cc_bwd_kernel[grid](
                 q, k, v, o, do, lse, dq, dk, dv,
-                *_strides5(q), *_strides5(k), *_strides5(v), *_strides5(o), *_strides5(do), *lse.stride(),
-                *_strides5(dq),
-                C, N, heads_s, H - heads_s, d, n_spatial, scale, seed, float(dropout_p),
-                HAS_DROPOUT=dropout_p > 0, **_launch_config(q, C, N, d),
+                *q.stride(), *k.stride(), *v.stride(), *o.stride(), *do.stride(), *lse.stride(), *dq.stride(),
+                rt["B"], rt["C"], rt["N"], rt["H"], rt["HS"], rt["D"], rt["GS"], rt["GT"], rt["n_spatial"],
+                scale, seed, float(dropout_p),
+                HAS_DROPOUT=dropout_p > 0, **meta,
             )
         return dq, dk, dv, None, None, None
 
