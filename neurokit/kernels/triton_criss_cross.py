@@ -1,11 +1,12 @@
 """Fused Triton criss-cross attention, forward and backward (CBraMod, Wang et al., ICLR 2025, §3.2).
 
-One launch covers both head groups of a criss-cross layer: programs ``0 … B·N·Hs-1`` each solve one
-*spatial* problem (one head attending over the C channels of one patch) and the remaining
-``B·C·Ht`` programs each solve one *temporal* problem (one head attending over the N patches of one
-channel). Q, K and V are read through their strides straight from the fused ``(B, C, N, 3, H, d)``
-projection, so no permute, ``contiguous()`` or concatenation is needed, and each head group writes a
-disjoint slice of one ``(B, C, N, H, d)`` output.
+One launch covers both head groups of a criss-cross layer: the first programs solve the ``B·N·Hs``
+*spatial* problems (one head attending over the C channels of one patch), the others the ``B·C·Ht``
+*temporal* problems (one head attending over the N patches of one channel). Each program takes a block
+of heads of its group as one batched ``(heads, L, L)`` tile, so neighbouring heads of the same tokens
+are read together. Q, K and V are read through their strides straight from the fused
+``(B, C, N, 3, H, d)`` projection, so no permute, ``contiguous()`` or concatenation is needed, and
+each head group writes a disjoint slice of one ``(B, C, N, H, d)`` output.
 
 Sequences are short (C ≤ 256, N ≤ 256 here; CBraMod uses C ≤ 128, N ≤ 64), so a whole sequence fits
 one tile: the softmax is computed in one shot (keys padded to a power of two ≥ 16 and masked with −inf,
@@ -15,7 +16,7 @@ probabilities from it, computes ``Δ = rowsum(O·dO)`` in the same program and w
 its problem without atomics (FlashAttention-2, Dao 2023, in the single-tile case).
 
 Attention-weight dropout runs inside the kernel: a Philox stream (``tl.rand``) keyed by a seed drawn
-from torch's default CPU generator and counted by (program, query, key) gives the keep mask; the
+from torch's default CPU generator and counted by (problem, head, query, key) gives the keep mask; the
 backward regenerates the same mask from the same seed, so no mask is stored.
 
 ``TRITON_INTERPRET=1`` (set before triton is imported) runs the kernels on CPU tensors through
@@ -107,14 +108,13 @@ if _HAVE_TRITON:
         return b.to(tl.int64), outer.to(tl.int64), h0, nh, problem0
 
     @triton.jit
-    def _fwd_problem(
-        Q, K, V, O, LSE, b, outer, h0, nh, problem0, L, D,
+    def _problem_qkv(
+        Q, K, V, b, outer, h0, nh, L, D,
         sqb, sqc, sqn, sqh, sqd, skb, skc, skn, skh, skd, svb, svc, svn, svh, svd,
-        sob, soc, son, soh, sod, slb, slc, sln, slh,
-        qk_scale, seed, dropout_p,
         SPATIAL: tl.constexpr, HB: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr,
-        HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr, PREC: tl.constexpr,
+        UPCAST: tl.constexpr,
     ):
+        """Index vectors, validity masks and the Q, K, V tiles of one program's block of heads."""
         hl = tl.arange(0, HB)
         rows = tl.arange(0, BLOCK_L)
         cols = tl.arange(0, BLOCK_D)
@@ -128,6 +128,22 @@ if _HAVE_TRITON:
         q = _load_heads(Q, qb, qs, sqh, sqd, heads, rows, cols, mask, UPCAST)
         k = _load_heads(K, kb, ks, skh, skd, heads, rows, cols, mask, UPCAST)
         v = _load_heads(V, vb, vs, svh, svd, heads, rows, cols, mask, UPCAST)
+        return q, k, v, heads, rows, cols, h_ok, r_ok, mask
+
+    @triton.jit
+    def _fwd_problem(
+        Q, K, V, O, LSE, b, outer, h0, nh, problem0, L, D,
+        sqb, sqc, sqn, sqh, sqd, skb, skc, skn, skh, skd, svb, svc, svn, svh, svd,
+        sob, soc, son, soh, sod, slb, slc, sln, slh,
+        qk_scale, seed, dropout_p,
+        SPATIAL: tl.constexpr, HB: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr,
+        HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr, PREC: tl.constexpr,
+    ):
+        q, k, v, heads, rows, cols, h_ok, r_ok, mask = _problem_qkv(
+            Q, K, V, b, outer, h0, nh, L, D,
+            sqb, sqc, sqn, sqh, sqd, skb, skc, skn, skh, skd, svb, svc, svn, svh, svd,
+            SPATIAL, HB, BLOCK_L, BLOCK_D, UPCAST,
+        )
         # scores in base 2, s = (q·k)·scale·log2(e); padded keys → −inf; one-shot softmax per row
         s = tl.dot(q, tl.permute(k, (0, 2, 1)), input_precision=PREC) * qk_scale
         s = tl.where(r_ok[None, None, :], s, float("-inf"))
@@ -182,22 +198,14 @@ if _HAVE_TRITON:
         SPATIAL: tl.constexpr, HB: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr,
         HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr, PREC: tl.constexpr,
     ):
-        hl = tl.arange(0, HB)
-        rows = tl.arange(0, BLOCK_L)
-        cols = tl.arange(0, BLOCK_D)
-        heads = h0 + hl
-        h_ok = hl < nh
-        r_ok = rows < L
-        mask = h_ok[:, None, None] & r_ok[None, :, None] & (cols < D)[None, None, :]
-        qb, qs = _seq_base(b, outer, sqb, sqc, sqn, SPATIAL)
-        kb, ks = _seq_base(b, outer, skb, skc, skn, SPATIAL)
-        vb, vs = _seq_base(b, outer, svb, svc, svn, SPATIAL)
+        q, k, v, heads, rows, cols, h_ok, r_ok, mask = _problem_qkv(
+            Q, K, V, b, outer, h0, nh, L, D,
+            sqb, sqc, sqn, sqh, sqd, skb, skc, skn, skh, skd, svb, svc, svn, svh, svd,
+            SPATIAL, HB, BLOCK_L, BLOCK_D, UPCAST,
+        )
         ob, os_ = _seq_base(b, outer, sob, soc, son, SPATIAL)
         db, ds_ = _seq_base(b, outer, sdb, sdc, sdn, SPATIAL)
         lb, ls = _seq_base(b, outer, slb, slc, sln, SPATIAL)
-        q = _load_heads(Q, qb, qs, sqh, sqd, heads, rows, cols, mask, UPCAST)
-        k = _load_heads(K, kb, ks, skh, skd, heads, rows, cols, mask, UPCAST)
-        v = _load_heads(V, vb, vs, svh, svd, heads, rows, cols, mask, UPCAST)
         o = _load_heads(O, ob, os_, soh, sod, heads, rows, cols, mask, True)
         do = _load_heads(DO, db, ds_, sdh, sdd, heads, rows, cols, mask, UPCAST)
         lse_mask = h_ok[:, None] & r_ok[None, :]
