@@ -108,6 +108,16 @@ if _HAVE_TRITON:
         return b.to(tl.int64), outer.to(tl.int64), h0, nh, problem0
 
     @triton.jit
+    def _bdot(a, b, PREC: tl.constexpr):
+        """Batched ``(HB, M, K) @ (HB, K, N)`` with fp32 accumulation; a plain 2-D dot when HB = 1."""
+        if a.shape[0] == 1:
+            c = tl.dot(tl.reshape(a, (a.shape[1], a.shape[2])), tl.reshape(b, (b.shape[1], b.shape[2])), input_precision=PREC)
+            c = tl.reshape(c, (1, a.shape[1], b.shape[2]))
+        else:
+            c = tl.dot(a, b, input_precision=PREC)
+        return c
+
+    @triton.jit
     def _problem_qkv(
         Q, K, V, b, outer, h0, nh, L, D,
         sqb, sqc, sqn, sqh, sqd, skb, skc, skn, skh, skd, svb, svc, svn, svh, svd,
@@ -145,7 +155,7 @@ if _HAVE_TRITON:
             SPATIAL, HB, BLOCK_L, BLOCK_D, UPCAST,
         )
         # scores in base 2, s = (q·k)·scale·log2(e); padded keys → −inf; one-shot softmax per row
-        s = tl.dot(q, tl.permute(k, (0, 2, 1)), input_precision=PREC) * qk_scale
+        s = _bdot(q, tl.permute(k, (0, 2, 1)), PREC) * qk_scale
         s = tl.where(r_ok[None, None, :], s, float("-inf"))
         m = tl.max(s, 2)
         p = tl.exp2(s - m[:, :, None])
@@ -153,7 +163,7 @@ if _HAVE_TRITON:
         if HAS_DROPOUT:
             keep = _keep_mask(seed, problem0 + heads, rows, BLOCK_L, dropout_p)
             p = tl.where(keep, p / (1.0 - dropout_p), 0.0)
-        o = tl.dot(p.to(v.dtype), v, input_precision=PREC) / l[:, :, None]
+        o = _bdot(p.to(v.dtype), v, PREC) / l[:, :, None]
         ob, os_ = _seq_base(b, outer, sob, soc, son, SPATIAL)
         o_offs = ob + heads[:, None, None] * soh + rows[None, :, None] * os_ + cols[None, None, :] * sod
         tl.store(O + o_offs, o.to(O.dtype.element_ty), mask=mask)
@@ -212,11 +222,11 @@ if _HAVE_TRITON:
         lse2 = tl.load(LSE + lb + heads[:, None] * slh + rows[None, :] * ls, mask=lse_mask, other=0.0)
         lse2 = lse2 * 1.4426950408889634
         # probabilities recomputed from the saved LSE; padded heads, rows and keys → 0
-        s = tl.dot(q, tl.permute(k, (0, 2, 1)), input_precision=PREC) * (sm_scale * 1.4426950408889634)
+        s = _bdot(q, tl.permute(k, (0, 2, 1)), PREC) * (sm_scale * 1.4426950408889634)
         p = tl.exp2(s - lse2[:, :, None])
         p = tl.where(lse_mask[:, :, None] & r_ok[None, None, :], p, 0.0)
         delta = tl.sum(o * do.to(tl.float32), 2)  # Δ = rowsum(O·dO) = rowsum(P·dP)
-        dp = tl.dot(do, tl.permute(v, (0, 2, 1)), input_precision=PREC)
+        dp = _bdot(do, tl.permute(v, (0, 2, 1)), PREC)
         if HAS_DROPOUT:
             keep = _keep_mask(seed, problem0 + heads, rows, BLOCK_L, dropout_p)
             inv = 1.0 / (1.0 - dropout_p)
@@ -224,10 +234,10 @@ if _HAVE_TRITON:
             dp = tl.where(keep, dp * inv, 0.0)
         else:
             pd = p
-        dv = tl.dot(tl.permute(pd, (0, 2, 1)).to(do.dtype), do, input_precision=PREC)
+        dv = _bdot(tl.permute(pd, (0, 2, 1)).to(do.dtype), do, PREC)
         ds = p * (dp - delta[:, :, None]) * sm_scale
-        dq = tl.dot(ds.to(k.dtype), k, input_precision=PREC)
-        dk = tl.dot(tl.permute(ds, (0, 2, 1)).to(q.dtype), q, input_precision=PREC)
+        dq = _bdot(ds.to(k.dtype), k, PREC)
+        dk = _bdot(tl.permute(ds, (0, 2, 1)).to(q.dtype), q, PREC)
         gb, gs = _seq_base(b, outer, sgb, sgc, sgn, SPATIAL)
         g_offs = gb + heads[:, None, None] * sgh + rows[None, :, None] * gs + cols[None, None, :] * sgd
         tl.store(DQ + g_offs, dq.to(DQ.dtype.element_ty), mask=mask)
@@ -283,14 +293,16 @@ def _plan(q: torch.Tensor, heads_s: int, which: str) -> tuple[tuple[int], dict, 
 
     Each program takes one (batch, patch) spatial or (batch, channel) temporal sequence and a block of
     ``HB`` heads of that group (a power of two ≥ the group's head count unless the score tiles would
-    exceed the register budget), as a batched ``(HB, L, L)`` tile.
+    exceed the register budget), as a batched ``(HB, L, L)`` tile. ``NEUROKIT_CC_MAX_HEADS_PER_PROGRAM``
+    caps HB (1 gives plain 2-D dots, one head per program).
     """
     B, C, N, H, d = q.shape
     block_c, block_n, block_d = _block(C), _block(N), _block(d)
     heads_t = H - heads_s
     budget = _TILE_BUDGET[which]
-    hb_s = min(_pow2_at_least(max(heads_s, 1)), max(1, budget // (block_c * block_c)))
-    hb_t = min(_pow2_at_least(max(heads_t, 1)), max(1, budget // (block_n * block_n)))
+    most = _pow2_at_least(int(os.environ.get("NEUROKIT_CC_MAX_HEADS_PER_PROGRAM", "64")))
+    hb_s = min(_pow2_at_least(max(heads_s, 1)), max(1, budget // (block_c * block_c)), most)
+    hb_t = min(_pow2_at_least(max(heads_t, 1)), max(1, budget // (block_n * block_n)), most)
     gs, gt = -(-heads_s // hb_s), -(-heads_t // hb_t)
     n_spatial = B * N * gs
     grid = (n_spatial + B * C * gt,)
