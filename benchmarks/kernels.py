@@ -9,7 +9,8 @@ ratios are speed ratios):
 * FLOPs, forward: 4·d·L² per problem (QKᵀ and PV) = 2·D·L·(C+N) per sample (D = H·d, L = C·N tokens);
   backward 2.5× that (QKᵀ recomputed, dP, dV, dQ, dK).
 
-On the CPU only the reference runs (the kernel needs CUDA). Usage::
+On CUDA it also times the SageAttention-style INT8 Q/K inference option (forward only) and reports its
+max error against an fp32 reference. On the CPU only the reference runs (the kernel needs CUDA). Usage::
 
     python benchmarks/kernels.py                       # B=64, C=19 and 62, N=30, 8 heads of 25, bf16
     python benchmarks/kernels.py --dtype fp32 --channels 19 --batch 8
@@ -17,6 +18,7 @@ On the CPU only the reference runs (the kernel needs CUDA). Usage::
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -32,7 +34,8 @@ DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
 
 def kernel_available(device: str) -> tuple[bool, str]:
-    if device != "cuda":
+    interpret = os.environ.get("TRITON_INTERPRET") == "1"
+    if device != "cuda" and not interpret:
         return False, "the Triton kernel needs CUDA (reference path only)"
     try:
         from neurokit.kernels import triton_criss_cross
@@ -40,6 +43,8 @@ def kernel_available(device: str) -> tuple[bool, str]:
         return False, f"triton not importable: {exc}"
     if not triton_criss_cross.AVAILABLE:
         return False, "triton present but cannot run here"
+    if device != "cuda":
+        return True, "TRITON_INTERPRET=1: kernel emulated on the CPU, timings say nothing about a GPU"
     return True, ""
 
 
@@ -113,6 +118,19 @@ def bench_case(B, C, N, H, d, dtype, device, iters, warmup, run_kernel) -> list[
     if "triton" in outputs:
         err = (outputs["triton"] - outputs["torch"]).abs().max().item()
         rows[-1]["max_abs_err_vs_torch"] = err
+        # SageAttention-style INT8 Q/K (inference, forward only): time and error against fp32
+        from neurokit.kernels.triton_criss_cross import criss_cross_attention_triton
+
+        with torch.no_grad():
+            int8 = lambda: criss_cross_attention_triton(q, k, v, heads_s=hs, qk_int8=True)  # noqa: E731
+            t8 = timer(int8, device, iters, warmup)
+            q32, k32, v32 = (t.float() for t in (q, k, v))
+            exact = criss_cross_attention_reference(q32, k32, v32, heads_s=hs)
+            err8 = (int8().float() - exact).abs().max().item()
+            err16 = (outputs["triton"] - exact).abs().max().item()
+        rows.append(dict(path="int8qk", C=C, N=N, fwd_ms=t8 * 1e3, fwd_gbs=cost["fwd_bytes"] / t8 / 1e9,
+                         fwd_tflops=cost["fwd_flops"] / t8 / 1e12, err_vs_fp32=err8, err_plain_vs_fp32=err16,
+                         ref_max=exact.abs().max().item()))
     return rows
 
 
@@ -135,20 +153,29 @@ def main(argv: list[str] | None = None) -> int:
     name = torch.cuda.get_device_name(0) if device == "cuda" else "CPU"
     print(f"criss-cross attention benchmark on {name}: B={args.batch}, N={args.patches}, "
           f"H={args.heads}×d={args.head_dim}, {args.dtype}, median of {iters}")
-    if not run_kernel:
+    if why:
         print(f"NOTE: {why}")
     head = f"{'path':7} {'C':>4} {'N':>4} {'fwd ms':>9} {'GB/s':>8} {'TFLOP/s':>8} {'f+b ms':>9} {'GB/s':>8} {'TFLOP/s':>8}"
     print(head)
     for C in args.channels:
         rows = bench_case(args.batch, C, args.patches, args.heads, args.head_dim, dtype, device, iters, warmup, run_kernel)
         for r in rows:
-            print(f"{r['path']:7} {r['C']:>4} {r['N']:>4} {r['fwd_ms']:>9.3f} {r['fwd_gbs']:>8.2f} {r['fwd_tflops']:>8.3f} "
-                  f"{r['fwdbwd_ms']:>9.3f} {r['fwdbwd_gbs']:>8.2f} {r['fwdbwd_tflops']:>8.3f}")
-        if len(rows) == 2:
-            ref, ker = rows
+            line = f"{r['path']:7} {r['C']:>4} {r['N']:>4} {r['fwd_ms']:>9.3f} {r['fwd_gbs']:>8.2f} {r['fwd_tflops']:>8.3f} "
+            if "fwdbwd_ms" in r:
+                line += f"{r['fwdbwd_ms']:>9.3f} {r['fwdbwd_gbs']:>8.2f} {r['fwdbwd_tflops']:>8.3f}"
+            else:
+                line += f"{'(forward only)':>27}"
+            print(line)
+        if len(rows) >= 2:
+            ref, ker = rows[:2]
             print(f"  speedup triton/torch C={C}: forward {ref['fwd_ms'] / ker['fwd_ms']:.2f}×, "
                   f"forward+backward {ref['fwdbwd_ms'] / ker['fwdbwd_ms']:.2f}×; "
                   f"max |triton − torch| = {ker['max_abs_err_vs_torch']:.2e}")
+        if len(rows) == 3:
+            r8 = rows[2]
+            print(f"  INT8 Q/K C={C}: forward {ref['fwd_ms'] / r8['fwd_ms']:.2f}× torch, "
+                  f"{ker['fwd_ms'] / r8['fwd_ms']:.2f}× triton {args.dtype}; max error vs fp32 "
+                  f"{r8['err_vs_fp32']:.2e} (triton {args.dtype}: {r8['err_plain_vs_fp32']:.2e}; max |O| {r8['ref_max']:.2f})")
     return 0
 
 

@@ -30,7 +30,7 @@ needs_kernel = pytest.mark.skipif(
 )
 needs_cuda = pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU")
 # the number of tests the interpreter subprocess must pass (guards against a silently empty run)
-MIN_INTERPRETER_PASSES = 16
+MIN_INTERPRETER_PASSES = 18
 
 
 def make_qkv(B, C, N, H, d, dtype=torch.float32, device="cpu", seed=0, poison=True):
@@ -165,6 +165,28 @@ def test_dropout_mask_scaling_determinism_and_backward():
     assert_rel(dq, eq, 1e-5)
     assert_rel(dk, ek, 1e-5)
     assert_rel(dv, ev, 1e-5)
+
+
+# -- SageAttention-style INT8 Q/K (inference) ---------------------------------------------------------
+
+
+@needs_kernel
+@pytest.mark.parametrize("k_offset", [0.0, 4.0], ids=["plain", "offset-keys"])
+def test_int8_qk_inference_error_against_fp32(k_offset):
+    from neurokit.kernels.triton_criss_cross import criss_cross_attention_triton
+
+    g = torch.Generator().manual_seed(5)
+    qkv = torch.randn(1, 19, 4, 3, 4, 25, generator=g)
+    # a shared offset on K (as in real activations) would eat the INT8 range without K smoothing
+    qkv[:, :, :, 1] += k_offset * torch.randn(4, 25, generator=g)
+    q, k, v = qkv.to(DEVICE).unbind(3)
+    with torch.no_grad():
+        out = criss_cross_attention_triton(q, k, v, heads_s=2, qk_int8=True)
+    ref = criss_cross_attention_reference(q, k, v, heads_s=2)
+    err = assert_rel(out, ref, 2.5e-2)
+    assert err > 0  # it is quantised: an exact match would mean the INT8 path did not run
+    with pytest.raises(ValueError):
+        criss_cross_attention_triton(q.requires_grad_(), k, v, heads_s=2, qk_int8=True)
 
 
 # -- dispatcher ---------------------------------------------------------------------------------------

@@ -141,6 +141,32 @@ if _HAVE_TRITON:
         return q, k, v, heads, rows, cols, h_ok, r_ok, mask
 
     @triton.jit
+    def _quantize_int8(x, scale):
+        """Symmetric INT8 codes of ``x / scale[:, None, None]`` (round half away from zero)."""
+        y = x / scale[:, None, None]
+        y = tl.where(y >= 0, tl.floor(y + 0.5), -tl.floor(-y + 0.5))
+        return y.to(tl.int8)
+
+    @triton.jit
+    def _int8_scores(q, k, mask, L, qk_scale):
+        """SageAttention-style scores (Zhang et al., ICLR 2025) in base 2: K smoothed by its mean over
+        the L tokens (exact under softmax: it shifts every score of a query by the same amount), Q and
+        K quantised to INT8 with one scale per head block (the softmax scale folded into Q's),
+        INT8·INT8 → INT32 dot, dequantised in fp32."""
+        qf = q.to(tl.float32)
+        kf = k.to(tl.float32)
+        k_mean = tl.sum(kf, 1) / L
+        kf = tl.where(mask, kf - k_mean[:, None, :], 0.0)
+        sq = tl.max(tl.max(tl.abs(qf), 2), 1) / 127.0
+        sk = tl.max(tl.max(tl.abs(kf), 2), 1) / 127.0
+        sq = tl.where(sq > 0, sq, 1.0)
+        sk = tl.where(sk > 0, sk, 1.0)
+        qi = _quantize_int8(qf, sq)
+        ki = _quantize_int8(kf, sk)
+        s = _bdot(qi, tl.permute(ki, (0, 2, 1)), "tf32").to(tl.float32)
+        return s * (sq * sk * qk_scale)[:, None, None]
+
+    @triton.jit
     def _fwd_problem(
         Q, K, V, O, LSE, b, outer, h0, nh, problem0, L, D,
         sqb, sqc, sqn, sqh, sqd, skb, skc, skn, skh, skd, svb, svc, svn, svh, svd,
@@ -148,6 +174,7 @@ if _HAVE_TRITON:
         qk_scale, seed, dropout_p,
         SPATIAL: tl.constexpr, HB: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr,
         HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr, PREC: tl.constexpr,
+        QK_INT8: tl.constexpr, STORE_LSE: tl.constexpr,
     ):
         q, k, v, heads, rows, cols, h_ok, r_ok, mask = _problem_qkv(
             Q, K, V, b, outer, h0, nh, L, D,
@@ -155,7 +182,10 @@ if _HAVE_TRITON:
             SPATIAL, HB, BLOCK_L, BLOCK_D, UPCAST,
         )
         # scores in base 2, s = (q·k)·scale·log2(e); padded keys → −inf; one-shot softmax per row
-        s = _bdot(q, tl.permute(k, (0, 2, 1)), PREC) * qk_scale
+        if QK_INT8:
+            s = _int8_scores(q, k, mask, L, qk_scale)
+        else:
+            s = _bdot(q, tl.permute(k, (0, 2, 1)), PREC) * qk_scale
         s = tl.where(r_ok[None, None, :], s, float("-inf"))
         m = tl.max(s, 2)
         p = tl.exp2(s - m[:, :, None])
@@ -167,9 +197,10 @@ if _HAVE_TRITON:
         ob, os_ = _seq_base(b, outer, sob, soc, son, SPATIAL)
         o_offs = ob + heads[:, None, None] * soh + rows[None, :, None] * os_ + cols[None, None, :] * sod
         tl.store(O + o_offs, o.to(O.dtype.element_ty), mask=mask)
-        lb, ls = _seq_base(b, outer, slb, slc, sln, SPATIAL)
-        lse = (m + tl.log2(l)) * 0.6931471805599453  # natural-log LSE
-        tl.store(LSE + lb + heads[:, None] * slh + rows[None, :] * ls, lse, mask=h_ok[:, None] & r_ok[None, :])
+        if STORE_LSE:  # only when a backward will need it
+            lb, ls = _seq_base(b, outer, slb, slc, sln, SPATIAL)
+            lse = (m + tl.log2(l)) * 0.6931471805599453  # natural-log LSE
+            tl.store(LSE + lb + heads[:, None] * slh + rows[None, :] * ls, lse, mask=h_ok[:, None] & r_ok[None, :])
 
     @triton.jit
     def _cc_fwd_kernel(
@@ -180,6 +211,7 @@ if _HAVE_TRITON:
         HB_S: tl.constexpr, HB_T: tl.constexpr,
         BLOCK_C: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
         HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr, PREC: tl.constexpr,
+        QK_INT8: tl.constexpr, STORE_LSE: tl.constexpr,
     ):
         pid = tl.program_id(0)
         b, outer, h0, nh, problem0 = _decode(pid, n_spatial, B, C, N, H, HS, GS, GT, HB_S, HB_T)
@@ -188,14 +220,14 @@ if _HAVE_TRITON:
                 Q, K, V, O, LSE, b, outer, h0, nh, problem0, C, D,
                 sqb, sqc, sqn, sqh, sqd, skb, skc, skn, skh, skd, svb, svc, svn, svh, svd,
                 sob, soc, son, soh, sod, slb, slc, sln, slh, qk_scale, seed, dropout_p,
-                True, HB_S, BLOCK_C, BLOCK_D, HAS_DROPOUT, UPCAST, PREC,
+                True, HB_S, BLOCK_C, BLOCK_D, HAS_DROPOUT, UPCAST, PREC, QK_INT8, STORE_LSE,
             )
         else:
             _fwd_problem(
                 Q, K, V, O, LSE, b, outer, h0, nh, problem0, N, D,
                 sqb, sqc, sqn, sqh, sqd, skb, skc, skn, skh, skd, svb, svc, svn, svh, svd,
                 sob, soc, son, soh, sod, slb, slc, sln, slh, qk_scale, seed, dropout_p,
-                False, HB_T, BLOCK_N, BLOCK_D, HAS_DROPOUT, UPCAST, PREC,
+                False, HB_T, BLOCK_N, BLOCK_D, HAS_DROPOUT, UPCAST, PREC, QK_INT8, STORE_LSE,
             )
 
     @triton.jit
@@ -353,24 +385,32 @@ def supports(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads_s: int, dr
     return AVAILABLE
 
 
+def _forward(q, k, v, heads_s: int, dropout_p: float, scale: float, store_lse: bool, qk_int8: bool = False):
+    """Launch the forward kernel; returns ``(O, LSE or None, dropout seed)``."""
+    B, C, N, H, d = q.shape
+    o = torch.empty((B, C, N, H, d), dtype=q.dtype, device=q.device)
+    lse = torch.empty((B, C, N, H) if store_lse else (1, 1, 1, 1), dtype=torch.float32, device=q.device)
+    # one seed per call, drawn from torch's CPU generator: reproducible under torch.manual_seed
+    seed = int(torch.randint(0, 2**31 - 1, (1,)).item()) if dropout_p > 0 else 0
+    grid, rt, meta = _plan(q, heads_s, "fwd")
+    if grid[0] > 0:
+        _cc_fwd_kernel[grid](
+            q, k, v, o, lse,
+            *q.stride(), *k.stride(), *v.stride(), *o.stride(), *lse.stride(),
+            rt["B"], rt["C"], rt["N"], rt["H"], rt["HS"], rt["D"], rt["GS"], rt["GT"], rt["n_spatial"],
+            scale * _LOG2E, seed, float(dropout_p),
+            HAS_DROPOUT=dropout_p > 0, QK_INT8=qk_int8, STORE_LSE=store_lse, **meta,
+        )
+    return o, (lse if store_lse else None), seed
+
+
 class _CrissCrossFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, heads_s: int, dropout_p: float, scale: float):
-        B, C, N, H, d = q.shape
-        o = torch.empty((B, C, N, H, d), dtype=q.dtype, device=q.device)
-        lse = torch.empty((B, C, N, H), dtype=torch.float32, device=q.device)
-        # one seed per call, drawn from torch's CPU generator: reproducible under torch.manual_seed
-        seed = int(torch.randint(0, 2**31 - 1, (1,)).item()) if dropout_p > 0 else 0
-        grid, rt, meta = _plan(q, heads_s, "fwd")
-        if grid[0] > 0:
-            _cc_fwd_kernel[grid](
-                q, k, v, o, lse,
-                *q.stride(), *k.stride(), *v.stride(), *o.stride(), *lse.stride(),
-                rt["B"], rt["C"], rt["N"], rt["H"], rt["HS"], rt["D"], rt["GS"], rt["GT"], rt["n_spatial"],
-                scale * _LOG2E, seed, float(dropout_p),
-                HAS_DROPOUT=dropout_p > 0, **meta,
-            )
-        ctx.save_for_backward(q, k, v, o, lse)
+        needs_grad = any(ctx.needs_input_grad[:3])
+        o, lse, seed = _forward(q, k, v, heads_s, dropout_p, scale, store_lse=needs_grad)
+        if needs_grad:
+            ctx.save_for_backward(q, k, v, o, lse)
         ctx.heads_s, ctx.dropout_p, ctx.scale, ctx.seed = heads_s, dropout_p, scale, seed
         return o
 
@@ -401,6 +441,7 @@ def criss_cross_attention_triton(
     heads_s: int,
     dropout_p: float = 0.0,
     scale: float | None = None,
+    qk_int8: bool = False,
 ) -> torch.Tensor:
     """Fused criss-cross attention (CBraMod, Wang et al., ICLR 2025): one Triton launch forward, one
     backward, differentiable in q, k and v.
@@ -419,6 +460,12 @@ def criss_cross_attention_triton(
         reference path.
     scale : float, optional
         Softmax scale, default ``1/sqrt(d)``.
+    qk_int8 : bool
+        Inference option after SageAttention (Zhang et al., ICLR 2025): K smoothed by its mean over the
+        sequence, Q and K quantised to INT8 (one scale per head and sequence, softmax scale folded in),
+        INT8 QKᵀ with INT32 accumulation, P·V in the input dtype with fp32 accumulation. Forward only
+        (raises ValueError with dropout or when gradients are required); error against fp32 is
+        reported by ``benchmarks/kernels.py`` and bounded in the tests.
 
     Returns
     -------
@@ -433,4 +480,8 @@ def criss_cross_attention_triton(
     _check(q, k, v, heads_s, dropout_p)
     d = q.shape[-1]
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    if qk_int8:
+        if dropout_p > 0 or (torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad)):
+            raise ValueError("qk_int8=True is for inference: no dropout, no gradients (use torch.no_grad())")
+        return _forward(q, k, v, int(heads_s), 0.0, scale, store_lse=False, qk_int8=True)[0]
     return _CrissCrossFunction.apply(q, k, v, int(heads_s), float(dropout_p), scale)
