@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU check of the fused criss-cross attention kernel, one short run (< 5 minutes on an H100/H200):
+# GPU check of the fused criss-cross attention kernel, one short run (every step time-limited, < 5 min):
 # install the project, run the CUDA tests of tests/test_kernels.py (kernel vs reference in fp32/bf16
 # forward+backward, CBraMod fixture on the Triton and torch paths), then benchmarks/kernels.py.
 # Everything goes to $OUT/gpu_check.txt when $OUT is set, else benchmarks/gpu_check.txt (and stdout).
@@ -22,9 +22,12 @@ step() {  # step <seconds> <command…>: run with a time limit, log output and s
 log "# gpu_check $(date -u +%FT%TZ) $(git rev-parse --short HEAD 2>/dev/null || echo no-git)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee -a "$RESULT"
 
-# offline machines cannot fetch build requirements: fall back to no build isolation, then to PYTHONPATH
-if ! step 150 pip install -q -e ".[test]"; then
-  step 60 pip install -q --no-build-isolation --no-deps -e . || export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+# An offline machine cannot fetch build requirements: fail fast (no retries), use the installed
+# hatchling without build isolation when there is one, and fall back to PYTHONPATH as a last resort.
+PIP="pip install -q --retries 0 --timeout 10"
+if python -c "import hatchling" 2>/dev/null; then PIP="$PIP --no-build-isolation"; fi
+if ! step 60 $PIP -e ".[test]"; then
+  step 45 $PIP --no-deps -e . || export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 fi
 step 30 python -c "import torch, triton, neurokit; print('torch', torch.__version__, 'cuda', torch.version.cuda, \
 'triton', triton.__version__, 'neurokit', neurokit.__file__); assert torch.cuda.is_available(), 'no CUDA'"
@@ -35,10 +38,10 @@ if [ -z "${NEUROKIT_SHARED:-}" ] && [ ! -d ../shared ] && [ -d shared ]; then ex
 log "shared data: ${NEUROKIT_SHARED:-../shared}"
 
 # the interpreter run is CPU-only and covered by CI; here only the CUDA tests
-step 150 python -m pytest tests/test_kernels.py -q -rfEs -p no:cacheprovider -k "not under_triton_interpreter" \
+step 170 python -m pytest tests/test_kernels.py -q -rfEs -p no:cacheprovider -k "not under_triton_interpreter" \
   --durations=5 || status=1
-step 90 python benchmarks/kernels.py --dtype bf16 || status=1
-step 60 python benchmarks/kernels.py --dtype fp32 --iters 20 || status=1
+step 60 python benchmarks/kernels.py --dtype bf16 || status=1
+step 40 python benchmarks/kernels.py --dtype fp32 --iters 20 || status=1
 
 log "# gpu_check done: status=$status, results in $RESULT"
 exit "$status"
