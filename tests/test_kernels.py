@@ -187,6 +187,11 @@ def test_int8_qk_inference_error_against_fp32(k_offset):
     assert err > 0  # it is quantised: an exact match would mean the INT8 path did not run
     with pytest.raises(ValueError):
         criss_cross_attention_triton(q.requires_grad_(), k, v, heads_s=2, qk_int8=True)
+    # a head dim of 16 still runs (the INT8 dot pads it to 32)
+    q, k, v = qkv[..., :16].to(DEVICE).unbind(3)
+    with torch.no_grad():
+        out = criss_cross_attention_triton(q, k, v, heads_s=2, qk_int8=True)
+    assert_rel(out, criss_cross_attention_reference(q, k, v, heads_s=2), 2.5e-2)
 
 
 # -- dispatcher ---------------------------------------------------------------------------------------
@@ -215,6 +220,29 @@ def test_auto_backend_uses_reference_on_cpu():
     assert torch.equal(out, ref)
     with pytest.raises(ValueError):
         criss_cross_attention(q, k, v, heads_s=1, backend="cuda")
+
+
+def test_batched_tile_compile_failure_falls_back_to_one_head_per_program(monkeypatch):
+    from neurokit.kernels import triton_criss_cross as tcc
+
+    monkeypatch.setattr(tcc, "_heads_cap", None)
+    seen = []
+
+    class FailsOnBatchedTiles:  # stands in for a kernel whose 3-D dots do not compile here
+        def __getitem__(self, grid):
+            def launch(*args, **meta):
+                seen.append((grid, meta["HB_S"], meta["HB_T"], args[-3:]))
+                if meta["HB_S"] > 1 or meta["HB_T"] > 1:
+                    raise RuntimeError("3-D dot unsupported")
+
+            return launch
+
+    q = torch.zeros(2, 19, 3, 8, 25)
+    with pytest.warns(RuntimeWarning, match="one head per program"):
+        tcc._launch(FailsOnBatchedTiles(), q, 4, "fwd", (), (q,), (0.5, 0, 0.0))
+    assert [(g, hs, ht) for g, hs, ht, _ in seen] == [((2 * 3 + 2 * 19,), 4, 4), ((2 * 3 * 4 + 2 * 19 * 4,), 1, 1)]
+    assert seen[-1][3] == (0.5, 0, 0.0)
+    assert tcc._plan(q, 4, "bwd")[2]["HB_S"] == 1  # the cap sticks for later launches
 
 
 @pytest.mark.skipif(INTERPRET or torch.cuda.is_available(), reason="checks the error without CUDA or interpreter")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 
 import torch
 
@@ -320,7 +321,7 @@ def _pow2_at_least(n: int) -> int:
 _TILE_BUDGET = {"fwd": 16384, "bwd": 8192}
 
 
-def _plan(q: torch.Tensor, heads_s: int, which: str) -> tuple[tuple[int], dict, dict]:
+def _plan(q: torch.Tensor, heads_s: int, which: str, qk_int8: bool = False) -> tuple[tuple[int], dict, dict]:
     """Grid, runtime arguments and compile-time parameters of one pass.
 
     Each program takes one (batch, patch) spatial or (batch, channel) temporal sequence and a block of
@@ -330,9 +331,11 @@ def _plan(q: torch.Tensor, heads_s: int, which: str) -> tuple[tuple[int], dict, 
     """
     B, C, N, H, d = q.shape
     block_c, block_n, block_d = _block(C), _block(N), _block(d)
+    if qk_int8:
+        block_d = max(block_d, 32)  # INT8 tensor-core dots need K ≥ 32
     heads_t = H - heads_s
     budget = _TILE_BUDGET[which]
-    most = _pow2_at_least(int(os.environ.get("NEUROKIT_CC_MAX_HEADS_PER_PROGRAM", "64")))
+    most = _heads_cap or _pow2_at_least(int(os.environ.get("NEUROKIT_CC_MAX_HEADS_PER_PROGRAM", "64")))
     hb_s = min(_pow2_at_least(max(heads_s, 1)), max(1, budget // (block_c * block_c)), most)
     hb_t = min(_pow2_at_least(max(heads_t, 1)), max(1, budget // (block_n * block_n)), most)
     gs, gt = -(-heads_s // hb_s), -(-heads_t // hb_t)
@@ -385,6 +388,37 @@ def supports(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads_s: int, dr
     return AVAILABLE
 
 
+#: Set to 1 after a batched (3-D) dot failed to compile on this machine: one head per program from then on.
+_heads_cap: int | None = None
+
+
+def _launch(kernel, q, heads_s: int, which: str, pointers: tuple, strided: tuple, scalars: tuple, qk_int8=False, **flags):
+    """Plan and launch one pass: ``kernel[grid](*pointers, *strides of strided, *sizes, *scalars)``.
+
+    If the batched-dot variant fails to compile, warn and fall back to one head per program (plain
+    2-D dots)."""
+    grid, rt, meta = _plan(q, heads_s, which, qk_int8)
+    if grid[0] == 0:
+        return
+
+    def go(rt, meta):
+        strides = [x for t in strided for x in t.stride()]
+        sizes = (rt["B"], rt["C"], rt["N"], rt["H"], rt["HS"], rt["D"], rt["GS"], rt["GT"], rt["n_spatial"])
+        kernel[grid](*pointers, *strides, *sizes, *scalars, **flags, **meta)
+
+    try:
+        go(rt, meta)
+    except Exception as exc:  # compile errors surface at the first launch
+        if meta["HB_S"] == 1 and meta["HB_T"] == 1:
+            raise
+        warnings.warn(f"criss-cross kernel: batched-head tiles failed to compile ({type(exc).__name__}: {exc}); "
+                      "using one head per program", RuntimeWarning, stacklevel=3)
+        global _heads_cap
+        _heads_cap = 1
+        grid, rt, meta = _plan(q, heads_s, which, qk_int8)
+        go(rt, meta)
+
+
 def _forward(q, k, v, heads_s: int, dropout_p: float, scale: float, store_lse: bool, qk_int8: bool = False):
     """Launch the forward kernel; returns ``(O, LSE or None, dropout seed)``."""
     B, C, N, H, d = q.shape
@@ -392,15 +426,10 @@ def _forward(q, k, v, heads_s: int, dropout_p: float, scale: float, store_lse: b
     lse = torch.empty((B, C, N, H) if store_lse else (1, 1, 1, 1), dtype=torch.float32, device=q.device)
     # one seed per call, drawn from torch's CPU generator: reproducible under torch.manual_seed
     seed = int(torch.randint(0, 2**31 - 1, (1,)).item()) if dropout_p > 0 else 0
-    grid, rt, meta = _plan(q, heads_s, "fwd")
-    if grid[0] > 0:
-        _cc_fwd_kernel[grid](
-            q, k, v, o, lse,
-            *q.stride(), *k.stride(), *v.stride(), *o.stride(), *lse.stride(),
-            rt["B"], rt["C"], rt["N"], rt["H"], rt["HS"], rt["D"], rt["GS"], rt["GT"], rt["n_spatial"],
-            scale * _LOG2E, seed, float(dropout_p),
-            HAS_DROPOUT=dropout_p > 0, QK_INT8=qk_int8, STORE_LSE=store_lse, **meta,
-        )
+    _launch(
+        _cc_fwd_kernel, q, heads_s, "fwd", (q, k, v, o, lse), (q, k, v, o, lse), (scale * _LOG2E, seed, float(dropout_p)),
+        qk_int8=qk_int8, HAS_DROPOUT=dropout_p > 0, QK_INT8=qk_int8, STORE_LSE=store_lse,
+    )
     return o, (lse if store_lse else None), seed
 
 
@@ -417,19 +446,14 @@ class _CrissCrossFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, do):
         q, k, v, o, lse = ctx.saved_tensors
-        heads_s, dropout_p, scale, seed = ctx.heads_s, ctx.dropout_p, ctx.scale, ctx.seed
         dq = torch.empty(q.shape, dtype=q.dtype, device=q.device)
         dk = torch.empty_like(dq)
         dv = torch.empty_like(dq)
-        grid, rt, meta = _plan(q, heads_s, "bwd")
-        if grid[0] > 0:
-            _cc_bwd_kernel[grid](
-                q, k, v, o, do, lse, dq, dk, dv,
-                *q.stride(), *k.stride(), *v.stride(), *o.stride(), *do.stride(), *lse.stride(), *dq.stride(),
-                rt["B"], rt["C"], rt["N"], rt["H"], rt["HS"], rt["D"], rt["GS"], rt["GT"], rt["n_spatial"],
-                scale, seed, float(dropout_p),
-                HAS_DROPOUT=dropout_p > 0, **meta,
-            )
+        # dq, dk, dv share one layout: the kernel takes dq's strides for all three
+        _launch(
+            _cc_bwd_kernel, q, ctx.heads_s, "bwd", (q, k, v, o, do, lse, dq, dk, dv), (q, k, v, o, do, lse, dq),
+            (ctx.scale, ctx.seed, float(ctx.dropout_p)), HAS_DROPOUT=ctx.dropout_p > 0,
+        )
         return dq, dk, dv, None, None, None
 
 
