@@ -93,7 +93,7 @@ def criss_cross_attention(
     """Criss-cross attention, fused Triton kernel on CUDA, PyTorch reference elsewhere.
 
     Same arguments and result as :func:`criss_cross_attention_reference`. ``backend``: ``"auto"``
-    (Triton on CUDA when importable and the inputs are supported — fp32/fp16/bf16, C, N ≤ 256 — else
+    (Triton on CUDA when importable and the inputs are supported — fp32/fp16/bf16, C, N ≤ 128 — else
     PyTorch; the environment variable ``NEUROKIT_ATTENTION_BACKEND`` overrides it), ``"torch"`` or
     ``"triton"`` (raises if the kernel cannot run: CPU tensors need ``TRITON_INTERPRET=1``).
 

@@ -45,12 +45,13 @@ AVAILABLE: bool = _HAVE_TRITON and (INTERPRET or torch.cuda.is_available())
 
 #: Longest sequence (C or N) one program holds in a tile.
 MAX_SEQ = 256
+#: Longest sequence ``backend="auto"`` sends to the kernel (beyond it the score tile spills registers).
+AUTO_MAX_SEQ = 128
 #: Largest head dimension supported.
 MAX_HEAD_DIM = 256
 SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
 _LOG2E = 1.4426950408889634
-_LN2 = 0.6931471805599453
 
 
 if _HAVE_TRITON:
@@ -380,12 +381,13 @@ def _check(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads_s: int, drop
 
 
 def supports(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads_s: int, dropout_p: float = 0.0) -> bool:
-    """Whether :func:`criss_cross_attention_triton` accepts these inputs (used by ``backend="auto"``)."""
+    """Whether ``backend="auto"`` runs the kernel: Triton can run here, it accepts these inputs, and
+    C, N ≤ :data:`AUTO_MAX_SEQ`."""
     try:
         _check(q, k, v, heads_s, dropout_p)
     except (RuntimeError, ValueError, TypeError):
         return False
-    return AVAILABLE
+    return AVAILABLE and max(q.shape[1], q.shape[2]) <= AUTO_MAX_SEQ
 
 
 #: Set to 1 after a batched (3-D) dot failed to compile on this machine: one head per program from then on.
