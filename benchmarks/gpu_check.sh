@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU check of the fused criss-cross attention kernel, one short run (every step time-limited, < 5 min):
 # install the project, run the CUDA tests of tests/test_kernels.py (kernel vs reference in fp32/bf16
-# forward+backward, CBraMod fixture on the Triton and torch paths), then benchmarks/kernels.py.
+# forward+backward, dropout, INT8, CBraMod fixture on the Triton and torch paths), then
+# benchmarks/kernels.py at CBraMod shapes in bf16.
 # Everything goes to $OUT/gpu_check.txt when $OUT is set, else benchmarks/gpu_check.txt (and stdout).
 # Exit status: non-zero if the tests or the benchmark failed.
 set -uo pipefail
@@ -37,11 +38,27 @@ status=$?
 if [ -z "${NEUROKIT_SHARED:-}" ] && [ ! -d ../shared ] && [ -d shared ]; then export NEUROKIT_SHARED="$PWD/shared"; fi
 log "shared data: ${NEUROKIT_SHARED:-../shared}"
 
-# the interpreter run is CPU-only and covered by CI; here only the CUDA tests
-step 170 python -m pytest tests/test_kernels.py -q -rfEs -p no:cacheprovider -k "not under_triton_interpreter" \
-  --durations=5 || status=1
-step 60 python benchmarks/kernels.py --dtype bf16 || status=1
-step 40 python benchmarks/kernels.py --dtype fp32 --iters 20 || status=1
+# The CUDA tests (the interpreter run is CPU-only and covered by CI). Each new kernel variant costs a
+# Triton compile of seconds, so the tests run as concurrent shards, one pytest process each.
+step 200 python - <<'PY' || status=1
+import subprocess, sys
+shards = [
+    "cuda_cbramod_shapes and fp32",
+    "cuda_cbramod_shapes and bf16",
+    "fixture or training_step",
+    "dropout_mask or int8 or half_precision",
+    "fp32_forward_backward or custom_scale or dispatcher or falls_back",
+]
+base = [sys.executable, "-m", "pytest", "tests/test_kernels.py", "-q", "-rfEs", "-p", "no:cacheprovider", "--durations=3"]
+procs = [subprocess.Popen(base + ["-k", k], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for k in shards]
+failed = 0
+for k, p in zip(shards, procs):
+    out, _ = p.communicate()
+    print(f"=== shard -k {k!r}: rc={p.returncode}\n{out}", flush=True)
+    failed |= p.returncode != 0
+sys.exit(1 if failed else 0)
+PY
+step 90 python benchmarks/kernels.py --dtype bf16 || status=1
 
 log "# gpu_check done: status=$status, results in $RESULT"
 exit "$status"

@@ -204,7 +204,10 @@ if _HAVE_TRITON:
             lse = (m + tl.log2(l)) * 0.6931471805599453  # natural-log LSE
             tl.store(LSE + lb + heads[:, None] * slh + rows[None, :] * ls, lse, mask=h_ok[:, None] & r_ok[None, :])
 
-    @triton.jit
+    # sizes and the seed change with every shape and call: no specialisation on them (strides keep it)
+    _NO_SPECIALIZE = ["B", "C", "N", "H", "HS", "D", "GS", "GT", "n_spatial", "seed"]
+
+    @triton.jit(do_not_specialize=_NO_SPECIALIZE)
     def _cc_fwd_kernel(
         Q, K, V, O, LSE,
         sqb, sqc, sqn, sqh, sqd, skb, skc, skn, skh, skd, svb, svc, svn, svh, svd,
@@ -278,7 +281,7 @@ if _HAVE_TRITON:
         tl.store(DK + g_offs, dk.to(DK.dtype.element_ty), mask=mask)
         tl.store(DV + g_offs, dv.to(DV.dtype.element_ty), mask=mask)
 
-    @triton.jit
+    @triton.jit(do_not_specialize=_NO_SPECIALIZE)
     def _cc_bwd_kernel(
         Q, K, V, O, DO, LSE, DQ, DK, DV,
         sqb, sqc, sqn, sqh, sqd, skb, skc, skn, skh, skd, svb, svc, svn, svh, svd,
