@@ -16,20 +16,25 @@ import torch.nn.functional as F
 BACKENDS = ("auto", "torch", "triton")
 
 
-def _resolve_backend(backend: str, q: torch.Tensor) -> str:
+def _resolve_backend(
+    backend: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads_s: int, dropout_p: float
+) -> str:
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r}; allowed: {BACKENDS}")
     env = os.environ.get("NEUROKIT_ATTENTION_BACKEND")
     if backend == "auto" and env:
+        if env not in BACKENDS:
+            raise ValueError(f"NEUROKIT_ATTENTION_BACKEND={env!r}; allowed: {BACKENDS}")
         backend = env
     if backend == "auto":
+        if not q.is_cuda:
+            return "torch"
         try:
-            from . import triton_criss_cross  # noqa: F401
-
-            available = triton_criss_cross.AVAILABLE
+            from . import triton_criss_cross
         except ImportError:
-            available = False
-        return "triton" if (q.is_cuda and available) else "torch"
+            return "torch"
+        # shapes, dtypes or devices the kernel does not take fall back to the reference
+        return "triton" if triton_criss_cross.supports(q, k, v, heads_s, dropout_p) else "torch"
     return backend
 
 
@@ -88,10 +93,15 @@ def criss_cross_attention(
     """Criss-cross attention, fused Triton kernel on CUDA, PyTorch reference elsewhere.
 
     Same arguments and result as :func:`criss_cross_attention_reference`. ``backend``: ``"auto"``
-    (Triton on CUDA when importable, else PyTorch; the environment variable
-    ``NEUROKIT_ATTENTION_BACKEND`` overrides it), ``"torch"`` or ``"triton"``.
+    (Triton on CUDA when importable and the inputs are supported — fp32/fp16/bf16, C, N ≤ 128 — else
+    PyTorch; the environment variable ``NEUROKIT_ATTENTION_BACKEND`` overrides it), ``"torch"`` or
+    ``"triton"`` (raises if the kernel cannot run: CPU tensors need ``TRITON_INTERPRET=1``).
+
+    Attention-weight dropout (``dropout_p > 0``) runs inside the Triton kernel (Philox mask regenerated
+    in the backward); its random stream differs from PyTorch's, so outputs match the reference only in
+    distribution. With ``dropout_p == 0`` both paths agree to fp32 rounding.
     """
-    chosen = _resolve_backend(backend, q)
+    chosen = _resolve_backend(backend, q, k, v, heads_s, dropout_p)
     if chosen == "triton":
         from .triton_criss_cross import criss_cross_attention_triton
 
