@@ -90,3 +90,20 @@ def test_missing_and_folder(tmp_path):
         neurokit.read_eeg(tmp_path / "nope.edf")
     with pytest.raises(DataFileError, match="is a folder"):
         neurokit.read_eeg(tmp_path)
+
+
+def test_partially_truncated_edf(eeg_root, tmp_path):
+    """A file cut after the header but mid-data: MNE would silently infer the length; we refuse, or warn."""
+    src = eeg_root / EEGMMIDB / "S001/S001R04.edf"
+    part = tmp_path / "half.edf"
+    part.write_bytes(src.read_bytes()[:1_300_000])
+    with pytest.raises(DataFileError, match=r"half.edf: truncated file: the header announces more data records"):
+        neurokit.read_eeg(part)
+    with pytest.warns(RuntimeWarning, match=r"half.edf: truncated file: reading only the data records present"):
+        raw = neurokit.read_eeg(part, allow_truncated=True)
+    assert raw.n_times == 9920  # 62 one-second records of 160 samples survive
+
+
+def test_bipolar_reference_derivation_not_renamed():
+    assert normalize_ch_name("EEG A2-A1") == ("EEG A2-A1", False)
+    assert normalize_ch_name("EEG Fp1-A1") == ("Fp1", True)

@@ -183,3 +183,39 @@ def test_cli_finetune_prints_table(lr_store, tmp_path):
     assert rep["init"] is None and rep["splits"]["train"] == {"subjects": ["S001"]}
     r = _neuro("evaluate", str(tmp_path / "ft" / "best.pt"), str(lr_store), "--subjects", "2", "--device", "cpu")
     assert r.returncode == 0 and f"{rep['test']['auroc']:.4f}" in r.stdout
+
+
+def test_run_folders_are_not_mixed(pretrained, lr_store, tmp_path):
+    out, _ = pretrained
+    cfg = PretrainConfig(model_kwargs=SMALL, epochs=3, batch_size=16, optim={"lr": 2e-3}, progress=False, seed=0)
+    with pytest.raises(FileExistsError, match="already holds a run .*--resume.*--overwrite"):
+        pretrain(lr_store, out, cfg)
+    with pytest.raises(ConfigError, match=r"resume keeps the checkpoint's model; .*'n_layers': \(1, 2\)"):
+        pretrain(lr_store, out, PretrainConfig(**{**cfg.__dict__, "model_kwargs": {"n_layers": 2}}), resume=True)
+    with pytest.raises(ConfigError, match="resume needs the run's batch_size=16"):
+        pretrain(lr_store, out, PretrainConfig(**{**cfg.__dict__, "batch_size": 8}), resume=True)
+
+
+def test_resume_refuses_other_channels(pretrained, eeg_root, tmp_path):
+    from neurokit.pipelines.prepare import prepare
+
+    out, _ = pretrained
+    other = prepare("physionet_mi", tmp_path / "c3.h5", data_root=eeg_root, task="left_right_imagery",
+                    subjects=[1, 2], channels="c3,cz,c4", progress=False)
+    cfg = PretrainConfig(model_kwargs=SMALL, epochs=3, batch_size=16, optim={"lr": 2e-3}, progress=False, seed=0)
+    with pytest.raises(ChannelMismatchError, match=r"trained on channels \['FC5'.*\(21\); the store has \['C3', 'Cz', 'C4'\]"):
+        pretrain(other, out, cfg, resume=True)
+
+
+def test_config_and_selection_errors(lr_store, tmp_path):
+    with pytest.raises(ConfigError, match="max_steps must be >= 1"):
+        PretrainConfig(max_steps=0)
+    with pytest.raises(ConfigError, match="epochs and batch_size must be >= 1"):
+        FinetuneConfig(batch_size=0)
+    with pytest.raises(ConfigError, match=r"no sample of subjects \['S099'\] in the store\(s\); subjects there: \['S001', 'S002'\]"):
+        pretrain(lr_store, tmp_path / "x", PretrainConfig(subjects=["S099"], progress=False))
+    with pytest.raises(ConfigError, match=r"device='gpu'; allowed: auto, cpu, cuda"):
+        pretrain(lr_store, tmp_path / "y", PretrainConfig(device="gpu", progress=False))
+    leak = {"train": ["S001"], "val": ["S002"], "test": ["S001"]}
+    with pytest.raises(ConfigError, match=r"subjects \['S001'\] are in both 'train' and 'test'"):
+        finetune(lr_store, tmp_path / "z", FinetuneConfig(splits=leak, progress=False))

@@ -89,8 +89,11 @@ def test_flat_channel_warns():
 
 def test_rate_too_low_for_band():
     raw = _synthetic(np.random.default_rng(0).normal(0, 1e-5, (2, 100)), sfreq=0.5)
-    with pytest.raises(DataFileError, match=r"sampling rate 0.5 Hz is too low for a 0.3 Hz high-pass"):
+    with pytest.raises(DataFileError, match=r"synthetic.edf: sampling rate 0.5 Hz is too low for this recipe \(minimum 64 Hz"):
         preprocess_raw(raw, _recipe(reference=None))
+    raw = _synthetic(np.random.default_rng(0).normal(0, 1e-5, (2, 100)), sfreq=0.5)
+    with pytest.raises(DataFileError, match=r"sampling rate 0.5 Hz is too low for a 0.3 Hz high-pass"):
+        preprocess_raw(raw, _recipe(reference=None, min_sfreq=0.1))
 
 
 def test_missing_recipe_channel():

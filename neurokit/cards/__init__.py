@@ -105,20 +105,32 @@ class DataCard:
         return {k: [fmt.format(s) for s in parse_ranges(v)] for k, v in (t.get("splits") or {}).items()}
 
     def channel_set(self, name: str) -> list[str]:
-        """A named channel subset from the card's ``channel_sets``, or a comma-separated list."""
+        """A named channel subset from the card's ``channel_sets``, or a comma-separated list of labels
+        (written in any case; put into 10-05 form, e.g. ``"c3,cz,c4"`` → ``["C3", "Cz", "C4"]``)."""
+        from ..io.eeg import normalize_ch_name
+
         sets = self.raw.get("channel_sets") or {}
         if name in sets:
             return list(sets[name])
-        if "," in name:
-            return [c.strip() for c in name.split(",") if c.strip()]
-        raise CardError(f"card {self.name!r} has no channel set {name!r}; sets: {sorted(sets)} (or give 'A,B,C')")
+        labels = [c.strip() for c in name.split(",") if c.strip()]
+        out = []
+        for lab in labels:
+            new, ok = normalize_ch_name(lab)
+            if not ok and len(labels) == 1:
+                raise CardError(f"card {self.name!r} has no channel set {name!r} and it is no 10-05 label; "
+                                f"sets: {sorted(sets)} (or give labels 'C3,Cz,C4')")
+            out.append(new if ok else lab)
+        return out
 
     def recipe(self):
         from ..preprocessing.eeg import EEGRecipe
 
         if self.modality != "eeg":
             raise CardError(f"card {self.name!r} is a {self.modality} card, not EEG")
-        return EEGRecipe.from_dict(self.raw.get("preprocessing"))
+        try:
+            return EEGRecipe.from_dict(self.raw.get("preprocessing"))
+        except (ValueError, TypeError) as exc:
+            raise CardError(f"{self.path or self.name}: preprocessing block: {exc}") from exc
 
     def files(
         self,

@@ -29,6 +29,27 @@ console = Console()
 err = Console(stderr=True)
 
 
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        console.print(f"neurokit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """neurokit: raw EEG / surface fMRI → patch stores → foundation models (CBraMod, SiT)."""
+
+
+def _is_main_rank() -> bool:
+    import os
+
+    return os.environ.get("RANK", "0") == "0"
+
+
 def _setup_logging(verbose: bool) -> None:
     from rich.logging import RichHandler
 
@@ -44,7 +65,7 @@ def _fail(exc: Exception) -> None:
 def _run(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
-    except (NeurokitError, FileNotFoundError, FileExistsError, ValueError) as exc:
+    except (NeurokitError, FileNotFoundError, FileExistsError, IsADirectoryError, ValueError) as exc:
         _fail(exc)
 
 
@@ -54,7 +75,7 @@ def _subjects(text: Optional[str]) -> Optional[List[str]]:
     from ..cards import parse_ranges
 
     if all(part.strip().replace("-", "").isdigit() for part in text.split(",")):
-        return [f"S{s:03d}" for s in parse_ranges(text)]
+        return [f"S{s:03d}" for s in _run(parse_ranges, text)]
     return [s.strip() for s in text.split(",") if s.strip()]
 
 
@@ -97,21 +118,21 @@ def cards_show(name: str = typer.Argument(..., help="Card name (see `neuro cards
 def prepare(
     card: str = typer.Argument(..., help="Data card name or path (`neuro cards list`)."),
     out: Path = typer.Option(..., "--out", "-o", help="Patch store to write (.h5)."),
-    data_root: Optional[Path] = typer.Option(None, "--data-root", envvar="NEUROKIT_DATA", help="Folder the card's file layout is relative to (env NEUROKIT_DATA)."),
-    task: Optional[str] = typer.Option(None, help="Card task (labels, splits); default: the card's first task."),
-    files: Optional[List[Path]] = typer.Option(None, "--file", "-f", help="Explicit recording(s) instead of the card's layout (repeatable)."),
-    subjects: Optional[str] = typer.Option(None, help="Subject numbers to include, e.g. '1-10' (default: all in the card's splits)."),
-    channels: Optional[str] = typer.Option(None, help="Channel subset: a card channel set (e.g. sensorimotor) or 'C3,Cz,C4' (default: the recipe's)."),
+    data_root: Optional[Path] = typer.Option(None, "--data-root", show_default="none", envvar="NEUROKIT_DATA", help="Folder the card's file layout is relative to (env NEUROKIT_DATA)."),
+    task: Optional[str] = typer.Option(None, show_default="none", help="Card task (labels, splits); default: the card's first task."),
+    files: Optional[List[Path]] = typer.Option(None, "--file", "-f", show_default="none", help="Explicit recording(s) instead of the card's layout (repeatable)."),
+    subjects: Optional[str] = typer.Option(None, show_default="none", help="Subject numbers to include, e.g. '1-10' (default: all in the card's splits)."),
+    channels: Optional[str] = typer.Option(None, show_default="none", help="Channel subset: a card channel set (e.g. sensorimotor) or 'C3,Cz,C4' (default: the recipe's)."),
     overwrite: bool = typer.Option(False, help="Replace an existing store."),
     skip_bad: bool = typer.Option(False, help="Skip unreadable/too-short files with a warning instead of stopping."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log each step."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
 ) -> None:
     """Read recordings, preprocess them with the card's recipe and write an HDF5 patch store."""
     _setup_logging(verbose)
     from ..cards import parse_ranges
     from ..pipelines.prepare import prepare as run_prepare
 
-    subj = parse_ranges(subjects) if subjects else None
+    subj = _run(parse_ranges, subjects) if subjects else None
     kwargs = {"skip_bad": skip_bad} if skip_bad else {}
     path = _run(run_prepare, card, out, data_root=data_root, task=task, files=files or None, subjects=subj, channels=channels, overwrite=overwrite, **kwargs)
     from ..data.store import PatchStore
@@ -127,23 +148,24 @@ def pretrain(
     out: Path = typer.Option(Path("runs/pretrain"), "--out", "-o", help="Output folder (checkpoints, metrics.jsonl)."),
     model: str = typer.Option("cbramod", help="Model family: cbramod (EEG) or sit (surface fMRI)."),
     epochs: int = typer.Option(40, help="Epochs (CBraMod: 40)."),
-    max_steps: Optional[int] = typer.Option(None, help="Stop after this many optimiser steps (schedule spans them)."),
+    max_steps: Optional[int] = typer.Option(None, show_default="none", help="Stop after this many optimiser steps (schedule spans them)."),
     batch_size: int = typer.Option(128, help="Samples per step and process (CBraMod: 128)."),
     lr: float = typer.Option(5e-4, help="Peak learning rate (AdamW)."),
     min_lr: float = typer.Option(1e-5, help="Final learning rate of the per-step cosine schedule."),
     weight_decay: float = typer.Option(0.05, help="AdamW weight decay."),
     clip_grad: float = typer.Option(1.0, help="Gradient-norm clip (0 = off)."),
-    n_layers: Optional[int] = typer.Option(None, help="Override the number of transformer layers (CBraMod: 12)."),
-    model_size: Optional[str] = typer.Option(None, help="SiT size: tiny, small or base."),
-    mask_ratio: Optional[float] = typer.Option(None, help="SiT video-MAE tube-mask ratio (default 0.75)."),
-    subjects: Optional[str] = typer.Option(None, help="Only these subjects, e.g. '1-6' or 'S001,S002'."),
+    n_layers: Optional[int] = typer.Option(None, show_default="none", help="Override the number of transformer layers (CBraMod: 12)."),
+    model_size: Optional[str] = typer.Option(None, show_default="none", help="SiT size: tiny, small or base."),
+    mask_ratio: Optional[float] = typer.Option(None, show_default="none", help="SiT video-MAE tube-mask ratio (default 0.75)."),
+    subjects: Optional[str] = typer.Option(None, show_default="none", help="Only these subjects, e.g. '1-6' or 'S001,S002'."),
     seed: int = typer.Option(0, help="Random seed (sampling, masks, initialisation)."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K (under torchrun: one GPU per process)."),
     num_workers: int = typer.Option(0, help="DataLoader worker processes."),
     ckpt_every: int = typer.Option(0, help="Also checkpoint every N steps (0: at each epoch end only)."),
-    resume: bool = typer.Option(False, "--resume", help="Continue from OUT/last.pt."),
+    resume: bool = typer.Option(False, "--resume", show_default="off", help="Continue from OUT/last.pt (same model, store layout, batch size and seed; more --epochs/--max-steps extend it)."),
+    overwrite: bool = typer.Option(False, "--overwrite", show_default="off", help="Start again in an OUT that holds a run."),
     progress: bool = typer.Option(True, help="Show a progress bar."),
-    verbose: bool = typer.Option(False, "--verbose", "-v"),
+    verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
 ) -> None:
     """Self-supervised pretraining (CBraMod masked-patch reconstruction; SiT video-MAE).
 
@@ -162,11 +184,12 @@ def pretrain(
     cfg = _run(PretrainConfig, model=model, model_kwargs=kw, epochs=epochs, max_steps=max_steps, batch_size=batch_size,
                optim=dict(lr=lr, min_lr=min_lr, weight_decay=weight_decay, clip_grad=clip_grad), seed=seed, device=device,
                num_workers=num_workers, ckpt_every=ckpt_every, subjects=_subjects(subjects), progress=progress)
-    res = _run(run, list(stores), out, cfg, resume=resume)
-    console.print(
-        f"[green]pretrained[/] {res['steps']} steps: loss {res['loss_first']:.4f} → {res['loss_last']:.4f} "
-        f"({res['samples_per_s']:.1f} samples/s); checkpoint {res['checkpoint']}"
-    )
+    res = _run(run, list(stores), out, cfg, resume=resume, overwrite=overwrite)
+    if _is_main_rank():
+        console.print(
+            f"[green]pretrained[/] {res['steps']} steps: loss {res['loss_first']:.4f} → {res['loss_last']:.4f} "
+            f"({res['samples_per_s']:.1f} samples/s); checkpoint {res['checkpoint']}"
+        )
 
 
 # ---------------------------------------------------------------------------------------- finetune
@@ -174,7 +197,7 @@ def pretrain(
 def finetune(
     stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
     out: Path = typer.Option(Path("runs/finetune"), "--out", "-o", help="Output folder (best.pt, report.json)."),
-    init: Optional[Path] = typer.Option(None, help="`neuro pretrain` checkpoint or released CBraMod state_dict (default: from scratch)."),
+    init: Optional[Path] = typer.Option(None, show_default="none", help="`neuro pretrain` checkpoint or released CBraMod state_dict (default: from scratch)."),
     model: str = typer.Option("cbramod", help="Model family when --init is not given."),
     head: str = typer.Option("auto", help="Head: all_patch_reps (flatten all tokens), avgpool, or auto (the model's default: all_patch_reps for cbramod, avgpool for sit)."),
     epochs: int = typer.Option(50, help="Epochs (CBraMod: 50)."),
@@ -184,14 +207,15 @@ def finetune(
     weight_decay: float = typer.Option(0.05, help="AdamW weight decay."),
     label_smoothing: float = typer.Option(0.1, help="Label smoothing (multi-class)."),
     frozen: bool = typer.Option(False, "--frozen/--no-frozen", help="Freeze the backbone (linear probing)."),
-    n_layers: Optional[int] = typer.Option(None, help="Layers of a from-scratch backbone."),
-    train_subjects: Optional[str] = typer.Option(None, help="Override the card's train subjects, e.g. '1-6'."),
-    val_subjects: Optional[str] = typer.Option(None, help="Override the card's validation subjects."),
-    test_subjects: Optional[str] = typer.Option(None, help="Override the card's test subjects."),
+    n_layers: Optional[int] = typer.Option(None, show_default="none", help="Layers of a from-scratch backbone."),
+    train_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's train subjects, e.g. '1-6'."),
+    val_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's validation subjects."),
+    test_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's test subjects."),
     seed: int = typer.Option(0, help="Random seed."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K."),
+    overwrite: bool = typer.Option(False, "--overwrite", show_default="off", help="Replace an earlier run in OUT."),
     progress: bool = typer.Option(True, help="Show a progress bar."),
-    verbose: bool = typer.Option(False, "--verbose", "-v"),
+    verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
 ) -> None:
     """Fine-tune on a labelled store; select on validation; score the test split once; print metrics."""
     _setup_logging(verbose)
@@ -206,7 +230,7 @@ def finetune(
     cfg = _run(FinetuneConfig, model=model, model_kwargs=kw, head=head, epochs=epochs, batch_size=batch_size,
                lr_backbone=lr_backbone, lr_head=lr_head, weight_decay=weight_decay, label_smoothing=label_smoothing,
                frozen=frozen, seed=seed, device=device, progress=progress, splits=splits)
-    rep = _run(run, list(stores), out, cfg, init=init)
+    rep = _run(run, list(stores), out, cfg, init=init, overwrite=overwrite)
     print_report(rep, out)
 
 
@@ -224,8 +248,8 @@ def evaluate(
     checkpoint: Path = typer.Argument(..., help="`neuro finetune` checkpoint (best.pt)."),
     stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
     split: str = typer.Option("test", help="Card split to score: train, val, test, or all."),
-    subjects: Optional[str] = typer.Option(None, help="Score these subjects instead of a split."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the metrics to this JSON file."),
+    subjects: Optional[str] = typer.Option(None, show_default="none", help="Score these subjects instead of a split."),
+    json_out: Optional[Path] = typer.Option(None, "--json", show_default="none", help="Also write the metrics to this JSON file."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K."),
 ) -> None:
     """Score a fine-tuned checkpoint on a store and print the metrics table."""
@@ -235,18 +259,19 @@ def evaluate(
     res = _run(run, checkpoint, list(stores), split=None if split == "all" else split, subjects=_subjects(subjects), device=device)
     console.print(metrics_table(f"{split} metrics ({res['n_samples']} samples)", res))
     if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(res, indent=2))
 
 
 # ------------------------------------------------------------------------------------ plot-surface
 @app.command("plot-surface")
 def plot_surface(
-    path: Optional[Path] = typer.Argument(None, help="Surface data file (CIFTI-2, GIFTI, MGH/MGZ, curv); not needed with --patches."),
+    path: Optional[Path] = typer.Argument(None, show_default="none", help="Surface data file (CIFTI-2, GIFTI, MGH/MGZ, curv); not needed with --patches."),
     out: Path = typer.Option(Path("surface.png"), "--out", "-o", help="PNG to write."),
-    hemi: Optional[str] = typer.Option(None, help="Hemisphere L or R (required for CIFTI files)."),
+    hemi: Optional[str] = typer.Option(None, show_default="none", help="Hemisphere L or R (required for CIFTI files)."),
     frame: int = typer.Option(0, help="Frame to show."),
-    surf_mesh: Optional[Path] = typer.Option(None, "--surf", help="Inflated surface of the data's mesh (default: nilearn's fsaverage5 for fsaverage5 data)."),
-    patches: Optional[str] = typer.Option(None, help="Show this patch grid (e.g. ico2) on the template instead of the data."),
+    surf_mesh: Optional[Path] = typer.Option(None, "--surf", show_default="none", help="Inflated surface of the data's mesh (default: nilearn's fsaverage5 for fsaverage5 data)."),
+    patches: Optional[str] = typer.Option(None, show_default="none", help="Show this patch grid (e.g. ico2) on the template instead of the data."),
 ) -> None:
     """Render one frame (or an icosahedral patch map) on the inflated surface and save a PNG."""
     _setup_logging(False)
@@ -285,7 +310,7 @@ def quickstart(
     from ..pipelines.pretrain import PretrainConfig, pretrain as pt
 
     out.mkdir(parents=True, exist_ok=True)
-    store = out / "physionet_mi_left_right.h5"
+    store = out / f"physionet_mi_left_right_{channels.replace(',', '-')}.h5"
     if not store.exists():
         _run(prep, "physionet_mi", store, data_root=data_root, task="left_right_imagery",
              channels=None if channels == "all" else channels)

@@ -26,7 +26,8 @@ OLD_TO_NEW = {"T3": "T7", "T4": "T8", "T5": "P7", "T6": "P8"}
 
 #: Prefixes and suffixes that EEG systems glue to electrode names.
 _PREFIX = re.compile(r"^(EEG[\s_-]*)", re.IGNORECASE)
-_SUFFIX = re.compile(r"([\s_-]*(REF|LE|AR|AVG|A1|A2|M1|M2|CAR))$", re.IGNORECASE)
+_SUFFIX = re.compile(r"([\s_-]+(REF|LE|AR|AVG|A1|A2|M1|M2|CAR))$", re.IGNORECASE)
+_REFERENCE_SITES = {"A1", "A2", "M1", "M2"}
 
 
 def montage_1005():
@@ -60,6 +61,8 @@ def normalize_ch_name(name: str) -> tuple[str, bool]:
     table = _standard_1005()
     cleaned = name.strip()
     stripped = _SUFFIX.sub("", _PREFIX.sub("", cleaned.rstrip(". "))).strip()
+    if stripped.upper() in _REFERENCE_SITES and stripped.upper() != _PREFIX.sub("", cleaned).upper():
+        stripped = cleaned  # "A2-A1" is a derivation between two reference sites, not the electrode A2
     for cand in (cleaned, stripped):
         key = cand.replace(" ", "").rstrip(".").upper()  # EEGMMIDB pads labels with dots: "Cz..", "Fc5."
         if key in OLD_TO_NEW:
@@ -85,6 +88,7 @@ def read_eeg(
     eeg_only: bool = True,
     normalize_names: bool = True,
     set_montage: bool = True,
+    allow_truncated: bool = False,
     verbose: bool | str | None = "error",
 ):
     """Read one EEG recording, lazily, with EEG channels picked and 10-05 channel names.
@@ -102,7 +106,11 @@ def read_eeg(
     normalize_names : bool
         Rename channels to 10-05 labels (see :func:`normalize_ch_name`).
     set_montage : bool
-        Attach the ``standard_1005`` positions to the channels that have one.
+        Attach the template 10-05 positions to the channels that have one.
+    allow_truncated : bool
+        A file shorter than its header says (a recording not stopped cleanly, a partial copy) raises
+        :class:`DataFileError` by default; with ``True`` the samples that are there are read and a
+        ``RuntimeWarning`` names the file.
     verbose : bool | str | None
         MNE's logging level for the read.
 
@@ -117,7 +125,10 @@ def read_eeg(
     FileNotFoundError
         The path does not exist.
     DataFileError
-        MNE cannot read the file (unknown format, truncated or corrupt header) or it has no EEG channel.
+        MNE cannot read the file (unknown format, corrupt header), the file is truncated (see
+        ``allow_truncated``), or it has no EEG channel.
+
+    Other warnings MNE gives while reading are re-issued as ``RuntimeWarning`` prefixed with the path.
     """
     import mne
 
@@ -127,14 +138,25 @@ def read_eeg(
     if path.is_dir():
         raise DataFileError(f"{path}: is a folder; give one recording file (e.g. .edf, .vhdr, .set, .fif)")
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            raw = mne.io.read_raw(path, preload=preload, verbose=verbose)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            raw = mne.io.read_raw(path, preload=preload, verbose="warning" if verbose == "error" else verbose)
     except Exception as exc:  # MNE raises many types for damaged files
         raise DataFileError(
             f"{path}: MNE could not read this file ({type(exc).__name__}: {exc}). "
             "Check that it is complete (not truncated) and in a format MNE supports."
         ) from exc
+    for w in caught:
+        msg = str(w.message)
+        if "does not match the file size" in msg:
+            if not allow_truncated:
+                raise DataFileError(
+                    f"{path}: truncated file: the header announces more data records than the file holds "
+                    "(an interrupted recording or a partial copy). Copy the file again, or read the part "
+                    "that is there with read_eeg(..., allow_truncated=True)."
+                )
+            msg = "truncated file: reading only the data records present"
+        warnings.warn(f"{path}: {msg}", RuntimeWarning, stacklevel=2)
     if len(raw.ch_names) == 0:
         raise DataFileError(
             f"{path}: the file holds no signal channels (an annotation-only EDF such as a hypnogram?); "

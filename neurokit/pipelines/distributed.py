@@ -36,10 +36,16 @@ def setup(device: str = "auto") -> DistInfo:
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local = int(os.environ.get("LOCAL_RANK", "0"))
+    import re
+
+    from .._errors import ConfigError
+
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?|mps", device):
+        raise ConfigError(f"device={device!r}; allowed: auto, cpu, cuda, cuda:K, mps")
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise RuntimeError("device='cuda' requested but torch.cuda.is_available() is False")
+        raise ConfigError(f"device={device!r} but no CUDA GPU is visible to PyTorch; use --device cpu or auto")
     if device == "cuda":
         dev = torch.device("cuda", local if world > 1 else torch.cuda.current_device())
         torch.cuda.set_device(dev)

@@ -112,6 +112,8 @@ class FinetuneConfig:
     splits: dict[str, list[str]] | None = None  # split → subject ids; default from the card
 
     def __post_init__(self) -> None:
+        if self.epochs < 1 or self.batch_size < 1:
+            raise ConfigError(f"epochs and batch_size must be >= 1 (got {self.epochs}, {self.batch_size})")
         if self.head not in HEADS + ("auto",):
             raise ConfigError(f"head={self.head!r}; allowed: {HEADS + ('auto',)}")
         if not 0 <= self.label_smoothing < 1:
@@ -132,6 +134,7 @@ def resolve_splits(ds_all: PatchDataset, override: dict[str, list[str]] | None =
     """
     subjects = sorted(set(ds_all.meta("subject").astype(str)))
     if override:
+        _check_disjoint(override)
         return "subject", {k: {"subjects": v} for k, v in override.items()}
     if len(subjects) == 1:
         runs = sorted(set(ds_all.meta("run").astype(str)))
@@ -158,6 +161,17 @@ def resolve_splits(ds_all: PatchDataset, override: dict[str, list[str]] | None =
     return "subject", out
 
 
+def _check_disjoint(splits: dict[str, list[str]]) -> None:
+    train = set(splits.get("train", []))
+    for k in ("val", "test"):
+        both = sorted(train & set(splits.get(k, [])))
+        if both:
+            raise ConfigError(f"subjects {both} are in both 'train' and {k!r}: the {k} score would leak training data")
+    both = sorted(set(splits.get("val", [])) & set(splits.get("test", [])))
+    if both:
+        logger.warning("subjects %s are in both 'val' and 'test': model selection sees the test subjects", both)
+
+
 def _build_backbone(init: str | Path | None, cfg: FinetuneConfig, ds: PatchDataset) -> tuple[nn.Module, dict]:
     objective = get_objective(cfg.model)
     info: dict[str, Any] = {"init": str(init) if init else None}
@@ -176,6 +190,12 @@ def _build_backbone(init: str | Path | None, cfg: FinetuneConfig, ds: PatchDatas
     res = module.load_state_dict(ck["state_dict"], strict=False)
     if res.missing_keys or res.unexpected_keys:
         logger.warning("%s: missing keys %s, unexpected keys %s", init, res.missing_keys[:8], res.unexpected_keys[:8])
+    pre_ch = (ck.get("store_attrs") or {}).get("ch_names")
+    now_ch = ds.attrs.get("ch_names")
+    if pre_ch and now_ch and list(pre_ch) != list(now_ch):
+        logger.warning("%s was pretrained on %d channels, the store has %d (%d in common); the backbone is "
+                       "montage-independent, fine-tuning adapts it", init, len(pre_ch), len(now_ch),
+                       len(set(pre_ch) & set(now_ch)))
     info.update(model=model_name, model_config=module.config.to_dict(), missing_keys=res.missing_keys,
                 unexpected_keys=res.unexpected_keys, pretrain_recipe=ck.get("recipe"))
     return objective.backbone(module), info
@@ -197,7 +217,7 @@ def score(kind: str, y: np.ndarray, out: np.ndarray) -> dict[str, float]:
 
 
 def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg: FinetuneConfig | None = None,
-             *, init: str | Path | None = None) -> dict[str, Any]:
+             *, init: str | Path | None = None, overwrite: bool = False) -> dict[str, Any]:
     """Fine-tune on a labelled store and score the test split once.
 
     Parameters
@@ -207,6 +227,10 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
     cfg : FinetuneConfig
     init : path, optional
         A ``neuro pretrain`` checkpoint or a released CBraMod ``state_dict``; ``None`` trains from scratch.
+        CBraMod's weights do not depend on the montage, so the store may have other channels than the
+        pretraining data (a warning lists the difference).
+    overwrite : bool
+        Replace an earlier run in ``out_dir`` (otherwise :class:`FileExistsError`).
 
     Returns
     -------
@@ -215,6 +239,11 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
     """
     cfg = cfg or FinetuneConfig()
     out = Path(out_dir)
+    if (out / "report.json").exists() or (out / "best.pt").exists():
+        if not overwrite:
+            raise FileExistsError(f"{out} already holds a fine-tuning run; pass overwrite=True (CLI: --overwrite) "
+                                  "or choose another output folder")
+        (out / "metrics.jsonl").unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     info = dist.setup(cfg.device)
     try:
@@ -394,8 +423,13 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
         ds = PatchDataset(ds_all.stores, labelled=True, subjects=subjects)
     elif split is not None:
         _, kw = resolve_splits(ds_all)
+        if split not in kw:
+            raise ConfigError(f"split={split!r}; the store's splits are {sorted(kw)} (or None for all samples)")
         ds = PatchDataset(ds_all.stores, labelled=True, **kw[split])
     else:
         ds = ds_all
+    if len(ds) == 0:
+        have = sorted({str(s) for st in ds_all.stores for s in st.meta["subject"]})
+        raise ConfigError(f"no labelled sample selected (subjects={subjects}, split={split}); subjects in the store: {have}")
     y, o = _predict(model, ds, batch_size, dev)
     return {"checkpoint": str(checkpoint), "split": split, "n_samples": len(ds), **score(ck["task_kind"], y, o)}

@@ -11,7 +11,8 @@ import warnings
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .._errors import DataFileError
+from .._errors import ChannelMismatchError, DataFileError, StoreError
+from .. import __version__
 from ..cards import DataCard, FileEntry, load_card
 from ..data.store import PatchStoreWriter
 from ._progress import progress_bar
@@ -70,6 +71,11 @@ def prepare(
     Path of the complete store.
     """
     card = card if isinstance(card, DataCard) else load_card(card)
+    out = Path(out)
+    if out.is_dir():
+        raise StoreError(f"{out}: is a folder; give the path of the store file to write (e.g. {out / 'store.h5'})")
+    if out.exists() and not overwrite:
+        raise FileExistsError(f"{out}: store exists; pass overwrite=True (CLI: --overwrite) to replace it")
     _load_plugins()
     fn = PREPARERS.get(card.modality)
     if fn is None:
@@ -139,7 +145,7 @@ def prepare_eeg(
                     w = make_windows(raw, file_recipe, source=str(e.path))
                 for c in caught:
                     logger.warning("%s", c.message)
-            except DataFileError as exc:
+            except (DataFileError, ChannelMismatchError) as exc:
                 if skip_bad:
                     logger.warning("skipping %s", exc)
                     continue
@@ -167,6 +173,7 @@ def prepare_eeg(
                         patch_size=200,
                         units="100 uV",
                         recipe=recipe.to_dict(),
+                        neurokit_version=__version__,
                     ),
                 )
             writer.append(
@@ -178,7 +185,10 @@ def prepare_eeg(
                 run=e.run,
             )
             n_rej += w.n_rejected
-            sources.append({"path": str(e.path), "sha256": file_sha256(e.path), "n_windows": int(len(w.labels))})
+            ren = raw.info["temp"]["neurokit_renames"]
+            sources.append({"path": str(Path(e.path).resolve()), "sha256": file_sha256(e.path),
+                            "n_windows": int(len(w.labels)), "n_rejected": int(w.n_rejected),
+                            "renamed": ren.renamed, "aliases": ren.aliases})
         if writer is None:
             raise DataFileError(f"prepare {card.name}: no usable recording (all skipped)")
         writer.set_attrs(sources=sources, n_rejected=n_rej)

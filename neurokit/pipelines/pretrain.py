@@ -53,13 +53,23 @@ class PretrainConfig:
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
             raise ConfigError(f"epochs and batch_size must be >= 1 (got {self.epochs}, {self.batch_size})")
+        if self.max_steps is not None and self.max_steps < 1:
+            raise ConfigError(f"max_steps must be >= 1 when given (got {self.max_steps})")
+        if self.num_workers < 0:
+            raise ConfigError(f"num_workers must be >= 0 (got {self.num_workers})")
         if isinstance(self.optim, dict):
             self.optim = OptimConfig(**self.optim)
 
 
 def pretrain(stores: Sequence[str | Path] | str | Path, out_dir: str | Path, cfg: PretrainConfig | None = None,
-             *, resume: bool = False) -> dict[str, Any]:
+             *, resume: bool = False, overwrite: bool = False) -> dict[str, Any]:
     """Pretrain ``cfg.model`` on the samples of ``stores`` and write checkpoints to ``out_dir``.
+
+    ``resume``: continue from ``out_dir/last.pt`` with the checkpoint's model configuration (the store
+    must have the same channels and sample shape, and batch size and seed must match; a longer
+    ``epochs``/``max_steps`` extends the run and re-spans the cosine schedule). ``overwrite``: start again in an ``out_dir`` that
+    already holds a run. Without either, an ``out_dir`` holding ``last.pt`` raises
+    :class:`FileExistsError`, so two runs never mix their logs.
 
     Returns
     -------
@@ -70,14 +80,26 @@ def pretrain(stores: Sequence[str | Path] | str | Path, out_dir: str | Path, cfg
     out = Path(out_dir)
     info = dist.setup(cfg.device)
     try:
-        return _pretrain(stores, out, cfg, info, resume)
+        return _pretrain(stores, out, cfg, info, resume, overwrite)
     finally:
         dist.cleanup(info)
 
 
-def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resume: bool) -> dict[str, Any]:
+def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resume: bool, overwrite: bool) -> dict[str, Any]:
     seed_everything(cfg.seed + info.rank)
+    ckpt_path = out / "last.pt"
+    if ckpt_path.exists() and not resume:
+        if not overwrite:
+            raise FileExistsError(
+                f"{out} already holds a run ({ckpt_path.name}); pass resume=True (CLI: --resume) to continue it "
+                "or overwrite=True (--overwrite) to start again"
+            )
+        if info.is_main:
+            (out / "metrics.jsonl").unlink(missing_ok=True)
     ds = PatchDataset(stores if isinstance(stores, (list, tuple)) else [stores], subjects=cfg.subjects)
+    if cfg.subjects is not None and len(ds) == 0:
+        have = sorted({str(s) for st in ds.stores for s in st.meta["subject"]})
+        raise ConfigError(f"no sample of subjects {cfg.subjects} in the store(s); subjects there: {have}")
     if len(ds) < cfg.batch_size * info.world_size:
         raise ConfigError(
             f"{len(ds)} samples in the store(s) but batch_size={cfg.batch_size} × {info.world_size} process(es); "
@@ -86,12 +108,12 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
     objective = get_objective(cfg.model)
     if ds.stores[0].modality != objective.modality:
         raise ConfigError(f"model {cfg.model!r} trains on {objective.modality} stores; got {ds.stores[0].modality}")
-    ckpt_path = out / "last.pt"
     state = None
     if resume:
         if not ckpt_path.exists():
             raise FileNotFoundError(f"--resume: no checkpoint at {ckpt_path}")
         state = load_checkpoint(ckpt_path)
+        _check_resume(state, ds, cfg, ckpt_path)
         model = objective.rebuild(state["model_config"])
         model.load_state_dict(state["state_dict"])
     else:
@@ -170,6 +192,35 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
     if info.is_main:
         (out / "pretrain_summary.json").write_text(json.dumps({k: v for k, v in result.items() if k != "history"}, indent=2))
     return result
+
+
+def _check_resume(state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path) -> None:
+    """A resumed job must train the same model on data of the same layout."""
+    from .._errors import ChannelMismatchError
+
+    if state.get("model") != cfg.model:
+        raise ConfigError(f"{path}: checkpoint trains {state.get('model')!r}, not {cfg.model!r}")
+    conflicts = {k: (state["model_config"].get(k), v) for k, v in cfg.model_kwargs.items()
+                 if k in state["model_config"] and state["model_config"][k] != v}
+    if conflicts:
+        raise ConfigError(f"{path}: resume keeps the checkpoint's model; these options differ from it "
+                          f"(checkpoint, given): {conflicts}. Drop them or start a new run")
+    old = state.get("train_config") or {}
+    for k in ("batch_size", "seed"):
+        if k in old and old[k] != getattr(cfg, k):
+            raise ConfigError(f"{path}: resume needs the run's {k}={old[k]!r} (given {getattr(cfg, k)!r}); "
+                              "the sampling order depends on it")
+    for k in ("epochs", "max_steps"):
+        if k in old and old[k] != getattr(cfg, k):
+            logger.warning("%s: %s changed from %r to %r: the cosine schedule now spans the new length",
+                           path, k, old[k], getattr(cfg, k))
+    want = (state.get("store_attrs") or {}).get("ch_names")
+    have = ds.attrs.get("ch_names")
+    if want is not None and have is not None and list(want) != list(have):
+        raise ChannelMismatchError(f"{path}: the checkpoint was trained on channels {want[:6]}… ({len(want)}); "
+                                   f"the store has {have[:6]}… ({len(have)})")
+    if list(state.get("sample_shape", ds.sample_shape)) != list(ds.sample_shape):
+        raise ChannelMismatchError(f"{path}: sample shape {state['sample_shape']} differs from the store's {list(ds.sample_shape)}")
 
 
 def _provenance(ds: PatchDataset, cfg: PretrainConfig) -> dict[str, Any]:
