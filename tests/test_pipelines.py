@@ -219,3 +219,11 @@ def test_config_and_selection_errors(lr_store, tmp_path):
     leak = {"train": ["S001"], "val": ["S002"], "test": ["S001"]}
     with pytest.raises(ConfigError, match=r"subjects \['S001'\] are in both 'train' and 'test'"):
         finetune(lr_store, tmp_path / "z", FinetuneConfig(splits=leak, progress=False))
+
+
+def test_flatten_head_size_guard():
+    from neurokit.pipelines.finetune import Head
+
+    with pytest.raises(ConfigError, match=r"would need a 245760×245760 layer .*use head='avgpool'"):
+        Head("all_patch_reps", (1280, 192), 1)
+    assert sum(p.numel() for p in Head("all_patch_reps", (21, 4, 200), 2).parameters()) == 16800 * 800 + 800 + 800 * 200 + 200 + 200 * 2 + 2

@@ -236,7 +236,9 @@ def finetune(
 
 def print_report(rep: dict, out: Path) -> None:
     sp = ", ".join(f"{k}: {len(next(iter(v.values())))} {rep['split_by']}(s)" for k, v in rep["splits"].items())
-    console.print(f"task {rep['task']} ({rep['kind']}, classes {rep['label_names']}); split by {rep['split_by']} — {sp}")
+    task = f"task {rep['task']} " if rep.get("task") else ""
+    classes = f", classes {rep['label_names']}" if rep.get("label_names") else ""
+    console.print(f"{task}({rep['kind']}{classes}); split by {rep['split_by']} — {sp}")
     console.print(f"selected epoch {rep['best_epoch']} on validation {rep['selection_metric']} = {rep['val_best']:.4f}")
     console.print(metrics_table(f"test metrics ({rep['n_samples']['test']} samples)", rep["test"]))
     console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'}")

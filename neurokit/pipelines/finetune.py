@@ -33,6 +33,7 @@ from .training import EpochSampler, OptimConfig, build_optimizer, make_loader, s
 logger = logging.getLogger("neurokit")
 
 HEADS = ("avgpool", "all_patch_reps")
+MAX_HEAD_PARAMS = 200_000_000  # beyond this a flatten head is a mistake, not a model
 
 
 class Head(nn.Module):
@@ -55,6 +56,11 @@ class Head(nn.Module):
         else:
             flat = int(np.prod(self.feature_shape))
             n = self.feature_shape[-2] if len(self.feature_shape) >= 2 else 1
+            if flat * n * d > MAX_HEAD_PARAMS:
+                raise ConfigError(
+                    f"head 'all_patch_reps' over features {self.feature_shape} would need a "
+                    f"{flat}×{n * d} layer ({flat * n * d / 1e6:.0f} M weights); use head='avgpool' (CLI: --head avgpool)"
+                )
             self.net = nn.Sequential(
                 nn.Linear(flat, n * d), nn.ELU(), nn.Dropout(dropout),
                 nn.Linear(n * d, d), nn.ELU(), nn.Dropout(dropout),
@@ -408,6 +414,14 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
     model, ck = load_finetuned(checkpoint, dev)
     stores = list(store) if isinstance(store, (list, tuple)) else [store]
     ds_all = PatchDataset(stores, labelled=True)
+    if len(ds_all) == 0:
+        raise ConfigError(f"{stores[0]}: no labelled sample (the store was prepared without a labelled task)")
+    label_names = list(ds_all.attrs.get("label_names") or [])
+    kind = task_kind(ds_all.stores[0].labels, len(label_names) or int(ds_all.stores[0].labels.max()) + 1)
+    if kind != ck["task_kind"]:
+        raise ConfigError(f"{stores[0]}: holds a {kind} task, the checkpoint {checkpoint} was fine-tuned for {ck['task_kind']}")
+    if ck.get("label_names") and label_names and list(ck["label_names"]) != label_names:
+        raise ConfigError(f"{stores[0]}: classes {label_names} differ from the checkpoint's {ck['label_names']}")
     want, have = ck.get("ch_names"), ds_all.attrs.get("ch_names")
     if want is not None and have is not None and list(want) != list(have):
         missing = [c for c in want if c not in have]

@@ -113,7 +113,7 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
         if not ckpt_path.exists():
             raise FileNotFoundError(f"--resume: no checkpoint at {ckpt_path}")
         state = load_checkpoint(ckpt_path)
-        _check_resume(state, ds, cfg, ckpt_path)
+        _check_resume(state, ds, cfg, ckpt_path, objective)
         model = objective.rebuild(state["model_config"])
         model.load_state_dict(state["state_dict"])
     else:
@@ -194,14 +194,16 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
     return result
 
 
-def _check_resume(state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path) -> None:
+def _check_resume(state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path, objective) -> None:
     """A resumed job must train the same model on data of the same layout."""
     from .._errors import ChannelMismatchError
 
     if state.get("model") != cfg.model:
         raise ConfigError(f"{path}: checkpoint trains {state.get('model')!r}, not {cfg.model!r}")
-    conflicts = {k: (state["model_config"].get(k), v) for k, v in cfg.model_kwargs.items()
-                 if k in state["model_config"] and state["model_config"][k] != v}
+    conflicts = {}
+    if cfg.model_kwargs:  # the options given must describe the checkpoint's model
+        given = objective.build(ds.attrs, ds.sample_shape, dict(cfg.model_kwargs)).config.to_dict()
+        conflicts = {k: (state["model_config"].get(k), v) for k, v in given.items() if state["model_config"].get(k) != v}
     if conflicts:
         raise ConfigError(f"{path}: resume keeps the checkpoint's model; these options differ from it "
                           f"(checkpoint, given): {conflicts}. Drop them or start a new run")
@@ -214,7 +216,11 @@ def _check_resume(state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path
         if k in old and old[k] != getattr(cfg, k):
             logger.warning("%s: %s changed from %r to %r: the cosine schedule now spans the new length",
                            path, k, old[k], getattr(cfg, k))
-    want = (state.get("store_attrs") or {}).get("ch_names")
+    old_attrs = state.get("store_attrs") or {}
+    for k in ("modality", "grid", "mesh"):
+        if k in old_attrs and old_attrs[k] != ds.attrs.get(k):
+            raise ConfigError(f"{path}: the checkpoint was trained on {k}={old_attrs[k]!r}; the store has {ds.attrs.get(k)!r}")
+    want = old_attrs.get("ch_names")
     have = ds.attrs.get("ch_names")
     if want is not None and have is not None and list(want) != list(have):
         raise ChannelMismatchError(f"{path}: the checkpoint was trained on channels {want[:6]}… ({len(want)}); "
