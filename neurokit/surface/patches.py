@@ -107,6 +107,8 @@ def parse_grid(grid: str | int) -> tuple[int, int]:
         orders = [TEMPLATE_ORDER, orders[0]]
     if len(orders) != 2:
         raise ConfigError(f"patch grid {grid!r}: expected 'ico6/icoK' or 'icoK' with K in 1…5")
+    if orders[1] < 1:
+        raise ConfigError(f"patch grid {grid!r}: ico{orders[1]} is not a patch grid; expected K in 1…5 (ico2: 320 patches)")
     _check(orders[1], orders[0])
     return orders[0], orders[1]
 
