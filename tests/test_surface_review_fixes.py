@@ -203,3 +203,28 @@ def test_minor_review_items(surface_root, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         read_surface(surface_root / HCP / "S1200.L.sphere.32k_fs_LR.surf.gii")
+
+
+# 12. ico2 patch order vs the metrics-lab CSV --------------------------------------------------------------
+def test_reference_patch_order_helper(surface_root):
+    import pandas as pd
+
+    from neurokit.surface.patches import patch_table, reference_patch_order
+
+    ref = pd.read_csv(surface_root / "metrics-lab_ico/triangle_indices_ico_6_sub_ico_2.csv").to_numpy().T
+    perm = reference_patch_order(ref)
+    assert sorted(perm.tolist()) == list(range(320)) and (perm != np.arange(320)).any()
+    assert all(set(patch_table(2)[perm[j]].tolist()) == set(ref[j].tolist()) for j in (0, 17, 319))
+    with pytest.raises(ConfigError, match="match no ico6/ico2 patch"):
+        reference_patch_order(ref[:, ::-1] + 1)
+
+
+# 11. label colours --------------------------------------------------------------------------------------
+def test_dlabel_colours_from_label_table(surface_root):
+    from neurokit.surface.plot import _label_colors
+
+    path = surface_root / "cifti/test.dlabel.nii"
+    cmap = _label_colors(path)
+    table = nib.load(path).header.get_axis(0).label[0]
+    assert cmap.N == max(table) + 1
+    np.testing.assert_allclose(cmap(5), table[5][1], atol=1e-6)
