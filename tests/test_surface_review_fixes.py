@@ -80,8 +80,12 @@ def test_surface_preparer_skip_bad_and_channels(surface_root, tmp_path):
         prepare("fsaverage5_rest", tmp_path / "c.h5", files=[good], channels="C3,Cz")
     with pytest.raises(DataFileError, match="sub-02_broken"):
         prepare("fsaverage5_rest", tmp_path / "a.h5", files=[good, bad], progress=False)
+    rh = surface_root / FSA5_LH.replace(".lh.", ".rh.")
+    with pytest.raises(CardError, match="no file of hemisphere R"):
+        prepare("fsaverage5_rest", tmp_path / "r.h5", files=[good, bad], hemi="R")
     with pytest.warns(RuntimeWarning, match="skipped .*sub-02_broken"):
-        out = prepare("fsaverage5_rest", tmp_path / "b.h5", files=[good, bad], skip_bad=True, progress=False)
+        out = prepare("fsaverage5_rest", tmp_path / "b.h5", files=[good, bad, rh], skip_bad=True, hemi="L",
+                      progress=False)
     st = PatchStore(out)
     assert len(st) == 33 and [s["path"] for s in st.attrs["sources"]] == [str(good)]
 

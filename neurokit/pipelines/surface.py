@@ -119,7 +119,7 @@ def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, s
     ``skip_bad``: skip files that raise :class:`~neurokit._errors.DataFileError` (with a warning).
     ``channels``: EEG only; refused when given. ``mesh``: the data's mesh (``"ico6"``: already on the
     template, no resampling); default from the vertex count. ``hemi``:
-    only this hemisphere (``L``/``R``) of every file.
+    only this hemisphere (``L``/``R``): of CIFTI files, and only the GIFTI/MGH files named for it.
     """
     from ..cards import resolve_data_root
     from ..surface.patching import SurfaceRecipe
@@ -166,6 +166,12 @@ def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, s
                 f"card {card.name!r}: registered sphere for hemisphere {h} not found at {p}; put the sphere of the "
                 "data's mesh there (card preprocessing.spheres, relative to --data-root) or pass spheres="
             )
+    if hemi:  # files named for the other hemisphere (lh/rh pairs) are left out, not refused
+        from ..io.surface import hemi_from_name
+
+        entries = [(p, m) for p, m in entries if hemi_from_name(p) in (None, hemi)]
+        if not entries:
+            raise CardError(f"card {card.name!r}: no file of hemisphere {hemi} (--hemi)")
     runs = [SurfaceRun(p, m["subject"], m["session"], m["run"], hemi=hemi) for p, m in entries]
     say = (lambda msg: logger.info("%s", msg)) if progress else None
     tr = rec.get("tr_s", rec.get("tr"))
