@@ -68,6 +68,9 @@ def test_plot_surf_of_other_hemisphere_refused(surface_root, tmp_path):
         plot_surface(dscalar, tmp_path / "x.png", hemi="R", surf_mesh=surface_root / HCP / "S1200.L.inflated_MSMAll.32k_fs_LR.surf.gii")
     with pytest.raises(DataFileError, match="no data frames"):
         plot_surface(surface_root / HCP / "S1200.L.sphere.32k_fs_LR.surf.gii", tmp_path / "x.png")
+    r = runner.invoke(app, ["plot-surface", str(dscalar), "--hemi", "R", "-o", str(tmp_path / "x.png"),
+                            "--surf", str(surface_root / HCP / "S1200.L.inflated_MSMAll.32k_fs_LR.surf.gii")])
+    assert r.exit_code != 0 and "ishemisphereL,but--hemiisR" in "".join(r.output.split())
     assert not (tmp_path / "x.png").exists()
 
 

@@ -2,7 +2,8 @@
 
 One sample is one tubelet ``(T, n_patches, V)`` of one hemisphere on the ico6 template. Per-sample meta
 columns: ``subject``, ``session``, ``run``, ``hemi``; ``onset`` is the tubelet start in seconds. Store attrs:
-``modality="surface"``, ``tr`` (s), ``hemispheres``, ``mesh`` (source mesh), ``template`` (``"ico6"``),
+``modality="surface"``, ``tr`` (s; NaN when no file states it, and then
+``onset_unit`` is ``"frames"``), ``hemispheres``, ``mesh`` (source mesh), ``template`` (``"ico6"``),
 ``grid`` (``"ico6/ico2"``), ``n_patches``, ``vertices_per_patch``, ``tubelet``, ``recipe``, ``card`` and
 ``sources`` (path + SHA-256 of every file read).
 """
