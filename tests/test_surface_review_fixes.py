@@ -143,6 +143,9 @@ def test_ico6_data_explicit_mesh_skips_resampling(surface_root, tmp_path):
     out, mask = to_template(sd)
     np.testing.assert_array_equal(out, x)
     assert mask.all()
+    fr = _gifti_func(tmp_path / "sub-7.R.func.gii", x, "R")
+    with pytest.raises(DataFileError, match=r"sub-7\.R\.func\.gii: right-hemisphere data on ico6.*--sphere-r"):
+        to_template(read_surface(fr, mesh="ico6"))
     store = tmp_path / "ico6.h5"
     r = runner.invoke(app, ["prepare", "fsaverage5_rest", "-f", str(f), "-o", str(store), "--mesh", "ico6", "--hemi", "L"])
     assert r.exit_code == 0, r.output

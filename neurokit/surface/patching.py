@@ -98,7 +98,14 @@ def to_template(sd, sphere=None, *, order: int = 6, mirror_right: bool = True, t
         Sphere and data disagree in vertex count or hemisphere; no packaged sphere for the mesh.
     """
     if sphere is None and sd.mesh == f"ico{order}":
-        # already on the template (mesh='ico6', e.g. metrics-lab ico-6 data): nothing to resample
+        if sd.hemi == "R":
+            # the reference right template (metrics-lab ico-6.R) numbers its vertices differently
+            raise DataFileError(
+                f"{sd.path}: right-hemisphere data on ico{order}: their vertex numbering is that of the right "
+                f"template, not the left one the patches use; pass its sphere (CLI: --sphere-r ico-{order}.R.surf.gii) "
+                "so it is resampled (a permutation) onto the left template"
+            )
+        # already on the (left) template (mesh='ico6', e.g. metrics-lab ico-6.L data): nothing to resample
         return np.asarray(sd.data, dtype=np.float32), np.asarray(sd.mask, dtype=bool)
     if sphere is None:
         try:
