@@ -10,6 +10,13 @@ def cache_dir(create: bool = True) -> Path:
     env = os.environ.get("NEUROKIT_CACHE")
     if env:
         root = Path(env)
+        if root.exists() and not root.is_dir():
+            from ._errors import ConfigError
+
+            raise ConfigError(
+                f"NEUROKIT_CACHE={env}: is a file, expected a folder for cached resampling matrices; point "
+                "NEUROKIT_CACHE at a folder (or unset it to use ~/.cache/neurokit)"
+            )
     else:
         root = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "neurokit"
     if create:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,6 +78,8 @@ class SurfaceData:
         Label key → name (label files only).
     coords, faces : ndarray or None
         ``(n_vertices, 3)`` float64 mm and ``(n_faces, 3)`` int64 for geometry files.
+    geometric_type : str or None
+        GIFTI ``GeometricType`` of a geometry file (``Spherical``, ``Inflated``, ``Anatomical`` …) when given.
     """
 
     data: np.ndarray
@@ -90,6 +93,7 @@ class SurfaceData:
     label_table: dict[int, str] = field(default_factory=dict)
     coords: np.ndarray | None = None
     faces: np.ndarray | None = None
+    geometric_type: str | None = None
 
     @property
     def n_vertices(self) -> int:
@@ -100,7 +104,7 @@ class SurfaceData:
         return int(self.data.shape[1])
 
     def __repr__(self) -> str:
-        tr = f", tr={self.tr:g} s" if self.tr else ""
+        tr = f", tr={self.tr:g} s" if self.tr and np.isfinite(self.tr) else ""
         return (
             f"SurfaceData(hemi={self.hemi!r}, mesh={self.mesh!r}, n_vertices={self.n_vertices}, "
             f"n_frames={self.n_frames}, kind={self.kind!r}{tr}, cortex={int(self.mask.sum())})"
@@ -141,14 +145,17 @@ def _mesh_for(n: int, mesh: str | None, path: Path, *, strict: bool = True) -> s
         if expected is not None and expected != n:
             raise DataFileError(f"{path}: {n} vertices, but mesh {mesh!r} has {expected}")
         return mesh
+    m = re.search(r"(?<![a-z])ico-?(\d)(?!\d)", Path(path).name.lower())
+    if m and KNOWN_MESHES.get(f"ico{m.group(1)}") == n:  # metrics-lab ico-6.L.surf.gii: an icosphere, not fsaverage6
+        return f"ico{m.group(1)}"
     if n in _DEFAULT_BY_COUNT:
         return _DEFAULT_BY_COUNT[n]
     if not strict:
         return f"mesh{n}"
     known = ", ".join(f"{k} {v}" for k, v in KNOWN_MESHES.items())
     raise DataFileError(
-        f"{path}: {n} vertices match no known surface mesh (known: {known}); pass mesh=<name> if the "
-        "data are on a mesh of your own"
+        f"{path}: {n} vertices match no known surface mesh (known: {known}); pass mesh=<name> (CLI: --mesh) "
+        "if the data are on a mesh of your own"
     )
 
 
@@ -162,6 +169,16 @@ def _check_finite(data: np.ndarray, mask: np.ndarray, path: Path) -> None:
             f"{path}: {len(frames)} of {data.shape[1]} frames hold NaN/inf on cortex ({n_bad} values; "
             f"frames {shown}); fix the file or pass allow_nan=True to read it anyway"
         )
+
+
+def _nan_medial_wall(sd: SurfaceData) -> None:
+    """Vertices NaN/inf in every frame are medial wall (FreeSurfer/HCP exports): out of the mask, set to 0."""
+    never = ~np.isfinite(sd.data).any(axis=1) & sd.mask
+    if never.any() and not never.all():
+        sd.mask = sd.mask & ~never
+        sd.data[never] = 0.0
+        logger.info("%s: %d vertices are NaN/inf in every frame; taken as medial wall (outside the cortex mask)",
+                    sd.path, int(never.sum()))
 
 
 def read_surface(
@@ -217,8 +234,10 @@ def read_surface(
         out = _read_mgh(path, want, mesh)
     else:
         out = _read_freesurfer(path, want, mesh)
-    if out.kind != "label" and out.n_frames and not allow_nan:
-        _check_finite(out.data, out.mask, path)
+    if out.kind != "label" and out.n_frames:
+        _nan_medial_wall(out)
+        if not allow_nan:
+            _check_finite(out.data, out.mask, path)
     if verbose:
         logger.info("read %s: %r", path, out)
     return out
@@ -253,6 +272,7 @@ def read_cifti_hemispheres(path: str | Path, **kwargs) -> dict[str, SurfaceData]
     out = {}
     for h in hemis:
         sd = _read_cifti(path, h, kwargs.get("mesh"), img=img)
+        _nan_medial_wall(sd)
         if not kwargs.get("allow_nan", False):
             _check_finite(sd.data, sd.mask, path)
         out[h] = sd
@@ -295,7 +315,14 @@ def _read_cifti(path: Path, want: str | None, mesh: str | None, img=None) -> Sur
     slc, sub = structures[_CORTEX[want]]
     n_vert = int(sub.nvertices[_CORTEX[want]])
     vert = np.asarray(sub.vertex, dtype=np.int64)
-    block = np.asarray(img.dataobj[:, slc], dtype=np.float32)  # (n_frames, n_cortex)
+    try:
+        block = np.asarray(img.dataobj[:, slc], dtype=np.float32)  # (n_frames, n_cortex)
+    except (ValueError, OSError, EOFError) as exc:
+        size = path.stat().st_size
+        raise DataFileError(
+            f"{path}: truncated file: the header promises {tuple(img.shape)} values but the file holds only "
+            f"{size} bytes ({exc}); copy or download it again"
+        ) from exc
     data = np.zeros((n_vert, block.shape[0]), dtype=np.float32)
     data[vert] = block.T
     mask = np.zeros(n_vert, dtype=bool)
@@ -309,7 +336,7 @@ def _read_cifti(path: Path, want: str | None, mesh: str | None, img=None) -> Sur
         tr = float(ax0.step) * scale
     elif isinstance(ax0, cifti2.LabelAxis):
         kind = "label"
-        names = [str(n) for n in ax0.name]
+        names = [str(n) for n in ax0.name if n not in (None, "", "None")]
         table = {int(k): str(v[0]) for k, v in ax0.label[0].items()}
     elif isinstance(ax0, cifti2.ScalarAxis):
         names = [str(n) for n in ax0.name]
@@ -352,7 +379,15 @@ def _read_gifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
             found = normalize_hemi(meta["AnatomicalStructurePrimary"])
         except ConfigError:
             found = None
-    hemi = _resolve_hemi(found or hemi_from_name(path), want, path)
+    named = hemi_from_name(path)
+    if found and named and found != named:
+        warnings.warn(
+            f"{path}: the file name says hemisphere {named} but its AnatomicalStructurePrimary metadata says "
+            f"{meta['AnatomicalStructurePrimary']} ({found}); using the metadata ({found}). Rename the file if "
+            "the metadata are right, or fix the metadata",
+            RuntimeWarning, stacklevel=3,
+        )
+    hemi = _resolve_hemi(found or named, want, path)
     if "NIFTI_INTENT_POINTSET" in intents:
         coords = np.asarray(img.darrays[intents.index("NIFTI_INTENT_POINTSET")].data, dtype=np.float64)
         faces = None
@@ -362,6 +397,7 @@ def _read_gifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
         return SurfaceData(
             data=np.zeros((n, 0), np.float32), hemi=hemi, mesh=_mesh_for(n, mesh, path, strict=False),
             mask=np.ones(n, bool), kind="geometry", path=path, coords=coords, faces=faces,
+            geometric_type=meta.get("GeometricType") or None,
         )
     arrays = [np.asarray(d.data) for d in img.darrays]
     if len(arrays) == 1 and arrays[0].ndim == 2 and arrays[0].shape[1] > 1:

@@ -11,7 +11,7 @@ import warnings
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .._errors import ChannelMismatchError, DataFileError, StoreError
+from .._errors import ChannelMismatchError, ConfigError, DataFileError, StoreError
 from .. import __version__
 from ..cards import DataCard, FileEntry, load_card
 from ..data.store import PatchStoreWriter
@@ -80,6 +80,13 @@ def prepare(
     fn = PREPARERS.get(card.modality)
     if fn is None:
         raise ValueError(f"no preparer for modality {card.modality!r}; known: {sorted(PREPARERS)}")
+    surface_only = {"mesh": "--mesh", "hemi": "--hemi", "spheres": "--sphere-l/--sphere-r"}
+    given = [flag for k, flag in surface_only.items() if kwargs.get(k) is not None]
+    if card.modality != "surface" and given:
+        raise ConfigError(f"card {card.name!r} is {card.modality}: {', '.join(given)} is only for surface cards; drop it")
+    for k in surface_only:
+        if kwargs.get(k) is None:
+            kwargs.pop(k, None)
     if channels is not None:
         kwargs["channels"] = card.channel_set(channels) if isinstance(channels, str) else list(channels)
     return fn(card, Path(out), data_root=data_root, task=task, files=files, subjects=subjects, overwrite=overwrite, progress=progress, **kwargs)

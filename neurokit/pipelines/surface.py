@@ -87,6 +87,19 @@ def _entities(path: Path, default_subject: str, default_run: str, patterns: dict
     return out
 
 
+_SUFFIXES = re.compile(
+    r"([._-](lh|rh|L|R|left|right|hemi-[LR]))?(\.(dtseries|dscalar|dlabel|func|shape|label|surf))?"
+    r"(\.(nii|gii|mgh|mgz)(\.gz)?)?$"
+)
+
+
+def subject_from_name(path: Path) -> str:
+    """Subject id from a file name without BIDS entities: hemisphere and extension suffixes dropped
+    (``100610.lh.mgz`` → ``100610``, ``sub01.L.dscalar.nii`` → ``sub01``)."""
+    name = Path(path).name
+    return _SUFFIXES.sub("", name) or name
+
+
 def _resolve(root: Path | None, p) -> Path:
     p = Path(p).expanduser()
     return p if p.is_absolute() or root is None else root / p
@@ -94,18 +107,30 @@ def _resolve(root: Path | None, p) -> Path:
 
 @register_preparer("surface")
 def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, subjects=None, overwrite=False,
-                    progress=True, spheres: dict | None = None) -> Path:
+                    progress=True, spheres: dict | None = None, skip_bad: bool = False, channels=None,
+                    mesh: str | None = None, hemi: str | None = None) -> Path:
     """Surface fMRI: read → resample to ico6 → z-score → patches → tubelets → store.
 
     The card's ``preprocessing`` holds the :class:`~neurokit.surface.patching.SurfaceRecipe` fields and
     optional ``spheres: {L: path, R: path}`` (relative to the data root); ``spheres=`` overrides them.
     BIDS entities in file names (``sub-``, ``ses-``, ``run-``) name subject, session and run; the card's
     ``layout.entities`` (``{run: "MOVIE(\\d)"}``: regexes with one group, matched on the path) override them.
+
+    ``skip_bad``: skip files that raise :class:`~neurokit._errors.DataFileError` (with a warning).
+    ``channels``: EEG only; refused when given. ``mesh``: the data's mesh (``"ico6"``: already on the
+    template, no resampling); default from the vertex count. ``hemi``:
+    only this hemisphere (``L``/``R``): of CIFTI files, and only the GIFTI/MGH files named for it.
     """
     from ..cards import resolve_data_root
     from ..surface.patching import SurfaceRecipe
+    from ..io.surface import KNOWN_MESHES, normalize_hemi
     from ..surface.store import SurfaceRun, write_surface_store
 
+    if channels:
+        raise ConfigError(f"card {card.name!r} is a surface card: --channels selects EEG channels and does not apply")
+    if mesh is not None and mesh not in KNOWN_MESHES:
+        raise ConfigError(f"mesh {mesh!r}: expected one of {', '.join(KNOWN_MESHES)} (CLI: --mesh)")
+    hemi = normalize_hemi(hemi) if hemi else None
     pre = dict(card.raw.get("preprocessing") or {})
     card_spheres = pre.pop("spheres", None) or {}
     known = set(SurfaceRecipe.__dataclass_fields__)
@@ -114,9 +139,17 @@ def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, s
         raise CardError(f"card {card.name!r}: unknown surface preprocessing key(s) {unknown}; allowed: {sorted(known)} and spheres")
     recipe = SurfaceRecipe(**pre)
     tname, _ = card.task(task)
+    rec = card.raw.get("recording") or {}
+    if tname == "clip_retrieval" and not (rec.get("clips") or {}).get("boundaries"):
+        raise CardError(
+            f"card {card.name!r}: task {tname!r} needs the movie clip boundaries, but recording.clips.boundaries "
+            "is empty (null). Fill it in the card as {run: [[onset_s, offset_s], ...]} from the HCP wiki page "
+            "'7T Movie watching task clip info, timing, versions shown per individual subject' (V1/V2 stimulus "
+            "versions), or use --task pretrain for an unlabelled store"
+        )
     pats = (card.raw.get("layout") or {}).get("entities")
     if files:
-        entries = [(Path(f), _entities(Path(f), Path(f).stem, "", pats)) for f in files]
+        entries = [(Path(f), _entities(Path(f), subject_from_name(Path(f)), "", pats)) for f in files]
         root = Path(data_root) if data_root else None
     else:
         root = resolve_data_root(data_root)
@@ -133,7 +166,16 @@ def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, s
                 f"card {card.name!r}: registered sphere for hemisphere {h} not found at {p}; put the sphere of the "
                 "data's mesh there (card preprocessing.spheres, relative to --data-root) or pass spheres="
             )
-    runs = [SurfaceRun(p, m["subject"], m["session"], m["run"]) for p, m in entries]
+    if hemi:  # files named for the other hemisphere (lh/rh pairs) are left out, not refused
+        from ..io.surface import hemi_from_name
+
+        entries = [(p, m) for p, m in entries if hemi_from_name(p) in (None, hemi)]
+        if not entries:
+            raise CardError(f"card {card.name!r}: no file of hemisphere {hemi} (--hemi)")
+    runs = [SurfaceRun(p, m["subject"], m["session"], m["run"], hemi=hemi) for p, m in entries]
     say = (lambda msg: logger.info("%s", msg)) if progress else None
+    tr = rec.get("tr_s", rec.get("tr"))
+    expected_tr = float(tr) if isinstance(tr, (int, float)) and tr > 0 else None
     return write_surface_store(out, runs, recipe, spheres=sph, card=card.name, overwrite=overwrite, progress=say,
-                               attrs={"card_body": card.raw, "task": tname})
+                               attrs={"card_body": card.raw, "task": tname}, mesh=mesh, expected_tr=expected_tr,
+                               skip_bad=skip_bad)

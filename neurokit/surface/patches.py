@@ -9,6 +9,12 @@ Inside a patch the vertices are in triangular-lattice order: with the patch's co
 ``n = 2^(6−k)``, the vertex at lattice position ``a + i/n·(b−a) + j/n·(c−a)`` (``i, j ≥ 0``, ``i+j ≤ n``)
 is put at slot ``j·(n+1) − j·(j−1)/2 + i`` — row ``j`` after row ``j−1``. Every patch has the same layout
 relative to its own corners, so slot ``s`` means the same place in every patch.
+
+Patch order versus the metrics-lab CSV: the ico2 patches follow the reference ico-2 *face* order (of
+``ico-2.L.surf.gii``). The metrics-lab table ``triangle_indices_ico_6_sub_ico_2.csv`` lists the same 320
+vertex sets (one column per patch), but its columns come in a different order (also a quad-tree: each block of
+16 of its columns is one of our blocks of 16). Models trained on stores of one order cannot be fed patches in
+the other order; :func:`reference_patch_order` gives the permutation (``ours[perm[j]]`` is CSV column ``j``).
 """
 from __future__ import annotations
 
@@ -82,6 +88,38 @@ def patch_table(grid_order: int = 2, template_order: int = TEMPLATE_ORDER) -> np
     return table
 
 
+def reference_patch_order(reference: np.ndarray, grid_order: int = 2, template_order: int = TEMPLATE_ORDER) -> np.ndarray:
+    """Permutation from an external patch table's order to :func:`patch_table`'s.
+
+    Parameters
+    ----------
+    reference : ndarray, shape (n_patches, V)
+        Template vertex indices per patch in the other order, e.g. the metrics-lab CSV transposed
+        (``pd.read_csv(path).to_numpy().T``), in the same (ico6.L) vertex numbering.
+
+    Returns
+    -------
+    perm : ndarray of int64, shape (n_patches,)
+        ``patch_table(grid_order)[perm[j]]`` holds the same vertices as ``reference[j]``; reorder our
+        patches into the reference order with ``x[..., perm, :]``.
+
+    Raises
+    ------
+    ConfigError
+        A reference patch with no equal vertex set (another numbering, grid or template).
+    """
+    ref = np.asarray(reference)
+    ours = {frozenset(row.tolist()): p for p, row in enumerate(patch_table(grid_order, template_order))}
+    perm = np.array([ours.get(frozenset(row.tolist()), -1) for row in ref], dtype=np.int64)
+    missing = int((perm < 0).sum())
+    if missing or len(ref) != len(ours):
+        raise ConfigError(
+            f"reference patch table {ref.shape}: {missing} of its patches match no ico{template_order}/ico{grid_order} "
+            f"patch ({len(ours)} patches expected); check the grid and that it uses the ico{template_order}.L numbering"
+        )
+    return perm
+
+
 def patch_grid_name(grid_order: int, template_order: int = TEMPLATE_ORDER) -> str:
     """``"ico6/ico2"``-style name of a patch grid, as written into stores."""
     return f"ico{template_order}/ico{grid_order}"
@@ -107,6 +145,8 @@ def parse_grid(grid: str | int) -> tuple[int, int]:
         orders = [TEMPLATE_ORDER, orders[0]]
     if len(orders) != 2:
         raise ConfigError(f"patch grid {grid!r}: expected 'ico6/icoK' or 'icoK' with K in 1…5")
+    if orders[1] < 1:
+        raise ConfigError(f"patch grid {grid!r}: ico{orders[1]} is not a patch grid; expected K in 1…5 (ico2: 320 patches)")
     _check(orders[1], orders[0])
     return orders[0], orders[1]
 

@@ -12,6 +12,7 @@ Steps (Dahan et al., MIDL 2022; the tri-modal HCP-7T movie paper, arXiv 2501.164
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -96,7 +97,26 @@ def to_template(sd, sphere=None, *, order: int = 6, mirror_right: bool = True, t
     DataFileError
         Sphere and data disagree in vertex count or hemisphere; no packaged sphere for the mesh.
     """
-    src = load_sphere(sphere if sphere is not None else default_sphere(sd.mesh, sd.hemi))
+    if sphere is None and sd.mesh == f"ico{order}":
+        if sd.hemi == "R":
+            # the reference right template (metrics-lab ico-6.R) numbers its vertices differently
+            raise DataFileError(
+                f"{sd.path}: right-hemisphere data on ico{order}: their vertex numbering is that of the right "
+                f"template, not the left one the patches use; pass its sphere (CLI: --sphere-r ico-{order}.R.surf.gii) "
+                "so it is resampled (a permutation) onto the left template"
+            )
+        # already on the (left) template (mesh='ico6', e.g. metrics-lab ico-6.L data): nothing to resample
+        return np.asarray(sd.data, dtype=np.float32), np.asarray(sd.mask, dtype=bool)
+    if sphere is None:
+        try:
+            sphere = default_sphere(sd.mesh, sd.hemi)
+        except DataFileError as exc:
+            raise DataFileError(f"{sd.path}: {exc}") from exc
+        src = load_sphere(sphere)
+        sphere_given = isinstance(sphere, (str, Path))
+    else:
+        src = load_sphere(sphere)
+        sphere_given = not (isinstance(sphere, int) or src.name.startswith("ico"))
     if src.n_vertices != sd.n_vertices:
         raise DataFileError(
             f"{sd.path}: {sd.n_vertices} vertices ({sd.mesh}), but sphere {src.name} has {src.n_vertices}: "
@@ -104,9 +124,13 @@ def to_template(sd, sphere=None, *, order: int = 6, mirror_right: bool = True, t
         )
     from ..io.surface import hemi_from_name
 
-    sphere_hemi = hemi_from_name(src.name) if sphere is not None and not isinstance(sphere, int) else None
+    # the file's own metadata (GIFTI AnatomicalStructurePrimary) first, its name second
+    sphere_hemi = (src.hemi or hemi_from_name(src.name)) if sphere_given else None
     if sphere_hemi and sd.hemi and sphere_hemi != sd.hemi:
-        raise DataFileError(f"{sd.path}: hemisphere {sd.hemi}, but sphere {src.name} is hemisphere {sphere_hemi}")
+        raise DataFileError(
+            f"{sd.path}: hemisphere {sd.hemi}, but sphere {src.name} is hemisphere {sphere_hemi} (from its "
+            f"{'metadata' if src.hemi else 'file name'}); pass the {sd.hemi} sphere (CLI: --sphere-{sd.hemi.lower()})"
+        )
     if sd.hemi == "R" and mirror_right and not src.name.startswith("ico"):
         src = src.mirrored()
     return resample(sd.data, src, order, mask=sd.mask, threshold=threshold)

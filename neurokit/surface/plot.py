@@ -39,6 +39,7 @@ def plot_surface(
     title: str | None = None,
     cmap: str = "coolwarm",
     symmetric: bool = True,
+    allow_nan: bool = False,
 ) -> Path:
     """Render one frame on the inflated surface, lateral and medial views, and save a PNG.
 
@@ -56,7 +57,13 @@ def plot_surface(
     surf_mesh : path, optional
         Inflated (or any) surface of the data's mesh and hemisphere; default the packaged fsaverage5 one
         for fsaverage5 and template data. Required for other meshes (fs_LR 32k: the HCP
-        ``S1200.L.inflated_MSMAll.32k_fs_LR.surf.gii``).
+        ``S1200.L.inflated_MSMAll.32k_fs_LR.surf.gii``). Its hemisphere (GIFTI metadata, else file name)
+        must be ``hemi``'s.
+    allow_nan : bool
+        Read files with NaN/inf frames (shown as gaps).
+
+    Label data (``.dlabel.nii``, ``.label.gii``) are drawn with the label table's colours when the file has
+    them, else with a qualitative colour map.
 
     Returns
     -------
@@ -66,6 +73,8 @@ def plot_surface(
     ------
     DataFileError
         Mesh and data disagree in vertex count; no packaged surface for the mesh.
+    DataFileError
+        A geometry file given as data (no data frames); a ``surf_mesh`` of the other hemisphere.
     ConfigError
         ``frame`` out of range.
     """
@@ -78,8 +87,19 @@ def plot_surface(
     from ..io.surface import SurfaceData, normalize_hemi, read_surface
 
     h = normalize_hemi(hemi) if hemi else None
+    label_colors = None
     if isinstance(data, (str, Path)):
-        data = read_surface(data, h)
+        path = Path(data)
+        data = read_surface(data, h, allow_nan=allow_nan)
+        if data.kind == "label":
+            label_colors = _label_colors(path)
+    if isinstance(data, SurfaceData) and data.n_frames == 0:
+        raise DataFileError(
+            f"{data.path}: a surface geometry file ({data.kind}) with no data frames; give a data file to plot and "
+            "pass this surface as --surf (surf_mesh=)"
+        )
+    if isinstance(data, SurfaceData) and data.kind == "label":
+        cmap, symmetric = label_colors or "tab20", False
     if isinstance(data, SurfaceData):
         h = h or data.hemi or "L"
         values, mask, mesh, source = data.data, data.mask, data.mesh, str(data.path)
@@ -90,27 +110,44 @@ def plot_surface(
         if values.shape[0] != 40962:
             raise DataFileError(f"array data must be on the ico6 template (40962 vertices), got {values.shape[0]}")
     if not 0 <= frame < values.shape[1]:
-        raise ConfigError(f"frame {frame} out of range: {source} has {values.shape[1]} frames")
+        raise ConfigError(f"--frame {frame} out of range: {source} has {values.shape[1]} frames (0…{values.shape[1] - 1})")
     v = values[:, frame].astype(np.float64)
     if mesh == "ico6":
         v = template_to_fsaverage5(v, h, mask)
         mesh = "fsaverage5"
     if surf_mesh is None:
         if mesh != "fsaverage5":
-            raise DataFileError(f"{source}: no packaged inflated surface for mesh {mesh!r}; pass surf_mesh=<path>")
+            raise DataFileError(
+                f"{source}: no packaged inflated surface for mesh {mesh!r}; pass --surf <inflated surface of that mesh, "
+                f"hemisphere {h}> (fs_LR 32k: S1200.{h}.inflated_MSMAll.32k_fs_LR.surf.gii)"
+            )
         surf_mesh = _packaged_fsaverage5("infl", h)
-    n_mesh = len(read_surface(surf_mesh).coords) if Path(str(surf_mesh)).exists() else None
-    if n_mesh is not None and n_mesh != len(v):
-        raise DataFileError(f"surface {surf_mesh} has {n_mesh} vertices but {source} has {len(v)}")
+    if Path(str(surf_mesh)).exists():
+        geo = read_surface(surf_mesh)
+        n_mesh = len(geo.coords) if geo.coords is not None else None
+        if n_mesh is None:
+            raise DataFileError(f"--surf {surf_mesh}: not a surface geometry file; give an inflated .surf.gii")
+        if n_mesh != len(v):
+            raise DataFileError(f"--surf {surf_mesh} has {n_mesh} vertices but {source} has {len(v)}: give the surface of the data's mesh")
+        if geo.hemi and geo.hemi != h:
+            raise DataFileError(
+                f"--surf {surf_mesh} is hemisphere {geo.hemi}, but --hemi is {h}: the picture would be wrong; give "
+                f"the {h} surface or --hemi {geo.hemi}"
+            )
     if mask is not None and len(mask) == len(v):
         v = np.where(mask, v, np.nan)
+    if not np.isfinite(v).any():
+        raise DataFileError(f"{source}: frame {frame} holds no finite value to draw")
     vmax = float(np.nanpercentile(np.abs(v), 99)) or 1.0
+    vmin = -vmax if symmetric else float(np.nanmin(v))
+    if not isinstance(cmap, str):  # label colours: one colour per key, keys 0…max
+        vmin, vmax = -0.5, cmap.N - 0.5
     fig, axes = plt.subplots(1, 2, figsize=(9, 4), subplot_kw={"projection": "3d"})
     side = "left" if h == "L" else "right"
     for ax, view in zip(axes, ("lateral", "medial")):
         plotting.plot_surf(
             surf_mesh, v, hemi=side, view=view, cmap=cmap, axes=ax, figure=fig,
-            vmin=-vmax if symmetric else np.nanmin(v), vmax=vmax, colorbar=view == "medial",
+            vmin=vmin, vmax=vmax, colorbar=view == "medial",
             bg_on_data=False,
         )
     fig.suptitle(title or f"{Path(source).name} — hemisphere {h}, frame {frame}")
@@ -119,6 +156,27 @@ def plot_surface(
     fig.savefig(output, dpi=100)
     plt.close(fig)
     return output
+
+
+def _label_colors(path: Path):
+    """A ListedColormap indexed by label key from a CIFTI dlabel / GIFTI label table (None if it has none)."""
+    import nibabel as nib
+    from matplotlib.colors import ListedColormap
+
+    try:
+        img = nib.load(path)
+        if path.name.lower().endswith(".nii"):
+            table = {int(k): tuple(v[1]) for k, v in img.header.get_axis(0).label[0].items()}
+        else:
+            table = {int(lb.key): lb.rgba for lb in img.labeltable.labels}
+    except Exception:  # noqa: BLE001 - fall back to a qualitative map
+        return None
+    if not table or min(table) < 0 or max(table) > 10000:
+        return None
+    colors = np.full((max(table) + 1, 4), 0.8)
+    for k, rgba in table.items():
+        colors[k] = [float(c) for c in rgba]
+    return ListedColormap(colors)
 
 
 def patch_map(grid: str | int = "ico2", seed: int = 0) -> np.ndarray:

@@ -30,12 +30,14 @@ logger = logging.getLogger("neurokit")
 class Sphere:
     """A registered sphere: vertex coordinates ``(n, 3)`` float64 (any radius) and faces ``(m, 3)`` int64.
 
-    ``name`` says where it came from (file path or template name), for error messages.
+    ``name`` says where it came from (file path or template name), for error messages; ``hemi`` is the
+    hemisphere the file declares (GIFTI ``AnatomicalStructurePrimary``, else its name), None for templates.
     """
 
     coords: np.ndarray
     faces: np.ndarray
     name: str = "sphere"
+    hemi: str | None = None
 
     @property
     def n_vertices(self) -> int:
@@ -45,7 +47,7 @@ class Sphere:
         """The sphere reflected through x = 0 (right hemisphere onto the left template)."""
         c = self.coords.copy()
         c[:, 0] *= -1
-        return Sphere(c, self.faces[:, [1, 0, 2]], self.name + " (mirrored x→−x)")
+        return Sphere(c, self.faces[:, [1, 0, 2]], self.name + " (mirrored x→−x)", self.hemi)
 
     def digest(self) -> str:
         h = hashlib.sha256()
@@ -62,7 +64,8 @@ def load_sphere(sphere) -> Sphere:
     Raises
     ------
     DataFileError
-        The file is not a surface geometry.
+        The file is not a surface geometry, or not a sphere: its GIFTI ``GeometricType`` is not spherical, or
+        its vertex radii vary by more than :data:`MAX_RADIUS_RSD` (a midthickness or inflated surface).
     """
     if isinstance(sphere, Sphere):
         return sphere
@@ -77,7 +80,33 @@ def load_sphere(sphere) -> Sphere:
     sd = sphere if isinstance(sphere, SurfaceData) else read_surface(sphere)
     if sd.kind != "geometry" or sd.faces is None:
         raise DataFileError(f"{sd.path}: not a surface geometry file (kind {sd.kind!r}); a sphere needs vertices and faces")
-    return Sphere(sd.coords, sd.faces, str(sd.path))
+    check_spherical(sd.coords, sd.path, sd.geometric_type)
+    return Sphere(sd.coords, sd.faces, str(sd.path), sd.hemi)
+
+
+#: Largest relative standard deviation of vertex radii accepted for a sphere (1 %).
+MAX_RADIUS_RSD = 0.01
+
+
+def check_spherical(coords: np.ndarray, path, geometric_type: str | None = None) -> None:
+    """Refuse a surface that is not a sphere (GIFTI ``GeometricType`` or non-constant radius).
+
+    Raises
+    ------
+    DataFileError
+        Names the file, the type or radius spread found, and what to pass instead.
+    """
+    fix = ("pass the registered sphere of the data's mesh (e.g. S1200.L.sphere.32k_fs_LR.surf.gii, lh.sphere.reg; "
+           "CLI: --sphere-l/--sphere-r), not a midthickness, white, pial or inflated surface")
+    if geometric_type and not str(geometric_type).lower().startswith("spher"):
+        raise DataFileError(f"{path}: GeometricType {geometric_type!r}, expected 'Spherical': not a sphere; {fix}")
+    r = np.linalg.norm(np.asarray(coords, np.float64), axis=1)
+    rsd = float(r.std() / r.mean()) if r.mean() > 0 else float("inf")
+    if not rsd <= MAX_RADIUS_RSD:
+        raise DataFileError(
+            f"{path}: vertex radii vary by {100 * rsd:.1f} % (relative std; a sphere has ≤ {100 * MAX_RADIUS_RSD:g} %): "
+            f"not a sphere; {fix}"
+        )
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -149,13 +178,16 @@ def _build(source: Sphere, target: Sphere):
     return sp.csr_matrix((w.ravel(), (np.repeat(np.arange(n), 3), corners.ravel())), shape=(n, source.n_vertices))
 
 
-_MATRICES: dict[tuple[str, str], object] = {}
+#: Version of the weights' algorithm; part of every cache key, so a change never reuses stale matrices.
+ALGORITHM_VERSION = 2
+
+_MATRICES: dict[tuple, object] = {}
 
 
 def _cached_matrix(src_key: str, tgt_key: str, source: Sphere, target: Sphere):
     import scipy.sparse as sp
 
-    key = (src_key, tgt_key)
+    key = (src_key, tgt_key, source.n_vertices, target.n_vertices, ALGORITHM_VERSION)
     if key not in _MATRICES:
         _MATRICES[key] = _load_or_build(src_key, tgt_key, source, target)
     return _MATRICES[key]
@@ -164,12 +196,17 @@ def _cached_matrix(src_key: str, tgt_key: str, source: Sphere, target: Sphere):
 def _load_or_build(src_key: str, tgt_key: str, source: Sphere, target: Sphere):
     import scipy.sparse as sp
 
-    path = cache_dir() / f"resample_{src_key}_{tgt_key}.npz"
+    shape = (target.n_vertices, source.n_vertices)
+    path = cache_dir() / f"resample_v{ALGORITHM_VERSION}_{src_key}_{shape[1]}_{tgt_key}_{shape[0]}.npz"
     if path.exists():
         try:
-            return sp.load_npz(path).tocsr()
+            m = sp.load_npz(path).tocsr()
+            if m.shape == shape:
+                return m
+            logger.warning("%s: cached matrix has shape %s, expected %s; rebuilding it", path, m.shape, shape)
         except Exception:  # noqa: BLE001 - a damaged cache file is rebuilt
-            path.unlink(missing_ok=True)
+            logger.warning("%s: unreadable cached matrix; rebuilding it", path)
+        path.unlink(missing_ok=True)
     m = _build(source, target)
     tmp = path.with_name(path.name + ".tmp.npz")
     sp.save_npz(tmp, m)
@@ -262,6 +299,8 @@ def default_sphere(mesh: str, hemi: str | None):
     """
     if mesh.startswith("ico") and mesh[3:].isdigit():
         return int(mesh[3:])
+    hint = (" If the data are already on the ico6 template (40,962 vertices, e.g. metrics-lab ico-6 files), "
+            "pass mesh='ico6' (CLI: --mesh ico6) and no resampling is done.") if mesh == "fsaverage6" else ""
     if mesh == "fsaverage5":
         if hemi not in ("L", "R"):
             raise DataFileError("fsaverage5 data without a hemisphere: pass hemi='L' or 'R'")
@@ -271,5 +310,5 @@ def default_sphere(mesh: str, hemi: str | None):
         return Path(fs["sphere_left" if hemi == "L" else "sphere_right"])
     raise DataFileError(
         f"no packaged registered sphere for mesh {mesh!r}: pass sphere=<path to the {hemi or ''} sphere of "
-        "that mesh> (fs_LR 32k: the HCP S1200.<L|R>.sphere.32k_fs_LR.surf.gii)"
+        "that mesh> (CLI: --sphere-l/--sphere-r; fs_LR 32k: the HCP S1200.<L|R>.sphere.32k_fs_LR.surf.gii)." + hint
     )

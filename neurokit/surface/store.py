@@ -2,13 +2,15 @@
 
 One sample is one tubelet ``(T, n_patches, V)`` of one hemisphere on the ico6 template. Per-sample meta
 columns: ``subject``, ``session``, ``run``, ``hemi``; ``onset`` is the tubelet start in seconds. Store attrs:
-``modality="surface"``, ``tr`` (s), ``hemispheres``, ``mesh`` (source mesh), ``template`` (``"ico6"``),
+``modality="surface"``, ``tr`` (s; NaN when no file states it, and then
+``onset_unit`` is ``"frames"``), ``hemispheres``, ``mesh`` (source mesh), ``template`` (``"ico6"``),
 ``grid`` (``"ico6/ico2"``), ``n_patches``, ``vertices_per_patch``, ``tubelet``, ``recipe``, ``card`` and
 ``sources`` (path + SHA-256 of every file read).
 """
 from __future__ import annotations
 
 import logging
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -54,12 +56,12 @@ class SurfaceRun:
             self.hemi = normalize_hemi(self.hemi)
 
 
-def _hemispheres(run: SurfaceRun):
+def _hemispheres(run: SurfaceRun, mesh: str | None = None):
     name = run.path.name.lower()
     if run.hemi is None and name.endswith(".nii"):
-        pairs = list(read_cifti_hemispheres(run.path).items())
+        pairs = list(read_cifti_hemispheres(run.path, mesh=mesh).items())
     else:
-        sd = read_surface(run.path, run.hemi)
+        sd = read_surface(run.path, run.hemi, mesh=mesh)
         pairs = [(sd.hemi, sd)]
     if run.frames is None:
         return pairs
@@ -86,6 +88,9 @@ def write_surface_store(
     progress: Callable[[str], None] | None = None,
     attrs: dict | None = None,
     chunk: int = 64,
+    mesh: str | None = None,
+    expected_tr: float | None = None,
+    skip_bad: bool = False,
 ) -> Path:
     """Write a surface patch store.
 
@@ -109,6 +114,16 @@ def write_surface_store(
         Extra store attributes (``card_body``, ``task``, …).
     chunk : int
         Tubelets assembled and written at a time (bounds memory with overlapping tubelets).
+    mesh : str, optional
+        Mesh of every file (e.g. ``"ico6"`` for data already on the template: no resampling); default from
+        the vertex count.
+    expected_tr : float, optional
+        TR (s) the data card gives; a file whose own TR differs gets a RuntimeWarning naming both.
+    skip_bad : bool
+        Skip (with a RuntimeWarning) files that raise :class:`DataFileError` instead of stopping.
+
+    When no file states its TR the store's ``tr`` attribute is NaN, ``onset_unit`` is ``"frames"`` and
+    onsets count frames (a warning says so); otherwise ``onset_unit`` is ``"s"``.
 
     Returns
     -------
@@ -149,17 +164,18 @@ def write_surface_store(
         out, shape, attrs=attrs, label_dtype=label_dtype,
         meta_columns=("subject", "session", "run", "hemi"), overwrite=overwrite,
     ) as w:
+        n_written = 0
         for run in runs:
+            try:
+                work = _prepare_run(run, recipe, spheres, mesh, expected_tr)
+            except DataFileError as exc:
+                if not skip_bad:
+                    raise
+                warnings.warn(f"skipped {run.path}: {exc}", RuntimeWarning, stacklevel=2)
+                continue
             sources.append({"path": str(run.path), "sha256": file_sha256(run.path)})
-            for hemi, sd in _hemispheres(run):
-                sphere = (spheres or {}).get(hemi) if hemi else None
-                frames, _ = surface_frames(sd, recipe, sphere)
-                starts = np.arange(0, sd.n_frames - recipe.tubelet + 1, recipe.step)
-                if len(starts) == 0:
-                    raise DataFileError(
-                        f"{run.path}: {sd.n_frames} frames, fewer than one tubelet of {recipe.tubelet} frames"
-                    )
-                tr = float(sd.tr or 1.0)
+            for hemi, sd, frames, starts in work:
+                tr = float(sd.tr) if sd.tr else 1.0  # unknown TR: onsets in frames
                 first = run.frames[0] if run.frames else 0
                 label = missing_label if run.label is None else run.label
                 for lo in range(0, len(starts), chunk):  # overlapping tubelets: never all in memory at once
@@ -172,14 +188,49 @@ def write_surface_store(
                 meshes.add(sd.mesh)
                 if sd.tr:
                     trs.add(round(float(sd.tr), 6))
+                n_written += len(starts)
                 if progress:
                     progress(f"{run.path.name} [{hemi}]: {len(starts)} tubelets")
+        if not n_written:
+            raise DataFileError(f"no usable input file: all {len(runs)} were skipped (see the warnings above)")
         if len(meshes) > 1:
             raise DataFileError(f"runs on different meshes {sorted(meshes)}: write one store per mesh")
         if len(trs) > 1:
             raise DataFileError(f"runs with different TRs {sorted(trs)} s: write one store per TR")
         w.set_attrs(
             sources=sources, hemispheres=sorted(hemis), hemisphere="+".join(sorted(hemis)), mesh=meshes.pop(),
-            tr=trs.pop() if trs else 0.0,
+            tr=next(iter(trs)) if trs else float("nan"), onset_unit="s" if trs else "frames",
+        )
+    if not trs:
+        warnings.warn(
+            f"{out}: no input file states its TR; the store's tr is NaN and sample onsets are in frames, not seconds",
+            RuntimeWarning, stacklevel=2,
         )
     return Path(out)
+
+
+def _prepare_run(run: SurfaceRun, recipe: SurfaceRecipe, spheres, mesh, expected_tr):
+    """Read, check and turn one file into ``[(hemi, sd, frames, starts)]`` (all errors before any write)."""
+    out = []
+    for hemi, sd in _hemispheres(run, mesh):
+        if sd.kind == "geometry" or sd.n_frames == 0:
+            raise DataFileError(f"{run.path}: a surface geometry file without data frames; give data files (time series)")
+        if sd.kind != "series":
+            warnings.warn(
+                f"{run.path}: a {sd.kind} file ({sd.n_frames} maps), not a time series: its maps are stored as "
+                "frames; use a .dtseries.nii / .func.gii time series for fMRI",
+                RuntimeWarning, stacklevel=3,
+            )
+        if expected_tr and sd.tr and abs(float(sd.tr) - float(expected_tr)) > 1e-3 * float(expected_tr):
+            warnings.warn(
+                f"{run.path}: TR {sd.tr:g} s in the file, but the data card says {expected_tr:g} s; onsets use the "
+                "file's TR. Check the card's recording.tr_s or the file",
+                RuntimeWarning, stacklevel=3,
+            )
+        sphere = (spheres or {}).get(hemi) if hemi else None
+        frames, _ = surface_frames(sd, recipe, sphere)
+        starts = np.arange(0, sd.n_frames - recipe.tubelet + 1, recipe.step)
+        if len(starts) == 0:
+            raise DataFileError(f"{run.path}: {sd.n_frames} frames, fewer than one tubelet of {recipe.tubelet} frames")
+        out.append((hemi, sd, frames, starts))
+    return out
