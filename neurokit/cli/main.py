@@ -280,6 +280,7 @@ def plot_surface(
     frame: int = typer.Option(0, help="Frame to show."),
     surf_mesh: Optional[Path] = typer.Option(None, "--surf", show_default="none", help="Inflated surface of the data's mesh (default: nilearn's fsaverage5 for fsaverage5 data)."),
     patches: Optional[str] = typer.Option(None, show_default="none", help="Show this patch grid (e.g. ico2) on the template instead of the data."),
+    allow_nan: bool = typer.Option(False, "--allow-nan", show_default="off", help="Draw files holding NaN/inf (shown as missing) instead of refusing them."),
 ) -> None:
     """Render one frame (or an icosahedral patch map) on the inflated surface and save a PNG."""
     _setup_logging(False)
@@ -291,7 +292,7 @@ def plot_surface(
         res = _run(run, _run(patch_map, patches), out, hemi=hemi, title=f"{patches} patches on the ico6 template",
                    cmap="tab20", symmetric=False)
     else:
-        res = _run(run, path, out, hemi=hemi, frame=frame, surf_mesh=surf_mesh)
+        res = _run(run, path, out, hemi=hemi, frame=frame, surf_mesh=surf_mesh, allow_nan=allow_nan)
     console.print(f"[green]wrote[/] {res}")
 
 
