@@ -79,7 +79,7 @@ def test_surface_preparer_skip_bad_and_channels(surface_root, tmp_path):
     bad = tmp_path / "sub-02_broken.lh.mgz"
     bad.write_bytes(b"not an mgh file")
     good = surface_root / FSA5_LH
-    with pytest.raises(ConfigError, match="--channels selects EEG channels"):
+    with pytest.raises(ConfigError, match=r"\(modality surface\): --channels does not apply to it"):
         prepare("fsaverage5_rest", tmp_path / "c.h5", files=[good], channels="C3,Cz")
     with pytest.raises(DataFileError, match="sub-02_broken"):
         prepare("fsaverage5_rest", tmp_path / "a.h5", files=[good, bad], progress=False)
@@ -152,7 +152,7 @@ def test_ico6_data_explicit_mesh_skips_resampling(surface_root, tmp_path):
     st = PatchStore(store)
     assert len(st) == 1 and st.attrs["mesh"] == "ico6" and set(st.meta["subject"]) == {"7"}
     r = runner.invoke(app, ["prepare", "eeg_folder", "-o", str(tmp_path / "e.h5"), "--mesh", "ico6"])
-    assert r.exit_code != 0 and "--meshisonlyforsurfacecards" in "".join(r.output.split())
+    assert r.exit_code != 0 and "(modalityeeg):--meshdoesnotapplytoit" in "".join(r.output.split())
 
 
 # 8. medial wall NaN ------------------------------------------------------------------------------------

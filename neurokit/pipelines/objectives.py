@@ -60,14 +60,15 @@ def get_objective(name: str) -> Objective:
 
 
 def _load_plugins() -> None:
-    # model families living in other modules register themselves on import
+    """Import the modules whose model families and preparers register themselves on import."""
     import importlib
 
-    for mod in ("neurokit.pipelines.surface",):
-        try:
-            importlib.import_module(mod)
-        except ImportError:
-            pass
+    for mod in PLUGIN_MODULES:
+        importlib.import_module(mod)
+
+
+#: modules that register objectives (:func:`register_objective`) and preparers when imported
+PLUGIN_MODULES = ("neurokit.pipelines.surface",)
 
 
 # --------------------------------------------------------------------------- CBraMod

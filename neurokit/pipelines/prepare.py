@@ -6,6 +6,7 @@ register themselves) to a function ``(card, out, *, data_root, task, files, over
 """
 from __future__ import annotations
 
+import inspect
 import logging
 import warnings
 from pathlib import Path
@@ -20,6 +21,10 @@ from ._progress import progress_bar
 logger = logging.getLogger("neurokit")
 
 PREPARERS: dict[str, Callable[..., Path]] = {}
+
+#: option name → CLI flag, for messages about options a modality does not take
+CLI_FLAGS = {"mesh": "--mesh", "hemi": "--hemi", "spheres": "--sphere-l/--sphere-r", "channels": "--channels",
+             "skip_bad": "--skip-bad"}
 
 
 def register_preparer(modality: str):
@@ -76,28 +81,23 @@ def prepare(
         raise StoreError(f"{out}: is a folder; give the path of the store file to write (e.g. {out / 'store.h5'})")
     if out.exists() and not overwrite:
         raise FileExistsError(f"{out}: store exists; pass overwrite=True (CLI: --overwrite) to replace it")
+    from .objectives import _load_plugins
+
     _load_plugins()
     fn = PREPARERS.get(card.modality)
     if fn is None:
         raise ValueError(f"no preparer for modality {card.modality!r}; known: {sorted(PREPARERS)}")
-    surface_only = {"mesh": "--mesh", "hemi": "--hemi", "spheres": "--sphere-l/--sphere-r"}
-    given = [flag for k, flag in surface_only.items() if kwargs.get(k) is not None]
-    if card.modality != "surface" and given:
-        raise ConfigError(f"card {card.name!r} is {card.modality}: {', '.join(given)} is only for surface cards; drop it")
-    for k in surface_only:
-        if kwargs.get(k) is None:
-            kwargs.pop(k, None)
+    kwargs = {k: v for k, v in kwargs.items() if v is not None}
     if channels is not None:
+        kwargs["channels"] = channels
+    # each preparer takes the options that make sense for its modality; name the others the CLI's way
+    accepted = inspect.signature(fn).parameters
+    extra = [CLI_FLAGS.get(k, k) for k in kwargs if k not in accepted]
+    if extra:
+        raise ConfigError(f"card {card.name!r} (modality {card.modality}): {', '.join(extra)} does not apply to it; drop it")
+    if "channels" in kwargs:
         kwargs["channels"] = card.channel_set(channels) if isinstance(channels, str) else list(channels)
     return fn(card, Path(out), data_root=data_root, task=task, files=files, subjects=subjects, overwrite=overwrite, progress=progress, **kwargs)
-
-
-def _load_plugins() -> None:
-    # preparers of other modalities register themselves on import
-    import importlib
-
-    for mod in ("neurokit.pipelines.surface",):
-        importlib.import_module(mod)
 
 
 @register_preparer("eeg")

@@ -107,7 +107,7 @@ def _resolve(root: Path | None, p) -> Path:
 
 @register_preparer("surface")
 def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, subjects=None, overwrite=False,
-                    progress=True, spheres: dict | None = None, skip_bad: bool = False, channels=None,
+                    progress=True, spheres: dict | None = None, skip_bad: bool = False,
                     mesh: str | None = None, hemi: str | None = None) -> Path:
     """Surface fMRI: read → resample to ico6 → z-score → patches → tubelets → store.
 
@@ -117,7 +117,7 @@ def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, s
     ``layout.entities`` (``{run: "MOVIE(\\d)"}``: regexes with one group, matched on the path) override them.
 
     ``skip_bad``: skip files that raise :class:`~neurokit._errors.DataFileError` (with a warning).
-    ``channels``: EEG only; refused when given. ``mesh``: the data's mesh (``"ico6"``: already on the
+    ``mesh``: the data's mesh (``"ico6"``: already on the
     template, no resampling); default from the vertex count. ``hemi``:
     only this hemisphere (``L``/``R``): of CIFTI files, and only the GIFTI/MGH files named for it.
     """
@@ -126,8 +126,6 @@ def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, s
     from ..io.surface import KNOWN_MESHES, normalize_hemi
     from ..surface.store import SurfaceRun, write_surface_store
 
-    if channels:
-        raise ConfigError(f"card {card.name!r} is a surface card: --channels selects EEG channels and does not apply")
     if mesh is not None and mesh not in KNOWN_MESHES:
         raise ConfigError(f"mesh {mesh!r}: expected one of {', '.join(KNOWN_MESHES)} (CLI: --mesh)")
     hemi = normalize_hemi(hemi) if hemi else None
