@@ -270,7 +270,9 @@ def resample(
             "not match the data's mesh"
         )
     M = resampling_matrix(s, target)
-    flat = data.reshape(data.shape[0], -1).astype(np.float64)
+    # float32 end to end: three weights per target vertex, summing to 1, lose nothing worth a float64 copy
+    flat = np.ascontiguousarray(data.reshape(data.shape[0], -1), dtype=np.float32)
+    M = M.astype(np.float32)
     if mask is None:
         out = M @ flat
         out_mask = np.ones(M.shape[0], dtype=bool)
@@ -278,8 +280,10 @@ def resample(
         mask = np.asarray(mask, dtype=bool)
         if mask.shape != (s.n_vertices,):
             raise DataFileError(f"mask has shape {mask.shape}, expected ({s.n_vertices},) for sphere {s.name}")
-        frac = M @ mask.astype(np.float64)
-        out = M @ (flat * mask[:, None])
+        # drop the weights of source vertices outside the mask (in the sparse matrix, not by copying data)
+        Mm = M.multiply(mask.astype(np.float32)[None, :]).tocsr()
+        frac = np.asarray(Mm.sum(axis=1)).ravel()
+        out = Mm @ flat
         out_mask = frac > threshold
         out[out_mask] /= frac[out_mask, None]
         out[~out_mask] = 0.0
