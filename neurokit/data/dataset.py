@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -67,6 +67,11 @@ class PatchDataset:
     @property
     def labels(self) -> np.ndarray:
         return np.asarray([self.stores[s].labels[i] for s, i in self.index])
+
+    @property
+    def store_subjects(self) -> list[str]:
+        """Every subject id in the underlying stores, whatever the filters (for error messages)."""
+        return sorted({str(s) for st in self.stores for s in st.meta["subject"]})
 
     def meta(self, column: str) -> np.ndarray:
         return np.asarray([self.stores[s].meta[column][i] for s, i in self.index])

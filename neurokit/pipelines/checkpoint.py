@@ -47,6 +47,23 @@ def load_checkpoint(path: str | Path, map_location="cpu") -> dict[str, Any]:
     raise ValueError(f"{path}: neither a neurokit checkpoint nor a state_dict")
 
 
+def check_channels(want, have, *, store, checkpoint) -> None:
+    """Raise :class:`~neurokit._errors.ChannelMismatchError` when a store's channels (names or order)
+    differ from those a checkpoint was trained on; ``None`` on either side (no channel list) passes."""
+    from .._errors import ChannelMismatchError
+
+    if want is None or have is None or list(want) == list(have):
+        return
+    missing = [c for c in want if c not in have]
+    extra = [c for c in have if c not in want]
+    order = ", same names in another order" if not missing and not extra else ""
+    raise ChannelMismatchError(
+        f"{store}: channel set differs from the checkpoint {checkpoint}: trained on channels {list(want)[:6]}… "
+        f"({len(want)}); the store has {list(have)[:6]}… ({len(have)}) (missing {missing[:8]}, extra {extra[:8]}{order}). "
+        "Prepare the store with the checkpoint's channel list (card preprocessing.channels, CLI --channels)."
+    )
+
+
 def rng_state() -> dict[str, Any]:
     st = {"torch": torch.get_rng_state()}
     if torch.cuda.is_available():

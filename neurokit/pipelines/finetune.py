@@ -25,7 +25,7 @@ from .._errors import ChannelMismatchError, ConfigError
 from ..data.dataset import PatchDataset
 from . import distributed as dist
 from ._progress import TrainProgress
-from .checkpoint import load_checkpoint, save_checkpoint
+from .checkpoint import check_channels, load_checkpoint, save_checkpoint
 from .metrics import SELECTION, classification_metrics, regression_metrics
 from .objectives import get_objective
 from .training import EpochSampler, OptimConfig, build_optimizer, make_loader, seed_everything
@@ -422,15 +422,7 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
         raise ConfigError(f"{stores[0]}: holds a {kind} task, the checkpoint {checkpoint} was fine-tuned for {ck['task_kind']}")
     if ck.get("label_names") and label_names and list(ck["label_names"]) != label_names:
         raise ConfigError(f"{stores[0]}: classes {label_names} differ from the checkpoint's {ck['label_names']}")
-    want, have = ck.get("ch_names"), ds_all.attrs.get("ch_names")
-    if want is not None and have is not None and list(want) != list(have):
-        missing = [c for c in want if c not in have]
-        extra = [c for c in have if c not in want]
-        raise ChannelMismatchError(
-            f"{stores[0]}: channel set differs from the checkpoint {checkpoint} "
-            f"(missing {missing[:8]}, extra {extra[:8]}{', same names in another order' if not missing and not extra else ''}). "
-            "Prepare the store with the checkpoint's channel list (card preprocessing.channels)."
-        )
+    check_channels(ck.get("ch_names"), ds_all.attrs.get("ch_names"), store=stores[0], checkpoint=checkpoint)
     if tuple(ds_all.sample_shape) != tuple(ck.get("sample_shape", ds_all.sample_shape)) and ck["head"]["kind"] == "all_patch_reps":
         raise ChannelMismatchError(f"{stores[0]}: sample shape {ds_all.sample_shape} differs from the checkpoint's {ck['sample_shape']}")
     if subjects is not None:
@@ -443,7 +435,6 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
     else:
         ds = ds_all
     if len(ds) == 0:
-        have = sorted({str(s) for st in ds_all.stores for s in st.meta["subject"]})
-        raise ConfigError(f"no labelled sample selected (subjects={subjects}, split={split}); subjects in the store: {have}")
+        raise ConfigError(f"no labelled sample selected (subjects={subjects}, split={split}); subjects in the store: {ds_all.store_subjects}")
     y, o = _predict(model, ds, batch_size, dev)
     return {"checkpoint": str(checkpoint), "split": split, "n_samples": len(ds), **score(ck["task_kind"], y, o)}

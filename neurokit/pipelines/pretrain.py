@@ -22,7 +22,7 @@ from .._errors import ConfigError
 from ..data.dataset import PatchDataset
 from . import distributed as dist
 from ._progress import TrainProgress
-from .checkpoint import load_checkpoint, rng_state, save_checkpoint, set_rng_state
+from .checkpoint import check_channels, load_checkpoint, rng_state, save_checkpoint, set_rng_state
 from .objectives import get_objective
 from .training import EpochSampler, OptimConfig, build_optimizer, make_loader, seed_everything, unwrap
 
@@ -98,8 +98,7 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
             (out / "metrics.jsonl").unlink(missing_ok=True)
     ds = PatchDataset(stores if isinstance(stores, (list, tuple)) else [stores], subjects=cfg.subjects)
     if cfg.subjects is not None and len(ds) == 0:
-        have = sorted({str(s) for st in ds.stores for s in st.meta["subject"]})
-        raise ConfigError(f"no sample of subjects {cfg.subjects} in the store(s); subjects there: {have}")
+        raise ConfigError(f"no sample of subjects {cfg.subjects} in the store(s); subjects there: {ds.store_subjects}")
     if len(ds) < cfg.batch_size * info.world_size:
         raise ConfigError(
             f"{len(ds)} samples in the store(s) but batch_size={cfg.batch_size} × {info.world_size} process(es); "
@@ -220,11 +219,7 @@ def _check_resume(state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path
     for k in ("modality", "grid", "mesh"):
         if k in old_attrs and old_attrs[k] != ds.attrs.get(k):
             raise ConfigError(f"{path}: the checkpoint was trained on {k}={old_attrs[k]!r}; the store has {ds.attrs.get(k)!r}")
-    want = old_attrs.get("ch_names")
-    have = ds.attrs.get("ch_names")
-    if want is not None and have is not None and list(want) != list(have):
-        raise ChannelMismatchError(f"{path}: the checkpoint was trained on channels {want[:6]}… ({len(want)}); "
-                                   f"the store has {have[:6]}… ({len(have)})")
+    check_channels(old_attrs.get("ch_names"), ds.attrs.get("ch_names"), store=ds.stores[0].path, checkpoint=path)
     if list(state.get("sample_shape", ds.sample_shape)) != list(ds.sample_shape):
         raise ChannelMismatchError(f"{path}: sample shape {state['sample_shape']} differs from the store's {list(ds.sample_shape)}")
 

@@ -3,8 +3,8 @@ AdamW with a per-step cosine schedule, loaders."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
-from typing import Any, Iterator
+from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 import torch
@@ -29,8 +29,8 @@ class EpochSampler(torch.utils.data.Sampler[int]):
             idx = torch.randperm(self.n, generator=g).tolist()
         else:
             idx = list(range(self.n))
-        per_rank = len(idx) // self.world if self.drop_last or self.world > 1 else len(idx)
-        idx = idx[self.rank * per_rank : (self.rank + 1) * per_rank] if self.world > 1 else idx
+        per_rank = self.n // self.world  # equal shards: every rank takes the same number of steps
+        idx = idx[self.rank * per_rank : (self.rank + 1) * per_rank]
         if self.drop_last:
             idx = idx[: (len(idx) // self.bs) * self.bs]
         return idx[self.start * self.bs :]
@@ -42,7 +42,7 @@ class EpochSampler(torch.utils.data.Sampler[int]):
         return len(self._indices())
 
     def batches_per_epoch(self) -> int:
-        per_rank = self.n // self.world if self.world > 1 else self.n
+        per_rank = self.n // self.world
         return per_rank // self.bs if self.drop_last else math.ceil(per_rank / self.bs)
 
 
@@ -107,12 +107,3 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed % (2**32))
     torch.manual_seed(seed)
-
-
-def dataclass_from_kwargs(cls, kwargs: dict[str, Any]):
-    names = {f.name for f in fields(cls)}
-    return cls(**{k: v for k, v in kwargs.items() if k in names})
-
-
-def to_dict(obj) -> dict[str, Any]:
-    return asdict(obj)
