@@ -26,7 +26,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--subjects", type=int, default=6, help="simulated subjects; the last 2 are held out")
     ap.add_argument("--out", type=Path, default=Path("runs/retrieval_sim"))
     ap.add_argument("--snr", type=float, default=None, help="signal/noise variance ratio (default: the simulation's)")
-    ap.add_argument("--epochs", type=int, default=15)
+    ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--hemi", default="L", help="L, R or both")
     ap.add_argument("--surface-dir", type=Path,
                     default=Path(os.environ.get("NEUROKIT_SHARED", ROOT.parent / "shared")) / "data/surface/hcp_fs_LR32k")
@@ -37,7 +37,7 @@ def main(argv=None) -> dict:
     return res
 
 
-def run(out: Path, surface_dir: Path, *, seed: int = 0, n_subjects: int = 6, snr: float | None = None, epochs: int = 15,
+def run(out: Path, surface_dir: Path, *, seed: int = 0, n_subjects: int = 6, snr: float | None = None, epochs: int = 10,
         hemi: str | None = "L", n_test: int = 2, progress: bool = False) -> dict:
     """The whole simulation → retrieval path; returns the summary (fractions in %)."""
     from neurokit.pipelines.prepare import prepare
@@ -61,7 +61,7 @@ def run(out: Path, surface_dir: Path, *, seed: int = 0, n_subjects: int = 6, snr
     train, test = subjects[:-n_test], subjects[-n_test:]
     res = pretrain([store], out / "clip", PretrainConfig(
         model="clip", model_kwargs={"stimuli": [str(stim)], **CLIP_SMALL}, epochs=epochs, batch_size=32,
-        optim={"lr": 1e-3, "min_lr": 1e-5, "weight_decay": 0.05}, seed=seed, device="cpu", subjects=train,
+        optim={"lr": 2e-3, "min_lr": 1e-5, "weight_decay": 0.05}, seed=seed, device="cpu", subjects=train,
         progress=progress), overwrite=True)
     rep = retrieve(res["checkpoint"], [store], [stim], subjects=test, seed=seed, device="cpu", out=out / "retrieval.json")
     ctl = retrieve(res["checkpoint"], [store], [stim], subjects=test, seed=seed, device="cpu", shuffle=True,
@@ -78,8 +78,8 @@ def run(out: Path, surface_dir: Path, *, seed: int = 0, n_subjects: int = 6, snr
     }
 
 
-#: the small fMRI encoder of the simulation (SiT-tiny width, 2 layers; the paper's is 12 layers)
-CLIP_SMALL = {"size": "tiny", "n_layers": 2}
+#: the small fMRI encoder of the simulation (a 1-layer, 64-wide SiT, CPU-sized; the paper's is SiT-tiny, 12 layers)
+CLIP_SMALL = {"dim": 64, "heads": 2, "n_layers": 1}
 
 
 if __name__ == "__main__":

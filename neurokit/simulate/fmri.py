@@ -13,7 +13,7 @@ Model (a linear encoding model, as in voxel-wise encoding studies of naturalisti
    its sampled peak sits at ``lag_s`` — so the frames ``[t, t+1, t+2]`` carry the stimulus seconds
    ``[t − lag_s, t − lag_s + 3)``: exactly the pairing of the tri-modal paper at its 6-s lag.
 4. Noise: Gaussian, white in space and time, at ``snr`` = signal variance / noise variance over cortex
-   (a power ratio; 0.1 = −10 dB).
+   (a power ratio; default 0.5 = −3 dB per vertex).
 
 Files: ``sub-<id>_task-movie_run-<run>_bold.dtseries.nii`` with the cortex grayordinates of the HCP
 template (59,412: the medial wall left out), TR in the series axis; the S1200 spheres are copied beside
@@ -40,7 +40,7 @@ class FMRISimulation:
     """Settings of :func:`simulate_fmri` (written to ``simulation.json`` beside the files)."""
 
     n_subjects: int = 6
-    snr: float = 0.1
+    snr: float = 0.5
     lag_s: float = 6.0
     tr: float = 1.0
     subject_var: float = 0.3

@@ -25,7 +25,7 @@ class MovieLayout:
     duration_s: float
 
 
-def movie_layout(n_clips: int = 3, clip_s: float = 50.0, rest_s: float = 10.0, lead_s: float = 4.0) -> MovieLayout:
+def movie_layout(n_clips: int = 3, clip_s: float = 40.0, rest_s: float = 10.0, lead_s: float = 4.0) -> MovieLayout:
     """``lead_s`` of rest, then ``n_clips`` clips of ``clip_s`` separated (and followed) by ``rest_s`` of rest."""
     clips, t = [], float(lead_s)
     for _ in range(n_clips):
