@@ -71,6 +71,9 @@ register_objective(
         rebuild=rebuild_vsmae,
         loss=vsmae_loss,
         backbone=lambda m: getattr(m, "module", m).encoder,
+        # the reference's optimiser (metrics-lab/surface-masked-autoencoders config/SiT/pretraining/smae.yml:
+        # AdamW, LR 0.0003, weight_decay 0.01, use_scheduler False; tools/pretraining_fmri.py clips no gradient)
+        optim=dict(lr=3e-4, weight_decay=0.01, schedule="constant", clip_grad=0.0),
     )
 )
 
