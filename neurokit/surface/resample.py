@@ -49,6 +49,13 @@ class Sphere:
         c[:, 0] *= -1
         return Sphere(c, self.faces[:, [1, 0, 2]], self.name + " (mirrored x→−x)", self.hemi)
 
+    def is_template(self, order: int = 6, *, atol: float = 1e-5) -> bool:
+        """Whether this sphere is the generated (left) ico-``order`` template: same vertex count, and every
+        vertex in the template's direction at the same index (any radius; float32 files pass)."""
+        if self.n_vertices != 10 * 4**order + 2:
+            return False
+        return bool(np.allclose(_unit(np.asarray(self.coords, np.float64)), _unit(icosphere(order).vertices), atol=atol))
+
     def digest(self) -> str:
         h = hashlib.sha256()
         h.update(np.ascontiguousarray(self.coords, dtype=np.float64).tobytes())
