@@ -125,7 +125,7 @@ def prepare(
     channels: Optional[str] = typer.Option(None, show_default="none", help="Channel subset: a card channel set (e.g. sensorimotor) or 'C3,Cz,C4' (default: the recipe's)."),
     overwrite: bool = typer.Option(False, help="Replace an existing store."),
     skip_bad: bool = typer.Option(False, help="Skip unreadable/too-short files with a warning instead of stopping."),
-    mesh: Optional[str] = typer.Option(None, show_default="from the vertex count", help="Surface cards: the data's mesh (ico6: already on the template, no resampling)."),
+    mesh: Optional[str] = typer.Option(None, show_default="from the vertex count", help="Surface cards: the data's mesh (ico6: already on the template, no resampling; fs_LR_59k: HCP 7T 1.6 mm, with --sphere-l/--sphere-r; any other name: a mesh of your own, with --sphere-l/--sphere-r)."),
     hemi: Optional[str] = typer.Option(None, show_default="all in the file", help="Surface cards: only this hemisphere (L or R)."),
     sphere_l: Optional[Path] = typer.Option(None, "--sphere-l", show_default="card/packaged", help="Surface cards: registered sphere of the left hemisphere's mesh."),
     sphere_r: Optional[Path] = typer.Option(None, "--sphere-r", show_default="card/packaged", help="Surface cards: registered sphere of the right hemisphere's mesh."),

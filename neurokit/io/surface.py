@@ -288,6 +288,73 @@ def read_surface(
     return out
 
 
+def read_geometry(surface, hemi: str | None = None) -> SurfaceData:
+    """A surface geometry (vertices and triangles) from a file or a nilearn mesh object.
+
+    Parameters
+    ----------
+    surface : path, SurfaceData, or nilearn mesh
+        A ``.surf.gii`` / FreeSurfer triangle file (as :func:`read_surface`); a :class:`SurfaceData` of kind
+        ``"geometry"``; a nilearn ``InMemoryMesh`` / ``SurfaceMesh`` (no hemisphere), ``FileMesh`` (read from
+        its file, metadata included) or ``PolyMesh`` (its ``left``/``right`` part: the part of ``hemi``, or its
+        only part; the part's name is its hemisphere).
+    hemi : {"L", "R"}, optional
+        Which part of a two-part ``PolyMesh`` to take. A ``PolyMesh`` without that part gives its other part,
+        marked with its hemisphere, so callers refuse it as they refuse a file of the wrong hemisphere.
+
+    Returns
+    -------
+    SurfaceData
+        ``kind="geometry"``: ``coords`` ``(n_vertices, 3)`` float64, ``faces`` ``(n_faces, 3)`` int64, ``hemi``.
+
+    Raises
+    ------
+    DataFileError
+        Not a geometry (a data file, or an object without vertices and triangles); damaged triangles.
+    ConfigError
+        A two-part ``PolyMesh`` without ``hemi``.
+    """
+    if isinstance(surface, SurfaceData):
+        sd = surface
+    elif isinstance(surface, (str, Path)):
+        sd = read_surface(surface)
+    else:
+        sd = _mesh_object(surface, normalize_hemi(hemi) if hemi else None)
+    if sd.kind != "geometry" or sd.coords is None or sd.faces is None:
+        raise DataFileError(f"{sd.path}: not a surface geometry file (kind {sd.kind!r}); a surface needs vertices and faces")
+    return sd
+
+
+def _mesh_object(mesh, hemi: str | None) -> SurfaceData:
+    parts = getattr(mesh, "parts", None)
+    if isinstance(parts, dict):  # nilearn PolyMesh: {"left": mesh, "right": mesh}
+        named = {normalize_hemi(k): v for k, v in parts.items() if v is not None}
+        if not named:
+            raise DataFileError(f"nilearn {type(mesh).__name__} without any part")
+        if hemi is None and len(named) > 1:
+            raise ConfigError(f"nilearn {type(mesh).__name__} with parts {sorted(parts)}: pass hemi='L' or hemi='R'")
+        h = hemi if hemi in named else next(iter(named))
+        sd = _mesh_object(named[h], None)
+        sd.hemi = h
+        sd.path = Path(f"nilearn {type(mesh).__name__} part {'left' if h == 'L' else 'right'}")
+        return sd
+    file_path = getattr(mesh, "file_path", None)
+    if file_path is not None:  # nilearn FileMesh: the file, with its metadata
+        return read_surface(file_path)
+    coords, faces = getattr(mesh, "coordinates", None), getattr(mesh, "faces", None)
+    if coords is None or faces is None:
+        raise DataFileError(
+            f"a {type(mesh).__name__} is not a surface: give a path to a .surf.gii / FreeSurfer surface file or a "
+            "nilearn mesh (InMemoryMesh, FileMesh, PolyMesh)"
+        )
+    coords, faces = np.asarray(coords, np.float64), np.asarray(faces, np.int64)
+    name = Path(f"nilearn {type(mesh).__name__} ({len(coords)} vertices)")
+    _check_geometry(coords, faces, name)
+    n = len(coords)
+    return SurfaceData(data=np.zeros((n, 0), np.float32), hemi=None, mesh=_mesh_for(n, None, name, strict=False),
+                       mask=np.ones(n, bool), kind="geometry", path=name, coords=coords, faces=faces)
+
+
 def _resolve_hemi(found: str | None, want: str | None, path: Path) -> str | None:
     if found is not None and want is not None and found != want:
         raise DataFileError(f"{path}: the file is hemisphere {found}, but hemi={want!r} was asked for")
@@ -310,14 +377,15 @@ def read_cifti_hemispheres(path: str | Path, **kwargs) -> dict[str, SurfaceData]
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
     _refuse_not_dense(path)
-    img = _load_cifti(path)  # header parsed once for both hemispheres
-    structures = _cifti_structures(img, path)
+    img = _load_cifti(path)
+    parsed = _parse_cifti(img, path)  # header parsed once for both hemispheres
+    structures = list(parsed[2])
     hemis = [h for h, s in _CORTEX.items() if s in structures]
     if not hemis:
         raise DataFileError(f"{path}: no cortical surface in this CIFTI file (structures: {', '.join(structures)})")
     out = {}
     for h in hemis:
-        sd = _read_cifti(path, h, kwargs.get("mesh"), img=img)
+        sd = _read_cifti(path, h, kwargs.get("mesh"), img=img, parsed=parsed)
         _nan_medial_wall(sd)
         if not kwargs.get("allow_nan", False):
             _check_finite(sd.data, sd.mask, path)
@@ -391,8 +459,31 @@ def _brain_models(img, path: Path):
     return bm
 
 
-def _cifti_structures(img, path: Path) -> list[str]:
-    return [name for name, _, _ in _brain_models(img, path).iter_structures()]
+def _structure_slices(bm, path: Path) -> dict[str, slice]:
+    """Brain structure → its (contiguous) columns, from the brain-model names (faster than iter_structures,
+    which builds a sub-axis per structure)."""
+    names = np.asarray(bm.name).astype(str)
+    if not len(names):
+        return {}
+    starts = np.flatnonzero(np.r_[True, names[1:] != names[:-1]])
+    stops = np.r_[starts[1:], len(names)]
+    out: dict[str, slice] = {}
+    for a, b in zip(starts, stops):
+        if names[a] in out:
+            raise DataFileError(f"{path}: brain structure {names[a]} in more than one block: a damaged header")
+        out[names[a]] = slice(int(a), int(b))
+    return out
+
+
+def _parse_cifti(img, path: Path):
+    """``(row axis, brain-model axis, {structure: columns})`` of a dense CIFTI-2 file, checked against the data."""
+    try:
+        ax0 = img.header.get_axis(0)
+    except Exception as exc:  # noqa: BLE001
+        raise DataFileError(f"{path}: cannot read as CIFTI-2 ({_short(exc)})") from exc
+    bm = _brain_models(img, path)
+    _check_cifti_layout(img, ax0, bm, path)
+    return ax0, bm, _structure_slices(bm, path)
 
 
 def _check_cifti_layout(img, ax0, bm, path: Path) -> None:
@@ -416,11 +507,11 @@ def _check_cifti_layout(img, ax0, bm, path: Path) -> None:
         )
 
 
-def _check_cortex(name: str, slc: slice, sub, n_total: int, path: Path) -> tuple[int, np.ndarray]:
+def _check_cortex(name: str, slc: slice, bm, path: Path) -> tuple[int, np.ndarray]:
     """A cortex brain model's vertex count and indices, checked against each other and the data."""
-    n_vert = int(sub.nvertices[name])
-    vert = np.asarray(sub.vertex, dtype=np.int64)
-    n_cols = len(range(*slc.indices(n_total)))
+    n_vert = int(bm.nvertices.get(name, -1))
+    vert = np.asarray(bm.vertex[slc], dtype=np.int64)
+    n_cols = slc.stop - slc.start
     if not 0 < n_vert <= MAX_VERTICES:
         raise DataFileError(f"{path}: {name} has SurfaceNumberOfVertices {n_vert}, expected 1…{MAX_VERTICES:,}: a damaged header")
     if len(vert) != n_cols:
@@ -450,17 +541,11 @@ def check_tr(tr: float, path, field: str) -> float:
     return tr
 
 
-def _read_cifti(path: Path, want: str | None, mesh: str | None, img=None) -> SurfaceData:
+def _read_cifti(path: Path, want: str | None, mesh: str | None, img=None, parsed=None) -> SurfaceData:
     from nibabel import cifti2
 
     img = img if img is not None else _load_cifti(path)
-    try:
-        ax0 = img.header.get_axis(0)
-    except Exception as exc:  # noqa: BLE001
-        raise DataFileError(f"{path}: cannot read as CIFTI-2 ({_short(exc)})") from exc
-    bm = _brain_models(img, path)
-    _check_cifti_layout(img, ax0, bm, path)
-    structures = {name: (slc, b) for name, slc, b in bm.iter_structures()}
+    ax0, bm, structures = parsed if parsed is not None else _parse_cifti(img, path)
     present = [h for h, s in _CORTEX.items() if s in structures]
     if not present:
         raise DataFileError(
@@ -473,8 +558,8 @@ def _read_cifti(path: Path, want: str | None, mesh: str | None, img=None) -> Sur
         want = present[0]
     if want not in present:
         raise DataFileError(f"{path}: no {_CORTEX[want]} in this CIFTI file (found {', '.join(structures)})")
-    slc, sub = structures[_CORTEX[want]]
-    n_vert, vert = _check_cortex(_CORTEX[want], slc, sub, len(bm), path)
+    slc = structures[_CORTEX[want]]
+    n_vert, vert = _check_cortex(_CORTEX[want], slc, bm, path)
     kind, tr, names, tables = "scalar", None, [], []
     if isinstance(ax0, cifti2.SeriesAxis):
         kind = "series"
@@ -528,6 +613,11 @@ def _read_gifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
         raise DataFileError(f"{path}: cannot read as GIFTI ({_short(exc)})") from exc
     if not img.darrays:
         raise DataFileError(f"{path}: GIFTI file without data arrays")
+    for i, d in enumerate(img.darrays):
+        dims = tuple(int(x) for x in d.dims)
+        if not dims or min(dims) < 1 or np.shape(d.data) != dims:
+            raise DataFileError(f"{path}: data array {i} has Dim {dims} but holds an array of shape {np.shape(d.data)}: "
+                                "a damaged header")
     intents = [intent_codes.niistring[d.intent] for d in img.darrays]
     meta = {}
     for d in [img, *img.darrays]:
@@ -647,22 +737,34 @@ def _read_mgh(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
     )
 
 
+#: Bytes an MGH file may hold after its data: the optional scan parameters (TR, flip angle, TE, TI, FoV) and
+#: tags (command lines, …); far less than one frame of any surface overlay.
+_MGH_MAX_FOOTER = 65536
+
+
 def _check_mgh_size(img, shape: tuple, path: Path) -> None:
     """The bytes an MGH header promises against the file (``.mgz``: the gzip trailer's uncompressed size)."""
     proxy = img.dataobj
     need = int(proxy.offset) + int(np.prod(shape, dtype=np.int64)) * np.dtype(proxy.dtype).itemsize
     size = path.stat().st_size
+    exact = True
     if path.name.lower().endswith(".mgz"):
         with open(path, "rb") as fh:
             fh.seek(-4, 2)
             isize = int.from_bytes(fh.read(4), "little")  # uncompressed size mod 2**32 (RFC 1952)
-        held = isize if need < 2**32 else 1032 * size  # deflate never compresses beyond ~1032:1
+        exact = need < 2**32
+        held = isize if exact else 1032 * size  # deflate never compresses beyond ~1032:1
     else:
         held = size
     if need > held:
         raise DataFileError(
             f"{path}: truncated file or damaged header: the header promises {' × '.join(map(str, shape))} values "
             f"({need:,} bytes) but the file holds {held:,}; copy or download it again"
+        )
+    if exact and held - need > _MGH_MAX_FOOTER:
+        raise DataFileError(
+            f"{path}: the file holds {held - need:,} bytes more than its header's {' × '.join(map(str, shape))} values: "
+            "a damaged header (a lowered vertex or frame count would read the data as another mesh)"
         )
 
 
@@ -713,7 +815,8 @@ def _check_curv_size(path: Path) -> None:
         raise DataFileError(f"{path}: {per_vertex} values per vertex in the curvature header, expected 1: a damaged header")
     if not 0 < n_vert <= MAX_VERTICES or 15 + 4 * n_vert != size:
         held = (size - 15) / 4
+        held_s = f"{int(held):,}" if held == int(held) else f"{held:,.2f}"
         raise DataFileError(
-            f"{path}: the header says {n_vert:,} vertices but the file holds {held:,.2f} values "
+            f"{path}: the header says {n_vert:,} vertices but the file holds {held_s} values "
             f"({size:,} bytes): a damaged header or truncated file"
         )

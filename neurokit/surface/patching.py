@@ -18,7 +18,7 @@ import numpy as np
 
 from .._errors import ConfigError, DataFileError
 from .patches import extract_patches, parse_grid, patch_grid_name
-from .resample import default_sphere, load_sphere, resample
+from .resample import default_sphere, load_sphere, resample, sphere_hint
 
 
 @dataclass
@@ -121,11 +121,12 @@ def to_template(sd, sphere=None, *, order: int = 6, mirror_right: bool = True, t
             sphere = default_sphere(sd.mesh, sd.hemi)
         except DataFileError as exc:
             raise DataFileError(f"{sd.path}: {exc}") from exc
-    src = load_sphere(sphere)
+    src = load_sphere(sphere, sd.hemi)
     if src.n_vertices != sd.n_vertices:
         raise DataFileError(
             f"{sd.path}: {sd.n_vertices} vertices ({sd.mesh}), but sphere {src.name} has {src.n_vertices}: "
-            "the sphere does not match the data"
+            f"the sphere does not match the data; pass the sphere of the data's mesh (CLI: "
+            f"--sphere-{(sd.hemi or 'l').lower()}; {sphere_hint(sd.mesh, sd.hemi)})"
         )
     # the file's own metadata (GIFTI AnatomicalStructurePrimary) first, its name second
     sphere_hemi = src.hemi or hemi_from_name(src.name)
