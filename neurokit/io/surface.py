@@ -731,6 +731,9 @@ def _read_mgh(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
     tr_ms = float(img.header["tr"])
     # FreeSurfer writes TR 0 when it does not know it; anything else must be a plausible TR
     tr = check_tr(tr_ms / 1000.0, path, f"the MGH header's tr ({tr_ms:g} ms)") if kind == "series" and tr_ms != 0 else None
+    if kind == "series" and tr_ms == 0:
+        warnings.warn(f"{path}: TR 0 in the MGH header: the file does not state its TR (onsets will be counted in frames)",
+                      RuntimeWarning, stacklevel=3)
     return SurfaceData(
         data=data, hemi=_resolve_hemi(hemi_from_name(path), want, path), mesh=_mesh_for(data.shape[0], mesh, path),
         mask=_mask_from_data(data), tr=tr, kind=kind, path=path,
