@@ -204,6 +204,10 @@ def test_parcellated_files_refused_with_what_to_use(surface_root, tmp_path):
     csv.write_text("\n".join(",".join(f"{v:.3f}" for v in row) for row in np.random.default_rng(0).normal(size=(5, 400))))
     with pytest.raises(DataFileError, match=r"plain-text table \(5 rows × 400 columns\)"):
         read_surface(csv)
+    per_vertex = tmp_path / "lh.thickness.1D"
+    np.savetxt(per_vertex, np.ones((10242, 2)))
+    with pytest.raises(DataFileError, match=r"10242 rows × 2 columns\), one row per vertex of fsaverage5: .*GIFTI"):
+        read_surface(per_vertex)
     r = runner.invoke(app, ["prepare", "fsaverage5_rest", "-f", str(p), "-o", str(tmp_path / "s.h5")])
     assert r.exit_code != 0 and "parcellatedtimeseries" in flat(r.output) and "Traceback" not in r.output
 

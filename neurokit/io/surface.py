@@ -78,7 +78,8 @@ SPHERE_HINTS = {
 #: CIFTI-2 file kinds that hold parcels (or dense connectomes) rather than dense vertex data.
 _CIFTI_OTHER = {
     ".ptseries.": "parcellated time series", ".pscalar.": "parcellated scalar maps", ".plabel.": "parcellated labels",
-    ".pconn.": "parcel-to-parcel connectivity", ".pdconn.": "parcel-to-dense connectivity",
+    ".pconn.": "parcel-to-parcel connectivity", ".pconnseries.": "parcellated connectivity series",
+    ".pconnscalar.": "parcellated connectivity maps", ".pdconn.": "parcel-to-dense connectivity",
     ".dpconn.": "dense-to-parcel connectivity", ".dconn.": "dense connectivity matrix",
     ".dfan.": "dense fibre orientations", ".fiberTEMP.": "fibre data",
 }
@@ -407,7 +408,15 @@ def _refuse_not_dense(path: Path) -> None:
                 "not a vertex-wise data file"
             raise DataFileError(f"{path}: a CIFTI-2 {what} file ({suffix.strip('.')}), {parcels}; {_DENSE_INSTEAD}")
     if name.endswith(_TEXT_SUFFIXES) or _looks_like_text(path):
-        raise DataFileError(f"{path}: a plain-text table{_text_shape(path)}, not a surface file: parcellated time series "
+        rows, cols = _text_shape(path)
+        shape = f" ({rows} rows × {cols} columns)" if rows else ""
+        if rows in _DEFAULT_BY_COUNT:
+            raise DataFileError(
+                f"{path}: a plain-text table{shape}, one row per vertex of {_DEFAULT_BY_COUNT[rows]}: neurokit reads "
+                "surface data from CIFTI-2, GIFTI or FreeSurfer files, not text; save the columns as a GIFTI "
+                "(.func.gii / .shape.gii, e.g. with nibabel) on that mesh"
+            )
+        raise DataFileError(f"{path}: a plain-text table{shape}, not a surface file: parcellated time series "
                             f"or parcel/label lists hold one value per parcel, not per vertex; {_DENSE_INSTEAD}")
 
 
@@ -418,20 +427,23 @@ def _looks_like_text(path: Path) -> bool:
         return False
     try:
         text = head.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:  # not merely a character cut at the end of the block
+            return False
+        text = head[: exc.start].decode("utf-8")
     return all(c.isprintable() or c.isspace() for c in text)
 
 
-def _text_shape(path: Path) -> str:
+def _text_shape(path: Path) -> tuple[int, int]:
+    """Rows (non-empty, not ``#`` comments) and columns of the first row of a text table; (0, 0) if unreadable."""
     try:
         with open(path, "r", errors="replace") as fh:
             first = next((ln for ln in fh if ln.strip() and not ln.lstrip().startswith("#")), "")
-            rows = 1 + sum(1 for ln in fh if ln.strip())
+            rows = (1 + sum(1 for ln in fh if ln.strip() and not ln.lstrip().startswith("#"))) if first else 0
         cols = len(re.split(r"[\s,;]+", first.strip())) if first else 0
-        return f" ({rows} rows × {cols} columns)"
+        return rows, cols
     except OSError:
-        return ""
+        return 0, 0
 
 
 def _load_cifti(path: Path):
