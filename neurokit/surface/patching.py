@@ -12,7 +12,6 @@ Steps (Dahan et al., MIDL 2022; the tri-modal HCP-7T movie paper, arXiv 2501.164
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 
