@@ -6,7 +6,7 @@ register their own with :func:`register_objective`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
@@ -36,6 +36,10 @@ class Objective:
     pair : callable ``(dataset, module, model_kwargs) -> Dataset``, optional
         For objectives that learn from paired data (``clip``: fMRI with stimulus embeddings): wraps the
         store's dataset so items are ``(x, y)``; ``loss`` is then called as ``loss(module, x, generator, y)``.
+    optim : dict
+        The family's reference pretraining optimiser: fields of
+        :class:`~neurokit.pipelines.training.OptimConfig` that differ from its (CBraMod's) defaults; what
+        the user sets overrides them.
     """
 
     name: str
@@ -46,6 +50,7 @@ class Objective:
     backbone: Callable[[nn.Module], nn.Module]
     default_head: str = "avgpool"
     pair: Callable[..., Any] | None = None
+    optim: dict[str, Any] = field(default_factory=dict)
 
 
 OBJECTIVES: dict[str, Objective] = {}
