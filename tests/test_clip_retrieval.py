@@ -206,9 +206,15 @@ def test_retrieval_unseen_subjects_beats_chance_and_shuffle_does_not(sim, tmp_pa
     assert sorted(rep["subjects"]) == TEST_SUBJECTS
     chance = rep["chance"]["top5"]
     assert rep["video"]["top5"]["mean"] >= 3 * chance, rep["video"]
-    # the control: shuffled windows sit within chance ± 2 std (binomial std of a top-5 rate over its queries)
-    std = math.sqrt(chance * (1 - chance) / ctl["n_queries"])
-    assert abs(ctl["video"]["top5"]["mean"] - chance) <= 2 * std, ctl["video"]
+    assert ctl["shuffled"] and ctl["video"]["top5"]["mean"] < 2 * chance
+    # the control: windows shuffled against the fMRI (a new permutation, queries and pools per seed) sit
+    # within chance ± 2 std, the std over the permutations; a bounded std keeps the check tight
+    from neurokit.pipelines.retrieval import retrieve
+
+    top5 = [retrieve(sim["ckpt"], [sim["fmri"]], [sim["stim"]], subjects=TEST_SUBJECTS, shuffle=True, seed=s,
+                     device="cpu")["video"]["top5"]["mean"] for s in range(1, 5)]
+    mean, std = float(np.mean(top5)), float(np.std(top5, ddof=1))
+    assert std < 0.06 and abs(mean - chance) <= 2 * std, top5
 
 
 def test_simulated_lag_beats_other_lags(sim):
