@@ -107,7 +107,7 @@ def bench_pretrain(n_layers: int, batch: int, C: int, N: int, steps: int, device
         return step
 
     def rate(step) -> float:
-        for i in range(2):  # warm-up
+        for i in range(1):  # warm-up
             step(i)
         if device.startswith("cuda"):
             torch.cuda.synchronize()

@@ -1,6 +1,8 @@
 """Speed and scale (issue 12): CPU training path, frame-layout surface stores."""
 from __future__ import annotations
 
+import json
+
 import nibabel as nib
 import numpy as np
 import pytest
@@ -107,3 +109,76 @@ def test_failing_hemisphere_leaves_nothing_of_its_run(surface_root, spheres, tmp
 
     with h5py.File(out) as f:
         assert f["frames"].shape[0] == 10 and f["sample_start"][:].tolist() == [0, 5]
+
+
+# prepare on workers, shard sets -------------------------------------------------------------------------
+LR = dict(task="left_right_imagery", channels="sensorimotor", progress=False)
+
+
+def _same_samples(a, b):
+    import h5py
+
+    with h5py.File(a) as fa, h5py.File(b) as fb:
+        np.testing.assert_array_equal(fa["patches"][:], fb["patches"][:])
+        np.testing.assert_array_equal(fa["labels"][:], fb["labels"][:])
+
+
+def test_prepare_on_two_workers_writes_the_same_bytes(lr_store, eeg_root, tmp_path):
+    from neurokit.pipelines.prepare import prepare
+
+    out = prepare("physionet_mi", tmp_path / "w2.h5", data_root=eeg_root, subjects=[1, 2], n_jobs=2, **LR)
+    assert out.read_bytes() == lr_store.read_bytes()
+
+
+def test_shard_set_resume_read_and_merge(lr_store, eeg_root, tmp_path):
+    from neurokit._errors import StoreError
+    from neurokit.data.shards import merge_shard_sets, read_index
+    from neurokit.pipelines.prepare import prepare
+
+    a = prepare("physionet_mi", tmp_path / "a", data_root=eeg_root, subjects=[1], shards=True, **LR)
+    idx = read_index(a)
+    assert idx["complete"] and len(idx["shards"]) == 3  # one shard per recording (runs 4, 8, 12)
+    # a run stopped after its first recording: the index lists one shard and is not complete
+    (a / idx["shards"][2]["file"]).unlink()
+    (a / idx["shards"][1]["file"]).unlink()
+    (a / "index.json").write_text(json.dumps({**idx, "complete": False, "shards": idx["shards"][:1]}))
+    with pytest.raises(StoreError, match="unfinished shard set .* --resume"):
+        PatchDataset(a)
+    with pytest.raises(FileExistsError, match="--resume"):
+        prepare("physionet_mi", a, data_root=eeg_root, subjects=[1], shards=True, **LR)
+    prepare("physionet_mi", a, data_root=eeg_root, subjects=[1], shards=True, resume=True, **LR)
+    assert [s["key"] for s in read_index(a)["shards"]] == [s["key"] for s in idx["shards"]]
+    b = prepare("physionet_mi", tmp_path / "b", data_root=eeg_root, subjects=[2], shards=True, **LR)
+    merged = merge_shard_sets([a, b], tmp_path / "ab")
+    ds, ref = PatchDataset(merged), PatchDataset(lr_store)
+    assert len(ds) == len(ref) and ds.index.dtype == np.int64 and ds.index.shape == (len(ref), 2)
+    np.testing.assert_array_equal(ds.labels, ref.labels)
+    for k in (0, len(ds) // 2, len(ds) - 1):
+        assert torch.equal(ds[k][0], ref[k][0])
+    other = prepare("physionet_mi", tmp_path / "c", data_root=eeg_root, subjects=[3], shards=True,
+                    task="left_right_imagery", channels=["C3", "Cz", "C4"], progress=False)
+    with pytest.raises(StoreError, match="differs from .* in ch_names, recipe"):
+        merge_shard_sets([a, other], tmp_path / "ac")
+
+
+def test_prepare_on_a_dask_cluster_survives_a_killed_worker(lr_store, eeg_root, tmp_path):
+    """Two worker processes on loopback; one is killed while files are in flight: its files are redone
+    elsewhere and the store equals the local one byte for byte."""
+    distributed = pytest.importorskip("distributed")
+    import os
+    import threading
+
+    from neurokit.pipelines.prepare import prepare
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        victim = sorted(client.scheduler_info()["workers"])[0]
+        pid = client.run(os.getpid, workers=[victim])[victim]
+        client.run(lambda: __import__("neurokit.pipelines.prepare"))  # workers import before the clock starts
+        killer = threading.Timer(1.5, os.kill, (pid, 9))
+        killer.start()
+        out = prepare("physionet_mi", tmp_path / "dask.h5", data_root=eeg_root, subjects=[1, 2],
+                      scheduler=cluster.scheduler_address, **LR)
+        killer.join()
+        assert victim not in client.scheduler_info()["workers"]  # the worker really died during the run
+    assert out.read_bytes() == lr_store.read_bytes()

@@ -278,6 +278,8 @@ class PatchStore:
         import h5py
 
         self.path = Path(path)
+        if self.path.is_dir():
+            raise StoreError(f"{self.path}: a folder; a shard set is read through open_stores / PatchDataset")
         if not self.path.exists():
             partial = self.path.with_name(self.path.name + ".partial")
             hint = f" (an unfinished {partial.name} is there: rerun prepare)" if partial.exists() else ""
@@ -345,14 +347,24 @@ class PatchStore:
 
 def _read_column(ds) -> np.ndarray:
     data = ds[:]
-    if data.dtype.kind == "O":
-        return np.asarray([d.decode() if isinstance(d, bytes) else d for d in data], dtype=object)
+    if data.dtype.kind == "O":  # fixed-width unicode: no Python object per sample
+        return ds.asstr()[:].astype(str) if len(data) else np.zeros(0, dtype="U1")
     return data
 
 
 def open_stores(paths: Iterable[str | Path | PatchStore]) -> list[PatchStore]:
-    """Open several stores and check they agree on sample shape, modality and channel names."""
-    stores = [p if isinstance(p, PatchStore) else PatchStore(p) for p in paths]
+    """Open several stores (files, or shard-set folders: each of their shards) and check they agree on
+    sample shape, modality and channel names."""
+    from .shards import is_shard_set, shard_paths
+
+    stores = []
+    for p in paths:
+        if isinstance(p, PatchStore):
+            stores.append(p)
+        elif is_shard_set(p):  # a shard set reads as its shards, in order
+            stores.extend(PatchStore(s) for s in shard_paths(p))
+        else:
+            stores.append(PatchStore(p))
     if not stores:
         raise StoreError("no store given")
     ref = stores[0]
