@@ -14,26 +14,25 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-def _keep_mask(shape: torch.Size, p: float, device: torch.device) -> torch.Tensor:
-    n = 1
-    for s in shape:
-        n *= int(s)
-    bits = torch.empty((n + 1) // 2, dtype=torch.int64, device=device).random_(-(2**63), 2**63 - 1)
+def _scaled_mask(x: torch.Tensor, p: float) -> torch.Tensor:
+    """``1/(1-p)`` where kept, 0 where dropped; shape and dtype of ``x``."""
+    n = x.numel()
+    bits = torch.empty((n + 1) // 2, dtype=torch.int64, device=x.device).random_(-(2**63), 2**63 - 1)
     threshold = round(p * 2**32) - 2**31  # int32 draws below it are dropped: P = p
-    return (bits.view(torch.int32)[:n] >= threshold).view(shape)
+    keep = bits.view(torch.int32)[:n].view(x.shape) >= threshold
+    return torch.where(keep, torch.tensor(1.0 / (1.0 - p), dtype=x.dtype), torch.tensor(0.0, dtype=x.dtype))
 
 
-class _MaskedScale(torch.autograd.Function):
+class _Mask(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x: torch.Tensor, keep: torch.Tensor, scale: float) -> torch.Tensor:
-        ctx.save_for_backward(keep)
-        ctx.scale = scale
-        return x.mul(keep).mul_(scale)
+    def forward(ctx, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(mask)
+        return x * mask
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
-        (keep,) = ctx.saved_tensors
-        return grad.mul(keep).mul_(ctx.scale), None, None
+        (mask,) = ctx.saved_tensors
+        return grad * mask, None
 
 
 def fast_dropout(x: torch.Tensor, p: float, training: bool = True) -> torch.Tensor:
@@ -46,7 +45,7 @@ def fast_dropout(x: torch.Tensor, p: float, training: bool = True) -> torch.Tens
         return x
     if x.device.type != "cpu" or p >= 1.0:
         return F.dropout(x, p, True)
-    return _MaskedScale.apply(x, _keep_mask(x.shape, p, x.device), 1.0 / (1.0 - p))
+    return _Mask.apply(x, _scaled_mask(x, p))
 
 
 class FastDropout(nn.Dropout):
