@@ -102,7 +102,7 @@ def prepare(
     return fn(card, Path(out), data_root=data_root, task=task, files=files, subjects=subjects, overwrite=overwrite, progress=progress, **kwargs)
 
 
-def _eeg_file(job: tuple[str, dict]) -> dict:
+def _eeg_job(job: tuple[str, dict]) -> dict:
     """One recording → windows (runs in a worker process or on a Dask worker; module level to pickle).
 
     Returns ``{"windows", "source", "warnings"}``, or ``{"error", "warnings"}`` for a file that raises
@@ -188,7 +188,7 @@ def prepare_eeg(
     n_rej = 0
     ch_names = None
     try:
-        results = map_ordered(_eeg_file, jobs, n_jobs=n_jobs, scheduler=scheduler)
+        results = map_ordered(_eeg_job, jobs, n_jobs=n_jobs, scheduler=scheduler)
         for e, res in progress_bar(zip(todo, results), description=f"prepare {card.name}", enabled=progress,
                                    total=len(todo)):
             for msg in res["warnings"]:
