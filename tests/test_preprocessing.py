@@ -23,10 +23,10 @@ def test_matches_plain_mne_pipeline(eeg_root):
     raw = neurokit.read_eeg(eeg_root / S001R04)
     preprocess_raw(raw, recipe)
     w = make_windows(raw, recipe)
-    # the same steps written out with MNE alone
+    # the same steps written out with MNE alone: CBraMod's PhysioNet-MI order, 0.3 Hz high-pass only
     ref = mne.io.read_raw_edf(eeg_root / S001R04, preload=True, verbose="error")
     ref.set_eeg_reference("average", projection=False, verbose="error")
-    ref.filter(0.3, 75.0, verbose="error")
+    ref.filter(0.3, None, verbose="error")
     ref.notch_filter([60.0], verbose="error")
     ref.resample(200.0, verbose="error")
     ev, _ = mne.events_from_annotations(ref, event_id={"T1": 0, "T2": 1}, verbose="error")
@@ -43,7 +43,7 @@ def test_matches_plain_mne_pipeline(eeg_root):
 def test_high_cut_capped_below_nyquist(eeg_root):
     raw = neurokit.read_eeg(eeg_root / "formats/eeglab/test_raw.set")  # 128 Hz: Nyquist 64 Hz
     with pytest.warns(RuntimeWarning, match=r"using 57.6 Hz instead"):
-        preprocess_raw(raw, _recipe(reference=None))
+        preprocess_raw(raw, _recipe(reference=None, h_freq=75.0))
     assert raw.info["sfreq"] == 200.0 and raw.info["lowpass"] == pytest.approx(57.6, abs=0.1)
 
 

@@ -24,7 +24,7 @@ PREPARERS: dict[str, Callable[..., Path]] = {}
 
 #: option name → CLI flag, for messages about options a modality does not take
 CLI_FLAGS = {"mesh": "--mesh", "hemi": "--hemi", "spheres": "--sphere-l/--sphere-r", "channels": "--channels",
-             "skip_bad": "--skip-bad"}
+             "skip_bad": "--skip-bad", "encoding": "--encoding", "units": "--units"}
 
 
 def register_preparer(modality: str):
@@ -113,15 +113,25 @@ def prepare_eeg(
     progress=True,
     channels: list[str] | None = None,
     skip_bad: bool = False,
+    encoding: str | None = None,
+    units: str | None = None,
 ) -> Path:
     """EEG: read → :func:`~neurokit.preprocessing.eeg.preprocess_raw` → windows → store.
 
-    ``skip_bad``: log and skip files that raise :class:`DataFileError` instead of stopping.
+    ``skip_bad``: log and skip files that raise :class:`DataFileError` instead of stopping (any reader
+    fault becomes one, naming the file). Recordings the recipe drops by rule (``min_duration_s``) are
+    always skipped, and listed in the store's ``dropped`` attribute. ``encoding`` / ``units`` override the
+    card's ``reading`` block (see :func:`~neurokit.io.read_eeg`). Each entry of the store's ``sources``
+    records what was applied to that file (``applied``: original ``sfreq``, band edges used, notch,
+    resampling, channels dropped as bad, assumed units, encoding, gaps).
     """
-    from ..io.eeg import file_sha256, read_eeg
-    from ..preprocessing.eeg import make_windows, preprocess_raw
+    from .._errors import NeurokitError
+    from ..io.eeg import describe_exception, file_sha256, read_eeg
+    from ..preprocessing.eeg import RecordingDropped, make_windows, preprocess_raw
 
     recipe = card.recipe()
+    read_opts = card.read_options()
+    read_opts.update({k: v for k, v in (("encoding", encoding), ("units", units)) if v is not None})
     if channels:
         recipe = type(recipe).from_dict({**recipe.to_dict(), "channels": list(channels)})
     tname, tdef = card.task(task)
@@ -130,13 +140,14 @@ def prepare_eeg(
         classes = card.classes(tname)
         events = None
         if len(groups) == 1 and classes:
-            events = {d: classes.index(lbl) for d, lbl in groups[0]["events"].items()}
+            events = {str(d): classes.index(lbl) for d, lbl in groups[0]["events"].items()}
         entries = [FileEntry(path=Path(f), subject=Path(f).stem, run=Path(f).stem, events=events) for f in files]
     else:
         entries = card.files(data_root, tname, subjects=subjects)
     labelled = any(e.events for e in entries)
     writer = None
     sources = []
+    dropped = []
     n_rej = 0
     ch_names = None
     try:
@@ -145,13 +156,23 @@ def prepare_eeg(
             if e.events is not None:
                 file_recipe = type(recipe).from_dict({**recipe.to_dict(), "events": e.events})
             try:
-                raw = read_eeg(e.path)
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
-                    preprocess_raw(raw, file_recipe, source=str(e.path))
-                    w = make_windows(raw, file_recipe, source=str(e.path))
-                for c in caught:
-                    logger.warning("%s", c.message)
+                    try:
+                        raw = read_eeg(e.path, **read_opts)
+                        preprocess_raw(raw, file_recipe, source=str(e.path))
+                        w = make_windows(raw, file_recipe, source=str(e.path))
+                    except (NeurokitError, FileNotFoundError):
+                        raise
+                    except Exception as exc:  # a fault of MNE or numpy on this file: name the file
+                        raise DataFileError(f"{e.path}: {describe_exception(exc)}") from exc
+                    finally:
+                        for c in caught:
+                            logger.warning("%s", c.message)
+            except RecordingDropped as exc:
+                logger.warning("%s", exc)
+                dropped.append(str(e.path))
+                continue
             except (DataFileError, ChannelMismatchError) as exc:
                 if skip_bad:
                     logger.warning("skipping %s", exc)
@@ -195,10 +216,12 @@ def prepare_eeg(
             ren = raw.info["temp"]["neurokit_renames"]
             sources.append({"path": str(Path(e.path).resolve()), "sha256": file_sha256(e.path),
                             "n_windows": int(len(w.labels)), "n_rejected": int(w.n_rejected),
-                            "renamed": ren.renamed, "aliases": ren.aliases})
+                            "renamed": ren.renamed, "aliases": ren.aliases,
+                            "applied": raw.info["temp"].get("neurokit_applied", {})})
         if writer is None:
-            raise DataFileError(f"prepare {card.name}: no usable recording (all skipped)")
-        writer.set_attrs(sources=sources, n_rejected=n_rej)
+            why = f" ({len(dropped)} dropped by the recipe's min_duration_s)" if dropped else ""
+            raise DataFileError(f"prepare {card.name}: no usable recording (all skipped{why})")
+        writer.set_attrs(sources=sources, n_rejected=n_rej, dropped=dropped)
         path = writer.close()
     except BaseException:
         if writer is not None:
