@@ -107,3 +107,18 @@ def test_recipe_validation():
         EEGRecipe(window_s=2.5)
     with pytest.raises(ConfigError, match="unknown preprocessing keys"):
         EEGRecipe.from_dict({"lowpass": 40})
+
+
+def test_tueg_recipe_resamples_before_filtering(eeg_root):
+    """The pretraining card's order (CBraMod on TUEG): resample to 200 Hz, then 0.3-75 Hz and the notch."""
+    rec = EEGRecipe.from_dict({**neurokit.load_card("eeg_folder").recipe().to_dict(), "channels": ["C3", "Cz", "C4"],
+                               "min_duration_s": 0.0, "crop_start_s": 0.0, "crop_end_s": 0.0, "window_s": 10.0,
+                               "reject_uv": None})
+    raw = neurokit.read_eeg(eeg_root / S001R04)
+    preprocess_raw(raw, rec)
+    assert list(raw.info["temp"]["neurokit_applied"])[-4:] == ["resampled", "l_freq", "h_freq", "notch_hz"]
+    ref = mne.io.read_raw_edf(eeg_root / S001R04, preload=True, verbose="error").pick(["C3..", "Cz..", "C4.."])
+    ref.resample(200.0, verbose="error")
+    ref.filter(0.3, 75.0, verbose="error")
+    ref.notch_filter([60.0], verbose="error")
+    np.testing.assert_allclose(raw.get_data(), ref.get_data(), rtol=1e-6, atol=1e-12)
