@@ -125,8 +125,10 @@ def test_blank_units_warned_and_stated(edges, tmp_path, caplog):
 def test_other_units(tmp_path):
     sf, t = 200, np.arange(4 * 200) / 200
     mv = 0.02 * np.sin(2 * np.pi * 10 * t)  # 20 µV peak written in mV
-    raw = neurokit.read_eeg(write_edf(tmp_path / "mv.edf", np.vstack([mv, mv]), sf, ["C3", "C4"], units="mV"), preload=True)
-    np.testing.assert_allclose(np.abs(raw.get_data()).max(axis=1), 20e-6, rtol=1e-3)
+    for unit, factor in (("mV", 1.0), ("nV", 1e6), ("uv", 1e3), ("V", 1e-3)):  # MNE alone reads nV and uv as V
+        p = write_edf(tmp_path / "u.edf", np.vstack([mv, mv]) * factor, sf, ["C3", "C4"], units=unit)
+        raw = neurokit.read_eeg(p, preload=True)
+        np.testing.assert_allclose(np.abs(raw.get_data()).max(axis=1), 20e-6, rtol=1e-3, err_msg=unit)
     # blank unit stated as mV (option), per channel; a non-voltage unit on an EEG channel is warned about
     p = write_edf(tmp_path / "blank_mv.edf", np.vstack([mv, mv]), sf, ["C3", "C4"], units=["", "mV"])
     raw = neurokit.read_eeg(p, units={"C3": "mV"}, preload=True)

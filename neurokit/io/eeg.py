@@ -252,6 +252,8 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
         applied["encoding"] = kw["encoding"]
     _retype_non_eeg(raw)
     types = dict(zip(raw.ch_names, raw.get_channel_types()))
+    if report.unit_scales:  # voltage units MNE's reader takes as volts (nV, uv, …)
+        _set_gains(raw, report.unit_scales, path)
     if report.unknown_units:
         assumed = _apply_units(raw, report.unknown_units, units, types, path)
         if assumed:
@@ -278,6 +280,9 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
             raw.load_data(verbose="error")
             raw, gap_notes = _join_segments(raw, segments, path, kw.get("encoding", "utf8"))
             out_warnings.extend(gap_notes)
+            if report.plus == "C":
+                out_warnings.append("the header says continuous (EDF+C/BDF+C) but the data records' time-stamps "
+                                    "leave gaps; time follows the time-stamps")
             applied["gaps_s"] = [[round(a[1] + a[2], 6), round(b[1], 6)] for a, b in zip(segments, segments[1:])]
     if eeg_only:
         picks = mne.pick_types(raw.info, eeg=True, exclude=[])
@@ -345,9 +350,7 @@ def _apply_units(raw, unknown: dict[str, str], units, types, path) -> dict[str, 
     from .._errors import ConfigError
     from .headers import unit_scale
 
-    extras = raw._raw_extras[0] if getattr(raw, "_raw_extras", None) else None
-    gains = extras.get("units") if isinstance(extras, dict) else None
-    used = {}
+    used, scales = {}, {}
     for ch, written in unknown.items():
         if ch not in raw.ch_names or types.get(ch) != "eeg":
             continue
@@ -356,11 +359,23 @@ def _apply_units(raw, unknown: dict[str, str], units, types, path) -> dict[str, 
         scale = unit_scale(unit)
         if scale is None:
             raise ConfigError(f"units={unit!r} for channel {ch!r}: allowed values are V, mV, uV (µV), nV")
-        if gains is None or len(gains) != len(raw.ch_names):
+        scales[ch] = scale
+        used[ch] = unit
+    _set_gains(raw, scales, path)
+    return used
+
+
+def _set_gains(raw, scales: dict[str, float], path) -> None:
+    """Volts per stored unit for the given channels of a lazily read EDF/BDF ``raw`` (MNE keeps them in
+    the reader's per-channel ``units`` array, which its own ``units=`` argument rescales the same way)."""
+    extras = raw._raw_extras[0] if getattr(raw, "_raw_extras", None) else None
+    gains = extras.get("units") if isinstance(extras, dict) else None
+    for ch, scale in scales.items():
+        if ch not in raw.ch_names:
+            continue
+        if gains is None or len(gains) != len(raw.ch_names) or raw.preload:
             raise DataFileError(f"{path}: cannot set the unit of channel {ch!r} for this reader")
         gains[raw.ch_names.index(ch)] = scale
-        used[ch] = unit
-    return used
 
 
 def _stim_events(raw, path) -> dict | None:

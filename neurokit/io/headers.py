@@ -147,6 +147,8 @@ class HeaderReport:
     warnings: list[str] = field(default_factory=list)
     uncalibrated: list[str] = field(default_factory=list)  # labels as in the file
     unknown_units: dict[str, str] = field(default_factory=dict)  # label → unit as written ('' = blank)
+    unit_scales: dict[str, float] = field(default_factory=dict)  # label → volts per unit MNE would misread
+    plus: str = ""  # EDF+/BDF+ continuity flag as written: "C", "D" or ""
     record_onsets: np.ndarray | None = None  # EDF+/BDF+: start of each data record (s, from the first)
     record_s: float | None = None
 
@@ -166,7 +168,7 @@ def check_edf(path: str | Path, *, allow_truncated: bool = False) -> HeaderRepor
     """
     path = Path(path)
     h = read_edf_header(path)
-    rep = HeaderReport(record_s=h.record_s)
+    rep = HeaderReport(record_s=h.record_s, plus=h.plus)
     sig = [i for i in range(len(h.labels)) if i not in h.annot]
     bad_spr = [h.labels[i] or f"#{i + 1}" for i in range(len(h.labels)) if h.spr[i] < 1]
     if bad_spr:
@@ -215,6 +217,8 @@ def check_edf(path: str | Path, *, allow_truncated: bool = False) -> HeaderRepor
         if scale is None:
             rep.unknown_units[h.labels[i]] = h.units[i]
             continue
+        if scale != _mne_scale(h.units[i]):  # e.g. "nV" or "uv", which MNE reads as volts
+            rep.unit_scales[h.labels[i]] = scale
         peak = max(abs(h.pmin[i]), abs(h.pmax[i])) * scale
         if peak > MAX_EEG_VOLTS and _looks_eeg(h.labels[i]):
             rep.warnings.append(
@@ -224,6 +228,11 @@ def check_edf(path: str | Path, *, allow_truncated: bool = False) -> HeaderRepor
     if h.plus:
         rep.record_onsets = _record_onsets(h, n_file)
     return rep
+
+
+def _mne_scale(unit: str) -> float:
+    """The factor MNE's EDF/BDF reader applies for ``unit`` (µV and mV spellings; anything else as V)."""
+    return 1e-6 if unit in ("\u03bcV", "\u00b5V", "\x83\xcaV", "uV") else 1e-3 if unit == "mV" else 1.0
 
 
 def _looks_eeg(label: str) -> bool:
@@ -366,6 +375,8 @@ def check_brainvision(path: str | Path, *, allow_truncated: bool = False) -> Hea
     elif not (path.parent / marker).is_file():
         raise DataFileError(f"{path}: MarkerFile {marker!r} not found beside the header")
     # BrainVision Recorder repeats rate and resolutions in the comment: disagreement = an edited header
+    if "Vision Recorder" not in head:
+        return rep  # other writers may leave an older comment behind
     m = re.search(r"Sampling Rate \[Hz\]:\s*([\d.]+)", comment)
     if m and abs(float(m.group(1)) - sfreq) > 1e-6 * sfreq:
         raise DataFileError(f"{path}: SamplingInterval={interval:g} µs ({sfreq:g} Hz) disagrees with the header's "
