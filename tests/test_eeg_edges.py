@@ -120,6 +120,10 @@ def test_blank_units_warned_and_stated(edges, tmp_path, caplog):
     out = prepare(_card(tmp_path, edges, units="uV"), tmp_path / "v.h5", task="lr", files=[f], progress=False)
     assert "unit" not in caplog.text  # the card states the unit: no warning
     np.testing.assert_allclose(_rms_uv(out)[1], SINE_RMS, rtol=1e-3)
+    r = runner.invoke(app, ["prepare", str(edges / "plain_card.yaml"), "--task", "lr", "-f", str(f), "--units", "mV",
+                            "-o", str(tmp_path / "w.h5")])  # the CLI option, here a deliberate 1000× statement
+    assert r.exit_code == 0, r.output
+    np.testing.assert_allclose(_rms_uv(tmp_path / "w.h5")[1], 1000 * SINE_RMS, rtol=1e-3)
 
 
 def test_other_units(tmp_path):

@@ -476,10 +476,12 @@ def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
 
 def check_finite(data: np.ndarray, ch_names: list[str], path) -> None:
     """Raise :class:`DataFileError` naming the channels that hold NaN or inf samples."""
+    from .headers import short_list
+
     bad = ~np.isfinite(data).all(axis=-1)
     if bad.any():
         names = [ch_names[i] for i in np.flatnonzero(bad)]
         raise DataFileError(
-            f"{path}: non-finite samples (NaN/inf) in channels {names}. "
+            f"{path}: non-finite samples (NaN/inf) in channels {short_list(names)}. "
             "Mark them bad and interpolate (raw.info['bads'] + raw.interpolate_bads()) or drop them."
         )

@@ -178,7 +178,7 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
         needed = [c for c in bads if recipe.channels and c in recipe.channels]
         if needed:
             raise DataFileError(f"{source}: channels {short_list(needed)} required by the recipe are marked bad "
-                                "(uncalibrated); interpolate them or leave them out of the card's channel list")
+                                "(uncalibrated, or bad in the file); interpolate them or leave them out of the card's channel list")
         raw.drop_channels(bads)
         applied["dropped_channels"] = bads
     if recipe.channels:
@@ -369,11 +369,11 @@ def _event_starts(raw, recipe: EEGRecipe, source: str) -> tuple[list[int], list[
     raise DataFileError(msg)
 
 
-def load_windows(path: str | Path, recipe: EEGRecipe) -> Windows:
-    """Read, preprocess and window one file: :func:`~neurokit.io.read_eeg` → :func:`preprocess_raw` →
-    :func:`make_windows`."""
+def load_windows(path: str | Path, recipe: EEGRecipe, **read_options) -> Windows:
+    """Read, preprocess and window one file: :func:`~neurokit.io.read_eeg` (given ``read_options`` such
+    as ``encoding`` and ``units``) → :func:`preprocess_raw` → :func:`make_windows`."""
     from ..io.eeg import read_eeg
 
-    raw = read_eeg(path)
+    raw = read_eeg(path, **read_options)
     preprocess_raw(raw, recipe, source=str(path))
     return make_windows(raw, recipe, source=str(path))
