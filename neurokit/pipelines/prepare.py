@@ -125,9 +125,7 @@ def prepare_eeg(
     records what was applied to that file (``applied``: original ``sfreq``, band edges used, notch,
     resampling, channels dropped as bad, assumed units, encoding, gaps).
     """
-    from .._errors import NeurokitError
-    from ..io.eeg import describe_exception, file_sha256, read_eeg
-    from ..preprocessing.eeg import RecordingDropped, make_windows, preprocess_raw
+    from ..preprocessing.eeg import RecordingDropped
 
     recipe = card.recipe()
     read_opts = card.read_options()
@@ -156,19 +154,7 @@ def prepare_eeg(
             if e.events is not None:
                 file_recipe = type(recipe).from_dict({**recipe.to_dict(), "events": e.events})
             try:
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    try:
-                        raw = read_eeg(e.path, **read_opts)
-                        preprocess_raw(raw, file_recipe, source=str(e.path))
-                        w = make_windows(raw, file_recipe, source=str(e.path))
-                    except (NeurokitError, FileNotFoundError):
-                        raise
-                    except Exception as exc:  # a fault of MNE or numpy on this file: name the file
-                        raise DataFileError(f"{e.path}: {describe_exception(exc)}") from exc
-                    finally:
-                        for c in caught:
-                            logger.warning("%s", c.message)
+                w, provenance = _eeg_file(e.path, file_recipe, read_opts)
             except RecordingDropped as exc:
                 logger.warning("%s", exc)
                 dropped.append(str(e.path))
@@ -213,11 +199,7 @@ def prepare_eeg(
                 run=e.run,
             )
             n_rej += w.n_rejected
-            ren = raw.info["temp"]["neurokit_renames"]
-            sources.append({"path": str(Path(e.path).resolve()), "sha256": file_sha256(e.path),
-                            "n_windows": int(len(w.labels)), "n_rejected": int(w.n_rejected),
-                            "renamed": ren.renamed, "aliases": ren.aliases,
-                            "applied": raw.info["temp"].get("neurokit_applied", {})})
+            sources.append(provenance)
         if writer is None:
             why = f" ({len(dropped)} dropped by the recipe's min_duration_s)" if dropped else ""
             raise DataFileError(f"prepare {card.name}: no usable recording (all skipped{why})")
@@ -229,3 +211,30 @@ def prepare_eeg(
         raise
     logger.info("wrote %s (%d samples, %d rejected)", path, writer.n, n_rej)
     return path
+
+
+def _eeg_file(path, recipe, read_opts: dict):
+    """One recording → (:class:`~neurokit.preprocessing.eeg.Windows`, its ``sources`` entry). Warnings are
+    logged; any fault that is not already a neurokit error becomes a :class:`DataFileError` naming the file."""
+    from .._errors import NeurokitError
+    from ..io.eeg import describe_exception, file_sha256, read_eeg
+    from ..preprocessing.eeg import make_windows, preprocess_raw
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            raw = read_eeg(path, **read_opts)
+            preprocess_raw(raw, recipe, source=str(path))
+            w = make_windows(raw, recipe, source=str(path))
+        except (NeurokitError, FileNotFoundError):
+            raise
+        except Exception as exc:  # a fault of MNE or numpy on this file: name the file
+            raise DataFileError(f"{path}: {describe_exception(exc)}") from exc
+        finally:
+            for c in caught:
+                logger.warning("%s", c.message)
+    ren = raw.info["temp"]["neurokit_renames"]
+    provenance = {"path": str(Path(path).resolve()), "sha256": file_sha256(path), "n_windows": int(len(w.labels)),
+                  "n_rejected": int(w.n_rejected), "renamed": ren.renamed, "aliases": ren.aliases,
+                  "applied": raw.info["temp"].get("neurokit_applied", {})}
+    return w, provenance
