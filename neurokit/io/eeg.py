@@ -183,8 +183,10 @@ def describe_exception(exc: BaseException, limit: int = 300) -> str:
     return f"{type(exc).__name__}: {msg}"
 
 
-_MNE_DUPLICATES = ("Physical range is not defined", "does not match the file size",
-                   "outside data range", "Omitted")
+#: MNE warnings that the header checks replace with better ones, and those about annotations beyond the
+#: stacked records of an EDF+D file, which are re-placed on their true pieces
+_MNE_SAID_BETTER = ("Physical range is not defined", "Scaling factor will not be defined", "does not match the file size")
+_MNE_GAP_NOTES = ("outside data range", "Omitted")
 
 
 def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_truncated, encoding, units, verbose):
@@ -222,10 +224,12 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
             f"{path}: MNE could not read this file ({describe_exception(exc)}). "
             "Check that it is complete (not truncated) and in a format MNE supports."
         ) from exc
+    onsets = report.record_onsets
+    gapped = onsets is not None and len(_segments(onsets, report.record_s, len(onsets) * report.record_s)) > 1
     for w in caught:
         msg = str(w.message)
-        if edf and any(d in msg for d in _MNE_DUPLICATES):
-            continue  # the header checks said it better (or the EDF+D handling below re-places them)
+        if edf and any(d in msg for d in _MNE_SAID_BETTER) or gapped and any(d in msg for d in _MNE_GAP_NOTES):
+            continue
         if "does not match the file size" in msg:
             if not allow_truncated:
                 raise DataFileError(
@@ -274,8 +278,8 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
     stim = _stim_events(raw, path)
 
     segments = None
-    if report.record_onsets is not None:
-        segments = _segments(report.record_onsets, report.record_s, raw.n_times / sf)
+    if gapped:
+        segments = _segments(onsets, report.record_s, raw.n_times / sf)
         if len(segments) > 1:
             raw.load_data(verbose="error")
             raw, gap_notes = _join_segments(raw, segments, path, kw.get("encoding", "utf8"))
