@@ -154,6 +154,9 @@ def test_uncalibrated_channel_kept_out(edges, tmp_path, caplog):
     np.testing.assert_allclose(rms, SINE_RMS, rtol=1e-3)
     with pytest.raises(DataFileError, match=r"uncalibrated_channel.edf: channels \['Cz'\] required by the recipe are marked bad"):
         prepare(_card(tmp_path, edges, channels=["C3", "Cz", "C4"]), tmp_path / "x.h5", task="lr", files=[f], progress=False)
+    p = write_edf(tmp_path / "allbad.edf", np.ones((2, 800)), 200, ["C3", "C4"], phys=[(1, 1), (2, 2)])
+    with pytest.raises(DataFileError, match=r"allbad.edf: every channel is marked bad .*\['C3', 'C4'\]; nothing to store"):
+        prepare(edges / "plain_card.yaml", tmp_path / "y.h5", task="lr", files=[p], progress=False)
 
 
 def test_uncalibrated_channel_out_of_average_reference(tmp_path):

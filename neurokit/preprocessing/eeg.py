@@ -179,6 +179,9 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
         if needed:
             raise DataFileError(f"{source}: channels {short_list(needed)} required by the recipe are marked bad "
                                 "(uncalibrated, or bad in the file); interpolate them or leave them out of the card's channel list")
+        if len(bads) == len(raw.ch_names):
+            raise DataFileError(f"{source}: every channel is marked bad (uncalibrated, or bad in the file): "
+                                f"{short_list(bads)}; nothing to store")
         raw.drop_channels(bads)
         applied["dropped_channels"] = bads
     if recipe.channels:
