@@ -1,9 +1,11 @@
 """CBraMod's EEG preprocessing recipe and the cut into ``(channels, n_patches, 200)`` patch tensors.
 
-The recipe (Wang et al., CBraMod, ICLR 2025, §4 and appendix): band-pass 0.3–75 Hz, notch at the line
-frequency, resample to 200 Hz, divide µV by 100, 1-s patches of 200 samples, windows rejected when any
-sample exceeds an amplitude bound. Filtering and resampling are MNE's (FIR, ``firwin``; polyphase
-resampling). A dataset's parameters live in its data card and are written into every store.
+The recipe (Wang et al., CBraMod, ICLR 2025, §4 and appendix): filter, notch at the line frequency,
+resample to 200 Hz, divide µV by 100, 1-s patches of 200 samples, windows rejected when any sample exceeds
+an amplitude bound. The filter and the order differ per dataset: TUEG pretraining resamples first, then
+band-passes 0.3–75 Hz; PhysioNet-MI takes the average reference, a 0.3 Hz high-pass only and the notch,
+then resamples. Filtering and resampling are MNE's (FIR, ``firwin``; MNE's resampling). A dataset's
+parameters live in its data card and are written into every store, with what was applied per file.
 """
 from __future__ import annotations
 
