@@ -1,7 +1,6 @@
 """Corrupt headers (issue 7): plausibility and consistency checks in reading, and a seeded mutation test over
 the shared EDF, BDF, BrainVision, GDF and EEGLAB files — every mutant is either a plausible load or a neurokit
 error that names the file in a short message."""
-import re
 import warnings
 from pathlib import Path
 
@@ -9,7 +8,6 @@ import numpy as np
 import pytest
 
 import neurokit
-from edf_build import write_edf
 from neurokit._errors import DataFileError, NeurokitError
 from neurokit.preprocessing.eeg import EEGRecipe, preprocess_raw
 

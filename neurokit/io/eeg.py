@@ -192,7 +192,7 @@ _MNE_GAP_NOTES = ("outside data range", "Omitted")
 def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_truncated, encoding, units, verbose):
     import mne
 
-    from .headers import SFREQ_BOUNDS, HeaderReport, check_brainvision, check_edf, short_list, unit_scale
+    from .headers import SFREQ_BOUNDS, HeaderReport, check_brainvision, check_edf, short_list
 
     suffix = path.suffix.lower()
     edf = suffix in (".edf", ".bdf", ".rec")
