@@ -84,6 +84,11 @@ def test_repeated_record_refused(tmp_path):
     with pytest.raises(DataFileError, match=r"rep.edf: data record 4 starts at 2 s, before record 3 ends \(3 s\): "
                                              r"a repeated or out-of-order record"):
         neurokit.read_eeg(p)
+    # time-stamps rounded to the millisecond (1/3-s records) are neither gaps nor repeats
+    p = write_edf(tmp_path / "third.edf", data[:, : 5 * 43], 129, ["C3", "C4"], record_s=1 / 3,
+                  onsets=[0, 0.333, 0.667, 1.0, 1.333])
+    raw = neurokit.read_eeg(p)
+    assert raw.n_times == 5 * 43 and "neurokit_segments" not in raw.info["temp"]
 
 
 # --------------------------------------------------------------------------------------------- 2. encodings

@@ -225,7 +225,8 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
             "Check that it is complete (not truncated) and in a format MNE supports."
         ) from exc
     onsets = report.record_onsets
-    gapped = onsets is not None and len(_segments(onsets, report.record_s, len(onsets) * report.record_s)) > 1
+    gapped = onsets is not None and len(_segments(onsets, report.record_s, len(onsets) * report.record_s,
+                                                  report.onset_tol)) > 1
     for w in caught:
         msg = str(w.message)
         if edf and any(d in msg for d in _MNE_SAID_BETTER) or gapped and any(d in msg for d in _MNE_GAP_NOTES):
@@ -279,7 +280,7 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
 
     segments = None
     if gapped:
-        segments = _segments(onsets, report.record_s, raw.n_times / sf)
+        segments = _segments(onsets, report.record_s, raw.n_times / sf, report.onset_tol)
         if len(segments) > 1:
             raw.load_data(verbose="error")
             raw, gap_notes = _join_segments(raw, segments, path, kw.get("encoding", "utf8"))
@@ -400,11 +401,12 @@ def _stim_events(raw, path) -> dict | None:
             "codes": ev[:, 2].astype(int).tolist()}
 
 
-def _segments(onsets: np.ndarray, record_s: float, n_s: float) -> list[tuple[float, float, float]]:
-    """Contiguous runs of EDF+ data records: ``(start in the stacked data, true start, duration)`` in s."""
+def _segments(onsets: np.ndarray, record_s: float, n_s: float, tol: float) -> list[tuple[float, float, float]]:
+    """Contiguous runs of EDF+ data records: ``(start in the stacked data, true start, duration)`` in s; a
+    record starting more than ``tol`` s after the previous one's end opens a new run."""
     n = int(round(n_s / record_s))
     onsets = onsets[:n]
-    breaks = np.flatnonzero(np.abs(np.diff(onsets) - record_s) > 1e-6 * max(1.0, record_s)) + 1
+    breaks = np.flatnonzero(np.diff(onsets) - record_s > tol) + 1
     bounds = [0, *breaks.tolist(), len(onsets)]
     return [(a * record_s, float(onsets[a]), (b - a) * record_s) for a, b in zip(bounds, bounds[1:])]
 

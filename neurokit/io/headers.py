@@ -151,6 +151,7 @@ class HeaderReport:
     plus: str = ""  # EDF+/BDF+ continuity flag as written: "C", "D" or ""
     record_onsets: np.ndarray | None = None  # EDF+/BDF+: start of each data record (s, from the first)
     record_s: float | None = None
+    onset_tol: float = 0.0  # slack allowed between a record's time-stamp and the previous record's end
 
 
 def check_edf(path: str | Path, *, allow_truncated: bool = False) -> HeaderReport:
@@ -227,6 +228,7 @@ def check_edf(path: str | Path, *, allow_truncated: bool = False) -> HeaderRepor
             )
     if h.plus:
         rep.record_onsets = _record_onsets(h, n_file)
+        rep.onset_tol = onset_tolerance(h)
     return rep
 
 
@@ -272,8 +274,7 @@ def _record_onsets(h: EDFHeader, n_records: int) -> np.ndarray:
                                 "EDF+ requires; a damaged file")
         onsets[r] = float(m.group(1))
     onsets -= onsets[0]
-    rate = float((h.spr[[i for i in range(len(h.labels)) if i not in h.annot]] / h.record_s).max())
-    tol = 0.5 / rate
+    tol = onset_tolerance(h)
     step = np.diff(onsets)
     bad = np.flatnonzero(step < h.record_s - tol)
     if len(bad):
@@ -284,6 +285,13 @@ def _record_onsets(h: EDFHeader, n_records: int) -> np.ndarray:
             "its samples would shift all later data against the events"
         )
     return onsets
+
+
+def onset_tolerance(h: EDFHeader) -> float:
+    """Slack (s) between a data record's time-stamp and the end of the previous record: half a sample at
+    the fastest rate, at least 2 ms (writers round time-stamps to the millisecond), under half a record."""
+    rate = float((h.spr[[i for i in range(len(h.labels)) if i not in h.annot]] / h.record_s).max())
+    return min(max(0.5 / rate, 2e-3), 0.5 * h.record_s)
 
 
 def _hidden_annotation_signal(h: EDFHeader) -> int | None:
