@@ -158,6 +158,16 @@ def read_eeg(
         raise FileNotFoundError(f"{path}: no such file")
     if path.is_dir():
         raise DataFileError(f"{path}: is a folder; give one recording file (e.g. .edf, .vhdr, .set, .fif)")
+    if encoding is not None:
+        import codecs
+
+        from .._errors import ConfigError
+
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise ConfigError(f"encoding={encoding!r} is not a text encoding Python knows (e.g. utf8, latin1, "
+                              "cp1252)") from None
     try:
         return _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_truncated, encoding,
                          units, verbose)
