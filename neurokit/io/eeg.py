@@ -409,7 +409,9 @@ def _stim_events(raw, path) -> dict | None:
     if not stims:
         return None
     try:
-        ev = mne.find_events(raw, stim_channel=stims[0], shortest_event=1, initial_event=True, verbose="error")
+        # BioSemi BDF Status: bits 0-15 are the triggers, bits 16-23 the amplifier's state (CMS, battery…)
+        mask = dict(mask=0xFFFF, mask_type="and") if Path(path).suffix.lower() == ".bdf" else {}
+        ev = mne.find_events(raw, stim_channel=stims[0], shortest_event=1, initial_event=True, verbose="error", **mask)
     except Exception as exc:
         logger.warning("%s: could not read events from stim channel %s (%s)", path, stims[0], describe_exception(exc))
         return None
