@@ -58,7 +58,9 @@ def _setup_logging(verbose: bool) -> None:
 
 
 def _fail(exc: Exception) -> None:
-    err.print(f"[bold red]error:[/] {exc}")
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(str(exc))}")
     raise typer.Exit(code=2)
 
 
@@ -110,7 +112,8 @@ def cards_show(name: str = typer.Argument(..., help="Card name (see `neuro cards
     from ..cards import load_card
 
     c = _run(load_card, name)
-    console.print(c.path.read_text() if c.path else json.dumps(c.raw, indent=2))
+    console.print(c.path.read_text() if c.path else json.dumps(c.raw, indent=2), markup=False, highlight=False,
+                  soft_wrap=True)
 
 
 # ----------------------------------------------------------------------------------------- prepare

@@ -158,6 +158,16 @@ def read_eeg(
         raise FileNotFoundError(f"{path}: no such file")
     if path.is_dir():
         raise DataFileError(f"{path}: is a folder; give one recording file (e.g. .edf, .vhdr, .set, .fif)")
+    if encoding is not None:
+        import codecs
+
+        from .._errors import ConfigError
+
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise ConfigError(f"encoding={encoding!r} is not a text encoding Python knows (e.g. utf8, latin1, "
+                              "cp1252)") from None
     try:
         return _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_truncated, encoding,
                          units, verbose)
@@ -227,8 +237,12 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
     onsets = report.record_onsets
     gapped = onsets is not None and len(_segments(onsets, report.record_s, len(onsets) * report.record_s,
                                                   report.onset_tol)) > 1
+    dup_labels: set[str] = set()
     for w in caught:
         msg = str(w.message)
+        m = re.search(r"Channel names are not unique, found duplicates for: \{(.*?)\}", msg)
+        if m:  # MNE renamed repeated labels C3, C3 to C3-0, C3-1: the name check below sees them as repeated
+            dup_labels.update(re.findall(r"'((?:[^'\\]|\\.)*)'", m.group(1)))
         if edf and any(d in msg for d in _MNE_SAID_BETTER) or gapped and any(d in msg for d in _MNE_GAP_NOTES):
             continue
         if "does not match the file size" in msg:
@@ -302,8 +316,11 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
     renames = ChannelRenames()
     if normalize_names:
         targets: dict[str, list[str]] = {}
+        label = {}  # the file's own label of each channel (MNE numbers repeated labels: C3-0, C3-1)
         for ch in raw.ch_names:
-            new, ok = normalize_ch_name(ch)
+            base = re.sub(r"-\d+$", "", ch)
+            label[ch] = base if base in dup_labels else ch
+            new, ok = normalize_ch_name(label[ch])
             if not ok:
                 renames.nonstandard.append(ch)
                 new = ch
@@ -311,8 +328,9 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
         clashes = {n: labs for n, labs in targets.items() if len(labs) > 1}
         if clashes:
             n, labs = next(iter(clashes.items()))
+            labs = [label[lab] for lab in labs]
             old = [lab for lab in labs if OLD_TO_NEW.get(lab.strip().rstrip(". ").upper()) == n]
-            why = f" ({old[0]} is the old 10-20 name of {n})" if old else ""
+            why = f" ({old[0]} is the old 10-20 name of {n})" if old else " (a repeated label)" if len(set(labs)) == 1 else ""
             raise DataFileError(
                 f"{path}: channels {short_list(labs)} all become {n} after name standardisation{why}: two signals "
                 f"for one position{f' ({len(clashes)} such clashes)' if len(clashes) > 1 else ''}. Drop one of "
@@ -391,7 +409,9 @@ def _stim_events(raw, path) -> dict | None:
     if not stims:
         return None
     try:
-        ev = mne.find_events(raw, stim_channel=stims[0], shortest_event=1, initial_event=True, verbose="error")
+        # BioSemi BDF Status: bits 0-15 are the triggers, bits 16-23 the amplifier's state (CMS, battery…)
+        mask = dict(mask=0xFFFF, mask_type="and") if Path(path).suffix.lower() == ".bdf" else {}
+        ev = mne.find_events(raw, stim_channel=stims[0], shortest_event=1, initial_event=True, verbose="error", **mask)
     except Exception as exc:
         logger.warning("%s: could not read events from stim channel %s (%s)", path, stims[0], describe_exception(exc))
         return None
