@@ -6,6 +6,7 @@ register themselves) to a function ``(card, out, *, data_root, task, files, over
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import warnings
@@ -100,6 +101,19 @@ def prepare(
     return fn(card, Path(out), data_root=data_root, task=task, files=files, subjects=subjects, overwrite=overwrite, progress=progress, **kwargs)
 
 
+def _sha256(path) -> str:
+    """SHA-256 of a source file, hashed once per file version (archives hold many recordings)."""
+    st = Path(path).stat()
+    return _sha256_cached(str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
+    from ..io.eeg import file_sha256
+
+    return file_sha256(path)
+
+
 @register_preparer("eeg")
 def prepare_eeg(
     card: DataCard,
@@ -118,7 +132,7 @@ def prepare_eeg(
 
     ``skip_bad``: log and skip files that raise :class:`DataFileError` instead of stopping.
     """
-    from ..io.eeg import file_sha256, read_eeg
+    from ..io.clinical import read_entry
     from ..preprocessing.eeg import make_windows, preprocess_raw
 
     recipe = card.recipe()
@@ -145,7 +159,7 @@ def prepare_eeg(
             if e.events is not None:
                 file_recipe = type(recipe).from_dict({**recipe.to_dict(), "events": e.events})
             try:
-                raw = read_eeg(e.path)
+                raw = read_entry(e)
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     preprocess_raw(raw, file_recipe, source=str(e.path))
@@ -193,7 +207,8 @@ def prepare_eeg(
             )
             n_rej += w.n_rejected
             ren = raw.info["temp"]["neurokit_renames"]
-            sources.append({"path": str(Path(e.path).resolve()), "sha256": file_sha256(e.path),
+            sources.append({"path": str(Path(e.path).resolve()), **({"member": e.member} if e.member else {}),
+                            "sha256": _sha256(e.path),
                             "n_windows": int(len(w.labels)), "n_rejected": int(w.n_rejected),
                             "renamed": ren.renamed, "aliases": ren.aliases})
         if writer is None:
