@@ -64,7 +64,7 @@ def make_estimator(method: str, kind: str, sfreq: float, seed: int = 0):
     if method == "csp_lda":
         from mne.decoding import CSP
 
-        return make_pipeline(CSP(n_components=4, reg="ledoit_wolf", log=True, verbose=False), LinearDiscriminantAnalysis())
+        return make_pipeline(CSP(n_components=4, reg="ledoit_wolf", log=True), LinearDiscriminantAnalysis())
     if method == "riemann_lr":
         from pyriemann.estimation import Covariances
         from pyriemann.tangentspace import TangentSpace
@@ -111,6 +111,8 @@ def run_baselines(parts: dict, kind: str, *, sfreq: float, methods: Sequence[str
     """
     import time
 
+    from mne.utils import use_log_level
+
     from ..pipelines.finetune import score
 
     data = {k: (_series(_load(d)), np.asarray(d.labels)) for k, d in parts.items()}
@@ -127,7 +129,8 @@ def run_baselines(parts: dict, kind: str, *, sfreq: float, methods: Sequence[str
         est = make_estimator(m, kind, sfreq, seed)
         xtr, ytr = data["train"]
         try:
-            est.fit(xtr, ytr if kind != "regression" else ytr.astype(float))
+            with use_log_level("error"):  # CSP logs every covariance it estimates
+                est.fit(xtr, ytr if kind != "regression" else ytr.astype(float))
         except (ValueError, np.linalg.LinAlgError) as exc:
             out[m] = {"error": f"{type(exc).__name__}: {exc}"}
             continue

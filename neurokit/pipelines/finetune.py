@@ -116,6 +116,7 @@ class FinetuneConfig:
     num_workers: int = 0
     progress: bool = True
     splits: dict[str, list[str]] | None = None  # split → subject ids; default from the card
+    baselines: bool = True  # score the classical baselines (neurokit.baselines) on the same split
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
@@ -362,6 +363,11 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, An
         "head": head_kind,
         "seconds": time.perf_counter() - t0,
     }
+    from ..baselines import chance_metrics, run_baselines
+
+    report["chance"] = chance_metrics(kind, n_classes)
+    if cfg.baselines:
+        report["baselines"] = run_baselines(parts, kind, sfreq=float(a.get("sfreq") or 200.0), seed=cfg.seed)
     save_checkpoint(
         out / "best.pt",
         {
@@ -410,6 +416,13 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
     ChannelMismatchError
         The store's channels (names or order) differ from the checkpoint's.
     """
+    from .multitask import evaluate_m4oe, is_m4oe_checkpoint
+
+    if is_m4oe_checkpoint(checkpoint):
+        if subjects is not None:
+            raise ConfigError("subjects= is not available for M4oE checkpoints (each task has its own store); use split=")
+        return evaluate_m4oe(checkpoint, list(store) if isinstance(store, (list, tuple)) else [store],
+                             split=split, batch_size=batch_size, device=device)
     dev = dist.setup(device).device
     model, ck = load_finetuned(checkpoint, dev)
     stores = list(store) if isinstance(store, (list, tuple)) else [store]
