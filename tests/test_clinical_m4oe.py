@@ -138,3 +138,18 @@ def test_m4oe_bad_input(small_stores, tmp_path, extra, msg):
     assert msg in line and "Traceback" not in res.output
     assert "--task" in line or "--modality" in line
     assert not (tmp_path / "x" / "report.json").exists()
+
+
+def test_quickstart_pools_training_recordings_only(small_stores, tmp_path):
+    from neurokit.data.store import PatchStore
+    from neurokit.pipelines.quickstart import pool_single_channel
+
+    mat = PatchStore(small_stores["mat"])  # 20 channels, subjects S002 (train), S003, S004
+    bonn = PatchStore(small_stores["bonn"])  # 1 channel, seg001/seg002 train
+    # the small stores hold 1-patch windows: pool them as (1, 1, 200)
+    out = pool_single_channel([(mat, ["S002"]), (bonn, ["seg001", "seg002"])], tmp_path / "p.h5", n_patches=1)
+    st = PatchStore(out)
+    assert st.sample_shape == (1, 1, 200) and len(st) == 8 * 20 + 16
+    assert set(st.meta["subject"]) == {"mat:S002", "bonn:seg001", "bonn:seg002"}
+    i = list(st.meta["subject"]).index("bonn:seg001")
+    np.testing.assert_array_equal(st.patches(i), bonn.patches(0))

@@ -423,43 +423,28 @@ def plot_surface(
 # -------------------------------------------------------------------------------------- quickstart
 @app.command()
 def quickstart(
-    data_root: Path = typer.Option(..., "--data-root", envvar="NEUROKIT_DATA", help="Folder holding MNE-eegbci-data/ (EEGMMIDB in MNE's eegbci layout)."),
-    out: Path = typer.Option(Path("runs/quickstart"), "--out", "-o", help="Output folder."),
+    data_root: Path = typer.Option(..., "--data-root", envvar="NEUROKIT_DATA", help="Folder holding bonn/ and MNE-eegbci-data/ (../shared/data/eeg)."),
+    out: Path = typer.Option(Path("runs/quickstart"), "--out", "-o", help="Output folder (prepared stores in it are reused)."),
     pretrain_epochs: int = typer.Option(1, help="Pretraining epochs."),
-    finetune_epochs: int = typer.Option(3, help="Fine-tuning epochs."),
+    finetune_epochs: Optional[int] = typer.Option(None, show_default="4 Bonn, 3 imagery", help="Fine-tuning epochs of every task."),
     n_layers: int = typer.Option(2, help="CBraMod layers (paper: 12; small for a CPU demo)."),
-    channels: str = typer.Option("sensorimotor", help="Channel set of the card (sensorimotor: 21 channels) or 'all'."),
-    batch_size: int = typer.Option(16, help="Batch size for both stages."),
+    channels: str = typer.Option("sensorimotor", help="EEGMMIDB channels: a card channel set (sensorimotor: 21) or 'C3,Cz,C4'."),
+    batch_size: int = typer.Option(32, help="Batch size for both stages."),
     seed: int = typer.Option(0, help="Random seed."),
     device: str = typer.Option("auto", help="auto, cpu, cuda."),
 ) -> None:
-    """prepare → pretrain → finetune on EEGMMIDB left- vs right-fist imagery, printing the test metrics.
+    """prepare → pretrain CBraMod on pooled training EEG → fine-tune Bonn seizure detection and EEGMMIDB
+    left- vs right-fist imagery; print CBraMod, the classical baselines and chance per task.
 
     A small configuration (2 layers, few epochs) that runs on 2 CPU cores in a few minutes.
     """
     _setup_logging(False)
-    from ..pipelines.finetune import FinetuneConfig, finetune as ft
-    from ..pipelines.prepare import prepare as prep
-    from ..pipelines.pretrain import PretrainConfig, pretrain as pt
+    from ..pipelines.quickstart import run_quickstart
 
-    out.mkdir(parents=True, exist_ok=True)
-    store = out / f"physionet_mi_left_right_{channels.replace(',', '-')}.h5"
-    if not store.exists():
-        _run(prep, "physionet_mi", store, data_root=data_root, task="left_right_imagery",
-             channels=None if channels == "all" else channels)
-    from ..cards import load_card
-
-    train_subjects = load_card("physionet_mi").splits("left_right_imagery")["train"]
-    console.rule("pretrain (masked-patch reconstruction, training subjects only)")
-    res = _run(pt, [store], out / "pretrain",
-               PretrainConfig(model_kwargs={"n_layers": n_layers}, epochs=pretrain_epochs, batch_size=batch_size,
-                              optim=dict(lr=1e-3), seed=seed, device=device, subjects=train_subjects))
-    console.print(f"pretrain loss {res['loss_first']:.4f} → {res['loss_last']:.4f} over {res['steps']} steps")
-    console.rule("finetune (left vs right fist, held-out subjects)")
-    rep = _run(ft, [store], out / "finetune",
-               FinetuneConfig(epochs=finetune_epochs, batch_size=batch_size, seed=seed, device=device, head="avgpool"),
-               init=res["checkpoint"])
-    print_report(rep, out / "finetune")
+    res = _run(run_quickstart, data_root, out, pretrain_epochs=pretrain_epochs, finetune_epochs=finetune_epochs,
+               n_layers=n_layers, channels=channels, batch_size=batch_size, seed=seed, device=device, say=console.print)
+    console.print(comparison_table("quick start: test split per task (held-out subjects / segments)", res["tasks"]))
+    console.print(f"total {res['seconds']:.0f} s; reports under {out}")
 
 
 def main() -> None:  # pragma: no cover
