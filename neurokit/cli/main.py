@@ -426,7 +426,7 @@ def quickstart(
     data_root: Path = typer.Option(..., "--data-root", envvar="NEUROKIT_DATA", help="Folder holding bonn/ and MNE-eegbci-data/ (../shared/data/eeg)."),
     out: Path = typer.Option(Path("runs/quickstart"), "--out", "-o", help="Output folder (prepared stores in it are reused)."),
     pretrain_epochs: int = typer.Option(1, help="Pretraining epochs."),
-    finetune_epochs: Optional[int] = typer.Option(None, show_default="4 Bonn, 3 imagery", help="Fine-tuning epochs of every task."),
+    finetune_epochs: Optional[int] = typer.Option(None, show_default="2 Bonn, 3 imagery", help="Fine-tuning epochs of every task."),
     n_layers: int = typer.Option(2, help="CBraMod layers (paper: 12; small for a CPU demo)."),
     channels: str = typer.Option("sensorimotor", help="EEGMMIDB channels: a card channel set (sensorimotor: 21) or 'C3,Cz,C4'."),
     batch_size: int = typer.Option(32, help="Batch size for both stages."),

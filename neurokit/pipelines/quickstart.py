@@ -21,7 +21,7 @@ logger = logging.getLogger("neurokit")
 #: (card, task, channel set, fine-tuning epochs): Bonn seizure detection (a clear signal) and
 #: EEGMMIDB left- vs right-fist imagery across subjects (the hard case)
 TASKS = (
-    ("bonn_epilepsy", "seizure", None, 4),
+    ("bonn_epilepsy", "seizure", None, 2),
     ("physionet_mi", "left_right_imagery", "sensorimotor", 3),
 )
 
