@@ -163,16 +163,10 @@ def baseline(store: str | Path | Sequence[str | Path], *, methods: Sequence[str]
     (card subjects, or ``splits``). Returns ``{"task", "card", "kind", "chance", "splits",
     "baselines"}``."""
     from ..data.dataset import PatchDataset
-    from ..pipelines.finetune import resolve_splits, task_kind
+    from ..pipelines.finetune import open_labelled, resolve_splits
 
-    stores = list(store) if isinstance(store, (list, tuple)) else [store]
-    ds_all = PatchDataset(stores, labelled=True)
-    if len(ds_all) == 0:
-        raise ConfigError(f"{stores[0]}: no labelled samples (prepare the store with a labelled task)")
-    names = list(ds_all.attrs.get("label_names") or [])
-    labels = ds_all.stores[0].labels
-    n_classes = len(names) or int(labels.max()) + 1
-    kind = task_kind(labels, n_classes)
+    ds_all, names, n_classes, kind = open_labelled(store)
+    stores = [st.path for st in ds_all.stores]
     how, kw = resolve_splits(ds_all, splits)
     parts = {k: PatchDataset(ds_all.stores, labelled=True, **v) for k, v in kw.items()}
     for k, d in parts.items():

@@ -265,8 +265,10 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
         dist.cleanup(info)
 
 
-def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, Any]:
-    seed_everything(cfg.seed)
+def open_labelled(store) -> tuple[PatchDataset, list[str], int, str]:
+    """The labelled samples of ``store`` (path(s)) with class names, class count and task kind.
+
+    Raises :class:`ConfigError` when the store holds no labelled sample."""
     stores = list(store) if isinstance(store, (list, tuple)) else [store]
     ds_all = PatchDataset(stores, labelled=True)
     if len(ds_all) == 0:
@@ -274,7 +276,13 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, An
     label_names = list(ds_all.attrs.get("label_names") or [])
     labels = ds_all.stores[0].labels
     n_classes = len(label_names) or int(labels.max()) + 1
-    kind = task_kind(labels, n_classes)
+    return ds_all, label_names, n_classes, task_kind(labels, n_classes)
+
+
+def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, Any]:
+    seed_everything(cfg.seed)
+    ds_all, label_names, n_classes, kind = open_labelled(store)
+    labels = ds_all.stores[0].labels
     how, split_kw = resolve_splits(ds_all, cfg.splits)
     parts = {k: PatchDataset(ds_all.stores, labelled=True, **kw) for k, kw in split_kw.items()}
     for k, d in parts.items():
