@@ -217,7 +217,7 @@ def finetune(
     out: Path = typer.Option(Path("runs/finetune"), "--out", "-o", help="Output folder (best.pt, report.json)."),
     init: Optional[Path] = typer.Option(None, show_default="none", help="`neuro pretrain` checkpoint or released CBraMod state_dict (default: from scratch)."),
     model: str = typer.Option("cbramod", help="Model family when --init is not given."),
-    head: str = typer.Option("auto", help="Head: all_patch_reps (flatten all tokens), avgpool, or auto (the model's default: all_patch_reps for cbramod, avgpool for sit)."),
+    head: str = typer.Option("auto", help="Head: all_patch_reps (flatten all tokens), avgpool, auto (the model's default: all_patch_reps for cbramod, avgpool for sit), or m4oe (several --task at once)."),
     epochs: int = typer.Option(50, help="Epochs (CBraMod: 50)."),
     batch_size: int = typer.Option(64, help="Batch size (CBraMod: 64)."),
     lr_backbone: float = typer.Option(1e-4, help="Backbone learning rate."),
