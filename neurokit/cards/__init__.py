@@ -66,6 +66,8 @@ class FileEntry:
     session: str = ""
     run: str = ""
     events: dict[str, int] | None = None  # annotation description → class index
+    member: str = ""  # file inside an archive (Bonn set ZIPs)
+    reader: str = ""  # dataset reader in neurokit.io.clinical.DATASETS ("" = read_eeg)
 
 
 @dataclass
@@ -102,7 +104,13 @@ class DataCard:
         """Split name → subject ids as stored in patch stores (e.g. ``"S001"``)."""
         _, t = self.task(task)
         fmt = self.raw.get("layout", {}).get("subject_format", "S{:03d}")
-        return {k: [fmt.format(s) for s in parse_ranges(v)] for k, v in (t.get("splits") or {}).items()}
+        out = {}
+        for k, v in (t.get("splits") or {}).items():
+            if isinstance(v, (list, tuple)) and any(not str(s).isdigit() for s in v):
+                out[k] = [str(s) for s in v]  # explicit subject ids (e.g. SMNI codes)
+            else:
+                out[k] = [fmt.format(s) for s in parse_ranges(v)]
+        return out
 
     def channel_set(self, name: str) -> list[str]:
         """A named channel subset from the card's ``channel_sets``, or a comma-separated list of labels
@@ -175,7 +183,33 @@ class DataCard:
                 raise CardError(f"card {self.name!r}: no file matches {pats} under {root}")
             # stable subject ids from the relative path: sorted listing, never listing order of the OS
             return [FileEntry(path=p, subject=p.relative_to(root).parts[0] if len(p.relative_to(root).parts) > 1 else p.stem, run=p.stem) for p in paths]
-        raise CardError(f"card {self.name!r}: unknown layout kind {kind!r} (known: mne_eegbci, folder)")
+        if kind == "reader":
+            return self._reader_files(root, layout, tname, t, subjects)
+        raise CardError(f"card {self.name!r}: unknown layout kind {kind!r} (known: mne_eegbci, folder, reader)")
+
+    def _reader_files(self, root, layout, tname, t, subjects) -> list[FileEntry]:
+        """Recordings listed by a dataset reader (``neurokit.io.clinical``), labelled by the task's
+        ``events`` (annotation description → class name); ``subjects`` (numbers) keeps the subject ids
+        whose digits match."""
+        from ..io.clinical import get_reader
+
+        base = root / layout.get("subdir", "")
+        classes = list(t.get("classes") or [])
+        ev = t.get("events") or {}
+        bad = sorted({v for v in ev.values() if v not in classes})
+        if bad:
+            raise CardError(f"card {self.name!r} task {tname!r}: event labels {bad} not in classes {classes}")
+        events = {d: classes.index(v) for d, v in ev.items()} or None
+        out = get_reader(layout["reader"]).entries(base)
+        if subjects:
+            keep = set(int(s) for s in subjects)
+            out = [e for e in out if int(re.sub(r"\D", "", e.subject) or -1) in keep]
+        if not out:
+            raise CardError(f"card {self.name!r}: no recording for reader {layout['reader']!r} under {base}; "
+                            "pass --data-root (or set NEUROKIT_DATA) to the folder holding it")
+        for e in out:
+            e.events = events
+        return out
 
     def _eegbci_files(self, root, layout, tname, t, subjects, download) -> list[FileEntry]:
         classes = list(t.get("classes") or [])

@@ -226,7 +226,7 @@ def finetune(
     out: Path = typer.Option(Path("runs/finetune"), "--out", "-o", help="Output folder (best.pt, report.json)."),
     init: Optional[Path] = typer.Option(None, show_default="none", help="`neuro pretrain` checkpoint or released CBraMod state_dict (default: from scratch)."),
     model: str = typer.Option("cbramod", help="Model family when --init is not given."),
-    head: str = typer.Option("auto", help="Head: all_patch_reps (flatten all tokens), avgpool, or auto (the model's default: all_patch_reps for cbramod, avgpool for sit)."),
+    head: str = typer.Option("auto", help="Head: all_patch_reps (flatten all tokens), avgpool, auto (the model's default: all_patch_reps for cbramod, avgpool for sit), or m4oe (several --task at once)."),
     epochs: int = typer.Option(50, help="Epochs (CBraMod: 50)."),
     batch_size: int = typer.Option(64, help="Batch size (CBraMod: 64)."),
     lr_backbone: float = typer.Option(1e-4, help="Backbone learning rate."),
@@ -243,10 +243,39 @@ def finetune(
     overwrite: bool = typer.Option(False, "--overwrite", show_default="off", help="Replace an earlier run in OUT."),
     progress: bool = typer.Option(True, help="Show a progress bar."),
     verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
+    task: Optional[List[str]] = typer.Option(None, "--task", show_default="none", help="--head m4oe: a task CARD:TASK (repeatable; one store per task)."),
+    modality: Optional[List[str]] = typer.Option(None, "--modality", show_default="the cards' modalities", help="--head m4oe: NAME=CH,CH or a card modality NAME (repeatable)."),
+    m4oe_preset: str = typer.Option("small", "--m4oe-preset", help="--head m4oe: expert counts, small (CPU) or paper (32/128/16)."),
+    alpha: float = typer.Option(0.1, help="--head m4oe: weight of the -α·I(M;E|T) term."),
+    focal_gamma: Optional[float] = typer.Option(None, "--focal-gamma", show_default="none (cross-entropy)", help="--head m4oe: focal loss γ (release: 2)."),
+    resume: bool = typer.Option(False, "--resume", show_default="off", help="--head m4oe: continue from OUT/last.pt up to --epochs."),
+    baselines: bool = typer.Option(True, "--baselines/--no-baselines", help="Score the classical baselines on the same split."),
 ) -> None:
-    """Fine-tune on a labelled store; select on validation; score the test split once; print metrics."""
+    """Fine-tune on a labelled store; select on validation; score the test split once; print metrics.
+
+    With --head m4oe and several --task CARD:TASK: one backbone, an M4oE mixture-of-experts head, per-task
+    metrics and modality contributions (routing shares, not causal importance).
+    """
     _setup_logging(verbose)
     from ..pipelines.finetune import FinetuneConfig, finetune as run
+
+    if head == "m4oe" or task:
+        from ..pipelines.multitask import finetune_m4oe
+
+        if head != "m4oe":
+            _fail(ValueError(f"--task is for --head m4oe (got --head {head})"))
+        if train_subjects or val_subjects or test_subjects:
+            _fail(ValueError("--head m4oe splits each task by its card; --train/val/test-subjects do not apply"))
+        kw = {"n_layers": n_layers} if n_layers is not None else {}
+        cfg = _run(FinetuneConfig, model=model, model_kwargs=kw, epochs=epochs, batch_size=batch_size, lr_backbone=lr_backbone,
+                   lr_head=lr_head, weight_decay=weight_decay, label_smoothing=label_smoothing, frozen=frozen, seed=seed,
+                   device=device, progress=progress)
+        rep = _run(finetune_m4oe, list(stores), out, task or [], cfg, init=init, preset=m4oe_preset, alpha=alpha,
+                   focal_gamma=focal_gamma, modalities=modality, baselines=baselines, overwrite=overwrite, resume=resume)
+        print_m4oe_report(rep, out)
+        return
+    if resume:
+        _fail(ValueError("--resume is for --head m4oe runs"))
 
     splits = None
     if train_subjects or val_subjects or test_subjects:
@@ -256,7 +285,7 @@ def finetune(
     kw = {"n_layers": n_layers} if n_layers is not None else {}
     cfg = _run(FinetuneConfig, model=model, model_kwargs=kw, head=head, epochs=epochs, batch_size=batch_size,
                lr_backbone=lr_backbone, lr_head=lr_head, weight_decay=weight_decay, label_smoothing=label_smoothing,
-               frozen=frozen, seed=seed, device=device, progress=progress, splits=splits)
+               frozen=frozen, seed=seed, device=device, progress=progress, splits=splits, baselines=baselines)
     rep = _run(run, list(stores), out, cfg, init=init, overwrite=overwrite)
     print_report(rep, out)
 
@@ -268,7 +297,53 @@ def print_report(rep: dict, out: Path) -> None:
     console.print(f"{task}({rep['kind']}{classes}); split by {rep['split_by']} — {sp}")
     console.print(f"selected epoch {rep['best_epoch']} on validation {rep['selection_metric']} = {rep['val_best']:.4f}")
     console.print(metrics_table(f"test metrics ({rep['n_samples']['test']} samples)", rep["test"]))
+    if rep.get("baselines") or rep.get("chance"):
+        console.print(comparison_table("test split: model vs classical baselines vs chance", {"model": rep}))
     console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'}")
+
+
+COMPARE = ("balanced_accuracy", "cohen_kappa", "auroc", "r2")
+
+
+def comparison_table(title: str, runs: dict, label: str | None = None) -> Table:
+    """One row per (task, method): the fine-tuned model, each baseline, chance; test metrics."""
+    t = Table(title=title)
+    t.add_column("task")
+    t.add_column("method")
+    for m in COMPARE:
+        t.add_column(m, justify="right")
+
+    def row(task, name, metrics):
+        t.add_row(task, name, *(f"{metrics[m]:.3f}" if isinstance(metrics.get(m), float) else "" for m in COMPARE))
+
+    for task, rep in runs.items():
+        row(task, label or "CBraMod", rep["test"])
+        for b, r in (rep.get("baselines") or {}).items():
+            if "test" in r:
+                row(task, b, r["test"])
+            else:
+                t.add_row(task, b, f"failed: {r.get('error', '')}"[:60], *[""] * (len(COMPARE) - 1))
+        if rep.get("chance"):
+            row(task, "chance", rep["chance"])
+    return t
+
+
+def print_m4oe_report(rep: dict, out: Path) -> None:
+    console.print(f"M4oE head over {', '.join(rep['tasks'])}; selected epoch {rep['best_epoch']} "
+                  f"(validation {rep['selection_metric']} = {rep['val_best']:.4f})")
+    console.print(comparison_table("test split per task: CBraMod + M4oE vs classical baselines vs chance", rep["tasks"], "CBraMod+M4oE"))
+    console.print(contributions_table(rep["tasks"]))
+    console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'} (resume: {out / 'last.pt'})")
+
+
+def contributions_table(tasks: dict) -> Table:
+    t = Table(title="modality contributions (mean share of MToE routing mass; not causal importance)")
+    t.add_column("task")
+    t.add_column("modality shares")
+    for name, r in tasks.items():
+        mc = r["modality_contributions"]
+        t.add_row(name, ", ".join(f"{m} {v:.3f}" for m, v in mc["mean"].items()))
+    return t
 
 
 # ---------------------------------------------------------------------------------------- evaluate
@@ -286,7 +361,12 @@ def evaluate(
     from ..pipelines.finetune import evaluate as run
 
     res = _run(run, checkpoint, list(stores), split=None if split == "all" else split, subjects=_subjects(subjects), device=device)
-    console.print(metrics_table(f"{split} metrics ({res['n_samples']} samples)", res))
+    if "tasks" in res:  # M4oE: one table per task, then the contributions
+        for name, r in res["tasks"].items():
+            console.print(metrics_table(f"{name}: {split} metrics ({r['n_samples']} samples)", r))
+        console.print(contributions_table(res["tasks"]))
+    else:
+        console.print(metrics_table(f"{split} metrics ({res['n_samples']} samples)", res))
     if json_out:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(res, indent=2))
@@ -363,6 +443,47 @@ def retrieve(
         console.print(f"report: {json_out}")
 
 
+# ---------------------------------------------------------------------------------------- baseline
+@app.command()
+def baseline(
+    stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
+    method: Optional[List[str]] = typer.Option(None, "--method", show_default="those that fit the channel count", help="csp_lda, riemann_lr or bandpower_lr (repeatable)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", show_default="none", help="Also write the results to this JSON file."),
+    seed: int = typer.Option(0, help="Random seed."),
+) -> None:
+    """Classical baselines (CSP+LDA, Riemannian tangent space + LR, band power + LR) on the card's split."""
+    _setup_logging(False)
+    from ..baselines import baseline as run
+
+    res = _run(run, list(stores), methods=method or None, seed=seed)
+    t = Table(title=f"{res['card']}:{res['task']} ({res['kind']}), test split ({res['n_samples']['test']} samples)")
+    t.add_column("method")
+    for m in COMPARE:
+        t.add_column(m, justify="right")
+    for name, r in list(res["baselines"].items()) + [("chance", {"test": res["chance"]})]:
+        met = r.get("test") or {}
+        t.add_row(name, *(f"{met[m]:.3f}" if isinstance(met.get(m), float) else r.get("error", "")[:40] if i == 0 and "error" in r else ""
+                          for i, m in enumerate(COMPARE)))
+    console.print(t)
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(res, indent=2, default=float))
+
+
+# ------------------------------------------------------------------------------- plot-contributions
+@app.command("plot-contributions")
+def plot_contributions(
+    report: Path = typer.Argument(..., help="report.json of `neuro finetune --head m4oe` (or `neuro evaluate --json`)."),
+    out: Path = typer.Option(Path("contributions.png"), "--out", "-o", help="PNG to write."),
+) -> None:
+    """Draw the modality contributions per task: dataset mean and the per-sample spread."""
+    _setup_logging(False)
+    from ..plotting import plot_contributions as run
+
+    res = _run(run, report, out)
+    console.print(f"[green]wrote[/] {res}")
+
+
 # ------------------------------------------------------------------------------------ plot-surface
 @app.command("plot-surface")
 def plot_surface(
@@ -391,43 +512,28 @@ def plot_surface(
 # -------------------------------------------------------------------------------------- quickstart
 @app.command()
 def quickstart(
-    data_root: Path = typer.Option(..., "--data-root", envvar="NEUROKIT_DATA", help="Folder holding MNE-eegbci-data/ (EEGMMIDB in MNE's eegbci layout)."),
-    out: Path = typer.Option(Path("runs/quickstart"), "--out", "-o", help="Output folder."),
+    data_root: Path = typer.Option(..., "--data-root", envvar="NEUROKIT_DATA", help="Folder holding bonn/ and MNE-eegbci-data/ (../shared/data/eeg)."),
+    out: Path = typer.Option(Path("runs/quickstart"), "--out", "-o", help="Output folder (prepared stores in it are reused)."),
     pretrain_epochs: int = typer.Option(1, help="Pretraining epochs."),
-    finetune_epochs: int = typer.Option(3, help="Fine-tuning epochs."),
+    finetune_epochs: Optional[int] = typer.Option(None, show_default="2 Bonn, 3 imagery", help="Fine-tuning epochs of every task."),
     n_layers: int = typer.Option(2, help="CBraMod layers (paper: 12; small for a CPU demo)."),
-    channels: str = typer.Option("sensorimotor", help="Channel set of the card (sensorimotor: 21 channels) or 'all'."),
-    batch_size: int = typer.Option(16, help="Batch size for both stages."),
+    channels: str = typer.Option("sensorimotor", help="EEGMMIDB channels: a card channel set (sensorimotor: 21) or 'C3,Cz,C4'."),
+    batch_size: int = typer.Option(32, help="Batch size for both stages."),
     seed: int = typer.Option(0, help="Random seed."),
     device: str = typer.Option("auto", help="auto, cpu, cuda."),
 ) -> None:
-    """prepare → pretrain → finetune on EEGMMIDB left- vs right-fist imagery, printing the test metrics.
+    """prepare → pretrain CBraMod on pooled training EEG → fine-tune Bonn seizure detection and EEGMMIDB
+    left- vs right-fist imagery; print CBraMod, the classical baselines and chance per task.
 
     A small configuration (2 layers, few epochs) that runs on 2 CPU cores in a few minutes.
     """
     _setup_logging(False)
-    from ..pipelines.finetune import FinetuneConfig, finetune as ft
-    from ..pipelines.prepare import prepare as prep
-    from ..pipelines.pretrain import PretrainConfig, pretrain as pt
+    from ..pipelines.quickstart import run_quickstart
 
-    out.mkdir(parents=True, exist_ok=True)
-    store = out / f"physionet_mi_left_right_{channels.replace(',', '-')}.h5"
-    if not store.exists():
-        _run(prep, "physionet_mi", store, data_root=data_root, task="left_right_imagery",
-             channels=None if channels == "all" else channels)
-    from ..cards import load_card
-
-    train_subjects = load_card("physionet_mi").splits("left_right_imagery")["train"]
-    console.rule("pretrain (masked-patch reconstruction, training subjects only)")
-    res = _run(pt, [store], out / "pretrain",
-               PretrainConfig(model_kwargs={"n_layers": n_layers}, epochs=pretrain_epochs, batch_size=batch_size,
-                              optim=dict(lr=1e-3), seed=seed, device=device, subjects=train_subjects))
-    console.print(f"pretrain loss {res['loss_first']:.4f} → {res['loss_last']:.4f} over {res['steps']} steps")
-    console.rule("finetune (left vs right fist, held-out subjects)")
-    rep = _run(ft, [store], out / "finetune",
-               FinetuneConfig(epochs=finetune_epochs, batch_size=batch_size, seed=seed, device=device, head="avgpool"),
-               init=res["checkpoint"])
-    print_report(rep, out / "finetune")
+    res = _run(run_quickstart, data_root, out, pretrain_epochs=pretrain_epochs, finetune_epochs=finetune_epochs,
+               n_layers=n_layers, channels=channels, batch_size=batch_size, seed=seed, device=device, say=console.print)
+    console.print(comparison_table("quick start: test split per task (held-out subjects / segments)", res["tasks"]))
+    console.print(f"total {res['seconds']:.0f} s; reports under {out}")
 
 
 def main() -> None:  # pragma: no cover

@@ -122,6 +122,7 @@ class FinetuneConfig:
     num_workers: int = 0
     progress: bool = True
     splits: dict[str, list[str]] | None = None  # split → subject ids; default from the card
+    baselines: bool = True  # score the classical baselines (neurokit.baselines) on the same split
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
@@ -264,8 +265,10 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
         dist.cleanup(info)
 
 
-def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, Any]:
-    seed_everything(cfg.seed)
+def open_labelled(store) -> tuple[PatchDataset, list[str], int, str]:
+    """The labelled samples of ``store`` (path(s)) with class names, class count and task kind.
+
+    Raises :class:`ConfigError` when the store holds no labelled sample."""
     stores = list(store) if isinstance(store, (list, tuple)) else [store]
     ds_all = PatchDataset(stores, labelled=True)
     if len(ds_all) == 0:
@@ -273,7 +276,13 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, An
     label_names = list(ds_all.attrs.get("label_names") or [])
     labels = ds_all.stores[0].labels
     n_classes = len(label_names) or int(labels.max()) + 1
-    kind = task_kind(labels, n_classes)
+    return ds_all, label_names, n_classes, task_kind(labels, n_classes)
+
+
+def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, Any]:
+    seed_everything(cfg.seed)
+    ds_all, label_names, n_classes, kind = open_labelled(store)
+    labels = ds_all.stores[0].labels
     how, split_kw = resolve_splits(ds_all, cfg.splits)
     parts = {k: PatchDataset(ds_all.stores, labelled=True, **kw) for k, kw in split_kw.items()}
     for k, d in parts.items():
@@ -366,6 +375,11 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, An
         "head": head_kind,
         "seconds": time.perf_counter() - t0,
     }
+    from ..baselines import chance_metrics, run_baselines
+
+    report["chance"] = chance_metrics(kind, n_classes)
+    if cfg.baselines:
+        report["baselines"] = run_baselines(parts, kind, sfreq=float(a.get("sfreq") or 200.0), seed=cfg.seed)
     save_checkpoint(
         out / "best.pt",
         {
@@ -414,6 +428,13 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
     ChannelMismatchError
         The store's channels (names or order) differ from the checkpoint's.
     """
+    from .multitask import evaluate_m4oe, is_m4oe_checkpoint
+
+    if is_m4oe_checkpoint(checkpoint):
+        if subjects is not None:
+            raise ConfigError("subjects= is not available for M4oE checkpoints (each task has its own store); use split=")
+        return evaluate_m4oe(checkpoint, list(store) if isinstance(store, (list, tuple)) else [store],
+                             split=split, batch_size=batch_size, device=device)
     dev = dist.setup(device).device
     model, ck = load_finetuned(checkpoint, dev)
     stores = list(store) if isinstance(store, (list, tuple)) else [store]

@@ -6,6 +6,7 @@ register themselves) to a function ``(card, out, *, data_root, task, files, over
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import warnings
@@ -111,10 +112,11 @@ def _eeg_job(job: tuple[str, dict, dict]) -> dict:
     from ..preprocessing.eeg import EEGRecipe, RecordingDropped
 
     path, recipe, read_opts = job[0], EEGRecipe.from_dict(job[1]), job[2]
+    member, reader = (job[3], job[4]) if len(job) > 3 else ("", "")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            w, source = _eeg_file(path, recipe, read_opts)
+            w, source = _eeg_file(path, recipe, read_opts, member=member, reader=reader)
         except RecordingDropped as exc:
             return {"dropped": str(exc), "warnings": [str(c.message) for c in caught]}
         except (DataFileError, ChannelMismatchError) as exc:
@@ -188,7 +190,7 @@ def prepare_eeg(
         done = {sh["key"] for sh in read_index(out)["shards"]}
     todo = [e for e in entries if str(Path(e.path).resolve()) not in done]
     jobs = [(str(e.path), (recipe if e.events is None else type(recipe).from_dict({**recipe.to_dict(), "events": e.events})).to_dict(),
-             read_opts) for e in todo]
+             read_opts, e.member, e.reader) for e in todo]
     writer = None
     sources = []
     dropped = []
@@ -271,16 +273,34 @@ def prepare_eeg(
     return path
 
 
-def _eeg_file(path, recipe, read_opts: dict):
+def _sha256(path) -> str:
+    """SHA-256 of a source file, hashed once per file version (archives hold many recordings)."""
+    st = Path(path).stat()
+    return _sha256_cached(str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
+    from ..io.eeg import file_sha256
+
+    return file_sha256(path)
+
+
+def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = ""):
     """One recording → (:class:`~neurokit.preprocessing.eeg.Windows`, its ``sources`` entry). Warnings are
     left to the caller (:func:`_eeg_job` collects them); any fault that is not already a neurokit error
     becomes a :class:`DataFileError` naming the file."""
     from .._errors import NeurokitError
-    from ..io.eeg import describe_exception, file_sha256, read_eeg
+    from ..cards import FileEntry
+    from ..io.clinical import get_reader
+    from ..io.eeg import describe_exception, read_eeg
     from ..preprocessing.eeg import make_windows, preprocess_raw
 
     try:
-        raw = read_eeg(path, **read_opts)
+        if reader:  # a dataset reader of neurokit.io.clinical (Bonn, SMNI, EEGMAT)
+            raw = get_reader(reader).read(FileEntry(path=Path(path), subject="", member=member, reader=reader))
+        else:
+            raw = read_eeg(path, **read_opts)
         preprocess_raw(raw, recipe, source=str(path))
         w = make_windows(raw, recipe, source=str(path))
     except (NeurokitError, FileNotFoundError):
@@ -288,7 +308,8 @@ def _eeg_file(path, recipe, read_opts: dict):
     except Exception as exc:  # a fault of MNE or numpy on this file: name the file
         raise DataFileError(f"{path}: {describe_exception(exc)}") from exc
     ren = raw.info["temp"]["neurokit_renames"]
-    provenance = {"path": str(Path(path).resolve()), "sha256": file_sha256(path), "n_windows": int(len(w.labels)),
+    provenance = {"path": str(Path(path).resolve()), **({"member": member} if member else {}),
+                  "sha256": _sha256(path), "n_windows": int(len(w.labels)),
                   "n_rejected": int(w.n_rejected), "renamed": ren.renamed, "aliases": ren.aliases,
                   "applied": raw.info["temp"].get("neurokit_applied", {})}
     return w, provenance

@@ -56,6 +56,10 @@ class EEGRecipe:
     events : dict[str, int] | None
         Annotation description → class index. Windows start at each matching annotation's onset.
         ``None`` means continuous sliding windows (pretraining).
+    event_windows : str
+        ``"onset"`` (default): one window starting at each matching annotation's onset. ``"tile"``:
+        windows tiling each matching annotation from its onset to its end, ``stride_s`` apart (labelled
+        stretches such as a whole Bonn segment or a rest block).
     min_sfreq : float
         Recordings sampled below this rate (Hz) are refused: their band would be a small part of what
         the model sees at 200 Hz. Default 64 Hz (EEG rarely comes slower; EEGMMIDB has 128 and 160 Hz).
@@ -83,8 +87,11 @@ class EEGRecipe:
     min_sfreq: float = 64.0
     resample_first: bool = False
     min_duration_s: float = 0.0
+    event_windows: str = "onset"
 
     def __post_init__(self) -> None:
+        if self.event_windows not in ("onset", "tile"):
+            raise ConfigError(f"event_windows={self.event_windows!r}: allowed values are 'onset' and 'tile'")
         if self.sfreq != TARGET_SFREQ:
             logger.warning("sfreq=%s: CBraMod expects 200 Hz patches", self.sfreq)
         n = self.window_s * self.sfreq / PATCH_SIZE
@@ -355,6 +362,20 @@ def _event_starts(raw, recipe: EEGRecipe, source: str) -> tuple[list[int], list[
     events = {str(k): v for k, v in recipe.events.items()}
     present = {str(d) for d in raw.annotations.description}
     event_id = {k: v for k, v in events.items() if k in present}
+    if event_id and recipe.event_windows == "tile":
+        sf = raw.info["sfreq"]
+        win = int(round(recipe.window_s * sf))
+        hop = int(round((recipe.stride_s or recipe.window_s) * sf))
+        t0 = raw.first_samp / sf if raw.annotations.orig_time is not None else 0.0
+        starts, labels = [], []
+        for a in raw.annotations:
+            if str(a["description"]) in event_id:
+                lo = int(round((a["onset"] - t0) * sf))
+                hi = min(raw.n_times, lo + int(round(a["duration"] * sf)))
+                for st in range(max(lo, 0), hi - win + 1, hop):
+                    starts.append(st)
+                    labels.append(int(event_id[str(a["description"])]))
+        return starts, labels
     if event_id:
         ev, _ = mne.events_from_annotations(raw, event_id=event_id, verbose="error")
         return [int(s) - raw.first_samp for s in ev[:, 0]], [int(v) for v in ev[:, 2]]

@@ -1,0 +1,415 @@
+"""Multi-task, multi-modal fine-tuning with an M4oE head (``neuro finetune --head m4oe --task CARD:TASK``).
+
+One backbone (CBraMod: any channel count) encodes every store; each task's modalities are named channel
+groups of its store (the card's ``modalities``, or ``--modality NAME=CH,CH``), whose tokens go to one
+:class:`~neurokit.models.m4oe.M4oE` head. Each task keeps its own store, split (from its card), loss and
+metrics; training steps go round the tasks' batches in a seeded shuffled order. The report gives per
+task: test metrics, the classical baselines on the same split, chance, and ``modality_contributions``
+(the share of MToE routing mass each modality gives the task: mean and per sample). Routing mass is
+not causal importance.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+from .._errors import ConfigError
+from ..data.dataset import PatchDataset
+from ..data.store import PatchStore
+from ..models.m4oe import M4oE, M4oEConfig
+from . import distributed as dist
+from .checkpoint import load_checkpoint, rng_state, save_checkpoint, set_rng_state
+from .finetune import FinetuneConfig, _build_backbone, resolve_splits, score, task_kind
+from .metrics import SELECTION
+from .training import EpochSampler, OptimConfig, build_optimizer, make_loader, seed_everything
+
+logger = logging.getLogger("neurokit")
+KIND = "finetune_m4oe"
+
+
+def parse_tasks(specs: Sequence[str]) -> list[tuple[str, str]]:
+    """``["bonn_epilepsy:seizure", ...]`` → ``[("bonn_epilepsy", "seizure"), ...]``; refuses a task named twice."""
+    out: list[tuple[str, str]] = []
+    for s in specs:
+        if s.count(":") != 1 or not all(s.split(":")):
+            raise ConfigError(f"--task {s!r}: give CARD:TASK (e.g. bonn_epilepsy:seizure)")
+        ct = tuple(s.split(":"))
+        if ct in out:
+            raise ConfigError(f"--task {s!r} is named twice; give each task once")
+        out.append(ct)  # type: ignore[arg-type]
+    if not out:
+        raise ConfigError("--head m4oe needs at least one --task CARD:TASK")
+    return out
+
+
+def parse_modalities(specs: Sequence[str] | None) -> dict[str, list[str] | None] | None:
+    """``["eeg=Fp1,Fp2", "ecg=ECG", "eeg"]`` → ``{"eeg": [...], "ecg": ["ECG"]}``; a bare name keeps the
+    card's channels for it (``None``)."""
+    if not specs:
+        return None
+    out: dict[str, list[str] | None] = {}
+    for s in specs:
+        name, _, chans = s.partition("=")
+        name = name.strip()
+        if not name or name in out:
+            raise ConfigError(f"--modality {s!r}: {'empty name' if not name else 'modality named twice'}")
+        out[name] = [c.strip() for c in chans.split(",") if c.strip()] if chans else None
+    return out
+
+
+def task_layout(name: str, store: PatchStore, requested: dict[str, list[str] | None] | None) -> dict[str, list[int]]:
+    """Modality → channel indices of ``store`` for task ``name``.
+
+    Raises
+    ------
+    ConfigError
+        A requested modality the store's card does not define or whose channels the store lacks, or two
+        modalities sharing a channel (message names the task, the store and ``--modality``).
+    """
+    ch = list(store.attrs.get("ch_names") or [])
+    card_mods = (store.attrs.get("card_body") or {}).get("modalities") or {"eeg": None}
+    if requested:
+        wanted = {}
+        for m, chans in requested.items():
+            if chans is None:
+                if m not in card_mods:
+                    raise ConfigError(f"task {name}: store {store.path} (card {store.attrs.get('card')}) has no modality "
+                                      f"{m!r} (its card defines {sorted(card_mods)}); give --modality {m}=CH,CH")
+                chans = card_mods[m]
+            wanted[m] = chans
+    else:
+        wanted = dict(card_mods)
+    out: dict[str, list[int]] = {}
+    for m, chans in wanted.items():
+        chans = ch if chans is None else list(chans)
+        missing = [c for c in chans if c not in ch]
+        if missing:
+            raise ConfigError(f"task {name}: store {store.path} lacks the channels {missing} of modality {m!r} "
+                              f"(--modality); its channels: {ch[:8]}{'…' if len(ch) > 8 else ''}")
+        out[m] = [ch.index(c) for c in chans]
+    seen: dict[int, str] = {}
+    for m, idx in out.items():
+        for i in idx:
+            if i in seen:
+                raise ConfigError(f"task {name}: modalities {seen[i]!r} and {m!r} overlap on channel {ch[i]!r} "
+                                  f"in store {store.path} (--modality); a channel belongs to one modality")
+            seen[i] = m
+    return out
+
+
+def match_stores(tasks: list[tuple[str, str]], stores: Sequence[str | Path]) -> dict[str, PatchStore]:
+    """Task ``card:task`` → the given store prepared for it.
+
+    Raises
+    ------
+    ConfigError
+        No store of the card, or stores of the card that hold other tasks' labels (or no label).
+    """
+    opened = [PatchStore(s) for s in stores]
+    out = {}
+    for card, task in tasks:
+        name = f"{card}:{task}"
+        same_card = [s for s in opened if s.attrs.get("card") == card]
+        hit = [s for s in same_card if s.attrs.get("task") == task]
+        if not hit:
+            if same_card:
+                held = ", ".join(f"{s.path} (task {s.attrs.get('task')!r})" for s in same_card)
+                raise ConfigError(f"--task {name}: no store holds labels of task {task!r}: {held}; prepare one with "
+                                  f"`neuro prepare {card} --task {task}`")
+            raise ConfigError(f"--task {name}: none of the stores {[str(s.path) for s in opened]} was prepared from card {card!r}")
+        st = hit[0]
+        lab = st.labels
+        if not (lab >= 0).any() if lab.dtype.kind in "iu" else not np.isfinite(lab).any():
+            raise ConfigError(f"--task {name}: store {st.path} has none of the task's labels (all unlabelled)")
+        out[name] = st
+    return out
+
+
+class M4oEFinetuneModel(nn.Module):
+    """Backbone + :class:`M4oE` head; ``layouts[task]`` maps modality → channel indices of that task's store.
+
+    ``forward(x, task)``: ``x`` ``(B, C, N, 200)`` from the task's store → dict task name → logits. A
+    modality whose patches are all exactly zero in a sample counts as absent for that sample (masked).
+    """
+
+    def __init__(self, backbone: nn.Module, head: M4oE, layouts: dict[str, dict[str, list[int]]]) -> None:
+        super().__init__()
+        self.backbone, self.head, self.layouts = backbone, head, layouts
+
+    def forward(self, x: torch.Tensor, task: str) -> dict[str, torch.Tensor]:
+        feats = self.backbone.forward_features(x)  # (B, C, N, D)
+        B, D = feats.shape[0], feats.shape[-1]
+        tokens, present = {}, {}
+        for m, idx in self.layouts[task].items():
+            tokens[m] = feats[:, idx].reshape(B, -1, D)
+            present[m] = x[:, idx].abs().flatten(1).amax(dim=1) > 0
+        return self.head(tokens, present)
+
+
+def _predict(model: M4oEFinetuneModel, task: str, ds: PatchDataset, bs: int, device):
+    model.eval()
+    sampler = EpochSampler(len(ds), batch_size=bs, seed=0, shuffle=False, drop_last=False)
+    ys, outs, shares = [], [], []
+    p = model.head.task_names.index(task)
+    with torch.no_grad():
+        for x, y in make_loader(ds, sampler, bs, 0, device):
+            o = model(x.to(device), task)[task]
+            outs.append(o.float().cpu())
+            shares.append(model.head.contributions()[:, p].cpu())
+            ys.append(y)
+    return torch.cat(ys).numpy(), torch.cat(outs).numpy(), torch.cat(shares).numpy()
+
+
+def _contrib(shares: np.ndarray, modalities: list[str], ds: PatchDataset, present: dict[str, list[int]]) -> dict:
+    mods = [m for m in modalities if m in present]
+    k = [modalities.index(m) for m in mods]
+    subj, run = ds.meta("subject"), ds.meta("run")
+    return {
+        "modalities": mods,
+        "mean": {m: float(shares[:, i].mean()) for m, i in zip(mods, k)},
+        "per_sample": [{"subject": str(s), "run": str(r), **{m: round(float(v[i]), 5) for m, i in zip(mods, k)}}
+                       for s, r, v in zip(subj, run, shares)],
+    }
+
+
+def finetune_m4oe(stores: Sequence[str | Path], out_dir: str | Path, tasks: Sequence[str], cfg: FinetuneConfig | None = None,
+                  *, init: str | Path | None = None, preset: str = "small", alpha: float = 0.1,
+                  focal_gamma: float | None = None, modalities: Sequence[str] | dict | None = None,
+                  head_kwargs: dict | None = None, baselines: bool = True, overwrite: bool = False,
+                  resume: bool = False) -> dict[str, Any]:
+    """Fine-tune one backbone with an M4oE head on several tasks at once; select on the mean of the
+    tasks' validation selection metrics; score each task's test split once.
+
+    Parameters
+    ----------
+    stores : labelled patch stores, one per task (matched by the card and task they were prepared for)
+    tasks : ``"CARD:TASK"`` strings
+    preset : ``"small"`` (CPU) or ``"paper"`` expert counts; ``head_kwargs`` override single sizes
+    alpha : weight of the ``− α · I(M;E|T)`` term; ``focal_gamma``: focal loss instead of (B)CE
+    modalities : ``["eeg=Fp1,…", "ecg=ECG"]`` or a dict; default each card's ``modalities``
+    resume : continue from ``out_dir/last.pt`` (same tasks and stores), training up to ``cfg.epochs``
+
+    Returns the report (also ``out_dir/report.json``): per task ``test``, ``baselines``, ``chance``,
+    ``modality_contributions``; ``best.pt`` holds the selected model, ``last.pt`` the state to resume.
+    """
+    cfg = cfg or FinetuneConfig()
+    out = Path(out_dir)
+    specs = parse_tasks(tasks)
+    if resume:
+        if not (out / "last.pt").exists():
+            raise FileNotFoundError(f"{out / 'last.pt'}: nothing to resume (run without --resume first)")
+    elif (out / "report.json").exists() or (out / "best.pt").exists():
+        if not overwrite:
+            raise FileExistsError(f"{out} already holds a fine-tuning run; pass overwrite=True (CLI: --overwrite), "
+                                  "resume=True (--resume) or another output folder")
+        (out / "metrics.jsonl").unlink(missing_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    mods_req = parse_modalities(modalities) if not isinstance(modalities, dict) else modalities
+    by_task = match_stores(specs, stores)
+    layouts = {n: task_layout(n, st, mods_req) for n, st in by_task.items()}
+    info = dist.setup(cfg.device)
+    try:
+        return _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, head_kwargs or {}, baselines, resume)
+    finally:
+        dist.cleanup(info)
+
+
+def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, head_kwargs, baselines, resume):
+    seed_everything(cfg.seed)
+    dev = info.device
+    tdata: dict[str, dict] = {}
+    for name, st in by_task.items():
+        ds_all = PatchDataset([st], labelled=True)
+        names = list(st.attrs.get("label_names") or [])
+        n_classes = len(names) or int(st.labels.max()) + 1
+        kind = task_kind(st.labels, n_classes)
+        how, kw = resolve_splits(ds_all)
+        parts = {k: PatchDataset([st], labelled=True, **v) for k, v in kw.items()}
+        for k, d in parts.items():
+            if len(d) == 0:
+                raise ConfigError(f"task {name}: split {k!r} of store {st.path} is empty ({kw[k]})")
+        tdata[name] = dict(store=st, kind=kind, label_names=names, n_classes=n_classes, how=how, kw=kw, parts=parts)
+    first = next(iter(tdata.values()))
+    backbone, init_info = _build_backbone(init, cfg, first["parts"]["train"])
+    backbone.to(dev)
+    with torch.no_grad():
+        backbone.eval()
+        in_dim = int(backbone.forward_features(first["parts"]["train"][0][0][None].to(dev)).shape[-1])
+    all_mods = list(dict.fromkeys(m for lay in layouts.values() for m in lay))
+    task_specs = [dict(name=n, kind=d["kind"], n_outputs=1 if d["kind"] != "multiclass" else d["n_classes"]) for n, d in tdata.items()]
+    hcfg = M4oEConfig(in_dim=in_dim, modalities=all_mods, tasks=task_specs, preset=preset, alpha=alpha,
+                      focal_gamma=focal_gamma, dropout=cfg.dropout, **head_kwargs)
+    head = M4oE(hcfg)
+    model = M4oEFinetuneModel(backbone, head, layouts).to(dev)
+    if cfg.frozen:
+        for p in backbone.parameters():
+            p.requires_grad_(False)
+    groups = [{"params": list(head.parameters()), "lr": cfg.lr_head}]
+    bb = [p for p in backbone.parameters() if p.requires_grad]
+    if bb:
+        groups.insert(0, {"params": bb, "lr": cfg.lr_backbone})
+    bs = {n: min(cfg.batch_size, len(d["parts"]["train"])) for n, d in tdata.items()}
+    per_epoch = sum(EpochSampler(len(d["parts"]["train"]), batch_size=bs[n], seed=cfg.seed).batches_per_epoch() for n, d in tdata.items())
+    ocfg = OptimConfig(lr=max(cfg.lr_backbone, cfg.lr_head), weight_decay=cfg.weight_decay,
+                       min_lr=min(cfg.min_lr, cfg.lr_backbone, cfg.lr_head), clip_grad=cfg.clip_grad)
+    opt, sched = build_optimizer(groups, ocfg, per_epoch * cfg.epochs)
+    start, best, best_epoch, best_state, history = 0, -np.inf, -1, None, []
+    if resume:
+        ck = load_checkpoint(out / "last.pt")
+        if ck.get("kind") != KIND + "_last" or ck.get("tasks") != list(tdata):
+            raise ConfigError(f"{out / 'last.pt'}: was written for tasks {ck.get('tasks')}, not {list(tdata)}")
+        model.load_state_dict(ck["state_dict"])
+        opt.load_state_dict(ck["optimizer"])
+        sched.load_state_dict(ck["scheduler"])
+        set_rng_state(ck["rng"])
+        start, best, best_epoch, history = ck["epoch"], ck["best"], ck["best_epoch"], ck["history"]
+        best_state = ck["best_state"]
+        if start >= cfg.epochs:
+            raise ConfigError(f"{out / 'last.pt'} has done {start} epoch(s); ask for more (--epochs > {start}) to resume")
+    t0 = time.perf_counter()
+    for epoch in range(start, cfg.epochs):
+        model.train()
+        if cfg.frozen:
+            backbone.eval()
+        order = []
+        iters = {}
+        for n, d in tdata.items():
+            sampler = EpochSampler(len(d["parts"]["train"]), batch_size=bs[n], seed=cfg.seed, epoch=epoch)
+            iters[n] = iter(make_loader(d["parts"]["train"], sampler, bs[n], cfg.num_workers, dev))
+            order += [n] * sampler.batches_per_epoch()
+        g = torch.Generator().manual_seed(cfg.seed * 7919 + epoch)
+        order = [order[i] for i in torch.randperm(len(order), generator=g).tolist()]
+        losses = {n: [] for n in tdata}
+        for n in order:
+            x, y = next(iters[n])
+            outp = model(x.to(dev), n)
+            loss, parts = head.loss(outp, {n: y.to(dev)}, cfg.label_smoothing)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if cfg.clip_grad:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_grad)
+            opt.step()
+            sched.step()
+            losses[n].append(parts[f"loss_{n}"])
+        rec: dict[str, Any] = {"epoch": epoch + 1}
+        sel = []
+        for n, d in tdata.items():
+            yv, ov, _ = _predict(model, n, d["parts"]["val"], cfg.batch_size, dev)
+            val = score(d["kind"], yv, ov)
+            rec[n] = {"train_loss": float(np.mean(losses[n])) if losses[n] else float("nan"), **{f"val_{k}": v for k, v in val.items()}}
+            v = val[SELECTION[d["kind"]]]
+            sel.append(v if np.isfinite(v) else 0.0)
+        rec["val_selection_mean"] = float(np.mean(sel))
+        history.append(rec)
+        with (out / "metrics.jsonl").open("a") as fh:
+            fh.write(json.dumps(rec) + "\n")
+        if rec["val_selection_mean"] > best or best_state is None:
+            best, best_epoch = rec["val_selection_mean"], epoch + 1
+            best_state = copy.deepcopy(model.state_dict())
+        save_checkpoint(out / "last.pt", {"kind": KIND + "_last", "tasks": list(tdata), "state_dict": model.state_dict(),
+                                          "optimizer": opt.state_dict(), "scheduler": sched.state_dict(), "rng": rng_state(),
+                                          "epoch": epoch + 1, "best": best, "best_epoch": best_epoch, "history": history,
+                                          "best_state": best_state})
+        if cfg.progress:
+            logger.info("epoch %d: %s", epoch + 1, {n: round(r.get("val_" + SELECTION[tdata[n]["kind"]], float("nan")), 3) for n, r in rec.items() if n in tdata})
+    model.load_state_dict(best_state)
+    report_tasks = {}
+    for n, d in tdata.items():
+        yt, ot, sh = _predict(model, n, d["parts"]["test"], cfg.batch_size, dev)
+        entry = {
+            "card": d["store"].attrs.get("card"), "task": d["store"].attrs.get("task"), "store": str(d["store"].path),
+            "kind": d["kind"], "label_names": d["label_names"], "split_by": d["how"],
+            "splits": {k: {kk: list(vv) for kk, vv in kw.items()} for k, kw in d["kw"].items()},
+            "n_samples": {k: len(p) for k, p in d["parts"].items()},
+            "modalities": {m: [d["store"].attrs["ch_names"][i] for i in idx] for m, idx in layouts[n].items()},
+            "test": score(d["kind"], yt, ot),
+            "modality_contributions": _contrib(sh, head.modalities, d["parts"]["test"], layouts[n]),
+        }
+        entry.update(_baselines_beside(d, baselines, cfg.seed))
+        report_tasks[n] = entry
+    report = {
+        "head": "m4oe", "head_config": hcfg.to_dict(), "tasks": report_tasks, "selection_metric": "mean of the tasks' "
+        + "/".join(sorted({SELECTION[d['kind']] for d in tdata.values()})), "best_epoch": best_epoch, "val_best": best,
+        "history": history, "init": init_info.get("init"), "seconds": time.perf_counter() - t0,
+        "note": "modality_contributions are shares of MToE routing mass, not causal importance",
+    }
+    save_checkpoint(out / "best.pt", {
+        "kind": KIND, "model": init_info.get("model", cfg.model), "model_config": init_info["model_config"],
+        "head_config": hcfg.to_dict(), "layouts": layouts, "state_dict": model.state_dict(),
+        "tasks": {n: {"card": d["store"].attrs.get("card"), "task": d["store"].attrs.get("task"), "kind": d["kind"],
+                      "label_names": d["label_names"], "ch_names": d["store"].attrs.get("ch_names")} for n, d in tdata.items()},
+        "finetune_config": asdict(cfg), "report": {k: v for k, v in report.items() if k != "history"},
+    })
+    (out / "report.json").write_text(json.dumps(report, indent=2, default=float))
+    return report
+
+
+def _baselines_beside(d: dict, enabled: bool, seed: int) -> dict:
+    from ..baselines import chance_metrics, run_baselines
+
+    res = {"chance": chance_metrics(d["kind"], d["n_classes"])}
+    if enabled:
+        res["baselines"] = run_baselines(d["parts"], d["kind"], sfreq=float(d["store"].attrs.get("sfreq") or 200.0), seed=seed)
+    return res
+
+
+def load_m4oe(path: str | Path, device="cpu") -> tuple[M4oEFinetuneModel, dict]:
+    """Rebuild the model of an M4oE ``best.pt``."""
+    from .objectives import get_objective
+
+    ck = load_checkpoint(path)
+    if ck.get("kind") != KIND:
+        raise ConfigError(f"{path}: not an M4oE fine-tuned checkpoint (kind={ck.get('kind')!r})")
+    obj = get_objective(ck["model"])
+    backbone = obj.backbone(obj.rebuild(ck["model_config"]))
+    model = M4oEFinetuneModel(backbone, M4oE(M4oEConfig(**ck["head_config"])), ck["layouts"])
+    model.load_state_dict(ck["state_dict"])
+    return model.to(device).eval(), ck
+
+
+def is_m4oe_checkpoint(path: str | Path) -> bool:
+    try:
+        return load_checkpoint(path).get("kind") == KIND
+    except (FileNotFoundError, ValueError):
+        return False
+
+
+def evaluate_m4oe(checkpoint: str | Path, stores: Sequence[str | Path], *, split: str | None = "test",
+                  batch_size: int = 64, device: str = "auto") -> dict[str, Any]:
+    """Score an M4oE checkpoint: every task whose store is given (matched by card and task), on its split.
+    Returns ``{"checkpoint", "split", "tasks": {name: {metrics…, "n_samples", "modality_contributions"}}}``."""
+    from .checkpoint import check_channels
+
+    dev = dist.setup(device).device
+    model, ck = load_m4oe(checkpoint, dev)
+    specs = [tuple(n.split(":")) for n in ck["tasks"]]
+    opened = [PatchStore(s) for s in stores]
+    res = {}
+    for (card, task), name in zip(specs, ck["tasks"]):
+        st = next((s for s in opened if s.attrs.get("card") == card and s.attrs.get("task") == task), None)
+        if st is None:
+            continue
+        check_channels(ck["tasks"][name]["ch_names"], st.attrs.get("ch_names"), store=st.path, checkpoint=checkpoint)
+        ds_all = PatchDataset([st], labelled=True)
+        if split is None:
+            ds = ds_all
+        else:
+            _, kw = resolve_splits(ds_all)
+            if split not in kw:
+                raise ConfigError(f"split={split!r}; the store's splits are {sorted(kw)} (or None for all samples)")
+            ds = PatchDataset([st], labelled=True, **kw[split])
+        y, o, sh = _predict(model, name, ds, batch_size, dev)
+        res[name] = {"n_samples": len(ds), **score(ck["tasks"][name]["kind"], y, o),
+                     "modality_contributions": _contrib(sh, model.head.modalities, ds, model.layouts[name])}
+    if not res:
+        raise ConfigError(f"none of the stores {[str(s.path) for s in opened]} holds a task of {checkpoint} ({list(ck['tasks'])})")
+    return {"checkpoint": str(checkpoint), "split": split, "tasks": res}
