@@ -116,8 +116,11 @@ def cards_show(name: str = typer.Argument(..., help="Card name (see `neuro cards
 # ----------------------------------------------------------------------------------------- prepare
 @app.command()
 def prepare(
-    card: str = typer.Argument(..., help="Data card name or path (`neuro cards list`)."),
+    card: Optional[str] = typer.Argument(None, show_default="none", help="Data card name or path (`neuro cards list`); not needed with --bids."),
     out: Path = typer.Option(..., "--out", "-o", help="Patch store to write (.h5)."),
+    bids: Optional[Path] = typer.Option(None, "--bids", show_default="none", help="Read this BIDS dataset directly through mne-bids (--task is then its BIDS task label)."),
+    events: Optional[str] = typer.Option(None, show_default="all trial types", help="With --bids: the events.tsv trial types to label, e.g. 'T1,T2'."),
+    label_column: Optional[str] = typer.Option(None, show_default="none", help="With --bids: label every window with this participants.tsv column (e.g. group)."),
     data_root: Optional[Path] = typer.Option(None, "--data-root", show_default="none", envvar="NEUROKIT_DATA", help="Folder the card's file layout is relative to (env NEUROKIT_DATA)."),
     task: Optional[str] = typer.Option(None, show_default="none", help="Card task (labels, splits); default: the card's first task."),
     files: Optional[List[Path]] = typer.Option(None, "--file", "-f", show_default="none", help="Explicit recording(s) instead of the card's layout (repeatable)."),
@@ -137,6 +140,18 @@ def prepare(
     from ..pipelines.prepare import prepare as run_prepare
 
     subj = _run(parse_ranges, subjects) if subjects else None
+    if (card is None) == (bids is None):
+        _fail(ValueError("give a data card, or --bids ROOT --task TASK (not both)"))
+    if bids is not None:
+        from ..cards import bids_card
+
+        if not task:
+            _fail(ValueError("--bids needs --task (the BIDS task label, as in sub-01_task-LABEL_eeg.edf)"))
+        card = _run(bids_card, bids, task, events=[e.strip() for e in events.split(",")] if events else None,
+                    label_column=label_column)
+        data_root = bids
+    elif events or label_column:
+        _fail(ValueError("--events and --label-column go with --bids (a card's task defines its labels)"))
     kwargs = {"skip_bad": skip_bad} if skip_bad else {}
     sph = {h: p.expanduser().resolve() for h, p in (("L", sphere_l), ("R", sphere_r)) if p is not None}
     kwargs.update({k: v for k, v in (("mesh", mesh), ("hemi", hemi), ("spheres", sph or None)) if v is not None})

@@ -157,6 +157,16 @@ def read_eeg(
                 )
             msg = "truncated file: reading only the data records present"
         warnings.warn(f"{path}: {msg}", RuntimeWarning, stacklevel=2)
+    return standardize_raw(raw, path, eeg_only=eeg_only, normalize_names=normalize_names, set_montage=set_montage)
+
+
+def standardize_raw(raw, path, *, eeg_only: bool = True, normalize_names: bool = True, set_montage: bool = True):
+    """The steps :func:`read_eeg` applies after MNE's reader, for a ``Raw`` read some other way (e.g.
+    :func:`neurokit.io.bids.read_bids_eeg`): refuse empty recordings, re-type non-EEG channels, pick EEG,
+    10-05 names, template montage. ``path`` names the recording in messages. Returns ``raw``.
+    """
+    import mne
+
     if len(raw.ch_names) == 0:
         raise DataFileError(
             f"{path}: the file holds no signal channels (an annotation-only EDF such as a hypnogram?); "

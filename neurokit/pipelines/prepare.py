@@ -118,6 +118,7 @@ def prepare_eeg(
 
     ``skip_bad``: log and skip files that raise :class:`DataFileError` instead of stopping.
     """
+    from ..io.bids import read_bids_eeg, read_participants
     from ..io.eeg import file_sha256, read_eeg
     from ..preprocessing.eeg import make_windows, preprocess_raw
 
@@ -134,7 +135,7 @@ def prepare_eeg(
         entries = [FileEntry(path=Path(f), subject=Path(f).stem, run=Path(f).stem, events=events) for f in files]
     else:
         entries = card.files(data_root, tname, subjects=subjects)
-    labelled = any(e.events for e in entries)
+    labelled = any(e.events or e.label is not None for e in entries)
     writer = None
     sources = []
     n_rej = 0
@@ -145,7 +146,7 @@ def prepare_eeg(
             if e.events is not None:
                 file_recipe = type(recipe).from_dict({**recipe.to_dict(), "events": e.events})
             try:
-                raw = read_eeg(e.path)
+                raw = read_bids_eeg(e.path) if e.reader == "bids" else read_eeg(e.path)
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     preprocess_raw(raw, file_recipe, source=str(e.path))
@@ -183,6 +184,8 @@ def prepare_eeg(
                         neurokit_version=__version__,
                     ),
                 )
+            if e.label is not None:  # subject-level class (participants.tsv column)
+                w.labels[:] = e.label
             writer.append(
                 w.patches,
                 w.labels if labelled else None,
@@ -195,10 +198,16 @@ def prepare_eeg(
             ren = raw.info["temp"]["neurokit_renames"]
             sources.append({"path": str(Path(e.path).resolve()), "sha256": file_sha256(e.path),
                             "n_windows": int(len(w.labels)), "n_rejected": int(w.n_rejected),
-                            "renamed": ren.renamed, "aliases": ren.aliases})
+                            "renamed": ren.renamed, "aliases": ren.aliases,
+                            "interpolated": list(raw.info["temp"].get("neurokit_interpolated", []))})
         if writer is None:
             raise DataFileError(f"prepare {card.name}: no usable recording (all skipped)")
         writer.set_attrs(sources=sources, n_rejected=n_rej)
+        if any(e.reader == "bids" for e in entries):
+            # participants.tsv columns, keyed by store subject id: subject-level labels for any task
+            table = read_participants(card.bids_root(data_root))
+            ids = {e.subject for e in entries}
+            writer.set_attrs(participants={card.store_subject(k): v for k, v in table.items() if card.store_subject(k) in ids})
         path = writer.close()
     except BaseException:
         if writer is not None:

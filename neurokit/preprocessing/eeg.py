@@ -132,20 +132,25 @@ class Windows:
 def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
     """Apply the filtering part of ``recipe`` to ``raw`` in place and return it.
 
-    Steps: pick/reorder ``recipe.channels``; load; reject non-finite data; average reference; band-pass;
-    notch; resample to ``recipe.sfreq``. The data stay in volts; :func:`make_windows` scales them.
+    Steps: interpolate the channels marked bad (``raw.info["bads"]``, e.g. from a BIDS ``channels.tsv``)
+    that the recipe keeps; pick/reorder ``recipe.channels``; load; reject non-finite data; average
+    reference; band-pass; notch; resample to ``recipe.sfreq``. The data stay in volts;
+    :func:`make_windows` scales them. The interpolated channels are listed in
+    ``raw.info["temp"]["neurokit_interpolated"]``.
 
     Raises
     ------
     ChannelMismatchError
         A channel named in ``recipe.channels`` is missing from the recording.
     DataFileError
-        NaN/inf samples, or a sampling rate that leaves no room for the band (``l_freq`` above Nyquist).
+        NaN/inf samples, a sampling rate that leaves no room for the band (``l_freq`` above Nyquist), or
+        a bad channel that cannot be interpolated (no position, or no good channel left).
     """
     from .._errors import ChannelMismatchError
     from ..io.eeg import check_finite
 
     source = source or raw.info.get("temp", {}).get("neurokit_source") or "recording"
+    _interpolate_bads(raw, recipe, source)
     if recipe.channels:
         missing = [c for c in recipe.channels if c not in raw.ch_names]
         if missing:
@@ -207,6 +212,32 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
             "the recording is too short or too slowly sampled for the recipe's band"
         ) from exc
     return raw
+
+
+def _interpolate_bads(raw, recipe: EEGRecipe, source: str) -> None:
+    """Channels marked bad are replaced by MNE's spherical-spline interpolation from the good ones
+    (Perrin et al. 1989), so every file keeps the store's channel set; bad channels the recipe does not
+    keep are simply dropped later by the channel pick."""
+    bads = [b for b in raw.info["bads"] if b in raw.ch_names]
+    keep = [b for b in bads if recipe.channels is None or b in recipe.channels]
+    temp = dict(raw.info.get("temp") or {})
+    temp["neurokit_interpolated"] = keep
+    raw.info["temp"] = temp
+    if not keep:
+        raw.info["bads"] = []
+        return
+    if len(bads) >= len(raw.ch_names) - 2:
+        raise DataFileError(f"{source}: {len(bads)} of {len(raw.ch_names)} channels are marked bad; too few good ones to interpolate from")
+    no_pos = [b for b in keep if not np.isfinite(raw.info["chs"][raw.ch_names.index(b)]["loc"][:3]).all()
+              or not np.any(raw.info["chs"][raw.ch_names.index(b)]["loc"][:3])]
+    if no_pos:
+        raise DataFileError(
+            f"{source}: bad channel(s) {no_pos} have no sensor position to interpolate from; drop them "
+            "from the card's channel list (preprocessing.channels / --channels)"
+        )
+    raw.load_data(verbose="error")
+    raw.interpolate_bads(reset_bads=True, verbose="error")
+    raw.info["bads"] = []
 
 
 def make_windows(raw, recipe: EEGRecipe, *, source: str | None = None) -> Windows:
