@@ -232,6 +232,8 @@ def finetune(
     train_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's train subjects, e.g. '1-6'."),
     val_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's validation subjects."),
     test_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's test subjects."),
+    scheme: str = typer.Option("card", help="Evaluation scheme: card (the card's splits), loso (leave one subject out), kfold-subject, cross-session, within-session."),
+    folds: int = typer.Option(5, help="k of the kfold-subject and within-session schemes."),
     seed: int = typer.Option(0, help="Random seed."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K."),
     overwrite: bool = typer.Option(False, "--overwrite", show_default="off", help="Replace an earlier run in OUT."),
@@ -251,8 +253,11 @@ def finetune(
     cfg = _run(FinetuneConfig, model=model, model_kwargs=kw, head=head, epochs=epochs, batch_size=batch_size,
                lr_backbone=lr_backbone, lr_head=lr_head, weight_decay=weight_decay, label_smoothing=label_smoothing,
                frozen=frozen, seed=seed, device=device, progress=progress, splits=splits)
-    rep = _run(run, list(stores), out, cfg, init=init, overwrite=overwrite)
-    print_report(rep, out)
+    rep = _run(run, list(stores), out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=folds)
+    if "folds" in rep:
+        print_scheme_report(rep, out)
+    else:
+        print_report(rep, out)
 
 
 def print_report(rep: dict, out: Path) -> None:
@@ -265,10 +270,25 @@ def print_report(rep: dict, out: Path) -> None:
     console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'}")
 
 
+def print_scheme_report(rep: dict, out: Path | None = None) -> None:
+    """Per-fold table (MOABB's subject/session/score/time, and the test metrics) and mean ± std."""
+    names = list(rep["folds"][0]["test"])
+    t = Table(title=f"{rep['scheme']}: {len(rep['folds'])} folds")
+    for col in ("fold", "subject", "session", rep["folds"][0]["score_metric"], *names):
+        t.add_column(col, justify="right" if col not in ("fold", "subject", "session") else "left")
+    for f in rep["folds"]:
+        t.add_row(f["fold"], f["subject"], f["session"], f"{f['score']:.4f}", *(f"{f['test'].get(k, float('nan')):.4f}" for k in names))
+    m, s = rep["mean"], rep["std"]
+    t.add_row("mean ± std", "", "", f"{m['score']:.4f} ± {s['score']:.4f}", *(f"{m[k]:.4f} ± {s[k]:.4f}" for k in names))
+    console.print(t)
+    if out is not None:
+        console.print(f"report: {out / 'report.json'}; MOABB-style results: {out / 'results.csv'}")
+
+
 # ---------------------------------------------------------------------------------------- evaluate
 @app.command()
 def evaluate(
-    checkpoint: Path = typer.Argument(..., help="`neuro finetune` checkpoint (best.pt)."),
+    checkpoint: Path = typer.Argument(..., help="`neuro finetune` checkpoint (best.pt), or the folder of a `neuro finetune --scheme` run (every fold scored on its test samples)."),
     stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
     split: str = typer.Option("test", help="Card split to score: train, val, test, or all."),
     subjects: Optional[str] = typer.Option(None, show_default="none", help="Score these subjects instead of a split."),
@@ -279,6 +299,15 @@ def evaluate(
     _setup_logging(False)
     from ..pipelines.finetune import evaluate as run
 
+    if checkpoint.is_dir():
+        from ..pipelines.schemes import evaluate_scheme
+
+        res = _run(evaluate_scheme, checkpoint, list(stores), device=device)
+        print_scheme_report(res)
+        if json_out:
+            json_out.parent.mkdir(parents=True, exist_ok=True)
+            json_out.write_text(json.dumps(res, indent=2))
+        return
     res = _run(run, checkpoint, list(stores), split=None if split == "all" else split, subjects=_subjects(subjects), device=device)
     console.print(metrics_table(f"{split} metrics ({res['n_samples']} samples)", res))
     if json_out:

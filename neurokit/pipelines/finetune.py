@@ -223,7 +223,8 @@ def score(kind: str, y: np.ndarray, out: np.ndarray) -> dict[str, float]:
 
 
 def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg: FinetuneConfig | None = None,
-             *, init: str | Path | None = None, overwrite: bool = False) -> dict[str, Any]:
+             *, init: str | Path | None = None, overwrite: bool = False, scheme: str = "card",
+             n_folds: int = 5) -> dict[str, Any]:
     """Fine-tune on a labelled store and score the test split once.
 
     Parameters
@@ -237,11 +238,19 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
         pretraining data (a warning lists the difference).
     overwrite : bool
         Replace an earlier run in ``out_dir`` (otherwise :class:`FileExistsError`).
+    scheme : str
+        Evaluation scheme (:mod:`neurokit.pipelines.schemes`): ``"card"`` (one run on the card's splits),
+        ``"loso"``, ``"kfold-subject"``, ``"cross-session"`` or ``"within-session"`` (one run per fold in
+        ``out_dir/<fold>/``).
+    n_folds : int
+        k of the ``kfold-subject`` and ``within-session`` schemes.
 
     Returns
     -------
     The report dict (also written to ``out_dir/report.json``): task kind, class names, split subjects,
-    per-epoch validation metrics, the selected epoch, and ``test`` metrics.
+    per-epoch validation metrics, the selected epoch, and ``test`` metrics; for a scheme other than
+    ``card``, the per-fold results, their mean and std, and MOABB's result rows (also ``results.csv``).
+    The test predictions go to ``predictions.npz`` (``y``, ``scores``, ``subject``, ``session``).
     """
     cfg = cfg or FinetuneConfig()
     out = Path(out_dir)
@@ -251,14 +260,22 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
                                   "or choose another output folder")
         (out / "metrics.jsonl").unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
+    from .schemes import SCHEMES, run_scheme
+
+    if scheme not in SCHEMES:
+        raise ConfigError(f"scheme={scheme!r}; allowed: {', '.join(SCHEMES)}")
     info = dist.setup(cfg.device)
     try:
+        if scheme != "card":
+            stores = list(store) if isinstance(store, (list, tuple)) else [store]
+            return run_scheme(stores, out, cfg, scheme, init=init, info=info, n_folds=n_folds)
         return _finetune(store, out, cfg, init, info)
     finally:
         dist.cleanup(info)
 
 
-def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, Any]:
+def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict | None = None,
+              leak_unit: str | None = None) -> dict[str, Any]:
     seed_everything(cfg.seed)
     stores = list(store) if isinstance(store, (list, tuple)) else [store]
     ds_all = PatchDataset(stores, labelled=True)
@@ -268,7 +285,14 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, An
     labels = ds_all.stores[0].labels
     n_classes = len(label_names) or int(labels.max()) + 1
     kind = task_kind(labels, n_classes)
-    how, split_kw = resolve_splits(ds_all, cfg.splits)
+    if split_kw is None:
+        how, split_kw = resolve_splits(ds_all, cfg.splits)
+    else:  # one fold of an evaluation scheme
+        how = "fold"
+    from .schemes import check_no_leak
+
+    check_no_leak(ds_all, split_kw, leak_unit or ("run" if how == "run" else "subject"))
+    out.mkdir(parents=True, exist_ok=True)
     parts = {k: PatchDataset(ds_all.stores, labelled=True, **kw) for k, kw in split_kw.items()}
     for k, d in parts.items():
         if len(d) == 0:
@@ -343,6 +367,8 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, An
     model.load_state_dict(best_state)
     yt, ot = _predict(model, parts["test"], cfg.batch_size, info.device)
     test = score(kind, yt, ot)
+    np.savez(out / "predictions.npz", y=yt, scores=ot, subject=parts["test"].meta("subject").astype(str),
+             session=parts["test"].meta("session").astype(str), sample=parts["test"].sample_ids)
     a = ds_all.attrs
     report = {
         "task": a.get("task"),
