@@ -232,6 +232,7 @@ def finetune(
     train_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's train subjects, e.g. '1-6'."),
     val_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's validation subjects."),
     test_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's test subjects."),
+    augment: Optional[str] = typer.Option(None, show_default="off", help="EEG augmentation, e.g. 'time_shift=0.1,scale=0.1,noise=5,channel_dropout=0.1,freq_shift=1,mixup=0.2,p=0.5' (seconds, fraction, µV, probability, Hz, Beta α, per-transform probability)."),
     scheme: str = typer.Option("card", help="Evaluation scheme: card (the card's splits), loso (leave one subject out), kfold-subject, cross-session, within-session."),
     folds: int = typer.Option(5, help="k of the kfold-subject and within-session schemes."),
     seed: int = typer.Option(0, help="Random seed."),
@@ -252,7 +253,7 @@ def finetune(
     kw = {"n_layers": n_layers} if n_layers is not None else {}
     cfg = _run(FinetuneConfig, model=model, model_kwargs=kw, head=head, epochs=epochs, batch_size=batch_size,
                lr_backbone=lr_backbone, lr_head=lr_head, weight_decay=weight_decay, label_smoothing=label_smoothing,
-               frozen=frozen, seed=seed, device=device, progress=progress, splits=splits)
+               frozen=frozen, seed=seed, device=device, progress=progress, splits=splits, augment=augment)
     rep = _run(run, list(stores), out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=folds)
     if "folds" in rep:
         print_scheme_report(rep, out)

@@ -116,8 +116,13 @@ class FinetuneConfig:
     num_workers: int = 0
     progress: bool = True
     splits: dict[str, list[str]] | None = None  # split → subject ids; default from the card
+    augment: dict[str, float] | str | None = None  # EEG augmentation (neurokit.data.augment.AugmentConfig); off
 
     def __post_init__(self) -> None:
+        from ..data.augment import AugmentConfig
+
+        aug = AugmentConfig.parse(self.augment)
+        self.augment = aug.to_dict() if aug.enabled else None
         if self.epochs < 1 or self.batch_size < 1:
             raise ConfigError(f"epochs and batch_size must be >= 1 (got {self.epochs}, {self.batch_size})")
         if self.head not in HEADS + ("auto",):
@@ -216,6 +221,39 @@ def _predict(model: nn.Module, ds: PatchDataset, batch_size: int, device) -> tup
             outs.append(model(x.to(device)).float().cpu())
             ys.append(y)
     return torch.cat(ys).numpy(), torch.cat(outs).numpy()
+
+
+def supervised_loss(kind: str, logits: torch.Tensor, y: torch.Tensor, label_smoothing: float = 0.0,
+                    mix: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+    """Cross-entropy with label smoothing (multi-class), BCE on one logit (binary), MSE (regression).
+
+    ``mix = (lam, perm)`` from mixup: each sample's loss is ``lam·L(y) + (1 − lam)·L(y[perm])``.
+    """
+    def per_sample(target):
+        if kind == "multiclass":
+            return F.cross_entropy(logits, target.long(), label_smoothing=label_smoothing, reduction="none")
+        if kind == "binary":
+            return F.binary_cross_entropy_with_logits(logits, target.float(), reduction="none")
+        return F.mse_loss(logits, target.float(), reduction="none")
+
+    if mix is None:
+        return per_sample(y).mean()
+    lam, perm = mix
+    return (lam * per_sample(y) + (1 - lam) * per_sample(y[perm])).mean()
+
+
+def _augmenter(cfg: FinetuneConfig, ds: PatchDataset):
+    """The training batches' :class:`~neurokit.data.augment.Augmenter` (``None`` when off)."""
+    from ..data.augment import AugmentConfig, Augmenter
+
+    aug = AugmentConfig.parse(cfg.augment)
+    if not aug.enabled:
+        return None
+    if ds.attrs.get("modality", "eeg") != "eeg" or len(ds.sample_shape) != 3:
+        raise ConfigError(f"augmentation is defined for EEG patch stores (C, N, P); this store holds "
+                          f"{ds.attrs.get('modality')} samples {ds.sample_shape}")
+    scale = float((ds.attrs.get("recipe") or {}).get("scale") or 1e4)  # data units per volt
+    return Augmenter(aug, sfreq=float(ds.attrs.get("sfreq") or 200.0), units_per_uv=scale * 1e-6, seed=cfg.seed)
 
 
 def score(kind: str, y: np.ndarray, out: np.ndarray) -> dict[str, float]:
@@ -323,6 +361,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
                        min_lr=min(cfg.min_lr, cfg.lr_backbone, cfg.lr_head), clip_grad=cfg.clip_grad)
     opt, sched = build_optimizer(groups, ocfg, total)
     train_labels = train.labels
+    augment = _augmenter(cfg, ds_all)
     select = SELECTION[kind]
     best, best_epoch, best_state = -np.inf, -1, None
     history = []
@@ -337,13 +376,11 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
             losses = []
             for x, y in make_loader(train, sampler, bs, cfg.num_workers, info.device):
                 x, y = x.to(info.device), y.to(info.device)
+                mix = None
+                if augment is not None:
+                    x, mix = augment(x)
                 logits = model(x)
-                if kind == "multiclass":
-                    loss = F.cross_entropy(logits, y.long(), label_smoothing=cfg.label_smoothing)
-                elif kind == "binary":
-                    loss = F.binary_cross_entropy_with_logits(logits, y.float())
-                else:
-                    loss = F.mse_loss(logits, y.float())
+                loss = supervised_loss(kind, logits, y, cfg.label_smoothing, mix)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 if cfg.clip_grad:
