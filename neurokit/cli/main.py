@@ -233,6 +233,7 @@ def finetune(
     val_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's validation subjects."),
     test_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's test subjects."),
     augment: Optional[str] = typer.Option(None, show_default="off", help="EEG augmentation, e.g. 'time_shift=0.1,scale=0.1,noise=5,channel_dropout=0.1,freq_shift=1,mixup=0.2,p=0.5' (seconds, fraction, µV, probability, Hz, Beta α, per-transform probability)."),
+    plots: bool = typer.Option(False, "--plots", show_default="off", help="Also draw the report's figures into OUT/plots (see `neuro plot-report`)."),
     scheme: str = typer.Option("card", help="Evaluation scheme: card (the card's splits), loso (leave one subject out), kfold-subject, cross-session, within-session."),
     folds: int = typer.Option(5, help="k of the kfold-subject and within-session schemes."),
     seed: int = typer.Option(0, help="Random seed."),
@@ -259,6 +260,11 @@ def finetune(
         print_scheme_report(rep, out)
     else:
         print_report(rep, out)
+    if plots:
+        from ..plots import plot_report as draw
+
+        files = _run(draw, out, out / "plots")
+        console.print(f"figures: {', '.join(str(p) for p in files.values())}")
 
 
 def print_report(rep: dict, out: Path) -> None:
@@ -314,6 +320,21 @@ def evaluate(
     if json_out:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(res, indent=2))
+
+
+# ------------------------------------------------------------------------------------- plot-report
+@app.command("plot-report")
+def plot_report(
+    report: Path = typer.Argument(..., help="A `neuro finetune` run folder (or its report.json), single split or --scheme."),
+    out: Path = typer.Option(Path("plots"), "--out", "-o", help="Folder for the PNG files."),
+) -> None:
+    """Draw a run's confusion matrix, ROC and PR curves, per-fold/per-subject scores and training curves."""
+    _setup_logging(False)
+    from ..plots import plot_report as run
+
+    files = _run(run, report, out)
+    for name, p in files.items():
+        console.print(f"[green]wrote[/] {p}")
 
 
 # ------------------------------------------------------------------------------------ plot-surface

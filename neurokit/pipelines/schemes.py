@@ -291,7 +291,7 @@ def run_scheme(stores: list, out: Path, cfg, scheme: str, *, init, info, n_folds
                      "pipeline": f"{rep.get('model', cfg.model)}+{rep['head']}", "evaluation": MOABB_EVALUATION[scheme],
                      "fold": f.name, "score_metric": metric})
     report = {"scheme": scheme, "n_folds": len(folds), "task": a.get("task"), "card": a.get("card"),
-              "kind": rep["kind"], "label_names": rep["label_names"], "init": rep["init"],
+              "kind": rep["kind"], "label_names": rep["label_names"], "selection_metric": rep["selection_metric"], "init": rep["init"],
               "head": rep["head"], "folds": fold_reps, **summarize(fold_reps), "results": rows,
               "seconds": time.perf_counter() - t_all}
     write_results_csv(out / "results.csv", rows)
