@@ -218,7 +218,7 @@ def pretrain(
 def finetune(
     stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
     out: Path = typer.Option(Path("runs/finetune"), "--out", "-o", help="Output folder (best.pt, report.json)."),
-    init: Optional[Path] = typer.Option(None, show_default="none", help="`neuro pretrain` checkpoint or released CBraMod state_dict (default: from scratch)."),
+    init: Optional[str] = typer.Option(None, show_default="none", help="`neuro pretrain` checkpoint, released CBraMod state_dict, or Hub weights hub:ORG/NAME[@REVISION] (e.g. hub:weighting666/CBraMod; default: from scratch)."),
     model: str = typer.Option("cbramod", help="Model family when --init is not given."),
     head: str = typer.Option("auto", help="Head: all_patch_reps (flatten all tokens), avgpool, or auto (the model's default: all_patch_reps for cbramod, avgpool for sit)."),
     epochs: int = typer.Option(50, help="Epochs (CBraMod: 50)."),

@@ -189,7 +189,11 @@ def _build_backbone(init: str | Path | None, cfg: FinetuneConfig, ds: PatchDatas
     if init is None:
         module = objective.build(ds.attrs, ds.sample_shape, dict(cfg.model_kwargs))
         return objective.backbone(module), {**info, "model_config": module.config.to_dict()}
-    ck = load_checkpoint(init)
+    from ..models.hub import fetch_weights
+
+    path, weights_info = fetch_weights(str(init))  # hub:ORG/NAME[@REV] or a path; name, revision, commit, sha256
+    info["weights"] = weights_info
+    ck = load_checkpoint(path)
     if ck.get("kind") == "finetune":
         raise ConfigError(f"{init}: is a fine-tuned checkpoint; start from a pretrain checkpoint or a state_dict")
     model_name = ck.get("model", cfg.model)
@@ -422,6 +426,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
         "test": test,
         "history": history,
         "init": init_info.get("init"),
+        "init_weights": init_info.get("weights"),
         "head": head_kind,
         "seconds": time.perf_counter() - t0,
     }
@@ -441,6 +446,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
             "card_body": a.get("card_body"),
             "recipe": a.get("recipe"),
             "finetune_config": asdict(cfg),
+            "init_weights": init_info.get("weights"),  # name, revision, commit, SHA-256 of --init
             "report": {k: v for k, v in report.items() if k != "history"},
         },
     )
