@@ -131,13 +131,20 @@ def test_cli_within_session_on_real_data(lr_store, tmp_path):
     from neurokit.cli.main import app
 
     args = ["finetune", str(lr_store), "-o", str(tmp_path / "ws"), "--scheme", "within-session", "--folds", "2",
-            "--n-layers", "1", "--epochs", "1", "--batch-size", "16", "--head", "avgpool", "--no-progress", "--device", "cpu"]
+            "--n-layers", "1", "--epochs", "1", "--batch-size", "16", "--head", "avgpool", "--no-progress", "--device", "cpu",
+            "--augment", "noise=5,time_shift=0.05,mixup=0.2", "--plots"]
     r = CliRunner().invoke(app, args, env={"COLUMNS": "250"})
     assert r.exit_code == 0, r.output
     rep = json.loads((tmp_path / "ws" / "report.json").read_text())
     assert [(f["subject"], f["session"]) for f in rep["folds"]] == [("S001", "all")] * 2 + [("S002", "all")] * 2
     assert sum(f["n_samples"]["test"] for f in rep["folds"]) == 90  # every window of S001-S002 tested once
     assert "mean ± std" in r.output and f"{rep['mean']['score']:.4f} ± {rep['std']['score']:.4f}" in r.output
+    from neurokit.pipelines.checkpoint import load_checkpoint
+
+    aug = load_checkpoint(tmp_path / "ws" / rep["folds"][0]["fold"] / "best.pt")["finetune_config"]["augment"]
+    assert aug["noise"] == 5.0 and aug["mixup"] == 0.2 and aug["time_shift"] == 0.05 and aug["scale"] == 0.0
+    assert sorted(p.name for p in (tmp_path / "ws" / "plots").iterdir()) == [
+        "confusion_matrix.png", "pr.png", "roc.png", "scores.png", "training_curves.png"]
     r = CliRunner().invoke(app, ["evaluate", str(tmp_path / "ws"), str(lr_store), "--device", "cpu"], env={"COLUMNS": "250"})
     assert r.exit_code == 0, r.output
     assert f"{rep['mean']['score']:.4f} ± {rep['std']['score']:.4f}" in r.output

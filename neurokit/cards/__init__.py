@@ -337,7 +337,7 @@ def bids_card(root: str | Path, task: str, *, events: list[str] | None = None, l
     tdef: dict[str, Any] = {"description": f"BIDS task {task!r}"}
     if label_column:
         parts = read_participants(root)
-        vals = sorted({row.get(column, "n/a") for column in [label_column] for row in parts.values()} - {"n/a"})
+        vals = sorted({row.get(label_column, "n/a") for row in parts.values()} - {"n/a", ""})
         if not vals:
             raise CardError(f"{root}/participants.tsv: no column {label_column!r} with values (columns: "
                             f"{sorted({c for row in parts.values() for c in row})})")
