@@ -128,7 +128,7 @@ def prepare(
     channels: Optional[str] = typer.Option(None, show_default="none", help="Channel subset: a card channel set (e.g. sensorimotor) or 'C3,Cz,C4' (default: the recipe's)."),
     overwrite: bool = typer.Option(False, help="Replace an existing store."),
     skip_bad: bool = typer.Option(False, help="Skip unreadable/too-short files with a warning instead of stopping."),
-    mesh: Optional[str] = typer.Option(None, show_default="from the vertex count", help="Surface cards: the data's mesh (ico6: already on the template, no resampling)."),
+    mesh: Optional[str] = typer.Option(None, show_default="from the vertex count", help="Surface cards: the data's mesh (ico6: already on the template, no resampling; fs_LR_59k: HCP 7T 1.6 mm, with --sphere-l/--sphere-r; any other name: a mesh of your own, with --sphere-l/--sphere-r)."),
     hemi: Optional[str] = typer.Option(None, show_default="all in the file", help="Surface cards: only this hemisphere (L or R)."),
     sphere_l: Optional[Path] = typer.Option(None, "--sphere-l", show_default="card/packaged", help="Surface cards: registered sphere of the left hemisphere's mesh."),
     sphere_r: Optional[Path] = typer.Option(None, "--sphere-r", show_default="card/packaged", help="Surface cards: registered sphere of the right hemisphere's mesh."),
@@ -171,10 +171,11 @@ def pretrain(
     epochs: int = typer.Option(40, help="Epochs (CBraMod: 40)."),
     max_steps: Optional[int] = typer.Option(None, show_default="none", help="Stop after this many optimiser steps (schedule spans them)."),
     batch_size: int = typer.Option(128, help="Samples per step and process (CBraMod: 128)."),
-    lr: float = typer.Option(5e-4, help="Peak learning rate (AdamW)."),
-    min_lr: float = typer.Option(1e-5, help="Final learning rate of the per-step cosine schedule."),
-    weight_decay: float = typer.Option(0.05, help="AdamW weight decay."),
-    clip_grad: float = typer.Option(1.0, help="Gradient-norm clip (0 = off)."),
+    lr: Optional[float] = typer.Option(None, show_default="cbramod 5e-4, sit 3e-4", help="Peak learning rate (AdamW)."),
+    min_lr: Optional[float] = typer.Option(None, show_default="cbramod 1e-5", help="Final learning rate of the per-step cosine schedule (setting it turns the cosine schedule on)."),
+    weight_decay: Optional[float] = typer.Option(None, show_default="cbramod 0.05, sit 0.01", help="AdamW weight decay."),
+    clip_grad: Optional[float] = typer.Option(None, show_default="cbramod 1.0, sit 0 (off)", help="Gradient-norm clip (0 = off)."),
+    schedule: Optional[str] = typer.Option(None, show_default="cbramod cosine, sit constant", help="Learning-rate schedule: cosine or constant."),
     n_layers: Optional[int] = typer.Option(None, show_default="none", help="Override the number of transformer layers (CBraMod: 12)."),
     model_size: Optional[str] = typer.Option(None, show_default="none", help="SiT size: tiny, small or base."),
     mask_ratio: Optional[float] = typer.Option(None, show_default="none", help="SiT video-MAE tube-mask ratio (default 0.75)."),
@@ -203,7 +204,9 @@ def pretrain(
     if mask_ratio is not None:
         kw["mask_ratio"] = mask_ratio
     cfg = _run(PretrainConfig, model=model, model_kwargs=kw, epochs=epochs, max_steps=max_steps, batch_size=batch_size,
-               optim=dict(lr=lr, min_lr=min_lr, weight_decay=weight_decay, clip_grad=clip_grad), seed=seed, device=device,
+               optim={k: v for k, v in dict(lr=lr, min_lr=min_lr, weight_decay=weight_decay, clip_grad=clip_grad,
+                                            schedule=schedule).items() if v is not None},
+               seed=seed, device=device,
                num_workers=num_workers, ckpt_every=ckpt_every, subjects=_subjects(subjects), progress=progress)
     res = _run(run, list(stores), out, cfg, resume=resume, overwrite=overwrite)
     if _is_main_rank():
@@ -227,7 +230,7 @@ def finetune(
     lr_head: float = typer.Option(5e-4, help="Head learning rate."),
     weight_decay: float = typer.Option(0.05, help="AdamW weight decay."),
     label_smoothing: float = typer.Option(0.1, help="Label smoothing (multi-class)."),
-    frozen: bool = typer.Option(False, "--frozen/--no-frozen", help="Freeze the backbone (linear probing)."),
+    frozen: bool = typer.Option(False, "--frozen/--no-frozen", help="Freeze the backbone weights (only the head trains; its dropout stays on in training, as in the CBraMod release)."),
     n_layers: Optional[int] = typer.Option(None, show_default="none", help="Layers of a from-scratch backbone."),
     train_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's train subjects, e.g. '1-6'."),
     val_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's validation subjects."),

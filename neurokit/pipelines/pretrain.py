@@ -34,7 +34,16 @@ class PretrainConfig:
     """Pretraining settings (defaults: CBraMod's, except the epoch count).
 
     ``max_steps`` caps the total number of optimiser steps (the cosine schedule spans
-    ``min(max_steps, epochs × batches per epoch)``).
+    ``min(max_steps, epochs × batches per epoch)``). ``optim``: an :class:`OptimConfig`, or a dict of the
+    fields to set; the fields not set take the model family's reference values
+    (:attr:`Objective.optim <neurokit.pipelines.objectives.Objective>`: ``sit`` AdamW 3e-4, weight decay
+    0.01, constant learning rate, no clipping; ``cbramod`` the :class:`OptimConfig` defaults). Setting
+    ``min_lr`` without ``schedule`` asks for the cosine schedule.
+
+    Raises
+    ------
+    ConfigError
+        Out-of-range values; ValueError for an unknown ``model``.
     """
 
     model: str = "cbramod"
@@ -42,7 +51,7 @@ class PretrainConfig:
     epochs: int = 40
     max_steps: int | None = None
     batch_size: int = 128
-    optim: OptimConfig = field(default_factory=OptimConfig)
+    optim: OptimConfig | dict | None = None
     seed: int = 0
     num_workers: int = 0
     device: str = "auto"
@@ -57,8 +66,14 @@ class PretrainConfig:
             raise ConfigError(f"max_steps must be >= 1 when given (got {self.max_steps})")
         if self.num_workers < 0:
             raise ConfigError(f"num_workers must be >= 0 (got {self.num_workers})")
-        if isinstance(self.optim, dict):
-            self.optim = OptimConfig(**self.optim)
+        if not isinstance(self.optim, OptimConfig):
+            given = dict(self.optim or {})
+            if "min_lr" in given and "schedule" not in given:
+                given["schedule"] = "cosine"
+            try:
+                self.optim = OptimConfig(**{**get_objective(self.model).optim, **given})
+            except TypeError as exc:
+                raise ConfigError(f"optim: {exc}") from exc
 
 
 def pretrain(stores: Sequence[str | Path] | str | Path, out_dir: str | Path, cfg: PretrainConfig | None = None,
