@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from neurokit.plots import confusion, curves, per_fold_scores, per_subject_scores, plot_report, report_data
+from neurokit.plotting.report import confusion, curves, per_fold_scores, per_subject_scores, plot_report, report_data
 
 
 @pytest.fixture

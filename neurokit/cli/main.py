@@ -264,7 +264,7 @@ def finetune(
     else:
         print_report(rep, out)
     if plots:
-        from ..plots import plot_report as draw
+        from ..plotting.report import plot_report as draw
 
         files = _run(draw, out, out / "plots")
         console.print(f"figures: {', '.join(str(p) for p in files.values())}")
@@ -333,7 +333,7 @@ def plot_report(
 ) -> None:
     """Draw a run's confusion matrix, ROC and PR curves, per-fold/per-subject scores and training curves."""
     _setup_logging(False)
-    from ..plots import plot_report as run
+    from ..plotting.report import plot_report as run
 
     files = _run(run, report, out)
     for name, p in files.items():

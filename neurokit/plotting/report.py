@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import ConfigError
+from .._errors import ConfigError
 
 
 @dataclass
@@ -119,7 +119,7 @@ def curves(data: RunData, which: str = "roc") -> list[dict[str, Any]]:
 
 def per_subject_scores(data: RunData, metric: str = "balanced_accuracy") -> dict[str, float]:
     """A test metric (see :mod:`neurokit.pipelines.metrics`) per subject, from the pooled predictions."""
-    from .pipelines.finetune import score
+    from ..pipelines.finetune import score
 
     out = {}
     for s in sorted(set(data.subject.tolist())):
