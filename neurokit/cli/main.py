@@ -132,6 +132,10 @@ def prepare(
     hemi: Optional[str] = typer.Option(None, show_default="all in the file", help="Surface cards: only this hemisphere (L or R)."),
     sphere_l: Optional[Path] = typer.Option(None, "--sphere-l", show_default="card/packaged", help="Surface cards: registered sphere of the left hemisphere's mesh."),
     sphere_r: Optional[Path] = typer.Option(None, "--sphere-r", show_default="card/packaged", help="Surface cards: registered sphere of the right hemisphere's mesh."),
+    n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="EEG: recordings processed by N local worker processes (-1: every core); the store is the same."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", show_default="$DASK_SCHEDULER_ADDRESS", help="EEG: Dask scheduler address (tcp://host:8786) to process the recordings on; default the DASK_SCHEDULER_ADDRESS environment variable."),
+    shards: bool = typer.Option(False, "--shards", show_default="off", help="EEG: write OUT as a shard set (a folder: one store per recording + index.json) that keeps finished recordings if the run stops."),
+    resume: bool = typer.Option(False, "--resume", show_default="off", help="With --shards: add only the recordings the set at OUT lacks."),
     verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
 ) -> None:
     """Read recordings, preprocess them with the card's recipe and write an HDF5 patch store."""
@@ -155,11 +159,13 @@ def prepare(
     kwargs = {"skip_bad": skip_bad} if skip_bad else {}
     sph = {h: p.expanduser().resolve() for h, p in (("L", sphere_l), ("R", sphere_r)) if p is not None}
     kwargs.update({k: v for k, v in (("mesh", mesh), ("hemi", hemi), ("spheres", sph or None)) if v is not None})
+    kwargs.update({k: v for k, v in (("n_jobs", n_jobs if n_jobs != 1 else None), ("scheduler", scheduler),
+                                     ("shards", shards or None), ("resume", resume or None)) if v is not None})
     path = _run(run_prepare, card, out, data_root=data_root, task=task, files=files or None, subjects=subj, channels=channels, overwrite=overwrite, **kwargs)
-    from ..data.store import PatchStore
+    from ..data.dataset import PatchDataset
 
-    s = PatchStore(path)
-    console.print(f"[green]wrote[/] {path}: {len(s)} samples of shape {s.sample_shape} ({s.modality}, task {s.attrs.get('task')})")
+    s = PatchDataset(path)
+    console.print(f"[green]wrote[/] {path}: {len(s)} samples of shape {s.sample_shape} ({s.attrs.get('modality')}, task {s.attrs.get('task')})")
 
 
 # ---------------------------------------------------------------------------------------- pretrain

@@ -24,7 +24,8 @@ PREPARERS: dict[str, Callable[..., Path]] = {}
 
 #: option name → CLI flag, for messages about options a modality does not take
 CLI_FLAGS = {"mesh": "--mesh", "hemi": "--hemi", "spheres": "--sphere-l/--sphere-r", "channels": "--channels",
-             "skip_bad": "--skip-bad"}
+             "skip_bad": "--skip-bad", "n_jobs": "--n-jobs", "scheduler": "--scheduler", "shards": "--shards",
+             "resume": "--resume"}
 
 
 def register_preparer(modality: str):
@@ -77,10 +78,11 @@ def prepare(
     """
     card = card if isinstance(card, DataCard) else load_card(card)
     out = Path(out)
-    if out.is_dir():
+    if out.is_dir() and not kwargs.get("shards"):
         raise StoreError(f"{out}: is a folder; give the path of the store file to write (e.g. {out / 'store.h5'})")
-    if out.exists() and not overwrite:
-        raise FileExistsError(f"{out}: store exists; pass overwrite=True (CLI: --overwrite) to replace it")
+    if out.exists() and not overwrite and not kwargs.get("resume"):
+        more = "; or resume=True (--resume) to add the recordings a shard set lacks" if kwargs.get("shards") else ""
+        raise FileExistsError(f"{out}: store exists; pass overwrite=True (CLI: --overwrite) to replace it{more}")
     from .objectives import _load_plugins
 
     _load_plugins()
@@ -100,6 +102,33 @@ def prepare(
     return fn(card, Path(out), data_root=data_root, task=task, files=files, subjects=subjects, overwrite=overwrite, progress=progress, **kwargs)
 
 
+def _eeg_job(job: tuple[str, dict] | tuple[str, dict, str]) -> dict:
+    """One recording → windows (runs in a worker process or on a Dask worker; module level to pickle).
+    ``job``: ``(path, recipe dict[, reader])``, reader ``"mne"`` (default) or ``"bids"`` (with its sidecars).
+
+    Returns ``{"windows", "source", "warnings"}``, or ``{"error", "warnings"}`` for a file that raises
+    :class:`DataFileError` / :class:`ChannelMismatchError` (the caller decides to skip or stop)."""
+    from ..io.bids import read_bids_eeg
+    from ..io.eeg import file_sha256, read_eeg
+    from ..preprocessing.eeg import EEGRecipe, make_windows, preprocess_raw
+
+    path, recipe = job[0], EEGRecipe.from_dict(job[1])
+    reader = job[2] if len(job) > 2 else "mne"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            raw = read_bids_eeg(path) if reader == "bids" else read_eeg(path)
+            preprocess_raw(raw, recipe, source=path)
+            w = make_windows(raw, recipe, source=path)
+        except (DataFileError, ChannelMismatchError) as exc:
+            return {"error": exc, "warnings": [str(c.message) for c in caught]}
+    ren = raw.info["temp"]["neurokit_renames"]
+    source = {"path": str(Path(path).resolve()), "sha256": file_sha256(path), "n_windows": int(len(w.labels)),
+              "n_rejected": int(w.n_rejected), "renamed": ren.renamed, "aliases": ren.aliases,
+              "interpolated": list(raw.info["temp"].get("neurokit_interpolated", []))}
+    return {"windows": w, "source": source, "warnings": [str(c.message) for c in caught]}
+
+
 @register_preparer("eeg")
 def prepare_eeg(
     card: DataCard,
@@ -113,14 +142,25 @@ def prepare_eeg(
     progress=True,
     channels: list[str] | None = None,
     skip_bad: bool = False,
+    n_jobs: int = 1,
+    scheduler: str | None = None,
+    shards: bool = False,
+    resume: bool = False,
 ) -> Path:
     """EEG: read → :func:`~neurokit.preprocessing.eeg.preprocess_raw` → windows → store.
 
     ``skip_bad``: log and skip files that raise :class:`DataFileError` instead of stopping.
+    ``n_jobs``: recordings processed by this many local worker processes (joblib; -1: every core);
+    ``scheduler``: a Dask scheduler address (default ``$DASK_SCHEDULER_ADDRESS``) to send them to instead
+    (:mod:`neurokit.pipelines.parallel`). Windows are written in file order, so the store's bytes do not
+    depend on either. ``shards``: write ``out`` as a shard set (a folder, one store per recording and an
+    index: :mod:`neurokit.data.shards`), which keeps every finished recording when the run stops (full disk,
+    kill); ``resume`` then adds only the recordings it lacks.
     """
-    from ..io.bids import read_bids_eeg, read_participants
-    from ..io.eeg import file_sha256, read_eeg
-    from ..preprocessing.eeg import make_windows, preprocess_raw
+    import errno
+
+    from ..data.shards import ShardSetWriter, is_shard_set, read_index
+    from .parallel import map_ordered
 
     recipe = card.recipe()
     if channels:
@@ -135,29 +175,34 @@ def prepare_eeg(
         entries = [FileEntry(path=Path(f), subject=Path(f).stem, run=Path(f).stem, events=events) for f in files]
     else:
         entries = card.files(data_root, tname, subjects=subjects)
+    if resume and not shards:
+        raise ConfigError("resume applies to shard sets (CLI: --shards --resume)")
     labelled = any(e.events or e.label is not None for e in entries)
+    done = set()
+    if shards and is_shard_set(out) and not overwrite:
+        if not resume:
+            raise FileExistsError(f"{out}: a shard set is there; --resume adds the recordings it lacks, --overwrite "
+                                  "starts again")
+        done = {sh["key"] for sh in read_index(out)["shards"]}
+    todo = [e for e in entries if str(Path(e.path).resolve()) not in done]
+    jobs = [(str(e.path), (recipe if e.events is None else type(recipe).from_dict({**recipe.to_dict(), "events": e.events})).to_dict(),
+             e.reader) for e in todo]
     writer = None
     sources = []
     n_rej = 0
     ch_names = None
     try:
-        for e in progress_bar(entries, description=f"prepare {card.name}", enabled=progress):
-            file_recipe = recipe
-            if e.events is not None:
-                file_recipe = type(recipe).from_dict({**recipe.to_dict(), "events": e.events})
-            try:
-                raw = read_bids_eeg(e.path) if e.reader == "bids" else read_eeg(e.path)
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    preprocess_raw(raw, file_recipe, source=str(e.path))
-                    w = make_windows(raw, file_recipe, source=str(e.path))
-                for c in caught:
-                    logger.warning("%s", c.message)
-            except (DataFileError, ChannelMismatchError) as exc:
+        results = map_ordered(_eeg_job, jobs, n_jobs=n_jobs, scheduler=scheduler)
+        for e, res in progress_bar(zip(todo, results), description=f"prepare {card.name}", enabled=progress,
+                                   total=len(todo)):
+            for msg in res["warnings"]:
+                logger.warning("%s", msg)
+            if "error" in res:
                 if skip_bad:
-                    logger.warning("skipping %s", exc)
+                    logger.warning("skipping %s", res["error"])
                     continue
-                raise
+                raise res["error"]
+            w = res["windows"]
             if ch_names is None:
                 ch_names = w.ch_names
             elif w.ch_names != ch_names:
@@ -166,52 +211,65 @@ def prepare_eeg(
                     f"{ch_names[:5]}… ({len(ch_names)}); give the card a 'channels' list to fix one montage"
                 )
             if writer is None:
-                writer = PatchStoreWriter(
-                    out,
-                    w.patches.shape[1:],
-                    overwrite=overwrite,
-                    attrs=dict(
-                        modality="eeg",
-                        card=card.name,
-                        card_body=card.raw,
-                        task=tname,
-                        label_names=card.classes(tname),
-                        ch_names=w.ch_names,
-                        sfreq=recipe.sfreq,
-                        patch_size=200,
-                        units="100 uV",
-                        recipe=recipe.to_dict(),
-                        neurokit_version=__version__,
-                    ),
+                attrs = dict(
+                    modality="eeg",
+                    card=card.name,
+                    card_body=card.raw,
+                    task=tname,
+                    label_names=card.classes(tname),
+                    ch_names=w.ch_names,
+                    sfreq=recipe.sfreq,
+                    patch_size=200,
+                    units="100 uV",
+                    recipe=recipe.to_dict(),
+                    neurokit_version=__version__,
                 )
+                if any(x.reader == "bids" for x in entries):
+                    # participants.tsv columns, keyed by store subject id: subject-level labels for any task
+                    from ..io.bids import read_participants
+
+                    ids = {x.subject for x in entries}
+                    table = read_participants(card.bids_root(data_root))
+                    attrs["participants"] = {card.store_subject(k): v for k, v in table.items() if card.store_subject(k) in ids}
+                if shards:
+                    writer = ShardSetWriter(out, w.patches.shape[1:], attrs=attrs, resume=resume, overwrite=overwrite)
+                else:
+                    writer = PatchStoreWriter(out, w.patches.shape[1:], overwrite=overwrite, attrs=attrs)
             if e.label is not None:  # subject-level class (participants.tsv column)
                 w.labels[:] = e.label
-            writer.append(
-                w.patches,
-                w.labels if labelled else None,
-                onsets=w.onsets,
-                subject=e.subject,
-                session=e.session,
-                run=e.run,
-            )
+            rows = dict(onsets=w.onsets, subject=e.subject, session=e.session, run=e.run)
+            try:
+                if shards:
+                    with writer.shard(res["source"]["path"], sources=[res["source"]], n_rejected=int(w.n_rejected)) as sw:
+                        sw.append(w.patches, w.labels if labelled else None, **rows)
+                else:
+                    writer.append(w.patches, w.labels if labelled else None, **rows)
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    raise
+                if shards:
+                    raise StoreError(
+                        f"{out}: disk full while writing {e.path}; the {len(writer.keys)} recordings written before are "
+                        "kept. Free space, then rerun the same command with --resume"
+                    ) from exc
+                raise StoreError(f"{out}: disk full while writing {e.path}; nothing was kept. Free space, or write "
+                                 "per-recording shards (--shards) so that a stop keeps what is done") from exc
             n_rej += w.n_rejected
-            ren = raw.info["temp"]["neurokit_renames"]
-            sources.append({"path": str(Path(e.path).resolve()), "sha256": file_sha256(e.path),
-                            "n_windows": int(len(w.labels)), "n_rejected": int(w.n_rejected),
-                            "renamed": ren.renamed, "aliases": ren.aliases,
-                            "interpolated": list(raw.info["temp"].get("neurokit_interpolated", []))})
+            sources.append(res["source"])
+        if writer is None and done:  # every recording was already in the set: mark it finished
+            writer = ShardSetWriter(out, (), attrs=read_index(out)["attrs"], resume=True)
         if writer is None:
             raise DataFileError(f"prepare {card.name}: no usable recording (all skipped)")
-        writer.set_attrs(sources=sources, n_rejected=n_rej)
-        if any(e.reader == "bids" for e in entries):
-            # participants.tsv columns, keyed by store subject id: subject-level labels for any task
-            table = read_participants(card.bids_root(data_root))
-            ids = {e.subject for e in entries}
-            writer.set_attrs(participants={card.store_subject(k): v for k, v in table.items() if card.store_subject(k) in ids})
-        path = writer.close()
+        if shards:
+            path = writer.close()
+            n_total = writer.n
+        else:
+            writer.set_attrs(sources=sources, n_rejected=n_rej)
+            path = writer.close()
+            n_total = writer.n
     except BaseException:
-        if writer is not None:
+        if writer is not None and not shards:
             writer.abort()
         raise
-    logger.info("wrote %s (%d samples, %d rejected)", path, writer.n, n_rej)
+    logger.info("wrote %s (%d samples, %d rejected)", path, n_total, n_rej)
     return path
