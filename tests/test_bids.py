@@ -78,10 +78,11 @@ def test_bids_bad_channel_is_interpolated(eeg_root, lr_store, tmp_path):
     out = prepare(card, tmp_path / "bad.h5", data_root=root, task="left_right_imagery", subjects=[1],
                   channels="sensorimotor", progress=False)
     st = PatchStore(out)
-    assert st.attrs["sources"][0]["interpolated"] == ["C3"]
+    assert st.attrs["sources"][0]["applied"]["interpolated_channels"] == ["C3"]
     # the same as marking C3 bad on the EDF: MNE's spherical-spline interpolation, then the recipe
-    raw = read_eeg(eeg_root / EDF.format(s=1, r=4))
+    raw = read_eeg(eeg_root / EDF.format(s=1, r=4), preload=True)
     raw.info["bads"] = ["C3"]
+    raw.interpolate_bads(reset_bads=True, verbose="error")
     recipe = card.recipe().from_dict({**card.recipe().to_dict(), "channels": card.channel_set("sensorimotor"),
                                       "events": {"T1": 0, "T2": 1}})
     preprocess_raw(raw, recipe)

@@ -128,6 +128,8 @@ def prepare(
     channels: Optional[str] = typer.Option(None, show_default="none", help="Channel subset: a card channel set (e.g. sensorimotor) or 'C3,Cz,C4' (default: the recipe's)."),
     overwrite: bool = typer.Option(False, help="Replace an existing store."),
     skip_bad: bool = typer.Option(False, help="Skip unreadable/too-short files with a warning instead of stopping."),
+    encoding: Optional[str] = typer.Option(None, show_default="card's, else UTF-8 (Latin-1 fallback)", help="EEG cards: text encoding of EDF/BDF annotations (e.g. latin1)."),
+    units: Optional[str] = typer.Option(None, show_default="card's, else µV with a warning", help="EEG cards: unit (V, mV, uV, nV) of channels whose unit is blank or unknown."),
     mesh: Optional[str] = typer.Option(None, show_default="from the vertex count", help="Surface cards: the data's mesh (ico6: already on the template, no resampling; fs_LR_59k: HCP 7T 1.6 mm, with --sphere-l/--sphere-r; any other name: a mesh of your own, with --sphere-l/--sphere-r)."),
     hemi: Optional[str] = typer.Option(None, show_default="all in the file", help="Surface cards: only this hemisphere (L or R)."),
     sphere_l: Optional[Path] = typer.Option(None, "--sphere-l", show_default="card/packaged", help="Surface cards: registered sphere of the left hemisphere's mesh."),
@@ -158,7 +160,8 @@ def prepare(
         _fail(ValueError("--events and --label-column go with --bids (a card's task defines its labels)"))
     kwargs = {"skip_bad": skip_bad} if skip_bad else {}
     sph = {h: p.expanduser().resolve() for h, p in (("L", sphere_l), ("R", sphere_r)) if p is not None}
-    kwargs.update({k: v for k, v in (("mesh", mesh), ("hemi", hemi), ("spheres", sph or None)) if v is not None})
+    kwargs.update({k: v for k, v in (("mesh", mesh), ("hemi", hemi), ("spheres", sph or None), ("encoding", encoding),
+                                     ("units", units)) if v is not None})
     kwargs.update({k: v for k, v in (("n_jobs", n_jobs if n_jobs != 1 else None), ("scheduler", scheduler),
                                      ("shards", shards or None), ("resume", resume or None)) if v is not None})
     path = _run(run_prepare, card, out, data_root=data_root, task=task, files=files or None, subjects=subj, channels=channels, overwrite=overwrite, **kwargs)

@@ -1,10 +1,10 @@
 """BIDS EEG datasets through mne-bids: find the recordings of a task, read one with its sidecars.
 
-A BIDS recording is read by :func:`mne_bids.read_raw_bids`, which puts the ``events.tsv`` rows
-(onset, duration, ``trial_type``) into ``raw.annotations`` and marks the channels whose ``channels.tsv``
-status is ``bad`` in ``raw.info["bads"]``; neurokit then applies the same channel standardisation as
-:func:`~neurokit.io.eeg.read_eeg` (EEG picked, 10-05 names, template montage). ``participants.tsv``
-columns are read as subject-level values (:func:`read_participants`).
+A BIDS recording's data file is read by :func:`~neurokit.io.eeg.read_eeg` (header checks, 10-05 names,
+template montage) and its sidecars by :func:`mne_bids.read_raw_bids`: the ``events.tsv`` rows (onset,
+duration, ``trial_type``) become ``raw.annotations``, the ``channels.tsv`` types are applied and its
+``bad`` channels interpolated (:func:`read_bids_eeg`). ``participants.tsv`` columns are read as
+subject-level values (:func:`read_participants`).
 
 Reference: Appelhoff et al., MNE-BIDS, JOSS 4(44):1896, 2019; Pernet et al., EEG-BIDS, Sci Data 6:103, 2019.
 """
@@ -16,6 +16,8 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
+
+import numpy as np
 
 from .._errors import CardError, DataFileError
 
@@ -113,29 +115,37 @@ def find_recordings(
     return out
 
 
-def read_bids_eeg(path: str | Path, *, verbose: bool | str | None = "error"):
+def read_bids_eeg(path: str | Path, *, interpolate_bads: bool = True, verbose: bool | str | None = "error", **read_opts):
     """Read one BIDS EEG recording with its sidecars.
+
+    The data file is read by :func:`~neurokit.io.eeg.read_eeg` (its header checks, EEG channels, 10-05
+    names, template montage; ``read_opts`` go to it); the sidecars by mne-bids
+    (:func:`mne_bids.read_raw_bids`): ``events.tsv`` rows become the annotations (description =
+    ``trial_type``), ``channels.tsv`` types and ``bad`` statuses are applied.
 
     Parameters
     ----------
     path : path
         The data file (``sub-01/eeg/sub-01_task-x_eeg.edf``) inside a BIDS dataset.
+    interpolate_bads : bool
+        Replace the channels ``channels.tsv`` marks bad by MNE's spherical-spline interpolation from the
+        good ones (Perrin et al. 1989), so every recording keeps the dataset's channel set; they are listed in
+        ``raw.info["temp"]["neurokit_applied"]["interpolated_channels"]``. ``False``: leave them marked bad.
 
     Returns
     -------
     raw : mne.io.Raw
-        Lazily read (``preload=False``), in volts; ``annotations`` from ``events.tsv`` (description =
-        ``trial_type``), ``info["bads"]`` from ``channels.tsv`` status ``bad`` (10-05 names), channels
-        standardised as by :func:`~neurokit.io.eeg.read_eeg`.
+        In volts; loaded when channels were interpolated, lazy otherwise.
 
     Raises
     ------
     FileNotFoundError
         No such file.
     DataFileError
-        mne-bids cannot read the recording or its sidecars.
+        mne-bids cannot read the recording or its sidecars; a bad channel without a position to
+        interpolate from.
     """
-    from .eeg import standardize_raw
+    from .eeg import read_eeg
 
     mne_bids = _mne_bids()
     path = Path(path)
@@ -143,10 +153,32 @@ def read_bids_eeg(path: str | Path, *, verbose: bool | str | None = "error"):
         raise FileNotFoundError(f"{path}: no such file")
     try:
         bp = mne_bids.get_bids_path_from_fname(path, verbose="error")
-        raw = mne_bids.read_raw_bids(bp, verbose=verbose)
+        side = mne_bids.read_raw_bids(bp, verbose=verbose)
     except Exception as exc:  # mne-bids raises many types for bad names and sidecars
         raise DataFileError(f"{path}: mne-bids could not read this recording ({type(exc).__name__}: {exc})") from exc
-    return standardize_raw(raw, path)
+    raw = read_eeg(path, eeg_only=False, **read_opts)
+    renamed = raw.info["temp"]["neurokit_renames"].renamed  # original label → 10-05 name
+    name = {orig: renamed.get(orig, orig) for orig in side.ch_names}
+    types = {name[c]: t for c, t in zip(side.ch_names, side.get_channel_types()) if name[c] in raw.ch_names}
+    change = {c: t for c, t in types.items() if t != raw.get_channel_types(picks=[c])[0]}
+    if change:
+        raw.set_channel_types(change, on_unit_change="ignore", verbose="error")
+    raw.pick("eeg", exclude=[])
+    raw.set_annotations(side.annotations)
+    bids_bads = [name[c] for c in side.info["bads"] if name.get(c) in raw.ch_names]
+    raw.info["bads"] = sorted(set(raw.info["bads"]) | set(bids_bads), key=raw.ch_names.index)
+    if interpolate_bads and bids_bads:
+        chs = {c["ch_name"]: c for c in raw.info["chs"]}
+        no_pos = [c for c in bids_bads if not np.any(chs[c]["loc"][:3]) or not np.isfinite(chs[c]["loc"][:3]).all()]
+        if no_pos:
+            raise DataFileError(f"{path}: bad channel(s) {no_pos} (channels.tsv) have no sensor position to interpolate "
+                                "from; read with interpolate_bads=False, or leave them out of the card's channel list")
+        others = [c for c in raw.info["bads"] if c not in bids_bads]
+        raw.load_data(verbose="error")
+        raw.interpolate_bads(reset_bads=True, exclude=others, verbose="error")
+        applied = dict(raw.info["temp"].get("neurokit_applied") or {}, interpolated_channels=bids_bads)
+        raw.info["temp"] = dict(raw.info["temp"], neurokit_applied=applied)
+    return raw
 
 
 def read_participants(root: str | Path) -> dict[str, dict[str, str]]:

@@ -24,8 +24,8 @@ PREPARERS: dict[str, Callable[..., Path]] = {}
 
 #: option name → CLI flag, for messages about options a modality does not take
 CLI_FLAGS = {"mesh": "--mesh", "hemi": "--hemi", "spheres": "--sphere-l/--sphere-r", "channels": "--channels",
-             "skip_bad": "--skip-bad", "n_jobs": "--n-jobs", "scheduler": "--scheduler", "shards": "--shards",
-             "resume": "--resume"}
+             "skip_bad": "--skip-bad", "encoding": "--encoding", "units": "--units", "n_jobs": "--n-jobs",
+             "scheduler": "--scheduler", "shards": "--shards", "resume": "--resume"}
 
 
 def register_preparer(modality: str):
@@ -102,30 +102,23 @@ def prepare(
     return fn(card, Path(out), data_root=data_root, task=task, files=files, subjects=subjects, overwrite=overwrite, progress=progress, **kwargs)
 
 
-def _eeg_job(job: tuple[str, dict] | tuple[str, dict, str]) -> dict:
+def _eeg_job(job: tuple[str, dict, dict]) -> dict:
     """One recording → windows (runs in a worker process or on a Dask worker; module level to pickle).
-    ``job``: ``(path, recipe dict[, reader])``, reader ``"mne"`` (default) or ``"bids"`` (with its sidecars).
 
-    Returns ``{"windows", "source", "warnings"}``, or ``{"error", "warnings"}`` for a file that raises
-    :class:`DataFileError` / :class:`ChannelMismatchError` (the caller decides to skip or stop)."""
-    from ..io.bids import read_bids_eeg
-    from ..io.eeg import file_sha256, read_eeg
-    from ..preprocessing.eeg import EEGRecipe, make_windows, preprocess_raw
+    Returns ``{"windows", "source", "warnings"}``; ``{"dropped", "warnings"}`` for a recording the recipe
+    drops by rule; ``{"error", "warnings"}`` for a file that raises :class:`DataFileError` /
+    :class:`ChannelMismatchError` (the caller decides to skip or stop)."""
+    from ..preprocessing.eeg import EEGRecipe, RecordingDropped
 
-    path, recipe = job[0], EEGRecipe.from_dict(job[1])
-    reader = job[2] if len(job) > 2 else "mne"
+    path, recipe, read_opts = job[0], EEGRecipe.from_dict(job[1]), job[2]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            raw = read_bids_eeg(path) if reader == "bids" else read_eeg(path)
-            preprocess_raw(raw, recipe, source=path)
-            w = make_windows(raw, recipe, source=path)
+            w, source = _eeg_file(path, recipe, read_opts)
+        except RecordingDropped as exc:
+            return {"dropped": str(exc), "warnings": [str(c.message) for c in caught]}
         except (DataFileError, ChannelMismatchError) as exc:
             return {"error": exc, "warnings": [str(c.message) for c in caught]}
-    ren = raw.info["temp"]["neurokit_renames"]
-    source = {"path": str(Path(path).resolve()), "sha256": file_sha256(path), "n_windows": int(len(w.labels)),
-              "n_rejected": int(w.n_rejected), "renamed": ren.renamed, "aliases": ren.aliases,
-              "interpolated": list(raw.info["temp"].get("neurokit_interpolated", []))}
     return {"windows": w, "source": source, "warnings": [str(c.message) for c in caught]}
 
 
@@ -142,6 +135,8 @@ def prepare_eeg(
     progress=True,
     channels: list[str] | None = None,
     skip_bad: bool = False,
+    encoding: str | None = None,
+    units: str | None = None,
     n_jobs: int = 1,
     scheduler: str | None = None,
     shards: bool = False,
@@ -149,7 +144,12 @@ def prepare_eeg(
 ) -> Path:
     """EEG: read → :func:`~neurokit.preprocessing.eeg.preprocess_raw` → windows → store.
 
-    ``skip_bad``: log and skip files that raise :class:`DataFileError` instead of stopping.
+    ``skip_bad``: log and skip files that raise :class:`DataFileError` instead of stopping (any reader
+    fault becomes one, naming the file). Recordings the recipe drops by rule (``min_duration_s``) are
+    always skipped, and listed in the store's ``dropped`` attribute. ``encoding`` / ``units`` override the
+    card's ``reading`` block (see :func:`~neurokit.io.read_eeg`). Each entry of the store's ``sources``
+    records what was applied to that file (``applied``: original ``sfreq``, band edges used, notch,
+    resampling, channels dropped as bad, assumed units, encoding, gaps).
     ``n_jobs``: recordings processed by this many local worker processes (joblib; -1: every core);
     ``scheduler``: a Dask scheduler address (default ``$DASK_SCHEDULER_ADDRESS``) to send them to instead
     (:mod:`neurokit.pipelines.parallel`). Windows are written in file order, so the store's bytes do not
@@ -163,6 +163,8 @@ def prepare_eeg(
     from .parallel import map_ordered
 
     recipe = card.recipe()
+    read_opts = card.read_options()
+    read_opts.update({k: v for k, v in (("encoding", encoding), ("units", units)) if v is not None})
     if channels:
         recipe = type(recipe).from_dict({**recipe.to_dict(), "channels": list(channels)})
     tname, tdef = card.task(task)
@@ -171,7 +173,7 @@ def prepare_eeg(
         classes = card.classes(tname)
         events = None
         if len(groups) == 1 and classes:
-            events = {d: classes.index(lbl) for d, lbl in groups[0]["events"].items()}
+            events = {str(d): classes.index(lbl) for d, lbl in groups[0]["events"].items()}
         entries = [FileEntry(path=Path(f), subject=Path(f).stem, run=Path(f).stem, events=events) for f in files]
     else:
         entries = card.files(data_root, tname, subjects=subjects)
@@ -186,9 +188,10 @@ def prepare_eeg(
         done = {sh["key"] for sh in read_index(out)["shards"]}
     todo = [e for e in entries if str(Path(e.path).resolve()) not in done]
     jobs = [(str(e.path), (recipe if e.events is None else type(recipe).from_dict({**recipe.to_dict(), "events": e.events})).to_dict(),
-             e.reader) for e in todo]
+             {**read_opts, "bids": True} if e.reader == "bids" else read_opts) for e in todo]
     writer = None
     sources = []
+    dropped = []
     n_rej = 0
     ch_names = None
     try:
@@ -197,6 +200,10 @@ def prepare_eeg(
                                    total=len(todo)):
             for msg in res["warnings"]:
                 logger.warning("%s", msg)
+            if "dropped" in res:
+                logger.warning("%s", res["dropped"])
+                dropped.append(str(e.path))
+                continue
             if "error" in res:
                 if skip_bad:
                     logger.warning("skipping %s", res["error"])
@@ -259,17 +266,41 @@ def prepare_eeg(
         if writer is None and done:  # every recording was already in the set: mark it finished
             writer = ShardSetWriter(out, (), attrs=read_index(out)["attrs"], resume=True)
         if writer is None:
-            raise DataFileError(f"prepare {card.name}: no usable recording (all skipped)")
-        if shards:
-            path = writer.close()
-            n_total = writer.n
-        else:
-            writer.set_attrs(sources=sources, n_rejected=n_rej)
-            path = writer.close()
-            n_total = writer.n
+            why = f" ({len(dropped)} dropped by the recipe's min_duration_s)" if dropped else ""
+            raise DataFileError(f"prepare {card.name}: no usable recording (all skipped{why})")
+        if not shards:
+            writer.set_attrs(sources=sources, n_rejected=n_rej, dropped=dropped)
+        path = writer.close()
+        n_total = writer.n
     except BaseException:
         if writer is not None and not shards:
             writer.abort()
         raise
     logger.info("wrote %s (%d samples, %d rejected)", path, n_total, n_rej)
     return path
+
+
+def _eeg_file(path, recipe, read_opts: dict):
+    """One recording → (:class:`~neurokit.preprocessing.eeg.Windows`, its ``sources`` entry). Warnings are
+    left to the caller (:func:`_eeg_job` collects them); any fault that is not already a neurokit error
+    becomes a :class:`DataFileError` naming the file."""
+    from .._errors import NeurokitError
+    from ..io.bids import read_bids_eeg
+    from ..io.eeg import describe_exception, file_sha256, read_eeg
+    from ..preprocessing.eeg import make_windows, preprocess_raw
+
+    opts = dict(read_opts)
+    bids = opts.pop("bids", False)  # a BIDS recording: events.tsv, channels.tsv through mne-bids
+    try:
+        raw = read_bids_eeg(path, **opts) if bids else read_eeg(path, **opts)
+        preprocess_raw(raw, recipe, source=str(path))
+        w = make_windows(raw, recipe, source=str(path))
+    except (NeurokitError, FileNotFoundError):
+        raise
+    except Exception as exc:  # a fault of MNE or numpy on this file: name the file
+        raise DataFileError(f"{path}: {describe_exception(exc)}") from exc
+    ren = raw.info["temp"]["neurokit_renames"]
+    provenance = {"path": str(Path(path).resolve()), "sha256": file_sha256(path), "n_windows": int(len(w.labels)),
+                  "n_rejected": int(w.n_rejected), "renamed": ren.renamed, "aliases": ren.aliases,
+                  "applied": raw.info["temp"].get("neurokit_applied", {})}
+    return w, provenance
