@@ -176,7 +176,7 @@ def prepare(
 def pretrain(
     stores: List[Path] = typer.Argument(..., help="Patch store(s) to pretrain on."),
     out: Path = typer.Option(Path("runs/pretrain"), "--out", "-o", help="Output folder (checkpoints, metrics.jsonl)."),
-    model: str = typer.Option("cbramod", help="Model family: cbramod (EEG) or sit (surface fMRI)."),
+    model: str = typer.Option("cbramod", help="Model family: cbramod (EEG), sit (surface fMRI, vsMAE) or clip (fMRI-video-audio, needs --stimuli)."),
     epochs: int = typer.Option(40, help="Epochs (CBraMod: 40)."),
     max_steps: Optional[int] = typer.Option(None, show_default="none", help="Stop after this many optimiser steps (schedule spans them)."),
     batch_size: int = typer.Option(128, help="Samples per step and process (CBraMod: 128)."),
@@ -189,6 +189,9 @@ def pretrain(
     model_size: Optional[str] = typer.Option(None, show_default="none", help="SiT size: tiny, small or base."),
     mask_ratio: Optional[float] = typer.Option(None, show_default="none", help="SiT video-MAE tube-mask ratio (default 0.75)."),
     subjects: Optional[str] = typer.Option(None, show_default="none", help="Only these subjects, e.g. '1-6' or 'S001,S002'."),
+    stimuli: Optional[List[Path]] = typer.Option(None, "--stimuli", show_default="none", help="clip: stimulus store(s) from `neuro embed-stimuli`, one per run (repeatable)."),
+    lag: Optional[float] = typer.Option(None, "--lag", show_default="6", help="clip: hemodynamic lag in s (fMRI frames [t, t+1, t+2] pair with the window starting at t - lag)."),
+    segments: Optional[str] = typer.Option(None, show_default="all", help="clip: all, first_half or second_half of each movie clip (unseen-segments split)."),
     seed: int = typer.Option(0, help="Random seed (sampling, masks, initialisation)."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K (under torchrun: one GPU per process)."),
     num_workers: int = typer.Option(0, help="DataLoader worker processes."),
@@ -212,6 +215,9 @@ def pretrain(
         kw["size"] = model_size
     if mask_ratio is not None:
         kw["mask_ratio"] = mask_ratio
+    for k, v in (("stimuli", [str(p) for p in stimuli or []]), ("lag_s", lag), ("segments", segments)):
+        if v is not None and v != []:
+            kw[k] = v
     cfg = _run(PretrainConfig, model=model, model_kwargs=kw, epochs=epochs, max_steps=max_steps, batch_size=batch_size,
                optim={k: v for k, v in dict(lr=lr, min_lr=min_lr, weight_decay=weight_decay, clip_grad=clip_grad,
                                             schedule=schedule).items() if v is not None},
@@ -347,6 +353,77 @@ def plot_report(
     files = _run(run, report, out)
     for name, p in files.items():
         console.print(f"[green]wrote[/] {p}")
+
+
+# ----------------------------------------------------------------------------- stimulus retrieval
+@app.command("embed-stimuli")
+def embed_stimuli_cmd(
+    movie: Path = typer.Argument(..., help="Movie file (mp4, mkv, …; read with PyAV/FFmpeg)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Stimulus store to write (.h5)."),
+    audio: Optional[Path] = typer.Option(None, show_default="the movie's audio track", help="Separate sound file (wav, flac, …)."),
+    clips: Optional[Path] = typer.Option(None, show_default="one clip, no rest", help="JSON file [[onset_s, offset_s], ...] of the clips; other windows are rest."),
+    run: Optional[str] = typer.Option(None, show_default="from the file name (run-1, MOVIE1)", help="Run id the store pairs with (the fMRI store's run)."),
+    video_encoder: str = typer.Option("ViT-B-32", help="open_clip model for frames, or 'tiny' (random init)."),
+    video_pretrained: Optional[str] = typer.Option(None, show_default="none (random init)", help="open_clip pretrained tag (e.g. laion2b_s34b_b79k; needs a network once) or a local weights file."),
+    audio_encoder: str = typer.Option("ViT-B-32", help="open_clip vision tower for log-mel spectrograms (AST-style), or 'tiny'."),
+    audio_pretrained: Optional[str] = typer.Option(None, show_default="none (random init)", help="open_clip pretrained tag or a local weights file."),
+    window: float = typer.Option(3.0, help="Window length in s."),
+    hop: float = typer.Option(1.0, help="Hop between windows in s (= the fMRI TR)."),
+    every: int = typer.Option(1, help="Embed one frame in EVERY (1: all frames)."),
+    overwrite: bool = typer.Option(False, "--overwrite", show_default="off", help="Replace an existing store."),
+    progress: bool = typer.Option(True, help="Show progress bars."),
+) -> None:
+    """Embed a movie's video and audio (3-s windows, 1-s hop) with frozen open_clip towers into a stimulus store."""
+    _setup_logging(False)
+    from ..stimuli.store import StimulusStore, embed_stimuli
+
+    clip_list = None
+    if clips is not None:
+        try:
+            clip_list = json.loads(clips.read_text())
+        except (OSError, ValueError) as exc:
+            _fail(ValueError(f"{clips}: not a JSON list of [onset_s, offset_s] pairs ({exc})"))
+    path = _run(embed_stimuli, movie, out, audio=audio, clips=clip_list, run=run, video_encoder=video_encoder,
+                video_pretrained=video_pretrained, audio_encoder=audio_encoder, audio_pretrained=audio_pretrained,
+                window_s=window, hop_s=hop, every=every, overwrite=overwrite, progress=progress)
+    st = StimulusStore(path)
+    console.print(f"[green]wrote[/] {path}: run {st.run!r}, {len(st)} windows ({int(st.rest.sum())} rest), "
+                  f"video {st.video.shape[1]}-d, audio {st.audio.shape[1]}-d")
+
+
+@app.command()
+def retrieve(
+    checkpoint: Path = typer.Argument(..., help="`neuro pretrain --model clip` checkpoint (last.pt)."),
+    fmri: List[Path] = typer.Option(..., "--fmri", help="Surface store(s) with the test runs (repeatable)."),
+    stimuli: List[Path] = typer.Option(..., "--stimuli", help="Stimulus store(s), one per run (repeatable)."),
+    subjects: Optional[str] = typer.Option(None, show_default="all", help="Test subjects, e.g. 'sim05,sim06' (unseen subjects)."),
+    segments: str = typer.Option("all", help="all, or second_half for the unseen-segments test (train with --segments first_half)."),
+    queries: int = typer.Option(100, help="Queries per subject x run x hemisphere."),
+    negatives: int = typer.Option(32, help="Negatives per pool (pool = 1 + negatives)."),
+    exclude: float = typer.Option(3.0, help="Negatives lie more than this many s from the true window."),
+    shuffle: bool = typer.Option(False, "--shuffle", show_default="off", help="Control: stimulus windows shuffled against the fMRI (expect chance)."),
+    seed: int = typer.Option(0, help="Seed of the query and negative draws."),
+    json_out: Optional[Path] = typer.Option(None, "--json", show_default="none", help="Write the JSON report here."),
+    device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K."),
+) -> None:
+    """Which clip was this person watching? Top-1/5/10 retrieval of video and audio windows from fMRI, beside chance."""
+    _setup_logging(False)
+    from ..pipelines.retrieval import retrieve as run
+
+    subj = [s.strip() for s in subjects.split(",") if s.strip()] if subjects else None
+    rep = _run(run, checkpoint, list(fmri), list(stimuli), subjects=subj, segments=segments, n_queries=queries,
+               n_negatives=negatives, exclude_s=exclude, shuffle=shuffle, seed=seed, device=device, out=json_out)
+    t = Table(title=f"retrieval: {rep['n_units']} subject x run x hemisphere, {rep['n_queries']} queries, pool {rep['pool_size']}"
+                    + (" (SHUFFLED control)" if rep["shuffled"] else ""))
+    t.add_column("")
+    for k in ("top1", "top5", "top10"):
+        t.add_column(k, justify="right")
+    for m in ("video", "audio"):
+        t.add_row(m, *(f"{100 * rep[m][k]['mean']:.1f} ± {100 * rep[m][k]['std']:.1f} %" for k in ("top1", "top5", "top10")))
+    t.add_row("chance", *(f"{100 * rep['chance'][k]:.1f} %" for k in ("top1", "top5", "top10")))
+    console.print(t)
+    if json_out:
+        console.print(f"report: {json_out}")
 
 
 # ------------------------------------------------------------------------------------ plot-surface

@@ -33,6 +33,9 @@ class Objective:
     default_head : str
         Fine-tuning head used when none is asked for (``"all_patch_reps"`` for CBraMod as in the paper;
         ``"avgpool"`` where flattening every token would make a huge layer).
+    pair : callable ``(dataset, module, model_kwargs) -> Dataset``, optional
+        For objectives that learn from paired data (``clip``: fMRI with stimulus embeddings): wraps the
+        store's dataset so items are ``(x, y)``; ``loss`` is then called as ``loss(module, x, generator, y)``.
     optim : dict
         The family's reference pretraining optimiser: fields of
         :class:`~neurokit.pipelines.training.OptimConfig` that differ from its (CBraMod's) defaults; what
@@ -46,6 +49,7 @@ class Objective:
     loss: Callable[..., tuple[torch.Tensor, dict[str, Any]]]
     backbone: Callable[[nn.Module], nn.Module]
     default_head: str = "avgpool"
+    pair: Callable[..., Any] | None = None
     optim: dict[str, Any] = field(default_factory=dict)
 
 
@@ -73,7 +77,7 @@ def _load_plugins() -> None:
 
 
 #: modules that register objectives (:func:`register_objective`) and preparers when imported
-PLUGIN_MODULES = ("neurokit.pipelines.surface",)
+PLUGIN_MODULES = ("neurokit.pipelines.surface", "neurokit.pipelines.clip")
 
 
 # --------------------------------------------------------------------------- CBraMod

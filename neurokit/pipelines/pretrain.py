@@ -137,7 +137,11 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
         model = torch.nn.parallel.DistributedDataParallel(
             model, device_ids=[info.device.index] if info.device.type == "cuda" else None
         )
-    probe = EpochSampler(len(ds), batch_size=cfg.batch_size, seed=cfg.seed, world_size=info.world_size)
+    data = ds if objective.pair is None else objective.pair(ds, unwrap(model), dict(cfg.model_kwargs))
+    if len(data) < cfg.batch_size * info.world_size:
+        raise ConfigError(f"{len(data)} training pairs but batch_size={cfg.batch_size} × {info.world_size} process(es); "
+                          "lower --batch-size")
+    probe = EpochSampler(len(data), batch_size=cfg.batch_size, seed=cfg.seed, world_size=info.world_size)
     per_epoch = probe.batches_per_epoch()
     total = per_epoch * cfg.epochs
     if cfg.max_steps:
@@ -164,13 +168,13 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
     try:
         while step < total:
             epoch, start = divmod(step, per_epoch)
-            sampler = EpochSampler(len(ds), batch_size=cfg.batch_size, seed=cfg.seed, epoch=epoch,
+            sampler = EpochSampler(len(data), batch_size=cfg.batch_size, seed=cfg.seed, epoch=epoch,
                                    rank=info.rank, world_size=info.world_size, start_batch=start)
-            for x, _ in make_loader(ds, sampler, cfg.batch_size, cfg.num_workers, info.device):
+            for x, y in make_loader(data, sampler, cfg.batch_size, cfg.num_workers, info.device):
                 x = x.to(info.device, non_blocking=True)
                 # masks depend on (seed, rank, step) only, so a resumed job draws the same ones
                 gen.manual_seed(cfg.seed * 1_000_003 + info.rank * 7919 + step)
-                loss, stats = objective.loss(model, x, gen)
+                loss, stats = objective.loss(model, x, gen) if objective.pair is None else objective.loss(model, x, gen, y)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 gnorm = torch.nn.utils.clip_grad_norm_(params, cfg.optim.clip_grad) if cfg.optim.clip_grad else None

@@ -1,0 +1,145 @@
+"""Tri-modal CLIP: surface fMRI – video – audio (the ICLR 2025 HCP 7T paper, arXiv 2501.16471; metrics-lab/sim).
+
+- fMRI encoder: a :class:`~neurokit.models.sit.SiT` over a surface tubelet ``(B, T, N, V)``, the ``T`` frames
+  read as channels (paper: SiT-tiny, ico3 patches 1280 × 45, T = 3), pooled to ``(B, D)``.
+- Video and audio: embeddings of frozen towers, computed once (:mod:`neurokit.stimuli`), ``(B, D_video)``
+  and ``(B, D_audio)``; the towers are not part of this module, so nothing trains them.
+- One :class:`ProjectionHead` per modality → 384-d, L2-normalised.
+- Loss: symmetric InfoNCE (:func:`info_nce`) for the pairs fMRI–video, fMRI–audio and video–audio, logits =
+  cosine × exp(τ) with a fixed τ per pair (a buffer, so DDP needs no ``find_unused_parameters``), weighted
+  0.8 / 0.1 / 0.1 (the release's weights).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .._errors import ConfigError
+from .sit import SiT, SiTConfig, sit_config
+
+PAIRS = ("fmri_video", "fmri_audio", "video_audio")
+
+
+@dataclass
+class CLIPConfig:
+    """Hyperparameters of :class:`SurfaceCLIP` (written into every checkpoint).
+
+    ``fmri``: the SiT's config (``n_outputs`` forced to 0). ``video_dim``/``audio_dim``: frozen-tower
+    embedding sizes. ``embed_dim``: shared space (384). ``dropout``: in the heads. ``lag_s``: hemodynamic
+    lag — fMRI frames ``[t, t+1, t+2]`` pair with the stimulus window starting at ``t − lag_s`` (6 s).
+    ``weights``: loss weight per pair of :data:`PAIRS`. ``log_scale``: fixed τ per pair (logit scale
+    exp(τ); default log(1/0.07), CLIP's initial temperature). ``stimulus``: the encoders (name, weights
+    SHA-256, dim) the stimulus embeddings came from, checked at retrieval.
+    """
+
+    fmri: SiTConfig = field(default_factory=lambda: sit_config("tiny", n_chans=3, n_patches=1280, vertices_per_patch=45))
+    video_dim: int = 768
+    audio_dim: int = 768
+    embed_dim: int = 384
+    dropout: float = 0.1
+    lag_s: float = 6.0
+    weights: tuple[float, float, float] = (0.8, 0.1, 0.1)
+    log_scale: tuple[float, float, float] = (math.log(1 / 0.07),) * 3
+    stimulus: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.fmri, dict):
+            self.fmri = SiTConfig(**self.fmri)
+        self.fmri = SiTConfig(**{**self.fmri.to_dict(), "n_outputs": 0})
+        self.weights = tuple(float(w) for w in self.weights)
+        self.log_scale = tuple(float(s) for s in self.log_scale)
+        if len(self.weights) != 3 or len(self.log_scale) != 3:
+            raise ConfigError(f"weights and log_scale need one value per pair {PAIRS}")
+        if any(w < 0 for w in self.weights) or sum(self.weights) <= 0:
+            raise ConfigError(f"loss weights must be >= 0 with a positive sum, got {self.weights}")
+        if self.lag_s < 0:
+            raise ConfigError(f"lag_s must be >= 0 s, got {self.lag_s}")
+        for k in ("video_dim", "audio_dim", "embed_dim"):
+            if int(getattr(self, k)) < 1:
+                raise ConfigError(f"{k} must be >= 1, got {getattr(self, k)}")
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["weights"], d["log_scale"] = list(self.weights), list(self.log_scale)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "CLIPConfig":
+        names = {f.name for f in fields(cls)}
+        bad = sorted(set(d) - names)
+        if bad:
+            raise ConfigError(f"unknown CLIP config key(s) {bad}; allowed: {sorted(names)}")
+        return cls(**d)
+
+
+class ProjectionHead(nn.Module):
+    """``Linear(in→D) → GELU → Linear(D→D) → dropout → + residual (the first projection) → LayerNorm``;
+    ``(B, in_dim)`` → ``(B, D)``."""
+
+    def __init__(self, in_dim: int, dim: int = 384, dropout: float = 0.1) -> None:
+        super().__init__()
+        self.proj = nn.Linear(in_dim, dim)
+        self.fc = nn.Linear(dim, dim)
+        self.dropout = nn.Dropout(dropout)
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        p = self.proj(x)
+        return self.norm(self.dropout(self.fc(F.gelu(p))) + p)
+
+
+def info_nce(a: torch.Tensor, b: torch.Tensor, log_scale: float | torch.Tensor) -> torch.Tensor:
+    """Symmetric InfoNCE (CLIP, Radford et al. 2021): rows ``i`` of ``a`` and ``b`` (L2-normalised, ``(B, D)``)
+    are positives, every other row a negative; ``logits = exp(log_scale) · a bᵀ``; mean of the two
+    cross-entropies (a→b and b→a)."""
+    logits = torch.exp(torch.as_tensor(log_scale, dtype=a.dtype, device=a.device)) * a @ b.T
+    target = torch.arange(len(a), device=a.device)
+    return 0.5 * (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target))
+
+
+@dataclass
+class CLIPOutput:
+    """``loss``: weighted sum; ``losses``: per pair (detached floats); ``fmri``/``video``/``audio``: the
+    L2-normalised embeddings ``(B, embed_dim)``."""
+
+    loss: torch.Tensor
+    losses: dict
+    fmri: torch.Tensor
+    video: torch.Tensor
+    audio: torch.Tensor
+
+
+class SurfaceCLIP(nn.Module):
+    """fMRI encoder + three projection heads. See the module docstring."""
+
+    def __init__(self, config: CLIPConfig | None = None) -> None:
+        super().__init__()
+        self.config = cfg = config or CLIPConfig()
+        self.encoder = SiT(cfg.fmri)
+        self.fmri_head = ProjectionHead(cfg.fmri.dim, cfg.embed_dim, cfg.dropout)
+        self.video_head = ProjectionHead(cfg.video_dim, cfg.embed_dim, cfg.dropout)
+        self.audio_head = ProjectionHead(cfg.audio_dim, cfg.embed_dim, cfg.dropout)
+        self.register_buffer("log_scale", torch.tensor(cfg.log_scale, dtype=torch.float32))
+        self.register_buffer("weights", torch.tensor(cfg.weights, dtype=torch.float32))
+
+    def embed_fmri(self, x: torch.Tensor) -> torch.Tensor:
+        """``(B, T, N, V)`` tubelets → ``(B, embed_dim)`` unit vectors."""
+        return F.normalize(self.fmri_head(self.encoder(x)), dim=-1)
+
+    def embed_video(self, v: torch.Tensor) -> torch.Tensor:
+        """``(B, video_dim)`` frozen-tower embeddings → ``(B, embed_dim)`` unit vectors."""
+        return F.normalize(self.video_head(v), dim=-1)
+
+    def embed_audio(self, a: torch.Tensor) -> torch.Tensor:
+        """``(B, audio_dim)`` frozen-tower embeddings → ``(B, embed_dim)`` unit vectors."""
+        return F.normalize(self.audio_head(a), dim=-1)
+
+    def forward(self, x: torch.Tensor, video: torch.Tensor, audio: torch.Tensor) -> CLIPOutput:
+        zf, zv, za = self.embed_fmri(x), self.embed_video(video), self.embed_audio(audio)
+        parts = (info_nce(zf, zv, self.log_scale[0]), info_nce(zf, za, self.log_scale[1]), info_nce(zv, za, self.log_scale[2]))
+        loss = sum(w * p for w, p in zip(self.weights, parts))
+        return CLIPOutput(loss, {k: float(p.detach()) for k, p in zip(PAIRS, parts)}, zf, zv, za)

@@ -1,0 +1,199 @@
+"""Frozen stimulus encoders built from open_clip parts.
+
+- **Video**: an open_clip image tower applied to every frame (resized to the tower's input size,
+  normalised with the tower's mean/std); a window's embedding is the mean over its frames.
+- **Audio**: AST-style (Gong et al., "AST: Audio Spectrogram Transformer", Interspeech 2021): a 128-bin
+  log-mel spectrogram (25 ms Hann window, 10 ms hop, 16 kHz; normalised with AST's AudioSet statistics)
+  is read as a one-channel image by an open_clip vision transformer (the channel repeated to RGB, as AST
+  does when it starts from image weights), resized to the tower's input size.
+
+Encoder names are open_clip model names (``open_clip.list_models()``, e.g. ``"ViT-B-32"``) or ``"tiny"``: a
+randomly initialised 2-layer, 64-wide open_clip vision transformer (seeded, for tests and the simulation).
+``pretrained`` is an open_clip tag (``open_clip.list_pretrained_tags_by_model(name)``; needs a network the
+first time, then open_clip's cache) or a local weights file; None gives random initialisation.
+Every encoder is frozen (``requires_grad=False``, eval mode) and reports ``weights_sha256``.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .._errors import ConfigError
+from .media import AUDIO_RATE
+
+#: AST's AudioSet log-mel statistics (Gong et al. 2021, their ``norm_mean``/``norm_std``)
+AST_MEAN, AST_STD = -4.2677393, 4.5689974
+N_MELS = 128
+TINY = "tiny"
+
+
+def _tiny_tower(image_size, seed: int) -> nn.Module:
+    from open_clip.model import CLIPVisionCfg, _build_vision_tower
+
+    cfg = CLIPVisionCfg(layers=2, width=64, head_width=32, patch_size=8, image_size=image_size, mlp_ratio=2.0)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return _build_vision_tower(embed_dim=64, vision_cfg=cfg)
+
+
+def state_sha256(module: nn.Module) -> str:
+    """SHA-256 over a module's state_dict (keys sorted; each tensor's name, dtype, shape and bytes)."""
+    h = hashlib.sha256()
+    for k, v in sorted(module.state_dict().items()):
+        t = v.detach().cpu().contiguous()
+        h.update(f"{k}|{t.dtype}|{tuple(t.shape)}|".encode())
+        h.update(t.numpy().tobytes() if t.dtype != torch.bfloat16 else t.float().numpy().tobytes())
+    return h.hexdigest()
+
+
+def open_clip_tower(name: str, pretrained: str | Path | None = None, *, option: str = "--video-pretrained",
+                    name_option: str = "--video-encoder", seed: int = 0, tiny_size=32):
+    """The image tower of open_clip model ``name`` with its preprocessing facts.
+
+    Returns
+    -------
+    tower : nn.Module
+        ``(B, 3, H, W)`` float → ``(B, D)``.
+    info : dict
+        ``name``, ``pretrained`` (tag, file path or None), ``image_size`` (H, W), ``mean``, ``std``.
+
+    Raises
+    ------
+    ConfigError
+        A name open_clip does not know (``name_option`` named), an unknown tag, or weights that cannot
+        be fetched (no network): the message names ``option`` and how to pass a local file instead.
+    """
+    import open_clip
+
+    if name == TINY:
+        if pretrained:
+            raise ConfigError(f"encoder 'tiny' is random-init only; drop {option} or choose an open_clip model")
+        tower = _tiny_tower(tiny_size, seed)
+        size = tuple(tiny_size) if isinstance(tiny_size, (tuple, list)) else (tiny_size, tiny_size)
+        return tower, {"name": TINY, "pretrained": None, "image_size": size,
+                       "mean": list(open_clip.OPENAI_DATASET_MEAN), "std": list(open_clip.OPENAI_DATASET_STD)}
+    known = open_clip.list_models()
+    if name not in known:
+        close = [m for m in known if m.lower().startswith(name.lower()[:5])][:8]
+        raise ConfigError(
+            f"{name_option} {name!r}: open_clip does not know this model; choose one of open_clip.list_models() "
+            f"(e.g. {', '.join(close or known[:8])}) or 'tiny' (random init, for tests)"
+        )
+    source = pretrained
+    if pretrained is not None and not Path(str(pretrained)).expanduser().exists():
+        tags = open_clip.list_pretrained_tags_by_model(name)
+        if str(pretrained) not in tags:
+            raise ConfigError(
+                f"{option} {pretrained!r}: neither a local weights file nor an open_clip tag of {name}; "
+                f"tags: {', '.join(tags) or 'none'}"
+            )
+    elif pretrained is not None:
+        source = str(Path(str(pretrained)).expanduser())
+    try:
+        model = open_clip.create_model(name, pretrained=source)
+    except Exception as exc:  # network errors come from several libraries (huggingface_hub, urllib, requests)
+        raise ConfigError(
+            f"{option} {pretrained!r}: the weights of {name} could not be loaded ({type(exc).__name__}: {exc}). "
+            "Without a network, download them where one exists (open_clip caches them under ~/.cache) and pass "
+            f"the local file: {option} /path/to/open_clip_model.safetensors"
+        ) from exc
+    cfg = getattr(model.visual, "preprocess_cfg", {}) or {}
+    size = model.visual.image_size if hasattr(model.visual, "image_size") else (224, 224)
+    size = tuple(size) if isinstance(size, (tuple, list)) else (int(size), int(size))
+    return model.visual, {"name": name, "pretrained": None if pretrained is None else str(pretrained), "image_size": size,
+                          "mean": list(cfg.get("mean", open_clip.OPENAI_DATASET_MEAN)),
+                          "std": list(cfg.get("std", open_clip.OPENAI_DATASET_STD))}
+
+
+class _Frozen(nn.Module):
+    def _freeze(self) -> None:
+        for p in self.parameters():
+            p.requires_grad_(False)
+        self.eval()
+        self.weights_sha256 = state_sha256(self.tower)
+
+    def train(self, mode: bool = True):  # frozen: always in eval mode
+        return super().train(False)
+
+    @property
+    def dim(self) -> int:
+        return int(self._dim)
+
+
+class FrameEncoder(_Frozen):
+    """Frozen open_clip image tower for video frames: ``(B, H, W, 3)`` uint8 → ``(B, D)`` float32."""
+
+    def __init__(self, name: str = "ViT-B-32", pretrained: str | Path | None = None, *, seed: int = 0) -> None:
+        super().__init__()
+        self.tower, self.info = open_clip_tower(name, pretrained, option="--video-pretrained",
+                                                name_option="--video-encoder", seed=seed, tiny_size=32)
+        self.register_buffer("mean", torch.tensor(self.info["mean"]).view(1, 3, 1, 1), persistent=False)
+        self.register_buffer("std", torch.tensor(self.info["std"]).view(1, 3, 1, 1), persistent=False)
+        with torch.no_grad():
+            self._dim = self.tower(torch.zeros(1, 3, *self.info["image_size"])).shape[-1]
+        self._freeze()
+
+    def preprocess(self, frames: torch.Tensor) -> torch.Tensor:
+        x = frames.permute(0, 3, 1, 2).float() / 255.0
+        x = F.interpolate(x, size=self.info["image_size"], mode="bilinear", antialias=True, align_corners=False)
+        return (x - self.mean) / self.std
+
+    def forward(self, frames: torch.Tensor) -> torch.Tensor:
+        return self.tower(self.preprocess(frames))
+
+
+def log_mel(audio: np.ndarray, rate: int = AUDIO_RATE, n_mels: int = N_MELS) -> np.ndarray:
+    """Log-mel spectrograms ``(n_frames, n_mels)`` (or ``(B, n_frames, n_mels)`` for a batch ``(B, n_samples)``),
+    float32: 25 ms Hann window, 10 ms hop, 512-point FFT, HTK mel scale 20 Hz … rate/2 (AST's Kaldi-fbank
+    settings), natural log of power + 1e-6. Computed with :func:`torch.stft`."""
+    x = torch.as_tensor(np.asarray(audio, dtype=np.float32))
+    win, hop, nfft = int(0.025 * rate), int(0.010 * rate), 512
+    z = torch.stft(x, n_fft=nfft, hop_length=hop, win_length=win, window=torch.hann_window(win), center=False,
+                   return_complex=True)
+    power = z.abs() ** 2  # (..., n_freqs, n_frames)
+    fb = torch.from_numpy(mel_filterbank(rate, nfft, n_mels)).float()
+    return torch.log(fb @ power + 1e-6).transpose(-1, -2).numpy()
+
+
+def mel_filterbank(rate: int, nfft: int, n_mels: int, fmin: float = 20.0, fmax: float | None = None) -> np.ndarray:
+    """Triangular HTK mel filters ``(n_mels, nfft // 2 + 1)`` (mel = 2595·log10(1 + f/700))."""
+    fmax = fmax or rate / 2
+    mel = lambda f: 2595.0 * np.log10(1.0 + np.asarray(f) / 700.0)  # noqa: E731
+    hz = lambda m: 700.0 * (10.0 ** (np.asarray(m) / 2595.0) - 1.0)  # noqa: E731
+    edges = hz(np.linspace(mel(fmin), mel(fmax), n_mels + 2))
+    freqs = np.linspace(0, rate / 2, nfft // 2 + 1)
+    lo, mid, hi = edges[:-2, None], edges[1:-1, None], edges[2:, None]
+    up = (freqs[None] - lo) / (mid - lo)
+    down = (hi - freqs[None]) / (hi - mid)
+    return np.clip(np.minimum(up, down), 0.0, None)
+
+
+class SpectrogramEncoder(_Frozen):
+    """Frozen AST-style audio encoder: waveform windows ``(B, n_samples)`` at 16 kHz → ``(B, D)`` float32."""
+
+    def __init__(self, name: str = "ViT-B-32", pretrained: str | Path | None = None, *, seed: int = 1) -> None:
+        super().__init__()
+        self.tower, self.info = open_clip_tower(name, pretrained, option="--audio-pretrained",
+                                                name_option="--audio-encoder", seed=seed, tiny_size=(64, 96))
+        with torch.no_grad():
+            self._dim = self.tower(torch.zeros(1, 3, *self.info["image_size"])).shape[-1]
+        self._freeze()
+
+    def spectrograms(self, audio: np.ndarray) -> torch.Tensor:
+        """``(B, n_samples)`` → normalised log-mel images ``(B, 3, H, W)`` at the tower's input size."""
+        mel = log_mel(np.atleast_2d(audio))  # (B, frames, mels)
+        x = torch.from_numpy((mel - AST_MEAN) / (2 * AST_STD)).float()
+        x = x.transpose(1, 2).unsqueeze(1)  # (B, 1, mels, frames): frequency up, time across, as in AST
+        x = F.interpolate(x, size=self.info["image_size"], mode="bilinear", align_corners=False)
+        return x.expand(-1, 3, -1, -1)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.tower(images)
+
+    def encode(self, audio: np.ndarray) -> torch.Tensor:
+        return self(self.spectrograms(audio))
