@@ -67,7 +67,9 @@ class FileEntry:
     run: str = ""
     events: dict[str, int] | None = None  # annotation description → class index
     member: str = ""  # file inside an archive (Bonn set ZIPs)
-    reader: str = ""  # dataset reader in neurokit.io.clinical.DATASETS ("" = read_eeg)
+    reader: str = ""  # "": neurokit.io.eeg.read_eeg; "bids": neurokit.io.bids.read_bids_eeg (sidecars); else a
+    #                   dataset reader in neurokit.io.clinical.DATASETS (Bonn, SMNI, EEGMAT)
+    label: int | None = None  # subject-level class of every window (a participants.tsv column)
 
 
 @dataclass
@@ -174,6 +176,8 @@ class DataCard:
         tname, t = self.task(task)
         if kind == "mne_eegbci":
             return self._eegbci_files(root, layout, tname, t, subjects, download)
+        if kind == "bids":
+            return self._bids_files(root, layout, tname, t, subjects)
         if kind == "folder":
             pats = layout.get("pattern", "**/*")
             pats = [pats] if isinstance(pats, str) else list(pats)
@@ -185,7 +189,7 @@ class DataCard:
             return [FileEntry(path=p, subject=p.relative_to(root).parts[0] if len(p.relative_to(root).parts) > 1 else p.stem, run=p.stem) for p in paths]
         if kind == "reader":
             return self._reader_files(root, layout, tname, t, subjects)
-        raise CardError(f"card {self.name!r}: unknown layout kind {kind!r} (known: mne_eegbci, folder, reader)")
+        raise CardError(f"card {self.name!r}: unknown layout kind {kind!r} (known: mne_eegbci, folder, bids, reader)")
 
     def _reader_files(self, root, layout, tname, t, subjects) -> list[FileEntry]:
         """Recordings listed by a dataset reader (``neurokit.io.clinical``), labelled by the task's
@@ -245,6 +249,71 @@ class DataCard:
         out.sort(key=lambda e: (e.subject, e.run))
         return out
 
+    def bids_root(self, data_root: str | Path | None) -> Path:
+        """The BIDS dataset folder of a ``layout: {kind: bids}`` card: ``data_root`` / ``layout.subdir``."""
+        return resolve_data_root(data_root) / (self.raw.get("layout") or {}).get("subdir", "")
+
+    def store_subject(self, label: str) -> str:
+        """Store id of a BIDS subject label: the card's ``subject_format`` applied to a numeric label
+        (``"001"`` → ``"S001"``, the ids its splits use), ``"sub-<label>"`` otherwise or without a format."""
+        fmt = (self.raw.get("layout") or {}).get("subject_format", "S{:03d}")
+        return fmt.format(int(label)) if fmt and label.isdigit() else f"sub-{label}"
+
+    def _bids_files(self, root, layout, tname, t, subjects) -> list[FileEntry]:
+        """Recordings of a BIDS dataset (``layout: {kind: bids, task: BIDS task label, subdir, subject_format,
+        run_format}``). Labels come from ``events.tsv`` ``trial_type`` through the task's ``run_groups``
+        (BIDS runs) or ``events`` mapping, or from a ``participants.tsv`` column (task ``label_column``)."""
+        from ..io.bids import find_recordings, read_participants
+
+        base = root / layout.get("subdir", "")
+        classes = list(t.get("classes") or [])
+        wanted = subjects or sorted({s for v in (t.get("splits") or {}).values() for s in parse_ranges(v)}) or None
+        labels = None if wanted is None else [str(s) for s in wanted]
+        recs = find_recordings(base, layout.get("task"), subjects=None)
+        if labels is not None:  # BIDS labels may be zero-padded: match by number
+            nums = {int(x) for x in labels}
+            recs = [r for r in recs if (int(r.subject) if r.subject.isdigit() else None) in nums or r.subject in labels]
+            if not recs:
+                raise CardError(f"card {self.name!r}: no BIDS recording of subjects {labels} under {base}")
+
+        def bad_label(what):
+            return CardError(f"card {self.name!r} task {tname!r}: {what} not in classes {classes}")
+
+        groups = []  # (runs or None, events)
+        for g in t.get("run_groups") or []:
+            try:
+                groups.append(({int(r) for r in g["runs"]}, {d: classes.index(lbl) for d, lbl in g["events"].items()}))
+            except ValueError as exc:
+                raise bad_label(f"an event label of runs {g['runs']}") from exc
+        if t.get("events"):
+            try:
+                groups.append((None, {d: classes.index(lbl) for d, lbl in t["events"].items()}))
+            except ValueError as exc:
+                raise bad_label("an event label") from exc
+        column = t.get("label_column")
+        participants = read_participants(base) if column else {}
+        run_fmt = layout.get("run_format")
+        out = []
+        for r in recs:
+            run = "" if r.run is None else (run_fmt.format(int(r.run)) if run_fmt and r.run.isdigit() else f"run-{r.run}")
+            e = FileEntry(path=r.path, subject=self.store_subject(r.subject), session=r.session or "", run=run, reader="bids")
+            if column:
+                value = participants.get(r.subject, {}).get(column)
+                if value is None:
+                    raise CardError(f"{base / 'participants.tsv'}: no {column!r} value for sub-{r.subject}")
+                if value not in classes:
+                    raise bad_label(f"sub-{r.subject}'s {column}={value!r}")
+                e.label = classes.index(value)
+            elif groups:
+                ev = next((ev for runs, ev in groups if runs is None or (r.run or "").isdigit() and int(r.run) in runs), None)
+                if ev is None:
+                    continue  # a run no group asks for
+                e.events = ev
+            out.append(e)
+        if not out:
+            raise CardError(f"card {self.name!r} task {tname!r}: no BIDS recording under {base} belongs to its run groups")
+        return out
+
     def summary(self) -> dict[str, Any]:
         return dict(self.raw)
 
@@ -282,6 +351,58 @@ def resolve_data_root(data_root: str | Path | None) -> Path:
     if not root.is_dir():
         raise CardError(f"data root {root} is not a folder")
     return root
+
+
+def bids_card(root: str | Path, task: str, *, events: list[str] | None = None, label_column: str | None = None) -> DataCard:
+    """A data card made on the fly for a BIDS EEG dataset (``neuro prepare --bids ROOT --task TASK``).
+
+    Labels: the ``trial_type`` values of the task's ``events.tsv`` files (all, or those in ``events``),
+    each its own class in sorted order; or, with ``label_column``, the values of that
+    ``participants.tsv`` column, one class per value, every window of a subject taking its value.
+    Recipe: CBraMod's defaults (:class:`~neurokit.preprocessing.eeg.EEGRecipe`) with the notch at the
+    recordings' ``PowerLineFrequency``. Store subject ids are ``sub-<label>``.
+
+    Raises
+    ------
+    CardError
+        Not a BIDS dataset, no recording of ``task``, no events / participants column to label with.
+    """
+    from ..io.bids import check_bids_root, find_recordings, read_line_freq, read_participants, trial_types
+    from ..preprocessing.eeg import EEGRecipe
+
+    root = check_bids_root(root)
+    import json
+
+    desc = json.loads((root / "dataset_description.json").read_text())
+    recs = find_recordings(root, task)
+    line = {read_line_freq(r.path) for r in recs}
+    if len(line) > 1:
+        raise CardError(f"{root}: recordings of task {task!r} give different PowerLineFrequency values {sorted(line, key=str)}")
+    tdef: dict[str, Any] = {"description": f"BIDS task {task!r}"}
+    if label_column:
+        parts = read_participants(root)
+        vals = sorted({row.get(label_column, "n/a") for row in parts.values()} - {"n/a", ""})
+        if not vals:
+            raise CardError(f"{root}/participants.tsv: no column {label_column!r} with values (columns: "
+                            f"{sorted({c for row in parts.values() for c in row})})")
+        tdef.update(classes=vals, label_column=label_column)
+    else:
+        found = sorted({tt for r in recs for tt in trial_types(r.path)})
+        chosen = list(events) if events else found
+        unknown = sorted(set(chosen) - set(found))
+        if unknown:
+            raise CardError(f"{root}: trial type(s) {unknown} are in no events.tsv of task {task!r} (found: {found})")
+        if chosen:
+            tdef.update(classes=chosen, events={c: c for c in chosen})
+    recipe = EEGRecipe(line_freq=line.pop() if line else None).to_dict()
+    name = re.sub(r"[^A-Za-z0-9_]+", "_", str(desc.get("Name") or root.name)).strip("_").lower() or "bids"
+    raw = {
+        "name": name, "modality": "eeg", "title": desc.get("Name", root.name), "source": str(root),
+        "licence": desc.get("License", "unknown"), "citation": desc.get("ReferencesAndLinks") or desc.get("HowToAcknowledge") or [],
+        "layout": {"kind": "bids", "task": task, "subject_format": None},
+        "tasks": {task: tdef}, "preprocessing": recipe,
+    }
+    return DataCard(name=name, raw=raw)
 
 
 def load_card(name_or_path: str | Path) -> DataCard:

@@ -119,8 +119,11 @@ def cards_show(name: str = typer.Argument(..., help="Card name (see `neuro cards
 # ----------------------------------------------------------------------------------------- prepare
 @app.command()
 def prepare(
-    card: str = typer.Argument(..., help="Data card name or path (`neuro cards list`)."),
+    card: Optional[str] = typer.Argument(None, show_default="none", help="Data card name or path (`neuro cards list`); not needed with --bids."),
     out: Path = typer.Option(..., "--out", "-o", help="Patch store to write (.h5)."),
+    bids: Optional[Path] = typer.Option(None, "--bids", show_default="none", help="Read this BIDS dataset directly through mne-bids (--task is then its BIDS task label)."),
+    events: Optional[str] = typer.Option(None, show_default="all trial types", help="With --bids: the events.tsv trial types to label, e.g. 'T1,T2'."),
+    label_column: Optional[str] = typer.Option(None, show_default="none", help="With --bids: label every window with this participants.tsv column (e.g. group)."),
     data_root: Optional[Path] = typer.Option(None, "--data-root", show_default="none", envvar="NEUROKIT_DATA", help="Folder the card's file layout is relative to (env NEUROKIT_DATA)."),
     task: Optional[str] = typer.Option(None, show_default="none", help="Card task (labels, splits); default: the card's first task."),
     files: Optional[List[Path]] = typer.Option(None, "--file", "-f", show_default="none", help="Explicit recording(s) instead of the card's layout (repeatable)."),
@@ -146,6 +149,18 @@ def prepare(
     from ..pipelines.prepare import prepare as run_prepare
 
     subj = _run(parse_ranges, subjects) if subjects else None
+    if (card is None) == (bids is None):
+        _fail(ValueError("give a data card, or --bids ROOT --task TASK (not both)"))
+    if bids is not None:
+        from ..cards import bids_card
+
+        if not task:
+            _fail(ValueError("--bids needs --task (the BIDS task label, as in sub-01_task-LABEL_eeg.edf)"))
+        card = _run(bids_card, bids, task, events=[e.strip() for e in events.split(",")] if events else None,
+                    label_column=label_column)
+        data_root = bids
+    elif events or label_column:
+        _fail(ValueError("--events and --label-column go with --bids (a card's task defines its labels)"))
     kwargs = {"skip_bad": skip_bad} if skip_bad else {}
     sph = {h: p.expanduser().resolve() for h, p in (("L", sphere_l), ("R", sphere_r)) if p is not None}
     kwargs.update({k: v for k, v in (("mesh", mesh), ("hemi", hemi), ("spheres", sph or None), ("encoding", encoding),
@@ -224,7 +239,7 @@ def pretrain(
 def finetune(
     stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
     out: Path = typer.Option(Path("runs/finetune"), "--out", "-o", help="Output folder (best.pt, report.json)."),
-    init: Optional[Path] = typer.Option(None, show_default="none", help="`neuro pretrain` checkpoint or released CBraMod state_dict (default: from scratch)."),
+    init: Optional[str] = typer.Option(None, show_default="none", help="`neuro pretrain` checkpoint, released CBraMod state_dict, or Hub weights hub:ORG/NAME[@REVISION] (e.g. hub:weighting666/CBraMod; default: from scratch)."),
     model: str = typer.Option("cbramod", help="Model family when --init is not given."),
     head: str = typer.Option("auto", help="Head: all_patch_reps (flatten all tokens), avgpool, auto (the model's default: all_patch_reps for cbramod, avgpool for sit), or m4oe (several --task at once)."),
     epochs: int = typer.Option(50, help="Epochs (CBraMod: 50)."),
@@ -238,6 +253,10 @@ def finetune(
     train_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's train subjects, e.g. '1-6'."),
     val_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's validation subjects."),
     test_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's test subjects."),
+    augment: Optional[str] = typer.Option(None, show_default="off", help="EEG augmentation, e.g. 'time_shift=0.1,scale=0.1,noise=5,channel_dropout=0.1,freq_shift=1,mixup=0.2,p=0.5' (seconds, fraction, µV, probability, Hz, Beta α, per-transform probability)."),
+    plots: bool = typer.Option(False, "--plots", show_default="off", help="Also draw the report's figures into OUT/plots (see `neuro plot-report`)."),
+    scheme: str = typer.Option("card", help="Evaluation scheme: card (the card's splits), loso (leave one subject out), kfold-subject, cross-session, within-session."),
+    folds: int = typer.Option(5, help="k of the kfold-subject and within-session schemes."),
     seed: int = typer.Option(0, help="Random seed."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K."),
     overwrite: bool = typer.Option(False, "--overwrite", show_default="off", help="Replace an earlier run in OUT."),
@@ -285,9 +304,18 @@ def finetune(
     kw = {"n_layers": n_layers} if n_layers is not None else {}
     cfg = _run(FinetuneConfig, model=model, model_kwargs=kw, head=head, epochs=epochs, batch_size=batch_size,
                lr_backbone=lr_backbone, lr_head=lr_head, weight_decay=weight_decay, label_smoothing=label_smoothing,
-               frozen=frozen, seed=seed, device=device, progress=progress, splits=splits, baselines=baselines)
-    rep = _run(run, list(stores), out, cfg, init=init, overwrite=overwrite)
-    print_report(rep, out)
+               frozen=frozen, seed=seed, device=device, progress=progress, splits=splits, augment=augment,
+               baselines=baselines)
+    rep = _run(run, list(stores), out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=folds)
+    if "folds" in rep:
+        print_scheme_report(rep, out)
+    else:
+        print_report(rep, out)
+    if plots:
+        from ..plotting.report import plot_report as draw
+
+        files = _run(draw, out, out / "plots")
+        console.print(f"figures: {', '.join(str(p) for p in files.values())}")
 
 
 def print_report(rep: dict, out: Path) -> None:
@@ -346,10 +374,25 @@ def contributions_table(tasks: dict) -> Table:
     return t
 
 
+def print_scheme_report(rep: dict, out: Path | None = None) -> None:
+    """Per-fold table (MOABB's subject/session/score/time, and the test metrics) and mean ± std."""
+    names = list(rep["folds"][0]["test"])
+    t = Table(title=f"{rep['scheme']}: {len(rep['folds'])} folds")
+    for col in ("fold", "subject", "session", rep["folds"][0]["score_metric"], *names):
+        t.add_column(col, justify="right" if col not in ("fold", "subject", "session") else "left")
+    for f in rep["folds"]:
+        t.add_row(f["fold"], f["subject"], f["session"], f"{f['score']:.4f}", *(f"{f['test'].get(k, float('nan')):.4f}" for k in names))
+    m, s = rep["mean"], rep["std"]
+    t.add_row("mean ± std", "", "", f"{m['score']:.4f} ± {s['score']:.4f}", *(f"{m[k]:.4f} ± {s[k]:.4f}" for k in names))
+    console.print(t)
+    if out is not None:
+        console.print(f"report: {out / 'report.json'}; MOABB-style results: {out / 'results.csv'}")
+
+
 # ---------------------------------------------------------------------------------------- evaluate
 @app.command()
 def evaluate(
-    checkpoint: Path = typer.Argument(..., help="`neuro finetune` checkpoint (best.pt)."),
+    checkpoint: Path = typer.Argument(..., help="`neuro finetune` checkpoint (best.pt), or the folder of a `neuro finetune --scheme` run (every fold scored on its test samples)."),
     stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
     split: str = typer.Option("test", help="Card split to score: train, val, test, or all."),
     subjects: Optional[str] = typer.Option(None, show_default="none", help="Score these subjects instead of a split."),
@@ -360,6 +403,15 @@ def evaluate(
     _setup_logging(False)
     from ..pipelines.finetune import evaluate as run
 
+    if checkpoint.is_dir():
+        from ..pipelines.schemes import evaluate_scheme
+
+        res = _run(evaluate_scheme, checkpoint, list(stores), device=device)
+        print_scheme_report(res)
+        if json_out:
+            json_out.parent.mkdir(parents=True, exist_ok=True)
+            json_out.write_text(json.dumps(res, indent=2))
+        return
     res = _run(run, checkpoint, list(stores), split=None if split == "all" else split, subjects=_subjects(subjects), device=device)
     if "tasks" in res:  # M4oE: one table per task, then the contributions
         for name, r in res["tasks"].items():
@@ -370,6 +422,21 @@ def evaluate(
     if json_out:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(res, indent=2))
+
+
+# ------------------------------------------------------------------------------------- plot-report
+@app.command("plot-report")
+def plot_report(
+    report: Path = typer.Argument(..., help="A `neuro finetune` run folder (or its report.json), single split or --scheme."),
+    out: Path = typer.Option(Path("plots"), "--out", "-o", help="Folder for the PNG files."),
+) -> None:
+    """Draw a run's confusion matrix, ROC and PR curves, per-fold/per-subject scores and training curves."""
+    _setup_logging(False)
+    from ..plotting.report import plot_report as run
+
+    files = _run(run, report, out)
+    for name, p in files.items():
+        console.print(f"[green]wrote[/] {p}")
 
 
 # ----------------------------------------------------------------------------- stimulus retrieval

@@ -22,6 +22,9 @@ class PatchDataset:
         Keep only samples whose ``meta/run`` is listed.
     labelled : bool
         Drop samples with label -1.
+    samples : sequence of int, optional
+        Keep only these samples, numbered across the stores in order (store 0's samples first); the
+        numbering of :attr:`sample_ids`, which evaluation folds use.
 
     Items are ``(x, y)``: ``x`` a float32 tensor of the store's sample shape (EEG ``(C, N, 200)`` in
     100 µV), ``y`` an int64 class index or float32 target (0-d tensors).
@@ -34,6 +37,7 @@ class PatchDataset:
         subjects: Sequence[str] | None = None,
         runs: Sequence[str] | None = None,
         labelled: bool = False,
+        samples: Sequence[int] | None = None,
         transform: Callable | None = None,
     ) -> None:
         if isinstance(stores, (str, Path, PatchStore)):
@@ -45,8 +49,12 @@ class PatchDataset:
             self.stores = open_stores(stores)
         self.transform = transform
         index = []
+        offset = 0
         for si, st in enumerate(self.stores):
             keep = np.ones(len(st), dtype=bool)
+            if samples is not None:
+                keep &= np.isin(np.arange(offset, offset + len(st)), np.asarray(samples, dtype=np.int64))
+            offset += len(st)
             if subjects is not None:
                 keep &= np.isin(st.meta["subject"].astype(str), [str(s) for s in subjects])
             if runs is not None:
@@ -66,9 +74,26 @@ class PatchDataset:
     def sample_shape(self) -> tuple[int, ...]:
         return self.stores[0].sample_shape
 
+    def _gather(self, arrays: list[np.ndarray]) -> np.ndarray:
+        """``arrays[store][i]`` for every ``(store, i)`` of the index, vectorised per store."""
+        idx = np.asarray(self.index, dtype=np.int64).reshape(-1, 2)
+        parts = [np.asarray(a)[idx[idx[:, 0] == si, 1]] for si, a in enumerate(arrays)]
+        if len(arrays) == 1:
+            return parts[0]
+        out = np.empty(len(idx), dtype=np.result_type(*[np.asarray(a).dtype for a in arrays]))
+        for si, part in enumerate(parts):
+            out[idx[:, 0] == si] = part
+        return out
+
     @property
     def labels(self) -> np.ndarray:
-        return np.asarray([self.stores[s].labels[i] for s, i in self.index])
+        return self._gather([st.labels for st in self.stores])
+
+    @property
+    def sample_ids(self) -> np.ndarray:
+        """Number of each selected sample across the stores (the ``samples=`` numbering), int64 ``(n,)``."""
+        offsets = np.cumsum([0] + [len(st) for st in self.stores]).astype(np.int64)
+        return offsets[self.index[:, 0]] + self.index[:, 1]
 
     @property
     def store_subjects(self) -> list[str]:
@@ -76,7 +101,7 @@ class PatchDataset:
         return sorted({str(s) for st in self.stores for s in st.meta["subject"]})
 
     def meta(self, column: str) -> np.ndarray:
-        return np.asarray([self.stores[s].meta[column][i] for s, i in self.index])
+        return self._gather([st.meta[column] for st in self.stores])
 
     def __len__(self) -> int:
         return len(self.index)

@@ -224,6 +224,41 @@ class CBraMod(nn.Module):
         self.apply(_init_weights)
 
     @classmethod
+    def from_pretrained(cls, name: str = "hub:weighting666/CBraMod", *, revision: str | None = None,
+                        sha256: str | None = None, cache_dir: str | None = None, offline: bool | None = None,
+                        **config) -> "CBraMod":
+        """A CBraMod with released weights, by Hub name or path (:mod:`neurokit.models.hub`).
+
+        Parameters
+        ----------
+        name : str
+            ``hub:ORG/NAME[/FILE][@REVISION]`` (default: the authors' release ``weighting666/CBraMod``),
+            ``ORG/NAME``, or a local weights file.
+        revision : str, optional
+            Branch, tag or commit hash to pin (overrides ``@REVISION``).
+        sha256 : str, optional
+            Expected SHA-256 of the file (LFS files are always checked against their object id).
+        cache_dir, offline
+            Hub cache folder (default ``$HF_HUB_CACHE``) and cache-only mode (default: ``HF_HUB_OFFLINE``
+            or ``NEUROKIT_OFFLINE`` set).
+        **config
+            Architecture (:class:`CBraModConfig`); the release is the paper's configuration.
+
+        The model's ``pretrained_info`` holds the name, revision, resolved commit, SHA-256 and key coverage.
+
+        Raises
+        ------
+        neurokit.models.hub.HubError
+            Unknown name, not cached while offline, hash mismatch, or weights that do not cover the model.
+        """
+        from .hub import load_pretrained_into
+
+        model = cls(**config)
+        model.pretrained_info = load_pretrained_into(model, name, revision=revision, sha256=sha256,
+                                                     cache_dir=cache_dir, offline=offline)
+        return model
+
+    @classmethod
     def from_config(cls, cfg: CBraModConfig | dict) -> "CBraMod":
         d = cfg if isinstance(cfg, dict) else cfg.to_dict()
         return cls(**d)

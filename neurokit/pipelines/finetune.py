@@ -123,8 +123,13 @@ class FinetuneConfig:
     progress: bool = True
     splits: dict[str, list[str]] | None = None  # split → subject ids; default from the card
     baselines: bool = True  # score the classical baselines (neurokit.baselines) on the same split
+    augment: dict[str, float] | str | None = None  # EEG augmentation (neurokit.data.augment.AugmentConfig); off
 
     def __post_init__(self) -> None:
+        from ..data.augment import AugmentConfig
+
+        aug = AugmentConfig.parse(self.augment)
+        self.augment = aug.to_dict() if aug.enabled else None
         if self.epochs < 1 or self.batch_size < 1:
             raise ConfigError(f"epochs and batch_size must be >= 1 (got {self.epochs}, {self.batch_size})")
         if self.head not in HEADS + ("auto",):
@@ -191,7 +196,11 @@ def _build_backbone(init: str | Path | None, cfg: FinetuneConfig, ds: PatchDatas
     if init is None:
         module = objective.build(ds.attrs, ds.sample_shape, dict(cfg.model_kwargs))
         return objective.backbone(module), {**info, "model_config": module.config.to_dict()}
-    ck = load_checkpoint(init)
+    from ..models.hub import fetch_weights
+
+    path, weights_info = fetch_weights(str(init))  # hub:ORG/NAME[@REV] or a path; name, revision, commit, sha256
+    info["weights"] = weights_info
+    ck = load_checkpoint(path)
     if ck.get("kind") == "finetune":
         raise ConfigError(f"{init}: is a fine-tuned checkpoint; start from a pretrain checkpoint or a state_dict")
     model_name = ck.get("model", cfg.model)
@@ -225,12 +234,46 @@ def _predict(model: nn.Module, ds: PatchDataset, batch_size: int, device) -> tup
     return torch.cat(ys).numpy(), torch.cat(outs).numpy()
 
 
+def supervised_loss(kind: str, logits: torch.Tensor, y: torch.Tensor, label_smoothing: float = 0.0,
+                    mix: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+    """Cross-entropy with label smoothing (multi-class), BCE on one logit (binary), MSE (regression).
+
+    ``mix = (lam, perm)`` from mixup: each sample's loss is ``lam·L(y) + (1 − lam)·L(y[perm])``.
+    """
+    def per_sample(target):
+        if kind == "multiclass":
+            return F.cross_entropy(logits, target.long(), label_smoothing=label_smoothing, reduction="none")
+        if kind == "binary":
+            return F.binary_cross_entropy_with_logits(logits, target.float(), reduction="none")
+        return F.mse_loss(logits, target.float(), reduction="none")
+
+    if mix is None:
+        return per_sample(y).mean()
+    lam, perm = mix
+    return (lam * per_sample(y) + (1 - lam) * per_sample(y[perm])).mean()
+
+
+def _augmenter(cfg: FinetuneConfig, ds: PatchDataset):
+    """The training batches' :class:`~neurokit.data.augment.Augmenter` (``None`` when off)."""
+    from ..data.augment import AugmentConfig, Augmenter
+
+    aug = AugmentConfig.parse(cfg.augment)
+    if not aug.enabled:
+        return None
+    if ds.attrs.get("modality", "eeg") != "eeg" or len(ds.sample_shape) != 3:
+        raise ConfigError(f"augmentation is defined for EEG patch stores (C, N, P); this store holds "
+                          f"{ds.attrs.get('modality')} samples {ds.sample_shape}")
+    scale = float((ds.attrs.get("recipe") or {}).get("scale") or 1e4)  # data units per volt
+    return Augmenter(aug, sfreq=float(ds.attrs.get("sfreq") or 200.0), units_per_uv=scale * 1e-6, seed=cfg.seed)
+
+
 def score(kind: str, y: np.ndarray, out: np.ndarray) -> dict[str, float]:
     return regression_metrics(y, out) if kind == "regression" else classification_metrics(y, out)
 
 
 def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg: FinetuneConfig | None = None,
-             *, init: str | Path | None = None, overwrite: bool = False) -> dict[str, Any]:
+             *, init: str | Path | None = None, overwrite: bool = False, scheme: str = "card",
+             n_folds: int = 5) -> dict[str, Any]:
     """Fine-tune on a labelled store and score the test split once.
 
     Parameters
@@ -244,11 +287,19 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
         pretraining data (a warning lists the difference).
     overwrite : bool
         Replace an earlier run in ``out_dir`` (otherwise :class:`FileExistsError`).
+    scheme : str
+        Evaluation scheme (:mod:`neurokit.pipelines.schemes`): ``"card"`` (one run on the card's splits),
+        ``"loso"``, ``"kfold-subject"``, ``"cross-session"`` or ``"within-session"`` (one run per fold in
+        ``out_dir/<fold>/``).
+    n_folds : int
+        k of the ``kfold-subject`` and ``within-session`` schemes.
 
     Returns
     -------
     The report dict (also written to ``out_dir/report.json``): task kind, class names, split subjects,
-    per-epoch validation metrics, the selected epoch, and ``test`` metrics.
+    per-epoch validation metrics, the selected epoch, and ``test`` metrics; for a scheme other than
+    ``card``, the per-fold results, their mean and std, and MOABB's result rows (also ``results.csv``).
+    The test predictions go to ``predictions.npz`` (``y``, ``scores``, ``subject``, ``session``).
     """
     cfg = cfg or FinetuneConfig()
     out = Path(out_dir)
@@ -258,8 +309,15 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
                                   "or choose another output folder")
         (out / "metrics.jsonl").unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
+    from .schemes import SCHEMES, run_scheme
+
+    if scheme not in SCHEMES:
+        raise ConfigError(f"scheme={scheme!r}; allowed: {', '.join(SCHEMES)}")
     info = dist.setup(cfg.device)
     try:
+        if scheme != "card":
+            stores = list(store) if isinstance(store, (list, tuple)) else [store]
+            return run_scheme(stores, out, cfg, scheme, init=init, info=info, n_folds=n_folds)
         return _finetune(store, out, cfg, init, info)
     finally:
         dist.cleanup(info)
@@ -279,11 +337,19 @@ def open_labelled(store) -> tuple[PatchDataset, list[str], int, str]:
     return ds_all, label_names, n_classes, task_kind(labels, n_classes)
 
 
-def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, Any]:
+def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict | None = None,
+              leak_unit: str | None = None) -> dict[str, Any]:
     seed_everything(cfg.seed)
     ds_all, label_names, n_classes, kind = open_labelled(store)
     labels = ds_all.stores[0].labels
-    how, split_kw = resolve_splits(ds_all, cfg.splits)
+    if split_kw is None:
+        how, split_kw = resolve_splits(ds_all, cfg.splits)
+    else:  # one fold of an evaluation scheme
+        how = "fold"
+    from .schemes import check_no_leak
+
+    check_no_leak(ds_all, split_kw, leak_unit or ("run" if how == "run" else "subject"))
+    out.mkdir(parents=True, exist_ok=True)
     parts = {k: PatchDataset(ds_all.stores, labelled=True, **kw) for k, kw in split_kw.items()}
     for k, d in parts.items():
         if len(d) == 0:
@@ -314,6 +380,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, An
                        min_lr=min(cfg.min_lr, cfg.lr_backbone, cfg.lr_head), clip_grad=cfg.clip_grad)
     opt, sched = build_optimizer(groups, ocfg, total)
     train_labels = train.labels
+    augment = _augmenter(cfg, ds_all)
     select = SELECTION[kind]
     best, best_epoch, best_state = -np.inf, -1, None
     history = []
@@ -326,13 +393,11 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, An
             losses = []
             for x, y in make_loader(train, sampler, bs, cfg.num_workers, info.device):
                 x, y = x.to(info.device), y.to(info.device)
+                mix = None
+                if augment is not None:
+                    x, mix = augment(x)
                 logits = model(x)
-                if kind == "multiclass":
-                    loss = F.cross_entropy(logits, y.long(), label_smoothing=cfg.label_smoothing)
-                elif kind == "binary":
-                    loss = F.binary_cross_entropy_with_logits(logits, y.float())
-                else:
-                    loss = F.mse_loss(logits, y.float())
+                loss = supervised_loss(kind, logits, y, cfg.label_smoothing, mix)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 if cfg.clip_grad:
@@ -356,6 +421,8 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, An
     model.load_state_dict(best_state)
     yt, ot = _predict(model, parts["test"], cfg.batch_size, info.device)
     test = score(kind, yt, ot)
+    np.savez(out / "predictions.npz", y=yt, scores=ot, subject=parts["test"].meta("subject").astype(str),
+             session=parts["test"].meta("session").astype(str), sample=parts["test"].sample_ids)
     a = ds_all.attrs
     report = {
         "task": a.get("task"),
@@ -372,6 +439,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, An
         "test": test,
         "history": history,
         "init": init_info.get("init"),
+        "init_weights": init_info.get("weights"),
         "head": head_kind,
         "seconds": time.perf_counter() - t0,
     }
@@ -396,6 +464,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, An
             "card_body": a.get("card_body"),
             "recipe": a.get("recipe"),
             "finetune_config": asdict(cfg),
+            "init_weights": init_info.get("weights"),  # name, revision, commit, SHA-256 of --init
             "report": {k: v for k, v in report.items() if k != "history"},
         },
     )

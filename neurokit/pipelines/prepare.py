@@ -181,7 +181,7 @@ def prepare_eeg(
         entries = card.files(data_root, tname, subjects=subjects)
     if resume and not shards:
         raise ConfigError("resume applies to shard sets (CLI: --shards --resume)")
-    labelled = any(e.events for e in entries)
+    labelled = any(e.events or e.label is not None for e in entries)
     done = set()
     if shards and is_shard_set(out) and not overwrite:
         if not resume:
@@ -233,10 +233,19 @@ def prepare_eeg(
                     recipe=recipe.to_dict(),
                     neurokit_version=__version__,
                 )
+                if any(x.reader == "bids" for x in entries):
+                    # participants.tsv columns, keyed by store subject id: subject-level labels for any task
+                    from ..io.bids import read_participants
+
+                    ids = {x.subject for x in entries}
+                    table = read_participants(card.bids_root(data_root))
+                    attrs["participants"] = {card.store_subject(k): v for k, v in table.items() if card.store_subject(k) in ids}
                 if shards:
                     writer = ShardSetWriter(out, w.patches.shape[1:], attrs=attrs, resume=resume, overwrite=overwrite)
                 else:
                     writer = PatchStoreWriter(out, w.patches.shape[1:], overwrite=overwrite, attrs=attrs)
+            if e.label is not None:  # subject-level class (participants.tsv column)
+                w.labels[:] = e.label
             rows = dict(onsets=w.onsets, subject=e.subject, session=e.session, run=e.run)
             try:
                 if shards:
@@ -292,12 +301,15 @@ def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = 
     becomes a :class:`DataFileError` naming the file."""
     from .._errors import NeurokitError
     from ..cards import FileEntry
+    from ..io.bids import read_bids_eeg
     from ..io.clinical import get_reader
     from ..io.eeg import describe_exception, read_eeg
     from ..preprocessing.eeg import make_windows, preprocess_raw
 
     try:
-        if reader:  # a dataset reader of neurokit.io.clinical (Bonn, SMNI, EEGMAT)
+        if reader == "bids":  # a BIDS recording: events.tsv, channels.tsv through mne-bids
+            raw = read_bids_eeg(path, **read_opts)
+        elif reader:  # a dataset reader of neurokit.io.clinical (Bonn, SMNI, EEGMAT)
             raw = get_reader(reader).read(FileEntry(path=Path(path), subject="", member=member, reader=reader))
         else:
             raw = read_eeg(path, **read_opts)

@@ -1,0 +1,217 @@
+"""BIDS EEG datasets through mne-bids: find the recordings of a task, read one with its sidecars.
+
+A BIDS recording's data file is read by :func:`~neurokit.io.eeg.read_eeg` (header checks, 10-05 names,
+template montage) and its sidecars by :func:`mne_bids.read_raw_bids`: the ``events.tsv`` rows (onset,
+duration, ``trial_type``) become ``raw.annotations``, the ``channels.tsv`` types are applied and its
+``bad`` channels interpolated (:func:`read_bids_eeg`). ``participants.tsv`` columns are read as
+subject-level values (:func:`read_participants`).
+
+Reference: Appelhoff et al., MNE-BIDS, JOSS 4(44):1896, 2019; Pernet et al., EEG-BIDS, Sci Data 6:103, 2019.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .._errors import CardError, DataFileError
+
+logger = logging.getLogger("neurokit")
+
+#: raw-data extensions BIDS allows for EEG (plus FIF, which mne-bids writes for MEG-style data)
+EEG_EXTENSIONS = (".edf", ".bdf", ".vhdr", ".set", ".fif")
+
+
+@dataclass
+class BIDSRecording:
+    """One EEG recording of a BIDS dataset: its data file and BIDS entities (``None`` when absent)."""
+
+    path: Path
+    subject: str
+    session: str | None
+    task: str | None
+    run: str | None
+
+
+def _mne_bids():
+    try:
+        import mne_bids
+    except ImportError as exc:  # pragma: no cover - mne-bids is a dependency
+        raise CardError("reading BIDS datasets needs mne-bids (pip install mne-bids)") from exc
+    return mne_bids
+
+
+def check_bids_root(root: str | Path) -> Path:
+    """``root`` as a Path after checking it looks like a BIDS dataset (``dataset_description.json``).
+
+    Raises
+    ------
+    CardError
+        Not a folder, or no ``dataset_description.json`` in it.
+    """
+    root = Path(root).expanduser()
+    if not root.is_dir():
+        raise CardError(f"BIDS root {root} is not a folder")
+    if not (root / "dataset_description.json").exists():
+        raise CardError(f"{root}: not a BIDS dataset (no dataset_description.json); give the dataset's top folder")
+    return root
+
+
+def find_recordings(
+    root: str | Path,
+    task: str | None = None,
+    *,
+    subjects: Sequence[str] | None = None,
+    sessions: Sequence[str] | None = None,
+    runs: Sequence[str | int] | None = None,
+) -> list[BIDSRecording]:
+    """EEG recordings under a BIDS ``root``, sorted by (subject, session, run, path).
+
+    Parameters
+    ----------
+    root : path
+        Dataset folder holding ``dataset_description.json``.
+    task : str, optional
+        BIDS ``task-`` label; ``None`` takes every task.
+    subjects, sessions : sequence of str, optional
+        BIDS labels without prefix (``"001"``, not ``"sub-001"``).
+    runs : sequence of str or int, optional
+        Run indices; ``4`` matches ``run-4`` and ``run-04``.
+
+    Raises
+    ------
+    CardError
+        No recording matches (the message lists the tasks and subjects that are there).
+    """
+    mne_bids = _mne_bids()
+    root = check_bids_root(root)
+    found = mne_bids.find_matching_paths(
+        root, subjects=list(subjects) if subjects else None, sessions=list(sessions) if sessions else None,
+        tasks=task, suffixes="eeg", extensions=list(EEG_EXTENSIONS), datatypes="eeg",
+    )
+    want_runs = None if runs is None else {int(r) for r in runs}
+    out = []
+    for bp in found:
+        if bp.split not in (None, "01"):
+            continue  # later parts of a split FIF are read through the first
+        if want_runs is not None and (bp.run is None or int(bp.run) not in want_runs):
+            continue
+        out.append(BIDSRecording(path=Path(bp.fpath), subject=bp.subject, session=bp.session, task=bp.task, run=bp.run))
+    if not out:
+        tasks = mne_bids.get_entity_vals(root, "task")
+        subs = mne_bids.get_entity_vals(root, "subject")
+        raise CardError(
+            f"{root}: no EEG recording of task {task!r}"
+            + (f", subjects {list(subjects)}" if subjects else "")
+            + (f", runs {sorted(want_runs)}" if want_runs else "")
+            + f" (tasks there: {tasks}; subjects: {subs[:10]}{'…' if len(subs) > 10 else ''})"
+        )
+    out.sort(key=lambda r: (r.subject, r.session or "", int(r.run) if (r.run or "").isdigit() else -1, str(r.path)))
+    return out
+
+
+def read_bids_eeg(path: str | Path, *, interpolate_bads: bool = True, verbose: bool | str | None = "error", **read_opts):
+    """Read one BIDS EEG recording with its sidecars.
+
+    The data file is read by :func:`~neurokit.io.eeg.read_eeg` (its header checks, EEG channels, 10-05
+    names, template montage; ``read_opts`` go to it); the sidecars by mne-bids
+    (:func:`mne_bids.read_raw_bids`): ``events.tsv`` rows become the annotations (description =
+    ``trial_type``), ``channels.tsv`` types and ``bad`` statuses are applied.
+
+    Parameters
+    ----------
+    path : path
+        The data file (``sub-01/eeg/sub-01_task-x_eeg.edf``) inside a BIDS dataset.
+    interpolate_bads : bool
+        Replace the channels ``channels.tsv`` marks bad by MNE's spherical-spline interpolation from the
+        good ones (Perrin et al. 1989), so every recording keeps the dataset's channel set; they are listed in
+        ``raw.info["temp"]["neurokit_applied"]["interpolated_channels"]``. ``False``: leave them marked bad.
+
+    Returns
+    -------
+    raw : mne.io.Raw
+        In volts; loaded when channels were interpolated, lazy otherwise.
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    DataFileError
+        mne-bids cannot read the recording or its sidecars; a bad channel without a position to
+        interpolate from.
+    """
+    from .eeg import read_eeg
+
+    mne_bids = _mne_bids()
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        bp = mne_bids.get_bids_path_from_fname(path, verbose="error")
+        side = mne_bids.read_raw_bids(bp, verbose=verbose)
+    except Exception as exc:  # mne-bids raises many types for bad names and sidecars
+        raise DataFileError(f"{path}: mne-bids could not read this recording ({type(exc).__name__}: {exc})") from exc
+    raw = read_eeg(path, eeg_only=False, **read_opts)
+    renamed = raw.info["temp"]["neurokit_renames"].renamed  # original label → 10-05 name
+    name = {orig: renamed.get(orig, orig) for orig in side.ch_names}
+    types = {name[c]: t for c, t in zip(side.ch_names, side.get_channel_types()) if name[c] in raw.ch_names}
+    change = {c: t for c, t in types.items() if t != raw.get_channel_types(picks=[c])[0]}
+    if change:
+        raw.set_channel_types(change, on_unit_change="ignore", verbose="error")
+    raw.pick("eeg", exclude=[])
+    raw.set_annotations(side.annotations)
+    bids_bads = [name[c] for c in side.info["bads"] if name.get(c) in raw.ch_names]
+    raw.info["bads"] = sorted(set(raw.info["bads"]) | set(bids_bads), key=raw.ch_names.index)
+    if interpolate_bads and bids_bads:
+        chs = {c["ch_name"]: c for c in raw.info["chs"]}
+        no_pos = [c for c in bids_bads if not np.any(chs[c]["loc"][:3]) or not np.isfinite(chs[c]["loc"][:3]).all()]
+        if no_pos:
+            raise DataFileError(f"{path}: bad channel(s) {no_pos} (channels.tsv) have no sensor position to interpolate "
+                                "from; read with interpolate_bads=False, or leave them out of the card's channel list")
+        others = [c for c in raw.info["bads"] if c not in bids_bads]
+        raw.load_data(verbose="error")
+        raw.interpolate_bads(reset_bads=True, exclude=others, verbose="error")
+        applied = dict(raw.info["temp"].get("neurokit_applied") or {}, interpolated_channels=bids_bads)
+        raw.info["temp"] = dict(raw.info["temp"], neurokit_applied=applied)
+    return raw
+
+
+def read_participants(root: str | Path) -> dict[str, dict[str, str]]:
+    """``participants.tsv`` as ``{subject label (no "sub-"): {column: value}}``; ``{}`` when absent.
+
+    Values stay strings as written (``"n/a"`` included); columns come in file order.
+    """
+    p = Path(root) / "participants.tsv"
+    if not p.exists():
+        return {}
+    with p.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))
+    if rows and "participant_id" not in rows[0]:
+        raise DataFileError(f"{p}: no participant_id column (columns: {list(rows[0])})")
+    return {r["participant_id"].removeprefix("sub-"): {k: v for k, v in r.items() if k != "participant_id"} for r in rows}
+
+
+def read_line_freq(path: str | Path) -> float | None:
+    """``PowerLineFrequency`` (Hz) from a recording's ``*_eeg.json`` sidecar; ``None`` when absent or ``n/a``."""
+    side = Path(path).with_suffix(".json")
+    if not side.exists():
+        return None
+    try:
+        v = json.loads(side.read_text()).get("PowerLineFrequency")
+    except json.JSONDecodeError as exc:
+        raise DataFileError(f"{side}: invalid JSON ({exc})") from exc
+    return float(v) if isinstance(v, (int, float)) else None
+
+
+def trial_types(path: str | Path) -> list[str]:
+    """Distinct ``trial_type`` values of a recording's ``events.tsv`` (``[]`` without one)."""
+    ev = Path(str(path).rsplit("_", 1)[0] + "_events.tsv")
+    if not ev.exists():
+        return []
+    with ev.open(newline="", encoding="utf-8") as fh:
+        return sorted({r.get("trial_type", "n/a") for r in csv.DictReader(fh, delimiter="\t")} - {"n/a", None})

@@ -1,0 +1,245 @@
+"""Figures of a fine-tuning run (``neuro plot-report``, ``neuro finetune --plots``).
+
+:func:`report_data` gathers what a run folder holds (``report.json``; ``predictions.npz`` and
+``metrics.jsonl`` of the run or of each fold of a ``--scheme`` run) and computes the numbers to draw:
+confusion matrix, ROC and precision-recall curves (scikit-learn), per-fold and per-subject scores, and
+the training curves. :func:`plot_report` draws them with matplotlib as PNG files. Computing and drawing
+are kept apart so that the numbers can be checked without looking at pictures.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import ConfigError
+
+
+@dataclass
+class RunData:
+    """What :func:`plot_report` draws. Arrays of the test predictions are pooled over folds."""
+
+    report: dict[str, Any]
+    kind: str
+    label_names: list[str]
+    y: np.ndarray
+    scores: np.ndarray
+    subject: np.ndarray
+    fold: np.ndarray
+    curves: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # fold → metrics.jsonl records
+
+    @property
+    def folds(self) -> list[str]:
+        return list(dict.fromkeys(self.fold.tolist()))
+
+
+def _load_run(path: str | Path) -> tuple[Path, dict]:
+    p = Path(path)
+    rp = p / "report.json" if p.is_dir() else p
+    if not rp.exists():
+        raise FileNotFoundError(f"{rp}: no such report (give a run folder of neuro finetune or its report.json)")
+    try:
+        return rp.parent, json.loads(rp.read_text())
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{rp}: not a neuro finetune report ({exc})") from exc
+
+
+def report_data(path: str | Path) -> RunData:
+    """Read a run folder (or its ``report.json``) into :class:`RunData`.
+
+    Raises
+    ------
+    FileNotFoundError
+        No report, or a run without ``predictions.npz`` (made before predictions were saved).
+    """
+    run, rep = _load_run(path)
+    fold_dirs = [(f["fold"], run / f["fold"]) for f in rep["folds"]] if "folds" in rep else [("run", run)]
+    ys, ss, subj, fold, curves = [], [], [], [], {}
+    for name, d in fold_dirs:
+        pp = d / "predictions.npz"
+        if not pp.exists():
+            raise FileNotFoundError(f"{pp}: no test predictions; rerun neuro finetune (runs save them since this version)")
+        z = np.load(pp)
+        ys.append(z["y"])
+        ss.append(z["scores"])
+        subj.append(z["subject"].astype(str))
+        fold.append(np.full(len(z["y"]), name))
+        mp = d / "metrics.jsonl"
+        if mp.exists():
+            curves[name] = [json.loads(line) for line in mp.read_text().splitlines() if line.strip()]
+    return RunData(report=rep, kind=rep["kind"], label_names=list(rep.get("label_names") or []), y=np.concatenate(ys),
+                   scores=np.concatenate(ss), subject=np.concatenate(subj), fold=np.concatenate(fold), curves=curves)
+
+
+def predicted_class(kind: str, scores: np.ndarray) -> np.ndarray:
+    """Class decisions: sigmoid ≥ 0.5 for one binary logit, argmax otherwise."""
+    return (np.asarray(scores) >= 0).astype(int) if kind == "binary" else np.asarray(scores).argmax(axis=1)
+
+
+def confusion(data: RunData) -> np.ndarray:
+    """``(n_classes, n_classes)`` counts, rows = true class, columns = predicted (pooled over folds)."""
+    from sklearn.metrics import confusion_matrix
+
+    n = max(len(data.label_names), 2 if data.kind == "binary" else data.scores.shape[1])
+    return confusion_matrix(data.y.astype(int), predicted_class(data.kind, data.scores), labels=list(range(n)))
+
+
+def curves(data: RunData, which: str = "roc") -> list[dict[str, Any]]:
+    """ROC (``which="roc"``: fpr, tpr, auc) or precision-recall (``"pr"``: recall, precision, ap) curves:
+    binary, one per fold plus the pooled one (``name="pooled"``); multi-class, one-vs-rest per class."""
+    from sklearn.metrics import auc, average_precision_score, precision_recall_curve, roc_curve
+
+    def one(y, s, name):
+        if len(np.unique(y)) < 2:
+            return None
+        if which == "roc":
+            fpr, tpr, _ = roc_curve(y, s)
+            return {"name": name, "x": fpr, "y": tpr, "area": float(auc(fpr, tpr))}
+        prec, rec, _ = precision_recall_curve(y, s)
+        return {"name": name, "x": rec, "y": prec, "area": float(average_precision_score(y, s))}
+
+    out = []
+    if data.kind == "binary":
+        if len(data.folds) > 1:
+            for f in data.folds:
+                m = data.fold == f
+                out.append(one(data.y[m], data.scores[m], f))
+        out.append(one(data.y, data.scores, "pooled"))
+    else:
+        prob = np.exp(data.scores - data.scores.max(axis=1, keepdims=True))
+        prob /= prob.sum(axis=1, keepdims=True)
+        for c in range(prob.shape[1]):
+            name = data.label_names[c] if c < len(data.label_names) else str(c)
+            out.append(one((data.y == c).astype(int), prob[:, c], name))
+    return [c for c in out if c is not None]
+
+
+def per_subject_scores(data: RunData, metric: str = "balanced_accuracy") -> dict[str, float]:
+    """A test metric (see :mod:`neurokit.pipelines.metrics`) per subject, from the pooled predictions."""
+    from ..pipelines.finetune import score
+
+    out = {}
+    for s in sorted(set(data.subject.tolist())):
+        m = data.subject == s
+        out[s] = float(score(data.kind, data.y[m], data.scores[m]).get(metric, np.nan))
+    return out
+
+
+def per_fold_scores(data: RunData) -> tuple[str, dict[str, float]]:
+    """``(metric name, {fold: score})``: MOABB's score per fold of a scheme run, else the selection metric
+    on the test set of the single run."""
+    rep = data.report
+    if "folds" in rep:
+        return rep["folds"][0]["score_metric"], {f["fold"]: float(f["score"]) for f in rep["folds"]}
+    metric = rep.get("selection_metric", "balanced_accuracy")
+    return metric, {"test": float(rep["test"].get(metric, np.nan))}
+
+
+def plot_report(path: str | Path, out_dir: str | Path, *, dpi: int = 110) -> dict[str, Path]:
+    """Draw the figures of a run as PNGs in ``out_dir``.
+
+    Files: ``confusion_matrix.png``, ``roc.png``, ``pr.png`` (classification), ``scores.png`` (per-fold
+    and per-subject scores), ``training_curves.png`` (train loss and validation metric per epoch).
+
+    Returns
+    -------
+    ``{figure name: path}`` of the files written.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    data = report_data(path)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rep = data.report
+    title = f"{rep.get('card') or ''} {rep.get('task') or ''} — {rep.get('scheme', 'card')}".strip()
+    written: dict[str, Path] = {}
+
+    def save(fig, name):
+        p = out / f"{name}.png"
+        fig.savefig(p, dpi=dpi, bbox_inches="tight")
+        plt.close(fig)
+        written[name] = p
+
+    if data.kind != "regression":
+        cm = confusion(data)
+        names = data.label_names or [str(i) for i in range(len(cm))]
+        fig, ax = plt.subplots(figsize=(1.2 * len(cm) + 2.5, 1.1 * len(cm) + 2))
+        rate = cm / np.maximum(cm.sum(axis=1, keepdims=True), 1)
+        im = ax.imshow(rate, cmap="Blues", vmin=0, vmax=1)
+        for i in range(len(cm)):
+            for j in range(len(cm)):
+                ax.text(j, i, f"{cm[i, j]}\n{rate[i, j]:.0%}", ha="center", va="center",
+                        color="white" if rate[i, j] > 0.5 else "black", fontsize=9)
+        ax.set_xticks(range(len(cm)), names, rotation=30, ha="right")
+        ax.set_yticks(range(len(cm)), names)
+        ax.set_xlabel("predicted")
+        ax.set_ylabel("true")
+        ax.set_title(f"confusion matrix ({cm.sum()} test samples)\n{title}", fontsize=9)
+        fig.colorbar(im, ax=ax, fraction=0.046, label="fraction of true class")
+        save(fig, "confusion_matrix")
+        for which, xl, yl in (("roc", "false positive rate", "true positive rate"), ("pr", "recall", "precision")):
+            cs = curves(data, which)
+            fig, ax = plt.subplots(figsize=(5, 4.5))
+            for c in cs:
+                pooled = c["name"] == "pooled" or data.kind != "binary" or len(data.folds) == 1
+                ax.plot(c["x"], c["y"], lw=2 if pooled else 0.8, alpha=1 if pooled else 0.5,
+                        drawstyle="default" if which == "roc" else "steps-post",  # AP is the step area
+                        label=f"{c['name']} ({'AUC' if which == 'roc' else 'AP'} {c['area']:.3f})")
+            if which == "roc":
+                ax.plot([0, 1], [0, 1], "k--", lw=0.8)
+            else:
+                base = float(np.mean(data.y == 1)) if data.kind == "binary" else None
+                if base is not None:
+                    ax.axhline(base, color="k", ls="--", lw=0.8)
+            ax.set(xlabel=xl, ylabel=yl, xlim=(0, 1), ylim=(0, 1.02))
+            ax.set_title(f"{'ROC' if which == 'roc' else 'precision-recall'}\n{title}", fontsize=9)
+            ax.legend(fontsize=7, loc="lower right" if which == "roc" else "lower left")
+            save(fig, which)
+
+    metric, folds = per_fold_scores(data)
+    subj_metric = "balanced_accuracy" if data.kind != "regression" else "r2"
+    subjects = per_subject_scores(data, subj_metric)
+    fig, axes = plt.subplots(1, 2, figsize=(max(8, 0.45 * (len(folds) + len(subjects)) + 4), 4))
+    for ax, vals, lab in ((axes[0], folds, f"{metric} per fold"), (axes[1], subjects, f"{subj_metric} per subject")):
+        v = np.asarray(list(vals.values()), dtype=float)
+        ax.bar(range(len(v)), v, color="tab:blue")
+        ax.set_xticks(range(len(v)), [k.replace("fold-", "") for k in vals], rotation=60, ha="right", fontsize=7)
+        ok = v[np.isfinite(v)]
+        if len(ok):
+            ax.axhline(ok.mean(), color="tab:red", lw=1.2, label=f"mean {ok.mean():.3f} ± {ok.std():.3f}")
+            ax.legend(fontsize=8)
+        if data.kind != "regression":
+            chance = 0.5 if metric in ("roc_auc", "auroc") or "balanced" in lab else 1 / max(len(data.label_names), 2)
+            ax.axhline(chance, color="k", ls="--", lw=0.8)
+            ax.set_ylim(0, 1)
+        ax.set_title(lab, fontsize=9)
+    fig.suptitle(title, fontsize=9)
+    save(fig, "scores")
+
+    if data.curves:
+        sel = rep.get("selection_metric") or rep.get("folds", [{}])[0].get("selection_metric")
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        for name, recs in data.curves.items():
+            ep = [r["epoch"] for r in recs]
+            axes[0].plot(ep, [r["train_loss"] for r in recs], marker="o", ms=3, lw=1, label=name)
+            key = f"val_{sel}" if sel and f"val_{sel}" in recs[0] else next((k for k in recs[0] if k.startswith("val_")), None)
+            if key:
+                axes[1].plot(ep, [r[key] for r in recs], marker="o", ms=3, lw=1, label=name)
+                axes[1].set_ylabel(key.replace("_", " "))
+        from matplotlib.ticker import MaxNLocator
+
+        for ax in axes:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes[0].set(xlabel="epoch", ylabel="training loss", title="training loss")
+        axes[1].set(xlabel="epoch", title="validation")
+        if len(data.curves) <= 12:
+            axes[1].legend(fontsize=6)
+        fig.suptitle(title, fontsize=9)
+        save(fig, "training_curves")
+    return written
