@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperCommand
 
 from .._errors import NeurokitError
 
@@ -57,8 +60,30 @@ def _setup_logging(verbose: bool) -> None:
                         handlers=[RichHandler(console=err, show_path=False)], force=True)
 
 
+def _cli_words(text: str) -> str:
+    """A pipeline message in the CLI's words: ``overwrite=True (CLI: --overwrite)`` → ``--overwrite``,
+    ``hemi='L'`` → ``--hemi L`` for the running command's options, ``[PosixPath('a.h5')]`` → ``a.h5``."""
+    text = re.sub(r"[\w.]+=[^\s,;()]+(?: or [\w.]+=[^\s,;()]+)? \(CLI: ([^)]+)\)", r"\1", text)
+    text = re.sub(r"\[((?:\w*Path\('[^']*'\)(?:, )?)+)\]", lambda m: m.group(1), text)
+    text = re.sub(r"\w*Path\('([^']*)'\)", r"\1", text)
+    cmd = NeuroCommand.running
+    flags = {prm.name: prm for prm in (cmd.params if cmd else []) if getattr(prm, "opts", None)
+             and str(prm.opts[0]).startswith("-")}
+    def flag(m):
+        prm = flags.get(m.group(1))
+        if prm is None:
+            return m.group(0)
+        value = m.group(3) if m.group(3) is not None else m.group(2)
+        if getattr(prm, "is_flag", False):
+            if value in ("True", "False") and prm.secondary_opts:
+                return prm.opts[0] if value == "True" else prm.secondary_opts[0]
+            return prm.opts[0]
+        return f"{prm.opts[0]} {value}"
+    return re.sub(r"\b([a-z_]+)=(?:'([^']*)'|([\w.:-]+))", flag, text)
+
+
 def _fail(exc: Exception) -> None:
-    err.print(f"[bold red]error:[/] {exc}")
+    err.print(f"[bold red]error:[/] {escape(_cli_words(str(exc)))}")
     raise typer.Exit(code=2)
 
 
@@ -67,6 +92,32 @@ def _run(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     except (NeurokitError, FileNotFoundError, FileExistsError, IsADirectoryError, ValueError) as exc:
         _fail(exc)
+    except KeyboardInterrupt as exc:
+        msg = getattr(exc, "message", None) or "interrupted; nothing was saved"
+        err.print(f"[bold yellow]interrupted:[/] {escape(_cli_words(msg.removeprefix('interrupted').lstrip(': ')))}")
+        raise typer.Exit(code=130)
+
+
+class NeuroCommand(TyperCommand):
+    """A command whose on/off flags given a value (``--frozen False``) get a message saying how flags work,
+    instead of click's "unexpected extra argument"."""
+
+    BOOL_WORDS = {"true", "false", "yes", "no", "on", "off", "0", "1"}
+    running: "NeuroCommand | None" = None  # the command being run (for _cli_words)
+
+    def parse_args(self, ctx, args):
+        NeuroCommand.running = self
+        flags = {o: prm for prm in self.params if getattr(prm, "is_flag", False)
+                 for o in (*prm.opts, *prm.secondary_opts)}
+        for i, a in enumerate(args):
+            name, _, val = a.partition("=")
+            nxt = val or (args[i + 1] if i + 1 < len(args) else "")
+            if name in flags and nxt.lower() in self.BOOL_WORDS:
+                prm = flags[name]
+                off = f" or {prm.secondary_opts[0]} to turn it off" if prm.secondary_opts else " (leave it out for off)"
+                raise typer.BadParameter(f"{name} is an on/off flag and takes no value (got {nxt!r}): give "
+                                         f"{prm.opts[0]} to turn it on{off}", ctx=ctx, param=prm)
+        return super().parse_args(ctx, args)
 
 
 def _subjects(text: Optional[str]) -> Optional[List[str]]:
@@ -90,31 +141,36 @@ def metrics_table(title: str, metrics: dict) -> Table:
 
 
 # ------------------------------------------------------------------------------------------- cards
-@cards_app.command("list")
+@cards_app.command("list", cls=NeuroCommand)
 def cards_list() -> None:
     """List the packaged data cards."""
     from ..cards import list_cards, load_card
 
+    cards = [load_card(n) for n in list_cards()]
     t = Table(title="data cards")
-    for col in ("name", "modality", "title", "tasks", "licence"):
-        t.add_column(col)
-    for name in list_cards():
-        c = load_card(name)
-        t.add_row(name, c.modality, c.raw.get("title", ""), ", ".join(c.tasks), str(c.raw.get("licence", "")))
-    console.print(t)
+    # names and tasks are what users type: those columns are as wide as their longest entry, never cut
+    t.add_column("name", no_wrap=True, min_width=max(len(c.name) for c in cards))
+    t.add_column("modality")
+    t.add_column("title", overflow="fold")
+    t.add_column("tasks", no_wrap=False, min_width=max(len(task) for c in cards for task in c.tasks) + 1)
+    t.add_column("licence", overflow="fold")
+    for c in cards:
+        t.add_row(escape(c.name), c.modality, escape(str(c.raw.get("title", ""))), escape(", ".join(c.tasks)),
+                  escape(str(c.raw.get("licence", ""))))
+    console.print(t, crop=False)
 
 
-@cards_app.command("show")
+@cards_app.command("show", cls=NeuroCommand)
 def cards_show(name: str = typer.Argument(..., help="Card name (see `neuro cards list`) or path to a .yaml card.")) -> None:
     """Print one data card."""
     from ..cards import load_card
 
     c = _run(load_card, name)
-    console.print(c.path.read_text() if c.path else json.dumps(c.raw, indent=2))
+    console.print(c.path.read_text() if c.path else json.dumps(c.raw, indent=2), markup=False, highlight=False)
 
 
 # ----------------------------------------------------------------------------------------- prepare
-@app.command()
+@app.command(cls=NeuroCommand)
 def prepare(
     card: str = typer.Argument(..., help="Data card name or path (`neuro cards list`)."),
     out: Path = typer.Option(..., "--out", "-o", help="Patch store to write (.h5)."),
@@ -129,6 +185,10 @@ def prepare(
     hemi: Optional[str] = typer.Option(None, show_default="all in the file", help="Surface cards: only this hemisphere (L or R)."),
     sphere_l: Optional[Path] = typer.Option(None, "--sphere-l", show_default="card/packaged", help="Surface cards: registered sphere of the left hemisphere's mesh."),
     sphere_r: Optional[Path] = typer.Option(None, "--sphere-r", show_default="card/packaged", help="Surface cards: registered sphere of the right hemisphere's mesh."),
+    window_s: Optional[float] = typer.Option(None, "--window-s", show_default="card", help="EEG cards: window (sample) length in seconds, a multiple of 1 s."),
+    crop_start: Optional[float] = typer.Option(None, "--crop-start", show_default="card", help="EEG cards: seconds dropped at the start of each recording."),
+    crop_end: Optional[float] = typer.Option(None, "--crop-end", show_default="card", help="EEG cards: seconds dropped at the end of each recording."),
+    line_freq: Optional[float] = typer.Option(None, "--line-freq", show_default="card", help="EEG cards: power-line frequency to notch, Hz (50 or 60; 0: no notch)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
 ) -> None:
     """Read recordings, preprocess them with the card's recipe and write an HDF5 patch store."""
@@ -139,7 +199,9 @@ def prepare(
     subj = _run(parse_ranges, subjects) if subjects else None
     kwargs = {"skip_bad": skip_bad} if skip_bad else {}
     sph = {h: p.expanduser().resolve() for h, p in (("L", sphere_l), ("R", sphere_r)) if p is not None}
-    kwargs.update({k: v for k, v in (("mesh", mesh), ("hemi", hemi), ("spheres", sph or None)) if v is not None})
+    kwargs.update({k: v for k, v in (("mesh", mesh), ("hemi", hemi), ("spheres", sph or None), ("window_s", window_s),
+                                     ("crop_start_s", crop_start), ("crop_end_s", crop_end), ("line_freq", line_freq))
+                   if v is not None})
     path = _run(run_prepare, card, out, data_root=data_root, task=task, files=files or None, subjects=subj, channels=channels, overwrite=overwrite, **kwargs)
     from ..data.store import PatchStore
 
@@ -148,14 +210,15 @@ def prepare(
 
 
 # ---------------------------------------------------------------------------------------- pretrain
-@app.command()
+@app.command(cls=NeuroCommand)
 def pretrain(
+    ctx: typer.Context,
     stores: List[Path] = typer.Argument(..., help="Patch store(s) to pretrain on."),
     out: Path = typer.Option(Path("runs/pretrain"), "--out", "-o", help="Output folder (checkpoints, metrics.jsonl)."),
     model: str = typer.Option("cbramod", help="Model family: cbramod (EEG) or sit (surface fMRI)."),
     epochs: int = typer.Option(40, help="Epochs (CBraMod: 40)."),
     max_steps: Optional[int] = typer.Option(None, show_default="none", help="Stop after this many optimiser steps (schedule spans them)."),
-    batch_size: int = typer.Option(128, help="Samples per step and process (CBraMod: 128)."),
+    batch_size: int = typer.Option(128, help="Samples per step and process (CBraMod: 128; capped to the store's size)."),
     lr: float = typer.Option(5e-4, help="Peak learning rate (AdamW)."),
     min_lr: float = typer.Option(1e-5, help="Final learning rate of the per-step cosine schedule."),
     weight_decay: float = typer.Option(0.05, help="AdamW weight decay."),
@@ -163,12 +226,13 @@ def pretrain(
     n_layers: Optional[int] = typer.Option(None, show_default="none", help="Override the number of transformer layers (CBraMod: 12)."),
     model_size: Optional[str] = typer.Option(None, show_default="none", help="SiT size: tiny, small or base."),
     mask_ratio: Optional[float] = typer.Option(None, show_default="none", help="SiT video-MAE tube-mask ratio (default 0.75)."),
-    subjects: Optional[str] = typer.Option(None, show_default="none", help="Only these subjects, e.g. '1-6' or 'S001,S002'."),
+    split: str = typer.Option("train", help="Card split to pretrain on: train (validation and test subjects stay unseen), val, test or all."),
+    subjects: Optional[str] = typer.Option(None, show_default="none", help="Only these subjects, e.g. '1-6' or 'S001,S002' (overrides --split)."),
     seed: int = typer.Option(0, help="Random seed (sampling, masks, initialisation)."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K (under torchrun: one GPU per process)."),
     num_workers: int = typer.Option(0, help="DataLoader worker processes."),
-    ckpt_every: int = typer.Option(0, help="Also checkpoint every N steps (0: at each epoch end only)."),
-    resume: bool = typer.Option(False, "--resume", show_default="off", help="Continue from OUT/last.pt (same model, store layout, batch size and seed; more --epochs/--max-steps extend it)."),
+    ckpt_every: int = typer.Option(0, "--checkpoint-every", "--ckpt-every", help="Also write last.pt every N steps (0: at each epoch end only)."),
+    resume: bool = typer.Option(False, "--resume", show_default="off", help="Continue from OUT/last.pt with its settings (options given again change them; more --epochs/--max-steps extend it)."),
     overwrite: bool = typer.Option(False, "--overwrite", show_default="off", help="Start again in an OUT that holds a run."),
     progress: bool = typer.Option(True, help="Show a progress bar."),
     verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
@@ -178,32 +242,51 @@ def pretrain(
     Several GPUs or nodes: torchrun --nproc_per_node=G -m neurokit pretrain STORE ...
     """
     _setup_logging(verbose)
-    from ..pipelines.pretrain import PretrainConfig, pretrain as run
+    from ..pipelines.pretrain import PretrainConfig, pretrain as run, resume_config, select_pretrain_data
 
-    kw = {}
-    if n_layers is not None:
-        kw["n_layers"] = n_layers
-    if model_size is not None:
-        kw["size"] = model_size
-    if mask_ratio is not None:
-        kw["mask_ratio"] = mask_ratio
-    cfg = _run(PretrainConfig, model=model, model_kwargs=kw, epochs=epochs, max_steps=max_steps, batch_size=batch_size,
-               optim=dict(lr=lr, min_lr=min_lr, weight_decay=weight_decay, clip_grad=clip_grad), seed=seed, device=device,
-               num_workers=num_workers, ckpt_every=ckpt_every, subjects=_subjects(subjects), progress=progress)
+    kw = {k: v for k, v in (("n_layers", n_layers), ("size", model_size), ("mask_ratio", mask_ratio)) if v is not None}
+    opts = dict(model=model, model_kwargs=kw, epochs=epochs, max_steps=max_steps, batch_size=batch_size,
+                optim=dict(lr=lr, min_lr=min_lr, weight_decay=weight_decay, clip_grad=clip_grad), seed=seed,
+                device=device, num_workers=num_workers, ckpt_every=ckpt_every, split=None if split == "all" else split,
+                subjects=_subjects(subjects), progress=progress)
+    if resume:  # keep the run's settings; change only what the user gives again
+        given = {k for k in ctx.params if _given(ctx, k)}
+        opt_keys = {"lr", "min_lr", "weight_decay", "clip_grad"}
+        ch = {k: v for k, v in opts.items() if k in given or k in ("device", "progress", "num_workers")}
+        if given & opt_keys:
+            ch["optim"] = {k: v for k, v in opts["optim"].items() if k in given}
+        if not kw:
+            ch.pop("model_kwargs", None)
+        else:
+            ch["model_kwargs"] = kw
+        cfg = _run(resume_config, out, **ch)
+    else:
+        cfg = _run(PretrainConfig, **opts)
+    if _is_main_rank():
+        _, used = _run(select_pretrain_data, list(stores), cfg)
+        console.print(f"pretraining on {used}")
     res = _run(run, list(stores), out, cfg, resume=resume, overwrite=overwrite)
     if _is_main_rank():
+        speed = f" ({res['samples_per_s']:.1f} samples/s)" if res["steps_run"] else " (nothing left to run)"
         console.print(
-            f"[green]pretrained[/] {res['steps']} steps: loss {res['loss_first']:.4f} → {res['loss_last']:.4f} "
-            f"({res['samples_per_s']:.1f} samples/s); checkpoint {res['checkpoint']}"
+            f"[green]pretrained[/] {res['steps']} steps: loss {res['loss_first']:.4f} → {res['loss_last']:.4f}"
+            f"{speed}; checkpoint {res['checkpoint']}"
         )
 
 
+def _given(ctx, name: str) -> bool:
+    """Whether the user gave option ``name`` (on the command line or through its environment variable)."""
+    src = ctx.get_parameter_source(name)
+    return src is not None and src.name in ("COMMANDLINE", "ENVIRONMENT")
+
+
 # ---------------------------------------------------------------------------------------- finetune
-@app.command()
+@app.command(cls=NeuroCommand)
 def finetune(
     stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
     out: Path = typer.Option(Path("runs/finetune"), "--out", "-o", help="Output folder (best.pt, report.json)."),
-    init: Optional[Path] = typer.Option(None, show_default="none", help="`neuro pretrain` checkpoint or released CBraMod state_dict (default: from scratch)."),
+    init: Optional[Path] = typer.Option(None, show_default="none", help="`neuro pretrain` checkpoint or released CBraMod state_dict (default: from scratch); must cover the whole backbone."),
+    allow_partial_init: bool = typer.Option(False, "--allow-partial-init", show_default="off", help="Load an --init file that covers only part of the backbone (the rest stays at random initial values)."),
     model: str = typer.Option("cbramod", help="Model family when --init is not given."),
     head: str = typer.Option("auto", help="Head: all_patch_reps (flatten all tokens), avgpool, or auto (the model's default: all_patch_reps for cbramod, avgpool for sit)."),
     epochs: int = typer.Option(50, help="Epochs (CBraMod: 50)."),
@@ -235,7 +318,8 @@ def finetune(
     kw = {"n_layers": n_layers} if n_layers is not None else {}
     cfg = _run(FinetuneConfig, model=model, model_kwargs=kw, head=head, epochs=epochs, batch_size=batch_size,
                lr_backbone=lr_backbone, lr_head=lr_head, weight_decay=weight_decay, label_smoothing=label_smoothing,
-               frozen=frozen, seed=seed, device=device, progress=progress, splits=splits)
+               frozen=frozen, seed=seed, device=device, progress=progress, splits=splits,
+               allow_partial_init=allow_partial_init)
     rep = _run(run, list(stores), out, cfg, init=init, overwrite=overwrite)
     print_report(rep, out)
 
@@ -244,19 +328,24 @@ def print_report(rep: dict, out: Path) -> None:
     sp = ", ".join(f"{k}: {len(next(iter(v.values())))} {rep['split_by']}(s)" for k, v in rep["splits"].items())
     task = f"task {rep['task']} " if rep.get("task") else ""
     classes = f", classes {rep['label_names']}" if rep.get("label_names") else ""
-    console.print(f"{task}({rep['kind']}{classes}); split by {rep['split_by']} — {sp}")
+    if rep.get("init_weights"):
+        w = rep["init_weights"]
+        console.print(f"init: loaded {w['loaded']}/{w['total']} backbone tensors from {rep['init']}"
+                      + ("" if w["complete"] else f" ([yellow]partial[/]: {len(w['missing'])} missing, {len(w['unexpected'])} unexpected)"))
+    console.print(f"{task}({rep['kind']}{escape(classes)}); split by {rep['split_by']} — {sp}")
     console.print(f"selected epoch {rep['best_epoch']} on validation {rep['selection_metric']} = {rep['val_best']:.4f}")
     console.print(metrics_table(f"test metrics ({rep['n_samples']['test']} samples)", rep["test"]))
     console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'}")
 
 
 # ---------------------------------------------------------------------------------------- evaluate
-@app.command()
+@app.command(cls=NeuroCommand)
 def evaluate(
     checkpoint: Path = typer.Argument(..., help="`neuro finetune` checkpoint (best.pt)."),
     stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
-    split: str = typer.Option("test", help="Card split to score: train, val, test, or all."),
+    split: str = typer.Option("test", help="Split to score, as the checkpoint was fine-tuned: train, val, test, or all."),
     subjects: Optional[str] = typer.Option(None, show_default="none", help="Score these subjects instead of a split."),
+    allow_seen: bool = typer.Option(False, "--allow-seen", show_default="off", help="Allow scoring subjects the model was trained or selected on (with --subjects or --split all)."),
     json_out: Optional[Path] = typer.Option(None, "--json", show_default="none", help="Also write the metrics to this JSON file."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K."),
 ) -> None:
@@ -264,15 +353,21 @@ def evaluate(
     _setup_logging(False)
     from ..pipelines.finetune import evaluate as run
 
-    res = _run(run, checkpoint, list(stores), split=None if split == "all" else split, subjects=_subjects(subjects), device=device)
-    console.print(metrics_table(f"{split} metrics ({res['n_samples']} samples)", res))
+    if split not in ("train", "val", "test", "all"):
+        _fail(ValueError(f"--split {split}: choose train, val, test or all"))
+    subj = _subjects(subjects)
+    res = _run(run, checkpoint, list(stores), split=None if split == "all" else split, subjects=subj, device=device,
+               allow_seen=allow_seen)
+    what = f"subjects {', '.join(subj)}" if subj is not None else f"{split} split"
+    seen = f"; [yellow]seen in training/selection: {', '.join(res['seen'])}[/]" if res["seen"] else ""
+    console.print(metrics_table(f"{what} metrics ({res['n_samples']} samples{seen})", res))
     if json_out:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(res, indent=2))
 
 
 # ------------------------------------------------------------------------------------ plot-surface
-@app.command("plot-surface")
+@app.command("plot-surface", cls=NeuroCommand)
 def plot_surface(
     path: Optional[Path] = typer.Argument(None, show_default="none", help="Surface data file (CIFTI-2, GIFTI, MGH/MGZ, curv); not needed with --patches."),
     out: Path = typer.Option(Path("surface.png"), "--out", "-o", help="PNG to write."),
@@ -297,7 +392,7 @@ def plot_surface(
 
 
 # -------------------------------------------------------------------------------------- quickstart
-@app.command()
+@app.command(cls=NeuroCommand)
 def quickstart(
     data_root: Path = typer.Option(..., "--data-root", envvar="NEUROKIT_DATA", help="Folder holding MNE-eegbci-data/ (EEGMMIDB in MNE's eegbci layout)."),
     out: Path = typer.Option(Path("runs/quickstart"), "--out", "-o", help="Output folder."),
@@ -308,33 +403,35 @@ def quickstart(
     batch_size: int = typer.Option(16, help="Batch size for both stages."),
     seed: int = typer.Option(0, help="Random seed."),
     device: str = typer.Option("auto", help="auto, cpu, cuda."),
+    overwrite: bool = typer.Option(False, "--overwrite", show_default="off", help="Start every stage again (default: reuse or resume the stages in OUT that match)."),
 ) -> None:
     """prepare → pretrain → finetune on EEGMMIDB left- vs right-fist imagery, printing the test metrics.
 
-    A small configuration (2 layers, few epochs) that runs on 2 CPU cores in a few minutes.
+    A small configuration (2 layers, few epochs) that runs on 2 CPU cores in a few minutes. Run again, it
+    reuses the store and the runs in OUT that match the settings (and rebuilds a store that does not).
     """
     _setup_logging(False)
-    from ..pipelines.finetune import FinetuneConfig, finetune as ft
-    from ..pipelines.prepare import prepare as prep
-    from ..pipelines.pretrain import PretrainConfig, pretrain as pt
+    from ..pipelines.finetune import FinetuneConfig, finetune_or_reuse
+    from ..pipelines.prepare import prepare_or_reuse
+    from ..pipelines.pretrain import PretrainConfig, pretrain_or_resume
 
-    out.mkdir(parents=True, exist_ok=True)
     store = out / f"physionet_mi_left_right_{channels.replace(',', '-')}.h5"
-    if not store.exists():
-        _run(prep, "physionet_mi", store, data_root=data_root, task="left_right_imagery",
-             channels=None if channels == "all" else channels)
-    from ..cards import load_card
-
-    train_subjects = load_card("physionet_mi").splits("left_right_imagery")["train"]
+    store, note = _run(prepare_or_reuse, "physionet_mi", store, data_root=data_root, task="left_right_imagery",
+                       channels=None if channels == "all" else channels, overwrite=overwrite)
+    console.print(note)
     console.rule("pretrain (masked-patch reconstruction, training subjects only)")
-    res = _run(pt, [store], out / "pretrain",
+    res = _run(pretrain_or_resume, [store], out / "pretrain",
                PretrainConfig(model_kwargs={"n_layers": n_layers}, epochs=pretrain_epochs, batch_size=batch_size,
-                              optim=dict(lr=1e-3), seed=seed, device=device, subjects=train_subjects))
-    console.print(f"pretrain loss {res['loss_first']:.4f} → {res['loss_last']:.4f} over {res['steps']} steps")
+                              optim=dict(lr=1e-3), seed=seed, device=device, split="train"), overwrite=overwrite)
+    console.print(f"pretrained on {res['data']}")
+    console.print(f"pretrain loss {res['loss_first']:.4f} → {res['loss_last']:.4f} over {res['steps']} steps"
+                  + ("" if res["steps_run"] else " (reused: the run in OUT was complete)"))
     console.rule("finetune (left vs right fist, held-out subjects)")
-    rep = _run(ft, [store], out / "finetune",
-               FinetuneConfig(epochs=finetune_epochs, batch_size=batch_size, seed=seed, device=device, head="avgpool"),
-               init=res["checkpoint"])
+    rep, reused = _run(finetune_or_reuse, [store], out / "finetune",
+                       FinetuneConfig(epochs=finetune_epochs, batch_size=batch_size, seed=seed, device=device,
+                                      head="avgpool"), init=res["checkpoint"], overwrite=overwrite)
+    if reused:
+        console.print(f"reusing the fine-tuning run in {out / 'finetune'} (same settings, init and data)")
     print_report(rep, out / "finetune")
 
 
