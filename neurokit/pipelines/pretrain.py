@@ -143,7 +143,7 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
             (out / "metrics.jsonl").unlink(missing_ok=True)
     ds, used = select_pretrain_data(stores if isinstance(stores, (list, tuple)) else [stores], cfg)
     if info.is_main:
-        logger.warning("pretraining on %s", used)
+        logger.info("pretraining on %s", used)
     batch_size = cfg.batch_size
     if len(ds) < batch_size * info.world_size:
         batch_size = len(ds) // info.world_size
@@ -166,6 +166,7 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
         model = objective.build(ds.attrs, ds.sample_shape, dict(cfg.model_kwargs))
     model.to(info.device)
     if info.enabled:
+        dist.align_grad_strides(model)
         model = torch.nn.parallel.DistributedDataParallel(
             model, device_ids=[info.device.index] if info.device.type == "cuda" else None
         )
