@@ -273,41 +273,13 @@ def test_cli_error_for_missing_subjects_names_them(tuned, tiny_store):
     assert r.exit_code == 2 and "no labelled sample of subjects S099; subjects in the store: S001, S002, S007, S009" in r.output
 
 
-# ----------------------------------------------------------------------------------------- item 12
-def test_surface_hemisphere_task_finetunes(surface_root, tmp_path):
-    store = tmp_path / "fsa5.h5"
-    r = cli("prepare", "fsaverage5_rest", "--task", "hemisphere", "--data-root", surface_root / "fsaverage5_rest",
-            "-o", store)
-    assert r.exit_code == 0, r.output
-    from neurokit.data.store import PatchStore
-
-    s = PatchStore(store)
-    assert s.attrs["label_names"] == ["left", "right"] and len(s) == 64
-    assert np.bincount(s.labels).tolist() == [32, 32]
-    assert sorted(set(s.meta["run"])) == ["01b1", "01b2", "01b3"]
-    assert all((s.labels[s.meta["hemi"] == h] == i).all() for i, h in enumerate("LR"))
-    r = cli("finetune", store, "--model", "sit", "--n-layers", "1", "--epochs", "1", "--batch-size", "20",
-            "-o", tmp_path / "ft", "--no-progress", "--device", "cpu")
-    assert r.exit_code == 0, r.output
-    rep = json.loads((tmp_path / "ft" / "report.json").read_text())
-    assert rep["kind"] == "binary" and rep["split_by"] == "run" and rep["n_samples"] == {"train": 40, "val": 12, "test": 12}
+# item 12 (the hemisphere task of fsaverage5_rest) and item 13's eegmat run: tests/test_readme.py runs them as
+# the README writes them
 
 
 # ----------------------------------------------------------------------------------------- item 13
-def test_eeg_folder_card_reads_listed_formats_and_eegmat(eeg_root, tmp_path):
+def test_eeg_folder_card_reads_listed_formats(eeg_root):
     from neurokit.cards import load_card
 
     found = {p.path.name.split(".", 1)[1] for p in load_card("eeg_folder").files(eeg_root / "formats")}
     assert {"edf", "bdf", "gdf", "vhdr", "set"} <= found and any(f.endswith("fif") for f in found)
-    store = tmp_path / "eegmat.h5"
-    r = cli("prepare", "eeg_folder", "--data-root", eeg_root / "eegmat" / "1.0.0", "-o", store, "--window-s", "5",
-            "--crop-start", "2", "--crop-end", "0", "--line-freq", "50")
-    assert r.exit_code == 0, r.output
-    from neurokit.data.store import PatchStore
-
-    s = PatchStore(store)
-    assert s.sample_shape == (19, 5, 200) and len(s.attrs["sources"]) == 6
-    assert {k: s.attrs["recipe"][k] for k in ("window_s", "crop_start_s", "crop_end_s", "line_freq")} == \
-        {"window_s": 5.0, "crop_start_s": 2.0, "crop_end_s": 0.0, "line_freq": 50.0}
-    # 180 s (Subject04: 168 s) and 60 s usable per subject: 36 (33) + 12 windows before amplitude rejection
-    assert len(s) + s.attrs["n_rejected"] == 2 * (36 + 12) + 33 + 12

@@ -137,7 +137,7 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
         if not overwrite:
             raise FileExistsError(
                 f"{out} already holds a run ({ckpt_path.name}); pass resume=True (CLI: --resume) to continue it "
-                "or overwrite=True (--overwrite) to start again"
+                "or overwrite=True (CLI: --overwrite) to start again"
             )
         if info.is_main:
             (out / "metrics.jsonl").unlink(missing_ok=True)
