@@ -79,7 +79,7 @@ def test_finetune_reports_heldout_metrics(pretrained, lr_store, tmp_path):
                          splits={"train": ["S001"], "val": ["S002"], "test": ["S002"]})
     rep = finetune(lr_store, tmp_path / "ft", cfg, init=res["checkpoint"])
     assert rep["kind"] == "binary" and rep["selection_metric"] == "auroc"
-    assert set(rep["test"]) == {"balanced_accuracy", "cohen_kappa", "f1_weighted", "auroc", "auc_pr"}
+    assert set(rep["test"]) == {"balanced_accuracy", "cohen_kappa", "f1_weighted", "auroc", "auc_pr", "average_precision"}
     assert rep["n_samples"] == {"train": 45, "val": 45, "test": 45}
     saved = json.loads((tmp_path / "ft" / "report.json").read_text())
     assert saved["test"] == rep["test"]

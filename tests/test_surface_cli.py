@@ -51,6 +51,16 @@ def test_prepare_hcp7t_layout_and_pretrain(surface_root, tmp_path):
                             "--device", "cpu", "-o", str(tmp_path / "pt")])
     assert r.exit_code == 0, r.output
     assert "pretrained 1 steps" in r.output and (tmp_path / "pt" / "last.pt").exists()
+    # no optimiser option given: the reference's (AdamW 3e-4, weight decay 0.01, constant, no clipping)
+    import json
+
+    import torch
+
+    ck = torch.load(tmp_path / "pt" / "last.pt", map_location="cpu", weights_only=False)
+    assert ck["train_config"]["optim"] == {"lr": 3e-4, "weight_decay": 0.01, "min_lr": 1e-5, "clip_grad": 0.0,
+                                           "warmup_steps": 0, "schedule": "constant"}
+    line = json.loads((tmp_path / "pt" / "metrics.jsonl").read_text().splitlines()[-1])
+    assert line["lr"] == 3e-4 and line["grad_norm"] is None
 
 
 def test_prepare_without_spheres_fails_clearly(surface_root, tmp_path):

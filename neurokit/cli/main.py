@@ -181,7 +181,7 @@ def prepare(
     channels: Optional[str] = typer.Option(None, show_default="none", help="Channel subset: a card channel set (e.g. sensorimotor) or 'C3,Cz,C4' (default: the recipe's)."),
     overwrite: bool = typer.Option(False, help="Replace an existing store."),
     skip_bad: bool = typer.Option(False, help="Skip unreadable/too-short files with a warning instead of stopping."),
-    mesh: Optional[str] = typer.Option(None, show_default="from the vertex count", help="Surface cards: the data's mesh (ico6: already on the template, no resampling)."),
+    mesh: Optional[str] = typer.Option(None, show_default="from the vertex count", help="Surface cards: the data's mesh (ico6: already on the template, no resampling; fs_LR_59k: HCP 7T 1.6 mm, with --sphere-l/--sphere-r; any other name: a mesh of your own, with --sphere-l/--sphere-r)."),
     hemi: Optional[str] = typer.Option(None, show_default="all in the file", help="Surface cards: only this hemisphere (L or R)."),
     sphere_l: Optional[Path] = typer.Option(None, "--sphere-l", show_default="card/packaged", help="Surface cards: registered sphere of the left hemisphere's mesh."),
     sphere_r: Optional[Path] = typer.Option(None, "--sphere-r", show_default="card/packaged", help="Surface cards: registered sphere of the right hemisphere's mesh."),
@@ -219,10 +219,11 @@ def pretrain(
     epochs: int = typer.Option(40, help="Epochs (CBraMod: 40)."),
     max_steps: Optional[int] = typer.Option(None, show_default="none", help="Stop after this many optimiser steps (schedule spans them)."),
     batch_size: int = typer.Option(128, help="Samples per step and process (CBraMod: 128; capped to the store's size)."),
-    lr: float = typer.Option(5e-4, help="Peak learning rate (AdamW)."),
-    min_lr: float = typer.Option(1e-5, help="Final learning rate of the per-step cosine schedule."),
-    weight_decay: float = typer.Option(0.05, help="AdamW weight decay."),
-    clip_grad: float = typer.Option(1.0, help="Gradient-norm clip (0 = off)."),
+    lr: Optional[float] = typer.Option(None, show_default="cbramod 5e-4, sit 3e-4", help="Peak learning rate (AdamW)."),
+    min_lr: Optional[float] = typer.Option(None, show_default="cbramod 1e-5", help="Final learning rate of the per-step cosine schedule (setting it turns the cosine schedule on)."),
+    weight_decay: Optional[float] = typer.Option(None, show_default="cbramod 0.05, sit 0.01", help="AdamW weight decay."),
+    clip_grad: Optional[float] = typer.Option(None, show_default="cbramod 1.0, sit 0 (off)", help="Gradient-norm clip (0 = off)."),
+    schedule: Optional[str] = typer.Option(None, show_default="cbramod cosine, sit constant", help="Learning-rate schedule: cosine or constant."),
     n_layers: Optional[int] = typer.Option(None, show_default="none", help="Override the number of transformer layers (CBraMod: 12)."),
     model_size: Optional[str] = typer.Option(None, show_default="none", help="SiT size: tiny, small or base."),
     mask_ratio: Optional[float] = typer.Option(None, show_default="none", help="SiT video-MAE tube-mask ratio (default 0.75)."),
@@ -245,20 +246,17 @@ def pretrain(
     from ..pipelines.pretrain import PretrainConfig, pretrain as run, resume_config, select_pretrain_data
 
     kw = {k: v for k, v in (("n_layers", n_layers), ("size", model_size), ("mask_ratio", mask_ratio)) if v is not None}
-    opts = dict(model=model, model_kwargs=kw, epochs=epochs, max_steps=max_steps, batch_size=batch_size,
-                optim=dict(lr=lr, min_lr=min_lr, weight_decay=weight_decay, clip_grad=clip_grad), seed=seed,
-                device=device, num_workers=num_workers, ckpt_every=ckpt_every, split=None if split == "all" else split,
-                subjects=_subjects(subjects), progress=progress)
+    optim = {k: v for k, v in dict(lr=lr, min_lr=min_lr, weight_decay=weight_decay, clip_grad=clip_grad,
+                                   schedule=schedule).items() if v is not None}
+    opts = dict(model=model, model_kwargs=kw, epochs=epochs, max_steps=max_steps, batch_size=batch_size, optim=optim,
+                seed=seed, device=device, num_workers=num_workers, ckpt_every=ckpt_every,
+                split=None if split == "all" else split, subjects=_subjects(subjects), progress=progress)
     if resume:  # keep the run's settings; change only what the user gives again
         given = {k for k in ctx.params if _given(ctx, k)}
-        opt_keys = {"lr", "min_lr", "weight_decay", "clip_grad"}
         ch = {k: v for k, v in opts.items() if k in given or k in ("device", "progress", "num_workers")}
-        if given & opt_keys:
-            ch["optim"] = {k: v for k, v in opts["optim"].items() if k in given}
-        if not kw:
-            ch.pop("model_kwargs", None)
-        else:
-            ch["model_kwargs"] = kw
+        for k, v in (("optim", optim), ("model_kwargs", kw)):
+            if v:
+                ch[k] = v
         cfg = _run(resume_config, out, **ch)
     else:
         cfg = _run(PretrainConfig, **opts)
@@ -295,7 +293,7 @@ def finetune(
     lr_head: float = typer.Option(5e-4, help="Head learning rate."),
     weight_decay: float = typer.Option(0.05, help="AdamW weight decay."),
     label_smoothing: float = typer.Option(0.1, help="Label smoothing (multi-class)."),
-    frozen: bool = typer.Option(False, "--frozen/--no-frozen", help="Freeze the backbone (linear probing)."),
+    frozen: bool = typer.Option(False, "--frozen/--no-frozen", help="Freeze the backbone weights (only the head trains; its dropout stays on in training, as in the CBraMod release)."),
     n_layers: Optional[int] = typer.Option(None, show_default="none", help="Layers of a from-scratch backbone."),
     train_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's train subjects, e.g. '1-6'."),
     val_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's validation subjects."),

@@ -14,6 +14,16 @@ Formats (all through nibabel; no Connectome Workbench):
 
 The mesh is named from the vertex count (:data:`KNOWN_MESHES`) unless given; data whose count matches no
 known mesh are refused, so a file from an unexpected mesh cannot slip through to resampling.
+
+Parcellated files (CIFTI ``.ptseries.nii``, ``.pscalar.nii``, ``.pconn.nii``, …, and plain-text tables of
+parcel time series) hold one value per parcel, not per vertex; they are refused with a message naming the
+dense files to use instead.
+
+Headers are checked against the file before anything is allocated: the data size a header promises
+against the bytes the file holds (CIFTI, MGH/MGZ, FreeSurfer curvature), CIFTI brain models against the
+data (vertex counts, vertex indices), triangle indices against the vertex count, and the repetition time
+(finite, 0 < TR ≤ :data:`MAX_TR` s). Damaged files raise :class:`~neurokit._errors.DataFileError` naming
+the file and the field.
 """
 from __future__ import annotations
 
@@ -33,6 +43,7 @@ logger = logging.getLogger("neurokit")
 #: a count alone is the first listed here (:data:`_DEFAULT_BY_COUNT`).
 KNOWN_MESHES: dict[str, int] = {
     "fs_LR_32k": 32492,
+    "fs_LR_59k": 59292,  # HCP 7T at 1.6 mm
     "fsaverage": 163842,
     "fsaverage6": 40962,
     "fsaverage5": 10242,
@@ -49,6 +60,33 @@ _CORTEX = {"L": "CIFTI_STRUCTURE_CORTEX_LEFT", "R": "CIFTI_STRUCTURE_CORTEX_RIGH
 _HEMI_ALIASES = {"l": "L", "lh": "L", "left": "L", "cortexleft": "L", "r": "R", "rh": "R", "right": "R", "cortexright": "R"}
 _FS_GEOMETRY_MAGIC = b"\xff\xff\xfe"
 _FS_CURV_MAGIC = b"\xff\xff\xff"
+
+#: Largest repetition time accepted, in seconds (no fMRI sequence comes near it; larger values are damage).
+MAX_TR = 100.0
+#: Largest vertex count accepted for one hemisphere (fsaverage/fs_LR 164k is 163,842; native meshes ~300k).
+MAX_VERTICES = 5_000_000
+
+#: Registered spheres to pass for meshes neurokit does not package (named in error messages).
+SPHERE_HINTS = {
+    "fs_LR_32k": "S1200.{h}.sphere.32k_fs_LR.surf.gii (HCP S1200 group average) or {h}.sphere.32k_fs_LR.surf.gii "
+                 "(HCP Pipelines global/templates/standard_mesh_atlases)",
+    "fs_LR_59k": "{h}.sphere.59k_fs_LR.surf.gii (HCP Pipelines global/templates/standard_mesh_atlases) or the "
+                 "subject's MNINonLinear/fsaverage_LR59k/<subject>.{h}.sphere.59k_fs_LR.surf.gii (HCP 7T, 1.6 mm)",
+    "fs_LR_164k": "fsaverage.{h}_LR.spherical_std.164k_fs_LR.surf.gii (HCP Pipelines standard_mesh_atlases)",
+}
+
+#: CIFTI-2 file kinds that hold parcels (or dense connectomes) rather than dense vertex data.
+_CIFTI_OTHER = {
+    ".ptseries.": "parcellated time series", ".pscalar.": "parcellated scalar maps", ".plabel.": "parcellated labels",
+    ".pconn.": "parcel-to-parcel connectivity", ".pconnseries.": "parcellated connectivity series",
+    ".pconnscalar.": "parcellated connectivity maps", ".pdconn.": "parcel-to-dense connectivity",
+    ".dpconn.": "dense-to-parcel connectivity", ".dconn.": "dense connectivity matrix",
+    ".dfan.": "dense fibre orientations", ".fiberTEMP.": "fibre data",
+}
+_TEXT_SUFFIXES = (".txt", ".csv", ".tsv", ".1d", ".dat")
+_DENSE_INSTEAD = ("neurokit reads vertex-wise (dense) surface data: CIFTI-2 .dtseries.nii / .dscalar.nii / .dlabel.nii, "
+                  "GIFTI .func.gii / .shape.gii / .label.gii, FreeSurfer .mgh/.mgz or curvature files; give the dense "
+                  "file the parcels were computed from (HCP: *_Atlas_MSMAll*.dtseries.nii)")
 
 
 @dataclass
@@ -74,8 +112,9 @@ class SurfaceData:
         Source file.
     frame_names : list of str
         Map names (CIFTI dscalar/dlabel, GIFTI array names); empty when the file has none.
-    label_table : dict of int to str
-        Label key → name (label files only).
+    label_tables : list of dict of int to str
+        One label table (key → name) per map of a label file, in map order (CIFTI-2 allows a different table
+        for every map; GIFTI has one table, repeated); empty for other kinds.
     coords, faces : ndarray or None
         ``(n_vertices, 3)`` float64 mm and ``(n_faces, 3)`` int64 for geometry files.
     geometric_type : str or None
@@ -90,10 +129,15 @@ class SurfaceData:
     kind: str = "series"
     path: Path | None = None
     frame_names: list[str] = field(default_factory=list)
-    label_table: dict[int, str] = field(default_factory=dict)
+    label_tables: list[dict[int, str]] = field(default_factory=list)
     coords: np.ndarray | None = None
     faces: np.ndarray | None = None
     geometric_type: str | None = None
+
+    @property
+    def label_table(self) -> dict[int, str]:
+        """The first map's label table (the only one of single-map files); ``label_tables[i]`` for map ``i``."""
+        return self.label_tables[0] if self.label_tables else {}
 
     @property
     def n_vertices(self) -> int:
@@ -154,8 +198,9 @@ def _mesh_for(n: int, mesh: str | None, path: Path, *, strict: bool = True) -> s
         return f"mesh{n}"
     known = ", ".join(f"{k} {v}" for k, v in KNOWN_MESHES.items())
     raise DataFileError(
-        f"{path}: {n} vertices match no known surface mesh (known: {known}); pass mesh=<name> (CLI: --mesh) "
-        "if the data are on a mesh of your own"
+        f"{path}: {n} vertices match no known surface mesh (known: {known}); if the data are on a mesh of your "
+        "own, name it and give its registered spheres: mesh=<name> with sphere(s) (CLI: --mesh NAME "
+        "--sphere-l L_SPHERE --sphere-r R_SPHERE)"
     )
 
 
@@ -226,6 +271,7 @@ def read_surface(
         raise FileNotFoundError(f"{path}: no such file")
     want = normalize_hemi(hemi) if hemi is not None else None
     name = path.name.lower()
+    _refuse_not_dense(path)
     if name.endswith(".nii") and any(s in name for s in (".dtseries.", ".dscalar.", ".dlabel.")):
         out = _read_cifti(path, want, mesh)
     elif name.endswith(".gii") or name.endswith(".gii.gz"):
@@ -241,6 +287,73 @@ def read_surface(
     if verbose:
         logger.info("read %s: %r", path, out)
     return out
+
+
+def read_geometry(surface, hemi: str | None = None) -> SurfaceData:
+    """A surface geometry (vertices and triangles) from a file or a nilearn mesh object.
+
+    Parameters
+    ----------
+    surface : path, SurfaceData, or nilearn mesh
+        A ``.surf.gii`` / FreeSurfer triangle file (as :func:`read_surface`); a :class:`SurfaceData` of kind
+        ``"geometry"``; a nilearn ``InMemoryMesh`` / ``SurfaceMesh`` (no hemisphere), ``FileMesh`` (read from
+        its file, metadata included) or ``PolyMesh`` (its ``left``/``right`` part: the part of ``hemi``, or its
+        only part; the part's name is its hemisphere).
+    hemi : {"L", "R"}, optional
+        Which part of a two-part ``PolyMesh`` to take. A ``PolyMesh`` without that part gives its other part,
+        marked with its hemisphere, so callers refuse it as they refuse a file of the wrong hemisphere.
+
+    Returns
+    -------
+    SurfaceData
+        ``kind="geometry"``: ``coords`` ``(n_vertices, 3)`` float64, ``faces`` ``(n_faces, 3)`` int64, ``hemi``.
+
+    Raises
+    ------
+    DataFileError
+        Not a geometry (a data file, or an object without vertices and triangles); damaged triangles.
+    ConfigError
+        A two-part ``PolyMesh`` without ``hemi``.
+    """
+    if isinstance(surface, SurfaceData):
+        sd = surface
+    elif isinstance(surface, (str, Path)):
+        sd = read_surface(surface)
+    else:
+        sd = _mesh_object(surface, normalize_hemi(hemi) if hemi else None)
+    if sd.kind != "geometry" or sd.coords is None or sd.faces is None:
+        raise DataFileError(f"{sd.path}: not a surface geometry file (kind {sd.kind!r}); a surface needs vertices and faces")
+    return sd
+
+
+def _mesh_object(mesh, hemi: str | None) -> SurfaceData:
+    parts = getattr(mesh, "parts", None)
+    if isinstance(parts, dict):  # nilearn PolyMesh: {"left": mesh, "right": mesh}
+        named = {normalize_hemi(k): v for k, v in parts.items() if v is not None}
+        if not named:
+            raise DataFileError(f"nilearn {type(mesh).__name__} without any part")
+        if hemi is None and len(named) > 1:
+            raise ConfigError(f"nilearn {type(mesh).__name__} with parts {sorted(parts)}: pass hemi='L' or hemi='R'")
+        h = hemi if hemi in named else next(iter(named))
+        sd = _mesh_object(named[h], None)
+        sd.hemi = h
+        sd.path = Path(f"nilearn {type(mesh).__name__} part {'left' if h == 'L' else 'right'}")
+        return sd
+    file_path = getattr(mesh, "file_path", None)
+    if file_path is not None:  # nilearn FileMesh: the file, with its metadata
+        return read_surface(file_path)
+    coords, faces = getattr(mesh, "coordinates", None), getattr(mesh, "faces", None)
+    if coords is None or faces is None:
+        raise DataFileError(
+            f"a {type(mesh).__name__} is not a surface: give a path to a .surf.gii / FreeSurfer surface file or a "
+            "nilearn mesh (InMemoryMesh, FileMesh, PolyMesh)"
+        )
+    coords, faces = np.asarray(coords, np.float64), np.asarray(faces, np.int64)
+    name = Path(f"nilearn {type(mesh).__name__} ({len(coords)} vertices)")
+    _check_geometry(coords, faces, name)
+    n = len(coords)
+    return SurfaceData(data=np.zeros((n, 0), np.float32), hemi=None, mesh=_mesh_for(n, None, name, strict=False),
+                       mask=np.ones(n, bool), kind="geometry", path=name, coords=coords, faces=faces)
 
 
 def _resolve_hemi(found: str | None, want: str | None, path: Path) -> str | None:
@@ -264,14 +377,16 @@ def read_cifti_hemispheres(path: str | Path, **kwargs) -> dict[str, SurfaceData]
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
-    img = nib.load(path)  # header parsed once for both hemispheres
-    structures = _cifti_structures(img, path)
+    _refuse_not_dense(path)
+    img = _load_cifti(path)
+    parsed = _parse_cifti(img, path)  # header parsed once for both hemispheres
+    structures = list(parsed[2])
     hemis = [h for h, s in _CORTEX.items() if s in structures]
     if not hemis:
         raise DataFileError(f"{path}: no cortical surface in this CIFTI file (structures: {', '.join(structures)})")
     out = {}
     for h in hemis:
-        sd = _read_cifti(path, h, kwargs.get("mesh"), img=img)
+        sd = _read_cifti(path, h, kwargs.get("mesh"), img=img, parsed=parsed)
         _nan_medial_wall(sd)
         if not kwargs.get("allow_nan", False):
             _check_finite(sd.data, sd.mask, path)
@@ -279,27 +394,170 @@ def read_cifti_hemispheres(path: str | Path, **kwargs) -> dict[str, SurfaceData]
     return out
 
 
-def _cifti_structures(img, path: Path) -> list[str]:
+def _short(exc: BaseException, n: int = 200) -> str:
+    msg = f"{type(exc).__name__}: {exc}"
+    return msg if len(msg) <= n else msg[:n] + " …"
+
+
+def _refuse_not_dense(path: Path) -> None:
+    """Parcellated CIFTI, dense connectomes and plain-text tables: say what they are and what to give instead."""
+    name = path.name.lower()
+    for suffix, what in _CIFTI_OTHER.items():
+        if suffix.lower() in name and name.endswith((".nii", ".nii.gz")):
+            parcels = "parcellated: one value per parcel, not per vertex" if suffix.startswith(".p") or "parcel" in what else \
+                "not a vertex-wise data file"
+            raise DataFileError(f"{path}: a CIFTI-2 {what} file ({suffix.strip('.')}), {parcels}; {_DENSE_INSTEAD}")
+    if name.endswith(_TEXT_SUFFIXES) or _looks_like_text(path):
+        rows, cols = _text_shape(path)
+        shape = f" ({rows} rows × {cols} columns)" if rows else ""
+        if rows in _DEFAULT_BY_COUNT:
+            raise DataFileError(
+                f"{path}: a plain-text table{shape}, one row per vertex of {_DEFAULT_BY_COUNT[rows]}: neurokit reads "
+                "surface data from CIFTI-2, GIFTI or FreeSurfer files, not text; save the columns as a GIFTI "
+                "(.func.gii / .shape.gii, e.g. with nibabel) on that mesh"
+            )
+        raise DataFileError(f"{path}: a plain-text table{shape}, not a surface file: parcellated time series "
+                            f"or parcel/label lists hold one value per parcel, not per vertex; {_DENSE_INSTEAD}")
+
+
+def _looks_like_text(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    if not head or b"\0" in head or head.lstrip().startswith(b"<"):  # binary formats, or GIFTI XML
+        return False
     try:
-        bm = img.header.get_axis(1)
-        return [name for name, _, _ in bm.iter_structures()]
-    except Exception as exc:  # noqa: BLE001 - nibabel raises many kinds on malformed headers
-        raise DataFileError(f"{path}: not a dense CIFTI-2 file with a brain-model axis ({exc})") from exc
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:  # not merely a character cut at the end of the block
+            return False
+        text = head[: exc.start].decode("utf-8")
+    return all(c.isprintable() or c.isspace() for c in text)
 
 
-def _read_cifti(path: Path, want: str | None, mesh: str | None, img=None) -> SurfaceData:
+def _text_shape(path: Path) -> tuple[int, int]:
+    """Rows (non-empty, not ``#`` comments) and columns of the first row of a text table; (0, 0) if unreadable."""
+    try:
+        with open(path, "r", errors="replace") as fh:
+            first = next((ln for ln in fh if ln.strip() and not ln.lstrip().startswith("#")), "")
+            rows = (1 + sum(1 for ln in fh if ln.strip() and not ln.lstrip().startswith("#"))) if first else 0
+        cols = len(re.split(r"[\s,;]+", first.strip())) if first else 0
+        return rows, cols
+    except OSError:
+        return 0, 0
+
+
+def _load_cifti(path: Path):
     import nibabel as nib
+
+    try:
+        return nib.load(path)
+    except Exception as exc:  # noqa: BLE001 - nibabel raises many kinds on malformed headers
+        raise DataFileError(f"{path}: cannot read as CIFTI-2 ({_short(exc)})") from exc
+
+
+def _brain_models(img, path: Path):
+    """The brain-model axis of a dense CIFTI-2 file (parcellated files refused with what to use instead)."""
     from nibabel import cifti2
 
     try:
-        img = img if img is not None else nib.load(path)
-        ax0 = img.header.get_axis(0)
         bm = img.header.get_axis(1)
     except Exception as exc:  # noqa: BLE001
-        raise DataFileError(f"{path}: cannot read as CIFTI-2 ({exc})") from exc
+        raise DataFileError(f"{path}: not a dense CIFTI-2 file with a brain-model axis ({_short(exc)})") from exc
+    if isinstance(bm, cifti2.ParcelsAxis):
+        raise DataFileError(f"{path}: a parcellated CIFTI-2 file (its columns are {len(bm)} parcels, not vertices); "
+                            f"{_DENSE_INSTEAD}")
     if not isinstance(bm, cifti2.BrainModelAxis):
         raise DataFileError(f"{path}: the second axis is {type(bm).__name__}, expected brain models (dense file)")
-    structures = {name: (slc, b) for name, slc, b in bm.iter_structures()}
+    return bm
+
+
+def _structure_slices(bm, path: Path) -> dict[str, slice]:
+    """Brain structure → its (contiguous) columns, from the brain-model names (faster than iter_structures,
+    which builds a sub-axis per structure)."""
+    names = np.asarray(bm.name).astype(str)
+    if not len(names):
+        return {}
+    starts = np.flatnonzero(np.r_[True, names[1:] != names[:-1]])
+    stops = np.r_[starts[1:], len(names)]
+    out: dict[str, slice] = {}
+    for a, b in zip(starts, stops):
+        if names[a] in out:
+            raise DataFileError(f"{path}: brain structure {names[a]} in more than one block: a damaged header")
+        out[names[a]] = slice(int(a), int(b))
+    return out
+
+
+def _parse_cifti(img, path: Path):
+    """``(row axis, brain-model axis, {structure: columns})`` of a dense CIFTI-2 file, checked against the data."""
+    try:
+        ax0 = img.header.get_axis(0)
+    except Exception as exc:  # noqa: BLE001
+        raise DataFileError(f"{path}: cannot read as CIFTI-2 ({_short(exc)})") from exc
+    bm = _brain_models(img, path)
+    _check_cifti_layout(img, ax0, bm, path)
+    return ax0, bm, _structure_slices(bm, path)
+
+
+def _check_cifti_layout(img, ax0, bm, path: Path) -> None:
+    """Header against data before any read: axis lengths vs the data dims, and those dims vs the file's bytes."""
+    proxy = img.dataobj
+    shape = tuple(int(d) for d in proxy.shape)
+    if len(shape) != 2 or min(shape) < 1:
+        raise DataFileError(f"{path}: data dims {shape} in the NIfTI-2 header, expected (maps or frames, grayordinates)")
+    if (len(ax0), len(bm)) != shape:
+        raise DataFileError(
+            f"{path}: the CIFTI header maps {len(ax0)} × {len(bm)} (rows × grayordinates) but the data dims are "
+            f"{shape[0]} × {shape[1]}: a damaged header"
+        )
+    need = int(proxy.offset) + shape[0] * shape[1] * np.dtype(proxy.dtype).itemsize
+    size = path.stat().st_size
+    if need > size:
+        raise DataFileError(
+            f"{path}: truncated file or damaged header: the header promises {shape[0]} × {shape[1]} "
+            f"{np.dtype(proxy.dtype).name} values ({need:,} bytes with the header) but the file holds {size:,} bytes; "
+            "copy or download it again"
+        )
+
+
+def _check_cortex(name: str, slc: slice, bm, path: Path) -> tuple[int, np.ndarray]:
+    """A cortex brain model's vertex count and indices, checked against each other and the data."""
+    n_vert = int(bm.nvertices.get(name, -1))
+    vert = np.asarray(bm.vertex[slc], dtype=np.int64)
+    n_cols = slc.stop - slc.start
+    if not 0 < n_vert <= MAX_VERTICES:
+        raise DataFileError(f"{path}: {name} has SurfaceNumberOfVertices {n_vert}, expected 1…{MAX_VERTICES:,}: a damaged header")
+    if len(vert) != n_cols:
+        raise DataFileError(f"{path}: {name} lists {len(vert)} vertex indices for {n_cols} data columns: a damaged header")
+    if len(vert) and (vert.min() < 0 or vert.max() >= n_vert):
+        raise DataFileError(
+            f"{path}: {name} has vertex indices {int(vert.min())}…{int(vert.max())} outside its "
+            f"SurfaceNumberOfVertices {n_vert} (0…{n_vert - 1}): a damaged header"
+        )
+    if len(np.unique(vert)) != len(vert):
+        raise DataFileError(f"{path}: {name} lists {len(vert) - len(np.unique(vert))} vertex indices twice: a damaged header")
+    return n_vert, vert
+
+
+def check_tr(tr: float, path, field: str) -> float:
+    """A repetition time in seconds, refused unless finite and 0 < TR ≤ :data:`MAX_TR`.
+
+    Raises
+    ------
+    DataFileError
+        Names the file, the header field and the value.
+    """
+    tr = float(tr)
+    if not (np.isfinite(tr) and 0 < tr <= MAX_TR):
+        raise DataFileError(f"{path}: {field} gives a TR of {tr:g} s, expected a finite value in (0, {MAX_TR:g}] s: "
+                            "a damaged header; fix the file's TR")
+    return tr
+
+
+def _read_cifti(path: Path, want: str | None, mesh: str | None, img=None, parsed=None) -> SurfaceData:
+    from nibabel import cifti2
+
+    img = img if img is not None else _load_cifti(path)
+    ax0, bm, structures = parsed if parsed is not None else _parse_cifti(img, path)
     present = [h for h, s in _CORTEX.items() if s in structures]
     if not present:
         raise DataFileError(
@@ -312,44 +570,42 @@ def _read_cifti(path: Path, want: str | None, mesh: str | None, img=None) -> Sur
         want = present[0]
     if want not in present:
         raise DataFileError(f"{path}: no {_CORTEX[want]} in this CIFTI file (found {', '.join(structures)})")
-    slc, sub = structures[_CORTEX[want]]
-    n_vert = int(sub.nvertices[_CORTEX[want]])
-    vert = np.asarray(sub.vertex, dtype=np.int64)
-    try:
-        block = np.asarray(img.dataobj[:, slc], dtype=np.float32)  # (n_frames, n_cortex)
-    except (ValueError, OSError, EOFError) as exc:
-        size = path.stat().st_size
-        raise DataFileError(
-            f"{path}: truncated file: the header promises {tuple(img.shape)} values but the file holds only "
-            f"{size} bytes ({exc}); copy or download it again"
-        ) from exc
-    data = np.zeros((n_vert, block.shape[0]), dtype=np.float32)
-    data[vert] = block.T
-    mask = np.zeros(n_vert, dtype=bool)
-    mask[vert] = True
-    kind, tr, names, table = "scalar", None, [], {}
+    slc = structures[_CORTEX[want]]
+    n_vert, vert = _check_cortex(_CORTEX[want], slc, bm, path)
+    kind, tr, names, tables = "scalar", None, [], []
     if isinstance(ax0, cifti2.SeriesAxis):
         kind = "series"
         scale = {"SECOND": 1.0}.get(str(ax0.unit).upper())
         if scale is None:
             raise DataFileError(f"{path}: series axis in {ax0.unit}, expected SECOND")
-        tr = float(ax0.step) * scale
+        tr = check_tr(float(ax0.step) * scale, path, "the series axis (SeriesStep)")
     elif isinstance(ax0, cifti2.LabelAxis):
         kind = "label"
-        names = [str(n) for n in ax0.name if n not in (None, "", "None")]
-        table = {int(k): str(v[0]) for k, v in ax0.label[0].items()}
+        names = [str(n) for n in ax0.name]
+        names = names if any(n not in ("", "None") for n in names) else []
+        # one table per map: CIFTI-2 lets every map of a dlabel file have its own
+        tables = [{int(k): str(v[0]) for k, v in lab.items()} for lab in ax0.label]
     elif isinstance(ax0, cifti2.ScalarAxis):
         names = [str(n) for n in ax0.name]
+    mesh_name = _mesh_for(n_vert, mesh, path)
+    try:
+        block = np.asarray(img.dataobj[:, slc], dtype=np.float32)  # (n_frames, n_cortex)
+    except (MemoryError, Exception) as exc:  # noqa: BLE001 - sizes were checked; anything left is damage
+        raise DataFileError(f"{path}: cannot read the CIFTI data ({_short(exc)}); copy or download it again") from exc
+    data = np.zeros((n_vert, block.shape[0]), dtype=np.float32)
+    data[vert] = block.T
+    mask = np.zeros(n_vert, dtype=bool)
+    mask[vert] = True
     return SurfaceData(
         data=data,
         hemi=want,
-        mesh=_mesh_for(n_vert, mesh, path),
+        mesh=mesh_name,
         mask=mask,
         tr=tr,
         kind=kind,
         path=path,
         frame_names=names,
-        label_table=table,
+        label_tables=tables,
     )
 
 
@@ -365,10 +621,15 @@ def _read_gifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
 
     try:
         img = nib.load(path)
-    except Exception as exc:  # noqa: BLE001
-        raise DataFileError(f"{path}: cannot read as GIFTI ({exc})") from exc
+    except (MemoryError, Exception) as exc:  # noqa: BLE001 - damaged XML, dims the data do not fill, …
+        raise DataFileError(f"{path}: cannot read as GIFTI ({_short(exc)})") from exc
     if not img.darrays:
         raise DataFileError(f"{path}: GIFTI file without data arrays")
+    for i, d in enumerate(img.darrays):
+        dims = tuple(int(x) for x in d.dims)
+        if not dims or min(dims) < 1 or np.shape(d.data) != dims:
+            raise DataFileError(f"{path}: data array {i} has Dim {dims} but holds an array of shape {np.shape(d.data)}: "
+                                "a damaged header")
     intents = [intent_codes.niistring[d.intent] for d in img.darrays]
     meta = {}
     for d in [img, *img.darrays]:
@@ -393,6 +654,7 @@ def _read_gifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
         faces = None
         if "NIFTI_INTENT_TRIANGLE" in intents:
             faces = np.asarray(img.darrays[intents.index("NIFTI_INTENT_TRIANGLE")].data, dtype=np.int64)
+        _check_geometry(coords, faces, path)
         n = len(coords)
         return SurfaceData(
             data=np.zeros((n, 0), np.float32), hemi=hemi, mesh=_mesh_for(n, mesh, path, strict=False),
@@ -400,6 +662,8 @@ def _read_gifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
             geometric_type=meta.get("GeometricType") or None,
         )
     arrays = [np.asarray(d.data) for d in img.darrays]
+    if any(a.ndim == 0 or a.size == 0 for a in arrays):
+        raise DataFileError(f"{path}: GIFTI data array without values (dims {[a.shape for a in arrays]})")
     if len(arrays) == 1 and arrays[0].ndim == 2 and arrays[0].shape[1] > 1:
         data = arrays[0].astype(np.float32)
     else:
@@ -408,27 +672,55 @@ def _read_gifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
             raise DataFileError(f"{path}: data arrays of different lengths {sorted(shapes)}")
         data = np.stack([a.reshape(a.shape[0], -1)[:, 0] for a in arrays], axis=1).astype(np.float32)
     kind = "label" if intents[0] == "NIFTI_INTENT_LABEL" else "series" if intents[0] == "NIFTI_INTENT_TIME_SERIES" else "scalar"
-    tr = None
-    step = meta.get("TimeStep")
-    if kind == "series" and step not in (None, ""):
-        try:
-            tr = float(step)
-        except ValueError:
-            tr = None
-        if tr is not None:
-            # GIFTI writers disagree on the unit; no fMRI TR exceeds 20 s, so larger values are ms
-            tr = tr / 1000.0 if tr > 20 else tr
-            tr = tr or None
-    table = {}
+    tr = _gifti_tr(meta.get("TimeStep"), path) if kind == "series" else None
+    tables = []
     if kind == "label" and img.labeltable is not None:
-        table = {int(lb.key): str(lb.label) for lb in img.labeltable.labels}
+        tables = [{int(lb.key): str(lb.label) for lb in img.labeltable.labels}] * data.shape[1]  # one table in GIFTI
     names = [d.meta.get("Name", "") for d in img.darrays]
     n = data.shape[0]
     return SurfaceData(
         data=data, hemi=hemi, mesh=_mesh_for(n, mesh, path),
         mask=_mask_from_data(data) if kind == "series" else np.ones(n, bool), tr=tr, kind=kind, path=path,
-        frame_names=[s for s in names if s] if any(names) else [], label_table=table,
+        frame_names=[s for s in names if s] if any(names) else [], label_tables=tables,
     )
+
+
+def _gifti_tr(step, path: Path) -> float | None:
+    """GIFTI ``TimeStep``: seconds, or milliseconds when above 20 (writers disagree on the unit; no fMRI TR
+    exceeds 20 s). Missing, or exactly 0 (what writers put when they do not know it, e.g. nibabel's
+    ``task.func.gii``): None, with a warning for 0. Negative, NaN, inf or absurd values are refused."""
+    if step in (None, ""):
+        return None
+    try:
+        tr = float(step)
+    except ValueError as exc:
+        raise DataFileError(f"{path}: TimeStep {str(step)[:40]!r} is not a number: a damaged header") from exc
+    if tr == 0:
+        warnings.warn(f"{path}: TimeStep 0: the file does not state its TR (onsets will be counted in frames)",
+                      RuntimeWarning, stacklevel=4)
+        return None
+    if np.isfinite(tr) and tr > 20:
+        tr = tr / 1000.0
+    return check_tr(tr, path, f"TimeStep {step}")
+
+
+def _check_geometry(coords: np.ndarray, faces: np.ndarray | None, path: Path) -> None:
+    """Vertices finite, ``(n, 3)``; triangles ``(m, 3)`` indexing existing vertices."""
+    if coords.ndim != 2 or coords.shape[1] != 3 or not len(coords):
+        raise DataFileError(f"{path}: vertex coordinates of shape {coords.shape}, expected (n_vertices, 3)")
+    if not len(coords) <= MAX_VERTICES:
+        raise DataFileError(f"{path}: {len(coords):,} vertices, more than {MAX_VERTICES:,}: a damaged header")
+    if not np.isfinite(coords).all():
+        raise DataFileError(f"{path}: {int((~np.isfinite(coords)).any(axis=1).sum())} vertices with NaN/inf coordinates")
+    if faces is None:
+        return
+    if faces.ndim != 2 or faces.shape[1] != 3 or not len(faces):
+        raise DataFileError(f"{path}: triangles of shape {faces.shape}, expected (n_faces, 3)")
+    if faces.min() < 0 or faces.max() >= len(coords):
+        raise DataFileError(
+            f"{path}: triangles index vertices {int(faces.min())}…{int(faces.max())} but the file has {len(coords)} "
+            "vertices: a damaged header (vertex or face count) or truncated file"
+        )
 
 
 def _read_mgh(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
@@ -436,18 +728,59 @@ def _read_mgh(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
 
     try:
         img = nib.load(path)
-        arr = np.asarray(img.dataobj, dtype=np.float32)
     except Exception as exc:  # noqa: BLE001
-        raise DataFileError(f"{path}: cannot read as FreeSurfer MGH ({exc})") from exc
-    if arr.ndim < 1 or (arr.ndim > 1 and np.prod(arr.shape[1:3]) != 1):
-        raise DataFileError(f"{path}: MGH volume of shape {arr.shape}, expected a surface overlay (n_vertices, 1, 1[, n_frames])")
+        raise DataFileError(f"{path}: cannot read as FreeSurfer MGH ({_short(exc)})") from exc
+    shape = tuple(int(d) for d in img.shape)
+    if not shape or min(shape) < 1 or (len(shape) > 1 and np.prod(shape[1:3]) != 1):
+        raise DataFileError(f"{path}: MGH volume of shape {shape}, expected a surface overlay (n_vertices, 1, 1[, n_frames])")
+    _check_mgh_size(img, shape, path)
+    try:
+        arr = np.asarray(img.dataobj, dtype=np.float32)
+    except (MemoryError, Exception) as exc:  # noqa: BLE001
+        raise DataFileError(f"{path}: cannot read the MGH data ({_short(exc)}); copy or download it again") from exc
     data = arr.reshape(arr.shape[0], -1)
-    tr_ms = float(img.header["tr"])
     kind = "series" if data.shape[1] > 1 else "scalar"
+    tr_ms = float(img.header["tr"])
+    # FreeSurfer writes TR 0 when it does not know it; anything else must be a plausible TR
+    tr = check_tr(tr_ms / 1000.0, path, f"the MGH header's tr ({tr_ms:g} ms)") if kind == "series" and tr_ms != 0 else None
+    if kind == "series" and tr_ms == 0:
+        warnings.warn(f"{path}: TR 0 in the MGH header: the file does not state its TR (onsets will be counted in frames)",
+                      RuntimeWarning, stacklevel=3)
     return SurfaceData(
         data=data, hemi=_resolve_hemi(hemi_from_name(path), want, path), mesh=_mesh_for(data.shape[0], mesh, path),
-        mask=_mask_from_data(data), tr=tr_ms / 1000.0 if (tr_ms > 0 and kind == "series") else None, kind=kind, path=path,
+        mask=_mask_from_data(data), tr=tr, kind=kind, path=path,
     )
+
+
+#: Bytes an MGH file may hold after its data: the optional scan parameters (TR, flip angle, TE, TI, FoV) and
+#: tags (command lines, …); far less than one frame of any surface overlay.
+_MGH_MAX_FOOTER = 65536
+
+
+def _check_mgh_size(img, shape: tuple, path: Path) -> None:
+    """The bytes an MGH header promises against the file (``.mgz``: the gzip trailer's uncompressed size)."""
+    proxy = img.dataobj
+    need = int(proxy.offset) + int(np.prod(shape, dtype=np.int64)) * np.dtype(proxy.dtype).itemsize
+    size = path.stat().st_size
+    exact = True
+    if path.name.lower().endswith(".mgz"):
+        with open(path, "rb") as fh:
+            fh.seek(-4, 2)
+            isize = int.from_bytes(fh.read(4), "little")  # uncompressed size mod 2**32 (RFC 1952)
+        exact = need < 2**32
+        held = isize if exact else 1032 * size  # deflate never compresses beyond ~1032:1
+    else:
+        held = size
+    if need > held:
+        raise DataFileError(
+            f"{path}: truncated file or damaged header: the header promises {' × '.join(map(str, shape))} values "
+            f"({need:,} bytes) but the file holds {held:,}; copy or download it again"
+        )
+    if exact and held - need > _MGH_MAX_FOOTER:
+        raise DataFileError(
+            f"{path}: the file holds {held - need:,} bytes more than its header's {' × '.join(map(str, shape))} values: "
+            "a damaged header (a lowered vertex or frame count would read the data as another mesh)"
+        )
 
 
 def _read_freesurfer(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
@@ -459,13 +792,15 @@ def _read_freesurfer(path: Path, want: str | None, mesh: str | None) -> SurfaceD
     try:
         if magic == _FS_GEOMETRY_MAGIC:
             coords, faces = read_geometry(str(path))
+            coords, faces = np.asarray(coords, np.float64), np.asarray(faces, np.int64)
+            _check_geometry(coords, faces, path)
             n = len(coords)
             return SurfaceData(
                 data=np.zeros((n, 0), np.float32), hemi=hemi, mesh=_mesh_for(n, mesh, path, strict=False),
-                mask=np.ones(n, bool), kind="geometry", path=path,
-                coords=np.asarray(coords, np.float64), faces=np.asarray(faces, np.int64),
+                mask=np.ones(n, bool), kind="geometry", path=path, coords=coords, faces=faces,
             )
         if magic == _FS_CURV_MAGIC:
+            _check_curv_size(path)
             vals = np.asarray(read_morph_data(str(path)), dtype=np.float32)[:, None]
             return SurfaceData(
                 data=vals, hemi=hemi, mesh=_mesh_for(len(vals), mesh, path), mask=np.ones(len(vals), bool),
@@ -473,9 +808,30 @@ def _read_freesurfer(path: Path, want: str | None, mesh: str | None) -> SurfaceD
             )
     except DataFileError:
         raise
-    except Exception as exc:  # noqa: BLE001
-        raise DataFileError(f"{path}: cannot read as FreeSurfer surface file ({exc})") from exc
+    except (MemoryError, Exception) as exc:  # noqa: BLE001
+        raise DataFileError(f"{path}: cannot read as FreeSurfer surface file ({_short(exc)})") from exc
     raise DataFileError(
         f"{path}: unknown surface format (expected CIFTI-2 .dtseries/.dscalar/.dlabel.nii, GIFTI .gii, "
         "FreeSurfer .mgh/.mgz, curvature or triangle surface files)"
     )
+
+
+def _check_curv_size(path: Path) -> None:
+    """A FreeSurfer "new" curvature file is a 15-byte header (magic, vertex count, face count, values per
+    vertex, big-endian int32) and one float32 per vertex, nothing else: the count must fill the file exactly,
+    so a lowered count is not read as a smaller mesh."""
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        head = fh.read(15)
+    if len(head) < 15:
+        raise DataFileError(f"{path}: {size} bytes, shorter than a FreeSurfer curvature header (15 bytes)")
+    n_vert, _, per_vertex = (int.from_bytes(head[i : i + 4], "big", signed=True) for i in (3, 7, 11))
+    if per_vertex != 1:
+        raise DataFileError(f"{path}: {per_vertex} values per vertex in the curvature header, expected 1: a damaged header")
+    if not 0 < n_vert <= MAX_VERTICES or 15 + 4 * n_vert != size:
+        held = (size - 15) / 4
+        held_s = f"{int(held):,}" if held == int(held) else f"{held:,.2f}"
+        raise DataFileError(
+            f"{path}: the header says {n_vert:,} vertices but the file holds {held_s} values "
+            f"({size:,} bytes): a damaged header or truncated file"
+        )

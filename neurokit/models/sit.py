@@ -6,8 +6,11 @@ Input ``(B, C, N, V)``: ``C`` channels or frames, ``N`` icosahedral patches, ``V
 - ``temporal="channels"`` (default): N tokens of ``V·C`` features (``b c n v → b n (v c)``);
 - ``temporal="concat"``: frame-major ``C·N`` tokens of ``V`` features (the "moving image" variant).
 
-Each token goes through Linear(→ D); a cls token is prepended (``pool="cls"``); positions are a fixed 1-D
-sin-cos code over the token index (or learned); a pre-norm transformer (``dim_head`` 64, MLP 4·D) follows.
+Each token goes through Linear(→ D) and gets its position (a fixed 1-D sin-cos code over the token index
+0…n_tokens−1, or learned); with ``pool="cls"`` a cls token, which has no position, is prepended afterwards
+(as the metrics-lab vsMAE encoders do, ``no_class_token_emb=True``), so the positions of a SiT with and
+without cls token are the same and pretrained encoder weights load into either. A pre-norm transformer
+(``dim_head`` 64, MLP 4·D) follows.
 Presets: tiny D=192 / 3 heads, small 384 / 6, base 768 / 12, depth 12.
 """
 from __future__ import annotations
@@ -174,7 +177,7 @@ class SiT(nn.Module):
         self.config = cfg
         D = cfg.dim
         self.to_patch_embedding = nn.Linear(cfg.token_dim, D)
-        n_pos = cfg.n_tokens + (1 if cfg.pool == "cls" else 0)
+        n_pos = cfg.n_tokens  # patch tokens only: the cls token gets no position
         if cfg.pos_embedding == "learned":
             self.pos_embedding = nn.Parameter(torch.randn(1, n_pos, D) * 0.02)
         else:
@@ -196,10 +199,10 @@ class SiT(nn.Module):
         """``(B, C, N, V)`` → token features ``(B, [1 +] n_tokens, D)`` (cls first when ``pool="cls"``)."""
         self._check(x)
         t = self.to_patch_embedding(to_tokens(x, self.config.temporal))
+        t = t + self.pos_embedding.to(t.dtype)
         if self.cls_token is not None:
-            t = torch.cat([self.cls_token.expand(len(t), -1, -1), t], dim=1)
-        t = self.dropout(t + self.pos_embedding.to(t.dtype))
-        return self.transformer(t)
+            t = torch.cat([self.cls_token.to(t.dtype).expand(len(t), -1, -1), t], dim=1)
+        return self.transformer(self.dropout(t))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``(B, C, N, V)`` → ``(B, n_outputs)`` (or pooled ``(B, D)`` features without a head)."""
@@ -211,14 +214,26 @@ class SiT(nn.Module):
         """Load pretrained encoder weights (e.g. a :class:`~neurokit.models.vsmae.VSMAE`'s ``encoder.*``),
         keeping this model's head, cls token and learned positions where the state has none.
 
+        Patch positions are the same with and without a cls token (0…n_tokens−1), so every position of a
+        vsMAE encoder (sin-cos or learned) is kept. Learned positions saved by an older SiT that gave the cls
+        token a position (``n_tokens + 1`` rows, cls first) load with that first row dropped.
+
         Returns
         -------
         missing, unexpected : list of str
             Keys of this model the state lacks, and keys of the state this model lacks.
+
+        Raises
+        ------
+        ConfigError
+            A tensor of the state has another shape than this model's (listed in the message).
         """
         if any(k.startswith("encoder.") for k in state):
             state = {k.removeprefix("encoder."): v for k, v in state.items() if k.startswith("encoder.")}
         own = self.state_dict()
+        pos = state.get("pos_embedding")
+        if pos is not None and "pos_embedding" in own and pos.ndim == 3 and pos.shape[1] == own["pos_embedding"].shape[1] + 1:
+            state = {**state, "pos_embedding": pos[:, 1:]}
         bad = [f"{k}: {tuple(v.shape)} vs {tuple(own[k].shape)}" for k, v in state.items() if k in own and own[k].shape != v.shape]
         if bad:
             raise ConfigError("pretrained encoder does not fit this SiT (state vs model): " + "; ".join(bad))

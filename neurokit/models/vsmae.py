@@ -6,6 +6,11 @@ shared by every frame of a tubelet — with mask ratio 0.75 (0.9 also used). The
 token applied to the visible tokens only; a light decoder (Linear → 192, learned mask token, fixed sin-cos
 positions, 3 pre-norm layers × 3 heads, MLP 768, LayerNorm, Linear → token size) reconstructs every token,
 and the loss is the mean squared error over the masked tokens only, against the raw (z-scored) input.
+
+As in the reference ``models/vsmae.py`` (metrics-lab/surface-masked-autoencoders, default
+``init_weights: False``): ``enc_to_dec`` is the identity when encoder and decoder widths are equal (SiT-tiny,
+192), else a Linear; ``int(N·(1 − ratio))`` spatial patches are kept (truncated, so ratio 0.9 of 320 keeps
+31: ``1 − 0.9`` is 0.0999… in floating point); the mask token is drawn from a standard normal.
 """
 from __future__ import annotations
 
@@ -37,6 +42,11 @@ class VSMAEConfig:
         self.encoder = SiTConfig(**{**self.encoder.to_dict(), "pool": "mean", "n_outputs": 0})
         if not 0.0 < self.mask_ratio < 1.0:
             raise ConfigError(f"mask_ratio must be in (0, 1), got {self.mask_ratio}")
+        if n_kept(self.encoder.n_patches, self.mask_ratio) < 1:
+            raise ConfigError(
+                f"mask_ratio {self.mask_ratio} keeps no patch of {self.encoder.n_patches} "
+                f"(int(N·(1 − ratio)) = 0); lower it below {1 - 1 / self.encoder.n_patches:.4g}"
+            )
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -62,17 +72,30 @@ class MAEOutput:
     mask: torch.Tensor
 
 
+def n_kept(n_patches: int, ratio: float) -> int:
+    """Spatial patches kept by a tube mask: ``int(n_patches·(1 − ratio))``, truncated as in the reference
+    (``len_to_keep = int(L * (1 - mask_ratio))``, metrics-lab ``vsMAE.random_masking``)."""
+    return int(n_patches * (1 - ratio))
+
+
 def tube_mask(batch: int, n_patches: int, n_frames: int, ratio: float, *, generator=None, device=None):
     """Random tube masks: the same spatial patches hidden in every frame.
 
     Returns
     -------
     keep : LongTensor, shape (batch, n_keep)
-        Kept spatial patch indices, sorted; ``n_keep = max(1, round(n_patches·(1 − ratio)))``.
+        Kept spatial patch indices, sorted; ``n_keep =`` :func:`n_kept` ``(n_patches, ratio)``.
     masked : BoolTensor, shape (batch, n_patches)
         True for hidden patches.
+
+    Raises
+    ------
+    ConfigError
+        The ratio keeps no patch.
     """
-    n_keep = max(1, int(round(n_patches * (1.0 - ratio))))
+    n_keep = n_kept(n_patches, ratio)
+    if n_keep < 1:
+        raise ConfigError(f"mask ratio {ratio} keeps no patch of {n_patches}")
     noise = torch.rand(batch, n_patches, generator=generator, device=device)
     keep = noise.argsort(dim=1)[:, :n_keep].sort(dim=1).values
     masked = torch.ones(batch, n_patches, dtype=torch.bool, device=device)
@@ -94,9 +117,9 @@ class VSMAE(nn.Module):
         self.config = c = config or VSMAEConfig()
         enc_cfg = c.encoder
         self.encoder = SiT(enc_cfg)
-        self.enc_to_dec = nn.Linear(enc_cfg.dim, c.decoder_dim)
-        self.mask_token = nn.Parameter(torch.zeros(1, 1, c.decoder_dim))
-        nn.init.normal_(self.mask_token, std=0.02)
+        # reference: Linear only when the widths differ; mask token ~ N(0, 1) (torch.randn, init_weights False)
+        self.enc_to_dec = nn.Linear(enc_cfg.dim, c.decoder_dim) if enc_cfg.dim != c.decoder_dim else nn.Identity()
+        self.mask_token = nn.Parameter(torch.randn(1, 1, c.decoder_dim))
         self.register_buffer("decoder_pos", sincos_1d(enc_cfg.n_tokens, c.decoder_dim)[None], persistent=False)
         self.decoder = Transformer(c.decoder_dim, c.decoder_depth, c.decoder_heads, c.decoder_dim_head, c.decoder_mlp_dim)
         self.to_pixels = nn.Linear(c.decoder_dim, enc_cfg.token_dim)

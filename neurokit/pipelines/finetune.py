@@ -97,7 +97,13 @@ class FinetuneModel(nn.Module):
 @dataclass
 class FinetuneConfig:
     """Fine-tuning settings; defaults are CBraMod's (50 epochs, batch 64, backbone lr 1e-4, head lr
-    5e-4, weight decay 0.05, cosine to 1e-6, clip 1.0, label smoothing 0.1)."""
+    5e-4, weight decay 0.05, cosine to 1e-6, clip 1.0, label smoothing 0.1).
+
+    ``frozen``: the backbone's weights are not trained (only the head is). As in the CBraMod release
+    (``finetune_trainer.py`` sets ``requires_grad=False`` on the backbone and then calls ``model.train()`` on
+    the whole model), the backbone stays in training mode, so its dropout is active while the head trains;
+    it is in eval mode for validation and test like the rest of the model.
+    """
 
     model: str = "cbramod"
     model_kwargs: dict[str, Any] = field(default_factory=dict)
@@ -361,9 +367,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info) -> dict[str, An
     t0 = time.perf_counter()
     try:
         for epoch in range(cfg.epochs):
-            model.train()
-            if cfg.frozen:
-                backbone.eval()
+            model.train()  # frozen or not, the backbone's dropout is on while training (as in the release)
             sampler = EpochSampler(len(train), batch_size=bs, seed=cfg.seed, epoch=epoch)
             losses = []
             for x, y in make_loader(train, sampler, bs, cfg.num_workers, info.device):

@@ -1,8 +1,13 @@
 """Classification and regression metrics as reported by CBraMod (Wang et al., ICLR 2025, §4.1).
 
 Multi-class: balanced accuracy, Cohen's kappa, weighted F1. Binary: balanced accuracy (0.5 threshold on
-the sigmoid), AUC-PR (average precision), AUROC, plus Cohen's kappa and weighted F1. Regression:
+the sigmoid), AUC-PR, AUROC, plus Cohen's kappa, weighted F1 and average precision. Regression:
 Pearson r, R², RMSE. Computed with scikit-learn / scipy.
+
+``auc_pr`` is the paper's AUC-PR as the released evaluator computes it (wjq-learning/CBraMod,
+``finetune_evaluator.py``): the trapezoidal area ``sklearn.metrics.auc(recall, precision)`` under
+``precision_recall_curve``. It is not average precision (the step-wise sum, typically ~0.01 apart), which
+is reported separately as ``average_precision``.
 """
 from __future__ import annotations
 
@@ -21,10 +26,12 @@ def classification_metrics(y_true: np.ndarray, scores: np.ndarray) -> dict[str, 
     scores : float array ``(n,)`` (binary: logit of class 1) or ``(n, n_classes)`` (logits)
     """
     from sklearn.metrics import (
+        auc,
         average_precision_score,
         balanced_accuracy_score,
         cohen_kappa_score,
         f1_score,
+        precision_recall_curve,
         roc_auc_score,
     )
 
@@ -40,7 +47,12 @@ def classification_metrics(y_true: np.ndarray, scores: np.ndarray) -> dict[str, 
         }
         both = len(np.unique(y_true)) == 2
         out["auroc"] = float(roc_auc_score(y_true, prob)) if both else float("nan")
-        out["auc_pr"] = float(average_precision_score(y_true, prob)) if both else float("nan")
+        if both:
+            precision, recall, _ = precision_recall_curve(y_true, prob, pos_label=1)
+            out["auc_pr"] = float(auc(recall, precision))
+            out["average_precision"] = float(average_precision_score(y_true, prob))
+        else:
+            out["auc_pr"] = out["average_precision"] = float("nan")
         return out
     pred = scores.argmax(axis=1)
     return {

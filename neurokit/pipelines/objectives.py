@@ -6,7 +6,7 @@ register their own with :func:`register_objective`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
@@ -33,6 +33,10 @@ class Objective:
     default_head : str
         Fine-tuning head used when none is asked for (``"all_patch_reps"`` for CBraMod as in the paper;
         ``"avgpool"`` where flattening every token would make a huge layer).
+    optim : dict
+        The family's reference pretraining optimiser: fields of
+        :class:`~neurokit.pipelines.training.OptimConfig` that differ from its (CBraMod's) defaults; what
+        the user sets overrides them.
     """
 
     name: str
@@ -42,6 +46,7 @@ class Objective:
     loss: Callable[..., tuple[torch.Tensor, dict[str, Any]]]
     backbone: Callable[[nn.Module], nn.Module]
     default_head: str = "avgpool"
+    optim: dict[str, Any] = field(default_factory=dict)
 
 
 OBJECTIVES: dict[str, Objective] = {}

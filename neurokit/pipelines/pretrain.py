@@ -39,7 +39,16 @@ class PretrainConfig:
     ``min(max_steps, epochs × batches per epoch)``). ``split``: which split of the store's data card to
     train on (``"train"``, the default, keeps the validation and test subjects unseen; ``"all"`` or
     ``None`` uses every subject; stores whose card defines no splits always use every subject);
-    ``subjects`` overrides it. ``ckpt_every``: also write ``last.pt`` every this many steps.
+    ``subjects`` overrides it. ``ckpt_every``: also write ``last.pt`` every this many steps. ``optim``: an
+    :class:`OptimConfig`, or a dict of the fields to set; the fields not set take the model family's reference values
+    (:attr:`Objective.optim <neurokit.pipelines.objectives.Objective>`: ``sit`` AdamW 3e-4, weight decay
+    0.01, constant learning rate, no clipping; ``cbramod`` the :class:`OptimConfig` defaults). Setting
+    ``min_lr`` without ``schedule`` asks for the cosine schedule.
+
+    Raises
+    ------
+    ConfigError
+        Out-of-range values; ValueError for an unknown ``model``.
     """
 
     model: str = "cbramod"
@@ -47,7 +56,7 @@ class PretrainConfig:
     epochs: int = 40
     max_steps: int | None = None
     batch_size: int = 128
-    optim: OptimConfig = field(default_factory=OptimConfig)
+    optim: OptimConfig | dict | None = None
     seed: int = 0
     num_workers: int = 0
     device: str = "auto"
@@ -63,8 +72,14 @@ class PretrainConfig:
             raise ConfigError(f"max_steps must be >= 1 when given (got {self.max_steps})")
         if self.num_workers < 0:
             raise ConfigError(f"num_workers must be >= 0 (got {self.num_workers})")
-        if isinstance(self.optim, dict):
-            self.optim = OptimConfig(**self.optim)
+        if not isinstance(self.optim, OptimConfig):
+            given = dict(self.optim or {})
+            if "min_lr" in given and "schedule" not in given:
+                given["schedule"] = "cosine"
+            try:
+                self.optim = OptimConfig(**{**get_objective(self.model).optim, **given})
+            except TypeError as exc:
+                raise ConfigError(f"optim: {exc}") from exc
         if self.split not in (None, "all", "train", "val", "test"):
             raise ConfigError(f"split={self.split!r}; allowed: train, val, test, all")
         if self.ckpt_every < 0:

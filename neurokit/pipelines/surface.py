@@ -71,6 +71,9 @@ register_objective(
         rebuild=rebuild_vsmae,
         loss=vsmae_loss,
         backbone=lambda m: getattr(m, "module", m).encoder,
+        # the reference's optimiser (metrics-lab/surface-masked-autoencoders config/SiT/pretraining/smae.yml:
+        # AdamW, LR 0.0003, weight_decay 0.01, use_scheduler False; tools/pretraining_fmri.py clips no gradient)
+        optim=dict(lr=3e-4, weight_decay=0.01, schedule="constant", clip_grad=0.0),
     )
 )
 
@@ -117,8 +120,9 @@ def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, s
     ``layout.entities`` (``{run: "MOVIE(\\d)"}``: regexes with one group, matched on the path) override them.
 
     ``skip_bad``: skip files that raise :class:`~neurokit._errors.DataFileError` (with a warning).
-    ``mesh``: the data's mesh (``"ico6"``: already on the
-    template, no resampling); default from the vertex count. ``hemi``:
+    ``mesh``: the data's mesh (``"ico6"``: already on the template, no resampling; ``"fs_LR_59k"``: HCP 7T
+    1.6 mm, with the 59k spheres in ``spheres``); default from the vertex count. A name neurokit does not
+    know (:data:`~neurokit.io.surface.KNOWN_MESHES`) is taken for a mesh of one's own when ``spheres`` are given. ``hemi``:
     only this hemisphere (``L``/``R``): of CIFTI files, and only the GIFTI/MGH files named for it.
     """
     from ..cards import resolve_data_root
@@ -126,11 +130,20 @@ def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, s
     from ..io.surface import KNOWN_MESHES, normalize_hemi
     from ..surface.store import SurfaceRun, write_surface_store
 
-    if mesh is not None and mesh not in KNOWN_MESHES:
-        raise ConfigError(f"mesh {mesh!r}: expected one of {', '.join(KNOWN_MESHES)} (CLI: --mesh)")
     hemi = normalize_hemi(hemi) if hemi else None
     pre = dict(card.raw.get("preprocessing") or {})
     card_spheres = pre.pop("spheres", None) or {}
+    card_mesh = (card.raw.get("recording") or {}).get("mesh")
+    if mesh and card_mesh and mesh != card_mesh and card_spheres:
+        # the card's spheres are those of its own mesh: data on another mesh need their own
+        logger.info("card %r: its spheres are for mesh %s; not used for --mesh %s", card.name, card_mesh, mesh)
+        card_spheres = {}
+    if mesh is not None and mesh not in KNOWN_MESHES and not spheres:
+        # a mesh of one's own is named freely, but only resamples with its own spheres
+        raise ConfigError(
+            f"mesh {mesh!r} is not one neurokit knows ({', '.join(KNOWN_MESHES)}); for data on a mesh of your own, "
+            "give its registered spheres with it (CLI: --mesh NAME --sphere-l L_SPHERE --sphere-r R_SPHERE)"
+        )
     known = set(SurfaceRecipe.__dataclass_fields__)
     unknown = sorted(set(pre) - known)
     if unknown:
@@ -159,10 +172,11 @@ def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, s
             raise CardError(f"card {card.name!r}: no file of subjects {subjects}")
     sph = {k: _resolve(root, v) for k, v in {**card_spheres, **(spheres or {})}.items()} or None
     for h, p in (sph or {}).items():
-        if not p.exists():
+        if not p.exists() and (hemi is None or h == hemi):
             raise CardError(
                 f"card {card.name!r}: registered sphere for hemisphere {h} not found at {p}; put the sphere of the "
-                "data's mesh there (card preprocessing.spheres, relative to --data-root) or pass spheres="
+                "data's mesh there (card preprocessing.spheres, relative to --data-root) or pass spheres= "
+                f"(CLI: --sphere-{h.lower()})"
             )
     if hemi:  # files named for the other hemisphere (lh/rh pairs) are left out, not refused
         from ..io.surface import hemi_from_name

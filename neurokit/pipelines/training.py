@@ -46,28 +46,43 @@ class EpochSampler(torch.utils.data.Sampler[int]):
         return per_rank // self.bs if self.drop_last else math.ceil(per_rank / self.bs)
 
 
+#: Learning-rate schedules: per-step cosine from ``lr`` to ``min_lr``, or a constant ``lr``.
+SCHEDULES = ("cosine", "constant")
+
+
 @dataclass
 class OptimConfig:
-    """AdamW + per-step cosine schedule (CBraMod: lr 5e-4, wd 0.05, clip 1.0, cosine to 1e-5)."""
+    """AdamW + per-step schedule (defaults CBraMod's: lr 5e-4, wd 0.05, clip 1.0, cosine to 1e-5).
+
+    ``schedule``: ``"cosine"`` (to ``min_lr``) or ``"constant"`` (``lr`` throughout; ``min_lr`` unused).
+    ``clip_grad``: gradient-norm clip, 0 = none. Each pretraining objective has its own defaults
+    (:attr:`~neurokit.pipelines.objectives.Objective.optim`).
+    """
 
     lr: float = 5e-4
     weight_decay: float = 0.05
     min_lr: float = 1e-5
     clip_grad: float = 1.0
     warmup_steps: int = 0
+    schedule: str = "cosine"
 
     def __post_init__(self) -> None:
-        if self.lr <= 0 or self.min_lr < 0 or self.min_lr > self.lr:
+        if self.schedule not in SCHEDULES:
+            raise ConfigError(f"schedule={self.schedule!r}; allowed: {', '.join(SCHEDULES)}")
+        if self.lr <= 0 or self.min_lr < 0 or (self.schedule == "cosine" and self.min_lr > self.lr):
             raise ConfigError(f"need 0 <= min_lr <= lr and lr > 0 (got lr={self.lr}, min_lr={self.min_lr})")
+        if self.weight_decay < 0 or self.clip_grad < 0:
+            raise ConfigError(f"weight_decay and clip_grad must be >= 0 (got {self.weight_decay}, {self.clip_grad})")
 
 
 def build_optimizer(param_groups, cfg: OptimConfig, total_steps: int):
     """AdamW over ``param_groups`` (each may carry its own ``lr``) and a LambdaLR that decays every
-    group's learning rate by a cosine from its base value to ``min_lr`` over ``total_steps`` steps,
-    after ``warmup_steps`` of linear warm-up."""
+    group's learning rate by a cosine from its base value to ``min_lr`` over ``total_steps`` steps
+    (``schedule="constant"``: keeps it), after ``warmup_steps`` of linear warm-up."""
     opt = torch.optim.AdamW(param_groups, lr=cfg.lr, weight_decay=cfg.weight_decay)
     base = [g.get("lr", cfg.lr) for g in opt.param_groups]
-    lambdas = [_cosine_lambda(b, cfg.min_lr, total_steps, cfg.warmup_steps) for b in base]
+    floor = (lambda b: cfg.min_lr) if cfg.schedule == "cosine" else (lambda b: b)
+    lambdas = [_cosine_lambda(b, floor(b), total_steps, cfg.warmup_steps) for b in base]
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambdas)
     return opt, sched
 

@@ -12,13 +12,12 @@ Steps (Dahan et al., MIDL 2022; the tri-modal HCP-7T movie paper, arXiv 2501.164
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 
 from .._errors import ConfigError, DataFileError
 from .patches import extract_patches, parse_grid, patch_grid_name
-from .resample import default_sphere, load_sphere, resample
+from .resample import default_sphere, load_sphere, resample, sphere_hint
 
 
 @dataclass
@@ -77,12 +76,21 @@ class SurfaceRecipe:
 def to_template(sd, sphere=None, *, order: int = 6, mirror_right: bool = True, threshold: float = 0.5):
     """Resample one hemisphere's :class:`~neurokit.io.surface.SurfaceData` to the ico-``order`` template.
 
+    The right hemisphere is mirrored (x → −x) onto the left template, decided by what the sphere *is*,
+    never by its file name: a sphere whose vertices are the generated (left) template's, index by index
+    (:meth:`~neurokit.surface.resample.Sphere.is_template`), means the data are already on the template and
+    are taken as they are; any other sphere of right-hemisphere data is mirrored. The metrics-lab
+    ``ico-6.R.surf.gii`` is exactly the x-mirror of ``ico-6.L`` (``wb_command -surface-flip-lr``), so right
+    data on it land on the template unchanged — as do right data on ``mesh="ico6"`` given without a sphere
+    (taken to be numbered like ico-6.R, the only right ico6 template in use).
+
     Parameters
     ----------
     sd : SurfaceData
         ``data`` ``(n_vertices, n_frames)``.
-    sphere : path, Sphere or None
-        The registered sphere of ``sd``'s mesh and hemisphere; default: a packaged one
+    sphere : path, Sphere, SurfaceData, nilearn mesh or None
+        The registered sphere of ``sd``'s mesh and hemisphere (anything
+        :func:`~neurokit.surface.resample.load_sphere` takes); default: a packaged one
         (:func:`~neurokit.surface.resample.default_sphere`: fsaverage5 via nilearn, ico-k generated).
     mirror_right : bool
         Mirror a right hemisphere's sphere (x → −x) so it lands on the left template.
@@ -95,44 +103,41 @@ def to_template(sd, sphere=None, *, order: int = 6, mirror_right: bool = True, t
     Raises
     ------
     DataFileError
-        Sphere and data disagree in vertex count or hemisphere; no packaged sphere for the mesh.
+        Sphere and data disagree in vertex count or hemisphere (the sphere's metadata, else its name);
+        no packaged sphere for the mesh.
     """
+    from ..io.surface import hemi_from_name
+
+    right = sd.hemi == "R"
     if sphere is None and sd.mesh == f"ico{order}":
-        if sd.hemi == "R":
-            # the reference right template (metrics-lab ico-6.R) numbers its vertices differently
-            raise DataFileError(
-                f"{sd.path}: right-hemisphere data on ico{order}: their vertex numbering is that of the right "
-                f"template, not the left one the patches use; pass its sphere (CLI: --sphere-r ico-{order}.R.surf.gii) "
-                "so it is resampled (a permutation) onto the left template"
-            )
-        # already on the (left) template (mesh='ico6', e.g. metrics-lab ico-6.L data): nothing to resample
+        if right and not mirror_right:  # physical positions of the right template: the left one x-mirrored
+            src = load_sphere(order).mirrored()
+            return resample(sd.data, src, order, mask=sd.mask, threshold=threshold)
+        # left data on the template; right data on the right template, whose mirror is the template itself
         return np.asarray(sd.data, dtype=np.float32), np.asarray(sd.mask, dtype=bool)
     if sphere is None:
         try:
             sphere = default_sphere(sd.mesh, sd.hemi)
         except DataFileError as exc:
             raise DataFileError(f"{sd.path}: {exc}") from exc
-        src = load_sphere(sphere)
-        sphere_given = isinstance(sphere, (str, Path))
-    else:
-        src = load_sphere(sphere)
-        sphere_given = not (isinstance(sphere, int) or src.name.startswith("ico"))
+    src = load_sphere(sphere, sd.hemi)
     if src.n_vertices != sd.n_vertices:
         raise DataFileError(
             f"{sd.path}: {sd.n_vertices} vertices ({sd.mesh}), but sphere {src.name} has {src.n_vertices}: "
-            "the sphere does not match the data"
+            f"the sphere does not match the data; pass the sphere of the data's mesh (CLI: "
+            f"--sphere-{(sd.hemi or 'l').lower()}; {sphere_hint(sd.mesh, sd.hemi)})"
         )
-    from ..io.surface import hemi_from_name
-
     # the file's own metadata (GIFTI AnatomicalStructurePrimary) first, its name second
-    sphere_hemi = (src.hemi or hemi_from_name(src.name)) if sphere_given else None
+    sphere_hemi = src.hemi or hemi_from_name(src.name)
     if sphere_hemi and sd.hemi and sphere_hemi != sd.hemi:
         raise DataFileError(
             f"{sd.path}: hemisphere {sd.hemi}, but sphere {src.name} is hemisphere {sphere_hemi} (from its "
             f"{'metadata' if src.hemi else 'file name'}); pass the {sd.hemi} sphere (CLI: --sphere-{sd.hemi.lower()})"
         )
-    if sd.hemi == "R" and mirror_right and not src.name.startswith("ico"):
+    if right and mirror_right and not src.is_template(order):
         src = src.mirrored()
+    if src.is_template(order):  # vertex i is template vertex i: nothing to interpolate
+        return np.asarray(sd.data, dtype=np.float32), np.asarray(sd.mask, dtype=bool)
     return resample(sd.data, src, order, mask=sd.mask, threshold=threshold)
 
 

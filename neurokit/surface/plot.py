@@ -35,7 +35,7 @@ def plot_surface(
     *,
     hemi: str | None = None,
     frame: int = 0,
-    surf_mesh: str | Path | None = None,
+    surf_mesh=None,
     title: str | None = None,
     cmap: str = "coolwarm",
     symmetric: bool = True,
@@ -54,11 +54,12 @@ def plot_surface(
     hemi : {"L", "R"}, optional
     frame : int
         Frame (column) to show.
-    surf_mesh : path, optional
-        Inflated (or any) surface of the data's mesh and hemisphere; default the packaged fsaverage5 one
-        for fsaverage5 and template data. Required for other meshes (fs_LR 32k: the HCP
-        ``S1200.L.inflated_MSMAll.32k_fs_LR.surf.gii``). Its hemisphere (GIFTI metadata, else file name)
-        must be ``hemi``'s.
+    surf_mesh : path or nilearn mesh, optional
+        Inflated (or any) surface of the data's mesh and hemisphere: a file, or a nilearn ``InMemoryMesh``,
+        ``FileMesh`` or ``PolyMesh`` (its part of ``hemi``); default the packaged fsaverage5 one for fsaverage5
+        and template data. Required for other meshes (fs_LR 32k: the HCP
+        ``S1200.L.inflated_MSMAll.32k_fs_LR.surf.gii``). Its hemisphere (GIFTI metadata, else file name, or
+        the PolyMesh part) must be ``hemi``'s.
     allow_nan : bool
         Read files with NaN/inf frames (shown as gaps).
 
@@ -84,7 +85,9 @@ def plot_surface(
     import matplotlib.pyplot as plt
     from nilearn import plotting
 
-    from ..io.surface import SurfaceData, normalize_hemi, read_surface
+    from nilearn.surface import InMemoryMesh
+
+    from ..io.surface import SurfaceData, normalize_hemi, read_geometry, read_surface
 
     h = normalize_hemi(hemi) if hemi else None
     label_colors = None
@@ -92,7 +95,7 @@ def plot_surface(
         path = Path(data)
         data = read_surface(data, h, allow_nan=allow_nan)
         if data.kind == "label":
-            label_colors = _label_colors(path)
+            label_colors = _label_colors(path, frame)
     if isinstance(data, SurfaceData) and data.n_frames == 0:
         raise DataFileError(
             f"{data.path}: a surface geometry file ({data.kind}) with no data frames; give a data file to plot and "
@@ -122,18 +125,19 @@ def plot_surface(
                 f"hemisphere {h}> (fs_LR 32k: S1200.{h}.inflated_MSMAll.32k_fs_LR.surf.gii)"
             )
         surf_mesh = _packaged_fsaverage5("infl", h)
-    if Path(str(surf_mesh)).exists():
-        geo = read_surface(surf_mesh)
-        n_mesh = len(geo.coords) if geo.coords is not None else None
-        if n_mesh is None:
-            raise DataFileError(f"--surf {surf_mesh}: not a surface geometry file; give an inflated .surf.gii")
-        if n_mesh != len(v):
-            raise DataFileError(f"--surf {surf_mesh} has {n_mesh} vertices but {source} has {len(v)}: give the surface of the data's mesh")
-        if geo.hemi and geo.hemi != h:
-            raise DataFileError(
-                f"--surf {surf_mesh} is hemisphere {geo.hemi}, but --hemi is {h}: the picture would be wrong; give "
-                f"the {h} surface or --hemi {geo.hemi}"
-            )
+    try:
+        geo = read_geometry(surf_mesh, h)
+    except DataFileError as exc:
+        raise DataFileError(f"--surf {exc}; give an inflated .surf.gii") from exc
+    surf_name = geo.path
+    if geo.n_vertices != len(v):
+        raise DataFileError(f"--surf {surf_name} has {geo.n_vertices} vertices but {source} has {len(v)}: give the surface of the data's mesh")
+    if geo.hemi and geo.hemi != h:
+        raise DataFileError(
+            f"--surf {surf_name} is hemisphere {geo.hemi}, but --hemi is {h}: the picture would be wrong; give "
+            f"the {h} surface or --hemi {geo.hemi}"
+        )
+    surf_mesh = InMemoryMesh(geo.coords, geo.faces)  # the checked geometry, whatever it came as
     if mask is not None and len(mask) == len(v):
         v = np.where(mask, v, np.nan)
     if not np.isfinite(v).any():
@@ -158,15 +162,16 @@ def plot_surface(
     return output
 
 
-def _label_colors(path: Path):
-    """A ListedColormap indexed by label key from a CIFTI dlabel / GIFTI label table (None if it has none)."""
+def _label_colors(path: Path, frame: int = 0):
+    """A ListedColormap indexed by label key from the label table of map ``frame`` of a CIFTI dlabel (each map
+    has its own) or a GIFTI label file (one table); None if the file has none."""
     import nibabel as nib
     from matplotlib.colors import ListedColormap
 
     try:
         img = nib.load(path)
         if path.name.lower().endswith(".nii"):
-            table = {int(k): tuple(v[1]) for k, v in img.header.get_axis(0).label[0].items()}
+            table = {int(k): tuple(v[1]) for k, v in img.header.get_axis(0).label[frame].items()}
         else:
             table = {int(lb.key): lb.rgba for lb in img.labeltable.labels}
     except Exception:  # noqa: BLE001 - fall back to a qualitative map

@@ -49,6 +49,13 @@ class Sphere:
         c[:, 0] *= -1
         return Sphere(c, self.faces[:, [1, 0, 2]], self.name + " (mirrored x→−x)", self.hemi)
 
+    def is_template(self, order: int = 6, *, atol: float = 1e-5) -> bool:
+        """Whether this sphere is the generated (left) ico-``order`` template: same vertex count, and every
+        vertex in the template's direction at the same index (any radius; float32 files pass)."""
+        if self.n_vertices != 10 * 4**order + 2:
+            return False
+        return bool(np.allclose(_unit(np.asarray(self.coords, np.float64)), _unit(icosphere(order).vertices), atol=atol))
+
     def digest(self) -> str:
         h = hashlib.sha256()
         h.update(np.ascontiguousarray(self.coords, dtype=np.float64).tobytes())
@@ -56,16 +63,21 @@ class Sphere:
         return h.hexdigest()[:20]
 
 
-def load_sphere(sphere) -> Sphere:
+def load_sphere(sphere, hemi: str | None = None) -> Sphere:
     """A :class:`Sphere` from a path (GIFTI ``.surf.gii``, FreeSurfer ``lh.sphere.reg``), an ico order
-    (``6`` or ``"ico6"``), a :class:`~neurokit.io.surface.SurfaceData` of kind geometry, a ``(coords, faces)``
-    pair, or a Sphere.
+    (``6`` or ``"ico6"``), a :class:`~neurokit.io.surface.SurfaceData` of kind geometry, a nilearn mesh
+    (``InMemoryMesh``, ``FileMesh``, ``PolyMesh``: see :func:`~neurokit.io.surface.read_geometry`), a
+    ``(coords, faces)`` pair, or a Sphere.
+
+    ``hemi`` picks the part of a two-part nilearn ``PolyMesh``; the Sphere's ``hemi`` is what the file's
+    metadata, its name or the PolyMesh part say, for callers to check against the data.
 
     Raises
     ------
     DataFileError
-        The file is not a surface geometry, or not a sphere: its GIFTI ``GeometricType`` is not spherical, or
-        its vertex radii vary by more than :data:`MAX_RADIUS_RSD` (a midthickness or inflated surface).
+        The file or object is not a surface geometry, or not a sphere: its GIFTI ``GeometricType`` is not
+        spherical, or its vertex radii vary by more than :data:`MAX_RADIUS_RSD` (a midthickness or inflated
+        surface).
     """
     if isinstance(sphere, Sphere):
         return sphere
@@ -75,11 +87,9 @@ def load_sphere(sphere) -> Sphere:
         return Sphere(ico.vertices, ico.faces, ico.name)
     if isinstance(sphere, tuple) and len(sphere) == 2:
         return Sphere(np.asarray(sphere[0], np.float64), np.asarray(sphere[1], np.int64))
-    from ..io.surface import SurfaceData, read_surface
+    from ..io.surface import read_geometry
 
-    sd = sphere if isinstance(sphere, SurfaceData) else read_surface(sphere)
-    if sd.kind != "geometry" or sd.faces is None:
-        raise DataFileError(f"{sd.path}: not a surface geometry file (kind {sd.kind!r}); a sphere needs vertices and faces")
+    sd = read_geometry(sphere, hemi)
     check_spherical(sd.coords, sd.path, sd.geometric_type)
     return Sphere(sd.coords, sd.faces, str(sd.path), sd.hemi)
 
@@ -314,5 +324,15 @@ def default_sphere(mesh: str, hemi: str | None):
         return Path(fs["sphere_left" if hemi == "L" else "sphere_right"])
     raise DataFileError(
         f"no packaged registered sphere for mesh {mesh!r}: pass sphere=<path to the {hemi or ''} sphere of "
-        "that mesh> (CLI: --sphere-l/--sphere-r; fs_LR 32k: the HCP S1200.<L|R>.sphere.32k_fs_LR.surf.gii)." + hint
+        f"that mesh> (CLI: --sphere-l/--sphere-r; {sphere_hint(mesh, hemi)})." + hint
     )
+
+
+def sphere_hint(mesh: str, hemi: str | None) -> str:
+    """Which registered sphere file a mesh needs, for error messages (``fs_LR_59k``: the 59k spheres …)."""
+    from ..io.surface import SPHERE_HINTS
+
+    h = hemi or "<L|R>"
+    if mesh in SPHERE_HINTS:
+        return f"{mesh}: " + SPHERE_HINTS[mesh].format(h=h)
+    return f"the {h} sphere of mesh {mesh}; for fs_LR 32k: " + SPHERE_HINTS["fs_LR_32k"].format(h=h)
