@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shlex
+import time
 from pathlib import Path
 
 import numpy as np
@@ -58,14 +59,16 @@ def readme_commands(text: str) -> list[str]:
 
 def _argv(cmd: str) -> list[str]:
     argv = shlex.split(cmd)
-    if argv[0] == "torchrun":
+    if argv[0] == "torchrun":  # torchrun --nproc_per_node=G -m neurokit ARGS: the same ARGS in one process
         argv = ["neuro", *argv[argv.index("neurokit") + 1 :]]
     assert argv[0] == "neuro", f"README command {cmd!r}: only neuro/torchrun commands can be run by this test"
-    extra = next((a for p, a in SMALL if re.match(p, cmd)), [])
+    as_neuro = shlex.join(argv)
+    extra = next((a for p, a in SMALL if re.match(p, as_neuro)), [])
     return argv[1:] + extra
 
 
 def test_readme_commands_parse():
+    assert _argv("torchrun --nproc_per_node=4 -m neurokit pretrain s.h5 -o x")[-2:] == ["8", "--no-progress"]
     cmds = readme_commands(README.read_text())
     assert "neuro cards list" in cmds and not any("pip" in c or "HCP_7T" in c for c in cmds)
     assert any(c.startswith("torchrun") for c in cmds)
@@ -86,7 +89,9 @@ def readme_run(shared, tmp_path_factory):
     os.chdir(work)
     try:
         for cmd in readme_commands(README.read_text()):
+            t0 = time.process_time()
             r = runner.invoke(app, _argv(cmd), env={"COLUMNS": "200"})
+            print(f"[{time.process_time() - t0:6.1f} s CPU] {cmd}")
             assert r.exit_code == 0, f"README command failed: {cmd}\n{r.output}\n{r.exception!r}"
             outputs[cmd] = r.output
         r = runner.invoke(app, _argv(next(c for c in outputs if c.startswith("neuro quickstart"))), env={"COLUMNS": "200"})
