@@ -23,10 +23,10 @@ def test_matches_plain_mne_pipeline(eeg_root):
     raw = neurokit.read_eeg(eeg_root / S001R04)
     preprocess_raw(raw, recipe)
     w = make_windows(raw, recipe)
-    # the same steps written out with MNE alone
+    # the same steps written out with MNE alone: CBraMod's PhysioNet-MI order, 0.3 Hz high-pass only
     ref = mne.io.read_raw_edf(eeg_root / S001R04, preload=True, verbose="error")
     ref.set_eeg_reference("average", projection=False, verbose="error")
-    ref.filter(0.3, 75.0, verbose="error")
+    ref.filter(0.3, None, verbose="error")
     ref.notch_filter([60.0], verbose="error")
     ref.resample(200.0, verbose="error")
     ev, _ = mne.events_from_annotations(ref, event_id={"T1": 0, "T2": 1}, verbose="error")
@@ -43,7 +43,7 @@ def test_matches_plain_mne_pipeline(eeg_root):
 def test_high_cut_capped_below_nyquist(eeg_root):
     raw = neurokit.read_eeg(eeg_root / "formats/eeglab/test_raw.set")  # 128 Hz: Nyquist 64 Hz
     with pytest.warns(RuntimeWarning, match=r"using 57.6 Hz instead"):
-        preprocess_raw(raw, _recipe(reference=None))
+        preprocess_raw(raw, _recipe(reference=None, h_freq=75.0))
     assert raw.info["sfreq"] == 200.0 and raw.info["lowpass"] == pytest.approx(57.6, abs=0.1)
 
 
@@ -107,3 +107,18 @@ def test_recipe_validation():
         EEGRecipe(window_s=2.5)
     with pytest.raises(ConfigError, match="unknown preprocessing keys"):
         EEGRecipe.from_dict({"lowpass": 40})
+
+
+def test_tueg_recipe_resamples_before_filtering(eeg_root):
+    """The pretraining card's order (CBraMod on TUEG): resample to 200 Hz, then 0.3-75 Hz and the notch."""
+    rec = EEGRecipe.from_dict({**neurokit.load_card("eeg_folder").recipe().to_dict(), "channels": ["C3", "Cz", "C4"],
+                               "min_duration_s": 0.0, "crop_start_s": 0.0, "crop_end_s": 0.0, "window_s": 10.0,
+                               "reject_uv": None})
+    raw = neurokit.read_eeg(eeg_root / S001R04)
+    preprocess_raw(raw, rec)
+    assert list(raw.info["temp"]["neurokit_applied"])[-4:] == ["resampled", "l_freq", "h_freq", "notch_hz"]
+    ref = mne.io.read_raw_edf(eeg_root / S001R04, preload=True, verbose="error").pick(["C3..", "Cz..", "C4.."])
+    ref.resample(200.0, verbose="error")
+    ref.filter(0.3, 75.0, verbose="error")
+    ref.notch_filter([60.0], verbose="error")
+    np.testing.assert_allclose(raw.get_data(), ref.get_data(), rtol=1e-6, atol=1e-12)

@@ -29,7 +29,11 @@ def test_physionet_card_facts():
     sp = c.splits("motor_imagery_4class")
     assert (len(sp["train"]), len(sp["val"]), len(sp["test"])) == (70, 19, 20) and sp["test"][0] == "S090"
     r = c.recipe()
-    assert (r.l_freq, r.h_freq, r.line_freq, r.sfreq, r.scale, r.window_s) == (0.3, 75.0, 60.0, 200.0, 1e4, 4.0)
+    # CBraMod's PhysioNet-MI recipe: 0.3 Hz high-pass only, average reference, 60 Hz notch, 200 Hz, µV/100
+    assert (r.l_freq, r.h_freq, r.line_freq, r.sfreq, r.scale, r.window_s) == (0.3, None, 60.0, 200.0, 1e4, 4.0)
+    assert r.reference == "average" and not r.resample_first
+    tueg = load_card("eeg_folder").recipe()  # TUEG: resample first, then 0.3-75 Hz; recordings < 5 min dropped
+    assert (tueg.l_freq, tueg.h_freq, tueg.resample_first, tueg.min_duration_s) == (0.3, 75.0, True, 300.0)
 
 
 def test_card_files_in_eegbci_layout(eeg_root):
@@ -112,10 +116,11 @@ def test_folder_corpus_card(eeg_root, tmp_path):
 
     folder = eeg_root / EEGMMIDB / "S001"
     body = yaml.safe_load((cards_dir() / "eeg_folder.yaml").read_text())
-    # EEGMMIDB runs last about 2 min: the TUEG crops (60 s at each end) would leave too little
-    with pytest.raises(DataFileError, match=r"S001R03.edf: recording too short: .* one window needs 30 s"):
+    # EEGMMIDB runs last about 2 min: the TUEG recipe drops recordings under 5 min, here all 12 (125 s each)
+    with pytest.raises(DataFileError, match=r"no usable recording \(all skipped \(12 dropped by the recipe's min_duration_s\)\)"):
         prepare("eeg_folder", tmp_path / "c.h5", data_root=folder, progress=False)
-    body["preprocessing"].update(crop_start_s=0.0, crop_end_s=0.0, window_s=10.0, reject_uv=None)
+    assert not (tmp_path / "c.h5").exists()
+    body["preprocessing"].update(crop_start_s=0.0, crop_end_s=0.0, window_s=10.0, reject_uv=None, min_duration_s=120.0)
     card = tmp_path / "short.yaml"
     card.write_text(yaml.safe_dump(body))
     out = prepare(card, tmp_path / "c.h5", data_root=folder, progress=False)
@@ -123,4 +128,9 @@ def test_folder_corpus_card(eeg_root, tmp_path):
     assert s.sample_shape == (19, 10, 200)
     assert s.attrs["ch_names"] == body["preprocessing"]["channels"]
     assert len(s.attrs["sources"]) == 12 and np.all(s.labels == -1)
+    assert s.attrs["dropped"] == []  # 125 s ≥ 120 s
+    # resampled first (160 -> 200 Hz), then filtered at 200 Hz: the 75 Hz edge fits, nothing lowered
+    assert s.attrs["sources"][0]["applied"] == {
+        "sfreq_orig": 160.0, "encoding": "utf8", "resampled": [160.0, 200.0], "l_freq": 0.3, "h_freq": 75.0,
+        "notch_hz": [60.0]}
     assert len(s) >= 12 * 12  # at least 12 windows of 10 s in each ~2-min run

@@ -122,6 +122,16 @@ class DataCard:
             out.append(new if ok else lab)
         return out
 
+    def read_options(self) -> dict[str, Any]:
+        """Options for :func:`~neurokit.io.read_eeg` from the card's optional ``reading`` block:
+        ``encoding`` (of EDF/BDF annotations) and ``units`` (of channels whose unit is blank or unknown;
+        one unit or label → unit)."""
+        opts = dict(self.raw.get("reading") or {})
+        unknown = sorted(set(opts) - {"encoding", "units"})
+        if unknown:
+            raise CardError(f"{self.path or self.name}: unknown reading keys {unknown}; allowed: ['encoding', 'units']")
+        return opts
+
     def recipe(self):
         from ..preprocessing.eeg import EEGRecipe
 
@@ -178,7 +188,7 @@ class DataCard:
         for group in t.get("run_groups") or []:
             ev_names = group.get("events") or {}
             try:
-                events = {desc: classes.index(label) for desc, label in ev_names.items()}
+                events = {str(desc): classes.index(label) for desc, label in ev_names.items()}
             except ValueError as exc:
                 raise CardError(f"card {self.name!r} task {tname!r}: event label not in classes {classes}") from exc
             for subj in wanted:

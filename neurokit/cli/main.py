@@ -181,6 +181,8 @@ def prepare(
     channels: Optional[str] = typer.Option(None, show_default="none", help="Channel subset: a card channel set (e.g. sensorimotor) or 'C3,Cz,C4' (default: the recipe's)."),
     overwrite: bool = typer.Option(False, help="Replace an existing store."),
     skip_bad: bool = typer.Option(False, help="Skip unreadable/too-short files with a warning instead of stopping."),
+    encoding: Optional[str] = typer.Option(None, show_default="card's, else UTF-8 (Latin-1 fallback)", help="EEG cards: text encoding of EDF/BDF annotations (e.g. latin1)."),
+    units: Optional[str] = typer.Option(None, show_default="card's, else µV with a warning", help="EEG cards: unit (V, mV, uV, nV) of channels whose unit is blank or unknown."),
     mesh: Optional[str] = typer.Option(None, show_default="from the vertex count", help="Surface cards: the data's mesh (ico6: already on the template, no resampling; fs_LR_59k: HCP 7T 1.6 mm, with --sphere-l/--sphere-r; any other name: a mesh of your own, with --sphere-l/--sphere-r)."),
     hemi: Optional[str] = typer.Option(None, show_default="all in the file", help="Surface cards: only this hemisphere (L or R)."),
     sphere_l: Optional[Path] = typer.Option(None, "--sphere-l", show_default="card/packaged", help="Surface cards: registered sphere of the left hemisphere's mesh."),
@@ -189,6 +191,11 @@ def prepare(
     crop_start: Optional[float] = typer.Option(None, "--crop-start", show_default="card", help="EEG cards: seconds dropped at the start of each recording."),
     crop_end: Optional[float] = typer.Option(None, "--crop-end", show_default="card", help="EEG cards: seconds dropped at the end of each recording."),
     line_freq: Optional[float] = typer.Option(None, "--line-freq", show_default="card", help="EEG cards: power-line frequency to notch, Hz (50 or 60; 0: no notch)."),
+    min_duration: Optional[float] = typer.Option(None, "--min-duration", show_default="card", help="EEG cards: recordings shorter than this many seconds are dropped (0: keep all)."),
+    n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="EEG: recordings processed by N local worker processes (-1: every core); the store is the same."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", show_default="$DASK_SCHEDULER_ADDRESS", help="EEG: Dask scheduler address (tcp://host:8786) to process the recordings on; default the DASK_SCHEDULER_ADDRESS environment variable."),
+    shards: bool = typer.Option(False, "--shards", show_default="off", help="EEG: write OUT as a shard set (a folder: one store per recording + index.json) that keeps finished recordings if the run stops."),
+    resume: bool = typer.Option(False, "--resume", show_default="off", help="With --shards: add only the recordings the set at OUT lacks."),
     verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
 ) -> None:
     """Read recordings, preprocess them with the card's recipe and write an HDF5 patch store."""
@@ -199,14 +206,17 @@ def prepare(
     subj = _run(parse_ranges, subjects) if subjects else None
     kwargs = {"skip_bad": skip_bad} if skip_bad else {}
     sph = {h: p.expanduser().resolve() for h, p in (("L", sphere_l), ("R", sphere_r)) if p is not None}
-    kwargs.update({k: v for k, v in (("mesh", mesh), ("hemi", hemi), ("spheres", sph or None), ("window_s", window_s),
-                                     ("crop_start_s", crop_start), ("crop_end_s", crop_end), ("line_freq", line_freq))
-                   if v is not None})
+    kwargs.update({k: v for k, v in (("mesh", mesh), ("hemi", hemi), ("spheres", sph or None), ("encoding", encoding),
+                                     ("units", units)) if v is not None})
+    kwargs.update({k: v for k, v in (("n_jobs", n_jobs if n_jobs != 1 else None), ("scheduler", scheduler),
+                                     ("shards", shards or None), ("resume", resume or None)) if v is not None})
+    kwargs.update({k: v for k, v in (("window_s", window_s), ("crop_start_s", crop_start), ("crop_end_s", crop_end),
+                                     ("line_freq", line_freq), ("min_duration_s", min_duration)) if v is not None})
     path = _run(run_prepare, card, out, data_root=data_root, task=task, files=files or None, subjects=subj, channels=channels, overwrite=overwrite, **kwargs)
-    from ..data.store import PatchStore
+    from ..data.dataset import PatchDataset
 
-    s = PatchStore(path)
-    console.print(f"[green]wrote[/] {path}: {len(s)} samples of shape {s.sample_shape} ({s.modality}, task {s.attrs.get('task')})")
+    s = PatchDataset(path)
+    console.print(f"[green]wrote[/] {path}: {len(s)} samples of shape {s.sample_shape} ({s.attrs.get('modality')}, task {s.attrs.get('task')})")
 
 
 # ---------------------------------------------------------------------------------------- pretrain

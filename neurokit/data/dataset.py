@@ -15,6 +15,7 @@ class PatchDataset:
     Parameters
     ----------
     stores : path, PatchStore, or a sequence of them
+        A path may be a store file or a shard set's folder (:mod:`neurokit.data.shards`; read as its shards).
     subjects : sequence of str, optional
         Keep only samples whose ``meta/subject`` is listed.
     runs : sequence of str, optional
@@ -52,9 +53,10 @@ class PatchDataset:
                 keep &= np.isin(st.meta["run"].astype(str), [str(r) for r in runs])
             if labelled:
                 keep &= st.labels >= 0 if st.labels.dtype.kind in "iu" else np.isfinite(st.labels)
-            for i in np.flatnonzero(keep):
-                index.append((si, int(i)))
-        self.index = index
+            rows = np.flatnonzero(keep)
+            index.append(np.stack([np.full(len(rows), si, dtype=np.int64), rows.astype(np.int64)], axis=1))
+        # (n, 2) int64 rows of (store, sample): 16 bytes a sample, however many shards
+        self.index = np.concatenate(index) if index else np.zeros((0, 2), dtype=np.int64)
 
     @property
     def attrs(self) -> dict:

@@ -6,6 +6,11 @@ Layout (h5py)::
                EEG: (n, C, N, 200); surface fMRI: (n, F, N, V)
     /labels    (n_samples,) int64 class index (-1 = none) or float32 target
     /meta/<k>  (n_samples,) per-sample columns: subject, session, run (strings), onset (s), …
+    or, in the frame layout (``layout="frames"``: surface fMRI, overlapping tubelets), each frame stored once:
+    /frames        (n_frames, n_template_vertices) float32, one frame per chunk
+    /patch_index   (n_patches, V) int32: template vertex of each patch position
+    /sample_start  (n_samples,) int64: first row of /frames of each sample; a sample is the ``tubelet``
+                   frames from there, cut into patches when read: ``frames[s:s+T][:, patch_index]``
     attrs      format, modality, complete, plus what the writer is given: ch_names, sfreq, recipe,
                card, sources (path + SHA-256), label_names, … (JSON-encoded where not scalar)
 
@@ -71,6 +76,10 @@ class PatchStoreWriter:
         Replace an existing store at ``path``. Otherwise :class:`FileExistsError`.
     compression : str | None
         h5py filter (``"lzf"`` default: fast, lossless).
+    patch_index : ndarray of int, shape (n_patches, V), optional
+        Frame layout: samples of shape ``(T, n_patches, V)`` are ``T`` consecutive frames (appended with
+        :meth:`append_frames`, each once, on the template's vertices) gathered through this table when
+        read, so overlapping tubelets cost no extra bytes. Samples are added by :meth:`append_samples`.
     """
 
     def __init__(
@@ -83,6 +92,7 @@ class PatchStoreWriter:
         meta_columns: Sequence[str] = ("subject", "session", "run"),
         overwrite: bool = False,
         compression: str | None = "lzf",
+        patch_index: np.ndarray | None = None,
     ) -> None:
         import h5py
 
@@ -98,14 +108,27 @@ class PatchStoreWriter:
         f.attrs["complete"] = False
         for k, v in (attrs or {}).items():
             f.attrs[k] = _encode(v)
-        f.create_dataset(
-            "patches",
-            shape=(0, *self.sample_shape),
-            maxshape=(None, *self.sample_shape),
-            dtype="float32",
-            chunks=(1, *self.sample_shape),
-            compression=compression,
-        )
+        self.patch_index = None if patch_index is None else np.asarray(patch_index, dtype=np.int32)
+        if self.patch_index is None:
+            f.create_dataset(
+                "patches",
+                shape=(0, *self.sample_shape),
+                maxshape=(None, *self.sample_shape),
+                dtype="float32",
+                chunks=(1, *self.sample_shape),
+                compression=compression,
+            )
+        else:
+            if self.patch_index.shape != self.sample_shape[1:]:
+                raise StoreError(f"patch_index {self.patch_index.shape} does not match sample shape {self.sample_shape}")
+            n_vert = int(self.patch_index.max()) + 1
+            f.attrs["layout"] = "frames"
+            f.attrs["frames_per_sample"] = self.sample_shape[0]
+            f.create_dataset("patch_index", data=self.patch_index)
+            f.create_dataset("frames", shape=(0, n_vert), maxshape=(None, n_vert), dtype="float32",
+                             chunks=(1, n_vert), compression=compression)
+            f.create_dataset("sample_start", shape=(0,), maxshape=(None,), dtype="int64", chunks=(4096,))
+        self.n_frames = 0
         f.create_dataset("labels", shape=(0,), maxshape=(None,), dtype=label_dtype, chunks=(4096,))
         g = f.create_group("meta")
         self.meta_columns = tuple(meta_columns)
@@ -124,6 +147,8 @@ class PatchStoreWriter:
     ) -> None:
         """Append ``k`` samples. ``patches``: ``(k, *sample_shape)``; ``meta`` values: one string for
         all ``k`` samples or a sequence of ``k``."""
+        if self.patch_index is not None:
+            raise StoreError(f"{self.path}: a frame-layout store takes append_frames + append_samples")
         patches = np.asarray(patches, dtype=np.float32)
         if patches.shape[1:] != self.sample_shape:
             raise StoreError(
@@ -132,11 +157,48 @@ class PatchStoreWriter:
         k = patches.shape[0]
         if k == 0:
             return
+        ds = self._f["patches"]
+        ds.resize(self.n + k, axis=0)
+        ds[self.n : self.n + k] = patches
+        self._append_rows(k, labels, onsets, meta)
+
+    def append_frames(self, frames: np.ndarray) -> int:
+        """Frame layout: append frames ``(k, n_template_vertices)``; returns the row of the first."""
+        frames = np.asarray(frames, dtype=np.float32)
+        ds = self._f["frames"]
+        if frames.ndim != 2 or frames.shape[1] != ds.shape[1]:
+            raise StoreError(f"{self.path}: frames {frames.shape}, expected (k, {ds.shape[1]})")
+        row = self.n_frames
+        ds.resize(row + len(frames), axis=0)
+        ds[row:] = frames
+        self.n_frames = row + len(frames)
+        return row
+
+    def append_samples(
+        self,
+        starts: np.ndarray,
+        labels: np.ndarray | None = None,
+        *,
+        onsets: np.ndarray | None = None,
+        **meta: str | Sequence[str],
+    ) -> None:
+        """Frame layout: append samples starting at rows ``starts`` of ``/frames`` (``tubelet`` frames each)."""
+        starts = np.asarray(starts, dtype=np.int64)
+        T = self.sample_shape[0]
+        if len(starts) and (starts.min() < 0 or starts.max() + T > self.n_frames):
+            raise StoreError(f"{self.path}: samples reach beyond the {self.n_frames} frames written")
+        k = len(starts)
+        if k == 0:
+            return
+        ds = self._f["sample_start"]
+        ds.resize(self.n + k, axis=0)
+        ds[self.n : self.n + k] = starts
+        self._append_rows(k, labels, onsets, meta)
+
+    def _append_rows(self, k: int, labels, onsets, meta: dict) -> None:
         f = self._f
         lo, hi = self.n, self.n + k
-        for name in ("patches", "labels"):
-            f[name].resize(hi, axis=0)
-        f["patches"][lo:hi] = patches
+        f["labels"].resize(hi, axis=0)
         f["labels"][lo:hi] = -1 if labels is None else np.asarray(labels)
         for c in self.meta_columns:
             v = meta.get(c, "")
@@ -150,6 +212,21 @@ class PatchStoreWriter:
         ds.resize(hi, axis=0)
         ds[lo:hi] = np.zeros(k) if onsets is None else np.asarray(onsets, dtype=np.float64)
         self.n = hi
+
+    def mark(self) -> tuple[int, int]:
+        """A point to :meth:`rollback` to (samples and frames written so far)."""
+        return self.n, self.n_frames
+
+    def rollback(self, mark: tuple[int, int]) -> None:
+        """Drop what was appended after ``mark`` (e.g. the first hemisphere of a run whose second failed)."""
+        n, n_frames = mark
+        f = self._f
+        for name in ("patches", "labels", "sample_start", *(f"meta/{c}" for c in (*self.meta_columns, "onset"))):
+            if name in f:
+                f[name].resize(n, axis=0)
+        if "frames" in f:
+            f["frames"].resize(n_frames, axis=0)
+        self.n, self.n_frames = n, n_frames
 
     def set_attrs(self, **attrs: Any) -> None:
         for k, v in attrs.items():
@@ -201,6 +278,8 @@ class PatchStore:
         import h5py
 
         self.path = Path(path)
+        if self.path.is_dir():
+            raise StoreError(f"{self.path}: a folder; a shard set is read through open_stores / PatchDataset")
         if not self.path.exists():
             partial = self.path.with_name(self.path.name + ".partial")
             hint = f" (an unfinished {partial.name} is there: rerun prepare)" if partial.exists() else ""
@@ -208,8 +287,15 @@ class PatchStore:
         try:
             with h5py.File(self.path, "r") as f:
                 attrs = {k: _decode(v) for k, v in f.attrs.items()}
-                self.n_samples = int(f["patches"].shape[0])
-                self.sample_shape = tuple(f["patches"].shape[1:])
+                if attrs.get("layout") == "frames":
+                    self._starts = f["sample_start"][:]
+                    self._patch_index = f["patch_index"][:]
+                    self.n_samples = len(self._starts)
+                    self.sample_shape = (int(attrs["frames_per_sample"]), *self._patch_index.shape)
+                else:
+                    self._starts = self._patch_index = None
+                    self.n_samples = int(f["patches"].shape[0])
+                    self.sample_shape = tuple(f["patches"].shape[1:])
                 self.labels = f["labels"][:]
                 self.meta = {k: _read_column(f["meta"][k]) for k in f["meta"]}
         except (OSError, KeyError) as exc:
@@ -237,7 +323,13 @@ class PatchStore:
 
     def patches(self, idx) -> np.ndarray:
         """Patch tensor(s) at ``idx`` (int, slice or sorted index array) as float32."""
-        return self._file()["patches"][idx]
+        if self._starts is None:
+            return self._file()["patches"][idx]
+        frames, T = self._file()["frames"], self.sample_shape[0]
+        if isinstance(idx, (int, np.integer)):
+            s = int(self._starts[idx])
+            return frames[s : s + T][:, self._patch_index]
+        return np.stack([frames[s : s + T][:, self._patch_index] for s in self._starts[idx]]).astype(np.float32, copy=False)
 
     def close(self) -> None:
         if self._h5 is not None:
@@ -255,14 +347,24 @@ class PatchStore:
 
 def _read_column(ds) -> np.ndarray:
     data = ds[:]
-    if data.dtype.kind == "O":
-        return np.asarray([d.decode() if isinstance(d, bytes) else d for d in data], dtype=object)
+    if data.dtype.kind == "O":  # fixed-width unicode: no Python object per sample
+        return ds.asstr()[:].astype(str) if len(data) else np.zeros(0, dtype="U1")
     return data
 
 
 def open_stores(paths: Iterable[str | Path | PatchStore]) -> list[PatchStore]:
-    """Open several stores and check they agree on sample shape, modality and channel names."""
-    stores = [p if isinstance(p, PatchStore) else PatchStore(p) for p in paths]
+    """Open several stores (files, or shard-set folders: each of their shards) and check they agree on
+    sample shape, modality and channel names."""
+    from .shards import is_shard_set, shard_paths
+
+    stores = []
+    for p in paths:
+        if isinstance(p, PatchStore):
+            stores.append(p)
+        elif is_shard_set(p):  # a shard set reads as its shards, in order
+            stores.extend(PatchStore(s) for s in shard_paths(p))
+        else:
+            stores.append(PatchStore(p))
     if not stores:
         raise StoreError("no store given")
     ref = stores[0]

@@ -89,9 +89,15 @@ def read_eeg(
     normalize_names: bool = True,
     set_montage: bool = True,
     allow_truncated: bool = False,
+    encoding: str | None = None,
+    units: str | dict[str, str] | None = None,
     verbose: bool | str | None = "error",
 ):
     """Read one EEG recording, lazily, with EEG channels picked and 10-05 channel names.
+
+    Headers are checked before the samples are read (:mod:`neurokit.io.headers`): EDF/BDF and
+    BrainVision fields must be numbers in physical bounds and agree with each other and with the file's
+    size; every format's sampling rate must lie within 1 Hz–1 MHz.
 
     Parameters
     ----------
@@ -99,38 +105,53 @@ def read_eeg(
         Recording in any format :func:`mne.io.read_raw` knows (``.edf``, ``.bdf``, ``.gdf``, ``.vhdr``,
         ``.set``, ``.fif``, ``.cnt``, …).
     preload : bool
-        Load the samples now. Default ``False``: only the header is read.
+        Load the samples now. Default ``False``: only the header is read (EDF+D/BDF+D files with gaps are
+        always loaded).
     eeg_only : bool
         Keep only channels typed ``eeg``. EDF files type every channel as EEG, so a channel whose label
         says otherwise (``ECG``, ``EOG``, ``EMG``, ``Status``, ``Resp``…) is re-typed before picking.
     normalize_names : bool
-        Rename channels to 10-05 labels (see :func:`normalize_ch_name`).
+        Rename channels to 10-05 labels (see :func:`normalize_ch_name`). Two labels that become one name
+        (``T3`` and ``T7``) raise :class:`DataFileError`.
     set_montage : bool
         Attach the template 10-05 positions to the channels that have one.
     allow_truncated : bool
         A file shorter than its header says (a recording not stopped cleanly, a partial copy) raises
         :class:`DataFileError` by default; with ``True`` the samples that are there are read and a
         ``RuntimeWarning`` names the file.
+    encoding : str | None
+        Text encoding of EDF/BDF annotations (``"utf8"``, ``"latin1"``, …). ``None``: UTF-8 (the EDF+
+        standard), and Latin-1 with a warning when the text is not valid UTF-8.
+    units : str | dict | None
+        EDF/BDF: the unit (``"uV"``, ``"mV"``, ``"V"``, ``"nV"``) of channels whose physical dimension is
+        blank or not a voltage unit — one unit for all, or label → unit. ``None``: such EEG channels are
+        taken as µV with a warning naming them. Channels with a voltage unit keep it.
     verbose : bool | str | None
         MNE's logging level for the read.
 
     Returns
     -------
     raw : mne.io.Raw
-        Data in volts, as MNE stores it. Annotations are kept. The renames are in
-        ``raw.info["temp"]["neurokit_renames"]`` (:class:`ChannelRenames`).
+        Data in volts, as MNE stores it. Annotations are kept. ``raw.info["temp"]`` holds
+        ``neurokit_renames`` (:class:`ChannelRenames`), ``neurokit_applied`` (what reading did: original
+        ``sfreq``, ``encoding``, ``units_assumed``, ``bad_channels``, ``gaps``) and, for files with a stim
+        channel, ``neurokit_stim`` (its events). Uncalibrated channels (physical minimum = maximum) are
+        in ``raw.info["bads"]``. An EDF+D/BDF+D file with gaps comes back as contiguous pieces joined by
+        MNE's ``BAD boundary``/``EDGE boundary`` annotations (filters and resampling treat each piece
+        alone); annotations are moved onto the pieces, those inside a gap dropped with a warning, and
+        ``raw.info["temp"]["neurokit_segments"]`` maps each piece to its true start time.
 
     Raises
     ------
     FileNotFoundError
         The path does not exist.
     DataFileError
-        MNE cannot read the file (unknown format, corrupt header), the file is truncated (see
-        ``allow_truncated``), or it has no EEG channel.
+        MNE cannot read the file (unknown format, corrupt header), a header check fails, the file is
+        truncated (see ``allow_truncated``), it has no EEG channel, or channel names clash.
 
     Other warnings MNE gives while reading are re-issued as ``RuntimeWarning`` prefixed with the path.
     """
-    import mne
+    from .._errors import NeurokitError
 
     path = Path(path)
     if not path.exists():
@@ -138,25 +159,91 @@ def read_eeg(
     if path.is_dir():
         raise DataFileError(f"{path}: is a folder; give one recording file (e.g. .edf, .vhdr, .set, .fif)")
     try:
+        return _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_truncated, encoding,
+                         units, verbose)
+    except (NeurokitError, FileNotFoundError):
+        raise
+    except Exception as exc:  # any reader fault reaches the user as a neurokit error naming the file
+        raise DataFileError(f"{path}: could not read this file ({describe_exception(exc)})") from exc
+
+
+def describe_exception(exc: BaseException, limit: int = 300) -> str:
+    """``Type: message`` in at most ``limit`` characters; an empty message (a bare ``assert``) is replaced
+    by the failed source line and its place."""
+    import traceback
+
+    msg = str(exc).strip()
+    if not msg:
+        tb = traceback.extract_tb(exc.__traceback__)
+        if tb:
+            fr = tb[-1]
+            msg = f"failed check `{(fr.line or '').strip()}` in {Path(fr.filename).name}:{fr.lineno}"
+    if len(msg) > limit:
+        msg = msg[:limit] + "…"
+    return f"{type(exc).__name__}: {msg}"
+
+
+#: MNE warnings that the header checks replace with better ones, and those about annotations beyond the
+#: stacked records of an EDF+D file, which are re-placed on their true pieces
+_MNE_SAID_BETTER = ("Physical range is not defined", "Scaling factor will not be defined", "does not match the file size")
+_MNE_GAP_NOTES = ("outside data range", "Omitted")
+
+
+def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_truncated, encoding, units, verbose):
+    import mne
+
+    from .headers import SFREQ_BOUNDS, HeaderReport, check_brainvision, check_edf, short_list
+
+    suffix = path.suffix.lower()
+    edf = suffix in (".edf", ".bdf", ".rec")
+    if edf:
+        report = check_edf(path, allow_truncated=allow_truncated)
+    elif suffix == ".vhdr":
+        report = check_brainvision(path, allow_truncated=allow_truncated)
+    else:
+        report = HeaderReport()
+    out_warnings = list(report.warnings)
+    mne_verbose = "warning" if verbose == "error" else verbose
+    kw = {}
+    if edf:
+        kw["encoding"] = encoding or "utf8"
+    try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            raw = mne.io.read_raw(path, preload=preload, verbose="warning" if verbose == "error" else verbose)
+            try:
+                raw = mne.io.read_raw(path, preload=False, verbose=mne_verbose, **kw)
+            except Exception as exc:
+                if not (edf and encoding is None and "encoding=" in str(exc)):
+                    raise
+                kw["encoding"] = "latin1"
+                raw = mne.io.read_raw(path, preload=False, verbose=mne_verbose, **kw)
+                out_warnings.append("annotation text is not valid UTF-8; decoded as Latin-1. State the encoding "
+                                    "with read_eeg(encoding=...), the card's reading: encoding, or --encoding")
     except Exception as exc:  # MNE raises many types for damaged files
         raise DataFileError(
-            f"{path}: MNE could not read this file ({type(exc).__name__}: {exc}). "
+            f"{path}: MNE could not read this file ({describe_exception(exc)}). "
             "Check that it is complete (not truncated) and in a format MNE supports."
         ) from exc
+    onsets = report.record_onsets
+    gapped = onsets is not None and len(_segments(onsets, report.record_s, len(onsets) * report.record_s,
+                                                  report.onset_tol)) > 1
     for w in caught:
         msg = str(w.message)
+        if edf and any(d in msg for d in _MNE_SAID_BETTER) or gapped and any(d in msg for d in _MNE_GAP_NOTES):
+            continue
         if "does not match the file size" in msg:
             if not allow_truncated:
                 raise DataFileError(
-                    f"{path}: truncated file: the header announces more data records than the file holds "
+                    f"{path}: the number of data records in the header does not match the file size "
                     "(an interrupted recording or a partial copy). Copy the file again, or read the part "
                     "that is there with read_eeg(..., allow_truncated=True)."
                 )
             msg = "truncated file: reading only the data records present"
-        warnings.warn(f"{path}: {msg}", RuntimeWarning, stacklevel=2)
+        out_warnings.append(msg[:500])
+    sf = float(raw.info["sfreq"])
+    if not (np.isfinite(sf) and SFREQ_BOUNDS[0] <= sf <= SFREQ_BOUNDS[1]):
+        raise DataFileError(f"{path}: sampling rate {sf:.4g} Hz is outside {SFREQ_BOUNDS[0]:g}–{SFREQ_BOUNDS[1]:g} Hz: "
+                            "a damaged header")
     if len(raw.ch_names) == 0:
         raise DataFileError(
             f"{path}: the file holds no signal channels (an annotation-only EDF such as a hypnogram?); "
@@ -165,43 +252,193 @@ def read_eeg(
     if raw.n_times == 0:
         raise DataFileError(f"{path}: the recording holds no samples (truncated file?)")
 
+    applied: dict = {"sfreq_orig": sf}
+    if edf:
+        applied["encoding"] = kw["encoding"]
     _retype_non_eeg(raw)
+    types = dict(zip(raw.ch_names, raw.get_channel_types()))
+    if report.unit_scales:  # voltage units MNE's reader takes as volts (nV, uv, …)
+        _set_gains(raw, report.unit_scales, path)
+    if report.unknown_units:
+        assumed = _apply_units(raw, report.unknown_units, units, types, path)
+        if assumed:
+            applied["units_assumed"] = assumed
+            if units is None:
+                out_warnings.append(
+                    f"channels {short_list(assumed)} have a blank or non-voltage physical unit "
+                    f"({short_list(sorted({report.unknown_units[c] for c in assumed}))}); taken as µV, the usual EEG "
+                    "unit. State the unit with read_eeg(units=...), the card's reading: units, or --units"
+                )
+    bads = [c for c in report.uncalibrated if c in raw.ch_names and types.get(c) == "eeg"]
+    if bads:
+        raw.info["bads"] = sorted(set(raw.info["bads"]) | set(bads), key=raw.ch_names.index)
+        out_warnings.append(
+            f"channels {short_list(bads)} are uncalibrated (physical minimum = maximum, or no valid range: no gain "
+            "can be derived); marked bad, left out of re-referencing and of stores"
+        )
+    stim = _stim_events(raw, path)
+
+    segments = None
+    if gapped:
+        segments = _segments(onsets, report.record_s, raw.n_times / sf, report.onset_tol)
+        if len(segments) > 1:
+            raw.load_data(verbose="error")
+            raw, gap_notes = _join_segments(raw, segments, path, kw.get("encoding", "utf8"))
+            out_warnings.extend(gap_notes)
+            if report.plus == "C":
+                out_warnings.append("the header says continuous (EDF+C/BDF+C) but the data records' time-stamps "
+                                    "leave gaps; time follows the time-stamps")
+            applied["gaps_s"] = [[round(a[1] + a[2], 6), round(b[1], 6)] for a, b in zip(segments, segments[1:])]
     if eeg_only:
         picks = mne.pick_types(raw.info, eeg=True, exclude=[])
         if len(picks) == 0:
-            types = sorted(set(raw.get_channel_types()))
+            found = sorted(set(raw.get_channel_types()))
             raise DataFileError(
-                f"{path}: no EEG channels (channel types found: {', '.join(types)}). "
+                f"{path}: no EEG channels (channel types found: {', '.join(found)}). "
                 "Set the channel types with raw.set_channel_types() or pass eeg_only=False."
             )
         raw.pick(picks)
 
     renames = ChannelRenames()
     if normalize_names:
-        mapping: dict[str, str] = {}
-        taken: set[str] = set()
+        targets: dict[str, list[str]] = {}
         for ch in raw.ch_names:
             new, ok = normalize_ch_name(ch)
             if not ok:
                 renames.nonstandard.append(ch)
                 new = ch
-            if new in taken:  # two labels map to one position: keep the original to stay unique
-                new = ch
-            taken.add(new)
-            if new != ch:
-                mapping[ch] = new
-                old = _SUFFIX.sub("", _PREFIX.sub("", ch.strip().rstrip(". "))).upper()
-                if OLD_TO_NEW.get(old) == new:
-                    renames.aliases[new] = old
+            targets.setdefault(new, []).append(ch)
+        clashes = {n: labs for n, labs in targets.items() if len(labs) > 1}
+        if clashes:
+            n, labs = next(iter(clashes.items()))
+            old = [lab for lab in labs if OLD_TO_NEW.get(lab.strip().rstrip(". ").upper()) == n]
+            why = f" ({old[0]} is the old 10-20 name of {n})" if old else ""
+            raise DataFileError(
+                f"{path}: channels {short_list(labs)} all become {n} after name standardisation{why}: two signals "
+                f"for one position{f' ({len(clashes)} such clashes)' if len(clashes) > 1 else ''}. Drop one of "
+                "them from the file, or read it with normalize_names=False"
+            )
+        mapping = {labs[0]: n for n, labs in targets.items() if labs[0] != n}
+        for ch, new in mapping.items():
+            old = _SUFFIX.sub("", _PREFIX.sub("", ch.strip().rstrip(". "))).upper()
+            if OLD_TO_NEW.get(old) == new:
+                renames.aliases[new] = old
         if mapping:
             raw.rename_channels(mapping)
         renames.renamed = mapping
     if set_montage:
         raw.set_montage(montage_1005(), on_missing="ignore", verbose="error")
-    raw.info["temp"] = dict(raw.info.get("temp") or {}, neurokit_renames=renames, neurokit_source=str(path))
+    if raw.info["bads"]:
+        applied["bad_channels"] = list(raw.info["bads"])
+    temp = dict(raw.info.get("temp") or {}, neurokit_renames=renames, neurokit_source=str(path),
+                neurokit_applied=applied)
+    if stim is not None:
+        temp["neurokit_stim"] = stim
+    if segments is not None and len(segments) > 1:
+        temp["neurokit_segments"] = segments
+    raw.info["temp"] = temp
+    if preload:
+        raw.load_data(verbose="error")
+    for msg in out_warnings:
+        warnings.warn(f"{path}: {msg}", RuntimeWarning, stacklevel=3)
     if renames.nonstandard:
         logger.info("%s: channels without a 10-05 position: %s", path, renames.nonstandard)
     return raw
+
+
+def _apply_units(raw, unknown: dict[str, str], units, types, path) -> dict[str, str]:
+    """Give channels with a blank or unknown unit the stated one (or µV); returns label → unit used.
+
+    MNE reads such channels with gain 1 (as volts); the gain lives in the reader's per-channel ``units``
+    array, which MNE's own ``units=`` argument rescales in the same way.
+    """
+    from .._errors import ConfigError
+    from .headers import unit_scale
+
+    used, scales = {}, {}
+    for ch, written in unknown.items():
+        if ch not in raw.ch_names or types.get(ch) != "eeg":
+            continue
+        stated = units.get(ch) if isinstance(units, dict) else units
+        unit = stated or "uV"
+        scale = unit_scale(unit)
+        if scale is None:
+            raise ConfigError(f"units={unit!r} for channel {ch!r}: allowed values are V, mV, uV (µV), nV")
+        scales[ch] = scale
+        used[ch] = unit
+    _set_gains(raw, scales, path)
+    return used
+
+
+def _set_gains(raw, scales: dict[str, float], path) -> None:
+    """Volts per stored unit for the given channels of a lazily read EDF/BDF ``raw`` (MNE keeps them in
+    the reader's per-channel ``units`` array, which its own ``units=`` argument rescales the same way)."""
+    extras = raw._raw_extras[0] if getattr(raw, "_raw_extras", None) else None
+    gains = extras.get("units") if isinstance(extras, dict) else None
+    for ch, scale in scales.items():
+        if ch not in raw.ch_names:
+            continue
+        if gains is None or len(gains) != len(raw.ch_names) or raw.preload:
+            raise DataFileError(f"{path}: cannot set the unit of channel {ch!r} for this reader")
+        gains[raw.ch_names.index(ch)] = scale
+
+
+def _stim_events(raw, path) -> dict | None:
+    """Events of the first stim channel (MNE :func:`~mne.find_events`), onsets in s from the first sample."""
+    import mne
+
+    stims = [c for c, t in zip(raw.ch_names, raw.get_channel_types()) if t == "stim"]
+    if not stims:
+        return None
+    try:
+        ev = mne.find_events(raw, stim_channel=stims[0], shortest_event=1, initial_event=True, verbose="error")
+    except Exception as exc:
+        logger.warning("%s: could not read events from stim channel %s (%s)", path, stims[0], describe_exception(exc))
+        return None
+    if not len(ev):
+        return None
+    return {"channel": stims[0], "onsets": ((ev[:, 0] - raw.first_samp) / raw.info["sfreq"]).tolist(),
+            "codes": ev[:, 2].astype(int).tolist()}
+
+
+def _segments(onsets: np.ndarray, record_s: float, n_s: float, tol: float) -> list[tuple[float, float, float]]:
+    """Contiguous runs of EDF+ data records: ``(start in the stacked data, true start, duration)`` in s; a
+    record starting more than ``tol`` s after the previous one's end opens a new run."""
+    n = int(round(n_s / record_s))
+    onsets = onsets[:n]
+    breaks = np.flatnonzero(np.diff(onsets) - record_s > tol) + 1
+    bounds = [0, *breaks.tolist(), len(onsets)]
+    return [(a * record_s, float(onsets[a]), (b - a) * record_s) for a, b in zip(bounds, bounds[1:])]
+
+
+def _join_segments(raw, segments, path, encoding):
+    """Cut an EDF+D recording at its gaps and join the pieces with MNE's boundary annotations, placing
+    every annotation at its true time inside a piece."""
+    import mne
+
+    from .headers import short_list
+
+    anns = mne.read_annotations(path, encoding=encoding)
+    onset, dur, desc, lost = [], [], [], []
+    for o, d, t in zip(anns.onset, anns.duration, anns.description):
+        for stacked, true, length in segments:
+            if true <= o < true + length:
+                onset.append(stacked + (o - true))
+                dur.append(min(d, true + length - o))
+                desc.append(t)
+                break
+        else:
+            lost.append(f"{t!r} at {o:g} s")
+    raw.set_annotations(mne.Annotations(onset, dur, desc, orig_time=raw.annotations.orig_time))
+    sf = raw.info["sfreq"]
+    pieces = [raw.copy().crop(s, s + length - 1.0 / sf, include_tmax=True, verbose="error")
+              for s, _, length in segments]
+    joined = mne.concatenate_raws(pieces, verbose="error")
+    gaps = ", ".join(f"{a[1] + a[2]:g}–{b[1]:g} s" for a, b in zip(segments, segments[1:]))
+    notes = []
+    if lost:
+        notes.append(f"events {short_list(lost)} lie in a recording gap ({gaps}) and are skipped")
+    return joined, notes
 
 
 _NON_EEG = {
@@ -245,10 +482,12 @@ def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
 
 def check_finite(data: np.ndarray, ch_names: list[str], path) -> None:
     """Raise :class:`DataFileError` naming the channels that hold NaN or inf samples."""
+    from .headers import short_list
+
     bad = ~np.isfinite(data).all(axis=-1)
     if bad.any():
         names = [ch_names[i] for i in np.flatnonzero(bad)]
         raise DataFileError(
-            f"{path}: non-finite samples (NaN/inf) in channels {names}. "
+            f"{path}: non-finite samples (NaN/inf) in channels {short_list(names)}. "
             "Mark them bad and interpolate (raw.info['bads'] + raw.interpolate_bads()) or drop them."
         )

@@ -372,6 +372,13 @@ def read_cifti_hemispheres(path: str | Path, **kwargs) -> dict[str, SurfaceData]
     DataFileError
         The file holds no cortex at all.
     """
+    return dict(iter_cifti_hemispheres(path, **kwargs))
+
+
+def iter_cifti_hemispheres(path: str | Path, **kwargs):
+    """Yield ``(hemi, SurfaceData)`` for each cortical hemisphere of a CIFTI-2 file, reading one hemisphere's
+    data per step (the header is parsed once), so a caller that drops each before the next holds one
+    hemisphere at a time. Arguments and errors as :func:`read_cifti_hemispheres`."""
     import nibabel as nib
 
     path = Path(path)
@@ -384,14 +391,13 @@ def read_cifti_hemispheres(path: str | Path, **kwargs) -> dict[str, SurfaceData]
     hemis = [h for h, s in _CORTEX.items() if s in structures]
     if not hemis:
         raise DataFileError(f"{path}: no cortical surface in this CIFTI file (structures: {', '.join(structures)})")
-    out = {}
     for h in hemis:
         sd = _read_cifti(path, h, kwargs.get("mesh"), img=img, parsed=parsed)
         _nan_medial_wall(sd)
         if not kwargs.get("allow_nan", False):
             _check_finite(sd.data, sd.mask, path)
-        out[h] = sd
-    return out
+        yield h, sd
+        del sd  # before the next hemisphere is read
 
 
 def _short(exc: BaseException, n: int = 200) -> str:

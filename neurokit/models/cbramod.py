@@ -6,6 +6,7 @@ Parameter names follow the released ``pretrained_weights.pth`` so that its state
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import asdict, dataclass
 
 import torch
@@ -13,6 +14,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..kernels.criss_cross import criss_cross_attention
+from .dropout import FastDropout, fast_dropout
 
 
 @dataclass
@@ -55,7 +57,7 @@ class PatchEmbedding(nn.Module):
             nn.GroupNorm(5, 25),
             nn.GELU(),
         )
-        self.spectral_proj = nn.Sequential(nn.Linear(patch_size // 2 + 1, d_model), nn.Dropout(dropout))
+        self.spectral_proj = nn.Sequential(nn.Linear(patch_size // 2 + 1, d_model), FastDropout(dropout))
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         B, C, N, P = x.shape
@@ -96,12 +98,12 @@ class CrissCrossLayer(nn.Module):
         self.self_attn_s = HalfAttention(d // 2)
         self.self_attn_t = HalfAttention(d // 2)
         self.linear1 = nn.Linear(d, cfg.dim_feedforward)
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = FastDropout(cfg.dropout)
         self.linear2 = nn.Linear(cfg.dim_feedforward, d)
         self.norm1 = nn.LayerNorm(d, eps=1e-5)
         self.norm2 = nn.LayerNorm(d, eps=1e-5)
-        self.dropout1 = nn.Dropout(cfg.dropout)
-        self.dropout2 = nn.Dropout(cfg.dropout)
+        self.dropout1 = FastDropout(cfg.dropout)
+        self.dropout2 = FastDropout(cfg.dropout)
 
     def _qkv_weight(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Block-diagonal fused projection ``(3·d, d)`` whose output rows read as ``(3, H, head_dim)``:
@@ -115,7 +117,33 @@ class CrissCrossLayer(nn.Module):
         b = torch.cat([s.in_proj_bias.view(3, half), t.in_proj_bias.view(3, half)], dim=1)
         return w.reshape(6 * half, 2 * half), b.reshape(6 * half)
 
+    def _fused_path(self, h: torch.Tensor) -> bool:
+        """The fused-projection path feeds the Triton kernel (CUDA, or ``backend="triton"``); the CPU takes the
+        per-group path, which projects each half of the features with its own weights (half the FLOPs)."""
+        backend = self.cfg.attn_backend
+        if backend == "auto":
+            backend = os.environ.get("NEUROKIT_ATTENTION_BACKEND") or "auto"
+        return backend == "triton" or (h.is_cuda and backend != "torch")
+
     def attention(self, h: torch.Tensor) -> torch.Tensor:
+        if self._fused_path(h):
+            return self._attention_fused(h)
+        B, C, N, D = h.shape
+        half, H2 = D // 2, self.cfg.n_heads // 2
+        hd = half // H2
+        p = self.cfg.dropout if self.training else 0.0
+        s, t = self.self_attn_s, self.self_attn_t
+        # spatial heads: one sequence of C channels per (batch, patch, head)
+        qkv = F.linear(h[..., :half].transpose(1, 2), s.in_proj_weight, s.in_proj_bias)  # (B, N, C, 3·half)
+        o = _attend(*qkv.view(B, N, C, 3, H2, hd).permute(3, 0, 1, 4, 2, 5), p)  # (B, N, H2, C, hd)
+        os_ = s.out_proj(o.transpose(2, 3).reshape(B, N, C, half)).transpose(1, 2)  # (B, C, N, half)
+        # temporal heads: one sequence of N patches per (batch, channel, head)
+        qkv = F.linear(h[..., half:], t.in_proj_weight, t.in_proj_bias)  # (B, C, N, 3·half)
+        o = _attend(*qkv.view(B, C, N, 3, H2, hd).permute(3, 0, 1, 4, 2, 5), p)  # (B, C, H2, N, hd)
+        ot = t.out_proj(o.transpose(2, 3).reshape(B, C, N, half))
+        return torch.cat([os_, ot], dim=-1)
+
+    def _attention_fused(self, h: torch.Tensor) -> torch.Tensor:
         B, C, N, D = h.shape
         H = self.cfg.n_heads
         hd = D // H
@@ -134,6 +162,16 @@ class CrissCrossLayer(nn.Module):
         x = x + self.dropout1(self.attention(self.norm1(x)))
         x = x + self.dropout2(self.linear2(self.dropout(F.gelu(self.linear1(self.norm2(x))))))
         return x
+
+
+def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout_p: float) -> torch.Tensor:
+    """Softmax attention over the second-to-last axis, ``(..., L, d)`` → ``(..., L, d)``; with dropout the
+    weights go through :func:`~neurokit.models.dropout.fast_dropout` (what SDPA's CPU path does with
+    ``torch.bernoulli``, at a third of the cost)."""
+    if dropout_p == 0.0:
+        return F.scaled_dot_product_attention(q, k, v)
+    w = torch.softmax(torch.matmul(q * (q.shape[-1] ** -0.5), k.transpose(-2, -1)), dim=-1)
+    return torch.matmul(fast_dropout(w, dropout_p), v)
 
 
 class _Encoder(nn.Module):

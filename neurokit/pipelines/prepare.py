@@ -24,11 +24,13 @@ PREPARERS: dict[str, Callable[..., Path]] = {}
 
 #: option name → CLI flag, for messages about options a modality does not take
 CLI_FLAGS = {"mesh": "--mesh", "hemi": "--hemi", "spheres": "--sphere-l/--sphere-r", "channels": "--channels",
-             "skip_bad": "--skip-bad", "window_s": "--window-s", "crop_start_s": "--crop-start",
-             "crop_end_s": "--crop-end", "line_freq": "--line-freq"}
+             "skip_bad": "--skip-bad", "encoding": "--encoding", "units": "--units", "n_jobs": "--n-jobs",
+             "scheduler": "--scheduler", "shards": "--shards", "resume": "--resume", "window_s": "--window-s",
+             "crop_start_s": "--crop-start", "crop_end_s": "--crop-end", "line_freq": "--line-freq",
+             "min_duration_s": "--min-duration"}
 
 #: recipe fields of an EEG card that ``prepare`` (CLI: the flags above) may override
-EEG_RECIPE_OPTIONS = ("window_s", "crop_start_s", "crop_end_s", "line_freq")
+EEG_RECIPE_OPTIONS = ("window_s", "crop_start_s", "crop_end_s", "line_freq", "min_duration_s")
 
 
 def register_preparer(modality: str):
@@ -81,10 +83,11 @@ def prepare(
     """
     card = card if isinstance(card, DataCard) else load_card(card)
     out = Path(out)
-    if out.is_dir():
+    if out.is_dir() and not kwargs.get("shards"):
         raise StoreError(f"{out}: is a folder; give the path of the store file to write (e.g. {out / 'store.h5'})")
-    if out.exists() and not overwrite:
-        raise FileExistsError(f"{out}: store exists; pass overwrite=True (CLI: --overwrite) to replace it")
+    if out.exists() and not overwrite and not kwargs.get("resume"):
+        more = "; or resume=True (--resume) to add the recordings a shard set lacks" if kwargs.get("shards") else ""
+        raise FileExistsError(f"{out}: store exists; pass overwrite=True (CLI: --overwrite) to replace it{more}")
     from .objectives import _load_plugins
 
     _load_plugins()
@@ -130,6 +133,26 @@ def eeg_recipe(card: DataCard, *, channels: Sequence[str] | None = None, **overr
     return type(recipe).from_dict({**recipe.to_dict(), **upd}) if upd else recipe
 
 
+def _eeg_job(job: tuple[str, dict, dict]) -> dict:
+    """One recording → windows (runs in a worker process or on a Dask worker; module level to pickle).
+
+    Returns ``{"windows", "source", "warnings"}``; ``{"dropped", "warnings"}`` for a recording the recipe
+    drops by rule; ``{"error", "warnings"}`` for a file that raises :class:`DataFileError` /
+    :class:`ChannelMismatchError` (the caller decides to skip or stop)."""
+    from ..preprocessing.eeg import EEGRecipe, RecordingDropped
+
+    path, recipe, read_opts = job[0], EEGRecipe.from_dict(job[1]), job[2]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            w, source = _eeg_file(path, recipe, read_opts)
+        except RecordingDropped as exc:
+            return {"dropped": str(exc), "warnings": [str(c.message) for c in caught]}
+        except (DataFileError, ChannelMismatchError) as exc:
+            return {"error": exc, "warnings": [str(c.message) for c in caught]}
+    return {"windows": w, "source": source, "warnings": [str(c.message) for c in caught]}
+
+
 @register_preparer("eeg")
 def prepare_eeg(
     card: DataCard,
@@ -147,51 +170,84 @@ def prepare_eeg(
     crop_start_s: float | None = None,
     crop_end_s: float | None = None,
     line_freq: float | None = None,
+    min_duration_s: float | None = None,
+    encoding: str | None = None,
+    units: str | None = None,
+    n_jobs: int = 1,
+    scheduler: str | None = None,
+    shards: bool = False,
+    resume: bool = False,
 ) -> Path:
     """EEG: read → :func:`~neurokit.preprocessing.eeg.preprocess_raw` → windows → store.
 
-    ``skip_bad``: log and skip files that raise :class:`DataFileError` instead of stopping.
-    ``window_s``, ``crop_start_s``, ``crop_end_s`` (s) and ``line_freq`` (Hz; 0 = no notch) override the
-    card's recipe (:class:`~neurokit.preprocessing.eeg.EEGRecipe`); the store records the recipe used.
+    ``window_s``, ``crop_start_s``, ``crop_end_s``, ``min_duration_s`` (s) and ``line_freq`` (Hz; 0 = no
+    notch) override the card's recipe (:class:`~neurokit.preprocessing.eeg.EEGRecipe`); the store records
+    the recipe used.
+    ``skip_bad``: log and skip files that raise :class:`DataFileError` instead of stopping (any reader
+    fault becomes one, naming the file). Recordings the recipe drops by rule (``min_duration_s``) are
+    always skipped, and listed in the store's ``dropped`` attribute. ``encoding`` / ``units`` override the
+    card's ``reading`` block (see :func:`~neurokit.io.read_eeg`). Each entry of the store's ``sources``
+    records what was applied to that file (``applied``: original ``sfreq``, band edges used, notch,
+    resampling, channels dropped as bad, assumed units, encoding, gaps).
+    ``n_jobs``: recordings processed by this many local worker processes (joblib; -1: every core);
+    ``scheduler``: a Dask scheduler address (default ``$DASK_SCHEDULER_ADDRESS``) to send them to instead
+    (:mod:`neurokit.pipelines.parallel`). Windows are written in file order, so the store's bytes do not
+    depend on either. ``shards``: write ``out`` as a shard set (a folder, one store per recording and an
+    index: :mod:`neurokit.data.shards`), which keeps every finished recording when the run stops (full disk,
+    kill); ``resume`` then adds only the recordings it lacks.
     """
-    from ..io.eeg import file_sha256, read_eeg
-    from ..preprocessing.eeg import make_windows, preprocess_raw
+    import errno
+
+    from ..data.shards import ShardSetWriter, is_shard_set, read_index
+    from .parallel import map_ordered
 
     recipe = eeg_recipe(card, channels=channels, window_s=window_s, crop_start_s=crop_start_s,
-                        crop_end_s=crop_end_s, line_freq=line_freq)
+                        crop_end_s=crop_end_s, line_freq=line_freq, min_duration_s=min_duration_s)
+    read_opts = card.read_options()
+    read_opts.update({k: v for k, v in (("encoding", encoding), ("units", units)) if v is not None})
     tname, tdef = card.task(task)
     if files:
         groups = tdef.get("run_groups") or []
         classes = card.classes(tname)
         events = None
         if len(groups) == 1 and classes:
-            events = {d: classes.index(lbl) for d, lbl in groups[0]["events"].items()}
+            events = {str(d): classes.index(lbl) for d, lbl in groups[0]["events"].items()}
         entries = [FileEntry(path=Path(f), subject=Path(f).stem, run=Path(f).stem, events=events) for f in files]
     else:
         entries = card.files(data_root, tname, subjects=subjects)
+    if resume and not shards:
+        raise ConfigError("resume applies to shard sets (CLI: --shards --resume)")
     labelled = any(e.events for e in entries)
+    done = set()
+    if shards and is_shard_set(out) and not overwrite:
+        if not resume:
+            raise FileExistsError(f"{out}: a shard set is there; --resume adds the recordings it lacks, --overwrite "
+                                  "starts again")
+        done = {sh["key"] for sh in read_index(out)["shards"]}
+    todo = [e for e in entries if str(Path(e.path).resolve()) not in done]
+    jobs = [(str(e.path), (recipe if e.events is None else type(recipe).from_dict({**recipe.to_dict(), "events": e.events})).to_dict(),
+             read_opts) for e in todo]
     writer = None
     sources = []
+    dropped = []
     n_rej = 0
     ch_names = None
     try:
-        for e in progress_bar(entries, description=f"prepare {card.name}", enabled=progress):
-            file_recipe = recipe
-            if e.events is not None:
-                file_recipe = type(recipe).from_dict({**recipe.to_dict(), "events": e.events})
-            try:
-                raw = read_eeg(e.path)
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    preprocess_raw(raw, file_recipe, source=str(e.path))
-                    w = make_windows(raw, file_recipe, source=str(e.path))
-                for c in caught:
-                    logger.warning("%s", c.message)
-            except (DataFileError, ChannelMismatchError) as exc:
+        results = map_ordered(_eeg_job, jobs, n_jobs=n_jobs, scheduler=scheduler)
+        for e, res in progress_bar(zip(todo, results), description=f"prepare {card.name}", enabled=progress,
+                                   total=len(todo)):
+            for msg in res["warnings"]:
+                logger.warning("%s", msg)
+            if "dropped" in res:
+                logger.warning("%s", res["dropped"])
+                dropped.append(str(e.path))
+                continue
+            if "error" in res:
                 if skip_bad:
-                    logger.warning("skipping %s", exc)
+                    logger.warning("skipping %s", res["error"])
                     continue
-                raise
+                raise res["error"]
+            w = res["windows"]
             if ch_names is None:
                 ch_names = w.ch_names
             elif w.ch_names != ch_names:
@@ -200,47 +256,80 @@ def prepare_eeg(
                     f"{ch_names[:5]}… ({len(ch_names)}); give the card a 'channels' list to fix one montage"
                 )
             if writer is None:
-                writer = PatchStoreWriter(
-                    out,
-                    w.patches.shape[1:],
-                    overwrite=overwrite,
-                    attrs=dict(
-                        modality="eeg",
-                        card=card.name,
-                        card_body=card.raw,
-                        task=tname,
-                        label_names=card.classes(tname),
-                        ch_names=w.ch_names,
-                        sfreq=recipe.sfreq,
-                        patch_size=200,
-                        units="100 uV",
-                        recipe=recipe.to_dict(),
-                        neurokit_version=__version__,
-                    ),
+                attrs = dict(
+                    modality="eeg",
+                    card=card.name,
+                    card_body=card.raw,
+                    task=tname,
+                    label_names=card.classes(tname),
+                    ch_names=w.ch_names,
+                    sfreq=recipe.sfreq,
+                    patch_size=200,
+                    units="100 uV",
+                    recipe=recipe.to_dict(),
+                    neurokit_version=__version__,
                 )
-            writer.append(
-                w.patches,
-                w.labels if labelled else None,
-                onsets=w.onsets,
-                subject=e.subject,
-                session=e.session,
-                run=e.run,
-            )
+                if shards:
+                    writer = ShardSetWriter(out, w.patches.shape[1:], attrs=attrs, resume=resume, overwrite=overwrite)
+                else:
+                    writer = PatchStoreWriter(out, w.patches.shape[1:], overwrite=overwrite, attrs=attrs)
+            rows = dict(onsets=w.onsets, subject=e.subject, session=e.session, run=e.run)
+            try:
+                if shards:
+                    with writer.shard(res["source"]["path"], sources=[res["source"]], n_rejected=int(w.n_rejected)) as sw:
+                        sw.append(w.patches, w.labels if labelled else None, **rows)
+                else:
+                    writer.append(w.patches, w.labels if labelled else None, **rows)
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    raise
+                if shards:
+                    raise StoreError(
+                        f"{out}: disk full while writing {e.path}; the {len(writer.keys)} recordings written before are "
+                        "kept. Free space, then rerun the same command with --resume"
+                    ) from exc
+                raise StoreError(f"{out}: disk full while writing {e.path}; nothing was kept. Free space, or write "
+                                 "per-recording shards (--shards) so that a stop keeps what is done") from exc
             n_rej += w.n_rejected
-            ren = raw.info["temp"]["neurokit_renames"]
-            sources.append({"path": str(Path(e.path).resolve()), "sha256": file_sha256(e.path),
-                            "n_windows": int(len(w.labels)), "n_rejected": int(w.n_rejected),
-                            "renamed": ren.renamed, "aliases": ren.aliases})
+            sources.append(res["source"])
+        if writer is None and done:  # every recording was already in the set: mark it finished
+            writer = ShardSetWriter(out, (), attrs=read_index(out)["attrs"], resume=True)
         if writer is None:
-            raise DataFileError(f"prepare {card.name}: no usable recording (all skipped)")
-        writer.set_attrs(sources=sources, n_rejected=n_rej)
+            why = f" ({len(dropped)} dropped by the recipe's min_duration_s)" if dropped else ""
+            raise DataFileError(f"prepare {card.name}: no usable recording (all skipped{why})")
+        if not shards:
+            writer.set_attrs(sources=sources, n_rejected=n_rej, dropped=dropped)
         path = writer.close()
+        n_total = writer.n
     except BaseException:
-        if writer is not None:
+        if writer is not None and not shards:
             writer.abort()
         raise
-    logger.info("wrote %s (%d samples, %d rejected)", path, writer.n, n_rej)
+    logger.info("wrote %s (%d samples, %d rejected)", path, n_total, n_rej)
     return path
+
+
+def _eeg_file(path, recipe, read_opts: dict):
+    """One recording → (:class:`~neurokit.preprocessing.eeg.Windows`, its ``sources`` entry). Warnings are
+    left to the caller (:func:`_eeg_job` collects them); any fault that is not already a neurokit error
+    becomes a :class:`DataFileError` naming the file."""
+    from .._errors import NeurokitError
+    from ..io.eeg import describe_exception, file_sha256, read_eeg
+    from ..preprocessing.eeg import make_windows, preprocess_raw
+
+    try:
+        raw = read_eeg(path, **read_opts)
+        preprocess_raw(raw, recipe, source=str(path))
+        w = make_windows(raw, recipe, source=str(path))
+    except (NeurokitError, FileNotFoundError):
+        raise
+    except Exception as exc:  # a fault of MNE or numpy on this file: name the file
+        raise DataFileError(f"{path}: {describe_exception(exc)}") from exc
+    ren = raw.info["temp"]["neurokit_renames"]
+    provenance = {"path": str(Path(path).resolve()), "sha256": file_sha256(path), "n_windows": int(len(w.labels)),
+                  "n_rejected": int(w.n_rejected), "renamed": ren.renamed, "aliases": ren.aliases,
+                  "applied": raw.info["temp"].get("neurokit_applied", {})}
+    return w, provenance
 
 
 def store_differences(path: str | Path, card: str | Path | DataCard, *, data_root=None, task: str | None = None,

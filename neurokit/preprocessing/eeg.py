@@ -1,9 +1,11 @@
 """CBraMod's EEG preprocessing recipe and the cut into ``(channels, n_patches, 200)`` patch tensors.
 
-The recipe (Wang et al., CBraMod, ICLR 2025, §4 and appendix): band-pass 0.3–75 Hz, notch at the line
-frequency, resample to 200 Hz, divide µV by 100, 1-s patches of 200 samples, windows rejected when any
-sample exceeds an amplitude bound. Filtering and resampling are MNE's (FIR, ``firwin``; polyphase
-resampling). A dataset's parameters live in its data card and are written into every store.
+The recipe (Wang et al., CBraMod, ICLR 2025, §4 and appendix): filter, notch at the line frequency,
+resample to 200 Hz, divide µV by 100, 1-s patches of 200 samples, windows rejected when any sample exceeds
+an amplitude bound. The filter and the order differ per dataset: TUEG pretraining resamples first, then
+band-passes 0.3–75 Hz; PhysioNet-MI takes the average reference, a 0.3 Hz high-pass only and the notch,
+then resamples. Filtering and resampling are MNE's (FIR, ``firwin``; MNE's resampling). A dataset's
+parameters live in its data card and are written into every store, with what was applied per file.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from .._errors import ConfigError, DataFileError
+from ..io.headers import MAX_EEG_VOLTS, short_list
 
 logger = logging.getLogger("neurokit")
 
@@ -56,6 +59,12 @@ class EEGRecipe:
     min_sfreq : float
         Recordings sampled below this rate (Hz) are refused: their band would be a small part of what
         the model sees at 200 Hz. Default 64 Hz (EEG rarely comes slower; EEGMMIDB has 128 and 160 Hz).
+    resample_first : bool
+        Resample to ``sfreq`` before filtering (CBraMod's TUEG pretraining order) instead of after the
+        band-pass and notch (its PhysioNet-MI order).
+    min_duration_s : float
+        Recordings shorter than this (s) are dropped (:class:`RecordingDropped`), as CBraMod drops TUEG
+        recordings under 5 min. Default 0: keep all.
     """
 
     sfreq: float = TARGET_SFREQ
@@ -72,6 +81,8 @@ class EEGRecipe:
     channels: list[str] | None = None
     events: dict[str, int] | None = None
     min_sfreq: float = 64.0
+    resample_first: bool = False
+    min_duration_s: float = 0.0
 
     def __post_init__(self) -> None:
         if self.sfreq != TARGET_SFREQ:
@@ -104,6 +115,10 @@ class EEGRecipe:
         return asdict(self)
 
 
+class RecordingDropped(DataFileError):
+    """A readable recording that the recipe leaves out by rule (e.g. shorter than ``min_duration_s``)."""
+
+
 @dataclass
 class Windows:
     """Patch tensors cut from one recording.
@@ -132,25 +147,50 @@ class Windows:
 def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
     """Apply the filtering part of ``recipe`` to ``raw`` in place and return it.
 
-    Steps: pick/reorder ``recipe.channels``; load; reject non-finite data; average reference; band-pass;
-    notch; resample to ``recipe.sfreq``. The data stay in volts; :func:`make_windows` scales them.
+    Steps: drop channels marked bad (uncalibrated ones, see :func:`~neurokit.io.read_eeg`); pick/reorder
+    ``recipe.channels``; load; reject non-finite data; warn about implausible amplitudes (> 1 V); average
+    reference; band-pass; notch; resample to ``recipe.sfreq`` (first, when ``recipe.resample_first``).
+    The data stay in volts; :func:`make_windows` scales them. What was applied (the band edges used, the
+    original rate, dropped channels) is added to ``raw.info["temp"]["neurokit_applied"]``.
 
     Raises
     ------
     ChannelMismatchError
         A channel named in ``recipe.channels`` is missing from the recording.
+    RecordingDropped
+        The recording is shorter than ``recipe.min_duration_s``.
     DataFileError
-        NaN/inf samples, or a sampling rate that leaves no room for the band (``l_freq`` above Nyquist).
+        NaN/inf samples, a channel of ``recipe.channels`` marked bad, or a sampling rate that leaves no
+        room for the band (``l_freq`` above Nyquist).
     """
     from .._errors import ChannelMismatchError
     from ..io.eeg import check_finite
 
-    source = source or raw.info.get("temp", {}).get("neurokit_source") or "recording"
+    temp = raw.info.get("temp") or {}
+    source = source or temp.get("neurokit_source") or "recording"
+    applied = dict(temp.get("neurokit_applied") or {})
+    sf = raw.info["sfreq"]
+    applied.setdefault("sfreq_orig", sf)
+    duration = raw.n_times / sf
+    if duration < recipe.min_duration_s:
+        raise RecordingDropped(f"{source}: {duration:.1f} s long, under the recipe's min_duration_s "
+                               f"({recipe.min_duration_s:g} s); dropped")
+    bads = [c for c in raw.info["bads"] if c in raw.ch_names]
+    if bads:
+        needed = [c for c in bads if recipe.channels and c in recipe.channels]
+        if needed:
+            raise DataFileError(f"{source}: channels {short_list(needed)} required by the recipe are marked bad "
+                                "(uncalibrated, or bad in the file); interpolate them or leave them out of the card's channel list")
+        if len(bads) == len(raw.ch_names):
+            raise DataFileError(f"{source}: every channel is marked bad (uncalibrated, or bad in the file): "
+                                f"{short_list(bads)}; nothing to store")
+        raw.drop_channels(bads)
+        applied["dropped_channels"] = bads
     if recipe.channels:
         missing = [c for c in recipe.channels if c not in raw.ch_names]
         if missing:
             raise ChannelMismatchError(
-                f"{source}: channels {missing} required by the recipe are missing "
+                f"{source}: channels {short_list(missing)} required by the recipe are missing "
                 f"(file has {len(raw.ch_names)}: {raw.ch_names[:8]}…). Edit the card's channel list or "
                 "interpolate the missing channels."
             )
@@ -164,14 +204,17 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
     if flat.any():
         names = [raw.ch_names[i] for i in np.flatnonzero(flat)]
         warnings.warn(
-            f"{source}: flat channel(s) {names} carry no signal; they are kept (after an average reference "
-            "they hold minus the mean of the others). Mark them bad and interpolate "
+            f"{source}: flat channel(s) {short_list(names)} carry no signal; they are kept (after an average "
+            "reference they hold minus the mean of the others). Mark them bad and interpolate "
             "(raw.info['bads'] + raw.interpolate_bads()) or drop them from the card's channel list",
             RuntimeWarning,
             stacklevel=2,
         )
-    sf = raw.info["sfreq"]
-    nyq = sf / 2.0
+    peak = np.abs(raw._data).max(axis=1)
+    loud = [raw.ch_names[i] for i in np.flatnonzero(peak > MAX_EEG_VOLTS)]
+    if loud:
+        warnings.warn(f"{source}: channels {short_list(loud)} reach {peak.max():.3g} V, implausible for EEG "
+                      "(check the file's units and physical ranges)", RuntimeWarning, stacklevel=2)
     if sf < recipe.min_sfreq:
         raise DataFileError(
             f"{source}: sampling rate {sf:g} Hz is too low for this recipe (minimum {recipe.min_sfreq:g} Hz; "
@@ -179,6 +222,31 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
         )
     if recipe.reference == "average":
         raw.set_eeg_reference("average", projection=False, verbose="error")
+        applied["reference"] = "average"
+    try:
+        if recipe.resample_first:
+            _resample(raw, recipe, applied)
+        _filter(raw, recipe, applied, source)
+        if not recipe.resample_first:
+            _resample(raw, recipe, applied)
+    except ValueError as exc:  # MNE's filter design refuses bands that do not fit the rate or length
+        raise DataFileError(
+            f"{source}: filtering failed at {sf:g} Hz over {raw.n_times / sf:.1f} s ({exc}); "
+            "the recording is too short or too slowly sampled for the recipe's band"
+        ) from exc
+    raw.info["temp"] = dict(raw.info.get("temp") or temp, neurokit_applied=applied)
+    return raw
+
+
+def _resample(raw, recipe: EEGRecipe, applied: dict) -> None:
+    if abs(raw.info["sfreq"] - recipe.sfreq) > 1e-6:
+        applied["resampled"] = [raw.info["sfreq"], recipe.sfreq]
+        raw.resample(recipe.sfreq, npad="auto", verbose="error")
+
+
+def _filter(raw, recipe: EEGRecipe, applied: dict, source: str) -> None:
+    sf = raw.info["sfreq"]
+    nyq = sf / 2.0
     l_freq, h_freq = recipe.l_freq, recipe.h_freq
     if l_freq is not None and l_freq >= nyq:
         raise DataFileError(
@@ -190,64 +258,51 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
             f"{source}: upper band edge {h_freq:g} Hz is too close to Nyquist ({nyq:g} Hz at {sf:g} Hz); "
             f"using {new_h:g} Hz instead"
         )
-        warnings.warn(msg, RuntimeWarning, stacklevel=2)
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)
         h_freq = new_h
-    try:
-        if l_freq is not None or h_freq is not None:
-            raw.filter(l_freq, h_freq, picks="all", verbose="error", n_jobs=1)
-        if recipe.line_freq:
-            freqs = np.arange(recipe.line_freq, nyq - 1.0, recipe.line_freq)
-            if len(freqs):
-                raw.notch_filter(freqs, picks="all", verbose="error")
-        if abs(sf - recipe.sfreq) > 1e-6:
-            raw.resample(recipe.sfreq, npad="auto", verbose="error")
-    except ValueError as exc:  # MNE's filter design refuses bands that do not fit the rate or length
-        raise DataFileError(
-            f"{source}: filtering failed at {sf:g} Hz over {raw.n_times / sf:.1f} s ({exc}); "
-            "the recording is too short or too slowly sampled for the recipe's band"
-        ) from exc
-    return raw
+    if l_freq is not None or h_freq is not None:
+        raw.filter(l_freq, h_freq, picks="all", verbose="error", n_jobs=1)
+        applied["l_freq"], applied["h_freq"] = l_freq, h_freq
+    if recipe.line_freq:
+        freqs = np.arange(recipe.line_freq, nyq - 1.0, recipe.line_freq)
+        if len(freqs):
+            raw.notch_filter(freqs, picks="all", verbose="error")
+            applied["notch_hz"] = freqs.tolist()
 
 
 def make_windows(raw, recipe: EEGRecipe, *, source: str | None = None) -> Windows:
     """Cut a preprocessed recording into ``(C, N, 200)`` patch tensors in units of 100 µV.
 
     Event windows (``recipe.events`` set) start at each matching annotation's onset and last
-    ``window_s``; windows running past the end are dropped. Otherwise windows slide by ``stride_s``
-    between ``crop_start_s`` and the end minus ``crop_end_s``.
+    ``window_s``; when no annotation matches, the stim channel's triggers whose codes the events name
+    are used (``events: {"1": left}``). Otherwise windows slide by ``stride_s`` between ``crop_start_s``
+    and the end minus ``crop_end_s``. No window spans a gap of an EDF+D recording, and onsets are true
+    recording times (the time-stamps of the data records); windows running past the end or into a gap
+    are dropped with a warning.
 
     Raises
     ------
     DataFileError
-        The usable part of the recording is shorter than one window, or no annotation matches the
-        card's events.
+        The usable part of the recording is shorter than one window, or no annotation (or stim-channel
+        trigger) matches the card's events; the message lists the triggers a stim channel holds.
     """
-    source = source or raw.info.get("temp", {}).get("neurokit_source") or "recording"
+    temp = raw.info.get("temp") or {}
+    source = source or temp.get("neurokit_source") or "recording"
     sf = raw.info["sfreq"]
     win = int(round(recipe.window_s * sf))
     n_times = raw.n_times
     data = raw._data  # (C, T) float64, volts
+    # contiguous pieces (several for EDF+D files with gaps): (first sample, end sample, true start in s)
+    pieces = [(min(n_times, int(round(a * sf))), min(n_times, int(round((a + d) * sf))), t)
+              for a, t, d in temp.get("neurokit_segments") or [(0.0, 0.0, n_times / sf)]]
+    pieces[-1] = (pieces[-1][0], n_times, pieces[-1][2])
     if recipe.events is not None:
-        import mne
-
-        present = {str(d) for d in raw.annotations.description}
-        event_id = {k: v for k, v in recipe.events.items() if k in present}
-        starts, labels = [], []
-        if event_id:
-            ev, _ = mne.events_from_annotations(raw, event_id=event_id, verbose="error")
-            starts = [int(s) - raw.first_samp for s in ev[:, 0]]
-            labels = [int(v) for v in ev[:, 2]]
-        if not starts:
-            found = sorted({str(a["description"]) for a in raw.annotations})
-            raise DataFileError(
-                f"{source}: no annotation matches the card's events {sorted(recipe.events)} "
-                f"(annotations found: {found or 'none'})"
-            )
+        starts, labels = _event_starts(raw, recipe, source)
     else:
         first = int(round(recipe.crop_start_s * sf))
         last = n_times - int(round(recipe.crop_end_s * sf))
         hop = int(round((recipe.stride_s or recipe.window_s) * sf))
-        starts = list(range(first, last - win + 1, hop))
+        starts = [s for a, b, _ in pieces for s in range(max(a, first), min(b, last) - win + 1, hop)]
         labels = [-1] * len(starts)
         if not starts:
             usable = max(0, last - first) / sf
@@ -255,7 +310,12 @@ def make_windows(raw, recipe: EEGRecipe, *, source: str | None = None) -> Window
                 f"{source}: recording too short: {usable:.2f} s usable after cropping, one window needs "
                 f"{recipe.window_s:g} s. Lower window_s or crop less."
             )
-    keep = [(s, y) for s, y in zip(starts, labels) if 0 <= s and s + win <= n_times]
+
+    def piece_of(s):
+        return next((p for p in pieces if p[0] <= s and s + win <= p[1]), None)
+
+    keep = [(s, y, piece_of(s)) for s, y in zip(starts, labels)]
+    keep = [(s, y, p) for s, y, p in keep if p is not None]
     dropped_edge = len(starts) - len(keep)
     if not keep:
         raise DataFileError(
@@ -265,7 +325,7 @@ def make_windows(raw, recipe: EEGRecipe, *, source: str | None = None) -> Window
     out = np.empty((len(keep), C, recipe.n_patches, PATCH_SIZE), dtype=np.float32)
     ok = np.ones(len(keep), dtype=bool)
     bound = None if recipe.reject_uv is None else recipe.reject_uv * 1e-6
-    for i, (s, _) in enumerate(keep):
+    for i, (s, _, _) in enumerate(keep):
         seg = data[:, s : s + win]
         if bound is not None and np.abs(seg).max() > bound:
             ok[i] = False
@@ -273,24 +333,52 @@ def make_windows(raw, recipe: EEGRecipe, *, source: str | None = None) -> Window
         out[i] = (seg * recipe.scale).reshape(C, recipe.n_patches, PATCH_SIZE)
     notes = []
     if dropped_edge:
-        notes.append(f"{dropped_edge} window(s) ran past the end of the recording and were dropped")
+        where = "the end of the recording" if len(pieces) == 1 else "the end of the recording or into a gap"
+        notes.append(f"{dropped_edge} window(s) ran past {where} and were dropped")
     for n in notes:
         warnings.warn(f"{source}: {n}", RuntimeWarning, stacklevel=2)
     return Windows(
         patches=out[ok],
-        labels=np.asarray([y for (_, y) in keep], dtype=np.int64)[ok],
-        onsets=np.asarray([s / sf for (s, _) in keep], dtype=np.float64)[ok],
+        labels=np.asarray([y for (_, y, _) in keep], dtype=np.int64)[ok],
+        onsets=np.asarray([t + (s - a) / sf for (s, _, (a, _, t)) in keep], dtype=np.float64)[ok],
         ch_names=list(raw.ch_names),
         n_rejected=int((~ok).sum()),
         warnings=notes,
     )
 
 
-def load_windows(path: str | Path, recipe: EEGRecipe) -> Windows:
-    """Read, preprocess and window one file: :func:`~neurokit.io.read_eeg` → :func:`preprocess_raw` →
-    :func:`make_windows`."""
+def _event_starts(raw, recipe: EEGRecipe, source: str) -> tuple[list[int], list[int]]:
+    """Window starts (samples) and classes of the annotations matching ``recipe.events``; when none
+    matches, the triggers of the file's stim channel whose codes the events name (``"1": left``)."""
+    import mne
+
+    events = {str(k): v for k, v in recipe.events.items()}
+    present = {str(d) for d in raw.annotations.description}
+    event_id = {k: v for k, v in events.items() if k in present}
+    if event_id:
+        ev, _ = mne.events_from_annotations(raw, event_id=event_id, verbose="error")
+        return [int(s) - raw.first_samp for s in ev[:, 0]], [int(v) for v in ev[:, 2]]
+    stim = (raw.info.get("temp") or {}).get("neurokit_stim")
+    sf = raw.info["sfreq"]
+    if stim:
+        hits = [(o, events[str(c)]) for o, c in zip(stim["onsets"], stim["codes"]) if str(c) in events]
+        if hits:
+            return [int(round(o * sf)) for o, _ in hits], [y for _, y in hits]
+    found = sorted({str(a["description"]) for a in raw.annotations} - {"BAD boundary", "EDGE boundary"})
+    msg = (f"{source}: no annotation matches the card's events {short_list(sorted(events))} "
+           f"(annotations found: {short_list(found) if found else 'none'})")
+    if stim:
+        codes = sorted(set(stim["codes"]))
+        msg += (f"; the {stim['channel']} channel holds {len(stim['codes'])} triggers with codes "
+                f"{short_list(codes)}: map them in the card's events (e.g. '{codes[0]}': <class>)")
+    raise DataFileError(msg)
+
+
+def load_windows(path: str | Path, recipe: EEGRecipe, **read_options) -> Windows:
+    """Read, preprocess and window one file: :func:`~neurokit.io.read_eeg` (given ``read_options`` such
+    as ``encoding`` and ``units``) → :func:`preprocess_raw` → :func:`make_windows`."""
     from ..io.eeg import read_eeg
 
-    raw = read_eeg(path)
+    raw = read_eeg(path, **read_options)
     preprocess_raw(raw, recipe, source=str(path))
     return make_windows(raw, recipe, source=str(path))

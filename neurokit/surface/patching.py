@@ -141,7 +141,7 @@ def to_template(sd, sphere=None, *, order: int = 6, mirror_right: bool = True, t
     return resample(sd.data, src, order, mask=sd.mask, threshold=threshold)
 
 
-def zscore_frames(data: np.ndarray, mask: np.ndarray, *, source: str = "data") -> np.ndarray:
+def zscore_frames(data: np.ndarray, mask: np.ndarray, *, source: str = "data", first_frame: int = 0) -> np.ndarray:
     """Z-score every frame over the masked vertices; 0 outside the mask.
 
     Parameters
@@ -150,30 +150,39 @@ def zscore_frames(data: np.ndarray, mask: np.ndarray, *, source: str = "data") -
     mask : ndarray of bool, shape (n_vertices,)
     source : str
         Named in errors.
+    first_frame : int
+        Index of ``data``'s first frame in its run (errors name run frames when ``data`` is a block).
 
     Returns
     -------
-    ndarray, shape (n_vertices, n_frames), float32
+    ndarray, shape (n_vertices, n_frames), float32 (a new array; ``data`` is not changed)
+
+    Works in float32 on one copy of the masked values (mean and variance accumulated in float64, per
+    frame); callers bound the memory by passing blocks of frames.
 
     Raises
     ------
     DataFileError
         NaN/inf values, or frames that are constant over the mask (zero variance).
     """
-    x = np.asarray(data, dtype=np.float64)
     m = np.asarray(mask, dtype=bool)
     if not m.any():
         raise DataFileError(f"{source}: empty cortex mask")
-    cx = x[m]
-    if not np.isfinite(cx).all():
-        frames = np.flatnonzero(~np.isfinite(cx).all(axis=0))
+    cx = np.asarray(data)[m].astype(np.float32, copy=False)  # the one copy
+    finite = np.isfinite(cx).all(axis=0)
+    if not finite.all():
+        frames = np.flatnonzero(~finite) + first_frame
         raise DataFileError(f"{source}: frames {frames[:10].tolist()} hold NaN/inf on cortex")
-    mu, sd = cx.mean(0), cx.std(0)
+    cx -= cx.mean(axis=0, dtype=np.float64).astype(np.float32)
+    sd = np.sqrt(np.mean(np.square(cx), axis=0, dtype=np.float64))  # two-pass: no cancellation
     flat = np.flatnonzero(sd < 1e-12)
     if len(flat):
-        raise DataFileError(f"{source}: frames {flat[:10].tolist()} are constant over the cortex mask (cannot z-score)")
-    out = np.zeros_like(x, dtype=np.float32)
-    out[m] = ((cx - mu) / sd).astype(np.float32)
+        raise DataFileError(
+            f"{source}: frames {(flat[:10] + first_frame).tolist()} are constant over the cortex mask (cannot z-score)"
+        )
+    cx /= sd.astype(np.float32)
+    out = np.zeros(np.shape(data), dtype=np.float32)
+    out[m] = cx
     return out
 
 

@@ -1,6 +1,10 @@
 """Surface fMRI files → one HDF5 patch store (:class:`~neurokit.data.store.PatchStoreWriter`).
 
-One sample is one tubelet ``(T, n_patches, V)`` of one hemisphere on the ico6 template. Per-sample meta
+One sample is one tubelet ``(T, n_patches, V)`` of one hemisphere on the ico6 template. The store keeps every
+frame once, on the template's vertices (the frame layout of :class:`~neurokit.data.store.PatchStoreWriter`),
+and tubelets are cut into patches when read, so overlapping tubelets (``stride < tubelet``) cost no extra
+bytes. Files are processed one hemisphere at a time and ``chunk`` frames at a time (memory bounded by one
+hemisphere's data, not the run's patch tensors). Per-sample meta
 columns: ``subject``, ``session``, ``run``, ``hemi``; ``onset`` is the tubelet start in seconds. Store attrs:
 ``modality="surface"``, ``tr`` (s; NaN when no file states it, and then
 ``onset_unit`` is ``"frames"``), ``hemispheres``, ``mesh`` (source mesh), ``template`` (``"ico6"``),
@@ -9,6 +13,7 @@ columns: ``subject``, ``session``, ``run``, ``hemi``; ``onset`` is the tubelet s
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import warnings
 from dataclasses import dataclass
@@ -20,9 +25,10 @@ import numpy as np
 from .._errors import DataFileError
 from ..data.store import PatchStoreWriter
 from ..io.eeg import file_sha256
-from ..io.surface import normalize_hemi, read_cifti_hemispheres, read_surface
-from .patches import n_patches, vertices_per_patch
-from .patching import SurfaceRecipe, surface_frames
+from ..io.surface import iter_cifti_hemispheres, normalize_hemi, read_surface
+from .patches import n_patches, patch_table, vertices_per_patch
+from .patching import SurfaceRecipe, to_template, zscore_frames
+from .resample import load_sphere
 
 logger = logging.getLogger("neurokit")
 
@@ -57,22 +63,20 @@ class SurfaceRun:
 
 
 def _hemispheres(run: SurfaceRun, mesh: str | None = None):
+    """Yield ``(hemi, SurfaceData)`` of ``run``, one hemisphere read at a time."""
     name = run.path.name.lower()
     if run.hemi is None and name.endswith(".nii"):
-        pairs = list(read_cifti_hemispheres(run.path, mesh=mesh).items())
+        pairs = iter_cifti_hemispheres(run.path, mesh=mesh)
     else:
-        sd = read_surface(run.path, run.hemi, mesh=mesh)
-        pairs = [(sd.hemi, sd)]
-    if run.frames is None:
-        return pairs
-    lo, hi = run.frames
-    out = []
-    for hemi, sd in pairs:
-        if hi > sd.n_frames:
-            raise DataFileError(f"{run.path}: frame range {run.frames} beyond the file's {sd.n_frames} frames")
-        sd.data = sd.data[:, lo:hi]
-        out.append((hemi, sd))
-    return out
+        pairs = ((run.hemi, read_surface(run.path, run.hemi, mesh=mesh)) for _ in (0,))
+    for _, sd in pairs:
+        if run.frames is not None:
+            lo, hi = run.frames
+            if hi > sd.n_frames:
+                raise DataFileError(f"{run.path}: frame range {run.frames} beyond the file's {sd.n_frames} frames")
+            sd.data = sd.data[:, lo:hi]
+        yield sd.hemi, sd
+        del sd  # before the next hemisphere is read
 
 
 def write_surface_store(
@@ -87,7 +91,7 @@ def write_surface_store(
     overwrite: bool = False,
     progress: Callable[[str], None] | None = None,
     attrs: dict | None = None,
-    chunk: int = 64,
+    chunk: int = 128,
     mesh: str | None = None,
     expected_tr: float | None = None,
     skip_bad: bool = False,
@@ -113,7 +117,7 @@ def write_surface_store(
     attrs : dict, optional
         Extra store attributes (``card_body``, ``task``, …).
     chunk : int
-        Tubelets assembled and written at a time (bounds memory with overlapping tubelets).
+        Frames resampled, z-scored and written at a time (bounds the working memory).
     mesh : str, optional
         Mesh of every file (e.g. ``"ico6"`` for data already on the template: no resampling); default from
         the vertex count.
@@ -161,36 +165,43 @@ def write_surface_store(
     sources, hemis, meshes, trs = [], set(), set(), set()
     missing_label = -1 if label_dtype.startswith("int") else np.nan
     with PatchStoreWriter(
-        out, shape, attrs=attrs, label_dtype=label_dtype,
-        meta_columns=("subject", "session", "run", "hemi"), overwrite=overwrite,
+        out, shape, attrs=attrs, label_dtype=label_dtype, meta_columns=("subject", "session", "run", "hemi"),
+        overwrite=overwrite, patch_index=patch_table(recipe.grid_order, recipe.template_order),
     ) as w:
         n_written = 0
         for run in runs:
+            mark = w.mark()
+            done = []
             try:
-                work = _prepare_run(run, recipe, spheres, mesh, expected_tr)
+                for hemi, sd in _hemispheres(run, mesh):  # a failing hemisphere drops the run's others too
+                    starts = _check_hemisphere(run, sd, recipe, expected_tr)
+                    sphere = (spheres or {}).get(hemi) if hemi else None
+                    row0 = None
+                    for block in _template_frames(sd, recipe, sphere, chunk):
+                        row = w.append_frames(block)
+                        row0 = row if row0 is None else row0
+                    tr = float(sd.tr) if sd.tr else 1.0  # unknown TR: onsets in frames
+                    first = run.frames[0] if run.frames else 0
+                    label = missing_label if run.label is None else run.label
+                    w.append_samples(row0 + starts, np.full(len(starts), label), onsets=(starts + first) * tr,
+                                     subject=run.subject, session=run.session, run=run.run, hemi=hemi or "")
+                    done.append((hemi, sd.mesh, sd.tr, len(starts)))
+                    del sd
             except DataFileError as exc:
+                w.rollback(mark)
                 if not skip_bad:
                     raise
                 warnings.warn(f"skipped {run.path}: {exc}", RuntimeWarning, stacklevel=2)
                 continue
             sources.append({"path": str(run.path), "sha256": file_sha256(run.path)})
-            for hemi, sd, frames, starts in work:
-                tr = float(sd.tr) if sd.tr else 1.0  # unknown TR: onsets in frames
-                first = run.frames[0] if run.frames else 0
-                label = missing_label if run.label is None else run.label
-                for lo in range(0, len(starts), chunk):  # overlapping tubelets: never all in memory at once
-                    s = starts[lo : lo + chunk]
-                    w.append(
-                        frames[s[:, None] + np.arange(recipe.tubelet)], np.full(len(s), label),
-                        onsets=(s + first) * tr, subject=run.subject, session=run.session, run=run.run, hemi=hemi or "",
-                    )
+            for hemi, sd_mesh, sd_tr, n in done:
                 hemis.add(hemi or "")
-                meshes.add(sd.mesh)
-                if sd.tr:
-                    trs.add(round(float(sd.tr), 6))
-                n_written += len(starts)
+                meshes.add(sd_mesh)
+                if sd_tr:
+                    trs.add(round(float(sd_tr), 6))
+                n_written += n
                 if progress:
-                    progress(f"{run.path.name} [{hemi}]: {len(starts)} tubelets")
+                    progress(f"{run.path.name} [{hemi}]: {n} tubelets")
         if not n_written:
             raise DataFileError(f"no usable input file: all {len(runs)} were skipped (see the warnings above)")
         if len(meshes) > 1:
@@ -209,28 +220,38 @@ def write_surface_store(
     return Path(out)
 
 
-def _prepare_run(run: SurfaceRun, recipe: SurfaceRecipe, spheres, mesh, expected_tr):
-    """Read, check and turn one file into ``[(hemi, sd, frames, starts)]`` (all errors before any write)."""
-    out = []
-    for hemi, sd in _hemispheres(run, mesh):
-        if sd.kind == "geometry" or sd.n_frames == 0:
-            raise DataFileError(f"{run.path}: a surface geometry file without data frames; give data files (time series)")
-        if sd.kind != "series":
-            warnings.warn(
-                f"{run.path}: a {sd.kind} file ({sd.n_frames} maps), not a time series: its maps are stored as "
-                "frames; use a .dtseries.nii / .func.gii time series for fMRI",
-                RuntimeWarning, stacklevel=3,
-            )
-        if expected_tr and sd.tr and abs(float(sd.tr) - float(expected_tr)) > 1e-3 * float(expected_tr):
-            warnings.warn(
-                f"{run.path}: TR {sd.tr:g} s in the file, but the data card says {expected_tr:g} s; onsets use the "
-                "file's TR. Check the card's recording.tr_s or the file",
-                RuntimeWarning, stacklevel=3,
-            )
-        sphere = (spheres or {}).get(hemi) if hemi else None
-        frames, _ = surface_frames(sd, recipe, sphere)
-        starts = np.arange(0, sd.n_frames - recipe.tubelet + 1, recipe.step)
-        if len(starts) == 0:
-            raise DataFileError(f"{run.path}: {sd.n_frames} frames, fewer than one tubelet of {recipe.tubelet} frames")
-        out.append((hemi, sd, frames, starts))
-    return out
+def _check_hemisphere(run: SurfaceRun, sd, recipe: SurfaceRecipe, expected_tr) -> np.ndarray:
+    """Checks of one hemisphere before anything of it is written; returns the tubelet start frames."""
+    if sd.kind == "geometry" or sd.n_frames == 0:
+        raise DataFileError(f"{run.path}: a surface geometry file without data frames; give data files (time series)")
+    if sd.kind != "series":
+        warnings.warn(
+            f"{run.path}: a {sd.kind} file ({sd.n_frames} maps), not a time series: its maps are stored as "
+            "frames; use a .dtseries.nii / .func.gii time series for fMRI",
+            RuntimeWarning, stacklevel=4,
+        )
+    if expected_tr and sd.tr and abs(float(sd.tr) - float(expected_tr)) > 1e-3 * float(expected_tr):
+        warnings.warn(
+            f"{run.path}: TR {sd.tr:g} s in the file, but the data card says {expected_tr:g} s; onsets use the "
+            "file's TR. Check the card's recording.tr_s or the file",
+            RuntimeWarning, stacklevel=4,
+        )
+    starts = np.arange(0, sd.n_frames - recipe.tubelet + 1, recipe.step)
+    if len(starts) == 0:
+        raise DataFileError(f"{run.path}: {sd.n_frames} frames, fewer than one tubelet of {recipe.tubelet} frames")
+    return starts
+
+
+def _template_frames(sd, recipe: SurfaceRecipe, sphere, chunk: int):
+    """Yield ``(k, n_template_vertices)`` float32 blocks of ``sd``'s frames: resampled to the template and
+    z-scored (when the recipe says so), ``chunk`` frames at a time. Both steps act frame by frame, so the
+    blocks equal slices of the whole run's result."""
+    if isinstance(sphere, (str, Path)):
+        sphere = load_sphere(sphere)  # parse the file once, not once per block
+    for lo in range(0, sd.n_frames, chunk):
+        part = dataclasses.replace(sd, data=sd.data[:, lo : lo + chunk])
+        data, mask = to_template(part, sphere, order=recipe.template_order, mirror_right=recipe.mirror_right,
+                                 threshold=recipe.mask_threshold)
+        if recipe.zscore:
+            data = zscore_frames(data, mask, source=str(sd.path), first_frame=lo)
+        yield np.ascontiguousarray(data.T, dtype=np.float32)

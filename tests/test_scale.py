@@ -1,0 +1,184 @@
+"""Speed and scale (issue 12): CPU training path, frame-layout surface stores."""
+from __future__ import annotations
+
+import json
+
+import nibabel as nib
+import numpy as np
+import pytest
+import torch
+
+from neurokit.data.dataset import PatchDataset
+from neurokit.data.store import PatchStore
+from neurokit.io.surface import read_surface
+from neurokit.models import CBraMod
+from neurokit.models.cbramod import CrissCrossLayer
+from neurokit.models.dropout import fast_dropout
+from neurokit.surface.patching import SurfaceRecipe, frame_patches, to_template
+from neurokit.surface.store import SurfaceRun, write_surface_store
+
+MSC = "cifti/sub-MSC01_test.dtseries.nii"
+
+
+# CBraMod on the CPU -------------------------------------------------------------------------------------
+def test_fast_dropout_rate_scale_gradient_and_seed():
+    x = torch.ones(1_000_000, requires_grad=True)
+    torch.manual_seed(3)
+    y = fast_dropout(x, 0.25)
+    kept = (y > 0).float().mean().item()
+    assert abs(kept - 0.75) < 0.003  # 7 binomial standard deviations
+    u = torch.unique(y)
+    assert len(u) == 2 and u[0] == 0 and abs(u[1].item() - 4 / 3) < 1e-6
+    y.sum().backward()
+    assert torch.equal(x.grad, y.detach())  # d(mask·x/(1-p))/dx = mask/(1-p)
+    torch.manual_seed(3)
+    assert torch.equal(fast_dropout(x.detach(), 0.25), y.detach())  # reproducible under torch.manual_seed
+    assert fast_dropout(x, 0.25, training=False) is x
+
+
+def test_per_group_projection_equals_fused_projection(monkeypatch):
+    """The CPU path (one projection per head group) gives the fused block-diagonal path's outputs and
+    gradients (dropout off, training mode)."""
+    torch.manual_seed(0)
+    model = CBraMod(n_layers=2, dropout=0.0).train()
+    x = torch.randn(2, 7, 3, 200)
+
+    def run():
+        model.zero_grad()
+        y = model(x)
+        (y**2).mean().backward()
+        return y.detach(), [p.grad.clone() for p in model.parameters() if p.requires_grad]
+
+    y_cpu, g_cpu = run()
+    monkeypatch.setattr(CrissCrossLayer, "_fused_path", lambda self, h: True)
+    y_fused, g_fused = run()
+    torch.testing.assert_close(y_cpu, y_fused, atol=2e-5, rtol=1e-4)
+    for a, b in zip(g_cpu, g_fused):
+        torch.testing.assert_close(a, b, atol=2e-5, rtol=1e-3)
+
+
+# surface stores: every frame once -----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def spheres(surface_root):
+    return {h: surface_root / f"hcp_fs_LR32k/S1200.{h}.sphere.32k_fs_LR.surf.gii" for h in "LR"}
+
+
+def test_frame_layout_store_reads_the_tubelets(surface_root, spheres, tmp_path):
+    """Stride-1 tubelets from a real CIFTI run: each frame stored once, processed 2 frames at a time, and
+    every sample read back equals the tubelet cut from the whole run z-scored in float64."""
+    rec = SurfaceRecipe(grid="ico6/ico2", tubelet=3, stride=1)
+    out = write_surface_store(tmp_path / "s.h5", [SurfaceRun(surface_root / MSC, "MSC01")], rec, spheres=spheres,
+                              chunk=2)
+    st = PatchStore(out)
+    assert len(st) == 6 and st.sample_shape == (3, 320, 153)
+    import h5py
+
+    with h5py.File(out) as f:
+        assert f["frames"].shape == (10, 40962)  # 5 frames × 2 hemispheres, once each
+        assert "patches" not in f
+    for k, hemi in enumerate("LR"):
+        sd = read_surface(surface_root / MSC, hemi)
+        data, mask = to_template(sd, spheres[hemi])
+        cx = data[mask].astype(np.float64)
+        z = np.zeros(data.shape)
+        z[mask] = (cx - cx.mean(0)) / cx.std(0)
+        x = frame_patches(z.astype(np.float32), 2)
+        for j in range(3):
+            np.testing.assert_allclose(st.patches(3 * k + j), x[j : j + 3], atol=2e-5)
+    np.testing.assert_allclose(st.meta["onset"][:3], np.arange(3) * st.attrs["tr"])
+    xb, _ = PatchDataset(out)[4]
+    assert tuple(xb.shape) == (3, 320, 153)
+    np.testing.assert_array_equal(st.patches(np.array([1, 4]))[1], xb.numpy())
+
+
+def test_failing_hemisphere_leaves_nothing_of_its_run(surface_root, spheres, tmp_path):
+    """A run whose right hemisphere fails after the left one was written: with skip_bad the store keeps
+    only the good run's frames and samples."""
+    img = nib.load(surface_root / MSC)
+    data = np.asarray(img.dataobj, dtype=np.float32).copy()
+    data[2, 29696 + 100] = np.nan  # a NaN on right cortex, frame 2
+    bad = tmp_path / "sub-2_bad.dtseries.nii"
+    nib.save(nib.Cifti2Image(data, header=img.header), str(bad))
+    rec = SurfaceRecipe(grid="ico6/ico2", tubelet=5)
+    with pytest.warns(RuntimeWarning, match=r"skipped .*sub-2_bad\.dtseries\.nii.*frames 2\)"):
+        out = write_surface_store(tmp_path / "s.h5", [SurfaceRun(bad, "2"), SurfaceRun(surface_root / MSC, "1")], rec,
+                                  spheres=spheres, skip_bad=True)
+    st = PatchStore(out)
+    assert len(st) == 2 and set(st.meta["subject"]) == {"1"} and len(st.attrs["sources"]) == 1
+    import h5py
+
+    with h5py.File(out) as f:
+        assert f["frames"].shape[0] == 10 and f["sample_start"][:].tolist() == [0, 5]
+
+
+# prepare on workers, shard sets -------------------------------------------------------------------------
+LR = dict(task="left_right_imagery", channels="sensorimotor", progress=False)
+
+
+def _same_samples(a, b):
+    import h5py
+
+    with h5py.File(a) as fa, h5py.File(b) as fb:
+        np.testing.assert_array_equal(fa["patches"][:], fb["patches"][:])
+        np.testing.assert_array_equal(fa["labels"][:], fb["labels"][:])
+
+
+def test_prepare_on_two_workers_writes_the_same_bytes(lr_store, eeg_root, tmp_path):
+    from neurokit.pipelines.prepare import prepare
+
+    out = prepare("physionet_mi", tmp_path / "w2.h5", data_root=eeg_root, subjects=[1, 2], n_jobs=2, **LR)
+    assert out.read_bytes() == lr_store.read_bytes()
+
+
+def test_shard_set_resume_read_and_merge(lr_store, eeg_root, tmp_path):
+    from neurokit._errors import StoreError
+    from neurokit.data.shards import merge_shard_sets, read_index
+    from neurokit.pipelines.prepare import prepare
+
+    a = prepare("physionet_mi", tmp_path / "a", data_root=eeg_root, subjects=[1], shards=True, **LR)
+    idx = read_index(a)
+    assert idx["complete"] and len(idx["shards"]) == 3  # one shard per recording (runs 4, 8, 12)
+    # a run stopped after its first recording: the index lists one shard and is not complete
+    (a / idx["shards"][2]["file"]).unlink()
+    (a / idx["shards"][1]["file"]).unlink()
+    (a / "index.json").write_text(json.dumps({**idx, "complete": False, "shards": idx["shards"][:1]}))
+    with pytest.raises(StoreError, match="unfinished shard set .* --resume"):
+        PatchDataset(a)
+    with pytest.raises(FileExistsError, match="--resume"):
+        prepare("physionet_mi", a, data_root=eeg_root, subjects=[1], shards=True, **LR)
+    prepare("physionet_mi", a, data_root=eeg_root, subjects=[1], shards=True, resume=True, **LR)
+    assert [s["key"] for s in read_index(a)["shards"]] == [s["key"] for s in idx["shards"]]
+    b = prepare("physionet_mi", tmp_path / "b", data_root=eeg_root, subjects=[2], shards=True, **LR)
+    merged = merge_shard_sets([a, b], tmp_path / "ab")
+    ds, ref = PatchDataset(merged), PatchDataset(lr_store)
+    assert len(ds) == len(ref) and ds.index.dtype == np.int64 and ds.index.shape == (len(ref), 2)
+    np.testing.assert_array_equal(ds.labels, ref.labels)
+    for k in (0, len(ds) // 2, len(ds) - 1):
+        assert torch.equal(ds[k][0], ref[k][0])
+    other = prepare("physionet_mi", tmp_path / "c", data_root=eeg_root, subjects=[3], shards=True,
+                    task="left_right_imagery", channels=["C3", "Cz", "C4"], progress=False)
+    with pytest.raises(StoreError, match="differs from .* in ch_names, recipe"):
+        merge_shard_sets([a, other], tmp_path / "ac")
+
+
+def test_prepare_on_a_dask_cluster_survives_a_killed_worker(lr_store, eeg_root, tmp_path):
+    """Two worker processes on loopback; one is killed while files are in flight: its files are redone
+    elsewhere and the store equals the local one byte for byte."""
+    distributed = pytest.importorskip("distributed")
+    import os
+    import threading
+
+    from neurokit.pipelines.prepare import prepare
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        victim = sorted(client.scheduler_info()["workers"])[0]
+        pid = client.run(os.getpid, workers=[victim])[victim]
+        client.run(lambda: __import__("neurokit.pipelines.prepare"))  # workers import before the clock starts
+        killer = threading.Timer(1.5, os.kill, (pid, 9))
+        killer.start()
+        out = prepare("physionet_mi", tmp_path / "dask.h5", data_root=eeg_root, subjects=[1, 2],
+                      scheduler=cluster.scheduler_address, **LR)
+        killer.join()
+        assert victim not in client.scheduler_info()["workers"]  # the worker really died during the run
+    assert out.read_bytes() == lr_store.read_bytes()
