@@ -129,7 +129,8 @@ def test_resume_refuses_another_recipe_or_units(tiny_store, tmp_path):
     with h5py.File(other, "a") as f:
         rec = json.loads(f.attrs["recipe"][5:])
         f.attrs["recipe"] = "json:" + json.dumps({**rec, "h_freq": 40.0, "scale": 1e6})
-    with pytest.raises(ConfigError, match=r"the data differ in recipe.h_freq, recipe.scale \(recipe.h_freq: 75.0 → 40.0"):
+    with pytest.raises(ConfigError, match=rf"the data differ in recipe.h_freq, recipe.scale \(recipe.h_freq: "
+                                          rf"{rec['h_freq']} → 40.0; recipe.scale: 10000.0 → 1000000.0\)"):
         pretrain(other, tmp_path / "pt", _small(max_steps=2), resume=True)
 
 
