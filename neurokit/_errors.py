@@ -24,3 +24,15 @@ class CardError(NeurokitError, ValueError):
 
 class ConfigError(NeurokitError, ValueError):
     """A configuration value is out of range or inconsistent."""
+
+
+class WeightsError(NeurokitError, ValueError):
+    """A weights file does not fit the model: tensors missing, unexpected or of another shape."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a pipeline; ``message`` says what was saved and how to continue."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message

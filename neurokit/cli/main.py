@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperCommand
 
 from .._errors import NeurokitError
 
@@ -57,10 +60,30 @@ def _setup_logging(verbose: bool) -> None:
                         handlers=[RichHandler(console=err, show_path=False)], force=True)
 
 
-def _fail(exc: Exception) -> None:
-    from rich.markup import escape
+def _cli_words(text: str) -> str:
+    """A pipeline message in the CLI's words: ``overwrite=True (CLI: --overwrite)`` → ``--overwrite``,
+    ``hemi='L'`` → ``--hemi L`` for the running command's options, ``[PosixPath('a.h5')]`` → ``a.h5``."""
+    text = re.sub(r"[\w.]+=[^\s,;()]+(?: or [\w.]+=[^\s,;()]+)? \(CLI: ([^)]+)\)", r"\1", text)
+    text = re.sub(r"\[((?:\w*Path\('[^']*'\)(?:, )?)+)\]", lambda m: m.group(1), text)
+    text = re.sub(r"\w*Path\('([^']*)'\)", r"\1", text)
+    cmd = NeuroCommand.running
+    flags = {prm.name: prm for prm in (cmd.params if cmd else []) if getattr(prm, "opts", None)
+             and str(prm.opts[0]).startswith("-")}
+    def flag(m):
+        prm = flags.get(m.group(1))
+        if prm is None:
+            return m.group(0)
+        value = m.group(3) if m.group(3) is not None else m.group(2)
+        if getattr(prm, "is_flag", False):
+            if value in ("True", "False") and prm.secondary_opts:
+                return prm.opts[0] if value == "True" else prm.secondary_opts[0]
+            return prm.opts[0]
+        return f"{prm.opts[0]} {value}"
+    return re.sub(r"\b([a-z_]+)=(?:'([^']*)'|([\w.:-]+))", flag, text)
 
-    err.print(f"[bold red]error:[/] {escape(str(exc))}")
+
+def _fail(exc: Exception) -> None:
+    err.print(f"[bold red]error:[/] {escape(_cli_words(str(exc)))}")
     raise typer.Exit(code=2)
 
 
@@ -69,6 +92,32 @@ def _run(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     except (NeurokitError, FileNotFoundError, FileExistsError, IsADirectoryError, ValueError) as exc:
         _fail(exc)
+    except KeyboardInterrupt as exc:
+        msg = getattr(exc, "message", None) or "interrupted; nothing was saved"
+        err.print(f"[bold yellow]interrupted:[/] {escape(_cli_words(msg.removeprefix('interrupted').lstrip(': ')))}")
+        raise typer.Exit(code=130)
+
+
+class NeuroCommand(TyperCommand):
+    """A command whose on/off flags given a value (``--frozen False``) get a message saying how flags work,
+    instead of click's "unexpected extra argument"."""
+
+    BOOL_WORDS = {"true", "false", "yes", "no", "on", "off", "0", "1"}
+    running: "NeuroCommand | None" = None  # the command being run (for _cli_words)
+
+    def parse_args(self, ctx, args):
+        NeuroCommand.running = self
+        flags = {o: prm for prm in self.params if getattr(prm, "is_flag", False)
+                 for o in (*prm.opts, *prm.secondary_opts)}
+        for i, a in enumerate(args):
+            name, _, val = a.partition("=")
+            nxt = val or (args[i + 1] if i + 1 < len(args) else "")
+            if name in flags and nxt.lower() in self.BOOL_WORDS:
+                prm = flags[name]
+                off = f" or {prm.secondary_opts[0]} to turn it off" if prm.secondary_opts else " (leave it out for off)"
+                raise typer.BadParameter(f"{name} is an on/off flag and takes no value (got {nxt!r}): give "
+                                         f"{prm.opts[0]} to turn it on{off}", ctx=ctx, param=prm)
+        return super().parse_args(ctx, args)
 
 
 def _subjects(text: Optional[str]) -> Optional[List[str]]:
@@ -92,21 +141,26 @@ def metrics_table(title: str, metrics: dict) -> Table:
 
 
 # ------------------------------------------------------------------------------------------- cards
-@cards_app.command("list")
+@cards_app.command("list", cls=NeuroCommand)
 def cards_list() -> None:
     """List the packaged data cards."""
     from ..cards import list_cards, load_card
 
+    cards = [load_card(n) for n in list_cards()]
     t = Table(title="data cards")
-    for col in ("name", "modality", "title", "tasks", "licence"):
-        t.add_column(col)
-    for name in list_cards():
-        c = load_card(name)
-        t.add_row(name, c.modality, c.raw.get("title", ""), ", ".join(c.tasks), str(c.raw.get("licence", "")))
-    console.print(t)
+    # names and tasks are what users type: those columns are as wide as their longest entry, never cut
+    t.add_column("name", no_wrap=True, min_width=max(len(c.name) for c in cards))
+    t.add_column("modality")
+    t.add_column("title", overflow="fold")
+    t.add_column("tasks", no_wrap=False, min_width=max(len(task) for c in cards for task in c.tasks) + 1)
+    t.add_column("licence", overflow="fold")
+    for c in cards:
+        t.add_row(escape(c.name), c.modality, escape(str(c.raw.get("title", ""))), escape(", ".join(c.tasks)),
+                  escape(str(c.raw.get("licence", ""))))
+    console.print(t, crop=False)
 
 
-@cards_app.command("show")
+@cards_app.command("show", cls=NeuroCommand)
 def cards_show(name: str = typer.Argument(..., help="Card name (see `neuro cards list`) or path to a .yaml card.")) -> None:
     """Print one data card."""
     from ..cards import load_card
@@ -117,7 +171,7 @@ def cards_show(name: str = typer.Argument(..., help="Card name (see `neuro cards
 
 
 # ----------------------------------------------------------------------------------------- prepare
-@app.command()
+@app.command(cls=NeuroCommand)
 def prepare(
     card: Optional[str] = typer.Argument(None, show_default="none", help="Data card name or path (`neuro cards list`); not needed with --bids."),
     out: Path = typer.Option(..., "--out", "-o", help="Patch store to write (.h5)."),
@@ -137,6 +191,11 @@ def prepare(
     hemi: Optional[str] = typer.Option(None, show_default="all in the file", help="Surface cards: only this hemisphere (L or R)."),
     sphere_l: Optional[Path] = typer.Option(None, "--sphere-l", show_default="card/packaged", help="Surface cards: registered sphere of the left hemisphere's mesh."),
     sphere_r: Optional[Path] = typer.Option(None, "--sphere-r", show_default="card/packaged", help="Surface cards: registered sphere of the right hemisphere's mesh."),
+    window_s: Optional[float] = typer.Option(None, "--window-s", show_default="card", help="EEG cards: window (sample) length in seconds, a multiple of 1 s."),
+    crop_start: Optional[float] = typer.Option(None, "--crop-start", show_default="card", help="EEG cards: seconds dropped at the start of each recording."),
+    crop_end: Optional[float] = typer.Option(None, "--crop-end", show_default="card", help="EEG cards: seconds dropped at the end of each recording."),
+    line_freq: Optional[float] = typer.Option(None, "--line-freq", show_default="card", help="EEG cards: power-line frequency to notch, Hz (50 or 60; 0: no notch)."),
+    min_duration: Optional[float] = typer.Option(None, "--min-duration", show_default="card", help="EEG cards: recordings shorter than this many seconds are dropped (0: keep all)."),
     n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="EEG: recordings processed by N local worker processes (-1: every core); the store is the same."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", show_default="$DASK_SCHEDULER_ADDRESS", help="EEG: Dask scheduler address (tcp://host:8786) to process the recordings on; default the DASK_SCHEDULER_ADDRESS environment variable."),
     shards: bool = typer.Option(False, "--shards", show_default="off", help="EEG: write OUT as a shard set (a folder: one store per recording + index.json) that keeps finished recordings if the run stops."),
@@ -167,6 +226,8 @@ def prepare(
                                      ("units", units)) if v is not None})
     kwargs.update({k: v for k, v in (("n_jobs", n_jobs if n_jobs != 1 else None), ("scheduler", scheduler),
                                      ("shards", shards or None), ("resume", resume or None)) if v is not None})
+    kwargs.update({k: v for k, v in (("window_s", window_s), ("crop_start_s", crop_start), ("crop_end_s", crop_end),
+                                     ("line_freq", line_freq), ("min_duration_s", min_duration)) if v is not None})
     path = _run(run_prepare, card, out, data_root=data_root, task=task, files=files or None, subjects=subj, channels=channels, overwrite=overwrite, **kwargs)
     from ..data.dataset import PatchDataset
 
@@ -175,14 +236,15 @@ def prepare(
 
 
 # ---------------------------------------------------------------------------------------- pretrain
-@app.command()
+@app.command(cls=NeuroCommand)
 def pretrain(
+    ctx: typer.Context,
     stores: List[Path] = typer.Argument(..., help="Patch store(s) to pretrain on."),
     out: Path = typer.Option(Path("runs/pretrain"), "--out", "-o", help="Output folder (checkpoints, metrics.jsonl)."),
     model: str = typer.Option("cbramod", help="Model family: cbramod (EEG), sit (surface fMRI, vsMAE) or clip (fMRI-video-audio, needs --stimuli)."),
     epochs: int = typer.Option(40, help="Epochs (CBraMod: 40)."),
     max_steps: Optional[int] = typer.Option(None, show_default="none", help="Stop after this many optimiser steps (schedule spans them)."),
-    batch_size: int = typer.Option(128, help="Samples per step and process (CBraMod: 128)."),
+    batch_size: int = typer.Option(128, help="Samples per step and process (CBraMod: 128; capped to the store's size)."),
     lr: Optional[float] = typer.Option(None, show_default="cbramod 5e-4, sit 3e-4", help="Peak learning rate (AdamW)."),
     min_lr: Optional[float] = typer.Option(None, show_default="cbramod 1e-5", help="Final learning rate of the per-step cosine schedule (setting it turns the cosine schedule on)."),
     weight_decay: Optional[float] = typer.Option(None, show_default="cbramod 0.05, sit 0.01", help="AdamW weight decay."),
@@ -191,15 +253,16 @@ def pretrain(
     n_layers: Optional[int] = typer.Option(None, show_default="none", help="Override the number of transformer layers (CBraMod: 12)."),
     model_size: Optional[str] = typer.Option(None, show_default="none", help="SiT size: tiny, small or base."),
     mask_ratio: Optional[float] = typer.Option(None, show_default="none", help="SiT video-MAE tube-mask ratio (default 0.75)."),
-    subjects: Optional[str] = typer.Option(None, show_default="none", help="Only these subjects, e.g. '1-6' or 'S001,S002'."),
+    split: str = typer.Option("train", help="Card split to pretrain on: train (validation and test subjects stay unseen), val, test or all."),
+    subjects: Optional[str] = typer.Option(None, show_default="none", help="Only these subjects, e.g. '1-6' or 'S001,S002' (overrides --split)."),
     stimuli: Optional[List[Path]] = typer.Option(None, "--stimuli", show_default="none", help="clip: stimulus store(s) from `neuro embed-stimuli`, one per run (repeatable)."),
     lag: Optional[float] = typer.Option(None, "--lag", show_default="6", help="clip: hemodynamic lag in s (fMRI frames [t, t+1, t+2] pair with the window starting at t - lag)."),
     segments: Optional[str] = typer.Option(None, show_default="all", help="clip: all, first_half or second_half of each movie clip (unseen-segments split)."),
     seed: int = typer.Option(0, help="Random seed (sampling, masks, initialisation)."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K (under torchrun: one GPU per process)."),
     num_workers: int = typer.Option(0, help="DataLoader worker processes."),
-    ckpt_every: int = typer.Option(0, help="Also checkpoint every N steps (0: at each epoch end only)."),
-    resume: bool = typer.Option(False, "--resume", show_default="off", help="Continue from OUT/last.pt (same model, store layout, batch size and seed; more --epochs/--max-steps extend it)."),
+    ckpt_every: int = typer.Option(0, "--checkpoint-every", "--ckpt-every", help="Also write last.pt every N steps (0: at each epoch end only)."),
+    resume: bool = typer.Option(False, "--resume", show_default="off", help="Continue from OUT/last.pt with its settings (options given again change them; more --epochs/--max-steps extend it)."),
     overwrite: bool = typer.Option(False, "--overwrite", show_default="off", help="Start again in an OUT that holds a run."),
     progress: bool = typer.Option(True, help="Show a progress bar."),
     verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
@@ -209,37 +272,51 @@ def pretrain(
     Several GPUs or nodes: torchrun --nproc_per_node=G -m neurokit pretrain STORE ...
     """
     _setup_logging(verbose)
-    from ..pipelines.pretrain import PretrainConfig, pretrain as run
+    from ..pipelines.pretrain import PretrainConfig, pretrain as run, resume_config, select_pretrain_data
 
-    kw = {}
-    if n_layers is not None:
-        kw["n_layers"] = n_layers
-    if model_size is not None:
-        kw["size"] = model_size
-    if mask_ratio is not None:
-        kw["mask_ratio"] = mask_ratio
+    kw = {k: v for k, v in (("n_layers", n_layers), ("size", model_size), ("mask_ratio", mask_ratio)) if v is not None}
     for k, v in (("stimuli", [str(p) for p in stimuli or []]), ("lag_s", lag), ("segments", segments)):
         if v is not None and v != []:
             kw[k] = v
-    cfg = _run(PretrainConfig, model=model, model_kwargs=kw, epochs=epochs, max_steps=max_steps, batch_size=batch_size,
-               optim={k: v for k, v in dict(lr=lr, min_lr=min_lr, weight_decay=weight_decay, clip_grad=clip_grad,
-                                            schedule=schedule).items() if v is not None},
-               seed=seed, device=device,
-               num_workers=num_workers, ckpt_every=ckpt_every, subjects=_subjects(subjects), progress=progress)
+    optim = {k: v for k, v in dict(lr=lr, min_lr=min_lr, weight_decay=weight_decay, clip_grad=clip_grad,
+                                   schedule=schedule).items() if v is not None}
+    opts = dict(model=model, model_kwargs=kw, epochs=epochs, max_steps=max_steps, batch_size=batch_size, optim=optim,
+                seed=seed, device=device, num_workers=num_workers, ckpt_every=ckpt_every,
+                split=None if split == "all" else split, subjects=_subjects(subjects), progress=progress)
+    if resume:  # keep the run's settings; change only what the user gives again
+        given = {k for k in ctx.params if _given(ctx, k)}
+        ch = {k: v for k, v in opts.items() if k in given or k in ("device", "progress", "num_workers")}
+        for k, v in (("optim", optim), ("model_kwargs", kw)):
+            if v:
+                ch[k] = v
+        cfg = _run(resume_config, out, **ch)
+    else:
+        cfg = _run(PretrainConfig, **opts)
+    if _is_main_rank():
+        _, used = _run(select_pretrain_data, list(stores), cfg)
+        console.print(f"pretraining on {used}")
     res = _run(run, list(stores), out, cfg, resume=resume, overwrite=overwrite)
     if _is_main_rank():
+        speed = f" ({res['samples_per_s']:.1f} samples/s)" if res["steps_run"] else " (nothing left to run)"
         console.print(
-            f"[green]pretrained[/] {res['steps']} steps: loss {res['loss_first']:.4f} → {res['loss_last']:.4f} "
-            f"({res['samples_per_s']:.1f} samples/s); checkpoint {res['checkpoint']}"
+            f"[green]pretrained[/] {res['steps']} steps: loss {res['loss_first']:.4f} → {res['loss_last']:.4f}"
+            f"{speed}; checkpoint {res['checkpoint']}"
         )
 
 
+def _given(ctx, name: str) -> bool:
+    """Whether the user gave option ``name`` (on the command line or through its environment variable)."""
+    src = ctx.get_parameter_source(name)
+    return src is not None and src.name in ("COMMANDLINE", "ENVIRONMENT")
+
+
 # ---------------------------------------------------------------------------------------- finetune
-@app.command()
+@app.command(cls=NeuroCommand)
 def finetune(
     stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
     out: Path = typer.Option(Path("runs/finetune"), "--out", "-o", help="Output folder (best.pt, report.json)."),
     init: Optional[str] = typer.Option(None, show_default="none", help="`neuro pretrain` checkpoint, released CBraMod state_dict, or Hub weights hub:ORG/NAME[@REVISION] (e.g. hub:weighting666/CBraMod; default: from scratch)."),
+    allow_partial_init: bool = typer.Option(False, "--allow-partial-init", show_default="off", help="Load an --init file that covers only part of the backbone (the rest stays at random initial values)."),
     model: str = typer.Option("cbramod", help="Model family when --init is not given."),
     head: str = typer.Option("auto", help="Head: all_patch_reps (flatten all tokens), avgpool, auto (the model's default: all_patch_reps for cbramod, avgpool for sit), or m4oe (several --task at once)."),
     epochs: int = typer.Option(50, help="Epochs (CBraMod: 50)."),
@@ -305,7 +382,7 @@ def finetune(
     cfg = _run(FinetuneConfig, model=model, model_kwargs=kw, head=head, epochs=epochs, batch_size=batch_size,
                lr_backbone=lr_backbone, lr_head=lr_head, weight_decay=weight_decay, label_smoothing=label_smoothing,
                frozen=frozen, seed=seed, device=device, progress=progress, splits=splits, augment=augment,
-               baselines=baselines)
+               baselines=baselines, allow_partial_init=allow_partial_init)
     rep = _run(run, list(stores), out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=folds)
     if "folds" in rep:
         print_scheme_report(rep, out)
@@ -322,7 +399,11 @@ def print_report(rep: dict, out: Path) -> None:
     sp = ", ".join(f"{k}: {len(next(iter(v.values())))} {rep['split_by']}(s)" for k, v in rep["splits"].items())
     task = f"task {rep['task']} " if rep.get("task") else ""
     classes = f", classes {rep['label_names']}" if rep.get("label_names") else ""
-    console.print(f"{task}({rep['kind']}{classes}); split by {rep['split_by']} — {sp}")
+    if rep.get("init_weights"):
+        w = rep["init_weights"]
+        console.print(f"init: loaded {w['loaded']}/{w['total']} backbone tensors from {rep['init']}"
+                      + ("" if w["complete"] else f" ([yellow]partial[/]: {len(w['missing'])} missing, {len(w['unexpected'])} unexpected)"))
+    console.print(f"{task}({rep['kind']}{escape(classes)}); split by {rep['split_by']} — {sp}")
     console.print(f"selected epoch {rep['best_epoch']} on validation {rep['selection_metric']} = {rep['val_best']:.4f}")
     console.print(metrics_table(f"test metrics ({rep['n_samples']['test']} samples)", rep["test"]))
     if rep.get("baselines") or rep.get("chance"):
@@ -390,12 +471,13 @@ def print_scheme_report(rep: dict, out: Path | None = None) -> None:
 
 
 # ---------------------------------------------------------------------------------------- evaluate
-@app.command()
+@app.command(cls=NeuroCommand)
 def evaluate(
     checkpoint: Path = typer.Argument(..., help="`neuro finetune` checkpoint (best.pt), or the folder of a `neuro finetune --scheme` run (every fold scored on its test samples)."),
     stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
-    split: str = typer.Option("test", help="Card split to score: train, val, test, or all."),
+    split: str = typer.Option("test", help="Split to score, as the checkpoint was fine-tuned: train, val, test, or all."),
     subjects: Optional[str] = typer.Option(None, show_default="none", help="Score these subjects instead of a split."),
+    allow_seen: bool = typer.Option(False, "--allow-seen", show_default="off", help="Allow scoring subjects the model was trained or selected on (with --subjects or --split all)."),
     json_out: Optional[Path] = typer.Option(None, "--json", show_default="none", help="Also write the metrics to this JSON file."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K."),
 ) -> None:
@@ -412,13 +494,19 @@ def evaluate(
             json_out.parent.mkdir(parents=True, exist_ok=True)
             json_out.write_text(json.dumps(res, indent=2))
         return
-    res = _run(run, checkpoint, list(stores), split=None if split == "all" else split, subjects=_subjects(subjects), device=device)
+    if split not in ("train", "val", "test", "all"):
+        _fail(ValueError(f"--split {split}: choose train, val, test or all"))
+    subj = _subjects(subjects)
+    res = _run(run, checkpoint, list(stores), split=None if split == "all" else split, subjects=subj, device=device,
+               allow_seen=allow_seen)
+    what = f"subjects {', '.join(subj)}" if subj is not None else f"{split} split"
     if "tasks" in res:  # M4oE: one table per task, then the contributions
         for name, r in res["tasks"].items():
-            console.print(metrics_table(f"{name}: {split} metrics ({r['n_samples']} samples)", r))
+            console.print(metrics_table(f"{name}: {what} metrics ({r['n_samples']} samples)", r))
         console.print(contributions_table(res["tasks"]))
     else:
-        console.print(metrics_table(f"{split} metrics ({res['n_samples']} samples)", res))
+        seen = f"; [yellow]seen in training/selection: {', '.join(res['seen'])}[/]" if res.get("seen") else ""
+        console.print(metrics_table(f"{what} metrics ({res['n_samples']} samples{seen})", res))
     if json_out:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(res, indent=2))
@@ -552,7 +640,7 @@ def plot_contributions(
 
 
 # ------------------------------------------------------------------------------------ plot-surface
-@app.command("plot-surface")
+@app.command("plot-surface", cls=NeuroCommand)
 def plot_surface(
     path: Optional[Path] = typer.Argument(None, show_default="none", help="Surface data file (CIFTI-2, GIFTI, MGH/MGZ, curv); not needed with --patches."),
     out: Path = typer.Option(Path("surface.png"), "--out", "-o", help="PNG to write."),
@@ -577,7 +665,7 @@ def plot_surface(
 
 
 # -------------------------------------------------------------------------------------- quickstart
-@app.command()
+@app.command(cls=NeuroCommand)
 def quickstart(
     data_root: Path = typer.Option(..., "--data-root", envvar="NEUROKIT_DATA", help="Folder holding bonn/ and MNE-eegbci-data/ (../shared/data/eeg)."),
     out: Path = typer.Option(Path("runs/quickstart"), "--out", "-o", help="Output folder (prepared stores in it are reused)."),
@@ -588,17 +676,20 @@ def quickstart(
     batch_size: int = typer.Option(32, help="Batch size for both stages."),
     seed: int = typer.Option(0, help="Random seed."),
     device: str = typer.Option("auto", help="auto, cpu, cuda."),
+    overwrite: bool = typer.Option(False, "--overwrite", show_default="off", help="Start every stage again (default: reuse or resume the stages in OUT that match)."),
 ) -> None:
     """prepare → pretrain CBraMod on pooled training EEG → fine-tune Bonn seizure detection and EEGMMIDB
     left- vs right-fist imagery; print CBraMod, the classical baselines and chance per task.
 
-    A small configuration (2 layers, few epochs) that runs on 2 CPU cores in a few minutes.
+    A small configuration (2 layers, few epochs) that runs on 2 CPU cores in a few minutes. Run again, it
+    reuses the store and the runs in OUT that match the settings (and rebuilds a store that does not).
     """
     _setup_logging(False)
     from ..pipelines.quickstart import run_quickstart
 
     res = _run(run_quickstart, data_root, out, pretrain_epochs=pretrain_epochs, finetune_epochs=finetune_epochs,
-               n_layers=n_layers, channels=channels, batch_size=batch_size, seed=seed, device=device, say=console.print)
+               n_layers=n_layers, channels=channels, batch_size=batch_size, seed=seed, device=device, overwrite=overwrite,
+               say=console.print)
     console.print(comparison_table("quick start: test split per task (held-out subjects / segments)", res["tasks"]))
     console.print(f"total {res['seconds']:.0f} s; reports under {out}")
 

@@ -39,12 +39,14 @@ def load_checkpoint(path: str | Path, map_location="cpu") -> dict[str, Any]:
         raise ValueError(f"{path}: not a readable PyTorch checkpoint ({exc})") from exc
     if isinstance(obj, dict) and obj.get("format") == FORMAT:
         return obj
-    if isinstance(obj, dict) and "state_dict" in obj and isinstance(obj["state_dict"], dict):
-        obj = obj["state_dict"]
-    if isinstance(obj, dict) and all(isinstance(v, torch.Tensor) for v in obj.values()):
-        sd = {k.removeprefix("module."): v for k, v in obj.items()}
-        return {"format": "state_dict", "model": "cbramod", "model_config": {}, "state_dict": sd}
-    raise ValueError(f"{path}: neither a neurokit checkpoint nor a state_dict")
+    from .._errors import WeightsError
+    from ..models.weights import read_state_dict
+
+    try:
+        sd, _ = read_state_dict(obj)
+    except WeightsError:
+        raise ValueError(f"{path}: neither a neurokit checkpoint nor a state_dict") from None
+    return {"format": "state_dict", "model": "cbramod", "model_config": {}, "state_dict": sd}
 
 
 def check_channels(want, have, *, store, checkpoint) -> None:
@@ -76,3 +78,59 @@ def set_rng_state(st: dict[str, Any]) -> None:
         torch.set_rng_state(st["torch"])
     if "cuda" in st and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(st["cuda"])
+
+
+#: store attributes that define what a sample means: a run never mixes stores that differ in these
+DATA_FIELDS = ("card", "recipe", "ch_names", "units")
+
+
+def data_differences(expected: dict[str, Any], actual: dict[str, Any], fields=DATA_FIELDS) -> dict[str, tuple]:
+    """The fields of ``fields`` in which two descriptions of stored data differ.
+
+    ``expected``/``actual``: store attributes (``PatchStore.attrs``) or a checkpoint's provenance
+    (``card``, ``recipe`` and ``store_attrs``, flattened by :func:`data_description`). Dict-valued
+    fields (the recipe) are compared key by key and reported as ``"recipe.h_freq"``. A field absent
+    from ``expected`` is not compared (older checkpoints).
+
+    Returns
+    -------
+    dict mapping the differing field name → ``(expected value, actual value)``.
+    """
+    out: dict[str, tuple] = {}
+    for f in fields:
+        if f not in expected or expected[f] is None:
+            continue
+        a, b = expected[f], actual.get(f)
+        if isinstance(a, dict) and isinstance(b, dict):
+            for k in sorted(set(a) | set(b)):
+                if _norm(a.get(k)) != _norm(b.get(k)):
+                    out[f"{f}.{k}"] = (a.get(k), b.get(k))
+        elif _norm(a) != _norm(b):
+            out[f] = (a, b)
+    return out
+
+
+def _norm(v):
+    return list(v) if isinstance(v, tuple) else v
+
+
+def data_description(ck: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint's record of the data it was trained on, in store-attribute form."""
+    return {**(ck.get("store_attrs") or {}), **{k: ck[k] for k in ("card", "recipe") if ck.get(k) is not None}}
+
+
+def check_same_data(expected: dict[str, Any], actual: dict[str, Any], *, what: str, fields=DATA_FIELDS) -> None:
+    """Raise :class:`~neurokit._errors.ConfigError` naming every differing field (see
+    :func:`data_differences`); ``what`` starts the message (e.g. ``"runs/pt/last.pt: resume"``)."""
+    from .._errors import ConfigError
+
+    diff = data_differences(expected, actual, fields)
+    if diff:
+        shown = "; ".join(f"{k}: {_short(a)} → {_short(b)}" for k, (a, b) in diff.items())
+        raise ConfigError(f"{what}: the data differ in {', '.join(diff)} ({shown}); a run never mixes data "
+                          "prepared differently: prepare the store as before, or start a new run")
+
+
+def _short(v, n: int = 60) -> str:
+    s = repr(v)
+    return s if len(s) <= n else s[: n - 1] + "…"

@@ -73,3 +73,29 @@ def all_reduce_mean(value: torch.Tensor, info: DistInfo) -> torch.Tensor:
 def barrier(info: DistInfo) -> None:
     if info.enabled:
         torch.distributed.barrier()
+
+
+def align_grad_strides(module: torch.nn.Module) -> None:
+    """Give every gradient of ``module`` exactly its parameter's strides, before DDP wraps it.
+
+    A parameter with a size-1 dimension (CBraMod's depthwise positional-encoding conv, ``(200, 1, 19, 7)``)
+    may get a gradient whose stride along that dimension differs from the parameter's (the CPU conv
+    backward returns channels-last ``(133, 1, 7, 1)`` for ``(133, 133, 7, 1)``). Autograd accepts it, since
+    a size-1 dimension's stride addresses nothing, but DDP's reducer compares strides exactly and warns
+    ("Grad strides do not match bucket view strides"). The hook re-views such a gradient with the
+    parameter's strides: the same memory, no copy. Gradients that differ in a dimension of size > 1 are
+    left alone (autograd copies those into the parameter's layout itself).
+    """
+    for p in module.parameters():
+        if p.requires_grad and 1 in p.shape:
+            p.register_hook(_restride_hook(tuple(p.shape), p.stride()))
+
+
+def _restride_hook(shape: tuple, want: tuple):
+    def hook(g: torch.Tensor) -> torch.Tensor:
+        if (g.stride() != want and tuple(g.shape) == shape
+                and all(a == b for a, b, n in zip(g.stride(), want, shape) if n != 1)):
+            return g.as_strided(shape, want)
+        return g
+
+    return hook

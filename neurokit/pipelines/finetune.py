@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,11 +22,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .._errors import ChannelMismatchError, ConfigError
+from .._errors import ChannelMismatchError, ConfigError, Interrupted
 from ..data.dataset import PatchDataset
 from . import distributed as dist
 from ._progress import TrainProgress
-from .checkpoint import check_channels, load_checkpoint, save_checkpoint
+from .checkpoint import check_channels, data_differences, load_checkpoint, save_checkpoint
 from .metrics import SELECTION, classification_metrics, regression_metrics
 from .objectives import get_objective
 from .training import EpochSampler, OptimConfig, build_optimizer, make_loader, seed_everything
@@ -124,6 +125,7 @@ class FinetuneConfig:
     splits: dict[str, list[str]] | None = None  # split → subject ids; default from the card
     baselines: bool = True  # score the classical baselines (neurokit.baselines) on the same split
     augment: dict[str, float] | str | None = None  # EEG augmentation (neurokit.data.augment.AugmentConfig); off
+    allow_partial_init: bool = False  # load an ``init`` file that covers only part of the backbone
 
     def __post_init__(self) -> None:
         from ..data.augment import AugmentConfig
@@ -150,12 +152,12 @@ def resolve_splits(ds_all: PatchDataset, override: dict[str, list[str]] | None =
     Returns ``(how, {"train": {...}, "val": {...}, "test": {...}})`` where each value holds the keyword
     arguments (``subjects=`` or ``runs=``) for :class:`PatchDataset`.
     """
-    subjects = sorted(set(ds_all.meta("subject").astype(str)))
+    subjects = sorted({str(s) for s in ds_all.meta("subject")})
     if override:
         _check_disjoint(override)
         return "subject", {k: {"subjects": v} for k, v in override.items()}
     if len(subjects) == 1:
-        runs = sorted(set(ds_all.meta("run").astype(str)))
+        runs = sorted({str(r) for r in ds_all.meta("run")})
         if len(runs) < 3:
             raise ConfigError(f"one subject and {len(runs)} run(s): need >= 3 runs to split train/val/test by run")
         return "run", {"train": {"runs": runs[:-2]}, "val": {"runs": [runs[-2]]}, "test": {"runs": [runs[-1]]}}
@@ -197,6 +199,7 @@ def _build_backbone(init: str | Path | None, cfg: FinetuneConfig, ds: PatchDatas
         module = objective.build(ds.attrs, ds.sample_shape, dict(cfg.model_kwargs))
         return objective.backbone(module), {**info, "model_config": module.config.to_dict()}
     from ..models.hub import fetch_weights
+    from ..models.weights import load_weights
 
     path, weights_info = fetch_weights(str(init))  # hub:ORG/NAME[@REV] or a path; name, revision, commit, sha256
     info["weights"] = weights_info
@@ -207,20 +210,27 @@ def _build_backbone(init: str | Path | None, cfg: FinetuneConfig, ds: PatchDatas
     if model_name != cfg.model:
         objective = get_objective(model_name)
     mcfg = dict(ck.get("model_config") or {})
+    if ck.get("format") == "state_dict" and model_name == "cbramod" and "n_layers" not in mcfg:
+        mcfg["n_layers"] = _cbramod_layers(ck["state_dict"]) or 12
     mcfg.update(cfg.model_kwargs)
     module = objective.rebuild(mcfg)
-    res = module.load_state_dict(ck["state_dict"], strict=False)
-    if res.missing_keys or res.unexpected_keys:
-        logger.warning("%s: missing keys %s, unexpected keys %s", init, res.missing_keys[:8], res.unexpected_keys[:8])
+    report = load_weights(module, ck["state_dict"], allow_partial=cfg.allow_partial_init, name=str(init))
+    (logger.info if report.complete else logger.warning)("%s", report.line())
     pre_ch = (ck.get("store_attrs") or {}).get("ch_names")
     now_ch = ds.attrs.get("ch_names")
     if pre_ch and now_ch and list(pre_ch) != list(now_ch):
         logger.warning("%s was pretrained on %d channels, the store has %d (%d in common); the backbone is "
                        "montage-independent, fine-tuning adapts it", init, len(pre_ch), len(now_ch),
                        len(set(pre_ch) & set(now_ch)))
-    info.update(model=model_name, model_config=module.config.to_dict(), missing_keys=res.missing_keys,
-                unexpected_keys=res.unexpected_keys, pretrain_recipe=ck.get("recipe"))
+    info.update(model=model_name, model_config=module.config.to_dict(), weights=report.to_dict(),
+                weights_line=report.line(), pretrain_recipe=ck.get("recipe"))
     return objective.backbone(module), info
+
+
+def _cbramod_layers(sd: dict) -> int | None:
+    """Layer count of a CBraMod state dict (``encoder.layers.{i}.…``; wrapper prefixes allowed)."""
+    idx = [int(m.group(1)) for k in sd for m in [re.search(r"encoder\.layers\.(\d+)\.", k)] if m]
+    return max(idx) + 1 if idx else None
 
 
 def _predict(model: nn.Module, ds: PatchDataset, batch_size: int, device) -> tuple[np.ndarray, np.ndarray]:
@@ -308,6 +318,7 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
             raise FileExistsError(f"{out} already holds a fine-tuning run; pass overwrite=True (CLI: --overwrite) "
                                   "or choose another output folder")
         (out / "metrics.jsonl").unlink(missing_ok=True)
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     from .schemes import SCHEMES, run_scheme
 
@@ -319,8 +330,54 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
             stores = list(store) if isinstance(store, (list, tuple)) else [store]
             return run_scheme(stores, out, cfg, scheme, init=init, info=info, n_folds=n_folds)
         return _finetune(store, out, cfg, init, info)
+    except BaseException as exc:
+        if created and not (out / "report.json").exists():
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)  # made by this call, holding no result: leave nothing behind
+        if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
+            raise Interrupted(f"interrupted: fine-tuning saves best.pt and report.json when it ends, so nothing was "
+                              f"saved{f' ({out} removed)' if created else ''}; run the same command again") from None
+        raise
     finally:
         dist.cleanup(info)
+
+
+def finetune_or_reuse(store, out_dir: str | Path, cfg: FinetuneConfig, *, init: str | Path | None = None,
+                      overwrite: bool = False) -> tuple[dict[str, Any], bool]:
+    """:func:`finetune`, or the report already in ``out_dir`` when it came from the same settings, the same
+    ``init`` file (by SHA-256) and data of the same card, recipe, channels and units. Returns
+    ``(report, reused)``. A different run there raises :class:`FileExistsError` unless ``overwrite``."""
+    out = Path(out_dir)
+    if overwrite or not (out / "best.pt").exists():
+        return finetune(store, out, cfg, init=init, overwrite=overwrite), False
+    ck = load_checkpoint(out / "best.pt")
+    stores = list(store) if isinstance(store, (list, tuple)) else [store]
+    diff = [k for k, v in asdict(cfg).items() if k not in ("progress", "device", "num_workers")
+            and _norm_json(v) != _norm_json((ck.get("finetune_config") or {}).get(k))]
+    if _fingerprint(init) != ck.get("init_sha256"):
+        diff.append("init")
+    attrs = PatchDataset(stores).attrs
+    diff += list(data_differences({"card": ck.get("card"), "recipe": ck.get("recipe"), "ch_names": ck.get("ch_names")}, attrs))
+    if diff:
+        raise FileExistsError(f"{out} holds a fine-tuning run that differs in {', '.join(diff)}; pass overwrite=True "
+                              "(CLI: --overwrite) to replace it, or choose another output folder")
+    return json.loads((out / "report.json").read_text()), True
+
+
+def _norm_json(v):
+    return json.loads(json.dumps(v, default=str))
+
+
+def _fingerprint(init) -> str | None:
+    if init is None:
+        return None
+    from ..io.eeg import file_sha256
+
+    path = Path(str(init)).expanduser()
+    if not path.is_file():  # a Hub name: its revision, commit and hash are recorded under init_weights
+        return str(init)
+    return file_sha256(path)
 
 
 def open_labelled(store) -> tuple[PatchDataset, list[str], int, str]:
@@ -330,7 +387,7 @@ def open_labelled(store) -> tuple[PatchDataset, list[str], int, str]:
     stores = list(store) if isinstance(store, (list, tuple)) else [store]
     ds_all = PatchDataset(stores, labelled=True)
     if len(ds_all) == 0:
-        raise ConfigError(f"{stores}: no labelled samples (prepare the store with a labelled task)")
+        raise ConfigError(f"{', '.join(map(str, stores))}: no labelled samples (prepare the store with a labelled task)")
     label_names = list(ds_all.attrs.get("label_names") or [])
     labels = ds_all.stores[0].labels
     n_classes = len(label_names) or int(labels.max()) + 1
@@ -465,6 +522,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
             "recipe": a.get("recipe"),
             "finetune_config": asdict(cfg),
             "init_weights": init_info.get("weights"),  # name, revision, commit, SHA-256 of --init
+            "init_sha256": _fingerprint(init),
             "report": {k: v for k, v in report.items() if k != "history"},
         },
     )
@@ -486,16 +544,27 @@ def load_finetuned(path: str | Path, device="cpu") -> tuple[FinetuneModel, dict]
 
 
 def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *, split: str | None = "test",
-             subjects: Sequence[str] | None = None, batch_size: int = 64, device: str = "auto") -> dict[str, Any]:
+             subjects: Sequence[str] | None = None, batch_size: int = 64, device: str = "auto",
+             allow_seen: bool = False) -> dict[str, Any]:
     """Score a fine-tuned checkpoint on a labelled store.
 
-    ``split``: a split of the store's card (``"train"``, ``"val"``, ``"test"``), or ``None`` for every
-    labelled sample; ``subjects`` overrides it.
+    ``split``: ``"train"``, ``"val"`` or ``"test"`` — the subjects (or runs) of that split *as the
+    checkpoint was fine-tuned* (its ``--train/--val/--test-subjects``, else the card's) — or ``None`` for
+    every labelled sample; ``subjects`` overrides it. Scoring samples of subjects (runs) that were in the
+    model's training or validation split gives an optimistic number: it is refused unless ``split`` names
+    a split of the checkpoint by name, or ``allow_seen=True``.
+
+    Returns
+    -------
+    dict of metrics, plus ``n_samples``, ``split``, ``subjects`` (or ``runs``) scored and ``seen`` (the
+    scored ones the model was trained or selected on).
 
     Raises
     ------
     ChannelMismatchError
         The store's channels (names or order) differ from the checkpoint's.
+    ConfigError
+        Samples the model has seen selected without ``allow_seen``; no sample selected.
     """
     from .multitask import evaluate_m4oe, is_m4oe_checkpoint
 
@@ -508,27 +577,47 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
     model, ck = load_finetuned(checkpoint, dev)
     stores = list(store) if isinstance(store, (list, tuple)) else [store]
     ds_all = PatchDataset(stores, labelled=True)
+    first = str(stores[0])
     if len(ds_all) == 0:
-        raise ConfigError(f"{stores[0]}: no labelled sample (the store was prepared without a labelled task)")
+        raise ConfigError(f"{first}: no labelled sample (the store was prepared without a labelled task)")
     label_names = list(ds_all.attrs.get("label_names") or [])
     kind = task_kind(ds_all.stores[0].labels, len(label_names) or int(ds_all.stores[0].labels.max()) + 1)
     if kind != ck["task_kind"]:
-        raise ConfigError(f"{stores[0]}: holds a {kind} task, the checkpoint {checkpoint} was fine-tuned for {ck['task_kind']}")
+        raise ConfigError(f"{first}: holds a {kind} task, the checkpoint {checkpoint} was fine-tuned for {ck['task_kind']}")
     if ck.get("label_names") and label_names and list(ck["label_names"]) != label_names:
-        raise ConfigError(f"{stores[0]}: classes {label_names} differ from the checkpoint's {ck['label_names']}")
-    check_channels(ck.get("ch_names"), ds_all.attrs.get("ch_names"), store=stores[0], checkpoint=checkpoint)
+        raise ConfigError(f"{first}: classes {label_names} differ from the checkpoint's {ck['label_names']}")
+    check_channels(ck.get("ch_names"), ds_all.attrs.get("ch_names"), store=first, checkpoint=checkpoint)
     if tuple(ds_all.sample_shape) != tuple(ck.get("sample_shape", ds_all.sample_shape)) and ck["head"]["kind"] == "all_patch_reps":
-        raise ChannelMismatchError(f"{stores[0]}: sample shape {ds_all.sample_shape} differs from the checkpoint's {ck['sample_shape']}")
+        raise ChannelMismatchError(f"{first}: sample shape {ds_all.sample_shape} differs from the checkpoint's {ck['sample_shape']}")
+    rep = ck.get("report") or {}
+    trained = rep.get("splits")  # {"train": {"subjects": [...]}, ...} as fine-tuned
+    if not trained:
+        _, trained = resolve_splits(ds_all)
     if subjects is not None:
         ds = PatchDataset(ds_all.stores, labelled=True, subjects=subjects)
     elif split is not None:
-        _, kw = resolve_splits(ds_all)
-        if split not in kw:
-            raise ConfigError(f"split={split!r}; the store's splits are {sorted(kw)} (or None for all samples)")
-        ds = PatchDataset(ds_all.stores, labelled=True, **kw[split])
+        if split not in trained:
+            raise ConfigError(f"split {split!r}: the checkpoint's splits are {sorted(trained)} (or every sample: split=None, CLI --split all)")
+        ds = PatchDataset(ds_all.stores, labelled=True, **trained[split])
     else:
         ds = ds_all
     if len(ds) == 0:
-        raise ConfigError(f"no labelled sample selected (subjects={subjects}, split={split}); subjects in the store: {ds_all.store_subjects}")
+        asked = f"subjects {', '.join(subjects)}" if subjects is not None else f"the {split} split ({_kw_ids(trained[split])})"
+        raise ConfigError(f"{first}: no labelled sample of {asked}; subjects in the store: {', '.join(ds_all.store_subjects)}")
+    key = "run" if "runs" in trained.get("train", {}) else "subject"
+    scored = sorted({str(v) for v in ds.meta(key)})
+    seen_ids = {str(v) for k in ("train", "val") for v in next(iter(trained.get(k, {"x": []}).values()))}
+    seen = [v for v in scored if v in seen_ids]
+    if seen and not allow_seen and (subjects is not None or split is None):
+        raise ConfigError(
+            f"{checkpoint}: was trained or selected on {key}s {', '.join(seen)}, which the chosen samples include; "
+            f"their score would be optimistic. Score its test split (the default), or pass allow_seen=True "
+            f"(CLI: --allow-seen) to score them anyway"
+        )
     y, o = _predict(model, ds, batch_size, dev)
-    return {"checkpoint": str(checkpoint), "split": split, "n_samples": len(ds), **score(ck["task_kind"], y, o)}
+    return {"checkpoint": str(checkpoint), "split": split if subjects is None else None, "n_samples": len(ds),
+            f"{key}s": scored, "seen": seen, **score(ck["task_kind"], y, o)}
+
+
+def _kw_ids(kw: dict) -> str:
+    return ", ".join(str(v) for vals in kw.values() for v in vals)

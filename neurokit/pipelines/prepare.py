@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .._errors import ChannelMismatchError, ConfigError, DataFileError, StoreError
+from .._errors import ChannelMismatchError, ConfigError, DataFileError, Interrupted, StoreError
 from .. import __version__
 from ..cards import DataCard, FileEntry, load_card
 from ..data.store import PatchStoreWriter
@@ -26,7 +26,12 @@ PREPARERS: dict[str, Callable[..., Path]] = {}
 #: option name → CLI flag, for messages about options a modality does not take
 CLI_FLAGS = {"mesh": "--mesh", "hemi": "--hemi", "spheres": "--sphere-l/--sphere-r", "channels": "--channels",
              "skip_bad": "--skip-bad", "encoding": "--encoding", "units": "--units", "n_jobs": "--n-jobs",
-             "scheduler": "--scheduler", "shards": "--shards", "resume": "--resume"}
+             "scheduler": "--scheduler", "shards": "--shards", "resume": "--resume", "window_s": "--window-s",
+             "crop_start_s": "--crop-start", "crop_end_s": "--crop-end", "line_freq": "--line-freq",
+             "min_duration_s": "--min-duration"}
+
+#: recipe fields of an EEG card that ``prepare`` (CLI: the flags above) may override
+EEG_RECIPE_OPTIONS = ("window_s", "crop_start_s", "crop_end_s", "line_freq", "min_duration_s")
 
 
 def register_preparer(modality: str):
@@ -100,7 +105,33 @@ def prepare(
         raise ConfigError(f"card {card.name!r} (modality {card.modality}): {', '.join(extra)} does not apply to it; drop it")
     if "channels" in kwargs:
         kwargs["channels"] = card.channel_set(channels) if isinstance(channels, str) else list(channels)
-    return fn(card, Path(out), data_root=data_root, task=task, files=files, subjects=subjects, overwrite=overwrite, progress=progress, **kwargs)
+    made = [p for p in (out.parent, *out.parent.parents) if not p.exists()]
+    try:
+        return fn(card, Path(out), data_root=data_root, task=task, files=files, subjects=subjects, overwrite=overwrite,
+                  progress=progress, **kwargs)
+    except BaseException as exc:
+        for p in made:  # folders this call made for a store it never finished: leave none behind empty
+            if p.is_dir() and not any(p.iterdir()):
+                p.rmdir()
+        if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
+            kept = "the existing store there is unchanged" if out.exists() else "no store written"
+            raise Interrupted(f"interrupted: {out}: {kept}; run the same command again") from None
+        raise
+
+
+def eeg_recipe(card: DataCard, *, channels: Sequence[str] | None = None, **overrides):
+    """The :class:`~neurokit.preprocessing.eeg.EEGRecipe` a store of ``card`` is prepared with: the card's,
+    with ``channels`` and the non-``None`` ``overrides`` (:data:`EEG_RECIPE_OPTIONS`) applied."""
+    recipe = card.recipe()
+    bad = sorted(set(overrides) - set(EEG_RECIPE_OPTIONS))
+    if bad:
+        raise ConfigError(f"recipe options {bad} cannot be overridden; allowed: {list(EEG_RECIPE_OPTIONS)}")
+    upd = {k: v for k, v in overrides.items() if v is not None}
+    if upd.get("line_freq") == 0:
+        upd["line_freq"] = None
+    if channels:
+        upd["channels"] = list(channels)
+    return type(recipe).from_dict({**recipe.to_dict(), **upd}) if upd else recipe
 
 
 def _eeg_job(job: tuple[str, dict, dict]) -> dict:
@@ -137,6 +168,11 @@ def prepare_eeg(
     progress=True,
     channels: list[str] | None = None,
     skip_bad: bool = False,
+    window_s: float | None = None,
+    crop_start_s: float | None = None,
+    crop_end_s: float | None = None,
+    line_freq: float | None = None,
+    min_duration_s: float | None = None,
     encoding: str | None = None,
     units: str | None = None,
     n_jobs: int = 1,
@@ -146,6 +182,9 @@ def prepare_eeg(
 ) -> Path:
     """EEG: read → :func:`~neurokit.preprocessing.eeg.preprocess_raw` → windows → store.
 
+    ``window_s``, ``crop_start_s``, ``crop_end_s``, ``min_duration_s`` (s) and ``line_freq`` (Hz; 0 = no
+    notch) override the card's recipe (:class:`~neurokit.preprocessing.eeg.EEGRecipe`); the store records
+    the recipe used.
     ``skip_bad``: log and skip files that raise :class:`DataFileError` instead of stopping (any reader
     fault becomes one, naming the file). Recordings the recipe drops by rule (``min_duration_s``) are
     always skipped, and listed in the store's ``dropped`` attribute. ``encoding`` / ``units`` override the
@@ -164,11 +203,10 @@ def prepare_eeg(
     from ..data.shards import ShardSetWriter, is_shard_set, read_index
     from .parallel import map_ordered
 
-    recipe = card.recipe()
+    recipe = eeg_recipe(card, channels=channels, window_s=window_s, crop_start_s=crop_start_s,
+                        crop_end_s=crop_end_s, line_freq=line_freq, min_duration_s=min_duration_s)
     read_opts = card.read_options()
     read_opts.update({k: v for k, v in (("encoding", encoding), ("units", units)) if v is not None})
-    if channels:
-        recipe = type(recipe).from_dict({**recipe.to_dict(), "channels": list(channels)})
     tname, tdef = card.task(task)
     if files:
         groups = tdef.get("run_groups") or []
@@ -325,3 +363,55 @@ def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = 
                   "n_rejected": int(w.n_rejected), "renamed": ren.renamed, "aliases": ren.aliases,
                   "applied": raw.info["temp"].get("neurokit_applied", {})}
     return w, provenance
+
+
+def store_differences(path: str | Path, card: str | Path | DataCard, *, data_root=None, task: str | None = None,
+                      subjects: list[int] | None = None, channels: Sequence[str] | str | None = None,
+                      **recipe_overrides) -> dict[str, tuple]:
+    """How the existing store at ``path`` differs from what :func:`prepare` would write with these
+    arguments: data card, task, recipe, channels, units (:func:`~neurokit.pipelines.checkpoint.data_differences`)
+    and the set of subjects. Empty when the store can be reused; ``{"store": …}`` when it is unreadable.
+    """
+    from ..data.store import PatchStore
+    from .checkpoint import data_differences
+
+    card = card if isinstance(card, DataCard) else load_card(card)
+    try:
+        st = PatchStore(path)
+    except (StoreError, FileNotFoundError, OSError) as exc:
+        return {"store": (str(path), str(exc))}
+    tname, _ = card.task(task)
+    want: dict = {"card": card.name, "task": tname}
+    if card.modality == "eeg":
+        chans = card.channel_set(channels) if isinstance(channels, str) else channels
+        recipe = eeg_recipe(card, channels=chans, **recipe_overrides)
+        want.update(recipe=recipe.to_dict(), units="100 uV")
+        if recipe.channels:
+            want["ch_names"] = list(recipe.channels)
+    diff = data_differences(want, st.attrs, fields=("card", "task", "recipe", "ch_names", "units"))
+    have = sorted({str(s) for s in st.meta["subject"]})
+    files = card.files(data_root, tname, subjects=subjects)
+    expect = sorted({e.subject for e in files})
+    if have != expect:
+        diff["subjects"] = (expect, have)
+    return diff
+
+
+def prepare_or_reuse(card: str | Path | DataCard, out: str | Path, *, overwrite: bool = False,
+                     **kwargs) -> tuple[Path, str]:
+    """Reuse the store at ``out`` when it holds exactly what :func:`prepare` would write (same card, task,
+    recipe, channels, units and subjects: :func:`store_differences`); else (re)build it.
+
+    Returns ``(path, note)``: the note says whether the store was reused, built, or rebuilt and why.
+    ``overwrite`` always rebuilds.
+    """
+    out = Path(out)
+    if out.exists() and not overwrite:
+        diff = store_differences(out, card, **{k: v for k, v in kwargs.items() if k in
+                                               ("data_root", "task", "subjects", "channels", *EEG_RECIPE_OPTIONS)})
+        if not diff:
+            return out, f"reusing {out} (same card, task, recipe, channels and subjects)"
+        note = f"rebuilt {out}: the existing store differs in {', '.join(diff)}"
+    else:
+        note = f"rebuilt {out} (--overwrite)" if out.exists() else f"prepared {out}"
+    return prepare(card, out, overwrite=True, **kwargs), note

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -18,11 +20,11 @@ from typing import Any, Sequence
 
 import torch
 
-from .._errors import ConfigError
+from .._errors import ConfigError, Interrupted
 from ..data.dataset import PatchDataset
 from . import distributed as dist
 from ._progress import TrainProgress
-from .checkpoint import check_channels, load_checkpoint, rng_state, save_checkpoint, set_rng_state
+from .checkpoint import check_channels, check_same_data, data_description, load_checkpoint, rng_state, save_checkpoint, set_rng_state
 from .objectives import get_objective
 from .training import EpochSampler, OptimConfig, build_optimizer, make_loader, seed_everything, unwrap
 
@@ -34,8 +36,11 @@ class PretrainConfig:
     """Pretraining settings (defaults: CBraMod's, except the epoch count).
 
     ``max_steps`` caps the total number of optimiser steps (the cosine schedule spans
-    ``min(max_steps, epochs × batches per epoch)``). ``optim``: an :class:`OptimConfig`, or a dict of the
-    fields to set; the fields not set take the model family's reference values
+    ``min(max_steps, epochs × batches per epoch)``). ``split``: which split of the store's data card to
+    train on (``"train"``, the default, keeps the validation and test subjects unseen; ``"all"`` or
+    ``None`` uses every subject; stores whose card defines no splits always use every subject);
+    ``subjects`` overrides it. ``ckpt_every``: also write ``last.pt`` every this many steps. ``optim``: an
+    :class:`OptimConfig`, or a dict of the fields to set; the fields not set take the model family's reference values
     (:attr:`Objective.optim <neurokit.pipelines.objectives.Objective>`: ``sit`` AdamW 3e-4, weight decay
     0.01, constant learning rate, no clipping; ``cbramod`` the :class:`OptimConfig` defaults). Setting
     ``min_lr`` without ``schedule`` asks for the cosine schedule.
@@ -57,6 +62,7 @@ class PretrainConfig:
     device: str = "auto"
     ckpt_every: int = 0
     subjects: list[str] | None = None
+    split: str | None = "train"
     progress: bool = True
 
     def __post_init__(self) -> None:
@@ -74,6 +80,10 @@ class PretrainConfig:
                 self.optim = OptimConfig(**{**get_objective(self.model).optim, **given})
             except TypeError as exc:
                 raise ConfigError(f"optim: {exc}") from exc
+        if self.split not in (None, "all", "train", "val", "test"):
+            raise ConfigError(f"split={self.split!r}; allowed: train, val, test, all")
+        if self.ckpt_every < 0:
+            raise ConfigError(f"ckpt_every must be >= 0 (got {self.ckpt_every})")
 
 
 def pretrain(stores: Sequence[str | Path] | str | Path, out_dir: str | Path, cfg: PretrainConfig | None = None,
@@ -100,6 +110,41 @@ def pretrain(stores: Sequence[str | Path] | str | Path, out_dir: str | Path, cfg
         dist.cleanup(info)
 
 
+def resume_config(out_dir: str | Path, **given: Any) -> PretrainConfig:
+    """The configuration of the run in ``out_dir/last.pt`` with only the options in ``given`` changed
+    (``optim`` and ``model_kwargs`` entries are merged key by key), so a resume keeps every setting the
+    user does not give again.
+
+    Raises
+    ------
+    FileNotFoundError
+        No checkpoint in ``out_dir``.
+    """
+    path = Path(out_dir) / "last.pt"
+    if not path.exists():
+        raise FileNotFoundError(f"--resume: no checkpoint at {path}")
+    old = dict(load_checkpoint(path).get("train_config") or {})
+    for k in ("optim", "model_kwargs"):
+        if k in given:
+            given[k] = {**(old.get(k) or {}), **given[k]}
+    known = set(PretrainConfig.__dataclass_fields__)
+    return PretrainConfig(**{k: v for k, v in {**old, **given}.items() if k in known})
+
+
+def pretrain_or_resume(stores, out_dir: str | Path, cfg: PretrainConfig, *, overwrite: bool = False) -> dict[str, Any]:
+    """:func:`pretrain`, picking up a run already in ``out_dir`` when it is the same run (same model, data,
+    batch size and seed: then it continues, or returns at once when it is complete); ``overwrite`` starts
+    again. A different run there raises :class:`ConfigError` naming the difference."""
+    out = Path(out_dir)
+    if overwrite or not (out / "last.pt").exists():
+        return pretrain(stores, out, cfg, overwrite=overwrite)
+    try:
+        return pretrain(stores, out, cfg, resume=True)
+    except ConfigError as exc:
+        raise ConfigError(f"{out} holds another pretraining run ({exc}); pass overwrite=True (CLI: --overwrite) "
+                          "to start it again, or choose another output folder") from None
+
+
 def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resume: bool, overwrite: bool) -> dict[str, Any]:
     seed_everything(cfg.seed + info.rank)
     ckpt_path = out / "last.pt"
@@ -107,18 +152,20 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
         if not overwrite:
             raise FileExistsError(
                 f"{out} already holds a run ({ckpt_path.name}); pass resume=True (CLI: --resume) to continue it "
-                "or overwrite=True (--overwrite) to start again"
+                "or overwrite=True (CLI: --overwrite) to start again"
             )
         if info.is_main:
             (out / "metrics.jsonl").unlink(missing_ok=True)
-    ds = PatchDataset(stores if isinstance(stores, (list, tuple)) else [stores], subjects=cfg.subjects)
-    if cfg.subjects is not None and len(ds) == 0:
-        raise ConfigError(f"no sample of subjects {cfg.subjects} in the store(s); subjects there: {ds.store_subjects}")
-    if len(ds) < cfg.batch_size * info.world_size:
-        raise ConfigError(
-            f"{len(ds)} samples in the store(s) but batch_size={cfg.batch_size} × {info.world_size} process(es); "
-            "lower --batch-size"
-        )
+    ds, used = select_pretrain_data(stores if isinstance(stores, (list, tuple)) else [stores], cfg)
+    if info.is_main:
+        logger.info("pretraining on %s", used)
+    batch_size = cfg.batch_size
+    if len(ds) < batch_size * info.world_size:
+        batch_size = len(ds) // info.world_size
+        if batch_size < 1:
+            raise ConfigError(f"{len(ds)} samples for {info.world_size} process(es): too few to train on")
+        logger.warning("batch size %d is larger than the %d samples of the store(s) (%d process(es)); using %d",
+                       cfg.batch_size, len(ds), info.world_size, batch_size)
     objective = get_objective(cfg.model)
     if ds.stores[0].modality != objective.modality:
         raise ConfigError(f"model {cfg.model!r} trains on {objective.modality} stores; got {ds.stores[0].modality}")
@@ -134,14 +181,15 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
         model = objective.build(ds.attrs, ds.sample_shape, dict(cfg.model_kwargs))
     model.to(info.device)
     if info.enabled:
+        dist.align_grad_strides(model)
         model = torch.nn.parallel.DistributedDataParallel(
             model, device_ids=[info.device.index] if info.device.type == "cuda" else None
         )
     data = ds if objective.pair is None else objective.pair(ds, unwrap(model), dict(cfg.model_kwargs))
-    if len(data) < cfg.batch_size * info.world_size:
-        raise ConfigError(f"{len(data)} training pairs but batch_size={cfg.batch_size} × {info.world_size} process(es); "
+    if len(data) < batch_size * info.world_size:
+        raise ConfigError(f"{len(data)} training pairs but batch_size={batch_size} × {info.world_size} process(es); "
                           "lower --batch-size")
-    probe = EpochSampler(len(data), batch_size=cfg.batch_size, seed=cfg.seed, world_size=info.world_size)
+    probe = EpochSampler(len(data), batch_size=batch_size, seed=cfg.seed, world_size=info.world_size)
     per_epoch = probe.batches_per_epoch()
     total = per_epoch * cfg.epochs
     if cfg.max_steps:
@@ -150,27 +198,39 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
     opt, sched = build_optimizer([{"params": params}], cfg.optim, total)
     step = 0
     history: list[float] = []
+    log = (out / "metrics.jsonl") if info.is_main else None
     if state is not None:
+        step = int(state["step"])
+        if step > total:
+            raise ConfigError(
+                f"{ckpt_path}: the run already did {step} steps ({step / per_epoch:.3g} epochs of {per_epoch} steps); "
+                f"the settings ask for {total} (epochs={cfg.epochs}, max_steps={cfg.max_steps}). "
+                "Give more --epochs/--max-steps to extend it, or start a new run"
+            )
         opt.load_state_dict(state["optimizer"])
         sched.load_state_dict(state["scheduler"])
-        step = int(state["step"])
         history = list(state.get("history", []))
         set_rng_state(state.get("rng", {}))
+        if log is not None:
+            _truncate_log(log, step)  # steps after the checkpoint are done again: never logged twice
+        if step == total:
+            logger.warning("%s: the run already completed its %d steps; nothing to do", ckpt_path, total)
     gen = torch.Generator(device=info.device)
     meta = _provenance(ds, cfg)
     bar = TrainProgress(total, start=step, description=f"pretrain {cfg.model}", enabled=cfg.progress and info.is_main)
     n_seen = 0
+    first_step, saved = step, (step if state is not None else None)
+    created = not out.exists()
     t0 = time.perf_counter()
-    log = (out / "metrics.jsonl") if info.is_main else None
     if log is not None:
         out.mkdir(parents=True, exist_ok=True)
     model.train()
     try:
         while step < total:
             epoch, start = divmod(step, per_epoch)
-            sampler = EpochSampler(len(data), batch_size=cfg.batch_size, seed=cfg.seed, epoch=epoch,
+            sampler = EpochSampler(len(data), batch_size=batch_size, seed=cfg.seed, epoch=epoch,
                                    rank=info.rank, world_size=info.world_size, start_batch=start)
-            for x, y in make_loader(data, sampler, cfg.batch_size, cfg.num_workers, info.device):
+            for x, y in make_loader(data, sampler, batch_size, cfg.num_workers, info.device):
                 x = x.to(info.device, non_blocking=True)
                 # masks depend on (seed, rank, step) only, so a resumed job draws the same ones
                 gen.manual_seed(cfg.seed * 1_000_003 + info.rank * 7919 + step)
@@ -193,23 +253,104 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
                     raise FloatingPointError(f"loss became {lv} at step {step}; lower --lr or check the store")
                 if (cfg.ckpt_every and step % cfg.ckpt_every == 0) or step % per_epoch == 0 or step == total:
                     _save(ckpt_path, model, opt, sched, step, history, cfg, meta, info)
+                    saved = step
                 if step >= total:
                     break
-    finally:
+    except BaseException as exc:
         bar.close()
+        if info.is_main and saved is None and created and out.exists():
+            shutil.rmtree(out)  # made by this call and holding no checkpoint: leave no half-made folder
+        if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
+            if saved is None:
+                msg = f"interrupted at step {step + 1} before the first checkpoint: nothing saved; run the command again"
+            else:
+                msg = (f"interrupted at step {step + 1}: {ckpt_path} holds step {saved} of {total}; continue with "
+                       "resume=True (CLI: the same command with --resume)")
+            raise Interrupted(msg) from None
+        raise
+    bar.close()
     elapsed = time.perf_counter() - t0
     k = max(1, len(history) // 10)
     result = {
         "checkpoint": str(ckpt_path),
         "steps": step,
+        "steps_run": step - first_step,
         "loss_first": sum(history[:k]) / k,
         "loss_last": sum(history[-k:]) / k,
-        "samples_per_s": n_seen / elapsed if elapsed > 0 else float("nan"),
+        "samples_per_s": n_seen / elapsed if n_seen and elapsed > 0 else float("nan"),
+        "batch_size": batch_size,
+        "data": used,
+        "subjects": sorted({str(s) for s in ds.meta("subject")}),
         "history": history,
     }
     if info.is_main:
         (out / "pretrain_summary.json").write_text(json.dumps({k: v for k, v in result.items() if k != "history"}, indent=2))
     return result
+
+
+def select_pretrain_data(stores: Sequence, cfg: PretrainConfig) -> tuple[PatchDataset, str]:
+    """The samples ``cfg`` trains on, and a phrase saying which (for the log and the CLI).
+
+    ``cfg.subjects`` when given; else the ``cfg.split`` split of the store's data card (train by default:
+    the validation and test subjects stay unseen for fine-tuning and evaluation), as
+    :func:`~neurokit.pipelines.finetune.resolve_splits` defines it; every subject when ``split`` is
+    ``"all"``/``None`` or the card's task defines no splits (and has no classes to split one subject by run).
+
+    Raises
+    ------
+    ConfigError
+        No sample of the subjects asked for, or a split the card does not have.
+    """
+    ds_all = PatchDataset(stores)
+    subj = sorted({str(s) for s in ds_all.meta("subject")})
+    if cfg.subjects is not None:
+        ds = PatchDataset(ds_all.stores, subjects=cfg.subjects)
+        if len(ds) == 0:
+            raise ConfigError(f"no sample of subjects {cfg.subjects} in the store(s); subjects there: {ds.store_subjects}")
+        return ds, f"{len(ds)} samples of subjects {_ids(sorted({str(s) for s in ds.meta('subject')}))} (as asked)"
+    body = ds_all.attrs.get("card_body") or {}
+    task = (body.get("tasks") or {}).get(ds_all.attrs.get("task")) or {}
+    if cfg.split in (None, "all") or not (task.get("splits") or task.get("classes")):
+        why = "--split all" if cfg.split in (None, "all") else "the store's card task defines no splits"
+        return ds_all, f"{len(ds_all)} samples of every subject ({_ids(subj)}; {why})"
+    from ..cards import DataCard
+    from .finetune import resolve_splits
+
+    if len(subj) == 1:  # one subject: fine-tuning splits it by run, so pretraining must too
+        try:
+            how, kw = resolve_splits(ds_all)
+        except ConfigError as exc:
+            raise ConfigError(f"{exc} (or pretrain on every sample: split='all' (CLI: --split all))") from None
+        kw = kw[cfg.split]
+    else:
+        how = "subject"
+        sp = DataCard(name=body.get("name", "?"), raw=body).splits(ds_all.attrs.get("task")).get(cfg.split) or []
+        chosen = [x for x in sp if x in subj]
+        if not chosen:
+            raise ConfigError(f"none of the store's subjects ({_ids(subj)}) is in the card's {cfg.split!r} split "
+                              f"({_ids(sp) or 'empty'}); choose subjects, or every subject with split='all' (CLI: --split all)")
+        kw = {"subjects": chosen}
+    ds = PatchDataset(ds_all.stores, **kw)
+    ids = next(iter(kw.values()))
+    return ds, (f"{len(ds)} samples of the {cfg.split} split ({how}s {_ids(ids)}; the others stay unseen; "
+                "--split all to use every subject)")
+
+
+def _ids(ids: Sequence[str]) -> str:
+    ids = list(ids)
+    return ", ".join(ids) if len(ids) <= 8 else f"{', '.join(ids[:3])}, …, {ids[-1]} ({len(ids)})"
+
+
+def _truncate_log(log: Path, step: int) -> None:
+    """Drop the lines of ``metrics.jsonl`` logged after ``step`` (written before an interruption)."""
+    if not log.exists():
+        return
+    lines = [l for l in log.read_text().splitlines() if l.strip()]
+    keep = [l for l in lines if json.loads(l).get("step", 0) <= step]
+    if len(keep) != len(lines):
+        tmp = log.with_name(log.name + ".tmp")
+        tmp.write_text("".join(l + "\n" for l in keep))
+        os.replace(tmp, log)
 
 
 def _check_resume(state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path, objective) -> None:
@@ -241,6 +382,11 @@ def _check_resume(state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path
     check_channels(old_attrs.get("ch_names"), ds.attrs.get("ch_names"), store=ds.stores[0].path, checkpoint=path)
     if list(state.get("sample_shape", ds.sample_shape)) != list(ds.sample_shape):
         raise ChannelMismatchError(f"{path}: sample shape {state['sample_shape']} differs from the store's {list(ds.sample_shape)}")
+    check_same_data(data_description(state), ds.attrs, what=f"{path}: resume on {ds.stores[0].path}")
+    now = sorted({str(s) for s in ds.meta("subject")})
+    if state.get("subjects") is not None and list(state["subjects"]) != now:
+        raise ConfigError(f"{path}: the run trained on subjects {_ids(state['subjects'])}; the store and options "
+                          f"now select {_ids(now)}. Resume with the same store, --split and --subjects")
 
 
 def _provenance(ds: PatchDataset, cfg: PretrainConfig) -> dict[str, Any]:
@@ -252,6 +398,7 @@ def _provenance(ds: PatchDataset, cfg: PretrainConfig) -> dict[str, Any]:
         "store_attrs": {k: a.get(k) for k in ("modality", "ch_names", "sfreq", "units", "task", "label_names",
                                                 "grid", "mesh", "tr", "hemisphere") if k in a},
         "stores": [str(s.path) for s in ds.stores],
+        "subjects": sorted({str(s) for s in ds.meta("subject")}),
         "sample_shape": list(ds.sample_shape),
     }
 

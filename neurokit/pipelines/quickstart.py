@@ -50,13 +50,14 @@ def pool_single_channel(stores: list[tuple[PatchStore, list[str]]], out: Path, *
 
 def run_quickstart(data_root: Path, out: Path, *, pretrain_epochs: int = 1, finetune_epochs: int | None = None,
                    n_layers: int = 2, channels: str = "sensorimotor", batch_size: int = 32, seed: int = 0,
-                   device: str = "auto", say: Callable[[str], None] = print) -> dict[str, Any]:
+                   device: str = "auto", overwrite: bool = False,
+                   say: Callable[[str], None] = print) -> dict[str, Any]:
     """Run the quick start (``channels``: the EEGMMIDB channel set; ``finetune_epochs``: every task's,
     default each task's in :data:`TASKS`); returns ``{"tasks": {card:task: fine-tuning report}, "pretrain": …, "seconds"}``."""
     from ..cards import load_card
-    from .finetune import FinetuneConfig, finetune
-    from .prepare import prepare
-    from .pretrain import PretrainConfig, pretrain
+    from .finetune import FinetuneConfig, finetune_or_reuse
+    from .prepare import prepare_or_reuse
+    from .pretrain import PretrainConfig, pretrain_or_resume
 
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -64,20 +65,20 @@ def run_quickstart(data_root: Path, out: Path, *, pretrain_epochs: int = 1, fine
     for card, task, chans, _ in TASKS:
         chans = channels if chans else None
         path = out / f"{card}_{task}{'_' + chans.replace(',', '-') if chans else ''}.h5"
-        if not path.exists():  # prepared stores are reused
-            prepare(card, path, data_root=data_root, task=task, channels=chans)
+        path, note = prepare_or_reuse(card, path, data_root=data_root, task=task, channels=chans, overwrite=overwrite)
+        say(note)  # a store is reused only when it holds what prepare would write now
         stores[(card, task)] = PatchStore(path)
     pooled = pool_single_channel([(st, load_card(c).splits(t)["train"]) for (c, t), st in stores.items()],
                                  out / "pooled_train_1ch.h5", seed=seed)
     say(f"pretraining on {len(PatchStore(pooled))} single-channel windows of the training recordings only")
-    pt = pretrain([pooled], out / "pretrain", PretrainConfig(model_kwargs={"n_layers": n_layers}, epochs=pretrain_epochs,
+    pt = pretrain_or_resume([pooled], out / "pretrain", PretrainConfig(model_kwargs={"n_layers": n_layers}, epochs=pretrain_epochs,
                                                             batch_size=batch_size, optim=dict(lr=1e-3), seed=seed,
-                                                            device=device), overwrite=True)
+                                                            device=device), overwrite=overwrite)
     say(f"pretrain loss {pt['loss_first']:.4f} → {pt['loss_last']:.4f} over {pt['steps']} steps")
     reports = {}
     for card, task, _, epochs in TASKS:
         cfg = FinetuneConfig(epochs=finetune_epochs or epochs, batch_size=batch_size, seed=seed, device=device, head="avgpool",
                              lr_backbone=5e-4, lr_head=1e-3)
-        reports[f"{card}:{task}"] = finetune([stores[(card, task)].path], out / f"finetune_{card}_{task}", cfg,
-                                             init=pt["checkpoint"], overwrite=True)
+        reports[f"{card}:{task}"], _ = finetune_or_reuse([stores[(card, task)].path], out / f"finetune_{card}_{task}",
+                                                         cfg, init=pt["checkpoint"], overwrite=overwrite)
     return {"tasks": reports, "pretrain": pt, "seconds": time.perf_counter() - t0}

@@ -184,10 +184,46 @@ def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, s
         entries = [(p, m) for p, m in entries if hemi_from_name(p) in (None, hemi)]
         if not entries:
             raise CardError(f"card {card.name!r}: no file of hemisphere {hemi} (--hemi)")
-    runs = [SurfaceRun(p, m["subject"], m["session"], m["run"], hemi=hemi) for p, m in entries]
+    runs = _task_runs(card, tname, entries, hemi)
     say = (lambda msg: logger.info("%s", msg)) if progress else None
     tr = rec.get("tr_s", rec.get("tr"))
     expected_tr = float(tr) if isinstance(tr, (int, float)) and tr > 0 else None
     return write_surface_store(out, runs, recipe, spheres=sph, card=card.name, overwrite=overwrite, progress=say,
                                attrs={"card_body": card.raw, "task": tname}, mesh=mesh, expected_tr=expected_tr,
-                               skip_bad=skip_bad)
+                               skip_bad=skip_bad, label_names=card.classes(tname) or None)
+
+
+def _task_runs(card, tname: str, entries, hemi: str | None) -> list:
+    """The :class:`~neurokit.surface.store.SurfaceRun` list of a card task.
+
+    A task may label every sample by its hemisphere (``label_by_hemi: {L: class, R: class}``; a file holding
+    both hemispheres gives one run per hemisphere) and cut each file into frame blocks
+    (``frame_blocks: [[start, stop], ...]``, frames): block ``k`` becomes run ``<run>b<k>``, so a one-subject
+    store splits train / val / test by block (the last two blocks are validation and test).
+    """
+    from ..io.surface import hemi_from_name
+    from ..surface.store import SurfaceRun
+
+    _, t = card.task(tname)
+    classes = card.classes(tname)
+    by_hemi = t.get("label_by_hemi")
+    blocks = t.get("frame_blocks")
+    if by_hemi is not None:
+        if not isinstance(by_hemi, dict) or any(c not in classes for c in by_hemi.values()):
+            raise CardError(f"card {card.name!r} task {tname!r}: label_by_hemi must map L/R to classes {classes}")
+    elif classes:
+        raise CardError(f"card {card.name!r} task {tname!r}: classes {classes} but no way to label the samples "
+                        "(label_by_hemi)")
+    if blocks is not None and not (isinstance(blocks, list) and all(len(b) == 2 for b in blocks)):
+        raise CardError(f"card {card.name!r} task {tname!r}: frame_blocks must be a list of [start, stop] frame ranges")
+    runs = []
+    for p, m in entries:
+        named = hemi or hemi_from_name(p)
+        hemis = [named] if named or by_hemi is None else sorted(by_hemi)
+        for h in hemis:
+            label = classes.index(by_hemi[h]) if by_hemi is not None and h in by_hemi else None
+            for k, frames in enumerate(blocks or [None], start=1):
+                run = f"{m['run']}b{k}" if blocks else m["run"]
+                runs.append(SurfaceRun(p, m["subject"], m["session"], run, hemi=h, label=label,
+                                       frames=tuple(frames) if frames else None))
+    return runs

@@ -1,0 +1,195 @@
+"""Loading pretrained weights into a model, strictly by default, with a report of what was loaded.
+
+Follows timm's checkpoint loading: the usual wrappers are remapped (a ``state_dict`` or ``model`` entry
+inside the file; ``module.`` from DataParallel/DDP, ``backbone.`` and ``model.`` key prefixes) and the
+missing and unexpected tensor names are reported, never hidden. A file that does not cover the whole
+model is refused unless ``allow_partial=True``; a tensor of another shape is always refused.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import torch
+import torch.nn as nn
+
+from .._errors import WeightsError
+
+#: key prefixes added by wrappers (DataParallel/DDP, fine-tuning models, training frameworks)
+WRAPPER_PREFIXES = ("module.", "backbone.", "model.")
+#: entries of a checkpoint dict that hold the state_dict
+STATE_DICT_KEYS = ("state_dict", "model", "model_state_dict", "module")
+
+
+@dataclass
+class WeightReport:
+    """What :func:`load_weights` loaded.
+
+    Attributes
+    ----------
+    source : str
+        Where the weights came from (path, or ``"<state dict>"``).
+    loaded, total : int
+        Tensors of the model filled from the file, and tensors the model has.
+    missing : list of str
+        Model tensors the file does not hold (left at their initial values).
+    unexpected : list of str
+        File tensors the model has no place for (ignored).
+    remapped : dict
+        Prefix stripped → number of keys it was stripped from.
+    """
+
+    source: str
+    loaded: int
+    total: int
+    missing: list[str] = field(default_factory=list)
+    unexpected: list[str] = field(default_factory=list)
+    remapped: dict[str, int] = field(default_factory=dict)
+    what: str = "backbone"
+
+    @property
+    def complete(self) -> bool:
+        return self.loaded == self.total and not self.unexpected
+
+    def line(self) -> str:
+        """One line for logs and the CLI, e.g. ``loaded 211/211 backbone tensors from X``."""
+        s = f"loaded {self.loaded}/{self.total} {self.what} tensors from {self.source}"
+        extra = []
+        if self.missing:
+            extra.append(f"{len(self.missing)} missing (kept at initial values: {', '.join(self.missing[:3])}…)")
+        if self.unexpected:
+            extra.append(f"{len(self.unexpected)} unexpected ignored ({', '.join(self.unexpected[:3])}…)")
+        if self.remapped:
+            extra.append("stripped " + ", ".join(f"{p!r} from {n}" for p, n in self.remapped.items()))
+        return s + (f" ({'; '.join(extra)})" if extra else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "complete": self.complete}
+
+
+def resolve_weights_source(spec: str | Path) -> Path:
+    """The local file a weights source names. Today: a path (``~`` expanded).
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    """
+    path = Path(spec).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such weights file")
+    return path
+
+
+def read_state_dict(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, torch.Tensor], str]:
+    """``(state_dict, source name)`` from a path (:func:`resolve_weights_source`) or a mapping.
+
+    A neurokit checkpoint, a bare state dict, or a dict holding one under ``state_dict``/``model``/…
+    (nested wrappers are unwrapped too).
+
+    Raises
+    ------
+    WeightsError
+        The file holds no state dict.
+    """
+    if isinstance(source, Mapping):
+        obj, name = source, "<state dict>"
+    else:
+        path = resolve_weights_source(source)
+        name = str(path)
+        try:
+            obj = torch.load(path, map_location="cpu", weights_only=False)
+        except Exception as exc:
+            raise WeightsError(f"{path}: not a readable PyTorch weights file ({type(exc).__name__}: {exc})") from exc
+    for _ in range(4):  # {"state_dict": {"model": {...}}} and the like
+        if not isinstance(obj, Mapping):
+            break
+        if obj and all(isinstance(v, torch.Tensor) for v in obj.values()):
+            return {str(k): v for k, v in obj.items()}, name
+        inner = next((obj[k] for k in STATE_DICT_KEYS if isinstance(obj.get(k), Mapping)), None)
+        if inner is None:
+            break
+        obj = inner
+    raise WeightsError(f"{name}: holds no state dict (a mapping of tensor names to tensors, possibly under "
+                       f"one of the keys {list(STATE_DICT_KEYS)})")
+
+
+def remap_keys(sd: Mapping[str, torch.Tensor], model_keys) -> tuple[dict[str, torch.Tensor], dict[str, int]]:
+    """Strip wrapper prefixes (:data:`WRAPPER_PREFIXES`, repeatedly: ``module.backbone.``) from keys the
+    model does not know, when the stripped name is one it knows."""
+    want = set(model_keys)
+    out: dict[str, torch.Tensor] = {}
+    stripped: dict[str, int] = {}
+    for k, v in sd.items():
+        name, cut = k, []
+        while name not in want:
+            p = next((p for p in WRAPPER_PREFIXES if name.startswith(p)), None)
+            if p is None:
+                break
+            name, cut = name[len(p):], cut + [p]
+        if name not in want:
+            name, cut = k, []
+        if cut:
+            p = "".join(cut)
+            stripped[p] = stripped.get(p, 0) + 1
+        out.setdefault(name, v)
+    return out, stripped
+
+
+def load_weights(model: nn.Module, source: str | Path | Mapping[str, Any], *, allow_partial: bool = False,
+                 what: str = "backbone", name: str | None = None) -> WeightReport:
+    """Load ``source`` into ``model`` (in place) and report the coverage.
+
+    Parameters
+    ----------
+    model : nn.Module
+    source : path or mapping
+        Weights file (neurokit checkpoint, CBraMod's ``pretrained_weights.pth``, any file holding a state
+        dict) or a state dict.
+    allow_partial : bool
+        Load what matches when the file covers only part of the model (missing tensors keep their initial
+        values) or holds tensors the model has no place for. Default: refuse.
+    what : str
+        Name of the model part, for messages ("backbone").
+    name : str, optional
+        Name of the source in messages (default: the path, or ``"<state dict>"``).
+
+    Returns
+    -------
+    WeightReport
+
+    Raises
+    ------
+    WeightsError
+        A tensor's shape differs from the model's (always; names the tensor); no tensor matches (always);
+        the file covers less than the whole model or holds unexpected tensors (unless ``allow_partial``).
+    FileNotFoundError
+        No such file.
+    """
+    sd, src = read_state_dict(source)
+    name = name or src
+    own = model.state_dict()
+    sd, stripped = remap_keys(sd, own)
+    bad = [f"{k}: file {tuple(v.shape)}, model {tuple(own[k].shape)}" for k, v in sd.items()
+           if k in own and tuple(v.shape) != tuple(own[k].shape)]
+    if bad:
+        raise WeightsError(f"{name}: tensor shapes differ from the {what}'s: {'; '.join(bad[:5])}"
+                           f"{f' (and {len(bad) - 5} more)' if len(bad) > 5 else ''}. "
+                           "The file is for another configuration (layers, channels, sizes) of the model")
+    matched = [k for k in own if k in sd]
+    report = WeightReport(source=name, loaded=len(matched), total=len(own),
+                          missing=[k for k in own if k not in sd], unexpected=[k for k in sd if k not in own],
+                          remapped=stripped, what=what)
+    if not matched:
+        raise WeightsError(f"{name}: none of its {len(sd)} tensors belongs to the {what} (loaded 0/{len(own)}; "
+                           f"file keys e.g. {list(sd)[:3]}, {what} keys e.g. {list(own)[:3]}): weights of another model")
+    if not report.complete and not allow_partial:
+        raise WeightsError(
+            f"{name}: covers {report.loaded}/{report.total} {what} tensors "
+            f"(missing {report.missing[:4]}{'…' if len(report.missing) > 4 else ''}, "
+            f"unexpected {report.unexpected[:4]}{'…' if len(report.unexpected) > 4 else ''}); refusing a partial "
+            "load. Pass allow_partial=True (CLI: --allow-partial-init) to load the tensors that match"
+        )
+    model.load_state_dict({k: sd[k] for k in matched}, strict=False)
+    return report
