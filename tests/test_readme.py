@@ -115,7 +115,7 @@ def test_quickstart_reruns_and_reuses(readme_run):
     _, out = readme_run
     r = out["quickstart again"]
     assert r.exit_code == 0, r.output
-    assert "reusing runs/quickstart/physionet_mi_left_right_C3-Cz-C4.h5" in r.output
+    assert "reusing runs/quickstart/physionet_mi_left_right_imagery_C3-Cz-C4.h5" in r.output
     assert "reusing the fine-tuning run" in r.output and "(reused: the run in OUT was complete)" in r.output
 
 

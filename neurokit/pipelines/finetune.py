@@ -222,7 +222,8 @@ def _build_backbone(init: str | Path | None, cfg: FinetuneConfig, ds: PatchDatas
         logger.warning("%s was pretrained on %d channels, the store has %d (%d in common); the backbone is "
                        "montage-independent, fine-tuning adapts it", init, len(pre_ch), len(now_ch),
                        len(set(pre_ch) & set(now_ch)))
-    info.update(model=model_name, model_config=module.config.to_dict(), weights=report.to_dict(),
+    # coverage (loaded/total, missing, unexpected) and where the file came from (name, revision, commit, SHA-256)
+    info.update(model=model_name, model_config=module.config.to_dict(), weights={**report.to_dict(), **weights_info},
                 weights_line=report.line(), pretrain_recipe=ck.get("recipe"))
     return objective.backbone(module), info
 

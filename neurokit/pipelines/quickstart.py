@@ -74,11 +74,15 @@ def run_quickstart(data_root: Path, out: Path, *, pretrain_epochs: int = 1, fine
     pt = pretrain_or_resume([pooled], out / "pretrain", PretrainConfig(model_kwargs={"n_layers": n_layers}, epochs=pretrain_epochs,
                                                             batch_size=batch_size, optim=dict(lr=1e-3), seed=seed,
                                                             device=device), overwrite=overwrite)
-    say(f"pretrain loss {pt['loss_first']:.4f} → {pt['loss_last']:.4f} over {pt['steps']} steps")
+    say(f"pretrain loss {pt['loss_first']:.4f} → {pt['loss_last']:.4f} over {pt['steps']} steps"
+        + ("" if pt.get("steps_run", 1) else " (reused: the run in OUT was complete)"))
     reports = {}
     for card, task, _, epochs in TASKS:
         cfg = FinetuneConfig(epochs=finetune_epochs or epochs, batch_size=batch_size, seed=seed, device=device, head="avgpool",
                              lr_backbone=5e-4, lr_head=1e-3)
-        reports[f"{card}:{task}"], _ = finetune_or_reuse([stores[(card, task)].path], out / f"finetune_{card}_{task}",
-                                                         cfg, init=pt["checkpoint"], overwrite=overwrite)
+        ft_out = out / f"finetune_{card}_{task}"
+        reports[f"{card}:{task}"], reused = finetune_or_reuse([stores[(card, task)].path], ft_out, cfg,
+                                                              init=pt["checkpoint"], overwrite=overwrite)
+        if reused:
+            say(f"reusing the fine-tuning run in {ft_out} (same settings, init and data)")
     return {"tasks": reports, "pretrain": pt, "seconds": time.perf_counter() - t0}
