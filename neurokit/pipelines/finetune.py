@@ -29,7 +29,7 @@ from ._progress import TrainProgress
 from .checkpoint import check_channels, data_differences, load_checkpoint, save_checkpoint
 from .metrics import SELECTION, classification_metrics, regression_metrics
 from .objectives import get_objective
-from .training import EpochSampler, OptimConfig, build_optimizer, make_loader, seed_everything
+from .training import EpochSampler, OptimConfig, build_optimizer, make_loader, optimizer_step, seed_everything
 
 logger = logging.getLogger("neurokit")
 
@@ -456,12 +456,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
                     x, mix = augment(x)
                 logits = model(x)
                 loss = supervised_loss(kind, logits, y, cfg.label_smoothing, mix)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                if cfg.clip_grad:
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_grad)
-                opt.step()
-                sched.step()
+                optimizer_step(loss, model, opt, sched, cfg.clip_grad)
                 losses.append(float(loss.detach()))
                 bar.update(epoch=epoch + 1, loss=losses[-1])
             yv, ov = _predict(model, parts["val"], cfg.batch_size, info.device)

@@ -30,7 +30,7 @@ from . import distributed as dist
 from .checkpoint import load_checkpoint, rng_state, save_checkpoint, set_rng_state
 from .finetune import FinetuneConfig, _build_backbone, resolve_splits, score, task_kind
 from .metrics import SELECTION
-from .training import EpochSampler, OptimConfig, build_optimizer, make_loader, seed_everything
+from .training import EpochSampler, OptimConfig, build_optimizer, make_loader, optimizer_step, seed_everything
 
 logger = logging.getLogger("neurokit")
 KIND = "finetune_m4oe"
@@ -293,12 +293,7 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
             x, y = next(iters[n])
             outp = model(x.to(dev), n)
             loss, parts = head.loss(outp, {n: y.to(dev)}, cfg.label_smoothing)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            if cfg.clip_grad:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_grad)
-            opt.step()
-            sched.step()
+            optimizer_step(loss, model, opt, sched, cfg.clip_grad)
             losses[n].append(parts[f"loss_{n}"])
         rec: dict[str, Any] = {"epoch": epoch + 1}
         sel = []

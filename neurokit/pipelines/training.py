@@ -87,6 +87,17 @@ def build_optimizer(param_groups, cfg: OptimConfig, total_steps: int):
     return opt, sched
 
 
+def optimizer_step(loss: torch.Tensor, model: torch.nn.Module, opt, sched, clip_grad: float | None) -> None:
+    """One update: zero the gradients, back-propagate ``loss``, clip the global gradient norm to
+    ``clip_grad`` (when set), step the optimiser and the per-step schedule."""
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    if clip_grad:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip_grad)
+    opt.step()
+    sched.step()
+
+
 def _cosine_lambda(base_lr: float, min_lr: float, total: int, warmup: int):
     floor = min(min_lr, base_lr) / base_lr
     total = max(total, 1)
