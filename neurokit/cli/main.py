@@ -417,7 +417,7 @@ COMPARE = ("balanced_accuracy", "cohen_kappa", "auroc", "r2")
 def comparison_table(title: str, runs: dict, label: str | None = None) -> Table:
     """One row per (task, method): the fine-tuned model, each baseline, chance; test metrics."""
     t = Table(title=title)
-    t.add_column("task")
+    t.add_column("task", overflow="fold")
     t.add_column("method")
     for m in COMPARE:
         t.add_column(m, justify="right")
@@ -425,15 +425,16 @@ def comparison_table(title: str, runs: dict, label: str | None = None) -> Table:
     def row(task, name, metrics):
         t.add_row(task, name, *(f"{metrics[m]:.3f}" if isinstance(metrics.get(m), float) else "" for m in COMPARE))
 
-    for task, rep in runs.items():
+    for task, rep in runs.items():  # the task named once, on its first row
         row(task, label or "CBraMod", rep["test"])
         for b, r in (rep.get("baselines") or {}).items():
             if "test" in r:
-                row(task, b, r["test"])
+                row("", b, r["test"])
             else:
-                t.add_row(task, b, f"failed: {r.get('error', '')}"[:60], *[""] * (len(COMPARE) - 1))
+                t.add_row("", b, f"failed: {r.get('error', '')}"[:60], *[""] * (len(COMPARE) - 1))
         if rep.get("chance"):
-            row(task, "chance", rep["chance"])
+            row("", "chance", rep["chance"])
+        t.add_section()
     return t
 
 
@@ -447,7 +448,7 @@ def print_m4oe_report(rep: dict, out: Path) -> None:
 
 def contributions_table(tasks: dict) -> Table:
     t = Table(title="modality contributions (mean share of MToE routing mass; not causal importance)")
-    t.add_column("task")
+    t.add_column("task", overflow="fold")
     t.add_column("modality shares")
     for name, r in tasks.items():
         mc = r["modality_contributions"]
