@@ -12,13 +12,14 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 from .._errors import ConfigError
+from .config import config_from_dict
 from .sit import SiT, SiTConfig, sit_config
 
 PAIRS = ("fmri_video", "fmri_audio", "video_audio")
@@ -69,11 +70,7 @@ class CLIPConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "CLIPConfig":
-        names = {f.name for f in fields(cls)}
-        bad = sorted(set(d) - names)
-        if bad:
-            raise ConfigError(f"unknown CLIP config key(s) {bad}; allowed: {sorted(names)}")
-        return cls(**d)
+        return config_from_dict(cls, d, "CLIP")
 
 
 class ProjectionHead(nn.Module):

@@ -14,12 +14,13 @@ As in the reference ``models/vsmae.py`` (metrics-lab/surface-masked-autoencoders
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 
 import torch
 import torch.nn as nn
 
 from .._errors import ConfigError
+from .config import config_from_dict
 from .sit import SiT, SiTConfig, Transformer, sincos_1d, sit_config, to_tokens
 
 
@@ -54,11 +55,7 @@ class VSMAEConfig:
     @classmethod
     def from_dict(cls, d: dict) -> "VSMAEConfig":
         """Inverse of :meth:`to_dict` (unknown keys raise :class:`ConfigError`)."""
-        names = {f.name for f in fields(cls)}
-        bad = sorted(set(d) - names)
-        if bad:
-            raise ConfigError(f"unknown vsMAE config key(s) {bad}; allowed: {sorted(names)}")
-        return cls(**d)
+        return config_from_dict(cls, d, "vsMAE")
 
 
 @dataclass
