@@ -2,13 +2,15 @@
 
 1. Preprocessing throughput (seconds of EEG per second of wall time), EDF → patch store, against a plain
    MNE read → filter → notch → resample loop over the same files (no windowing, no store).
-2. Pretraining samples per second of CBraMod (masked-patch loss, forward + backward + AdamW) against the
-   same network whose criss-cross layers are written the straightforward way, with two
-   ``nn.MultiheadAttention`` modules and explicit permute/contiguous copies.
+2. Pretraining samples per second of CBraMod (masked-patch loss, forward + backward + AdamW, CPU time on
+   the CPU) against the same weights in the release's structure (wjq-learning/CBraMod): criss-cross layers
+   with two ``nn.MultiheadAttention`` modules on permuted copies, ``nn.Dropout``, and the release's patch
+   embedding; checked equal in eval mode and, dropout off, in the training loss and gradients.
 
 Usage::
 
     python benchmarks/eeg_pipeline.py --data-root ../shared/data/eeg [--subjects 1-3] [--layers 2] [--device cpu]
+    python benchmarks/eeg_pipeline.py --only pretrain --threads 1   # per-core training-step ratio
 """
 from __future__ import annotations
 
@@ -81,18 +83,66 @@ class MHACrissCrossLayer(nn.Module):
         return x + self.dropout2(self.linear2(self.dropout(F.gelu(self.linear1(self.norm2(x))))))
 
 
+class ReleasePatchEmbedding(nn.Module):
+    """The release's patch embedding (wjq-learning/CBraMod ``models/cbramod.py``): the mask written into a
+    clone by boolean indexing, ``contiguous`` copies, ``nn.Dropout``; parameter names as neurokit's."""
+
+    def __init__(self, dropout: float = 0.1) -> None:
+        super().__init__()
+        from neurokit.models.cbramod import PatchEmbedding
+
+        pe = PatchEmbedding(dropout=dropout)
+        self.d_model = 200
+        self.positional_encoding, self.mask_encoding, self.proj_in = pe.positional_encoding, pe.mask_encoding, pe.proj_in
+        self.spectral_proj = nn.Sequential(pe.spectral_proj[0], nn.Dropout(dropout))
+
+    def forward(self, x, mask=None):
+        bz, ch_num, patch_num, patch_size = x.shape
+        if mask is None:
+            mask_x = x
+        else:
+            mask_x = x.clone()
+            mask_x[mask == 1] = self.mask_encoding
+        mask_x = mask_x.contiguous().view(bz, 1, ch_num * patch_num, patch_size)
+        patch_emb = self.proj_in(mask_x)
+        patch_emb = patch_emb.permute(0, 2, 1, 3).contiguous().view(bz, ch_num, patch_num, self.d_model)
+        mask_x = mask_x.contiguous().view(bz * ch_num * patch_num, patch_size)
+        spectral = torch.fft.rfft(mask_x, dim=-1, norm="forward")
+        spectral = torch.abs(spectral).contiguous().view(bz, ch_num, patch_num, 101)
+        patch_emb = patch_emb + self.spectral_proj(spectral)
+        positional_embedding = self.positional_encoding(patch_emb.permute(0, 3, 1, 2)).permute(0, 2, 3, 1)
+        return patch_emb + positional_embedding
+
+
+def release_structure(ours: nn.Module) -> nn.Module:
+    """A model with the release's structure (two ``nn.MultiheadAttention`` per layer, ``nn.Dropout``, the
+    release's patch embedding) holding ``ours``'s weights (the release's key names are ours)."""
+    from neurokit.models import CBraMod
+
+    cfg = ours.config
+    base = CBraMod(n_layers=cfg.n_layers, dropout=cfg.dropout)
+    base.patch_embedding = ReleasePatchEmbedding(cfg.dropout)
+    base.encoder.layers = nn.ModuleList(MHACrissCrossLayer(dropout=cfg.dropout) for _ in range(cfg.n_layers))
+    base.load_state_dict(ours.state_dict())
+    return base
+
+
 def bench_pretrain(n_layers: int, batch: int, C: int, N: int, steps: int, device: str, repeats: int = 3,
                    compile: bool = False) -> tuple[float, float, list[float]]:
-    """Samples/s of ``CBraMod`` and of the release layer structure, interleaved ``repeats`` times.
+    """Samples/s of ``CBraMod`` and of the release structure (:func:`release_structure`), interleaved
+    ``repeats`` times; on the CPU the time is the process's CPU time (``time.process_time``, less disturbed
+    by other jobs on the machine than wall time; run with one thread for a per-core figure).
 
     Returns the medians (ours, baseline) and the per-repeat ratios."""
     from neurokit.models import CBraMod
     from neurokit.pipelines.objectives import masked_patch_loss
 
-    def make_step(model):
+    clock = time.perf_counter if device.startswith("cuda") else time.process_time
+
+    def make_step(model, compiled=False):
         model.to(device).train()
         opt = torch.optim.AdamW(model.parameters(), lr=5e-4, weight_decay=0.05)
-        fwd = torch.compile(model) if compile else model
+        fwd = torch.compile(model) if compiled else model
         x = torch.randn(batch, C, N, 200, device=device)
         g = torch.Generator(device=device)
 
@@ -111,20 +161,17 @@ def bench_pretrain(n_layers: int, batch: int, C: int, N: int, steps: int, device
             step(i)
         if device.startswith("cuda"):
             torch.cuda.synchronize()
-        t = time.perf_counter()
+        t = clock()
         for i in range(steps):
             step(i)
         if device.startswith("cuda"):
             torch.cuda.synchronize()
-        return steps * batch / (time.perf_counter() - t)
+        return steps * batch / (clock() - t)
 
     torch.manual_seed(0)
     ours = CBraMod(n_layers=n_layers)
-    base = CBraMod(n_layers=n_layers)  # the release's structure: two nn.MultiheadAttention, nn.Dropout
-    base.encoder.layers = nn.ModuleList(MHACrissCrossLayer() for _ in range(n_layers))
-    base.patch_embedding.spectral_proj[1] = nn.Dropout(0.1)
-    base.load_state_dict(ours.state_dict())  # same key layout as the release
-    so, sb = make_step(ours), make_step(base)
+    base = release_structure(ours)
+    so, sb = make_step(ours, compile), make_step(base)
     r_ours, r_base = [], []
     for _ in range(repeats):  # interleaved: the machine's load hits both alike
         r_ours.append(rate(so))
@@ -134,17 +181,36 @@ def bench_pretrain(n_layers: int, batch: int, C: int, N: int, steps: int, device
 
 
 def check_same_outputs(n_layers: int = 2) -> float:
-    """Max abs difference between CBraMod and the release layer structure in eval mode (same weights)."""
+    """Max abs difference between CBraMod and the release structure in eval mode (same weights)."""
     from neurokit.models import CBraMod
 
     torch.manual_seed(0)
     ours = CBraMod(n_layers=n_layers).eval()
-    base = CBraMod(n_layers=n_layers)
-    base.encoder.layers = nn.ModuleList(MHACrissCrossLayer() for _ in range(n_layers))
-    base.load_state_dict(ours.state_dict())
+    base = release_structure(ours).eval()
     x = torch.randn(2, 19, 4, 200)
     with torch.no_grad():
-        return float((ours(x) - base.eval()(x)).abs().max())
+        return float((ours(x) - base(x)).abs().max())
+
+
+def check_same_training_step(n_layers: int = 2, C: int = 19, N: int = 4) -> tuple[float, float]:
+    """Training mode with dropout off: the masked-patch loss and every parameter's gradient of CBraMod and
+    of the release structure (same weights, same mask). Returns (|Δloss|, max |Δgrad| / max |grad|)."""
+    from neurokit.models import CBraMod
+    from neurokit.pipelines.objectives import masked_patch_loss
+
+    torch.manual_seed(0)
+    ours = CBraMod(n_layers=n_layers, dropout=0.0).train()
+    base = release_structure(ours).train()
+    x = torch.randn(4, C, N, 200)
+    out = []
+    for model in (ours, base):
+        loss, _ = masked_patch_loss(model, x, torch.Generator().manual_seed(1))
+        loss.backward()
+        out.append((loss.detach(), {k: p.grad for k, p in model.named_parameters() if p.grad is not None}))
+    (lo, go), (lb, gb) = out
+    assert go.keys() == gb.keys(), "the two structures train different parameters"
+    rel = max(float((go[k] - gb[k]).abs().max() / gb[k].abs().max().clamp_min(1e-30)) for k in go)
+    return float((lo - lb).abs()), rel
 
 
 def main() -> None:
@@ -161,22 +227,28 @@ def main() -> None:
     ap.add_argument("--patches", type=int, default=4)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=3, help="interleaved repeats; medians are reported")
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0: PyTorch's default)")
     ap.add_argument("--compile", action="store_true", help="torch.compile CBraMod (not the baseline)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = ap.parse_args()
-    torch.set_num_threads(max(1, torch.get_num_threads()))
+    if a.threads:
+        torch.set_num_threads(a.threads)
     if "preprocessing" in a.only:
         ours, base, ratios = bench_preprocessing(a.data_root, parse_ranges(a.subjects), a.n_jobs, a.repeats)
         print(f"preprocessing EDF→store (n_jobs={a.n_jobs}): {ours:8.1f} s of EEG per s | plain MNE "
               f"read-filter-notch-resample loop: {base:8.1f} | ratio {statistics.median(ratios):.2f} "
               f"(median of {[round(r, 2) for r in ratios]})")
     if "pretrain" in a.only:
-        print(f"eval-mode outputs vs the release layer structure: max abs diff {check_same_outputs():.2e}")
+        print(f"eval-mode outputs vs the release structure: max abs diff {check_same_outputs():.2e}")
+        dl, dg = check_same_training_step()
+        print(f"training step, dropout off, vs the release structure: |Δloss| {dl:.2e}, "
+              f"max |Δgrad| / max |grad| per parameter {dg:.2e}")
         ours, base, ratios = bench_pretrain(a.layers, a.batch, a.channels, a.patches, a.steps, a.device, a.repeats,
                                             a.compile)
         print(f"pretraining step ({a.device}, {a.layers} layers, B={a.batch}, C={a.channels}, N={a.patches}"
-              f"{', compiled' if a.compile else ''}): {ours:7.2f} samples/s | release layer structure (two "
-              f"nn.MultiheadAttention): {base:7.2f} | ratio {statistics.median(ratios):.2f} "
+              f"{', compiled' if a.compile else ''}, {torch.get_num_threads()} thread(s), "
+              f"{'wall' if a.device.startswith('cuda') else 'CPU'} time): {ours:7.2f} samples/s | release structure "
+              f"(two nn.MultiheadAttention, nn.Dropout): {base:7.2f} | ratio {statistics.median(ratios):.2f} "
               f"(median of {[round(r, 2) for r in ratios]})")
 
 

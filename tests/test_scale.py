@@ -1,19 +1,22 @@
 """Speed and scale (issue 12): CPU training path, frame-layout surface stores."""
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
 
 import nibabel as nib
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.store import PatchStore
 from neurokit.io.surface import read_surface
 from neurokit.models import CBraMod
-from neurokit.models.cbramod import CrissCrossLayer
-from neurokit.models.dropout import fast_dropout
+from neurokit.models.cbramod import CBraModConfig, CrissCrossLayer, _FeedForward, _residual_dropout
+from neurokit.models.dropout import dropout_mask, fast_dropout
 from neurokit.surface.patching import SurfaceRecipe, frame_patches, to_template
 from neurokit.surface.store import SurfaceRun, write_surface_store
 
@@ -55,6 +58,76 @@ def test_per_group_projection_equals_fused_projection(monkeypatch):
     torch.testing.assert_close(y_cpu, y_fused, atol=2e-5, rtol=1e-4)
     for a, b in zip(g_cpu, g_fused):
         torch.testing.assert_close(a, b, atol=2e-5, rtol=1e-3)
+
+
+def test_dropout_mask_in_other_dtypes():
+    torch.manual_seed(0)
+    m = dropout_mask(torch.empty(200_000, dtype=torch.float64), 0.1)
+    assert m.dtype == torch.float64 and set(torch.unique(m).tolist()) == {0.0, 1 / 0.9}
+    assert abs((m == 0).double().mean().item() - 0.1) < 0.005  # 7 binomial standard deviations
+
+
+def test_fused_feed_forward_and_residual_dropout_equal_autograd_ops():
+    """The CPU training path's hand-written backward equals autograd through the plain ops, masks given."""
+    torch.manual_seed(0)
+    layer = CrissCrossLayer(CBraModConfig())
+    h = torch.randn(2, 5, 3, 200, requires_grad=True)
+    x = torch.randn(2, 5, 3, 200, requires_grad=True)
+    m1, m2 = dropout_mask(torch.empty(2, 5, 3, 800), 0.3), dropout_mask(torch.empty(2, 5, 3, 200), 0.3)
+    assert (m1 == 0).any() and (m2 == 0).any()
+    params = [h, x, layer.linear1.weight, layer.linear1.bias, layer.linear2.weight, layer.linear2.bias]
+
+    def grads(fn):
+        y = fn()
+        out = torch.autograd.grad((y ** 2).sum(), params)
+        return y.detach(), out
+
+    fused = grads(lambda: _residual_dropout(x, _FeedForward.apply(h, *params[2:], m1), m2))
+    plain = grads(lambda: x + m2 * layer.linear2(m1 * F.gelu(layer.linear1(h))))
+    torch.testing.assert_close(fused[0], plain[0], rtol=0, atol=1e-6)
+    for a, b in zip(fused[1], plain[1]):
+        assert _rel_err(a, b) < 1e-6  # float rounding (sums taken in another order)
+
+
+def test_cpu_training_path_equals_module_path_and_fixture(fixtures_root, monkeypatch):
+    """Dropout off, training mode, autograd on (the fused CPU path): the released model's outputs on the
+    reference fixture, and the module-by-module path's outputs and gradients."""
+    fx = torch.load(fixtures_root / "cbramod_reference_fixture.pt", weights_only=False)
+    model = CBraMod(dropout=0.0, attn_backend="torch")
+    model.load_state_dict(fx["state_dict"])
+    c = fx["cases"]["c19_n4_masked"]
+    x, mask = c["x"][:2], c["mask"][:2]
+
+    def run():
+        model.zero_grad()
+        y = model.train()(x, mask=mask)
+        (y ** 2).mean().backward()
+        return y.detach(), [p.grad.clone() for p in model.parameters() if p.requires_grad]
+
+    y_fused, g_fused = run()
+    assert (y_fused - c["y"][:2]).abs().max().item() <= 1e-4
+    monkeypatch.setattr(CrissCrossLayer, "_fused_cpu_step", lambda self, x: False)
+    y_plain, g_plain = run()
+    torch.testing.assert_close(y_fused, y_plain, rtol=0, atol=1e-6)
+    for a, b in zip(g_fused, g_plain):
+        assert _rel_err(a, b) < 1e-5
+
+
+def _rel_err(a: torch.Tensor, b: torch.Tensor) -> float:
+    """Largest difference relative to the largest magnitude (per-element relative errors blow up near 0)."""
+    return float((a - b).abs().max() / b.abs().max())
+
+
+def test_training_step_equals_the_release_structure():
+    """``benchmarks/eeg_pipeline.py``'s baseline (two nn.MultiheadAttention, the release's patch embedding)
+    gives CBraMod's masked-patch loss and gradients, dropout off: the speed comparison is like for like."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "eeg_pipeline.py"
+    spec = importlib.util.spec_from_file_location("_eeg_pipeline_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    d_loss, d_grad = bench.check_same_training_step(n_layers=2, C=7, N=3)
+    assert d_loss < 1e-6 and d_grad < 1e-4
+    assert bench.check_same_outputs(n_layers=2) < 1e-4
 
 
 # surface stores: every frame once -----------------------------------------------------------------------

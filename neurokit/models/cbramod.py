@@ -14,7 +14,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..kernels.criss_cross import criss_cross_attention
-from .dropout import FastDropout, fast_dropout
+from .dropout import FastDropout, dropout_mask, fast_dropout
 
 
 @dataclass
@@ -159,9 +159,73 @@ class CrissCrossLayer(nn.Module):
         return torch.cat([os_, ot], dim=-1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x + self.dropout1(self.attention(self.norm1(x)))
-        x = x + self.dropout2(self.linear2(self.dropout(F.gelu(self.linear1(self.norm2(x))))))
-        return x
+        if not self._fused_cpu_step(x):
+            x = x + self.dropout1(self.attention(self.norm1(x)))
+            x = x + self.dropout2(self.linear2(self.dropout(F.gelu(self.linear1(self.norm2(x))))))
+            return x
+        # CPU training: the same function with fewer full-size temporaries (masks applied in place, the
+        # residual add fused with its dropout, the feed-forward block's backward written out)
+        p = self.cfg.dropout if self.training else 0.0
+        a = self.attention(self.norm1(x))
+        x = _residual_dropout(x, a, dropout_mask(a, p) if p else None)
+        h = self.norm2(x)
+        m = dropout_mask(h.new_empty(h.shape[:-1] + (self.linear1.out_features,)), p) if p else None
+        y = _FeedForward.apply(h, self.linear1.weight, self.linear1.bias, self.linear2.weight, self.linear2.bias, m)
+        return _residual_dropout(x, y, dropout_mask(y, p) if p else None)
+
+    def _fused_cpu_step(self, x: torch.Tensor) -> bool:
+        """Whether :class:`_FeedForward` and :func:`_residual_dropout` replace the module-by-module path:
+        CPU tensors with autograd on, outside ``torch.compile`` and autocast."""
+        return (x.device.type == "cpu" and torch.is_grad_enabled() and not torch.compiler.is_compiling()
+                and not torch.is_autocast_enabled("cpu"))
+
+
+class _FeedForward(torch.autograd.Function):
+    """``linear2(mask · gelu(linear1(h)))`` with its backward written out, so that the ``(…, 800)``
+    activations are formed once: the mask multiplies the GELU output in place, the gradient is masked and
+    passed through GELU's derivative in place. Same operations, in the same order, as autograd's."""
+
+    @staticmethod
+    def forward(ctx, h, w1, b1, w2, b2, mask):
+        a = F.linear(h, w1, b1)
+        d = F.gelu(a)
+        if mask is not None:
+            d.mul_(mask)
+        ctx.save_for_backward(h, w1, w2, a, d, mask)
+        return F.linear(d, w2, b2)
+
+    @staticmethod
+    def backward(ctx, gy):
+        h, w1, w2, a, d, mask = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        gy = gy.reshape(-1, gy.shape[-1])
+        gd = gy @ w2
+        gw2 = gy.t() @ d.reshape(gd.shape) if need[3] else None
+        gb2 = gy.sum(0) if need[4] else None
+        if mask is not None:
+            gd.mul_(mask.reshape(gd.shape))
+        torch.ops.aten.gelu_backward.grad_input(gd, a.reshape(gd.shape), approximate="none", grad_input=gd)
+        gh = (gd @ w1).view(h.shape) if need[0] else None
+        gw1 = gd.t() @ h.reshape(-1, h.shape[-1]) if need[1] else None
+        gb1 = gd.sum(0) if need[2] else None
+        return gh, gw1, gb1, gw2, gb2, None
+
+
+class _AddMasked(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y, mask):
+        ctx.save_for_backward(mask)
+        return torch.addcmul(x, y, mask)
+
+    @staticmethod
+    def backward(ctx, g):
+        (mask,) = ctx.saved_tensors
+        return g, g * mask, None
+
+
+def _residual_dropout(x: torch.Tensor, y: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """``x + mask · y`` in one pass (``x + y`` without a mask)."""
+    return x + y if mask is None else _AddMasked.apply(x, y, mask)
 
 
 def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout_p: float) -> torch.Tensor:

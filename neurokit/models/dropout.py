@@ -1,26 +1,39 @@
 """Dropout whose CPU mask costs a third of ``torch.nn.Dropout``'s.
 
-On the CPU ``torch.nn.functional.dropout`` draws one Bernoulli sample per element; in a CBraMod training
-step that is about 40 % of the time (measured: ``benchmarks/eeg_pipeline.py``). Here the keep mask comes
-from 32-bit integers cut from 64-bit draws of the same generator (``Tensor.random_``) compared with
-``p · 2³²``: the same keep probability (to 2⁻³², finer than ``torch.rand``'s 2⁻²⁴), reproducible under
-``torch.manual_seed``, but a different random stream from ``nn.Dropout``'s. On other devices, in eval mode,
-or for ``p = 0`` it is plain :func:`torch.nn.functional.dropout`.
+On the CPU ``torch.nn.functional.dropout`` draws one Bernoulli sample per element from PyTorch's Mersenne
+Twister; in a CBraMod training step that is about 40 % of the time (measured: ``benchmarks/eeg_pipeline.py``).
+Here the keep mask comes from NumPy's SFC64 generator (``random_raw``, about 4× faster than the Twister per
+bit), seeded by one draw from PyTorch's default generator, so masks are reproducible under
+``torch.manual_seed`` (a different random stream from ``nn.Dropout``'s). Each element takes 32 random bits,
+compared with ``p · 2³²`` with integer ops in place: the keep probability is ``1 - p`` to 2⁻³² (finer than
+``torch.rand``'s 2⁻²⁴). On other devices, in eval mode, under ``torch.compile`` or for ``p = 0`` it is
+plain :func:`torch.nn.functional.dropout`.
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 
-def _scaled_mask(x: torch.Tensor, p: float) -> torch.Tensor:
-    """``1/(1-p)`` where kept, 0 where dropped; shape and dtype of ``x``."""
+def dropout_mask(x: torch.Tensor, p: float) -> torch.Tensor:
+    """Inverted-dropout mask for ``x``: ``1/(1-p)`` where kept (probability ``1 - p``), 0 where dropped.
+
+    Shape, dtype and device of ``x``; ``0 ≤ p < 1``. CPU masks use the SFC64 stream described above; other
+    devices draw ``torch.bernoulli``.
+    """
+    if x.device.type != "cpu":
+        return torch.empty_like(x).bernoulli_(1.0 - p).div_(1.0 - p)
     n = x.numel()
-    bits = torch.empty((n + 1) // 2, dtype=torch.int64, device=x.device).random_(-(2**63), 2**63 - 1)
-    threshold = round(p * 2**32) - 2**31  # int32 draws below it are dropped: P = p
-    keep = bits.view(torch.int32)[:n].view(x.shape) >= threshold
-    return torch.where(keep, torch.tensor(1.0 / (1.0 - p), dtype=x.dtype), torch.tensor(0.0, dtype=x.dtype))
+    seed = int(torch.randint(0, 2**63 - 1, (), dtype=torch.int64))
+    bits = torch.from_numpy(np.random.SFC64(seed).random_raw((n + 1) // 2).view(np.int32))[:n]
+    threshold = min(round(p * 2**32) - 2**31, 2**31 - 1)  # int32 draws below it are dropped: P = p
+    bits.clamp_(threshold - 1, threshold).sub_(threshold - 1)  # 0 dropped, 1 kept
+    scale = torch.tensor(1.0 / (1.0 - p), dtype=x.dtype)
+    if x.dtype == torch.float32:  # 0 or the bit pattern of the scale, read as float32: no new buffer
+        return bits.mul_(int(scale.view(torch.int32))).view(torch.float32).view(x.shape)
+    return bits.to(x.dtype).mul_(scale).view(x.shape)
 
 
 class _Mask(torch.autograd.Function):
@@ -43,9 +56,9 @@ def fast_dropout(x: torch.Tensor, p: float, training: bool = True) -> torch.Tens
     """
     if not training or p == 0.0:
         return x
-    if x.device.type != "cpu" or p >= 1.0:
+    if x.device.type != "cpu" or p >= 1.0 or torch.compiler.is_compiling():
         return F.dropout(x, p, True)
-    return _Mask.apply(x, _scaled_mask(x, p))
+    return _Mask.apply(x, dropout_mask(x, p))
 
 
 class FastDropout(nn.Dropout):
