@@ -128,20 +128,30 @@ class CrissCrossLayer(nn.Module):
     def attention(self, h: torch.Tensor) -> torch.Tensor:
         if self._fused_path(h):
             return self._attention_fused(h)
+        return torch.cat(self._attention_halves(h), dim=-1)
+
+    def _attention_halves(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Spatial and temporal attention outputs, each ``(B, C, N, d/2)``, on the per-group path."""
         B, C, N, D = h.shape
         half, H2 = D // 2, self.cfg.n_heads // 2
         hd = half // H2
         p = self.cfg.dropout if self.training else 0.0
         s, t = self.self_attn_s, self.self_attn_t
+        hs, ht = h.split(half, dim=-1)
+        if torch.is_grad_enabled():  # training: projections and products laid out to need no copies
+            xs = hs.transpose(1, 2).reshape(B * N * C, half)  # tokens in (B, N, C) order
+            os_ = s.out_proj(_heads_attention(xs, s.in_proj_weight, s.in_proj_bias, B * N, C, H2, p))
+            ot = t.out_proj(_heads_attention(ht.reshape(B * C * N, half), t.in_proj_weight, t.in_proj_bias,
+                                             B * C, N, H2, p))
+            return os_.view(B, N, C, half).transpose(1, 2), ot.view(B, C, N, half)
         # spatial heads: one sequence of C channels per (batch, patch, head)
-        qkv = F.linear(h[..., :half].transpose(1, 2), s.in_proj_weight, s.in_proj_bias)  # (B, N, C, 3·half)
+        qkv = F.linear(hs.transpose(1, 2), s.in_proj_weight, s.in_proj_bias)  # (B, N, C, 3·half)
         o = _attend(*qkv.view(B, N, C, 3, H2, hd).permute(3, 0, 1, 4, 2, 5), p)  # (B, N, H2, C, hd)
         os_ = s.out_proj(o.transpose(2, 3).reshape(B, N, C, half)).transpose(1, 2)  # (B, C, N, half)
         # temporal heads: one sequence of N patches per (batch, channel, head)
-        qkv = F.linear(h[..., half:], t.in_proj_weight, t.in_proj_bias)  # (B, C, N, 3·half)
+        qkv = F.linear(ht, t.in_proj_weight, t.in_proj_bias)  # (B, C, N, 3·half)
         o = _attend(*qkv.view(B, C, N, 3, H2, hd).permute(3, 0, 1, 4, 2, 5), p)  # (B, C, H2, N, hd)
-        ot = t.out_proj(o.transpose(2, 3).reshape(B, C, N, half))
-        return torch.cat([os_, ot], dim=-1)
+        return os_, t.out_proj(o.transpose(2, 3).reshape(B, C, N, half))
 
     def _attention_fused(self, h: torch.Tensor) -> torch.Tensor:
         B, C, N, D = h.shape
@@ -166,8 +176,8 @@ class CrissCrossLayer(nn.Module):
         # CPU training: the same function with fewer full-size temporaries (masks applied in place, the
         # residual add fused with its dropout, the feed-forward block's backward written out)
         p = self.cfg.dropout if self.training else 0.0
-        a = self.attention(self.norm1(x))
-        x = _residual_dropout(x, a, dropout_mask(a, p) if p else None)
+        a_s, a_t = self._attention_halves(self.norm1(x))
+        x = _AddMaskedHalves.apply(x, a_s, a_t, dropout_mask(x, p) if p else None)
         h = self.norm2(x)
         m = dropout_mask(h.new_empty(h.shape[:-1] + (self.linear1.out_features,)), p) if p else None
         y = _FeedForward.apply(h, self.linear1.weight, self.linear1.bias, self.linear2.weight, self.linear2.bias, m)
@@ -223,9 +233,58 @@ class _AddMasked(torch.autograd.Function):
         return g, g * mask, None
 
 
+class _AddMaskedHalves(torch.autograd.Function):
+    """``x + mask · cat(ys, yt)`` written straight into the two halves of the result (no concatenated copy);
+    ``mask`` may be None (no dropout)."""
+
+    @staticmethod
+    def forward(ctx, x, ys, yt, mask):
+        half = ys.shape[-1]
+        out = torch.empty_like(x)
+        for sl, y in ((slice(None, half), ys), (slice(half, None), yt)):
+            if mask is None:
+                torch.add(x[..., sl], y, out=out[..., sl])
+            else:
+                torch.addcmul(x[..., sl], y, mask[..., sl], out=out[..., sl])
+        ctx.save_for_backward(mask)
+        ctx.half = half
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (mask,) = ctx.saved_tensors
+        h = ctx.half
+        if mask is None:
+            return g, g[..., :h], g[..., h:], None
+        return g, g[..., :h] * mask[..., :h], g[..., h:] * mask[..., h:], None
+
+
 def _residual_dropout(x: torch.Tensor, y: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
     """``x + mask · y`` in one pass (``x + y`` without a mask)."""
     return x + y if mask is None else _AddMasked.apply(x, y, mask)
+
+
+def _heads_attention(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, G: int, L: int, heads: int,
+                     dropout_p: float) -> torch.Tensor:
+    """Multi-head self-attention of ``G`` sequences of length ``L`` before the output projection:
+    ``x`` ``(G·L, d)`` (rows may be strided) with ``nn.MultiheadAttention``'s ``in_proj`` weight ``w``
+    ``(3·d, d)`` and bias ``b``; returns ``(G·L, d)``, heads concatenated as in ``nn.MultiheadAttention``.
+
+    The projection is computed transposed, ``(3·d, G·L)``, with its rows reordered to ``(q/k/v, head dim,
+    head)``: then every head's Q, K and V of every sequence is a strided matrix that ``bmm`` reads in place
+    (one batch of ``heads·G`` products, no copies), and the transposed product is the faster one in MKL for
+    these shapes. Same function as ``nn.MultiheadAttention`` (attention-weight dropout ``dropout_p`` through
+    :func:`~neurokit.models.dropout.fast_dropout`); sums are taken in another order (float rounding)."""
+    d = x.shape[-1]
+    hd = d // heads
+    wp = w.view(3, heads, hd, d).transpose(1, 2).reshape(3 * d, d)
+    bp = b.view(3, heads, hd).transpose(1, 2).reshape(3 * d, 1)
+    q, k, v = torch.addmm(bp, wp, x.t()).view(3, hd, heads * G, L).unbind(0)  # each (hd, heads·G, L)
+    scores = torch.baddbmm(x.new_empty(heads * G, L, L), q.permute(1, 2, 0), k.permute(1, 0, 2), beta=0.0,
+                           alpha=hd**-0.5)
+    weights = fast_dropout(torch.softmax(scores, dim=-1), dropout_p)
+    o = torch.bmm(weights, v.permute(1, 2, 0))  # (heads·G, L, hd)
+    return o.view(heads, G * L, hd).transpose(0, 1).reshape(G * L, d)
 
 
 def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout_p: float) -> torch.Tensor:
