@@ -15,7 +15,8 @@ from neurokit.data.dataset import PatchDataset
 from neurokit.data.store import PatchStore
 from neurokit.io.surface import read_surface
 from neurokit.models import CBraMod
-from neurokit.models.cbramod import CBraModConfig, CrissCrossLayer, _FeedForward, _residual_dropout
+from neurokit.models.cbramod import (CBraModConfig, CrissCrossLayer, _AddMaskedHalves, _FeedForward,
+                                     _residual_dropout)
 from neurokit.models.dropout import dropout_mask, fast_dropout
 from neurokit.surface.patching import SurfaceRecipe, frame_patches, to_template
 from neurokit.surface.store import SurfaceRun, write_surface_store
@@ -87,6 +88,17 @@ def test_fused_feed_forward_and_residual_dropout_equal_autograd_ops():
     torch.testing.assert_close(fused[0], plain[0], rtol=0, atol=1e-6)
     for a, b in zip(fused[1], plain[1]):
         assert _rel_err(a, b) < 1e-6  # float rounding (sums taken in another order)
+    # the attention residual: halves written in place, one of them a transposed view as in the layer
+    ys = torch.randn(2, 3, 5, 100, requires_grad=True)
+    yt = torch.randn(2, 5, 3, 100, requires_grad=True)
+    for mask in (m2, None):
+        y1 = _AddMaskedHalves.apply(x, ys.transpose(1, 2), yt, mask)
+        y2 = x + (1 if mask is None else mask) * torch.cat([ys.transpose(1, 2), yt], dim=-1)
+        torch.testing.assert_close(y1, y2, rtol=0, atol=1e-6)  # addcmul may fuse the multiply-add
+        g1 = torch.autograd.grad((y1 ** 2).sum(), [x, ys, yt])
+        g2 = torch.autograd.grad((y2 ** 2).sum(), [x, ys, yt])
+        for a, b in zip(g1, g2):
+            torch.testing.assert_close(a, b, rtol=0, atol=1e-5)
 
 
 def test_cpu_training_path_equals_module_path_and_fixture(fixtures_root, monkeypatch):
@@ -116,6 +128,16 @@ def test_cpu_training_path_equals_module_path_and_fixture(fixtures_root, monkeyp
 def _rel_err(a: torch.Tensor, b: torch.Tensor) -> float:
     """Largest difference relative to the largest magnitude (per-element relative errors blow up near 0)."""
     return float((a - b).abs().max() / b.abs().max())
+
+
+def test_cpu_training_path_leaves_a_forced_triton_backend_alone():
+    model = CBraMod(n_layers=1, attn_backend="triton")
+    layer, x = model.encoder.layers[0], torch.zeros(1, 2, 2, 200)
+    assert not layer._fused_cpu_step(x)  # the Triton kernel (TRITON_INTERPRET runs) is not bypassed
+    model.set_attn_backend("torch")
+    assert layer._fused_cpu_step(x)
+    with torch.no_grad():
+        assert not layer._fused_cpu_step(x)
 
 
 def test_training_step_equals_the_release_structure():

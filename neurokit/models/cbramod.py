@@ -184,10 +184,11 @@ class CrissCrossLayer(nn.Module):
         return _residual_dropout(x, y, dropout_mask(y, p) if p else None)
 
     def _fused_cpu_step(self, x: torch.Tensor) -> bool:
-        """Whether :class:`_FeedForward` and :func:`_residual_dropout` replace the module-by-module path:
-        CPU tensors with autograd on, outside ``torch.compile`` and autocast."""
-        return (x.device.type == "cpu" and torch.is_grad_enabled() and not torch.compiler.is_compiling()
-                and not torch.is_autocast_enabled("cpu"))
+        """Whether :class:`_FeedForward` and :class:`_AddMaskedHalves` replace the module-by-module path:
+        CPU tensors with autograd on, the per-group attention (not the Triton kernel), outside
+        ``torch.compile`` and autocast."""
+        return (x.device.type == "cpu" and torch.is_grad_enabled() and not self._fused_path(x)
+                and not torch.compiler.is_compiling() and not torch.is_autocast_enabled("cpu"))
 
 
 class _FeedForward(torch.autograd.Function):
