@@ -93,7 +93,8 @@ class ReleasePatchEmbedding(nn.Module):
 
         pe = PatchEmbedding(dropout=dropout)
         self.d_model = 200
-        self.positional_encoding, self.mask_encoding, self.proj_in = pe.positional_encoding, pe.mask_encoding, pe.proj_in
+        self.positional_encoding, self.mask_encoding = pe.positional_encoding, pe.mask_encoding
+        self.proj_in = pe.proj_in
         self.spectral_proj = nn.Sequential(pe.spectral_proj[0], nn.Dropout(dropout))
 
     def forward(self, x, mask=None):
@@ -127,17 +128,27 @@ def release_structure(ours: nn.Module) -> nn.Module:
     return base
 
 
+def _clock(device: str = "cpu"):
+    """CPU time for a one-thread CPU run (other jobs on the machine disturb it less), wall time otherwise
+    (CPU time would add up the threads, and their spinning)."""
+    return time.process_time if device == "cpu" and torch.get_num_threads() == 1 else time.perf_counter
+
+
+def _clock_name(device: str) -> str:
+    return "CPU time" if _clock(device) is time.process_time else "wall time"
+
+
 def bench_pretrain(n_layers: int, batch: int, C: int, N: int, steps: int, device: str, repeats: int = 3,
                    compile: bool = False) -> tuple[float, float, list[float]]:
-    """Samples/s of ``CBraMod`` and of the release structure (:func:`release_structure`), interleaved
-    ``repeats`` times; on the CPU the time is the process's CPU time (``time.process_time``, less disturbed
-    by other jobs on the machine than wall time; run with one thread for a per-core figure).
+    """Samples/s of ``CBraMod`` and of the release structure (:func:`release_structure`), their steps
+    alternating, ``repeats`` passes of ``steps`` steps each; with one CPU thread the time is the process's CPU time (``time.process_time``, less
+    disturbed by other jobs on the machine than wall time), otherwise wall time.
 
     Returns the medians (ours, baseline) and the per-repeat ratios."""
     from neurokit.models import CBraMod
     from neurokit.pipelines.objectives import masked_patch_loss
 
-    clock = time.perf_counter if device.startswith("cuda") else time.process_time
+    clock = _clock(device)
 
     def make_step(model, compiled=False):
         model.to(device).train()
@@ -156,28 +167,63 @@ def bench_pretrain(n_layers: int, batch: int, C: int, N: int, steps: int, device
 
         return step
 
-    def rate(step) -> float:
-        for i in range(1):  # warm-up
-            step(i)
+    def timed(step, i) -> float:
         if device.startswith("cuda"):
             torch.cuda.synchronize()
         t = clock()
-        for i in range(steps):
-            step(i)
+        step(i)
         if device.startswith("cuda"):
             torch.cuda.synchronize()
-        return steps * batch / (clock() - t)
+        return clock() - t
 
     torch.manual_seed(0)
     ours = CBraMod(n_layers=n_layers)
     base = release_structure(ours)
     so, sb = make_step(ours, compile), make_step(base)
+    so(0), sb(0)  # warm-up (and compilation)
     r_ours, r_base = [], []
-    for _ in range(repeats):  # interleaved: the machine's load hits both alike
-        r_ours.append(rate(so))
-        r_base.append(rate(sb))
+    for _ in range(repeats):
+        t_ours = t_base = 0.0
+        for i in range(steps):  # steps alternate: the machine's load hits both alike
+            t_ours += timed(so, i)
+            t_base += timed(sb, i)
+        r_ours.append(steps * batch / t_ours)
+        r_base.append(steps * batch / t_base)
     ratios = [o / b for o, b in zip(r_ours, r_base)]
     return statistics.median(r_ours), statistics.median(r_base), ratios
+
+
+def bench_layer(batch: int, C: int, N: int, steps: int, repeats: int = 3) -> tuple[float, float, list[float]]:
+    """Milliseconds (:func:`_clock`) for one criss-cross layer's forward + backward in training mode (dropout
+    0.1): CBraMod's and ``MHACrissCrossLayer`` (the release's), same weights, alternating, ``repeats`` passes.
+
+    Returns the medians (ours, baseline) and the per-repeat ratios baseline / ours."""
+    from neurokit.models.cbramod import CBraModConfig, CrissCrossLayer
+
+    torch.manual_seed(0)
+    ours = CrissCrossLayer(CBraModConfig()).train()
+    base = MHACrissCrossLayer().train()
+    base.load_state_dict(ours.state_dict())
+    x = torch.randn(batch, C, N, 200, requires_grad=True)
+    gy = torch.randn(batch, C, N, 200)
+
+    clock = _clock()
+
+    def ms(layer) -> float:
+        t = clock()
+        layer(x).backward(gy)
+        return (clock() - t) * 1e3
+
+    ms(ours), ms(base)  # warm-up
+    t_ours, t_base = [], []
+    for _ in range(repeats):
+        a = b = 0.0
+        for _ in range(steps):  # alternate: the machine's load hits both alike
+            a += ms(ours)
+            b += ms(base)
+        t_ours.append(a / steps)
+        t_base.append(b / steps)
+    return statistics.median(t_ours), statistics.median(t_base), [b / o for o, b in zip(t_ours, t_base)]
 
 
 def check_same_outputs(n_layers: int = 2) -> float:
@@ -218,7 +264,8 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-root", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared/data/eeg")
-    ap.add_argument("--only", nargs="*", default=["preprocessing", "pretrain"], choices=["preprocessing", "pretrain"])
+    ap.add_argument("--only", nargs="*", default=["preprocessing", "pretrain"],
+                    choices=["preprocessing", "pretrain", "layer"])
     ap.add_argument("--subjects", default="1-3")
     ap.add_argument("--n-jobs", type=int, default=2, help="prepare workers (preprocessing)")
     ap.add_argument("--layers", type=int, default=12)
@@ -238,6 +285,12 @@ def main() -> None:
         print(f"preprocessing EDF→store (n_jobs={a.n_jobs}): {ours:8.1f} s of EEG per s | plain MNE "
               f"read-filter-notch-resample loop: {base:8.1f} | ratio {statistics.median(ratios):.2f} "
               f"(median of {[round(r, 2) for r in ratios]})")
+    if "layer" in a.only:
+        ours, base, ratios = bench_layer(a.batch, a.channels, a.patches, a.steps, a.repeats)
+        print(f"one criss-cross layer, forward + backward, training mode (B={a.batch}, C={a.channels}, "
+              f"N={a.patches}, {torch.get_num_threads()} thread(s), {_clock_name(a.device)}): {ours:7.1f} ms | "
+              f"release layer (two nn.MultiheadAttention): {base:7.1f} ms | ratio {statistics.median(ratios):.2f} "
+              f"(median of {[round(r, 2) for r in ratios]})")
     if "pretrain" in a.only:
         print(f"eval-mode outputs vs the release structure: max abs diff {check_same_outputs():.2e}")
         dl, dg = check_same_training_step()
@@ -247,7 +300,7 @@ def main() -> None:
                                             a.compile)
         print(f"pretraining step ({a.device}, {a.layers} layers, B={a.batch}, C={a.channels}, N={a.patches}"
               f"{', compiled' if a.compile else ''}, {torch.get_num_threads()} thread(s), "
-              f"{'wall' if a.device.startswith('cuda') else 'CPU'} time): {ours:7.2f} samples/s | release structure "
+              f"{_clock_name(a.device)}): {ours:7.2f} samples/s | release structure "
               f"(two nn.MultiheadAttention, nn.Dropout): {base:7.2f} | ratio {statistics.median(ratios):.2f} "
               f"(median of {[round(r, 2) for r in ratios]})")
 

@@ -137,13 +137,12 @@ class CrissCrossLayer(nn.Module):
         hd = half // H2
         p = self.cfg.dropout if self.training else 0.0
         s, t = self.self_attn_s, self.self_attn_t
-        hs, ht = h.split(half, dim=-1)
         if torch.is_grad_enabled():  # training: projections and products laid out to need no copies
-            xs = hs.transpose(1, 2).reshape(B * N * C, half)  # tokens in (B, N, C) order
+            xs, xt = _SplitHalves.apply(h)  # tokens in (B, N, C) and in (B, C, N) order
             os_ = s.out_proj(_heads_attention(xs, s.in_proj_weight, s.in_proj_bias, B * N, C, H2, p))
-            ot = t.out_proj(_heads_attention(ht.reshape(B * C * N, half), t.in_proj_weight, t.in_proj_bias,
-                                             B * C, N, H2, p))
+            ot = t.out_proj(_heads_attention(xt, t.in_proj_weight, t.in_proj_bias, B * C, N, H2, p))
             return os_.view(B, N, C, half).transpose(1, 2), ot.view(B, C, N, half)
+        hs, ht = h.split(half, dim=-1)
         # spatial heads: one sequence of C channels per (batch, patch, head)
         qkv = F.linear(hs.transpose(1, 2), s.in_proj_weight, s.in_proj_bias)  # (B, N, C, 3·half)
         o = _attend(*qkv.view(B, N, C, 3, H2, hd).permute(3, 0, 1, 4, 2, 5), p)  # (B, N, H2, C, hd)
@@ -263,6 +262,31 @@ class _AddMaskedHalves(torch.autograd.Function):
 def _residual_dropout(x: torch.Tensor, y: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
     """``x + mask · y`` in one pass (``x + y`` without a mask)."""
     return x + y if mask is None else _AddMasked.apply(x, y, mask)
+
+
+class _SplitHalves(torch.autograd.Function):
+    """``h`` ``(B, C, N, d)`` → the first half of the features as ``(B·N·C, d/2)`` rows in (batch, patch,
+    channel) order (one copy: the spatial sequences) and the second half as ``(B·C·N, d/2)`` rows of ``h``
+    (a strided view: the temporal sequences). The backward writes both gradients straight into one
+    ``(B, C, N, d)`` tensor (autograd's split would zero-fill or concatenate strided pieces)."""
+
+    @staticmethod
+    def forward(ctx, h):
+        B, C, N, D = h.shape
+        half = D // 2
+        ctx.shape = h.shape
+        xs = h[..., :half].transpose(1, 2).reshape(B * N * C, half)
+        xt = h[..., half:].reshape(B * C * N, half)
+        return xs, xt
+
+    @staticmethod
+    def backward(ctx, gs, gt):
+        B, C, N, D = ctx.shape
+        half = D // 2
+        g = gs.new_empty(B, C, N, D)
+        g[..., :half].copy_(gs.reshape(B, N, C, half).transpose(1, 2))
+        g[..., half:].copy_(gt.reshape(B, C, N, half))
+        return g
 
 
 def _heads_attention(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, G: int, L: int, heads: int,
