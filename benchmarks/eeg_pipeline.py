@@ -141,8 +141,8 @@ def _clock_name(device: str) -> str:
 def bench_pretrain(n_layers: int, batch: int, C: int, N: int, steps: int, device: str, repeats: int = 3,
                    compile: bool = False) -> tuple[float, float, list[float]]:
     """Samples/s of ``CBraMod`` and of the release structure (:func:`release_structure`), their steps
-    alternating, ``repeats`` passes of ``steps`` steps each; with one CPU thread the time is the process's CPU time (``time.process_time``, less
-    disturbed by other jobs on the machine than wall time), otherwise wall time.
+    alternating, ``repeats`` passes of ``steps`` steps each; time by :func:`_clock` (CPU time with one
+    thread, wall time otherwise).
 
     Returns the medians (ours, baseline) and the per-repeat ratios."""
     from neurokit.models import CBraMod

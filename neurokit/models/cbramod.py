@@ -179,7 +179,8 @@ class CrissCrossLayer(nn.Module):
         x = _AddMaskedHalves.apply(x, a_s, a_t, dropout_mask(x, p) if p else None)
         h = self.norm2(x)
         m = dropout_mask(h.new_empty(h.shape[:-1] + (self.linear1.out_features,)), p) if p else None
-        y = _FeedForward.apply(h, self.linear1.weight, self.linear1.bias, self.linear2.weight, self.linear2.bias, m)
+        l1, l2 = self.linear1, self.linear2
+        y = _FeedForward.apply(h, l1.weight, l1.bias, l2.weight, l2.bias, m)
         return _residual_dropout(x, y, dropout_mask(y, p) if p else None)
 
     def _fused_cpu_step(self, x: torch.Tensor) -> bool:
@@ -222,6 +223,8 @@ class _FeedForward(torch.autograd.Function):
 
 
 class _AddMasked(torch.autograd.Function):
+    """``x + mask · y`` in one pass (``addcmul``); gradients ``g`` and ``mask · g``."""
+
     @staticmethod
     def forward(ctx, x, y, mask):
         ctx.save_for_backward(mask)
