@@ -166,7 +166,7 @@ def write_surface_store(
     missing_label = -1 if label_dtype.startswith("int") else np.nan
     with PatchStoreWriter(
         out, shape, attrs=attrs, label_dtype=label_dtype, meta_columns=("subject", "session", "run", "hemi"),
-        overwrite=overwrite, patch_index=patch_table(recipe.grid_order, recipe.template_order),
+        overwrite=overwrite, patch_index=patch_table(recipe.grid_order, recipe.template_order), compression="lzf",
     ) as w:
         n_written = 0
         for run in runs:
