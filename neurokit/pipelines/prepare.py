@@ -10,6 +10,7 @@ import functools
 import inspect
 import logging
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -28,7 +29,7 @@ CLI_FLAGS = {"mesh": "--mesh", "hemi": "--hemi", "spheres": "--sphere-l/--sphere
              "skip_bad": "--skip-bad", "encoding": "--encoding", "units": "--units", "n_jobs": "--n-jobs",
              "scheduler": "--scheduler", "shards": "--shards", "resume": "--resume", "window_s": "--window-s",
              "crop_start_s": "--crop-start", "crop_end_s": "--crop-end", "line_freq": "--line-freq",
-             "min_duration_s": "--min-duration"}
+             "min_duration_s": "--min-duration", "stream_above_mb": "--stream-above"}
 
 #: recipe fields of an EEG card that ``prepare`` (CLI: the flags above) may override
 EEG_RECIPE_OPTIONS = ("window_s", "crop_start_s", "crop_end_s", "line_freq", "min_duration_s")
@@ -146,10 +147,12 @@ def _eeg_job(job: tuple[str, dict, dict]) -> dict:
 
     path, recipe, read_opts = job[0], EEGRecipe.from_dict(job[1]), job[2]
     member, reader = (job[3], job[4]) if len(job) > 3 else ("", "")
+    part_dir, stream_above = (job[5], job[6]) if len(job) > 5 else ("", None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            w, source = _eeg_file(path, recipe, read_opts, member=member, reader=reader)
+            w, source = _eeg_file(path, recipe, read_opts, member=member, reader=reader, part_dir=part_dir,
+                                  stream_above=stream_above)
         except RecordingDropped as exc:
             return {"dropped": str(exc), "warnings": [str(c.message) for c in caught]}
         except (DataFileError, ChannelMismatchError) as exc:
@@ -181,6 +184,7 @@ def prepare_eeg(
     scheduler: str | None = None,
     shards: bool = False,
     resume: bool = False,
+    stream_above_mb: float | None = None,
 ) -> Path:
     """EEG: read → :func:`~neurokit.preprocessing.eeg.preprocess_raw` → windows → store.
 
@@ -199,11 +203,16 @@ def prepare_eeg(
     depend on either. ``shards``: write ``out`` as a shard set (a folder, one store per recording and an
     index: :mod:`neurokit.data.shards`), which keeps every finished recording when the run stops (full disk,
     kill); ``resume`` then adds only the recordings it lacks.
+    ``stream_above_mb``: recordings larger than this (MiB of float64 samples; default 256) are processed in
+    bounded memory, chunk by chunk through scratch files beside ``out`` (:mod:`neurokit.preprocessing.stream`;
+    same windows to float64 rounding). Not with a Dask scheduler, whose workers may not share the disk.
     """
     import errno
 
+    import numpy as np
+
     from ..data.shards import ShardSetWriter, is_shard_set, read_index
-    from .parallel import map_ordered
+    from .parallel import map_ordered, scheduler_address
 
     recipe = eeg_recipe(card, channels=channels, window_s=window_s, crop_start_s=crop_start_s,
                         crop_end_s=crop_end_s, line_freq=line_freq, min_duration_s=min_duration_s)
@@ -229,8 +238,11 @@ def prepare_eeg(
                                   "starts again")
         done = {sh["key"] for sh in read_index(out)["shards"]}
     todo = [e for e in entries if str(Path(e.path).resolve()) not in done]
+    # long recordings are streamed into part stores beside the output (local workers share its disk)
+    part_dir = "" if scheduler_address(scheduler) else str(out.parent / f".{out.name}.parts")
     jobs = [(str(e.path), (recipe if e.events is None else type(recipe).from_dict({**recipe.to_dict(), "events": e.events})).to_dict(),
-             read_opts, e.member, e.reader) for e in todo]
+             read_opts, e.member, e.reader, part_dir, stream_above_mb * 2**20 if stream_above_mb is not None else None)
+            for e in todo]
     writer = None
     sources = []
     dropped = []
@@ -259,6 +271,7 @@ def prepare_eeg(
                     f"{e.path}: channels {w.ch_names[:5]}… ({len(w.ch_names)}) differ from the store's "
                     f"{ch_names[:5]}… ({len(ch_names)}); give the card a 'channels' list to fix one montage"
                 )
+            shape = w.sample_shape if isinstance(w, StreamedPart) else w.patches.shape[1:]
             if writer is None:
                 attrs = dict(
                     modality="eeg",
@@ -281,18 +294,24 @@ def prepare_eeg(
                     table = read_participants(card.bids_root(data_root))
                     attrs["participants"] = {card.store_subject(k): v for k, v in table.items() if card.store_subject(k) in ids}
                 if shards:
-                    writer = ShardSetWriter(out, w.patches.shape[1:], attrs=attrs, resume=resume, overwrite=overwrite)
+                    writer = ShardSetWriter(out, shape, attrs=attrs, resume=resume, overwrite=overwrite)
                 else:
-                    writer = PatchStoreWriter(out, w.patches.shape[1:], overwrite=overwrite, attrs=attrs)
-            if e.label is not None:  # subject-level class (participants.tsv column)
-                w.labels[:] = e.label
-            rows = dict(onsets=w.onsets, subject=e.subject, session=e.session, run=e.run)
+                    writer = PatchStoreWriter(out, shape, overwrite=overwrite, attrs=attrs)
+            def put(target):
+                for patches, labels, onsets in _batches(w):
+                    if e.label is not None:  # subject-level class (participants.tsv column)
+                        labels = np.full(len(labels), e.label, dtype=np.int64)
+                    target.append(patches, labels if labelled else None, onsets=onsets, subject=e.subject,
+                                  session=e.session, run=e.run)
+
             try:
                 if shards:
                     with writer.shard(res["source"]["path"], sources=[res["source"]], n_rejected=int(w.n_rejected)) as sw:
-                        sw.append(w.patches, w.labels if labelled else None, **rows)
+                        put(sw)
                 else:
-                    writer.append(w.patches, w.labels if labelled else None, **rows)
+                    put(writer)
+                if isinstance(w, StreamedPart):
+                    Path(w.path).unlink(missing_ok=True)
             except OSError as exc:
                 if exc.errno != errno.ENOSPC:
                     raise
@@ -318,6 +337,11 @@ def prepare_eeg(
         if writer is not None and not shards:
             writer.abort()
         raise
+    finally:
+        if part_dir and Path(part_dir).is_dir():  # parts of recordings not copied (a stop) are not kept
+            import shutil
+
+            shutil.rmtree(part_dir, ignore_errors=True)
     logger.info("wrote %s (%d samples, %d rejected)", path, n_total, n_rej)
     return path
 
@@ -335,16 +359,47 @@ def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
     return file_sha256(path)
 
 
-def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = ""):
+@dataclass
+class StreamedPart:
+    """The windows of a streamed recording (:mod:`neurokit.preprocessing.stream`), in a part store on disk
+    that ``prepare`` copies into its output batch by batch and then deletes."""
+
+    path: str
+    ch_names: list
+    n_rejected: int
+    sample_shape: tuple
+
+
+def _batches(w, batch: int = 256):
+    """``(patches, labels, onsets)`` batches of a :class:`Windows` (one batch) or a :class:`StreamedPart`."""
+    if not isinstance(w, StreamedPart):
+        yield w.patches, w.labels, w.onsets
+        return
+    from ..data.store import PatchStore
+
+    st = PatchStore(w.path)
+    try:
+        for i in range(0, len(st), batch):
+            sl = slice(i, min(len(st), i + batch))
+            yield st.patches(sl), st.labels[sl], st.meta["onset"][sl]
+    finally:
+        st.close()
+
+
+def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = "", part_dir: str = "",
+              stream_above: float | None = None):
     """One recording → (:class:`~neurokit.preprocessing.eeg.Windows`, its ``sources`` entry). Warnings are
     left to the caller (:func:`_eeg_job` collects them); any fault that is not already a neurokit error
-    becomes a :class:`DataFileError` naming the file."""
+    becomes a :class:`DataFileError` naming the file. With ``part_dir``, a recording above ``stream_above``
+    bytes as float64 samples (default :data:`~neurokit.preprocessing.stream.STREAM_ABOVE_BYTES`) is
+    streamed in bounded memory into a part store there, returned as a :class:`StreamedPart`."""
     from .._errors import NeurokitError
     from ..cards import FileEntry
     from ..io.bids import read_bids_eeg
     from ..io.clinical import get_reader
     from ..io.eeg import describe_exception, read_eeg
     from ..preprocessing.eeg import make_windows, preprocess_raw
+    from ..preprocessing.stream import STREAM_ABOVE_BYTES, streamable
 
     try:
         if reader == "bids":  # a BIDS recording: events.tsv, channels.tsv through mne-bids
@@ -353,18 +408,54 @@ def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = 
             raw = get_reader(reader).read(FileEntry(path=Path(path), subject="", member=member, reader=reader))
         else:
             raw = read_eeg(path, **read_opts)
-        raw = preprocess_raw(raw, recipe, source=str(path))
-        w = make_windows(raw, recipe, source=str(path))
+        limit = STREAM_ABOVE_BYTES if stream_above is None else stream_above
+        if part_dir and streamable(raw, recipe, limit):
+            w, applied, n_windows = _stream_part(raw, recipe, Path(part_dir), str(path))
+        else:
+            raw = preprocess_raw(raw, recipe, source=str(path))
+            w = make_windows(raw, recipe, source=str(path))
+            applied, n_windows = raw.info["temp"].get("neurokit_applied", {}), len(w.labels)
     except (NeurokitError, FileNotFoundError):
         raise
     except Exception as exc:  # a fault of MNE or numpy on this file: name the file
         raise DataFileError(f"{path}: {describe_exception(exc)}") from exc
     ren = raw.info["temp"]["neurokit_renames"]
     provenance = {"path": str(Path(path).resolve()), **({"member": member} if member else {}),
-                  "sha256": _sha256(path), "n_windows": int(len(w.labels)),
+                  "sha256": _sha256(path), "n_windows": int(n_windows),
                   "n_rejected": int(w.n_rejected), "renamed": ren.renamed, "aliases": ren.aliases,
-                  "applied": raw.info["temp"].get("neurokit_applied", {})}
+                  "applied": applied}
     return w, provenance
+
+
+def _stream_part(raw, recipe, part_dir: Path, source: str):
+    """Stream ``raw`` through the recipe into a part store in ``part_dir``: (StreamedPart, applied, n)."""
+    import os
+    import uuid
+
+    from ..preprocessing.stream import stream_windows
+
+    part_dir.mkdir(parents=True, exist_ok=True)
+    path = part_dir / f"{os.getpid()}-{uuid.uuid4().hex[:12]}.h5"
+    holder: dict = {}
+
+    def write(w):
+        if "writer" not in holder:
+            holder["writer"] = PatchStoreWriter(path, w.patches.shape[1:], meta_columns=(), overwrite=True)
+        holder["writer"].append(w.patches, w.labels, onsets=w.onsets)
+        holder["n"] = holder.get("n", 0) + len(w.labels)
+
+    try:
+        applied, ch_names, n_rej = stream_windows(raw, recipe, part_dir, write, source=source)
+        if "writer" not in holder:  # every window rejected: an empty part
+            holder["writer"] = PatchStoreWriter(path, (len(ch_names), recipe.n_patches, 200), meta_columns=(),
+                                                overwrite=True)
+        holder["writer"].close()
+    except BaseException:
+        if "writer" in holder:
+            holder["writer"].abort()
+        raise
+    part = StreamedPart(str(path), ch_names, n_rej, (len(ch_names), recipe.n_patches, 200))
+    return part, applied, holder.get("n", 0)
 
 
 def store_differences(path: str | Path, card: str | Path | DataCard, *, data_root=None, task: str | None = None,
