@@ -102,7 +102,15 @@ class PatchStoreWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = self.path.with_name(self.path.name + ".partial")
         self.sample_shape = tuple(int(s) for s in sample_shape)
-        self._f = h5py.File(self.tmp, "w")
+        self._f = None
+        try:
+            self._f = h5py.File(self.tmp, "w")
+            self._create(attrs, label_dtype, meta_columns, compression, patch_index)
+        except BaseException:  # e.g. a full disk: leave no partial file behind
+            self.abort()
+            raise
+
+    def _create(self, attrs, label_dtype, meta_columns, compression, patch_index) -> None:
         f = self._f
         f.attrs["format"] = FORMAT
         f.attrs["complete"] = False
@@ -249,10 +257,11 @@ class PatchStoreWriter:
     def abort(self) -> None:
         """Discard the partial file (an existing complete store at ``path`` is left untouched)."""
         if self._f is not None:
+            f, self._f = self._f, None
             try:
-                self._f.close()
-            finally:
-                self._f = None
+                f.close()
+            except OSError:  # a full disk can fail the final flush too; the file is discarded anyway
+                pass
         self.tmp.unlink(missing_ok=True)
 
     def __enter__(self) -> "PatchStoreWriter":
