@@ -27,15 +27,16 @@ def _files(folder) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
-def _fail_on_call(monkeypatch, method: str, k: int):
-    """``PatchStoreWriter.<method>`` raises ENOSPC, as h5py does on a full disk, on its ``k``-th call."""
+def _fail_on_call(monkeypatch, method: str, k: int, exc: BaseException | None = None):
+    """``PatchStoreWriter.<method>`` raises ``exc`` (default ENOSPC, as h5py does on a full disk) on its
+    ``k``-th call."""
     real, calls = getattr(PatchStoreWriter, method), []
 
     def full(self, *a, **kw):
         calls.append(1)
         if len(calls) == k:
-            raise OSError(errno.ENOSPC, "Can't write data (file write failed: errno = 28, error message = "
-                                        "'No space left on device')")
+            raise exc or OSError(errno.ENOSPC, "Can't write data (file write failed: errno = 28, error message = "
+                                               "'No space left on device')")
         return real(self, *a, **kw)
 
     monkeypatch.setattr(PatchStoreWriter, method, full)
@@ -156,13 +157,14 @@ def test_full_disk_from_hdf5_itself_keeps_the_set(tmp_path):
 
 def test_bonn_members_are_recordings_of_their_own(eeg_root, tmp_path, monkeypatch):
     """The Bonn card's segments live in one ZIP per set: each member is its own shard (key path::member),
-    a full disk after four keeps them, and --resume reads only the six members still missing."""
+    a Ctrl-C during the fifth keeps four, and --resume reads only the six members still missing."""
     import neurokit.pipelines.prepare as prep
+    from neurokit._errors import Interrupted
 
     kw = dict(data_root=eeg_root, subjects=[1, 2], shards=True, progress=False)  # 2 segments × 5 set ZIPs
     with monkeypatch.context() as m:
-        _fail_on_call(m, "append", 5)
-        with pytest.raises(StoreError, match="the 4 recordings written before are kept .* --resume"):
+        _fail_on_call(m, "append", 5, KeyboardInterrupt())
+        with pytest.raises(Interrupted, match="the 4 recordings written are kept; run the same command with --resume"):
             prepare("bonn_epilepsy", tmp_path / "b", **kw)
     kept = _files(tmp_path / "b")
     assert len(read_index(tmp_path / "b")["shards"]) == 4
@@ -178,3 +180,23 @@ def test_bonn_members_are_recordings_of_their_own(eeg_root, tmp_path, monkeypatc
     assert all(_files(out)[name] == data for name, data in kept.items() if name != "index.json")
     ds = PatchDataset(out)
     assert len(ds) == 50 and sorted(set(ds.meta("subject"))) == ["seg001", "seg002"]  # 5 windows of 4 s per segment
+
+
+def test_reading_a_set_of_many_shards_keeps_few_files_open(tmp_path):
+    """Random reads over 40 shards: at most OPEN_FILES.limit (32) files stay open (each holds a chunk cache
+    and a descriptor), and a store closed to make room reads the same values when it reopens."""
+    from neurokit.data.store import OPEN_FILES
+
+    w = ShardSetWriter(tmp_path / "s", (2, 3), attrs={"modality": "eeg", "card": "x"})
+    for i in range(40):
+        with w.shard(f"rec-{i}") as sw:
+            sw.append(np.full((2, 2, 3), i, dtype=np.float32), np.array([i % 2, 1 - i % 2]), subject=str(i))
+    ds = PatchDataset(w.close())
+    order = np.random.default_rng(0).permutation(80)
+    got = {int(k): float(ds[int(k)][0][0, 0]) for k in order}
+    assert got == {k: float(k // 2) for k in range(80)}
+    last = {int(k) // 2: t for t, k in enumerate(order)}  # shard → when it was last read
+    closed = {i for i, st in enumerate(ds.stores) if st._h5 is None}
+    assert OPEN_FILES.limit == 32 and closed == set(sorted(last, key=last.get)[:8])  # the least recently read
+    i = min(closed)
+    assert float(ds[2 * i + 1][0][0, 0]) == i and ds.stores[i]._h5 is not None

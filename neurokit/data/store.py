@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -274,6 +276,30 @@ class PatchStoreWriter:
             self.abort()
 
 
+class _OpenFiles:
+    """The store files this process holds open, least recently read first; past ``limit`` the oldest is
+    closed (it reopens on its next read). Each open HDF5 file keeps its own chunk cache (about 1 MiB per
+    dataset) and a file descriptor, so a dataset over a shard set of thousands of recordings read in random
+    order would otherwise grow with the number of shards."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._lru: OrderedDict[int, weakref.ref] = OrderedDict()
+
+    def touch(self, store: "PatchStore") -> None:
+        key = id(store)
+        self._lru[key] = weakref.ref(store)
+        self._lru.move_to_end(key)
+        while len(self._lru) > self.limit:
+            st = self._lru.popitem(last=False)[1]()
+            if st is not None:
+                st.close()
+
+
+#: at most this many store files open at once per process (DataLoader workers count apart)
+OPEN_FILES = _OpenFiles(32)
+
+
 class PatchStore:
     """Read-only view of one complete patch store.
 
@@ -328,6 +354,7 @@ class PatchStore:
 
         if self._h5 is None:
             self._h5 = h5py.File(self.path, "r")
+        OPEN_FILES.touch(self)
         return self._h5
 
     def patches(self, idx) -> np.ndarray:
