@@ -350,7 +350,7 @@ def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = 
             raw = get_reader(reader).read(FileEntry(path=Path(path), subject="", member=member, reader=reader))
         else:
             raw = read_eeg(path, **read_opts)
-        preprocess_raw(raw, recipe, source=str(path))
+        raw = preprocess_raw(raw, recipe, source=str(path))
         w = make_windows(raw, recipe, source=str(path))
     except (NeurokitError, FileNotFoundError):
         raise

@@ -152,7 +152,11 @@ class Windows:
 
 
 def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
-    """Apply the filtering part of ``recipe`` to ``raw`` in place and return it.
+    """Apply the filtering part of ``recipe`` to ``raw`` and return the processed recording: ``raw`` itself
+    (filtered in place) or, when it is resampled, a new :class:`mne.io.RawArray` — use the return value.
+    Filters and resampling are MNE's defaults (FIR ``firwin``, FFT resampling), applied to blocks of
+    channels at once (:mod:`neurokit.preprocessing.filtering`; equal to ``Raw.filter`` / ``notch_filter`` /
+    ``resample`` to float64 rounding).
 
     Steps: drop channels marked bad (uncalibrated ones, see :func:`~neurokit.io.read_eeg`); pick/reorder
     ``recipe.channels``; load; reject non-finite data; warn about implausible amplitudes (> 1 V); average
@@ -228,14 +232,16 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
             f"band {recipe.l_freq}-{recipe.h_freq} Hz). Check the file's header, or lower min_sfreq in the card."
         )
     if recipe.reference == "average":
-        raw.set_eeg_reference("average", projection=False, verbose="error")
+        from .filtering import average_reference
+
+        average_reference(raw)
         applied["reference"] = "average"
     try:
         if recipe.resample_first:
-            _resample(raw, recipe, applied)
+            raw = _resample(raw, recipe, applied)
         _filter(raw, recipe, applied, source)
         if not recipe.resample_first:
-            _resample(raw, recipe, applied)
+            raw = _resample(raw, recipe, applied)
     except ValueError as exc:  # MNE's filter design refuses bands that do not fit the rate or length
         raise DataFileError(
             f"{source}: filtering failed at {sf:g} Hz over {raw.n_times / sf:.1f} s ({exc}); "
@@ -245,13 +251,24 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
     return raw
 
 
-def _resample(raw, recipe: EEGRecipe, applied: dict) -> None:
+def _resample(raw, recipe: EEGRecipe, applied: dict):
+    """Resample to ``recipe.sfreq`` (MNE's FFT method, batched: :mod:`.filtering`); returns the recording."""
+    from .filtering import fast_path_ok, resample_fft, resampled_raw
+
     if abs(raw.info["sfreq"] - recipe.sfreq) > 1e-6:
         applied["resampled"] = [raw.info["sfreq"], recipe.sfreq]
+        if fast_path_ok(raw):
+            try:
+                return resampled_raw(raw, resample_fft(raw._data, raw.info["sfreq"], recipe.sfreq), recipe.sfreq)
+            except ValueError:  # too short for the batched plan: MNE's own method
+                pass
         raw.resample(recipe.sfreq, npad="auto", verbose="error")
+    return raw
 
 
 def _filter(raw, recipe: EEGRecipe, applied: dict, source: str) -> None:
+    from .filtering import apply_fir, apply_fir_pair, design_filter, fast_path_ok
+
     sf = raw.info["sfreq"]
     nyq = sf / 2.0
     l_freq, h_freq = recipe.l_freq, recipe.h_freq
@@ -267,14 +284,35 @@ def _filter(raw, recipe: EEGRecipe, applied: dict, source: str) -> None:
         )
         warnings.warn(msg, RuntimeWarning, stacklevel=3)
         h_freq = new_h
-    if l_freq is not None or h_freq is not None:
-        raw.filter(l_freq, h_freq, picks="all", verbose="error", n_jobs=1)
-        applied["l_freq"], applied["h_freq"] = l_freq, h_freq
-    if recipe.line_freq:
-        freqs = np.arange(recipe.line_freq, nyq - 1.0, recipe.line_freq)
+    band = l_freq is not None or h_freq is not None
+    freqs = np.arange(recipe.line_freq, nyq - 1.0, recipe.line_freq) if recipe.line_freq else np.array([])
+    kernels = None
+    if fast_path_ok(raw):  # MNE's filters, applied to blocks of channels at once (.filtering)
+        kernels = ([design_filter(sf, l_freq, h_freq)] if band else []) + (
+            [design_filter(sf, freqs, None, notch=True)] if len(freqs) else [])
+        if any(len(h) > raw.n_times for h in kernels):
+            kernels = None  # a filter longer than the recording: MNE's path (and its handling)
+    if kernels is not None:
+        if len(kernels) == 2:
+            apply_fir_pair(raw._data, *kernels)
+        elif kernels:
+            apply_fir(raw._data, kernels[0])
+        if band:
+            info = raw.info  # what Raw.filter records: the band only narrows
+            with info._unlock():
+                if h_freq is not None and (info["lowpass"] is None or h_freq < info["lowpass"]):
+                    info["lowpass"] = float(h_freq)
+                if l_freq is not None and (info["highpass"] is None or l_freq > info["highpass"]):
+                    info["highpass"] = float(l_freq)
+    else:
+        if band:
+            raw.filter(l_freq, h_freq, picks="all", verbose="error", n_jobs=1)
         if len(freqs):
             raw.notch_filter(freqs, picks="all", verbose="error")
-            applied["notch_hz"] = freqs.tolist()
+    if band:
+        applied["l_freq"], applied["h_freq"] = l_freq, h_freq
+    if len(freqs):
+        applied["notch_hz"] = freqs.tolist()
 
 
 def make_windows(raw, recipe: EEGRecipe, *, source: str | None = None) -> Windows:
@@ -401,5 +439,5 @@ def load_windows(path: str | Path, recipe: EEGRecipe, **read_options) -> Windows
     from ..io.eeg import read_eeg
 
     raw = read_eeg(path, **read_options)
-    preprocess_raw(raw, recipe, source=str(path))
+    raw = preprocess_raw(raw, recipe, source=str(path))
     return make_windows(raw, recipe, source=str(path))

@@ -178,7 +178,7 @@ def write_surface_store(
         attrs["label_names"] = list(label_names)
     attrs.update(extra_attrs)
     layout = dict(label_dtype=label_dtype, meta_columns=("subject", "session", "run", "hemi"),
-                  patch_index=patch_table(recipe.grid_order, recipe.template_order))
+                  patch_index=patch_table(recipe.grid_order, recipe.template_order), compression="lzf")
     missing_label = -1 if label_dtype.startswith("int") else np.nan
 
     def write_run(w: PatchStoreWriter, run: SurfaceRun) -> _Facts:
