@@ -179,7 +179,10 @@ class ShardSetWriter:
         return f"the {len(self.index['shards'])} recordings written before are kept in {self.folder}"
 
     def stopped(self, exc: Exception) -> Exception:
-        """``exc`` (a bad recording that stops the run) with what the set keeps and how to go on."""
+        """``exc`` (a bad recording that stops the run) with what the set keeps and how to go on (``exc``
+        itself while the set holds nothing)."""
+        if not self.index["shards"]:
+            return exc
         return type(exc)(f"{exc}; {self.kept()}: fix or remove that file (or skip bad files: --skip-bad), then "
                          "rerun the same command with --resume")
 

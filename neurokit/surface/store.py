@@ -217,7 +217,7 @@ def write_surface_store(
                     w.set_attrs(**facts.attrs())
             except DataFileError as exc:
                 if not skip_bad:
-                    raise sw.stopped(exc) from exc
+                    raise sw.stopped(exc)  # the original is its __context__
                 warnings.warn(f"skipped {run.path}: {exc}", RuntimeWarning, stacklevel=2)
                 continue
             facts.report(run, progress)
