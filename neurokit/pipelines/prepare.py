@@ -62,7 +62,9 @@ def prepare(
     card : str | Path | DataCard
         Data card giving the file layout, events → labels and the preprocessing recipe.
     out : path
-        Store to write (``.h5``). Written as ``out.partial`` and renamed when complete.
+        Store to write (``.h5``). Written as ``out.partial`` and renamed when complete. With
+        ``shards=True`` (EEG and surface cards; CLI ``--shards``): the folder of a shard set, one store per
+        recording (:mod:`neurokit.data.shards`), which ``resume=True`` (``--resume``) completes after a stop.
     data_root : path, optional
         Folder the card's layout is relative to (default ``$NEUROKIT_DATA``).
     task : str, optional
