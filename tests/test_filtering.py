@@ -65,10 +65,12 @@ def test_recipe_equals_plain_mne_steps(eeg_root, raw160):
 
 
 def test_special_recordings_take_mne_path(raw160):
-    """Boundary annotations (gaps, concatenated runs) and stim channels go through MNE's methods."""
+    """Stretches between boundary annotations are filtered apart (as MNE does); joined runs and stim
+    channels are resampled by MNE."""
     assert filtering.fast_path_ok(raw160)
     cat = mne.concatenate_raws([raw160.copy().crop(0, 10), raw160.copy().crop(20, 30)])
-    assert not filtering.fast_path_ok(cat)
+    assert not filtering.fast_path_ok(cat)  # two joined Raw objects: MNE resamples each
+    assert filtering.filter_segments(cat) == [(0, 1601), (1601, 3202)]  # filtered apart, as MNE does
     stim = mne.io.RawArray(np.vstack([raw160.get_data()[:2], np.zeros((1, raw160.n_times))]),
                            mne.create_info(["C3", "C4", "STI"], 160.0, ["eeg", "eeg", "stim"]), verbose="error")
     assert not filtering.fast_path_ok(stim)

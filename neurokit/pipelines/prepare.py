@@ -93,10 +93,12 @@ def prepare(
     if out.exists() and not overwrite and not kwargs.get("resume"):
         more = "; or resume=True (--resume) to add the recordings a shard set lacks" if kwargs.get("shards") else ""
         raise FileExistsError(f"{out}: store exists; pass overwrite=True (CLI: --overwrite) to replace it{more}")
-    from .objectives import _load_plugins
-
-    _load_plugins()
     fn = PREPARERS.get(card.modality)
+    if fn is None:  # modalities that register on import (surface, ...); EEG needs no torch import
+        from .objectives import _load_plugins
+
+        _load_plugins()
+        fn = PREPARERS.get(card.modality)
     if fn is None:
         raise ValueError(f"no preparer for modality {card.modality!r}; known: {sorted(PREPARERS)}")
     kwargs = {k: v for k, v in kwargs.items() if v is not None}

@@ -20,8 +20,9 @@ Facts of MNE's method that the results depend on (MNE 1.x, ``mne/filter.py``, ``
   evenly, the odd sample at the end), odd-reflection padding, the Nyquist bin of the shorter length scaled by
   2 (down) or 1/2 (up), gain ``new_len / old_len``, then ``round(ratio · pad)`` samples cut from each end.
 
-Recordings MNE would treat specially — ``edge``/``bad_acq_skip`` boundary annotations (EDF+D gaps,
-concatenated runs), stim channels, or a filter longer than the recording — go through MNE's own methods.
+As in MNE, stretches between ``edge``/``bad_acq_skip`` annotations (EDF+D gaps, concatenated runs) are
+filtered separately. Recordings MNE treats specially otherwise — stim channels or several joined Raw
+objects (resampling), a filter longer than a stretch — go through MNE's own methods.
 """
 from __future__ import annotations
 
@@ -35,13 +36,26 @@ BLOCK_CHANNELS = 8
 _SPECIAL_ANNOTATIONS = ("edge", "bad_acq_skip")
 
 
+def filter_segments(raw) -> list[tuple[int, int]] | None:
+    """The sample ranges ``[start, stop)`` that MNE's ``Raw.filter`` filters separately: the stretches
+    between ``edge``/``bad_acq_skip`` annotations (gaps of EDF+D files, joins of concatenated runs).
+    ``None`` when ``raw`` is not loaded or MNE's helper is not available (then MNE's methods are used)."""
+    if not raw.preload:
+        return None
+    try:
+        from mne.annotations import _annotations_starts_stops
+    except ImportError:  # pragma: no cover - MNE moved its helper: fall back to Raw.filter
+        return None
+    starts, stops = _annotations_starts_stops(raw, list(_SPECIAL_ANNOTATIONS), invert=True)
+    return [(int(a), int(b)) for a, b in zip(starts, stops)]
+
+
 def fast_path_ok(raw) -> bool:
-    """Whether ``raw`` can take the batched path: preloaded, one contiguous segment, no stim channel."""
+    """Whether ``raw`` can be resampled by :func:`resample_fft`: loaded, one run (not a concatenation of
+    several Raw objects), no stim channel (MNE resamples those by holding trigger values)."""
     import mne
 
     if not raw.preload or len(getattr(raw, "_raw_lengths", [raw.n_times])) != 1:
-        return False
-    if any(str(d).lower().startswith(_SPECIAL_ANNOTATIONS) for d in raw.annotations.description):
         return False
     return len(mne.pick_types(raw.info, meg=False, stim=True, exclude=[])) == 0
 
