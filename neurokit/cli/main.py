@@ -198,7 +198,7 @@ def prepare(
     min_duration: Optional[float] = typer.Option(None, "--min-duration", show_default="card", help="EEG cards: recordings shorter than this many seconds are dropped (0: keep all)."),
     n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="EEG: recordings processed by N local worker processes (-1: every core); the store is the same."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", show_default="$DASK_SCHEDULER_ADDRESS", help="EEG: Dask scheduler address (tcp://host:8786) to process the recordings on; default the DASK_SCHEDULER_ADDRESS environment variable."),
-    shards: bool = typer.Option(False, "--shards", show_default="off", help="EEG: write OUT as a shard set (a folder: one store per recording + index.json) that keeps finished recordings if the run stops."),
+    shards: bool = typer.Option(False, "--shards", show_default="off", help="Write OUT as a shard set (a folder: one store per recording, EEG file or surface run, + index.json) that keeps finished recordings if the run stops (full disk, bad file, kill)."),
     resume: bool = typer.Option(False, "--resume", show_default="off", help="With --shards: add only the recordings the set at OUT lacks."),
     stream_above: Optional[float] = typer.Option(None, "--stream-above", show_default="256", help="EEG: recordings larger than this many MiB of float64 samples are processed chunk by chunk in bounded memory (scratch files beside OUT); same windows."),
     verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),

@@ -63,7 +63,9 @@ def prepare(
     card : str | Path | DataCard
         Data card giving the file layout, events → labels and the preprocessing recipe.
     out : path
-        Store to write (``.h5``). Written as ``out.partial`` and renamed when complete.
+        Store to write (``.h5``). Written as ``out.partial`` and renamed when complete. With
+        ``shards=True`` (EEG and surface cards; CLI ``--shards``): the folder of a shard set, one store per
+        recording (:mod:`neurokit.data.shards`), which ``resume=True`` (``--resume``) completes after a stop.
     data_root : path, optional
         Folder the card's layout is relative to (default ``$NEUROKIT_DATA``).
     task : str, optional
@@ -85,6 +87,8 @@ def prepare(
     """
     card = card if isinstance(card, DataCard) else load_card(card)
     out = Path(out)
+    if kwargs.get("resume") and not kwargs.get("shards"):
+        raise ConfigError("resume applies to shard sets (CLI: --shards --resume)")
     if out.is_dir() and not kwargs.get("shards"):
         raise StoreError(f"{out}: is a folder; give the path of the store file to write (e.g. {out / 'store.h5'})")
     if out.exists() and not overwrite and not kwargs.get("resume"):
@@ -117,6 +121,12 @@ def prepare(
             if p.is_dir() and not any(p.iterdir()):
                 p.rmdir()
         if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
+            from ..data.shards import is_shard_set, read_index
+
+            if kwargs.get("shards") and is_shard_set(out):
+                n = len(read_index(out)["shards"])
+                raise Interrupted(f"interrupted: {out}: the {n} recordings written are kept; run the same command "
+                                  "with --resume to add the others") from None
             kept = "the existing store there is unchanged" if out.exists() else "no store written"
             raise Interrupted(f"interrupted: {out}: {kept}; run the same command again") from None
         raise
@@ -207,11 +217,9 @@ def prepare_eeg(
     bounded memory, chunk by chunk through scratch files beside ``out`` (:mod:`neurokit.preprocessing.stream`;
     same windows to float64 rounding). Not with a Dask scheduler, whose workers may not share the disk.
     """
-    import errno
-
     import numpy as np
 
-    from ..data.shards import ShardSetWriter, is_shard_set, read_index
+    from ..data.shards import ShardSetWriter, disk_full, disk_full_error, is_shard_set, read_index, recording_key
     from .parallel import map_ordered, scheduler_address
 
     recipe = eeg_recipe(card, channels=channels, window_s=window_s, crop_start_s=crop_start_s,
@@ -228,8 +236,6 @@ def prepare_eeg(
         entries = [FileEntry(path=Path(f), subject=Path(f).stem, run=Path(f).stem, events=events) for f in files]
     else:
         entries = card.files(data_root, tname, subjects=subjects)
-    if resume and not shards:
-        raise ConfigError("resume applies to shard sets (CLI: --shards --resume)")
     labelled = any(e.events or e.label is not None for e in entries)
     done = set()
     if shards and is_shard_set(out) and not overwrite:
@@ -237,7 +243,7 @@ def prepare_eeg(
             raise FileExistsError(f"{out}: a shard set is there; --resume adds the recordings it lacks, --overwrite "
                                   "starts again")
         done = {sh["key"] for sh in read_index(out)["shards"]}
-    todo = [e for e in entries if str(Path(e.path).resolve()) not in done]
+    todo = [e for e in entries if recording_key(e.path, e.member) not in done]
     # long recordings are streamed into part stores beside the output (local workers share its disk)
     part_dir = "" if scheduler_address(scheduler) else str(out.parent / f".{out.name}.parts")
     jobs = [(str(e.path), (recipe if e.events is None else type(recipe).from_dict({**recipe.to_dict(), "events": e.events})).to_dict(),
@@ -262,7 +268,7 @@ def prepare_eeg(
                 if skip_bad:
                     logger.warning("skipping %s", res["error"])
                     continue
-                raise res["error"]
+                raise writer.stopped(res["error"]) if shards and writer is not None else res["error"]
             w = res["windows"]
             if ch_names is None:
                 ch_names = w.ch_names
@@ -297,6 +303,7 @@ def prepare_eeg(
                     writer = ShardSetWriter(out, shape, attrs=attrs, resume=resume, overwrite=overwrite)
                 else:
                     writer = PatchStoreWriter(out, shape, overwrite=overwrite, attrs=attrs)
+
             def put(target):
                 for patches, labels, onsets in _batches(w):
                     if e.label is not None:  # subject-level class (participants.tsv column)
@@ -306,22 +313,17 @@ def prepare_eeg(
 
             try:
                 if shards:
-                    with writer.shard(res["source"]["path"], sources=[res["source"]], n_rejected=int(w.n_rejected)) as sw:
+                    with writer.shard(recording_key(e.path, e.member), sources=[res["source"]],
+                                      n_rejected=int(w.n_rejected)) as sw:
                         put(sw)
                 else:
                     put(writer)
                 if isinstance(w, StreamedPart):
                     Path(w.path).unlink(missing_ok=True)
-            except OSError as exc:
-                if exc.errno != errno.ENOSPC:
+            except OSError as exc:  # a shard set says itself what it keeps (a StoreError)
+                if not disk_full(exc):
                     raise
-                if shards:
-                    raise StoreError(
-                        f"{out}: disk full while writing {e.path}; the {len(writer.keys)} recordings written before are "
-                        "kept. Free space, then rerun the same command with --resume"
-                    ) from exc
-                raise StoreError(f"{out}: disk full while writing {e.path}; nothing was kept. Free space, or write "
-                                 "per-recording shards (--shards) so that a stop keeps what is done") from exc
+                raise disk_full_error(out, e.path) from exc
             n_rej += w.n_rejected
             sources.append(res["source"])
         if writer is None and done:  # every recording was already in the set: mark it finished
