@@ -4,6 +4,9 @@ Real EEGMMIDB runs (64 channels, 160 Hz) are concatenated into a 10-minute and a
 folder; each is prepared in a fresh process (physionet_mi recipe: 0.3-75 Hz, 60 Hz notch, 200 Hz,
 4-s windows) and the process's peak RSS above its RSS before the call is printed beside the size of the
 recording as float64 samples in memory (MNE's preloaded form). Imports happen before the first reading.
+The peak is the child's ``VmHWM`` (``ru_maxrss`` would include the parent's memory at fork: Linux keeps it
+across ``exec``, which inflated the first figures of the results table). ``--stream-above`` sets
+``prepare``'s streaming threshold (MiB; a large value measures the in-memory path).
 
 Usage::
 
@@ -32,9 +35,11 @@ def rss():
     return int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize()
 before = rss()
 t = time.perf_counter()
-prepare("physionet_mi", sys.argv[2], files=[sys.argv[1]], progress=False)
-print(json.dumps({"before": before, "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-                  "wall_s": time.perf_counter() - t}))
+prepare("physionet_mi", sys.argv[2], files=[sys.argv[1]], progress=False,
+        stream_above_mb=float(sys.argv[3]) if sys.argv[3] != "none" else None)
+# VmHWM: this image's peak RSS (ru_maxrss would also count the parent's RSS at fork, kept across exec)
+hwm = next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+print(json.dumps({"before": before, "peak": hwm, "wall_s": time.perf_counter() - t}))
 """
 
 
@@ -61,11 +66,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-root", type=Path, default=REPO.parent / "shared/data/eeg")
     ap.add_argument("--minutes", type=float, nargs="+", default=[10, 120])
+    ap.add_argument("--stream-above", default="none", help="MiB; default prepare's own (256)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         for m in a.minutes:
             edf, in_mem = long_recording(a.data_root, m, Path(tmp) / f"long{m:g}.edf")
-            r = subprocess.run([sys.executable, "-c", _CHILD, str(edf), str(Path(tmp) / f"s{m:g}.h5")], cwd=REPO,
+            r = subprocess.run([sys.executable, "-c", _CHILD, str(edf), str(Path(tmp) / f"s{m:g}.h5"), str(a.stream_above)], cwd=REPO,
                                env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True)
             if r.returncode:
                 raise RuntimeError(r.stderr[-3000:])

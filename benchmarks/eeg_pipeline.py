@@ -26,8 +26,72 @@ import torch.nn.functional as F
 
 
 def bench_preprocessing(data_root: Path, subjects: list[int], n_jobs: int = 1,
-                        repeats: int = 3) -> tuple[float, float, list[float]]:
-    """Seconds of EEG per wall second: ``prepare`` (``n_jobs`` workers) and a plain MNE loop, interleaved."""
+                        repeats: int = 3) -> tuple[float, float, list[float], float]:
+    """Seconds of EEG per wall second: ``prepare`` (``n_jobs`` workers) and a plain MNE loop, interleaved.
+
+    The plain loop applies the card's recipe (PhysioNet-MI: average reference, 0.3 Hz high-pass, 60 Hz notch,
+    resample to 200 Hz) with MNE's ``Raw`` methods and their defaults, one file after another, and keeps the
+    result in memory (no windows, no store). Returns the medians (ours, baseline), the per-repeat ratios and
+    the largest difference between the store's windows and the plain loop's data (in the store's units)."""
+    import mne
+    import numpy as np
+
+    from neurokit.cards import load_card
+    from neurokit.data.store import PatchStore
+    from neurokit.pipelines.prepare import prepare
+
+    card = load_card("physionet_mi")
+    entries = card.files(data_root, "left_right_imagery", subjects=subjects, download=False)
+    seconds = sum(mne.io.read_raw_edf(e.path, verbose="error").times[-1] for e in entries)
+    recipe = card.recipe()
+
+    def plain_one(path):
+        raw = mne.io.read_raw_edf(path, preload=True, verbose="error")
+        raw.set_eeg_reference("average", projection=False, verbose="error")
+        raw.filter(recipe.l_freq, recipe.h_freq, verbose="error")
+        raw.notch_filter([recipe.line_freq], verbose="error")
+        return raw.resample(recipe.sfreq, verbose="error")
+
+    def plain() -> float:
+        t = time.perf_counter()
+        for e in entries:
+            plain_one(e.path)
+        return seconds / (time.perf_counter() - t)
+
+    def ours(tmp) -> float:
+        t = time.perf_counter()
+        prepare(card, Path(tmp) / "s.h5", data_root=data_root, task="left_right_imagery", subjects=subjects,
+                progress=False, overwrite=True, n_jobs=n_jobs)
+        return seconds / (time.perf_counter() - t)
+
+    r_ours, r_base = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(repeats):
+            r_base.append(plain())
+            r_ours.append(ours(tmp))
+        # same output: the first window of the first file, store vs the plain loop (store units: 100 µV)
+        st = PatchStore(Path(tmp) / "s.h5")
+        ref = plain_one(entries[0].path)
+        s = int(round(float(st.meta["onset"][0]) * recipe.sfreq))
+        shape = st.sample_shape
+        want = (ref.get_data()[:, s : s + shape[1] * shape[2]] * recipe.scale).reshape(shape)
+        diff = float(np.abs(st.patches(0) - want).max())
+        st.close()
+    return statistics.median(r_ours), statistics.median(r_base), [o / b for o, b in zip(r_ours, r_base)], diff
+
+
+def bench_peers(data_root: Path, subjects: list[int], n_jobs: int = 1, repeats: int = 3) -> dict[str, tuple]:
+    """Seconds of EEG per wall second of ``prepare`` beside braindecode and MOABB on the same files, interleaved.
+
+    * braindecode (``pip install braindecode``): :func:`braindecode.preprocessing.preprocess` with the card's
+      steps as ``Preprocessor`` objects (the same MNE calls) over ``RawDataset`` raws, then
+      ``create_windows_from_events`` (4-s windows at the T1/T2 onsets), ``n_jobs`` workers.
+    * MOABB (``pip install moabb``): ``LeftRightImagery(fmin=0.3, fmax=75, resample=200, tmin=0, tmax=4)`` on
+      its ``PhysionetMI`` dataset pointed at the same folder (download provider ``upstream``: no NEMAR
+      look-up; the files are there). MOABB's recipe is its own (IIR band-pass, epochs), so the outputs differ.
+    Returns ``{name: (median rate, median ratio prepare/peer, ratios)}``; a peer not installed is left out."""
+    import os
+
     import mne
 
     from neurokit.cards import load_card
@@ -36,28 +100,71 @@ def bench_preprocessing(data_root: Path, subjects: list[int], n_jobs: int = 1,
     card = load_card("physionet_mi")
     entries = card.files(data_root, "left_right_imagery", subjects=subjects, download=False)
     seconds = sum(mne.io.read_raw_edf(e.path, verbose="error").times[-1] for e in entries)
+    recipe = card.recipe()
+    peers = {}
+    try:
+        from braindecode.datasets import BaseConcatDataset
+        try:
+            from braindecode.datasets import RawDataset
+        except ImportError:  # braindecode < 1.0
+            from braindecode.datasets import BaseDataset as RawDataset
+        from braindecode.preprocessing import Preprocessor, create_windows_from_events, preprocess
 
-    def plain() -> float:
+        def braindecode_run():
+            ds = BaseConcatDataset([RawDataset(mne.io.read_raw_edf(e.path, preload=True, verbose="error"),
+                                                target_name=None) for e in entries])
+            preprocess(ds, [Preprocessor("set_eeg_reference", ref_channels="average", projection=False, verbose="error"),
+                            Preprocessor("filter", l_freq=recipe.l_freq, h_freq=recipe.h_freq, verbose="error"),
+                            Preprocessor("notch_filter", freqs=[recipe.line_freq], verbose="error"),
+                            Preprocessor("resample", sfreq=recipe.sfreq, verbose="error")], n_jobs=n_jobs)
+            create_windows_from_events(ds, mapping={"T1": 0, "T2": 1}, trial_start_offset_samples=0,
+                                       trial_stop_offset_samples=0, window_size_samples=800,
+                                       window_stride_samples=800, preload=True, n_jobs=n_jobs)
+
+        peers["braindecode"] = braindecode_run
+    except ImportError:
+        pass
+    try:
+        import moabb
+        from moabb.datasets import PhysionetMI
+        from moabb.paradigms import LeftRightImagery
+
+        os.environ["MNE_DATASETS_EEGBCI_PATH"] = str(data_root)
+        moabb.set_download_provider("upstream")
+        moabb.set_log_level("error")
+        ds = PhysionetMI(imagined=True, executed=False)
+        ds.feet_runs = []  # the left/right runs only (the files at hand)
+        paradigm = LeftRightImagery(fmin=0.3, fmax=75.0, resample=200.0, tmin=0.0, tmax=4.0)
+        peers["MOABB"] = lambda: paradigm.get_data(ds, subjects=subjects)
+    except ImportError:
+        pass
+
+    def rate(fn) -> float:
         t = time.perf_counter()
-        for e in entries:  # baseline: plain MNE, its defaults
-            raw = mne.io.read_raw_edf(e.path, preload=True, verbose="error")
-            raw.filter(0.3, 75.0, verbose="error")
-            raw.notch_filter([60.0], verbose="error")
-            raw.resample(200.0, verbose="error")
+        fn()
         return seconds / (time.perf_counter() - t)
 
-    def ours() -> float:
-        with tempfile.TemporaryDirectory() as tmp:
-            t = time.perf_counter()
-            prepare(card, Path(tmp) / "s.h5", data_root=data_root, task="left_right_imagery", subjects=subjects,
-                    progress=False, **({"n_jobs": n_jobs} if n_jobs != 1 else {}))
-            return seconds / (time.perf_counter() - t)
+    import tempfile
+    import warnings
 
-    r_ours, r_base = [], []
-    for _ in range(repeats):
-        r_base.append(plain())
-        r_ours.append(ours())
-    return statistics.median(r_ours), statistics.median(r_base), [o / b for o, b in zip(r_ours, r_base)]
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+
+        def ours():
+            prepare(card, Path(tmp) / "s.h5", data_root=data_root, task="left_right_imagery", subjects=subjects,
+                    progress=False, overwrite=True, n_jobs=n_jobs)
+
+        rates = {name: [] for name in ["prepare", *peers]}
+        for _ in range(repeats):
+            rates["prepare"].append(rate(ours))
+            for name, fn in peers.items():
+                rates[name].append(rate(fn))
+    out = {}
+    for name in peers:
+        ratios = [o / b for o, b in zip(rates["prepare"], rates[name])]
+        out[name] = (statistics.median(rates[name]), statistics.median(ratios), ratios)
+    out["prepare"] = (statistics.median(rates["prepare"]), 1.0, [1.0] * repeats)
+    return out
 
 
 class MHACrissCrossLayer(nn.Module):
@@ -265,7 +372,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-root", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared/data/eeg")
     ap.add_argument("--only", nargs="*", default=["preprocessing", "pretrain"],
-                    choices=["preprocessing", "pretrain", "layer"])
+                    choices=["preprocessing", "peers", "pretrain", "layer"],
+                    help="sections (peers: braindecode, MOABB; layer: one criss-cross layer)")
     ap.add_argument("--subjects", default="1-3")
     ap.add_argument("--n-jobs", type=int, default=2, help="prepare workers (preprocessing)")
     ap.add_argument("--layers", type=int, default=12)
@@ -281,10 +389,16 @@ def main() -> None:
     if a.threads:
         torch.set_num_threads(a.threads)
     if "preprocessing" in a.only:
-        ours, base, ratios = bench_preprocessing(a.data_root, parse_ranges(a.subjects), a.n_jobs, a.repeats)
+        ours, base, ratios, diff = bench_preprocessing(a.data_root, parse_ranges(a.subjects), a.n_jobs, a.repeats)
         print(f"preprocessing EDF→store (n_jobs={a.n_jobs}): {ours:8.1f} s of EEG per s | plain MNE "
-              f"read-filter-notch-resample loop: {base:8.1f} | ratio {statistics.median(ratios):.2f} "
-              f"(median of {[round(r, 2) for r in ratios]})")
+              f"read-reference-filter-notch-resample loop: {base:8.1f} | ratio {statistics.median(ratios):.2f} "
+              f"(median of {[round(r, 2) for r in ratios]}); store vs plain loop: max abs diff {diff:.1e} "
+              "(100 µV units)")
+    if "peers" in a.only:
+        for name, (r, ratio, ratios) in bench_peers(a.data_root, parse_ranges(a.subjects), a.n_jobs, a.repeats).items():
+            if name != "prepare":
+                print(f"preprocessing peer {name} (n_jobs={a.n_jobs}): {r:8.1f} s of EEG per s | prepare / {name}: "
+                      f"{ratio:.2f} (median of {[round(x, 2) for x in ratios]})")
     if "layer" in a.only:
         ours, base, ratios = bench_layer(a.batch, a.channels, a.patches, a.steps, a.repeats)
         print(f"one criss-cross layer, forward + backward, training mode (B={a.batch}, C={a.channels}, "

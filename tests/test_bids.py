@@ -85,7 +85,7 @@ def test_bids_bad_channel_is_interpolated(eeg_root, lr_store, tmp_path):
     raw.interpolate_bads(reset_bads=True, verbose="error")
     recipe = card.recipe().from_dict({**card.recipe().to_dict(), "channels": card.channel_set("sensorimotor"),
                                       "events": {"T1": 0, "T2": 1}})
-    preprocess_raw(raw, recipe)
+    raw = preprocess_raw(raw, recipe)
     w = make_windows(raw, recipe)
     np.testing.assert_array_equal(st.patches(slice(None)), w.patches)
     # …and not the recorded C3: the bad channel really was replaced

@@ -27,7 +27,7 @@ def test_status_high_bits_are_not_trigger_codes(tmp_path):
     f.write_bytes(bytes(head))
     raw = neurokit.read_eeg(f)
     rec = EEGRecipe(l_freq=None, h_freq=None, line_freq=None, window_s=1.0, events={"1": 0, "2": 1})
-    preprocess_raw(raw, rec)
+    raw = preprocess_raw(raw, rec)
     w = make_windows(raw, rec)
     np.testing.assert_allclose(w.onsets, [5, 12, 20, 24], atol=1 / 200)
     np.testing.assert_array_equal(w.labels, [0, 1, 0, 1])

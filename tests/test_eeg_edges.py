@@ -67,7 +67,7 @@ def test_bdf_plus_d_sliding_windows_never_span_a_gap(tmp_path):
     with pytest.warns(RuntimeWarning, match=r"gap.bdf: events \[\"'T2' at 20 s\"\] lie in a recording gap \(10–50 s\)"):
         raw = neurokit.read_eeg(p)
     rec = EEGRecipe(l_freq=None, h_freq=None, line_freq=None, window_s=4.0)
-    preprocess_raw(raw, rec)
+    raw = preprocess_raw(raw, rec)
     w = make_windows(raw, rec)  # continuous windows: two in the first piece, two in the second
     np.testing.assert_array_equal(w.onsets, [0.0, 4.0, 50.0, 54.0])
     for x, o in zip(w.patches, w.onsets):
@@ -173,7 +173,7 @@ def test_uncalibrated_channel_out_of_average_reference(tmp_path):
     raw = neurokit.read_eeg(p)
     assert raw.info["bads"] == ["Cz"]
     rec = EEGRecipe(l_freq=None, h_freq=None, line_freq=None, reference="average", events={"T1": 0})
-    preprocess_raw(raw, rec)
+    raw = preprocess_raw(raw, rec)
     w = make_windows(raw, rec)
     assert w.ch_names == ["C3", "C4"]
     want = (c3 - (c3 + c4) / 2)[200:1000]
@@ -218,7 +218,7 @@ def test_stim_channel_events(eeg_root, tmp_path):
     f = eeg_root / "formats/bdf/test_bdf_stim_channel.bdf"
     raw = neurokit.read_eeg(f)
     rec = EEGRecipe(l_freq=None, h_freq=None, line_freq=None, window_s=1.0, events={"T1": 0})
-    preprocess_raw(raw, rec)
+    raw = preprocess_raw(raw, rec)
     with pytest.raises(DataFileError, match=r"test_bdf_stim_channel.bdf: no annotation matches the card's events \['T1'\] "
                                             r"\(annotations found: none\); the Status channel holds 9 triggers with codes "
                                             r"\[1, 2, 4\]: map them in the card's events"):

@@ -228,7 +228,7 @@ def _check_outcome(path: Path, what: str) -> str:
         warnings.simplefilter("always")
         try:
             raw = neurokit.read_eeg(path, preload=True)
-            preprocess_raw(raw, EEGRecipe(l_freq=None, h_freq=None, line_freq=None, window_s=1.0, min_sfreq=1.0))
+            raw = preprocess_raw(raw, EEGRecipe(l_freq=None, h_freq=None, line_freq=None, window_s=1.0, min_sfreq=1.0))
         except (NeurokitError, FileNotFoundError) as exc:
             msg = str(exc)
             assert path.name in msg, f"{what}: error does not name the file: {msg[:300]}"

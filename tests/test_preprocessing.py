@@ -21,7 +21,7 @@ def _recipe(**kw):
 def test_matches_plain_mne_pipeline(eeg_root):
     recipe = _recipe(events={"T1": 0, "T2": 1})
     raw = neurokit.read_eeg(eeg_root / S001R04)
-    preprocess_raw(raw, recipe)
+    raw = preprocess_raw(raw, recipe)
     w = make_windows(raw, recipe)
     # the same steps written out with MNE alone: CBraMod's PhysioNet-MI order, 0.3 Hz high-pass only
     ref = mne.io.read_raw_edf(eeg_root / S001R04, preload=True, verbose="error")
@@ -43,14 +43,14 @@ def test_matches_plain_mne_pipeline(eeg_root):
 def test_high_cut_capped_below_nyquist(eeg_root):
     raw = neurokit.read_eeg(eeg_root / "formats/eeglab/test_raw.set")  # 128 Hz: Nyquist 64 Hz
     with pytest.warns(RuntimeWarning, match=r"using 57.6 Hz instead"):
-        preprocess_raw(raw, _recipe(reference=None, h_freq=75.0))
+        raw = preprocess_raw(raw, _recipe(reference=None, h_freq=75.0))
     assert raw.info["sfreq"] == 200.0 and raw.info["lowpass"] == pytest.approx(57.6, abs=0.1)
 
 
 def test_sliding_windows_and_rejection(eeg_root):
     raw = neurokit.read_eeg(eeg_root / "formats/fif/data_resting_EO_200Hz_raw.fif")
     rec = _recipe(reference=None, window_s=30.0, crop_start_s=60.0, crop_end_s=60.0, line_freq=50.0)
-    preprocess_raw(raw, rec)
+    raw = preprocess_raw(raw, rec)
     w = make_windows(raw, rec)
     assert w.patches.shape == (8, 2, 30, 200)  # (360 s - 120 s) / 30 s
     assert np.all(w.labels == -1) and w.onsets[0] == 60.0
@@ -68,7 +68,7 @@ def _synthetic(data, sfreq=200.0, names=("Cz", "Pz")):
 def test_too_short_recording():
     raw = _synthetic(np.random.default_rng(0).normal(0, 1e-5, (2, 600)))  # 3 s
     rec = _recipe(reference=None)
-    preprocess_raw(raw, rec)
+    raw = preprocess_raw(raw, rec)
     with pytest.raises(DataFileError, match=r"synthetic.edf: recording too short: 3.00 s usable.*needs 4 s"):
         make_windows(raw, rec)
 
@@ -115,7 +115,7 @@ def test_tueg_recipe_resamples_before_filtering(eeg_root):
                                "min_duration_s": 0.0, "crop_start_s": 0.0, "crop_end_s": 0.0, "window_s": 10.0,
                                "reject_uv": None})
     raw = neurokit.read_eeg(eeg_root / S001R04)
-    preprocess_raw(raw, rec)
+    raw = preprocess_raw(raw, rec)
     assert list(raw.info["temp"]["neurokit_applied"])[-4:] == ["resampled", "l_freq", "h_freq", "notch_hz"]
     ref = mne.io.read_raw_edf(eeg_root / S001R04, preload=True, verbose="error").pick(["C3..", "Cz..", "C4.."])
     ref.resample(200.0, verbose="error")

@@ -198,8 +198,9 @@ def prepare(
     min_duration: Optional[float] = typer.Option(None, "--min-duration", show_default="card", help="EEG cards: recordings shorter than this many seconds are dropped (0: keep all)."),
     n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="EEG: recordings processed by N local worker processes (-1: every core); the store is the same."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", show_default="$DASK_SCHEDULER_ADDRESS", help="EEG: Dask scheduler address (tcp://host:8786) to process the recordings on; default the DASK_SCHEDULER_ADDRESS environment variable."),
-    shards: bool = typer.Option(False, "--shards", show_default="off", help="EEG: write OUT as a shard set (a folder: one store per recording + index.json) that keeps finished recordings if the run stops."),
+    shards: bool = typer.Option(False, "--shards", show_default="off", help="Write OUT as a shard set (a folder: one store per recording, EEG file or surface run, + index.json) that keeps finished recordings if the run stops (full disk, bad file, kill)."),
     resume: bool = typer.Option(False, "--resume", show_default="off", help="With --shards: add only the recordings the set at OUT lacks."),
+    stream_above: Optional[float] = typer.Option(None, "--stream-above", show_default="256", help="EEG: recordings larger than this many MiB of float64 samples are processed chunk by chunk in bounded memory (scratch files beside OUT); same windows."),
     verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
 ) -> None:
     """Read recordings, preprocess them with the card's recipe and write an HDF5 patch store."""
@@ -225,7 +226,8 @@ def prepare(
     kwargs.update({k: v for k, v in (("mesh", mesh), ("hemi", hemi), ("spheres", sph or None), ("encoding", encoding),
                                      ("units", units)) if v is not None})
     kwargs.update({k: v for k, v in (("n_jobs", n_jobs if n_jobs != 1 else None), ("scheduler", scheduler),
-                                     ("shards", shards or None), ("resume", resume or None)) if v is not None})
+                                     ("shards", shards or None), ("resume", resume or None),
+                                     ("stream_above_mb", stream_above)) if v is not None})
     kwargs.update({k: v for k, v in (("window_s", window_s), ("crop_start_s", crop_start), ("crop_end_s", crop_end),
                                      ("line_freq", line_freq), ("min_duration_s", min_duration)) if v is not None})
     path = _run(run_prepare, card, out, data_root=data_root, task=task, files=files or None, subjects=subj, channels=channels, overwrite=overwrite, **kwargs)

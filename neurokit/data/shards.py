@@ -6,15 +6,18 @@ Layout of a shard set (a folder)::
                            "shards": [{"file", "key", "n_samples"}, …]}
     OUT/shard-000000.h5   a complete PatchStore (its own ``sources``); written as .partial, then renamed
 
+One shard holds one recording: an EEG file (or one member of an archive), or a surface fMRI run (one
+file, or one hemisphere or frame block of it); its ``key`` (:func:`recording_key`) names it uniquely.
 Crash safety: a shard is renamed into place only when complete, and the index is replaced atomically
 (write + fsync + ``os.replace``) after each shard, so a ``prepare`` killed or stopped by a full disk keeps
 every recording already written; ``resume=True`` (CLI ``--resume``) skips them. Readers
 (:func:`~neurokit.data.store.open_stores`, :class:`~neurokit.data.dataset.PatchDataset`) take the folder
-as one store. :func:`merge_shard_sets` joins sets made on different machines after checking that card,
-recipe and channels agree.
+as one store. :func:`merge_shard_sets` joins sets made on different machines after checking that card
+(name and content), task, recipe and channels agree, and the shards' sample shape, mesh and TR.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -27,8 +30,36 @@ from .store import PatchStoreWriter
 
 SET_FORMAT = "neurokit-shard-set/1"
 INDEX = "index.json"
-#: attributes that must agree for shards to belong to one set
-SHARED_KEYS = ("modality", "card", "task", "recipe", "ch_names", "sfreq", "units", "label_names", "template", "grid")
+#: attributes that must agree for shards to belong to one set (EEG and surface alike; absent keys agree)
+SHARED_KEYS = ("modality", "card", "card_body", "task", "recipe", "ch_names", "sfreq", "units", "label_names",
+               "template", "grid")
+#: facts of each shard (known once its recording is read) that must agree between merged sets
+SHARD_FACTS = ("mesh", "tr", "onset_unit")
+
+
+def recording_key(path: str | Path, *parts: str) -> str:
+    """Key of one recording in a shard set: the file's resolved path, then ``::part`` for each non-empty
+    part that tells recordings of one file apart (an archive member; a hemisphere or frame range)."""
+    return "::".join([str(Path(path).resolve()), *(str(p) for p in parts if p)])
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk (or the user's quota) is full: ``ENOSPC``/``EDQUOT``, also when an
+    h5py version reports HDF5's ``errno = 28`` only in the message."""
+    if not isinstance(exc, OSError):
+        return False
+    return exc.errno in (errno.ENOSPC, errno.EDQUOT) or f"errno = {errno.ENOSPC}," in str(exc)
+
+
+def disk_full_error(out: str | Path, what: str | Path) -> StoreError:
+    """The error for a full disk while writing one store (not a shard set): nothing of it is kept."""
+    return StoreError(f"{out}: disk full while writing {what}; nothing was kept. Free space, or write "
+                      "per-recording shards (--shards) so that a stop keeps what is done")
+
+
+def _differences(a: dict, b: dict) -> list[str]:
+    names = {"card_body": "card content"}
+    return sorted(names.get(k, k) for k in set(a) | set(b) if a.get(k) != b.get(k))
 
 
 def is_shard_set(path: str | Path) -> bool:
@@ -85,7 +116,8 @@ def _write_index(folder: Path, index: dict) -> None:
 
 class ShardSetWriter:
     """Writer of a shard set: :meth:`shard` gives a :class:`~neurokit.data.store.PatchStoreWriter` for one
-    recording; the shard joins the index when its ``with`` block ends without error.
+    recording; the shard joins the index when its ``with`` block ends without error. A new set touches the
+    disk only when its first shard is written (a run that fails before leaves no folder behind).
 
     Parameters
     ----------
@@ -121,17 +153,17 @@ class ShardSetWriter:
                 shutil.rmtree(self.folder)
             elif resume:
                 old = read_index(self.folder)
-                diff = sorted(k for k in set(old["attrs"]) | set(shared) if old["attrs"].get(k) != shared.get(k))
+                diff = _differences(old["attrs"], shared)
                 if diff:
                     raise StoreError(f"{self.folder}: cannot resume: the set was made with other {', '.join(diff)}")
                 self.index = {**old, "complete": False}
+                _write_index(self.folder, self.index)
             else:
                 raise FileExistsError(
                     f"{self.folder}: a shard set is there; pass resume=True (CLI: --resume) to add the recordings it "
                     "lacks, or overwrite=True (--overwrite) to start again"
                 )
-        self.folder.mkdir(parents=True, exist_ok=True)
-        _write_index(self.folder, self.index)
+        self._made = not self.folder.exists()
 
     @property
     def keys(self) -> set[str]:
@@ -142,27 +174,66 @@ class ShardSetWriter:
     def n(self) -> int:
         return sum(s["n_samples"] for s in self.index["shards"])
 
+    def kept(self) -> str:
+        """What a stop keeps, for messages: ``"the N recordings written before are kept in FOLDER"``."""
+        return f"the {len(self.index['shards'])} recordings written before are kept in {self.folder}"
+
+    def stopped(self, exc: Exception) -> Exception:
+        """``exc`` (a bad recording that stops the run) with what the set keeps and how to go on (``exc``
+        itself while the set holds nothing)."""
+        if not self.index["shards"]:
+            return exc
+        return type(exc)(f"{exc}; {self.kept()}: fix or remove that file (or skip bad files: --skip-bad), then "
+                         "rerun the same command with --resume")
+
+    def shard_attrs(self, i: int = 0) -> dict | None:
+        """Store attributes of the set's ``i``-th shard (None when it has fewer shards)."""
+        from .store import PatchStore
+
+        shards = self.index["shards"]
+        return PatchStore(self.folder / shards[i]["file"]).attrs if len(shards) > i else None
+
     @contextmanager
     def shard(self, key: str, **attrs: Any):
-        """Write one recording's shard (``key``: e.g. its resolved path); empty shards are not kept."""
+        """Write one recording's shard (``key``: :func:`recording_key`); empty shards are not kept.
+
+        Raises
+        ------
+        StoreError
+            The disk filled up: the shard is dropped, the recordings written before are kept, and the
+            message says to free space and rerun with ``--resume``.
+        """
+        self.folder.mkdir(parents=True, exist_ok=True)
         k = len(self.index["shards"])
         name = f"shard-{k:06d}.h5"
         while (self.folder / name).exists():  # a file left by an interrupted run that never reached the index
             k += 1
             name = f"shard-{k:06d}.h5"
-        w = PatchStoreWriter(self.folder / name, self.sample_shape, attrs={**self.attrs, **attrs}, overwrite=True,
-                             **self.writer_kw)
+        w = None
         try:
+            w = PatchStoreWriter(self.folder / name, self.sample_shape, attrs={**self.attrs, **attrs}, overwrite=True,
+                                 **self.writer_kw)
             yield w
-        except BaseException:
-            w.abort()
+            if w.n == 0:
+                w.abort()
+                return
+            w.close()
+            try:
+                self.index["shards"].append({"file": name, "key": key, "n_samples": int(w.n)})
+                _write_index(self.folder, self.index)
+            except BaseException:  # the index does not list it: take the file away too
+                self.index["shards"] = [s for s in self.index["shards"] if s["file"] != name]
+                (self.folder / name).unlink(missing_ok=True)
+                raise
+        except BaseException as exc:
+            if w is not None:
+                w.abort()
+            if self._made and not self.index["shards"] and not any(self.folder.iterdir()):
+                self.folder.rmdir()  # a new set that got no shard: leave nothing behind
+            if disk_full(exc):
+                raise StoreError(f"{self.folder}: disk full while writing {key}; {self.kept()}. Free space, then "
+                                 "rerun the same command with --resume") from exc
             raise
-        if w.n == 0:
-            w.abort()
-            return
-        w.close()
-        self.index["shards"].append({"file": name, "key": key, "n_samples": int(w.n)})
-        _write_index(self.folder, self.index)
 
     def close(self, **attrs: Any) -> Path:
         """Mark the set complete (``attrs``: extra set-level facts for the index). Returns the folder."""
@@ -170,15 +241,23 @@ class ShardSetWriter:
             raise StoreError(f"{self.folder}: no samples were written")
         self.index.update(attrs)
         self.index["complete"] = True
-        _write_index(self.folder, self.index)
+        try:
+            _write_index(self.folder, self.index)
+        except OSError as exc:
+            if disk_full(exc):
+                raise StoreError(f"{self.folder}: disk full while finishing the index; every recording is kept. "
+                                 "Free space, then rerun the same command with --resume") from exc
+            raise
         return self.folder
 
 
 def merge_shard_sets(sets: Iterable[str | Path], out: str | Path, *, link: bool = True) -> Path:
     """Join shard sets (e.g. made on several machines) into one set at ``out``.
 
-    The sets must be complete and agree on card, task, recipe, channels and sample shape; shards are
-    hard-linked into ``out`` (copied across file systems, or when ``link=False``).
+    The sets must be complete and agree on card (name and content), task, recipe, channels (EEG), template
+    and grid (surface), and on their shards' sample shape, mesh and TR (:data:`SHARED_KEYS`,
+    :data:`SHARD_FACTS`); shards are hard-linked into ``out`` (copied across file systems, or when
+    ``link=False``).
 
     Raises
     ------
@@ -197,13 +276,20 @@ def merge_shard_sets(sets: Iterable[str | Path], out: str | Path, *, link: bool 
     for s, idx in zip(sets, indexes):
         if not idx.get("complete"):
             raise StoreError(f"{s}: unfinished shard set; finish it (prepare --resume) before merging")
-        diff = sorted(k for k in set(idx["attrs"]) | set(indexes[0]["attrs"])
-                      if idx["attrs"].get(k) != indexes[0]["attrs"].get(k))
+        diff = _differences(idx["attrs"], indexes[0]["attrs"])
         if diff:
             raise StoreError(f"{s}: differs from {sets[0]} in {', '.join(diff)}; only sets of one card and recipe merge")
-    shapes = {PatchStore(s / idx["shards"][0]["file"]).sample_shape for s, idx in zip(sets, indexes)}
-    if len(shapes) > 1:
-        raise StoreError(f"sample shapes differ between the sets: {sorted(shapes)}")
+    facts = []
+    for s, idx in zip(sets, indexes):
+        st = PatchStore(s / idx["shards"][0]["file"])
+        # as JSON text: a NaN TR (no file stated one) equals another
+        facts.append({k: json.dumps(v, default=str) for k, v in
+                      {"sample shape": list(st.sample_shape), **{k: st.attrs.get(k) for k in SHARD_FACTS}}.items()})
+    for s, f in zip(sets[1:], facts[1:]):
+        diff = _differences(f, facts[0])
+        if diff:
+            raise StoreError(f"{s}: its shards differ from those of {sets[0]} in {', '.join(diff)} "
+                             f"({', '.join(f'{f[k]} vs {facts[0][k]}' for k in diff)}); only sets of one kind merge")
     tmp = out.with_name(out.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

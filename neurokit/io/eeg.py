@@ -31,7 +31,13 @@ _REFERENCE_SITES = {"A1", "A2", "M1", "M2"}
 
 
 def montage_1005():
-    """MNE's template 10-05 montage (named ``colin27_1005`` from MNE 1.13, ``standard_1005`` before)."""
+    """MNE's template 10-05 montage (named ``colin27_1005`` from MNE 1.13, ``standard_1005`` before); a
+    fresh copy of one made once per process."""
+    return _montage_1005().copy()
+
+
+@lru_cache(maxsize=1)
+def _montage_1005():
     import mne
 
     builtin = mne.channels.get_builtin_montages()
@@ -311,7 +317,8 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
                 f"{path}: no EEG channels (channel types found: {', '.join(found)}). "
                 "Set the channel types with raw.set_channel_types() or pass eeg_only=False."
             )
-        raw.pick(picks)
+        if len(picks) < len(raw.ch_names):  # picking every channel would only cost MNE's info checks
+            raw.pick(picks)
 
     renames = ChannelRenames()
     if normalize_names:

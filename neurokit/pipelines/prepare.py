@@ -10,6 +10,7 @@ import functools
 import inspect
 import logging
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -28,7 +29,7 @@ CLI_FLAGS = {"mesh": "--mesh", "hemi": "--hemi", "spheres": "--sphere-l/--sphere
              "skip_bad": "--skip-bad", "encoding": "--encoding", "units": "--units", "n_jobs": "--n-jobs",
              "scheduler": "--scheduler", "shards": "--shards", "resume": "--resume", "window_s": "--window-s",
              "crop_start_s": "--crop-start", "crop_end_s": "--crop-end", "line_freq": "--line-freq",
-             "min_duration_s": "--min-duration"}
+             "min_duration_s": "--min-duration", "stream_above_mb": "--stream-above"}
 
 #: recipe fields of an EEG card that ``prepare`` (CLI: the flags above) may override
 EEG_RECIPE_OPTIONS = ("window_s", "crop_start_s", "crop_end_s", "line_freq", "min_duration_s")
@@ -62,7 +63,9 @@ def prepare(
     card : str | Path | DataCard
         Data card giving the file layout, events → labels and the preprocessing recipe.
     out : path
-        Store to write (``.h5``). Written as ``out.partial`` and renamed when complete.
+        Store to write (``.h5``). Written as ``out.partial`` and renamed when complete. With
+        ``shards=True`` (EEG and surface cards; CLI ``--shards``): the folder of a shard set, one store per
+        recording (:mod:`neurokit.data.shards`), which ``resume=True`` (``--resume``) completes after a stop.
     data_root : path, optional
         Folder the card's layout is relative to (default ``$NEUROKIT_DATA``).
     task : str, optional
@@ -84,15 +87,19 @@ def prepare(
     """
     card = card if isinstance(card, DataCard) else load_card(card)
     out = Path(out)
+    if kwargs.get("resume") and not kwargs.get("shards"):
+        raise ConfigError("resume applies to shard sets (CLI: --shards --resume)")
     if out.is_dir() and not kwargs.get("shards"):
         raise StoreError(f"{out}: is a folder; give the path of the store file to write (e.g. {out / 'store.h5'})")
     if out.exists() and not overwrite and not kwargs.get("resume"):
         more = "; or resume=True (--resume) to add the recordings a shard set lacks" if kwargs.get("shards") else ""
         raise FileExistsError(f"{out}: store exists; pass overwrite=True (CLI: --overwrite) to replace it{more}")
-    from .objectives import _load_plugins
-
-    _load_plugins()
     fn = PREPARERS.get(card.modality)
+    if fn is None:  # modalities that register on import (surface, ...); EEG needs no torch import
+        from .objectives import _load_plugins
+
+        _load_plugins()
+        fn = PREPARERS.get(card.modality)
     if fn is None:
         raise ValueError(f"no preparer for modality {card.modality!r}; known: {sorted(PREPARERS)}")
     kwargs = {k: v for k, v in kwargs.items() if v is not None}
@@ -114,6 +121,12 @@ def prepare(
             if p.is_dir() and not any(p.iterdir()):
                 p.rmdir()
         if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
+            from ..data.shards import is_shard_set, read_index
+
+            if kwargs.get("shards") and is_shard_set(out):
+                n = len(read_index(out)["shards"])
+                raise Interrupted(f"interrupted: {out}: the {n} recordings written are kept; run the same command "
+                                  "with --resume to add the others") from None
             kept = "the existing store there is unchanged" if out.exists() else "no store written"
             raise Interrupted(f"interrupted: {out}: {kept}; run the same command again") from None
         raise
@@ -144,10 +157,12 @@ def _eeg_job(job: tuple[str, dict, dict]) -> dict:
 
     path, recipe, read_opts = job[0], EEGRecipe.from_dict(job[1]), job[2]
     member, reader = (job[3], job[4]) if len(job) > 3 else ("", "")
+    part_dir, stream_above = (job[5], job[6]) if len(job) > 5 else ("", None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            w, source = _eeg_file(path, recipe, read_opts, member=member, reader=reader)
+            w, source = _eeg_file(path, recipe, read_opts, member=member, reader=reader, part_dir=part_dir,
+                                  stream_above=stream_above)
         except RecordingDropped as exc:
             return {"dropped": str(exc), "warnings": [str(c.message) for c in caught]}
         except (DataFileError, ChannelMismatchError) as exc:
@@ -179,6 +194,7 @@ def prepare_eeg(
     scheduler: str | None = None,
     shards: bool = False,
     resume: bool = False,
+    stream_above_mb: float | None = None,
 ) -> Path:
     """EEG: read → :func:`~neurokit.preprocessing.eeg.preprocess_raw` → windows → store.
 
@@ -197,11 +213,14 @@ def prepare_eeg(
     depend on either. ``shards``: write ``out`` as a shard set (a folder, one store per recording and an
     index: :mod:`neurokit.data.shards`), which keeps every finished recording when the run stops (full disk,
     kill); ``resume`` then adds only the recordings it lacks.
+    ``stream_above_mb``: recordings larger than this (MiB of float64 samples; default 256) are processed in
+    bounded memory, chunk by chunk through scratch files beside ``out`` (:mod:`neurokit.preprocessing.stream`;
+    same windows to float64 rounding). Not with a Dask scheduler, whose workers may not share the disk.
     """
-    import errno
+    import numpy as np
 
-    from ..data.shards import ShardSetWriter, is_shard_set, read_index
-    from .parallel import map_ordered
+    from ..data.shards import ShardSetWriter, disk_full, disk_full_error, is_shard_set, read_index, recording_key
+    from .parallel import map_ordered, scheduler_address
 
     recipe = eeg_recipe(card, channels=channels, window_s=window_s, crop_start_s=crop_start_s,
                         crop_end_s=crop_end_s, line_freq=line_freq, min_duration_s=min_duration_s)
@@ -217,8 +236,6 @@ def prepare_eeg(
         entries = [FileEntry(path=Path(f), subject=Path(f).stem, run=Path(f).stem, events=events) for f in files]
     else:
         entries = card.files(data_root, tname, subjects=subjects)
-    if resume and not shards:
-        raise ConfigError("resume applies to shard sets (CLI: --shards --resume)")
     labelled = any(e.events or e.label is not None for e in entries)
     done = set()
     if shards and is_shard_set(out) and not overwrite:
@@ -226,9 +243,12 @@ def prepare_eeg(
             raise FileExistsError(f"{out}: a shard set is there; --resume adds the recordings it lacks, --overwrite "
                                   "starts again")
         done = {sh["key"] for sh in read_index(out)["shards"]}
-    todo = [e for e in entries if str(Path(e.path).resolve()) not in done]
+    todo = [e for e in entries if recording_key(e.path, e.member) not in done]
+    # long recordings are streamed into part stores beside the output (local workers share its disk)
+    part_dir = "" if scheduler_address(scheduler) else str(out.parent / f".{out.name}.parts")
     jobs = [(str(e.path), (recipe if e.events is None else type(recipe).from_dict({**recipe.to_dict(), "events": e.events})).to_dict(),
-             read_opts, e.member, e.reader) for e in todo]
+             read_opts, e.member, e.reader, part_dir, stream_above_mb * 2**20 if stream_above_mb is not None else None)
+            for e in todo]
     writer = None
     sources = []
     dropped = []
@@ -248,7 +268,7 @@ def prepare_eeg(
                 if skip_bad:
                     logger.warning("skipping %s", res["error"])
                     continue
-                raise res["error"]
+                raise writer.stopped(res["error"]) if shards and writer is not None else res["error"]
             w = res["windows"]
             if ch_names is None:
                 ch_names = w.ch_names
@@ -257,6 +277,7 @@ def prepare_eeg(
                     f"{e.path}: channels {w.ch_names[:5]}… ({len(w.ch_names)}) differ from the store's "
                     f"{ch_names[:5]}… ({len(ch_names)}); give the card a 'channels' list to fix one montage"
                 )
+            shape = w.sample_shape if isinstance(w, StreamedPart) else w.patches.shape[1:]
             if writer is None:
                 attrs = dict(
                     modality="eeg",
@@ -279,28 +300,30 @@ def prepare_eeg(
                     table = read_participants(card.bids_root(data_root))
                     attrs["participants"] = {card.store_subject(k): v for k, v in table.items() if card.store_subject(k) in ids}
                 if shards:
-                    writer = ShardSetWriter(out, w.patches.shape[1:], attrs=attrs, resume=resume, overwrite=overwrite)
+                    writer = ShardSetWriter(out, shape, attrs=attrs, resume=resume, overwrite=overwrite)
                 else:
-                    writer = PatchStoreWriter(out, w.patches.shape[1:], overwrite=overwrite, attrs=attrs)
-            if e.label is not None:  # subject-level class (participants.tsv column)
-                w.labels[:] = e.label
-            rows = dict(onsets=w.onsets, subject=e.subject, session=e.session, run=e.run)
+                    writer = PatchStoreWriter(out, shape, overwrite=overwrite, attrs=attrs)
+
+            def put(target):
+                for patches, labels, onsets in _batches(w):
+                    if e.label is not None:  # subject-level class (participants.tsv column)
+                        labels = np.full(len(labels), e.label, dtype=np.int64)
+                    target.append(patches, labels if labelled else None, onsets=onsets, subject=e.subject,
+                                  session=e.session, run=e.run)
+
             try:
                 if shards:
-                    with writer.shard(res["source"]["path"], sources=[res["source"]], n_rejected=int(w.n_rejected)) as sw:
-                        sw.append(w.patches, w.labels if labelled else None, **rows)
+                    with writer.shard(recording_key(e.path, e.member), sources=[res["source"]],
+                                      n_rejected=int(w.n_rejected)) as sw:
+                        put(sw)
                 else:
-                    writer.append(w.patches, w.labels if labelled else None, **rows)
-            except OSError as exc:
-                if exc.errno != errno.ENOSPC:
+                    put(writer)
+                if isinstance(w, StreamedPart):
+                    Path(w.path).unlink(missing_ok=True)
+            except OSError as exc:  # a shard set says itself what it keeps (a StoreError)
+                if not disk_full(exc):
                     raise
-                if shards:
-                    raise StoreError(
-                        f"{out}: disk full while writing {e.path}; the {len(writer.keys)} recordings written before are "
-                        "kept. Free space, then rerun the same command with --resume"
-                    ) from exc
-                raise StoreError(f"{out}: disk full while writing {e.path}; nothing was kept. Free space, or write "
-                                 "per-recording shards (--shards) so that a stop keeps what is done") from exc
+                raise disk_full_error(out, e.path) from exc
             n_rej += w.n_rejected
             sources.append(res["source"])
         if writer is None and done:  # every recording was already in the set: mark it finished
@@ -316,6 +339,11 @@ def prepare_eeg(
         if writer is not None and not shards:
             writer.abort()
         raise
+    finally:
+        if part_dir and Path(part_dir).is_dir():  # parts of recordings not copied (a stop) are not kept
+            import shutil
+
+            shutil.rmtree(part_dir, ignore_errors=True)
     logger.info("wrote %s (%d samples, %d rejected)", path, n_total, n_rej)
     return path
 
@@ -333,16 +361,47 @@ def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
     return file_sha256(path)
 
 
-def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = ""):
+@dataclass
+class StreamedPart:
+    """The windows of a streamed recording (:mod:`neurokit.preprocessing.stream`), in a part store on disk
+    that ``prepare`` copies into its output batch by batch and then deletes."""
+
+    path: str
+    ch_names: list
+    n_rejected: int
+    sample_shape: tuple
+
+
+def _batches(w, batch: int = 256):
+    """``(patches, labels, onsets)`` batches of a :class:`Windows` (one batch) or a :class:`StreamedPart`."""
+    if not isinstance(w, StreamedPart):
+        yield w.patches, w.labels, w.onsets
+        return
+    from ..data.store import PatchStore
+
+    st = PatchStore(w.path)
+    try:
+        for i in range(0, len(st), batch):
+            sl = slice(i, min(len(st), i + batch))
+            yield st.patches(sl), st.labels[sl], st.meta["onset"][sl]
+    finally:
+        st.close()
+
+
+def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = "", part_dir: str = "",
+              stream_above: float | None = None):
     """One recording → (:class:`~neurokit.preprocessing.eeg.Windows`, its ``sources`` entry). Warnings are
     left to the caller (:func:`_eeg_job` collects them); any fault that is not already a neurokit error
-    becomes a :class:`DataFileError` naming the file."""
+    becomes a :class:`DataFileError` naming the file. With ``part_dir``, a recording above ``stream_above``
+    bytes as float64 samples (default :data:`~neurokit.preprocessing.stream.STREAM_ABOVE_BYTES`) is
+    streamed in bounded memory into a part store there, returned as a :class:`StreamedPart`."""
     from .._errors import NeurokitError
     from ..cards import FileEntry
     from ..io.bids import read_bids_eeg
     from ..io.clinical import get_reader
     from ..io.eeg import describe_exception, read_eeg
     from ..preprocessing.eeg import make_windows, preprocess_raw
+    from ..preprocessing.stream import STREAM_ABOVE_BYTES, streamable
 
     try:
         if reader == "bids":  # a BIDS recording: events.tsv, channels.tsv through mne-bids
@@ -351,18 +410,54 @@ def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = 
             raw = get_reader(reader).read(FileEntry(path=Path(path), subject="", member=member, reader=reader))
         else:
             raw = read_eeg(path, **read_opts)
-        preprocess_raw(raw, recipe, source=str(path))
-        w = make_windows(raw, recipe, source=str(path))
+        limit = STREAM_ABOVE_BYTES if stream_above is None else stream_above
+        if part_dir and streamable(raw, recipe, limit):
+            w, applied, n_windows = _stream_part(raw, recipe, Path(part_dir), str(path))
+        else:
+            raw = preprocess_raw(raw, recipe, source=str(path))
+            w = make_windows(raw, recipe, source=str(path))
+            applied, n_windows = raw.info["temp"].get("neurokit_applied", {}), len(w.labels)
     except (NeurokitError, FileNotFoundError):
         raise
     except Exception as exc:  # a fault of MNE or numpy on this file: name the file
         raise DataFileError(f"{path}: {describe_exception(exc)}") from exc
     ren = raw.info["temp"]["neurokit_renames"]
     provenance = {"path": str(Path(path).resolve()), **({"member": member} if member else {}),
-                  "sha256": _sha256(path), "n_windows": int(len(w.labels)),
+                  "sha256": _sha256(path), "n_windows": int(n_windows),
                   "n_rejected": int(w.n_rejected), "renamed": ren.renamed, "aliases": ren.aliases,
-                  "applied": raw.info["temp"].get("neurokit_applied", {})}
+                  "applied": applied}
     return w, provenance
+
+
+def _stream_part(raw, recipe, part_dir: Path, source: str):
+    """Stream ``raw`` through the recipe into a part store in ``part_dir``: (StreamedPart, applied, n)."""
+    import os
+    import uuid
+
+    from ..preprocessing.stream import stream_windows
+
+    part_dir.mkdir(parents=True, exist_ok=True)
+    path = part_dir / f"{os.getpid()}-{uuid.uuid4().hex[:12]}.h5"
+    holder: dict = {}
+
+    def write(w):
+        if "writer" not in holder:
+            holder["writer"] = PatchStoreWriter(path, w.patches.shape[1:], meta_columns=(), overwrite=True)
+        holder["writer"].append(w.patches, w.labels, onsets=w.onsets)
+        holder["n"] = holder.get("n", 0) + len(w.labels)
+
+    try:
+        applied, ch_names, n_rej = stream_windows(raw, recipe, part_dir, write, source=source)
+        if "writer" not in holder:  # every window rejected: an empty part
+            holder["writer"] = PatchStoreWriter(path, (len(ch_names), recipe.n_patches, 200), meta_columns=(),
+                                                overwrite=True)
+        holder["writer"].close()
+    except BaseException:
+        if "writer" in holder:
+            holder["writer"].abort()
+        raise
+    part = StreamedPart(str(path), ch_names, n_rej, (len(ch_names), recipe.n_patches, 200))
+    return part, applied, holder.get("n", 0)
 
 
 def store_differences(path: str | Path, card: str | Path | DataCard, *, data_root=None, task: str | None = None,

@@ -111,7 +111,8 @@ def _resolve(root: Path | None, p) -> Path:
 @register_preparer("surface")
 def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, subjects=None, overwrite=False,
                     progress=True, spheres: dict | None = None, skip_bad: bool = False,
-                    mesh: str | None = None, hemi: str | None = None) -> Path:
+                    mesh: str | None = None, hemi: str | None = None, shards: bool = False,
+                    resume: bool = False) -> Path:
     """Surface fMRI: read → resample to ico6 → z-score → patches → tubelets → store.
 
     The card's ``preprocessing`` holds the :class:`~neurokit.surface.patching.SurfaceRecipe` fields and
@@ -124,6 +125,9 @@ def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, s
     1.6 mm, with the 59k spheres in ``spheres``); default from the vertex count. A name neurokit does not
     know (:data:`~neurokit.io.surface.KNOWN_MESHES`) is taken for a mesh of one's own when ``spheres`` are given. ``hemi``:
     only this hemisphere (``L``/``R``): of CIFTI files, and only the GIFTI/MGH files named for it.
+    ``shards``: write ``out`` as a shard set, one store per run (a file, or one hemisphere or frame block
+    of it), so that a stop (full disk, bad file, kill) keeps every run written; ``resume`` then adds only
+    the runs it lacks (:func:`~neurokit.surface.store.write_surface_store`, :mod:`neurokit.data.shards`).
     """
     from ..cards import resolve_data_root
     from ..surface.patching import SurfaceRecipe
@@ -190,7 +194,8 @@ def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, s
     expected_tr = float(tr) if isinstance(tr, (int, float)) and tr > 0 else None
     return write_surface_store(out, runs, recipe, spheres=sph, card=card.name, overwrite=overwrite, progress=say,
                                attrs={"card_body": card.raw, "task": tname}, mesh=mesh, expected_tr=expected_tr,
-                               skip_bad=skip_bad, label_names=card.classes(tname) or None)
+                               skip_bad=skip_bad, label_names=card.classes(tname) or None, shards=shards,
+                               resume=resume)
 
 
 def _task_runs(card, tname: str, entries, hemi: str | None) -> list:

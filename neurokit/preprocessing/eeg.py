@@ -151,31 +151,11 @@ class Windows:
     warnings: list[str] = field(default_factory=list)
 
 
-def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
-    """Apply the filtering part of ``recipe`` to ``raw`` in place and return it.
-
-    Steps: drop channels marked bad (uncalibrated ones, see :func:`~neurokit.io.read_eeg`); pick/reorder
-    ``recipe.channels``; load; reject non-finite data; warn about implausible amplitudes (> 1 V); average
-    reference; band-pass; notch; resample to ``recipe.sfreq`` (first, when ``recipe.resample_first``).
-    The data stay in volts; :func:`make_windows` scales them. What was applied (the band edges used, the
-    original rate, dropped channels) is added to ``raw.info["temp"]["neurokit_applied"]``.
-
-    Raises
-    ------
-    ChannelMismatchError
-        A channel named in ``recipe.channels`` is missing from the recording.
-    RecordingDropped
-        The recording is shorter than ``recipe.min_duration_s``.
-    DataFileError
-        NaN/inf samples, a channel of ``recipe.channels`` marked bad, or a sampling rate that leaves no
-        room for the band (``l_freq`` above Nyquist).
-    """
+def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
+    """The steps of :func:`preprocess_raw` before any sample is read: the recipe's minimum duration, bad
+    channels dropped, ``recipe.channels`` picked (in place; ``raw`` need not be loaded)."""
     from .._errors import ChannelMismatchError
-    from ..io.eeg import check_finite
 
-    temp = raw.info.get("temp") or {}
-    source = source or temp.get("neurokit_source") or "recording"
-    applied = dict(temp.get("neurokit_applied") or {})
     sf = raw.info["sfreq"]
     applied.setdefault("sfreq_orig", sf)
     duration = raw.n_times / sf
@@ -202,40 +182,84 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
                 "interpolate the missing channels."
             )
         raw.pick(recipe.channels)  # also reorders to the recipe's order
-    raw.load_data(verbose="error")
-    # MNE holds float64 samples; we keep that one copy and filter it in place.
-    check_finite(raw._data, raw.ch_names, source)
-    flat = np.ptp(raw._data, axis=1) == 0
+
+
+def check_amplitudes(maxs: np.ndarray, mins: np.ndarray, ch_names: list[str], source: str) -> None:
+    """Flat channels (warned; all flat: :class:`DataFileError`) and peaks above 1 V (warned), from each
+    channel's largest and smallest sample in volts."""
+    flat = (maxs - mins) == 0
     if flat.all():
         raise DataFileError(f"{source}: every EEG channel is flat (constant); nothing to learn from")
     if flat.any():
-        names = [raw.ch_names[i] for i in np.flatnonzero(flat)]
+        names = [ch_names[i] for i in np.flatnonzero(flat)]
         warnings.warn(
             f"{source}: flat channel(s) {short_list(names)} carry no signal; they are kept (after an average "
             "reference they hold minus the mean of the others). Mark them bad and interpolate "
             "(raw.info['bads'] + raw.interpolate_bads()) or drop them from the card's channel list",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    peak = np.abs(raw._data).max(axis=1)
-    loud = [raw.ch_names[i] for i in np.flatnonzero(peak > MAX_EEG_VOLTS)]
+    peak = np.maximum(maxs, -mins)
+    loud = [ch_names[i] for i in np.flatnonzero(peak > MAX_EEG_VOLTS)]
     if loud:
         warnings.warn(f"{source}: channels {short_list(loud)} reach {peak.max():.3g} V, implausible for EEG "
-                      "(check the file's units and physical ranges)", RuntimeWarning, stacklevel=2)
+                      "(check the file's units and physical ranges)", RuntimeWarning, stacklevel=3)
+
+
+def check_rate(sf: float, recipe: EEGRecipe, source: str) -> None:
     if sf < recipe.min_sfreq:
         raise DataFileError(
             f"{source}: sampling rate {sf:g} Hz is too low for this recipe (minimum {recipe.min_sfreq:g} Hz; "
             f"band {recipe.l_freq}-{recipe.h_freq} Hz). Check the file's header, or lower min_sfreq in the card."
         )
+
+
+def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
+    """Apply the filtering part of ``recipe`` to ``raw`` and return the processed recording: ``raw`` itself
+    (filtered in place) or, when it is resampled, a new :class:`mne.io.RawArray` — use the return value.
+    Filters and resampling are MNE's defaults (FIR ``firwin``, FFT resampling), applied to blocks of
+    channels at once (:mod:`neurokit.preprocessing.filtering`; equal to ``Raw.filter`` / ``notch_filter`` /
+    ``resample`` to float64 rounding).
+
+    Steps: drop channels marked bad (uncalibrated ones, see :func:`~neurokit.io.read_eeg`); pick/reorder
+    ``recipe.channels``; load; reject non-finite data; warn about implausible amplitudes (> 1 V); average
+    reference; band-pass; notch; resample to ``recipe.sfreq`` (first, when ``recipe.resample_first``).
+    The data stay in volts; :func:`make_windows` scales them. What was applied (the band edges used, the
+    original rate, dropped channels) is added to ``raw.info["temp"]["neurokit_applied"]``.
+
+    Raises
+    ------
+    ChannelMismatchError
+        A channel named in ``recipe.channels`` is missing from the recording.
+    RecordingDropped
+        The recording is shorter than ``recipe.min_duration_s``.
+    DataFileError
+        NaN/inf samples, a channel of ``recipe.channels`` marked bad, or a sampling rate that leaves no
+        room for the band (``l_freq`` above Nyquist).
+    """
+    from ..io.eeg import check_finite
+
+    temp = raw.info.get("temp") or {}
+    source = source or temp.get("neurokit_source") or "recording"
+    applied = dict(temp.get("neurokit_applied") or {})
+    sf = raw.info["sfreq"]
+    select_channels(raw, recipe, source, applied)
+    raw.load_data(verbose="error")
+    # MNE holds float64 samples; we keep that one copy and filter it in place.
+    check_finite(raw._data, raw.ch_names, source)
+    check_amplitudes(raw._data.max(axis=1), raw._data.min(axis=1), raw.ch_names, source)
+    check_rate(sf, recipe, source)
     if recipe.reference == "average":
-        raw.set_eeg_reference("average", projection=False, verbose="error")
+        from .filtering import average_reference
+
+        average_reference(raw)
         applied["reference"] = "average"
     try:
         if recipe.resample_first:
-            _resample(raw, recipe, applied)
+            raw = _resample(raw, recipe, applied)
         _filter(raw, recipe, applied, source)
         if not recipe.resample_first:
-            _resample(raw, recipe, applied)
+            raw = _resample(raw, recipe, applied)
     except ValueError as exc:  # MNE's filter design refuses bands that do not fit the rate or length
         raise DataFileError(
             f"{source}: filtering failed at {sf:g} Hz over {raw.n_times / sf:.1f} s ({exc}); "
@@ -245,14 +269,25 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
     return raw
 
 
-def _resample(raw, recipe: EEGRecipe, applied: dict) -> None:
+def _resample(raw, recipe: EEGRecipe, applied: dict):
+    """Resample to ``recipe.sfreq`` (MNE's FFT method, batched: :mod:`.filtering`); returns the recording."""
+    from .filtering import fast_path_ok, resample_fft, resampled_raw
+
     if abs(raw.info["sfreq"] - recipe.sfreq) > 1e-6:
         applied["resampled"] = [raw.info["sfreq"], recipe.sfreq]
+        if fast_path_ok(raw):
+            try:
+                return resampled_raw(raw, resample_fft(raw._data, raw.info["sfreq"], recipe.sfreq), recipe.sfreq)
+            except ValueError:  # too short for the batched plan: MNE's own method
+                pass
         raw.resample(recipe.sfreq, npad="auto", verbose="error")
+    return raw
 
 
-def _filter(raw, recipe: EEGRecipe, applied: dict, source: str) -> None:
-    sf = raw.info["sfreq"]
+def band_plan(sf: float, recipe: EEGRecipe, source: str) -> tuple[float | None, float | None, np.ndarray]:
+    """The band ``(l_freq, h_freq)`` and notch frequencies the recipe asks for at ``sf`` Hz: an upper edge
+    within 5 % of Nyquist is lowered to 0.9 × Nyquist (warned); a high-pass at or above Nyquist raises
+    :class:`DataFileError`. Line harmonics below Nyquist − 1 Hz are notched."""
     nyq = sf / 2.0
     l_freq, h_freq = recipe.l_freq, recipe.h_freq
     if l_freq is not None and l_freq >= nyq:
@@ -265,16 +300,58 @@ def _filter(raw, recipe: EEGRecipe, applied: dict, source: str) -> None:
             f"{source}: upper band edge {h_freq:g} Hz is too close to Nyquist ({nyq:g} Hz at {sf:g} Hz); "
             f"using {new_h:g} Hz instead"
         )
-        warnings.warn(msg, RuntimeWarning, stacklevel=3)
+        warnings.warn(msg, RuntimeWarning, stacklevel=4)
         h_freq = new_h
+    freqs = np.arange(recipe.line_freq, nyq - 1.0, recipe.line_freq) if recipe.line_freq else np.array([])
+    return l_freq, h_freq, freqs
+
+
+def filter_kernels(sf: float, l_freq, h_freq, freqs) -> list[np.ndarray]:
+    """MNE's FIR filters for the band and the notch (:func:`band_plan`), in the order they are applied."""
+    from .filtering import design_filter
+
+    return ([design_filter(sf, l_freq, h_freq)] if l_freq is not None or h_freq is not None else []) + (
+        [design_filter(sf, freqs, None, notch=True)] if len(freqs) else [])
+
+
+def record_band(applied: dict, l_freq, h_freq, freqs) -> None:
     if l_freq is not None or h_freq is not None:
-        raw.filter(l_freq, h_freq, picks="all", verbose="error", n_jobs=1)
         applied["l_freq"], applied["h_freq"] = l_freq, h_freq
-    if recipe.line_freq:
-        freqs = np.arange(recipe.line_freq, nyq - 1.0, recipe.line_freq)
+    if len(freqs):
+        applied["notch_hz"] = freqs.tolist()
+
+
+def _filter(raw, recipe: EEGRecipe, applied: dict, source: str) -> None:
+    from .filtering import apply_fir, apply_fir_pair, filter_segments
+
+    sf = raw.info["sfreq"]
+    l_freq, h_freq, freqs = band_plan(sf, recipe, source)
+    band = l_freq is not None or h_freq is not None
+    kernels, segments = None, filter_segments(raw)
+    if segments is not None:  # MNE's filters, applied to blocks of channels at once (.filtering)
+        kernels = filter_kernels(sf, l_freq, h_freq, freqs)
+        if any(len(h) > b - a for h in kernels for a, b in segments):
+            kernels = None  # a filter longer than a stretch of the recording: MNE's path (and its handling)
+    if kernels is not None:
+        for a, b in segments:  # stretches between gaps are filtered on their own, as Raw.filter does
+            seg = raw._data[:, a:b]
+            if len(kernels) == 2:
+                apply_fir_pair(seg, *kernels)
+            elif kernels:
+                apply_fir(seg, kernels[0])
+        if band:
+            info = raw.info  # what Raw.filter records: the band only narrows
+            with info._unlock():
+                if h_freq is not None and (info["lowpass"] is None or h_freq < info["lowpass"]):
+                    info["lowpass"] = float(h_freq)
+                if l_freq is not None and (info["highpass"] is None or l_freq > info["highpass"]):
+                    info["highpass"] = float(l_freq)
+    else:
+        if band:
+            raw.filter(l_freq, h_freq, picks="all", verbose="error", n_jobs=1)
         if len(freqs):
             raw.notch_filter(freqs, picks="all", verbose="error")
-            applied["notch_hz"] = freqs.tolist()
+    record_band(applied, l_freq, h_freq, freqs)
 
 
 def make_windows(raw, recipe: EEGRecipe, *, source: str | None = None) -> Windows:
@@ -293,12 +370,36 @@ def make_windows(raw, recipe: EEGRecipe, *, source: str | None = None) -> Window
         The usable part of the recording is shorter than one window, or no annotation (or stim-channel
         trigger) matches the card's events; the message lists the triggers a stim channel holds.
     """
+    plan = window_plan(raw, recipe, source=source)
+    patches, ok = cut_windows(raw._data, plan.starts, plan.win, recipe)
+    return plan.windows(patches, ok, list(raw.ch_names))
+
+
+@dataclass
+class WindowPlan:
+    """Where the windows of one recording start (samples at ``recipe.sfreq``), their classes and onsets (s)."""
+
+    starts: np.ndarray
+    labels: np.ndarray
+    onsets: np.ndarray
+    win: int
+    notes: list[str]
+
+    def windows(self, patches: np.ndarray, ok: np.ndarray, ch_names: list[str]) -> Windows:
+        """The :class:`Windows` of the kept windows (``ok``; ``patches`` holds those, in order)."""
+        return Windows(patches=patches, labels=self.labels[ok], onsets=self.onsets[ok], ch_names=ch_names,
+                       n_rejected=int((~ok).sum()), warnings=self.notes)
+
+
+def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowPlan:
+    """The windows :func:`make_windows` cuts from ``raw`` (already at ``recipe.sfreq``), without reading
+    samples: only ``raw``'s length, annotations, stim triggers and gaps are used. Warns about windows
+    running past the end or into a gap; raises as :func:`make_windows`."""
     temp = raw.info.get("temp") or {}
     source = source or temp.get("neurokit_source") or "recording"
     sf = raw.info["sfreq"]
     win = int(round(recipe.window_s * sf))
     n_times = raw.n_times
-    data = raw._data  # (C, T) float64, volts
     # contiguous pieces (several for EDF+D files with gaps): (first sample, end sample, true start in s)
     pieces = [(min(n_times, int(round(a * sf))), min(n_times, int(round((a + d) * sf))), t)
               for a, t, d in temp.get("neurokit_segments") or [(0.0, 0.0, n_times / sf)]]
@@ -328,30 +429,35 @@ def make_windows(raw, recipe: EEGRecipe, *, source: str | None = None) -> Window
         raise DataFileError(
             f"{source}: recording too short ({n_times / sf:.2f} s) for any {recipe.window_s:g}-s window"
         )
-    C = data.shape[0]
-    out = np.empty((len(keep), C, recipe.n_patches, PATCH_SIZE), dtype=np.float32)
-    ok = np.ones(len(keep), dtype=bool)
-    bound = None if recipe.reject_uv is None else recipe.reject_uv * 1e-6
-    for i, (s, _, _) in enumerate(keep):
-        seg = data[:, s : s + win]
-        if bound is not None and np.abs(seg).max() > bound:
-            ok[i] = False
-            continue
-        out[i] = (seg * recipe.scale).reshape(C, recipe.n_patches, PATCH_SIZE)
     notes = []
     if dropped_edge:
         where = "the end of the recording" if len(pieces) == 1 else "the end of the recording or into a gap"
         notes.append(f"{dropped_edge} window(s) ran past {where} and were dropped")
     for n in notes:
-        warnings.warn(f"{source}: {n}", RuntimeWarning, stacklevel=2)
-    return Windows(
-        patches=out[ok],
-        labels=np.asarray([y for (_, y, _) in keep], dtype=np.int64)[ok],
-        onsets=np.asarray([t + (s - a) / sf for (s, _, (a, _, t)) in keep], dtype=np.float64)[ok],
-        ch_names=list(raw.ch_names),
-        n_rejected=int((~ok).sum()),
-        warnings=notes,
-    )
+        warnings.warn(f"{source}: {n}", RuntimeWarning, stacklevel=3)
+    return WindowPlan(starts=np.asarray([s for s, _, _ in keep], dtype=np.int64),
+                      labels=np.asarray([y for (_, y, _) in keep], dtype=np.int64),
+                      onsets=np.asarray([t + (s - a) / sf for (s, _, (a, _, t)) in keep], dtype=np.float64),
+                      win=win, notes=notes)
+
+
+def cut_windows(data: np.ndarray, starts: np.ndarray, win: int, recipe: EEGRecipe,
+                offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Windows of ``data`` (C, T) float64 volts starting at ``starts − offset``, scaled by ``recipe.scale``
+    into float32 ``(n_kept, C, n_patches, 200)``; ``ok`` marks the windows kept by ``recipe.reject_uv``."""
+    C = data.shape[0]
+    out = np.empty((len(starts), C, recipe.n_patches, PATCH_SIZE), dtype=np.float32)
+    ok = np.ones(len(starts), dtype=bool)
+    bound = None if recipe.reject_uv is None else recipe.reject_uv * 1e-6
+    j = 0  # kept windows are packed to the front: no second copy of the windows
+    for i, s in enumerate(starts):
+        seg = data[:, s - offset : s - offset + win]
+        if bound is not None and np.abs(seg).max() > bound:
+            ok[i] = False
+            continue
+        np.multiply(seg, recipe.scale, out=out[j].reshape(C, win), casting="same_kind")
+        j += 1
+    return out[:j], ok
 
 
 def _event_starts(raw, recipe: EEGRecipe, source: str) -> tuple[list[int], list[int]]:
@@ -401,5 +507,5 @@ def load_windows(path: str | Path, recipe: EEGRecipe, **read_options) -> Windows
     from ..io.eeg import read_eeg
 
     raw = read_eeg(path, **read_options)
-    preprocess_raw(raw, recipe, source=str(path))
+    raw = preprocess_raw(raw, recipe, source=str(path))
     return make_windows(raw, recipe, source=str(path))

@@ -22,7 +22,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from .._errors import DataFileError
+from .._errors import ConfigError, DataFileError
 from ..data.store import PatchStoreWriter
 from ..io.eeg import file_sha256
 from ..io.surface import iter_cifti_hemispheres, normalize_hemi, read_surface
@@ -95,13 +95,15 @@ def write_surface_store(
     mesh: str | None = None,
     expected_tr: float | None = None,
     skip_bad: bool = False,
+    shards: bool = False,
+    resume: bool = False,
 ) -> Path:
     """Write a surface patch store.
 
     Parameters
     ----------
     out : path
-        Store path (``.h5``).
+        Store path (``.h5``), or the folder of a shard set (``shards=True``).
     runs : iterable of SurfaceRun
     recipe : SurfaceRecipe
         Grid, tubelet length, normalisation (default ico6/ico2, T = 3, z-scored, right mirrored).
@@ -125,22 +127,35 @@ def write_surface_store(
         TR (s) the data card gives; a file whose own TR differs gets a RuntimeWarning naming both.
     skip_bad : bool
         Skip (with a RuntimeWarning) files that raise :class:`DataFileError` instead of stopping.
+    shards : bool
+        Write ``out`` as a shard set (:mod:`neurokit.data.shards`): one complete store per run, each renamed
+        into place when done, so a run stopped by a full disk, a bad file or a kill keeps every run written.
+    resume : bool
+        With ``shards``: add only the runs the set at ``out`` lacks (its card, task and recipe must agree).
 
     When no file states its TR the store's ``tr`` attribute is NaN, ``onset_unit`` is ``"frames"`` and
-    onsets count frames (a warning says so); otherwise ``onset_unit`` is ``"s"``.
+    onsets count frames (a warning says so); otherwise ``onset_unit`` is ``"s"``. In a shard set each shard
+    carries its own run's ``sources``, ``hemispheres``, ``mesh``, ``tr`` and ``onset_unit``.
 
     Returns
     -------
-    Path of the complete store.
+    Path of the complete store (or shard-set folder).
 
     Raises
     ------
     DataFileError
         Unreadable files, mismatched spheres, NaN frames, runs with different TRs or meshes, a run shorter
-        than one tubelet (the message names the file).
+        than one tubelet (the message names the file; for a shard set it adds what is kept and to rerun
+        with ``--resume``).
+    StoreError
+        The disk filled up (a shard set keeps every finished run and says to rerun with ``--resume``).
     FileExistsError
-        ``out`` exists and ``overwrite`` is False.
+        ``out`` exists and ``overwrite`` is False (nor ``resume``, for a shard set).
     """
+    from ..data.shards import ShardSetWriter, disk_full, disk_full_error, recording_key
+
+    if resume and not shards:
+        raise ConfigError("resume=True continues a shard set: give shards=True (CLI: --shards --resume)")
     recipe = recipe or SurfaceRecipe()
     extra_attrs = dict(attrs or {})
     runs = list(runs)
@@ -162,62 +177,139 @@ def write_surface_store(
     if label_names:
         attrs["label_names"] = list(label_names)
     attrs.update(extra_attrs)
-    sources, hemis, meshes, trs = [], set(), set(), set()
+    layout = dict(label_dtype=label_dtype, meta_columns=("subject", "session", "run", "hemi"),
+                  patch_index=patch_table(recipe.grid_order, recipe.template_order), compression="lzf")
     missing_label = -1 if label_dtype.startswith("int") else np.nan
-    with PatchStoreWriter(
-        out, shape, attrs=attrs, label_dtype=label_dtype, meta_columns=("subject", "session", "run", "hemi"),
-        overwrite=overwrite, patch_index=patch_table(recipe.grid_order, recipe.template_order),
-    ) as w:
-        n_written = 0
+
+    def write_run(w: PatchStoreWriter, run: SurfaceRun) -> _Facts:
+        facts = _Facts()
+        for hemi, sd in _hemispheres(run, mesh):  # a failing hemisphere drops the run's others too
+            starts = _check_hemisphere(run, sd, recipe, expected_tr)
+            sphere = (spheres or {}).get(hemi) if hemi else None
+            row0 = None
+            for block in _template_frames(sd, recipe, sphere, chunk):
+                row = w.append_frames(block)
+                row0 = row if row0 is None else row0
+            tr = float(sd.tr) if sd.tr else 1.0  # unknown TR: onsets in frames
+            first = run.frames[0] if run.frames else 0
+            label = missing_label if run.label is None else run.label
+            w.append_samples(row0 + starts, np.full(len(starts), label), onsets=(starts + first) * tr,
+                             subject=run.subject, session=run.session, run=run.run, hemi=hemi or "")
+            facts.done.append((hemi, sd.mesh, sd.tr, len(starts)))
+            del sd
+        facts.sources.append({"path": str(run.path), "sha256": file_sha256(run.path)})
+        return facts
+
+    total = _Facts()
+    if shards:
+        sw = ShardSetWriter(out, shape, attrs=attrs, resume=resume, overwrite=overwrite, **layout)
+        done = sw.keys
+        total.add(sw.shard_attrs(0))  # a resumed set's mesh and TR bind the runs added to it
         for run in runs:
-            mark = w.mark()
-            done = []
+            key = recording_key(run.path, f"hemi-{run.hemi}" if run.hemi else "",
+                                "frames-{}-{}".format(*run.frames) if run.frames else "")
+            if key in done:
+                continue
             try:
-                for hemi, sd in _hemispheres(run, mesh):  # a failing hemisphere drops the run's others too
-                    starts = _check_hemisphere(run, sd, recipe, expected_tr)
-                    sphere = (spheres or {}).get(hemi) if hemi else None
-                    row0 = None
-                    for block in _template_frames(sd, recipe, sphere, chunk):
-                        row = w.append_frames(block)
-                        row0 = row if row0 is None else row0
-                    tr = float(sd.tr) if sd.tr else 1.0  # unknown TR: onsets in frames
-                    first = run.frames[0] if run.frames else 0
-                    label = missing_label if run.label is None else run.label
-                    w.append_samples(row0 + starts, np.full(len(starts), label), onsets=(starts + first) * tr,
-                                     subject=run.subject, session=run.session, run=run.run, hemi=hemi or "")
-                    done.append((hemi, sd.mesh, sd.tr, len(starts)))
-                    del sd
+                with sw.shard(key) as w:
+                    facts = write_run(w, run)
+                    total.add(facts.check(), run.path)
+                    w.set_attrs(**facts.attrs())
             except DataFileError as exc:
-                w.rollback(mark)
                 if not skip_bad:
-                    raise
+                    raise sw.stopped(exc)  # the original is its __context__
                 warnings.warn(f"skipped {run.path}: {exc}", RuntimeWarning, stacklevel=2)
                 continue
-            sources.append({"path": str(run.path), "sha256": file_sha256(run.path)})
-            for hemi, sd_mesh, sd_tr, n in done:
-                hemis.add(hemi or "")
-                meshes.add(sd_mesh)
-                if sd_tr:
-                    trs.add(round(float(sd_tr), 6))
-                n_written += n
-                if progress:
-                    progress(f"{run.path.name} [{hemi}]: {n} tubelets")
-        if not n_written:
+            facts.report(run, progress)
+        if not sw.index["shards"]:
             raise DataFileError(f"no usable input file: all {len(runs)} were skipped (see the warnings above)")
-        if len(meshes) > 1:
-            raise DataFileError(f"runs on different meshes {sorted(meshes)}: write one store per mesh")
-        if len(trs) > 1:
-            raise DataFileError(f"runs with different TRs {sorted(trs)} s: write one store per TR")
-        w.set_attrs(
-            sources=sources, hemispheres=sorted(hemis), hemisphere="+".join(sorted(hemis)), mesh=meshes.pop(),
-            tr=next(iter(trs)) if trs else float("nan"), onset_unit="s" if trs else "frames",
-        )
-    if not trs:
+        path = sw.close()
+    else:
+        what = out
+        try:
+            with PatchStoreWriter(out, shape, attrs=attrs, overwrite=overwrite, **layout) as w:
+                for run in runs:
+                    what = run.path
+                    mark = w.mark()
+                    try:
+                        facts = write_run(w, run)
+                    except DataFileError as exc:
+                        w.rollback(mark)
+                        if not skip_bad:
+                            raise
+                        warnings.warn(f"skipped {run.path}: {exc}", RuntimeWarning, stacklevel=2)
+                        continue
+                    total.add(facts)
+                    facts.report(run, progress)
+                what = out
+                if not total.n:
+                    raise DataFileError(f"no usable input file: all {len(runs)} were skipped (see the warnings above)")
+                w.set_attrs(**total.check().attrs())
+        except OSError as exc:
+            if not disk_full(exc):
+                raise
+            raise disk_full_error(out, what) from exc
+        path = Path(out)
+    if not total.trs:
         warnings.warn(
             f"{out}: no input file states its TR; the store's tr is NaN and sample onsets are in frames, not seconds",
             RuntimeWarning, stacklevel=2,
         )
-    return Path(out)
+    return path
+
+
+@dataclass
+class _Facts:
+    """What runs written so far hold: ``done`` ``(hemi, mesh, tr, n_samples)`` per hemisphere, and sources."""
+
+    done: list = dataclasses.field(default_factory=list)
+    sources: list = dataclasses.field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        return sum(d[3] for d in self.done)
+
+    @property
+    def meshes(self) -> set:
+        return {d[1] for d in self.done}
+
+    @property
+    def trs(self) -> set:
+        return {round(float(d[2]), 6) for d in self.done if d[2]}
+
+    def add(self, other: "_Facts | dict | None", path=None) -> None:
+        """Take in another run's facts (or a written store's attributes); with ``path``, first check that
+        they agree with those taken in before (one mesh, one TR)."""
+        if isinstance(other, dict):  # attrs of a shard already written
+            tr = other.get("tr")
+            other = _Facts(done=[(h, other.get("mesh"), tr if tr == tr else None, 0) for h in other.get("hemispheres", [""])])
+        if other is None:
+            return
+        if path is not None:
+            for name, mine, theirs in (("meshes", self.meshes, other.meshes), ("TRs", self.trs, other.trs)):
+                if mine and theirs and mine != theirs:
+                    raise DataFileError(f"{path}: {name} {sorted(theirs)} differ from the runs written before "
+                                        f"({sorted(mine)}); write one store per mesh and TR")
+        self.done += other.done
+        self.sources += other.sources
+
+    def check(self) -> "_Facts":
+        if len(self.meshes) > 1:
+            raise DataFileError(f"runs on different meshes {sorted(self.meshes)}: write one store per mesh")
+        if len(self.trs) > 1:
+            raise DataFileError(f"runs with different TRs {sorted(self.trs)} s: write one store per TR")
+        return self
+
+    def attrs(self) -> dict:
+        hemis = sorted({d[0] or "" for d in self.done})
+        trs = self.trs
+        return dict(sources=self.sources, hemispheres=hemis, hemisphere="+".join(hemis), mesh=next(iter(self.meshes)),
+                    tr=next(iter(trs)) if trs else float("nan"), onset_unit="s" if trs else "frames")
+
+    def report(self, run: SurfaceRun, progress) -> None:
+        if progress:
+            for hemi, _, _, n in self.done:
+                progress(f"{run.path.name} [{hemi}]: {n} tubelets")
 
 
 def _check_hemisphere(run: SurfaceRun, sd, recipe: SurfaceRecipe, expected_tr) -> np.ndarray:

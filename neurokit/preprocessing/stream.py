@@ -1,0 +1,220 @@
+"""Long EEG recordings through the recipe in bounded memory, with the same result as in memory.
+
+:func:`~neurokit.preprocessing.eeg.preprocess_raw` holds a whole recording as float64 (MNE's preloaded
+form) and its resampled copy; a 2-hour, 64-channel recording peaked at 3× its float64 size. Here a recording
+goes through three passes over scratch files on disk (channel-major float64):
+
+1. time chunks (``chunk_s``) are read from the file with a margin of the filters' length on each side,
+   checked (non-finite samples, flat or > 1 V channels), average-referenced and filtered; the chunk without
+   its margins is written out. FIR filters only reach ``len(h)`` samples, so away from the recording's
+   ends the margins make each chunk's result that of the whole recording; at the ends the odd reflection
+   is the recording's own, as in memory.
+2. each channel is resampled on its own (MNE's FFT method needs a channel's whole length: this is the one
+   place memory grows with duration, by one channel's samples);
+3. the windows (:func:`~neurokit.preprocessing.eeg.window_plan`) are cut in batches and handed to the
+   caller, who writes them to a store.
+
+The recipe's other order (``resample_first``: TUEG) resamples in pass 2 and filters in pass 3, again with
+margins. Results equal the in-memory path to float64 rounding (``tests/test_stream.py``); memory is flat in
+the recording's length up to one channel (``benchmarks/eeg_memory.py``). Scratch space on disk: about
+2.25× the recording's float64 size, removed when done.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .eeg import (EEGRecipe, Windows, WindowPlan, band_plan, check_amplitudes, check_rate, cut_windows,
+                  filter_kernels, record_band, select_channels, window_plan)
+from .filtering import apply_fir, apply_fir_pair, resample_fft, resample_plan, resampled_raw
+
+#: recordings above this size as float64 samples are streamed by ``prepare`` (256 MiB: 44 min of 64 channels at 160 Hz)
+STREAM_ABOVE_BYTES = 256 * 2**20
+#: seconds of recording per chunk in pass 1 and per batch of windows in pass 3
+CHUNK_S = 60.0
+#: windows handed over per batch
+BATCH_WINDOWS = 256
+
+
+class RowFile:
+    """A ``(n_rows, n_cols)`` float64 array in a scratch file, row after row, read and written in pieces
+    with ``pread``/``pwrite`` (no memory map: pages read stay out of the process's resident memory)."""
+
+    def __init__(self, path: str | Path, n_rows: int, n_cols: int) -> None:
+        self.path, self.n_rows, self.n_cols = Path(path), int(n_rows), int(n_cols)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.ftruncate(self.fd, self.n_rows * self.n_cols * 8)
+
+    def _offset(self, row: int, col: int) -> int:
+        return (row * self.n_cols + col) * 8
+
+    def write(self, col: int, block: np.ndarray, rows: range | None = None) -> None:
+        """Write ``block`` (len(rows), k) at columns ``col … col + k`` of ``rows`` (default all)."""
+        rows = range(self.n_rows) if rows is None else rows
+        for i, r in enumerate(rows):
+            buf = memoryview(np.ascontiguousarray(block[i], dtype="<f8")).cast("B")
+            off = self._offset(r, col)
+            while len(buf):
+                done = os.pwrite(self.fd, buf, off)
+                buf, off = buf[done:], off + done
+
+    def read(self, c0: int, c1: int, rows: range | None = None) -> np.ndarray:
+        """Columns ``c0 … c1`` of ``rows`` (default all) as a new float64 array."""
+        rows = range(self.n_rows) if rows is None else rows
+        out = np.empty((len(rows), c1 - c0), dtype="<f8")
+        for i, r in enumerate(rows):
+            view, off = memoryview(out[i]).cast("B"), self._offset(r, c0)
+            while len(view):
+                got = os.preadv(self.fd, [view], off)
+                if got <= 0:
+                    raise OSError(f"{self.path}: short read")
+                view, off = view[got:], off + got
+        return out
+
+    def close(self) -> None:
+        os.close(self.fd)
+        self.path.unlink(missing_ok=True)
+
+
+def streamable(raw, recipe: EEGRecipe, limit_bytes: float = STREAM_ABOVE_BYTES) -> bool:
+    """Whether ``raw`` (as read, not loaded) is long enough to stream and plain enough for it: one run with
+    no gaps or ``edge`` annotations, no projectors or stim channel, only EEG channels when the recipe
+    average-references."""
+    import mne
+
+    if raw.preload or raw.n_times * len(raw.ch_names) * 8 <= limit_bytes:
+        return False
+    temp = raw.info.get("temp") or {}
+    if len(getattr(raw, "_raw_lengths", [raw.n_times])) != 1 or len(temp.get("neurokit_segments") or []) > 1:
+        return False
+    if _stretches(raw) is None:
+        return False
+    if raw.info["projs"] or len(mne.pick_types(raw.info, meg=False, stim=True, exclude=[])):
+        return False
+    if recipe.reference == "average":
+        bads = set(raw.info["bads"])
+        kept = [c for c in (recipe.channels or raw.ch_names) if c not in bads]
+        types = dict(zip(raw.ch_names, raw.get_channel_types()))
+        return all(types.get(c) == "eeg" for c in kept)
+    return True
+
+
+def _stretches(raw) -> list[tuple[int, int]] | None:
+    """The stretches between ``edge`` marks (joined runs) that MNE's ``Raw.filter`` filters apart, when they
+    tile the recording; None when a ``bad_acq_skip`` span leaves samples unfiltered (then not streamed)."""
+    from mne.annotations import _annotations_starts_stops
+
+    starts, stops = _annotations_starts_stops(raw, ["edge", "bad_acq_skip"], invert=True)
+    out = [(int(a), int(b)) for a, b in zip(starts, stops)]
+    tiles = out and out[0][0] == 0 and out[-1][1] == raw.n_times and all(
+        p[1] == q[0] for p, q in zip(out, out[1:]))
+    return out if tiles else None
+
+
+def _apply(x: np.ndarray, kernels: list[np.ndarray]) -> None:
+    if len(kernels) == 2:
+        apply_fir_pair(x, *kernels)
+    elif kernels:
+        apply_fir(x, kernels[0])
+
+
+def stream_windows(raw, recipe: EEGRecipe, workdir: str | Path, write: Callable[[Windows], None], *,
+                   source: str | None = None, chunk_s: float = CHUNK_S) -> tuple[dict, list[str], int]:
+    """Preprocess ``raw`` (read, not loaded) and cut its windows in bounded memory, handing each batch of
+    windows (a :class:`Windows`) to ``write`` in the order :func:`~neurokit.preprocessing.eeg.make_windows`
+    gives them. Scratch files go to ``workdir``.
+
+    Returns ``(applied, ch_names, n_rejected)``: what was applied (as ``preprocess_raw`` records it), the
+    channels, and the windows dropped by the amplitude bound. Raises as ``preprocess_raw`` and
+    ``make_windows``.
+    """
+    from ..io.eeg import check_finite
+
+    temp = raw.info.get("temp") or {}
+    source = source or temp.get("neurokit_source") or "recording"
+    applied = dict(temp.get("neurokit_applied") or {})
+    sf0 = raw.info["sfreq"]
+    select_channels(raw, recipe, source, applied)
+    check_rate(sf0, recipe, source)
+    ch_names, n = list(raw.ch_names), raw.n_times
+    C = len(ch_names)
+    resample = abs(sf0 - recipe.sfreq) > 1e-6
+    late = resample and recipe.resample_first  # TUEG order: resample, then filter
+    sf_filter = recipe.sfreq if late else sf0
+    if recipe.reference == "average":
+        applied["reference"] = "average"
+    if late:
+        applied["resampled"] = [sf0, recipe.sfreq]
+    l_freq, h_freq, freqs = band_plan(sf_filter, recipe, source)
+    kernels = filter_kernels(sf_filter, l_freq, h_freq, freqs)
+    margin = sum(len(h) for h in kernels)
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    tag = f"{os.getpid()}-{id(raw):x}"
+    first = RowFile(workdir / f"{tag}-a.f64", C, n)
+    files = [first]
+    try:
+        # pass 1: checks, reference and (PhysioNet order) filters, chunk by chunk with margins
+        step = max(int(round(chunk_s * sf0)), 1)
+        maxs, mins = np.full(C, -np.inf), np.full(C, np.inf)
+        chunks = [(s, min(b, s + step), a, b) for a, b in (_stretches(raw) or [(0, n)]) for s in range(a, b, step)]
+        for s, e, a, b in chunks:  # each stretch between edge marks is filtered on its own, as MNE does
+            lo, hi = (max(a, s - margin), min(b, e + margin)) if not late else (s, e)
+            x = raw.get_data(start=lo, stop=hi)
+            core = x[:, s - lo : e - lo]
+            check_finite(core, ch_names, source)
+            maxs, mins = np.maximum(maxs, core.max(axis=1)), np.minimum(mins, core.min(axis=1))
+            if recipe.reference == "average":
+                x -= x.mean(axis=0, keepdims=True)
+            if not late:
+                _apply(x, kernels)
+            first.write(s, x[:, s - lo : e - lo])
+            del x, core
+        check_amplitudes(maxs, mins, ch_names, source)
+        if not late:
+            record_band(applied, l_freq, h_freq, freqs)
+        src, n_src = first, n
+        # pass 2: each channel resampled over its whole length
+        if resample:
+            n_src = resample_plan(n, sf0, recipe.sfreq)[0]
+            second = RowFile(workdir / f"{tag}-b.f64", C, n_src)
+            files.append(second)
+            for r in range(C):
+                second.write(0, resample_fft(first.read(0, n, range(r, r + 1)), sf0, recipe.sfreq), range(r, r + 1))
+            first.close()
+            files.remove(first)
+            src = second
+            applied.setdefault("resampled", [sf0, recipe.sfreq])
+        if late:
+            record_band(applied, l_freq, h_freq, freqs)
+        # pass 3: the windows, planned on a one-channel stand-in of the processed recording
+        stand_in = resampled_raw(raw.copy().pick(ch_names[:1]), np.zeros((1, n_src)), recipe.sfreq)
+        plan = window_plan(stand_in, recipe, source=source)
+        del stand_in
+        n_rej, win = 0, plan.win
+        edge = margin if late else 0
+        i, span = 0, max(int(round(chunk_s * recipe.sfreq)), win)
+        while i < len(plan.starts):
+            j = i + 1
+            while (j < len(plan.starts) and j - i < BATCH_WINDOWS
+                   and max(plan.starts[i : j + 1]) + win - min(plan.starts[i : j + 1]) <= span + win):
+                j += 1
+            starts = plan.starts[i:j]
+            lo, hi = max(0, int(starts.min()) - edge), min(n_src, int(starts.max()) + win + edge)
+            x = src.read(lo, hi)
+            if late:
+                _apply(x, kernels)
+            patches, ok = cut_windows(x, starts, win, recipe, offset=lo)
+            part = WindowPlan(starts=starts, labels=plan.labels[i:j], onsets=plan.onsets[i:j], win=win, notes=[])
+            w = part.windows(patches, ok, ch_names)
+            n_rej += w.n_rejected
+            write(w)
+            i = j
+    finally:
+        for f in files:
+            f.close()
+    applied["streamed_chunk_s"] = chunk_s
+    return applied, ch_names, n_rej

@@ -1,0 +1,115 @@
+"""Batched filtering and resampling (neurokit.preprocessing.filtering) equal MNE's Raw methods."""
+import mne
+import numpy as np
+import pytest
+
+import neurokit
+from neurokit.preprocessing import filtering
+from neurokit.preprocessing.eeg import EEGRecipe, preprocess_raw
+
+S001R04 = "MNE-eegbci-data/files/eegmmidb/1.0.0/S001/S001R04.edf"
+
+
+def _rel(a, b):
+    return float(np.abs(a - b).max() / np.sqrt(np.mean(b**2)))
+
+
+@pytest.fixture(scope="module")
+def raw160(eeg_root):
+    raw = mne.io.read_raw_edf(eeg_root / S001R04, preload=True, verbose="error")
+    raw.set_eeg_reference("average", projection=False, verbose="error")
+    return raw
+
+
+@pytest.mark.parametrize("band", [(0.3, None), (0.3, 75.0), (None, 40.0), (1.0, 30.0)])
+def test_fir_equals_raw_filter(raw160, band):
+    ref = raw160.copy().filter(*band, verbose="error")
+    data = raw160.get_data()
+    filtering.apply_fir(data, filtering.design_filter(160.0, *band))
+    assert _rel(data, ref.get_data()) < 1e-9
+
+
+@pytest.mark.parametrize("freqs", [[60.0], [50.0], [20.0, 40.0, 60.0]])
+def test_notch_equals_raw_notch_filter(raw160, freqs):
+    ref = raw160.copy().notch_filter(freqs, verbose="error")
+    data = raw160.get_data()
+    filtering.apply_fir(data, filtering.design_filter(160.0, freqs, None, notch=True))
+    assert _rel(data, ref.get_data()) < 1e-9
+
+
+@pytest.mark.parametrize("sfreq", [200.0, 256.0, 100.0, 128.0, 173.61])
+@pytest.mark.parametrize("n", [19680, 4097, 1000])
+def test_resample_equals_raw_resample(raw160, sfreq, n):
+    raw = raw160.copy().crop(0, (n - 1) / 160.0)
+    assert raw.n_times == n
+    ref = raw.copy().resample(sfreq, verbose="error")
+    out = filtering.resampled_raw(raw, filtering.resample_fft(raw.get_data(), 160.0, sfreq), sfreq)
+    assert out.get_data().shape == ref.get_data().shape
+    assert _rel(out.get_data(), ref.get_data()) < 1e-9
+    assert out.info["sfreq"] == ref.info["sfreq"] and out.info["lowpass"] == ref.info["lowpass"]
+    assert out.first_samp == ref.first_samp
+    np.testing.assert_allclose(out.annotations.onset, ref.annotations.onset)
+    assert list(out.annotations.description) == list(ref.annotations.description)
+
+
+def test_recipe_equals_plain_mne_steps(eeg_root, raw160):
+    """The whole PhysioNet-MI recipe (average reference, 0.3 Hz high-pass, 60 Hz notch, 200 Hz) against
+    MNE's own Raw methods, and the provenance MNE would record in info."""
+    rec = EEGRecipe.from_dict(neurokit.load_card("physionet_mi").recipe().to_dict())
+    out = preprocess_raw(neurokit.read_eeg(eeg_root / S001R04), rec)
+    ref = raw160.copy().filter(0.3, None, verbose="error").notch_filter([60.0], verbose="error")
+    ref.resample(200.0, verbose="error")
+    assert _rel(out.get_data(), ref.get_data()) < 1e-9
+    assert (out.info["sfreq"], out.info["highpass"], out.info["lowpass"]) == (200.0, 0.3, ref.info["lowpass"])
+    assert out.info["temp"]["neurokit_applied"]["resampled"] == [160.0, 200.0]
+
+
+def test_special_recordings_take_mne_path(raw160):
+    """Stretches between boundary annotations are filtered apart (as MNE does); joined runs and stim
+    channels are resampled by MNE."""
+    assert filtering.fast_path_ok(raw160)
+    cat = mne.concatenate_raws([raw160.copy().crop(0, 10), raw160.copy().crop(20, 30)])
+    assert not filtering.fast_path_ok(cat)  # two joined Raw objects: MNE resamples each
+    assert filtering.filter_segments(cat) == [(0, 1601), (1601, 3202)]  # filtered apart, as MNE does
+    stim = mne.io.RawArray(np.vstack([raw160.get_data()[:2], np.zeros((1, raw160.n_times))]),
+                           mne.create_info(["C3", "C4", "STI"], 160.0, ["eeg", "eeg", "stim"]), verbose="error")
+    assert not filtering.fast_path_ok(stim)
+    # a concatenated recording still equals MNE's result (MNE filters each segment on its own)
+    rec = EEGRecipe(l_freq=0.3, h_freq=None, line_freq=60.0, reference=None, window_s=1.0, sfreq=200.0)
+    out = preprocess_raw(cat.copy(), rec)
+    ref = cat.copy().filter(0.3, None, picks="all", verbose="error").notch_filter([60.0], picks="all", verbose="error")
+    ref.resample(200.0, verbose="error")
+    np.testing.assert_allclose(out.get_data(), ref.get_data(), rtol=0, atol=1e-12)
+
+
+def test_even_filter_refused():
+    with pytest.raises(ValueError, match="odd length"):
+        filtering.apply_fir(np.zeros((1, 100)), np.ones(4))
+
+
+@pytest.mark.parametrize("n", [19680, 5640, 2000])
+def test_fir_pair_equals_two_passes(raw160, n):
+    """High-pass and notch in one pass (exact ends) equal the two passes, also when too short to pair."""
+    x = raw160.get_data()[:, :n]
+    h1 = filtering.design_filter(160.0, 0.3, None)
+    h2 = filtering.design_filter(160.0, [60.0], None, notch=True)
+    two, one = x.copy(), x.copy()
+    filtering.apply_fir(two, h1)
+    filtering.apply_fir(two, h2)
+    filtering.apply_fir_pair(one, h1, h2)
+    assert _rel(one, two) < 1e-12
+    ref = raw160.copy().crop(0, (n - 1) / 160.0).filter(0.3, None, verbose="error").notch_filter([60.0], verbose="error")
+    assert _rel(one, ref.get_data()) < 1e-9
+
+
+def test_average_reference_equals_mne(eeg_root, raw160):
+    raw = mne.io.read_raw_edf(eeg_root / S001R04, preload=True, verbose="error")
+    filtering.average_reference(raw)
+    np.testing.assert_array_equal(raw.get_data(), raw160.get_data())  # raw160: MNE's set_eeg_reference
+    assert raw.info["custom_ref_applied"] == raw160.info["custom_ref_applied"] != 0
+    # a recording with a non-EEG channel goes through MNE (the EOG channel is left alone)
+    eog = mne.io.read_raw_edf(eeg_root / S001R04, preload=True, verbose="error")
+    eog.set_channel_types({eog.ch_names[0]: "eog"})
+    ref = eog.copy().set_eeg_reference("average", projection=False, verbose="error")
+    filtering.average_reference(eog)
+    np.testing.assert_array_equal(eog.get_data(), ref.get_data())
