@@ -2,8 +2,8 @@
 
 1. Preprocessing throughput (seconds of EEG per second of wall time), EDF → patch store, against a plain
    MNE read → filter → notch → resample loop over the same files (no windowing, no store).
-2. Pretraining samples per second of CBraMod (masked-patch loss, forward + backward + AdamW, CPU time on
-   the CPU) against the same weights in the release's structure (wjq-learning/CBraMod): criss-cross layers
+2. Pretraining samples per second of CBraMod (masked-patch loss, forward + backward + AdamW; CPU time with
+   one thread, wall time otherwise), the two models' steps alternating, against the same weights in the release's structure (wjq-learning/CBraMod): criss-cross layers
    with two ``nn.MultiheadAttention`` modules on permuted copies, ``nn.Dropout``, and the release's patch
    embedding; checked equal in eval mode and, dropout off, in the training loss and gradients.
 
@@ -11,6 +11,7 @@ Usage::
 
     python benchmarks/eeg_pipeline.py --data-root ../shared/data/eeg [--subjects 1-3] [--layers 2] [--device cpu]
     python benchmarks/eeg_pipeline.py --only pretrain --threads 1   # per-core training-step ratio
+    python benchmarks/eeg_pipeline.py --only layer --threads 1      # one criss-cross layer
 """
 from __future__ import annotations
 
