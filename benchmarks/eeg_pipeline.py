@@ -301,6 +301,53 @@ def bench_pretrain(n_layers: int, batch: int, C: int, N: int, steps: int, device
     return statistics.median(r_ours), statistics.median(r_base), ratios
 
 
+def bench_braindecode(n_layers: int, batch: int, C: int, N: int, steps: int, device: str,
+                      repeats: int = 3) -> tuple[float, float, list[float]] | None:
+    """Samples/s of a training step of neurokit's CBraMod and of braindecode's (``pip install braindecode``,
+    the peer users would pick), steps alternating: the 12-layer encoder on ``(B, C, N·200)`` inputs, a mean
+    square of its output as the loss (braindecode ships no masked-patch objective), backward, AdamW. None
+    when braindecode is not installed. Returns the medians (ours, braindecode) and per-repeat ratios."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from braindecode.models import CBraMod as PeerCBraMod
+    except ImportError:
+        return None
+    from neurokit.models import CBraMod
+
+    clock = _clock(device)
+    torch.manual_seed(0)
+    ours = CBraMod(n_layers=n_layers).to(device).train()
+    peer = PeerCBraMod(n_outputs=2, n_chans=C, n_times=N * 200, sfreq=200, n_layer=n_layers,
+                       return_encoder_output=True).to(device).train()
+    x = torch.randn(batch, C, N, 200, device=device)
+
+    def make_step(model, inp):
+        opt = torch.optim.AdamW(model.parameters(), lr=5e-4, weight_decay=0.05)
+
+        def step():
+            loss = model(inp).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+        return step
+
+    so, sp = make_step(ours, x), make_step(peer, x.reshape(batch, C, N * 200))
+    so(), sp()
+    r_ours, r_peer = [], []
+    for _ in range(repeats):
+        t_o = t_p = 0.0
+        for _ in range(steps):
+            t = clock(); so(); t_o += clock() - t
+            t = clock(); sp(); t_p += clock() - t
+        r_ours.append(steps * batch / t_o)
+        r_peer.append(steps * batch / t_p)
+    return statistics.median(r_ours), statistics.median(r_peer), [o / b for o, b in zip(r_ours, r_peer)]
+
+
 def bench_layer(batch: int, C: int, N: int, steps: int, repeats: int = 3) -> tuple[float, float, list[float]]:
     """Milliseconds (:func:`_clock`) for one criss-cross layer's forward + backward in training mode (dropout
     0.1): CBraMod's and ``MHACrissCrossLayer`` (the release's), same weights, alternating, ``repeats`` passes.
@@ -418,6 +465,12 @@ def main() -> None:
               f"{_clock_name(a.device)}): {ours:7.2f} samples/s | release structure "
               f"(two nn.MultiheadAttention, nn.Dropout): {base:7.2f} | ratio {statistics.median(ratios):.2f} "
               f"(median of {[round(r, 2) for r in ratios]})")
+        peer = bench_braindecode(a.layers, a.batch, a.channels, a.patches, a.steps, a.device, a.repeats)
+        if peer is not None:
+            ours, base, ratios = peer
+            print(f"training step vs braindecode's CBraMod (encoder, mean-square loss, {_clock_name(a.device)}): "
+                  f"{ours:7.2f} samples/s | braindecode: {base:7.2f} | ratio {statistics.median(ratios):.2f} "
+                  f"(median of {[round(r, 2) for r in ratios]})")
 
 
 if __name__ == "__main__":
