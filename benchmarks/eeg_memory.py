@@ -66,12 +66,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-root", type=Path, default=REPO.parent / "shared/data/eeg")
     ap.add_argument("--minutes", type=float, nargs="+", default=[10, 120])
-    ap.add_argument("--stream-above", default="none", help="MiB; default prepare's own (256)")
+    ap.add_argument("--stream-above", type=float, default=None, help="MiB; default prepare's own (256)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         for m in a.minutes:
             edf, in_mem = long_recording(a.data_root, m, Path(tmp) / f"long{m:g}.edf")
-            r = subprocess.run([sys.executable, "-c", _CHILD, str(edf), str(Path(tmp) / f"s{m:g}.h5"), str(a.stream_above)], cwd=REPO,
+            r = subprocess.run([sys.executable, "-c", _CHILD, str(edf), str(Path(tmp) / f"s{m:g}.h5"), "none" if a.stream_above is None else str(a.stream_above)], cwd=REPO,
                                env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True)
             if r.returncode:
                 raise RuntimeError(r.stderr[-3000:])

@@ -78,7 +78,7 @@ def bench_preprocessing(data_root: Path, subjects: list[int], n_jobs: int = 1,
         want = (ref.get_data()[:, s : s + shape[1] * shape[2]] * recipe.scale).reshape(shape)
         diff = float(np.abs(st.patches(0) - want).max())
         st.close()
-    return statistics.median(r_ours), statistics.median(r_base), [o / b for o, b in zip(r_ours, r_base)], diff
+    return statistics.median(r_ours), statistics.median(r_base), [float(o / b) for o, b in zip(r_ours, r_base)], diff
 
 
 def bench_peers(data_root: Path, subjects: list[int], n_jobs: int = 1, repeats: int = 3) -> dict[str, tuple]:
@@ -162,7 +162,7 @@ def bench_peers(data_root: Path, subjects: list[int], n_jobs: int = 1, repeats: 
                 rates[name].append(rate(fn))
     out = {}
     for name in peers:
-        ratios = [o / b for o, b in zip(rates["prepare"], rates[name])]
+        ratios = [float(o / b) for o, b in zip(rates["prepare"], rates[name])]
         out[name] = (statistics.median(rates[name]), statistics.median(ratios), ratios)
     out["prepare"] = (statistics.median(rates["prepare"]), 1.0, [1.0] * repeats)
     return out
@@ -345,7 +345,7 @@ def bench_braindecode(n_layers: int, batch: int, C: int, N: int, steps: int, dev
             t = clock(); sp(); t_p += clock() - t
         r_ours.append(steps * batch / t_o)
         r_peer.append(steps * batch / t_p)
-    return statistics.median(r_ours), statistics.median(r_peer), [o / b for o, b in zip(r_ours, r_peer)]
+    return statistics.median(r_ours), statistics.median(r_peer), [float(o / b) for o, b in zip(r_ours, r_peer)]
 
 
 def bench_layer(batch: int, C: int, N: int, steps: int, repeats: int = 3) -> tuple[float, float, list[float]]:

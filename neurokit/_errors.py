@@ -18,6 +18,18 @@ class StoreError(NeurokitError, ValueError):
     """An HDF5 patch store is missing, incomplete or of the wrong kind."""
 
 
+class ScratchError(StoreError):
+    """Scratch or part files beside the output could not be written (``errno``: the OS error number, kept
+    when the error crosses to another process)."""
+
+    def __init__(self, message: str, errno: int | None = None) -> None:
+        super().__init__(message)
+        self.errno = errno
+
+    def __reduce__(self):
+        return (type(self), (self.args[0], self.errno))
+
+
 class CardError(NeurokitError, ValueError):
     """A data card is missing or invalid."""
 

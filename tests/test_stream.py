@@ -44,17 +44,21 @@ def test_stream_equals_in_memory(eeg_root, tmp_path, recipe):
     assert applied == raw.info["temp"]["neurokit_applied"]
 
 
-def test_stream_concatenated_runs_filtered_apart(eeg_root, tmp_path):
-    """A recording of joined runs (EDGE boundary marks): each stretch is filtered on its own, as MNE does."""
+@pytest.mark.parametrize("recipe", [_recipe(), _recipe(resample_first=True, h_freq=75.0, reject_uv=400.0, reference=None)])
+def test_stream_joined_runs_and_skipped_spans(eeg_root, tmp_path, recipe):
+    """Joined runs (EDGE boundary marks) are filtered apart in both orders, as MNE does; a recording that
+    is not a whole number of EDF records ends in a BAD_ACQ_SKIP span, left unfiltered, and still streams."""
     raws = [mne.io.read_raw_edf(eeg_root / RUNS / f"S001R0{i}.edf", preload=True, verbose="error") for i in (4, 8)]
     for r in raws:
         r.set_annotations(None)
     path = tmp_path / "joined.edf"
-    mne.export.export_raw(path, mne.concatenate_raws(raws), fmt="edf", verbose="error")
-    recipe = _recipe()
-    assert streamable(neurokit.read_eeg(path), recipe, 0)
+    mne.export.export_raw(path, mne.concatenate_raws(raws).crop(0, 200.37), fmt="edf", verbose="error")
+    raw = neurokit.read_eeg(path)
+    marks = {d.split()[0].lower() for d in raw.annotations.description}
+    assert {"edge", "bad_acq_skip"} <= marks and streamable(raw, recipe, 0)
     ref = make_windows(preprocess_raw(neurokit.read_eeg(path), recipe), recipe)
-    got, *_ = _streamed(path, recipe, tmp_path, chunk_s=11.0)
+    got, _, _, n_rej = _streamed(path, recipe, tmp_path, chunk_s=11.0)
+    assert got["patches"].shape == ref.patches.shape and n_rej == ref.n_rejected
     np.testing.assert_allclose(got["patches"], ref.patches, rtol=0, atol=1e-6)
 
 
@@ -82,3 +86,56 @@ def test_stream_bad_samples_named_and_nothing_left(eeg_root, tmp_path):
         prepare("physionet_mi", tmp_path / "s.h5", task="left_right_imagery", files=[path], progress=False,
                 stream_above_mb=0.5)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["nan_raw.fif"]
+
+
+def _fill_disk_after(monkeypatch, n_ok):
+    """os.pwrite of the streaming scratch files raises ENOSPC after ``n_ok`` writes."""
+    import errno
+    import os
+
+    from neurokit.preprocessing import stream
+
+    calls = {"n": 0}
+    real = os.pwrite
+
+    def pwrite(fd, buf, off):
+        calls["n"] += 1
+        if calls["n"] > n_ok:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, buf, off)
+
+    monkeypatch.setattr(stream.os, "pwrite", pwrite)
+
+
+def test_full_disk_while_streaming_is_the_outputs_fault(eeg_root, tmp_path, monkeypatch):
+    """A full disk under the scratch files is reported as one (never skipped as a bad recording); a shard
+    set keeps what is written and says to resume; a single store is not left half-written."""
+    from neurokit._errors import StoreError
+
+    files = [eeg_root / RUNS / f"S001R0{i}.edf" for i in (4, 8)]
+    kw = dict(task="left_right_imagery", files=files, progress=False, stream_above_mb=0.5, skip_bad=True)
+    _fill_disk_after(monkeypatch, 300)  # the first recording (~256 writes: 3 chunks + 1 resampling per channel) fits
+    with pytest.raises(StoreError, match=r"disk full while processing .*S001R08\.edf; the 1 recordings written "
+                                         r"before are kept .* rerun the same command with --resume"):
+        prepare("physionet_mi", tmp_path / "set", shards=True, **kw)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["set"]  # no scratch left beside it
+    _fill_disk_after(monkeypatch, 10)
+    with pytest.raises(StoreError, match=r"disk full while writing .*S001R04\.edf; nothing was kept"):
+        prepare("physionet_mi", tmp_path / "one.h5", **kw)
+    assert not (tmp_path / "one.h5").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["set"]
+
+
+def test_cli_output_os_errors_are_one_line(eeg_root, tmp_path):
+    from typer.testing import CliRunner
+
+    from neurokit.cli.main import app
+
+    (tmp_path / "afile").write_text("x")
+    res = CliRunner().invoke(app, ["prepare", "physionet_mi", "--data-root", str(eeg_root), "--subjects", "1",
+                                   "-o", str(tmp_path / "afile" / "s.h5")])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "afile" in lines[0] and "error" in lines[0].lower(), res.output
+    res = CliRunner().invoke(app, ["prepare", "physionet_mi", "--data-root", str(eeg_root), "--subjects", "1",
+                                   "-o", str(tmp_path / "s.h5"), "--stream-above", "-1"])
+    assert res.exit_code == 2 and "--stream-above" in res.output and "≥ 0" in res.output, res.output

@@ -29,7 +29,7 @@ app = typer.Typer(
 cards_app = typer.Typer(help="List and show data cards.", no_args_is_help=True)
 app.add_typer(cards_app, name="cards")
 console = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # one line per message, also when stderr is a file or a pipe
 
 
 def _version(value: bool) -> None:
@@ -90,7 +90,7 @@ def _fail(exc: Exception) -> None:
 def _run(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
-    except (NeurokitError, FileNotFoundError, FileExistsError, IsADirectoryError, ValueError) as exc:
+    except (NeurokitError, OSError, ValueError) as exc:  # OSError: permissions, full disk, missing files
         _fail(exc)
     except KeyboardInterrupt as exc:
         msg = getattr(exc, "message", None) or "interrupted; nothing was saved"

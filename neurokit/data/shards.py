@@ -183,7 +183,7 @@ class ShardSetWriter:
         itself while the set holds nothing)."""
         if not self.index["shards"]:
             return exc
-        return type(exc)(f"{exc}; {self.kept()}: fix or remove that file (or skip bad files: --skip-bad), then "
+        return type(exc)(f"{str(exc).rstrip('.')}; {self.kept()}: fix or remove that file (or skip bad files: --skip-bad), then "
                          "rerun the same command with --resume")
 
     def shard_attrs(self, i: int = 0) -> dict | None:

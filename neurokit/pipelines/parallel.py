@@ -53,8 +53,16 @@ def map_ordered(fn: Callable[[T], R], items: Iterable[T], *, n_jobs: int = 1, sc
     else:
         from joblib import Parallel, delayed
 
+        import warnings
+
         # a bounded window of files in flight (pre_dispatch), handed back in order as they complete
-        yield from Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="2*n_jobs")(delayed(fn)(it) for it in items)
+        gen = Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="2*n_jobs")(delayed(fn)(it) for it in items)
+        try:
+            yield from gen
+        finally:  # a stop cancels the queued files; joblib's warning about them would follow the error line
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=r".*tasks? .*cancel", category=UserWarning)
+                gen.close()
 
 
 def _map_dask(fn, items, address) -> Iterator:

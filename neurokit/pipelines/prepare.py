@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .._errors import ChannelMismatchError, ConfigError, DataFileError, Interrupted, StoreError
+from .._errors import ChannelMismatchError, ConfigError, DataFileError, Interrupted, ScratchError, StoreError
 from .. import __version__
 from ..cards import DataCard, FileEntry, load_card
 from ..data.store import PatchStoreWriter
@@ -165,6 +165,8 @@ def _eeg_job(job: tuple[str, dict, dict]) -> dict:
                                   stream_above=stream_above)
         except RecordingDropped as exc:
             return {"dropped": str(exc), "warnings": [str(c.message) for c in caught]}
+        except ScratchError as exc:  # the output's disk, not the recording: never skipped as a bad file
+            return {"fatal": exc, "warnings": [str(c.message) for c in caught]}
         except (DataFileError, ChannelMismatchError) as exc:
             return {"error": exc, "warnings": [str(c.message) for c in caught]}
     return {"windows": w, "source": source, "warnings": [str(c.message) for c in caught]}
@@ -217,6 +219,8 @@ def prepare_eeg(
     bounded memory, chunk by chunk through scratch files beside ``out`` (:mod:`neurokit.preprocessing.stream`;
     same windows to float64 rounding). Not with a Dask scheduler, whose workers may not share the disk.
     """
+    import errno
+
     import numpy as np
 
     from ..data.shards import ShardSetWriter, disk_full, disk_full_error, is_shard_set, read_index, recording_key
@@ -246,16 +250,26 @@ def prepare_eeg(
     todo = [e for e in entries if recording_key(e.path, e.member) not in done]
     # long recordings are streamed into part stores beside the output (local workers share its disk)
     part_dir = "" if scheduler_address(scheduler) else str(out.parent / f".{out.name}.parts")
+    if stream_above_mb is not None and not (stream_above_mb >= 0):  # NaN fails this too
+        raise ConfigError(f"stream_above_mb (--stream-above) is a size in MiB ≥ 0 (inf: never stream), got {stream_above_mb}")
+    if part_dir and todo:
+        try:  # made here, not by the workers: a stop removes it and a late worker cannot make it again
+            Path(part_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ScratchError(f"{out.parent}: cannot write beside the output ({exc.strerror or exc})",
+                               errno=exc.errno) from exc
     jobs = [(str(e.path), (recipe if e.events is None else type(recipe).from_dict({**recipe.to_dict(), "events": e.events})).to_dict(),
              read_opts, e.member, e.reader, part_dir, stream_above_mb * 2**20 if stream_above_mb is not None else None)
             for e in todo]
     writer = None
+    closers = []
     sources = []
     dropped = []
     n_rej = 0
     ch_names = None
     try:
         results = map_ordered(_eeg_job, jobs, n_jobs=n_jobs, scheduler=scheduler)
+        closers.append(results.close)
         for e, res in progress_bar(zip(todo, results), description=f"prepare {card.name}", enabled=progress,
                                    total=len(todo)):
             for msg in res["warnings"]:
@@ -264,6 +278,15 @@ def prepare_eeg(
                 logger.warning("%s", res["dropped"])
                 dropped.append(str(e.path))
                 continue
+            if "fatal" in res:
+                exc = res["fatal"]
+                if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                    if shards:
+                        kept = writer.kept() if writer is not None else "no recording was written yet"
+                        raise StoreError(f"{out}: disk full while processing {e.path}; {kept}. Free space, then "
+                                         "rerun the same command with --resume") from exc
+                    raise disk_full_error(out, e.path) from exc
+                raise exc
             if "error" in res:
                 if skip_bad:
                     logger.warning("skipping %s", res["error"])
@@ -340,6 +363,8 @@ def prepare_eeg(
             writer.abort()
         raise
     finally:
+        for close in closers:  # stop the workers first (joblib cancels what is queued, ends what runs)
+            close()
         if part_dir and Path(part_dir).is_dir():  # parts of recordings not copied (a stop) are not kept
             import shutil
 
@@ -434,24 +459,26 @@ def _stream_part(raw, recipe, part_dir: Path, source: str):
     import os
     import uuid
 
-    from ..preprocessing.stream import stream_windows
+    from ..preprocessing.stream import _scratch, stream_windows
 
-    part_dir.mkdir(parents=True, exist_ok=True)
+    if not part_dir.is_dir():  # removed by a stopped run: do not make it again
+        raise ScratchError(f"{part_dir}: the scratch folder is gone (the run was stopped)")
     path = part_dir / f"{os.getpid()}-{uuid.uuid4().hex[:12]}.h5"
     holder: dict = {}
 
     def write(w):
         if "writer" not in holder:
-            holder["writer"] = PatchStoreWriter(path, w.patches.shape[1:], meta_columns=(), overwrite=True)
-        holder["writer"].append(w.patches, w.labels, onsets=w.onsets)
+            holder["writer"] = _scratch(PatchStoreWriter, path, w.patches.shape[1:], meta_columns=(), overwrite=True,
+                                        where=path)
+        _scratch(holder["writer"].append, w.patches, w.labels, onsets=w.onsets, where=path)
         holder["n"] = holder.get("n", 0) + len(w.labels)
 
     try:
-        applied, ch_names, n_rej = stream_windows(raw, recipe, part_dir, write, source=source)
+        applied, ch_names, n_rej = stream_windows(raw, recipe, part_dir, write, source=source, make_workdir=False)
         if "writer" not in holder:  # every window rejected: an empty part
-            holder["writer"] = PatchStoreWriter(path, (len(ch_names), recipe.n_patches, 200), meta_columns=(),
-                                                overwrite=True)
-        holder["writer"].close()
+            holder["writer"] = _scratch(PatchStoreWriter, path, (len(ch_names), recipe.n_patches, 200),
+                                        meta_columns=(), overwrite=True, where=path)
+        _scratch(holder["writer"].close, where=path)
     except BaseException:
         if "writer" in holder:
             holder["writer"].abort()

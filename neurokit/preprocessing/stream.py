@@ -45,8 +45,8 @@ class RowFile:
 
     def __init__(self, path: str | Path, n_rows: int, n_cols: int) -> None:
         self.path, self.n_rows, self.n_cols = Path(path), int(n_rows), int(n_cols)
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.ftruncate(self.fd, self.n_rows * self.n_cols * 8)
+        self.fd = _scratch(os.open, self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600, where=self.path)
+        _scratch(os.ftruncate, self.fd, self.n_rows * self.n_cols * 8, where=self.path)
 
     def _offset(self, row: int, col: int) -> int:
         return (row * self.n_cols + col) * 8
@@ -58,7 +58,7 @@ class RowFile:
             buf = memoryview(np.ascontiguousarray(block[i], dtype="<f8")).cast("B")
             off = self._offset(r, col)
             while len(buf):
-                done = os.pwrite(self.fd, buf, off)
+                done = _scratch(os.pwrite, self.fd, buf, off, where=self.path)
                 buf, off = buf[done:], off + done
 
     def read(self, c0: int, c1: int, rows: range | None = None) -> np.ndarray:
@@ -90,8 +90,6 @@ def streamable(raw, recipe: EEGRecipe, limit_bytes: float = STREAM_ABOVE_BYTES) 
     temp = raw.info.get("temp") or {}
     if len(getattr(raw, "_raw_lengths", [raw.n_times])) != 1 or len(temp.get("neurokit_segments") or []) > 1:
         return False
-    if _stretches(raw) is None:
-        return False
     if raw.info["projs"] or len(mne.pick_types(raw.info, meg=False, stim=True, exclude=[])):
         return False
     if recipe.reference == "average":
@@ -102,16 +100,53 @@ def streamable(raw, recipe: EEGRecipe, limit_bytes: float = STREAM_ABOVE_BYTES) 
     return True
 
 
-def _stretches(raw) -> list[tuple[int, int]] | None:
-    """The stretches between ``edge`` marks (joined runs) that MNE's ``Raw.filter`` filters apart, when they
-    tile the recording; None when a ``bad_acq_skip`` span leaves samples unfiltered (then not streamed)."""
+def _stretches(raw) -> list[tuple[int, int, bool]]:
+    """``(start, stop, filtered)`` spans tiling the recording as MNE's ``Raw.filter`` treats it: stretches
+    between ``edge`` marks (joined runs) are filtered apart; ``bad_acq_skip`` spans are left unfiltered."""
     from mne.annotations import _annotations_starts_stops
 
     starts, stops = _annotations_starts_stops(raw, ["edge", "bad_acq_skip"], invert=True)
-    out = [(int(a), int(b)) for a, b in zip(starts, stops)]
-    tiles = out and out[0][0] == 0 and out[-1][1] == raw.n_times and all(
-        p[1] == q[0] for p, q in zip(out, out[1:]))
-    return out if tiles else None
+    out, at = [], 0
+    for a, b in zip(starts.tolist(), stops.tolist()):
+        if a > at:
+            out.append((at, a, False))
+        out.append((a, b, True))
+        at = b
+    if at < raw.n_times:
+        out.append((at, raw.n_times, False))
+    return out
+
+
+def _scratch(fn, *args, where: Path, **kwargs):
+    """Run a write on the scratch side; an OS error there is the output's (full disk, permissions), never the
+    recording's: a :class:`~neurokit._errors.ScratchError` naming ``where``."""
+    from .._errors import ScratchError
+
+    try:
+        return fn(*args, **kwargs)
+    except OSError as exc:
+        raise ScratchError(f"{where}: cannot write scratch data beside the output ({exc.strerror or exc})",
+                           errno=exc.errno) from exc
+
+
+def _chunked(read, dest: RowFile, n: int, spans, kernels: list[np.ndarray], step: int, before=None) -> None:
+    """One pass over ``n`` samples in chunks of ``step``: ``read(lo, hi)`` → (C, hi − lo) float64, then
+    ``before(x, core)`` (``core``: the chunk without margins), the FIR ``kernels`` over the chunk and margins
+    of their total length inside its span (``spans`` from :func:`_stretches`: unfiltered spans get none),
+    and the chunk written to ``dest``. Away from a span's ends the margins make each chunk's filtered
+    samples those of the whole span; at its ends the reflection is the span's own, as in memory."""
+    margin = sum(len(h) for h in kernels)
+    for a, b, filtered in spans:
+        m = margin if filtered else 0
+        for s in range(a, b, step):
+            e = min(b, s + step)
+            lo, hi = max(a, s - m), min(b, e + m)
+            x = read(lo, hi)
+            if before is not None:
+                before(x, x[:, s - lo : e - lo])
+            if filtered:
+                _apply(x, kernels)
+            dest.write(s, x[:, s - lo : e - lo])
 
 
 def _apply(x: np.ndarray, kernels: list[np.ndarray]) -> None:
@@ -122,7 +157,8 @@ def _apply(x: np.ndarray, kernels: list[np.ndarray]) -> None:
 
 
 def stream_windows(raw, recipe: EEGRecipe, workdir: str | Path, write: Callable[[Windows], None], *,
-                   source: str | None = None, chunk_s: float = CHUNK_S) -> tuple[dict, list[str], int]:
+                   source: str | None = None, chunk_s: float = CHUNK_S,
+                   make_workdir: bool = True) -> tuple[dict, list[str], int]:
     """Preprocess ``raw`` (read, not loaded) and cut its windows in bounded memory, handing each batch of
     windows (a :class:`Windows`) to ``write`` in the order :func:`~neurokit.preprocessing.eeg.make_windows`
     gives them. Scratch files go to ``workdir``.
@@ -152,50 +188,58 @@ def stream_windows(raw, recipe: EEGRecipe, workdir: str | Path, write: Callable[
     kernels = filter_kernels(sf_filter, l_freq, h_freq, freqs)
     margin = sum(len(h) for h in kernels)
     workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
+    if make_workdir:
+        _scratch(lambda: workdir.mkdir(parents=True, exist_ok=True), where=workdir)
     tag = f"{os.getpid()}-{id(raw):x}"
-    first = RowFile(workdir / f"{tag}-a.f64", C, n)
-    files = [first]
+    files: list[RowFile] = []
+
+    def new_file(name: str, n_cols: int) -> RowFile:
+        f = RowFile(workdir / f"{tag}-{name}.f64", C, n_cols)
+        files.append(f)
+        return f
+
+    def drop(f: RowFile) -> None:
+        f.close()
+        files.remove(f)
+
     try:
-        # pass 1: checks, reference and (PhysioNet order) filters, chunk by chunk with margins
-        step = max(int(round(chunk_s * sf0)), 1)
+        # pass 1: checks, reference and (PhysioNet order) the filters, chunk by chunk
         maxs, mins = np.full(C, -np.inf), np.full(C, np.inf)
-        chunks = [(s, min(b, s + step), a, b) for a, b in (_stretches(raw) or [(0, n)]) for s in range(a, b, step)]
-        for s, e, a, b in chunks:  # each stretch between edge marks is filtered on its own, as MNE does
-            lo, hi = (max(a, s - margin), min(b, e + margin)) if not late else (s, e)
-            x = raw.get_data(start=lo, stop=hi)
-            core = x[:, s - lo : e - lo]
+
+        def first_pass(x, core):
+            nonlocal maxs, mins
             check_finite(core, ch_names, source)
             maxs, mins = np.maximum(maxs, core.max(axis=1)), np.minimum(mins, core.min(axis=1))
             if recipe.reference == "average":
                 x -= x.mean(axis=0, keepdims=True)
-            if not late:
-                _apply(x, kernels)
-            first.write(s, x[:, s - lo : e - lo])
-            del x, core
+
+        src = new_file("a", n)
+        _chunked(lambda lo, hi: raw.get_data(start=lo, stop=hi), src, n, _stretches(raw),
+                 [] if late else kernels, max(int(round(chunk_s * sf0)), 1), before=first_pass)
         check_amplitudes(maxs, mins, ch_names, source)
-        if not late:
-            record_band(applied, l_freq, h_freq, freqs)
-        src, n_src = first, n
+        n_src = n
         # pass 2: each channel resampled over its whole length
         if resample:
             n_src = resample_plan(n, sf0, recipe.sfreq)[0]
-            second = RowFile(workdir / f"{tag}-b.f64", C, n_src)
-            files.append(second)
+            out = new_file("b", n_src)
             for r in range(C):
-                second.write(0, resample_fft(first.read(0, n, range(r, r + 1)), sf0, recipe.sfreq), range(r, r + 1))
-            first.close()
-            files.remove(first)
-            src = second
+                out.write(0, resample_fft(src.read(0, n, range(r, r + 1)), sf0, recipe.sfreq), range(r, r + 1))
+            drop(src)
+            src = out
             applied.setdefault("resampled", [sf0, recipe.sfreq])
-        if late:
-            record_band(applied, l_freq, h_freq, freqs)
-        # pass 3: the windows, planned on a one-channel stand-in of the processed recording
+        record_band(applied, l_freq, h_freq, freqs)
+        # a one-channel stand-in of the processed recording: its stretches and its windows
         stand_in = resampled_raw(raw.copy().pick(ch_names[:1]), np.zeros((1, n_src)), recipe.sfreq)
+        if late and kernels:  # pass 3 (TUEG order): the filters at the new rate, stretch by stretch
+            out = new_file("c", n_src)
+            _chunked(src.read, out, n_src, _stretches(stand_in), kernels,
+                     max(int(round(chunk_s * recipe.sfreq)), 1))
+            drop(src)
+            src = out
         plan = window_plan(stand_in, recipe, source=source)
         del stand_in
+        # last pass: the windows, in batches
         n_rej, win = 0, plan.win
-        edge = margin if late else 0
         i, span = 0, max(int(round(chunk_s * recipe.sfreq)), win)
         while i < len(plan.starts):
             j = i + 1
@@ -203,18 +247,15 @@ def stream_windows(raw, recipe: EEGRecipe, workdir: str | Path, write: Callable[
                    and max(plan.starts[i : j + 1]) + win - min(plan.starts[i : j + 1]) <= span + win):
                 j += 1
             starts = plan.starts[i:j]
-            lo, hi = max(0, int(starts.min()) - edge), min(n_src, int(starts.max()) + win + edge)
-            x = src.read(lo, hi)
-            if late:
-                _apply(x, kernels)
-            patches, ok = cut_windows(x, starts, win, recipe, offset=lo)
+            lo, hi = int(starts.min()), int(starts.max()) + win
+            patches, ok = cut_windows(src.read(lo, hi), starts, win, recipe, offset=lo)
             part = WindowPlan(starts=starts, labels=plan.labels[i:j], onsets=plan.onsets[i:j], win=win, notes=[])
             w = part.windows(patches, ok, ch_names)
             n_rej += w.n_rejected
             write(w)
             i = j
     finally:
-        for f in files:
+        for f in list(files):
             f.close()
     applied["streamed_chunk_s"] = chunk_s
     return applied, ch_names, n_rej
