@@ -70,7 +70,7 @@ def test_surface_set_survives_a_full_disk_and_resumes_to_the_same_bytes(fsa_root
     msg = " ".join(r.output.split())
     assert r.exit_code != 0 and "Traceback" not in r.output
     assert "disk full while writing" in msg and "frames-60-80" in msg.replace(" ", "")
-    assert "the 1 recordings written before are kept" in msg and "rerun the same command with --resume" in msg
+    assert "the 1 recording written before is kept" in msg and "rerun the same command with --resume" in msg
     left = read_index(out)
     assert not left["complete"] and left["shards"] == idx["shards"][:1]
     assert sorted(p.name for p in out.iterdir()) == ["index.json", "shard-000000.h5"]  # no partial file
@@ -143,7 +143,7 @@ def test_full_disk_from_hdf5_itself_keeps_the_set(tmp_path):
     with w.shard("rec-1") as sw:
         sw.append(np.ones((4, 2, 3)), subject="1")
     os.symlink("/dev/full", tmp_path / "s" / "shard-000001.h5.partial")
-    with pytest.raises(StoreError, match=r"disk full while writing rec-2; the 1 recordings written before are kept .*"
+    with pytest.raises(StoreError, match=r"disk full while writing rec-2; the 1 recording written before is kept .*"
                                          r"Free space, then rerun the same command with --resume"):
         with w.shard("rec-2") as sw:
             sw.append(np.ones((4, 2, 3)), subject="2")

@@ -115,8 +115,8 @@ def test_full_disk_while_streaming_is_the_outputs_fault(eeg_root, tmp_path, monk
     files = [eeg_root / RUNS / f"S001R0{i}.edf" for i in (4, 8)]
     kw = dict(task="left_right_imagery", files=files, progress=False, stream_above_mb=0.5, skip_bad=True)
     _fill_disk_after(monkeypatch, 300)  # the first recording (~256 writes: 3 chunks + 1 resampling per channel) fits
-    with pytest.raises(StoreError, match=r"disk full while processing .*S001R08\.edf; the 1 recordings written "
-                                         r"before are kept .* rerun the same command with --resume"):
+    with pytest.raises(StoreError, match=r"disk full while processing .*S001R08\.edf; the 1 recording written "
+                                         r"before is kept .* rerun the same command with --resume"):
         prepare("physionet_mi", tmp_path / "set", shards=True, **kw)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["set"]  # no scratch left beside it
     _fill_disk_after(monkeypatch, 10)
@@ -139,3 +139,15 @@ def test_cli_output_os_errors_are_one_line(eeg_root, tmp_path):
     res = CliRunner().invoke(app, ["prepare", "physionet_mi", "--data-root", str(eeg_root), "--subjects", "1",
                                    "-o", str(tmp_path / "s.h5"), "--stream-above", "-1"])
     assert res.exit_code == 2 and "--stream-above" in res.output and "≥ 0" in res.output, res.output
+
+
+def test_shard_set_never_written_into_a_folder_of_other_files(eeg_root, tmp_path):
+    from neurokit._errors import StoreError
+
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    for overwrite in (False, True):
+        with pytest.raises(StoreError, match=r"mine: a folder of other files, not a shard set"):
+            prepare("physionet_mi", tmp_path / "mine", task="left_right_imagery", progress=False, shards=True,
+                    overwrite=overwrite, files=[eeg_root / RUNS / "S001R04.edf"])
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]

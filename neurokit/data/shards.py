@@ -148,6 +148,9 @@ class ShardSetWriter:
             raise StoreError(f"{self.folder}: exists and is not a folder; a shard set is written to a folder")
         shared = _shared(self.attrs)
         self.index = {"format": SET_FORMAT, "complete": False, "attrs": shared, "shards": []}
+        if self.folder.is_dir() and not is_shard_set(self.folder) and any(self.folder.iterdir()):
+            raise StoreError(f"{self.folder}: a folder of other files, not a shard set; give a new or empty folder "
+                             "for the shard set (--overwrite replaces only a shard set)")
         if is_shard_set(self.folder):
             if overwrite:
                 shutil.rmtree(self.folder)
@@ -176,7 +179,8 @@ class ShardSetWriter:
 
     def kept(self) -> str:
         """What a stop keeps, for messages: ``"the N recordings written before are kept in FOLDER"``."""
-        return f"the {len(self.index['shards'])} recordings written before are kept in {self.folder}"
+        n = len(self.index["shards"])
+        return f"the {n} recording{'s' if n != 1 else ''} written before {'are' if n != 1 else 'is'} kept in {self.folder}"
 
     def stopped(self, exc: Exception) -> Exception:
         """``exc`` (a bad recording that stops the run) with what the set keeps and how to go on (``exc``

@@ -8,9 +8,15 @@ tasks again elsewhere (``distributed.scheduler.allowed-failures`` times).
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Callable, Iterable, Iterator, TypeVar
 
 from .._errors import ConfigError
+
+# A stop (an error or Ctrl-C) cancels the files still queued; joblib's two-line warning about them would
+# follow the one-line error. Only that warning, only from joblib.
+warnings.filterwarnings("ignore", message=r".*tasks which were still being processed by the workers have been cancelled",
+                        category=UserWarning, module=r"joblib\.")
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -53,16 +59,8 @@ def map_ordered(fn: Callable[[T], R], items: Iterable[T], *, n_jobs: int = 1, sc
     else:
         from joblib import Parallel, delayed
 
-        import warnings
-
         # a bounded window of files in flight (pre_dispatch), handed back in order as they complete
-        gen = Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="2*n_jobs")(delayed(fn)(it) for it in items)
-        try:
-            yield from gen
-        finally:  # a stop cancels the queued files; joblib's warning about them would follow the error line
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=r".*tasks? .*cancel", category=UserWarning)
-                gen.close()
+        yield from Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="2*n_jobs")(delayed(fn)(it) for it in items)
 
 
 def _map_dask(fn, items, address) -> Iterator:

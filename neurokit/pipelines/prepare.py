@@ -91,8 +91,14 @@ def prepare(
         raise ConfigError("resume applies to shard sets (CLI: --shards --resume)")
     if out.is_dir() and not kwargs.get("shards"):
         raise StoreError(f"{out}: is a folder; give the path of the store file to write (e.g. {out / 'store.h5'})")
+    if kwargs.get("shards") and out.is_dir() and any(out.iterdir()):
+        from ..data.shards import is_shard_set
+
+        if not is_shard_set(out):
+            raise StoreError(f"{out}: a folder of other files, not a shard set; give a new or empty folder for the "
+                             "shard set (--overwrite replaces only a shard set)")
     if out.exists() and not overwrite and not kwargs.get("resume"):
-        more = "; or resume=True (--resume) to add the recordings a shard set lacks" if kwargs.get("shards") else ""
+        more = "; or resume=True (CLI: --resume) to add the recordings a shard set lacks" if kwargs.get("shards") else ""
         raise FileExistsError(f"{out}: store exists; pass overwrite=True (CLI: --overwrite) to replace it{more}")
     fn = PREPARERS.get(card.modality)
     if fn is None:  # modalities that register on import (surface, ...); EEG needs no torch import
@@ -282,7 +288,9 @@ def prepare_eeg(
                 exc = res["fatal"]
                 if exc.errno in (errno.ENOSPC, errno.EDQUOT):
                     if shards:
-                        kept = writer.kept() if writer is not None else "no recording was written yet"
+                        kept = (writer.kept() if writer is not None else
+                                f"the {len(done)} recordings already in the set are kept" if done else
+                                "no recording was written yet")
                         raise StoreError(f"{out}: disk full while processing {e.path}; {kept}. Free space, then "
                                          "rerun the same command with --resume") from exc
                     raise disk_full_error(out, e.path) from exc
