@@ -28,7 +28,7 @@ app = typer.Typer(
 )
 cards_app = typer.Typer(help="List and show data cards.", no_args_is_help=True)
 app.add_typer(cards_app, name="cards")
-console = Console()
+console = Console(soft_wrap=True)  # paths in messages are not cut at the terminal width
 err = Console(stderr=True, soft_wrap=True)  # one line per message, also when stderr is a file or a pipe
 
 
