@@ -322,7 +322,7 @@ def record_band(applied: dict, l_freq, h_freq, freqs) -> None:
 
 
 def _filter(raw, recipe: EEGRecipe, applied: dict, source: str) -> None:
-    from .filtering import apply_fir, apply_fir_pair, filter_segments
+    from .filtering import apply_filters, filter_segments
 
     sf = raw.info["sfreq"]
     l_freq, h_freq, freqs = band_plan(sf, recipe, source)
@@ -334,11 +334,7 @@ def _filter(raw, recipe: EEGRecipe, applied: dict, source: str) -> None:
             kernels = None  # a filter longer than a stretch of the recording: MNE's path (and its handling)
     if kernels is not None:
         for a, b in segments:  # stretches between gaps are filtered on their own, as Raw.filter does
-            seg = raw._data[:, a:b]
-            if len(kernels) == 2:
-                apply_fir_pair(seg, *kernels)
-            elif kernels:
-                apply_fir(seg, kernels[0])
+            apply_filters(raw._data[:, a:b], kernels)
         if band:
             info = raw.info  # what Raw.filter records: the band only narrows
             with info._unlock():

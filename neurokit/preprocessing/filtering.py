@@ -43,21 +43,44 @@ def filter_segments(raw) -> list[tuple[int, int]] | None:
     if not raw.preload:
         return None
     try:
-        from mne.annotations import _annotations_starts_stops
+        return segment_bounds(raw)
     except ImportError:  # pragma: no cover - MNE moved its helper: fall back to Raw.filter
         return None
+
+
+def segment_bounds(raw) -> list[tuple[int, int]]:
+    """:func:`filter_segments` for any ``raw``, loaded or not (only its annotations and length are read).
+    Raises ``ImportError`` when MNE's helper has moved."""
+    from mne.annotations import _annotations_starts_stops
+
     starts, stops = _annotations_starts_stops(raw, list(_SPECIAL_ANNOTATIONS), invert=True)
     return [(int(a), int(b)) for a, b in zip(starts, stops)]
 
 
-def fast_path_ok(raw) -> bool:
-    """Whether ``raw`` can be resampled by :func:`resample_fft`: loaded, one run (not a concatenation of
-    several Raw objects), no stim channel (MNE resamples those by holding trigger values)."""
+def one_run_without_stim(raw) -> bool:
+    """One run (not a concatenation of several Raw objects) and no stim channel (MNE resamples those by
+    holding trigger values): what :func:`resample_fft` and streaming need of ``raw``."""
     import mne
 
-    if not raw.preload or len(getattr(raw, "_raw_lengths", [raw.n_times])) != 1:
+    if len(getattr(raw, "_raw_lengths", [raw.n_times])) != 1:
         return False
     return len(mne.pick_types(raw.info, meg=False, stim=True, exclude=[])) == 0
+
+
+def fast_path_ok(raw) -> bool:
+    """Whether ``raw`` can be resampled by :func:`resample_fft`: loaded, :func:`one_run_without_stim`."""
+    return raw.preload and one_run_without_stim(raw)
+
+
+def apply_filters(data: np.ndarray, kernels: list[np.ndarray]) -> None:
+    """Apply zero, one or two zero-phase FIR filters to ``data`` (n_channels, n_times) in place, in order:
+    :func:`apply_fir`, or :func:`apply_fir_pair` for two."""
+    if len(kernels) == 2:
+        apply_fir_pair(data, *kernels)
+    elif len(kernels) == 1:
+        apply_fir(data, kernels[0])
+    elif kernels:
+        raise ValueError(f"at most two filters are applied together, got {len(kernels)}")
 
 
 def average_reference(raw) -> None:

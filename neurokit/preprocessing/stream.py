@@ -29,7 +29,7 @@ import numpy as np
 
 from .eeg import (EEGRecipe, Windows, WindowPlan, band_plan, check_amplitudes, check_rate, cut_windows,
                   filter_kernels, record_band, select_channels, window_plan)
-from .filtering import apply_fir, apply_fir_pair, resample_fft, resample_plan, resampled_raw
+from .filtering import apply_filters, one_run_without_stim, resample_fft, resample_plan, resampled_raw, segment_bounds
 
 #: recordings above this size as float64 samples are streamed by ``prepare`` (256 MiB: 44 min of 64 channels at 160 Hz)
 STREAM_ABOVE_BYTES = 256 * 2**20
@@ -80,17 +80,13 @@ class RowFile:
 
 
 def streamable(raw, recipe: EEGRecipe, limit_bytes: float = STREAM_ABOVE_BYTES) -> bool:
-    """Whether ``raw`` (as read, not loaded) is long enough to stream and plain enough for it: one run with
-    no gaps or ``edge`` annotations, no projectors or stim channel, only EEG channels when the recipe
-    average-references."""
-    import mne
-
+    """Whether ``raw`` (as read, not loaded) is long enough to stream and plain enough for it: one run
+    without the time gaps of an EDF+D file (``edge`` marks of joined runs are fine), no projectors or stim
+    channel, only EEG channels when the recipe average-references."""
     if raw.preload or raw.n_times * len(raw.ch_names) * 8 <= limit_bytes:
         return False
     temp = raw.info.get("temp") or {}
-    if len(getattr(raw, "_raw_lengths", [raw.n_times])) != 1 or len(temp.get("neurokit_segments") or []) > 1:
-        return False
-    if raw.info["projs"] or len(mne.pick_types(raw.info, meg=False, stim=True, exclude=[])):
+    if not one_run_without_stim(raw) or len(temp.get("neurokit_segments") or []) > 1 or raw.info["projs"]:
         return False
     if recipe.reference == "average":
         bads = set(raw.info["bads"])
@@ -103,11 +99,8 @@ def streamable(raw, recipe: EEGRecipe, limit_bytes: float = STREAM_ABOVE_BYTES) 
 def _stretches(raw) -> list[tuple[int, int, bool]]:
     """``(start, stop, filtered)`` spans tiling the recording as MNE's ``Raw.filter`` treats it: stretches
     between ``edge`` marks (joined runs) are filtered apart; ``bad_acq_skip`` spans are left unfiltered."""
-    from mne.annotations import _annotations_starts_stops
-
-    starts, stops = _annotations_starts_stops(raw, ["edge", "bad_acq_skip"], invert=True)
     out, at = [], 0
-    for a, b in zip(starts.tolist(), stops.tolist()):
+    for a, b in segment_bounds(raw):
         if a > at:
             out.append((at, a, False))
         out.append((a, b, True))
@@ -145,15 +138,8 @@ def _chunked(read, dest: RowFile, n: int, spans, kernels: list[np.ndarray], step
             if before is not None:
                 before(x, x[:, s - lo : e - lo])
             if filtered:
-                _apply(x, kernels)
+                apply_filters(x, kernels)
             dest.write(s, x[:, s - lo : e - lo])
-
-
-def _apply(x: np.ndarray, kernels: list[np.ndarray]) -> None:
-    if len(kernels) == 2:
-        apply_fir_pair(x, *kernels)
-    elif kernels:
-        apply_fir(x, kernels[0])
 
 
 def stream_windows(raw, recipe: EEGRecipe, workdir: str | Path, write: Callable[[Windows], None], *,
@@ -242,12 +228,14 @@ def stream_windows(raw, recipe: EEGRecipe, workdir: str | Path, write: Callable[
         n_rej, win = 0, plan.win
         i, span = 0, max(int(round(chunk_s * recipe.sfreq)), win)
         while i < len(plan.starts):
-            j = i + 1
-            while (j < len(plan.starts) and j - i < BATCH_WINDOWS
-                   and max(plan.starts[i : j + 1]) + win - min(plan.starts[i : j + 1]) <= span + win):
-                j += 1
+            j, lo, top = i + 1, int(plan.starts[i]), int(plan.starts[i])  # lo, top: first and last start so far
+            while j < len(plan.starts) and j - i < BATCH_WINDOWS:
+                s = int(plan.starts[j])
+                if max(top, s) - min(lo, s) > span:
+                    break
+                lo, top, j = min(lo, s), max(top, s), j + 1
             starts = plan.starts[i:j]
-            lo, hi = int(starts.min()), int(starts.max()) + win
+            hi = top + win
             patches, ok = cut_windows(src.read(lo, hi), starts, win, recipe, offset=lo)
             part = WindowPlan(starts=starts, labels=plan.labels[i:j], onsets=plan.onsets[i:j], win=win, notes=[])
             w = part.windows(patches, ok, ch_names)
