@@ -26,6 +26,34 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
+class _MIFiles:
+    """The EEGMMIDB left/right imagery runs of ``subjects`` through the physionet_mi card: ``entries``, their
+    total ``seconds`` of EEG and the card's ``recipe``; :meth:`rate` times a call, :meth:`prepare` runs ``prepare``."""
+
+    def __init__(self, data_root: Path, subjects: list[int], n_jobs: int) -> None:
+        import mne
+
+        from neurokit.cards import load_card
+
+        self.data_root, self.subjects, self.n_jobs = data_root, subjects, n_jobs
+        self.card = load_card("physionet_mi")
+        self.entries = self.card.files(data_root, "left_right_imagery", subjects=subjects, download=False)
+        self.seconds = sum(mne.io.read_raw_edf(e.path, verbose="error").times[-1] for e in self.entries)
+        self.recipe = self.card.recipe()
+
+    def rate(self, fn) -> float:
+        """Seconds of EEG per wall second of ``fn()``."""
+        t = time.perf_counter()
+        fn()
+        return self.seconds / (time.perf_counter() - t)
+
+    def prepare(self, out: Path) -> None:
+        from neurokit.pipelines.prepare import prepare
+
+        prepare(self.card, out, data_root=self.data_root, task="left_right_imagery", subjects=self.subjects,
+                progress=False, overwrite=True, n_jobs=self.n_jobs)
+
+
 def bench_preprocessing(data_root: Path, subjects: list[int], n_jobs: int = 1,
                         repeats: int = 3) -> tuple[float, float, list[float], float]:
     """Seconds of EEG per wall second: ``prepare`` (``n_jobs`` workers) and a plain MNE loop, interleaved.
@@ -37,14 +65,10 @@ def bench_preprocessing(data_root: Path, subjects: list[int], n_jobs: int = 1,
     import mne
     import numpy as np
 
-    from neurokit.cards import load_card
     from neurokit.data.store import PatchStore
-    from neurokit.pipelines.prepare import prepare
 
-    card = load_card("physionet_mi")
-    entries = card.files(data_root, "left_right_imagery", subjects=subjects, download=False)
-    seconds = sum(mne.io.read_raw_edf(e.path, verbose="error").times[-1] for e in entries)
-    recipe = card.recipe()
+    mi = _MIFiles(data_root, subjects, n_jobs)
+    entries, recipe = mi.entries, mi.recipe
 
     def plain_one(path):
         raw = mne.io.read_raw_edf(path, preload=True, verbose="error")
@@ -53,23 +77,15 @@ def bench_preprocessing(data_root: Path, subjects: list[int], n_jobs: int = 1,
         raw.notch_filter([recipe.line_freq], verbose="error")
         return raw.resample(recipe.sfreq, verbose="error")
 
-    def plain() -> float:
-        t = time.perf_counter()
+    def plain() -> None:
         for e in entries:
             plain_one(e.path)
-        return seconds / (time.perf_counter() - t)
-
-    def ours(tmp) -> float:
-        t = time.perf_counter()
-        prepare(card, Path(tmp) / "s.h5", data_root=data_root, task="left_right_imagery", subjects=subjects,
-                progress=False, overwrite=True, n_jobs=n_jobs)
-        return seconds / (time.perf_counter() - t)
 
     r_ours, r_base = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(repeats):
-            r_base.append(plain())
-            r_ours.append(ours(tmp))
+            r_base.append(mi.rate(plain))
+            r_ours.append(mi.rate(lambda: mi.prepare(Path(tmp) / "s.h5")))
         # same output: the first window of the first file, store vs the plain loop (store units: 100 µV)
         st = PatchStore(Path(tmp) / "s.h5")
         ref = plain_one(entries[0].path)
@@ -95,13 +111,8 @@ def bench_peers(data_root: Path, subjects: list[int], n_jobs: int = 1, repeats: 
 
     import mne
 
-    from neurokit.cards import load_card
-    from neurokit.pipelines.prepare import prepare
-
-    card = load_card("physionet_mi")
-    entries = card.files(data_root, "left_right_imagery", subjects=subjects, download=False)
-    seconds = sum(mne.io.read_raw_edf(e.path, verbose="error").times[-1] for e in entries)
-    recipe = card.recipe()
+    mi = _MIFiles(data_root, subjects, n_jobs)
+    entries, recipe = mi.entries, mi.recipe
     peers = {}
     try:
         from braindecode.datasets import BaseConcatDataset
@@ -140,26 +151,15 @@ def bench_peers(data_root: Path, subjects: list[int], n_jobs: int = 1, repeats: 
     except ImportError:
         pass
 
-    def rate(fn) -> float:
-        t = time.perf_counter()
-        fn()
-        return seconds / (time.perf_counter() - t)
-
-    import tempfile
     import warnings
 
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-
-        def ours():
-            prepare(card, Path(tmp) / "s.h5", data_root=data_root, task="left_right_imagery", subjects=subjects,
-                    progress=False, overwrite=True, n_jobs=n_jobs)
-
         rates = {name: [] for name in ["prepare", *peers]}
         for _ in range(repeats):
-            rates["prepare"].append(rate(ours))
+            rates["prepare"].append(mi.rate(lambda: mi.prepare(Path(tmp) / "s.h5")))
             for name, fn in peers.items():
-                rates[name].append(rate(fn))
+                rates[name].append(mi.rate(fn))
     out = {}
     for name in peers:
         ratios = [float(o / b) for o, b in zip(rates["prepare"], rates[name])]
