@@ -28,9 +28,7 @@ _CHILD = r"""
 import json, resource, sys, time, warnings
 warnings.simplefilter("ignore")
 from neurokit.pipelines.prepare import prepare
-from neurokit.pipelines.objectives import _load_plugins
 import mne, scipy.signal, h5py, neurokit.io.eeg, neurokit.preprocessing.eeg  # imports are not the recording's cost
-_load_plugins()
 def rss():
     return int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize()
 before = rss()

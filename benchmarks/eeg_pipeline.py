@@ -65,7 +65,7 @@ def bench_preprocessing(data_root: Path, subjects: list[int], n_jobs: int = 1,
     import mne
     import numpy as np
 
-    from neurokit.data.store import PatchStore
+    from neurokit.io.store import PatchStore
 
     mi = _MIFiles(data_root, subjects, n_jobs)
     entries, recipe = mi.entries, mi.recipe
@@ -254,7 +254,7 @@ def bench_pretrain(n_layers: int, batch: int, C: int, N: int, steps: int, device
 
     Returns the medians (ours, baseline) and the per-repeat ratios."""
     from neurokit.models import CBraMod
-    from neurokit.pipelines.objectives import masked_patch_loss
+    from neurokit.training.objectives import masked_patch_loss
 
     clock = _clock(device)
 
@@ -397,7 +397,7 @@ def check_same_training_step(n_layers: int = 2, C: int = 19, N: int = 4) -> tupl
     """Training mode with dropout off: the masked-patch loss and every parameter's gradient of CBraMod and
     of the release structure (same weights, same mask). Returns (|Δloss|, max |Δgrad| / max |grad|)."""
     from neurokit.models import CBraMod
-    from neurokit.pipelines.objectives import masked_patch_loss
+    from neurokit.training.objectives import masked_patch_loss
 
     torch.manual_seed(0)
     ours = CBraMod(n_layers=n_layers, dropout=0.0).train()

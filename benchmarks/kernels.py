@@ -28,7 +28,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from neurokit.kernels.criss_cross import criss_cross_attention_reference  # noqa: E402
+from neurokit.kernels.criss_cross import criss_cross_attention_reference
 
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 

@@ -23,7 +23,7 @@ import torch
 
 
 def make_store(path: Path, n: int, C: int, N: int) -> Path:
-    from neurokit.data.store import PatchStoreWriter
+    from neurokit.io.store import PatchStoreWriter
 
     rng = np.random.default_rng(0)
     with PatchStoreWriter(path, (C, N, 200), attrs={"modality": "eeg"}) as w:
@@ -50,7 +50,7 @@ def read_rate(path: Path, shuffle: bool, workers: int, threads: int, max_batches
 
 def model_rate(C: int, N: int, layers: int) -> float:
     from neurokit.models import CBraMod
-    from neurokit.pipelines.objectives import masked_patch_loss
+    from neurokit.training.objectives import masked_patch_loss
 
     torch.set_num_threads(2)
     m = CBraMod(n_layers=layers).train()

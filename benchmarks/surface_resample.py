@@ -9,7 +9,7 @@ Data: the real CIFTI dense time series ``cifti/sub-MSC01_test.dtseries.nii`` (le
 
 Measured in the same run, on the same frames:
 
-- ``neurokit``: :func:`neurokit.surface.resample.resample` with the sparse matrix already built (one
+- ``neurokit``: :func:`neurokit.preprocessing.surface.resample.resample` with the sparse matrix already built (one
   sparse product for all frames, cortex-masked and renormalised); the one-off build time is reported
   separately.
 - ``nn`` (fair baseline): nearest neighbour done right — one k-d tree query of the 40,962 template
@@ -68,8 +68,8 @@ def main() -> None:
     from scipy.spatial import cKDTree
 
     from neurokit.io.surface import read_surface
-    from neurokit.surface.icosphere import icosphere
-    from neurokit.surface.resample import Sphere, _build, barycentric_weights, load_sphere, resample, resampling_matrix
+    from neurokit.geometry.icosphere import icosphere
+    from neurokit.preprocessing.surface.resample import Sphere, _build, barycentric_weights, load_sphere, resample, resampling_matrix
 
     root = shared_root(args.shared) / "data" / "surface"
     sd = read_surface(root / "cifti/sub-MSC01_test.dtseries.nii", "L")

@@ -64,9 +64,9 @@ _CHILD = r"""
 import json, resource, sys, warnings
 from pathlib import Path
 warnings.simplefilter("ignore")
-from neurokit.surface.patching import SurfaceRecipe
-from neurokit.surface.store import SurfaceRun, write_surface_store
-from neurokit.surface.resample import resampling_matrix, load_sphere
+from neurokit.preprocessing.surface.patching import SurfaceRecipe
+from neurokit.preprocessing.surface.store import SurfaceRun, write_surface_store
+from neurokit.preprocessing.surface.resample import resampling_matrix, load_sphere
 src, out, sl, sr = sys.argv[1:5]
 for s in (sl, sr):  # build/cache the resampling matrices first: not part of the per-run cost
     m = load_sphere(s)

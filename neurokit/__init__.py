@@ -12,18 +12,27 @@ from __future__ import annotations
 
 import importlib
 
-__version__ = "0.1.0"
+from neurokit._utils.version import VERSION as __version__
 
 _LAZY = {
     "read_eeg": "neurokit.io.eeg",
-    "EEGRecipe": "neurokit.preprocessing.eeg",
-    "load_windows": "neurokit.preprocessing.eeg",
-    "PatchStore": "neurokit.data.store",
-    "PatchStoreWriter": "neurokit.data.store",
+    "EEGRecipe": "neurokit.cards.recipes",
+    "load_windows": "neurokit.preprocessing.eeg.windows",
+    "PatchStore": "neurokit.io.store",
+    "PatchStoreWriter": "neurokit.io.store",
     "PatchDataset": "neurokit.data.dataset",
     "load_card": "neurokit.cards",
     "list_cards": "neurokit.cards",
     "read_surface": "neurokit.io.surface",
+    "create_model": "neurokit.models.registry",
+    "from_pretrained": "neurokit.models.registry",
+    "NeurokitError": "neurokit._utils.errors",
+    "ConfigError": "neurokit._utils.errors",
+    "DataFileError": "neurokit._utils.errors",
+    "CardError": "neurokit._utils.errors",
+    "StoreError": "neurokit._utils.errors",
+    "WeightsError": "neurokit._utils.errors",
+    "ChannelMismatchError": "neurokit._utils.errors",
     "SurfaceData": "neurokit.io.surface",
 }
 

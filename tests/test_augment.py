@@ -4,9 +4,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from neurokit._errors import ConfigError
-from neurokit.data.augment import (AugmentConfig, Augmenter, amplitude_scale, channel_dropout, frequency_shift,
-                                   gaussian_noise, mixup, time_shift)
+from neurokit._utils.errors import ConfigError
+from neurokit.data.augment import AugmentConfig, Augmenter, amplitude_scale, channel_dropout, frequency_shift, gaussian_noise, mixup, time_shift
 from neurokit.pipelines.finetune import FinetuneConfig, supervised_loss
 
 SF = 200.0

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from neurokit._errors import CardError
+from neurokit._utils.errors import CardError
 from neurokit.cards import DataCard, load_card
-from neurokit.data.store import PatchStore
+from neurokit.io.store import PatchStore
 from neurokit.pipelines.prepare import prepare
 
 mne_bids = pytest.importorskip("mne_bids")
@@ -69,7 +69,7 @@ def test_bids_store_equals_edf_store(bids_root, lr_store, tmp_path):
 
 def test_bids_bad_channel_is_interpolated(eeg_root, lr_store, tmp_path):
     from neurokit.io.eeg import read_eeg
-    from neurokit.preprocessing.eeg import make_windows, preprocess_raw
+    from neurokit.preprocessing.eeg.windows import make_windows, preprocess_raw
 
     root = _to_bids(eeg_root, tmp_path / "one", [1], [4])
     bp = mne_bids.BIDSPath(subject="001", task="imagery", run=4, datatype="eeg", root=root)

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from neurokit.cards import load_card
 from neurokit.cli.main import app
-from neurokit.data.store import PatchStoreWriter
+from neurokit.io.store import PatchStoreWriter
 from neurokit.io.clinical import read_bonn, read_eegmat, read_smni
 
 runner = CliRunner()
@@ -42,7 +42,7 @@ def test_smni_and_eegmat_readers(eeg_root):
 
 
 def test_prepare_bonn_tiles_segments(eeg_root, tmp_path):
-    from neurokit.data.store import PatchStore
+    from neurokit.io.store import PatchStore
     from neurokit.pipelines.prepare import prepare
 
     path = prepare("bonn_epilepsy", tmp_path / "b.h5", data_root=eeg_root, task="seizure", subjects=[1], progress=False)
@@ -141,7 +141,7 @@ def test_m4oe_bad_input(small_stores, tmp_path, extra, msg):
 
 
 def test_quickstart_pools_training_recordings_only(small_stores, tmp_path):
-    from neurokit.data.store import PatchStore
+    from neurokit.io.store import PatchStore
     from neurokit.pipelines.quickstart import pool_single_channel
 
     mat = PatchStore(small_stores["mat"])  # 20 channels, subjects S002 (train), S003, S004

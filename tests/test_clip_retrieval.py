@@ -11,11 +11,11 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from neurokit._errors import ConfigError, DataFileError
+from neurokit._utils.errors import ConfigError, DataFileError
 from neurokit.cli.main import app
 from neurokit.models.clip import CLIPConfig, SurfaceCLIP, info_nce
 from neurokit.models.sit import sit_config
-from neurokit.pipelines.clip import Pairs, pair_samples
+from neurokit.data.pairs import Pairs, pair_samples
 from neurokit.pipelines.retrieval import chance_levels, pool_hits, protocol_units, retrieval_pools
 from neurokit.stimuli import FrameEncoder, SpectrogramEncoder, StimulusStore, write_stimulus_store
 from neurokit.stimuli.media import rest_mask, window_onsets
@@ -36,7 +36,7 @@ def test_windows_and_rest():
 
 
 def test_unseen_segments_split():
-    from neurokit.pipelines.clip import in_segment
+    from neurokit.data.pairs import in_segment
 
     on = np.arange(30.0)
     first = in_segment(on, [[0.0, 20.0]], 3.0, "first_half")
@@ -272,7 +272,7 @@ def test_stimuli_of_another_run_and_cli_error(sim, tmp_path):
 
 def test_unknown_tr_is_refused(tmp_path):
     from neurokit.data.dataset import PatchDataset
-    from neurokit.data.store import PatchStoreWriter
+    from neurokit.io.store import PatchStoreWriter
 
     p = tmp_path / "notr.h5"
     with PatchStoreWriter(p, (3, 4, 2), attrs={"modality": "surface"}, meta_columns=("subject", "session", "run", "hemi")) as w:

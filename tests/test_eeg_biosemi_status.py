@@ -6,7 +6,8 @@ import numpy as np
 
 import neurokit
 from edf_build import write_edf
-from neurokit.preprocessing.eeg import EEGRecipe, make_windows, preprocess_raw
+from neurokit.cards.recipes import EEGRecipe
+from neurokit.preprocessing.eeg.windows import make_windows, preprocess_raw
 
 
 def test_status_high_bits_are_not_trigger_codes(tmp_path):

@@ -11,11 +11,12 @@ from typer.testing import CliRunner
 
 import neurokit
 from edf_build import write_edf
-from neurokit._errors import DataFileError
+from neurokit._utils.errors import DataFileError
 from neurokit.cli.main import app
 from neurokit.data import PatchStore
 from neurokit.pipelines.prepare import prepare
-from neurokit.preprocessing.eeg import EEGRecipe, make_windows, preprocess_raw
+from neurokit.cards.recipes import EEGRecipe
+from neurokit.preprocessing.eeg.windows import make_windows, preprocess_raw
 
 runner = CliRunner()
 SINE_RMS = 20 / np.sqrt(2)  # µV: the 20 µV-peak sines of the shared cases

@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 import neurokit
 from edf_build import write_edf
-from neurokit._errors import ConfigError
+from neurokit._utils.errors import ConfigError
 from neurokit.cli.main import app
 
 

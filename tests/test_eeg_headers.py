@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import neurokit
-from neurokit._errors import DataFileError, NeurokitError
-from neurokit.preprocessing.eeg import EEGRecipe, preprocess_raw
+from neurokit._utils.errors import DataFileError, NeurokitError
+from neurokit.cards.recipes import EEGRecipe
+from neurokit.preprocessing.eeg.windows import preprocess_raw
 
 FORMATS = "formats"
 _SIGNAL_FIELDS = [("label", 16), ("transducer", 80), ("unit", 8), ("pmin", 8), ("pmax", 8), ("dmin", 8),

@@ -7,7 +7,7 @@ import pytest
 
 import neurokit
 from edf_build import write_edf
-from neurokit._errors import DataFileError
+from neurokit._utils.errors import DataFileError
 
 
 def _sine(n_ch, sfreq=200, seconds=10):

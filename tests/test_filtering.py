@@ -1,11 +1,12 @@
-"""Batched filtering and resampling (neurokit.preprocessing.filtering) equal MNE's Raw methods."""
+"""Batched filtering and resampling (neurokit.preprocessing.eeg.filtering) equal MNE's Raw methods."""
 import mne
 import numpy as np
 import pytest
 
 import neurokit
-from neurokit.preprocessing import filtering
-from neurokit.preprocessing.eeg import EEGRecipe, preprocess_raw
+from neurokit.preprocessing.eeg import filtering
+from neurokit.cards.recipes import EEGRecipe
+from neurokit.preprocessing.eeg.windows import preprocess_raw
 
 S001R04 = "MNE-eegbci-data/files/eegmmidb/1.0.0/S001/S001R04.edf"
 

@@ -8,12 +8,13 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from neurokit._errors import ConfigError, WeightsError
+from neurokit._utils.errors import ConfigError, WeightsError
 from neurokit.cli.main import app
 from neurokit.models import CBraMod
 from neurokit.models.weights import load_weights, resolve_weights_source
-from neurokit.pipelines import objectives
-from neurokit.pipelines.finetune import FinetuneConfig, evaluate, finetune, finetune_or_reuse
+from neurokit.training import objectives
+from neurokit.pipelines.finetune import FinetuneConfig, finetune, finetune_or_reuse
+from neurokit.pipelines.evaluate import evaluate
 from neurokit.pipelines.pretrain import PretrainConfig, pretrain, pretrain_or_resume
 
 TINY = {"n_layers": 1}
@@ -148,7 +149,7 @@ def test_store_reused_only_when_it_matches(tiny_store, eeg_root, tmp_path):
     assert note.startswith("reusing")
     path, note = prepare_or_reuse("physionet_mi", copy, channels="C4,Cz", progress=False, **{**kw, "subjects": [1]})
     assert "differs in" in note and "ch_names" in note
-    from neurokit.data.store import PatchStore
+    from neurokit.io.store import PatchStore
 
     assert PatchStore(path).attrs["ch_names"] == ["C4", "Cz"]
 
@@ -217,7 +218,7 @@ def test_ctrl_c_says_what_was_saved_and_leaves_no_empty_folder(tiny_store, eeg_r
     def interrupted(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(ft, "_predict", interrupted)
+    monkeypatch.setattr(ft, "predict", interrupted)
     r = cli("finetune", tiny_store, "-o", tmp_path / "runs" / "ft", "--n-layers", "1", "--epochs", "1",
             "--no-progress", "--device", "cpu", "--head", "avgpool")
     assert r.exit_code == 130 and "nothing was saved" in r.output and not (tmp_path / "runs" / "ft").exists()

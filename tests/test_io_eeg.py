@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import neurokit
-from neurokit._errors import DataFileError
-from neurokit.io.eeg import file_sha256, normalize_ch_name
+from neurokit._utils.errors import DataFileError
+from neurokit._utils.hashing import file_sha256
+from neurokit.geometry.channels import normalize_ch_name
 
 EEGMMIDB = "MNE-eegbci-data/files/eegmmidb/1.0.0"
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from neurokit._errors import ConfigError
+from neurokit._utils.errors import ConfigError
 from neurokit.models.m4oe import M4oE, M4oEConfig, conditional_mutual_information, focal_loss
 from neurokit.models.moe import SoftMoE
 

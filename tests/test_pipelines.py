@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from neurokit._errors import ChannelMismatchError, ConfigError
-from neurokit.pipelines.checkpoint import load_checkpoint
-from neurokit.pipelines.finetune import FinetuneConfig, evaluate, finetune
-from neurokit.pipelines.metrics import classification_metrics, regression_metrics
+from neurokit._utils.errors import ChannelMismatchError, ConfigError
+from neurokit.models.checkpoint import load_checkpoint
+from neurokit.pipelines.finetune import FinetuneConfig, finetune
+from neurokit.pipelines.evaluate import evaluate
+from neurokit.evaluation.metrics import classification_metrics, regression_metrics
 from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
 SMALL = {"n_layers": 1}
@@ -44,7 +45,7 @@ def test_checkpoint_contents(pretrained):
 
 def test_resume_after_kill_matches_uninterrupted(lr_store, tmp_path, monkeypatch):
     """A job killed after step 3 and resumed ends with the same weights as one never interrupted."""
-    from neurokit.pipelines import objectives
+    from neurokit.training import objectives
 
     cfg = PretrainConfig(model_kwargs=SMALL, epochs=2, batch_size=30, progress=False, seed=3, ckpt_every=1)
     full = pretrain(lr_store, tmp_path / "a", cfg)
@@ -165,7 +166,7 @@ def test_cli_pretrain_under_torchrun_two_processes(lr_store, tmp_path):
 
 def test_split_by_run_for_one_subject(eeg_root, tmp_path):
     from neurokit.data import PatchDataset
-    from neurokit.pipelines.finetune import resolve_splits
+    from neurokit.data.splits import resolve_splits
     from neurokit.pipelines.prepare import prepare
 
     one = prepare("physionet_mi", tmp_path / "one.h5", data_root=eeg_root, task="left_right_imagery",
@@ -223,7 +224,7 @@ def test_config_and_selection_errors(lr_store, tmp_path):
 
 
 def test_flatten_head_size_guard():
-    from neurokit.pipelines.finetune import Head
+    from neurokit.models.heads import Head
 
     with pytest.raises(ConfigError, match=r"would need a 245760×245760 layer .*use head='avgpool'"):
         Head("all_patch_reps", (1280, 192), 1)

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import neurokit
-from neurokit._errors import ChannelMismatchError, ConfigError, DataFileError
-from neurokit.preprocessing.eeg import EEGRecipe, make_windows, preprocess_raw
+from neurokit._utils.errors import ChannelMismatchError, ConfigError, DataFileError
+from neurokit.cards.recipes import EEGRecipe
+from neurokit.preprocessing.eeg.windows import make_windows, preprocess_raw
 
 S001R04 = "MNE-eegbci-data/files/eegmmidb/1.0.0/S001/S001R04.edf"
 

@@ -121,7 +121,7 @@ def test_quickstart_reruns_and_reuses(readme_run):
 
 def test_readme_surface_finetune_on_hemisphere_task(readme_run):
     """Item 12: the README's surface fine-tuning command runs on the shared fsaverage5 data."""
-    from neurokit.data.store import PatchStore
+    from neurokit.io.store import PatchStore
 
     work, _ = readme_run
     s = PatchStore(work / "runs/fsa5.h5")
@@ -135,7 +135,7 @@ def test_readme_surface_finetune_on_hemisphere_task(readme_run):
 
 def test_readme_eegmat_through_eeg_folder(readme_run):
     """Item 13: the eegmat recordings go through the eeg_folder card with window, crops and notch from the CLI."""
-    from neurokit.data.store import PatchStore
+    from neurokit.io.store import PatchStore
 
     work, _ = readme_run
     s = PatchStore(work / "runs/eegmat.h5")

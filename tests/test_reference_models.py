@@ -7,12 +7,12 @@ import pytest
 import torch
 import torch.nn as nn
 
-from neurokit._errors import ConfigError
+from neurokit._utils.errors import ConfigError
 from neurokit.models.sit import create_sit, sincos_1d
 from neurokit.models.vsmae import VSMAEConfig, VSMAE, create_vsmae, n_kept, tube_mask
-from neurokit.pipelines.metrics import classification_metrics
+from neurokit.evaluation.metrics import classification_metrics
 from neurokit.pipelines.pretrain import PretrainConfig
-from neurokit.pipelines.training import OptimConfig, build_optimizer
+from neurokit.training.optim import OptimConfig, build_optimizer
 
 
 # ----------------------------------------------------------------------------------------- item 11
@@ -57,7 +57,7 @@ def test_frozen_finetune_keeps_backbone_dropout_on_and_weights_fixed(lr_store, t
     cfg = ft.FinetuneConfig(model_kwargs={"n_layers": 1}, epochs=1, batch_size=30, frozen=True, head="avgpool",
                             progress=False, device="cpu", splits={"train": ["S001"], "val": ["S002"], "test": ["S002"]})
     captured = {}
-    real_build = ft._build_backbone
+    real_build = ft.build_backbone
 
     def build(*a, **k):
         bb, info = real_build(*a, **k)
@@ -65,7 +65,7 @@ def test_frozen_finetune_keeps_backbone_dropout_on_and_weights_fixed(lr_store, t
         captured["bb"] = bb
         return bb, info
 
-    monkeypatch.setattr(ft, "_build_backbone", build)
+    monkeypatch.setattr(ft, "build_backbone", build)
     ft.finetune(lr_store, tmp_path / "ft", cfg)
     assert len(seen) == 1 and seen[0] == (True, True)  # 45 samples // 30: one step, backbone in train mode
     bb = captured["bb"]

@@ -12,14 +12,14 @@ import torch
 import torch.nn.functional as F
 
 from neurokit.data.dataset import PatchDataset
-from neurokit.data.store import PatchStore
+from neurokit.io.store import PatchStore
 from neurokit.io.surface import read_surface
 from neurokit.models import CBraMod
-from neurokit.models.cbramod import (CBraModConfig, CrissCrossLayer, _AddMaskedHalves, _FeedForward,
-                                     _residual_dropout)
+from neurokit.models.cbramod import CBraModConfig, CrissCrossLayer, _AddMaskedHalves, _FeedForward, _residual_dropout
 from neurokit.models.dropout import dropout_mask, fast_dropout
-from neurokit.surface.patching import SurfaceRecipe, frame_patches, to_template
-from neurokit.surface.store import SurfaceRun, write_surface_store
+from neurokit.cards.recipes import SurfaceRecipe
+from neurokit.preprocessing.surface.patching import frame_patches, to_template
+from neurokit.preprocessing.surface.store import SurfaceRun, write_surface_store
 
 MSC = "cifti/sub-MSC01_test.dtseries.nii"
 
@@ -226,8 +226,8 @@ def test_prepare_on_two_workers_writes_the_same_bytes(lr_store, eeg_root, tmp_pa
 
 
 def test_shard_set_resume_read_and_merge(lr_store, eeg_root, tmp_path):
-    from neurokit._errors import StoreError
-    from neurokit.data.shards import merge_shard_sets, read_index
+    from neurokit._utils.errors import StoreError
+    from neurokit.io.shards import merge_shard_sets, read_index
     from neurokit.pipelines.prepare import prepare
 
     a = prepare("physionet_mi", tmp_path / "a", data_root=eeg_root, subjects=[1], shards=True, **LR)

@@ -6,11 +6,12 @@ import json
 import numpy as np
 import pytest
 
-from neurokit._errors import ConfigError
+from neurokit._utils.errors import ConfigError
 from neurokit.data import PatchDataset
-from neurokit.data.store import PatchStoreWriter
+from neurokit.io.store import PatchStoreWriter
 from neurokit.pipelines.finetune import FinetuneConfig, finetune
-from neurokit.pipelines.schemes import SCHEMES, LEAK_UNIT, check_no_leak, make_folds, summarize
+from neurokit.evaluation.schemes import SCHEMES, LEAK_UNIT, make_folds, summarize
+from neurokit.data.splits import check_no_leak
 
 TINY = dict(model_kwargs={"n_layers": 1}, epochs=1, batch_size=8, head="avgpool", progress=False, device="cpu")
 
@@ -101,7 +102,7 @@ def test_leak_check_finds_overlapping_windows(tmp_path):
 
 
 def test_loso_run_reports_folds_mean_std_and_moabb_rows(sessions_store, tmp_path):
-    from neurokit.pipelines.schemes import evaluate_scheme
+    from neurokit.evaluation.schemes import evaluate_scheme
 
     rep = finetune(sessions_store, tmp_path / "loso", FinetuneConfig(**TINY), scheme="loso")
     assert rep["scheme"] == "loso" and [f["subject"] for f in rep["folds"]] == ["S001", "S002", "S003", "S004"]
@@ -139,7 +140,7 @@ def test_cli_within_session_on_real_data(lr_store, tmp_path):
     assert [(f["subject"], f["session"]) for f in rep["folds"]] == [("S001", "all")] * 2 + [("S002", "all")] * 2
     assert sum(f["n_samples"]["test"] for f in rep["folds"]) == 90  # every window of S001-S002 tested once
     assert "mean ± std" in r.output and f"{rep['mean']['score']:.4f} ± {rep['std']['score']:.4f}" in r.output
-    from neurokit.pipelines.checkpoint import load_checkpoint
+    from neurokit.models.checkpoint import load_checkpoint
 
     aug = load_checkpoint(tmp_path / "ws" / rep["folds"][0]["fold"] / "best.pt")["finetune_config"]["augment"]
     assert aug["noise"] == 5.0 and aug["mixup"] == 0.2 and aug["time_shift"] == 0.05 and aug["scale"] == 0.0

@@ -10,14 +10,14 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from neurokit._errors import DataFileError, StoreError
+from neurokit._utils.errors import DataFileError, StoreError
 from neurokit.cli.main import app
 from neurokit.data.dataset import PatchDataset
-from neurokit.data.shards import ShardSetWriter, merge_shard_sets, read_index
-from neurokit.data.store import PatchStoreWriter
+from neurokit.io.shards import ShardSetWriter, merge_shard_sets, read_index
+from neurokit.io.store import PatchStoreWriter
 from neurokit.pipelines.prepare import prepare
-from neurokit.surface.patching import SurfaceRecipe
-from neurokit.surface.store import SurfaceRun, write_surface_store
+from neurokit.cards.recipes import SurfaceRecipe
+from neurokit.preprocessing.surface.store import SurfaceRun, write_surface_store
 
 FSA5 = "fsaverage5_rest/sub-010188_ses-02_task-rest_acq-AP_run-01.fsa5.{h}h.first100TR.mgz"
 HEMI = dict(task="hemisphere", progress=False)  # 2 files × 3 frame blocks: 6 runs, 64 tubelets
@@ -158,8 +158,8 @@ def test_full_disk_from_hdf5_itself_keeps_the_set(tmp_path):
 def test_bonn_members_are_recordings_of_their_own(eeg_root, tmp_path, monkeypatch):
     """The Bonn card's segments live in one ZIP per set: each member is its own shard (key path::member),
     a Ctrl-C during the fifth keeps four, and --resume reads only the six members still missing."""
-    import neurokit.pipelines.prepare as prep
-    from neurokit._errors import Interrupted
+    import neurokit.preprocessing.eeg.prepare as prep
+    from neurokit._utils.errors import Interrupted
 
     kw = dict(data_root=eeg_root, subjects=[1, 2], shards=True, progress=False)  # 2 segments × 5 set ZIPs
     with monkeypatch.context() as m:
@@ -185,7 +185,7 @@ def test_bonn_members_are_recordings_of_their_own(eeg_root, tmp_path, monkeypatc
 def test_reading_a_set_of_many_shards_keeps_few_files_open(tmp_path):
     """Random reads over 40 shards: at most OPEN_FILES.limit (32) files stay open (each holds a chunk cache
     and a descriptor), and a store closed to make room reads the same values when it reopens."""
-    from neurokit.data.store import OPEN_FILES
+    from neurokit.io.store import OPEN_FILES
 
     w = ShardSetWriter(tmp_path / "s", (2, 3), attrs={"modality": "eeg", "card": "x"})
     for i in range(40):

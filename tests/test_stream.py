@@ -1,14 +1,15 @@
-"""Streaming long recordings (neurokit.preprocessing.stream) gives the in-memory path's windows."""
+"""Streaming long recordings (neurokit.preprocessing.eeg.stream) gives the in-memory path's windows."""
 import mne
 import numpy as np
 import pytest
 
 import neurokit
-from neurokit._errors import DataFileError
-from neurokit.data.store import PatchStore
+from neurokit._utils.errors import DataFileError
+from neurokit.io.store import PatchStore
 from neurokit.pipelines.prepare import prepare
-from neurokit.preprocessing.eeg import EEGRecipe, make_windows, preprocess_raw
-from neurokit.preprocessing.stream import stream_windows, streamable
+from neurokit.cards.recipes import EEGRecipe
+from neurokit.preprocessing.eeg.windows import make_windows, preprocess_raw
+from neurokit.preprocessing.eeg.stream import stream_windows, streamable
 
 RUNS = "MNE-eegbci-data/files/eegmmidb/1.0.0/S001"
 
@@ -93,7 +94,7 @@ def _fill_disk_after(monkeypatch, n_ok):
     import errno
     import os
 
-    from neurokit.preprocessing import stream
+    from neurokit.preprocessing.eeg import stream
 
     calls = {"n": 0}
     real = os.pwrite
@@ -110,7 +111,7 @@ def _fill_disk_after(monkeypatch, n_ok):
 def test_full_disk_while_streaming_is_the_outputs_fault(eeg_root, tmp_path, monkeypatch):
     """A full disk under the scratch files is reported as one (never skipped as a bad recording); a shard
     set keeps what is written and says to resume; a single store is not left half-written."""
-    from neurokit._errors import StoreError
+    from neurokit._utils.errors import StoreError
 
     files = [eeg_root / RUNS / f"S001R0{i}.edf" for i in (4, 8)]
     kw = dict(task="left_right_imagery", files=files, progress=False, stream_above_mb=0.5, skip_bad=True)
@@ -142,7 +143,7 @@ def test_cli_output_os_errors_are_one_line(eeg_root, tmp_path):
 
 
 def test_shard_set_never_written_into_a_folder_of_other_files(eeg_root, tmp_path):
-    from neurokit._errors import StoreError
+    from neurokit._utils.errors import StoreError
 
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep me")

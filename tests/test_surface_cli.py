@@ -7,7 +7,7 @@ import numpy as np
 from typer.testing import CliRunner
 
 from neurokit.cli.main import app
-from neurokit.data.store import PatchStore
+from neurokit.io.store import PatchStore
 
 runner = CliRunner()
 

@@ -10,12 +10,12 @@ import pytest
 from nibabel import cifti2
 from typer.testing import CliRunner
 
-from neurokit._errors import ConfigError, DataFileError
+from neurokit._utils.errors import ConfigError, DataFileError
 from neurokit.cli.main import app
-from neurokit.data.store import PatchStore
+from neurokit.io.store import PatchStore
 from neurokit.io.surface import SurfaceData, read_surface
-from neurokit.surface.patching import to_template
-from neurokit.surface.resample import load_sphere
+from neurokit.preprocessing.surface.patching import to_template
+from neurokit.preprocessing.surface.resample import load_sphere
 
 HCP = "hcp_fs_LR32k"
 ICO = "metrics-lab_ico"
@@ -30,7 +30,7 @@ def flat(text: str) -> str:
 
 # ------------------------------------------------------------------------------- 8a: dlabel tables per map
 def test_dlabel_keeps_one_label_table_per_map(tmp_path):
-    from neurokit.surface.plot import _label_colors
+    from neurokit.plotting.surface import _label_colors
 
     bm = cifti2.BrainModelAxis.from_surface(np.arange(200), 32492, "CortexLeft")
     tables = [
@@ -167,7 +167,7 @@ def test_nilearn_meshes_accepted_as_spheres_and_refused_for_the_wrong_hemisphere
 def test_plot_surface_takes_nilearn_meshes(surface_root, tmp_path):
     from nilearn.surface import PolyMesh
 
-    from neurokit.surface.plot import plot_surface
+    from neurokit.plotting.surface import plot_surface
 
     infl = PolyMesh(left=_fsa5("infl", "left")[0], right=_fsa5("infl", "right")[0])
     png = plot_surface(surface_root / FSA5_RH, tmp_path / "r.png", hemi="R", surf_mesh=infl)

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy.spatial import cKDTree
 
-from neurokit._errors import ConfigError
-from neurokit.surface.icosphere import icosphere, match_vertices, n_vertices
-from neurokit.surface.patches import parse_grid, patch_table, vertices_per_patch
+from neurokit._utils.errors import ConfigError
+from neurokit.geometry.icosphere import icosphere, match_vertices, n_vertices
+from neurokit.geometry.patches import parse_grid, patch_table, vertices_per_patch
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ import nibabel as nib
 import numpy as np
 import pytest
 
-from neurokit._errors import ConfigError, DataFileError
+from neurokit._utils.errors import ConfigError, DataFileError
 from neurokit.io.surface import SurfaceData, read_cifti_hemispheres, read_surface
 
 MSC = "cifti/sub-MSC01_test.dtseries.nii"

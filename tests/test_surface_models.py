@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import torch
 
-from neurokit._errors import ConfigError
+from neurokit._utils.errors import ConfigError
 from neurokit.models.sit import SIT_PRESETS, create_sit, sincos_1d, sit_config
 from neurokit.models.vsmae import VSMAE, VSMAEConfig, create_vsmae, tube_mask
-from neurokit.surface.patching import SurfaceRecipe
-from neurokit.surface.store import SurfaceRun, write_surface_store
+from neurokit.cards.recipes import SurfaceRecipe
+from neurokit.preprocessing.surface.store import SurfaceRun, write_surface_store
 
 FSA5 = "fsaverage5_rest/sub-010188_ses-02_task-rest_acq-AP_run-01.fsa5.{h}h.first100TR.mgz"
 MSC = "cifti/sub-MSC01_test.dtseries.nii"
@@ -140,7 +140,7 @@ def test_finetune_sit_hemisphere(fsa5_store, tmp_path):
     assert rep["n_samples"] == {"train": 22, "val": 22, "test": 22}  # 11 tubelets × 2 hemispheres per run
     assert 0.0 <= rep["test"]["balanced_accuracy"] <= 1.0 and (tmp_path / "ft" / "best.pt").exists()
     with pytest.raises(ConfigError, match="surface stores"):
-        from neurokit.pipelines.surface import build_vsmae
+        from neurokit.models.registry import build_vsmae
 
         build_vsmae({"modality": "eeg"}, (19, 30, 200), {})
 

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import pytest
 
-from neurokit._errors import NeurokitError
+from neurokit._utils.errors import NeurokitError
 from neurokit.io.surface import read_surface
 
 #: base name → (shared file, hemisphere to read, file name to write the mutant under)

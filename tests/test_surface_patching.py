@@ -4,14 +4,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neurokit._errors import ConfigError, DataFileError
+from neurokit._utils.errors import ConfigError, DataFileError
 from neurokit.data.dataset import PatchDataset
-from neurokit.data.store import PatchStore
-from neurokit.io.eeg import file_sha256
+from neurokit.io.store import PatchStore
+from neurokit._utils.hashing import file_sha256
 from neurokit.io.surface import read_surface
-from neurokit.surface.patches import patch_table
-from neurokit.surface.patching import SurfaceRecipe, frame_patches, surface_samples, tubelets, zscore_frames
-from neurokit.surface.store import SurfaceRun, write_surface_store
+from neurokit.geometry.patches import patch_table
+from neurokit.cards.recipes import SurfaceRecipe
+from neurokit.preprocessing.surface.patching import frame_patches, surface_samples, tubelets, zscore_frames
+from neurokit.preprocessing.surface.store import SurfaceRun, write_surface_store
 
 FSA5 = "fsaverage5_rest/sub-010188_ses-02_task-rest_acq-AP_run-01.fsa5.{h}h.first100TR.mgz"
 MSC = "cifti/sub-MSC01_test.dtseries.nii"
@@ -65,7 +66,7 @@ def test_fsaverage5_samples(surface_root):
 
 def test_frame_patches_layout(surface_root):
     sd = read_surface(surface_root / MSC, "L")
-    from neurokit.surface.patching import to_template
+    from neurokit.preprocessing.surface.patching import to_template
 
     data, mask = to_template(sd, surface_root / "hcp_fs_LR32k/S1200.L.sphere.32k_fs_LR.surf.gii")
     x = frame_patches(data, 2)

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 from scipy.spatial import cKDTree
 
-from neurokit._errors import DataFileError
+from neurokit._utils.errors import DataFileError
 from neurokit.io.surface import read_surface
-from neurokit.surface.icosphere import icosphere
-from neurokit.surface.patching import to_template
-from neurokit.surface.resample import default_sphere, load_sphere, resample, resampling_matrix
+from neurokit.geometry.icosphere import icosphere
+from neurokit.preprocessing.surface.patching import to_template
+from neurokit.preprocessing.surface.resample import default_sphere, load_sphere, resample, resampling_matrix
 
 SULC = "hcp_fs_LR32k/S1200.sulc_MSMAll.32k_fs_LR.dscalar.nii"
 FSA5 = "fsaverage5_rest/sub-010188_ses-02_task-rest_acq-AP_run-01.fsa5.{h}h.first100TR.mgz"

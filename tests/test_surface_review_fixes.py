@@ -9,15 +9,16 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from neurokit._errors import CardError, ConfigError, DataFileError
+from neurokit._utils.errors import CardError, ConfigError, DataFileError
 from neurokit.cli.main import app
-from neurokit.data.store import PatchStore
+from neurokit.io.store import PatchStore
 from neurokit.io.surface import read_surface
 from neurokit.pipelines.prepare import prepare
-from neurokit.pipelines.surface import subject_from_name
-from neurokit.surface.patching import SurfaceRecipe, to_template
-from neurokit.surface.resample import load_sphere
-from neurokit.surface.store import SurfaceRun, write_surface_store
+from neurokit.preprocessing.surface.prepare import subject_from_name
+from neurokit.cards.recipes import SurfaceRecipe
+from neurokit.preprocessing.surface.patching import to_template
+from neurokit.preprocessing.surface.resample import load_sphere
+from neurokit.preprocessing.surface.store import SurfaceRun, write_surface_store
 
 HCP = "hcp_fs_LR32k"
 FSA5_LH = "fsaverage5_rest/sub-010188_ses-02_task-rest_acq-AP_run-01.fsa5.lh.first100TR.mgz"
@@ -61,7 +62,7 @@ def test_midthickness_as_sphere_refused(surface_root, tmp_path):
 
 # 2. plot-surface hemisphere of --surf ------------------------------------------------------------------
 def test_plot_surf_of_other_hemisphere_refused(surface_root, tmp_path):
-    from neurokit.surface.plot import plot_surface
+    from neurokit.plotting.surface import plot_surface
 
     dscalar = surface_root / HCP / "S1200.sulc_MSMAll.32k_fs_LR.dscalar.nii"
     with pytest.raises(DataFileError, match="--surf .*S1200.L.inflated.* is hemisphere L, but --hemi is R"):
@@ -177,7 +178,7 @@ def test_cache_shape_checked_and_cache_var_pointing_at_file(tmp_path, monkeypatc
 
     import importlib
 
-    rs = importlib.import_module("neurokit.surface.resample")
+    rs = importlib.import_module("neurokit.preprocessing.surface.resample")
 
     monkeypatch.setenv("NEUROKIT_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(rs, "_MATRICES", {})
@@ -198,7 +199,7 @@ def test_cache_shape_checked_and_cache_var_pointing_at_file(tmp_path, monkeypatc
 # 13. minor ---------------------------------------------------------------------------------------------
 def test_minor_review_items(surface_root, tmp_path):
     from neurokit.models.sit import sit_config
-    from neurokit.surface.patches import parse_grid
+    from neurokit.geometry.patches import parse_grid
 
     with pytest.raises(ConfigError, match="K in 1…5"):
         parse_grid("ico0")
@@ -220,7 +221,7 @@ def test_minor_review_items(surface_root, tmp_path):
 def test_reference_patch_order_helper(surface_root):
     import pandas as pd
 
-    from neurokit.surface.patches import patch_table, reference_patch_order
+    from neurokit.geometry.patches import patch_table, reference_patch_order
 
     ref = pd.read_csv(surface_root / "metrics-lab_ico/triangle_indices_ico_6_sub_ico_2.csv").to_numpy().T
     perm = reference_patch_order(ref)
@@ -232,7 +233,7 @@ def test_reference_patch_order_helper(surface_root):
 
 # 11. label colours --------------------------------------------------------------------------------------
 def test_dlabel_colours_from_label_table(surface_root):
-    from neurokit.surface.plot import _label_colors
+    from neurokit.plotting.surface import _label_colors
 
     path = surface_root / "cifti/test.dlabel.nii"
     cmap = _label_colors(path)

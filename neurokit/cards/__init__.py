@@ -15,7 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .._errors import CardError
+from neurokit._utils.errors import CardError
+from neurokit.io.entry import FileEntry
 
 logger = logging.getLogger("neurokit")
 
@@ -57,19 +58,6 @@ def parse_ranges(spec: str | int | list) -> list[int]:
     return sorted(out)
 
 
-@dataclass
-class FileEntry:
-    """One recording a card points to."""
-
-    path: Path
-    subject: str
-    session: str = ""
-    run: str = ""
-    events: dict[str, int] | None = None  # annotation description → class index
-    member: str = ""  # file inside an archive (Bonn set ZIPs)
-    reader: str = ""  # "": neurokit.io.eeg.read_eeg; "bids": neurokit.io.bids.read_bids_eeg (sidecars); else a
-    #                   dataset reader in neurokit.io.clinical.DATASETS (Bonn, SMNI, EEGMAT)
-    label: int | None = None  # subject-level class of every window (a participants.tsv column)
 
 
 @dataclass
@@ -117,7 +105,7 @@ class DataCard:
     def channel_set(self, name: str) -> list[str]:
         """A named channel subset from the card's ``channel_sets``, or a comma-separated list of labels
         (written in any case; put into 10-05 form, e.g. ``"c3,cz,c4"`` → ``["C3", "Cz", "C4"]``)."""
-        from ..io.eeg import normalize_ch_name
+        from neurokit.geometry.channels import normalize_ch_name
 
         sets = self.raw.get("channel_sets") or {}
         if name in sets:
@@ -143,7 +131,7 @@ class DataCard:
         return opts
 
     def recipe(self):
-        from ..preprocessing.eeg import EEGRecipe
+        from neurokit.cards.recipes import EEGRecipe
 
         if self.modality != "eeg":
             raise CardError(f"card {self.name!r} is a {self.modality} card, not EEG")
@@ -195,7 +183,7 @@ class DataCard:
         """Recordings listed by a dataset reader (``neurokit.io.clinical``), labelled by the task's
         ``events`` (annotation description → class name); ``subjects`` (numbers) keeps the subject ids
         whose digits match."""
-        from ..io.clinical import get_reader
+        from neurokit.io.clinical import get_reader
 
         base = root / layout.get("subdir", "")
         classes = list(t.get("classes") or [])
@@ -263,7 +251,7 @@ class DataCard:
         """Recordings of a BIDS dataset (``layout: {kind: bids, task: BIDS task label, subdir, subject_format,
         run_format}``). Labels come from ``events.tsv`` ``trial_type`` through the task's ``run_groups``
         (BIDS runs) or ``events`` mapping, or from a ``participants.tsv`` column (task ``label_column``)."""
-        from ..io.bids import find_recordings, read_participants
+        from neurokit.io.bids import find_recordings, read_participants
 
         base = root / layout.get("subdir", "")
         classes = list(t.get("classes") or [])
@@ -359,7 +347,7 @@ def bids_card(root: str | Path, task: str, *, events: list[str] | None = None, l
     Labels: the ``trial_type`` values of the task's ``events.tsv`` files (all, or those in ``events``),
     each its own class in sorted order; or, with ``label_column``, the values of that
     ``participants.tsv`` column, one class per value, every window of a subject taking its value.
-    Recipe: CBraMod's defaults (:class:`~neurokit.preprocessing.eeg.EEGRecipe`) with the notch at the
+    Recipe: CBraMod's defaults (:class:`~neurokit.cards.recipes.EEGRecipe`) with the notch at the
     recordings' ``PowerLineFrequency``. Store subject ids are ``sub-<label>``.
 
     Raises
@@ -367,8 +355,14 @@ def bids_card(root: str | Path, task: str, *, events: list[str] | None = None, l
     CardError
         Not a BIDS dataset, no recording of ``task``, no events / participants column to label with.
     """
-    from ..io.bids import check_bids_root, find_recordings, read_line_freq, read_participants, trial_types
-    from ..preprocessing.eeg import EEGRecipe
+    from neurokit.cards.recipes import EEGRecipe
+    from neurokit.io.bids import (
+        check_bids_root,
+        find_recordings,
+        read_line_freq,
+        read_participants,
+        trial_types,
+    )
 
     root = check_bids_root(root)
     import json

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -17,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperCommand
 
-from .._errors import NeurokitError
+from neurokit._utils.errors import NeurokitError
 
 app = typer.Typer(
     name="neuro",
@@ -34,7 +33,7 @@ err = Console(stderr=True, soft_wrap=True)  # one line per message, also when st
 
 def _version(value: bool) -> None:
     if value:
-        from .. import __version__
+        from neurokit._utils.version import VERSION as __version__
 
         console.print(f"neurokit {__version__}")
         raise typer.Exit()
@@ -123,7 +122,7 @@ class NeuroCommand(TyperCommand):
 def _subjects(text: Optional[str]) -> Optional[List[str]]:
     if not text:
         return None
-    from ..cards import parse_ranges
+    from neurokit.cards import parse_ranges
 
     if all(part.strip().replace("-", "").isdigit() for part in text.split(",")):
         return [f"S{s:03d}" for s in _run(parse_ranges, text)]
@@ -144,7 +143,7 @@ def metrics_table(title: str, metrics: dict) -> Table:
 @cards_app.command("list", cls=NeuroCommand)
 def cards_list() -> None:
     """List the packaged data cards."""
-    from ..cards import list_cards, load_card
+    from neurokit.cards import list_cards, load_card
 
     cards = [load_card(n) for n in list_cards()]
     t = Table(title="data cards")
@@ -163,7 +162,7 @@ def cards_list() -> None:
 @cards_app.command("show", cls=NeuroCommand)
 def cards_show(name: str = typer.Argument(..., help="Card name (see `neuro cards list`) or path to a .yaml card.")) -> None:
     """Print one data card."""
-    from ..cards import load_card
+    from neurokit.cards import load_card
 
     c = _run(load_card, name)
     console.print(c.path.read_text() if c.path else json.dumps(c.raw, indent=2), markup=False, highlight=False,
@@ -205,14 +204,14 @@ def prepare(
 ) -> None:
     """Read recordings, preprocess them with the card's recipe and write an HDF5 patch store."""
     _setup_logging(verbose)
-    from ..cards import parse_ranges
-    from ..pipelines.prepare import prepare as run_prepare
+    from neurokit.cards import parse_ranges
+    from neurokit.pipelines.prepare import prepare as run_prepare
 
     subj = _run(parse_ranges, subjects) if subjects else None
     if (card is None) == (bids is None):
         _fail(ValueError("give a data card, or --bids ROOT --task TASK (not both)"))
     if bids is not None:
-        from ..cards import bids_card
+        from neurokit.cards import bids_card
 
         if not task:
             _fail(ValueError("--bids needs --task (the BIDS task label, as in sub-01_task-LABEL_eeg.edf)"))
@@ -231,7 +230,7 @@ def prepare(
     kwargs.update({k: v for k, v in (("window_s", window_s), ("crop_start_s", crop_start), ("crop_end_s", crop_end),
                                      ("line_freq", line_freq), ("min_duration_s", min_duration)) if v is not None})
     path = _run(run_prepare, card, out, data_root=data_root, task=task, files=files or None, subjects=subj, channels=channels, overwrite=overwrite, **kwargs)
-    from ..data.dataset import PatchDataset
+    from neurokit.data.dataset import PatchDataset
 
     s = PatchDataset(path)
     console.print(f"[green]wrote[/] {path}: {len(s)} samples of shape {s.sample_shape} ({s.attrs.get('modality')}, task {s.attrs.get('task')})")
@@ -274,7 +273,12 @@ def pretrain(
     Several GPUs or nodes: torchrun --nproc_per_node=G -m neurokit pretrain STORE ...
     """
     _setup_logging(verbose)
-    from ..pipelines.pretrain import PretrainConfig, pretrain as run, resume_config, select_pretrain_data
+    from neurokit.pipelines.pretrain import (
+        PretrainConfig,
+        resume_config,
+        select_pretrain_data,
+    )
+    from neurokit.pipelines.pretrain import pretrain as run
 
     kw = {k: v for k, v in (("n_layers", n_layers), ("size", model_size), ("mask_ratio", mask_ratio)) if v is not None}
     for k, v in (("stimuli", [str(p) for p in stimuli or []]), ("lag_s", lag), ("segments", segments)):
@@ -355,10 +359,11 @@ def finetune(
     metrics and modality contributions (routing shares, not causal importance).
     """
     _setup_logging(verbose)
-    from ..pipelines.finetune import FinetuneConfig, finetune as run
+    from neurokit.pipelines.finetune import FinetuneConfig
+    from neurokit.pipelines.finetune import finetune as run
 
     if head == "m4oe" or task:
-        from ..pipelines.multitask import finetune_m4oe
+        from neurokit.pipelines.multitask import finetune_m4oe
 
         if head != "m4oe":
             _fail(ValueError(f"--task is for --head m4oe (got --head {head})"))
@@ -391,7 +396,7 @@ def finetune(
     else:
         print_report(rep, out)
     if plots:
-        from ..plotting.report import plot_report as draw
+        from neurokit.plotting.report import plot_report as draw
 
         files = _run(draw, out, out / "plots")
         console.print(f"figures: {', '.join(str(p) for p in files.values())}")
@@ -486,10 +491,10 @@ def evaluate(
 ) -> None:
     """Score a fine-tuned checkpoint on a store and print the metrics table."""
     _setup_logging(False)
-    from ..pipelines.finetune import evaluate as run
+    from neurokit.pipelines.evaluate import evaluate as run
 
     if checkpoint.is_dir():
-        from ..pipelines.schemes import evaluate_scheme
+        from neurokit.evaluation.schemes import evaluate_scheme
 
         res = _run(evaluate_scheme, checkpoint, list(stores), device=device)
         print_scheme_report(res)
@@ -523,7 +528,7 @@ def plot_report(
 ) -> None:
     """Draw a run's confusion matrix, ROC and PR curves, per-fold/per-subject scores and training curves."""
     _setup_logging(False)
-    from ..plotting.report import plot_report as run
+    from neurokit.plotting.report import plot_report as run
 
     files = _run(run, report, out)
     for name, p in files.items():
@@ -550,7 +555,7 @@ def embed_stimuli_cmd(
 ) -> None:
     """Embed a movie's video and audio (3-s windows, 1-s hop) with frozen open_clip towers into a stimulus store."""
     _setup_logging(False)
-    from ..stimuli.store import StimulusStore, embed_stimuli
+    from neurokit.stimuli.store import StimulusStore, embed_stimuli
 
     clip_list = None
     if clips is not None:
@@ -583,7 +588,7 @@ def retrieve(
 ) -> None:
     """Which clip was this person watching? Top-1/5/10 retrieval of video and audio windows from fMRI, beside chance."""
     _setup_logging(False)
-    from ..pipelines.retrieval import retrieve as run
+    from neurokit.pipelines.retrieval import retrieve as run
 
     subj = [s.strip() for s in subjects.split(",") if s.strip()] if subjects else None
     rep = _run(run, checkpoint, list(fmri), list(stimuli), subjects=subj, segments=segments, n_queries=queries,
@@ -611,7 +616,7 @@ def baseline(
 ) -> None:
     """Classical baselines (CSP+LDA, Riemannian tangent space + LR, band power + LR) on the card's split."""
     _setup_logging(False)
-    from ..baselines import baseline as run
+    from neurokit.evaluation.baselines import baseline as run
 
     res = _run(run, list(stores), methods=method or None, seed=seed)
     t = Table(title=f"{res['card']}:{res['task']} ({res['kind']}), test split ({res['n_samples']['test']} samples)")
@@ -636,7 +641,7 @@ def plot_contributions(
 ) -> None:
     """Draw the modality contributions per task: dataset mean and the per-sample spread."""
     _setup_logging(False)
-    from ..plotting import plot_contributions as run
+    from neurokit.plotting import plot_contributions as run
 
     res = _run(run, report, out)
     console.print(f"[green]wrote[/] {res}")
@@ -655,7 +660,8 @@ def plot_surface(
 ) -> None:
     """Render one frame (or an icosahedral patch map) on the inflated surface and save a PNG."""
     _setup_logging(False)
-    from ..surface.plot import patch_map, plot_surface as run
+    from neurokit.plotting.surface import patch_map
+    from neurokit.plotting.surface import plot_surface as run
 
     if patches is None and path is None:
         _fail(ValueError("give a surface data file, or --patches icoK for a patch map"))
@@ -688,7 +694,7 @@ def quickstart(
     reuses the store and the runs in OUT that match the settings (and rebuilds a store that does not).
     """
     _setup_logging(False)
-    from ..pipelines.quickstart import run_quickstart
+    from neurokit.pipelines.quickstart import run_quickstart
 
     res = _run(run_quickstart, data_root, out, pretrain_epochs=pretrain_epochs, finetune_epochs=finetune_epochs,
                n_layers=n_layers, channels=channels, batch_size=batch_size, seed=seed, device=device, overwrite=overwrite,

@@ -1,5 +1,8 @@
-"""Patch stores (HDF5) and the datasets that read them."""
-from .dataset import PatchDataset
-from .store import PatchStore, PatchStoreWriter, open_stores
+"""Data: the torch dataset over patch stores (:mod:`~neurokit.data.dataset`), splits, folds and leak checks
+(:mod:`~neurokit.data.splits`), fMRI–stimulus pairs (:mod:`~neurokit.data.pairs`) and EEG augmentation
+(:mod:`~neurokit.data.augment`). The store format itself is :mod:`neurokit.io.store`."""
+from neurokit.data.dataset import PatchDataset
+from neurokit.io.shards import open_stores
+from neurokit.io.store import PatchStore, PatchStoreWriter
 
 __all__ = ["PatchDataset", "PatchStore", "PatchStoreWriter", "open_stores"]

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, fields
 
 import torch
 
-from .._errors import ConfigError
+from neurokit._utils.errors import ConfigError
 
 
 # ------------------------------------------------------------------------------------- transforms

@@ -6,16 +6,17 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .store import PatchStore, open_stores
+from neurokit.io.shards import open_stores
+from neurokit.io.store import PatchStore
 
 
 class PatchDataset:
-    """Samples of one or more :class:`~neurokit.data.store.PatchStore` files, optionally filtered.
+    """Samples of one or more :class:`~neurokit.io.store.PatchStore` files, optionally filtered.
 
     Parameters
     ----------
     stores : path, PatchStore, or a sequence of them
-        A path may be a store file or a shard set's folder (:mod:`neurokit.data.shards`; read as its shards).
+        A path may be a store file or a shard set's folder (:mod:`neurokit.io.shards`; read as its shards).
     subjects : sequence of str, optional
         Keep only samples whose ``meta/subject`` is listed.
     runs : sequence of str, optional

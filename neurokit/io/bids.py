@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .._errors import CardError, DataFileError
+from neurokit._utils.errors import CardError, DataFileError
 
 logger = logging.getLogger("neurokit")
 
@@ -145,7 +145,7 @@ def read_bids_eeg(path: str | Path, *, interpolate_bads: bool = True, verbose: b
         mne-bids cannot read the recording or its sidecars; a bad channel without a position to
         interpolate from.
     """
-    from .eeg import read_eeg
+    from neurokit.io.eeg import read_eeg
 
     mne_bids = _mne_bids()
     path = Path(path)

@@ -2,12 +2,12 @@
 
 Each reader returns an :class:`mne.io.RawArray` (data in volts, channel names in 10-05 form where the
 electrode has one) with annotations that carry the labels, so the rest of the path (recipe →
-:func:`~neurokit.preprocessing.eeg.preprocess_raw` → windows → store) is the one every EEG card uses.
+:func:`~neurokit.preprocessing.eeg.windows.preprocess_raw` → windows → store) is the one every EEG card uses.
 Labels are annotation descriptions ``"<kind>/<value>"`` (``set/S``, ``group/alcoholic``,
 ``stimulus/S1 obj``, ``state/rest``) spanning the labelled stretch; a card's task maps them to classes.
 
 A card points at a reader with ``layout: {kind: reader, reader: NAME, subdir: ...}``; :data:`DATASETS`
-maps ``NAME`` to the functions listing the recordings (:class:`~neurokit.cards.FileEntry` rows) and
+maps ``NAME`` to the functions listing the recordings (:class:`~neurokit.io.entry.FileEntry` rows) and
 reading one.
 """
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Callable
 
 import numpy as np
 
-from .._errors import CardError, DataFileError
-from .eeg import ChannelRenames, normalize_ch_name
+from neurokit._utils.errors import CardError, DataFileError
+from neurokit.geometry.channels import ChannelRenames, normalize_ch_name
 
 #: Bonn sampling rate (Andrzejak et al. 2001)
 BONN_SFREQ = 173.61
@@ -53,7 +53,7 @@ def _raw(data_uv: np.ndarray, ch_names: list[str], sfreq: float, source: str, ty
         on, du, de = zip(*annotations)
         raw.set_annotations(mne.Annotations(list(on), list(du), list(de)))
     if any(ok for ok in (n not in renames.nonstandard for n in ch_names)):
-        from .eeg import montage_1005
+        from neurokit.geometry.channels import montage_1005
 
         raw.set_montage(montage_1005(), on_missing="ignore", verbose="error")
     raw.info["temp"] = {"neurokit_renames": renames, "neurokit_source": source}
@@ -94,7 +94,7 @@ def read_bonn(path: str | Path, member: str | None = None):
 
 
 def _bonn_entries(base: Path):
-    from ..cards import FileEntry
+    from neurokit.io.entry import FileEntry
 
     out = []
     for z in sorted(base.glob("*.zip")):
@@ -164,7 +164,7 @@ def read_smni(path: str | Path):
 
 
 def _smni_entries(base: Path):
-    from ..cards import FileEntry
+    from neurokit.io.entry import FileEntry
 
     out = []
     for p in sorted(base.glob("**/*.rd.*.gz")):
@@ -180,7 +180,7 @@ def read_eegmat(path: str | Path):
     ``SubjectNN_2.edf`` the first 60 s of mental arithmetic; the whole file is annotated
     ``state/rest`` or ``state/arithmetic``. The ECG channel (typed ``ecg``) is named ``ECG``.
     """
-    from .eeg import read_eeg
+    from neurokit.io.eeg import read_eeg
 
     path = Path(path)
     m = re.fullmatch(r"Subject(\d+)_([12])", path.stem)
@@ -200,7 +200,7 @@ def read_eegmat(path: str | Path):
 
 
 def _eegmat_entries(base: Path):
-    from ..cards import FileEntry
+    from neurokit.io.entry import FileEntry
 
     out = []
     for p in sorted(base.glob("**/Subject*_[12].edf")):
@@ -232,9 +232,9 @@ def get_reader(name: str) -> DatasetReader:
 
 
 def read_entry(entry):
-    """Read one :class:`~neurokit.cards.FileEntry`: through its dataset reader when it names one,
+    """Read one :class:`~neurokit.io.entry.FileEntry`: through its dataset reader when it names one,
     otherwise :func:`~neurokit.io.eeg.read_eeg`."""
-    from .eeg import read_eeg
+    from neurokit.io.eeg import read_eeg
 
     if getattr(entry, "reader", ""):
         return get_reader(entry.reader).read(entry)

@@ -11,80 +11,32 @@ from __future__ import annotations
 import logging
 import re
 import warnings
-from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from .._errors import DataFileError
+from neurokit._utils.errors import DataFileError
+from neurokit.geometry.channels import (
+    OLD_TO_NEW,
+    ChannelRenames,
+    montage_1005,
+    normalize_ch_name,
+    strip_affixes,
+)
 
 logger = logging.getLogger("neurokit")
 
-#: Old 10-20 names → their 10-10/10-05 equivalents (Oostenveld & Praamstra 2001; ACNS 2006).
-OLD_TO_NEW = {"T3": "T7", "T4": "T8", "T5": "P7", "T6": "P8"}
-
-#: Prefixes and suffixes that EEG systems glue to electrode names.
-_PREFIX = re.compile(r"^(EEG[\s_-]*)", re.IGNORECASE)
-_SUFFIX = re.compile(r"([\s_-]+(REF|LE|AR|AVG|A1|A2|M1|M2|CAR))$", re.IGNORECASE)
-_REFERENCE_SITES = {"A1", "A2", "M1", "M2"}
 
 
-def montage_1005():
-    """MNE's template 10-05 montage (named ``colin27_1005`` from MNE 1.13, ``standard_1005`` before); a
-    fresh copy of one made once per process."""
-    return _montage_1005().copy()
 
 
-@lru_cache(maxsize=1)
-def _montage_1005():
-    import mne
-
-    builtin = mne.channels.get_builtin_montages()
-    return mne.channels.make_standard_montage("colin27_1005" if "colin27_1005" in builtin else "standard_1005")
 
 
-@lru_cache(maxsize=1)
-def _standard_1005() -> dict[str, str]:
-    return {n.upper(): n for n in montage_1005().ch_names}
 
 
-def normalize_ch_name(name: str) -> tuple[str, bool]:
-    """Map one raw channel label to its 10-05 spelling.
-
-    Parameters
-    ----------
-    name : str
-        Label as stored in the file (e.g. ``"Fc5."``, ``"EEG T3-REF"``).
-
-    Returns
-    -------
-    new_name : str
-        The 10-05 label (``"FC5"``, ``"T7"``), or the input without padding when no standard label matches.
-    matched : bool
-        Whether the label is a standard 10-05 position.
-    """
-    table = _standard_1005()
-    cleaned = name.strip()
-    stripped = _SUFFIX.sub("", _PREFIX.sub("", cleaned.rstrip(". "))).strip()
-    if stripped.upper() in _REFERENCE_SITES and stripped.upper() != _PREFIX.sub("", cleaned).upper():
-        stripped = cleaned  # "A2-A1" is a derivation between two reference sites, not the electrode A2
-    for cand in (cleaned, stripped):
-        key = cand.replace(" ", "").rstrip(".").upper()  # EEGMMIDB pads labels with dots: "Cz..", "Fc5."
-        if key in OLD_TO_NEW:
-            return OLD_TO_NEW[key], True
-        if key in table:
-            return table[key], True
-    return cleaned.rstrip(". ") or cleaned, False
 
 
-@dataclass
-class ChannelRenames:
-    """What :func:`read_eeg` did to the channel labels of one file."""
 
-    renamed: dict[str, str] = field(default_factory=dict)  # original → 10-05
-    aliases: dict[str, str] = field(default_factory=dict)  # 10-10 name → old 10-20 name (T7 → T3)
-    nonstandard: list[str] = field(default_factory=list)  # labels with no 10-05 position
 
 
 def read_eeg(
@@ -157,7 +109,7 @@ def read_eeg(
 
     Other warnings MNE gives while reading are re-issued as ``RuntimeWarning`` prefixed with the path.
     """
-    from .._errors import NeurokitError
+    from neurokit._utils.errors import NeurokitError
 
     path = Path(path)
     if not path.exists():
@@ -167,7 +119,7 @@ def read_eeg(
     if encoding is not None:
         import codecs
 
-        from .._errors import ConfigError
+        from neurokit._utils.errors import ConfigError
 
         try:
             codecs.lookup(encoding)
@@ -208,7 +160,13 @@ _MNE_GAP_NOTES = ("outside data range", "Omitted")
 def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_truncated, encoding, units, verbose):
     import mne
 
-    from .headers import SFREQ_BOUNDS, HeaderReport, check_brainvision, check_edf, short_list
+    from neurokit.io.headers import (
+        SFREQ_BOUNDS,
+        HeaderReport,
+        check_brainvision,
+        check_edf,
+        short_list,
+    )
 
     suffix = path.suffix.lower()
     edf = suffix in (".edf", ".bdf", ".rec")
@@ -345,7 +303,7 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
             )
         mapping = {labs[0]: n for n, labs in targets.items() if labs[0] != n}
         for ch, new in mapping.items():
-            old = _SUFFIX.sub("", _PREFIX.sub("", ch.strip().rstrip(". "))).upper()
+            old = strip_affixes(ch)
             if OLD_TO_NEW.get(old) == new:
                 renames.aliases[new] = old
         if mapping:
@@ -377,8 +335,8 @@ def _apply_units(raw, unknown: dict[str, str], units, types, path) -> dict[str, 
     MNE reads such channels with gain 1 (as volts); the gain lives in the reader's per-channel ``units``
     array, which MNE's own ``units=`` argument rescales in the same way.
     """
-    from .._errors import ConfigError
-    from .headers import unit_scale
+    from neurokit._utils.errors import ConfigError
+    from neurokit.io.headers import unit_scale
 
     used, scales = {}, {}
     for ch, written in unknown.items():
@@ -443,7 +401,7 @@ def _join_segments(raw, segments, path, encoding):
     every annotation at its true time inside a piece."""
     import mne
 
-    from .headers import short_list
+    from neurokit.io.headers import short_list
 
     anns = mne.read_annotations(path, encoding=encoding)
     onset, dur, desc, lost = [], [], [], []
@@ -496,20 +454,11 @@ def _retype_non_eeg(raw) -> None:
         raw.set_channel_types(change, on_unit_change="ignore", verbose="error")
 
 
-def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
-    """SHA-256 hex digest of a file, read in 1 MiB chunks."""
-    import hashlib
-
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(chunk), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def check_finite(data: np.ndarray, ch_names: list[str], path) -> None:
     """Raise :class:`DataFileError` naming the channels that hold NaN or inf samples."""
-    from .headers import short_list
+    from neurokit.io.headers import short_list
 
     bad = ~np.isfinite(data).all(axis=-1)
     if bad.any():

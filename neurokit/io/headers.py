@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._errors import DataFileError
+from neurokit._utils.errors import DataFileError
 
 #: A sampling rate outside these bounds (Hz) is a damaged header, not a recording.
 SFREQ_BOUNDS = (1.0, 1e6)
@@ -238,7 +238,7 @@ def _mne_scale(unit: str) -> float:
 
 
 def _looks_eeg(label: str) -> bool:
-    from .eeg import normalize_ch_name
+    from neurokit.geometry.channels import normalize_ch_name
 
     return normalize_ch_name(label)[1]
 

@@ -22,7 +22,7 @@ dense files to use instead.
 Headers are checked against the file before anything is allocated: the data size a header promises
 against the bytes the file holds (CIFTI, MGH/MGZ, FreeSurfer curvature), CIFTI brain models against the
 data (vertex counts, vertex indices), triangle indices against the vertex count, and the repetition time
-(finite, 0 < TR ≤ :data:`MAX_TR` s). Damaged files raise :class:`~neurokit._errors.DataFileError` naming
+(finite, 0 < TR ≤ :data:`MAX_TR` s). Damaged files raise :class:`~neurokit._utils.errors.DataFileError` naming
 the file and the field.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._errors import ConfigError, DataFileError
+from neurokit._utils.errors import ConfigError, DataFileError
 
 logger = logging.getLogger("neurokit")
 
@@ -379,7 +379,6 @@ def iter_cifti_hemispheres(path: str | Path, **kwargs):
     """Yield ``(hemi, SurfaceData)`` for each cortical hemisphere of a CIFTI-2 file, reading one hemisphere's
     data per step (the header is parsed once), so a caller that drops each before the next holds one
     hemisphere at a time. Arguments and errors as :func:`read_cifti_hemispheres`."""
-    import nibabel as nib
 
     path = Path(path)
     if not path.exists():

@@ -7,7 +7,6 @@ kernel on CUDA when one is available.
 """
 from __future__ import annotations
 
-import math
 import os
 
 import torch
@@ -30,7 +29,7 @@ def _resolve_backend(
         if not q.is_cuda:
             return "torch"
         try:
-            from . import triton_criss_cross
+            from neurokit.kernels import triton_criss_cross
         except ImportError:
             return "torch"
         # shapes, dtypes or devices the kernel does not take fall back to the reference
@@ -103,7 +102,7 @@ def criss_cross_attention(
     """
     chosen = _resolve_backend(backend, q, k, v, heads_s, dropout_p)
     if chosen == "triton":
-        from .triton_criss_cross import criss_cross_attention_triton
+        from neurokit.kernels.triton_criss_cross import criss_cross_attention_triton
 
         return criss_cross_attention_triton(q, k, v, heads_s=heads_s, dropout_p=dropout_p, scale=scale)
     return criss_cross_attention_reference(q, k, v, heads_s=heads_s, dropout_p=dropout_p, scale=scale)

@@ -5,7 +5,6 @@ Parameter names follow the released ``pretrained_weights.pth`` so that its state
 """
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import asdict, dataclass
 
@@ -13,8 +12,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..kernels.criss_cross import criss_cross_attention
-from .dropout import FastDropout, dropout_mask, fast_dropout
+from neurokit.kernels.criss_cross import criss_cross_attention
+from neurokit.models.dropout import FastDropout, dropout_mask, fast_dropout
 
 
 @dataclass
@@ -402,7 +401,7 @@ class CBraMod(nn.Module):
         neurokit.models.hub.HubError
             Unknown name, not cached while offline, hash mismatch, or weights that do not cover the model.
         """
-        from .hub import load_pretrained_into
+        from neurokit.models.hub import load_pretrained_into
 
         model = cls(**config)
         model.pretrained_info = load_pretrained_into(model, name, revision=revision, sha256=sha256,

@@ -18,9 +18,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .._errors import ConfigError
-from .config import config_from_dict
-from .sit import SiT, SiTConfig, sit_config
+from neurokit._utils.errors import ConfigError
+from neurokit.models.config import config_from_dict
+from neurokit.models.sit import SiT, SiTConfig, sit_config
 
 PAIRS = ("fmri_video", "fmri_audio", "video_audio")
 

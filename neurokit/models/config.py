@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import TypeVar
 
-from .._errors import ConfigError
+from neurokit._utils.errors import ConfigError
 
 C = TypeVar("C")
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._errors import NeurokitError
+from neurokit._utils.errors import NeurokitError
 
 PREFIX = "hub:"
 #: file endings taken as weights when the name gives no file
@@ -156,14 +156,19 @@ def resolve_hub(spec: str | HubSpec, *, cache_dir: str | Path | None = None, off
     HubError
         Bad spec; unknown repository, revision or file; not cached while offline; hash mismatch.
     """
-    from ..io.eeg import file_sha256
+    from neurokit._utils.hashing import file_sha256
 
     hs = spec if isinstance(spec, HubSpec) else parse_hub_spec(spec)
     cache = hub_cache_dir(cache_dir)
     offline = offline_mode() if offline is None else offline
     filename = hs.filename or _pick_file(_list_files(hs, cache, offline), hs)
     from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
 
     try:
         local = Path(hf_hub_download(hs.repo_id, filename, revision=hs.revision, cache_dir=str(cache), local_files_only=offline))
@@ -203,7 +208,7 @@ def fetch_weights(name: str | Path, *, revision: str | None = None, sha256: str 
                   cache_dir: str | Path | None = None, offline: bool | None = None) -> tuple[Path, dict[str, Any]]:
     """A weights file named by ``hub:ORG/NAME…``, a bare ``ORG/NAME`` that is no local path, or a local
     path; returns ``(path, info)`` as :func:`resolve_hub` (a local file: ``name``, ``sha256``)."""
-    from ..io.eeg import file_sha256
+    from neurokit._utils.hashing import file_sha256
 
     text = str(name)
     if is_hub_spec(text) or (not Path(text).expanduser().exists() and re.fullmatch(r"[\w.-]+/[\w.-]+(@.+)?", text)):
@@ -224,7 +229,7 @@ def load_pretrained_into(model, name: str | Path, *, allow_partial: bool = False
     """Load the weights ``name`` (see :func:`fetch_weights`) into ``model`` in place, refusing files that
     do not cover the model (unless ``allow_partial``). Returns the :func:`fetch_weights` info plus
     ``loaded``/``total``/``missing``/``unexpected``."""
-    from ..pipelines.checkpoint import load_checkpoint
+    from neurokit.models.checkpoint import load_checkpoint
 
     path, info = fetch_weights(name, **kw)
     sd = load_checkpoint(path)["state_dict"]

@@ -31,14 +31,14 @@ modality heavily and still ignore what it reads, and a small share can carry the
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .._errors import ConfigError
-from .moe import SoftMoE, SoftMoEBlock
+from neurokit._utils.errors import ConfigError
+from neurokit.models.moe import SoftMoE, SoftMoEBlock
 
 #: expert counts of the paper (defaults of ``preset="paper"``) and a size that trains on 2 CPU cores
 PRESETS: dict[str, dict[str, Any]] = {

@@ -22,7 +22,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .._errors import ConfigError
+from neurokit._utils.errors import ConfigError
 
 
 @dataclass

@@ -19,9 +19,16 @@ from dataclasses import asdict, dataclass, field
 import torch
 import torch.nn as nn
 
-from .._errors import ConfigError
-from .config import config_from_dict
-from .sit import SiT, SiTConfig, Transformer, sincos_1d, sit_config, to_tokens
+from neurokit._utils.errors import ConfigError
+from neurokit.models.config import config_from_dict
+from neurokit.models.sit import (
+    SiT,
+    SiTConfig,
+    Transformer,
+    sincos_1d,
+    sit_config,
+    to_tokens,
+)
 
 
 @dataclass

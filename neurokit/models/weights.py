@@ -14,7 +14,7 @@ from typing import Any, Mapping
 import torch
 import torch.nn as nn
 
-from .._errors import WeightsError
+from neurokit._utils.errors import WeightsError
 
 #: key prefixes added by wrappers (DataParallel/DDP, fine-tuning models, training frameworks)
 WRAPPER_PREFIXES = ("module.", "backbone.", "model.")

@@ -20,20 +20,34 @@ from typing import Any, Sequence
 
 import numpy as np
 import torch
-import torch.nn as nn
 
-from .._errors import ConfigError
-from ..data.dataset import PatchDataset
-from ..data.store import PatchStore
-from ..models.m4oe import M4oE, M4oEConfig
-from . import distributed as dist
-from .checkpoint import load_checkpoint, rng_state, save_checkpoint, set_rng_state
-from .finetune import FinetuneConfig, _build_backbone, resolve_splits, score, task_kind
-from .metrics import SELECTION
-from .training import EpochSampler, OptimConfig, build_optimizer, make_loader, optimizer_step, seed_everything
+from neurokit._utils.errors import ConfigError
+from neurokit.data.dataset import PatchDataset
+from neurokit.data.splits import resolve_splits, task_kind
+from neurokit.evaluation.metrics import SELECTION, score
+from neurokit.io.store import PatchStore
+from neurokit.models.checkpoint import (
+    load_checkpoint,
+    rng_state,
+    save_checkpoint,
+    set_rng_state,
+)
+from neurokit.models.heads import M4OE_KIND, M4oEFinetuneModel
+from neurokit.models.m4oe import M4oE, M4oEConfig
+from neurokit.models.registry import build_backbone
+from neurokit.pipelines.finetune import FinetuneConfig
+from neurokit.training import distributed as dist
+from neurokit.training.optim import (
+    EpochSampler,
+    OptimConfig,
+    build_optimizer,
+    make_loader,
+    optimizer_step,
+    seed_everything,
+)
 
 logger = logging.getLogger("neurokit")
-KIND = "finetune_m4oe"
+KIND = M4OE_KIND
 
 
 def parse_tasks(specs: Sequence[str]) -> list[tuple[str, str]]:
@@ -134,28 +148,10 @@ def match_stores(tasks: list[tuple[str, str]], stores: Sequence[str | Path]) -> 
     return out
 
 
-class M4oEFinetuneModel(nn.Module):
-    """Backbone + :class:`M4oE` head; ``layouts[task]`` maps modality → channel indices of that task's store.
-
-    ``forward(x, task)``: ``x`` ``(B, C, N, 200)`` from the task's store → dict task name → logits. A
-    modality whose patches are all exactly zero in a sample counts as absent for that sample (masked).
-    """
-
-    def __init__(self, backbone: nn.Module, head: M4oE, layouts: dict[str, dict[str, list[int]]]) -> None:
-        super().__init__()
-        self.backbone, self.head, self.layouts = backbone, head, layouts
-
-    def forward(self, x: torch.Tensor, task: str) -> dict[str, torch.Tensor]:
-        feats = self.backbone.forward_features(x)  # (B, C, N, D)
-        B, D = feats.shape[0], feats.shape[-1]
-        tokens, present = {}, {}
-        for m, idx in self.layouts[task].items():
-            tokens[m] = feats[:, idx].reshape(B, -1, D)
-            present[m] = x[:, idx].abs().flatten(1).amax(dim=1) > 0
-        return self.head(tokens, present)
 
 
-def _predict(model: M4oEFinetuneModel, task: str, ds: PatchDataset, bs: int, device):
+def predict_task(model: M4oEFinetuneModel, task: str, ds: PatchDataset, bs: int, device):
+    """``(labels, outputs, modality shares)`` of ``task`` over ``ds`` in sample order (eval mode, no gradient)."""
     model.eval()
     sampler = EpochSampler(len(ds), batch_size=bs, seed=0, shuffle=False, drop_last=False)
     ys, outs, shares = [], [], []
@@ -169,7 +165,7 @@ def _predict(model: M4oEFinetuneModel, task: str, ds: PatchDataset, bs: int, dev
     return torch.cat(ys).numpy(), torch.cat(outs).numpy(), torch.cat(shares).numpy()
 
 
-def _contrib(shares: np.ndarray, modalities: list[str], ds: PatchDataset, present: dict[str, list[int]]) -> dict:
+def contributions(shares: np.ndarray, modalities: list[str], ds: PatchDataset, present: dict[str, list[int]]) -> dict:
     mods = [m for m in modalities if m in present]
     k = [modalities.index(m) for m in mods]
     subj, run = ds.meta("subject"), ds.meta("run")
@@ -239,7 +235,9 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
                 raise ConfigError(f"task {name}: split {k!r} of store {st.path} is empty ({kw[k]})")
         tdata[name] = dict(store=st, kind=kind, label_names=names, n_classes=n_classes, how=how, kw=kw, parts=parts)
     first = next(iter(tdata.values()))
-    backbone, init_info = _build_backbone(init, cfg, first["parts"]["train"])
+    tr = first["parts"]["train"]
+    backbone, init_info = build_backbone(init, model=cfg.model, model_kwargs=cfg.model_kwargs, store_attrs=tr.attrs,
+                                         sample_shape=tr.sample_shape, allow_partial=cfg.allow_partial_init)
     backbone.to(dev)
     with torch.no_grad():
         backbone.eval()
@@ -298,7 +296,7 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
         rec: dict[str, Any] = {"epoch": epoch + 1}
         sel = []
         for n, d in tdata.items():
-            yv, ov, _ = _predict(model, n, d["parts"]["val"], cfg.batch_size, dev)
+            yv, ov, _ = predict_task(model, n, d["parts"]["val"], cfg.batch_size, dev)
             val = score(d["kind"], yv, ov)
             rec[n] = {"train_loss": float(np.mean(losses[n])) if losses[n] else float("nan"), **{f"val_{k}": v for k, v in val.items()}}
             v = val[SELECTION[d["kind"]]]
@@ -319,7 +317,7 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
     model.load_state_dict(best_state)
     report_tasks = {}
     for n, d in tdata.items():
-        yt, ot, sh = _predict(model, n, d["parts"]["test"], cfg.batch_size, dev)
+        yt, ot, sh = predict_task(model, n, d["parts"]["test"], cfg.batch_size, dev)
         entry = {
             "card": d["store"].attrs.get("card"), "task": d["store"].attrs.get("task"), "store": str(d["store"].path),
             "kind": d["kind"], "label_names": d["label_names"], "split_by": d["how"],
@@ -327,7 +325,7 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
             "n_samples": {k: len(p) for k, p in d["parts"].items()},
             "modalities": {m: [d["store"].attrs["ch_names"][i] for i in idx] for m, idx in layouts[n].items()},
             "test": score(d["kind"], yt, ot),
-            "modality_contributions": _contrib(sh, head.modalities, d["parts"]["test"], layouts[n]),
+            "modality_contributions": contributions(sh, head.modalities, d["parts"]["test"], layouts[n]),
         }
         entry.update(_baselines_beside(d, baselines, cfg.seed))
         report_tasks[n] = entry
@@ -349,7 +347,7 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
 
 
 def _baselines_beside(d: dict, enabled: bool, seed: int) -> dict:
-    from ..baselines import chance_metrics, run_baselines
+    from neurokit.evaluation.baselines import chance_metrics, run_baselines
 
     res = {"chance": chance_metrics(d["kind"], d["n_classes"])}
     if enabled:
@@ -357,54 +355,7 @@ def _baselines_beside(d: dict, enabled: bool, seed: int) -> dict:
     return res
 
 
-def load_m4oe(path: str | Path, device="cpu") -> tuple[M4oEFinetuneModel, dict]:
-    """Rebuild the model of an M4oE ``best.pt``."""
-    from .objectives import get_objective
-
-    ck = load_checkpoint(path)
-    if ck.get("kind") != KIND:
-        raise ConfigError(f"{path}: not an M4oE fine-tuned checkpoint (kind={ck.get('kind')!r})")
-    obj = get_objective(ck["model"])
-    backbone = obj.backbone(obj.rebuild(ck["model_config"]))
-    model = M4oEFinetuneModel(backbone, M4oE(M4oEConfig(**ck["head_config"])), ck["layouts"])
-    model.load_state_dict(ck["state_dict"])
-    return model.to(device).eval(), ck
 
 
-def is_m4oe_checkpoint(path: str | Path) -> bool:
-    try:
-        return load_checkpoint(path).get("kind") == KIND
-    except (FileNotFoundError, ValueError):
-        return False
 
 
-def evaluate_m4oe(checkpoint: str | Path, stores: Sequence[str | Path], *, split: str | None = "test",
-                  batch_size: int = 64, device: str = "auto") -> dict[str, Any]:
-    """Score an M4oE checkpoint: every task whose store is given (matched by card and task), on its split.
-    Returns ``{"checkpoint", "split", "tasks": {name: {metrics…, "n_samples", "modality_contributions"}}}``."""
-    from .checkpoint import check_channels
-
-    dev = dist.setup(device).device
-    model, ck = load_m4oe(checkpoint, dev)
-    specs = [tuple(n.split(":")) for n in ck["tasks"]]
-    opened = [PatchStore(s) for s in stores]
-    res = {}
-    for (card, task), name in zip(specs, ck["tasks"]):
-        st = next((s for s in opened if s.attrs.get("card") == card and s.attrs.get("task") == task), None)
-        if st is None:
-            continue
-        check_channels(ck["tasks"][name]["ch_names"], st.attrs.get("ch_names"), store=st.path, checkpoint=checkpoint)
-        ds_all = PatchDataset([st], labelled=True)
-        if split is None:
-            ds = ds_all
-        else:
-            _, kw = resolve_splits(ds_all)
-            if split not in kw:
-                raise ConfigError(f"split={split!r}; the store's splits are {sorted(kw)} (or None for all samples)")
-            ds = PatchDataset([st], labelled=True, **kw[split])
-        y, o, sh = _predict(model, name, ds, batch_size, dev)
-        res[name] = {"n_samples": len(ds), **score(ck["tasks"][name]["kind"], y, o),
-                     "modality_contributions": _contrib(sh, model.head.modalities, ds, model.layouts[name])}
-    if not res:
-        raise ConfigError(f"none of the stores {[str(s.path) for s in opened]} holds a task of {checkpoint} ({list(ck['tasks'])})")
-    return {"checkpoint": str(checkpoint), "split": split, "tasks": res}

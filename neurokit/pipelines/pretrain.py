@@ -1,6 +1,6 @@
 """Self-supervised pretraining on patch stores (``neuro pretrain``).
 
-One loop for every model family: the :class:`~neurokit.pipelines.objectives.Objective` registered under
+One loop for every model family: the :class:`~neurokit.training.objectives.Objective` registered under
 ``model`` builds the module and computes the loss. Runs on the CPU or one GPU in one process, and on
 several GPUs or nodes under ``torchrun`` (DistributedDataParallel). Checkpoints (``last.pt``, written
 every ``ckpt_every`` steps and at the end of each epoch) hold the model configuration and weights,
@@ -20,13 +20,28 @@ from typing import Any, Sequence
 
 import torch
 
-from .._errors import ConfigError, Interrupted
-from ..data.dataset import PatchDataset
-from . import distributed as dist
-from ._progress import TrainProgress
-from .checkpoint import check_channels, check_same_data, data_description, load_checkpoint, rng_state, save_checkpoint, set_rng_state
-from .objectives import get_objective
-from .training import EpochSampler, OptimConfig, build_optimizer, make_loader, seed_everything, unwrap
+from neurokit._utils.errors import ConfigError, Interrupted
+from neurokit._utils.progress import TrainProgress
+from neurokit.data.dataset import PatchDataset
+from neurokit.models.checkpoint import (
+    check_channels,
+    check_same_data,
+    data_description,
+    load_checkpoint,
+    rng_state,
+    save_checkpoint,
+    set_rng_state,
+)
+from neurokit.training import distributed as dist
+from neurokit.training.objectives import get_objective
+from neurokit.training.optim import (
+    EpochSampler,
+    OptimConfig,
+    build_optimizer,
+    make_loader,
+    seed_everything,
+    unwrap,
+)
 
 logger = logging.getLogger("neurokit")
 
@@ -41,7 +56,7 @@ class PretrainConfig:
     ``None`` uses every subject; stores whose card defines no splits always use every subject);
     ``subjects`` overrides it. ``ckpt_every``: also write ``last.pt`` every this many steps. ``optim``: an
     :class:`OptimConfig`, or a dict of the fields to set; the fields not set take the model family's reference values
-    (:attr:`Objective.optim <neurokit.pipelines.objectives.Objective>`: ``sit`` AdamW 3e-4, weight decay
+    (:attr:`Objective.optim <neurokit.training.objectives.Objective>`: ``sit`` AdamW 3e-4, weight decay
     0.01, constant learning rate, no clipping; ``cbramod`` the :class:`OptimConfig` defaults). Setting
     ``min_lr`` without ``schedule`` asks for the cosine schedule.
 
@@ -293,7 +308,7 @@ def select_pretrain_data(stores: Sequence, cfg: PretrainConfig) -> tuple[PatchDa
 
     ``cfg.subjects`` when given; else the ``cfg.split`` split of the store's data card (train by default:
     the validation and test subjects stay unseen for fine-tuning and evaluation), as
-    :func:`~neurokit.pipelines.finetune.resolve_splits` defines it; every subject when ``split`` is
+    :func:`~neurokit.data.splits.resolve_splits` defines it; every subject when ``split`` is
     ``"all"``/``None`` or the card's task defines no splits (and has no classes to split one subject by run).
 
     Raises
@@ -313,8 +328,8 @@ def select_pretrain_data(stores: Sequence, cfg: PretrainConfig) -> tuple[PatchDa
     if cfg.split in (None, "all") or not (task.get("splits") or task.get("classes")):
         why = "--split all" if cfg.split in (None, "all") else "the store's card task defines no splits"
         return ds_all, f"{len(ds_all)} samples of every subject ({_ids(subj)}; {why})"
-    from ..cards import DataCard
-    from .finetune import resolve_splits
+    from neurokit.cards import DataCard
+    from neurokit.data.splits import resolve_splits
 
     if len(subj) == 1:  # one subject: fine-tuning splits it by run, so pretraining must too
         try:
@@ -355,7 +370,7 @@ def _truncate_log(log: Path, step: int) -> None:
 
 def _check_resume(state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path, objective) -> None:
     """A resumed job must train the same model on data of the same layout."""
-    from .._errors import ChannelMismatchError
+    from neurokit._utils.errors import ChannelMismatchError
 
     if state.get("model") != cfg.model:
         raise ConfigError(f"{path}: checkpoint trains {state.get('model')!r}, not {cfg.model!r}")

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..data.store import PatchStore, PatchStoreWriter
+from neurokit.io.store import PatchStore, PatchStoreWriter
 
 logger = logging.getLogger("neurokit")
 
@@ -54,10 +54,10 @@ def run_quickstart(data_root: Path, out: Path, *, pretrain_epochs: int = 1, fine
                    say: Callable[[str], None] = print) -> dict[str, Any]:
     """Run the quick start (``channels``: the EEGMMIDB channel set; ``finetune_epochs``: every task's,
     default each task's in :data:`TASKS`); returns ``{"tasks": {card:task: fine-tuning report}, "pretrain": …, "seconds"}``."""
-    from ..cards import load_card
-    from .finetune import FinetuneConfig, finetune_or_reuse
-    from .prepare import prepare_or_reuse
-    from .pretrain import PretrainConfig, pretrain_or_resume
+    from neurokit.cards import load_card
+    from neurokit.pipelines.finetune import FinetuneConfig, finetune_or_reuse
+    from neurokit.pipelines.prepare import prepare_or_reuse
+    from neurokit.pipelines.pretrain import PretrainConfig, pretrain_or_resume
 
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)

@@ -25,8 +25,9 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from .._errors import ConfigError, DataFileError
-from .clip import Pairs, check_encoders, in_segment, open_stimuli, pair_samples
+from neurokit._utils.errors import ConfigError, DataFileError
+from neurokit.data.pairs import Pairs, in_segment, open_stimuli, pair_samples
+from neurokit.models.registry import check_encoders
 
 logger = logging.getLogger("neurokit")
 
@@ -185,12 +186,12 @@ def retrieve(checkpoint: str | Path, fmri: Sequence[str | Path] | str | Path, st
     ConfigError
         Not a clip checkpoint; stimuli from other encoders; unknown subjects.
     DataFileError
-        See :func:`~neurokit.pipelines.clip.pair_samples` and :func:`retrieval_pools`.
+        See :func:`~neurokit.data.pairs.pair_samples` and :func:`retrieval_pools`.
     """
-    from ..data.dataset import PatchDataset
-    from . import distributed as dist
-    from .checkpoint import load_checkpoint
-    from .objectives import get_objective
+    from neurokit.data.dataset import PatchDataset
+    from neurokit.models.checkpoint import load_checkpoint
+    from neurokit.training import distributed as dist
+    from neurokit.training.objectives import get_objective
 
     state = load_checkpoint(checkpoint)
     if state.get("model") != "clip":

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .._errors import ConfigError
+from neurokit._utils.errors import ConfigError
 
 
 def plot_contributions(report: str | Path | dict, out: str | Path) -> Path:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import ConfigError
+from neurokit._utils.errors import ConfigError
 
 
 @dataclass
@@ -90,7 +90,12 @@ def confusion(data: RunData) -> np.ndarray:
 def curves(data: RunData, which: str = "roc") -> list[dict[str, Any]]:
     """ROC (``which="roc"``: fpr, tpr, auc) or precision-recall (``"pr"``: recall, precision, ap) curves:
     binary, one per fold plus the pooled one (``name="pooled"``); multi-class, one-vs-rest per class."""
-    from sklearn.metrics import auc, average_precision_score, precision_recall_curve, roc_curve
+    from sklearn.metrics import (
+        auc,
+        average_precision_score,
+        precision_recall_curve,
+        roc_curve,
+    )
 
     def one(y, s, name):
         if len(np.unique(y)) < 2:
@@ -118,8 +123,8 @@ def curves(data: RunData, which: str = "roc") -> list[dict[str, Any]]:
 
 
 def per_subject_scores(data: RunData, metric: str = "balanced_accuracy") -> dict[str, float]:
-    """A test metric (see :mod:`neurokit.pipelines.metrics`) per subject, from the pooled predictions."""
-    from ..pipelines.finetune import score
+    """A test metric (see :mod:`neurokit.evaluation.metrics`) per subject, from the pooled predictions."""
+    from neurokit.evaluation.metrics import score
 
     out = {}
     for s in sorted(set(data.subject.tolist())):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .fmri import FMRISimulation, simulate_fmri
-from .movie import MovieLayout, make_movie, movie_layout
+from neurokit.simulate.fmri import FMRISimulation, simulate_fmri
+from neurokit.simulate.movie import MovieLayout, make_movie, movie_layout
 
 
 def simulate_movie_dataset(out_dir: str | Path, surface_dir: str | Path, settings: FMRISimulation | None = None, *,

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._errors import DataFileError
+from neurokit._utils.errors import DataFileError
 
 SPHERES = {"L": "S1200.L.sphere.32k_fs_LR.surf.gii", "R": "S1200.R.sphere.32k_fs_LR.surf.gii"}
 MIDTHICKNESS = {"L": "S1200.L.midthickness_MSMAll.32k_fs_LR.surf.gii", "R": "S1200.R.midthickness_MSMAll.32k_fs_LR.surf.gii"}
@@ -124,7 +124,7 @@ def simulate_fmri(movie: str | Path, out_dir: str | Path, surface_dir: str | Pat
     """
     import nibabel as nib
 
-    from ..stimuli.store import StimulusStore, embed_stimuli
+    from neurokit.stimuli.store import StimulusStore, embed_stimuli
 
     cfg = settings or FMRISimulation()
     out, sdir = Path(out_dir), Path(surface_dir)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..stimuli.media import AUDIO_RATE
+from neurokit.stimuli.media import AUDIO_RATE
 
 
 @dataclass

@@ -2,9 +2,14 @@
 
 ``embed_stimuli(movie, "stim.h5")`` (CLI ``neuro embed-stimuli``) → :class:`StimulusStore`.
 """
-from .encoders import FrameEncoder, SpectrogramEncoder, log_mel, open_clip_tower
-from .media import iter_frames, probe_video, read_audio, window_onsets
-from .store import StimulusStore, embed_stimuli, write_stimulus_store
+from neurokit.stimuli.encoders import (
+           FrameEncoder,
+           SpectrogramEncoder,
+           log_mel,
+           open_clip_tower,
+)
+from neurokit.stimuli.media import iter_frames, probe_video, read_audio, window_onsets
+from neurokit.stimuli.store import StimulusStore, embed_stimuli, write_stimulus_store
 
 __all__ = ["FrameEncoder", "SpectrogramEncoder", "StimulusStore", "embed_stimuli", "iter_frames", "log_mel",
            "open_clip_tower", "probe_video", "read_audio", "window_onsets", "write_stimulus_store"]

@@ -23,8 +23,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .._errors import ConfigError
-from .media import AUDIO_RATE
+from neurokit._utils.errors import ConfigError
+from neurokit.stimuli.media import AUDIO_RATE
 
 #: AST's AudioSet log-mel statistics (Gong et al. 2021, their ``norm_mean``/``norm_std``)
 AST_MEAN, AST_STD = -4.2677393, 4.5689974

@@ -12,7 +12,7 @@ from typing import Iterator
 
 import numpy as np
 
-from .._errors import DataFileError
+from neurokit._utils.errors import DataFileError
 
 AUDIO_RATE = 16_000
 

@@ -21,10 +21,18 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from .._errors import DataFileError, StoreError
-from ..io.eeg import file_sha256
-from .encoders import FrameEncoder, SpectrogramEncoder
-from .media import AUDIO_RATE, check_clips, iter_frames, probe_video, read_audio, rest_mask, window_onsets
+from neurokit._utils.errors import DataFileError, StoreError
+from neurokit._utils.hashing import file_sha256
+from neurokit.stimuli.encoders import FrameEncoder, SpectrogramEncoder
+from neurokit.stimuli.media import (
+    AUDIO_RATE,
+    check_clips,
+    iter_frames,
+    probe_video,
+    read_audio,
+    rest_mask,
+    window_onsets,
+)
 
 FORMAT = "neurokit-stimuli-1"
 THUMB = 48
@@ -121,7 +129,7 @@ def embed_stimuli(
                 embs.append(venc(torch.from_numpy(np.stack(batch))).float().numpy())
             batch.clear()
 
-    from ..pipelines._progress import progress_bar
+    from neurokit._utils.progress import progress_bar
 
     ti = 0
     frame_iter = progress_bar(iter_frames(movie, every=every), description=f"video {movie.name}", enabled=progress,

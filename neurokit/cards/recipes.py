@@ -1,0 +1,169 @@
+"""Preprocessing recipes: how a data card's recordings become stored samples, one typed object per modality
+(:class:`EEGRecipe` for EEG, :class:`SurfaceRecipe` for cortical-surface fMRI). Both are written into every
+store and checkpoint, and validated when built."""
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from neurokit._utils.errors import ConfigError
+from neurokit.geometry.patches import parse_grid, patch_grid_name
+
+logger = logging.getLogger("neurokit")
+
+
+
+PATCH_SIZE = 200
+
+
+TARGET_SFREQ = 200.0
+
+
+@dataclass
+class EEGRecipe:
+    """Preprocessing parameters of one EEG dataset (from its data card's ``preprocessing`` block).
+
+    Attributes
+    ----------
+    sfreq : float
+        Output sampling rate in Hz (200 for CBraMod: one patch = 1 s).
+    l_freq, h_freq : float | None
+        Band-pass edges in Hz; ``None`` disables that edge. ``h_freq`` is lowered to 0.9 × Nyquist of the
+        recording when it lies above 0.95 × Nyquist (a warning says so).
+    line_freq : float | None
+        Notch frequency in Hz (50 or 60); ``None`` for no notch. Harmonics below Nyquist are notched too.
+    reference : str | None
+        ``"average"`` for the common average reference, or ``None`` to keep the recorded reference.
+    scale : float
+        Factor applied to volts: ``1e4`` gives units of 100 µV (µV / 100), CBraMod's input unit.
+    window_s : float
+        Window length in seconds (a whole number of patches).
+    stride_s : float | None
+        Hop between sliding windows (continuous data); ``None`` = ``window_s``.
+    reject_uv : float | None
+        Drop a window when any |sample| exceeds this many µV (after filtering); ``None`` keeps all.
+    crop_start_s, crop_end_s : float
+        Seconds dropped at the start and at the end of each recording before windowing.
+    channels : list[str] | None
+        10-05 labels to keep, in this order; ``None`` keeps every EEG channel in file order.
+    events : dict[str, int] | None
+        Annotation description → class index. Windows start at each matching annotation's onset.
+        ``None`` means continuous sliding windows (pretraining).
+    event_windows : str
+        ``"onset"`` (default): one window starting at each matching annotation's onset. ``"tile"``:
+        windows tiling each matching annotation from its onset to its end, ``stride_s`` apart (labelled
+        stretches such as a whole Bonn segment or a rest block).
+    min_sfreq : float
+        Recordings sampled below this rate (Hz) are refused: their band would be a small part of what
+        the model sees at 200 Hz. Default 64 Hz (EEG rarely comes slower; EEGMMIDB has 128 and 160 Hz).
+    resample_first : bool
+        Resample to ``sfreq`` before filtering (CBraMod's TUEG pretraining order) instead of after the
+        band-pass and notch (its PhysioNet-MI order).
+    min_duration_s : float
+        Recordings shorter than this (s) are dropped (:class:`RecordingDropped`), as CBraMod drops TUEG
+        recordings under 5 min. Default 0: keep all.
+    """
+
+    sfreq: float = TARGET_SFREQ
+    l_freq: float | None = 0.3
+    h_freq: float | None = 75.0
+    line_freq: float | None = 60.0
+    reference: str | None = None
+    scale: float = 1e4
+    window_s: float = 4.0
+    stride_s: float | None = None
+    reject_uv: float | None = None
+    crop_start_s: float = 0.0
+    crop_end_s: float = 0.0
+    channels: list[str] | None = None
+    events: dict[str, int] | None = None
+    min_sfreq: float = 64.0
+    resample_first: bool = False
+    min_duration_s: float = 0.0
+    event_windows: str = "onset"
+
+    def __post_init__(self) -> None:
+        if self.event_windows not in ("onset", "tile"):
+            raise ConfigError(f"event_windows={self.event_windows!r}: allowed values are 'onset' and 'tile'")
+        if self.sfreq != TARGET_SFREQ:
+            logger.warning("sfreq=%s: CBraMod expects 200 Hz patches", self.sfreq)
+        n = self.window_s * self.sfreq / PATCH_SIZE
+        if self.window_s <= 0 or abs(n - round(n)) > 1e-9:
+            raise ConfigError(
+                f"window_s={self.window_s} is not a whole number of {PATCH_SIZE}-sample patches at "
+                f"{self.sfreq} Hz; use a multiple of {PATCH_SIZE / self.sfreq:g} s"
+            )
+        if self.reference not in (None, "average"):
+            raise ConfigError(f"reference={self.reference!r}: allowed values are None and 'average'")
+        if self.l_freq is not None and self.h_freq is not None and self.l_freq >= self.h_freq:
+            raise ConfigError(f"l_freq={self.l_freq} must be below h_freq={self.h_freq}")
+
+    @property
+    def n_patches(self) -> int:
+        return int(round(self.window_s * self.sfreq / PATCH_SIZE))
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> "EEGRecipe":
+        d = dict(d or {})
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ConfigError(f"unknown preprocessing keys {unknown}; allowed: {sorted(known)}")
+        return cls(**d)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class SurfaceRecipe:
+    """How surface fMRI becomes stored samples (written into every store's attrs).
+
+    Attributes
+    ----------
+    grid : str
+        Patch grid ``"ico6/icoK"``, K in 1…5 (ico2: 320 × 153, ico3: 1280 × 45).
+    tubelet : int
+        Frames per sample ``T`` (≥ 1).
+    stride : int or None
+        Frames between consecutive tubelet starts (default: ``tubelet``, no overlap).
+    zscore : bool
+        Per-frame z-scoring over the cortex mask.
+    mirror_right : bool
+        Mirror the right hemisphere onto the left template (x → −x).
+    mask_threshold : float
+        A template vertex is cortex when more than this fraction of its resampling weight is.
+    """
+
+    grid: str = "ico6/ico2"
+    tubelet: int = 3
+    stride: int | None = None
+    zscore: bool = True
+    mirror_right: bool = True
+    mask_threshold: float = 0.5
+
+    def __post_init__(self) -> None:
+        template, k = parse_grid(self.grid)
+        self.grid = patch_grid_name(k, template)
+        if int(self.tubelet) < 1:
+            raise ConfigError(f"tubelet must be ≥ 1 frame, got {self.tubelet}")
+        if self.stride is not None and int(self.stride) < 1:
+            raise ConfigError(f"stride must be ≥ 1 frame, got {self.stride}")
+        if not 0.0 <= self.mask_threshold < 1.0:
+            raise ConfigError(f"mask_threshold must be in [0, 1), got {self.mask_threshold}")
+
+    @property
+    def template_order(self) -> int:
+        return parse_grid(self.grid)[0]
+
+    @property
+    def grid_order(self) -> int:
+        return parse_grid(self.grid)[1]
+
+    @property
+    def step(self) -> int:
+        return int(self.stride or self.tubelet)
+
+    def to_dict(self) -> dict:
+        return asdict(self)

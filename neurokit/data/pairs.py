@@ -1,0 +1,166 @@
+"""fMRI ↔ stimulus pairs: which stimulus window goes with each fMRI tubelet (at a lag), and the torch dataset
+that yields ``(x, (video, audio))``. Shared by CLIP training and retrieval so both see the same samples."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from neurokit._utils.errors import ConfigError, DataFileError
+
+logger = logging.getLogger("neurokit")
+
+
+
+SEGMENTS = ("all", "first_half", "second_half")
+
+
+#: options of the "clip" objective that choose data, not architecture (kept out of the model config)
+DATA_KEYS = ("stimuli", "segments")
+
+
+@dataclass
+class Pairs:
+    """fMRI samples matched to stimulus windows.
+
+    ``sample``: index into the fMRI dataset; ``stim``: which stimulus store; ``window``: window index in it;
+    ``subject``/``run``/``hemi``: per pair (str arrays); ``onset``: fMRI tubelet onset (s).
+    """
+
+    sample: np.ndarray
+    stim: np.ndarray
+    window: np.ndarray
+    subject: np.ndarray
+    run: np.ndarray
+    hemi: np.ndarray
+    onset: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.sample)
+
+    def select(self, keep: np.ndarray) -> "Pairs":
+        return Pairs(**{k: getattr(self, k)[keep] for k in self.__dataclass_fields__})
+
+
+def open_stimuli(stimuli) -> list:
+    from neurokit.stimuli.store import StimulusStore
+
+    if stimuli is None or (isinstance(stimuli, (list, tuple)) and not stimuli):
+        raise ConfigError("the clip model needs stimulus store(s) from `neuro embed-stimuli` (CLI: --stimuli stim.h5)")
+    if isinstance(stimuli, (str, Path, StimulusStore)):
+        stimuli = [stimuli]
+    out = [s if isinstance(s, StimulusStore) else StimulusStore(s) for s in stimuli]
+    runs = [s.run for s in out]
+    if len(set(runs)) != len(runs):
+        raise ConfigError(f"several stimulus stores for the same run: {[(str(s.path), s.run) for s in out]}")
+    dims = {(s.video.shape[1], s.audio.shape[1]) for s in out}
+    if len(dims) > 1:
+        raise ConfigError(f"stimulus stores with different embedding sizes {sorted(dims)}: embed every movie with the same encoders")
+    return out
+
+
+def in_segment(onsets: np.ndarray, clips, window_s: float, segments: str) -> np.ndarray:
+    """Windows entirely inside the first or second half of a clip (``segments``), or all (``"all"``).
+
+    The unseen-segments split of the paper: train on the first half of each clip, test on the second."""
+    if segments not in SEGMENTS:
+        raise ConfigError(f"segments={segments!r}; allowed: {', '.join(SEGMENTS)} (CLI: --segments)")
+    onsets = np.asarray(onsets, dtype=float)
+    if segments == "all":
+        return np.ones(len(onsets), dtype=bool)
+    keep = np.zeros(len(onsets), dtype=bool)
+    for lo, hi in clips or [[float(onsets.min()), float(onsets.max() + window_s)]]:
+        mid = 0.5 * (lo + hi)
+        a, b = (lo, mid) if segments == "first_half" else (mid, hi)
+        keep |= (onsets >= a - 1e-6) & (onsets + window_s <= b + 1e-6)
+    return keep
+
+
+def pair_samples(ds, stimuli: Sequence, lag_s: float, *, segments: str = "all", keep_rest: bool = False) -> Pairs:
+    """Match every fMRI sample of ``ds`` (a :class:`~neurokit.data.dataset.PatchDataset`) with the window of
+    its run's stimulus store that starts ``lag_s`` seconds before the sample's onset.
+
+    Samples whose window would start before the movie are dropped; so are rest windows (unless
+    ``keep_rest``) and windows outside ``segments``.
+
+    Raises
+    ------
+    DataFileError
+        The fMRI store states no TR (onsets in frames); an fMRI run without a stimulus store of that run;
+        a stimulus shorter than the fMRI run; window onsets (hop) that do not line up with the fMRI onsets.
+    """
+    attrs = ds.attrs
+    src = ", ".join(str(s.path) for s in ds.stores)
+    if attrs.get("onset_unit") == "frames" or not np.isfinite(float(attrs.get("tr", float("nan")))):
+        raise DataFileError(
+            f"{src}: the fMRI store has no TR (its files state none; onsets are frame counts), so frames cannot be "
+            "matched to stimulus seconds; write the store from files that state their TR (CIFTI SeriesAxis step, "
+            "GIFTI TimeStep)"
+        )
+    runs = ds.meta("run").astype(str)
+    onset = ds.meta("onset").astype(float)
+    by_run = {s.run: i for i, s in enumerate(stimuli)}
+    missing = sorted(set(runs) - set(by_run))
+    if missing:
+        raise DataFileError(
+            f"fMRI store(s) {src} hold run(s) {missing} but the stimulus store(s) are for run(s) "
+            f"{sorted(by_run)} ({', '.join(str(s.path) for s in stimuli)}): fMRI and stimuli come from different runs; "
+            f"embed the movie of each run (`neuro embed-stimuli MOVIE --run {missing[0]} -o stim_run{missing[0]}.h5`)"
+        )
+    stim_i = np.array([by_run[r] for r in runs], dtype=int)
+    window = np.full(len(runs), -1)
+    keep = np.zeros(len(runs), dtype=bool)
+    tr = float(attrs["tr"])
+    for si, st in enumerate(stimuli):
+        sel = np.flatnonzero(stim_i == si)
+        if not len(sel):
+            continue
+        t0 = onset[sel] - lag_s
+        last = float(onset[sel].max())
+        if last - lag_s + st.window_s > float(st.attrs.get("duration_s", st.onsets[-1] + st.window_s)) + 1e-3:
+            raise DataFileError(
+                f"{st.path}: the stimulus ({st.attrs.get('source')}, {st.attrs.get('duration_s'):.1f} s) is shorter "
+                f"than fMRI run {st.run!r} of {src}: its tubelet at {last:g} s needs the {st.window_s:g}-s window "
+                f"starting at {last - lag_s:g} s (lag {lag_s:g} s); give the full movie of that run, or crop the fMRI"
+            )
+        valid = t0 >= -1e-6
+        idx = st.window_index(t0)
+        off_grid = valid & (idx < 0)
+        if off_grid.any():
+            raise DataFileError(
+                f"{st.path}: window onsets every {st.hop_s:g} s do not line up with the fMRI onsets of {src} "
+                f"(TR {tr:g} s, lag {lag_s:g} s; e.g. {t0[off_grid][0]:g} s); embed the stimuli with --hop equal to the TR"
+            )
+        ok = valid & (idx >= 0)
+        if not keep_rest:
+            ok[ok] &= ~st.rest[idx[ok]]
+        if segments != "all":
+            ok[ok] &= in_segment(st.onsets[idx[ok]], st.clips, st.window_s, segments)
+        window[sel[ok]] = idx[ok]
+        keep[sel[ok]] = True
+    k = np.flatnonzero(keep)
+    return Pairs(sample=k, stim=stim_i[k], window=window[k], subject=ds.meta("subject").astype(str)[k],
+                 run=runs[k], hemi=ds.meta("hemi").astype(str)[k], onset=onset[k])
+
+
+class PairedDataset(torch.utils.data.Dataset):
+    """Items ``(x, (video, audio))``: the fMRI tubelet ``(T, N, V)`` float32 and its window's frozen
+    embeddings ``(D_video,)``, ``(D_audio,)`` float32."""
+
+    def __init__(self, ds, stimuli: Sequence, pairs: Pairs) -> None:
+        self.ds, self.pairs = ds, pairs
+        self.video = [torch.from_numpy(np.asarray(s.video, np.float32)) for s in stimuli]
+        self.audio = [torch.from_numpy(np.asarray(s.audio, np.float32)) for s in stimuli]
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def __getitem__(self, k: int):
+        p = self.pairs
+        x, _ = self.ds[int(p.sample[k])]
+        s, w = int(p.stim[k]), int(p.window[k])
+        return x, (self.video[s][w], self.audio[s][w])

@@ -1,0 +1,179 @@
+"""Classical baselines scored on the same split and with the same metrics as fine-tuning, so a report
+shows at once whether the foundation model earns its cost.
+
+- ``csp_lda``: common spatial patterns (:class:`mne.decoding.CSP`, log-variance of 4 components,
+  Ledoit-Wolf covariances) + linear discriminant analysis (Blankertz et al. 2008). Multichannel.
+- ``riemann_lr``: OAS covariance matrices → tangent space at their Riemannian mean
+  (:class:`pyriemann.tangentspace.TangentSpace`; Barachant et al. 2013) → logistic regression.
+  Multichannel.
+- ``bandpower_lr``: log band power per channel (Welch; δ 1–4, θ 4–8, α 8–13, β 13–30, γ 30–45 Hz)
+  → standardised → logistic regression (ridge regression for regression tasks). Any channel count;
+  the one that applies to few-channel data such as the single-channel Bonn segments.
+
+Inputs are the store's patches joined back into ``(n, C, N·200)`` series at the store's rate.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from neurokit._utils.errors import ConfigError
+
+BANDS = ((1, 4), (4, 8), (8, 13), (13, 30), (30, 45))
+METHODS = ("csp_lda", "riemann_lr", "bandpower_lr")
+MULTICHANNEL = ("csp_lda", "riemann_lr")
+
+
+def applicable(n_channels: int, kind: str) -> list[str]:
+    """Baselines that fit ``n_channels`` and a task ``kind``: spatial methods need ≥ 2 channels and
+    classes; band power fits everything."""
+    if kind == "regression":
+        return ["bandpower_lr"]
+    return (list(MULTICHANNEL) if n_channels >= 2 else []) + ["bandpower_lr"]
+
+
+def _series(x: np.ndarray) -> np.ndarray:
+    """``(n, C, N, P)`` patches → ``(n, C, N·P)`` float64 series."""
+    return np.asarray(x, dtype=np.float64).reshape(x.shape[0], x.shape[1], -1)
+
+
+def bandpower_features(x: np.ndarray, sfreq: float) -> np.ndarray:
+    """Log band power ``(n, C · len(BANDS))`` of series ``(n, C, T)`` (Welch, 1-s Hann segments)."""
+    from scipy.signal import welch
+
+    f, p = welch(x, fs=sfreq, nperseg=min(x.shape[-1], int(sfreq)), axis=-1)
+    feats = []
+    for lo, hi in BANDS:
+        sel = (f >= lo) & (f < hi)
+        if not sel.any():
+            continue
+        feats.append(np.log(p[..., sel].mean(axis=-1) + 1e-12))
+    return np.concatenate(feats, axis=1) if feats else np.zeros((x.shape[0], 0))
+
+
+def make_estimator(method: str, kind: str, sfreq: float, seed: int = 0):
+    """The sklearn pipeline of one baseline (fit on series ``(n, C, T)``)."""
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer, StandardScaler
+
+    lr = LogisticRegression(max_iter=2000, C=1.0, class_weight="balanced", random_state=seed)
+    if method == "csp_lda":
+        from mne.decoding import CSP
+
+        return make_pipeline(CSP(n_components=4, reg="ledoit_wolf", log=True), LinearDiscriminantAnalysis())
+    if method == "riemann_lr":
+        from pyriemann.estimation import Covariances
+        from pyriemann.tangentspace import TangentSpace
+
+        return make_pipeline(Covariances(estimator="oas"), TangentSpace(metric="riemann"), StandardScaler(), lr)
+    if method == "bandpower_lr":
+        feats = FunctionTransformer(bandpower_features, kw_args={"sfreq": sfreq})
+        return make_pipeline(feats, StandardScaler(), Ridge(alpha=1.0) if kind == "regression" else lr)
+    raise ConfigError(f"baseline {method!r}; allowed: {METHODS}")
+
+
+def _scores(est, x: np.ndarray, kind: str) -> np.ndarray:
+    if kind == "regression":
+        return est.predict(x)
+    s = est.decision_function(x)
+    return s if kind == "binary" else np.asarray(s).reshape(len(x), -1)
+
+
+def chance_metrics(kind: str, n_classes: int) -> dict[str, float]:
+    """What a classifier that ignores the input scores in expectation."""
+    if kind == "regression":
+        return {"r2": 0.0}
+    out = {"balanced_accuracy": 1.0 / n_classes, "cohen_kappa": 0.0}
+    if kind == "binary":
+        out["auroc"] = 0.5
+    return out
+
+
+def run_baselines(parts: dict, kind: str, *, sfreq: float, methods: Sequence[str] | None = None,
+                  seed: int = 0) -> dict[str, dict[str, Any]]:
+    """Fit each baseline on ``parts["train"]`` and score ``val`` and ``test``.
+
+    Parameters
+    ----------
+    parts : dict split name → :class:`~neurokit.data.dataset.PatchDataset`
+    kind : ``"binary"``, ``"multiclass"`` or ``"regression"``
+    sfreq : float
+        Rate of the stored series (200 Hz for CBraMod stores).
+    methods : names from :data:`METHODS`; default :func:`applicable` to the channel count.
+
+    Returns ``{method: {"val": metrics, "test": metrics, "seconds": s}}`` (metrics as in
+    :func:`neurokit.evaluation.metrics.score`); a baseline that cannot be fitted (e.g. one class in
+    the training split) reports ``{"error": message}`` instead.
+    """
+    import time
+
+    from mne.utils import use_log_level
+
+    from neurokit.evaluation.metrics import score
+
+    data = {k: (_series(_load(d)), np.asarray(d.labels)) for k, d in parts.items()}
+    n_ch = data["train"][0].shape[1]
+    methods = list(methods) if methods else applicable(n_ch, kind)
+    for m in methods:
+        if m not in METHODS:
+            raise ConfigError(f"baseline {m!r}; allowed: {METHODS}")
+        if m in MULTICHANNEL and n_ch < 2:
+            raise ConfigError(f"baseline {m!r} needs >= 2 channels; the store has {n_ch} (use bandpower_lr)")
+    out: dict[str, dict[str, Any]] = {}
+    for m in methods:
+        t0 = time.perf_counter()
+        est = make_estimator(m, kind, sfreq, seed)
+        xtr, ytr = data["train"]
+        try:
+            with use_log_level("error"):  # CSP logs every covariance it estimates
+                est.fit(xtr, ytr if kind != "regression" else ytr.astype(float))
+        except (ValueError, np.linalg.LinAlgError) as exc:
+            out[m] = {"error": f"{type(exc).__name__}: {exc}"}
+            continue
+        res: dict[str, Any] = {}
+        for split in ("val", "test"):
+            if split in data:
+                x, y = data[split]
+                res[split] = score(kind, y, _scores(est, x, kind))
+        res["seconds"] = time.perf_counter() - t0
+        out[m] = res
+    return out
+
+
+def _load(ds) -> np.ndarray:
+    """All patches of a :class:`PatchDataset` as one array, read store by store in index order."""
+    xs = []
+    for si, st in enumerate(ds.stores):
+        idx = np.asarray([i for s, i in ds.index if s == si], dtype=np.int64)
+        if len(idx):
+            xs.append(st.patches(np.sort(idx)))
+    if not xs:
+        raise ConfigError("empty split")
+    # PatchDataset keeps store order then sample order, which is what the sorted reads return
+    return np.concatenate(xs)
+
+
+def baseline(store: str | Path | Sequence[str | Path], *, methods: Sequence[str] | None = None,
+             splits: dict[str, list[str]] | None = None, seed: int = 0) -> dict[str, Any]:
+    """``neuro baseline STORE``: classical baselines on a labelled store, split as fine-tuning splits it
+    (card subjects, or ``splits``). Returns ``{"task", "card", "kind", "chance", "splits",
+    "baselines"}``."""
+    from neurokit.data.dataset import PatchDataset
+    from neurokit.data.splits import open_labelled, resolve_splits
+
+    ds_all, names, n_classes, kind = open_labelled(store)
+    stores = [st.path for st in ds_all.stores]
+    how, kw = resolve_splits(ds_all, splits)
+    parts = {k: PatchDataset(ds_all.stores, labelled=True, **v) for k, v in kw.items()}
+    for k, d in parts.items():
+        if len(d) == 0:
+            raise ConfigError(f"{stores[0]}: split {k!r} is empty ({kw[k]})")
+    sfreq = float(ds_all.attrs.get("sfreq") or 200.0)
+    res = run_baselines(parts, kind, sfreq=sfreq, methods=methods, seed=seed)
+    return {"task": ds_all.attrs.get("task"), "card": ds_all.attrs.get("card"), "kind": kind,
+            "label_names": names, "chance": chance_metrics(kind, n_classes), "split_by": how,
+            "n_samples": {k: len(d) for k, d in parts.items()}, "baselines": res}

@@ -1,0 +1,80 @@
+"""Classification and regression metrics as reported by CBraMod (Wang et al., ICLR 2025, §4.1).
+
+Multi-class: balanced accuracy, Cohen's kappa, weighted F1. Binary: balanced accuracy (0.5 threshold on
+the sigmoid), AUC-PR, AUROC, plus Cohen's kappa, weighted F1 and average precision. Regression:
+Pearson r, R², RMSE. Computed with scikit-learn / scipy.
+
+``auc_pr`` is the paper's AUC-PR as the released evaluator computes it (wjq-learning/CBraMod,
+``finetune_evaluator.py``): the trapezoidal area ``sklearn.metrics.auc(recall, precision)`` under
+``precision_recall_curve``. It is not average precision (the step-wise sum, typically ~0.01 apart), which
+is reported separately as ``average_precision``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: metric used for model selection on the validation split, per task kind
+SELECTION = {"multiclass": "cohen_kappa", "binary": "auroc", "regression": "r2"}
+
+
+def classification_metrics(y_true: np.ndarray, scores: np.ndarray) -> dict[str, float]:
+    """Metrics of a classifier.
+
+    Parameters
+    ----------
+    y_true : int array ``(n,)``
+    scores : float array ``(n,)`` (binary: logit of class 1) or ``(n, n_classes)`` (logits)
+    """
+    from sklearn.metrics import (
+        auc,
+        average_precision_score,
+        balanced_accuracy_score,
+        cohen_kappa_score,
+        f1_score,
+        precision_recall_curve,
+        roc_auc_score,
+    )
+
+    y_true = np.asarray(y_true).astype(int)
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim == 1:  # binary, one logit
+        prob = 1.0 / (1.0 + np.exp(-scores))
+        pred = (prob >= 0.5).astype(int)
+        out = {
+            "balanced_accuracy": float(balanced_accuracy_score(y_true, pred)),
+            "cohen_kappa": float(cohen_kappa_score(y_true, pred)),
+            "f1_weighted": float(f1_score(y_true, pred, average="weighted", zero_division=0)),
+        }
+        both = len(np.unique(y_true)) == 2
+        out["auroc"] = float(roc_auc_score(y_true, prob)) if both else float("nan")
+        if both:
+            precision, recall, _ = precision_recall_curve(y_true, prob, pos_label=1)
+            out["auc_pr"] = float(auc(recall, precision))
+            out["average_precision"] = float(average_precision_score(y_true, prob))
+        else:
+            out["auc_pr"] = out["average_precision"] = float("nan")
+        return out
+    pred = scores.argmax(axis=1)
+    return {
+        "balanced_accuracy": float(balanced_accuracy_score(y_true, pred)),
+        "cohen_kappa": float(cohen_kappa_score(y_true, pred)),
+        "f1_weighted": float(f1_score(y_true, pred, average="weighted", zero_division=0)),
+    }
+
+
+def regression_metrics(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
+    from scipy.stats import pearsonr
+    from sklearn.metrics import mean_squared_error, r2_score
+
+    y_true = np.asarray(y_true, dtype=np.float64)
+    y_pred = np.asarray(y_pred, dtype=np.float64).reshape(y_true.shape)
+    r = pearsonr(y_true, y_pred)[0] if np.std(y_pred) > 0 and np.std(y_true) > 0 else float("nan")
+    return {
+        "pearson_r": float(r),
+        "r2": float(r2_score(y_true, y_pred)),
+        "rmse": float(np.sqrt(mean_squared_error(y_true, y_pred))),
+    }
+
+
+def score(kind: str, y: np.ndarray, out: np.ndarray) -> dict[str, float]:
+    return regression_metrics(y, out) if kind == "regression" else classification_metrics(y, out)

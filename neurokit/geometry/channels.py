@@ -1,0 +1,88 @@
+"""EEG channel names: 10-05 spellings, the old 10-20 names (T3 → T7…), the label affixes recorders add,
+and MNE's standard 10-05 montage (built once per process)."""
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+logger = logging.getLogger("neurokit")
+
+
+
+#: Old 10-20 names → their 10-10/10-05 equivalents (Oostenveld & Praamstra 2001; ACNS 2006).
+OLD_TO_NEW = {"T3": "T7", "T4": "T8", "T5": "P7", "T6": "P8"}
+
+
+#: Prefixes and suffixes that EEG systems glue to electrode names.
+_PREFIX = re.compile(r"^(EEG[\s_-]*)", re.IGNORECASE)
+
+
+_SUFFIX = re.compile(r"([\s_-]+(REF|LE|AR|AVG|A1|A2|M1|M2|CAR))$", re.IGNORECASE)
+
+
+_REFERENCE_SITES = {"A1", "A2", "M1", "M2"}
+
+
+def montage_1005():
+    """MNE's template 10-05 montage (named ``colin27_1005`` from MNE 1.13, ``standard_1005`` before); a
+    fresh copy of one made once per process."""
+    return _montage_1005().copy()
+
+
+@lru_cache(maxsize=1)
+def _montage_1005():
+    import mne
+
+    builtin = mne.channels.get_builtin_montages()
+    return mne.channels.make_standard_montage("colin27_1005" if "colin27_1005" in builtin else "standard_1005")
+
+
+@lru_cache(maxsize=1)
+def _standard_1005() -> dict[str, str]:
+    return {n.upper(): n for n in montage_1005().ch_names}
+
+
+def strip_affixes(label: str) -> str:
+    """``label`` without an ``EEG`` prefix, a reference suffix (``-REF``, ``-LE``, ``-A1``…) and trailing dots,
+    upper-cased: ``"EEG T3-REF"`` → ``"T3"``."""
+    return _SUFFIX.sub("", _PREFIX.sub("", label.strip().rstrip(". "))).upper()
+
+
+def normalize_ch_name(name: str) -> tuple[str, bool]:
+    """Map one raw channel label to its 10-05 spelling.
+
+    Parameters
+    ----------
+    name : str
+        Label as stored in the file (e.g. ``"Fc5."``, ``"EEG T3-REF"``).
+
+    Returns
+    -------
+    new_name : str
+        The 10-05 label (``"FC5"``, ``"T7"``), or the input without padding when no standard label matches.
+    matched : bool
+        Whether the label is a standard 10-05 position.
+    """
+    table = _standard_1005()
+    cleaned = name.strip()
+    stripped = _SUFFIX.sub("", _PREFIX.sub("", cleaned.rstrip(". "))).strip()
+    if stripped.upper() in _REFERENCE_SITES and stripped.upper() != _PREFIX.sub("", cleaned).upper():
+        stripped = cleaned  # "A2-A1" is a derivation between two reference sites, not the electrode A2
+    for cand in (cleaned, stripped):
+        key = cand.replace(" ", "").rstrip(".").upper()  # EEGMMIDB pads labels with dots: "Cz..", "Fc5."
+        if key in OLD_TO_NEW:
+            return OLD_TO_NEW[key], True
+        if key in table:
+            return table[key], True
+    return cleaned.rstrip(". ") or cleaned, False
+
+
+@dataclass
+class ChannelRenames:
+    """What :func:`read_eeg` did to the channel labels of one file."""
+
+    renamed: dict[str, str] = field(default_factory=dict)  # original → 10-05
+    aliases: dict[str, str] = field(default_factory=dict)  # 10-10 name → old 10-20 name (T7 → T3)
+    nonstandard: list[str] = field(default_factory=list)  # labels with no 10-05 position

@@ -1,0 +1,170 @@
+"""ico6 → ico-k patch tables: which template vertices make up each icosahedral patch.
+
+Each face of ico-k (k = 1…5) is one patch; it holds every ico6 vertex inside that closed spherical triangle,
+so vertices on patch edges repeat in neighbouring patches (Dahan et al., "Surface Vision Transformers",
+MIDL 2022). Patches are numbered like the ico-k faces (quad-tree: patches ``4p … 4p+3`` are the children of
+patch ``p`` of ico-(k−1)).
+
+Inside a patch the vertices are in triangular-lattice order: with the patch's corners ``(a, b, c)`` and
+``n = 2^(6−k)``, the vertex at lattice position ``a + i/n·(b−a) + j/n·(c−a)`` (``i, j ≥ 0``, ``i+j ≤ n``)
+is put at slot ``j·(n+1) − j·(j−1)/2 + i`` — row ``j`` after row ``j−1``. Every patch has the same layout
+relative to its own corners, so slot ``s`` means the same place in every patch.
+
+Patch order versus the metrics-lab CSV: the ico2 patches follow the reference ico-2 *face* order (of
+``ico-2.L.surf.gii``). The metrics-lab table ``triangle_indices_ico_6_sub_ico_2.csv`` lists the same 320
+vertex sets (one column per patch), but its columns come in a different order (also a quad-tree: each block of
+16 of its columns is one of our blocks of 16). Models trained on stores of one order cannot be fed patches in
+the other order; :func:`reference_patch_order` gives the permutation (``ours[perm[j]]`` is CSV column ``j``).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from neurokit._utils.errors import ConfigError
+from neurokit.geometry.icosphere import child_faces, n_faces, quadtree_faces
+
+TEMPLATE_ORDER = 6
+
+
+def vertices_per_patch(grid_order: int, template_order: int = TEMPLATE_ORDER) -> int:
+    """``(2^(6−k)+1)(2^(6−k)+2)/2``: 561, 153, 45, 15, 6 for ico1…ico5 on ico6."""
+    n = 2 ** (template_order - grid_order)
+    return (n + 1) * (n + 2) // 2
+
+
+def n_patches(grid_order: int) -> int:
+    """Patches of an ico-k grid: ``20·4^k``."""
+    return n_faces(grid_order)
+
+
+def _check(grid_order: int, template_order: int) -> None:
+    if not 0 <= grid_order < template_order <= 7:
+        raise ConfigError(
+            f"patch grid ico{grid_order} on template ico{template_order}: need 0 ≤ grid < template ≤ 7 "
+            "(the surface ViTs use grid 1…5 on template 6)"
+        )
+
+
+@lru_cache(maxsize=None)
+def patch_table(grid_order: int = 2, template_order: int = TEMPLATE_ORDER) -> np.ndarray:
+    """Template vertex indices of every patch (cached; computed in well under a second).
+
+    Parameters
+    ----------
+    grid_order : int
+        Order ``k`` of the patch grid (1…5 for the ico6 template).
+    template_order : int
+        Order of the template sphere (6).
+
+    Returns
+    -------
+    table : ndarray, shape (20·4^k, vertices_per_patch(k)), int64, read-only
+        ``table[p, s]``: template vertex at lattice slot ``s`` of patch ``p`` (see module docstring).
+
+    Raises
+    ------
+    ConfigError
+        Orders out of range.
+    """
+    _check(grid_order, template_order)
+    n = 2 ** (template_order - grid_order)
+    faces = quadtree_faces(grid_order)
+    # lattice coordinates (i, j) of each face corner, relative to its ancestor patch; then subdivide them
+    lat = np.broadcast_to(np.array([[0, 0], [n, 0], [0, n]]), (len(faces), 3, 2)).copy()
+    for _ in range(grid_order, template_order):
+        a, b, c = lat[:, 0], lat[:, 1], lat[:, 2]
+        lat = child_faces(a, b, c, (a + b) // 2, (b + c) // 2, (c + a) // 2)
+    tfaces = quadtree_faces(template_order)
+    per = 4 ** (template_order - grid_order)
+    patch = np.repeat(np.arange(len(faces)), per * 3)
+    i, j = lat[..., 0].ravel(), lat[..., 1].ravel()
+    slot = j * (n + 1) - j * (j - 1) // 2 + i
+    table = np.full((len(faces), vertices_per_patch(grid_order, template_order)), -1, dtype=np.int64)
+    table[patch, slot] = tfaces.ravel()
+    assert (table >= 0).all()
+    table.setflags(write=False)
+    return table
+
+
+def reference_patch_order(reference: np.ndarray, grid_order: int = 2, template_order: int = TEMPLATE_ORDER) -> np.ndarray:
+    """Permutation from an external patch table's order to :func:`patch_table`'s.
+
+    Parameters
+    ----------
+    reference : ndarray, shape (n_patches, V)
+        Template vertex indices per patch in the other order, e.g. the metrics-lab CSV transposed
+        (``pd.read_csv(path).to_numpy().T``), in the same (ico6.L) vertex numbering.
+
+    Returns
+    -------
+    perm : ndarray of int64, shape (n_patches,)
+        ``patch_table(grid_order)[perm[j]]`` holds the same vertices as ``reference[j]``; reorder our
+        patches into the reference order with ``x[..., perm, :]``.
+
+    Raises
+    ------
+    ConfigError
+        A reference patch with no equal vertex set (another numbering, grid or template).
+    """
+    ref = np.asarray(reference)
+    ours = {frozenset(row.tolist()): p for p, row in enumerate(patch_table(grid_order, template_order))}
+    perm = np.array([ours.get(frozenset(row.tolist()), -1) for row in ref], dtype=np.int64)
+    missing = int((perm < 0).sum())
+    if missing or len(ref) != len(ours):
+        raise ConfigError(
+            f"reference patch table {ref.shape}: {missing} of its patches match no ico{template_order}/ico{grid_order} "
+            f"patch ({len(ours)} patches expected); check the grid and that it uses the ico{template_order}.L numbering"
+        )
+    return perm
+
+
+def patch_grid_name(grid_order: int, template_order: int = TEMPLATE_ORDER) -> str:
+    """``"ico6/ico2"``-style name of a patch grid, as written into stores."""
+    return f"ico{template_order}/ico{grid_order}"
+
+
+def parse_grid(grid: str | int) -> tuple[int, int]:
+    """``"ico6/ico2"``, ``"ico2"`` or ``2`` → ``(template_order, grid_order)``.
+
+    Raises
+    ------
+    ConfigError
+        Anything else.
+    """
+    if isinstance(grid, (int, np.integer)):
+        return TEMPLATE_ORDER, int(grid)
+    s = str(grid).lower().replace(" ", "")
+    parts = s.split("/")
+    try:
+        orders = [int(p.removeprefix("ico")) for p in parts]
+    except ValueError:
+        orders = []
+    if len(orders) == 1:
+        orders = [TEMPLATE_ORDER, orders[0]]
+    if len(orders) != 2:
+        raise ConfigError(f"patch grid {grid!r}: expected 'ico6/icoK' or 'icoK' with K in 1…5")
+    if orders[1] < 1:
+        raise ConfigError(f"patch grid {grid!r}: ico{orders[1]} is not a patch grid; expected K in 1…5 (ico2: 320 patches)")
+    _check(orders[1], orders[0])
+    return orders[0], orders[1]
+
+
+def extract_patches(data: np.ndarray, grid_order: int = 2, template_order: int = TEMPLATE_ORDER) -> np.ndarray:
+    """Cut template-sphere data into patches.
+
+    Parameters
+    ----------
+    data : ndarray, shape (n_template_vertices, ...) 
+        Data on the ico-``template_order`` sphere (hierarchical numbering), e.g. ``(40962, n_frames)``.
+
+    Returns
+    -------
+    ndarray, shape (n_patches, vertices_per_patch, ...)
+    """
+    table = patch_table(grid_order, template_order)
+    expected = 10 * 4**template_order + 2
+    if data.shape[0] != expected:
+        raise ConfigError(f"data has {data.shape[0]} vertices; the ico{template_order} template has {expected}")
+    return data[table]

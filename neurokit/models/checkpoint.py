@@ -1,0 +1,136 @@
+"""Checkpoints: model configuration and weights, optimiser, scheduler and RNG state, data card and
+preprocessing recipe, in one ``torch.save`` file written atomically."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+FORMAT = "neurokit-checkpoint/1"
+
+
+def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
+    """Write ``payload`` (plus format tag) to ``path`` via a temporary file and an atomic rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save({"format": FORMAT, **payload}, tmp)
+    os.replace(tmp, path)
+    return path
+
+
+def load_checkpoint(path: str | Path, map_location="cpu") -> dict[str, Any]:
+    """Load a neurokit checkpoint, or wrap a bare state_dict (e.g. CBraMod's ``pretrained_weights.pth``)
+    as ``{"model": "cbramod", "state_dict": sd}``.
+
+    Raises
+    ------
+    FileNotFoundError, ValueError
+        Missing file, or a file that is neither a neurokit checkpoint nor a state_dict.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such checkpoint")
+    try:
+        obj = torch.load(path, map_location=map_location, weights_only=False)
+    except Exception as exc:
+        raise ValueError(f"{path}: not a readable PyTorch checkpoint ({exc})") from exc
+    if isinstance(obj, dict) and obj.get("format") == FORMAT:
+        return obj
+    from neurokit._utils.errors import WeightsError
+    from neurokit.models.weights import read_state_dict
+
+    try:
+        sd, _ = read_state_dict(obj)
+    except WeightsError:
+        raise ValueError(f"{path}: neither a neurokit checkpoint nor a state_dict") from None
+    return {"format": "state_dict", "model": "cbramod", "model_config": {}, "state_dict": sd}
+
+
+def check_channels(want, have, *, store, checkpoint) -> None:
+    """Raise :class:`~neurokit._utils.errors.ChannelMismatchError` when a store's channels (names or order)
+    differ from those a checkpoint was trained on; ``None`` on either side (no channel list) passes."""
+    from neurokit._utils.errors import ChannelMismatchError
+
+    if want is None or have is None or list(want) == list(have):
+        return
+    missing = [c for c in want if c not in have]
+    extra = [c for c in have if c not in want]
+    order = ", same names in another order" if not missing and not extra else ""
+    raise ChannelMismatchError(
+        f"{store}: channel set differs from the checkpoint {checkpoint}: trained on channels {list(want)[:6]}… "
+        f"({len(want)}); the store has {list(have)[:6]}… ({len(have)}) (missing {missing[:8]}, extra {extra[:8]}{order}). "
+        "Prepare the store with the checkpoint's channel list (card preprocessing.channels, CLI --channels)."
+    )
+
+
+def rng_state() -> dict[str, Any]:
+    st = {"torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        st["cuda"] = torch.cuda.get_rng_state_all()
+    return st
+
+
+def set_rng_state(st: dict[str, Any]) -> None:
+    if "torch" in st:
+        torch.set_rng_state(st["torch"])
+    if "cuda" in st and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(st["cuda"])
+
+
+#: store attributes that define what a sample means: a run never mixes stores that differ in these
+DATA_FIELDS = ("card", "recipe", "ch_names", "units")
+
+
+def data_differences(expected: dict[str, Any], actual: dict[str, Any], fields=DATA_FIELDS) -> dict[str, tuple]:
+    """The fields of ``fields`` in which two descriptions of stored data differ.
+
+    ``expected``/``actual``: store attributes (``PatchStore.attrs``) or a checkpoint's provenance
+    (``card``, ``recipe`` and ``store_attrs``, flattened by :func:`data_description`). Dict-valued
+    fields (the recipe) are compared key by key and reported as ``"recipe.h_freq"``. A field absent
+    from ``expected`` is not compared (older checkpoints).
+
+    Returns
+    -------
+    dict mapping the differing field name → ``(expected value, actual value)``.
+    """
+    out: dict[str, tuple] = {}
+    for f in fields:
+        if f not in expected or expected[f] is None:
+            continue
+        a, b = expected[f], actual.get(f)
+        if isinstance(a, dict) and isinstance(b, dict):
+            for k in sorted(set(a) | set(b)):
+                if _norm(a.get(k)) != _norm(b.get(k)):
+                    out[f"{f}.{k}"] = (a.get(k), b.get(k))
+        elif _norm(a) != _norm(b):
+            out[f] = (a, b)
+    return out
+
+
+def _norm(v):
+    return list(v) if isinstance(v, tuple) else v
+
+
+def data_description(ck: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint's record of the data it was trained on, in store-attribute form."""
+    return {**(ck.get("store_attrs") or {}), **{k: ck[k] for k in ("card", "recipe") if ck.get(k) is not None}}
+
+
+def check_same_data(expected: dict[str, Any], actual: dict[str, Any], *, what: str, fields=DATA_FIELDS) -> None:
+    """Raise :class:`~neurokit._utils.errors.ConfigError` naming every differing field (see
+    :func:`data_differences`); ``what`` starts the message (e.g. ``"runs/pt/last.pt: resume"``)."""
+    from neurokit._utils.errors import ConfigError
+
+    diff = data_differences(expected, actual, fields)
+    if diff:
+        shown = "; ".join(f"{k}: {_short(a)} → {_short(b)}" for k, (a, b) in diff.items())
+        raise ConfigError(f"{what}: the data differ in {', '.join(diff)} ({shown}); a run never mixes data "
+                          "prepared differently: prepare the store as before, or start a new run")
+
+
+def _short(v, n: int = 60) -> str:
+    s = repr(v)
+    return s if len(s) <= n else s[: n - 1] + "…"

@@ -1,0 +1,139 @@
+"""Task heads on top of a backbone: the single-task heads (``avgpool``, ``all_patch_reps``) and the M4oE
+multi-task model, with their rebuild from a fine-tuning checkpoint."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+from neurokit._utils.errors import ChannelMismatchError, ConfigError
+from neurokit.models.checkpoint import load_checkpoint
+from neurokit.models.m4oe import M4oE, M4oEConfig
+from neurokit.models.registry import get_model_spec
+
+logger = logging.getLogger("neurokit")
+
+
+
+#: checkpoint kind of an M4oE fine-tuning run
+M4OE_KIND = "finetune_m4oe"
+
+HEADS = ("avgpool", "all_patch_reps")
+
+
+MAX_HEAD_PARAMS = 200_000_000  # beyond this a flatten head is a mistake, not a model
+
+
+class Head(nn.Module):
+    """Classification / regression heads over backbone features of shape ``(B, *feature_shape, D)``.
+
+    ``avgpool``: mean over every token → Linear(D → n_outputs).
+    ``all_patch_reps`` (CBraMod): flatten all tokens → Linear(→ N·D) → ELU → Dropout →
+    Linear(→ D) → ELU → Dropout → Linear(→ n_outputs), where N is the second-to-last feature axis.
+    """
+
+    def __init__(self, kind: str, feature_shape: Sequence[int], n_outputs: int, dropout: float = 0.1) -> None:
+        super().__init__()
+        if kind not in HEADS:
+            raise ConfigError(f"head={kind!r}; allowed: {HEADS}")
+        self.kind = kind
+        self.feature_shape = tuple(int(s) for s in feature_shape)
+        d = self.feature_shape[-1]
+        if kind == "avgpool":
+            self.net = nn.Linear(d, n_outputs)
+        else:
+            flat = int(np.prod(self.feature_shape))
+            n = self.feature_shape[-2] if len(self.feature_shape) >= 2 else 1
+            if flat * n * d > MAX_HEAD_PARAMS:
+                raise ConfigError(
+                    f"head 'all_patch_reps' over features {self.feature_shape} would need a "
+                    f"{flat}×{n * d} layer ({flat * n * d / 1e6:.0f} M weights); use head='avgpool' (CLI: --head avgpool)"
+                )
+            self.net = nn.Sequential(
+                nn.Linear(flat, n * d), nn.ELU(), nn.Dropout(dropout),
+                nn.Linear(n * d, d), nn.ELU(), nn.Dropout(dropout),
+                nn.Linear(d, n_outputs),
+            )
+
+    def forward(self, feats: torch.Tensor) -> torch.Tensor:
+        if tuple(feats.shape[1:]) != self.feature_shape and self.kind == "all_patch_reps":
+            raise ChannelMismatchError(
+                f"features {tuple(feats.shape[1:])} differ from the {self.feature_shape} this head was built for "
+                "(all_patch_reps fixes the channel and patch counts; use head='avgpool' for varying inputs)"
+            )
+        if self.kind == "avgpool":
+            return self.net(feats.flatten(1, -2).mean(dim=1))
+        return self.net(feats.flatten(1))
+
+
+class FinetuneModel(nn.Module):
+    """Backbone (with ``forward_features``) + :class:`Head`. Output ``(B,)`` for binary/regression,
+    ``(B, n_classes)`` for multi-class."""
+
+    def __init__(self, backbone: nn.Module, head: Head, squeeze: bool) -> None:
+        super().__init__()
+        self.backbone = backbone
+        self.head = head
+        self.squeeze = squeeze
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.head(self.backbone.forward_features(x))
+        return out.squeeze(-1) if self.squeeze else out
+
+
+def load_finetuned(path: str | Path, device="cpu") -> tuple[FinetuneModel, dict]:
+    """Rebuild a :class:`FinetuneModel` from ``neuro finetune``'s ``best.pt``."""
+    ck = load_checkpoint(path)
+    if ck.get("kind") != "finetune":
+        raise ConfigError(f"{path}: not a fine-tuned checkpoint (kind={ck.get('kind')!r})")
+    objective = get_model_spec(ck["model"])
+    backbone = objective.backbone(objective.rebuild(ck["model_config"]))
+    h = ck["head"]
+    model = FinetuneModel(backbone, Head(h["kind"], h["feature_shape"], h["n_outputs"], h["dropout"]), squeeze=h["n_outputs"] == 1)
+    model.load_state_dict(ck["state_dict"])
+    return model.to(device).eval(), ck
+
+
+class M4oEFinetuneModel(nn.Module):
+    """Backbone + :class:`M4oE` head; ``layouts[task]`` maps modality → channel indices of that task's store.
+
+    ``forward(x, task)``: ``x`` ``(B, C, N, 200)`` from the task's store → dict task name → logits. A
+    modality whose patches are all exactly zero in a sample counts as absent for that sample (masked).
+    """
+
+    def __init__(self, backbone: nn.Module, head: M4oE, layouts: dict[str, dict[str, list[int]]]) -> None:
+        super().__init__()
+        self.backbone, self.head, self.layouts = backbone, head, layouts
+
+    def forward(self, x: torch.Tensor, task: str) -> dict[str, torch.Tensor]:
+        feats = self.backbone.forward_features(x)  # (B, C, N, D)
+        B, D = feats.shape[0], feats.shape[-1]
+        tokens, present = {}, {}
+        for m, idx in self.layouts[task].items():
+            tokens[m] = feats[:, idx].reshape(B, -1, D)
+            present[m] = x[:, idx].abs().flatten(1).amax(dim=1) > 0
+        return self.head(tokens, present)
+
+
+def load_m4oe(path: str | Path, device="cpu") -> tuple[M4oEFinetuneModel, dict]:
+    """Rebuild the model of an M4oE ``best.pt``."""
+
+    ck = load_checkpoint(path)
+    if ck.get("kind") != M4OE_KIND:
+        raise ConfigError(f"{path}: not an M4oE fine-tuned checkpoint (kind={ck.get('kind')!r})")
+    obj = get_model_spec(ck["model"])
+    backbone = obj.backbone(obj.rebuild(ck["model_config"]))
+    model = M4oEFinetuneModel(backbone, M4oE(M4oEConfig(**ck["head_config"])), ck["layouts"])
+    model.load_state_dict(ck["state_dict"])
+    return model.to(device).eval(), ck
+
+
+def is_m4oe_checkpoint(path: str | Path) -> bool:
+    try:
+        return load_checkpoint(path).get("kind") == M4OE_KIND
+    except (FileNotFoundError, ValueError):
+        return False

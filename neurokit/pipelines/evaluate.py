@@ -1,0 +1,134 @@
+"""``neuro evaluate``: score a fine-tuned checkpoint (single-task or M4oE) on a labelled store, on the split the
+model was fine-tuned with, refusing samples it has seen unless asked."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Sequence
+
+from neurokit._utils.errors import ChannelMismatchError, ConfigError
+from neurokit.data.dataset import PatchDataset
+from neurokit.data.splits import resolve_splits, task_kind
+from neurokit.evaluation.metrics import score
+from neurokit.io.store import PatchStore
+from neurokit.models.checkpoint import check_channels
+from neurokit.models.heads import load_finetuned, load_m4oe
+from neurokit.pipelines.multitask import contributions, predict_task
+from neurokit.training import distributed as dist
+from neurokit.training.predict import predict
+
+logger = logging.getLogger("neurokit")
+
+
+
+def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *, split: str | None = "test",
+             subjects: Sequence[str] | None = None, batch_size: int = 64, device: str = "auto",
+             allow_seen: bool = False) -> dict[str, Any]:
+    """Score a fine-tuned checkpoint on a labelled store.
+
+    ``split``: ``"train"``, ``"val"`` or ``"test"`` — the subjects (or runs) of that split *as the
+    checkpoint was fine-tuned* (its ``--train/--val/--test-subjects``, else the card's) — or ``None`` for
+    every labelled sample; ``subjects`` overrides it. Scoring samples of subjects (runs) that were in the
+    model's training or validation split gives an optimistic number: it is refused unless ``split`` names
+    a split of the checkpoint by name, or ``allow_seen=True``.
+
+    Returns
+    -------
+    dict of metrics, plus ``n_samples``, ``split``, ``subjects`` (or ``runs``) scored and ``seen`` (the
+    scored ones the model was trained or selected on).
+
+    Raises
+    ------
+    ChannelMismatchError
+        The store's channels (names or order) differ from the checkpoint's.
+    ConfigError
+        Samples the model has seen selected without ``allow_seen``; no sample selected.
+    """
+    from neurokit.models.heads import is_m4oe_checkpoint
+    from neurokit.pipelines.evaluate import evaluate_m4oe
+
+    if is_m4oe_checkpoint(checkpoint):
+        if subjects is not None:
+            raise ConfigError("subjects= is not available for M4oE checkpoints (each task has its own store); use split=")
+        return evaluate_m4oe(checkpoint, list(store) if isinstance(store, (list, tuple)) else [store],
+                             split=split, batch_size=batch_size, device=device)
+    dev = dist.setup(device).device
+    model, ck = load_finetuned(checkpoint, dev)
+    stores = list(store) if isinstance(store, (list, tuple)) else [store]
+    ds_all = PatchDataset(stores, labelled=True)
+    first = str(stores[0])
+    if len(ds_all) == 0:
+        raise ConfigError(f"{first}: no labelled sample (the store was prepared without a labelled task)")
+    label_names = list(ds_all.attrs.get("label_names") or [])
+    kind = task_kind(ds_all.stores[0].labels, len(label_names) or int(ds_all.stores[0].labels.max()) + 1)
+    if kind != ck["task_kind"]:
+        raise ConfigError(f"{first}: holds a {kind} task, the checkpoint {checkpoint} was fine-tuned for {ck['task_kind']}")
+    if ck.get("label_names") and label_names and list(ck["label_names"]) != label_names:
+        raise ConfigError(f"{first}: classes {label_names} differ from the checkpoint's {ck['label_names']}")
+    check_channels(ck.get("ch_names"), ds_all.attrs.get("ch_names"), store=first, checkpoint=checkpoint)
+    if tuple(ds_all.sample_shape) != tuple(ck.get("sample_shape", ds_all.sample_shape)) and ck["head"]["kind"] == "all_patch_reps":
+        raise ChannelMismatchError(f"{first}: sample shape {ds_all.sample_shape} differs from the checkpoint's {ck['sample_shape']}")
+    rep = ck.get("report") or {}
+    trained = rep.get("splits")  # {"train": {"subjects": [...]}, ...} as fine-tuned
+    if not trained:
+        _, trained = resolve_splits(ds_all)
+    if subjects is not None:
+        ds = PatchDataset(ds_all.stores, labelled=True, subjects=subjects)
+    elif split is not None:
+        if split not in trained:
+            raise ConfigError(f"split {split!r}: the checkpoint's splits are {sorted(trained)} (or every sample: split=None, CLI --split all)")
+        ds = PatchDataset(ds_all.stores, labelled=True, **trained[split])
+    else:
+        ds = ds_all
+    if len(ds) == 0:
+        asked = f"subjects {', '.join(subjects)}" if subjects is not None else f"the {split} split ({_kw_ids(trained[split])})"
+        raise ConfigError(f"{first}: no labelled sample of {asked}; subjects in the store: {', '.join(ds_all.store_subjects)}")
+    key = "run" if "runs" in trained.get("train", {}) else "subject"
+    scored = sorted({str(v) for v in ds.meta(key)})
+    seen_ids = {str(v) for k in ("train", "val") for v in next(iter(trained.get(k, {"x": []}).values()))}
+    seen = [v for v in scored if v in seen_ids]
+    if seen and not allow_seen and (subjects is not None or split is None):
+        raise ConfigError(
+            f"{checkpoint}: was trained or selected on {key}s {', '.join(seen)}, which the chosen samples include; "
+            f"their score would be optimistic. Score its test split (the default), or pass allow_seen=True "
+            f"(CLI: --allow-seen) to score them anyway"
+        )
+    y, o = predict(model, ds, batch_size, dev)
+    return {"checkpoint": str(checkpoint), "split": split if subjects is None else None, "n_samples": len(ds),
+            f"{key}s": scored, "seen": seen, **score(ck["task_kind"], y, o)}
+
+
+def _kw_ids(kw: dict) -> str:
+    return ", ".join(str(v) for vals in kw.values() for v in vals)
+
+
+def evaluate_m4oe(checkpoint: str | Path, stores: Sequence[str | Path], *, split: str | None = "test",
+                  batch_size: int = 64, device: str = "auto") -> dict[str, Any]:
+    """Score an M4oE checkpoint: every task whose store is given (matched by card and task), on its split.
+    Returns ``{"checkpoint", "split", "tasks": {name: {metrics…, "n_samples", "modality_contributions"}}}``."""
+    from neurokit.models.checkpoint import check_channels
+
+    dev = dist.setup(device).device
+    model, ck = load_m4oe(checkpoint, dev)
+    specs = [tuple(n.split(":")) for n in ck["tasks"]]
+    opened = [PatchStore(s) for s in stores]
+    res = {}
+    for (card, task), name in zip(specs, ck["tasks"]):
+        st = next((s for s in opened if s.attrs.get("card") == card and s.attrs.get("task") == task), None)
+        if st is None:
+            continue
+        check_channels(ck["tasks"][name]["ch_names"], st.attrs.get("ch_names"), store=st.path, checkpoint=checkpoint)
+        ds_all = PatchDataset([st], labelled=True)
+        if split is None:
+            ds = ds_all
+        else:
+            _, kw = resolve_splits(ds_all)
+            if split not in kw:
+                raise ConfigError(f"split={split!r}; the store's splits are {sorted(kw)} (or None for all samples)")
+            ds = PatchDataset([st], labelled=True, **kw[split])
+        y, o, sh = predict_task(model, name, ds, batch_size, dev)
+        res[name] = {"n_samples": len(ds), **score(ck["tasks"][name]["kind"], y, o),
+                     "modality_contributions": contributions(sh, model.head.modalities, ds, model.layouts[name])}
+    if not res:
+        raise ConfigError(f"none of the stores {[str(s.path) for s in opened]} holds a task of {checkpoint} ({list(ck['tasks'])})")
+    return {"checkpoint": str(checkpoint), "split": split, "tasks": res}

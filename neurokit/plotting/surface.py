@@ -1,0 +1,201 @@
+"""Pictures of surface data: one frame, or a patch map, on an inflated cortical surface (nilearn, Agg).
+
+Plotting stays apart from computing: nothing else in neurokit imports this module.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from neurokit._utils.errors import ConfigError, DataFileError
+
+
+def _packaged_fsaverage5(kind: str, hemi: str) -> str:
+    from nilearn.datasets import fetch_surf_fsaverage
+
+    fs = fetch_surf_fsaverage("fsaverage5")  # packaged with nilearn: no download
+    return fs[f"{kind}_{'left' if hemi == 'L' else 'right'}"]
+
+
+def template_to_fsaverage5(values: np.ndarray, hemi: str = "L", mask: np.ndarray | None = None) -> np.ndarray:
+    """ico6 template values ``(40962,)`` → fsaverage5 ``(10242,)`` of ``hemi`` (mirrored back for R)."""
+    from neurokit.preprocessing.surface.resample import Sphere, load_sphere, resample
+
+    sph = load_sphere(_packaged_fsaverage5("sphere", hemi))
+    if hemi == "R":
+        sph = Sphere(sph.coords * np.array([-1.0, 1.0, 1.0]), sph.faces, sph.name + " (mirrored)")
+    out, _ = resample(values, 6, sph, mask=mask)
+    return out
+
+
+def plot_surface(
+    data,
+    output: str | Path,
+    *,
+    hemi: str | None = None,
+    frame: int = 0,
+    surf_mesh=None,
+    title: str | None = None,
+    cmap: str = "coolwarm",
+    symmetric: bool = True,
+    allow_nan: bool = False,
+) -> Path:
+    """Render one frame on the inflated surface, lateral and medial views, and save a PNG.
+
+    Parameters
+    ----------
+    data : SurfaceData, path, or ndarray
+        Surface data (a file :func:`~neurokit.io.surface.read_surface` reads; CIFTI needs ``hemi``), or
+        values on the ico6 template ``(40962,)`` / ``(40962, n_frames)`` — shown on nilearn's packaged
+        fsaverage5 inflated surface after resampling.
+    output : path
+        PNG to write.
+    hemi : {"L", "R"}, optional
+    frame : int
+        Frame (column) to show.
+    surf_mesh : path or nilearn mesh, optional
+        Inflated (or any) surface of the data's mesh and hemisphere: a file, or a nilearn ``InMemoryMesh``,
+        ``FileMesh`` or ``PolyMesh`` (its part of ``hemi``); default the packaged fsaverage5 one for fsaverage5
+        and template data. Required for other meshes (fs_LR 32k: the HCP
+        ``S1200.L.inflated_MSMAll.32k_fs_LR.surf.gii``). Its hemisphere (GIFTI metadata, else file name, or
+        the PolyMesh part) must be ``hemi``'s.
+    allow_nan : bool
+        Read files with NaN/inf frames (shown as gaps).
+
+    Label data (``.dlabel.nii``, ``.label.gii``) are drawn with the label table's colours when the file has
+    them, else with a qualitative colour map.
+
+    Returns
+    -------
+    Path of the PNG.
+
+    Raises
+    ------
+    DataFileError
+        Mesh and data disagree in vertex count; no packaged surface for the mesh.
+    DataFileError
+        A geometry file given as data (no data frames); a ``surf_mesh`` of the other hemisphere.
+    ConfigError
+        ``frame`` out of range.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+    from nilearn import plotting
+    from nilearn.surface import InMemoryMesh
+
+    from neurokit.io.surface import (
+        SurfaceData,
+        normalize_hemi,
+        read_geometry,
+        read_surface,
+    )
+
+    h = normalize_hemi(hemi) if hemi else None
+    label_colors = None
+    if isinstance(data, (str, Path)):
+        path = Path(data)
+        data = read_surface(data, h, allow_nan=allow_nan)
+        if data.kind == "label":
+            label_colors = _label_colors(path, frame)
+    if isinstance(data, SurfaceData) and data.n_frames == 0:
+        raise DataFileError(
+            f"{data.path}: a surface geometry file ({data.kind}) with no data frames; give a data file to plot and "
+            "pass this surface as --surf (surf_mesh=)"
+        )
+    if isinstance(data, SurfaceData) and data.kind == "label":
+        cmap, symmetric = label_colors or "tab20", False
+    if isinstance(data, SurfaceData):
+        h = h or data.hemi or "L"
+        values, mask, mesh, source = data.data, data.mask, data.mesh, str(data.path)
+    else:
+        values = np.asarray(data)
+        values = values[:, None] if values.ndim == 1 else values
+        mask, mesh, source, h = None, "ico6", "template data", h or "L"
+        if values.shape[0] != 40962:
+            raise DataFileError(f"array data must be on the ico6 template (40962 vertices), got {values.shape[0]}")
+    if not 0 <= frame < values.shape[1]:
+        raise ConfigError(f"--frame {frame} out of range: {source} has {values.shape[1]} frames (0…{values.shape[1] - 1})")
+    v = values[:, frame].astype(np.float64)
+    if mesh == "ico6":
+        v = template_to_fsaverage5(v, h, mask)
+        mesh = "fsaverage5"
+    if surf_mesh is None:
+        if mesh != "fsaverage5":
+            raise DataFileError(
+                f"{source}: no packaged inflated surface for mesh {mesh!r}; pass --surf <inflated surface of that mesh, "
+                f"hemisphere {h}> (fs_LR 32k: S1200.{h}.inflated_MSMAll.32k_fs_LR.surf.gii)"
+            )
+        surf_mesh = _packaged_fsaverage5("infl", h)
+    try:
+        geo = read_geometry(surf_mesh, h)
+    except DataFileError as exc:
+        raise DataFileError(f"--surf {exc}; give an inflated .surf.gii") from exc
+    surf_name = geo.path
+    if geo.n_vertices != len(v):
+        raise DataFileError(f"--surf {surf_name} has {geo.n_vertices} vertices but {source} has {len(v)}: give the surface of the data's mesh")
+    if geo.hemi and geo.hemi != h:
+        raise DataFileError(
+            f"--surf {surf_name} is hemisphere {geo.hemi}, but --hemi is {h}: the picture would be wrong; give "
+            f"the {h} surface or --hemi {geo.hemi}"
+        )
+    surf_mesh = InMemoryMesh(geo.coords, geo.faces)  # the checked geometry, whatever it came as
+    if mask is not None and len(mask) == len(v):
+        v = np.where(mask, v, np.nan)
+    if not np.isfinite(v).any():
+        raise DataFileError(f"{source}: frame {frame} holds no finite value to draw")
+    vmax = float(np.nanpercentile(np.abs(v), 99)) or 1.0
+    vmin = -vmax if symmetric else float(np.nanmin(v))
+    if not isinstance(cmap, str):  # label colours: one colour per key, keys 0…max
+        vmin, vmax = -0.5, cmap.N - 0.5
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4), subplot_kw={"projection": "3d"})
+    side = "left" if h == "L" else "right"
+    for ax, view in zip(axes, ("lateral", "medial")):
+        plotting.plot_surf(
+            surf_mesh, v, hemi=side, view=view, cmap=cmap, axes=ax, figure=fig,
+            vmin=vmin, vmax=vmax, colorbar=view == "medial",
+            bg_on_data=False,
+        )
+    fig.suptitle(title or f"{Path(source).name} — hemisphere {h}, frame {frame}")
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(output, dpi=100)
+    plt.close(fig)
+    return output
+
+
+def _label_colors(path: Path, frame: int = 0):
+    """A ListedColormap indexed by label key from the label table of map ``frame`` of a CIFTI dlabel (each map
+    has its own) or a GIFTI label file (one table); None if the file has none."""
+    import nibabel as nib
+    from matplotlib.colors import ListedColormap
+
+    try:
+        img = nib.load(path)
+        if path.name.lower().endswith(".nii"):
+            table = {int(k): tuple(v[1]) for k, v in img.header.get_axis(0).label[frame].items()}
+        else:
+            table = {int(lb.key): lb.rgba for lb in img.labeltable.labels}
+    except Exception:  # noqa: BLE001 - fall back to a qualitative map
+        return None
+    if not table or min(table) < 0 or max(table) > 10000:
+        return None
+    colors = np.full((max(table) + 1, 4), 0.8)
+    for k, rgba in table.items():
+        colors[k] = [float(c) for c in rgba]
+    return ListedColormap(colors)
+
+
+def patch_map(grid: str | int = "ico2", seed: int = 0) -> np.ndarray:
+    """ico6 template values ``(40962,)`` colouring each vertex by a shuffled id of its ico-k patch
+    (vertices on patch edges take the last patch listing them)."""
+    from neurokit.geometry.patches import parse_grid, patch_table
+
+    template, k = parse_grid(grid)
+    table = patch_table(k, template)
+    ids = np.random.default_rng(seed).permutation(len(table)).astype(np.float64)
+    out = np.zeros(10 * 4**template + 2)
+    out[table] = ids[:, None]
+    return out

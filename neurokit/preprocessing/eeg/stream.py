@@ -1,0 +1,267 @@
+"""Long EEG recordings through the recipe in bounded memory, with the same result as in memory.
+
+:func:`~neurokit.preprocessing.eeg.windows.preprocess_raw` holds a whole recording as float64 (MNE's preloaded
+form) and its resampled copy; a 2-hour, 64-channel recording peaked at 3× its float64 size. Here a recording
+goes through three passes over scratch files on disk (channel-major float64):
+
+1. time chunks (``chunk_s``) are read from the file with a margin of the filters' length on each side,
+   checked (non-finite samples, flat or > 1 V channels), average-referenced and filtered; the chunk without
+   its margins is written out. FIR filters only reach ``len(h)`` samples, so away from the recording's
+   ends the margins make each chunk's result that of the whole recording; at the ends the odd reflection
+   is the recording's own, as in memory.
+2. each channel is resampled on its own (MNE's FFT method needs a channel's whole length: this is the one
+   place memory grows with duration, by one channel's samples);
+3. the windows (:func:`~neurokit.preprocessing.eeg.windows.window_plan`) are cut in batches and handed to the
+   caller, who writes them to a store.
+
+The recipe's other order (``resample_first``: TUEG) resamples in pass 2 and filters in pass 3, again with
+margins. Results equal the in-memory path to float64 rounding (``tests/test_stream.py``); memory is flat in
+the recording's length up to one channel (``benchmarks/eeg_memory.py``). Scratch space on disk: about
+2.25× the recording's float64 size, removed when done.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from neurokit.cards.recipes import EEGRecipe
+from neurokit.preprocessing.eeg.filtering import (
+    apply_filters,
+    one_run_without_stim,
+    resample_fft,
+    resample_plan,
+    resampled_raw,
+    segment_bounds,
+)
+from neurokit.preprocessing.eeg.windows import (
+    WindowPlan,
+    Windows,
+    band_plan,
+    check_amplitudes,
+    check_rate,
+    cut_windows,
+    filter_kernels,
+    record_band,
+    select_channels,
+    window_plan,
+)
+
+#: recordings above this size as float64 samples are streamed by ``prepare`` (256 MiB: 44 min of 64 channels at 160 Hz)
+STREAM_ABOVE_BYTES = 256 * 2**20
+#: seconds of recording per chunk in pass 1 and per batch of windows in pass 3
+CHUNK_S = 60.0
+#: windows handed over per batch
+BATCH_WINDOWS = 256
+
+
+class RowFile:
+    """A ``(n_rows, n_cols)`` float64 array in a scratch file, row after row, read and written in pieces
+    with ``pread``/``pwrite`` (no memory map: pages read stay out of the process's resident memory)."""
+
+    def __init__(self, path: str | Path, n_rows: int, n_cols: int) -> None:
+        self.path, self.n_rows, self.n_cols = Path(path), int(n_rows), int(n_cols)
+        self.fd = scratch_call(os.open, self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600, where=self.path)
+        scratch_call(os.ftruncate, self.fd, self.n_rows * self.n_cols * 8, where=self.path)
+
+    def _offset(self, row: int, col: int) -> int:
+        return (row * self.n_cols + col) * 8
+
+    def write(self, col: int, block: np.ndarray, rows: range | None = None) -> None:
+        """Write ``block`` (len(rows), k) at columns ``col … col + k`` of ``rows`` (default all)."""
+        rows = range(self.n_rows) if rows is None else rows
+        for i, r in enumerate(rows):
+            buf = memoryview(np.ascontiguousarray(block[i], dtype="<f8")).cast("B")
+            off = self._offset(r, col)
+            while len(buf):
+                done = scratch_call(os.pwrite, self.fd, buf, off, where=self.path)
+                buf, off = buf[done:], off + done
+
+    def read(self, c0: int, c1: int, rows: range | None = None) -> np.ndarray:
+        """Columns ``c0 … c1`` of ``rows`` (default all) as a new float64 array."""
+        rows = range(self.n_rows) if rows is None else rows
+        out = np.empty((len(rows), c1 - c0), dtype="<f8")
+        for i, r in enumerate(rows):
+            view, off = memoryview(out[i]).cast("B"), self._offset(r, c0)
+            while len(view):
+                got = os.preadv(self.fd, [view], off)
+                if got <= 0:
+                    raise OSError(f"{self.path}: short read")
+                view, off = view[got:], off + got
+        return out
+
+    def close(self) -> None:
+        os.close(self.fd)
+        self.path.unlink(missing_ok=True)
+
+
+def streamable(raw, recipe: EEGRecipe, limit_bytes: float = STREAM_ABOVE_BYTES) -> bool:
+    """Whether ``raw`` (as read, not loaded) is long enough to stream and plain enough for it: one run
+    without the time gaps of an EDF+D file (``edge`` marks of joined runs are fine), no projectors or stim
+    channel, only EEG channels when the recipe average-references."""
+    if raw.preload or raw.n_times * len(raw.ch_names) * 8 <= limit_bytes:
+        return False
+    temp = raw.info.get("temp") or {}
+    if not one_run_without_stim(raw) or len(temp.get("neurokit_segments") or []) > 1 or raw.info["projs"]:
+        return False
+    if recipe.reference == "average":
+        bads = set(raw.info["bads"])
+        kept = [c for c in (recipe.channels or raw.ch_names) if c not in bads]
+        types = dict(zip(raw.ch_names, raw.get_channel_types()))
+        return all(types.get(c) == "eeg" for c in kept)
+    return True
+
+
+def _stretches(raw) -> list[tuple[int, int, bool]]:
+    """``(start, stop, filtered)`` spans tiling the recording as MNE's ``Raw.filter`` treats it: stretches
+    between ``edge`` marks (joined runs) are filtered apart; ``bad_acq_skip`` spans are left unfiltered."""
+    out, at = [], 0
+    for a, b in segment_bounds(raw):
+        if a > at:
+            out.append((at, a, False))
+        out.append((a, b, True))
+        at = b
+    if at < raw.n_times:
+        out.append((at, raw.n_times, False))
+    return out
+
+
+def scratch_call(fn, *args, where: Path, **kwargs):
+    """Run a write on the scratch side; an OS error there is the output's (full disk, permissions), never the
+    recording's: a :class:`~neurokit._utils.errors.ScratchError` naming ``where``."""
+    from neurokit._utils.errors import ScratchError
+
+    try:
+        return fn(*args, **kwargs)
+    except OSError as exc:
+        raise ScratchError(f"{where}: cannot write scratch data beside the output ({exc.strerror or exc})",
+                           errno=exc.errno) from exc
+
+
+def _chunked(read, dest: RowFile, n: int, spans, kernels: list[np.ndarray], step: int, before=None) -> None:
+    """One pass over ``n`` samples in chunks of ``step``: ``read(lo, hi)`` → (C, hi − lo) float64, then
+    ``before(x, core)`` (``core``: the chunk without margins), the FIR ``kernels`` over the chunk and margins
+    of their total length inside its span (``spans`` from :func:`_stretches`: unfiltered spans get none),
+    and the chunk written to ``dest``. Away from a span's ends the margins make each chunk's filtered
+    samples those of the whole span; at its ends the reflection is the span's own, as in memory."""
+    margin = sum(len(h) for h in kernels)
+    for a, b, filtered in spans:
+        m = margin if filtered else 0
+        for s in range(a, b, step):
+            e = min(b, s + step)
+            lo, hi = max(a, s - m), min(b, e + m)
+            x = read(lo, hi)
+            if before is not None:
+                before(x, x[:, s - lo : e - lo])
+            if filtered:
+                apply_filters(x, kernels)
+            dest.write(s, x[:, s - lo : e - lo])
+
+
+def stream_windows(raw, recipe: EEGRecipe, workdir: str | Path, write: Callable[[Windows], None], *,
+                   source: str | None = None, chunk_s: float = CHUNK_S,
+                   make_workdir: bool = True) -> tuple[dict, list[str], int]:
+    """Preprocess ``raw`` (read, not loaded) and cut its windows in bounded memory, handing each batch of
+    windows (a :class:`Windows`) to ``write`` in the order :func:`~neurokit.preprocessing.eeg.windows.make_windows`
+    gives them. Scratch files go to ``workdir``.
+
+    Returns ``(applied, ch_names, n_rejected)``: what was applied (as ``preprocess_raw`` records it), the
+    channels, and the windows dropped by the amplitude bound. Raises as ``preprocess_raw`` and
+    ``make_windows``.
+    """
+    from neurokit.io.eeg import check_finite
+
+    temp = raw.info.get("temp") or {}
+    source = source or temp.get("neurokit_source") or "recording"
+    applied = dict(temp.get("neurokit_applied") or {})
+    sf0 = raw.info["sfreq"]
+    select_channels(raw, recipe, source, applied)
+    check_rate(sf0, recipe, source)
+    ch_names, n = list(raw.ch_names), raw.n_times
+    C = len(ch_names)
+    resample = abs(sf0 - recipe.sfreq) > 1e-6
+    late = resample and recipe.resample_first  # TUEG order: resample, then filter
+    sf_filter = recipe.sfreq if late else sf0
+    if recipe.reference == "average":
+        applied["reference"] = "average"
+    if late:
+        applied["resampled"] = [sf0, recipe.sfreq]
+    l_freq, h_freq, freqs = band_plan(sf_filter, recipe, source)
+    kernels = filter_kernels(sf_filter, l_freq, h_freq, freqs)
+    margin = sum(len(h) for h in kernels)
+    workdir = Path(workdir)
+    if make_workdir:
+        scratch_call(lambda: workdir.mkdir(parents=True, exist_ok=True), where=workdir)
+    tag = f"{os.getpid()}-{id(raw):x}"
+    files: list[RowFile] = []
+
+    def new_file(name: str, n_cols: int) -> RowFile:
+        f = RowFile(workdir / f"{tag}-{name}.f64", C, n_cols)
+        files.append(f)
+        return f
+
+    def drop(f: RowFile) -> None:
+        f.close()
+        files.remove(f)
+
+    try:
+        # pass 1: checks, reference and (PhysioNet order) the filters, chunk by chunk
+        maxs, mins = np.full(C, -np.inf), np.full(C, np.inf)
+
+        def first_pass(x, core):
+            nonlocal maxs, mins
+            check_finite(core, ch_names, source)
+            maxs, mins = np.maximum(maxs, core.max(axis=1)), np.minimum(mins, core.min(axis=1))
+            if recipe.reference == "average":
+                x -= x.mean(axis=0, keepdims=True)
+
+        src = new_file("a", n)
+        _chunked(lambda lo, hi: raw.get_data(start=lo, stop=hi), src, n, _stretches(raw),
+                 [] if late else kernels, max(int(round(chunk_s * sf0)), 1), before=first_pass)
+        check_amplitudes(maxs, mins, ch_names, source)
+        n_src = n
+        # pass 2: each channel resampled over its whole length
+        if resample:
+            n_src = resample_plan(n, sf0, recipe.sfreq)[0]
+            out = new_file("b", n_src)
+            for r in range(C):
+                out.write(0, resample_fft(src.read(0, n, range(r, r + 1)), sf0, recipe.sfreq), range(r, r + 1))
+            drop(src)
+            src = out
+            applied.setdefault("resampled", [sf0, recipe.sfreq])
+        record_band(applied, l_freq, h_freq, freqs)
+        # a one-channel stand-in of the processed recording: its stretches and its windows
+        stand_in = resampled_raw(raw.copy().pick(ch_names[:1]), np.zeros((1, n_src)), recipe.sfreq)
+        if late and kernels:  # pass 3 (TUEG order): the filters at the new rate, stretch by stretch
+            out = new_file("c", n_src)
+            _chunked(src.read, out, n_src, _stretches(stand_in), kernels,
+                     max(int(round(chunk_s * recipe.sfreq)), 1))
+            drop(src)
+            src = out
+        plan = window_plan(stand_in, recipe, source=source)
+        del stand_in
+        # last pass: the windows, in batches
+        n_rej, win = 0, plan.win
+        i, span = 0, max(int(round(chunk_s * recipe.sfreq)), win)
+        while i < len(plan.starts):
+            j, lo, top = i + 1, int(plan.starts[i]), int(plan.starts[i])  # lo, top: first and last start so far
+            while j < len(plan.starts) and j - i < BATCH_WINDOWS:
+                s = int(plan.starts[j])
+                if max(top, s) - min(lo, s) > span:
+                    break
+                lo, top, j = min(lo, s), max(top, s), j + 1
+            starts = plan.starts[i:j]
+            hi = top + win
+            patches, ok = cut_windows(src.read(lo, hi), starts, win, recipe, offset=lo)
+            part = WindowPlan(starts=starts, labels=plan.labels[i:j], onsets=plan.onsets[i:j], win=win, notes=[])
+            w = part.windows(patches, ok, ch_names)
+            n_rej += w.n_rejected
+            write(w)
+            i = j
+    finally:
+        for f in list(files):
+            f.close()
+    applied["streamed_chunk_s"] = chunk_s
+    return applied, ch_names, n_rej

@@ -1,0 +1,415 @@
+"""CBraMod's EEG preprocessing recipe and the cut into ``(channels, n_patches, 200)`` patch tensors.
+
+The recipe (Wang et al., CBraMod, ICLR 2025, §4 and appendix): filter, notch at the line frequency,
+resample to 200 Hz, divide µV by 100, 1-s patches of 200 samples, windows rejected when any sample exceeds
+an amplitude bound. The filter and the order differ per dataset: TUEG pretraining resamples first, then
+band-passes 0.3–75 Hz; PhysioNet-MI takes the average reference, a 0.3 Hz high-pass only and the notch,
+then resamples. Filtering and resampling are MNE's (FIR, ``firwin``; MNE's resampling). A dataset's
+parameters live in its data card and are written into every store, with what was applied per file.
+"""
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from neurokit._utils.errors import DataFileError
+from neurokit.cards.recipes import PATCH_SIZE, EEGRecipe
+from neurokit.io.headers import MAX_EEG_VOLTS, short_list
+
+logger = logging.getLogger("neurokit")
+
+
+
+
+
+class RecordingDropped(DataFileError):
+    """A readable recording that the recipe leaves out by rule (e.g. shorter than ``min_duration_s``)."""
+
+
+@dataclass
+class Windows:
+    """Patch tensors cut from one recording.
+
+    Attributes
+    ----------
+    patches : np.ndarray, float32, shape ``(n_windows, n_channels, n_patches, 200)``
+        In units of 100 µV.
+    labels : np.ndarray, int64, shape ``(n_windows,)``
+        Class index per window (-1 for unlabelled windows).
+    onsets : np.ndarray, float64, shape ``(n_windows,)``
+        Window start in seconds from the start of the recording.
+    ch_names : list[str]
+    n_rejected : int
+        Windows dropped by the amplitude bound.
+    """
+
+    patches: np.ndarray
+    labels: np.ndarray
+    onsets: np.ndarray
+    ch_names: list[str]
+    n_rejected: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
+    """The steps of :func:`preprocess_raw` before any sample is read: the recipe's minimum duration, bad
+    channels dropped, ``recipe.channels`` picked (in place; ``raw`` need not be loaded)."""
+    from neurokit._utils.errors import ChannelMismatchError
+
+    sf = raw.info["sfreq"]
+    applied.setdefault("sfreq_orig", sf)
+    duration = raw.n_times / sf
+    if duration < recipe.min_duration_s:
+        raise RecordingDropped(f"{source}: {duration:.1f} s long, under the recipe's min_duration_s "
+                               f"({recipe.min_duration_s:g} s); dropped")
+    bads = [c for c in raw.info["bads"] if c in raw.ch_names]
+    if bads:
+        needed = [c for c in bads if recipe.channels and c in recipe.channels]
+        if needed:
+            raise DataFileError(f"{source}: channels {short_list(needed)} required by the recipe are marked bad "
+                                "(uncalibrated, or bad in the file); interpolate them or leave them out of the card's channel list")
+        if len(bads) == len(raw.ch_names):
+            raise DataFileError(f"{source}: every channel is marked bad (uncalibrated, or bad in the file): "
+                                f"{short_list(bads)}; nothing to store")
+        raw.drop_channels(bads)
+        applied["dropped_channels"] = bads
+    if recipe.channels:
+        missing = [c for c in recipe.channels if c not in raw.ch_names]
+        if missing:
+            raise ChannelMismatchError(
+                f"{source}: channels {short_list(missing)} required by the recipe are missing "
+                f"(file has {len(raw.ch_names)}: {raw.ch_names[:8]}…). Edit the card's channel list or "
+                "interpolate the missing channels."
+            )
+        raw.pick(recipe.channels)  # also reorders to the recipe's order
+
+
+def check_amplitudes(maxs: np.ndarray, mins: np.ndarray, ch_names: list[str], source: str) -> None:
+    """Flat channels (warned; all flat: :class:`DataFileError`) and peaks above 1 V (warned), from each
+    channel's largest and smallest sample in volts."""
+    flat = (maxs - mins) == 0
+    if flat.all():
+        raise DataFileError(f"{source}: every EEG channel is flat (constant); nothing to learn from")
+    if flat.any():
+        names = [ch_names[i] for i in np.flatnonzero(flat)]
+        warnings.warn(
+            f"{source}: flat channel(s) {short_list(names)} carry no signal; they are kept (after an average "
+            "reference they hold minus the mean of the others). Mark them bad and interpolate "
+            "(raw.info['bads'] + raw.interpolate_bads()) or drop them from the card's channel list",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    peak = np.maximum(maxs, -mins)
+    loud = [ch_names[i] for i in np.flatnonzero(peak > MAX_EEG_VOLTS)]
+    if loud:
+        warnings.warn(f"{source}: channels {short_list(loud)} reach {peak.max():.3g} V, implausible for EEG "
+                      "(check the file's units and physical ranges)", RuntimeWarning, stacklevel=3)
+
+
+def check_rate(sf: float, recipe: EEGRecipe, source: str) -> None:
+    if sf < recipe.min_sfreq:
+        raise DataFileError(
+            f"{source}: sampling rate {sf:g} Hz is too low for this recipe (minimum {recipe.min_sfreq:g} Hz; "
+            f"band {recipe.l_freq}-{recipe.h_freq} Hz). Check the file's header, or lower min_sfreq in the card."
+        )
+
+
+def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
+    """Apply the filtering part of ``recipe`` to ``raw`` and return the processed recording: ``raw`` itself
+    (filtered in place) or, when it is resampled, a new :class:`mne.io.RawArray` — use the return value.
+    Filters and resampling are MNE's defaults (FIR ``firwin``, FFT resampling), applied to blocks of
+    channels at once (:mod:`neurokit.preprocessing.eeg.filtering`; equal to ``Raw.filter`` / ``notch_filter`` /
+    ``resample`` to float64 rounding).
+
+    Steps: drop channels marked bad (uncalibrated ones, see :func:`~neurokit.io.read_eeg`); pick/reorder
+    ``recipe.channels``; load; reject non-finite data; warn about implausible amplitudes (> 1 V); average
+    reference; band-pass; notch; resample to ``recipe.sfreq`` (first, when ``recipe.resample_first``).
+    The data stay in volts; :func:`make_windows` scales them. What was applied (the band edges used, the
+    original rate, dropped channels) is added to ``raw.info["temp"]["neurokit_applied"]``.
+
+    Raises
+    ------
+    ChannelMismatchError
+        A channel named in ``recipe.channels`` is missing from the recording.
+    RecordingDropped
+        The recording is shorter than ``recipe.min_duration_s``.
+    DataFileError
+        NaN/inf samples, a channel of ``recipe.channels`` marked bad, or a sampling rate that leaves no
+        room for the band (``l_freq`` above Nyquist).
+    """
+    from neurokit.io.eeg import check_finite
+
+    temp = raw.info.get("temp") or {}
+    source = source or temp.get("neurokit_source") or "recording"
+    applied = dict(temp.get("neurokit_applied") or {})
+    sf = raw.info["sfreq"]
+    select_channels(raw, recipe, source, applied)
+    raw.load_data(verbose="error")
+    # MNE holds float64 samples; we keep that one copy and filter it in place.
+    check_finite(raw._data, raw.ch_names, source)
+    check_amplitudes(raw._data.max(axis=1), raw._data.min(axis=1), raw.ch_names, source)
+    check_rate(sf, recipe, source)
+    if recipe.reference == "average":
+        from neurokit.preprocessing.eeg.filtering import average_reference
+
+        average_reference(raw)
+        applied["reference"] = "average"
+    try:
+        if recipe.resample_first:
+            raw = _resample(raw, recipe, applied)
+        _filter(raw, recipe, applied, source)
+        if not recipe.resample_first:
+            raw = _resample(raw, recipe, applied)
+    except ValueError as exc:  # MNE's filter design refuses bands that do not fit the rate or length
+        raise DataFileError(
+            f"{source}: filtering failed at {sf:g} Hz over {raw.n_times / sf:.1f} s ({exc}); "
+            "the recording is too short or too slowly sampled for the recipe's band"
+        ) from exc
+    raw.info["temp"] = dict(raw.info.get("temp") or temp, neurokit_applied=applied)
+    return raw
+
+
+def _resample(raw, recipe: EEGRecipe, applied: dict):
+    """Resample to ``recipe.sfreq`` (MNE's FFT method, batched: :mod:`.filtering`); returns the recording."""
+    from neurokit.preprocessing.eeg.filtering import (
+        fast_path_ok,
+        resample_fft,
+        resampled_raw,
+    )
+
+    if abs(raw.info["sfreq"] - recipe.sfreq) > 1e-6:
+        applied["resampled"] = [raw.info["sfreq"], recipe.sfreq]
+        if fast_path_ok(raw):
+            try:
+                return resampled_raw(raw, resample_fft(raw._data, raw.info["sfreq"], recipe.sfreq), recipe.sfreq)
+            except ValueError:  # too short for the batched plan: MNE's own method
+                pass
+        raw.resample(recipe.sfreq, npad="auto", verbose="error")
+    return raw
+
+
+def band_plan(sf: float, recipe: EEGRecipe, source: str) -> tuple[float | None, float | None, np.ndarray]:
+    """The band ``(l_freq, h_freq)`` and notch frequencies the recipe asks for at ``sf`` Hz: an upper edge
+    within 5 % of Nyquist is lowered to 0.9 × Nyquist (warned); a high-pass at or above Nyquist raises
+    :class:`DataFileError`. Line harmonics below Nyquist − 1 Hz are notched."""
+    nyq = sf / 2.0
+    l_freq, h_freq = recipe.l_freq, recipe.h_freq
+    if l_freq is not None and l_freq >= nyq:
+        raise DataFileError(
+            f"{source}: sampling rate {sf:g} Hz is too low for a {l_freq:g} Hz high-pass (Nyquist {nyq:g} Hz)"
+        )
+    if h_freq is not None and h_freq > 0.95 * nyq:
+        new_h = round(0.9 * nyq, 2)
+        msg = (
+            f"{source}: upper band edge {h_freq:g} Hz is too close to Nyquist ({nyq:g} Hz at {sf:g} Hz); "
+            f"using {new_h:g} Hz instead"
+        )
+        warnings.warn(msg, RuntimeWarning, stacklevel=4)
+        h_freq = new_h
+    freqs = np.arange(recipe.line_freq, nyq - 1.0, recipe.line_freq) if recipe.line_freq else np.array([])
+    return l_freq, h_freq, freqs
+
+
+def filter_kernels(sf: float, l_freq, h_freq, freqs) -> list[np.ndarray]:
+    """MNE's FIR filters for the band and the notch (:func:`band_plan`), in the order they are applied."""
+    from neurokit.preprocessing.eeg.filtering import design_filter
+
+    return ([design_filter(sf, l_freq, h_freq)] if l_freq is not None or h_freq is not None else []) + (
+        [design_filter(sf, freqs, None, notch=True)] if len(freqs) else [])
+
+
+def record_band(applied: dict, l_freq, h_freq, freqs) -> None:
+    if l_freq is not None or h_freq is not None:
+        applied["l_freq"], applied["h_freq"] = l_freq, h_freq
+    if len(freqs):
+        applied["notch_hz"] = freqs.tolist()
+
+
+def _filter(raw, recipe: EEGRecipe, applied: dict, source: str) -> None:
+    from neurokit.preprocessing.eeg.filtering import apply_filters, filter_segments
+
+    sf = raw.info["sfreq"]
+    l_freq, h_freq, freqs = band_plan(sf, recipe, source)
+    band = l_freq is not None or h_freq is not None
+    kernels, segments = None, filter_segments(raw)
+    if segments is not None:  # MNE's filters, applied to blocks of channels at once (.filtering)
+        kernels = filter_kernels(sf, l_freq, h_freq, freqs)
+        if any(len(h) > b - a for h in kernels for a, b in segments):
+            kernels = None  # a filter longer than a stretch of the recording: MNE's path (and its handling)
+    if kernels is not None:
+        for a, b in segments:  # stretches between gaps are filtered on their own, as Raw.filter does
+            apply_filters(raw._data[:, a:b], kernels)
+        if band:
+            info = raw.info  # what Raw.filter records: the band only narrows
+            with info._unlock():
+                if h_freq is not None and (info["lowpass"] is None or h_freq < info["lowpass"]):
+                    info["lowpass"] = float(h_freq)
+                if l_freq is not None and (info["highpass"] is None or l_freq > info["highpass"]):
+                    info["highpass"] = float(l_freq)
+    else:
+        if band:
+            raw.filter(l_freq, h_freq, picks="all", verbose="error", n_jobs=1)
+        if len(freqs):
+            raw.notch_filter(freqs, picks="all", verbose="error")
+    record_band(applied, l_freq, h_freq, freqs)
+
+
+def make_windows(raw, recipe: EEGRecipe, *, source: str | None = None) -> Windows:
+    """Cut a preprocessed recording into ``(C, N, 200)`` patch tensors in units of 100 µV.
+
+    Event windows (``recipe.events`` set) start at each matching annotation's onset and last
+    ``window_s``; when no annotation matches, the stim channel's triggers whose codes the events name
+    are used (``events: {"1": left}``). Otherwise windows slide by ``stride_s`` between ``crop_start_s``
+    and the end minus ``crop_end_s``. No window spans a gap of an EDF+D recording, and onsets are true
+    recording times (the time-stamps of the data records); windows running past the end or into a gap
+    are dropped with a warning.
+
+    Raises
+    ------
+    DataFileError
+        The usable part of the recording is shorter than one window, or no annotation (or stim-channel
+        trigger) matches the card's events; the message lists the triggers a stim channel holds.
+    """
+    plan = window_plan(raw, recipe, source=source)
+    patches, ok = cut_windows(raw._data, plan.starts, plan.win, recipe)
+    return plan.windows(patches, ok, list(raw.ch_names))
+
+
+@dataclass
+class WindowPlan:
+    """Where the windows of one recording start (samples at ``recipe.sfreq``), their classes and onsets (s)."""
+
+    starts: np.ndarray
+    labels: np.ndarray
+    onsets: np.ndarray
+    win: int
+    notes: list[str]
+
+    def windows(self, patches: np.ndarray, ok: np.ndarray, ch_names: list[str]) -> Windows:
+        """The :class:`Windows` of the kept windows (``ok``; ``patches`` holds those, in order)."""
+        return Windows(patches=patches, labels=self.labels[ok], onsets=self.onsets[ok], ch_names=ch_names,
+                       n_rejected=int((~ok).sum()), warnings=self.notes)
+
+
+def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowPlan:
+    """The windows :func:`make_windows` cuts from ``raw`` (already at ``recipe.sfreq``), without reading
+    samples: only ``raw``'s length, annotations, stim triggers and gaps are used. Warns about windows
+    running past the end or into a gap; raises as :func:`make_windows`."""
+    temp = raw.info.get("temp") or {}
+    source = source or temp.get("neurokit_source") or "recording"
+    sf = raw.info["sfreq"]
+    win = int(round(recipe.window_s * sf))
+    n_times = raw.n_times
+    # contiguous pieces (several for EDF+D files with gaps): (first sample, end sample, true start in s)
+    pieces = [(min(n_times, int(round(a * sf))), min(n_times, int(round((a + d) * sf))), t)
+              for a, t, d in temp.get("neurokit_segments") or [(0.0, 0.0, n_times / sf)]]
+    pieces[-1] = (pieces[-1][0], n_times, pieces[-1][2])
+    if recipe.events is not None:
+        starts, labels = _event_starts(raw, recipe, source)
+    else:
+        first = int(round(recipe.crop_start_s * sf))
+        last = n_times - int(round(recipe.crop_end_s * sf))
+        hop = int(round((recipe.stride_s or recipe.window_s) * sf))
+        starts = [s for a, b, _ in pieces for s in range(max(a, first), min(b, last) - win + 1, hop)]
+        labels = [-1] * len(starts)
+        if not starts:
+            usable = max(0, last - first) / sf
+            raise DataFileError(
+                f"{source}: recording too short: {usable:.2f} s usable after cropping, one window needs "
+                f"{recipe.window_s:g} s. Lower window_s or crop less."
+            )
+
+    def piece_of(s):
+        return next((p for p in pieces if p[0] <= s and s + win <= p[1]), None)
+
+    keep = [(s, y, piece_of(s)) for s, y in zip(starts, labels)]
+    keep = [(s, y, p) for s, y, p in keep if p is not None]
+    dropped_edge = len(starts) - len(keep)
+    if not keep:
+        raise DataFileError(
+            f"{source}: recording too short ({n_times / sf:.2f} s) for any {recipe.window_s:g}-s window"
+        )
+    notes = []
+    if dropped_edge:
+        where = "the end of the recording" if len(pieces) == 1 else "the end of the recording or into a gap"
+        notes.append(f"{dropped_edge} window(s) ran past {where} and were dropped")
+    for n in notes:
+        warnings.warn(f"{source}: {n}", RuntimeWarning, stacklevel=3)
+    return WindowPlan(starts=np.asarray([s for s, _, _ in keep], dtype=np.int64),
+                      labels=np.asarray([y for (_, y, _) in keep], dtype=np.int64),
+                      onsets=np.asarray([t + (s - a) / sf for (s, _, (a, _, t)) in keep], dtype=np.float64),
+                      win=win, notes=notes)
+
+
+def cut_windows(data: np.ndarray, starts: np.ndarray, win: int, recipe: EEGRecipe,
+                offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Windows of ``data`` (C, T) float64 volts starting at ``starts − offset``, scaled by ``recipe.scale``
+    into float32 ``(n_kept, C, n_patches, 200)``; ``ok`` marks the windows kept by ``recipe.reject_uv``."""
+    C = data.shape[0]
+    out = np.empty((len(starts), C, recipe.n_patches, PATCH_SIZE), dtype=np.float32)
+    ok = np.ones(len(starts), dtype=bool)
+    bound = None if recipe.reject_uv is None else recipe.reject_uv * 1e-6
+    j = 0  # kept windows are packed to the front: no second copy of the windows
+    for i, s in enumerate(starts):
+        seg = data[:, s - offset : s - offset + win]
+        if bound is not None and np.abs(seg).max() > bound:
+            ok[i] = False
+            continue
+        np.multiply(seg, recipe.scale, out=out[j].reshape(C, win), casting="same_kind")
+        j += 1
+    return out[:j], ok
+
+
+def _event_starts(raw, recipe: EEGRecipe, source: str) -> tuple[list[int], list[int]]:
+    """Window starts (samples) and classes of the annotations matching ``recipe.events``; when none
+    matches, the triggers of the file's stim channel whose codes the events name (``"1": left``)."""
+    import mne
+
+    events = {str(k): v for k, v in recipe.events.items()}
+    present = {str(d) for d in raw.annotations.description}
+    event_id = {k: v for k, v in events.items() if k in present}
+    if event_id and recipe.event_windows == "tile":
+        sf = raw.info["sfreq"]
+        win = int(round(recipe.window_s * sf))
+        hop = int(round((recipe.stride_s or recipe.window_s) * sf))
+        t0 = raw.first_samp / sf if raw.annotations.orig_time is not None else 0.0
+        starts, labels = [], []
+        for a in raw.annotations:
+            if str(a["description"]) in event_id:
+                lo = int(round((a["onset"] - t0) * sf))
+                hi = min(raw.n_times, lo + int(round(a["duration"] * sf)))
+                for st in range(max(lo, 0), hi - win + 1, hop):
+                    starts.append(st)
+                    labels.append(int(event_id[str(a["description"])]))
+        return starts, labels
+    if event_id:
+        ev, _ = mne.events_from_annotations(raw, event_id=event_id, verbose="error")
+        return [int(s) - raw.first_samp for s in ev[:, 0]], [int(v) for v in ev[:, 2]]
+    stim = (raw.info.get("temp") or {}).get("neurokit_stim")
+    sf = raw.info["sfreq"]
+    if stim:
+        hits = [(o, events[str(c)]) for o, c in zip(stim["onsets"], stim["codes"]) if str(c) in events]
+        if hits:
+            return [int(round(o * sf)) for o, _ in hits], [y for _, y in hits]
+    found = sorted({str(a["description"]) for a in raw.annotations} - {"BAD boundary", "EDGE boundary"})
+    msg = (f"{source}: no annotation matches the card's events {short_list(sorted(events))} "
+           f"(annotations found: {short_list(found) if found else 'none'})")
+    if stim:
+        codes = sorted(set(stim["codes"]))
+        msg += (f"; the {stim['channel']} channel holds {len(stim['codes'])} triggers with codes "
+                f"{short_list(codes)}: map them in the card's events (e.g. '{codes[0]}': <class>)")
+    raise DataFileError(msg)
+
+
+def load_windows(path: str | Path, recipe: EEGRecipe, **read_options) -> Windows:
+    """Read, preprocess and window one file: :func:`~neurokit.io.read_eeg` (given ``read_options`` such
+    as ``encoding`` and ``units``) → :func:`preprocess_raw` → :func:`make_windows`."""
+    from neurokit.io.eeg import read_eeg
+
+    raw = read_eeg(path, **read_options)
+    raw = preprocess_raw(raw, recipe, source=str(path))
+    return make_windows(raw, recipe, source=str(path))

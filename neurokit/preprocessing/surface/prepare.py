@@ -1,0 +1,167 @@
+"""Surface preparer: a card's cortical-surface runs through its :class:`~neurokit.cards.recipes.SurfaceRecipe`
+into one HDF5 patch store or a shard set (same shape as the EEG preparer)."""
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+from neurokit._utils.errors import CardError, ConfigError
+
+logger = logging.getLogger("neurokit")
+
+
+
+_BIDS = {"subject": r"sub-([A-Za-z0-9]+)", "session": r"ses-([A-Za-z0-9]+)", "run": r"run-([A-Za-z0-9]+)"}
+
+
+def _entities(path: Path, default_subject: str, default_run: str, patterns: dict | None = None) -> dict[str, str]:
+    out = {"subject": default_subject, "session": "", "run": default_run}
+    for k, pat in {**_BIDS, **(patterns or {})}.items():
+        m = re.search(pat, str(path) if k in (patterns or {}) else path.name)
+        if m:
+            out[k] = m.group(1)
+    return out
+
+
+_SUFFIXES = re.compile(
+    r"([._-](lh|rh|L|R|left|right|hemi-[LR]))?(\.(dtseries|dscalar|dlabel|func|shape|label|surf))?"
+    r"(\.(nii|gii|mgh|mgz)(\.gz)?)?$"
+)
+
+
+def subject_from_name(path: Path) -> str:
+    """Subject id from a file name without BIDS entities: hemisphere and extension suffixes dropped
+    (``100610.lh.mgz`` → ``100610``, ``sub01.L.dscalar.nii`` → ``sub01``)."""
+    name = Path(path).name
+    return _SUFFIXES.sub("", name) or name
+
+
+def _resolve(root: Path | None, p) -> Path:
+    p = Path(p).expanduser()
+    return p if p.is_absolute() or root is None else root / p
+
+
+def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, subjects=None, overwrite=False,
+                    progress=True, spheres: dict | None = None, skip_bad: bool = False,
+                    mesh: str | None = None, hemi: str | None = None, shards: bool = False,
+                    resume: bool = False) -> Path:
+    """Surface fMRI: read → resample to ico6 → z-score → patches → tubelets → store.
+
+    The card's ``preprocessing`` holds the :class:`~neurokit.cards.recipes.SurfaceRecipe` fields and
+    optional ``spheres: {L: path, R: path}`` (relative to the data root); ``spheres=`` overrides them.
+    BIDS entities in file names (``sub-``, ``ses-``, ``run-``) name subject, session and run; the card's
+    ``layout.entities`` (``{run: "MOVIE(\\d)"}``: regexes with one group, matched on the path) override them.
+
+    ``skip_bad``: skip files that raise :class:`~neurokit._utils.errors.DataFileError` (with a warning).
+    ``mesh``: the data's mesh (``"ico6"``: already on the template, no resampling; ``"fs_LR_59k"``: HCP 7T
+    1.6 mm, with the 59k spheres in ``spheres``); default from the vertex count. A name neurokit does not
+    know (:data:`~neurokit.io.surface.KNOWN_MESHES`) is taken for a mesh of one's own when ``spheres`` are given. ``hemi``:
+    only this hemisphere (``L``/``R``): of CIFTI files, and only the GIFTI/MGH files named for it.
+    ``shards``: write ``out`` as a shard set, one store per run (a file, or one hemisphere or frame block
+    of it), so that a stop (full disk, bad file, kill) keeps every run written; ``resume`` then adds only
+    the runs it lacks (:func:`~neurokit.preprocessing.surface.store.write_surface_store`, :mod:`neurokit.io.shards`).
+    """
+    from neurokit.cards import resolve_data_root
+    from neurokit.cards.recipes import SurfaceRecipe
+    from neurokit.io.surface import KNOWN_MESHES, normalize_hemi
+    from neurokit.preprocessing.surface.store import write_surface_store
+
+    hemi = normalize_hemi(hemi) if hemi else None
+    pre = dict(card.raw.get("preprocessing") or {})
+    card_spheres = pre.pop("spheres", None) or {}
+    card_mesh = (card.raw.get("recording") or {}).get("mesh")
+    if mesh and card_mesh and mesh != card_mesh and card_spheres:
+        # the card's spheres are those of its own mesh: data on another mesh need their own
+        logger.info("card %r: its spheres are for mesh %s; not used for --mesh %s", card.name, card_mesh, mesh)
+        card_spheres = {}
+    if mesh is not None and mesh not in KNOWN_MESHES and not spheres:
+        # a mesh of one's own is named freely, but only resamples with its own spheres
+        raise ConfigError(
+            f"mesh {mesh!r} is not one neurokit knows ({', '.join(KNOWN_MESHES)}); for data on a mesh of your own, "
+            "give its registered spheres with it (CLI: --mesh NAME --sphere-l L_SPHERE --sphere-r R_SPHERE)"
+        )
+    known = set(SurfaceRecipe.__dataclass_fields__)
+    unknown = sorted(set(pre) - known)
+    if unknown:
+        raise CardError(f"card {card.name!r}: unknown surface preprocessing key(s) {unknown}; allowed: {sorted(known)} and spheres")
+    recipe = SurfaceRecipe(**pre)
+    tname, _ = card.task(task)
+    rec = card.raw.get("recording") or {}
+    if tname == "clip_retrieval" and not (rec.get("clips") or {}).get("boundaries"):
+        raise CardError(
+            f"card {card.name!r}: task {tname!r} needs the movie clip boundaries, but recording.clips.boundaries "
+            "is empty (null). Fill it in the card as {run: [[onset_s, offset_s], ...]} from the HCP wiki page "
+            "'7T Movie watching task clip info, timing, versions shown per individual subject' (V1/V2 stimulus "
+            "versions), or use --task pretrain for an unlabelled store"
+        )
+    pats = (card.raw.get("layout") or {}).get("entities")
+    if files:
+        entries = [(Path(f), _entities(Path(f), subject_from_name(Path(f)), "", pats)) for f in files]
+        root = Path(data_root) if data_root else None
+    else:
+        root = resolve_data_root(data_root)
+        entries = [(e.path, _entities(e.path, e.subject, e.run, pats)) for e in card.files(root, tname)]
+    if subjects:
+        keep = {str(s) for s in subjects} | {f"{int(s):02d}" for s in subjects} | {f"{int(s):03d}" for s in subjects}
+        entries = [(p, m) for p, m in entries if m["subject"] in keep or m["subject"].lstrip("0") in keep]
+        if not entries:
+            raise CardError(f"card {card.name!r}: no file of subjects {subjects}")
+    sph = {k: _resolve(root, v) for k, v in {**card_spheres, **(spheres or {})}.items()} or None
+    for h, p in (sph or {}).items():
+        if not p.exists() and (hemi is None or h == hemi):
+            raise CardError(
+                f"card {card.name!r}: registered sphere for hemisphere {h} not found at {p}; put the sphere of the "
+                "data's mesh there (card preprocessing.spheres, relative to --data-root) or pass spheres= "
+                f"(CLI: --sphere-{h.lower()})"
+            )
+    if hemi:  # files named for the other hemisphere (lh/rh pairs) are left out, not refused
+        from neurokit.io.surface import hemi_from_name
+
+        entries = [(p, m) for p, m in entries if hemi_from_name(p) in (None, hemi)]
+        if not entries:
+            raise CardError(f"card {card.name!r}: no file of hemisphere {hemi} (--hemi)")
+    runs = _task_runs(card, tname, entries, hemi)
+    say = (lambda msg: logger.info("%s", msg)) if progress else None
+    tr = rec.get("tr_s", rec.get("tr"))
+    expected_tr = float(tr) if isinstance(tr, (int, float)) and tr > 0 else None
+    return write_surface_store(out, runs, recipe, spheres=sph, card=card.name, overwrite=overwrite, progress=say,
+                               attrs={"card_body": card.raw, "task": tname}, mesh=mesh, expected_tr=expected_tr,
+                               skip_bad=skip_bad, label_names=card.classes(tname) or None, shards=shards,
+                               resume=resume)
+
+
+def _task_runs(card, tname: str, entries, hemi: str | None) -> list:
+    """The :class:`~neurokit.preprocessing.surface.store.SurfaceRun` list of a card task.
+
+    A task may label every sample by its hemisphere (``label_by_hemi: {L: class, R: class}``; a file holding
+    both hemispheres gives one run per hemisphere) and cut each file into frame blocks
+    (``frame_blocks: [[start, stop], ...]``, frames): block ``k`` becomes run ``<run>b<k>``, so a one-subject
+    store splits train / val / test by block (the last two blocks are validation and test).
+    """
+    from neurokit.io.surface import hemi_from_name
+    from neurokit.preprocessing.surface.store import SurfaceRun
+
+    _, t = card.task(tname)
+    classes = card.classes(tname)
+    by_hemi = t.get("label_by_hemi")
+    blocks = t.get("frame_blocks")
+    if by_hemi is not None:
+        if not isinstance(by_hemi, dict) or any(c not in classes for c in by_hemi.values()):
+            raise CardError(f"card {card.name!r} task {tname!r}: label_by_hemi must map L/R to classes {classes}")
+    elif classes:
+        raise CardError(f"card {card.name!r} task {tname!r}: classes {classes} but no way to label the samples "
+                        "(label_by_hemi)")
+    if blocks is not None and not (isinstance(blocks, list) and all(len(b) == 2 for b in blocks)):
+        raise CardError(f"card {card.name!r} task {tname!r}: frame_blocks must be a list of [start, stop] frame ranges")
+    runs = []
+    for p, m in entries:
+        named = hemi or hemi_from_name(p)
+        hemis = [named] if named or by_hemi is None else sorted(by_hemi)
+        for h in hemis:
+            label = classes.index(by_hemi[h]) if by_hemi is not None and h in by_hemi else None
+            for k, frames in enumerate(blocks or [None], start=1):
+                run = f"{m['run']}b{k}" if blocks else m["run"]
+                runs.append(SurfaceRun(p, m["subject"], m["session"], run, hemi=h, label=label,
+                                       frames=tuple(frames) if frames else None))
+    return runs

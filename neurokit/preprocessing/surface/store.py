@@ -1,0 +1,355 @@
+"""Surface fMRI files → one HDF5 patch store (:class:`~neurokit.io.store.PatchStoreWriter`).
+
+One sample is one tubelet ``(T, n_patches, V)`` of one hemisphere on the ico6 template. The store keeps every
+frame once, on the template's vertices (the frame layout of :class:`~neurokit.io.store.PatchStoreWriter`),
+and tubelets are cut into patches when read, so overlapping tubelets (``stride < tubelet``) cost no extra
+bytes. Files are processed one hemisphere at a time and ``chunk`` frames at a time (memory bounded by one
+hemisphere's data, not the run's patch tensors). Per-sample meta
+columns: ``subject``, ``session``, ``run``, ``hemi``; ``onset`` is the tubelet start in seconds. Store attrs:
+``modality="surface"``, ``tr`` (s; NaN when no file states it, and then
+``onset_unit`` is ``"frames"``), ``hemispheres``, ``mesh`` (source mesh), ``template`` (``"ico6"``),
+``grid`` (``"ico6/ico2"``), ``n_patches``, ``vertices_per_patch``, ``tubelet``, ``recipe``, ``card`` and
+``sources`` (path + SHA-256 of every file read).
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from neurokit._utils.errors import ConfigError, DataFileError
+from neurokit._utils.hashing import file_sha256
+from neurokit.cards.recipes import SurfaceRecipe
+from neurokit.geometry.patches import n_patches, patch_table, vertices_per_patch
+from neurokit.io.store import PatchStoreWriter
+from neurokit.io.surface import iter_cifti_hemispheres, normalize_hemi, read_surface
+from neurokit.preprocessing.surface.patching import to_template, zscore_frames
+from neurokit.preprocessing.surface.resample import load_sphere
+
+logger = logging.getLogger("neurokit")
+
+
+@dataclass
+class SurfaceRun:
+    """One input file and who/what it is.
+
+    ``hemi``: one hemisphere, or None for "every hemisphere in the file" (both for a CIFTI dtseries; the
+    one named by the file for GIFTI/MGH). ``frames``: ``(start, stop)`` frame range to use (e.g. one movie
+    clip, or its first half), default all. ``label``: class index or regression target for every sample
+    of the run (None: unlabelled, stored as -1 / NaN).
+    """
+
+    path: Path
+    subject: str = ""
+    session: str = ""
+    run: str = ""
+    hemi: str | None = None
+    label: float | int | None = None
+    frames: tuple[int, int] | None = None
+
+    def __post_init__(self) -> None:
+        self.path = Path(self.path)
+        if self.frames is not None:
+            lo, hi = (int(f) for f in self.frames)
+            if not 0 <= lo < hi:
+                raise DataFileError(f"{self.path}: frame range {self.frames} must satisfy 0 <= start < stop")
+            self.frames = (lo, hi)
+        if self.hemi is not None:
+            self.hemi = normalize_hemi(self.hemi)
+
+
+def _hemispheres(run: SurfaceRun, mesh: str | None = None):
+    """Yield ``(hemi, SurfaceData)`` of ``run``, one hemisphere read at a time."""
+    name = run.path.name.lower()
+    if run.hemi is None and name.endswith(".nii"):
+        pairs = iter_cifti_hemispheres(run.path, mesh=mesh)
+    else:
+        pairs = ((run.hemi, read_surface(run.path, run.hemi, mesh=mesh)) for _ in (0,))
+    for _, sd in pairs:
+        if run.frames is not None:
+            lo, hi = run.frames
+            if hi > sd.n_frames:
+                raise DataFileError(f"{run.path}: frame range {run.frames} beyond the file's {sd.n_frames} frames")
+            sd.data = sd.data[:, lo:hi]
+        yield sd.hemi, sd
+        del sd  # before the next hemisphere is read
+
+
+def write_surface_store(
+    out: str | Path,
+    runs: Iterable[SurfaceRun],
+    recipe: SurfaceRecipe | None = None,
+    *,
+    spheres: dict[str, str | Path] | None = None,
+    card: str | None = None,
+    label_dtype: str = "int64",
+    label_names: Sequence[str] | None = None,
+    overwrite: bool = False,
+    progress: Callable[[str], None] | None = None,
+    attrs: dict | None = None,
+    chunk: int = 128,
+    mesh: str | None = None,
+    expected_tr: float | None = None,
+    skip_bad: bool = False,
+    shards: bool = False,
+    resume: bool = False,
+) -> Path:
+    """Write a surface patch store.
+
+    Parameters
+    ----------
+    out : path
+        Store path (``.h5``), or the folder of a shard set (``shards=True``).
+    runs : iterable of SurfaceRun
+    recipe : SurfaceRecipe
+        Grid, tubelet length, normalisation (default ico6/ico2, T = 3, z-scored, right mirrored).
+    spheres : dict, optional
+        ``{"L": path, "R": path}`` registered spheres of the data's mesh (needed for fs_LR 32k; fsaverage5
+        defaults to nilearn's packaged spheres).
+    card : str, optional
+        Name of the data card the files come from (recorded).
+    label_dtype : {"int64", "float32"}
+    overwrite : bool
+    progress : callable, optional
+        Called with a short message per file and hemisphere.
+    attrs : dict, optional
+        Extra store attributes (``card_body``, ``task``, …).
+    chunk : int
+        Frames resampled, z-scored and written at a time (bounds the working memory).
+    mesh : str, optional
+        Mesh of every file (e.g. ``"ico6"`` for data already on the template: no resampling); default from
+        the vertex count.
+    expected_tr : float, optional
+        TR (s) the data card gives; a file whose own TR differs gets a RuntimeWarning naming both.
+    skip_bad : bool
+        Skip (with a RuntimeWarning) files that raise :class:`DataFileError` instead of stopping.
+    shards : bool
+        Write ``out`` as a shard set (:mod:`neurokit.io.shards`): one complete store per run, each renamed
+        into place when done, so a run stopped by a full disk, a bad file or a kill keeps every run written.
+    resume : bool
+        With ``shards``: add only the runs the set at ``out`` lacks (its card, task and recipe must agree).
+
+    When no file states its TR the store's ``tr`` attribute is NaN, ``onset_unit`` is ``"frames"`` and
+    onsets count frames (a warning says so); otherwise ``onset_unit`` is ``"s"``. In a shard set each shard
+    carries its own run's ``sources``, ``hemispheres``, ``mesh``, ``tr`` and ``onset_unit``.
+
+    Returns
+    -------
+    Path of the complete store (or shard-set folder).
+
+    Raises
+    ------
+    DataFileError
+        Unreadable files, mismatched spheres, NaN frames, runs with different TRs or meshes, a run shorter
+        than one tubelet (the message names the file; for a shard set it adds what is kept and to rerun
+        with ``--resume``).
+    StoreError
+        The disk filled up (a shard set keeps every finished run and says to rerun with ``--resume``).
+    FileExistsError
+        ``out`` exists and ``overwrite`` is False (nor ``resume``, for a shard set).
+    """
+    from neurokit.io.shards import (
+        ShardSetWriter,
+        disk_full,
+        disk_full_error,
+        recording_key,
+    )
+
+    if resume and not shards:
+        raise ConfigError("resume=True continues a shard set: give shards=True (CLI: --shards --resume)")
+    recipe = recipe or SurfaceRecipe()
+    extra_attrs = dict(attrs or {})
+    runs = list(runs)
+    if not runs:
+        raise DataFileError("no input files given")
+    shape = (recipe.tubelet, n_patches(recipe.grid_order), vertices_per_patch(recipe.grid_order, recipe.template_order))
+    attrs = {
+        "modality": "surface",
+        "template": f"ico{recipe.template_order}",
+        "grid": recipe.grid,
+        "n_patches": shape[1],
+        "vertices_per_patch": shape[2],
+        "tubelet": recipe.tubelet,
+        "sample_layout": "(T, n_patches, V)",
+        "recipe": recipe.to_dict(),
+    }
+    if card:
+        attrs["card"] = card
+    if label_names:
+        attrs["label_names"] = list(label_names)
+    attrs.update(extra_attrs)
+    layout = dict(label_dtype=label_dtype, meta_columns=("subject", "session", "run", "hemi"),
+                  patch_index=patch_table(recipe.grid_order, recipe.template_order), compression="lzf")
+    missing_label = -1 if label_dtype.startswith("int") else np.nan
+
+    def write_run(w: PatchStoreWriter, run: SurfaceRun) -> _Facts:
+        facts = _Facts()
+        for hemi, sd in _hemispheres(run, mesh):  # a failing hemisphere drops the run's others too
+            starts = _check_hemisphere(run, sd, recipe, expected_tr)
+            sphere = (spheres or {}).get(hemi) if hemi else None
+            row0 = None
+            for block in _template_frames(sd, recipe, sphere, chunk):
+                row = w.append_frames(block)
+                row0 = row if row0 is None else row0
+            tr = float(sd.tr) if sd.tr else 1.0  # unknown TR: onsets in frames
+            first = run.frames[0] if run.frames else 0
+            label = missing_label if run.label is None else run.label
+            w.append_samples(row0 + starts, np.full(len(starts), label), onsets=(starts + first) * tr,
+                             subject=run.subject, session=run.session, run=run.run, hemi=hemi or "")
+            facts.done.append((hemi, sd.mesh, sd.tr, len(starts)))
+            del sd
+        facts.sources.append({"path": str(run.path), "sha256": file_sha256(run.path)})
+        return facts
+
+    total = _Facts()
+    if shards:
+        sw = ShardSetWriter(out, shape, attrs=attrs, resume=resume, overwrite=overwrite, **layout)
+        done = sw.keys
+        total.add(sw.shard_attrs(0))  # a resumed set's mesh and TR bind the runs added to it
+        for run in runs:
+            key = recording_key(run.path, f"hemi-{run.hemi}" if run.hemi else "",
+                                "frames-{}-{}".format(*run.frames) if run.frames else "")
+            if key in done:
+                continue
+            try:
+                with sw.shard(key) as w:
+                    facts = write_run(w, run)
+                    total.add(facts.check(), run.path)
+                    w.set_attrs(**facts.attrs())
+            except DataFileError as exc:
+                if not skip_bad:
+                    raise sw.stopped(exc)  # the original is its __context__
+                warnings.warn(f"skipped {run.path}: {exc}", RuntimeWarning, stacklevel=2)
+                continue
+            facts.report(run, progress)
+        if not sw.index["shards"]:
+            raise DataFileError(f"no usable input file: all {len(runs)} were skipped (see the warnings above)")
+        path = sw.close()
+    else:
+        what = out
+        try:
+            with PatchStoreWriter(out, shape, attrs=attrs, overwrite=overwrite, **layout) as w:
+                for run in runs:
+                    what = run.path
+                    mark = w.mark()
+                    try:
+                        facts = write_run(w, run)
+                    except DataFileError as exc:
+                        w.rollback(mark)
+                        if not skip_bad:
+                            raise
+                        warnings.warn(f"skipped {run.path}: {exc}", RuntimeWarning, stacklevel=2)
+                        continue
+                    total.add(facts)
+                    facts.report(run, progress)
+                what = out
+                if not total.n:
+                    raise DataFileError(f"no usable input file: all {len(runs)} were skipped (see the warnings above)")
+                w.set_attrs(**total.check().attrs())
+        except OSError as exc:
+            if not disk_full(exc):
+                raise
+            raise disk_full_error(out, what) from exc
+        path = Path(out)
+    if not total.trs:
+        warnings.warn(
+            f"{out}: no input file states its TR; the store's tr is NaN and sample onsets are in frames, not seconds",
+            RuntimeWarning, stacklevel=2,
+        )
+    return path
+
+
+@dataclass
+class _Facts:
+    """What runs written so far hold: ``done`` ``(hemi, mesh, tr, n_samples)`` per hemisphere, and sources."""
+
+    done: list = dataclasses.field(default_factory=list)
+    sources: list = dataclasses.field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        return sum(d[3] for d in self.done)
+
+    @property
+    def meshes(self) -> set:
+        return {d[1] for d in self.done}
+
+    @property
+    def trs(self) -> set:
+        return {round(float(d[2]), 6) for d in self.done if d[2]}
+
+    def add(self, other: "_Facts | dict | None", path=None) -> None:
+        """Take in another run's facts (or a written store's attributes); with ``path``, first check that
+        they agree with those taken in before (one mesh, one TR)."""
+        if isinstance(other, dict):  # attrs of a shard already written
+            tr = other.get("tr")
+            other = _Facts(done=[(h, other.get("mesh"), tr if tr == tr else None, 0) for h in other.get("hemispheres", [""])])
+        if other is None:
+            return
+        if path is not None:
+            for name, mine, theirs in (("meshes", self.meshes, other.meshes), ("TRs", self.trs, other.trs)):
+                if mine and theirs and mine != theirs:
+                    raise DataFileError(f"{path}: {name} {sorted(theirs)} differ from the runs written before "
+                                        f"({sorted(mine)}); write one store per mesh and TR")
+        self.done += other.done
+        self.sources += other.sources
+
+    def check(self) -> "_Facts":
+        if len(self.meshes) > 1:
+            raise DataFileError(f"runs on different meshes {sorted(self.meshes)}: write one store per mesh")
+        if len(self.trs) > 1:
+            raise DataFileError(f"runs with different TRs {sorted(self.trs)} s: write one store per TR")
+        return self
+
+    def attrs(self) -> dict:
+        hemis = sorted({d[0] or "" for d in self.done})
+        trs = self.trs
+        return dict(sources=self.sources, hemispheres=hemis, hemisphere="+".join(hemis), mesh=next(iter(self.meshes)),
+                    tr=next(iter(trs)) if trs else float("nan"), onset_unit="s" if trs else "frames")
+
+    def report(self, run: SurfaceRun, progress) -> None:
+        if progress:
+            for hemi, _, _, n in self.done:
+                progress(f"{run.path.name} [{hemi}]: {n} tubelets")
+
+
+def _check_hemisphere(run: SurfaceRun, sd, recipe: SurfaceRecipe, expected_tr) -> np.ndarray:
+    """Checks of one hemisphere before anything of it is written; returns the tubelet start frames."""
+    if sd.kind == "geometry" or sd.n_frames == 0:
+        raise DataFileError(f"{run.path}: a surface geometry file without data frames; give data files (time series)")
+    if sd.kind != "series":
+        warnings.warn(
+            f"{run.path}: a {sd.kind} file ({sd.n_frames} maps), not a time series: its maps are stored as "
+            "frames; use a .dtseries.nii / .func.gii time series for fMRI",
+            RuntimeWarning, stacklevel=4,
+        )
+    if expected_tr and sd.tr and abs(float(sd.tr) - float(expected_tr)) > 1e-3 * float(expected_tr):
+        warnings.warn(
+            f"{run.path}: TR {sd.tr:g} s in the file, but the data card says {expected_tr:g} s; onsets use the "
+            "file's TR. Check the card's recording.tr_s or the file",
+            RuntimeWarning, stacklevel=4,
+        )
+    starts = np.arange(0, sd.n_frames - recipe.tubelet + 1, recipe.step)
+    if len(starts) == 0:
+        raise DataFileError(f"{run.path}: {sd.n_frames} frames, fewer than one tubelet of {recipe.tubelet} frames")
+    return starts
+
+
+def _template_frames(sd, recipe: SurfaceRecipe, sphere, chunk: int):
+    """Yield ``(k, n_template_vertices)`` float32 blocks of ``sd``'s frames: resampled to the template and
+    z-scored (when the recipe says so), ``chunk`` frames at a time. Both steps act frame by frame, so the
+    blocks equal slices of the whole run's result."""
+    if isinstance(sphere, (str, Path)):
+        sphere = load_sphere(sphere)  # parse the file once, not once per block
+    for lo in range(0, sd.n_frames, chunk):
+        part = dataclasses.replace(sd, data=sd.data[:, lo : lo + chunk])
+        data, mask = to_template(part, sphere, order=recipe.template_order, mirror_right=recipe.mirror_right,
+                                 threshold=recipe.mask_threshold)
+        if recipe.zscore:
+            data = zscore_frames(data, mask, source=str(sd.path), first_frame=lo)
+        yield np.ascontiguousarray(data.T, dtype=np.float32)
