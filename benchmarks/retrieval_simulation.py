@@ -44,7 +44,7 @@ def run(out: Path, surface_dir: Path, *, seed: int = 0, n_subjects: int = 6, snr
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
     from neurokit.pipelines.retrieval import retrieve
     from neurokit.simulate import FMRISimulation, simulate_movie_dataset
-    from neurokit.stimuli import embed_stimuli
+    from neurokit.stimuli import StimulusEncoders, StimulusWindows, embed_stimuli
 
     if n_subjects <= n_test:
         raise SystemExit(f"--subjects must exceed the {n_test} held-out subjects")
@@ -55,8 +55,9 @@ def run(out: Path, surface_dir: Path, *, seed: int = 0, n_subjects: int = 6, snr
     sim = simulate_movie_dataset(sim_dir, surface_dir, cfg, progress=progress)
     store = prepare("simulated_movie", out / "fmri.h5", data_root=sim_dir, overwrite=True, progress=False,
                     **({"hemi": hemi} if hemi else {}))
-    stim = embed_stimuli(sim["movie"], out / "stimuli.h5", clips=json.loads(Path(sim["clips"]).read_text()),
-                         video_encoder="tiny", audio_encoder="tiny", overwrite=True, progress=progress)
+    stim = embed_stimuli(sim["movie"], out / "stimuli.h5", encoders=StimulusEncoders(video="tiny", audio="tiny"),
+                         windows=StimulusWindows(clips=json.loads(Path(sim["clips"]).read_text())), overwrite=True,
+                         progress=progress)
     subjects = [f"sim{i + 1:02d}" for i in range(n_subjects)]
     train, test = subjects[:-n_test], subjects[-n_test:]
     res = pretrain([store], out / "clip", PretrainConfig(

@@ -555,7 +555,12 @@ def embed_stimuli_cmd(
 ) -> None:
     """Embed a movie's video and audio (3-s windows, 1-s hop) with frozen open_clip towers into a stimulus store."""
     _setup_logging(False)
-    from neurokit.stimuli.store import StimulusStore, embed_stimuli
+    from neurokit.stimuli.store import (
+        StimulusEncoders,
+        StimulusStore,
+        StimulusWindows,
+        embed_stimuli,
+    )
 
     clip_list = None
     if clips is not None:
@@ -563,9 +568,10 @@ def embed_stimuli_cmd(
             clip_list = json.loads(clips.read_text())
         except (OSError, ValueError) as exc:
             _fail(ValueError(f"{clips}: not a JSON list of [onset_s, offset_s] pairs ({exc})"))
-    path = _run(embed_stimuli, movie, out, audio=audio, clips=clip_list, run=run, video_encoder=video_encoder,
-                video_pretrained=video_pretrained, audio_encoder=audio_encoder, audio_pretrained=audio_pretrained,
-                window_s=window, hop_s=hop, every=every, overwrite=overwrite, progress=progress)
+    encoders = StimulusEncoders(video_encoder, video_pretrained, audio_encoder, audio_pretrained)
+    windows = _run(StimulusWindows, window_s=window, hop_s=hop, clips=clip_list, every=every)
+    path = _run(embed_stimuli, movie, out, audio=audio, encoders=encoders, windows=windows, run=run,
+                overwrite=overwrite, progress=progress)
     st = StimulusStore(path)
     console.print(f"[green]wrote[/] {path}: run {st.run!r}, {len(st)} windows ({int(st.rest.sum())} rest), "
                   f"video {st.video.shape[1]}-d, audio {st.audio.shape[1]}-d")

@@ -124,7 +124,12 @@ def simulate_fmri(movie: str | Path, out_dir: str | Path, surface_dir: str | Pat
     """
     import nibabel as nib
 
-    from neurokit.stimuli.store import StimulusStore, embed_stimuli
+    from neurokit.stimuli.store import (
+        StimulusEncoders,
+        StimulusStore,
+        StimulusWindows,
+        embed_stimuli,
+    )
 
     cfg = settings or FMRISimulation()
     out, sdir = Path(out_dir), Path(surface_dir)
@@ -133,8 +138,9 @@ def simulate_fmri(movie: str | Path, out_dir: str | Path, surface_dir: str | Pat
             raise DataFileError(f"{sdir / f}: missing; surface_dir must hold the HCP S1200 fs_LR 32k files")
     out.mkdir(parents=True, exist_ok=True)
     per_second = out / ".features_1s.h5"
-    embed_stimuli(movie, per_second, window_s=cfg.tr, hop_s=cfg.tr, video_encoder=video_encoder,
-                  audio_encoder=audio_encoder, overwrite=True, progress=progress, batch_size=128)
+    embed_stimuli(movie, per_second, encoders=StimulusEncoders(video=video_encoder, audio=audio_encoder),
+                  windows=StimulusWindows(window_s=cfg.tr, hop_s=cfg.tr), overwrite=True, progress=progress,
+                  batch_size=128)
     st = StimulusStore(per_second)
     z = stimulus_components(st.video, st.audio, cfg.n_video, cfg.n_audio)  # (n_s, K)
     per_second.unlink()

@@ -9,7 +9,13 @@ from neurokit.stimuli.encoders import (
            open_clip_tower,
 )
 from neurokit.stimuli.media import iter_frames, probe_video, read_audio, window_onsets
-from neurokit.stimuli.store import StimulusStore, embed_stimuli, write_stimulus_store
+from neurokit.stimuli.store import (
+           StimulusEncoders,
+           StimulusStore,
+           StimulusWindows,
+           embed_stimuli,
+           write_stimulus_store,
+)
 
-__all__ = ["FrameEncoder", "SpectrogramEncoder", "StimulusStore", "embed_stimuli", "iter_frames", "log_mel",
+__all__ = ["FrameEncoder", "SpectrogramEncoder", "StimulusEncoders", "StimulusStore", "StimulusWindows", "embed_stimuli", "iter_frames", "log_mel",
            "open_clip_tower", "probe_video", "read_audio", "window_onsets", "write_stimulus_store"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -23,6 +24,7 @@ import torch
 
 from neurokit._utils.errors import DataFileError, StoreError
 from neurokit._utils.hashing import file_sha256
+from neurokit._utils.progress import progress_bar
 from neurokit.stimuli.encoders import FrameEncoder, SpectrogramEncoder
 from neurokit.stimuli.media import (
     AUDIO_RATE,
@@ -53,25 +55,77 @@ def _thumb(rgb: np.ndarray) -> np.ndarray:
     return x[0].permute(1, 2, 0).round().clamp(0, 255).byte().numpy()
 
 
+@dataclass(frozen=True)
+class StimulusEncoders:
+    """The frozen towers a stimulus store is embedded with.
+
+    Attributes
+    ----------
+    video, audio : str
+        open_clip model names, or ``"tiny"`` (random init, for tests) — see :mod:`neurokit.stimuli.encoders`.
+        The audio tower reads log-mel spectrograms as images (AST-style).
+    video_pretrained, audio_pretrained : str or path, optional
+        open_clip pretrained tag or a local weights file (None: random init).
+
+    Example
+    -------
+    >>> StimulusEncoders(video="tiny", audio="tiny")
+    StimulusEncoders(video='tiny', video_pretrained=None, audio='tiny', audio_pretrained=None)
+    """
+
+    video: str = "ViT-B-32"
+    video_pretrained: str | Path | None = None
+    audio: str = "ViT-B-32"
+    audio_pretrained: str | Path | None = None
+
+
+@dataclass(frozen=True)
+class StimulusWindows:
+    """How a movie is cut into windows.
+
+    Attributes
+    ----------
+    window_s, hop_s : float
+        Window length and hop in seconds (paper: 3 and 1 = the TR).
+    clips : list of [onset_s, offset_s], optional
+        Clip boundaries (sorted); windows not entirely inside one clip are marked rest. Default: one clip.
+    every : int
+        Embed one video frame in ``every`` (1: all frames, as in the paper).
+
+    Raises
+    ------
+    DataFileError
+        ``window_s`` or ``hop_s`` not > 0, ``every`` < 1.
+    """
+
+    window_s: float = 3.0
+    hop_s: float = 1.0
+    clips: Sequence[Sequence[float]] | None = None
+    every: int = 1
+
+    def __post_init__(self) -> None:
+        if self.window_s <= 0 or self.hop_s <= 0:
+            raise DataFileError(f"window_s and hop_s must be > 0 (got {self.window_s}, {self.hop_s})")
+        if int(self.every) < 1:
+            raise DataFileError(f"every must be >= 1 (got {self.every})")
+
+
 def embed_stimuli(
     movie: str | Path,
     out: str | Path,
     *,
     audio: str | Path | None = None,
-    video_encoder: str = "ViT-B-32",
-    video_pretrained: str | Path | None = None,
-    audio_encoder: str = "ViT-B-32",
-    audio_pretrained: str | Path | None = None,
-    window_s: float = 3.0,
-    hop_s: float = 1.0,
-    clips: Sequence[Sequence[float]] | None = None,
+    encoders: StimulusEncoders = StimulusEncoders(),
+    windows: StimulusWindows = StimulusWindows(),
     run: str | None = None,
-    every: int = 1,
     batch_size: int = 64,
     overwrite: bool = False,
     progress: bool = True,
 ) -> Path:
-    """Embed a movie's video and audio in ``window_s`` windows with a ``hop_s`` hop and write a stimulus store.
+    """Embed a movie's video and audio in windows and write a stimulus store.
+
+    Each window's video embedding is the mean of its frames' embeddings; its audio embedding is the audio
+    tower's output for the window's log-mel spectrogram (as in the tri-modal CLIP release).
 
     Parameters
     ----------
@@ -81,23 +135,20 @@ def embed_stimuli(
         Store to write (``.h5``). Written to a temporary name and renamed when complete.
     audio : path, optional
         Separate sound file (soundfile); default: the movie's audio track.
-    video_encoder, audio_encoder : str
-        open_clip model names, or ``"tiny"`` (random init) — see :mod:`neurokit.stimuli.encoders`.
-    video_pretrained, audio_pretrained : str or path, optional
-        open_clip pretrained tag or local weights file (None: random init).
-    window_s, hop_s : float
-        Window length and hop in seconds (paper: 3 and 1 = the TR).
-    clips : list of [onset_s, offset_s], optional
-        Clip boundaries (sorted); windows not entirely inside one clip are marked rest. Default: one clip.
+    encoders : StimulusEncoders
+        Video and audio towers and their weights.
+    windows : StimulusWindows
+        Window length, hop, clips and frame subsampling.
     run : str, optional
         Run id the store pairs with (an fMRI store's ``run``); default from the file name (``run-1``,
         ``MOVIE1``), else ``""``.
-    every : int
-        Embed one video frame in ``every`` (1: all frames, as in the paper).
+    batch_size : int
+        Frames (or audio windows) embedded per forward pass.
 
     Returns
     -------
-    Path of the store.
+    Path of the store: ``video`` ``(n_windows, D_video)`` and ``audio`` ``(n_windows, D_audio)`` float32
+    embeddings, window ``onsets`` in s, the ``rest`` mask and 48×48 ``thumbnails``.
 
     Raises
     ------
@@ -107,73 +158,29 @@ def embed_stimuli(
         Unknown encoder, weights that cannot be loaded (see :func:`~neurokit.stimuli.encoders.open_clip_tower`).
     FileExistsError
         ``out`` exists and ``overwrite`` is False.
+
+    Example
+    -------
+    >>> embed_stimuli("movie.mp4", "stim.h5", encoders=StimulusEncoders("tiny", audio="tiny"))  # doctest: +SKIP
     """
     movie, out = Path(movie), Path(out)
     if out.exists() and not overwrite:
         raise FileExistsError(f"{out} exists; pass overwrite=True (CLI: --overwrite) to replace it")
-    if window_s <= 0 or hop_s <= 0:
-        raise DataFileError(f"window_s and hop_s must be > 0 (got {window_s}, {hop_s})")
     info = probe_video(movie)
     wave = read_audio(audio if audio is not None else movie)
-    venc = FrameEncoder(video_encoder, video_pretrained)
-    aenc = SpectrogramEncoder(audio_encoder, audio_pretrained)
-
-    times, embs, thumbs_at = [], [], {}
-    duration_v = 0.0
-    targets = window_onsets(info.duration_s + 1.0, window_s=window_s, hop_s=hop_s) + window_s / 2
-    batch: list[np.ndarray] = []
-
-    def flush():
-        if batch:
-            with torch.no_grad():
-                embs.append(venc(torch.from_numpy(np.stack(batch))).float().numpy())
-            batch.clear()
-
-    from neurokit._utils.progress import progress_bar
-
-    ti = 0
-    frame_iter = progress_bar(iter_frames(movie, every=every), description=f"video {movie.name}", enabled=progress,
-                              total=max(1, info.n_frames // every))
-    for t, rgb in frame_iter:
-        times.append(t)
-        batch.append(rgb)
-        while ti < len(targets) and t >= targets[ti]:
-            thumbs_at[ti] = _thumb(rgb)
-            ti += 1
-        duration_v = t + every / info.fps
-        if len(batch) == batch_size:
-            flush()
-    flush()
-    if not times:
-        raise DataFileError(f"{movie}: no video frame could be decoded")
-    duration_a = len(wave) / AUDIO_RATE
-    duration = min(duration_v, duration_a)
-    onsets = window_onsets(duration, window_s=window_s, hop_s=hop_s)
+    venc = FrameEncoder(encoders.video, encoders.video_pretrained)
+    aenc = SpectrogramEncoder(encoders.audio, encoders.audio_pretrained)
+    frames = _embed_frames(movie, info, venc, windows, batch_size, progress)
+    duration = min(frames.duration_s, len(wave) / AUDIO_RATE)
+    onsets = window_onsets(duration, window_s=windows.window_s, hop_s=windows.hop_s)
     if len(onsets) == 0:
-        raise DataFileError(f"{movie}: {duration:.2f} s of video and audio, shorter than one {window_s:g}-s window")
-    frame_emb = np.concatenate(embs)
-    times = np.asarray(times)
-    csum = np.concatenate([np.zeros((1, frame_emb.shape[1])), np.cumsum(frame_emb, axis=0, dtype=np.float64)])
-    lo = np.searchsorted(times, onsets - 1e-6)
-    hi = np.searchsorted(times, onsets + window_s - 1e-6)
-    if np.any(hi <= lo):
-        bad = onsets[hi <= lo][:5].tolist()
-        raise DataFileError(f"{movie}: windows at {bad} s hold no decoded frame (frame rate too low for the window)")
-    video = ((csum[hi] - csum[lo]) / (hi - lo)[:, None]).astype(np.float32)
-
-    n_win = int(window_s * AUDIO_RATE)
-    starts = np.round(onsets * AUDIO_RATE).astype(int)
-    aud = []
-    for b0 in progress_bar(range(0, len(starts), batch_size), description="audio windows", enabled=progress):
-        seg = np.stack([wave[s : s + n_win] for s in starts[b0 : b0 + batch_size]])
-        with torch.no_grad():
-            aud.append(aenc.encode(seg).float().numpy())
-    audio_emb = np.concatenate(aud).astype(np.float32)
-
-    clip_list = check_clips(clips, duration, str(movie)) if clips else None
-    rest = rest_mask(onsets, clip_list, window_s=window_s)
+        raise DataFileError(f"{movie}: {duration:.2f} s of video and audio, shorter than one {windows.window_s:g}-s window")
+    video = _window_means(frames, onsets, windows.window_s, movie)
+    audio_emb = _embed_audio(wave, onsets, windows.window_s, aenc, batch_size, progress)
+    clip_list = check_clips(windows.clips, duration, str(movie)) if windows.clips else None
+    rest = rest_mask(onsets, clip_list, window_s=windows.window_s)
     blank = np.zeros((THUMB, THUMB, 3), np.uint8)
-    thumbs = np.stack([thumbs_at.get(i, blank) for i in range(len(onsets))])
+    thumbs = np.stack([frames.thumbnails.get(i, blank) for i in range(len(onsets))])
     attrs = {
         "format": FORMAT,
         "source": str(movie),
@@ -182,9 +189,9 @@ def embed_stimuli(
         "audio_sha256": file_sha256(audio) if audio is not None else file_sha256(movie),
         "run": run if run is not None else run_from_name(movie),
         "duration_s": float(duration),
-        "window_s": float(window_s),
-        "hop_s": float(hop_s),
-        "fps": float(info.fps) / every,
+        "window_s": float(windows.window_s),
+        "hop_s": float(windows.hop_s),
+        "fps": float(info.fps) / windows.every,
         "audio_rate": AUDIO_RATE,
         "clips": json.dumps(clip_list),
         "video_encoder": json.dumps({**_public(venc.info), "weights_sha256": venc.weights_sha256, "dim": venc.dim}),
@@ -193,6 +200,69 @@ def embed_stimuli(
     }
     return write_stimulus_store(out, video=video, audio=audio_emb, onsets=onsets, rest=rest, thumbnails=thumbs,
                                 attrs=attrs, overwrite=overwrite)
+
+
+@dataclass
+class _Frames:
+    times: np.ndarray  # (n_frames,) s
+    embeddings: np.ndarray  # (n_frames, D)
+    thumbnails: dict  # window index → (48, 48, 3) uint8, the frame at the window's centre
+    duration_s: float
+
+
+def _embed_frames(movie: Path, info, venc, windows: StimulusWindows, batch_size: int, progress: bool) -> _Frames:
+    """Every ``windows.every``-th frame embedded, in batches, with a thumbnail at each window centre."""
+    every = int(windows.every)
+    centres = window_onsets(info.duration_s + 1.0, window_s=windows.window_s, hop_s=windows.hop_s) + windows.window_s / 2
+    times, embs, thumbs, batch = [], [], {}, []
+
+    def flush():
+        if batch:
+            with torch.no_grad():
+                embs.append(venc(torch.from_numpy(np.stack(batch))).float().numpy())
+            batch.clear()
+
+    ti, duration = 0, 0.0
+    frame_iter = progress_bar(iter_frames(movie, every=every), description=f"video {movie.name}", enabled=progress,
+                              total=max(1, info.n_frames // every))
+    for t, rgb in frame_iter:
+        times.append(t)
+        batch.append(rgb)
+        while ti < len(centres) and t >= centres[ti]:
+            thumbs[ti] = _thumb(rgb)
+            ti += 1
+        duration = t + every / info.fps
+        if len(batch) == batch_size:
+            flush()
+    flush()
+    if not times:
+        raise DataFileError(f"{movie}: no video frame could be decoded")
+    return _Frames(np.asarray(times), np.concatenate(embs), thumbs, duration)
+
+
+def _window_means(frames: _Frames, onsets: np.ndarray, window_s: float, movie: Path) -> np.ndarray:
+    """``(n_windows, D)`` float32: the mean frame embedding of each window ``[onset, onset + window_s)``."""
+    emb = frames.embeddings
+    csum = np.concatenate([np.zeros((1, emb.shape[1])), np.cumsum(emb, axis=0, dtype=np.float64)])
+    lo = np.searchsorted(frames.times, onsets - 1e-6)
+    hi = np.searchsorted(frames.times, onsets + window_s - 1e-6)
+    if np.any(hi <= lo):
+        bad = onsets[hi <= lo][:5].tolist()
+        raise DataFileError(f"{movie}: windows at {bad} s hold no decoded frame (frame rate too low for the window)")
+    return ((csum[hi] - csum[lo]) / (hi - lo)[:, None]).astype(np.float32)
+
+
+def _embed_audio(wave: np.ndarray, onsets: np.ndarray, window_s: float, aenc, batch_size: int,
+                 progress: bool) -> np.ndarray:
+    """``(n_windows, D)`` float32: the audio tower's embedding of each window's waveform."""
+    n_win = int(window_s * AUDIO_RATE)
+    starts = np.round(onsets * AUDIO_RATE).astype(int)
+    out = []
+    for b0 in progress_bar(range(0, len(starts), batch_size), description="audio windows", enabled=progress):
+        seg = np.stack([wave[s : s + n_win] for s in starts[b0 : b0 + batch_size]])
+        with torch.no_grad():
+            out.append(aenc.encode(seg).float().numpy())
+    return np.concatenate(out).astype(np.float32)
 
 
 def _public(info: dict) -> dict:
