@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib
 import pickle
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -128,12 +129,18 @@ def safe_load(path: str | Path, map_location: Any = "cpu") -> Any:
         dtypes = importlib.import_module("numpy.dtypes")
         allowed += [getattr(dtypes, a) for a in dir(dtypes) if a.endswith("DType") and isinstance(getattr(dtypes, a), type)]
     try:
-        with torch.serialization.safe_globals(allowed):
+        with torch.serialization.safe_globals(allowed), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Detected pickle protocol")
             return torch.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as exc:
-        lines = [ln.strip() for ln in str(exc).splitlines() if "GLOBAL" in ln or "Unsupported" in ln or "but got" in ln]
-        raise PretrainedError(f"{path}: refused, loading it with torch.load(weights_only=True) would run code "
-                              f"({(lines or ['a pickled object'])[0][:200]})") from None
+        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+        code = [ln for ln in lines if "GLOBAL" in ln or "but got" in ln]
+        if code:
+            raise PretrainedError(f"{path}: refused, loading it would run code of the file's choosing ({code[0][:200]}); "
+                                  "neurokit reads weights with torch.load(weights_only=True)") from None
+        what = next((ln for ln in lines if "Unsupported" in ln), lines[-1] if lines else "")
+        raise PretrainedError(f"{path}: refused, torch.load(weights_only=True) cannot read it safely ({what[:200]}); "
+                              "weights must be a torch.save file of tensors (a state dict or a neurokit checkpoint)") from None
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [""])[0][:200]
         raise PretrainedError(f"{path}: not a readable PyTorch weights file ({type(exc).__name__}: {first})") from None
