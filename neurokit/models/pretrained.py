@@ -365,13 +365,54 @@ def unknown_options(given: Mapping[str, Any], allowed: Sequence[str], what: str)
 
 
 def with_info(module: nn.Module, pf: PretrainedFile, report: WeightReport, family: str) -> nn.Module:
-    """Attach ``pretrained_info`` (provenance, coverage, family, kind) to ``module`` and return it."""
+    """Attach ``pretrained_info`` (provenance, coverage, family, kind) to ``module`` and return it.
+
+    Parameters
+    ----------
+    module : nn.Module
+    pf : PretrainedFile
+        Where the weights came from.
+    report : WeightReport
+        What :func:`load_into` loaded.
+    family : str
+        The model family.
+
+    Returns
+    -------
+    nn.Module
+        ``module``, with ``pretrained_info``.
+
+    Example
+    -------
+    >>> import torch.nn as nn
+    >>> lin = nn.Linear(1, 1)
+    >>> pf = read_pretrained(nn.Linear(1, 1).state_dict())
+    >>> with_info(lin, pf, load_into(lin, pf.state_dict, name="demo"), "demo").pretrained_info["loaded"]
+    2
+    """
     module.pretrained_info = {**pf.info, **report.to_dict(), "model": family, "kind": pf.kind}
     return module
 
 
 def place(module: nn.Module, map_location: Any) -> nn.Module:
-    """``module`` moved to ``map_location`` when it names a device (a string or ``torch.device``)."""
+    """``module`` moved to ``map_location`` when it names a device (a string or ``torch.device``).
+
+    Parameters
+    ----------
+    module : nn.Module
+    map_location : str, torch.device or other
+        ``torch.load``'s ``map_location``; a callable or a dict moves nothing.
+
+    Returns
+    -------
+    nn.Module
+
+    Example
+    -------
+    >>> import torch.nn as nn
+    >>> next(place(nn.Linear(1, 1), "cpu").parameters()).device.type
+    'cpu'
+    """
     if isinstance(map_location, (str, torch.device)):
         module = module.to(map_location)
     return module

@@ -7,7 +7,6 @@ families are listed explicitly in :data:`MODELS` (no registration by import side
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -80,10 +79,24 @@ CBRAMOD_OPTIONS = tuple(f.name for f in fields(CBraModConfig))
 def make_cbramod(kwargs: dict) -> CBraMod:
     """:class:`CBraMod` from :func:`create_model` options (the :class:`CBraModConfig` fields).
 
+    Parameters
+    ----------
+    kwargs : dict
+        :class:`~neurokit.models.cbramod.CBraModConfig` fields.
+
+    Returns
+    -------
+    CBraMod
+
     Raises
     ------
     ConfigError
         An unknown option (the message lists the allowed ones).
+
+    Example
+    -------
+    >>> make_cbramod({"n_layers": 1}).config.n_layers
+    1
     """
     unknown_options(kwargs, CBRAMOD_OPTIONS, "cbramod")
     return CBraMod(**kwargs)
@@ -113,10 +126,25 @@ def make_vsmae(kwargs: dict) -> VSMAE:
     :class:`~neurokit.models.sit.SiTConfig` field (``n_chans``, ``n_patches``, ``vertices_per_patch``…) and
     ``mask_ratio`` and the decoder fields of :class:`~neurokit.models.vsmae.VSMAEConfig`.
 
+    Parameters
+    ----------
+    kwargs : dict
+        The options above.
+
+    Returns
+    -------
+    VSMAE
+
     Raises
     ------
     ConfigError
         An unknown option or size (the message lists the allowed ones).
+
+    Example
+    -------
+    >>> m = make_vsmae({"size": "tiny", "n_layers": 1, "n_chans": 2, "n_patches": 20, "vertices_per_patch": 45})
+    >>> m.encoder.config.depth, m.config.mask_ratio
+    (1, 0.75)
     """
     kw = dict(kwargs)
     unknown_options(kw, SIT_OPTIONS, "sit")
@@ -203,10 +231,24 @@ def make_clip(kwargs: dict) -> SurfaceCLIP:
     :class:`~neurokit.models.clip.CLIPConfig` fields ``video_dim``, ``audio_dim`` (default 768), ``embed_dim``,
     ``dropout`` (of the projection heads), ``lag_s``, ``weights``, ``log_scale``, ``stimulus``.
 
+    Parameters
+    ----------
+    kwargs : dict
+        The options above.
+
+    Returns
+    -------
+    SurfaceCLIP
+
     Raises
     ------
     ConfigError
         An unknown option or size.
+
+    Example
+    -------
+    >>> make_clip({"n_layers": 1, "n_patches": 20, "video_dim": 8}).config.fmri.n_chans
+    3
     """
     kw = dict(kwargs)
     unknown_options(kw, CLIP_OPTIONS, "clip")
