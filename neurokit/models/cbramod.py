@@ -6,7 +6,7 @@ Parameter names follow the released ``pretrained_weights.pth`` so that its state
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 import torch
 import torch.nn as nn
@@ -376,14 +376,16 @@ class CBraMod(nn.Module):
     @classmethod
     def from_pretrained(cls, name: str = "hub:weighting666/CBraMod", *, revision: str | None = None,
                         sha256: str | None = None, cache_dir: str | None = None, offline: bool | None = None,
-                        **config) -> "CBraMod":
-        """A CBraMod with released weights, by Hub name or path (:mod:`neurokit.models.hub`).
+                        allow_partial: bool = False, map_location="cpu", **config) -> "CBraMod":
+        """A CBraMod with released or neurokit-trained weights, by Hub name or path (:mod:`neurokit.models.hub`).
 
         Parameters
         ----------
         name : str
             ``hub:ORG/NAME[/FILE][@REVISION]`` (default: the authors' release ``weighting666/CBraMod``),
-            ``ORG/NAME``, or a local weights file.
+            ``ORG/NAME``, or a local file: a released state dict, a neurokit pretraining checkpoint of the
+            ``cbramod`` family (its recorded ``model_config`` gives the architecture) or a fine-tuning
+            checkpoint (its fine-tuned backbone; the head is left out).
         revision : str, optional
             Branch, tag or commit hash to pin (overrides ``@REVISION``).
         sha256 : str, optional
@@ -391,22 +393,52 @@ class CBraMod(nn.Module):
         cache_dir, offline
             Hub cache folder (default ``$HF_HUB_CACHE``) and cache-only mode (default: ``HF_HUB_OFFLINE``
             or ``NEUROKIT_OFFLINE`` set).
+        allow_partial : bool
+            Accept weights that cover only part of the model.
+        map_location : str or torch.device
+            Device the weights are read onto and the model is placed on.
         **config
-            Architecture (:class:`CBraModConfig`); the release is the paper's configuration.
+            Architecture (:class:`CBraModConfig`), over the checkpoint's; a state dict's layer count is read
+            from its tensor names when ``n_layers`` is not given (the release is the paper's configuration).
 
-        The model's ``pretrained_info`` holds the name, revision, resolved commit, SHA-256 and key coverage.
+        Returns
+        -------
+        CBraMod
+            With ``pretrained_info``: the name, revision, resolved commit, SHA-256 and key coverage.
 
         Raises
         ------
         neurokit.models.hub.HubError
-            Unknown name, not cached while offline, hash mismatch, or weights that do not cover the model.
-        """
-        from neurokit.models.hub import load_pretrained_into
+            Unknown name, not cached while offline, hash mismatch. Files that do not cover the model, of
+            another model family, or that would run code on loading (read with ``weights_only=True``) raise
+            :class:`~neurokit.models.pretrained.PretrainedError`, both a ``HubError`` and a ``WeightsError``.
 
-        model = cls(**config)
-        model.pretrained_info = load_pretrained_into(model, name, revision=revision, sha256=sha256,
-                                                     cache_dir=cache_dir, offline=offline)
-        return model
+        Example
+        -------
+        >>> m = CBraMod.from_pretrained("hub:weighting666/CBraMod")  # doctest: +SKIP
+        >>> m.pretrained_info["loaded"] == m.pretrained_info["total"]  # doctest: +SKIP
+        True
+        """
+        from neurokit.models.pretrained import (
+            cbramod_layers,
+            expect_family,
+            load_into,
+            place,
+            read_pretrained,
+            unknown_options,
+            with_info,
+        )
+
+        unknown_options(config, [f.name for f in fields(CBraModConfig)], "CBraMod")
+        pf = read_pretrained(name, map_location=map_location, revision=revision, sha256=sha256, cache_dir=cache_dir,
+                             offline=offline)
+        expect_family(pf, ["cbramod"], "CBraMod.from_pretrained")
+        cfg = {**pf.model_config, **config}
+        if not pf.model_config and "n_layers" not in cfg:
+            cfg["n_layers"] = cbramod_layers(pf.state_dict) or 12
+        model = cls(**cfg)
+        report = load_into(model, pf.backbone_state(), allow_partial=allow_partial, name=pf.info.get("name", pf.source))
+        return place(with_info(model, pf, report, "cbramod"), map_location)
 
     @classmethod
     def from_config(cls, cfg: CBraModConfig | dict) -> "CBraMod":

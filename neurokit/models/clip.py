@@ -123,6 +123,58 @@ class SurfaceCLIP(nn.Module):
         self.register_buffer("log_scale", torch.tensor(cfg.log_scale, dtype=torch.float32))
         self.register_buffer("weights", torch.tensor(cfg.weights, dtype=torch.float32))
 
+    @classmethod
+    def from_pretrained(cls, source, *, map_location="cpu", allow_partial: bool = False, **config) -> "SurfaceCLIP":
+        """The tri-modal CLIP of a ``clip``-family pretraining checkpoint.
+
+        Parameters
+        ----------
+        source : str or Path
+            A neurokit pretraining checkpoint of the ``clip`` family (architecture from its ``model_config``),
+            a bare SurfaceCLIP state dict (architecture from ``**config``), or Hub weights
+            ``hub:ORG/NAME[/FILE][@REVISION]``. Read with ``torch.load(weights_only=True)``.
+        map_location : str or torch.device
+            Device the weights are read onto and the model is placed on.
+        allow_partial : bool
+            Accept weights that cover only part of the model.
+        **config
+            :class:`CLIPConfig` fields over the recorded ones (e.g. ``dropout=0.0``).
+
+        Returns
+        -------
+        SurfaceCLIP
+            With ``pretrained_info`` (source, SHA-256, family, kind, tensors loaded/total).
+
+        Raises
+        ------
+        neurokit.models.pretrained.PretrainedError
+            A checkpoint of another family (the message names both), a file that would run code on loading,
+            or weights that do not fit.
+        ConfigError
+            A fine-tuning checkpoint (its SiT encoder: :meth:`SiT.from_pretrained
+            <neurokit.models.sit.SiT.from_pretrained>`), or an unknown config field.
+
+        Example
+        -------
+        >>> import neurokit, tempfile, os
+        >>> from neurokit.models.checkpoint import save_checkpoint
+        >>> m = neurokit.create_model("clip", n_layers=1, n_patches=20, video_dim=8, audio_dim=4)
+        >>> p = save_checkpoint(os.path.join(tempfile.mkdtemp(), "last.pt"), {"kind": "pretrain", "model": "clip",
+        ...                     "model_config": m.config.to_dict(), "state_dict": m.state_dict()})
+        >>> SurfaceCLIP.from_pretrained(p).config.video_dim
+        8
+        """
+        from neurokit.models.pretrained import expect_family, load_into, place, read_pretrained, with_info
+
+        pf = read_pretrained(source, map_location=map_location)
+        family = expect_family(pf, ["clip"], "SurfaceCLIP.from_pretrained")
+        if not pf.whole_module:
+            raise ConfigError(f"{pf.source}: is a fine-tuning checkpoint (kind {pf.kind!r}) holding a SiT encoder and a "
+                              "head, not the CLIP projection heads; read its encoder with SiT.from_pretrained")
+        model = cls(CLIPConfig.from_dict({**pf.model_config, **config}))
+        report = load_into(model, pf.state_dict, allow_partial=allow_partial, name=pf.source, what="CLIP model")
+        return place(with_info(model, pf, report, family), map_location)
+
     def embed_fmri(self, x: torch.Tensor) -> torch.Tensor:
         """``(B, T, N, V)`` tubelets → ``(B, embed_dim)`` unit vectors."""
         return F.normalize(self.fmri_head(self.encoder(x)), dim=-1)

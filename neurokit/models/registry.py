@@ -7,8 +7,7 @@ families are listed explicitly in :data:`MODELS` (no registration by import side
 from __future__ import annotations
 
 import logging
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -16,11 +15,19 @@ import torch.nn as nn
 
 from neurokit._utils.errors import ConfigError
 from neurokit.data.pairs import open_stimuli
-from neurokit.models.cbramod import CBraMod
-from neurokit.models.checkpoint import load_checkpoint
+from neurokit.models.cbramod import CBraMod, CBraModConfig
 from neurokit.models.clip import CLIPConfig, SurfaceCLIP
-from neurokit.models.hub import fetch_weights
-from neurokit.models.sit import sit_config
+from neurokit.models.pretrained import (
+    FAMILY_TITLES,
+    cbramod_layers,
+    expect_family,
+    load_into,
+    place,
+    read_pretrained,
+    unknown_options,
+    with_info,
+)
+from neurokit.models.sit import SiTConfig, sit_config
 from neurokit.models.vsmae import VSMAE, VSMAEConfig
 from neurokit.models.weights import load_weights
 
@@ -48,6 +55,10 @@ class ModelSpec:
         ``"avgpool"`` where flattening every token would make a huge layer).
     title : str
         The family's name as printed in progress bars, tables and reports.
+    create : callable ``(kwargs: dict) -> nn.Module``
+        The module from :func:`create_model`'s keyword arguments (no store needed).
+    options : tuple of str
+        The keyword arguments ``create`` accepts.
     """
 
     name: str
@@ -57,9 +68,40 @@ class ModelSpec:
     backbone: Callable[[nn.Module], nn.Module]
     default_head: str = "avgpool"
     title: str = ""
+    create: Callable[[dict], nn.Module] | None = None
+    options: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- CBraMod
+CBRAMOD_OPTIONS = tuple(f.name for f in fields(CBraModConfig))
+
+
+def make_cbramod(kwargs: dict) -> CBraMod:
+    """:class:`CBraMod` from :func:`create_model` options (the :class:`CBraModConfig` fields).
+
+    Parameters
+    ----------
+    kwargs : dict
+        :class:`~neurokit.models.cbramod.CBraModConfig` fields.
+
+    Returns
+    -------
+    CBraMod
+
+    Raises
+    ------
+    ConfigError
+        An unknown option (the message lists the allowed ones).
+
+    Example
+    -------
+    >>> make_cbramod({"n_layers": 1}).config.n_layers
+    1
+    """
+    unknown_options(kwargs, CBRAMOD_OPTIONS, "cbramod")
+    return CBraMod(**kwargs)
+
+
 def build_cbramod(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> nn.Module:
     if len(sample_shape) != 3 or sample_shape[-1] != 200:
         raise ValueError(f"CBraMod needs EEG stores of (C, N, 200) samples; this store has {sample_shape}")
@@ -73,6 +115,44 @@ def rebuild_cbramod(cfg: dict) -> nn.Module:
 
 # --------------------------------------------------------------------------- SiT (vsMAE pretraining)
 _DECODER_KEYS = {"mask_ratio", "decoder_dim", "decoder_depth", "decoder_heads", "decoder_dim_head", "decoder_mlp_dim"}
+SIT_FIELDS = tuple(f.name for f in fields(SiTConfig))
+SIT_OPTIONS = ("size", "n_layers", *SIT_FIELDS, *sorted(_DECODER_KEYS))
+
+
+def make_vsmae(kwargs: dict) -> VSMAE:
+    """:class:`VSMAE` (the ``"sit"`` family's pretraining module) from :func:`create_model` options.
+
+    ``kwargs``: ``size`` (``tiny``/``small``/``base``, default tiny), ``n_layers`` (alias of ``depth``), any
+    :class:`~neurokit.models.sit.SiTConfig` field (``n_chans``, ``n_patches``, ``vertices_per_patch``…) and
+    ``mask_ratio`` and the decoder fields of :class:`~neurokit.models.vsmae.VSMAEConfig`.
+
+    Parameters
+    ----------
+    kwargs : dict
+        The options above.
+
+    Returns
+    -------
+    VSMAE
+
+    Raises
+    ------
+    ConfigError
+        An unknown option or size (the message lists the allowed ones).
+
+    Example
+    -------
+    >>> m = make_vsmae({"size": "tiny", "n_layers": 1, "n_chans": 2, "n_patches": 20, "vertices_per_patch": 45})
+    >>> m.encoder.config.depth, m.config.mask_ratio
+    (1, 0.75)
+    """
+    kw = dict(kwargs)
+    unknown_options(kw, SIT_OPTIONS, "sit")
+    size = kw.pop("size", "tiny")
+    if "n_layers" in kw:
+        kw["depth"] = kw.pop("n_layers")
+    mae = {k: kw.pop(k) for k in list(kw) if k in _DECODER_KEYS}
+    return VSMAE(VSMAEConfig(encoder=sit_config(size, **kw), **mae))
 
 
 def build_vsmae(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> VSMAE:
@@ -92,14 +172,8 @@ def build_vsmae(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> VSMAE:
             f"SiT pretrains on surface stores of (T, n_patches, V) samples; this store is "
             f"{store_attrs.get('modality')!r} with samples {tuple(sample_shape)}"
         )
-    kw = dict(kwargs)
-    size = kw.pop("size", "tiny")
-    if "n_layers" in kw:
-        kw["depth"] = kw.pop("n_layers")
-    mae = {k: kw.pop(k) for k in list(kw) if k in _DECODER_KEYS}
     T, N, V = (int(s) for s in sample_shape)
-    enc = sit_config(size, n_chans=T, n_patches=N, vertices_per_patch=V, **kw)
-    return VSMAE(VSMAEConfig(encoder=enc, **mae))
+    return make_vsmae({**kwargs, "n_chans": T, "n_patches": N, "vertices_per_patch": V})
 
 
 def rebuild_vsmae(model_config: dict) -> VSMAE:
@@ -145,6 +219,47 @@ def build_clip(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> SurfaceC
                                   stimulus=encoder_facts(stimuli), **ckw))
 
 
+CLIP_KEYS = ("video_dim", "audio_dim", "embed_dim", "dropout", "lag_s", "weights", "log_scale", "stimulus")
+CLIP_OPTIONS = ("size", "n_layers", *SIT_FIELDS, *CLIP_KEYS)
+
+
+def make_clip(kwargs: dict) -> SurfaceCLIP:
+    """:class:`SurfaceCLIP` from :func:`create_model` options (no stimulus store needed).
+
+    ``kwargs``: ``size`` (SiT preset, default tiny), ``n_layers``, any :class:`~neurokit.models.sit.SiTConfig`
+    field (default input: the paper's ``n_chans=3``, ``n_patches=1280``, ``vertices_per_patch=45``), and the
+    :class:`~neurokit.models.clip.CLIPConfig` fields ``video_dim``, ``audio_dim`` (default 768), ``embed_dim``,
+    ``dropout`` (of the projection heads), ``lag_s``, ``weights``, ``log_scale``, ``stimulus``.
+
+    Parameters
+    ----------
+    kwargs : dict
+        The options above.
+
+    Returns
+    -------
+    SurfaceCLIP
+
+    Raises
+    ------
+    ConfigError
+        An unknown option or size.
+
+    Example
+    -------
+    >>> make_clip({"n_layers": 1, "n_patches": 20, "video_dim": 8}).config.fmri.n_chans
+    3
+    """
+    kw = dict(kwargs)
+    unknown_options(kw, CLIP_OPTIONS, "clip")
+    size = kw.pop("size", "tiny")
+    if "n_layers" in kw:
+        kw["depth"] = kw.pop("n_layers")
+    ckw = {k: kw.pop(k) for k in list(kw) if k in CLIP_KEYS}
+    enc = sit_config(size, **{"n_chans": 3, "n_patches": 1280, "vertices_per_patch": 45, **kw})
+    return SurfaceCLIP(CLIPConfig(fmri=enc, **ckw))
+
+
 def rebuild_clip(model_config: dict) -> SurfaceCLIP:
     return SurfaceCLIP(CLIPConfig.from_dict(dict(model_config)))
 
@@ -171,9 +286,12 @@ def _encoder(m: nn.Module) -> nn.Module:
 
 #: every model family, by name
 MODELS: dict[str, ModelSpec] = {
-    "cbramod": ModelSpec("cbramod", "eeg", build_cbramod, rebuild_cbramod, lambda m: m, "all_patch_reps", "CBraMod"),
-    "sit": ModelSpec("sit", "surface", build_vsmae, rebuild_vsmae, _encoder, "avgpool", "SiT"),
-    "clip": ModelSpec("clip", "surface", build_clip, rebuild_clip, _encoder, "avgpool", "CLIP (SiT)"),
+    "cbramod": ModelSpec("cbramod", "eeg", build_cbramod, rebuild_cbramod, lambda m: m, "all_patch_reps",
+                         FAMILY_TITLES["cbramod"], make_cbramod, CBRAMOD_OPTIONS),
+    "sit": ModelSpec("sit", "surface", build_vsmae, rebuild_vsmae, _encoder, "avgpool", FAMILY_TITLES["sit"],
+                     make_vsmae, SIT_OPTIONS),
+    "clip": ModelSpec("clip", "surface", build_clip, rebuild_clip, _encoder, "avgpool", FAMILY_TITLES["clip"],
+                      make_clip, CLIP_OPTIONS),
 }
 
 
@@ -233,22 +351,22 @@ def build_backbone(init: str | Path | None, *, model: str, model_kwargs: dict | 
     if init is None:
         module = objective.build(store_attrs, tuple(sample_shape), dict(model_kwargs))
         return objective.backbone(module), {**info, "model_config": module.config.to_dict()}
-    path, weights_info = fetch_weights(str(init))  # hub:ORG/NAME[@REV] or a path; name, revision, commit, sha256
+    pf = read_pretrained(init)  # hub:ORG/NAME[@REV] or a path, read with weights_only=True
+    weights_info = pf.info  # name, revision, commit, sha256
     info["weights"] = weights_info
-    ck = load_checkpoint(path)
-    if ck.get("kind") == "finetune":
+    if not pf.whole_module:
         raise ConfigError(f"{init}: is a fine-tuned checkpoint; start from a pretrain checkpoint or a state_dict")
-    model_name = ck.get("model", model)
+    model_name = pf.family or "cbramod"  # a bare state dict: CBraMod's release
     if model_name != model:
         objective = get_model_spec(model_name)
-    mcfg = dict(ck.get("model_config") or {})
-    if ck.get("format") == "state_dict" and model_name == "cbramod" and "n_layers" not in mcfg:
-        mcfg["n_layers"] = cbramod_layers(ck["state_dict"]) or 12
+    mcfg = dict(pf.model_config)
+    if pf.family is None and model_name == "cbramod" and "n_layers" not in mcfg:
+        mcfg["n_layers"] = cbramod_layers(pf.state_dict) or 12
     mcfg.update(model_kwargs)
     module = objective.rebuild(mcfg)
-    report = load_weights(module, ck["state_dict"], allow_partial=allow_partial, name=str(init))
+    report = load_weights(module, pf.state_dict, allow_partial=allow_partial, name=str(init))
     (logger.info if report.complete else logger.warning)("%s", report.line())
-    pre_ch = (ck.get("store_attrs") or {}).get("ch_names")
+    pre_ch = (pf.checkpoint.get("store_attrs") or {}).get("ch_names")
     now_ch = store_attrs.get("ch_names")
     if pre_ch and now_ch and list(pre_ch) != list(now_ch):
         logger.warning("%s was pretrained on %d channels, the store has %d (%d in common); the backbone is "
@@ -256,11 +374,161 @@ def build_backbone(init: str | Path | None, *, model: str, model_kwargs: dict | 
                        len(set(pre_ch) & set(now_ch)))
     # coverage (loaded/total, missing, unexpected) and where the file came from (name, revision, commit, SHA-256)
     info.update(model=model_name, model_config=module.config.to_dict(), weights={**report.to_dict(), **weights_info},
-                weights_line=report.line(), pretrain_recipe=ck.get("recipe"))
+                weights_line=report.line(), pretrain_recipe=pf.checkpoint.get("recipe"))
     return objective.backbone(module), info
 
 
-def cbramod_layers(sd: dict) -> int | None:
-    """Layer count of a CBraMod state dict (``encoder.layers.{i}.…``; wrapper prefixes allowed)."""
-    idx = [int(m.group(1)) for k in sd for m in [re.search(r"encoder\.layers\.(\d+)\.", k)] if m]
-    return max(idx) + 1 if idx else None
+def create_model(name: str, *, pretrained: str | Path | None = None, allow_partial: bool = False,
+                 map_location: Any = "cpu", **kwargs: Any) -> nn.Module:
+    """A model family's module by name, optionally with pretrained weights (as ``timm.create_model``).
+
+    Parameters
+    ----------
+    name : str
+        The family (:func:`list_models`): ``"cbramod"`` (:class:`~neurokit.models.cbramod.CBraMod`), ``"sit"``
+        (:class:`~neurokit.models.vsmae.VSMAE`, the masked autoencoder around a SiT encoder that the family
+        pretrains; its encoder is ``model.encoder``) or ``"clip"`` (:class:`~neurokit.models.clip.SurfaceCLIP`).
+    pretrained : str or Path, optional
+        Weights to load: a neurokit pretraining checkpoint, a bare state dict (e.g. CBraMod's released
+        ``pretrained_weights.pth``), or Hub weights ``hub:ORG/NAME[/FILE][@REVISION]``. Read with
+        ``torch.load(weights_only=True)`` and loaded through :func:`~neurokit.models.weights.load_weights`
+        (strict: every tensor of the module, no extra tensor, same shapes). Without ``**kwargs`` the
+        architecture a checkpoint records (``model_config``) is used; with them, the module is built from
+        ``kwargs`` and the weights must fit it.
+    allow_partial : bool
+        Accept weights that cover only part of the module (the rest keeps its initial values).
+    map_location : str or torch.device
+        Device the weights are read onto and the module is placed on (default ``"cpu"``).
+    **kwargs
+        The family's options (:attr:`ModelSpec.options`): CBraMod the :class:`~neurokit.models.cbramod.CBraModConfig`
+        fields (``n_layers``, ``d_model``…); ``sit`` ``size`` (``tiny``/``small``/``base``), ``n_layers``,
+        the :class:`~neurokit.models.sit.SiTConfig` fields (``n_chans``, ``n_patches``, ``vertices_per_patch``…),
+        ``mask_ratio`` and the decoder fields; ``clip`` ``size``, ``n_layers``, the SiT fields and the
+        :class:`~neurokit.models.clip.CLIPConfig` fields (``video_dim``, ``audio_dim``, ``embed_dim``…).
+
+    Returns
+    -------
+    nn.Module
+        The family's module, with a ``config`` whose ``to_dict()`` rebuilds it; with ``pretrained``, also
+        ``pretrained_info`` (source, SHA-256, Hub commit, tensors loaded/total, missing, unexpected).
+
+    Raises
+    ------
+    ConfigError
+        Unknown family (the message lists the known ones) or option (lists the allowed ones); ``pretrained``
+        is a fine-tuning checkpoint (use :func:`from_pretrained` for its backbone).
+    neurokit.models.pretrained.PretrainedError
+        ``pretrained`` is of another family, would run code on loading, or does not fit the module.
+    FileNotFoundError, neurokit.models.hub.HubError
+        No such file; Hub weights not resolvable.
+
+    Example
+    -------
+    >>> import neurokit
+    >>> m = neurokit.create_model("cbramod", n_layers=2)
+    >>> m.config.n_layers
+    2
+    >>> v = neurokit.create_model("sit", size="tiny", n_layers=1, n_chans=3, n_patches=20, vertices_per_patch=45)
+    >>> type(v).__name__, v.encoder.config.dim
+    ('VSMAE', 192)
+    """
+    spec = get_model_spec(name)
+    if pretrained is None:
+        return place(spec.create(dict(kwargs)), map_location)
+    pf = read_pretrained(pretrained, map_location=map_location)
+    family = expect_family(pf, [name], f"create_model({name!r})")
+    if not pf.whole_module:
+        raise ConfigError(f"{pretrained}: is a fine-tuned checkpoint (kind {pf.kind!r}); create_model loads pretraining "
+                          "checkpoints and state dicts: neurokit.from_pretrained(path) gives its backbone, "
+                          "neurokit.models.heads.load_finetuned(path) the whole fine-tuned model")
+    if kwargs or not pf.model_config:
+        kw = dict(kwargs)
+        if family == "cbramod" and pf.family is None and "n_layers" not in kw:
+            kw["n_layers"] = cbramod_layers(pf.state_dict) or 12
+        module = spec.create(kw)
+    else:
+        module = spec.rebuild(dict(pf.model_config))
+    report = load_into(module, pf.state_dict, allow_partial=allow_partial, name=pf.source, what=f"{spec.title} model")
+    (logger.info if report.complete else logger.warning)("%s", report.line())
+    return place(with_info(module, pf, report, family), map_location)
+
+
+def from_pretrained(source: str | Path, *, model: str | None = None, map_location: Any = "cpu",
+                    allow_partial: bool = False, **config: Any) -> nn.Module:
+    """A model rebuilt from a weights file, its family and architecture taken from the file.
+
+    Parameters
+    ----------
+    source : str or Path
+        One of
+
+        - a neurokit **pretraining checkpoint** (``neuro pretrain``'s ``last.pt``; it records ``model`` and
+          ``model_config``): returns the family's whole module (``cbramod`` → :class:`~neurokit.models.cbramod.CBraMod`,
+          ``sit`` → :class:`~neurokit.models.vsmae.VSMAE`, ``clip`` → :class:`~neurokit.models.clip.SurfaceCLIP`);
+        - a neurokit **fine-tuning checkpoint** (``neuro finetune``'s ``best.pt``, or a multitask one): returns
+          the **fine-tuned backbone** only (:class:`CBraMod` or the :class:`~neurokit.models.sit.SiT` encoder,
+          as :attr:`ModelSpec.backbone`), the task head left out; the whole fine-tuned model (backbone + head)
+          is :func:`neurokit.models.heads.load_finetuned`;
+        - a **bare state dict** (CBraMod's released ``pretrained_weights.pth``): a CBraMod (layer count read
+          from the tensor names), or the family ``model`` built from ``**config`` as by :func:`create_model`.
+
+        A local path or Hub weights ``hub:ORG/NAME[/FILE][@REVISION]``; read with ``torch.load(weights_only=True)``.
+    model : str, optional
+        The family expected (:func:`list_models`); a file of another family is refused. Default: any.
+    map_location : str or torch.device
+        Device the weights are read onto and the module is placed on.
+    allow_partial : bool
+        Accept weights that cover only part of the module (the rest keeps its initial values).
+    **config
+        Fields of the recorded ``model_config`` to override (e.g. ``attn_backend="torch"``, ``dropout=0.0``);
+        for a bare state dict, :func:`create_model` options.
+
+    Returns
+    -------
+    nn.Module
+        In training mode as built (call ``.eval()`` for inference), with ``pretrained_info`` (source,
+        SHA-256, Hub commit, ``model``, ``kind``, tensors loaded/total, missing, unexpected).
+
+    Raises
+    ------
+    ConfigError
+        Unknown ``model``; a bare state dict of a family other than CBraMod without its ``**config``.
+    neurokit.models.pretrained.PretrainedError
+        The file is of another family than ``model`` (the message names both), would run code on loading,
+        or does not fit the rebuilt module (missing, unexpected or reshaped tensors).
+    FileNotFoundError, neurokit.models.hub.HubError
+        No such file; Hub weights not resolvable.
+
+    Example
+    -------
+    >>> import neurokit, tempfile, os
+    >>> from neurokit.models.checkpoint import save_checkpoint
+    >>> m = neurokit.create_model("cbramod", n_layers=1)
+    >>> p = save_checkpoint(os.path.join(tempfile.mkdtemp(), "last.pt"), {"kind": "pretrain", "model": "cbramod",
+    ...                     "model_config": m.config.to_dict(), "state_dict": m.state_dict()})
+    >>> neurokit.from_pretrained(p, model="cbramod").config.n_layers
+    1
+    """
+    if model is not None:
+        get_model_spec(model)
+    pf = read_pretrained(source, map_location=map_location)
+    if pf.family is None:
+        family = model or "cbramod"
+        spec = get_model_spec(family)
+        if family != "cbramod" and not config:
+            raise ConfigError(f"{source}: a bare state dict records no configuration; give the {spec.title} "
+                              f"architecture: from_pretrained(..., model={family!r}, size=..., n_chans=..., ...)")
+        kw = dict(config)
+        if family == "cbramod" and "n_layers" not in kw:
+            kw["n_layers"] = cbramod_layers(pf.state_dict) or 12
+        module = spec.create(kw)
+    else:
+        family = expect_family(pf, [model] if model else [pf.family], "from_pretrained(model=...)")
+        spec = get_model_spec(family)
+        module = spec.rebuild({**pf.model_config, **config})
+    what = f"{spec.title} model"
+    if not pf.whole_module:
+        module, what = spec.backbone(module), f"{spec.title} backbone"
+    report = load_into(module, pf.backbone_state(), allow_partial=allow_partial, name=pf.source, what=what)
+    (logger.info if report.complete else logger.warning)("%s", report.line())
+    return place(with_info(module, pf, report, family), map_location)

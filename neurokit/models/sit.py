@@ -210,6 +210,70 @@ class SiT(nn.Module):
         pooled = h[:, 0] if self.config.pool == "cls" else h.mean(dim=1)
         return self.head(pooled)
 
+    @classmethod
+    def from_pretrained(cls, source, *, map_location="cpu", allow_partial: bool = False, **config) -> "SiT":
+        """The SiT encoder of a neurokit checkpoint, with its weights.
+
+        Parameters
+        ----------
+        source : str or Path
+            A pretraining checkpoint of the ``sit`` (vsMAE) or ``clip`` family (its ``encoder.*`` tensors,
+            architecture from the recorded ``model_config``), a fine-tuning checkpoint of either (its
+            fine-tuned backbone, the head left out), a bare SiT state dict (architecture from ``**config``),
+            or Hub weights ``hub:ORG/NAME[/FILE][@REVISION]``. Read with ``torch.load(weights_only=True)``.
+        map_location : str or torch.device
+            Device the weights are read onto and the model is placed on.
+        allow_partial : bool
+            Accept weights that cover only part of the encoder.
+        **config
+            :class:`SiTConfig` fields over the recorded ones (e.g. ``dropout=0.1``). ``n_outputs=k`` adds a
+            new ``Linear(dim, k)`` head (initialised, not loaded) to the pretrained encoder.
+
+        Returns
+        -------
+        SiT
+            With ``pretrained_info`` (source, SHA-256, family, kind, tensors loaded/total).
+
+        Raises
+        ------
+        neurokit.models.pretrained.PretrainedError
+            A checkpoint of another family (e.g. CBraMod; the message names both), a file that would run
+            code on loading, or weights that do not fit.
+        ConfigError
+            Unknown config field.
+
+        Example
+        -------
+        >>> import neurokit, tempfile, os
+        >>> from neurokit.models.checkpoint import save_checkpoint
+        >>> m = neurokit.create_model("sit", n_layers=1, n_chans=2, n_patches=20, vertices_per_patch=45)
+        >>> p = save_checkpoint(os.path.join(tempfile.mkdtemp(), "last.pt"), {"kind": "pretrain", "model": "sit",
+        ...                     "model_config": m.config.to_dict(), "state_dict": m.state_dict()})
+        >>> SiT.from_pretrained(p, n_outputs=2).config.n_outputs
+        2
+        """
+        from neurokit.models.config import config_from_dict
+        from neurokit.models.pretrained import expect_family, load_into, place, read_pretrained, sub_state, with_info
+
+        pf = read_pretrained(source, map_location=map_location)
+        family = expect_family(pf, ["sit", "clip"], "SiT.from_pretrained")
+        config = dict(config)
+        n_outputs = None
+        if pf.family is None:  # a bare SiT state dict (or a vsMAE's, whose encoder.* are taken)
+            cfg = config
+            state = sub_state(pf.state_dict, "encoder.") if any(k.startswith("encoder.") for k in pf.state_dict) else pf.state_dict
+        else:
+            n_outputs = config.pop("n_outputs", None)
+            recorded = pf.model_config.get("encoder" if family == "sit" else "fmri") or {}
+            cfg = {**recorded, **config}
+            state = sub_state(pf.state_dict, "encoder.") if pf.whole_module else pf.backbone_state()
+        model = cls(config_from_dict(SiTConfig, cfg, "SiT"))
+        report = load_into(model, state, allow_partial=allow_partial, name=pf.source, what="SiT encoder")
+        if n_outputs is not None and n_outputs != model.config.n_outputs:
+            model.config = replace(model.config, n_outputs=int(n_outputs))
+            model.head = nn.Linear(model.config.dim, int(n_outputs)) if n_outputs else nn.Identity()
+        return place(with_info(model, pf, report, family), map_location)
+
     def load_encoder_state(self, state: dict[str, torch.Tensor]) -> tuple[list[str], list[str]]:
         """Load pretrained encoder weights (e.g. a :class:`~neurokit.models.vsmae.VSMAE`'s ``encoder.*``),
         keeping this model's head, cls token and learned positions where the state has none.

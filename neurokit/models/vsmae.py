@@ -128,6 +128,58 @@ class VSMAE(nn.Module):
         self.decoder = Transformer(c.decoder_dim, c.decoder_depth, c.decoder_heads, c.decoder_dim_head, c.decoder_mlp_dim)
         self.to_pixels = nn.Linear(c.decoder_dim, enc_cfg.token_dim)
 
+    @classmethod
+    def from_pretrained(cls, source, *, map_location="cpu", allow_partial: bool = False, **config) -> "VSMAE":
+        """The whole vsMAE (encoder and decoder) of a ``sit``-family pretraining checkpoint.
+
+        Parameters
+        ----------
+        source : str or Path
+            A neurokit pretraining checkpoint of the ``sit`` family (architecture from its ``model_config``),
+            a bare vsMAE state dict (architecture from ``**config``), or Hub weights
+            ``hub:ORG/NAME[/FILE][@REVISION]``. Read with ``torch.load(weights_only=True)``.
+        map_location : str or torch.device
+            Device the weights are read onto and the model is placed on.
+        allow_partial : bool
+            Accept weights that cover only part of the model.
+        **config
+            :class:`VSMAEConfig` fields over the recorded ones (e.g. ``mask_ratio=0.9``).
+
+        Returns
+        -------
+        VSMAE
+            With ``pretrained_info`` (source, SHA-256, family, kind, tensors loaded/total).
+
+        Raises
+        ------
+        neurokit.models.pretrained.PretrainedError
+            A checkpoint of another family (the message names both), a file that would run code on loading,
+            or weights that do not fit.
+        ConfigError
+            A fine-tuning checkpoint (it holds the encoder only: :meth:`SiT.from_pretrained
+            <neurokit.models.sit.SiT.from_pretrained>`), or an unknown config field.
+
+        Example
+        -------
+        >>> import neurokit, tempfile, os
+        >>> from neurokit.models.checkpoint import save_checkpoint
+        >>> m = neurokit.create_model("sit", n_layers=1, n_chans=2, n_patches=20, vertices_per_patch=45)
+        >>> p = save_checkpoint(os.path.join(tempfile.mkdtemp(), "last.pt"), {"kind": "pretrain", "model": "sit",
+        ...                     "model_config": m.config.to_dict(), "state_dict": m.state_dict()})
+        >>> VSMAE.from_pretrained(p).config.encoder.depth
+        1
+        """
+        from neurokit.models.pretrained import expect_family, load_into, place, read_pretrained, with_info
+
+        pf = read_pretrained(source, map_location=map_location)
+        family = expect_family(pf, ["sit"], "VSMAE.from_pretrained")
+        if not pf.whole_module:
+            raise ConfigError(f"{pf.source}: is a fine-tuning checkpoint (kind {pf.kind!r}) holding a SiT encoder and a "
+                              "head, not the vsMAE decoder; read its encoder with SiT.from_pretrained")
+        model = cls(VSMAEConfig.from_dict({**pf.model_config, **config}))
+        report = load_into(model, pf.state_dict, allow_partial=allow_partial, name=pf.source, what="vsMAE model")
+        return place(with_info(model, pf, report, family), map_location)
+
     @property
     def encoder_config(self) -> SiTConfig:
         return self.encoder.config

@@ -1,0 +1,418 @@
+"""Reading pretrained weights files safely, for :func:`neurokit.models.registry.from_pretrained` and the model
+classes' ``from_pretrained`` classmethods.
+
+This module imports no model class, so that the model modules (``sit``, ``vsmae``, ``clip``, ``cbramod``) can
+use it inside their classmethods while the registry, which imports every model class, uses it too: no
+import cycle.
+
+Every file is read with ``torch.load(weights_only=True)``: tensors, numbers, strings and containers, plus a
+short list of harmless types that neurokit's own checkpoints hold (NumPy scalars and arrays in histories and
+reports, ``pathlib`` paths in configurations; :data:`SAFE_GLOBALS`). A file that would import and call
+anything else on loading (a pickled object of a custom class, which may run arbitrary code) is refused with
+a :class:`PretrainedError` naming what it would import.
+
+Three kinds of file are understood (:func:`read_pretrained`):
+
+- a neurokit **pretraining checkpoint** (``kind="pretrain"``): the whole module of a model family
+  (``model``: ``"cbramod"``, ``"sit"``, ``"clip"``) with its ``model_config``;
+- a neurokit **fine-tuning checkpoint** (``kind="finetune"``, or the multitask ``"m4oe"``): a backbone plus a
+  head; its ``backbone.*`` tensors are the fine-tuned backbone (:meth:`PretrainedFile.backbone_state`);
+- a **bare state dict** (e.g. CBraMod's released ``pretrained_weights.pth``), which records no family and
+  no configuration.
+"""
+from __future__ import annotations
+
+import importlib
+import pickle
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import torch
+import torch.nn as nn
+
+from neurokit._utils.errors import ConfigError, WeightsError
+from neurokit.models.checkpoint import FORMAT
+from neurokit.models.hub import HubError, fetch_weights
+from neurokit.models.weights import WeightReport, load_weights, read_state_dict
+
+#: the model families a neurokit checkpoint may record (``"model"``), with their printed names
+FAMILY_TITLES: dict[str, str] = {"cbramod": "CBraMod", "sit": "SiT", "clip": "CLIP (SiT)"}
+
+#: checkpoint kinds whose state dict is the family's whole module; any other kind holds ``backbone.*`` + a head
+WHOLE_MODULE_KINDS = ("pretrain", "state_dict")
+
+#: globals (``module.name``) a weights file may name besides torch's own: NumPy scalars/arrays and paths.
+#: Rebuilding them calls no code of the file's choosing.
+SAFE_GLOBALS = (
+    "numpy.ndarray",
+    "numpy.dtype",
+    "numpy.core.multiarray.scalar",
+    "numpy._core.multiarray.scalar",
+    "numpy.core.multiarray._reconstruct",
+    "numpy._core.multiarray._reconstruct",
+    "pathlib.Path",
+    "pathlib.PosixPath",
+    "pathlib.WindowsPath",
+    "pathlib.PurePosixPath",
+    "pathlib.PureWindowsPath",
+)
+_NUMPY_DTYPE = re.compile(r"^numpy\.dtypes\.\w+DType$")
+
+
+class PretrainedError(WeightsError, HubError):
+    """A pretrained weights file cannot be used: it would run code on loading, is of another model family,
+    or does not fit the model. A :class:`~neurokit._utils.errors.WeightsError` and, for the callers of
+    :meth:`CBraMod.from_pretrained <neurokit.models.cbramod.CBraMod.from_pretrained>` that catch it, a
+    :class:`~neurokit.models.hub.HubError`."""
+
+
+def _is_safe(name: str) -> bool:
+    return name in SAFE_GLOBALS or bool(_NUMPY_DTYPE.match(name))
+
+
+def _resolve_global(name: str):
+    module, _, attr = name.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError):
+        return None
+
+
+def safe_load(path: str | Path, map_location: Any = "cpu") -> Any:
+    """``torch.load(path, weights_only=True)``, allowing only :data:`SAFE_GLOBALS` beyond torch's own types.
+
+    Parameters
+    ----------
+    path : str or Path
+        A file written by ``torch.save``.
+    map_location : str, torch.device or callable
+        Where the tensors are placed (``torch.load``'s ``map_location``).
+
+    Returns
+    -------
+    object
+        What the file holds (a dict for checkpoints and state dicts).
+
+    Raises
+    ------
+    PretrainedError
+        The file would import anything outside :data:`SAFE_GLOBALS` (a pickled custom class: loading it may
+        run code), or it is not a readable ``torch.save`` file.
+    FileNotFoundError
+        No such file.
+
+    Example
+    -------
+    >>> import torch, tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "w.pt"); torch.save({"w": torch.ones(2)}, p)
+    >>> safe_load(p)["w"].tolist()
+    [1.0, 1.0]
+    """
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such weights file")
+    try:
+        names = list(torch.serialization.get_unsafe_globals_in_checkpoint(str(path)))
+    except Exception:  # not a zip-format torch.save file: the weights_only load below says what is wrong
+        names = []
+    unsafe = [n for n in names if not _is_safe(n)]
+    if unsafe:
+        raise PretrainedError(
+            f"{path}: refused, loading it would import and call {', '.join(unsafe[:5])} (code of the file's choosing); "
+            "neurokit reads weights with torch.load(weights_only=True): save a state dict or a neurokit checkpoint instead"
+        )
+    allowed = [g for g in (_resolve_global(n) for n in names) if g is not None]
+    if any(n.startswith("numpy.") for n in names):  # a NumPy dtype is rebuilt through its class in numpy.dtypes
+        dtypes = importlib.import_module("numpy.dtypes")
+        allowed += [getattr(dtypes, a) for a in dir(dtypes) if a.endswith("DType") and isinstance(getattr(dtypes, a), type)]
+    try:
+        with torch.serialization.safe_globals(allowed), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Detected pickle protocol")
+            return torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as exc:
+        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+        code = [ln for ln in lines if "GLOBAL" in ln or "but got" in ln]
+        if code:
+            raise PretrainedError(f"{path}: refused, loading it would run code of the file's choosing ({code[0][:200]}); "
+                                  "neurokit reads weights with torch.load(weights_only=True)") from None
+        what = next((ln for ln in lines if "Unsupported" in ln), lines[-1] if lines else "")
+        raise PretrainedError(f"{path}: refused, torch.load(weights_only=True) cannot read it safely ({what[:200]}); "
+                              "weights must be a torch.save file of tensors (a state dict or a neurokit checkpoint)") from None
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise PretrainedError(f"{path}: not a readable PyTorch weights file ({type(exc).__name__}: {first})") from None
+
+
+@dataclass
+class PretrainedFile:
+    """What :func:`read_pretrained` found in a weights file.
+
+    Attributes
+    ----------
+    source : str
+        The name the file was given by (path or ``hub:…``), for messages.
+    family : str or None
+        Model family the file records (``"cbramod"``, ``"sit"``, ``"clip"``); ``None`` for a bare state dict.
+    kind : str
+        ``"pretrain"``, ``"finetune"`` (or another kind holding a backbone and a head, e.g. ``"m4oe"``) or
+        ``"state_dict"`` (a bare state dict).
+    model_config : dict
+        The family's configuration (``model.config.to_dict()``); empty for a bare state dict.
+    state_dict : dict
+        Tensor name → tensor, as stored.
+    info : dict
+        Provenance from :func:`~neurokit.models.hub.fetch_weights`: ``name``, ``sha256`` and, for Hub weights,
+        ``repo_id``, ``revision``, ``commit``.
+    checkpoint : dict
+        The checkpoint's other entries (recipe, store attributes, head…), without the state dict.
+    """
+
+    source: str
+    family: str | None
+    kind: str
+    model_config: dict
+    state_dict: dict
+    info: dict = field(default_factory=dict)
+    checkpoint: dict = field(default_factory=dict)
+
+    @property
+    def whole_module(self) -> bool:
+        """Whether the state dict is the family's whole module (pretraining checkpoint or bare state dict),
+        not a fine-tuned backbone with a head."""
+        return self.kind in WHOLE_MODULE_KINDS
+
+    @property
+    def title(self) -> str:
+        """The recorded family as printed (``"CBraMod"``…), or ``"bare state dict"``."""
+        return FAMILY_TITLES.get(self.family or "", self.family or "bare state dict")
+
+    def backbone_state(self) -> dict:
+        """The tensors of the backbone: the ``backbone.*`` entries of a fine-tuning checkpoint (prefix
+        removed), or the whole state dict otherwise."""
+        if self.whole_module:
+            return dict(self.state_dict)
+        return sub_state(self.state_dict, "backbone.")
+
+
+def sub_state(sd: Mapping[str, torch.Tensor], prefix: str) -> dict:
+    """The entries of ``sd`` whose names start with ``prefix``, with the prefix removed.
+
+    Example
+    -------
+    >>> import torch
+    >>> sorted(sub_state({"encoder.w": torch.ones(1), "head.b": torch.ones(1)}, "encoder."))
+    ['w']
+    """
+    return {k[len(prefix):]: v for k, v in sd.items() if k.startswith(prefix)}
+
+
+def read_pretrained(source: str | Path | Mapping[str, Any], *, map_location: Any = "cpu", revision: str | None = None,
+                    sha256: str | None = None, cache_dir: str | Path | None = None,
+                    offline: bool | None = None) -> PretrainedFile:
+    """Read a pretraining checkpoint, a fine-tuning checkpoint or a bare state dict, safely.
+
+    Parameters
+    ----------
+    source : str, Path or mapping
+        A local file, ``hub:ORG/NAME[/FILE][@REVISION]`` (or ``ORG/NAME``; :func:`~neurokit.models.hub.fetch_weights`),
+        or a checkpoint dict / state dict already in memory.
+    map_location : str, torch.device or callable
+        Where the tensors are read to.
+    revision, sha256, cache_dir, offline
+        Hub options (:func:`~neurokit.models.hub.fetch_weights`).
+
+    Returns
+    -------
+    PretrainedFile
+
+    Raises
+    ------
+    PretrainedError
+        The file would run code on loading, is unreadable, or holds no state dict.
+    FileNotFoundError, neurokit.models.hub.HubError
+        No such file; Hub name not resolvable.
+
+    Example
+    -------
+    >>> import torch
+    >>> pf = read_pretrained({"w": torch.zeros(1)})
+    >>> pf.family, pf.kind
+    (None, 'state_dict')
+    """
+    if isinstance(source, Mapping):
+        obj, name, info = source, "<state dict>", {"name": "<state dict>"}
+    else:
+        path, info = fetch_weights(str(source), revision=revision, sha256=sha256, cache_dir=cache_dir, offline=offline)
+        obj, name = safe_load(path, map_location), str(source)
+    if isinstance(obj, Mapping) and obj.get("format") == FORMAT:
+        sd = obj.get("state_dict")
+        if not isinstance(sd, Mapping):
+            raise PretrainedError(f"{name}: a neurokit checkpoint without a state_dict")
+        kind = str(obj.get("kind") or "pretrain")
+        family = obj.get("model")
+        rest = {k: v for k, v in obj.items() if k != "state_dict"}
+        return PretrainedFile(name, str(family) if family else None, kind, dict(obj.get("model_config") or {}),
+                              dict(sd), info, rest)
+    try:
+        sd, _ = read_state_dict(obj)
+    except WeightsError as exc:
+        raise PretrainedError(f"{name}: neither a neurokit checkpoint nor a state dict ({exc})") from None
+    return PretrainedFile(name, None, "state_dict", {}, sd, info, {})
+
+
+def expect_family(pf: PretrainedFile, accepted: Sequence[str], who: str) -> str:
+    """The family of ``pf`` when it is one of ``accepted`` (a bare state dict counts as ``accepted[0]``).
+
+    Parameters
+    ----------
+    pf : PretrainedFile
+    accepted : sequence of str
+        Families the caller can build.
+    who : str
+        The caller, for the message (``"SiT.from_pretrained"``).
+
+    Returns
+    -------
+    str
+        The family.
+
+    Raises
+    ------
+    PretrainedError
+        The file records another family; the one-line message names both.
+
+    Example
+    -------
+    >>> import torch
+    >>> expect_family(read_pretrained({"w": torch.zeros(1)}), ["sit", "clip"], "SiT.from_pretrained")
+    'sit'
+    """
+    if pf.family is None:
+        return accepted[0]
+    if pf.family not in accepted:
+        want = " or ".join(f"{FAMILY_TITLES.get(a, a)} ({a!r})" for a in accepted)
+        raise PretrainedError(f"{pf.source}: is a {pf.title} checkpoint (model {pf.family!r}); {who} reads {want} "
+                              f"checkpoints: load it with neurokit.from_pretrained(...) or the {pf.title} class")
+    return pf.family
+
+
+def load_into(module: nn.Module, state: Mapping[str, torch.Tensor], *, allow_partial: bool = False, name: str,
+              what: str = "model") -> WeightReport:
+    """Load ``state`` into ``module`` through :func:`~neurokit.models.weights.load_weights` (strict unless
+    ``allow_partial``; shapes always checked), raising :class:`PretrainedError` on a mismatch.
+
+    Parameters
+    ----------
+    module : nn.Module
+    state : mapping
+        Tensor name → tensor.
+    allow_partial : bool
+        Accept a state that covers only part of the module.
+    name : str
+        The source, for messages.
+    what : str
+        The module, for messages (``"model"``, ``"SiT encoder"``).
+
+    Returns
+    -------
+    WeightReport
+
+    Raises
+    ------
+    PretrainedError
+        Missing or unexpected tensors (without ``allow_partial``), or tensors of another shape.
+
+    Example
+    -------
+    >>> import torch.nn as nn
+    >>> lin = nn.Linear(2, 2)
+    >>> load_into(lin, nn.Linear(2, 2).state_dict(), name="demo").complete
+    True
+    """
+    try:
+        return load_weights(module, dict(state), allow_partial=allow_partial, what=what, name=name)
+    except PretrainedError:
+        raise
+    except WeightsError as exc:
+        raise PretrainedError(str(exc)) from None
+
+
+def cbramod_layers(sd: Mapping[str, Any]) -> int | None:
+    """Layer count of a CBraMod state dict (``encoder.layers.{i}.…``; wrapper prefixes allowed).
+
+    Example
+    -------
+    >>> cbramod_layers({"encoder.layers.0.norm1.weight": 0, "module.encoder.layers.3.linear1.bias": 0})
+    4
+    """
+    idx = [int(m.group(1)) for k in sd for m in [re.search(r"encoder\.layers\.(\d+)\.", k)] if m]
+    return max(idx) + 1 if idx else None
+
+
+def unknown_options(given: Mapping[str, Any], allowed: Sequence[str], what: str) -> None:
+    """Raise :class:`ConfigError` when ``given`` holds keys outside ``allowed``, listing the allowed ones.
+
+    Example
+    -------
+    >>> unknown_options({"n_layers": 2}, ["n_layers"], "CBraMod")
+    """
+    bad = sorted(set(given) - set(allowed))
+    if bad:
+        raise ConfigError(f"unknown {what} option(s) {bad}; allowed: {', '.join(sorted(allowed))}")
+
+
+def with_info(module: nn.Module, pf: PretrainedFile, report: WeightReport, family: str) -> nn.Module:
+    """Attach ``pretrained_info`` (provenance, coverage, family, kind) to ``module`` and return it.
+
+    Parameters
+    ----------
+    module : nn.Module
+    pf : PretrainedFile
+        Where the weights came from.
+    report : WeightReport
+        What :func:`load_into` loaded.
+    family : str
+        The model family.
+
+    Returns
+    -------
+    nn.Module
+        ``module``, with ``pretrained_info``.
+
+    Example
+    -------
+    >>> import torch.nn as nn
+    >>> lin = nn.Linear(1, 1)
+    >>> pf = read_pretrained(nn.Linear(1, 1).state_dict())
+    >>> with_info(lin, pf, load_into(lin, pf.state_dict, name="demo"), "demo").pretrained_info["loaded"]
+    2
+    """
+    module.pretrained_info = {**pf.info, **report.to_dict(), "model": family, "kind": pf.kind}
+    return module
+
+
+def place(module: nn.Module, map_location: Any) -> nn.Module:
+    """``module`` moved to ``map_location`` when it names a device (a string or ``torch.device``).
+
+    Parameters
+    ----------
+    module : nn.Module
+    map_location : str, torch.device or other
+        ``torch.load``'s ``map_location``; a callable or a dict moves nothing.
+
+    Returns
+    -------
+    nn.Module
+
+    Example
+    -------
+    >>> import torch.nn as nn
+    >>> next(place(nn.Linear(1, 1), "cpu").parameters()).device.type
+    'cpu'
+    """
+    if isinstance(map_location, (str, torch.device)):
+        module = module.to(map_location)
+    return module
