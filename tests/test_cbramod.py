@@ -7,7 +7,7 @@ from neurokit.models import CBraMod
 
 @pytest.fixture(scope="module")
 def fixture(fixtures_root):
-    return torch.load(fixtures_root / "cbramod_reference_fixture.pt", weights_only=False)
+    return torch.load(fixtures_root / "cbramod_reference_fixture.pt", weights_only=True)
 
 
 @pytest.fixture(scope="module")

@@ -174,7 +174,7 @@ def test_cli_pretrain_clip_and_resume(sim, tmp_path):
     assert res.exit_code == 0, res.output
     lines = (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
     assert [json.loads(x)["step"] for x in lines] == [1, 2]
-    state = torch.load(tmp_path / "run" / "last.pt", weights_only=False)
+    state = torch.load(tmp_path / "run" / "last.pt", weights_only=True)
     assert state["model"] == "clip" and state["model_config"]["lag_s"] == 6.0
     assert state["model_config"]["fmri"]["n_chans"] == 3  # 3 frames as channels
 

@@ -35,7 +35,7 @@ def tiny_store(eeg_root, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def fixture_sd(fixtures_root):
-    return torch.load(fixtures_root / "cbramod_reference_fixture.pt", weights_only=False)["state_dict"]
+    return torch.load(fixtures_root / "cbramod_reference_fixture.pt", weights_only=True)["state_dict"]
 
 
 # ------------------------------------------------------------------------------------------ item 1

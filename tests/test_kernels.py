@@ -263,7 +263,7 @@ def _cbramod_on_kernel(fixtures_root, monkeypatch, triton_layers):
     from neurokit.kernels import triton_criss_cross
     from neurokit.models.cbramod import CBraMod
 
-    fx = torch.load(fixtures_root / "cbramod_reference_fixture.pt", map_location="cpu", weights_only=False)
+    fx = torch.load(fixtures_root / "cbramod_reference_fixture.pt", map_location="cpu", weights_only=True)
     model = CBraMod(attn_backend="torch")
     model.load_state_dict(fx["state_dict"])
     model.eval().to(DEVICE)

@@ -104,7 +104,7 @@ def test_evaluate_refuses_other_channels(pretrained, lr_store, eeg_root, tmp_pat
 
 
 def test_finetune_from_released_state_dict_layout(fixtures_root, lr_store, tmp_path):
-    sd = torch.load(fixtures_root / "cbramod_reference_fixture.pt", weights_only=False)["state_dict"]
+    sd = torch.load(fixtures_root / "cbramod_reference_fixture.pt", weights_only=True)["state_dict"]
     path = tmp_path / "pretrained_weights.pth"
     torch.save(sd, path)
     ck = load_checkpoint(path)

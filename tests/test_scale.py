@@ -104,7 +104,7 @@ def test_fused_feed_forward_and_residual_dropout_equal_autograd_ops():
 def test_cpu_training_path_equals_module_path_and_fixture(fixtures_root, monkeypatch):
     """Dropout off, training mode, autograd on (the fused CPU path): the released model's outputs on the
     reference fixture, and the module-by-module path's outputs and gradients."""
-    fx = torch.load(fixtures_root / "cbramod_reference_fixture.pt", weights_only=False)
+    fx = torch.load(fixtures_root / "cbramod_reference_fixture.pt", weights_only=True)
     model = CBraMod(dropout=0.0, attn_backend="torch")
     model.load_state_dict(fx["state_dict"])
     c = fx["cases"]["c19_n4_masked"]

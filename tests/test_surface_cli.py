@@ -56,7 +56,7 @@ def test_prepare_hcp7t_layout_and_pretrain(surface_root, tmp_path):
 
     import torch
 
-    ck = torch.load(tmp_path / "pt" / "last.pt", map_location="cpu", weights_only=False)
+    ck = torch.load(tmp_path / "pt" / "last.pt", map_location="cpu", weights_only=True)
     assert ck["train_config"]["optim"] == {"lr": 3e-4, "weight_decay": 0.01, "min_lr": 1e-5, "clip_grad": 0.0,
                                            "warmup_steps": 0, "schedule": "constant"}
     line = json.loads((tmp_path / "pt" / "metrics.jsonl").read_text().splitlines()[-1])

@@ -111,7 +111,7 @@ def test_pretrain_sit_fsaverage5_with_resume(fsa5_store, tmp_path):
     assert res["steps"] == 14
     h = res["history"]
     assert _falls(h), h
-    ck = torch.load(res["checkpoint"], map_location="cpu", weights_only=False)
+    ck = torch.load(res["checkpoint"], map_location="cpu", weights_only=True)
     assert ck["model"] == "sit" and ck["model_config"]["encoder"]["n_patches"] == 320
     assert ck["store_attrs"]["grid"] == "ico6/ico2" and ck["store_attrs"]["tr"] == 1.0
     cfg.max_steps = 16

@@ -8,6 +8,8 @@ from typing import Any
 
 import torch
 
+from neurokit.models.serialization import safe_load
+
 FORMAT = "neurokit-checkpoint/1"
 
 
@@ -27,16 +29,18 @@ def load_checkpoint(path: str | Path, map_location="cpu") -> dict[str, Any]:
 
     Raises
     ------
-    FileNotFoundError, ValueError
-        Missing file, or a file that is neither a neurokit checkpoint nor a state_dict.
+    FileNotFoundError
+        Missing file.
+    WeightsError
+        A file that would run code on loading (read with ``torch.load(weights_only=True)``), or that is not a
+        readable PyTorch file.
+    ValueError
+        A file that is neither a neurokit checkpoint nor a state_dict.
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such checkpoint")
-    try:
-        obj = torch.load(path, map_location=map_location, weights_only=False)
-    except Exception as exc:
-        raise ValueError(f"{path}: not a readable PyTorch checkpoint ({exc})") from exc
+    obj = safe_load(path, map_location)  # weights_only=True: a file that would run code is refused
     if isinstance(obj, dict) and obj.get("format") == FORMAT:
         return obj
     from neurokit._utils.errors import WeightsError

@@ -164,7 +164,13 @@ class SurfaceCLIP(nn.Module):
         >>> SurfaceCLIP.from_pretrained(p).config.video_dim
         8
         """
-        from neurokit.models.pretrained import expect_family, load_into, place, read_pretrained, with_info
+        from neurokit.models.pretrained import (
+            expect_family,
+            load_into,
+            place,
+            read_pretrained,
+            with_info,
+        )
 
         pf = read_pretrained(source, map_location=map_location)
         family = expect_family(pf, ["clip"], "SurfaceCLIP.from_pretrained")

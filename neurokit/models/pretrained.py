@@ -22,10 +22,7 @@ Three kinds of file are understood (:func:`read_pretrained`):
 """
 from __future__ import annotations
 
-import importlib
-import pickle
 import re
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -34,8 +31,10 @@ import torch
 import torch.nn as nn
 
 from neurokit._utils.errors import ConfigError, WeightsError
+from neurokit.models import serialization
 from neurokit.models.checkpoint import FORMAT
 from neurokit.models.hub import HubError, fetch_weights
+from neurokit.models.serialization import SAFE_GLOBALS  # noqa: F401  (documented here too)
 from neurokit.models.weights import WeightReport, load_weights, read_state_dict
 
 #: the model families a neurokit checkpoint may record (``"model"``), with their printed names
@@ -44,24 +43,6 @@ FAMILY_TITLES: dict[str, str] = {"cbramod": "CBraMod", "sit": "SiT", "clip": "CL
 #: checkpoint kinds whose state dict is the family's whole module; any other kind holds ``backbone.*`` + a head
 WHOLE_MODULE_KINDS = ("pretrain", "state_dict")
 
-#: globals (``module.name``) a weights file may name besides torch's own: NumPy scalars/arrays and paths.
-#: Rebuilding them calls no code of the file's choosing.
-SAFE_GLOBALS = (
-    "numpy.ndarray",
-    "numpy.dtype",
-    "numpy.core.multiarray.scalar",
-    "numpy._core.multiarray.scalar",
-    "numpy.core.multiarray._reconstruct",
-    "numpy._core.multiarray._reconstruct",
-    "pathlib.Path",
-    "pathlib.PosixPath",
-    "pathlib.WindowsPath",
-    "pathlib.PurePosixPath",
-    "pathlib.PureWindowsPath",
-)
-_NUMPY_DTYPE = re.compile(r"^numpy\.dtypes\.\w+DType$")
-
-
 class PretrainedError(WeightsError, HubError):
     """A pretrained weights file cannot be used: it would run code on loading, is of another model family,
     or does not fit the model. A :class:`~neurokit._utils.errors.WeightsError` and, for the callers of
@@ -69,40 +50,8 @@ class PretrainedError(WeightsError, HubError):
     :class:`~neurokit.models.hub.HubError`."""
 
 
-def _is_safe(name: str) -> bool:
-    return name in SAFE_GLOBALS or bool(_NUMPY_DTYPE.match(name))
-
-
-def _resolve_global(name: str):
-    module, _, attr = name.rpartition(".")
-    try:
-        return getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError):
-        return None
-
-
 def safe_load(path: str | Path, map_location: Any = "cpu") -> Any:
-    """``torch.load(path, weights_only=True)``, allowing only :data:`SAFE_GLOBALS` beyond torch's own types.
-
-    Parameters
-    ----------
-    path : str or Path
-        A file written by ``torch.save``.
-    map_location : str, torch.device or callable
-        Where the tensors are placed (``torch.load``'s ``map_location``).
-
-    Returns
-    -------
-    object
-        What the file holds (a dict for checkpoints and state dicts).
-
-    Raises
-    ------
-    PretrainedError
-        The file would import anything outside :data:`SAFE_GLOBALS` (a pickled custom class: loading it may
-        run code), or it is not a readable ``torch.save`` file.
-    FileNotFoundError
-        No such file.
+    """:func:`neurokit.models.serialization.safe_load` raising :class:`PretrainedError`.
 
     Example
     -------
@@ -111,39 +60,7 @@ def safe_load(path: str | Path, map_location: Any = "cpu") -> Any:
     >>> safe_load(p)["w"].tolist()
     [1.0, 1.0]
     """
-    path = Path(path).expanduser()
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such weights file")
-    try:
-        names = list(torch.serialization.get_unsafe_globals_in_checkpoint(str(path)))
-    except Exception:  # not a zip-format torch.save file: the weights_only load below says what is wrong
-        names = []
-    unsafe = [n for n in names if not _is_safe(n)]
-    if unsafe:
-        raise PretrainedError(
-            f"{path}: refused, loading it would import and call {', '.join(unsafe[:5])} (code of the file's choosing); "
-            "neurokit reads weights with torch.load(weights_only=True): save a state dict or a neurokit checkpoint instead"
-        )
-    allowed = [g for g in (_resolve_global(n) for n in names) if g is not None]
-    if any(n.startswith("numpy.") for n in names):  # a NumPy dtype is rebuilt through its class in numpy.dtypes
-        dtypes = importlib.import_module("numpy.dtypes")
-        allowed += [getattr(dtypes, a) for a in dir(dtypes) if a.endswith("DType") and isinstance(getattr(dtypes, a), type)]
-    try:
-        with torch.serialization.safe_globals(allowed), warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="Detected pickle protocol")
-            return torch.load(path, map_location=map_location, weights_only=True)
-    except pickle.UnpicklingError as exc:
-        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-        code = [ln for ln in lines if "GLOBAL" in ln or "but got" in ln]
-        if code:
-            raise PretrainedError(f"{path}: refused, loading it would run code of the file's choosing ({code[0][:200]}); "
-                                  "neurokit reads weights with torch.load(weights_only=True)") from None
-        what = next((ln for ln in lines if "Unsupported" in ln), lines[-1] if lines else "")
-        raise PretrainedError(f"{path}: refused, torch.load(weights_only=True) cannot read it safely ({what[:200]}); "
-                              "weights must be a torch.save file of tensors (a state dict or a neurokit checkpoint)") from None
-    except Exception as exc:
-        first = (str(exc).strip().splitlines() or [""])[0][:200]
-        raise PretrainedError(f"{path}: not a readable PyTorch weights file ({type(exc).__name__}: {first})") from None
+    return serialization.safe_load(path, map_location, error=PretrainedError)
 
 
 @dataclass

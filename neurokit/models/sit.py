@@ -253,7 +253,14 @@ class SiT(nn.Module):
         2
         """
         from neurokit.models.config import config_from_dict
-        from neurokit.models.pretrained import expect_family, load_into, place, read_pretrained, sub_state, with_info
+        from neurokit.models.pretrained import (
+            expect_family,
+            load_into,
+            place,
+            read_pretrained,
+            sub_state,
+            with_info,
+        )
 
         pf = read_pretrained(source, map_location=map_location)
         family = expect_family(pf, ["sit", "clip"], "SiT.from_pretrained")

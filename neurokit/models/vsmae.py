@@ -169,7 +169,13 @@ class VSMAE(nn.Module):
         >>> VSMAE.from_pretrained(p).config.encoder.depth
         1
         """
-        from neurokit.models.pretrained import expect_family, load_into, place, read_pretrained, with_info
+        from neurokit.models.pretrained import (
+            expect_family,
+            load_into,
+            place,
+            read_pretrained,
+            with_info,
+        )
 
         pf = read_pretrained(source, map_location=map_location)
         family = expect_family(pf, ["sit"], "VSMAE.from_pretrained")

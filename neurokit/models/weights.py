@@ -15,6 +15,7 @@ import torch
 import torch.nn as nn
 
 from neurokit._utils.errors import WeightsError
+from neurokit.models.serialization import safe_load
 
 #: key prefixes added by wrappers (DataParallel/DDP, fine-tuning models, training frameworks)
 WRAPPER_PREFIXES = ("module.", "backbone.", "model.")
@@ -98,10 +99,7 @@ def read_state_dict(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, t
     else:
         path = resolve_weights_source(source)
         name = str(path)
-        try:
-            obj = torch.load(path, map_location="cpu", weights_only=False)
-        except Exception as exc:
-            raise WeightsError(f"{path}: not a readable PyTorch weights file ({type(exc).__name__}: {exc})") from exc
+        obj = safe_load(path)  # weights_only=True: a file that would run code is refused (WeightsError)
     for _ in range(4):  # {"state_dict": {"model": {...}}} and the like
         if not isinstance(obj, Mapping):
             break
