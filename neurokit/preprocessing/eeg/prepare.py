@@ -20,6 +20,7 @@ from neurokit._utils.progress import progress_bar
 from neurokit._utils.version import VERSION as __version__
 from neurokit.cards import DataCard
 from neurokit.io.entry import FileEntry
+from neurokit.io.notes import raw_notes
 from neurokit.io.store import PatchStoreWriter
 
 logger = logging.getLogger("neurokit")
@@ -348,12 +349,12 @@ def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = 
         else:
             raw = preprocess_raw(raw, recipe, source=str(path))
             w = make_windows(raw, recipe, source=str(path))
-            applied, n_windows = raw.info["temp"].get("neurokit_applied", {}), len(w.labels)
+            applied, n_windows = raw_notes(raw).applied, len(w.labels)
     except (NeurokitError, FileNotFoundError):
         raise
     except Exception as exc:  # a fault of MNE or numpy on this file: name the file
         raise DataFileError(f"{path}: {describe_exception(exc)}") from exc
-    ren = raw.info["temp"]["neurokit_renames"]
+    ren = raw_notes(raw).renames
     provenance = {"path": str(Path(path).resolve()), **({"member": member} if member else {}),
                   "sha256": _sha256(path), "n_windows": int(n_windows),
                   "n_rejected": int(w.n_rejected), "renamed": ren.renamed, "aliases": ren.aliases,
