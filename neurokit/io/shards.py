@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from neurokit._utils.errors import StoreError
-from neurokit.io.store import PatchStore, PatchStoreWriter
+from neurokit.io.store import PatchStore, PatchStoreWriter, StoreMeta
 
 SET_FORMAT = "neurokit-shard-set/1"
 INDEX = "index.json"
@@ -196,6 +196,12 @@ class ShardSetWriter:
 
         shards = self.index["shards"]
         return PatchStore(self.folder / shards[i]["file"]).attrs if len(shards) > i else None
+
+    def shard_info(self, i: int = 0) -> StoreMeta | None:
+        """Typed metadata (:class:`~neurokit.io.store.StoreMeta`) of the set's ``i``-th shard (None when it
+        has fewer shards)."""
+        shards = self.index["shards"]
+        return PatchStore(self.folder / shards[i]["file"]).info if len(shards) > i else None
 
     @contextmanager
     def shard(self, key: str, **attrs: Any):

@@ -26,7 +26,7 @@ from neurokit._utils.errors import ConfigError, DataFileError
 from neurokit._utils.hashing import file_sha256
 from neurokit.cards.recipes import SurfaceRecipe
 from neurokit.geometry.patches import n_patches, patch_table, vertices_per_patch
-from neurokit.io.store import PatchStoreWriter
+from neurokit.io.store import PatchStoreWriter, StoreMeta
 from neurokit.io.surface import iter_cifti_hemispheres, normalize_hemi, read_surface
 from neurokit.preprocessing.surface.patching import to_template, zscore_frames
 from neurokit.preprocessing.surface.resample import load_sphere
@@ -275,7 +275,7 @@ class _SurfaceWriting:
         sw = ShardSetWriter(out, self.shape, attrs=self.attrs, resume=opts.resume, overwrite=opts.overwrite,
                             **self.layout)
         done = sw.keys
-        self.total.add(sw.shard_attrs(0))  # a resumed set's mesh and TR bind the runs added to it
+        self.total.add(sw.shard_info(0))  # a resumed set's mesh and TR bind the runs added to it
         for run in runs:
             key = recording_key(run.path, f"hemi-{run.hemi}" if run.hemi else "",
                                 "frames-{}-{}".format(*run.frames) if run.frames else "")
@@ -347,12 +347,12 @@ class _Facts:
     def trs(self) -> set:
         return {round(float(d[2]), 6) for d in self.done if d[2]}
 
-    def add(self, other: "_Facts | dict | None", path=None) -> None:
-        """Take in another run's facts (or a written store's attributes); with ``path``, first check that
+    def add(self, other: "_Facts | StoreMeta | None", path=None) -> None:
+        """Take in another run's facts (or a written store's metadata); with ``path``, first check that
         they agree with those taken in before (one mesh, one TR)."""
-        if isinstance(other, dict):  # attrs of a shard already written
-            tr = other.get("tr")
-            other = _Facts(done=[(h, other.get("mesh"), tr if tr == tr else None, 0) for h in other.get("hemispheres", [""])])
+        if isinstance(other, StoreMeta):  # a shard already written
+            tr = other.tr if other.tr is not None and other.tr == other.tr else None
+            other = _Facts(done=[(h, other.mesh, tr, 0) for h in other.hemispheres or ("",)])
         if other is None:
             return
         if path is not None:
