@@ -12,7 +12,8 @@ Layout (h5py)::
     /sample_start  (n_samples,) int64: first row of /frames of each sample; a sample is the ``tubelet``
                    frames from there, cut into patches when read: ``frames[s:s+T][:, patch_index]``
     attrs      format, modality, complete, plus what the writer is given: ch_names, sfreq, recipe,
-               card, sources (path + SHA-256), label_names, … (JSON-encoded where not scalar)
+               card, sources (path + SHA-256), label_names, … (JSON-encoded where not scalar); read back
+               typed as :class:`StoreMeta` (:attr:`PatchStore.info`)
 
 A store is written to ``<name>.partial`` and renamed into place only after ``complete=True`` is set, so a
 ``prepare`` that fails or is killed never leaves a file that reads as complete.
@@ -509,6 +510,19 @@ OPEN_FILES = _OpenFiles(32)
 
 class PatchStore:
     """Read-only view of one complete patch store.
+
+    Attributes
+    ----------
+    info : StoreMeta
+        The store's metadata, typed.
+    attrs : dict
+        The same attributes, decoded but untyped (for callers not yet on :attr:`info`).
+    labels : ndarray, shape (n_samples,)
+        int64 class indices (-1: none) or float32 targets.
+    meta : dict of str to ndarray
+        Per-sample columns (``subject``, ``session``, ``run``, ``onset`` in s, …).
+    sample_shape : tuple of int
+        EEG ``(C, N, 200)``; surface ``(T, n_patches, V)``.
 
     Raises
     ------
