@@ -131,14 +131,46 @@ class DataCard:
         return opts
 
     def recipe(self):
-        from neurokit.cards.recipes import EEGRecipe
+        """The card's preprocessing recipe: an :class:`~neurokit.cards.recipes.EEGRecipe` for an EEG card, a
+        :class:`~neurokit.cards.recipes.SurfaceRecipe` for a surface card (its ``spheres`` are read by
+        :meth:`spheres`).
 
-        if self.modality != "eeg":
-            raise CardError(f"card {self.name!r} is a {self.modality} card, not EEG")
+        Raises
+        ------
+        CardError
+            A modality without a recipe, or a ``preprocessing`` block with unknown keys or bad values
+            (naming the card file).
+        """
+        from neurokit.cards.recipes import EEGRecipe, SurfaceRecipe
+
+        pre = dict(self.raw.get("preprocessing") or {})
         try:
-            return EEGRecipe.from_dict(self.raw.get("preprocessing"))
+            if self.modality == "eeg":
+                return EEGRecipe.from_dict(pre)
+            if self.modality == "surface":
+                pre.pop("spheres", None)
+                return SurfaceRecipe.from_dict(pre)
         except (ValueError, TypeError) as exc:
             raise CardError(f"{self.path or self.name}: preprocessing block: {exc}") from exc
+        raise CardError(f"card {self.name!r} is a {self.modality} card; recipes exist for eeg and surface cards")
+
+    def spheres(self) -> dict[str, str]:
+        """Surface cards: the registered spheres of the data's mesh, ``{"L": path, "R": path}`` as the card's
+        ``preprocessing.spheres`` gives them (relative to the data root); ``{}`` when it gives none.
+
+        Raises
+        ------
+        CardError
+            ``spheres`` is not a mapping of hemisphere to path.
+        """
+        sph = (self.raw.get("preprocessing") or {}).get("spheres") or {}
+        if not isinstance(sph, dict):
+            raise CardError(f"{self.path or self.name}: preprocessing.spheres must map L/R to sphere files, got {sph!r}")
+        return {str(k): str(v) for k, v in sph.items()}
+
+    def recording(self) -> dict[str, Any]:
+        """The card's ``recording`` block (mesh, TR, clips… of surface cards); ``{}`` when absent."""
+        return dict(self.raw.get("recording") or {})
 
     def files(
         self,

@@ -165,5 +165,21 @@ class SurfaceRecipe:
     def step(self) -> int:
         return int(self.stride or self.tubelet)
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> "SurfaceRecipe":
+        """The recipe of a card's ``preprocessing`` block (without its ``spheres``, which are not part of it).
+
+        Raises
+        ------
+        ConfigError
+            Unknown keys (naming the allowed ones) or values out of range.
+        """
+        d = dict(d or {})
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ConfigError(f"unknown surface preprocessing key(s) {unknown}; allowed: {sorted(known)} and spheres")
+        return cls(**d)
+
     def to_dict(self) -> dict:
         return asdict(self)

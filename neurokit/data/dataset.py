@@ -7,7 +7,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from neurokit.io.shards import open_stores
-from neurokit.io.store import PatchStore
+from neurokit.io.store import PatchStore, StoreMeta
 
 
 class PatchDataset:
@@ -69,7 +69,14 @@ class PatchDataset:
 
     @property
     def attrs(self) -> dict:
+        """The first store's attributes, untyped (:attr:`info` is the typed form)."""
         return self.stores[0].attrs
+
+    @property
+    def info(self) -> StoreMeta:
+        """The first store's metadata, typed (:class:`~neurokit.io.store.StoreMeta`); the stores of one
+        dataset agree on modality, sample shape and channels (:func:`~neurokit.io.shards.open_stores`)."""
+        return self.stores[0].info
 
     @property
     def sample_shape(self) -> tuple[int, ...]:

@@ -93,9 +93,9 @@ def pair_samples(ds, stimuli: Sequence, lag_s: float, *, segments: str = "all", 
         The fMRI store states no TR (onsets in frames); an fMRI run without a stimulus store of that run;
         a stimulus shorter than the fMRI run; window onsets (hop) that do not line up with the fMRI onsets.
     """
-    attrs = ds.attrs
+    info = ds.info
     src = ", ".join(str(s.path) for s in ds.stores)
-    if attrs.get("onset_unit") == "frames" or not np.isfinite(float(attrs.get("tr", float("nan")))):
+    if not info.has_tr:
         raise DataFileError(
             f"{src}: the fMRI store has no TR (its files state none; onsets are frame counts), so frames cannot be "
             "matched to stimulus seconds; write the store from files that state their TR (CIFTI SeriesAxis step, "
@@ -114,16 +114,16 @@ def pair_samples(ds, stimuli: Sequence, lag_s: float, *, segments: str = "all", 
     stim_i = np.array([by_run[r] for r in runs], dtype=int)
     window = np.full(len(runs), -1)
     keep = np.zeros(len(runs), dtype=bool)
-    tr = float(attrs["tr"])
+    tr = float(info.tr)
     for si, st in enumerate(stimuli):
         sel = np.flatnonzero(stim_i == si)
         if not len(sel):
             continue
         t0 = onset[sel] - lag_s
         last = float(onset[sel].max())
-        if last - lag_s + st.window_s > float(st.attrs.get("duration_s", st.onsets[-1] + st.window_s)) + 1e-3:
+        if last - lag_s + st.window_s > st.duration_s + 1e-3:
             raise DataFileError(
-                f"{st.path}: the stimulus ({st.attrs.get('source')}, {st.attrs.get('duration_s'):.1f} s) is shorter "
+                f"{st.path}: the stimulus ({st.source}, {st.duration_s:.1f} s) is shorter "
                 f"than fMRI run {st.run!r} of {src}: its tubelet at {last:g} s needs the {st.window_s:g}-s window "
                 f"starting at {last - lag_s:g} s (lag {lag_s:g} s); give the full movie of that run, or crop the fMRI"
             )

@@ -36,12 +36,12 @@ def resolve_splits(ds_all: PatchDataset, override: dict[str, list[str]] | None =
         return "run", {"train": {"runs": runs[:-2]}, "val": {"runs": [runs[-2]]}, "test": {"runs": [runs[-1]]}}
     from neurokit.cards import DataCard
 
-    attrs = ds_all.attrs
-    body = attrs.get("card_body")
+    info = ds_all.info
+    body = info.card_body
     if not body:
         raise ConfigError("the store names no data card: pass splits={'train': [...], 'val': [...], 'test': [...]}")
     card = DataCard(name=body["name"], raw=body)
-    sp = card.splits(attrs.get("task"))
+    sp = card.splits(info.task)
     out = {}
     for k in ("train", "val", "test"):
         chosen = [s for s in sp.get(k, []) if s in subjects]
@@ -73,7 +73,7 @@ def open_labelled(store) -> tuple[PatchDataset, list[str], int, str]:
     ds_all = PatchDataset(stores, labelled=True)
     if len(ds_all) == 0:
         raise ConfigError(f"{', '.join(map(str, stores))}: no labelled samples (prepare the store with a labelled task)")
-    label_names = list(ds_all.attrs.get("label_names") or [])
+    label_names = list(ds_all.info.label_names)
     labels = ds_all.stores[0].labels
     n_classes = len(label_names) or int(labels.max()) + 1
     return ds_all, label_names, n_classes, task_kind(labels, n_classes)
@@ -109,7 +109,7 @@ def check_no_leak(ds: PatchDataset, split_kw: dict[str, dict], unit: str = "subj
         both = sorted(set(cols[a]["id"]) & set(cols[b]["id"]))
         if both:
             return [f"sample {i}" for i in both[:5]]
-        win = float((ds.attrs.get("recipe") or {}).get("window_s") or 0)
+        win = ds.info.window_s
         out = []
         for key in keys(cols[a], 3) & keys(cols[b], 3):  # windows of one run closer than a window length overlap
             on = [np.sort(cols[x]["onset"][(cols[x]["subject"] == key[0]) & (cols[x]["session"] == key[1])

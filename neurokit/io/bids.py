@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from neurokit._utils.errors import CardError, DataFileError
+from neurokit.io.notes import raw_notes, set_raw_notes
 
 logger = logging.getLogger("neurokit")
 
@@ -130,7 +131,7 @@ def read_bids_eeg(path: str | Path, *, interpolate_bads: bool = True, verbose: b
     interpolate_bads : bool
         Replace the channels ``channels.tsv`` marks bad by MNE's spherical-spline interpolation from the
         good ones (Perrin et al. 1989), so every recording keeps the dataset's channel set; they are listed in
-        ``raw.info["temp"]["neurokit_applied"]["interpolated_channels"]``. ``False``: leave them marked bad.
+        ``raw_notes(raw).applied["interpolated_channels"]`` (:func:`~neurokit.io.notes.raw_notes`). ``False``: leave them marked bad.
 
     Returns
     -------
@@ -157,7 +158,7 @@ def read_bids_eeg(path: str | Path, *, interpolate_bads: bool = True, verbose: b
     except Exception as exc:  # mne-bids raises many types for bad names and sidecars
         raise DataFileError(f"{path}: mne-bids could not read this recording ({type(exc).__name__}: {exc})") from exc
     raw = read_eeg(path, eeg_only=False, **read_opts)
-    renamed = raw.info["temp"]["neurokit_renames"].renamed  # original label → 10-05 name
+    renamed = raw_notes(raw).renames.renamed  # original label → 10-05 name
     name = {orig: renamed.get(orig, orig) for orig in side.ch_names}
     types = {name[c]: t for c, t in zip(side.ch_names, side.get_channel_types()) if name[c] in raw.ch_names}
     change = {c: t for c, t in types.items() if t != raw.get_channel_types(picks=[c])[0]}
@@ -176,8 +177,7 @@ def read_bids_eeg(path: str | Path, *, interpolate_bads: bool = True, verbose: b
         others = [c for c in raw.info["bads"] if c not in bids_bads]
         raw.load_data(verbose="error")
         raw.interpolate_bads(reset_bads=True, exclude=others, verbose="error")
-        applied = dict(raw.info["temp"].get("neurokit_applied") or {}, interpolated_channels=bids_bads)
-        raw.info["temp"] = dict(raw.info["temp"], neurokit_applied=applied)
+        set_raw_notes(raw, applied={**raw_notes(raw).applied, "interpolated_channels": bids_bads})
     return raw
 
 

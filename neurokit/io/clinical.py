@@ -23,6 +23,7 @@ import numpy as np
 
 from neurokit._utils.errors import CardError, DataFileError
 from neurokit.geometry.channels import ChannelRenames, normalize_ch_name
+from neurokit.io.notes import set_raw_notes
 
 #: Bonn sampling rate (Andrzejak et al. 2001)
 BONN_SFREQ = 173.61
@@ -56,7 +57,7 @@ def _raw(data_uv: np.ndarray, ch_names: list[str], sfreq: float, source: str, ty
         from neurokit.geometry.channels import montage_1005
 
         raw.set_montage(montage_1005(), on_missing="ignore", verbose="error")
-    raw.info["temp"] = {"neurokit_renames": renames, "neurokit_source": source}
+    set_raw_notes(raw, renames=renames, source=source)
     return raw
 
 

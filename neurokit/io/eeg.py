@@ -23,6 +23,7 @@ from neurokit.geometry.channels import (
     normalize_ch_name,
     strip_affixes,
 )
+from neurokit.io.notes import set_raw_notes
 
 logger = logging.getLogger("neurokit")
 
@@ -90,14 +91,14 @@ def read_eeg(
     Returns
     -------
     raw : mne.io.Raw
-        Data in volts, as MNE stores it. Annotations are kept. ``raw.info["temp"]`` holds
-        ``neurokit_renames`` (:class:`ChannelRenames`), ``neurokit_applied`` (what reading did: original
-        ``sfreq``, ``encoding``, ``units_assumed``, ``bad_channels``, ``gaps``) and, for files with a stim
-        channel, ``neurokit_stim`` (its events). Uncalibrated channels (physical minimum = maximum) are
+        Data in volts, as MNE stores it. Annotations are kept. Its :class:`~neurokit.io.notes.RawNotes`
+        (:func:`~neurokit.io.notes.raw_notes`) hold ``renames`` (:class:`ChannelRenames`), ``applied`` (what
+        reading did: original ``sfreq``, ``encoding``, ``units_assumed``, ``bad_channels``, ``gaps``) and, for
+        files with a stim channel, ``stim`` (its events). Uncalibrated channels (physical minimum = maximum) are
         in ``raw.info["bads"]``. An EDF+D/BDF+D file with gaps comes back as contiguous pieces joined by
         MNE's ``BAD boundary``/``EDGE boundary`` annotations (filters and resampling treat each piece
         alone); annotations are moved onto the pieces, those inside a gap dropped with a warning, and
-        ``raw.info["temp"]["neurokit_segments"]`` maps each piece to its true start time.
+        the notes' ``segments`` map each piece to its true start time.
 
     Raises
     ------
@@ -313,13 +314,8 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
         raw.set_montage(montage_1005(), on_missing="ignore", verbose="error")
     if raw.info["bads"]:
         applied["bad_channels"] = list(raw.info["bads"])
-    temp = dict(raw.info.get("temp") or {}, neurokit_renames=renames, neurokit_source=str(path),
-                neurokit_applied=applied)
-    if stim is not None:
-        temp["neurokit_stim"] = stim
-    if segments is not None and len(segments) > 1:
-        temp["neurokit_segments"] = segments
-    raw.info["temp"] = temp
+    set_raw_notes(raw, renames=renames, source=str(path), applied=applied, stim=stim,
+                  segments=segments if segments is not None and len(segments) > 1 else None)
     if preload:
         raw.load_data(verbose="error")
     for msg in out_warnings:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from neurokit._utils.errors import StoreError
-from neurokit.io.store import PatchStore, PatchStoreWriter
+from neurokit.io.store import PatchStore, PatchStoreWriter, StoreMeta
 
 SET_FORMAT = "neurokit-shard-set/1"
 INDEX = "index.json"
@@ -197,6 +197,12 @@ class ShardSetWriter:
         shards = self.index["shards"]
         return PatchStore(self.folder / shards[i]["file"]).attrs if len(shards) > i else None
 
+    def shard_info(self, i: int = 0) -> StoreMeta | None:
+        """Typed metadata (:class:`~neurokit.io.store.StoreMeta`) of the set's ``i``-th shard (None when it
+        has fewer shards)."""
+        shards = self.index["shards"]
+        return PatchStore(self.folder / shards[i]["file"]).info if len(shards) > i else None
+
     @contextmanager
     def shard(self, key: str, **attrs: Any):
         """Write one recording's shard (``key``: :func:`recording_key`); empty shards are not kept.
@@ -288,7 +294,7 @@ def merge_shard_sets(sets: Iterable[str | Path], out: str | Path, *, link: bool 
         st = PatchStore(s / idx["shards"][0]["file"])
         # as JSON text: a NaN TR (no file stated one) equals another
         facts.append({k: json.dumps(v, default=str) for k, v in
-                      {"sample shape": list(st.sample_shape), **{k: st.attrs.get(k) for k in SHARD_FACTS}}.items()})
+                      {"sample shape": list(st.sample_shape), **{k: st.info.get(k) for k in SHARD_FACTS}}.items()})
     for s, f in zip(sets[1:], facts[1:]):
         diff = _differences(f, facts[0])
         if diff:
@@ -339,6 +345,6 @@ def open_stores(paths: Iterable[str | Path | PatchStore]) -> list[PatchStore]:
                 f"{s.path}: sample shape {s.sample_shape}/{s.modality} differs from "
                 f"{ref.path}: {ref.sample_shape}/{ref.modality}"
             )
-        if s.attrs.get("ch_names") != ref.attrs.get("ch_names"):
+        if s.info.ch_names != ref.info.ch_names:
             raise StoreError(f"{s.path}: channel names differ from {ref.path}")
     return stores

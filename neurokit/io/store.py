@@ -12,7 +12,8 @@ Layout (h5py)::
     /sample_start  (n_samples,) int64: first row of /frames of each sample; a sample is the ``tubelet``
                    frames from there, cut into patches when read: ``frames[s:s+T][:, patch_index]``
     attrs      format, modality, complete, plus what the writer is given: ch_names, sfreq, recipe,
-               card, sources (path + SHA-256), label_names, … (JSON-encoded where not scalar)
+               card, sources (path + SHA-256), label_names, … (JSON-encoded where not scalar); read back
+               typed as :class:`StoreMeta` (:attr:`PatchStore.info`)
 
 A store is written to ``<name>.partial`` and renamed into place only after ``complete=True`` is set, so a
 ``prepare`` that fails or is killed never leaves a file that reads as complete.
@@ -20,11 +21,13 @@ A store is written to ``<name>.partial`` and renamed into place only after ``com
 from __future__ import annotations
 
 import json
+import math
 import os
 import weakref
 from collections import OrderedDict
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -57,6 +60,210 @@ def _decode(v: Any):
     if isinstance(v, np.generic):
         return v.item()
     return v
+
+
+def _as_tuple(v: Any, key: str, where: str) -> tuple | None:
+    if v is None:
+        return None
+    if isinstance(v, (str, bytes)) or not isinstance(v, (list, tuple, np.ndarray)):
+        raise StoreError(f"{where}: attribute {key!r} is {v!r}, expected a list")
+    return tuple(v)
+
+
+def _as_dict(v: Any, key: str, where: str) -> dict:
+    if v is None:
+        return {}
+    if not isinstance(v, Mapping):
+        raise StoreError(f"{where}: attribute {key!r} is {type(v).__name__} {v!r}, expected a mapping")
+    return dict(v)
+
+
+def _as_number(kind, v: Any, key: str, where: str):
+    if v is None:
+        return None
+    try:
+        return kind(v)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"{where}: attribute {key!r} is {v!r}, expected {kind.__name__}") from exc
+
+
+#: attribute → how :meth:`StoreMeta.from_attrs` reads it (``"str"``, ``"int"``, ``"float"``, ``"bool"``,
+#: ``"list"`` (a tuple), ``"dict"``); every other attribute lands in :attr:`StoreMeta.extra`
+_META_KINDS = {
+    "format": "str", "complete": "bool", "modality": "str", "card": "str", "card_body": "dict", "task": "str",
+    "label_names": "list", "recipe": "dict", "units": "str", "n_samples": "int", "sources": "list",
+    "neurokit_version": "str", "ch_names": "list", "sfreq": "float", "patch_size": "int", "n_rejected": "int",
+    "dropped": "list", "participants": "dict", "template": "str", "grid": "str", "n_patches": "int",
+    "vertices_per_patch": "int", "tubelet": "int", "sample_layout": "str", "layout": "str",
+    "frames_per_sample": "int", "hemispheres": "list", "hemisphere": "str", "mesh": "str", "tr": "float",
+    "onset_unit": "str",
+}
+
+
+@dataclass(frozen=True)
+class StoreMeta:
+    """The store-level metadata of a patch store (its HDF5 attributes), typed.
+
+    Built from the attributes by :meth:`from_attrs`; read as :attr:`PatchStore.info` and
+    :attr:`neurokit.data.dataset.PatchDataset.info`. Attributes a store lacks are ``None`` (or empty), so
+    EEG and surface stores read through the same object. The raw mapping stays available as
+    :attr:`PatchStore.attrs`.
+
+    Attributes
+    ----------
+    format : str
+        Store format (:data:`FORMAT`).
+    complete : bool
+        Whether ``prepare`` finished the store.
+    modality : str
+        ``"eeg"`` or ``"surface"`` (stores written before the attribute existed read as ``"eeg"``).
+    card, task : str | None
+        Data card name and card task the store was prepared for.
+    card_body : dict
+        The whole data card (YAML content) at preparation time; empty when not recorded.
+    label_names : tuple of str
+        Class names, index = stored label; empty for unlabelled or regression stores.
+    recipe : dict
+        The preprocessing recipe used (:class:`~neurokit.cards.recipes.EEGRecipe` or
+        :class:`~neurokit.cards.recipes.SurfaceRecipe` as a dict).
+    units : str | None
+        Unit of EEG samples (``"100 uV"``).
+    n_samples : int | None
+        Samples in the store (set when it is completed).
+    sources : tuple of dict
+        One entry per file read: ``path``, ``sha256`` and, for EEG, what was applied to it.
+    neurokit_version : str | None
+        Version of neurokit that wrote the store (EEG).
+    ch_names : tuple of str | None
+        EEG channel names (10-05 labels), in stored order.
+    sfreq : float | None
+        EEG sampling rate in Hz.
+    patch_size : int | None
+        EEG samples per patch (200).
+    n_rejected : int | None
+        EEG windows rejected by amplitude.
+    dropped : tuple of str
+        EEG recordings the recipe dropped by rule (``min_duration_s``).
+    participants : dict
+        BIDS ``participants.tsv`` columns keyed by store subject id.
+    template, grid : str | None
+        Surface template (``"ico6"``) and patch grid (``"ico6/ico2"``).
+    n_patches, vertices_per_patch, tubelet : int | None
+        Surface sample shape ``(tubelet, n_patches, vertices_per_patch)``.
+    sample_layout : str | None
+        Axis names of one surface sample, ``"(T, n_patches, V)"``.
+    layout : str | None
+        ``"frames"`` for the frame layout (frames stored once, tubelets gathered when read).
+    frames_per_sample : int | None
+        Frame layout: frames per sample.
+    hemispheres : tuple of str
+        Surface hemispheres in the store (``"L"``, ``"R"``); ``hemisphere`` joins them with ``+``.
+    hemisphere : str | None
+    mesh : str | None
+        Surface mesh of the source files (``"fsaverage5"``, ``"fs_LR_32k"``, ``"ico6"``…).
+    tr : float | None
+        Surface repetition time in s; NaN when no file stated one (then ``onset_unit == "frames"``).
+    onset_unit : str | None
+        ``"s"`` or ``"frames"``: unit of the ``onset`` column of surface stores.
+    extra : dict
+        Every other attribute, decoded.
+    """
+
+    format: str | None = None
+    complete: bool = False
+    modality: str = "eeg"
+    card: str | None = None
+    card_body: dict = field(default_factory=dict)
+    task: str | None = None
+    label_names: tuple = ()
+    recipe: dict = field(default_factory=dict)
+    units: str | None = None
+    n_samples: int | None = None
+    sources: tuple = ()
+    neurokit_version: str | None = None
+    ch_names: tuple | None = None
+    sfreq: float | None = None
+    patch_size: int | None = None
+    n_rejected: int | None = None
+    dropped: tuple = ()
+    participants: dict = field(default_factory=dict)
+    template: str | None = None
+    grid: str | None = None
+    n_patches: int | None = None
+    vertices_per_patch: int | None = None
+    tubelet: int | None = None
+    sample_layout: str | None = None
+    layout: str | None = None
+    frames_per_sample: int | None = None
+    hemispheres: tuple = ()
+    hemisphere: str | None = None
+    mesh: str | None = None
+    tr: float | None = None
+    onset_unit: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_attrs(cls, attrs: Mapping[str, Any], *, where: str = "store") -> "StoreMeta":
+        """Typed metadata from a store's attributes (decoded, as :attr:`PatchStore.attrs`, or raw h5py
+        attributes, JSON strings included).
+
+        Parameters
+        ----------
+        attrs : mapping
+            Attribute name → value.
+        where : str
+            What the attributes belong to (a path), named in errors.
+
+        Raises
+        ------
+        StoreError
+            An attribute of the wrong type (e.g. ``ch_names`` that is not a list), naming ``where``.
+        """
+        vals = {k: _decode(v) for k, v in attrs.items()}
+        kw: dict[str, Any] = {}
+        for key, kind in _META_KINDS.items():
+            v = vals.pop(key, None)
+            if kind == "list":
+                v = _as_tuple(v, key, where)
+                if v is None and key != "ch_names":
+                    v = ()
+            elif kind == "dict":
+                v = _as_dict(v, key, where)
+            elif kind == "bool":
+                v = bool(v)
+            elif kind in ("int", "float"):
+                v = _as_number(int if kind == "int" else float, v, key, where)
+            elif v is not None:
+                v = str(v)
+            kw[key] = v
+        kw["modality"] = kw["modality"] or "eeg"
+        return cls(**kw, extra=vals)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The typed value of attribute ``key`` (a field, else :attr:`extra`), or ``default`` when absent."""
+        if key in _META_KINDS:
+            v = getattr(self, key)
+            return default if v is None else v
+        return self.extra.get(key, default)
+
+    @property
+    def has_tr(self) -> bool:
+        """Whether the (surface) store states a TR: onsets are in seconds, not frames."""
+        return self.onset_unit != "frames" and self.tr is not None and math.isfinite(self.tr)
+
+    @property
+    def window_s(self) -> float:
+        """Window length of an EEG store's recipe in s (0 when not recorded)."""
+        return float(self.recipe.get("window_s") or 0)
+
+    @property
+    def frame_layout(self) -> bool:
+        """Whether frames are stored once and samples gathered when read (``layout == "frames"``)."""
+        return self.layout == "frames"
+
+    def field_names(self) -> tuple[str, ...]:
+        """Names of the typed fields (the attributes :meth:`from_attrs` knows)."""
+        return tuple(f.name for f in fields(self) if f.name != "extra")
 
 
 class PatchStoreWriter:
@@ -304,6 +511,19 @@ OPEN_FILES = _OpenFiles(32)
 class PatchStore:
     """Read-only view of one complete patch store.
 
+    Attributes
+    ----------
+    info : StoreMeta
+        The store's metadata, typed.
+    attrs : dict
+        The same attributes, decoded but untyped (for callers not yet on :attr:`info`).
+    labels : ndarray, shape (n_samples,)
+        int64 class indices (-1: none) or float32 targets.
+    meta : dict of str to ndarray
+        Per-sample columns (``subject``, ``session``, ``run``, ``onset`` in s, …).
+    sample_shape : tuple of int
+        EEG ``(C, N, 200)``; surface ``(T, n_patches, V)``.
+
     Raises
     ------
     StoreError
@@ -323,11 +543,12 @@ class PatchStore:
         try:
             with h5py.File(self.path, "r") as f:
                 attrs = {k: _decode(v) for k, v in f.attrs.items()}
-                if attrs.get("layout") == "frames":
+                info = StoreMeta.from_attrs(attrs, where=str(self.path))
+                if info.frame_layout:
                     self._starts = f["sample_start"][:]
                     self._patch_index = f["patch_index"][:]
                     self.n_samples = len(self._starts)
-                    self.sample_shape = (int(attrs["frames_per_sample"]), *self._patch_index.shape)
+                    self.sample_shape = (int(info.frames_per_sample), *self._patch_index.shape)
                 else:
                     self._starts = self._patch_index = None
                     self.n_samples = int(f["patches"].shape[0])
@@ -336,11 +557,14 @@ class PatchStore:
                 self.meta = {k: _read_column(f["meta"][k]) for k in f["meta"]}
         except (OSError, KeyError) as exc:
             raise StoreError(f"{self.path}: not a readable neurokit patch store ({exc})") from exc
-        if attrs.get("format") != FORMAT:
-            raise StoreError(f"{self.path}: format {attrs.get('format')!r}, expected {FORMAT!r}")
-        if not attrs.get("complete"):
+        if info.format != FORMAT:
+            raise StoreError(f"{self.path}: format {info.format!r}, expected {FORMAT!r}")
+        if not info.complete:
             raise StoreError(f"{self.path}: incomplete store (prepare did not finish); rerun prepare")
+        #: the attributes as decoded from the file (untyped; kept for callers not yet on :attr:`info`)
         self.attrs = attrs
+        #: the same, typed (:class:`StoreMeta`)
+        self.info = info
         self._h5 = None
 
     def __len__(self) -> int:
@@ -348,7 +572,7 @@ class PatchStore:
 
     @property
     def modality(self) -> str:
-        return self.attrs.get("modality", "eeg")
+        return self.info.modality
 
     def _file(self):
         import h5py

@@ -3,11 +3,10 @@
 Dispatch is by the card's modality: :func:`get_preparer` gives the preparer of ``"eeg"``
 (:func:`neurokit.preprocessing.eeg.windows.prepare.prepare_eeg`) and ``"surface"``
 (:func:`neurokit.preprocessing.surface.prepare.prepare_surface`), both of the shape
-``(card, out, *, data_root, task, files, subjects, overwrite, progress, **options) -> Path``.
+``(card, out, options, modality_options) -> Path`` (:mod:`neurokit.preprocessing.options`).
 """
 from __future__ import annotations
 
-import inspect
 import logging
 from pathlib import Path
 from typing import Callable, Sequence
@@ -15,6 +14,7 @@ from typing import Callable, Sequence
 from neurokit._utils.errors import ConfigError, Interrupted, StoreError
 from neurokit.cards import DataCard, load_card
 from neurokit.preprocessing.eeg.prepare import EEG_RECIPE_OPTIONS, eeg_recipe
+from neurokit.preprocessing.options import build_options, option_names
 
 logger = logging.getLogger("neurokit")
 
@@ -111,7 +111,7 @@ def prepare(
     if channels is not None:
         kwargs["channels"] = channels
     # each preparer takes the options that make sense for its modality; name the others the CLI's way
-    accepted = inspect.signature(fn).parameters
+    accepted = option_names(card.modality)
     extra = [CLI_FLAGS.get(k, k) for k in kwargs if k not in accepted]
     if extra:
         raise ConfigError(f"card {card.name!r} (modality {card.modality}): {', '.join(extra)} does not apply to it; drop it")
@@ -119,8 +119,8 @@ def prepare(
         kwargs["channels"] = card.channel_set(channels) if isinstance(channels, str) else list(channels)
     made = [p for p in (out.parent, *out.parent.parents) if not p.exists()]
     try:
-        return fn(card, Path(out), data_root=data_root, task=task, files=files, subjects=subjects, overwrite=overwrite,
-                  progress=progress, **kwargs)
+        return fn(card, Path(out), *build_options(card.modality, data_root=data_root, task=task, files=files,
+                                                   subjects=subjects, overwrite=overwrite, progress=progress, **kwargs))
     except BaseException as exc:
         for p in made:  # folders this call made for a store it never finished: leave none behind empty
             if p.is_dir() and not any(p.iterdir()):

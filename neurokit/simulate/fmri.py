@@ -144,7 +144,7 @@ def simulate_fmri(movie: str | Path, out_dir: str | Path, surface_dir: str | Pat
     st = StimulusStore(per_second)
     z = stimulus_components(st.video, st.audio, cfg.n_video, cfg.n_audio)  # (n_s, K)
     per_second.unlink()
-    n_t = int(np.floor(float(st.attrs["duration_s"]) / cfg.tr))
+    n_t = int(np.floor(st.duration_s / cfg.tr))
     h = shifted_hrf(cfg.lag_s, cfg.tr)
     drive = np.stack([np.convolve(z[:, k], h)[:n_t] for k in range(z.shape[1])], axis=1)  # causal: (n_t, K)
     if len(drive) < n_t:

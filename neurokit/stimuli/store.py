@@ -359,6 +359,17 @@ class StimulusStore:
     def hop_s(self) -> float:
         return float(self.attrs.get("hop_s", 1.0))
 
+    @property
+    def duration_s(self) -> float:
+        """Length of the movie in s (when not recorded: the end of its last window)."""
+        d = self.attrs.get("duration_s")
+        return float(d) if d is not None else float(self.onsets[-1] + self.window_s) if len(self.onsets) else 0.0
+
+    @property
+    def source(self) -> str:
+        """The movie file the store was embedded from (as recorded; ``""`` when not)."""
+        return str(self.attrs.get("source", ""))
+
     def __len__(self) -> int:
         return len(self.onsets)
 

@@ -1,15 +1,23 @@
 """EEG preparer: a card's recordings (or a list of files) through the card's :class:`~neurokit.cards.recipes.EEGRecipe`
-into one HDF5 patch store or a shard set, in parallel (processes or a Dask cluster), streaming long recordings."""
+into one HDF5 patch store or a shard set, in parallel (processes or a Dask cluster), streaming long recordings.
+
+:func:`prepare_eeg` lists the recordings (:func:`eeg_entries`), sends one :class:`EEGJob` per recording to
+:func:`_eeg_job` (in this process, worker processes or a Dask cluster) and writes the results, in file order,
+through :class:`_EEGWriting` into a store or shard set."""
 from __future__ import annotations
 
+import errno
 import functools
 import logging
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import NamedTuple, Sequence
+
+import numpy as np
 
 from neurokit._utils.errors import (
+    CardError,
     ChannelMismatchError,
     ConfigError,
     DataFileError,
@@ -20,10 +28,19 @@ from neurokit._utils.progress import progress_bar
 from neurokit._utils.version import VERSION as __version__
 from neurokit.cards import DataCard
 from neurokit.io.entry import FileEntry
+from neurokit.io.notes import raw_notes
+from neurokit.io.shards import (
+    ShardSetWriter,
+    disk_full,
+    disk_full_error,
+    is_shard_set,
+    read_index,
+    recording_key,
+)
 from neurokit.io.store import PatchStoreWriter
+from neurokit.preprocessing.options import EEGOptions, PrepareOptions
 
 logger = logging.getLogger("neurokit")
-
 
 
 #: recipe fields of an EEG card that ``prepare`` (CLI: the flags above) may override
@@ -32,7 +49,17 @@ EEG_RECIPE_OPTIONS = ("window_s", "crop_start_s", "crop_end_s", "line_freq", "mi
 
 def eeg_recipe(card: DataCard, *, channels: Sequence[str] | None = None, **overrides):
     """The :class:`~neurokit.cards.recipes.EEGRecipe` a store of ``card`` is prepared with: the card's,
-    with ``channels`` and the non-``None`` ``overrides`` (:data:`EEG_RECIPE_OPTIONS`) applied."""
+    with ``channels`` and the non-``None`` ``overrides`` (:data:`EEG_RECIPE_OPTIONS`) applied.
+
+    Raises
+    ------
+    ConfigError
+        An override of a field not in :data:`EEG_RECIPE_OPTIONS`.
+    CardError
+        Not an EEG card, or a bad ``preprocessing`` block.
+    """
+    if card.modality != "eeg":
+        raise CardError(f"card {card.name!r} is a {card.modality} card, not EEG")
     recipe = card.recipe()
     bad = sorted(set(overrides) - set(EEG_RECIPE_OPTIONS))
     if bad:
@@ -45,23 +72,52 @@ def eeg_recipe(card: DataCard, *, channels: Sequence[str] | None = None, **overr
     return type(recipe).from_dict({**recipe.to_dict(), **upd}) if upd else recipe
 
 
-def _eeg_job(job: tuple[str, dict, dict]) -> dict:
+class EEGJob(NamedTuple):
+    """One recording to window, as sent to a worker (picklable; fields in this order).
+
+    Attributes
+    ----------
+    path : str
+        The recording's file (an archive for a clinical reader).
+    recipe : dict
+        The :class:`~neurokit.cards.recipes.EEGRecipe` as a dict, with the entry's own ``events``.
+    read_opts : dict
+        Options of :func:`~neurokit.io.read_eeg` (``encoding``, ``units``).
+    member : str
+        Archive member (clinical readers); ``""`` for a plain file.
+    reader : str
+        ``"bids"``, a reader of :mod:`neurokit.io.clinical`, or ``""`` for :func:`~neurokit.io.read_eeg`.
+    part_dir : str
+        Scratch folder of streamed recordings; ``""``: never stream (Dask workers may not share the disk).
+    stream_above : float | None
+        Stream recordings above this many bytes of float64 samples (``None``: the default).
+    """
+
+    path: str
+    recipe: dict
+    read_opts: dict
+    member: str = ""
+    reader: str = ""
+    part_dir: str = ""
+    stream_above: float | None = None
+
+
+def _eeg_job(job: EEGJob) -> dict:
     """One recording → windows (runs in a worker process or on a Dask worker; module level to pickle).
 
     Returns ``{"windows", "source", "warnings"}``; ``{"dropped", "warnings"}`` for a recording the recipe
     drops by rule; ``{"error", "warnings"}`` for a file that raises :class:`DataFileError` /
-    :class:`ChannelMismatchError` (the caller decides to skip or stop)."""
+    :class:`ChannelMismatchError` (the caller decides to skip or stop); ``{"fatal", "warnings"}`` for a
+    :class:`ScratchError` (the output's disk, never skipped)."""
     from neurokit.cards.recipes import EEGRecipe
     from neurokit.preprocessing.eeg.windows import RecordingDropped
 
-    path, recipe, read_opts = job[0], EEGRecipe.from_dict(job[1]), job[2]
-    member, reader = (job[3], job[4]) if len(job) > 3 else ("", "")
-    part_dir, stream_above = (job[5], job[6]) if len(job) > 5 else ("", None)
+    job = EEGJob(*job)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            w, source = _eeg_file(path, recipe, read_opts, member=member, reader=reader, part_dir=part_dir,
-                                  stream_above=stream_above)
+            w, source = _eeg_file(job.path, EEGRecipe.from_dict(job.recipe), job.read_opts, member=job.member,
+                                  reader=job.reader, part_dir=job.part_dir, stream_above=job.stream_above)
         except RecordingDropped as exc:
             return {"dropped": str(exc), "warnings": [str(c.message) for c in caught]}
         except ScratchError as exc:  # the output's disk, not the recording: never skipped as a bad file
@@ -71,203 +127,80 @@ def _eeg_job(job: tuple[str, dict, dict]) -> dict:
     return {"windows": w, "source": source, "warnings": [str(c.message) for c in caught]}
 
 
-def prepare_eeg(
-    card: DataCard,
-    out: Path,
-    *,
-    data_root=None,
-    task=None,
-    files=None,
-    subjects=None,
-    overwrite=False,
-    progress=True,
-    channels: list[str] | None = None,
-    skip_bad: bool = False,
-    window_s: float | None = None,
-    crop_start_s: float | None = None,
-    crop_end_s: float | None = None,
-    line_freq: float | None = None,
-    min_duration_s: float | None = None,
-    encoding: str | None = None,
-    units: str | None = None,
-    n_jobs: int = 1,
-    scheduler: str | None = None,
-    shards: bool = False,
-    resume: bool = False,
-    stream_above_mb: float | None = None,
-) -> Path:
+def prepare_eeg(card: DataCard, out: Path, options: PrepareOptions | None = None,
+                eeg: EEGOptions | None = None) -> Path:
     """EEG: read → :func:`~neurokit.preprocessing.eeg.windows.preprocess_raw` → windows → store.
 
-    ``window_s``, ``crop_start_s``, ``crop_end_s``, ``min_duration_s`` (s) and ``line_freq`` (Hz; 0 = no
-    notch) override the card's recipe (:class:`~neurokit.cards.recipes.EEGRecipe`); the store records
-    the recipe used.
-    ``skip_bad``: log and skip files that raise :class:`DataFileError` instead of stopping (any reader
-    fault becomes one, naming the file). Recordings the recipe drops by rule (``min_duration_s``) are
-    always skipped, and listed in the store's ``dropped`` attribute. ``encoding`` / ``units`` override the
-    card's ``reading`` block (see :func:`~neurokit.io.read_eeg`). Each entry of the store's ``sources``
-    records what was applied to that file (``applied``: original ``sfreq``, band edges used, notch,
-    resampling, channels dropped as bad, assumed units, encoding, gaps).
-    ``n_jobs``: recordings processed by this many local worker processes (joblib; -1: every core);
-    ``scheduler``: a Dask scheduler address (default ``$DASK_SCHEDULER_ADDRESS``) to send them to instead
-    (:mod:`neurokit._utils.parallel`). Windows are written in file order, so the store's bytes do not
-    depend on either. ``shards``: write ``out`` as a shard set (a folder, one store per recording and an
-    index: :mod:`neurokit.io.shards`), which keeps every finished recording when the run stops (full disk,
-    kill); ``resume`` then adds only the recordings it lacks.
-    ``stream_above_mb``: recordings larger than this (MiB of float64 samples; default 256) are processed in
-    bounded memory, chunk by chunk through scratch files beside ``out`` (:mod:`neurokit.preprocessing.eeg.stream`;
-    same windows to float64 rounding). Not with a Dask scheduler, whose workers may not share the disk.
+    Parameters
+    ----------
+    card : DataCard
+        An EEG card: layout, tasks (events → labels), ``reading`` options and recipe.
+    out : Path
+        Store to write (``.h5``), or the folder of a shard set (``options.shards``).
+    options : PrepareOptions, optional
+        What to prepare (task, files, subjects, data root) and how (overwrite, progress, skip_bad,
+        shards, resume, n_jobs, scheduler).
+    eeg : EEGOptions, optional
+        Channels, recipe overrides (``window_s``, ``crop_start_s``, ``crop_end_s``, ``min_duration_s`` in
+        s; ``line_freq`` in Hz, 0 = no notch), reading options (``encoding``, ``units``) and
+        ``stream_above_mb``.
+
+    The store records the recipe used. ``skip_bad`` logs and skips files that raise :class:`DataFileError`
+    (any reader fault becomes one, naming the file). Recordings the recipe drops by rule
+    (``min_duration_s``) are always skipped, and listed in the store's ``dropped`` attribute. Each entry of
+    the store's ``sources`` records what was applied to that file (``applied``: original ``sfreq``, band
+    edges used, notch, resampling, channels dropped as bad, assumed units, encoding, gaps).
+    Recordings go to ``n_jobs`` local worker processes (joblib; -1: every core), or to a Dask
+    ``scheduler`` (default ``$DASK_SCHEDULER_ADDRESS``; :mod:`neurokit._utils.parallel`); windows are
+    written in file order, so the store's bytes depend on neither. A shard set (:mod:`neurokit.io.shards`)
+    keeps every finished recording when the run stops (full disk, kill); ``resume`` then adds only the
+    recordings it lacks. Recordings above ``stream_above_mb`` (MiB of float64 samples; default 256) are
+    processed in bounded memory, chunk by chunk through scratch files beside ``out``
+    (:mod:`neurokit.preprocessing.eeg.stream`; same windows to float64 rounding); not with a Dask scheduler,
+    whose workers may not share the disk.
+
+    Returns
+    -------
+    Path of the complete store (or shard-set folder).
+
+    Raises
+    ------
+    FileExistsError
+        A shard set is at ``out`` and neither ``resume`` nor ``overwrite`` is given.
+    ConfigError
+        A bad option (``stream_above_mb`` < 0, an unknown recipe override).
+    ScratchError
+        The scratch folder beside ``out`` cannot be made.
+    DataFileError
+        A bad file (unless ``skip_bad``), channels that differ between files, or no usable recording.
+    StoreError
+        The disk filled up (a shard set says what it keeps and to rerun with ``--resume``).
     """
-    import errno
-
-    import numpy as np
-
     from neurokit._utils.parallel import map_ordered, scheduler_address
-    from neurokit.io.shards import (
-        ShardSetWriter,
-        disk_full,
-        disk_full_error,
-        is_shard_set,
-        read_index,
-        recording_key,
-    )
 
-    recipe = eeg_recipe(card, channels=channels, window_s=window_s, crop_start_s=crop_start_s,
-                        crop_end_s=crop_end_s, line_freq=line_freq, min_duration_s=min_duration_s)
-    read_opts = card.read_options()
-    read_opts.update({k: v for k, v in (("encoding", encoding), ("units", units)) if v is not None})
-    tname, tdef = card.task(task)
-    if files:
-        groups = tdef.get("run_groups") or []
-        classes = card.classes(tname)
-        events = None
-        if len(groups) == 1 and classes:
-            events = {str(d): classes.index(lbl) for d, lbl in groups[0]["events"].items()}
-        entries = [FileEntry(path=Path(f), subject=Path(f).stem, run=Path(f).stem, events=events) for f in files]
-    else:
-        entries = card.files(data_root, tname, subjects=subjects)
-    labelled = any(e.events or e.label is not None for e in entries)
-    done = set()
-    if shards and is_shard_set(out) and not overwrite:
-        if not resume:
-            raise FileExistsError(f"{out}: a shard set is there; --resume adds the recordings it lacks, --overwrite "
-                                  "starts again")
-        done = {sh["key"] for sh in read_index(out)["shards"]}
+    options, eeg = options or PrepareOptions(), eeg or EEGOptions()
+    recipe = eeg_recipe(card, channels=eeg.channels, **eeg.recipe_overrides())
+    read_opts = {**card.read_options(), **eeg.read_overrides()}
+    tname, entries = eeg_entries(card, options)
+    done = _recordings_done(out, options)
     todo = [e for e in entries if recording_key(e.path, e.member) not in done]
     # long recordings are streamed into part stores beside the output (local workers share its disk)
-    part_dir = "" if scheduler_address(scheduler) else str(out.parent / f".{out.name}.parts")
-    if stream_above_mb is not None and not (stream_above_mb >= 0):  # NaN fails this too
-        raise ConfigError(f"stream_above_mb (--stream-above) is a size in MiB ≥ 0 (inf: never stream), got {stream_above_mb}")
+    part_dir = "" if scheduler_address(options.scheduler) else str(out.parent / f".{out.name}.parts")
+    stream_above = eeg.stream_above_bytes()
     if part_dir and todo:
-        try:  # made here, not by the workers: a stop removes it and a late worker cannot make it again
-            Path(part_dir).mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ScratchError(f"{out.parent}: cannot write beside the output ({exc.strerror or exc})",
-                               errno=exc.errno) from exc
-    jobs = [(str(e.path), (recipe if e.events is None else type(recipe).from_dict({**recipe.to_dict(), "events": e.events})).to_dict(),
-             read_opts, e.member, e.reader, part_dir, stream_above_mb * 2**20 if stream_above_mb is not None else None)
-            for e in todo]
-    writer = None
+        _make_scratch(Path(part_dir), out)
+    jobs = [_job(e, recipe, read_opts, part_dir, stream_above) for e in todo]
+    writing = _EEGWriting(card, out, tname, recipe, entries, options, done)
     closers = []
-    sources = []
-    dropped = []
-    n_rej = 0
-    ch_names = None
     try:
-        results = map_ordered(_eeg_job, jobs, n_jobs=n_jobs, scheduler=scheduler)
+        results = map_ordered(_eeg_job, jobs, n_jobs=options.n_jobs, scheduler=options.scheduler)
         closers.append(results.close)
-        for e, res in progress_bar(zip(todo, results), description=f"prepare {card.name}", enabled=progress,
-                                   total=len(todo)):
-            for msg in res["warnings"]:
-                logger.warning("%s", msg)
-            if "dropped" in res:
-                logger.warning("%s", res["dropped"])
-                dropped.append(str(e.path))
-                continue
-            if "fatal" in res:
-                exc = res["fatal"]
-                if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-                    if shards:
-                        kept = (writer.kept() if writer is not None else
-                                f"the {len(done)} recordings already in the set are kept" if done else
-                                "no recording was written yet")
-                        raise StoreError(f"{out}: disk full while processing {e.path}; {kept}. Free space, then "
-                                         "rerun the same command with --resume") from exc
-                    raise disk_full_error(out, e.path) from exc
-                raise exc
-            if "error" in res:
-                if skip_bad:
-                    logger.warning("skipping %s", res["error"])
-                    continue
-                raise writer.stopped(res["error"]) if shards and writer is not None else res["error"]
-            w = res["windows"]
-            if ch_names is None:
-                ch_names = w.ch_names
-            elif w.ch_names != ch_names:
-                raise DataFileError(
-                    f"{e.path}: channels {w.ch_names[:5]}… ({len(w.ch_names)}) differ from the store's "
-                    f"{ch_names[:5]}… ({len(ch_names)}); give the card a 'channels' list to fix one montage"
-                )
-            shape = w.sample_shape if isinstance(w, StreamedPart) else w.patches.shape[1:]
-            if writer is None:
-                attrs = dict(
-                    modality="eeg",
-                    card=card.name,
-                    card_body=card.raw,
-                    task=tname,
-                    label_names=card.classes(tname),
-                    ch_names=w.ch_names,
-                    sfreq=recipe.sfreq,
-                    patch_size=200,
-                    units="100 uV",
-                    recipe=recipe.to_dict(),
-                    neurokit_version=__version__,
-                )
-                if any(x.reader == "bids" for x in entries):
-                    # participants.tsv columns, keyed by store subject id: subject-level labels for any task
-                    from neurokit.io.bids import read_participants
-
-                    ids = {x.subject for x in entries}
-                    table = read_participants(card.bids_root(data_root))
-                    attrs["participants"] = {card.store_subject(k): v for k, v in table.items() if card.store_subject(k) in ids}
-                if shards:
-                    writer = ShardSetWriter(out, shape, attrs=attrs, resume=resume, overwrite=overwrite)
-                else:
-                    writer = PatchStoreWriter(out, shape, overwrite=overwrite, attrs=attrs)
-
-            def put(target):
-                for patches, labels, onsets in _batches(w):
-                    if e.label is not None:  # subject-level class (participants.tsv column)
-                        labels = np.full(len(labels), e.label, dtype=np.int64)
-                    target.append(patches, labels if labelled else None, onsets=onsets, subject=e.subject,
-                                  session=e.session, run=e.run)
-
-            try:
-                if shards:
-                    with writer.shard(recording_key(e.path, e.member), sources=[res["source"]],
-                                      n_rejected=int(w.n_rejected)) as sw:
-                        put(sw)
-                else:
-                    put(writer)
-                if isinstance(w, StreamedPart):
-                    Path(w.path).unlink(missing_ok=True)
-            except OSError as exc:  # a shard set says itself what it keeps (a StoreError)
-                if not disk_full(exc):
-                    raise
-                raise disk_full_error(out, e.path) from exc
-            n_rej += w.n_rejected
-            sources.append(res["source"])
-        if writer is None and done:  # every recording was already in the set: mark it finished
-            writer = ShardSetWriter(out, (), attrs=read_index(out)["attrs"], resume=True)
-        if writer is None:
-            why = f" ({len(dropped)} dropped by the recipe's min_duration_s)" if dropped else ""
-            raise DataFileError(f"prepare {card.name}: no usable recording (all skipped{why})")
-        if not shards:
-            writer.set_attrs(sources=sources, n_rejected=n_rej, dropped=dropped)
-        path = writer.close()
-        n_total = writer.n
+        for e, res in progress_bar(zip(todo, results), description=f"prepare {card.name}",
+                                   enabled=options.progress, total=len(todo)):
+            writing.take(e, res)
+        path, n_total = writing.close()
     except BaseException:
-        if writer is not None and not shards:
-            writer.abort()
+        writing.abort()
         raise
     finally:
         for close in closers:  # stop the workers first (joblib cancels what is queued, ends what runs)
@@ -276,8 +209,203 @@ def prepare_eeg(
             import shutil
 
             shutil.rmtree(part_dir, ignore_errors=True)
-    logger.info("wrote %s (%d samples, %d rejected)", path, n_total, n_rej)
+    logger.info("wrote %s (%d samples, %d rejected)", path, n_total, writing.n_rejected)
     return path
+
+
+def eeg_entries(card: DataCard, options: PrepareOptions) -> tuple[str, list[FileEntry]]:
+    """``(task name, recordings)`` to prepare: ``options.files`` (labelled by the task's events when it has
+    a single run group) or the card's layout under ``options.data_root`` (``options.subjects`` only).
+
+    Raises
+    ------
+    CardError
+        An unknown task, or no recording of the task.
+    """
+    tname, tdef = card.task(options.task)
+    if not options.files:
+        return tname, card.files(options.data_root, tname, subjects=options.subjects)
+    groups = tdef.get("run_groups") or []
+    classes = card.classes(tname)
+    events = None
+    if len(groups) == 1 and classes:
+        events = {str(d): classes.index(lbl) for d, lbl in groups[0]["events"].items()}
+    return tname, [FileEntry(path=Path(f), subject=Path(f).stem, run=Path(f).stem, events=events)
+                   for f in options.files]
+
+
+def _recordings_done(out: Path, options: PrepareOptions) -> set[str]:
+    """Keys of the recordings already in the shard set at ``out`` that a ``resume`` keeps (else none).
+
+    Raises
+    ------
+    FileExistsError
+        A shard set is at ``out``, and neither ``resume`` nor ``overwrite`` is given.
+    """
+    if not (options.shards and is_shard_set(out) and not options.overwrite):
+        return set()
+    if not options.resume:
+        raise FileExistsError(f"{out}: a shard set is there; --resume adds the recordings it lacks, --overwrite "
+                              "starts again")
+    return {sh["key"] for sh in read_index(out)["shards"]}
+
+
+def _make_scratch(part_dir: Path, out: Path) -> None:
+    """Make the scratch folder of streamed recordings (here, not by the workers: a stop removes it and a
+    late worker cannot make it again). Raises :class:`ScratchError` when the output's folder is not writable."""
+    try:
+        part_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ScratchError(f"{out.parent}: cannot write beside the output ({exc.strerror or exc})",
+                           errno=exc.errno) from exc
+
+
+def _job(e: FileEntry, recipe, read_opts: dict, part_dir: str, stream_above: float | None) -> EEGJob:
+    """The :class:`EEGJob` of one recording: the recipe with the entry's own events, if it has them."""
+    rec = recipe if e.events is None else type(recipe).from_dict({**recipe.to_dict(), "events": e.events})
+    return EEGJob(str(e.path), rec.to_dict(), read_opts, e.member, e.reader, part_dir, stream_above)
+
+
+def store_attrs(card: DataCard, tname: str, recipe, ch_names: list[str], entries: Sequence[FileEntry],
+                data_root=None) -> dict:
+    """The attributes of an EEG store (:class:`~neurokit.io.store.StoreMeta` reads them back): card, task,
+    classes, channels, rate (Hz), patch size, units, recipe, version and, for BIDS recordings, the
+    ``participants.tsv`` columns of the store's subjects (subject-level labels for any task)."""
+    attrs = dict(
+        modality="eeg",
+        card=card.name,
+        card_body=card.raw,
+        task=tname,
+        label_names=card.classes(tname),
+        ch_names=ch_names,
+        sfreq=recipe.sfreq,
+        patch_size=200,
+        units="100 uV",
+        recipe=recipe.to_dict(),
+        neurokit_version=__version__,
+    )
+    if any(x.reader == "bids" for x in entries):
+        from neurokit.io.bids import read_participants
+
+        ids = {x.subject for x in entries}
+        table = read_participants(card.bids_root(data_root))
+        attrs["participants"] = {card.store_subject(k): v for k, v in table.items() if card.store_subject(k) in ids}
+    return attrs
+
+
+class _EEGWriting:
+    """The store (or shard set) one :func:`prepare_eeg` run writes, fed one recording's result at a time
+    (:meth:`take`, in file order); opened at the first recording with windows, so that its channels are
+    known."""
+
+    def __init__(self, card: DataCard, out: Path, tname: str, recipe, entries: list[FileEntry],
+                 options: PrepareOptions, done: set[str]) -> None:
+        self.card, self.out, self.tname, self.recipe, self.entries = card, out, tname, recipe, entries
+        self.options, self.done = options, done
+        self.labelled = any(e.events or e.label is not None for e in entries)
+        self.writer: PatchStoreWriter | ShardSetWriter | None = None
+        self.sources: list[dict] = []
+        self.dropped: list[str] = []
+        self.n_rejected = 0
+        self.ch_names: list[str] | None = None
+
+    def take(self, e: FileEntry, res: dict) -> None:
+        """Write the result of :func:`_eeg_job` for recording ``e``, or skip it (dropped by the recipe, or
+        a bad file with ``skip_bad``). Raises what the result holds otherwise."""
+        for msg in res["warnings"]:
+            logger.warning("%s", msg)
+        if "dropped" in res:
+            logger.warning("%s", res["dropped"])
+            self.dropped.append(str(e.path))
+            return
+        if "fatal" in res:
+            self._fatal(e, res["fatal"])
+        if "error" in res:
+            if self.options.skip_bad:
+                logger.warning("skipping %s", res["error"])
+                return
+            raise self.writer.stopped(res["error"]) if self.options.shards and self.writer is not None else res["error"]
+        w = res["windows"]
+        self._check_channels(e, w)
+        if self.writer is None:
+            self._open(w)
+        try:
+            self._write(e, w, res["source"])
+            if isinstance(w, StreamedPart):
+                Path(w.path).unlink(missing_ok=True)
+        except OSError as exc:  # a shard set says itself what it keeps (a StoreError)
+            if not disk_full(exc):
+                raise
+            raise disk_full_error(self.out, e.path) from exc
+        self.n_rejected += w.n_rejected
+        self.sources.append(res["source"])
+
+    def _fatal(self, e: FileEntry, exc: ScratchError) -> None:
+        """Stop on a :class:`ScratchError`; for a full disk, say what is kept and how to go on."""
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise exc
+        if not self.options.shards:
+            raise disk_full_error(self.out, e.path) from exc
+        kept = (self.writer.kept() if self.writer is not None else
+                f"the {len(self.done)} recordings already in the set are kept" if self.done else
+                "no recording was written yet")
+        raise StoreError(f"{self.out}: disk full while processing {e.path}; {kept}. Free space, then rerun the "
+                         "same command with --resume") from exc
+
+    def _check_channels(self, e: FileEntry, w) -> None:
+        if self.ch_names is None:
+            self.ch_names = w.ch_names
+        elif w.ch_names != self.ch_names:
+            raise DataFileError(
+                f"{e.path}: channels {w.ch_names[:5]}… ({len(w.ch_names)}) differ from the store's "
+                f"{self.ch_names[:5]}… ({len(self.ch_names)}); give the card a 'channels' list to fix one montage"
+            )
+
+    def _open(self, w) -> None:
+        shape = w.sample_shape if isinstance(w, StreamedPart) else w.patches.shape[1:]
+        attrs = store_attrs(self.card, self.tname, self.recipe, w.ch_names, self.entries, self.options.data_root)
+        if self.options.shards:
+            self.writer = ShardSetWriter(self.out, shape, attrs=attrs, resume=self.options.resume,
+                                         overwrite=self.options.overwrite)
+        else:
+            self.writer = PatchStoreWriter(self.out, shape, overwrite=self.options.overwrite, attrs=attrs)
+
+    def _write(self, e: FileEntry, w, source: dict) -> None:
+        def put(target):
+            for patches, labels, onsets in _batches(w):
+                if e.label is not None:  # subject-level class (participants.tsv column)
+                    labels = np.full(len(labels), e.label, dtype=np.int64)
+                target.append(patches, labels if self.labelled else None, onsets=onsets, subject=e.subject,
+                              session=e.session, run=e.run)
+
+        if not self.options.shards:
+            put(self.writer)
+            return
+        with self.writer.shard(recording_key(e.path, e.member), sources=[source],
+                               n_rejected=int(w.n_rejected)) as sw:
+            put(sw)
+
+    def close(self) -> tuple[Path, int]:
+        """Finish the store (or set): ``(path, n_samples)``.
+
+        Raises
+        ------
+        DataFileError
+            No recording was usable (all skipped or dropped) and none was written before.
+        """
+        if self.writer is None and self.done:  # every recording was already in the set: mark it finished
+            self.writer = ShardSetWriter(self.out, (), attrs=read_index(self.out)["attrs"], resume=True)
+        if self.writer is None:
+            why = f" ({len(self.dropped)} dropped by the recipe's min_duration_s)" if self.dropped else ""
+            raise DataFileError(f"prepare {self.card.name}: no usable recording (all skipped{why})")
+        if not self.options.shards:
+            self.writer.set_attrs(sources=self.sources, n_rejected=self.n_rejected, dropped=self.dropped)
+        return self.writer.close(), self.writer.n
+
+    def abort(self) -> None:
+        """Discard a single store being written (a shard set keeps its finished shards)."""
+        if self.writer is not None and not self.options.shards:
+            self.writer.abort()
 
 
 def _sha256(path) -> str:
@@ -348,12 +476,12 @@ def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = 
         else:
             raw = preprocess_raw(raw, recipe, source=str(path))
             w = make_windows(raw, recipe, source=str(path))
-            applied, n_windows = raw.info["temp"].get("neurokit_applied", {}), len(w.labels)
+            applied, n_windows = raw_notes(raw).applied, len(w.labels)
     except (NeurokitError, FileNotFoundError):
         raise
     except Exception as exc:  # a fault of MNE or numpy on this file: name the file
         raise DataFileError(f"{path}: {describe_exception(exc)}") from exc
-    ren = raw.info["temp"]["neurokit_renames"]
+    ren = raw_notes(raw).renames
     provenance = {"path": str(Path(path).resolve()), **({"member": member} if member else {}),
                   "sha256": _sha256(path), "n_windows": int(n_windows),
                   "n_rejected": int(w.n_rejected), "renamed": ren.renamed, "aliases": ren.aliases,

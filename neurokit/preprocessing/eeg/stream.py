@@ -28,6 +28,7 @@ from typing import Callable
 import numpy as np
 
 from neurokit.cards.recipes import EEGRecipe
+from neurokit.io.notes import raw_notes
 from neurokit.preprocessing.eeg.filtering import (
     apply_filters,
     one_run_without_stim,
@@ -103,8 +104,7 @@ def streamable(raw, recipe: EEGRecipe, limit_bytes: float = STREAM_ABOVE_BYTES) 
     channel, only EEG channels when the recipe average-references."""
     if raw.preload or raw.n_times * len(raw.ch_names) * 8 <= limit_bytes:
         return False
-    temp = raw.info.get("temp") or {}
-    if not one_run_without_stim(raw) or len(temp.get("neurokit_segments") or []) > 1 or raw.info["projs"]:
+    if not one_run_without_stim(raw) or len(raw_notes(raw).segments or []) > 1 or raw.info["projs"]:
         return False
     if recipe.reference == "average":
         bads = set(raw.info["bads"])
@@ -173,9 +173,9 @@ def stream_windows(raw, recipe: EEGRecipe, workdir: str | Path, write: Callable[
     """
     from neurokit.io.eeg import check_finite
 
-    temp = raw.info.get("temp") or {}
-    source = source or temp.get("neurokit_source") or "recording"
-    applied = dict(temp.get("neurokit_applied") or {})
+    notes = raw_notes(raw)
+    source = source or notes.source_or()
+    applied = notes.applied
     sf0 = raw.info["sfreq"]
     select_channels(raw, recipe, source, applied)
     check_rate(sf0, recipe, source)

@@ -19,6 +19,7 @@ import numpy as np
 from neurokit._utils.errors import DataFileError
 from neurokit.cards.recipes import PATCH_SIZE, EEGRecipe
 from neurokit.io.headers import MAX_EEG_VOLTS, short_list
+from neurokit.io.notes import raw_notes, set_raw_notes
 
 logger = logging.getLogger("neurokit")
 
@@ -129,7 +130,7 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
     ``recipe.channels``; load; reject non-finite data; warn about implausible amplitudes (> 1 V); average
     reference; band-pass; notch; resample to ``recipe.sfreq`` (first, when ``recipe.resample_first``).
     The data stay in volts; :func:`make_windows` scales them. What was applied (the band edges used, the
-    original rate, dropped channels) is added to ``raw.info["temp"]["neurokit_applied"]``.
+    original rate, dropped channels) is added to the recording's notes' ``applied`` (:func:`~neurokit.io.notes.raw_notes`).
 
     Raises
     ------
@@ -143,9 +144,9 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
     """
     from neurokit.io.eeg import check_finite
 
-    temp = raw.info.get("temp") or {}
-    source = source or temp.get("neurokit_source") or "recording"
-    applied = dict(temp.get("neurokit_applied") or {})
+    notes = raw_notes(raw)
+    source = source or notes.source_or()
+    applied = notes.applied
     sf = raw.info["sfreq"]
     select_channels(raw, recipe, source, applied)
     raw.load_data(verbose="error")
@@ -169,7 +170,7 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
             f"{source}: filtering failed at {sf:g} Hz over {raw.n_times / sf:.1f} s ({exc}); "
             "the recording is too short or too slowly sampled for the recipe's band"
         ) from exc
-    raw.info["temp"] = dict(raw.info.get("temp") or temp, neurokit_applied=applied)
+    set_raw_notes(raw, None if raw.info.get("temp") else notes, applied=applied)
     return raw
 
 
@@ -299,14 +300,14 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
     """The windows :func:`make_windows` cuts from ``raw`` (already at ``recipe.sfreq``), without reading
     samples: only ``raw``'s length, annotations, stim triggers and gaps are used. Warns about windows
     running past the end or into a gap; raises as :func:`make_windows`."""
-    temp = raw.info.get("temp") or {}
-    source = source or temp.get("neurokit_source") or "recording"
+    notes = raw_notes(raw)
+    source = source or notes.source_or()
     sf = raw.info["sfreq"]
     win = int(round(recipe.window_s * sf))
     n_times = raw.n_times
     # contiguous pieces (several for EDF+D files with gaps): (first sample, end sample, true start in s)
     pieces = [(min(n_times, int(round(a * sf))), min(n_times, int(round((a + d) * sf))), t)
-              for a, t, d in temp.get("neurokit_segments") or [(0.0, 0.0, n_times / sf)]]
+              for a, t, d in notes.segments or [(0.0, 0.0, n_times / sf)]]
     pieces[-1] = (pieces[-1][0], n_times, pieces[-1][2])
     if recipe.events is not None:
         starts, labels = _event_starts(raw, recipe, source)
@@ -389,7 +390,7 @@ def _event_starts(raw, recipe: EEGRecipe, source: str) -> tuple[list[int], list[
     if event_id:
         ev, _ = mne.events_from_annotations(raw, event_id=event_id, verbose="error")
         return [int(s) - raw.first_samp for s in ev[:, 0]], [int(v) for v in ev[:, 2]]
-    stim = (raw.info.get("temp") or {}).get("neurokit_stim")
+    stim = raw_notes(raw).stim
     sf = raw.info["sfreq"]
     if stim:
         hits = [(o, events[str(c)]) for o, c in zip(stim["onsets"], stim["codes"]) if str(c) in events]

@@ -7,10 +7,9 @@ import re
 from pathlib import Path
 
 from neurokit._utils.errors import CardError, ConfigError
+from neurokit.preprocessing.options import PrepareOptions, SurfaceOptions
 
 logger = logging.getLogger("neurokit")
-
-
 
 _BIDS = {"subject": r"sub-([A-Za-z0-9]+)", "session": r"ses-([A-Za-z0-9]+)", "run": r"run-([A-Za-z0-9]+)"}
 
@@ -42,17 +41,25 @@ def _resolve(root: Path | None, p) -> Path:
     return p if p.is_absolute() or root is None else root / p
 
 
-def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, subjects=None, overwrite=False,
-                    progress=True, spheres: dict | None = None, skip_bad: bool = False,
-                    mesh: str | None = None, hemi: str | None = None, shards: bool = False,
-                    resume: bool = False) -> Path:
+def prepare_surface(card, out: Path, options: PrepareOptions | None = None,
+                    surface: SurfaceOptions | None = None) -> Path:
     """Surface fMRI: read → resample to ico6 → z-score → patches → tubelets → store.
 
-    The card's ``preprocessing`` holds the :class:`~neurokit.cards.recipes.SurfaceRecipe` fields and
-    optional ``spheres: {L: path, R: path}`` (relative to the data root); ``spheres=`` overrides them.
+    Parameters
+    ----------
+    card : DataCard
+        A surface card: its ``preprocessing`` block is the :class:`~neurokit.cards.recipes.SurfaceRecipe`
+        (``card.recipe()``) plus optional ``spheres: {L: path, R: path}`` (relative to the data root).
+    out : Path
+        Store to write (``.h5``), or the folder of a shard set (``options.shards``).
+    options : PrepareOptions, optional
+        What to prepare (task, files, subjects, data root) and how (overwrite, progress, skip_bad, shards,
+        resume). ``n_jobs`` and ``scheduler`` do not apply: runs are written in this process.
+    surface : SurfaceOptions, optional
+        ``spheres`` (override the card's), ``mesh`` and ``hemi``.
+
     BIDS entities in file names (``sub-``, ``ses-``, ``run-``) name subject, session and run; the card's
     ``layout.entities`` (``{run: "MOVIE(\\d)"}``: regexes with one group, matched on the path) override them.
-
     ``skip_bad``: skip files that raise :class:`~neurokit._utils.errors.DataFileError` (with a warning).
     ``mesh``: the data's mesh (``"ico6"``: already on the template, no resampling; ``"fs_LR_59k"``: HCP 7T
     1.6 mm, with the 59k spheres in ``spheres``); default from the vertex count. A name neurokit does not
@@ -61,60 +68,32 @@ def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, s
     ``shards``: write ``out`` as a shard set, one store per run (a file, or one hemisphere or frame block
     of it), so that a stop (full disk, bad file, kill) keeps every run written; ``resume`` then adds only
     the runs it lacks (:func:`~neurokit.preprocessing.surface.store.write_surface_store`, :mod:`neurokit.io.shards`).
-    """
-    from neurokit.cards import resolve_data_root
-    from neurokit.cards.recipes import SurfaceRecipe
-    from neurokit.io.surface import KNOWN_MESHES, normalize_hemi
-    from neurokit.preprocessing.surface.store import write_surface_store
 
-    hemi = normalize_hemi(hemi) if hemi else None
-    pre = dict(card.raw.get("preprocessing") or {})
-    card_spheres = pre.pop("spheres", None) or {}
-    card_mesh = (card.raw.get("recording") or {}).get("mesh")
-    if mesh and card_mesh and mesh != card_mesh and card_spheres:
-        # the card's spheres are those of its own mesh: data on another mesh need their own
-        logger.info("card %r: its spheres are for mesh %s; not used for --mesh %s", card.name, card_mesh, mesh)
-        card_spheres = {}
-    if mesh is not None and mesh not in KNOWN_MESHES and not spheres:
-        # a mesh of one's own is named freely, but only resamples with its own spheres
-        raise ConfigError(
-            f"mesh {mesh!r} is not one neurokit knows ({', '.join(KNOWN_MESHES)}); for data on a mesh of your own, "
-            "give its registered spheres with it (CLI: --mesh NAME --sphere-l L_SPHERE --sphere-r R_SPHERE)"
-        )
-    known = set(SurfaceRecipe.__dataclass_fields__)
-    unknown = sorted(set(pre) - known)
-    if unknown:
-        raise CardError(f"card {card.name!r}: unknown surface preprocessing key(s) {unknown}; allowed: {sorted(known)} and spheres")
-    recipe = SurfaceRecipe(**pre)
-    tname, _ = card.task(task)
-    rec = card.raw.get("recording") or {}
-    if tname == "clip_retrieval" and not (rec.get("clips") or {}).get("boundaries"):
-        raise CardError(
-            f"card {card.name!r}: task {tname!r} needs the movie clip boundaries, but recording.clips.boundaries "
-            "is empty (null). Fill it in the card as {run: [[onset_s, offset_s], ...]} from the HCP wiki page "
-            "'7T Movie watching task clip info, timing, versions shown per individual subject' (V1/V2 stimulus "
-            "versions), or use --task pretrain for an unlabelled store"
-        )
-    pats = (card.raw.get("layout") or {}).get("entities")
-    if files:
-        entries = [(Path(f), _entities(Path(f), subject_from_name(Path(f)), "", pats)) for f in files]
-        root = Path(data_root) if data_root else None
-    else:
-        root = resolve_data_root(data_root)
-        entries = [(e.path, _entities(e.path, e.subject, e.run, pats)) for e in card.files(root, tname)]
-    if subjects:
-        keep = {str(s) for s in subjects} | {f"{int(s):02d}" for s in subjects} | {f"{int(s):03d}" for s in subjects}
-        entries = [(p, m) for p, m in entries if m["subject"] in keep or m["subject"].lstrip("0") in keep]
-        if not entries:
-            raise CardError(f"card {card.name!r}: no file of subjects {subjects}")
-    sph = {k: _resolve(root, v) for k, v in {**card_spheres, **(spheres or {})}.items()} or None
-    for h, p in (sph or {}).items():
-        if not p.exists() and (hemi is None or h == hemi):
-            raise CardError(
-                f"card {card.name!r}: registered sphere for hemisphere {h} not found at {p}; put the sphere of the "
-                "data's mesh there (card preprocessing.spheres, relative to --data-root) or pass spheres= "
-                f"(CLI: --sphere-{h.lower()})"
-            )
+    Returns
+    -------
+    Path of the complete store (or shard-set folder).
+
+    Raises
+    ------
+    ConfigError
+        A mesh neurokit does not know, given without its spheres.
+    CardError
+        A bad ``preprocessing`` block, a task without what it needs (clip boundaries, a way to label), no file
+        of the subjects or hemisphere asked for, a sphere file that is missing.
+    DataFileError, StoreError, FileExistsError
+        As :func:`~neurokit.preprocessing.surface.store.write_surface_store`.
+    """
+    from neurokit.io.surface import normalize_hemi
+    from neurokit.preprocessing.surface.store import SurfaceStoreOptions, write_surface_store
+
+    options, surface = options or PrepareOptions(), surface or SurfaceOptions()
+    hemi = normalize_hemi(surface.hemi) if surface.hemi else None
+    card_spheres = _card_spheres(card, surface)
+    recipe = card.recipe()
+    tname, _ = card.task(options.task)
+    _check_task(card, tname)
+    root, entries = _surface_entries(card, tname, options)
+    spheres = _spheres(card, root, {**card_spheres, **(surface.spheres or {})}, hemi)
     if hemi:  # files named for the other hemisphere (lh/rh pairs) are left out, not refused
         from neurokit.io.surface import hemi_from_name
 
@@ -122,13 +101,99 @@ def prepare_surface(card, out: Path, *, data_root=None, task=None, files=None, s
         if not entries:
             raise CardError(f"card {card.name!r}: no file of hemisphere {hemi} (--hemi)")
     runs = _task_runs(card, tname, entries, hemi)
-    say = (lambda msg: logger.info("%s", msg)) if progress else None
-    tr = rec.get("tr_s", rec.get("tr"))
-    expected_tr = float(tr) if isinstance(tr, (int, float)) and tr > 0 else None
-    return write_surface_store(out, runs, recipe, spheres=sph, card=card.name, overwrite=overwrite, progress=say,
-                               attrs={"card_body": card.raw, "task": tname}, mesh=mesh, expected_tr=expected_tr,
-                               skip_bad=skip_bad, label_names=card.classes(tname) or None, shards=shards,
-                               resume=resume)
+    tr = card.recording().get("tr_s", card.recording().get("tr"))
+    store = SurfaceStoreOptions(
+        spheres=spheres, card=card.name, overwrite=options.overwrite,
+        progress=(lambda msg: logger.info("%s", msg)) if options.progress else None,
+        attrs={"card_body": card.raw, "task": tname}, mesh=surface.mesh,
+        expected_tr=float(tr) if isinstance(tr, (int, float)) and tr > 0 else None, skip_bad=options.skip_bad,
+        label_names=card.classes(tname) or None, shards=options.shards, resume=options.resume)
+    return write_surface_store(out, runs, recipe, store)
+
+
+def _card_spheres(card, surface: SurfaceOptions) -> dict[str, str]:
+    """The card's spheres that apply to ``surface.mesh`` (none when the data are on another mesh than the
+    card's).
+
+    Raises
+    ------
+    ConfigError
+        ``surface.mesh`` is not one neurokit knows and no spheres are given for it.
+    """
+    from neurokit.io.surface import KNOWN_MESHES
+
+    mesh = surface.mesh
+    card_spheres = card.spheres()
+    card_mesh = card.recording().get("mesh")
+    if mesh and card_mesh and mesh != card_mesh and card_spheres:
+        # the card's spheres are those of its own mesh: data on another mesh need their own
+        logger.info("card %r: its spheres are for mesh %s; not used for --mesh %s", card.name, card_mesh, mesh)
+        card_spheres = {}
+    if mesh is not None and mesh not in KNOWN_MESHES and not surface.spheres:
+        # a mesh of one's own is named freely, but only resamples with its own spheres
+        raise ConfigError(
+            f"mesh {mesh!r} is not one neurokit knows ({', '.join(KNOWN_MESHES)}); for data on a mesh of your own, "
+            "give its registered spheres with it (CLI: --mesh NAME --sphere-l L_SPHERE --sphere-r R_SPHERE)"
+        )
+    return card_spheres
+
+
+def _check_task(card, tname: str) -> None:
+    """Refuse a task the card cannot label: ``clip_retrieval`` without the movie clip boundaries."""
+    if tname == "clip_retrieval" and not (card.recording().get("clips") or {}).get("boundaries"):
+        raise CardError(
+            f"card {card.name!r}: task {tname!r} needs the movie clip boundaries, but recording.clips.boundaries "
+            "is empty (null). Fill it in the card as {run: [[onset_s, offset_s], ...]} from the HCP wiki page "
+            "'7T Movie watching task clip info, timing, versions shown per individual subject' (V1/V2 stimulus "
+            "versions), or use --task pretrain for an unlabelled store"
+        )
+
+
+def _surface_entries(card, tname: str, options: PrepareOptions) -> tuple[Path | None, list[tuple[Path, dict]]]:
+    """``(data root, [(file, {subject, session, run}), …])``: ``options.files`` or the card's layout, only
+    ``options.subjects`` (matched with or without leading zeros).
+
+    Raises
+    ------
+    CardError
+        No file of the subjects asked for.
+    """
+    from neurokit.cards import resolve_data_root
+
+    pats = (card.raw.get("layout") or {}).get("entities")
+    if options.files:
+        files = [Path(f) for f in options.files]
+        entries = [(f, _entities(f, subject_from_name(f), "", pats)) for f in files]
+        root = Path(options.data_root) if options.data_root else None
+    else:
+        root = resolve_data_root(options.data_root)
+        entries = [(e.path, _entities(e.path, e.subject, e.run, pats)) for e in card.files(root, tname)]
+    subjects = options.subjects
+    if subjects:
+        keep = {str(s) for s in subjects} | {f"{int(s):02d}" for s in subjects} | {f"{int(s):03d}" for s in subjects}
+        entries = [(p, m) for p, m in entries if m["subject"] in keep or m["subject"].lstrip("0") in keep]
+        if not entries:
+            raise CardError(f"card {card.name!r}: no file of subjects {subjects}")
+    return root, entries
+
+
+def _spheres(card, root: Path | None, given: dict, hemi: str | None) -> dict[str, Path] | None:
+    """Sphere paths (relative ones under ``root``); ``None`` when none is given.
+
+    Raises
+    ------
+    CardError
+        The sphere of a hemisphere to prepare is not found (naming the path and how to give it).
+    """
+    sph = {k: _resolve(root, v) for k, v in given.items()} or None
+    for h, p in (sph or {}).items():
+        if not p.exists() and (hemi is None or h == hemi):
+            raise CardError(
+                f"card {card.name!r}: registered sphere for hemisphere {h} not found at {p}; put the sphere of the "
+                "data's mesh there (card preprocessing.spheres, relative to --data-root) or pass spheres= "
+                f"(CLI: --sphere-{h.lower()})"
+            )
+    return sph
 
 
 def _task_runs(card, tname: str, entries, hemi: str | None) -> list:

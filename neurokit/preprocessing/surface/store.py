@@ -26,7 +26,7 @@ from neurokit._utils.errors import ConfigError, DataFileError
 from neurokit._utils.hashing import file_sha256
 from neurokit.cards.recipes import SurfaceRecipe
 from neurokit.geometry.patches import n_patches, patch_table, vertices_per_patch
-from neurokit.io.store import PatchStoreWriter
+from neurokit.io.store import PatchStoreWriter, StoreMeta
 from neurokit.io.surface import iter_cifti_hemispheres, normalize_hemi, read_surface
 from neurokit.preprocessing.surface.patching import to_template, zscore_frames
 from neurokit.preprocessing.surface.resample import load_sphere
@@ -80,24 +80,64 @@ def _hemispheres(run: SurfaceRun, mesh: str | None = None):
         del sd  # before the next hemisphere is read
 
 
+@dataclass(frozen=True)
+class SurfaceStoreOptions:
+    """How :func:`write_surface_store` writes a surface store.
+
+    Attributes
+    ----------
+    spheres : dict | None
+        ``{"L": path, "R": path}`` registered spheres of the data's mesh (needed for fs_LR 32k; fsaverage5
+        defaults to nilearn's packaged spheres).
+    card : str | None
+        Name of the data card the files come from (recorded).
+    label_dtype : {"int64", "float32"}
+        Class indices or regression targets.
+    label_names : sequence of str | None
+        Class names (recorded as ``label_names``).
+    overwrite : bool
+        Replace an existing store (or shard set).
+    progress : callable | None
+        Called with a short message per file and hemisphere.
+    attrs : dict | None
+        Extra store attributes (``card_body``, ``task``, …).
+    chunk : int
+        Frames resampled, z-scored and written at a time (bounds the working memory).
+    mesh : str | None
+        Mesh of every file (e.g. ``"ico6"`` for data already on the template: no resampling); default from
+        the vertex count.
+    expected_tr : float | None
+        TR (s) the data card gives; a file whose own TR differs gets a RuntimeWarning naming both.
+    skip_bad : bool
+        Skip (with a RuntimeWarning) files that raise :class:`DataFileError` instead of stopping.
+    shards : bool
+        Write ``out`` as a shard set (:mod:`neurokit.io.shards`): one complete store per run, each renamed
+        into place when done, so a run stopped by a full disk, a bad file or a kill keeps every run written.
+    resume : bool
+        With ``shards``: add only the runs the set at ``out`` lacks (its card, task and recipe must agree).
+    """
+
+    spheres: dict | None = None
+    card: str | None = None
+    label_dtype: str = "int64"
+    label_names: Sequence[str] | None = None
+    overwrite: bool = False
+    progress: Callable[[str], None] | None = None
+    attrs: dict | None = None
+    chunk: int = 128
+    mesh: str | None = None
+    expected_tr: float | None = None
+    skip_bad: bool = False
+    shards: bool = False
+    resume: bool = False
+
+
 def write_surface_store(
     out: str | Path,
     runs: Iterable[SurfaceRun],
     recipe: SurfaceRecipe | None = None,
-    *,
-    spheres: dict[str, str | Path] | None = None,
-    card: str | None = None,
-    label_dtype: str = "int64",
-    label_names: Sequence[str] | None = None,
-    overwrite: bool = False,
-    progress: Callable[[str], None] | None = None,
-    attrs: dict | None = None,
-    chunk: int = 128,
-    mesh: str | None = None,
-    expected_tr: float | None = None,
-    skip_bad: bool = False,
-    shards: bool = False,
-    resume: bool = False,
+    options: SurfaceStoreOptions | None = None,
+    **changes,
 ) -> Path:
     """Write a surface patch store.
 
@@ -108,31 +148,11 @@ def write_surface_store(
     runs : iterable of SurfaceRun
     recipe : SurfaceRecipe
         Grid, tubelet length, normalisation (default ico6/ico2, T = 3, z-scored, right mirrored).
-    spheres : dict, optional
-        ``{"L": path, "R": path}`` registered spheres of the data's mesh (needed for fs_LR 32k; fsaverage5
-        defaults to nilearn's packaged spheres).
-    card : str, optional
-        Name of the data card the files come from (recorded).
-    label_dtype : {"int64", "float32"}
-    overwrite : bool
-    progress : callable, optional
-        Called with a short message per file and hemisphere.
-    attrs : dict, optional
-        Extra store attributes (``card_body``, ``task``, …).
-    chunk : int
-        Frames resampled, z-scored and written at a time (bounds the working memory).
-    mesh : str, optional
-        Mesh of every file (e.g. ``"ico6"`` for data already on the template: no resampling); default from
-        the vertex count.
-    expected_tr : float, optional
-        TR (s) the data card gives; a file whose own TR differs gets a RuntimeWarning naming both.
-    skip_bad : bool
-        Skip (with a RuntimeWarning) files that raise :class:`DataFileError` instead of stopping.
-    shards : bool
-        Write ``out`` as a shard set (:mod:`neurokit.io.shards`): one complete store per run, each renamed
-        into place when done, so a run stopped by a full disk, a bad file or a kill keeps every run written.
-    resume : bool
-        With ``shards``: add only the runs the set at ``out`` lacks (its card, task and recipe must agree).
+    options : SurfaceStoreOptions, optional
+        Spheres, card, labels, overwrite, progress, extra attributes, chunk, mesh, expected TR, skip_bad,
+        shards, resume (see :class:`SurfaceStoreOptions`).
+    **changes
+        Fields of :class:`SurfaceStoreOptions` to change (``spheres=…``, ``shards=True``…).
 
     When no file states its TR the store's ``tr`` attribute is NaN, ``onset_unit`` is ``"frames"`` and
     onsets count frames (a warning says so); otherwise ``onset_unit`` is ``"s"``. In a shard set each shard
@@ -144,6 +164,10 @@ def write_surface_store(
 
     Raises
     ------
+    TypeError
+        A keyword that names no field of :class:`SurfaceStoreOptions`.
+    ConfigError
+        ``resume`` without ``shards``.
     DataFileError
         Unreadable files, mismatched spheres, NaN frames, runs with different TRs or meshes, a run shorter
         than one tubelet (the message names the file; for a shard set it adds what is kept and to rerun
@@ -153,21 +177,35 @@ def write_surface_store(
     FileExistsError
         ``out`` exists and ``overwrite`` is False (nor ``resume``, for a shard set).
     """
-    from neurokit.io.shards import (
-        ShardSetWriter,
-        disk_full,
-        disk_full_error,
-        recording_key,
-    )
-
-    if resume and not shards:
+    unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(SurfaceStoreOptions)})
+    if unknown:
+        raise TypeError(f"write_surface_store: unknown option(s) {unknown}; see SurfaceStoreOptions")
+    opts = dataclasses.replace(options or SurfaceStoreOptions(), **changes)
+    if opts.resume and not opts.shards:
         raise ConfigError("resume=True continues a shard set: give shards=True (CLI: --shards --resume)")
     recipe = recipe or SurfaceRecipe()
-    extra_attrs = dict(attrs or {})
     runs = list(runs)
     if not runs:
         raise DataFileError("no input files given")
-    shape = (recipe.tubelet, n_patches(recipe.grid_order), vertices_per_patch(recipe.grid_order, recipe.template_order))
+    writing = _SurfaceWriting(recipe, opts)
+    if opts.shards:
+        path = writing.shard_set(out, runs)
+    else:
+        path = writing.one_store(out, runs)
+    if not writing.total.trs:
+        warnings.warn(
+            f"{out}: no input file states its TR; the store's tr is NaN and sample onsets are in frames, not seconds",
+            RuntimeWarning, stacklevel=2,
+        )
+    return path
+
+
+def surface_attrs(recipe: SurfaceRecipe, card: str | None = None, label_names: Sequence[str] | None = None,
+                  extra: dict | None = None) -> dict:
+    """The attributes a surface store starts with (:class:`~neurokit.io.store.StoreMeta` reads them back):
+    template, grid, sample shape, recipe, card, class names, then ``extra``; the facts of the runs read
+    (sources, hemispheres, mesh, TR, onset unit) are added when they are written."""
+    shape = sample_shape(recipe)
     attrs = {
         "modality": "surface",
         "template": f"ico{recipe.template_order}",
@@ -182,23 +220,43 @@ def write_surface_store(
         attrs["card"] = card
     if label_names:
         attrs["label_names"] = list(label_names)
-    attrs.update(extra_attrs)
-    layout = dict(label_dtype=label_dtype, meta_columns=("subject", "session", "run", "hemi"),
-                  patch_index=patch_table(recipe.grid_order, recipe.template_order), compression="lzf")
-    missing_label = -1 if label_dtype.startswith("int") else np.nan
+    attrs.update(extra or {})
+    return attrs
 
-    def write_run(w: PatchStoreWriter, run: SurfaceRun) -> _Facts:
+
+def sample_shape(recipe: SurfaceRecipe) -> tuple[int, int, int]:
+    """Shape ``(T, n_patches, V)`` of one sample of ``recipe``: tubelet frames, patches, vertices per patch."""
+    return (recipe.tubelet, n_patches(recipe.grid_order),
+            vertices_per_patch(recipe.grid_order, recipe.template_order))
+
+
+class _SurfaceWriting:
+    """One :func:`write_surface_store` call: runs written into one store (:meth:`one_store`) or a shard set
+    (:meth:`shard_set`), the facts of those written gathered in :attr:`total`."""
+
+    def __init__(self, recipe: SurfaceRecipe, opts: SurfaceStoreOptions) -> None:
+        self.recipe, self.opts = recipe, opts
+        self.shape = sample_shape(recipe)
+        self.attrs = surface_attrs(recipe, opts.card, opts.label_names, opts.attrs)
+        self.layout = dict(label_dtype=opts.label_dtype, meta_columns=("subject", "session", "run", "hemi"),
+                           patch_index=patch_table(recipe.grid_order, recipe.template_order), compression="lzf")
+        self.missing_label = -1 if opts.label_dtype.startswith("int") else np.nan
+        self.total = _Facts()
+
+    def write_run(self, w: PatchStoreWriter, run: SurfaceRun) -> "_Facts":
+        """Append every hemisphere of ``run`` to ``w``: its frames once, then its tubelets. Returns its facts."""
+        recipe, opts = self.recipe, self.opts
         facts = _Facts()
-        for hemi, sd in _hemispheres(run, mesh):  # a failing hemisphere drops the run's others too
-            starts = _check_hemisphere(run, sd, recipe, expected_tr)
-            sphere = (spheres or {}).get(hemi) if hemi else None
+        for hemi, sd in _hemispheres(run, opts.mesh):  # a failing hemisphere drops the run's others too
+            starts = _check_hemisphere(run, sd, recipe, opts.expected_tr)
+            sphere = (opts.spheres or {}).get(hemi) if hemi else None
             row0 = None
-            for block in _template_frames(sd, recipe, sphere, chunk):
+            for block in _template_frames(sd, recipe, sphere, opts.chunk):
                 row = w.append_frames(block)
                 row0 = row if row0 is None else row0
             tr = float(sd.tr) if sd.tr else 1.0  # unknown TR: onsets in frames
             first = run.frames[0] if run.frames else 0
-            label = missing_label if run.label is None else run.label
+            label = self.missing_label if run.label is None else run.label
             w.append_samples(row0 + starts, np.full(len(starts), label), onsets=(starts + first) * tr,
                              subject=run.subject, session=run.session, run=run.run, hemi=hemi or "")
             facts.done.append((hemi, sd.mesh, sd.tr, len(starts)))
@@ -206,11 +264,18 @@ def write_surface_store(
         facts.sources.append({"path": str(run.path), "sha256": file_sha256(run.path)})
         return facts
 
-    total = _Facts()
-    if shards:
-        sw = ShardSetWriter(out, shape, attrs=attrs, resume=resume, overwrite=overwrite, **layout)
+    def _skip(self, run: SurfaceRun, exc: DataFileError) -> None:
+        warnings.warn(f"skipped {run.path}: {exc}", RuntimeWarning, stacklevel=4)
+
+    def shard_set(self, out: str | Path, runs: list[SurfaceRun]) -> Path:
+        """Write the runs the shard set at ``out`` lacks, one shard each; returns the set's folder."""
+        from neurokit.io.shards import ShardSetWriter, recording_key
+
+        opts = self.opts
+        sw = ShardSetWriter(out, self.shape, attrs=self.attrs, resume=opts.resume, overwrite=opts.overwrite,
+                            **self.layout)
         done = sw.keys
-        total.add(sw.shard_attrs(0))  # a resumed set's mesh and TR bind the runs added to it
+        self.total.add(sw.shard_info(0))  # a resumed set's mesh and TR bind the runs added to it
         for run in runs:
             key = recording_key(run.path, f"hemi-{run.hemi}" if run.hemi else "",
                                 "frames-{}-{}".format(*run.frames) if run.frames else "")
@@ -218,50 +283,49 @@ def write_surface_store(
                 continue
             try:
                 with sw.shard(key) as w:
-                    facts = write_run(w, run)
-                    total.add(facts.check(), run.path)
+                    facts = self.write_run(w, run)
+                    self.total.add(facts.check(), run.path)
                     w.set_attrs(**facts.attrs())
             except DataFileError as exc:
-                if not skip_bad:
+                if not opts.skip_bad:
                     raise sw.stopped(exc)  # the original is its __context__
-                warnings.warn(f"skipped {run.path}: {exc}", RuntimeWarning, stacklevel=2)
+                self._skip(run, exc)
                 continue
-            facts.report(run, progress)
+            facts.report(run, opts.progress)
         if not sw.index["shards"]:
             raise DataFileError(f"no usable input file: all {len(runs)} were skipped (see the warnings above)")
-        path = sw.close()
-    else:
+        return sw.close()
+
+    def one_store(self, out: str | Path, runs: list[SurfaceRun]) -> Path:
+        """Write every run into the single store ``out`` (a run that fails is rolled back); returns ``out``."""
+        from neurokit.io.shards import disk_full, disk_full_error
+
+        opts = self.opts
         what = out
         try:
-            with PatchStoreWriter(out, shape, attrs=attrs, overwrite=overwrite, **layout) as w:
+            with PatchStoreWriter(out, self.shape, attrs=self.attrs, overwrite=opts.overwrite, **self.layout) as w:
                 for run in runs:
                     what = run.path
                     mark = w.mark()
                     try:
-                        facts = write_run(w, run)
+                        facts = self.write_run(w, run)
                     except DataFileError as exc:
                         w.rollback(mark)
-                        if not skip_bad:
+                        if not opts.skip_bad:
                             raise
-                        warnings.warn(f"skipped {run.path}: {exc}", RuntimeWarning, stacklevel=2)
+                        self._skip(run, exc)
                         continue
-                    total.add(facts)
-                    facts.report(run, progress)
+                    self.total.add(facts)
+                    facts.report(run, opts.progress)
                 what = out
-                if not total.n:
+                if not self.total.n:
                     raise DataFileError(f"no usable input file: all {len(runs)} were skipped (see the warnings above)")
-                w.set_attrs(**total.check().attrs())
+                w.set_attrs(**self.total.check().attrs())
         except OSError as exc:
             if not disk_full(exc):
                 raise
             raise disk_full_error(out, what) from exc
-        path = Path(out)
-    if not total.trs:
-        warnings.warn(
-            f"{out}: no input file states its TR; the store's tr is NaN and sample onsets are in frames, not seconds",
-            RuntimeWarning, stacklevel=2,
-        )
-    return path
+        return Path(out)
 
 
 @dataclass
@@ -283,12 +347,12 @@ class _Facts:
     def trs(self) -> set:
         return {round(float(d[2]), 6) for d in self.done if d[2]}
 
-    def add(self, other: "_Facts | dict | None", path=None) -> None:
-        """Take in another run's facts (or a written store's attributes); with ``path``, first check that
+    def add(self, other: "_Facts | StoreMeta | None", path=None) -> None:
+        """Take in another run's facts (or a written store's metadata); with ``path``, first check that
         they agree with those taken in before (one mesh, one TR)."""
-        if isinstance(other, dict):  # attrs of a shard already written
-            tr = other.get("tr")
-            other = _Facts(done=[(h, other.get("mesh"), tr if tr == tr else None, 0) for h in other.get("hemispheres", [""])])
+        if isinstance(other, StoreMeta):  # a shard already written
+            tr = other.tr if other.tr is not None and other.tr == other.tr else None
+            other = _Facts(done=[(h, other.mesh, tr, 0) for h in other.hemispheres or ("",)])
         if other is None:
             return
         if path is not None:
@@ -326,13 +390,13 @@ def _check_hemisphere(run: SurfaceRun, sd, recipe: SurfaceRecipe, expected_tr) -
         warnings.warn(
             f"{run.path}: a {sd.kind} file ({sd.n_frames} maps), not a time series: its maps are stored as "
             "frames; use a .dtseries.nii / .func.gii time series for fMRI",
-            RuntimeWarning, stacklevel=4,
+            RuntimeWarning, stacklevel=5,
         )
     if expected_tr and sd.tr and abs(float(sd.tr) - float(expected_tr)) > 1e-3 * float(expected_tr):
         warnings.warn(
             f"{run.path}: TR {sd.tr:g} s in the file, but the data card says {expected_tr:g} s; onsets use the "
             "file's TR. Check the card's recording.tr_s or the file",
-            RuntimeWarning, stacklevel=4,
+            RuntimeWarning, stacklevel=5,
         )
     starts = np.arange(0, sd.n_frames - recipe.tubelet + 1, recipe.step)
     if len(starts) == 0:

@@ -1,0 +1,174 @@
+"""Options of the preparers, typed: what every preparer takes (:class:`PrepareOptions`) and what one
+modality adds (:class:`EEGOptions`, :class:`SurfaceOptions`).
+
+Both preparers have the same shape, ``(card, out, options, modality_options) -> Path``
+(:func:`~neurokit.preprocessing.eeg.prepare.prepare_eeg`,
+:func:`~neurokit.preprocessing.surface.prepare.prepare_surface`); :func:`build_options` makes the two
+objects from the keyword arguments of :func:`neurokit.pipelines.prepare.prepare` (and so of ``neuro prepare``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, Sequence
+
+from neurokit._utils.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class PrepareOptions:
+    """What to prepare and how, for every modality.
+
+    Attributes
+    ----------
+    data_root : str | Path | None
+        Folder the card's layout is relative to (default ``$NEUROKIT_DATA``).
+    task : str | None
+        Card task (labels, splits); default the card's first task.
+    files : sequence of path | None
+        Explicit recordings instead of the card's layout.
+    subjects : sequence of int | None
+        Only these subjects.
+    overwrite : bool
+        Replace an existing store (or shard set).
+    progress : bool
+        Show progress (EEG: a bar; surface: a line per file and hemisphere).
+    skip_bad : bool
+        Log and skip files that raise :class:`~neurokit._utils.errors.DataFileError` instead of stopping.
+    shards : bool
+        Write ``out`` as a shard set (a folder, one store per recording: :mod:`neurokit.io.shards`).
+    resume : bool
+        With ``shards``: add only the recordings the set at ``out`` lacks.
+    n_jobs : int
+        Recordings processed by this many local worker processes (-1: every core). EEG only.
+    scheduler : str | distributed.Client | None
+        A Dask scheduler (address) to send recordings to instead (default ``$DASK_SCHEDULER_ADDRESS``). EEG only.
+    """
+
+    data_root: str | Path | None = None
+    task: str | None = None
+    files: Sequence[str | Path] | None = None
+    subjects: Sequence[int] | None = None
+    overwrite: bool = False
+    progress: bool = True
+    skip_bad: bool = False
+    shards: bool = False
+    resume: bool = False
+    n_jobs: int = 1
+    scheduler: Any = None
+
+
+@dataclass(frozen=True)
+class EEGOptions:
+    """What an EEG preparation adds to :class:`PrepareOptions`.
+
+    Attributes
+    ----------
+    channels : sequence of str | None
+        10-05 labels to keep, in this order (overrides the recipe's ``channels``).
+    window_s, crop_start_s, crop_end_s, min_duration_s : float | None
+        Override the card recipe's (s); ``None`` keeps it.
+    line_freq : float | None
+        Override the notch frequency (Hz; 0: no notch); ``None`` keeps the card's.
+    encoding : str | None
+        Encoding of EDF/BDF annotations (overrides the card's ``reading`` block).
+    units : str | dict | None
+        Unit of channels whose unit is blank or unknown: one unit, or label → unit (overrides the card's).
+    stream_above_mb : float | None
+        Recordings larger than this (MiB of float64 samples; default 256) are streamed in bounded memory;
+        ``inf``: never.
+    """
+
+    channels: Sequence[str] | None = None
+    window_s: float | None = None
+    crop_start_s: float | None = None
+    crop_end_s: float | None = None
+    line_freq: float | None = None
+    min_duration_s: float | None = None
+    encoding: str | None = None
+    units: str | dict | None = None
+    stream_above_mb: float | None = None
+
+    def recipe_overrides(self) -> dict[str, float | None]:
+        """The recipe fields these options override (``None``: keep the card's)."""
+        return dict(window_s=self.window_s, crop_start_s=self.crop_start_s, crop_end_s=self.crop_end_s,
+                    line_freq=self.line_freq, min_duration_s=self.min_duration_s)
+
+    def read_overrides(self) -> dict[str, Any]:
+        """Options of :func:`~neurokit.io.read_eeg` these options set (over the card's ``reading`` block)."""
+        return {k: v for k, v in (("encoding", self.encoding), ("units", self.units)) if v is not None}
+
+    def stream_above_bytes(self) -> float | None:
+        """:attr:`stream_above_mb` in bytes (``None``: the default).
+
+        Raises
+        ------
+        ConfigError
+            Not a size ≥ 0 (NaN included).
+        """
+        mb = self.stream_above_mb
+        if mb is None:
+            return None
+        if not mb >= 0:  # NaN fails this too
+            raise ConfigError(f"stream_above_mb (--stream-above) is a size in MiB ≥ 0 (inf: never stream), got {mb}")
+        return mb * 2**20
+
+
+@dataclass(frozen=True)
+class SurfaceOptions:
+    """What a surface preparation adds to :class:`PrepareOptions`.
+
+    Attributes
+    ----------
+    spheres : dict | None
+        ``{"L": path, "R": path}``: registered spheres of the data's mesh (override the card's).
+    mesh : str | None
+        The data's mesh (``"ico6"``, ``"fs_LR_59k"``, a name of one's own with ``spheres``); default from
+        the vertex count.
+    hemi : str | None
+        Only this hemisphere (``L``/``R``).
+    """
+
+    spheres: dict | None = None
+    mesh: str | None = None
+    hemi: str | None = None
+
+
+#: the options object each modality adds to :class:`PrepareOptions`
+MODALITY_OPTIONS = {"eeg": EEGOptions, "surface": SurfaceOptions}
+#: options of :class:`PrepareOptions` a modality's preparer does not take (surface runs in one process)
+NOT_TAKEN = {"eeg": (), "surface": ("n_jobs", "scheduler")}
+
+
+def _names(cls) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
+
+
+def option_names(modality: str) -> frozenset[str]:
+    """Keyword arguments the preparer of ``modality`` takes (those of :func:`build_options`).
+
+    Raises
+    ------
+    ConfigError
+        A modality without a preparer.
+    """
+    if modality not in MODALITY_OPTIONS:
+        raise ConfigError(f"no preparer for modality {modality!r}; known: {', '.join(MODALITY_OPTIONS)}")
+    shared = set(_names(PrepareOptions)) - set(NOT_TAKEN[modality])
+    return frozenset(shared | set(_names(MODALITY_OPTIONS[modality])))
+
+
+def build_options(modality: str, **kwargs: Any) -> tuple[PrepareOptions, EEGOptions | SurfaceOptions]:
+    """``(PrepareOptions, EEGOptions | SurfaceOptions)`` from keyword arguments (missing ones: defaults).
+
+    Raises
+    ------
+    ConfigError
+        A modality without a preparer, or an option its preparer does not take (named).
+    """
+    extra = sorted(set(kwargs) - option_names(modality))
+    if extra:
+        raise ConfigError(f"modality {modality}: option(s) {', '.join(extra)} do not apply to it")
+    shared = {k: v for k, v in kwargs.items() if k in _names(PrepareOptions)}
+    own = {k: v for k, v in kwargs.items() if k not in shared}
+    return PrepareOptions(**shared), MODALITY_OPTIONS[modality](**own)
