@@ -13,7 +13,7 @@ import logging
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 import numpy as np
 import torch
@@ -166,8 +166,7 @@ FOLDED_SCHEMES = ("kfold-subject", "within-session")
 
 
 def check_finetune_options(cfg: FinetuneConfig, *, head: str | None = None, scheme: str = "card",
-                           n_folds: int | None = None, resume: bool = False, overwrite: bool = False,
-                           m4oe_options: Sequence[str] = ()) -> None:
+                           resume: bool = False, overwrite: bool = False, given: Collection[str] = ()) -> None:
     """Refuse the option combinations a fine-tuning run would otherwise ignore.
 
     Parameters
@@ -177,28 +176,32 @@ def check_finetune_options(cfg: FinetuneConfig, *, head: str | None = None, sche
         The head asked for: ``"m4oe"`` or one of ``cfg.head``'s values (default ``cfg.head``).
     scheme : str
         Evaluation scheme (``"card"`` or one of :data:`neurokit.evaluation.schemes.SCHEMES`).
-    n_folds : int, optional
-        The fold count when the user gave one (``None``: not given).
     resume, overwrite : bool
         ``--resume`` / ``--overwrite``.
-    m4oe_options : sequence of str
-        The M4oE-only CLI flags given (keys of :data:`M4OE_ONLY`).
+    given : collection of str
+        The CLI flags the user gave explicitly (``"--folds"``, ``"--task"``, ``"--lr-backbone"``…), for the
+        options whose default cannot be told from a value given.
 
     Raises
     ------
     ConfigError
         One line naming the option and why it does not apply: ``--scheme`` other than ``card``,
         ``--train/val/test-subjects``, ``--folds`` or augmentation mixup with ``--head m4oe``; M4oE-only options
-        with another head; ``--folds`` with a scheme that has no fold count; ``--resume`` with a scheme (each
-        fold is a run of its own) or with ``--overwrite``; subject splits with a scheme (it makes its folds).
+        (:data:`M4OE_ONLY`) with another head; ``--folds`` with a scheme that has no fold count; ``--resume``
+        with a scheme (each fold is a run of its own) or with ``--overwrite``; subject splits with a scheme (it
+        makes its folds); ``--lr-backbone`` with ``--frozen`` (the backbone does not train).
     """
     from neurokit.evaluation.schemes import SCHEMES
 
     head = head or cfg.head
+    given = set(given)
     if scheme not in SCHEMES:
         raise ConfigError(f"scheme={scheme!r}; allowed: {', '.join(SCHEMES)}")
     if resume and overwrite:
         raise ConfigError("--resume continues the run in OUT and --overwrite replaces it: give one of them")
+    if cfg.frozen and "--lr-backbone" in given:
+        raise ConfigError("--lr-backbone: --frozen keeps the backbone's weights fixed, so it has no learning rate; "
+                          "drop one of them")
     if head == "m4oe":
         if scheme != "card":
             raise ConfigError(f"--scheme {scheme}: --head m4oe trains and scores every task on its card's splits; "
@@ -206,7 +209,7 @@ def check_finetune_options(cfg: FinetuneConfig, *, head: str | None = None, sche
         if cfg.splits is not None:
             raise ConfigError("--train-subjects/--val-subjects/--test-subjects: --head m4oe splits each task by its "
                               "own card; subject splits are for the single-task heads")
-        if n_folds is not None:
+        if "--folds" in given:
             raise ConfigError("--folds: --head m4oe runs no evaluation scheme, so there are no folds to count")
         from neurokit.data.augment import AugmentConfig
 
@@ -214,10 +217,10 @@ def check_finetune_options(cfg: FinetuneConfig, *, head: str | None = None, sche
             raise ConfigError("--augment mixup: the M4oE head's multi-task loss does not mix labels; drop mixup "
                               "from --augment (the other transforms apply)")
         return
-    for flag in m4oe_options:
-        raise ConfigError(f"{flag}: {M4OE_ONLY.get(flag, 'is an M4oE option')}, so it needs --head m4oe "
-                          f"(got --head {head})")
-    if n_folds is not None and scheme not in FOLDED_SCHEMES:
+    for flag in M4OE_ONLY:
+        if flag in given:
+            raise ConfigError(f"{flag}: {M4OE_ONLY[flag]}, so it needs --head m4oe (got --head {head})")
+    if "--folds" in given and scheme not in FOLDED_SCHEMES:
         raise ConfigError(f"--folds: only the {' and '.join(FOLDED_SCHEMES)} schemes have a fold count "
                           f"(got --scheme {scheme})")
     if scheme != "card":

@@ -13,7 +13,7 @@ import json
 import logging
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 import torch
 
@@ -33,6 +33,16 @@ from neurokit.training.trainer import Batch, Trainer
 logger = logging.getLogger("neurokit")
 
 
+#: ``model_kwargs`` entries that only some model families take: key → (CLI flag, families)
+FAMILY_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "size": ("--model-size", ("sit", "clip")),
+    "mask_ratio": ("--mask-ratio", ("sit",)),
+    "stimuli": ("--stimuli", ("clip",)),
+    "lag_s": ("--lag", ("clip",)),
+    "segments": ("--segments", ("clip",)),
+}
+
+
 @dataclass
 class PretrainConfig:
     """Pretraining settings (defaults: CBraMod's, except the epoch count).
@@ -50,7 +60,9 @@ class PretrainConfig:
     Raises
     ------
     ConfigError
-        Out-of-range values; ValueError for an unknown ``model``.
+        Out-of-range values, an unknown ``model``, a ``model_kwargs`` entry of another family
+        (:data:`FAMILY_OPTIONS`: ``size`` for SiT/CLIP, ``mask_ratio`` for SiT, ``stimuli``/``lag_s``/``segments``
+        for CLIP), ``min_lr`` with the constant schedule.
     """
 
     model: str = "cbramod"
@@ -74,8 +86,16 @@ class PretrainConfig:
             raise ConfigError(f"max_steps must be >= 1 when given (got {self.max_steps})")
         if self.num_workers < 0:
             raise ConfigError(f"num_workers must be >= 0 (got {self.num_workers})")
+        get_objective(self.model)  # ConfigError naming the known families
+        for key, (flag, families) in FAMILY_OPTIONS.items():
+            if key in (self.model_kwargs or {}) and self.model not in families:
+                raise ConfigError(f"{flag}: an option of the {'/'.join(families)} model(s); --model {self.model} "
+                                  "has no such setting")
         if not isinstance(self.optim, OptimConfig):
             given = dict(self.optim or {})
+            if "min_lr" in given and given.get("schedule") == "constant":
+                raise ConfigError("--min-lr: the constant schedule keeps --lr throughout and has no final learning "
+                                  "rate; drop --min-lr or use --schedule cosine")
             if "min_lr" in given and "schedule" not in given:
                 given["schedule"] = "cosine"
             try:
@@ -86,6 +106,24 @@ class PretrainConfig:
             raise ConfigError(f"split={self.split!r}; allowed: train, val, test, all")
         if self.ckpt_every < 0:
             raise ConfigError(f"ckpt_every must be >= 0 (got {self.ckpt_every})")
+
+
+def check_pretrain_options(cfg: PretrainConfig, *, resume: bool = False, overwrite: bool = False,
+                           given: Collection[str] = ()) -> None:
+    """Refuse option combinations a pretraining run would otherwise ignore (those of one family are refused
+    by :class:`PretrainConfig` itself).
+
+    ``given``: the CLI flags the user gave explicitly (``"--split"``…).
+
+    Raises
+    ------
+    ConfigError
+        ``resume`` with ``overwrite``; ``--split`` with ``subjects`` (the subjects replace the split).
+    """
+    if resume and overwrite:
+        raise ConfigError("--resume continues the run in OUT and --overwrite replaces it: give one of them")
+    if cfg.subjects is not None and "--split" in set(given):
+        raise ConfigError("--split: --subjects chooses the samples instead of a split; give one of them")
 
 
 def pretrain(stores: Sequence[str | Path] | str | Path, out_dir: str | Path, cfg: PretrainConfig | None = None,
@@ -104,6 +142,7 @@ def pretrain(stores: Sequence[str | Path] | str | Path, out_dir: str | Path, cfg
     loss over the first and last 10 % of steps), ``samples_per_s`` and ``history`` (per-step losses).
     """
     cfg = cfg or PretrainConfig()
+    check_pretrain_options(cfg, resume=resume, overwrite=overwrite)
     out = Path(out_dir)
     info = dist.setup(cfg.device)
     try:
