@@ -290,6 +290,7 @@ def pretrain(
     opts = dict(model=model, model_kwargs=kw, epochs=epochs, max_steps=max_steps, batch_size=batch_size, optim=optim,
                 seed=seed, device=device, num_workers=num_workers, ckpt_every=ckpt_every,
                 split=None if split == "all" else split, subjects=_subjects(subjects), progress=progress)
+    _run(check_pretrain_options, None, resume=resume, overwrite=overwrite)
     if resume:  # keep the run's settings; change only what the user gives again
         given = {k for k in ctx.params if _given(ctx, k)}
         ch = {k: v for k, v in opts.items() if k in given or k in ("device", "progress", "num_workers")}

@@ -108,12 +108,13 @@ class PretrainConfig:
             raise ConfigError(f"ckpt_every must be >= 0 (got {self.ckpt_every})")
 
 
-def check_pretrain_options(cfg: PretrainConfig, *, resume: bool = False, overwrite: bool = False,
+def check_pretrain_options(cfg: PretrainConfig | None, *, resume: bool = False, overwrite: bool = False,
                            given: Collection[str] = ()) -> None:
     """Refuse option combinations a pretraining run would otherwise ignore (those of one family are refused
     by :class:`PretrainConfig` itself).
 
-    ``given``: the CLI flags the user gave explicitly (``"--split"``…).
+    ``cfg``: ``None`` checks the flags only (before a resumed run's configuration is read). ``given``: the CLI
+    flags the user gave explicitly (``"--split"``…).
 
     Raises
     ------
@@ -122,7 +123,7 @@ def check_pretrain_options(cfg: PretrainConfig, *, resume: bool = False, overwri
     """
     if resume and overwrite:
         raise ConfigError("--resume continues the run in OUT and --overwrite replaces it: give one of them")
-    if cfg.subjects is not None and "--split" in set(given):
+    if cfg is not None and cfg.subjects is not None and "--split" in set(given):
         raise ConfigError("--split: --subjects chooses the samples instead of a split; give one of them")
 
 
