@@ -459,8 +459,9 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
     trainer.load_best()
     yt, ot = predict(model, parts["test"], cfg.batch_size, info.device)
     test = score(kind, yt, ot)
-    np.savez(out / "predictions.npz", y=yt, scores=ot, subject=parts["test"].meta("subject").astype(str),
-             session=parts["test"].meta("session").astype(str), sample=parts["test"].sample_ids)
+    if info.is_main:
+        np.savez(out / "predictions.npz", y=yt, scores=ot, subject=parts["test"].meta("subject").astype(str),
+                 session=parts["test"].meta("session").astype(str), sample=parts["test"].sample_ids)
     report = {
         "task": a.get("task"),
         "card": a.get("card"),

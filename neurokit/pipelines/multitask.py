@@ -321,7 +321,8 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
                       optim=ocfg, batch_size=bs, epochs=cfg.epochs, param_groups=groups, seed=cfg.seed, info=info,
                       num_workers=cfg.num_workers, out=out, validate=validate, select="val_selection_mean",
                       augment=augment or None, train_mode=train_mode, stage="finetune", detail="M4oE",
-                      progress=cfg.progress, checkpoint_extra=lambda: {"kind": KIND + "_last", "tasks": list(tdata)})
+                      progress=cfg.progress, find_unused_parameters=True,
+                      checkpoint_extra=lambda: {"kind": KIND + "_last", "tasks": list(tdata)})
     if ck is not None:
         if ck.get("epoch", 0) >= cfg.epochs:
             raise ConfigError(f"{out / 'last.pt'} has done {ck['epoch']} epoch(s); ask for more (--epochs > {ck['epoch']}) to resume")

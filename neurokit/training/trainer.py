@@ -29,7 +29,7 @@ import math
 import os
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
@@ -176,6 +176,9 @@ class Trainer:
         Added after the model's title on the progress bar (e.g. the task kind).
     progress : bool
         Show the progress bar (rank 0 only).
+    find_unused_parameters : bool
+        Passed to DistributedDataParallel: a step may leave parameters without a gradient (the M4oE head's
+        other tasks).
 
     Raises
     ------
@@ -210,7 +213,7 @@ class Trainer:
     stage: str = "train"
     detail: str = ""
     progress: bool = True
-    _state: dict = field(default_factory=dict, init=False, repr=False)
+    find_unused_parameters: bool = False
 
     def __post_init__(self) -> None:
         self.info = self.info or dist.DistInfo()
@@ -219,7 +222,8 @@ class Trainer:
             dist.align_grad_strides(self.module)
             dev = self.info.device
             self.model = nn.parallel.DistributedDataParallel(
-                self.module, device_ids=[dev.index] if dev.type == "cuda" else None)
+                self.module, device_ids=[dev.index] if dev.type == "cuda" else None,
+                find_unused_parameters=self.find_unused_parameters)
         self.tasks = list(self.data) if isinstance(self.data, Mapping) else None
         sets = self.data if self.tasks is not None else {None: self.data}
         sizes = self.batch_size if isinstance(self.batch_size, Mapping) else {k: self.batch_size for k in sets}
@@ -355,15 +359,27 @@ class Trainer:
     def batches(self, epoch: int, start: int = 0) -> Iterator[tuple[str | None, Any, Any]]:
         """``(task, x, y)`` of epoch ``epoch`` from its ``start``-th step on (``task`` is ``None`` for one dataset)."""
         if self.tasks is None:
-            for x, y in self._loader(None, self._sampler(None, epoch, start)):
+            for x, y in self._iter(None, epoch, start, start > 0):
                 yield None, x, y
             return
         order = self.task_order(epoch)
         done = {n: order[:start].count(n) for n in self.tasks}
-        iters = {n: iter(self._loader(n, self._sampler(n, epoch, done[n]))) for n in self.tasks}
+        iters = {n: self._iter(n, epoch, done[n], start > 0) for n in self.tasks}
         for n in order[start:]:
             x, y = next(iters[n])
             yield n, x, y
+
+    def _iter(self, key, epoch: int, start: int, resumed: bool):
+        """A loader iterator from batch ``start`` of the epoch. Starting a loader draws its base seed from the
+        global RNG; a run that continues part-way through an epoch did that draw before its checkpoint, so
+        here the draw leaves the RNG as it was (the resumed run then draws what the uninterrupted one drew)."""
+        loader = self._loader(key, self._sampler(key, epoch, start))
+        if not resumed:
+            return iter(loader)
+        state = torch.get_rng_state()
+        it = iter(loader)
+        torch.set_rng_state(state)
+        return it
 
     def task_order(self, epoch: int) -> list[str]:
         """Which task each step of ``epoch`` takes its batch from: every task's batches once, shuffled by
