@@ -275,6 +275,7 @@ def pretrain(
     _setup_logging(verbose)
     from neurokit.pipelines.pretrain import (
         PretrainConfig,
+        check_pretrain_options,
         resume_config,
         select_pretrain_data,
     )
@@ -289,6 +290,7 @@ def pretrain(
     opts = dict(model=model, model_kwargs=kw, epochs=epochs, max_steps=max_steps, batch_size=batch_size, optim=optim,
                 seed=seed, device=device, num_workers=num_workers, ckpt_every=ckpt_every,
                 split=None if split == "all" else split, subjects=_subjects(subjects), progress=progress)
+    _run(check_pretrain_options, None, resume=resume, overwrite=overwrite)
     if resume:  # keep the run's settings; change only what the user gives again
         given = {k for k in ctx.params if _given(ctx, k)}
         ch = {k: v for k, v in opts.items() if k in given or k in ("device", "progress", "num_workers")}
@@ -298,6 +300,7 @@ def pretrain(
         cfg = _run(resume_config, out, **ch)
     else:
         cfg = _run(PretrainConfig, **opts)
+    _run(check_pretrain_options, cfg, resume=resume, overwrite=overwrite, given=_given_flags(ctx))
     if _is_main_rank():
         _, used = _run(select_pretrain_data, list(stores), cfg)
         console.print(f"pretraining on {used}")
@@ -316,14 +319,21 @@ def _given(ctx, name: str) -> bool:
     return src is not None and src.name in ("COMMANDLINE", "ENVIRONMENT")
 
 
+def _given_flags(ctx) -> set[str]:
+    """The options the user gave, by their first flag (``--folds``, ``--task``…)."""
+    return {str(prm.opts[0]) for prm in ctx.command.params
+            if getattr(prm, "opts", None) and str(prm.opts[0]).startswith("-") and _given(ctx, prm.name)}
+
+
 # ---------------------------------------------------------------------------------------- finetune
 @app.command(cls=NeuroCommand)
 def finetune(
+    ctx: typer.Context,
     stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
-    out: Path = typer.Option(Path("runs/finetune"), "--out", "-o", help="Output folder (best.pt, report.json)."),
-    init: Optional[str] = typer.Option(None, show_default="none", help="`neuro pretrain` checkpoint, released CBraMod state_dict, or Hub weights hub:ORG/NAME[@REVISION] (e.g. hub:weighting666/CBraMod; default: from scratch)."),
+    out: Path = typer.Option(Path("runs/finetune"), "--out", "-o", help="Output folder (best.pt, last.pt, report.json)."),
+    init: Optional[str] = typer.Option(None, show_default="none", help="`neuro pretrain` checkpoint, released CBraMod state_dict, or Hub weights hub:ORG/NAME[@REVISION] (e.g. hub:weighting666/CBraMod; default: from scratch). Its model family is the run's."),
     allow_partial_init: bool = typer.Option(False, "--allow-partial-init", show_default="off", help="Load an --init file that covers only part of the backbone (the rest stays at random initial values)."),
-    model: str = typer.Option("cbramod", help="Model family when --init is not given."),
+    model: Optional[str] = typer.Option(None, show_default="the --init checkpoint's, else cbramod", help="Model family of a from-scratch backbone: cbramod (EEG) or sit (surface fMRI)."),
     head: str = typer.Option("auto", help="Head: all_patch_reps (flatten all tokens), avgpool, auto (the model's default: all_patch_reps for cbramod, avgpool for sit), or m4oe (several --task at once)."),
     epochs: int = typer.Option(50, help="Epochs (CBraMod: 50)."),
     batch_size: int = typer.Option(64, help="Batch size (CBraMod: 64)."),
@@ -333,15 +343,16 @@ def finetune(
     label_smoothing: float = typer.Option(0.1, help="Label smoothing (multi-class)."),
     frozen: bool = typer.Option(False, "--frozen/--no-frozen", help="Freeze the backbone weights (only the head trains; its dropout stays on in training, as in the CBraMod release)."),
     n_layers: Optional[int] = typer.Option(None, show_default="none", help="Layers of a from-scratch backbone."),
-    train_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's train subjects, e.g. '1-6'."),
+    train_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's train subjects, e.g. '1-6' (with --val-subjects and --test-subjects; single-task heads, --scheme card)."),
     val_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's validation subjects."),
     test_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's test subjects."),
-    augment: Optional[str] = typer.Option(None, show_default="off", help="EEG augmentation, e.g. 'time_shift=0.1,scale=0.1,noise=5,channel_dropout=0.1,freq_shift=1,mixup=0.2,p=0.5' (seconds, fraction, µV, probability, Hz, Beta α, per-transform probability)."),
-    plots: bool = typer.Option(False, "--plots", show_default="off", help="Also draw the report's figures into OUT/plots (see `neuro plot-report`)."),
-    scheme: str = typer.Option("card", help="Evaluation scheme: card (the card's splits), loso (leave one subject out), kfold-subject, cross-session, within-session."),
+    augment: Optional[str] = typer.Option(None, show_default="off", help="EEG augmentation, e.g. 'time_shift=0.1,scale=0.1,noise=5,channel_dropout=0.1,freq_shift=1,mixup=0.2,p=0.5' (seconds, fraction, µV, probability, Hz, Beta α, per-transform probability; --head m4oe: all but mixup)."),
+    plots: bool = typer.Option(False, "--plots", show_default="off", help="Also draw the report's figures into OUT/plots (see `neuro plot-report`; --head m4oe: the modality contributions)."),
+    scheme: str = typer.Option("card", help="Evaluation scheme: card (the card's splits), loso (leave one subject out), kfold-subject, cross-session, within-session (single-task heads)."),
     folds: int = typer.Option(5, help="k of the kfold-subject and within-session schemes."),
     seed: int = typer.Option(0, help="Random seed."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K."),
+    num_workers: int = typer.Option(0, help="DataLoader worker processes."),
     overwrite: bool = typer.Option(False, "--overwrite", show_default="off", help="Replace an earlier run in OUT."),
     progress: bool = typer.Option(True, help="Show a progress bar."),
     verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
@@ -350,35 +361,18 @@ def finetune(
     m4oe_preset: str = typer.Option("small", "--m4oe-preset", help="--head m4oe: expert counts, small (CPU) or paper (32/128/16)."),
     alpha: float = typer.Option(0.1, help="--head m4oe: weight of the -α·I(M;E|T) term."),
     focal_gamma: Optional[float] = typer.Option(None, "--focal-gamma", show_default="none (cross-entropy)", help="--head m4oe: focal loss γ (release: 2)."),
-    resume: bool = typer.Option(False, "--resume", show_default="off", help="--head m4oe: continue from OUT/last.pt up to --epochs."),
+    resume: bool = typer.Option(False, "--resume", show_default="off", help="Continue the run in OUT from its last.pt (written each epoch) up to --epochs, with the same settings (--scheme card)."),
     baselines: bool = typer.Option(True, "--baselines/--no-baselines", help="Score the classical baselines on the same split."),
 ) -> None:
     """Fine-tune on a labelled store; select on validation; score the test split once; print metrics.
 
     With --head m4oe and several --task CARD:TASK: one backbone, an M4oE mixture-of-experts head, per-task
-    metrics and modality contributions (routing shares, not causal importance).
+    metrics and modality contributions (routing shares, not causal importance). Options that do not apply to
+    the head are refused, never ignored.
     """
     _setup_logging(verbose)
-    from neurokit.pipelines.finetune import FinetuneConfig
+    from neurokit.pipelines.finetune import FinetuneConfig, check_finetune_options
     from neurokit.pipelines.finetune import finetune as run
-
-    if head == "m4oe" or task:
-        from neurokit.pipelines.multitask import finetune_m4oe
-
-        if head != "m4oe":
-            _fail(ValueError(f"--task is for --head m4oe (got --head {head})"))
-        if train_subjects or val_subjects or test_subjects:
-            _fail(ValueError("--head m4oe splits each task by its card; --train/val/test-subjects do not apply"))
-        kw = {"n_layers": n_layers} if n_layers is not None else {}
-        cfg = _run(FinetuneConfig, model=model, model_kwargs=kw, epochs=epochs, batch_size=batch_size, lr_backbone=lr_backbone,
-                   lr_head=lr_head, weight_decay=weight_decay, label_smoothing=label_smoothing, frozen=frozen, seed=seed,
-                   device=device, progress=progress)
-        rep = _run(finetune_m4oe, list(stores), out, task or [], cfg, init=init, preset=m4oe_preset, alpha=alpha,
-                   focal_gamma=focal_gamma, modalities=modality, baselines=baselines, overwrite=overwrite, resume=resume)
-        print_m4oe_report(rep, out)
-        return
-    if resume:
-        _fail(ValueError("--resume is for --head m4oe runs"))
 
     splits = None
     if train_subjects or val_subjects or test_subjects:
@@ -386,11 +380,28 @@ def finetune(
             _fail(ValueError("give all three of --train-subjects, --val-subjects and --test-subjects"))
         splits = {"train": _subjects(train_subjects), "val": _subjects(val_subjects), "test": _subjects(test_subjects)}
     kw = {"n_layers": n_layers} if n_layers is not None else {}
-    cfg = _run(FinetuneConfig, model=model, model_kwargs=kw, head=head, epochs=epochs, batch_size=batch_size,
-               lr_backbone=lr_backbone, lr_head=lr_head, weight_decay=weight_decay, label_smoothing=label_smoothing,
-               frozen=frozen, seed=seed, device=device, progress=progress, splits=splits, augment=augment,
-               baselines=baselines, allow_partial_init=allow_partial_init)
-    rep = _run(run, list(stores), out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=folds)
+    cfg = _run(FinetuneConfig, model=model, model_kwargs=kw, head="auto" if head == "m4oe" else head, epochs=epochs,
+               batch_size=batch_size, lr_backbone=lr_backbone, lr_head=lr_head, weight_decay=weight_decay,
+               label_smoothing=label_smoothing, frozen=frozen, seed=seed, device=device, num_workers=num_workers,
+               progress=progress, splits=splits, augment=augment, baselines=baselines,
+               allow_partial_init=allow_partial_init)
+    given = _given_flags(ctx)
+    if task and head != "m4oe":
+        _fail(ValueError(f"--task is for --head m4oe (got --head {head})"))
+    _run(check_finetune_options, cfg, head=head, scheme=scheme, resume=resume, overwrite=overwrite, given=given)
+    if head == "m4oe":
+        from neurokit.pipelines.multitask import finetune_m4oe
+
+        rep = _run(finetune_m4oe, list(stores), out, task or [], cfg, init=init, preset=m4oe_preset, alpha=alpha,
+                   focal_gamma=focal_gamma, modalities=modality, baselines=baselines, overwrite=overwrite, resume=resume)
+        print_m4oe_report(rep, out)
+        if plots:
+            from neurokit.plotting import plot_contributions
+
+            path = _run(plot_contributions, rep, out / "plots" / "contributions.png")
+            console.print(f"figures: {path}")
+        return
+    rep = _run(run, list(stores), out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=folds, resume=resume)
     if "folds" in rep:
         print_scheme_report(rep, out)
     else:
@@ -412,9 +423,9 @@ def print_report(rep: dict, out: Path) -> None:
                       + ("" if w["complete"] else f" ([yellow]partial[/]: {len(w['missing'])} missing, {len(w['unexpected'])} unexpected)"))
     console.print(f"{task}({rep['kind']}{escape(classes)}); split by {rep['split_by']} — {sp}")
     console.print(f"selected epoch {rep['best_epoch']} on validation {rep['selection_metric']} = {rep['val_best']:.4f}")
-    console.print(metrics_table(f"test metrics ({rep['n_samples']['test']} samples)", rep["test"]))
+    console.print(metrics_table(f"{_title(rep)}: test metrics ({rep['n_samples']['test']} samples)", rep["test"]))
     if rep.get("baselines") or rep.get("chance"):
-        console.print(comparison_table("test split: model vs classical baselines vs chance", {"model": rep}))
+        console.print(comparison_table("test split: model vs classical baselines vs chance", {"model": rep}, _title(rep)))
     console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'}")
 
 
@@ -433,7 +444,7 @@ def comparison_table(title: str, runs: dict, label: str | None = None) -> Table:
         t.add_row(task, name, *(f"{metrics[m]:.3f}" if isinstance(metrics.get(m), float) else "" for m in COMPARE))
 
     for task, rep in runs.items():  # the task named once, on its first row
-        row(task, label or "CBraMod", rep["test"])
+        row(task, label or _title(rep), rep["test"])
         for b, r in (rep.get("baselines") or {}).items():
             if "test" in r:
                 row("", b, r["test"])
@@ -445,10 +456,21 @@ def comparison_table(title: str, runs: dict, label: str | None = None) -> Table:
     return t
 
 
+def _title(rep: dict) -> str:
+    """The display name of a report's model family (reports from before it was recorded: CBraMod)."""
+    if rep.get("model_title"):
+        return rep["model_title"]
+    from neurokit.models.registry import get_model_spec
+
+    return get_model_spec(rep.get("model") or "cbramod").title
+
+
 def print_m4oe_report(rep: dict, out: Path) -> None:
-    console.print(f"M4oE head over {', '.join(rep['tasks'])}; selected epoch {rep['best_epoch']} "
+    title = _title(rep)
+    console.print(f"{title} + M4oE head over {', '.join(rep['tasks'])}; selected epoch {rep['best_epoch']} "
                   f"(validation {rep['selection_metric']} = {rep['val_best']:.4f})")
-    console.print(comparison_table("test split per task: CBraMod + M4oE vs classical baselines vs chance", rep["tasks"], "CBraMod+M4oE"))
+    console.print(comparison_table(f"test split per task: {title} + M4oE vs classical baselines vs chance", rep["tasks"],
+                                   f"{title}+M4oE"))
     console.print(contributions_table(rep["tasks"]))
     console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'} (resume: {out / 'last.pt'})")
 

@@ -8,20 +8,18 @@ from the store's data card (or by run when the store holds a single subject).
 """
 from __future__ import annotations
 
-import copy
 import json
 import logging
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from neurokit._utils.errors import ConfigError, Interrupted
-from neurokit._utils.progress import TrainProgress
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.splits import open_labelled, resolve_splits
 from neurokit.evaluation.metrics import SELECTION, score
@@ -31,18 +29,12 @@ from neurokit.models.checkpoint import (
     save_checkpoint,
 )
 from neurokit.models.heads import HEADS, FinetuneModel, Head
-from neurokit.models.registry import build_backbone
+from neurokit.models.registry import build_backbone, get_model_spec
 from neurokit.training import distributed as dist
 from neurokit.training.objectives import get_objective
-from neurokit.training.optim import (
-    EpochSampler,
-    OptimConfig,
-    build_optimizer,
-    make_loader,
-    optimizer_step,
-    seed_everything,
-)
+from neurokit.training.optim import OptimConfig, seed_everything
 from neurokit.training.predict import predict
+from neurokit.training.trainer import Trainer
 
 logger = logging.getLogger("neurokit")
 
@@ -61,9 +53,17 @@ class FinetuneConfig:
     (``finetune_trainer.py`` sets ``requires_grad=False`` on the backbone and then calls ``model.train()`` on
     the whole model), the backbone stays in training mode, so its dropout is active while the head trains;
     it is in eval mode for validation and test like the rest of the model.
+
+    ``model``: the model family of a from-scratch backbone; ``None`` (the default) takes the family of the
+    ``init`` checkpoint, else ``cbramod``. A family that differs from the ``init`` checkpoint's is refused.
+
+    Raises
+    ------
+    ConfigError
+        Out-of-range values, an unknown head or model, an augmentation that does not parse.
     """
 
-    model: str = "cbramod"
+    model: str | None = None  # None: the family of the ``init`` checkpoint, else cbramod
     model_kwargs: dict[str, Any] = field(default_factory=dict)
     head: str = "auto"  # "auto": the model family's default (CBraMod: all_patch_reps; SiT: avgpool)
     epochs: int = 50
@@ -94,6 +94,8 @@ class FinetuneConfig:
             raise ConfigError(f"epochs and batch_size must be >= 1 (got {self.epochs}, {self.batch_size})")
         if self.head not in HEADS + ("auto",):
             raise ConfigError(f"head={self.head!r}; allowed: {HEADS + ('auto',)}")
+        if self.model is not None:
+            get_model_spec(self.model)  # ConfigError naming the known families
         if not 0 <= self.label_smoothing < 1:
             raise ConfigError(f"label_smoothing={self.label_smoothing} must be in [0, 1)")
 
@@ -127,13 +129,24 @@ def supervised_loss(kind: str, logits: torch.Tensor, y: torch.Tensor, label_smoo
     return (lam * per_sample(y) + (1 - lam) * per_sample(y[perm])).mean()
 
 
-def _augmenter(cfg: FinetuneConfig, ds: PatchDataset):
-    """The training batches' :class:`~neurokit.data.augment.Augmenter` (``None`` when off)."""
+def make_augmenter(cfg: FinetuneConfig, ds: PatchDataset, *, mixup: bool = True):
+    """The training batches' :class:`~neurokit.data.augment.Augmenter` for the store(s) of ``ds``
+    (``None`` when ``cfg.augment`` is off).
+
+    Raises
+    ------
+    ConfigError
+        A store that is not an EEG patch store ``(C, N, P)``, or mixup where the loss cannot mix labels
+        (``mixup=False``: the M4oE head).
+    """
     from neurokit.data.augment import AugmentConfig, Augmenter
 
     aug = AugmentConfig.parse(cfg.augment)
     if not aug.enabled:
         return None
+    if not mixup and aug.mixup:
+        raise ConfigError("--augment mixup: the M4oE head's multi-task loss does not mix labels; drop mixup "
+                          "from --augment (the other transforms apply)")
     if ds.attrs.get("modality", "eeg") != "eeg" or len(ds.sample_shape) != 3:
         raise ConfigError(f"augmentation is defined for EEG patch stores (C, N, P); this store holds "
                           f"{ds.attrs.get('modality')} samples {ds.sample_shape}")
@@ -143,20 +156,96 @@ def _augmenter(cfg: FinetuneConfig, ds: PatchDataset):
 
 
 
+#: options of ``neuro finetune`` that only the M4oE head uses (CLI flag → what it does)
+M4OE_ONLY = {"--task": "names the tasks of the multi-task head", "--modality": "names the M4oE modalities",
+             "--m4oe-preset": "sizes the M4oE experts", "--alpha": "weights the M4oE routing term",
+             "--focal-gamma": "sets the M4oE focal loss"}
+
+#: evaluation schemes whose fold count ``n_folds`` (CLI ``--folds``) sets
+FOLDED_SCHEMES = ("kfold-subject", "within-session")
+
+
+def check_finetune_options(cfg: FinetuneConfig, *, head: str | None = None, scheme: str = "card",
+                           resume: bool = False, overwrite: bool = False, given: Collection[str] = ()) -> None:
+    """Refuse the option combinations a fine-tuning run would otherwise ignore.
+
+    Parameters
+    ----------
+    cfg : FinetuneConfig
+    head : str, optional
+        The head asked for: ``"m4oe"`` or one of ``cfg.head``'s values (default ``cfg.head``).
+    scheme : str
+        Evaluation scheme (``"card"`` or one of :data:`neurokit.evaluation.schemes.SCHEMES`).
+    resume, overwrite : bool
+        ``--resume`` / ``--overwrite``.
+    given : collection of str
+        The CLI flags the user gave explicitly (``"--folds"``, ``"--task"``, ``"--lr-backbone"``…), for the
+        options whose default cannot be told from a value given.
+
+    Raises
+    ------
+    ConfigError
+        One line naming the option and why it does not apply: ``--scheme`` other than ``card``,
+        ``--train/val/test-subjects``, ``--folds`` or augmentation mixup with ``--head m4oe``; M4oE-only options
+        (:data:`M4OE_ONLY`) with another head; ``--folds`` with a scheme that has no fold count; ``--resume``
+        with a scheme (each fold is a run of its own) or with ``--overwrite``; subject splits with a scheme (it
+        makes its folds); ``--lr-backbone`` with ``--frozen`` (the backbone does not train).
+    """
+    from neurokit.evaluation.schemes import SCHEMES
+
+    head = head or cfg.head
+    given = set(given)
+    if scheme not in SCHEMES:
+        raise ConfigError(f"scheme={scheme!r}; allowed: {', '.join(SCHEMES)}")
+    if resume and overwrite:
+        raise ConfigError("--resume continues the run in OUT and --overwrite replaces it: give one of them")
+    if cfg.frozen and "--lr-backbone" in given:
+        raise ConfigError("--lr-backbone: --frozen keeps the backbone's weights fixed, so it has no learning rate; "
+                          "drop one of them")
+    if head == "m4oe":
+        if scheme != "card":
+            raise ConfigError(f"--scheme {scheme}: --head m4oe trains and scores every task on its card's splits; "
+                              "evaluation schemes are for the single-task heads (avgpool, all_patch_reps)")
+        if cfg.splits is not None:
+            raise ConfigError("--train-subjects/--val-subjects/--test-subjects: --head m4oe splits each task by its "
+                              "own card; subject splits are for the single-task heads")
+        if "--folds" in given:
+            raise ConfigError("--folds: --head m4oe runs no evaluation scheme, so there are no folds to count")
+        from neurokit.data.augment import AugmentConfig
+
+        if AugmentConfig.parse(cfg.augment).mixup:
+            raise ConfigError("--augment mixup: the M4oE head's multi-task loss does not mix labels; drop mixup "
+                              "from --augment (the other transforms apply)")
+        return
+    for flag in M4OE_ONLY:
+        if flag in given:
+            raise ConfigError(f"{flag}: {M4OE_ONLY[flag]}, so it needs --head m4oe (got --head {head})")
+    if "--folds" in given and scheme not in FOLDED_SCHEMES:
+        raise ConfigError(f"--folds: only the {' and '.join(FOLDED_SCHEMES)} schemes have a fold count "
+                          f"(got --scheme {scheme})")
+    if scheme != "card":
+        if resume:
+            raise ConfigError(f"--resume: a --scheme {scheme} run is one run per fold; run it again with --overwrite")
+        if cfg.splits is not None:
+            raise ConfigError(f"--train-subjects/--val-subjects/--test-subjects: --scheme {scheme} makes its own "
+                              "folds; subject splits go with --scheme card")
+
+
 def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg: FinetuneConfig | None = None,
              *, init: str | Path | None = None, overwrite: bool = False, scheme: str = "card",
-             n_folds: int = 5) -> dict[str, Any]:
+             n_folds: int = 5, resume: bool = False) -> dict[str, Any]:
     """Fine-tune on a labelled store and score the test split once.
 
     Parameters
     ----------
     store : path(s) of labelled patch store(s)
-    out_dir : folder for ``best.pt``, ``report.json`` and ``metrics.jsonl``
+    out_dir : folder for ``best.pt``, ``last.pt``, ``report.json`` and ``metrics.jsonl``
     cfg : FinetuneConfig
     init : path, optional
-        A ``neuro pretrain`` checkpoint or a released CBraMod ``state_dict``; ``None`` trains from scratch.
-        CBraMod's weights do not depend on the montage, so the store may have other channels than the
-        pretraining data (a warning lists the difference).
+        A ``neuro pretrain`` checkpoint, a released CBraMod ``state_dict`` or a Hub name; ``None`` trains from
+        scratch. The checkpoint's model family is the run's (``cfg.model`` must agree when given). CBraMod's
+        weights do not depend on the montage, so the store may have other channels than the pretraining data
+        (a warning lists the difference).
     overwrite : bool
         Replace an earlier run in ``out_dir`` (otherwise :class:`FileExistsError`).
     scheme : str
@@ -165,42 +254,64 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
         ``out_dir/<fold>/``).
     n_folds : int
         k of the ``kfold-subject`` and ``within-session`` schemes.
+    resume : bool
+        Continue the run in ``out_dir`` from its ``last.pt`` (written at each epoch end) up to ``cfg.epochs``
+        with the same settings; a run that finished its epochs but was stopped before scoring is scored.
 
     Returns
     -------
-    The report dict (also written to ``out_dir/report.json``): task kind, class names, split subjects,
-    per-epoch validation metrics, the selected epoch, and ``test`` metrics; for a scheme other than
-    ``card``, the per-fold results, their mean and std, and MOABB's result rows (also ``results.csv``).
+    The report dict (also written to ``out_dir/report.json``): model family, task kind, class names, split
+    subjects, per-epoch validation metrics, the selected epoch, and ``test`` metrics; for a scheme other
+    than ``card``, the per-fold results, their mean and std, and MOABB's result rows (also ``results.csv``).
     The test predictions go to ``predictions.npz`` (``y``, ``scores``, ``subject``, ``session``).
+
+    Raises
+    ------
+    FileExistsError
+        ``out_dir`` holds a run and neither ``overwrite`` nor ``resume`` is given.
+    FileNotFoundError
+        ``resume`` without ``out_dir/last.pt``.
+    ConfigError
+        Options that do not go together (:func:`check_finetune_options`), a ``last.pt`` of other settings.
+    Interrupted
+        Ctrl-C; the message says what was saved.
     """
     cfg = cfg or FinetuneConfig()
     out = Path(out_dir)
-    if (out / "report.json").exists() or (out / "best.pt").exists():
+    check_finetune_options(cfg, scheme=scheme, resume=resume, overwrite=overwrite)
+    if resume:
+        if not (out / "last.pt").exists():
+            raise FileNotFoundError(f"{out / 'last.pt'}: nothing to resume (run without resume=True (CLI: --resume) first)")
+    elif any((out / f).exists() for f in ("report.json", "best.pt", "last.pt")):
         if not overwrite:
-            raise FileExistsError(f"{out} already holds a fine-tuning run; pass overwrite=True (CLI: --overwrite) "
-                                  "or choose another output folder")
-        (out / "metrics.jsonl").unlink(missing_ok=True)
+            raise FileExistsError(f"{out} already holds a fine-tuning run; pass overwrite=True (CLI: --overwrite), "
+                                  "resume=True (CLI: --resume) to continue it, or choose another output folder")
+        for f in ("metrics.jsonl", "last.pt"):
+            (out / f).unlink(missing_ok=True)
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    from neurokit.evaluation.schemes import SCHEMES, run_scheme
+    from neurokit.evaluation.schemes import run_scheme
 
-    if scheme not in SCHEMES:
-        raise ConfigError(f"scheme={scheme!r}; allowed: {', '.join(SCHEMES)}")
     info = dist.setup(cfg.device)
     try:
         if scheme != "card":
             stores = list(store) if isinstance(store, (list, tuple)) else [store]
             return run_scheme(stores, out, cfg, scheme, n_folds=n_folds,
                               fit_fold=lambda d, kw, unit: _finetune(stores, d, cfg, init, info, split_kw=kw, leak_unit=unit))
-        return _finetune(store, out, cfg, init, info)
+        return _finetune(store, out, cfg, init, info, resume=resume)
     except BaseException as exc:
-        if created and not (out / "report.json").exists():
+        saved = scheme == "card" and (out / "last.pt").exists()
+        if created and not saved and not (out / "report.json").exists():
             import shutil
 
             shutil.rmtree(out, ignore_errors=True)  # made by this call, holding no result: leave nothing behind
+        if isinstance(exc, KeyboardInterrupt) and not saved:
+            raise Interrupted(f"interrupted: fine-tuning saves last.pt at the end of each epoch, and none had ended, "
+                              f"so nothing was saved{f' ({out} removed)' if created else ''}; run the same command "
+                              "again") from None
         if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
-            raise Interrupted(f"interrupted: fine-tuning saves best.pt and report.json when it ends, so nothing was "
-                              f"saved{f' ({out} removed)' if created else ''}; run the same command again") from None
+            raise Interrupted(f"interrupted after training: {out / 'last.pt'} holds it; the same command with "
+                              "--resume scores it") from None
         raise
     finally:
         dist.cleanup(info)
@@ -209,15 +320,21 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
 def finetune_or_reuse(store, out_dir: str | Path, cfg: FinetuneConfig, *, init: str | Path | None = None,
                       overwrite: bool = False) -> tuple[dict[str, Any], bool]:
     """:func:`finetune`, or the report already in ``out_dir`` when it came from the same settings, the same
-    ``init`` file (by SHA-256) and data of the same card, recipe, channels and units. Returns
-    ``(report, reused)``. A different run there raises :class:`FileExistsError` unless ``overwrite``."""
+    ``init`` file (by SHA-256) and data of the same card, recipe, channels and units; an interrupted run of
+    the same settings there (``last.pt`` only) is resumed. Returns ``(report, reused)``. A different run
+    there raises :class:`FileExistsError` unless ``overwrite``."""
     out = Path(out_dir)
+    if not overwrite and not (out / "best.pt").exists() and (out / "last.pt").exists():
+        try:
+            return finetune(store, out, cfg, init=init, resume=True), False
+        except ConfigError as exc:
+            raise FileExistsError(f"{out} holds another fine-tuning run ({exc}); pass overwrite=True (CLI: "
+                                  "--overwrite) to replace it, or choose another output folder") from None
     if overwrite or not (out / "best.pt").exists():
         return finetune(store, out, cfg, init=init, overwrite=overwrite), False
     ck = load_checkpoint(out / "best.pt")
     stores = list(store) if isinstance(store, (list, tuple)) else [store]
-    diff = [k for k, v in asdict(cfg).items() if k not in ("progress", "device", "num_workers")
-            and _norm_json(v) != _norm_json((ck.get("finetune_config") or {}).get(k))]
+    diff = _config_differences(cfg, ck.get("finetune_config") or {}, ("progress", "device", "num_workers"))
     if _fingerprint(init) != ck.get("init_sha256"):
         diff.append("init")
     attrs = PatchDataset(stores).attrs
@@ -226,6 +343,12 @@ def finetune_or_reuse(store, out_dir: str | Path, cfg: FinetuneConfig, *, init: 
         raise FileExistsError(f"{out} holds a fine-tuning run that differs in {', '.join(diff)}; pass overwrite=True "
                               "(CLI: --overwrite) to replace it, or choose another output folder")
     return json.loads((out / "report.json").read_text()), True
+
+
+def _config_differences(cfg: FinetuneConfig, saved: dict, ignore: Sequence[str]) -> list[str]:
+    """Fields of ``cfg`` that differ from a saved ``finetune_config`` (``model=None`` matches the saved family)."""
+    return [k for k, v in asdict(cfg).items() if k not in ignore and not (k == "model" and v is None)
+            and _norm_json(v) != _norm_json(saved.get(k))]
 
 
 def _norm_json(v):
@@ -243,13 +366,27 @@ def _fingerprint(init) -> str | None:
     return file_sha256(path)
 
 
+def _check_resume(ck: dict, cfg: FinetuneConfig, init, path: Path) -> None:
+    """A resumed fine-tuning run must have the settings, ``init`` and data of the run in ``last.pt``."""
+    if ck.get("kind") != "finetune_last":
+        raise ConfigError(f"{path}: not the last.pt of a single-task fine-tuning run (kind={ck.get('kind')!r})")
+    diff = _config_differences(cfg, ck.get("finetune_config") or {},
+                               ("epochs", "progress", "device", "num_workers", "baselines"))
+    if _fingerprint(init) != ck.get("init_sha256"):
+        diff.append("init")
+    if diff:
+        raise ConfigError(f"{path}: the run was made with other {', '.join(diff)}; resume with the same settings "
+                          "(only --epochs may grow) or start a new run with --overwrite")
 
 
 def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict | None = None,
-              leak_unit: str | None = None) -> dict[str, Any]:
+              leak_unit: str | None = None, resume: bool = False) -> dict[str, Any]:
     seed_everything(cfg.seed)
+    ck = None
+    if resume:
+        ck = load_checkpoint(out / "last.pt")
+        _check_resume(ck, cfg, init, out / "last.pt")
     ds_all, label_names, n_classes, kind = open_labelled(store)
-    labels = ds_all.stores[0].labels
     if split_kw is None:
         how, split_kw = resolve_splits(ds_all, cfg.splits)
     else:  # one fold of an evaluation scheme
@@ -262,15 +399,19 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
     for k, d in parts.items():
         if len(d) == 0:
             raise ConfigError(f"split {k!r} is empty ({split_kw[k]})")
-    backbone, init_info = build_backbone(init, model=cfg.model, model_kwargs=cfg.model_kwargs, store_attrs=ds_all.attrs,
-                                          sample_shape=ds_all.sample_shape, allow_partial=cfg.allow_partial_init)
+    backbone, init_info = build_backbone(init, model=cfg.model or "cbramod", model_kwargs=cfg.model_kwargs,
+                                         store_attrs=ds_all.attrs, sample_shape=ds_all.sample_shape,
+                                         allow_partial=cfg.allow_partial_init)
+    model_name = init_info.get("model", cfg.model or "cbramod")
+    if cfg.model is not None and model_name != cfg.model:
+        raise ConfigError(f"model={cfg.model!r} but --init {init} holds a {model_name!r} model; the checkpoint's family "
+                          "is the run's: drop --model")
     backbone.to(info.device)
     with torch.no_grad():
         x0 = ds_all[0][0].unsqueeze(0).to(info.device)
         backbone.eval()
         feat_shape = tuple(backbone.forward_features(x0).shape[1:])
     n_out = 1 if kind in ("binary", "regression") else n_classes
-    model_name = init_info.get("model", cfg.model)
     head_kind = get_objective(model_name).default_head if cfg.head == "auto" else cfg.head
     head = Head(head_kind, feat_shape, n_out, cfg.dropout).to(info.device)
     model = FinetuneModel(backbone, head, squeeze=n_out == 1).to(info.device)
@@ -283,54 +424,49 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
         groups.insert(0, {"params": bb, "lr": cfg.lr_backbone})
     train = parts["train"]
     bs = min(cfg.batch_size, len(train))
-    per_epoch = EpochSampler(len(train), batch_size=bs, seed=cfg.seed).batches_per_epoch()
-    total = per_epoch * cfg.epochs
     ocfg = OptimConfig(lr=max(cfg.lr_backbone, cfg.lr_head), weight_decay=cfg.weight_decay,
                        min_lr=min(cfg.min_lr, cfg.lr_backbone, cfg.lr_head), clip_grad=cfg.clip_grad)
-    opt, sched = build_optimizer(groups, ocfg, total)
     train_labels = train.labels
-    augment = _augmenter(cfg, ds_all)
     select = SELECTION[kind]
-    best, best_epoch, best_state = -np.inf, -1, None
-    history = []
-    bar = TrainProgress(total, description=f"finetune {cfg.model} ({kind})", enabled=cfg.progress and info.is_main)
+    a = ds_all.attrs
+    saved_cfg = {**asdict(cfg), "model": model_name}
+    head_info = {"kind": head_kind, "feature_shape": list(feat_shape), "n_outputs": n_out, "dropout": cfg.dropout}
+
+    def loss(module, b):
+        return supervised_loss(kind, module(b.x), b.y, cfg.label_smoothing, b.mix)
+
+    def validate(module):
+        yv, ov = predict(module, parts["val"], cfg.batch_size, info.device)
+        return {f"val_{k}": v for k, v in score(kind, yv, ov).items()}
+
+    trainer = Trainer(model, train, loss, model_name=model_name, optim=ocfg, batch_size=bs, epochs=cfg.epochs,
+                      param_groups=groups, seed=cfg.seed, info=info, num_workers=cfg.num_workers,
+                      out=out, validate=validate, select=f"val_{select}",
+                      augment=make_augmenter(cfg, ds_all), stage="finetune", detail=kind, progress=cfg.progress,
+                      checkpoint_extra=lambda: {"kind": "finetune_last", "model": model_name,
+                                                "model_config": init_info["model_config"], "head": head_info,
+                                                "finetune_config": saved_cfg, "init_sha256": _fingerprint(init),
+                                                "card": a.get("card"), "recipe": a.get("recipe"),
+                                                "ch_names": a.get("ch_names")})
+    if ck is not None:
+        trainer.resume(ck)
+        if trainer.step >= trainer.total and (out / "report.json").exists():
+            raise ConfigError(f"{out / 'last.pt'} has done {trainer.epochs_done} epoch(s); ask for more "
+                              f"(--epochs > {trainer.epochs_done}) to resume")
     t0 = time.perf_counter()
-    try:
-        for epoch in range(cfg.epochs):
-            model.train()  # frozen or not, the backbone's dropout is on while training (as in the release)
-            sampler = EpochSampler(len(train), batch_size=bs, seed=cfg.seed, epoch=epoch)
-            losses = []
-            for x, y in make_loader(train, sampler, bs, cfg.num_workers, info.device):
-                x, y = x.to(info.device), y.to(info.device)
-                mix = None
-                if augment is not None:
-                    x, mix = augment(x)
-                logits = model(x)
-                loss = supervised_loss(kind, logits, y, cfg.label_smoothing, mix)
-                optimizer_step(loss, model, opt, sched, cfg.clip_grad)
-                losses.append(float(loss.detach()))
-                bar.update(epoch=epoch + 1, loss=losses[-1])
-            yv, ov = predict(model, parts["val"], cfg.batch_size, info.device)
-            val = score(kind, yv, ov)
-            rec = {"epoch": epoch + 1, "train_loss": float(np.mean(losses)), **{f"val_{k}": v for k, v in val.items()}}
-            history.append(rec)
-            with (out / "metrics.jsonl").open("a") as fh:
-                fh.write(json.dumps(rec) + "\n")
-            v = val[select]
-            if np.isfinite(v) and v > best or best_state is None:
-                best, best_epoch = v, epoch + 1
-                best_state = copy.deepcopy(model.state_dict())
-    finally:
-        bar.close()
-    model.load_state_dict(best_state)
+    res = trainer.fit()
+    best, best_epoch, history = res.best, res.best_epoch, res.records
+    trainer.load_best()
     yt, ot = predict(model, parts["test"], cfg.batch_size, info.device)
     test = score(kind, yt, ot)
-    np.savez(out / "predictions.npz", y=yt, scores=ot, subject=parts["test"].meta("subject").astype(str),
-             session=parts["test"].meta("session").astype(str), sample=parts["test"].sample_ids)
-    a = ds_all.attrs
+    if info.is_main:
+        np.savez(out / "predictions.npz", y=yt, scores=ot, subject=parts["test"].meta("subject").astype(str),
+                 session=parts["test"].meta("session").astype(str), sample=parts["test"].sample_ids)
     report = {
         "task": a.get("task"),
         "card": a.get("card"),
+        "model": model_name,
+        "model_title": get_model_spec(model_name).title or model_name,
         "kind": kind,
         "label_names": label_names,
         "split_by": how,
@@ -352,32 +488,27 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
     report["chance"] = chance_metrics(kind, n_classes)
     if cfg.baselines:
         report["baselines"] = run_baselines(parts, kind, sfreq=float(a.get("sfreq") or 200.0), seed=cfg.seed)
-    save_checkpoint(
-        out / "best.pt",
-        {
-            "kind": "finetune",
-            "model": model_name,
-            "model_config": init_info["model_config"],
-            "head": {"kind": head_kind, "feature_shape": list(feat_shape), "n_outputs": n_out, "dropout": cfg.dropout},
-            "task_kind": kind,
-            "state_dict": model.state_dict(),
-            "label_names": label_names,
-            "ch_names": a.get("ch_names"),
-            "sample_shape": list(ds_all.sample_shape),
-            "card": a.get("card"),
-            "card_body": a.get("card_body"),
-            "recipe": a.get("recipe"),
-            "finetune_config": asdict(cfg),
-            "init_weights": init_info.get("weights"),  # name, revision, commit, SHA-256 of --init
-            "init_sha256": _fingerprint(init),
-            "report": {k: v for k, v in report.items() if k != "history"},
-        },
-    )
-    (out / "report.json").write_text(json.dumps(report, indent=2, default=float))
+    if info.is_main:
+        save_checkpoint(
+            out / "best.pt",
+            {
+                "kind": "finetune",
+                "model": model_name,
+                "model_config": init_info["model_config"],
+                "head": head_info,
+                "task_kind": kind,
+                "state_dict": model.state_dict(),
+                "label_names": label_names,
+                "ch_names": a.get("ch_names"),
+                "sample_shape": list(ds_all.sample_shape),
+                "card": a.get("card"),
+                "card_body": a.get("card_body"),
+                "recipe": a.get("recipe"),
+                "finetune_config": saved_cfg,
+                "init_weights": init_info.get("weights"),  # name, revision, commit, SHA-256 of --init
+                "init_sha256": _fingerprint(init),
+                "report": {k: v for k, v in report.items() if k != "history"},
+            },
+        )
+        (out / "report.json").write_text(json.dumps(report, indent=2, default=float))
     return report
-
-
-
-
-
-

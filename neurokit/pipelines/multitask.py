@@ -10,7 +10,6 @@ not causal importance.
 """
 from __future__ import annotations
 
-import copy
 import json
 import logging
 import time
@@ -21,30 +20,20 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from neurokit._utils.errors import ConfigError
+from neurokit._utils.errors import ConfigError, Interrupted
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.splits import resolve_splits, task_kind
 from neurokit.evaluation.metrics import SELECTION, score
 from neurokit.io.store import PatchStore
-from neurokit.models.checkpoint import (
-    load_checkpoint,
-    rng_state,
-    save_checkpoint,
-    set_rng_state,
-)
+from neurokit.models.checkpoint import load_checkpoint, save_checkpoint
 from neurokit.models.heads import M4OE_KIND, M4oEFinetuneModel
 from neurokit.models.m4oe import M4oE, M4oEConfig
 from neurokit.models.registry import build_backbone
-from neurokit.pipelines.finetune import FinetuneConfig
+from neurokit.models.registry import get_model_spec
+from neurokit.pipelines.finetune import FinetuneConfig, check_finetune_options, make_augmenter
 from neurokit.training import distributed as dist
-from neurokit.training.optim import (
-    EpochSampler,
-    OptimConfig,
-    build_optimizer,
-    make_loader,
-    optimizer_step,
-    seed_everything,
-)
+from neurokit.training.optim import EpochSampler, OptimConfig, make_loader, seed_everything
+from neurokit.training.trainer import Trainer
 
 logger = logging.getLogger("neurokit")
 KIND = M4OE_KIND
@@ -189,6 +178,10 @@ def finetune_m4oe(stores: Sequence[str | Path], out_dir: str | Path, tasks: Sequ
     ----------
     stores : labelled patch stores, one per task (matched by the card and task they were prepared for)
     tasks : ``"CARD:TASK"`` strings
+    cfg : FinetuneConfig
+        Training settings. ``augment`` applies to every task's EEG batches (mixup excepted: the multi-task
+        loss does not mix labels); ``allow_partial_init`` as for single-task fine-tuning. ``splits`` is
+        refused: each task is split by its own card.
     preset : ``"small"`` (CPU) or ``"paper"`` expert counts; ``head_kwargs`` override single sizes
     alpha : weight of the ``− α · I(M;E|T)`` term; ``focal_gamma``: focal loss instead of (B)CE
     modalities : ``["eeg=Fp1,…", "ecg=ECG"]`` or a dict; default each card's ``modalities``
@@ -196,25 +189,49 @@ def finetune_m4oe(stores: Sequence[str | Path], out_dir: str | Path, tasks: Sequ
 
     Returns the report (also ``out_dir/report.json``): per task ``test``, ``baselines``, ``chance``,
     ``modality_contributions``; ``best.pt`` holds the selected model, ``last.pt`` the state to resume.
+
+    Raises
+    ------
+    ConfigError
+        Bad tasks or modalities, options that do not apply to the M4oE head
+        (:func:`~neurokit.pipelines.finetune.check_finetune_options`), a backbone that is not an EEG model.
+    FileExistsError, FileNotFoundError
+        ``out_dir`` holds a run (without ``overwrite``/``resume``); ``resume`` without ``last.pt``.
     """
     cfg = cfg or FinetuneConfig()
     out = Path(out_dir)
+    check_finetune_options(cfg, head="m4oe", resume=resume, overwrite=overwrite)
     specs = parse_tasks(tasks)
     if resume:
         if not (out / "last.pt").exists():
             raise FileNotFoundError(f"{out / 'last.pt'}: nothing to resume (run without --resume first)")
-    elif (out / "report.json").exists() or (out / "best.pt").exists():
+    elif (out / "report.json").exists() or (out / "best.pt").exists() or (out / "last.pt").exists():
         if not overwrite:
             raise FileExistsError(f"{out} already holds a fine-tuning run; pass overwrite=True (CLI: --overwrite), "
                                   "resume=True (--resume) or another output folder")
-        (out / "metrics.jsonl").unlink(missing_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
+        for f in ("metrics.jsonl", "last.pt"):
+            (out / f).unlink(missing_ok=True)
     mods_req = parse_modalities(modalities) if not isinstance(modalities, dict) else modalities
     by_task = match_stores(specs, stores)
     layouts = {n: task_layout(n, st, mods_req) for n, st in by_task.items()}
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
     info = dist.setup(cfg.device)
     try:
         return _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, head_kwargs or {}, baselines, resume)
+    except BaseException as exc:
+        saved = (out / "last.pt").exists()
+        if created and not saved and not (out / "report.json").exists():
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)  # made by this call, holding no result
+        if isinstance(exc, KeyboardInterrupt) and not saved:
+            raise Interrupted("interrupted: the M4oE run saves last.pt at the end of each epoch, and none had ended, "
+                              f"so nothing was saved{f' ({out} removed)' if created else ''}; run the same command again") from None
+        if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
+            raise Interrupted(f"interrupted after training: {out / 'last.pt'} holds it; the same command with "
+                              "--resume scores it") from None
+        raise
     finally:
         dist.cleanup(info)
 
@@ -222,6 +239,11 @@ def finetune_m4oe(stores: Sequence[str | Path], out_dir: str | Path, tasks: Sequ
 def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, head_kwargs, baselines, resume):
     seed_everything(cfg.seed)
     dev = info.device
+    ck = None
+    if resume:
+        ck = load_checkpoint(out / "last.pt")
+        if ck.get("kind") != KIND + "_last" or ck.get("tasks") != list(by_task):
+            raise ConfigError(f"{out / 'last.pt'}: was written for tasks {ck.get('tasks')}, not {list(by_task)}")
     tdata: dict[str, dict] = {}
     for name, st in by_task.items():
         ds_all = PatchDataset([st], labelled=True)
@@ -236,8 +258,17 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
         tdata[name] = dict(store=st, kind=kind, label_names=names, n_classes=n_classes, how=how, kw=kw, parts=parts)
     first = next(iter(tdata.values()))
     tr = first["parts"]["train"]
-    backbone, init_info = build_backbone(init, model=cfg.model, model_kwargs=cfg.model_kwargs, store_attrs=tr.attrs,
-                                         sample_shape=tr.sample_shape, allow_partial=cfg.allow_partial_init)
+    backbone, init_info = build_backbone(init, model=cfg.model or "cbramod", model_kwargs=cfg.model_kwargs,
+                                         store_attrs=tr.attrs, sample_shape=tr.sample_shape,
+                                         allow_partial=cfg.allow_partial_init)
+    model_name = init_info.get("model", cfg.model or "cbramod")
+    if cfg.model is not None and model_name != cfg.model:
+        raise ConfigError(f"model={cfg.model!r} but --init {init} holds a {model_name!r} model; the checkpoint's family "
+                          "is the run's: drop --model")
+    spec = get_model_spec(model_name)
+    if spec.modality != "eeg":
+        raise ConfigError(f"--head m4oe routes the channel groups of EEG stores; {spec.title or model_name} is a "
+                          f"{spec.modality} model: use --head avgpool")
     backbone.to(dev)
     with torch.no_grad():
         backbone.eval()
@@ -256,65 +287,50 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
     if bb:
         groups.insert(0, {"params": bb, "lr": cfg.lr_backbone})
     bs = {n: min(cfg.batch_size, len(d["parts"]["train"])) for n, d in tdata.items()}
-    per_epoch = sum(EpochSampler(len(d["parts"]["train"]), batch_size=bs[n], seed=cfg.seed).batches_per_epoch() for n, d in tdata.items())
     ocfg = OptimConfig(lr=max(cfg.lr_backbone, cfg.lr_head), weight_decay=cfg.weight_decay,
                        min_lr=min(cfg.min_lr, cfg.lr_backbone, cfg.lr_head), clip_grad=cfg.clip_grad)
-    opt, sched = build_optimizer(groups, ocfg, per_epoch * cfg.epochs)
-    start, best, best_epoch, best_state, history = 0, -np.inf, -1, None, []
-    if resume:
-        ck = load_checkpoint(out / "last.pt")
-        if ck.get("kind") != KIND + "_last" or ck.get("tasks") != list(tdata):
-            raise ConfigError(f"{out / 'last.pt'}: was written for tasks {ck.get('tasks')}, not {list(tdata)}")
-        model.load_state_dict(ck["state_dict"])
-        opt.load_state_dict(ck["optimizer"])
-        sched.load_state_dict(ck["scheduler"])
-        set_rng_state(ck["rng"])
-        start, best, best_epoch, history = ck["epoch"], ck["best"], ck["best_epoch"], ck["history"]
-        best_state = ck["best_state"]
-        if start >= cfg.epochs:
-            raise ConfigError(f"{out / 'last.pt'} has done {start} epoch(s); ask for more (--epochs > {start}) to resume")
-    t0 = time.perf_counter()
-    for epoch in range(start, cfg.epochs):
-        model.train()
+    augment = {}
+    for n, d in tdata.items():
+        aug = make_augmenter(cfg, d["parts"]["train"], mixup=False)
+        if aug is not None:
+            augment[n] = aug
+
+    def loss(module, b):
+        total, parts = head.loss(module(b.x, b.task), {b.task: b.y}, cfg.label_smoothing)
+        return total, {"loss": parts[f"loss_{b.task}"]}
+
+    def train_mode(module):
+        module.train()
         if cfg.frozen:
             backbone.eval()
-        order = []
-        iters = {}
+
+    def validate(module):
+        rec, sel = {}, []
         for n, d in tdata.items():
-            sampler = EpochSampler(len(d["parts"]["train"]), batch_size=bs[n], seed=cfg.seed, epoch=epoch)
-            iters[n] = iter(make_loader(d["parts"]["train"], sampler, bs[n], cfg.num_workers, dev))
-            order += [n] * sampler.batches_per_epoch()
-        g = torch.Generator().manual_seed(cfg.seed * 7919 + epoch)
-        order = [order[i] for i in torch.randperm(len(order), generator=g).tolist()]
-        losses = {n: [] for n in tdata}
-        for n in order:
-            x, y = next(iters[n])
-            outp = model(x.to(dev), n)
-            loss, parts = head.loss(outp, {n: y.to(dev)}, cfg.label_smoothing)
-            optimizer_step(loss, model, opt, sched, cfg.clip_grad)
-            losses[n].append(parts[f"loss_{n}"])
-        rec: dict[str, Any] = {"epoch": epoch + 1}
-        sel = []
-        for n, d in tdata.items():
-            yv, ov, _ = predict_task(model, n, d["parts"]["val"], cfg.batch_size, dev)
+            yv, ov, _ = predict_task(module, n, d["parts"]["val"], cfg.batch_size, dev)
             val = score(d["kind"], yv, ov)
-            rec[n] = {"train_loss": float(np.mean(losses[n])) if losses[n] else float("nan"), **{f"val_{k}": v for k, v in val.items()}}
+            rec[n] = {f"val_{k}": v for k, v in val.items()}
             v = val[SELECTION[d["kind"]]]
             sel.append(v if np.isfinite(v) else 0.0)
         rec["val_selection_mean"] = float(np.mean(sel))
-        history.append(rec)
-        with (out / "metrics.jsonl").open("a") as fh:
-            fh.write(json.dumps(rec) + "\n")
-        if rec["val_selection_mean"] > best or best_state is None:
-            best, best_epoch = rec["val_selection_mean"], epoch + 1
-            best_state = copy.deepcopy(model.state_dict())
-        save_checkpoint(out / "last.pt", {"kind": KIND + "_last", "tasks": list(tdata), "state_dict": model.state_dict(),
-                                          "optimizer": opt.state_dict(), "scheduler": sched.state_dict(), "rng": rng_state(),
-                                          "epoch": epoch + 1, "best": best, "best_epoch": best_epoch, "history": history,
-                                          "best_state": best_state})
-        if cfg.progress:
-            logger.info("epoch %d: %s", epoch + 1, {n: round(r.get("val_" + SELECTION[tdata[n]["kind"]], float("nan")), 3) for n, r in rec.items() if n in tdata})
-    model.load_state_dict(best_state)
+        logger.info("epoch: %s", {n: round(r.get("val_" + SELECTION[tdata[n]["kind"]], float("nan")), 3)
+                                  for n, r in rec.items() if n in tdata})
+        return rec
+
+    trainer = Trainer(model, {n: d["parts"]["train"] for n, d in tdata.items()}, loss, model_name=model_name,
+                      optim=ocfg, batch_size=bs, epochs=cfg.epochs, param_groups=groups, seed=cfg.seed, info=info,
+                      num_workers=cfg.num_workers, out=out, validate=validate, select="val_selection_mean",
+                      augment=augment or None, train_mode=train_mode, stage="finetune", detail="M4oE",
+                      progress=cfg.progress, find_unused_parameters=True,
+                      checkpoint_extra=lambda: {"kind": KIND + "_last", "tasks": list(tdata)})
+    if ck is not None:
+        if ck.get("epoch", 0) >= cfg.epochs:
+            raise ConfigError(f"{out / 'last.pt'} has done {ck['epoch']} epoch(s); ask for more (--epochs > {ck['epoch']}) to resume")
+        trainer.resume(ck)
+    t0 = time.perf_counter()
+    res = trainer.fit()
+    best, best_epoch, history = res.best, res.best_epoch, res.records
+    trainer.load_best()
     report_tasks = {}
     for n, d in tdata.items():
         yt, ot, sh = predict_task(model, n, d["parts"]["test"], cfg.batch_size, dev)
@@ -330,19 +346,21 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
         entry.update(_baselines_beside(d, baselines, cfg.seed))
         report_tasks[n] = entry
     report = {
-        "head": "m4oe", "head_config": hcfg.to_dict(), "tasks": report_tasks, "selection_metric": "mean of the tasks' "
+        "head": "m4oe", "model": model_name, "model_title": spec.title or model_name, "head_config": hcfg.to_dict(),
+        "tasks": report_tasks, "selection_metric": "mean of the tasks' "
         + "/".join(sorted({SELECTION[d['kind']] for d in tdata.values()})), "best_epoch": best_epoch, "val_best": best,
         "history": history, "init": init_info.get("init"), "seconds": time.perf_counter() - t0,
         "note": "modality_contributions are shares of MToE routing mass, not causal importance",
     }
-    save_checkpoint(out / "best.pt", {
-        "kind": KIND, "model": init_info.get("model", cfg.model), "model_config": init_info["model_config"],
-        "head_config": hcfg.to_dict(), "layouts": layouts, "state_dict": model.state_dict(),
-        "tasks": {n: {"card": d["store"].attrs.get("card"), "task": d["store"].attrs.get("task"), "kind": d["kind"],
-                      "label_names": d["label_names"], "ch_names": d["store"].attrs.get("ch_names")} for n, d in tdata.items()},
-        "finetune_config": asdict(cfg), "report": {k: v for k, v in report.items() if k != "history"},
-    })
-    (out / "report.json").write_text(json.dumps(report, indent=2, default=float))
+    if info.is_main:
+        save_checkpoint(out / "best.pt", {
+            "kind": KIND, "model": model_name, "model_config": init_info["model_config"],
+            "head_config": hcfg.to_dict(), "layouts": layouts, "state_dict": model.state_dict(),
+            "tasks": {n: {"card": d["store"].attrs.get("card"), "task": d["store"].attrs.get("task"), "kind": d["kind"],
+                          "label_names": d["label_names"], "ch_names": d["store"].attrs.get("ch_names")} for n, d in tdata.items()},
+            "finetune_config": {**asdict(cfg), "model": model_name}, "report": {k: v for k, v in report.items() if k != "history"},
+        })
+        (out / "report.json").write_text(json.dumps(report, indent=2, default=float))
     return report
 
 

@@ -11,39 +11,36 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import shutil
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 import torch
 
-from neurokit._utils.errors import ConfigError, Interrupted
-from neurokit._utils.progress import TrainProgress
+from neurokit._utils.errors import ConfigError
 from neurokit.data.dataset import PatchDataset
 from neurokit.models.checkpoint import (
     check_channels,
     check_same_data,
     data_description,
     load_checkpoint,
-    rng_state,
-    save_checkpoint,
-    set_rng_state,
 )
 from neurokit.training import distributed as dist
 from neurokit.training.objectives import get_objective
-from neurokit.training.optim import (
-    EpochSampler,
-    OptimConfig,
-    build_optimizer,
-    make_loader,
-    seed_everything,
-    unwrap,
-)
+from neurokit.training.optim import OptimConfig, seed_everything, unwrap
+from neurokit.training.trainer import Batch, Trainer
 
 logger = logging.getLogger("neurokit")
+
+
+#: ``model_kwargs`` entries that only some model families take: key → (CLI flag, families)
+FAMILY_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "size": ("--model-size", ("sit", "clip")),
+    "mask_ratio": ("--mask-ratio", ("sit",)),
+    "stimuli": ("--stimuli", ("clip",)),
+    "lag_s": ("--lag", ("clip",)),
+    "segments": ("--segments", ("clip",)),
+}
 
 
 @dataclass
@@ -63,7 +60,9 @@ class PretrainConfig:
     Raises
     ------
     ConfigError
-        Out-of-range values; ValueError for an unknown ``model``.
+        Out-of-range values, an unknown ``model``, a ``model_kwargs`` entry of another family
+        (:data:`FAMILY_OPTIONS`: ``size`` for SiT/CLIP, ``mask_ratio`` for SiT, ``stimuli``/``lag_s``/``segments``
+        for CLIP), ``min_lr`` with the constant schedule.
     """
 
     model: str = "cbramod"
@@ -87,8 +86,16 @@ class PretrainConfig:
             raise ConfigError(f"max_steps must be >= 1 when given (got {self.max_steps})")
         if self.num_workers < 0:
             raise ConfigError(f"num_workers must be >= 0 (got {self.num_workers})")
+        get_objective(self.model)  # ConfigError naming the known families
+        for key, (flag, families) in FAMILY_OPTIONS.items():
+            if key in (self.model_kwargs or {}) and self.model not in families:
+                raise ConfigError(f"{flag}: an option of the {'/'.join(families)} model(s); --model {self.model} "
+                                  "has no such setting")
         if not isinstance(self.optim, OptimConfig):
             given = dict(self.optim or {})
+            if "min_lr" in given and given.get("schedule") == "constant":
+                raise ConfigError("--min-lr: the constant schedule keeps --lr throughout and has no final learning "
+                                  "rate; drop --min-lr or use --schedule cosine")
             if "min_lr" in given and "schedule" not in given:
                 given["schedule"] = "cosine"
             try:
@@ -99,6 +106,25 @@ class PretrainConfig:
             raise ConfigError(f"split={self.split!r}; allowed: train, val, test, all")
         if self.ckpt_every < 0:
             raise ConfigError(f"ckpt_every must be >= 0 (got {self.ckpt_every})")
+
+
+def check_pretrain_options(cfg: PretrainConfig | None, *, resume: bool = False, overwrite: bool = False,
+                           given: Collection[str] = ()) -> None:
+    """Refuse option combinations a pretraining run would otherwise ignore (those of one family are refused
+    by :class:`PretrainConfig` itself).
+
+    ``cfg``: ``None`` checks the flags only (before a resumed run's configuration is read). ``given``: the CLI
+    flags the user gave explicitly (``"--split"``…).
+
+    Raises
+    ------
+    ConfigError
+        ``resume`` with ``overwrite``; ``--split`` with ``subjects`` (the subjects replace the split).
+    """
+    if resume and overwrite:
+        raise ConfigError("--resume continues the run in OUT and --overwrite replaces it: give one of them")
+    if cfg is not None and cfg.subjects is not None and "--split" in set(given):
+        raise ConfigError("--split: --subjects chooses the samples instead of a split; give one of them")
 
 
 def pretrain(stores: Sequence[str | Path] | str | Path, out_dir: str | Path, cfg: PretrainConfig | None = None,
@@ -117,6 +143,7 @@ def pretrain(stores: Sequence[str | Path] | str | Path, out_dir: str | Path, cfg
     loss over the first and last 10 % of steps), ``samples_per_s`` and ``history`` (per-step losses).
     """
     cfg = cfg or PretrainConfig()
+    check_pretrain_options(cfg, resume=resume, overwrite=overwrite)
     out = Path(out_dir)
     info = dist.setup(cfg.device)
     try:
@@ -195,104 +222,37 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
     else:
         model = objective.build(ds.attrs, ds.sample_shape, dict(cfg.model_kwargs))
     model.to(info.device)
-    if info.enabled:
-        dist.align_grad_strides(model)
-        model = torch.nn.parallel.DistributedDataParallel(
-            model, device_ids=[info.device.index] if info.device.type == "cuda" else None
-        )
-    data = ds if objective.pair is None else objective.pair(ds, unwrap(model), dict(cfg.model_kwargs))
-    if len(data) < batch_size * info.world_size:
-        raise ConfigError(f"{len(data)} training pairs but batch_size={batch_size} × {info.world_size} process(es); "
-                          "lower --batch-size")
-    probe = EpochSampler(len(data), batch_size=batch_size, seed=cfg.seed, world_size=info.world_size)
-    per_epoch = probe.batches_per_epoch()
-    total = per_epoch * cfg.epochs
-    if cfg.max_steps:
-        total = min(total, cfg.max_steps)
-    params = [p for p in model.parameters() if p.requires_grad]
-    opt, sched = build_optimizer([{"params": params}], cfg.optim, total)
-    step = 0
-    history: list[float] = []
-    log = (out / "metrics.jsonl") if info.is_main else None
-    if state is not None:
-        step = int(state["step"])
-        if step > total:
-            raise ConfigError(
-                f"{ckpt_path}: the run already did {step} steps ({step / per_epoch:.3g} epochs of {per_epoch} steps); "
-                f"the settings ask for {total} (epochs={cfg.epochs}, max_steps={cfg.max_steps}). "
-                "Give more --epochs/--max-steps to extend it, or start a new run"
-            )
-        opt.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        history = list(state.get("history", []))
-        set_rng_state(state.get("rng", {}))
-        if log is not None:
-            _truncate_log(log, step)  # steps after the checkpoint are done again: never logged twice
-        if step == total:
-            logger.warning("%s: the run already completed its %d steps; nothing to do", ckpt_path, total)
+    data = ds if objective.pair is None else objective.pair(ds, model, dict(cfg.model_kwargs))
     gen = torch.Generator(device=info.device)
+
+    def loss(module, b: Batch):
+        # masks depend on (seed, rank, step) only, so a resumed job draws the same ones; the objective is
+        # looked up at each step (tests replace its loss)
+        gen.manual_seed(cfg.seed * 1_000_003 + info.rank * 7919 + b.step)
+        return objective.loss(module, b.x, gen) if objective.pair is None else objective.loss(module, b.x, gen, b.y)
+
     meta = _provenance(ds, cfg)
-    bar = TrainProgress(total, start=step, description=f"pretrain {cfg.model}", enabled=cfg.progress and info.is_main)
-    n_seen = 0
-    first_step, saved = step, (step if state is not None else None)
-    created = not out.exists()
-    t0 = time.perf_counter()
-    if log is not None:
-        out.mkdir(parents=True, exist_ok=True)
-    model.train()
-    try:
-        while step < total:
-            epoch, start = divmod(step, per_epoch)
-            sampler = EpochSampler(len(data), batch_size=batch_size, seed=cfg.seed, epoch=epoch,
-                                   rank=info.rank, world_size=info.world_size, start_batch=start)
-            for x, y in make_loader(data, sampler, batch_size, cfg.num_workers, info.device):
-                x = x.to(info.device, non_blocking=True)
-                # masks depend on (seed, rank, step) only, so a resumed job draws the same ones
-                gen.manual_seed(cfg.seed * 1_000_003 + info.rank * 7919 + step)
-                loss, stats = objective.loss(model, x, gen) if objective.pair is None else objective.loss(model, x, gen, y)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                gnorm = torch.nn.utils.clip_grad_norm_(params, cfg.optim.clip_grad) if cfg.optim.clip_grad else None
-                opt.step()
-                sched.step()
-                step += 1
-                n_seen += x.shape[0] * info.world_size
-                lv = float(dist.all_reduce_mean(loss.detach(), info))
-                history.append(lv)
-                if log is not None:
-                    with log.open("a") as fh:
-                        fh.write(json.dumps({"step": step, "epoch": epoch, "loss": lv, "lr": sched.get_last_lr()[0],
-                                             "grad_norm": None if gnorm is None else float(gnorm)}) + "\n")
-                bar.update(loss=lv, lr=sched.get_last_lr()[0])
-                if not torch.isfinite(loss):
-                    raise FloatingPointError(f"loss became {lv} at step {step}; lower --lr or check the store")
-                if (cfg.ckpt_every and step % cfg.ckpt_every == 0) or step % per_epoch == 0 or step == total:
-                    _save(ckpt_path, model, opt, sched, step, history, cfg, meta, info)
-                    saved = step
-                if step >= total:
-                    break
-    except BaseException as exc:
-        bar.close()
-        if info.is_main and saved is None and created and out.exists():
-            shutil.rmtree(out)  # made by this call and holding no checkpoint: leave no half-made folder
-        if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
-            if saved is None:
-                msg = f"interrupted at step {step + 1} before the first checkpoint: nothing saved; run the command again"
-            else:
-                msg = (f"interrupted at step {step + 1}: {ckpt_path} holds step {saved} of {total}; continue with "
-                       "resume=True (CLI: the same command with --resume)")
-            raise Interrupted(msg) from None
-        raise
-    bar.close()
-    elapsed = time.perf_counter() - t0
+    trainer = Trainer(model, data, loss, model_name=cfg.model, optim=cfg.optim, batch_size=batch_size,
+                      epochs=cfg.epochs, max_steps=cfg.max_steps, seed=cfg.seed, info=info,
+                      num_workers=cfg.num_workers, out=out, ckpt_every=cfg.ckpt_every, log_steps=True,
+                      checkpoint_extra=lambda: {"kind": "pretrain", "model": cfg.model,
+                                                "model_config": unwrap(model).config.to_dict(),
+                                                "train_config": asdict(cfg), **meta},
+                      stage="pretrain", progress=cfg.progress)
+    if state is not None:
+        trainer.resume(state)
+        if trainer.step == trainer.total:
+            logger.warning("%s: the run already completed its %d steps; nothing to do", ckpt_path, trainer.total)
+    res = trainer.fit()
+    history = res.losses
     k = max(1, len(history) // 10)
     result = {
         "checkpoint": str(ckpt_path),
-        "steps": step,
-        "steps_run": step - first_step,
+        "steps": res.step,
+        "steps_run": res.steps_run,
         "loss_first": sum(history[:k]) / k,
         "loss_last": sum(history[-k:]) / k,
-        "samples_per_s": n_seen / elapsed if n_seen and elapsed > 0 else float("nan"),
+        "samples_per_s": res.samples_per_s,
         "batch_size": batch_size,
         "data": used,
         "subjects": sorted({str(s) for s in ds.meta("subject")}),
@@ -356,18 +316,6 @@ def _ids(ids: Sequence[str]) -> str:
     return ", ".join(ids) if len(ids) <= 8 else f"{', '.join(ids[:3])}, …, {ids[-1]} ({len(ids)})"
 
 
-def _truncate_log(log: Path, step: int) -> None:
-    """Drop the lines of ``metrics.jsonl`` logged after ``step`` (written before an interruption)."""
-    if not log.exists():
-        return
-    lines = [l for l in log.read_text().splitlines() if l.strip()]
-    keep = [l for l in lines if json.loads(l).get("step", 0) <= step]
-    if len(keep) != len(lines):
-        tmp = log.with_name(log.name + ".tmp")
-        tmp.write_text("".join(l + "\n" for l in keep))
-        os.replace(tmp, log)
-
-
 def _check_resume(state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path, objective) -> None:
     """A resumed job must train the same model on data of the same layout."""
     from neurokit._utils.errors import ChannelMismatchError
@@ -416,25 +364,3 @@ def _provenance(ds: PatchDataset, cfg: PretrainConfig) -> dict[str, Any]:
         "subjects": sorted({str(s) for s in ds.meta("subject")}),
         "sample_shape": list(ds.sample_shape),
     }
-
-
-def _save(path, model, opt, sched, step, history, cfg, meta, info) -> None:
-    if not info.is_main:
-        return
-    m = unwrap(model)
-    save_checkpoint(
-        path,
-        {
-            "kind": "pretrain",
-            "model": cfg.model,
-            "model_config": m.config.to_dict(),
-            "state_dict": m.state_dict(),
-            "optimizer": opt.state_dict(),
-            "scheduler": sched.state_dict(),
-            "step": step,
-            "history": history,
-            "train_config": asdict(cfg),
-            "rng": rng_state(),
-            **meta,
-        },
-    )
