@@ -1,0 +1,125 @@
+"""What every command shares: the consoles, one-line errors in the CLI's words, logging, the flag-aware
+command class and option parsers."""
+from __future__ import annotations
+
+import logging
+import re
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from typer.core import TyperCommand
+
+from neurokit._utils.errors import NeurokitError
+
+console = Console(soft_wrap=True)  # paths in messages are not cut at the terminal width
+
+
+err = Console(stderr=True, soft_wrap=True)  # one line per message, also when stderr is a file or a pipe
+
+
+def is_main_rank() -> bool:
+    import os
+
+    return os.environ.get("RANK", "0") == "0"
+
+
+def setup_logging(verbose: bool) -> None:
+    from rich.logging import RichHandler
+
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(message)s",
+                        handlers=[RichHandler(console=err, show_path=False)], force=True)
+
+
+def cli_words(text: str) -> str:
+    """A pipeline message in the CLI's words: ``overwrite=True (CLI: --overwrite)`` → ``--overwrite``,
+    ``hemi='L'`` → ``--hemi L`` for the running command's options, ``[PosixPath('a.h5')]`` → ``a.h5``."""
+    text = re.sub(r"[\w.]+=[^\s,;()]+(?: or [\w.]+=[^\s,;()]+)? \(CLI: ([^)]+)\)", r"\1", text)
+    text = re.sub(r"\[((?:\w*Path\('[^']*'\)(?:, )?)+)\]", lambda m: m.group(1), text)
+    text = re.sub(r"\w*Path\('([^']*)'\)", r"\1", text)
+    cmd = NeuroCommand.running
+    flags = {prm.name: prm for prm in (cmd.params if cmd else []) if getattr(prm, "opts", None)
+             and str(prm.opts[0]).startswith("-")}
+    def flag(m):
+        prm = flags.get(m.group(1))
+        if prm is None:
+            return m.group(0)
+        value = m.group(3) if m.group(3) is not None else m.group(2)
+        if getattr(prm, "is_flag", False):
+            if value in ("True", "False") and prm.secondary_opts:
+                return prm.opts[0] if value == "True" else prm.secondary_opts[0]
+            return prm.opts[0]
+        return f"{prm.opts[0]} {value}"
+    return re.sub(r"\b([a-z_]+)=(?:'([^']*)'|([\w.:-]+))", flag, text)
+
+
+def fail(exc: Exception) -> None:
+    err.print(f"[bold red]error:[/] {escape(cli_words(str(exc)))}")
+    raise typer.Exit(code=2)
+
+
+def run(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except (NeurokitError, OSError, ValueError) as exc:  # OSError: permissions, full disk, missing files
+        fail(exc)
+    except KeyboardInterrupt as exc:
+        msg = getattr(exc, "message", None) or "interrupted; nothing was saved"
+        err.print(f"[bold yellow]interrupted:[/] {escape(cli_words(msg.removeprefix('interrupted').lstrip(': ')))}")
+        raise typer.Exit(code=130)
+
+
+class NeuroCommand(TyperCommand):
+    """A command whose on/off flags given a value (``--frozen False``) get a message saying how flags work,
+    instead of click's "unexpected extra argument"."""
+
+    BOOL_WORDS = {"true", "false", "yes", "no", "on", "off", "0", "1"}
+    running: "NeuroCommand | None" = None  # the command being run (for cli_words)
+
+    def parse_args(self, ctx, args):
+        NeuroCommand.running = self
+        flags = {o: prm for prm in self.params if getattr(prm, "is_flag", False)
+                 for o in (*prm.opts, *prm.secondary_opts)}
+        for i, a in enumerate(args):
+            name, _, val = a.partition("=")
+            nxt = val or (args[i + 1] if i + 1 < len(args) else "")
+            if name in flags and nxt.lower() in self.BOOL_WORDS:
+                prm = flags[name]
+                off = f" or {prm.secondary_opts[0]} to turn it off" if prm.secondary_opts else " (leave it out for off)"
+                raise typer.BadParameter(f"{name} is an on/off flag and takes no value (got {nxt!r}): give "
+                                         f"{prm.opts[0]} to turn it on{off}", ctx=ctx, param=prm)
+        return super().parse_args(ctx, args)
+
+
+def parse_subjects(text: Optional[str]) -> Optional[List[str]]:
+    if not text:
+        return None
+    from neurokit.cards import parse_ranges
+
+    if all(part.strip().replace("-", "").isdigit() for part in text.split(",")):
+        return [f"S{s:03d}" for s in run(parse_ranges, text)]
+    return [s.strip() for s in text.split(",") if s.strip()]
+
+
+def metrics_table(title: str, metrics: dict) -> Table:
+    t = Table(title=title)
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    for k, v in metrics.items():
+        if isinstance(v, float):
+            t.add_row(k, f"{v:.4f}")
+    return t
+
+
+def given(ctx, name: str) -> bool:
+    """Whether the user gave option ``name`` (on the command line or through its environment variable)."""
+    src = ctx.get_parameter_source(name)
+    return src is not None and src.name in ("COMMANDLINE", "ENVIRONMENT")
+
+
+def given_flags(ctx) -> set[str]:
+    """The options the user gave, by their first flag (``--folds``, ``--task``…)."""
+    return {str(prm.opts[0]) for prm in ctx.command.params
+            if getattr(prm, "opts", None) and str(prm.opts[0]).startswith("-") and given(ctx, prm.name)}

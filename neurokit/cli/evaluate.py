@@ -1,0 +1,85 @@
+"""``neuro evaluate`` and ``neuro baseline``: scoring finished runs and the classical baselines."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.table import Table
+
+from neurokit.cli.common import (
+    console,
+    fail,
+    metrics_table,
+    parse_subjects,
+    setup_logging,
+)
+from neurokit.cli.reports import COMPARE, contributions_table, print_scheme_report
+
+
+# ---------------------------------------------------------------------------------------- evaluate
+def evaluate(
+    checkpoint: Path = typer.Argument(..., help="`neuro finetune` checkpoint (best.pt), or the folder of a `neuro finetune --scheme` run (every fold scored on its test samples)."),
+    stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
+    split: str = typer.Option("test", help="Split to score, as the checkpoint was fine-tuned: train, val, test, or all."),
+    subjects: Optional[str] = typer.Option(None, show_default="none", help="Score these subjects instead of a split."),
+    allow_seen: bool = typer.Option(False, "--allow-seen", show_default="off", help="Allow scoring subjects the model was trained or selected on (with --subjects or --split all)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", show_default="none", help="Also write the metrics to this JSON file."),
+    device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K."),
+) -> None:
+    """Score a fine-tuned checkpoint on a store and print the metrics table."""
+    setup_logging(False)
+    from neurokit.pipelines.evaluate import evaluate as run
+
+    if checkpoint.is_dir():
+        from neurokit.evaluation.schemes import evaluate_scheme
+
+        res = run(evaluate_scheme, checkpoint, list(stores), device=device)
+        print_scheme_report(res)
+        if json_out:
+            json_out.parent.mkdir(parents=True, exist_ok=True)
+            json_out.write_text(json.dumps(res, indent=2))
+        return
+    if split not in ("train", "val", "test", "all"):
+        fail(ValueError(f"--split {split}: choose train, val, test or all"))
+    subj = parse_subjects(subjects)
+    res = run(run, checkpoint, list(stores), split=None if split == "all" else split, subjects=subj, device=device,
+               allow_seen=allow_seen)
+    what = f"subjects {', '.join(subj)}" if subj is not None else f"{split} split"
+    if "tasks" in res:  # M4oE: one table per task, then the contributions
+        for name, r in res["tasks"].items():
+            console.print(metrics_table(f"{name}: {what} metrics ({r['n_samples']} samples)", r))
+        console.print(contributions_table(res["tasks"]))
+    else:
+        seen = f"; [yellow]seen in training/selection: {', '.join(res['seen'])}[/]" if res.get("seen") else ""
+        console.print(metrics_table(f"{what} metrics ({res['n_samples']} samples{seen})", res))
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(res, indent=2))
+
+
+# ---------------------------------------------------------------------------------------- baseline
+def baseline(
+    stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
+    method: Optional[List[str]] = typer.Option(None, "--method", show_default="those that fit the channel count", help="csp_lda, riemann_lr or bandpower_lr (repeatable)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", show_default="none", help="Also write the results to this JSON file."),
+    seed: int = typer.Option(0, help="Random seed."),
+) -> None:
+    """Classical baselines (CSP+LDA, Riemannian tangent space + LR, band power + LR) on the card's split."""
+    setup_logging(False)
+    from neurokit.evaluation.baselines import baseline as run
+
+    res = run(run, list(stores), methods=method or None, seed=seed)
+    t = Table(title=f"{res['card']}:{res['task']} ({res['kind']}), test split ({res['n_samples']['test']} samples)")
+    t.add_column("method")
+    for m in COMPARE:
+        t.add_column(m, justify="right")
+    for name, r in list(res["baselines"].items()) + [("chance", {"test": res["chance"]})]:
+        met = r.get("test") or {}
+        t.add_row(name, *(f"{met[m]:.3f}" if isinstance(met.get(m), float) else r.get("error", "")[:40] if i == 0 and "error" in r else ""
+                          for i, m in enumerate(COMPARE)))
+    console.print(t)
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(res, indent=2, default=float))

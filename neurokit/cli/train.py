@@ -1,0 +1,181 @@
+"""``neuro pretrain`` and ``neuro finetune``: the training commands, over :mod:`neurokit.pipelines.pretrain`, :mod:`~neurokit.pipelines.finetune` and :mod:`~neurokit.pipelines.multitask`."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from neurokit.cli.common import (
+    console,
+    fail,
+    given,
+    given_flags,
+    is_main_rank,
+    parse_subjects,
+    setup_logging,
+)
+from neurokit.cli.reports import print_m4oe_report, print_report, print_scheme_report
+
+
+# ---------------------------------------------------------------------------------------- pretrain
+def pretrain(
+    ctx: typer.Context,
+    stores: List[Path] = typer.Argument(..., help="Patch store(s) to pretrain on."),
+    out: Path = typer.Option(Path("runs/pretrain"), "--out", "-o", help="Output folder (checkpoints, metrics.jsonl)."),
+    model: str = typer.Option("cbramod", help="Model family: cbramod (EEG), sit (surface fMRI, vsMAE) or clip (fMRI-video-audio, needs --stimuli)."),
+    epochs: int = typer.Option(40, help="Epochs (CBraMod: 40)."),
+    max_steps: Optional[int] = typer.Option(None, show_default="none", help="Stop after this many optimiser steps (schedule spans them)."),
+    batch_size: int = typer.Option(128, help="Samples per step and process (CBraMod: 128; capped to the store's size)."),
+    lr: Optional[float] = typer.Option(None, show_default="cbramod 5e-4, sit 3e-4", help="Peak learning rate (AdamW)."),
+    min_lr: Optional[float] = typer.Option(None, show_default="cbramod 1e-5", help="Final learning rate of the per-step cosine schedule (setting it turns the cosine schedule on)."),
+    weight_decay: Optional[float] = typer.Option(None, show_default="cbramod 0.05, sit 0.01", help="AdamW weight decay."),
+    clip_grad: Optional[float] = typer.Option(None, show_default="cbramod 1.0, sit 0 (off)", help="Gradient-norm clip (0 = off)."),
+    schedule: Optional[str] = typer.Option(None, show_default="cbramod cosine, sit constant", help="Learning-rate schedule: cosine or constant."),
+    n_layers: Optional[int] = typer.Option(None, show_default="none", help="Override the number of transformer layers (CBraMod: 12)."),
+    model_size: Optional[str] = typer.Option(None, show_default="none", help="SiT size: tiny, small or base."),
+    mask_ratio: Optional[float] = typer.Option(None, show_default="none", help="SiT video-MAE tube-mask ratio (default 0.75)."),
+    split: str = typer.Option("train", help="Card split to pretrain on: train (validation and test subjects stay unseen), val, test or all."),
+    subjects: Optional[str] = typer.Option(None, show_default="none", help="Only these subjects, e.g. '1-6' or 'S001,S002' (overrides --split)."),
+    stimuli: Optional[List[Path]] = typer.Option(None, "--stimuli", show_default="none", help="clip: stimulus store(s) from `neuro embed-stimuli`, one per run (repeatable)."),
+    lag: Optional[float] = typer.Option(None, "--lag", show_default="6", help="clip: hemodynamic lag in s (fMRI frames [t, t+1, t+2] pair with the window starting at t - lag)."),
+    segments: Optional[str] = typer.Option(None, show_default="all", help="clip: all, first_half or second_half of each movie clip (unseen-segments split)."),
+    seed: int = typer.Option(0, help="Random seed (sampling, masks, initialisation)."),
+    device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K (under torchrun: one GPU per process)."),
+    num_workers: int = typer.Option(0, help="DataLoader worker processes."),
+    ckpt_every: int = typer.Option(0, "--checkpoint-every", "--ckpt-every", help="Also write last.pt every N steps (0: at each epoch end only)."),
+    resume: bool = typer.Option(False, "--resume", show_default="off", help="Continue from OUT/last.pt with its settings (options given again change them; more --epochs/--max-steps extend it)."),
+    overwrite: bool = typer.Option(False, "--overwrite", show_default="off", help="Start again in an OUT that holds a run."),
+    progress: bool = typer.Option(True, help="Show a progress bar."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
+) -> None:
+    """Self-supervised pretraining (CBraMod masked-patch reconstruction; SiT video-MAE).
+
+    Several GPUs or nodes: torchrun --nproc_per_node=G -m neurokit pretrain STORE ...
+    """
+    setup_logging(verbose)
+    from neurokit.pipelines.pretrain import (
+        PretrainConfig,
+        check_pretrain_options,
+        resume_config,
+        select_pretrain_data,
+    )
+    from neurokit.pipelines.pretrain import pretrain as run
+
+    kw = {k: v for k, v in (("n_layers", n_layers), ("size", model_size), ("mask_ratio", mask_ratio)) if v is not None}
+    for k, v in (("stimuli", [str(p) for p in stimuli or []]), ("lag_s", lag), ("segments", segments)):
+        if v is not None and v != []:
+            kw[k] = v
+    optim = {k: v for k, v in dict(lr=lr, min_lr=min_lr, weight_decay=weight_decay, clip_grad=clip_grad,
+                                   schedule=schedule).items() if v is not None}
+    opts = dict(model=model, model_kwargs=kw, epochs=epochs, max_steps=max_steps, batch_size=batch_size, optim=optim,
+                seed=seed, device=device, num_workers=num_workers, ckpt_every=ckpt_every,
+                split=None if split == "all" else split, subjects=parse_subjects(subjects), progress=progress)
+    run(check_pretrain_options, None, resume=resume, overwrite=overwrite)
+    if resume:  # keep the run's settings; change only what the user gives again
+        given = {k for k in ctx.params if given(ctx, k)}
+        ch = {k: v for k, v in opts.items() if k in given or k in ("device", "progress", "num_workers")}
+        for k, v in (("optim", optim), ("model_kwargs", kw)):
+            if v:
+                ch[k] = v
+        cfg = run(resume_config, out, **ch)
+    else:
+        cfg = run(PretrainConfig, **opts)
+    run(check_pretrain_options, cfg, resume=resume, overwrite=overwrite, given=given_flags(ctx))
+    if is_main_rank():
+        _, used = run(select_pretrain_data, list(stores), cfg)
+        console.print(f"pretraining on {used}")
+    res = run(run, list(stores), out, cfg, resume=resume, overwrite=overwrite)
+    if is_main_rank():
+        speed = f" ({res['samples_per_s']:.1f} samples/s)" if res["steps_run"] else " (nothing left to run)"
+        console.print(
+            f"[green]pretrained[/] {res['steps']} steps: loss {res['loss_first']:.4f} → {res['loss_last']:.4f}"
+            f"{speed}; checkpoint {res['checkpoint']}"
+        )
+
+
+# ---------------------------------------------------------------------------------------- finetune
+def finetune(
+    ctx: typer.Context,
+    stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
+    out: Path = typer.Option(Path("runs/finetune"), "--out", "-o", help="Output folder (best.pt, last.pt, report.json)."),
+    init: Optional[str] = typer.Option(None, show_default="none", help="`neuro pretrain` checkpoint, released CBraMod state_dict, or Hub weights hub:ORG/NAME[@REVISION] (e.g. hub:weighting666/CBraMod; default: from scratch). Its model family is the run's."),
+    allow_partial_init: bool = typer.Option(False, "--allow-partial-init", show_default="off", help="Load an --init file that covers only part of the backbone (the rest stays at random initial values)."),
+    model: Optional[str] = typer.Option(None, show_default="the --init checkpoint's, else cbramod", help="Model family of a from-scratch backbone: cbramod (EEG) or sit (surface fMRI)."),
+    head: str = typer.Option("auto", help="Head: all_patch_reps (flatten all tokens), avgpool, auto (the model's default: all_patch_reps for cbramod, avgpool for sit), or m4oe (several --task at once)."),
+    epochs: int = typer.Option(50, help="Epochs (CBraMod: 50)."),
+    batch_size: int = typer.Option(64, help="Batch size (CBraMod: 64)."),
+    lr_backbone: float = typer.Option(1e-4, help="Backbone learning rate."),
+    lr_head: float = typer.Option(5e-4, help="Head learning rate."),
+    weight_decay: float = typer.Option(0.05, help="AdamW weight decay."),
+    label_smoothing: float = typer.Option(0.1, help="Label smoothing (multi-class)."),
+    frozen: bool = typer.Option(False, "--frozen/--no-frozen", help="Freeze the backbone weights (only the head trains; its dropout stays on in training, as in the CBraMod release)."),
+    n_layers: Optional[int] = typer.Option(None, show_default="none", help="Layers of a from-scratch backbone."),
+    train_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's train subjects, e.g. '1-6' (with --val-subjects and --test-subjects; single-task heads, --scheme card)."),
+    val_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's validation subjects."),
+    test_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's test subjects."),
+    augment: Optional[str] = typer.Option(None, show_default="off", help="EEG augmentation, e.g. 'time_shift=0.1,scale=0.1,noise=5,channel_dropout=0.1,freq_shift=1,mixup=0.2,p=0.5' (seconds, fraction, µV, probability, Hz, Beta α, per-transform probability; --head m4oe: all but mixup)."),
+    plots: bool = typer.Option(False, "--plots", show_default="off", help="Also draw the report's figures into OUT/plots (see `neuro plot-report`; --head m4oe: the modality contributions)."),
+    scheme: str = typer.Option("card", help="Evaluation scheme: card (the card's splits), loso (leave one subject out), kfold-subject, cross-session, within-session (single-task heads)."),
+    folds: int = typer.Option(5, help="k of the kfold-subject and within-session schemes."),
+    seed: int = typer.Option(0, help="Random seed."),
+    device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K."),
+    num_workers: int = typer.Option(0, help="DataLoader worker processes."),
+    overwrite: bool = typer.Option(False, "--overwrite", show_default="off", help="Replace an earlier run in OUT."),
+    progress: bool = typer.Option(True, help="Show a progress bar."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
+    task: Optional[List[str]] = typer.Option(None, "--task", show_default="none", help="--head m4oe: a task CARD:TASK (repeatable; one store per task)."),
+    modality: Optional[List[str]] = typer.Option(None, "--modality", show_default="the cards' modalities", help="--head m4oe: NAME=CH,CH or a card modality NAME (repeatable)."),
+    m4oe_preset: str = typer.Option("small", "--m4oe-preset", help="--head m4oe: expert counts, small (CPU) or paper (32/128/16)."),
+    alpha: float = typer.Option(0.1, help="--head m4oe: weight of the -α·I(M;E|T) term."),
+    focal_gamma: Optional[float] = typer.Option(None, "--focal-gamma", show_default="none (cross-entropy)", help="--head m4oe: focal loss γ (release: 2)."),
+    resume: bool = typer.Option(False, "--resume", show_default="off", help="Continue the run in OUT from its last.pt (written each epoch) up to --epochs, with the same settings (--scheme card)."),
+    baselines: bool = typer.Option(True, "--baselines/--no-baselines", help="Score the classical baselines on the same split."),
+) -> None:
+    """Fine-tune on a labelled store; select on validation; score the test split once; print metrics.
+
+    With --head m4oe and several --task CARD:TASK: one backbone, an M4oE mixture-of-experts head, per-task
+    metrics and modality contributions (routing shares, not causal importance). Options that do not apply to
+    the head are refused, never ignored.
+    """
+    setup_logging(verbose)
+    from neurokit.pipelines.finetune import FinetuneConfig, check_finetune_options
+    from neurokit.pipelines.finetune import finetune as run
+
+    splits = None
+    if train_subjects or val_subjects or test_subjects:
+        if not (train_subjects and val_subjects and test_subjects):
+            fail(ValueError("give all three of --train-subjects, --val-subjects and --test-subjects"))
+        splits = {"train": parse_subjects(train_subjects), "val": parse_subjects(val_subjects), "test": parse_subjects(test_subjects)}
+    kw = {"n_layers": n_layers} if n_layers is not None else {}
+    cfg = run(FinetuneConfig, model=model, model_kwargs=kw, head="auto" if head == "m4oe" else head, epochs=epochs,
+               batch_size=batch_size, lr_backbone=lr_backbone, lr_head=lr_head, weight_decay=weight_decay,
+               label_smoothing=label_smoothing, frozen=frozen, seed=seed, device=device, num_workers=num_workers,
+               progress=progress, splits=splits, augment=augment, baselines=baselines,
+               allow_partial_init=allow_partial_init)
+    given = given_flags(ctx)
+    if task and head != "m4oe":
+        fail(ValueError(f"--task is for --head m4oe (got --head {head})"))
+    run(check_finetune_options, cfg, head=head, scheme=scheme, resume=resume, overwrite=overwrite, given=given)
+    if head == "m4oe":
+        from neurokit.pipelines.multitask import finetune_m4oe
+
+        rep = run(finetune_m4oe, list(stores), out, task or [], cfg, init=init, preset=m4oe_preset, alpha=alpha,
+                   focal_gamma=focal_gamma, modalities=modality, baselines=baselines, overwrite=overwrite, resume=resume)
+        print_m4oe_report(rep, out)
+        if plots:
+            from neurokit.plotting import plot_contributions
+
+            path = run(plot_contributions, rep, out / "plots" / "contributions.png")
+            console.print(f"figures: {path}")
+        return
+    rep = run(run, list(stores), out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=folds, resume=resume)
+    if "folds" in rep:
+        print_scheme_report(rep, out)
+    else:
+        print_report(rep, out)
+    if plots:
+        from neurokit.plotting.report import plot_report as draw
+
+        files = run(draw, out, out / "plots")
+        console.print(f"figures: {', '.join(str(p) for p in files.values())}")
