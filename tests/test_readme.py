@@ -3,7 +3,7 @@
 The commands run in order in a temporary folder ``repo/`` next to a ``shared`` link to the shared data, so
 ``../shared/...`` paths work as written. To stay cheap, :data:`SMALL` appends small settings to the commands
 it matches (a later option overrides an earlier one), and ``neuro``/``torchrun -m neurokit`` run in-process
-(torchrun itself is tested in ``test_pipelines.py``). ``pip install`` and ``python -m pytest`` are not run.
+(torchrun itself is tested in ``test_pipelines_eeg.py``). ``pip install`` and ``python -m pytest`` are not run.
 A block preceded by a ``<!-- norun: why -->`` line is skipped.
 """
 from __future__ import annotations
