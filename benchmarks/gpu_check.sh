@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU check of the fused criss-cross attention kernel, one short run (every step time-limited, < 5 min):
-# install the project, run the CUDA tests of tests/test_kernels.py (kernel vs reference in fp32/bf16
+# install the project, run the CUDA tests of tests/test_kernels_criss_cross.py (kernel vs reference in fp32/bf16
 # forward+backward, dropout, INT8, CBraMod fixture on the Triton and torch paths), then
 # benchmarks/kernels.py at CBraMod shapes in bf16.
 # Everything goes to $OUT/gpu_check.txt when $OUT is set, else benchmarks/gpu_check.txt (and stdout).
@@ -49,7 +49,7 @@ shards = [
     "dropout_mask or int8 or half_precision",
     "fp32_forward_backward or custom_scale or dispatcher or falls_back",
 ]
-base = [sys.executable, "-m", "pytest", "tests/test_kernels.py", "-q", "-rfEs", "-p", "no:cacheprovider", "--durations=3"]
+base = [sys.executable, "-m", "pytest", "tests/test_kernels_criss_cross.py", "-q", "-rfEs", "-p", "no:cacheprovider", "--durations=3"]
 procs = [subprocess.Popen(base + ["-k", k], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for k in shards]
 failed = 0
 for k, p in zip(shards, procs):

@@ -3,7 +3,7 @@
 The commands run in order in a temporary folder ``repo/`` next to a ``shared`` link to the shared data, so
 ``../shared/...`` paths work as written. To stay cheap, :data:`SMALL` appends small settings to the commands
 it matches (a later option overrides an earlier one), and ``neuro``/``torchrun -m neurokit`` run in-process
-(torchrun itself is tested in ``test_pipelines.py``). ``pip install`` and ``python -m pytest`` are not run.
+(torchrun itself is tested in ``test_pipelines_eeg.py``). ``pip install`` and ``python -m pytest`` are not run.
 A block preceded by a ``<!-- norun: why -->`` line is skipped.
 """
 from __future__ import annotations
@@ -101,6 +101,7 @@ def readme_run(shared, tmp_path_factory):
     return work, outputs
 
 
+@pytest.mark.slow
 def test_readme_flow_is_leak_free(readme_run):
     work, out = readme_run
     pt = next(v for k, v in out.items() if k.startswith("neuro pretrain runs/mi.h5 -o runs/pt "))
@@ -111,6 +112,7 @@ def test_readme_flow_is_leak_free(readme_run):
     assert "test split metrics" in ev and f"{rep['test']['auroc']:.4f}" in ev
 
 
+@pytest.mark.slow
 def test_quickstart_reruns_and_reuses(readme_run):
     _, out = readme_run
     r = out["quickstart again"]
@@ -119,6 +121,7 @@ def test_quickstart_reruns_and_reuses(readme_run):
     assert "reusing the fine-tuning run" in r.output and "(reused: the run in OUT was complete)" in r.output
 
 
+@pytest.mark.slow
 def test_readme_surface_finetune_on_hemisphere_task(readme_run):
     """Item 12: the README's surface fine-tuning command runs on the shared fsaverage5 data."""
     from neurokit.io.store import PatchStore
@@ -133,6 +136,7 @@ def test_readme_surface_finetune_on_hemisphere_task(readme_run):
     assert rep["n_samples"] == {"train": 40, "val": 12, "test": 12} and rep["init_weights"]["complete"]
 
 
+@pytest.mark.slow
 def test_readme_eegmat_through_eeg_folder(readme_run):
     """Item 13: the eegmat recordings go through the eeg_folder card with window, crops and notch from the CLI."""
     from neurokit.io.store import PatchStore

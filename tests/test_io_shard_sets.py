@@ -84,6 +84,7 @@ def test_surface_set_survives_a_full_disk_and_resumes_to_the_same_bytes(fsa_root
     assert _files(out) == _files(fsa_set)
 
 
+@pytest.mark.slow
 def test_surface_set_bad_file_resume_merge_and_training(surface_root, tmp_path):
     """write_surface_store(shards=True): a bad file mid-run keeps the runs before it and says how to go on;
     --resume skips them; merge joins compatible sets (a PatchDataset over them reads the single store's

@@ -144,6 +144,7 @@ def _planted(n, g, D=16, m=8):
     return x1, x2, ya, yb
 
 
+@pytest.mark.slow
 def test_planted_modality_contributions():
     """Task A depends only on modality 1 and task B only on modality 2: after training, the routing shares
     of the MToE single expert's task slots follow that (≥ 0.8), and both tasks beat chance clearly."""

@@ -40,6 +40,7 @@ def test_fast_dropout_rate_scale_gradient_and_seed():
     assert fast_dropout(x, 0.25, training=False) is x
 
 
+@pytest.mark.slow
 def test_per_group_projection_equals_fused_projection(monkeypatch):
     """The CPU path (one projection per head group) gives the fused block-diagonal path's outputs and
     gradients (dropout off, training mode)."""
@@ -101,6 +102,7 @@ def test_fused_feed_forward_and_residual_dropout_equal_autograd_ops():
             torch.testing.assert_close(a, b, rtol=0, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_cpu_training_path_equals_module_path_and_fixture(fixtures_root, monkeypatch):
     """Dropout off, training mode, autograd on (the fused CPU path): the released model's outputs on the
     reference fixture, and the module-by-module path's outputs and gradients."""
@@ -158,6 +160,7 @@ def spheres(surface_root):
     return {h: surface_root / f"hcp_fs_LR32k/S1200.{h}.sphere.32k_fs_LR.surf.gii" for h in "LR"}
 
 
+@pytest.mark.slow
 def test_frame_layout_store_reads_the_tubelets(surface_root, spheres, tmp_path):
     """Stride-1 tubelets from a real CIFTI run: each frame stored once, processed 2 frames at a time, and
     every sample read back equals the tubelet cut from the whole run z-scored in float64."""
@@ -218,6 +221,7 @@ def _same_samples(a, b):
         np.testing.assert_array_equal(fa["labels"][:], fb["labels"][:])
 
 
+@pytest.mark.slow
 def test_prepare_on_two_workers_writes_the_same_bytes(lr_store, eeg_root, tmp_path):
     from neurokit.pipelines.prepare import prepare
 
@@ -256,24 +260,48 @@ def test_shard_set_resume_read_and_merge(lr_store, eeg_root, tmp_path):
         merge_shard_sets([a, other], tmp_path / "ac")
 
 
-def test_prepare_on_a_dask_cluster_survives_a_killed_worker(lr_store, eeg_root, tmp_path):
-    """Two worker processes on loopback; one is killed while files are in flight: its files are redone
+@pytest.mark.slow
+def test_prepare_on_a_dask_cluster_survives_a_killed_worker(lr_store, eeg_root, tmp_path, monkeypatch):
+    """Two worker processes on loopback; the worker that runs the third recording's task dies in it (os._exit,
+    once: a marker file records the kill, so the task's rerun elsewhere goes through): its file is redone
     elsewhere and the store equals the local one byte for byte."""
     distributed = pytest.importorskip("distributed")
-    import os
-    import threading
+    import time
 
+    import neurokit._utils.parallel as parallel
     from neurokit.pipelines.prepare import prepare
 
+    marker, k = tmp_path / "killed", 2
+    real_map = parallel.map_ordered
+
+    def map_with_a_kill(fn, items, **kw):
+        def die_once_at_k(job):  # pickled by value (a closure), so the workers need not import this file
+            import os
+
+            i, item = job
+            if i == k:
+                try:
+                    fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                except FileExistsError:
+                    pass  # the rerun of the killed task
+                else:
+                    os.write(fd, f"{distributed.get_worker().address} {os.getpid()}".encode())
+                    os.close(fd)
+                    os._exit(1)  # the worker process dies in the middle of its task
+            return fn(item)
+
+        return real_map(die_once_at_k, list(enumerate(items)), **kw)
+
+    monkeypatch.setattr(parallel, "map_ordered", map_with_a_kill)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
-        victim = sorted(client.scheduler_info()["workers"])[0]
-        pid = client.run(os.getpid, workers=[victim])[victim]
-        client.run(lambda: __import__("neurokit.pipelines.prepare"))  # workers import before the clock starts
-        killer = threading.Timer(1.5, os.kill, (pid, 9))
-        killer.start()
+        before = set(client.scheduler_info()["workers"])
         out = prepare("physionet_mi", tmp_path / "dask.h5", data_root=eeg_root, subjects=[1, 2],
                       scheduler=cluster.scheduler_address, **LR)
-        killer.join()
-        assert victim not in client.scheduler_info()["workers"]  # the worker really died during the run
+        victim = marker.read_text().split()[0]  # the kill happened, in the k-th recording's task
+        assert victim in before
+        deadline = time.monotonic() + 30  # the scheduler drops the dead worker (it already has: the task was rerun)
+        while victim in client.scheduler_info()["workers"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert victim not in client.scheduler_info()["workers"]
     assert out.read_bytes() == lr_store.read_bytes()

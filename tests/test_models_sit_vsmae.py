@@ -47,6 +47,7 @@ def n_params(m):
     return sum(p.numel() for p in m.parameters())
 
 
+@pytest.mark.slow
 def test_presets_and_shapes():
     assert {k: (v["dim"], v["heads"]) for k, v in SIT_PRESETS.items()} == {
         "sit_tiny": (192, 3), "sit_small": (384, 6), "sit_base": (768, 12)}
@@ -102,6 +103,7 @@ def _falls(history, first=3, last=5, factor=0.9):
     return np.mean(history[-last:]) < factor * np.mean(history[:first])
 
 
+@pytest.mark.slow
 def test_pretrain_sit_fsaverage5_with_resume(fsa5_store, tmp_path):
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
@@ -119,6 +121,7 @@ def test_pretrain_sit_fsaverage5_with_resume(fsa5_store, tmp_path):
     assert more["steps"] == 16 and more["history"][:14] == h
 
 
+@pytest.mark.slow
 def test_pretrain_sit_cifti(cifti_store, tmp_path):
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
@@ -128,6 +131,7 @@ def test_pretrain_sit_cifti(cifti_store, tmp_path):
     assert _falls(res["history"]), res["history"]
 
 
+@pytest.mark.slow
 def test_finetune_sit_hemisphere(fsa5_store, tmp_path):
     from neurokit.pipelines.finetune import FinetuneConfig, finetune
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
@@ -145,6 +149,7 @@ def test_finetune_sit_hemisphere(fsa5_store, tmp_path):
         build_vsmae({"modality": "eeg"}, (19, 30, 200), {})
 
 
+@pytest.mark.slow
 def test_finetune_sit_regression_from_scratch(surface_root, tmp_path):
     from neurokit.pipelines.finetune import FinetuneConfig, finetune
 

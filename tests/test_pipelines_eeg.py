@@ -25,6 +25,7 @@ def pretrained(lr_store, tmp_path_factory):
     return out, pretrain(lr_store, out, cfg)
 
 
+@pytest.mark.slow
 def test_pretrain_loss_falls_on_real_data(pretrained):
     out, res = pretrained
     assert res["steps"] == 15  # 90 samples // 16 = 5 steps per epoch, 3 epochs
@@ -34,6 +35,7 @@ def test_pretrain_loss_falls_on_real_data(pretrained):
     assert lines[-1]["lr"] == pytest.approx(1e-5, rel=1e-3)  # per-step cosine reaches min_lr
 
 
+@pytest.mark.slow
 def test_checkpoint_contents(pretrained):
     out, _ = pretrained
     ck = load_checkpoint(out / "last.pt")
@@ -43,6 +45,7 @@ def test_checkpoint_contents(pretrained):
     assert ck["store_attrs"]["ch_names"][0] == "FC5"
 
 
+@pytest.mark.slow
 def test_resume_after_kill_matches_uninterrupted(lr_store, tmp_path, monkeypatch):
     """A job killed after step 3 and resumed ends with the same weights as one never interrupted."""
     from neurokit.training import objectives
@@ -74,6 +77,7 @@ def test_resume_after_kill_matches_uninterrupted(lr_store, tmp_path, monkeypatch
         pretrain(lr_store, tmp_path / "empty", cfg, resume=True)
 
 
+@pytest.mark.slow
 def test_finetune_reports_heldout_metrics(pretrained, lr_store, tmp_path):
     out, res = pretrained
     cfg = FinetuneConfig(epochs=2, batch_size=16, head="avgpool", progress=False,
@@ -90,6 +94,7 @@ def test_finetune_reports_heldout_metrics(pretrained, lr_store, tmp_path):
         assert ev[k] == pytest.approx(v, abs=1e-9), k
 
 
+@pytest.mark.slow
 def test_evaluate_refuses_other_channels(pretrained, lr_store, eeg_root, tmp_path):
     from neurokit.pipelines.prepare import prepare
 
@@ -152,6 +157,7 @@ def test_cli_cards_and_errors(tmp_path):
     assert r.returncode == 2 and "no recording of task" in r.stderr
 
 
+@pytest.mark.slow
 def test_cli_pretrain_under_torchrun_two_processes(lr_store, tmp_path):
     """Two CPU processes (Gloo) through torchrun: DDP path, rank-0 checkpoint."""
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--master_port=29517",
@@ -175,6 +181,7 @@ def test_split_by_run_for_one_subject(eeg_root, tmp_path):
     assert how == "run" and kw == {"train": {"runs": ["R04"]}, "val": {"runs": ["R08"]}, "test": {"runs": ["R12"]}}
 
 
+@pytest.mark.slow
 def test_cli_finetune_prints_table(lr_store, tmp_path):
     r = _neuro("finetune", str(lr_store), "-o", str(tmp_path / "ft"), "--n-layers", "1", "--epochs", "1",
                "--batch-size", "16", "--head", "avgpool", "--train-subjects", "1", "--val-subjects", "2",
@@ -187,6 +194,7 @@ def test_cli_finetune_prints_table(lr_store, tmp_path):
     assert r.returncode == 0 and f"{rep['test']['auroc']:.4f}" in r.stdout
 
 
+@pytest.mark.slow
 def test_run_folders_are_not_mixed(pretrained, lr_store, tmp_path):
     out, _ = pretrained
     cfg = PretrainConfig(model_kwargs=SMALL, epochs=3, batch_size=16, optim={"lr": 2e-3}, progress=False, seed=0)
@@ -198,6 +206,7 @@ def test_run_folders_are_not_mixed(pretrained, lr_store, tmp_path):
         pretrain(lr_store, out, PretrainConfig(**{**cfg.__dict__, "batch_size": 8}), resume=True)
 
 
+@pytest.mark.slow
 def test_resume_refuses_other_channels(pretrained, eeg_root, tmp_path):
     from neurokit.pipelines.prepare import prepare
 

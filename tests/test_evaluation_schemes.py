@@ -101,6 +101,7 @@ def test_leak_check_finds_overlapping_windows(tmp_path):
     check_no_leak(ds, {"train": {"samples": [0]}, "test": {"samples": [2, 3]}}, "window")  # 1 s apart: fine
 
 
+@pytest.mark.slow
 def test_loso_run_reports_folds_mean_std_and_moabb_rows(sessions_store, tmp_path):
     from neurokit.evaluation.schemes import evaluate_scheme
 
@@ -126,6 +127,7 @@ def test_loso_run_reports_folds_mean_std_and_moabb_rows(sessions_store, tmp_path
         {"mean": {"m": 1.0, "score": 0.75}, "std": {"m": 0.0, "score": 0.25}}
 
 
+@pytest.mark.slow
 def test_cli_within_session_on_real_data(lr_store, tmp_path):
     from typer.testing import CliRunner
 

@@ -163,6 +163,7 @@ def sim(tmp_path_factory, surface_root):
             "cifti": data["fmri"], "movie": data["movie"], "clips": data["clips"], "train": res}
 
 
+@pytest.mark.slow
 def test_cli_pretrain_clip_and_resume(sim, tmp_path):
     """`neuro pretrain --model clip` runs the shared loop: checkpoint, then --resume continues it."""
     r = CliRunner()
@@ -179,6 +180,7 @@ def test_cli_pretrain_clip_and_resume(sim, tmp_path):
     assert state["model_config"]["fmri"]["n_chans"] == 3  # 3 frames as channels
 
 
+@pytest.mark.slow
 def test_simulation_files_are_real_cifti(sim):
     import nibabel as nib
 
@@ -191,6 +193,7 @@ def test_simulation_files_are_real_cifti(sim):
     assert st.attrs["video_encoder"]["name"] == "tiny" and len(st.attrs["video_encoder"]["weights_sha256"]) == 64
 
 
+@pytest.mark.slow
 def test_retrieval_unseen_subjects_beats_chance_and_shuffle_does_not(sim, tmp_path):
     r = CliRunner()
     rep_path, ctl_path = tmp_path / "rep.json", tmp_path / "ctl.json"
@@ -217,6 +220,7 @@ def test_retrieval_unseen_subjects_beats_chance_and_shuffle_does_not(sim, tmp_pa
     assert std < 0.06 and abs(mean - chance) <= 2 * std, top5
 
 
+@pytest.mark.slow
 def test_simulated_lag_beats_other_lags(sim):
     """Ridge decoding of the video embedding from fMRI paired at several lags: the simulated 6 s wins."""
     from sklearn.linear_model import Ridge
@@ -247,6 +251,7 @@ def test_simulated_lag_beats_other_lags(sim):
 
 
 # ------------------------------------------------------------------------------------- bad input
+@pytest.mark.slow
 def test_stimulus_shorter_than_fmri_run(sim, tmp_path):
     from neurokit.data.dataset import PatchDataset
 
@@ -257,6 +262,7 @@ def test_stimulus_shorter_than_fmri_run(sim, tmp_path):
         pair_samples(PatchDataset([sim["fmri"]]), [StimulusStore(short)], 6.0)
 
 
+@pytest.mark.slow
 def test_stimuli_of_another_run_and_cli_error(sim, tmp_path):
     st = StimulusStore(sim["stim"])
     other = write_stimulus_store(tmp_path / "run2.h5", video=st.video, audio=st.audio, onsets=st.onsets,
@@ -322,6 +328,7 @@ def test_movie_without_audio_track(tmp_path):
 
 
 # ------------------------------------------------------------------------------------- notebook
+@pytest.mark.slow
 def test_notebook_runs(sim, tmp_path, monkeypatch):
     """notebooks/stimulus_retrieval.ipynb executes top to bottom (reusing the session's simulated files)."""
     import time

@@ -41,6 +41,7 @@ def test_auc_pr_matches_the_released_evaluator_on_random_scores():
 
 
 # ----------------------------------------------------------------------------------------- item 14
+@pytest.mark.slow
 def test_frozen_finetune_keeps_backbone_dropout_on_and_weights_fixed(lr_store, tmp_path, monkeypatch):
     """The release calls model.train() on the whole model with the backbone's requires_grad off."""
     from neurokit.pipelines import finetune as ft

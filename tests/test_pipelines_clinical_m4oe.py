@@ -91,6 +91,7 @@ def test_baseline_cli(small_stores, tmp_path):
     assert res.exit_code == 2 and "needs >= 2 channels" in res.output
 
 
+@pytest.mark.slow
 def test_m4oe_two_tasks_train_resume_evaluate_plot(small_stores, tmp_path):
     out = tmp_path / "run"
     common = [str(small_stores["bonn"]), str(small_stores["mat"]), "--head", "m4oe", "--task", "bonn_epilepsy:seizure",

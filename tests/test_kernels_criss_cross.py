@@ -357,6 +357,7 @@ def test_cbramod_training_step_on_kernel_with_dropout():
 
 @pytest.mark.skipif(INTERPRET, reason="this is the interpreter run")
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="triton is not installed")
+@pytest.mark.slow
 def test_kernels_under_triton_interpreter():
     """This file again in fresh processes with ``TRITON_INTERPRET=1``: two shards run side by side (the
     interpreter is single-threaded), the CBraMod fixture tests in one and everything else in the other."""

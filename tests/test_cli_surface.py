@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from neurokit.cli.main import app
@@ -28,6 +29,7 @@ def test_prepare_fsaverage5(surface_root, tmp_path):
     assert set(st.meta["subject"]) == {"010188"} and set(st.meta["hemi"]) == {"L", "R"}
 
 
+@pytest.mark.slow
 def test_prepare_hcp7t_layout_and_pretrain(surface_root, tmp_path):
     """The HCP 7T card's layout, with the real CIFTI dtseries standing in for a movie run; then
     ``neuro pretrain --model sit`` on the store."""
