@@ -7,7 +7,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from neurokit.cli.common import NeuroCommand, console, run
+from neurokit.cli.common import NeuroCommand, console, run_or_exit
 
 cards_app = typer.Typer(help="List and show data cards.", no_args_is_help=True)
 
@@ -37,6 +37,6 @@ def cards_show(name: str = typer.Argument(..., help="Card name (see `neuro cards
     """Print one data card."""
     from neurokit.cards import load_card
 
-    c = run(load_card, name)
+    c = run_or_exit(load_card, name)
     console.print(c.path.read_text() if c.path else json.dumps(c.raw, indent=2), markup=False, highlight=False,
                   soft_wrap=True)

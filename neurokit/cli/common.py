@@ -60,7 +60,7 @@ def fail(exc: Exception) -> None:
     raise typer.Exit(code=2)
 
 
-def run(fn, *args, **kwargs):
+def run_or_exit(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except (NeurokitError, OSError, ValueError) as exc:  # OSError: permissions, full disk, missing files
@@ -99,7 +99,7 @@ def parse_subjects(text: Optional[str]) -> Optional[List[str]]:
     from neurokit.cards import parse_ranges
 
     if all(part.strip().replace("-", "").isdigit() for part in text.split(",")):
-        return [f"S{s:03d}" for s in run(parse_ranges, text)]
+        return [f"S{s:03d}" for s in run_or_exit(parse_ranges, text)]
     return [s.strip() for s in text.split(",") if s.strip()]
 
 

@@ -13,6 +13,7 @@ from neurokit.cli.common import (
     fail,
     metrics_table,
     parse_subjects,
+    run_or_exit,
     setup_logging,
 )
 from neurokit.cli.reports import COMPARE, contributions_table, print_scheme_report
@@ -35,7 +36,7 @@ def evaluate(
     if checkpoint.is_dir():
         from neurokit.evaluation.schemes import evaluate_scheme
 
-        res = run(evaluate_scheme, checkpoint, list(stores), device=device)
+        res = run_or_exit(evaluate_scheme, checkpoint, list(stores), device=device)
         print_scheme_report(res)
         if json_out:
             json_out.parent.mkdir(parents=True, exist_ok=True)
@@ -44,7 +45,7 @@ def evaluate(
     if split not in ("train", "val", "test", "all"):
         fail(ValueError(f"--split {split}: choose train, val, test or all"))
     subj = parse_subjects(subjects)
-    res = run(run, checkpoint, list(stores), split=None if split == "all" else split, subjects=subj, device=device,
+    res = run_or_exit(run, checkpoint, list(stores), split=None if split == "all" else split, subjects=subj, device=device,
                allow_seen=allow_seen)
     what = f"subjects {', '.join(subj)}" if subj is not None else f"{split} split"
     if "tasks" in res:  # M4oE: one table per task, then the contributions
@@ -70,7 +71,7 @@ def baseline(
     setup_logging(False)
     from neurokit.evaluation.baselines import baseline as run
 
-    res = run(run, list(stores), methods=method or None, seed=seed)
+    res = run_or_exit(run, list(stores), methods=method or None, seed=seed)
     t = Table(title=f"{res['card']}:{res['task']} ({res['kind']}), test split ({res['n_samples']['test']} samples)")
     t.add_column("method")
     for m in COMPARE:

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from neurokit.cli.common import console, fail, setup_logging
+from neurokit.cli.common import console, fail, run_or_exit, setup_logging
 
 
 # ------------------------------------------------------------------------------------- plot-report
@@ -18,7 +18,7 @@ def plot_report(
     setup_logging(False)
     from neurokit.plotting.report import plot_report as run
 
-    files = run(run, report, out)
+    files = run_or_exit(run, report, out)
     for name, p in files.items():
         console.print(f"[green]wrote[/] {p}")
 
@@ -32,7 +32,7 @@ def plot_contributions(
     setup_logging(False)
     from neurokit.plotting import plot_contributions as run
 
-    res = run(run, report, out)
+    res = run_or_exit(run, report, out)
     console.print(f"[green]wrote[/] {res}")
 
 
@@ -54,8 +54,8 @@ def plot_surface(
     if patches is None and path is None:
         fail(ValueError("give a surface data file, or --patches icoK for a patch map"))
     if patches:
-        res = run(run, run(patch_map, patches), out, hemi=hemi, title=f"{patches} patches on the ico6 template",
+        res = run_or_exit(run, run_or_exit(patch_map, patches), out, hemi=hemi, title=f"{patches} patches on the ico6 template",
                    cmap="tab20", symmetric=False)
     else:
-        res = run(run, path, out, hemi=hemi, frame=frame, surf_mesh=surf_mesh, allow_nan=allow_nan)
+        res = run_or_exit(run, path, out, hemi=hemi, frame=frame, surf_mesh=surf_mesh, allow_nan=allow_nan)
     console.print(f"[green]wrote[/] {res}")

@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from neurokit.cli.common import console, fail, run, setup_logging
+from neurokit.cli.common import console, fail, run_or_exit, setup_logging
 
 
 # ----------------------------------------------------------------------------------------- prepare
@@ -46,7 +46,7 @@ def prepare(
     from neurokit.cards import parse_ranges
     from neurokit.pipelines.prepare import prepare as run_prepare
 
-    subj = run(parse_ranges, subjects) if subjects else None
+    subj = run_or_exit(parse_ranges, subjects) if subjects else None
     if (card is None) == (bids is None):
         fail(ValueError("give a data card, or --bids ROOT --task TASK (not both)"))
     if bids is not None:
@@ -54,7 +54,7 @@ def prepare(
 
         if not task:
             fail(ValueError("--bids needs --task (the BIDS task label, as in sub-01_task-LABEL_eeg.edf)"))
-        card = run(bids_card, bids, task, events=[e.strip() for e in events.split(",")] if events else None,
+        card = run_or_exit(bids_card, bids, task, events=[e.strip() for e in events.split(",")] if events else None,
                     label_column=label_column)
         data_root = bids
     elif events or label_column:
@@ -68,7 +68,7 @@ def prepare(
                                      ("stream_above_mb", stream_above)) if v is not None})
     kwargs.update({k: v for k, v in (("window_s", window_s), ("crop_start_s", crop_start), ("crop_end_s", crop_end),
                                      ("line_freq", line_freq), ("min_duration_s", min_duration)) if v is not None})
-    path = run(run_prepare, card, out, data_root=data_root, task=task, files=files or None, subjects=subj, channels=channels, overwrite=overwrite, **kwargs)
+    path = run_or_exit(run_prepare, card, out, data_root=data_root, task=task, files=files or None, subjects=subj, channels=channels, overwrite=overwrite, **kwargs)
     from neurokit.data.dataset import PatchDataset
 
     s = PatchDataset(path)

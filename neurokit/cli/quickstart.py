@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from neurokit.cli.common import console, run, setup_logging
+from neurokit.cli.common import console, run_or_exit, setup_logging
 from neurokit.cli.reports import comparison_table
 
 
@@ -32,7 +32,7 @@ def quickstart(
     setup_logging(False)
     from neurokit.pipelines.quickstart import run_quickstart
 
-    res = run(run_quickstart, data_root, out, pretrain_epochs=pretrain_epochs, finetune_epochs=finetune_epochs,
+    res = run_or_exit(run_quickstart, data_root, out, pretrain_epochs=pretrain_epochs, finetune_epochs=finetune_epochs,
                n_layers=n_layers, channels=channels, batch_size=batch_size, seed=seed, device=device, overwrite=overwrite,
                say=console.print)
     console.print(comparison_table("quick start: test split per task (held-out subjects / segments)", res["tasks"]))

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from neurokit.cli.common import console, fail, setup_logging
+from neurokit.cli.common import console, fail, run_or_exit, setup_logging
 
 
 # ----------------------------------------------------------------------------- stimulus retrieval
@@ -44,8 +44,8 @@ def embed_stimuli_cmd(
         except (OSError, ValueError) as exc:
             fail(ValueError(f"{clips}: not a JSON list of [onset_s, offset_s] pairs ({exc})"))
     encoders = StimulusEncoders(video_encoder, video_pretrained, audio_encoder, audio_pretrained)
-    windows = run(StimulusWindows, window_s=window, hop_s=hop, clips=clip_list, every=every)
-    path = run(embed_stimuli, movie, out, audio=audio, encoders=encoders, windows=windows, run=run,
+    windows = run_or_exit(StimulusWindows, window_s=window, hop_s=hop, clips=clip_list, every=every)
+    path = run_or_exit(embed_stimuli, movie, out, audio=audio, encoders=encoders, windows=windows, run=run,
                 overwrite=overwrite, progress=progress)
     st = StimulusStore(path)
     console.print(f"[green]wrote[/] {path}: run {st.run!r}, {len(st)} windows ({int(st.rest.sum())} rest), "
@@ -71,7 +71,7 @@ def retrieve(
     from neurokit.pipelines.retrieval import retrieve as run
 
     subj = [s.strip() for s in subjects.split(",") if s.strip()] if subjects else None
-    rep = run(run, checkpoint, list(fmri), list(stimuli), subjects=subj, segments=segments, n_queries=queries,
+    rep = run_or_exit(run, checkpoint, list(fmri), list(stimuli), subjects=subj, segments=segments, n_queries=queries,
                n_negatives=negatives, exclude_s=exclude, shuffle=shuffle, seed=seed, device=device, out=json_out)
     t = Table(title=f"retrieval: {rep['n_units']} subject x run x hemisphere, {rep['n_queries']} queries, pool {rep['pool_size']}"
                     + (" (SHUFFLED control)" if rep["shuffled"] else ""))

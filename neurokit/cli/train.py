@@ -13,6 +13,7 @@ from neurokit.cli.common import (
     given_flags,
     is_main_rank,
     parse_subjects,
+    run_or_exit,
     setup_logging,
 )
 from neurokit.cli.reports import print_m4oe_report, print_report, print_scheme_report
@@ -71,21 +72,21 @@ def pretrain(
     opts = dict(model=model, model_kwargs=kw, epochs=epochs, max_steps=max_steps, batch_size=batch_size, optim=optim,
                 seed=seed, device=device, num_workers=num_workers, ckpt_every=ckpt_every,
                 split=None if split == "all" else split, subjects=parse_subjects(subjects), progress=progress)
-    run(check_pretrain_options, None, resume=resume, overwrite=overwrite)
+    run_or_exit(check_pretrain_options, None, resume=resume, overwrite=overwrite)
     if resume:  # keep the run's settings; change only what the user gives again
         given = {k for k in ctx.params if given(ctx, k)}
         ch = {k: v for k, v in opts.items() if k in given or k in ("device", "progress", "num_workers")}
         for k, v in (("optim", optim), ("model_kwargs", kw)):
             if v:
                 ch[k] = v
-        cfg = run(resume_config, out, **ch)
+        cfg = run_or_exit(resume_config, out, **ch)
     else:
-        cfg = run(PretrainConfig, **opts)
-    run(check_pretrain_options, cfg, resume=resume, overwrite=overwrite, given=given_flags(ctx))
+        cfg = run_or_exit(PretrainConfig, **opts)
+    run_or_exit(check_pretrain_options, cfg, resume=resume, overwrite=overwrite, given=given_flags(ctx))
     if is_main_rank():
-        _, used = run(select_pretrain_data, list(stores), cfg)
+        _, used = run_or_exit(select_pretrain_data, list(stores), cfg)
         console.print(f"pretraining on {used}")
-    res = run(run, list(stores), out, cfg, resume=resume, overwrite=overwrite)
+    res = run_or_exit(run, list(stores), out, cfg, resume=resume, overwrite=overwrite)
     if is_main_rank():
         speed = f" ({res['samples_per_s']:.1f} samples/s)" if res["steps_run"] else " (nothing left to run)"
         console.print(
@@ -148,7 +149,7 @@ def finetune(
             fail(ValueError("give all three of --train-subjects, --val-subjects and --test-subjects"))
         splits = {"train": parse_subjects(train_subjects), "val": parse_subjects(val_subjects), "test": parse_subjects(test_subjects)}
     kw = {"n_layers": n_layers} if n_layers is not None else {}
-    cfg = run(FinetuneConfig, model=model, model_kwargs=kw, head="auto" if head == "m4oe" else head, epochs=epochs,
+    cfg = run_or_exit(FinetuneConfig, model=model, model_kwargs=kw, head="auto" if head == "m4oe" else head, epochs=epochs,
                batch_size=batch_size, lr_backbone=lr_backbone, lr_head=lr_head, weight_decay=weight_decay,
                label_smoothing=label_smoothing, frozen=frozen, seed=seed, device=device, num_workers=num_workers,
                progress=progress, splits=splits, augment=augment, baselines=baselines,
@@ -156,20 +157,20 @@ def finetune(
     given = given_flags(ctx)
     if task and head != "m4oe":
         fail(ValueError(f"--task is for --head m4oe (got --head {head})"))
-    run(check_finetune_options, cfg, head=head, scheme=scheme, resume=resume, overwrite=overwrite, given=given)
+    run_or_exit(check_finetune_options, cfg, head=head, scheme=scheme, resume=resume, overwrite=overwrite, given=given)
     if head == "m4oe":
         from neurokit.pipelines.multitask import finetune_m4oe
 
-        rep = run(finetune_m4oe, list(stores), out, task or [], cfg, init=init, preset=m4oe_preset, alpha=alpha,
+        rep = run_or_exit(finetune_m4oe, list(stores), out, task or [], cfg, init=init, preset=m4oe_preset, alpha=alpha,
                    focal_gamma=focal_gamma, modalities=modality, baselines=baselines, overwrite=overwrite, resume=resume)
         print_m4oe_report(rep, out)
         if plots:
             from neurokit.plotting import plot_contributions
 
-            path = run(plot_contributions, rep, out / "plots" / "contributions.png")
+            path = run_or_exit(plot_contributions, rep, out / "plots" / "contributions.png")
             console.print(f"figures: {path}")
         return
-    rep = run(run, list(stores), out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=folds, resume=resume)
+    rep = run_or_exit(run, list(stores), out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=folds, resume=resume)
     if "folds" in rep:
         print_scheme_report(rep, out)
     else:
@@ -177,5 +178,5 @@ def finetune(
     if plots:
         from neurokit.plotting.report import plot_report as draw
 
-        files = run(draw, out, out / "plots")
+        files = run_or_exit(draw, out, out / "plots")
         console.print(f"figures: {', '.join(str(p) for p in files.values())}")
