@@ -113,13 +113,13 @@ def metrics_table(title: str, metrics: dict) -> Table:
     return t
 
 
-def given(ctx, name: str) -> bool:
+def option_given(ctx, name: str) -> bool:
     """Whether the user gave option ``name`` (on the command line or through its environment variable)."""
     src = ctx.get_parameter_source(name)
     return src is not None and src.name in ("COMMANDLINE", "ENVIRONMENT")
 
 
-def given_flags(ctx) -> set[str]:
+def options_given(ctx) -> set[str]:
     """The options the user gave, by their first flag (``--folds``, ``--task``…)."""
     return {str(prm.opts[0]) for prm in ctx.command.params
-            if getattr(prm, "opts", None) and str(prm.opts[0]).startswith("-") and given(ctx, prm.name)}
+            if getattr(prm, "opts", None) and str(prm.opts[0]).startswith("-") and option_given(ctx, prm.name)}

@@ -9,9 +9,9 @@ import typer
 from neurokit.cli.common import (
     console,
     fail,
-    given,
-    given_flags,
     is_main_rank,
+    option_given,
+    options_given,
     parse_subjects,
     run_or_exit,
     setup_logging,
@@ -74,7 +74,7 @@ def pretrain(
                 split=None if split == "all" else split, subjects=parse_subjects(subjects), progress=progress)
     run_or_exit(check_pretrain_options, None, resume=resume, overwrite=overwrite)
     if resume:  # keep the run's settings; change only what the user gives again
-        given = {k for k in ctx.params if given(ctx, k)}
+        given = {k for k in ctx.params if option_given(ctx, k)}
         ch = {k: v for k, v in opts.items() if k in given or k in ("device", "progress", "num_workers")}
         for k, v in (("optim", optim), ("model_kwargs", kw)):
             if v:
@@ -82,7 +82,7 @@ def pretrain(
         cfg = run_or_exit(resume_config, out, **ch)
     else:
         cfg = run_or_exit(PretrainConfig, **opts)
-    run_or_exit(check_pretrain_options, cfg, resume=resume, overwrite=overwrite, given=given_flags(ctx))
+    run_or_exit(check_pretrain_options, cfg, resume=resume, overwrite=overwrite, given=options_given(ctx))
     if is_main_rank():
         _, used = run_or_exit(select_pretrain_data, list(stores), cfg)
         console.print(f"pretraining on {used}")
@@ -154,7 +154,7 @@ def finetune(
                label_smoothing=label_smoothing, frozen=frozen, seed=seed, device=device, num_workers=num_workers,
                progress=progress, splits=splits, augment=augment, baselines=baselines,
                allow_partial_init=allow_partial_init)
-    given = given_flags(ctx)
+    given = options_given(ctx)
     if task and head != "m4oe":
         fail(ValueError(f"--task is for --head m4oe (got --head {head})"))
     run_or_exit(check_finetune_options, cfg, head=head, scheme=scheme, resume=resume, overwrite=overwrite, given=given)
