@@ -1,16 +1,19 @@
-"""``torch.utils.data.Dataset`` over one or more patch stores."""
+"""``torch.utils.data.Dataset`` over one or more patch stores, and its splits."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
+import torch
 
+from neurokit._utils.errors import ConfigError
+from neurokit.data.splits import check_no_leak, resolve_splits, task_kind
 from neurokit.io.shards import open_stores
 from neurokit.io.store import PatchStore, StoreMeta
 
 
-class PatchDataset:
+class PatchDataset(torch.utils.data.Dataset):
     """Samples of one or more :class:`~neurokit.io.store.PatchStore` files, optionally filtered.
 
     Parameters
@@ -27,8 +30,17 @@ class PatchDataset:
         Keep only these samples, numbered across the stores in order (store 0's samples first); the
         numbering of :attr:`sample_ids`, which evaluation folds use.
 
+    transform : callable, optional
+        Applied to each ``x``.
+
     Items are ``(x, y)``: ``x`` a float32 tensor of the store's sample shape (EEG ``(C, N, 200)`` in
     100 µV), ``y`` an int64 class index or float32 target (0-d tensors).
+
+    Example
+    -------
+    >>> ds = PatchDataset("runs/mi.h5", labelled=True)  # doctest: +SKIP
+    >>> parts = ds.split()  # the card's train/val/test subjects  # doctest: +SKIP
+    >>> x, y = parts["train"][0]  # doctest: +SKIP
     """
 
     def __init__(
@@ -114,11 +126,56 @@ class PatchDataset:
     def __len__(self) -> int:
         return len(self.index)
 
-    def __getitem__(self, k: int):
-        import torch
+    def split(self, splits: dict[str, list[str]] | None = None, *, labelled: bool = True) -> dict[str, "PatchDataset"]:
+        """The train / val / test datasets of these samples, checked for leaks.
 
+        Parameters
+        ----------
+        splits : dict of split name → subject ids, optional
+            Explicit subjects; default the store's data card splits by subject, or, for a store of one
+            subject, its runs (the last two runs for validation and test).
+        labelled : bool
+            Keep only labelled samples in each part.
+
+        Returns
+        -------
+        dict ``{"train": PatchDataset, "val": PatchDataset, "test": PatchDataset}``.
+
+        Raises
+        ------
+        ConfigError
+            The card defines no splits and none are given, a split has no subject in the store, or the parts
+            share subjects (runs) with the training part (:func:`~neurokit.data.splits.check_no_leak`).
+        """
+        how, kw = resolve_splits(self, splits)
+        check_no_leak(self, kw, "run" if how == "run" else "subject")
+        return {k: PatchDataset(self.stores, labelled=labelled, **v) for k, v in kw.items()}
+
+    def __getitem__(self, k: int):
         s, i = self.index[k]
         x = torch.from_numpy(np.asarray(self.stores[s].patches(i), dtype=np.float32))
         if self.transform is not None:
             x = self.transform(x)
         return x, torch.as_tensor(self.stores[s].labels[i])
+
+
+def open_labelled(store) -> tuple[PatchDataset, list[str], int, str]:
+    """The labelled samples of ``store`` (path(s)) with class names, class count and task kind.
+
+    Returns
+    -------
+    ``(dataset, label_names, n_classes, kind)``, ``kind`` one of ``"binary"``, ``"multiclass"``, ``"regression"``.
+
+    Raises
+    ------
+    ConfigError
+        The store holds no labelled sample.
+    """
+    stores = list(store) if isinstance(store, (list, tuple)) else [store]
+    ds_all = PatchDataset(stores, labelled=True)
+    if len(ds_all) == 0:
+        raise ConfigError(f"{', '.join(map(str, stores))}: no labelled samples (prepare the store with a labelled task)")
+    label_names = list(ds_all.info.label_names)
+    labels = ds_all.stores[0].labels
+    n_classes = len(label_names) or int(labels.max()) + 1
+    return ds_all, label_names, n_classes, task_kind(labels, n_classes)

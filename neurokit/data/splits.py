@@ -7,7 +7,6 @@ import logging
 import numpy as np
 
 from neurokit._utils.errors import ConfigError
-from neurokit.data.dataset import PatchDataset
 
 logger = logging.getLogger("neurokit")
 
@@ -19,7 +18,7 @@ def task_kind(labels: np.ndarray, n_classes: int) -> str:
     return "binary" if n_classes == 2 else "multiclass"
 
 
-def resolve_splits(ds_all: PatchDataset, override: dict[str, list[str]] | None = None) -> tuple[str, dict[str, dict]]:
+def resolve_splits(ds_all, override: dict[str, list[str]] | None = None) -> tuple[str, dict[str, dict]]:
     """Split definitions as PatchDataset filters: by subject from the card, or by run for one subject.
 
     Returns ``(how, {"train": {...}, "val": {...}, "test": {...}})`` where each value holds the keyword
@@ -65,21 +64,7 @@ def _check_disjoint(splits: dict[str, list[str]]) -> None:
         logger.warning("subjects %s are in both 'val' and 'test': model selection sees the test subjects", both)
 
 
-def open_labelled(store) -> tuple[PatchDataset, list[str], int, str]:
-    """The labelled samples of ``store`` (path(s)) with class names, class count and task kind.
-
-    Raises :class:`ConfigError` when the store holds no labelled sample."""
-    stores = list(store) if isinstance(store, (list, tuple)) else [store]
-    ds_all = PatchDataset(stores, labelled=True)
-    if len(ds_all) == 0:
-        raise ConfigError(f"{', '.join(map(str, stores))}: no labelled samples (prepare the store with a labelled task)")
-    label_names = list(ds_all.info.label_names)
-    labels = ds_all.stores[0].labels
-    n_classes = len(label_names) or int(labels.max()) + 1
-    return ds_all, label_names, n_classes, task_kind(labels, n_classes)
-
-
-def check_no_leak(ds: PatchDataset, split_kw: dict[str, dict], unit: str = "subject") -> None:
+def check_no_leak(ds, split_kw: dict[str, dict], unit: str = "subject") -> None:
     """Refuse a split whose test (or validation) set shares data with its training set.
 
     ``unit`` is what may not be shared: ``"subject"``, ``"session"`` (subject + session), ``"run"``
@@ -94,7 +79,7 @@ def check_no_leak(ds: PatchDataset, split_kw: dict[str, dict], unit: str = "subj
     """
     if unit not in ("subject", "session", "run", "window"):
         raise ConfigError(f"unit={unit!r}; allowed: subject, session, run, window")
-    parts = {k: PatchDataset(ds.stores, labelled=True, **kw) for k, kw in split_kw.items()}
+    parts = {k: type(ds)(ds.stores, labelled=True, **kw) for k, kw in split_kw.items()}
     cols = {k: sample_columns(d) for k, d in parts.items()}
     def keys(c, depth):
         fields = [c["subject"].astype(str).tolist(), c["session"].astype(str).tolist(), c["run"].astype(str).tolist()][:depth]
@@ -134,7 +119,7 @@ def check_no_leak(ds: PatchDataset, split_kw: dict[str, dict], unit: str = "subj
         logger.warning("%s %s are in both 'val' and 'test': model selection sees the test data", what[unit], both[:8])
 
 
-def sample_columns(ds: PatchDataset) -> dict[str, np.ndarray]:
+def sample_columns(ds) -> dict[str, np.ndarray]:
     """Per-sample columns of ``ds``: ``id``, ``subject``, ``session``, ``run``, ``onset`` (s) and ``label``."""
     return {"id": ds.sample_ids, "subject": ds.meta("subject").astype(str), "session": ds.meta("session").astype(str),
             "run": ds.meta("run").astype(str), "onset": ds.meta("onset").astype(float), "label": ds.labels}

@@ -162,8 +162,8 @@ def baseline(store: str | Path | Sequence[str | Path], *, methods: Sequence[str]
     """``neuro baseline STORE``: classical baselines on a labelled store, split as fine-tuning splits it
     (card subjects, or ``splits``). Returns ``{"task", "card", "kind", "chance", "splits",
     "baselines"}``."""
-    from neurokit.data.dataset import PatchDataset
-    from neurokit.data.splits import open_labelled, resolve_splits
+    from neurokit.data.dataset import PatchDataset, open_labelled
+    from neurokit.data.splits import resolve_splits
 
     ds_all, names, n_classes, kind = open_labelled(store)
     stores = [st.path for st in ds_all.stores]

@@ -20,8 +20,8 @@ import torch
 import torch.nn.functional as F
 
 from neurokit._utils.errors import ConfigError, Interrupted
-from neurokit.data.dataset import PatchDataset
-from neurokit.data.splits import open_labelled, resolve_splits
+from neurokit.data.dataset import PatchDataset, open_labelled
+from neurokit.data.splits import resolve_splits
 from neurokit.evaluation.metrics import SELECTION, score
 from neurokit.models.checkpoint import (
     data_differences,
