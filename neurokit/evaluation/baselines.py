@@ -14,12 +14,15 @@ Inputs are the store's patches joined back into ``(n, C, N·200)`` series at the
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from neurokit._utils.errors import ConfigError
+
+logger = logging.getLogger("neurokit")
 
 BANDS = ((1, 4), (4, 8), (8, 13), (13, 30), (30, 45))
 METHODS = ("csp_lda", "riemann_lr", "bandpower_lr")
@@ -107,7 +110,13 @@ def run_baselines(parts: dict, kind: str, *, sfreq: float, methods: Sequence[str
 
     Returns ``{method: {"val": metrics, "test": metrics, "seconds": s}}`` (metrics as in
     :func:`neurokit.evaluation.metrics.score`); a baseline that cannot be fitted (e.g. one class in
-    the training split) reports ``{"error": message}`` instead.
+    the training split) reports ``{"error": message}`` instead. For a store that is not EEG (surface fMRI)
+    there is no classical baseline here: ``{}``.
+
+    Raises
+    ------
+    ConfigError
+        An unknown method, a multichannel method on one channel, or ``methods`` asked for a non-EEG store.
     """
     import time
 
@@ -115,6 +124,13 @@ def run_baselines(parts: dict, kind: str, *, sfreq: float, methods: Sequence[str
 
     from neurokit.evaluation.metrics import score
 
+    modality = parts["train"].info.modality or "eeg"
+    if modality != "eeg":  # band power, CSP and covariances are EEG methods: nothing to set beside a surface model
+        if methods:
+            raise ConfigError(f"the classical baselines ({', '.join(METHODS)}) are EEG methods; this store holds "
+                              f"{modality} samples")
+        logger.info("classical EEG baselines skipped: the store holds %s samples", modality)
+        return {}
     data = {k: (_series(_load(d)), np.asarray(d.labels)) for k, d in parts.items()}
     n_ch = data["train"][0].shape[1]
     methods = list(methods) if methods else applicable(n_ch, kind)

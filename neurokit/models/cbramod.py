@@ -12,6 +12,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from neurokit._utils.errors import ConfigError
 from neurokit.kernels.criss_cross import criss_cross_attention
 from neurokit.models.dropout import FastDropout, dropout_mask, fast_dropout
 
@@ -27,6 +28,15 @@ class CBraModConfig:
     dim_feedforward: int = 800
     dropout: float = 0.1
     attn_backend: str = "auto"  # "auto" | "torch" | "triton"
+
+    def __post_init__(self) -> None:
+        for name in ("n_layers", "n_heads", "dim_feedforward"):
+            if int(getattr(self, name)) < 1:
+                raise ConfigError(f"CBraMod {name}={getattr(self, name)}: must be >= 1")
+        if not 0.0 <= float(self.dropout) < 1.0:
+            raise ConfigError(f"CBraMod dropout={self.dropout}: must be in [0, 1)")
+        if self.d_model % self.n_heads:
+            raise ConfigError(f"CBraMod d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -211,12 +211,18 @@ def fetch_weights(name: str | Path, *, revision: str | None = None, sha256: str 
     from neurokit._utils.hashing import file_sha256
 
     text = str(name)
-    if is_hub_spec(text) or (not Path(text).expanduser().exists() and re.fullmatch(r"[\w.-]+/[\w.-]+(@.+)?", text)):
+    local = Path(text).expanduser()
+    # a bare ORG/NAME is a Hub repository only when it cannot be a local file: no such path, no weights-file
+    # suffix (``runs/nope.pt`` is a mistyped path) and no existing parent folder
+    looks_local = local.suffix.lower() in WEIGHT_SUFFIXES or local.parent.is_dir() and str(local.parent) not in ("", ".")
+    if is_hub_spec(text) or (not local.exists() and not looks_local and re.fullmatch(r"[\w.-]+/[\w.-]+(@.+)?", text)):
         hs = parse_hub_spec(text)
         if revision:
             hs.revision = revision
         return resolve_hub(hs, cache_dir=cache_dir, offline=offline, sha256=sha256)
-    path = Path(text).expanduser()
+    path = local
+    if path.is_dir():
+        raise FileNotFoundError(f"{path}: is a folder, not a weights file (give the file inside, e.g. {path / 'last.pt'})")
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such weights file (Hub weights: hub:ORG/NAME[@REVISION])")
     digest = file_sha256(path)

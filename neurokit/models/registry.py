@@ -34,6 +34,11 @@ from neurokit.models.weights import load_weights
 logger = logging.getLogger("neurokit")
 
 
+#: configuration fields that change a backbone's shape: given with an ``init`` checkpoint they must match it
+ARCHITECTURE_KEYS = ("n_layers", "depth", "d_model", "dim", "n_heads", "heads", "dim_feedforward", "mlp_dim",
+                     "dim_head", "patch_size")
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """One model family.
@@ -341,7 +346,9 @@ def build_backbone(init: str | Path | None, *, model: str, model_kwargs: dict | 
     Raises
     ------
     ConfigError
-        ``init`` is a fine-tuned checkpoint.
+        ``init`` is a fine-tuned checkpoint, a checkpoint of another modality than the store's (a CBraMod
+        checkpoint for a surface store), or ``model_kwargs`` change the checkpoint's architecture
+        (:data:`ARCHITECTURE_KEYS`).
     WeightsError
         The weights do not fit the model (missing tensors without ``allow_partial``, shape mismatches).
     """
@@ -359,9 +366,20 @@ def build_backbone(init: str | Path | None, *, model: str, model_kwargs: dict | 
     model_name = pf.family or "cbramod"  # a bare state dict: CBraMod's release
     if model_name != model:
         objective = get_model_spec(model_name)
+    store_modality = store_attrs.get("modality") or "eeg"
+    if objective.modality != store_modality:
+        raise ConfigError(f"{init}: is a {objective.title or model_name} checkpoint, pretrained on {objective.modality} "
+                          f"stores; the store to fine-tune holds {store_modality} samples {tuple(sample_shape)}. "
+                          f"Start from a {store_modality} checkpoint, or train from scratch (no --init)")
     mcfg = dict(pf.model_config)
     if pf.family is None and model_name == "cbramod" and "n_layers" not in mcfg:
         mcfg["n_layers"] = cbramod_layers(pf.state_dict) or 12
+    shape_keys = [k for k in ARCHITECTURE_KEYS if k in model_kwargs and k in mcfg and model_kwargs[k] != mcfg[k]]
+    if shape_keys:
+        k = shape_keys[0]
+        raise ConfigError(f"{init}: the checkpoint's backbone has {k}={mcfg[k]}; {k}={model_kwargs[k]} (CLI: "
+                          f"--{k.replace('_', '-')}) sizes a backbone trained from scratch. Drop it to fine-tune the "
+                          "checkpoint, or drop --init to train a new one")
     mcfg.update(model_kwargs)
     module = objective.rebuild(mcfg)
     report = load_weights(module, pf.state_dict, allow_partial=allow_partial, name=str(init))
