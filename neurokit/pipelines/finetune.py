@@ -23,6 +23,7 @@ from neurokit._utils.errors import ConfigError, Interrupted
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.splits import open_labelled, resolve_splits
 from neurokit.evaluation.metrics import SELECTION, score
+from neurokit.io.store import StoreMeta
 from neurokit.models.checkpoint import (
     data_differences,
     load_checkpoint,
@@ -147,11 +148,11 @@ def make_augmenter(cfg: FinetuneConfig, ds: PatchDataset, *, mixup: bool = True)
     if not mixup and aug.mixup:
         raise ConfigError("--augment mixup: the M4oE head's multi-task loss does not mix labels; drop mixup "
                           "from --augment (the other transforms apply)")
-    if ds.attrs.get("modality", "eeg") != "eeg" or len(ds.sample_shape) != 3:
+    if ds.info.modality != "eeg" or len(ds.sample_shape) != 3:
         raise ConfigError(f"augmentation is defined for EEG patch stores (C, N, P); this store holds "
-                          f"{ds.attrs.get('modality')} samples {ds.sample_shape}")
-    scale = float((ds.attrs.get("recipe") or {}).get("scale") or 1e4)  # data units per volt
-    return Augmenter(aug, sfreq=float(ds.attrs.get("sfreq") or 200.0), units_per_uv=scale * 1e-6, seed=cfg.seed)
+                          f"{ds.info.modality} samples {ds.sample_shape}")
+    scale = float(ds.info.recipe.get("scale") or 1e4)  # data units per volt
+    return Augmenter(aug, sfreq=float(ds.info.sfreq or 200.0), units_per_uv=scale * 1e-6, seed=cfg.seed)
 
 
 
@@ -392,7 +393,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
     model, groups, model_name, init_info, head_info = _build_finetune_model(ds_all, cfg, init, info, kind, n_classes)
     train = parts["train"]
     select = SELECTION[kind]
-    a = ds_all.attrs
+    meta = ds_all.info
     saved_cfg = {**asdict(cfg), "model": model_name}
 
     def loss(module, b):
@@ -411,8 +412,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
                       checkpoint_extra=lambda: {"kind": "finetune_last", "model": model_name,
                                                 "model_config": init_info["model_config"], "head": head_info,
                                                 "finetune_config": saved_cfg, "init_sha256": _fingerprint(init),
-                                                "card": a.get("card"), "recipe": a.get("recipe"),
-                                                "ch_names": a.get("ch_names")})
+                                                **_data_identity(meta)})
     if ck is not None:
         trainer.resume(ck)
         if trainer.step >= trainer.total and (out / "report.json").exists():
@@ -426,14 +426,14 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
     if info.is_main:
         np.savez(out / "predictions.npz", y=yt, scores=ot, subject=parts["test"].meta("subject").astype(str),
                  session=parts["test"].meta("session").astype(str), sample=parts["test"].sample_ids)
-    report = _finetune_report(a, model_name, kind, label_names, how, split_kw, parts, select, res, test, init_info,
+    report = _finetune_report(meta, model_name, kind, label_names, how, split_kw, parts, select, res, test, init_info,
                               head_info["kind"])
     report["seconds"] = time.perf_counter() - t0
     from neurokit.evaluation.baselines import chance_metrics, run_baselines
 
     report["chance"] = chance_metrics(kind, n_classes)
     if cfg.baselines:
-        report["baselines"] = run_baselines(parts, kind, sfreq=float(a.get("sfreq") or 200.0), seed=cfg.seed)
+        report["baselines"] = run_baselines(parts, kind, sfreq=float(meta.sfreq or 200.0), seed=cfg.seed)
     if info.is_main:
         _save_finetuned(out, ds_all, model, model_name, init_info, head_info, kind, label_names, saved_cfg, init,
                         report)
@@ -489,13 +489,13 @@ def _build_finetune_model(ds_all, cfg: FinetuneConfig, init, info, kind: str, n_
     return model, groups, model_name, init_info, head_info
 
 
-def _finetune_report(a, model_name, kind, label_names, how, split_kw, parts, select, res, test, init_info,
+def _finetune_report(meta: StoreMeta, model_name, kind, label_names, how, split_kw, parts, select, res, test, init_info,
                      head_kind) -> dict[str, Any]:
     """The report of a fine-tuning run, up to its ``seconds`` (added by the caller)."""
     train_labels = parts["train"].labels
     return {
-        "task": a.get("task"),
-        "card": a.get("card"),
+        "task": meta.task,
+        "card": meta.card,
         "model": model_name,
         "model_title": get_model_spec(model_name).title or model_name,
         "kind": kind,
@@ -518,7 +518,7 @@ def _finetune_report(a, model_name, kind, label_names, how, split_kw, parts, sel
 def _save_finetuned(out: Path, ds_all, model, model_name, init_info, head_info, kind, label_names, saved_cfg, init,
                     report) -> None:
     """Write ``best.pt`` (model, head, data identity, settings) and ``report.json``."""
-    a = ds_all.attrs
+    ident = _data_identity(ds_all.info)
     save_checkpoint(
         out / "best.pt",
         {
@@ -529,11 +529,11 @@ def _save_finetuned(out: Path, ds_all, model, model_name, init_info, head_info, 
             "task_kind": kind,
             "state_dict": model.state_dict(),
             "label_names": label_names,
-            "ch_names": a.get("ch_names"),
+            "ch_names": ident["ch_names"],
             "sample_shape": list(ds_all.sample_shape),
-            "card": a.get("card"),
-            "card_body": a.get("card_body"),
-            "recipe": a.get("recipe"),
+            "card": ident["card"],
+            "card_body": ds_all.info.card_body or None,
+            "recipe": ident["recipe"],
             "finetune_config": saved_cfg,
             "init_weights": init_info.get("weights"),  # name, revision, commit, SHA-256 of --init
             "init_sha256": _fingerprint(init),
@@ -541,3 +541,9 @@ def _save_finetuned(out: Path, ds_all, model, model_name, init_info, head_info, 
         },
     )
     (out / "report.json").write_text(json.dumps(report, indent=2, default=float))
+
+
+def _data_identity(meta: StoreMeta) -> dict[str, Any]:
+    """The store's card, recipe and channels as a checkpoint records them (a dict and a list; ``None`` when absent)."""
+    return {"card": meta.card, "recipe": meta.recipe or None,
+            "ch_names": None if meta.ch_names is None else list(meta.ch_names)}

@@ -78,14 +78,14 @@ def task_layout(name: str, store: PatchStore, requested: dict[str, list[str] | N
         A requested modality the store's card does not define or whose channels the store lacks, or two
         modalities sharing a channel (message names the task, the store and ``--modality``).
     """
-    ch = list(store.attrs.get("ch_names") or [])
-    card_mods = (store.attrs.get("card_body") or {}).get("modalities") or {"eeg": None}
+    ch = list(store.info.ch_names or [])
+    card_mods = store.info.card_body.get("modalities") or {"eeg": None}
     if requested:
         wanted = {}
         for m, chans in requested.items():
             if chans is None:
                 if m not in card_mods:
-                    raise ConfigError(f"task {name}: store {store.path} (card {store.attrs.get('card')}) has no modality "
+                    raise ConfigError(f"task {name}: store {store.path} (card {store.info.card}) has no modality "
                                       f"{m!r} (its card defines {sorted(card_mods)}); give --modality {m}=CH,CH")
                 chans = card_mods[m]
             wanted[m] = chans
@@ -121,11 +121,11 @@ def match_stores(tasks: list[tuple[str, str]], stores: Sequence[str | Path]) -> 
     out = {}
     for card, task in tasks:
         name = f"{card}:{task}"
-        same_card = [s for s in opened if s.attrs.get("card") == card]
-        hit = [s for s in same_card if s.attrs.get("task") == task]
+        same_card = [s for s in opened if s.info.card == card]
+        hit = [s for s in same_card if s.info.task == task]
         if not hit:
             if same_card:
-                held = ", ".join(f"{s.path} (task {s.attrs.get('task')!r})" for s in same_card)
+                held = ", ".join(f"{s.path} (task {s.info.task!r})" for s in same_card)
                 raise ConfigError(f"--task {name}: no store holds labels of task {task!r}: {held}; prepare one with "
                                   f"`neuro prepare {card} --task {task}`")
             raise ConfigError(f"--task {name}: none of the stores {[str(s.path) for s in opened]} was prepared from card {card!r}")
@@ -299,7 +299,7 @@ def _task_data(by_task) -> dict[str, dict]:
     tdata: dict[str, dict] = {}
     for name, st in by_task.items():
         ds_all = PatchDataset([st], labelled=True)
-        names = list(st.attrs.get("label_names") or [])
+        names = list(st.info.label_names)
         n_classes = len(names) or int(st.labels.max()) + 1
         kind = task_kind(st.labels, n_classes)
         how, kw = resolve_splits(ds_all)
@@ -374,11 +374,11 @@ def _score_tasks(model, head, tdata, layouts, cfg, dev, baselines) -> dict[str, 
     for n, d in tdata.items():
         yt, ot, sh = predict_task(model, n, d["parts"]["test"], cfg.batch_size, dev)
         entry = {
-            "card": d["store"].attrs.get("card"), "task": d["store"].attrs.get("task"), "store": str(d["store"].path),
+            "card": d["store"].info.card, "task": d["store"].info.task, "store": str(d["store"].path),
             "kind": d["kind"], "label_names": d["label_names"], "split_by": d["how"],
             "splits": {k: {kk: list(vv) for kk, vv in kw.items()} for k, kw in d["kw"].items()},
             "n_samples": {k: len(p) for k, p in d["parts"].items()},
-            "modalities": {m: [d["store"].attrs["ch_names"][i] for i in idx] for m, idx in layouts[n].items()},
+            "modalities": {m: [d["store"].info.ch_names[i] for i in idx] for m, idx in layouts[n].items()},
             "test": score(d["kind"], yt, ot),
             "modality_contributions": contributions(sh, head.modalities, d["parts"]["test"], layouts[n]),
         }
@@ -392,8 +392,9 @@ def _save_m4oe(out, model, hcfg, layouts, tdata, cfg, model_name, init_info, rep
     save_checkpoint(out / "best.pt", {
         "kind": KIND, "model": model_name, "model_config": init_info["model_config"],
         "head_config": hcfg.to_dict(), "layouts": layouts, "state_dict": model.state_dict(),
-        "tasks": {n: {"card": d["store"].attrs.get("card"), "task": d["store"].attrs.get("task"), "kind": d["kind"],
-                      "label_names": d["label_names"], "ch_names": d["store"].attrs.get("ch_names")} for n, d in tdata.items()},
+        "tasks": {n: {"card": d["store"].info.card, "task": d["store"].info.task, "kind": d["kind"],
+                      "label_names": d["label_names"], "ch_names": _as_list(d["store"].info.ch_names)}
+                  for n, d in tdata.items()},
         "finetune_config": {**asdict(cfg), "model": model_name}, "report": {k: v for k, v in report.items() if k != "history"},
     })
     (out / "report.json").write_text(json.dumps(report, indent=2, default=float))
@@ -404,11 +405,10 @@ def _baselines_beside(d: dict, enabled: bool, seed: int) -> dict:
 
     res = {"chance": chance_metrics(d["kind"], d["n_classes"])}
     if enabled:
-        res["baselines"] = run_baselines(d["parts"], d["kind"], sfreq=float(d["store"].attrs.get("sfreq") or 200.0), seed=seed)
+        res["baselines"] = run_baselines(d["parts"], d["kind"], sfreq=float(d["store"].info.sfreq or 200.0), seed=seed)
     return res
 
 
-
-
-
-
+def _as_list(v: tuple | None) -> list | None:
+    """A typed list field of store metadata as a checkpoint records it: a list, or ``None``."""
+    return None if v is None else list(v)
