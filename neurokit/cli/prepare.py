@@ -72,4 +72,4 @@ def prepare(
     from neurokit.data.dataset import PatchDataset
 
     s = PatchDataset(path)
-    console.print(f"[green]wrote[/] {path}: {len(s)} samples of shape {s.sample_shape} ({s.attrs.get('modality')}, task {s.attrs.get('task')})")
+    console.print(f"[green]wrote[/] {path}: {len(s)} samples of shape {s.sample_shape} ({s.info.modality}, task {s.info.task})")

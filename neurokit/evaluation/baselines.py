@@ -188,8 +188,8 @@ def baseline(store: str | Path | Sequence[str | Path], *, methods: Sequence[str]
     for k, d in parts.items():
         if len(d) == 0:
             raise ConfigError(f"{stores[0]}: split {k!r} is empty ({kw[k]})")
-    sfreq = float(ds_all.attrs.get("sfreq") or 200.0)
+    sfreq = float(ds_all.info.sfreq or 200.0)
     res = run_baselines(parts, kind, sfreq=sfreq, methods=methods, seed=seed)
-    return {"task": ds_all.attrs.get("task"), "card": ds_all.attrs.get("card"), "kind": kind,
+    return {"task": ds_all.info.task, "card": ds_all.info.card, "kind": kind,
             "label_names": names, "chance": chance_metrics(kind, n_classes), "split_by": how,
             "n_samples": {k: len(d) for k, d in parts.items()}, "baselines": res}

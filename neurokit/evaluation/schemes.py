@@ -221,7 +221,7 @@ def run_scheme(stores: list, out: Path, cfg, scheme: str, *, fit_fold: Callable[
     folds = make_folds(ds, scheme, n_folds=n_folds, seed=cfg.seed, card_splits=card_splits)
     for f in folds:  # every fold is checked before any training starts
         check_no_leak(ds, f.splits, LEAK_UNIT[scheme])
-    a = ds.attrs
+    meta = ds.info
     n_sessions = len(set(ds.meta("session").astype(str)))
     fold_reps, rows = [], []
     t_all = time.perf_counter()
@@ -234,12 +234,12 @@ def run_scheme(stores: list, out: Path, cfg, scheme: str, *, fit_fold: Callable[
         fold_reps.append({"fold": f.name, "subject": f.subject, "session": f.session, "test": rep["test"],
                           "score": sc, "score_metric": metric, "n_samples": rep["n_samples"],
                           "best_epoch": rep["best_epoch"], "seconds": rep["seconds"], "splits": f.splits})
-        rows.append({"dataset": a.get("card") or "store", "subject": f.subject, "session": f.session, "score": sc,
+        rows.append({"dataset": meta.card or "store", "subject": f.subject, "session": f.session, "score": sc,
                      "time": rep["seconds"], "samples": rep["n_samples"]["train"],
-                     "channels": len(a.get("ch_names") or []) or ds.sample_shape[0], "n_sessions": n_sessions,
+                     "channels": len(meta.ch_names or ()) or ds.sample_shape[0], "n_sessions": n_sessions,
                      "pipeline": f"{rep.get('model', cfg.model)}+{rep['head']}", "evaluation": MOABB_EVALUATION[scheme],
                      "fold": f.name, "score_metric": metric})
-    report = {"scheme": scheme, "n_folds": len(folds), "task": a.get("task"), "card": a.get("card"),
+    report = {"scheme": scheme, "n_folds": len(folds), "task": meta.task, "card": meta.card,
               "kind": rep["kind"], "label_names": rep["label_names"], "selection_metric": rep["selection_metric"], "init": rep["init"],
               "head": rep["head"], "folds": fold_reps, **summarize(fold_reps), "results": rows,
               "seconds": time.perf_counter() - t_all}
@@ -277,7 +277,7 @@ def evaluate_scheme(run_dir: str | Path, store, *, batch_size: int = 64, device:
             raise ConfigError(f"{ck_path}: fold checkpoint missing")
         model, ck = load_finetuned(ck_path, dev)
         ds = PatchDataset(stores, labelled=True, **f["splits"]["test"])
-        check_channels(ck.get("ch_names"), ds.attrs.get("ch_names"), store=stores[0], checkpoint=ck_path)
+        check_channels(ck.get("ch_names"), ds.info.ch_names, store=stores[0], checkpoint=ck_path)
         if len(ds) == 0:
             raise ConfigError(f"{stores[0]}: none of fold {f['fold']}'s test samples is in the store")
         y, o = predict(model, ds, batch_size, dev)

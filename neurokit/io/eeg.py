@@ -159,25 +159,66 @@ _MNE_GAP_NOTES = ("outside data range", "Omitted")
 
 
 def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_truncated, encoding, units, verbose):
+    """Read, check and annotate one recording; :func:`read_eeg` without its argument checks."""
     import mne
-
-    from neurokit.io.headers import (
-        SFREQ_BOUNDS,
-        HeaderReport,
-        check_brainvision,
-        check_edf,
-        short_list,
-    )
 
     suffix = path.suffix.lower()
     edf = suffix in (".edf", ".bdf", ".rec")
-    if edf:
-        report = check_edf(path, allow_truncated=allow_truncated)
-    elif suffix == ".vhdr":
-        report = check_brainvision(path, allow_truncated=allow_truncated)
-    else:
-        report = HeaderReport()
+    report = _check_header(path, suffix, allow_truncated)
     out_warnings = list(report.warnings)
+    raw, caught, used_encoding = _open_raw(path, edf, encoding, verbose, out_warnings)
+    onsets = report.record_onsets
+    gapped = onsets is not None and len(_segments(onsets, report.record_s, len(onsets) * report.record_s,
+                                                  report.onset_tol)) > 1
+    dup_labels = _sort_read_warnings(caught, path, edf, gapped, allow_truncated, out_warnings)
+    sf = _check_signal(raw, path)
+
+    applied: dict = {"sfreq_orig": sf}
+    if edf:
+        applied["encoding"] = used_encoding
+    _calibrate(raw, report, units, path, applied, out_warnings)
+    stim = _stim_events(raw, path)
+
+    segments = None
+    if gapped:
+        raw, segments = _split_gaps(raw, report, sf, path, used_encoding or "utf8", applied, out_warnings)
+    if eeg_only:
+        _pick_eeg(raw, path, mne)
+
+    renames = _normalize_names(raw, dup_labels, path) if normalize_names else ChannelRenames()
+    if set_montage:
+        raw.set_montage(montage_1005(), on_missing="ignore", verbose="error")
+    if raw.info["bads"]:
+        applied["bad_channels"] = list(raw.info["bads"])
+    set_raw_notes(raw, renames=renames, source=str(path), applied=applied, stim=stim,
+                  segments=segments if segments is not None and len(segments) > 1 else None)
+    if preload:
+        raw.load_data(verbose="error")
+    for msg in out_warnings:
+        warnings.warn(f"{path}: {msg}", RuntimeWarning, stacklevel=3)
+    if renames.nonstandard:
+        logger.info("%s: channels without a 10-05 position: %s", path, renames.nonstandard)
+    return raw
+
+
+def _check_header(path, suffix, allow_truncated):
+    """Check an EDF/BDF or BrainVision header before MNE reads it; other formats give an empty report."""
+    from neurokit.io.headers import HeaderReport, check_brainvision, check_edf
+
+    if suffix in (".edf", ".bdf", ".rec"):
+        return check_edf(path, allow_truncated=allow_truncated)
+    if suffix == ".vhdr":
+        return check_brainvision(path, allow_truncated=allow_truncated)
+    return HeaderReport()
+
+
+def _open_raw(path, edf, encoding, verbose, out_warnings):
+    """Open the file with MNE, recording its warnings; EDF annotations fall back to Latin-1 when not UTF-8.
+
+    Returns ``(raw, caught warnings, encoding used or None)``.
+    """
+    import mne
+
     mne_verbose = "warning" if verbose == "error" else verbose
     kw = {}
     if edf:
@@ -199,9 +240,11 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
             f"{path}: MNE could not read this file ({describe_exception(exc)}). "
             "Check that it is complete (not truncated) and in a format MNE supports."
         ) from exc
-    onsets = report.record_onsets
-    gapped = onsets is not None and len(_segments(onsets, report.record_s, len(onsets) * report.record_s,
-                                                  report.onset_tol)) > 1
+    return raw, caught, kw.get("encoding")
+
+
+def _sort_read_warnings(caught, path, edf, gapped, allow_truncated, out_warnings) -> set[str]:
+    """Keep MNE's useful warnings in ``out_warnings``, raise on truncation; returns the repeated labels."""
     dup_labels: set[str] = set()
     for w in caught:
         msg = str(w.message)
@@ -219,6 +262,13 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
                 )
             msg = "truncated file: reading only the data records present"
         out_warnings.append(msg[:500])
+    return dup_labels
+
+
+def _check_signal(raw, path) -> float:
+    """Refuse a sampling rate out of bounds, no channels or no samples; returns the sampling rate."""
+    from neurokit.io.headers import SFREQ_BOUNDS
+
     sf = float(raw.info["sfreq"])
     if not (np.isfinite(sf) and SFREQ_BOUNDS[0] <= sf <= SFREQ_BOUNDS[1]):
         raise DataFileError(f"{path}: sampling rate {sf:.4g} Hz is outside {SFREQ_BOUNDS[0]:g}–{SFREQ_BOUNDS[1]:g} Hz: "
@@ -230,10 +280,13 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
         )
     if raw.n_times == 0:
         raise DataFileError(f"{path}: the recording holds no samples (truncated file?)")
+    return sf
 
-    applied: dict = {"sfreq_orig": sf}
-    if edf:
-        applied["encoding"] = kw["encoding"]
+
+def _calibrate(raw, report, units, path, applied, out_warnings) -> None:
+    """Re-type non-EEG channels, fix voltage units and gains, and mark uncalibrated channels bad."""
+    from neurokit.io.headers import short_list
+
     _retype_non_eeg(raw)
     types = dict(zip(raw.ch_names, raw.get_channel_types()))
     if report.unit_scales:  # voltage units MNE's reader takes as volts (nV, uv, …)
@@ -255,74 +308,70 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
             f"channels {short_list(bads)} are uncalibrated (physical minimum = maximum, or no valid range: no gain "
             "can be derived); marked bad, left out of re-referencing and of stores"
         )
-    stim = _stim_events(raw, path)
 
-    segments = None
-    if gapped:
-        segments = _segments(onsets, report.record_s, raw.n_times / sf, report.onset_tol)
-        if len(segments) > 1:
-            raw.load_data(verbose="error")
-            raw, gap_notes = _join_segments(raw, segments, path, kw.get("encoding", "utf8"))
-            out_warnings.extend(gap_notes)
-            if report.plus == "C":
-                out_warnings.append("the header says continuous (EDF+C/BDF+C) but the data records' time-stamps "
-                                    "leave gaps; time follows the time-stamps")
-            applied["gaps_s"] = [[round(a[1] + a[2], 6), round(b[1], 6)] for a, b in zip(segments, segments[1:])]
-    if eeg_only:
-        picks = mne.pick_types(raw.info, eeg=True, exclude=[])
-        if len(picks) == 0:
-            found = sorted(set(raw.get_channel_types()))
-            raise DataFileError(
-                f"{path}: no EEG channels (channel types found: {', '.join(found)}). "
-                "Set the channel types with raw.set_channel_types() or pass eeg_only=False."
-            )
-        if len(picks) < len(raw.ch_names):  # picking every channel would only cost MNE's info checks
-            raw.pick(picks)
+
+def _split_gaps(raw, report, sf, path, encoding, applied, out_warnings):
+    """Cut an EDF+D/BDF+D recording with gaps into its contiguous pieces; returns ``(raw, segments)``."""
+    segments = _segments(report.record_onsets, report.record_s, raw.n_times / sf, report.onset_tol)
+    if len(segments) > 1:
+        raw.load_data(verbose="error")
+        raw, gap_notes = _join_segments(raw, segments, path, encoding)
+        out_warnings.extend(gap_notes)
+        if report.plus == "C":
+            out_warnings.append("the header says continuous (EDF+C/BDF+C) but the data records' time-stamps "
+                                "leave gaps; time follows the time-stamps")
+        applied["gaps_s"] = [[round(a[1] + a[2], 6), round(b[1], 6)] for a, b in zip(segments, segments[1:])]
+    return raw, segments
+
+
+def _pick_eeg(raw, path, mne) -> None:
+    """Keep only EEG channels, in place; no EEG channel raises :class:`DataFileError`."""
+    picks = mne.pick_types(raw.info, eeg=True, exclude=[])
+    if len(picks) == 0:
+        found = sorted(set(raw.get_channel_types()))
+        raise DataFileError(
+            f"{path}: no EEG channels (channel types found: {', '.join(found)}). "
+            "Set the channel types with raw.set_channel_types() or pass eeg_only=False."
+        )
+    if len(picks) < len(raw.ch_names):  # picking every channel would only cost MNE's info checks
+        raw.pick(picks)
+
+
+def _normalize_names(raw, dup_labels, path) -> ChannelRenames:
+    """Rename channels to 10-05 labels in place; two labels that become one name raise :class:`DataFileError`."""
+    from neurokit.io.headers import short_list
 
     renames = ChannelRenames()
-    if normalize_names:
-        targets: dict[str, list[str]] = {}
-        label = {}  # the file's own label of each channel (MNE numbers repeated labels: C3-0, C3-1)
-        for ch in raw.ch_names:
-            base = re.sub(r"-\d+$", "", ch)
-            label[ch] = base if base in dup_labels else ch
-            new, ok = normalize_ch_name(label[ch])
-            if not ok:
-                renames.nonstandard.append(ch)
-                new = ch
-            targets.setdefault(new, []).append(ch)
-        clashes = {n: labs for n, labs in targets.items() if len(labs) > 1}
-        if clashes:
-            n, labs = next(iter(clashes.items()))
-            labs = [label[lab] for lab in labs]
-            old = [lab for lab in labs if OLD_TO_NEW.get(lab.strip().rstrip(". ").upper()) == n]
-            why = f" ({old[0]} is the old 10-20 name of {n})" if old else " (a repeated label)" if len(set(labs)) == 1 else ""
-            raise DataFileError(
-                f"{path}: channels {short_list(labs)} all become {n} after name standardisation{why}: two signals "
-                f"for one position{f' ({len(clashes)} such clashes)' if len(clashes) > 1 else ''}. Drop one of "
-                "them from the file, or read it with normalize_names=False"
-            )
-        mapping = {labs[0]: n for n, labs in targets.items() if labs[0] != n}
-        for ch, new in mapping.items():
-            old = strip_affixes(ch)
-            if OLD_TO_NEW.get(old) == new:
-                renames.aliases[new] = old
-        if mapping:
-            raw.rename_channels(mapping)
-        renames.renamed = mapping
-    if set_montage:
-        raw.set_montage(montage_1005(), on_missing="ignore", verbose="error")
-    if raw.info["bads"]:
-        applied["bad_channels"] = list(raw.info["bads"])
-    set_raw_notes(raw, renames=renames, source=str(path), applied=applied, stim=stim,
-                  segments=segments if segments is not None and len(segments) > 1 else None)
-    if preload:
-        raw.load_data(verbose="error")
-    for msg in out_warnings:
-        warnings.warn(f"{path}: {msg}", RuntimeWarning, stacklevel=3)
-    if renames.nonstandard:
-        logger.info("%s: channels without a 10-05 position: %s", path, renames.nonstandard)
-    return raw
+    targets: dict[str, list[str]] = {}
+    label = {}  # the file's own label of each channel (MNE numbers repeated labels: C3-0, C3-1)
+    for ch in raw.ch_names:
+        base = re.sub(r"-\d+$", "", ch)
+        label[ch] = base if base in dup_labels else ch
+        new, ok = normalize_ch_name(label[ch])
+        if not ok:
+            renames.nonstandard.append(ch)
+            new = ch
+        targets.setdefault(new, []).append(ch)
+    clashes = {n: labs for n, labs in targets.items() if len(labs) > 1}
+    if clashes:
+        n, labs = next(iter(clashes.items()))
+        labs = [label[lab] for lab in labs]
+        old = [lab for lab in labs if OLD_TO_NEW.get(lab.strip().rstrip(". ").upper()) == n]
+        why = f" ({old[0]} is the old 10-20 name of {n})" if old else " (a repeated label)" if len(set(labs)) == 1 else ""
+        raise DataFileError(
+            f"{path}: channels {short_list(labs)} all become {n} after name standardisation{why}: two signals "
+            f"for one position{f' ({len(clashes)} such clashes)' if len(clashes) > 1 else ''}. Drop one of "
+            "them from the file, or read it with normalize_names=False"
+        )
+    mapping = {labs[0]: n for n, labs in targets.items() if labs[0] != n}
+    for ch, new in mapping.items():
+        old = strip_affixes(ch)
+        if OLD_TO_NEW.get(old) == new:
+            renames.aliases[new] = old
+    if mapping:
+        raw.rename_channels(mapping)
+    renames.renamed = mapping
+    return renames
 
 
 def _apply_units(raw, unknown: dict[str, str], units, types, path) -> dict[str, str]:

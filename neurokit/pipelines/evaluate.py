@@ -59,13 +59,13 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
     first = str(stores[0])
     if len(ds_all) == 0:
         raise ConfigError(f"{first}: no labelled sample (the store was prepared without a labelled task)")
-    label_names = list(ds_all.attrs.get("label_names") or [])
+    label_names = list(ds_all.info.label_names)
     kind = task_kind(ds_all.stores[0].labels, len(label_names) or int(ds_all.stores[0].labels.max()) + 1)
     if kind != ck["task_kind"]:
         raise ConfigError(f"{first}: holds a {kind} task, the checkpoint {checkpoint} was fine-tuned for {ck['task_kind']}")
     if ck.get("label_names") and label_names and list(ck["label_names"]) != label_names:
         raise ConfigError(f"{first}: classes {label_names} differ from the checkpoint's {ck['label_names']}")
-    check_channels(ck.get("ch_names"), ds_all.attrs.get("ch_names"), store=first, checkpoint=checkpoint)
+    check_channels(ck.get("ch_names"), ds_all.info.ch_names, store=first, checkpoint=checkpoint)
     if tuple(ds_all.sample_shape) != tuple(ck.get("sample_shape", ds_all.sample_shape)) and ck["head"]["kind"] == "all_patch_reps":
         raise ChannelMismatchError(f"{first}: sample shape {ds_all.sample_shape} differs from the checkpoint's {ck['sample_shape']}")
     rep = ck.get("report") or {}
@@ -114,10 +114,10 @@ def evaluate_m4oe(checkpoint: str | Path, stores: Sequence[str | Path], *, split
     opened = [PatchStore(s) for s in stores]
     res = {}
     for (card, task), name in zip(specs, ck["tasks"]):
-        st = next((s for s in opened if s.attrs.get("card") == card and s.attrs.get("task") == task), None)
+        st = next((s for s in opened if s.info.card == card and s.info.task == task), None)
         if st is None:
             continue
-        check_channels(ck["tasks"][name]["ch_names"], st.attrs.get("ch_names"), store=st.path, checkpoint=checkpoint)
+        check_channels(ck["tasks"][name]["ch_names"], st.info.ch_names, store=st.path, checkpoint=checkpoint)
         ds_all = PatchDataset([st], labelled=True)
         if split is None:
             ds = ds_all

@@ -23,6 +23,7 @@ from neurokit._utils.errors import ConfigError, Interrupted
 from neurokit.data.dataset import PatchDataset, open_labelled
 from neurokit.data.splits import resolve_splits
 from neurokit.evaluation.metrics import SELECTION, score
+from neurokit.io.store import StoreMeta
 from neurokit.models.checkpoint import (
     data_differences,
     load_checkpoint,
@@ -147,11 +148,11 @@ def make_augmenter(cfg: FinetuneConfig, ds: PatchDataset, *, mixup: bool = True)
     if not mixup and aug.mixup:
         raise ConfigError("--augment mixup: the M4oE head's multi-task loss does not mix labels; drop mixup "
                           "from --augment (the other transforms apply)")
-    if ds.attrs.get("modality", "eeg") != "eeg" or len(ds.sample_shape) != 3:
+    if ds.info.modality != "eeg" or len(ds.sample_shape) != 3:
         raise ConfigError(f"augmentation is defined for EEG patch stores (C, N, P); this store holds "
-                          f"{ds.attrs.get('modality')} samples {ds.sample_shape}")
-    scale = float((ds.attrs.get("recipe") or {}).get("scale") or 1e4)  # data units per volt
-    return Augmenter(aug, sfreq=float(ds.attrs.get("sfreq") or 200.0), units_per_uv=scale * 1e-6, seed=cfg.seed)
+                          f"{ds.info.modality} samples {ds.sample_shape}")
+    scale = float(ds.info.recipe.get("scale") or 1e4)  # data units per volt
+    return Augmenter(aug, sfreq=float(ds.info.sfreq or 200.0), units_per_uv=scale * 1e-6, seed=cfg.seed)
 
 
 
@@ -381,12 +382,66 @@ def _check_resume(ck: dict, cfg: FinetuneConfig, init, path: Path) -> None:
 
 def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict | None = None,
               leak_unit: str | None = None, resume: bool = False) -> dict[str, Any]:
+    """Fine-tune on one store (or one evaluation fold of it) into ``out``; returns the run's report."""
     seed_everything(cfg.seed)
     ck = None
     if resume:
         ck = load_checkpoint(out / "last.pt")
         _check_resume(ck, cfg, init, out / "last.pt")
     ds_all, label_names, n_classes, kind = open_labelled(store)
+    how, split_kw, parts = _split_parts(ds_all, out, cfg, split_kw, leak_unit)
+    model, groups, model_name, init_info, head_info = _build_finetune_model(ds_all, cfg, init, info, kind, n_classes)
+    train = parts["train"]
+    select = SELECTION[kind]
+    meta = ds_all.info
+    saved_cfg = {**asdict(cfg), "model": model_name}
+
+    def loss(module, b):
+        return supervised_loss(kind, module(b.x), b.y, cfg.label_smoothing, b.mix)
+
+    def validate(module):
+        yv, ov = predict(module, parts["val"], cfg.batch_size, info.device)
+        return {f"val_{k}": v for k, v in score(kind, yv, ov).items()}
+
+    ocfg = OptimConfig(lr=max(cfg.lr_backbone, cfg.lr_head), weight_decay=cfg.weight_decay,
+                       min_lr=min(cfg.min_lr, cfg.lr_backbone, cfg.lr_head), clip_grad=cfg.clip_grad)
+    trainer = Trainer(model, train, loss, model_name=model_name, optim=ocfg, batch_size=min(cfg.batch_size, len(train)),
+                      epochs=cfg.epochs, param_groups=groups, seed=cfg.seed, info=info, num_workers=cfg.num_workers,
+                      out=out, validate=validate, select=f"val_{select}",
+                      augment=make_augmenter(cfg, ds_all), stage="finetune", detail=kind, progress=cfg.progress,
+                      checkpoint_extra=lambda: {"kind": "finetune_last", "model": model_name,
+                                                "model_config": init_info["model_config"], "head": head_info,
+                                                "finetune_config": saved_cfg, "init_sha256": _fingerprint(init),
+                                                **_data_identity(meta)})
+    if ck is not None:
+        trainer.resume(ck)
+        if trainer.step >= trainer.total and (out / "report.json").exists():
+            raise ConfigError(f"{out / 'last.pt'} has done {trainer.epochs_done} epoch(s); ask for more "
+                              f"(--epochs > {trainer.epochs_done}) to resume")
+    t0 = time.perf_counter()
+    res = trainer.fit()
+    trainer.load_best()
+    yt, ot = predict(model, parts["test"], cfg.batch_size, info.device)
+    test = score(kind, yt, ot)
+    if info.is_main:
+        np.savez(out / "predictions.npz", y=yt, scores=ot, subject=parts["test"].meta("subject").astype(str),
+                 session=parts["test"].meta("session").astype(str), sample=parts["test"].sample_ids)
+    report = _finetune_report(meta, model_name, kind, label_names, how, split_kw, parts, select, res, test, init_info,
+                              head_info["kind"])
+    report["seconds"] = time.perf_counter() - t0
+    from neurokit.evaluation.baselines import chance_metrics, run_baselines
+
+    report["chance"] = chance_metrics(kind, n_classes)
+    if cfg.baselines:
+        report["baselines"] = run_baselines(parts, kind, sfreq=float(meta.sfreq or 200.0), seed=cfg.seed)
+    if info.is_main:
+        _save_finetuned(out, ds_all, model, model_name, init_info, head_info, kind, label_names, saved_cfg, init,
+                        report)
+    return report
+
+
+def _split_parts(ds_all, out: Path, cfg: FinetuneConfig, split_kw, leak_unit):
+    """Resolve the splits (or take a fold's), check them for leaks and open each; returns ``(how, split_kw, parts)``."""
     if split_kw is None:
         how, split_kw = resolve_splits(ds_all, cfg.splits)
     else:  # one fold of an evaluation scheme
@@ -399,6 +454,14 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
     for k, d in parts.items():
         if len(d) == 0:
             raise ConfigError(f"split {k!r} is empty ({split_kw[k]})")
+    return how, split_kw, parts
+
+
+def _build_finetune_model(ds_all, cfg: FinetuneConfig, init, info, kind: str, n_classes: int):
+    """Backbone from ``init`` plus a fresh head, on the run's device.
+
+    Returns ``(model, param_groups, model_name, init_info, head_info)``.
+    """
     backbone, init_info = build_backbone(init, model=cfg.model or "cbramod", model_kwargs=cfg.model_kwargs,
                                          store_attrs=ds_all.attrs, sample_shape=ds_all.sample_shape,
                                          allow_partial=cfg.allow_partial_init)
@@ -422,49 +485,17 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
     bb = [p for p in backbone.parameters() if p.requires_grad]
     if bb:
         groups.insert(0, {"params": bb, "lr": cfg.lr_backbone})
-    train = parts["train"]
-    bs = min(cfg.batch_size, len(train))
-    ocfg = OptimConfig(lr=max(cfg.lr_backbone, cfg.lr_head), weight_decay=cfg.weight_decay,
-                       min_lr=min(cfg.min_lr, cfg.lr_backbone, cfg.lr_head), clip_grad=cfg.clip_grad)
-    train_labels = train.labels
-    select = SELECTION[kind]
-    a = ds_all.attrs
-    saved_cfg = {**asdict(cfg), "model": model_name}
     head_info = {"kind": head_kind, "feature_shape": list(feat_shape), "n_outputs": n_out, "dropout": cfg.dropout}
+    return model, groups, model_name, init_info, head_info
 
-    def loss(module, b):
-        return supervised_loss(kind, module(b.x), b.y, cfg.label_smoothing, b.mix)
 
-    def validate(module):
-        yv, ov = predict(module, parts["val"], cfg.batch_size, info.device)
-        return {f"val_{k}": v for k, v in score(kind, yv, ov).items()}
-
-    trainer = Trainer(model, train, loss, model_name=model_name, optim=ocfg, batch_size=bs, epochs=cfg.epochs,
-                      param_groups=groups, seed=cfg.seed, info=info, num_workers=cfg.num_workers,
-                      out=out, validate=validate, select=f"val_{select}",
-                      augment=make_augmenter(cfg, ds_all), stage="finetune", detail=kind, progress=cfg.progress,
-                      checkpoint_extra=lambda: {"kind": "finetune_last", "model": model_name,
-                                                "model_config": init_info["model_config"], "head": head_info,
-                                                "finetune_config": saved_cfg, "init_sha256": _fingerprint(init),
-                                                "card": a.get("card"), "recipe": a.get("recipe"),
-                                                "ch_names": a.get("ch_names")})
-    if ck is not None:
-        trainer.resume(ck)
-        if trainer.step >= trainer.total and (out / "report.json").exists():
-            raise ConfigError(f"{out / 'last.pt'} has done {trainer.epochs_done} epoch(s); ask for more "
-                              f"(--epochs > {trainer.epochs_done}) to resume")
-    t0 = time.perf_counter()
-    res = trainer.fit()
-    best, best_epoch, history = res.best, res.best_epoch, res.records
-    trainer.load_best()
-    yt, ot = predict(model, parts["test"], cfg.batch_size, info.device)
-    test = score(kind, yt, ot)
-    if info.is_main:
-        np.savez(out / "predictions.npz", y=yt, scores=ot, subject=parts["test"].meta("subject").astype(str),
-                 session=parts["test"].meta("session").astype(str), sample=parts["test"].sample_ids)
-    report = {
-        "task": a.get("task"),
-        "card": a.get("card"),
+def _finetune_report(meta: StoreMeta, model_name, kind, label_names, how, split_kw, parts, select, res, test, init_info,
+                     head_kind) -> dict[str, Any]:
+    """The report of a fine-tuning run, up to its ``seconds`` (added by the caller)."""
+    train_labels = parts["train"].labels
+    return {
+        "task": meta.task,
+        "card": meta.card,
         "model": model_name,
         "model_title": get_model_spec(model_name).title or model_name,
         "kind": kind,
@@ -474,41 +505,45 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
         "n_samples": {k: len(d) for k, d in parts.items()},
         "class_counts_train": {str(c): int((train_labels == c).sum()) for c in np.unique(train_labels)} if kind != "regression" else {},
         "selection_metric": select,
-        "best_epoch": best_epoch,
-        "val_best": best,
+        "best_epoch": res.best_epoch,
+        "val_best": res.best,
         "test": test,
-        "history": history,
+        "history": res.records,
         "init": init_info.get("init"),
         "init_weights": init_info.get("weights"),
         "head": head_kind,
-        "seconds": time.perf_counter() - t0,
     }
-    from neurokit.evaluation.baselines import chance_metrics, run_baselines
 
-    report["chance"] = chance_metrics(kind, n_classes)
-    if cfg.baselines:
-        report["baselines"] = run_baselines(parts, kind, sfreq=float(a.get("sfreq") or 200.0), seed=cfg.seed)
-    if info.is_main:
-        save_checkpoint(
-            out / "best.pt",
-            {
-                "kind": "finetune",
-                "model": model_name,
-                "model_config": init_info["model_config"],
-                "head": head_info,
-                "task_kind": kind,
-                "state_dict": model.state_dict(),
-                "label_names": label_names,
-                "ch_names": a.get("ch_names"),
-                "sample_shape": list(ds_all.sample_shape),
-                "card": a.get("card"),
-                "card_body": a.get("card_body"),
-                "recipe": a.get("recipe"),
-                "finetune_config": saved_cfg,
-                "init_weights": init_info.get("weights"),  # name, revision, commit, SHA-256 of --init
-                "init_sha256": _fingerprint(init),
-                "report": {k: v for k, v in report.items() if k != "history"},
-            },
-        )
-        (out / "report.json").write_text(json.dumps(report, indent=2, default=float))
-    return report
+
+def _save_finetuned(out: Path, ds_all, model, model_name, init_info, head_info, kind, label_names, saved_cfg, init,
+                    report) -> None:
+    """Write ``best.pt`` (model, head, data identity, settings) and ``report.json``."""
+    ident = _data_identity(ds_all.info)
+    save_checkpoint(
+        out / "best.pt",
+        {
+            "kind": "finetune",
+            "model": model_name,
+            "model_config": init_info["model_config"],
+            "head": head_info,
+            "task_kind": kind,
+            "state_dict": model.state_dict(),
+            "label_names": label_names,
+            "ch_names": ident["ch_names"],
+            "sample_shape": list(ds_all.sample_shape),
+            "card": ident["card"],
+            "card_body": ds_all.info.card_body or None,
+            "recipe": ident["recipe"],
+            "finetune_config": saved_cfg,
+            "init_weights": init_info.get("weights"),  # name, revision, commit, SHA-256 of --init
+            "init_sha256": _fingerprint(init),
+            "report": {k: v for k, v in report.items() if k != "history"},
+        },
+    )
+    (out / "report.json").write_text(json.dumps(report, indent=2, default=float))
+
+
+def _data_identity(meta: StoreMeta) -> dict[str, Any]:
+    """The store's card, recipe and channels as a checkpoint records them (a dict and a list; ``None`` when absent)."""
+    return {"card": meta.card, "recipe": meta.recipe or None,
+            "ch_names": None if meta.ch_names is None else list(meta.ch_names)}

@@ -78,14 +78,14 @@ def task_layout(name: str, store: PatchStore, requested: dict[str, list[str] | N
         A requested modality the store's card does not define or whose channels the store lacks, or two
         modalities sharing a channel (message names the task, the store and ``--modality``).
     """
-    ch = list(store.attrs.get("ch_names") or [])
-    card_mods = (store.attrs.get("card_body") or {}).get("modalities") or {"eeg": None}
+    ch = list(store.info.ch_names or [])
+    card_mods = store.info.card_body.get("modalities") or {"eeg": None}
     if requested:
         wanted = {}
         for m, chans in requested.items():
             if chans is None:
                 if m not in card_mods:
-                    raise ConfigError(f"task {name}: store {store.path} (card {store.attrs.get('card')}) has no modality "
+                    raise ConfigError(f"task {name}: store {store.path} (card {store.info.card}) has no modality "
                                       f"{m!r} (its card defines {sorted(card_mods)}); give --modality {m}=CH,CH")
                 chans = card_mods[m]
             wanted[m] = chans
@@ -121,11 +121,11 @@ def match_stores(tasks: list[tuple[str, str]], stores: Sequence[str | Path]) -> 
     out = {}
     for card, task in tasks:
         name = f"{card}:{task}"
-        same_card = [s for s in opened if s.attrs.get("card") == card]
-        hit = [s for s in same_card if s.attrs.get("task") == task]
+        same_card = [s for s in opened if s.info.card == card]
+        hit = [s for s in same_card if s.info.task == task]
         if not hit:
             if same_card:
-                held = ", ".join(f"{s.path} (task {s.attrs.get('task')!r})" for s in same_card)
+                held = ", ".join(f"{s.path} (task {s.info.task!r})" for s in same_card)
                 raise ConfigError(f"--task {name}: no store holds labels of task {task!r}: {held}; prepare one with "
                                   f"`neuro prepare {card} --task {task}`")
             raise ConfigError(f"--task {name}: none of the stores {[str(s.path) for s in opened]} was prepared from card {card!r}")
@@ -237,6 +237,7 @@ def finetune_m4oe(stores: Sequence[str | Path], out_dir: str | Path, tasks: Sequ
 
 
 def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, head_kwargs, baselines, resume):
+    """Train and score the M4oE head over the tasks' stores into ``out``; returns the run's report."""
     seed_everything(cfg.seed)
     dev = info.device
     ck = None
@@ -244,10 +245,61 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
         ck = load_checkpoint(out / "last.pt")
         if ck.get("kind") != KIND + "_last" or ck.get("tasks") != list(by_task):
             raise ConfigError(f"{out / 'last.pt'}: was written for tasks {ck.get('tasks')}, not {list(by_task)}")
+    tdata = _task_data(by_task)
+    model, head, backbone, hcfg, groups, model_name, init_info = _build_m4oe_model(
+        tdata, layouts, cfg, init, dev, preset, alpha, focal_gamma, head_kwargs)
+    bs = {n: min(cfg.batch_size, len(d["parts"]["train"])) for n, d in tdata.items()}
+    ocfg = OptimConfig(lr=max(cfg.lr_backbone, cfg.lr_head), weight_decay=cfg.weight_decay,
+                       min_lr=min(cfg.min_lr, cfg.lr_backbone, cfg.lr_head), clip_grad=cfg.clip_grad)
+    augment = {}
+    for n, d in tdata.items():
+        aug = make_augmenter(cfg, d["parts"]["train"], mixup=False)
+        if aug is not None:
+            augment[n] = aug
+
+    def loss(module, b):
+        total, parts = head.loss(module(b.x, b.task), {b.task: b.y}, cfg.label_smoothing)
+        return total, {"loss": parts[f"loss_{b.task}"]}
+
+    def train_mode(module):
+        module.train()
+        if cfg.frozen:
+            backbone.eval()
+
+    trainer = Trainer(model, {n: d["parts"]["train"] for n, d in tdata.items()}, loss, model_name=model_name,
+                      optim=ocfg, batch_size=bs, epochs=cfg.epochs, param_groups=groups, seed=cfg.seed, info=info,
+                      num_workers=cfg.num_workers, out=out, validate=_m4oe_validator(tdata, cfg, dev),
+                      select="val_selection_mean",
+                      augment=augment or None, train_mode=train_mode, stage="finetune", detail="M4oE",
+                      progress=cfg.progress, find_unused_parameters=True,
+                      checkpoint_extra=lambda: {"kind": KIND + "_last", "tasks": list(tdata)})
+    if ck is not None:
+        if ck.get("epoch", 0) >= cfg.epochs:
+            raise ConfigError(f"{out / 'last.pt'} has done {ck['epoch']} epoch(s); ask for more (--epochs > {ck['epoch']}) to resume")
+        trainer.resume(ck)
+    t0 = time.perf_counter()
+    res = trainer.fit()
+    trainer.load_best()
+    report_tasks = _score_tasks(model, head, tdata, layouts, cfg, dev, baselines)
+    report = {
+        "head": "m4oe", "model": model_name, "model_title": get_model_spec(model_name).title or model_name,
+        "head_config": hcfg.to_dict(),
+        "tasks": report_tasks, "selection_metric": "mean of the tasks' "
+        + "/".join(sorted({SELECTION[d['kind']] for d in tdata.values()})), "best_epoch": res.best_epoch,
+        "val_best": res.best, "history": res.records, "init": init_info.get("init"), "seconds": time.perf_counter() - t0,
+        "note": "modality_contributions are shares of MToE routing mass, not causal importance",
+    }
+    if info.is_main:
+        _save_m4oe(out, model, hcfg, layouts, tdata, cfg, model_name, init_info, report)
+    return report
+
+
+def _task_data(by_task) -> dict[str, dict]:
+    """Each task's store, kind, label names, class count and non-empty splits (from its card)."""
     tdata: dict[str, dict] = {}
     for name, st in by_task.items():
         ds_all = PatchDataset([st], labelled=True)
-        names = list(st.attrs.get("label_names") or [])
+        names = list(st.info.label_names)
         n_classes = len(names) or int(st.labels.max()) + 1
         kind = task_kind(st.labels, n_classes)
         how, kw = resolve_splits(ds_all)
@@ -256,6 +308,14 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
             if len(d) == 0:
                 raise ConfigError(f"task {name}: split {k!r} of store {st.path} is empty ({kw[k]})")
         tdata[name] = dict(store=st, kind=kind, label_names=names, n_classes=n_classes, how=how, kw=kw, parts=parts)
+    return tdata
+
+
+def _build_m4oe_model(tdata, layouts, cfg, init, dev, preset, alpha, focal_gamma, head_kwargs):
+    """Backbone from ``init`` and an M4oE head over every task and modality, on ``dev``.
+
+    Returns ``(model, head, backbone, head_config, param_groups, model_name, init_info)``.
+    """
     first = next(iter(tdata.values()))
     tr = first["parts"]["train"]
     backbone, init_info = build_backbone(init, model=cfg.model or "cbramod", model_kwargs=cfg.model_kwargs,
@@ -286,23 +346,11 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
     bb = [p for p in backbone.parameters() if p.requires_grad]
     if bb:
         groups.insert(0, {"params": bb, "lr": cfg.lr_backbone})
-    bs = {n: min(cfg.batch_size, len(d["parts"]["train"])) for n, d in tdata.items()}
-    ocfg = OptimConfig(lr=max(cfg.lr_backbone, cfg.lr_head), weight_decay=cfg.weight_decay,
-                       min_lr=min(cfg.min_lr, cfg.lr_backbone, cfg.lr_head), clip_grad=cfg.clip_grad)
-    augment = {}
-    for n, d in tdata.items():
-        aug = make_augmenter(cfg, d["parts"]["train"], mixup=False)
-        if aug is not None:
-            augment[n] = aug
+    return model, head, backbone, hcfg, groups, model_name, init_info
 
-    def loss(module, b):
-        total, parts = head.loss(module(b.x, b.task), {b.task: b.y}, cfg.label_smoothing)
-        return total, {"loss": parts[f"loss_{b.task}"]}
 
-    def train_mode(module):
-        module.train()
-        if cfg.frozen:
-            backbone.eval()
+def _m4oe_validator(tdata, cfg, dev):
+    """The validation callable: every task's validation metrics and the mean of their selection metrics."""
 
     def validate(module):
         rec, sel = {}, []
@@ -317,51 +365,39 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
                                   for n, r in rec.items() if n in tdata})
         return rec
 
-    trainer = Trainer(model, {n: d["parts"]["train"] for n, d in tdata.items()}, loss, model_name=model_name,
-                      optim=ocfg, batch_size=bs, epochs=cfg.epochs, param_groups=groups, seed=cfg.seed, info=info,
-                      num_workers=cfg.num_workers, out=out, validate=validate, select="val_selection_mean",
-                      augment=augment or None, train_mode=train_mode, stage="finetune", detail="M4oE",
-                      progress=cfg.progress, find_unused_parameters=True,
-                      checkpoint_extra=lambda: {"kind": KIND + "_last", "tasks": list(tdata)})
-    if ck is not None:
-        if ck.get("epoch", 0) >= cfg.epochs:
-            raise ConfigError(f"{out / 'last.pt'} has done {ck['epoch']} epoch(s); ask for more (--epochs > {ck['epoch']}) to resume")
-        trainer.resume(ck)
-    t0 = time.perf_counter()
-    res = trainer.fit()
-    best, best_epoch, history = res.best, res.best_epoch, res.records
-    trainer.load_best()
+    return validate
+
+
+def _score_tasks(model, head, tdata, layouts, cfg, dev, baselines) -> dict[str, dict]:
+    """Each task's report entry: test metrics, modality contributions, chance and baselines."""
     report_tasks = {}
     for n, d in tdata.items():
         yt, ot, sh = predict_task(model, n, d["parts"]["test"], cfg.batch_size, dev)
         entry = {
-            "card": d["store"].attrs.get("card"), "task": d["store"].attrs.get("task"), "store": str(d["store"].path),
+            "card": d["store"].info.card, "task": d["store"].info.task, "store": str(d["store"].path),
             "kind": d["kind"], "label_names": d["label_names"], "split_by": d["how"],
             "splits": {k: {kk: list(vv) for kk, vv in kw.items()} for k, kw in d["kw"].items()},
             "n_samples": {k: len(p) for k, p in d["parts"].items()},
-            "modalities": {m: [d["store"].attrs["ch_names"][i] for i in idx] for m, idx in layouts[n].items()},
+            "modalities": {m: [d["store"].info.ch_names[i] for i in idx] for m, idx in layouts[n].items()},
             "test": score(d["kind"], yt, ot),
             "modality_contributions": contributions(sh, head.modalities, d["parts"]["test"], layouts[n]),
         }
         entry.update(_baselines_beside(d, baselines, cfg.seed))
         report_tasks[n] = entry
-    report = {
-        "head": "m4oe", "model": model_name, "model_title": spec.title or model_name, "head_config": hcfg.to_dict(),
-        "tasks": report_tasks, "selection_metric": "mean of the tasks' "
-        + "/".join(sorted({SELECTION[d['kind']] for d in tdata.values()})), "best_epoch": best_epoch, "val_best": best,
-        "history": history, "init": init_info.get("init"), "seconds": time.perf_counter() - t0,
-        "note": "modality_contributions are shares of MToE routing mass, not causal importance",
-    }
-    if info.is_main:
-        save_checkpoint(out / "best.pt", {
-            "kind": KIND, "model": model_name, "model_config": init_info["model_config"],
-            "head_config": hcfg.to_dict(), "layouts": layouts, "state_dict": model.state_dict(),
-            "tasks": {n: {"card": d["store"].attrs.get("card"), "task": d["store"].attrs.get("task"), "kind": d["kind"],
-                          "label_names": d["label_names"], "ch_names": d["store"].attrs.get("ch_names")} for n, d in tdata.items()},
-            "finetune_config": {**asdict(cfg), "model": model_name}, "report": {k: v for k, v in report.items() if k != "history"},
-        })
-        (out / "report.json").write_text(json.dumps(report, indent=2, default=float))
-    return report
+    return report_tasks
+
+
+def _save_m4oe(out, model, hcfg, layouts, tdata, cfg, model_name, init_info, report) -> None:
+    """Write the M4oE run's ``best.pt`` and ``report.json``."""
+    save_checkpoint(out / "best.pt", {
+        "kind": KIND, "model": model_name, "model_config": init_info["model_config"],
+        "head_config": hcfg.to_dict(), "layouts": layouts, "state_dict": model.state_dict(),
+        "tasks": {n: {"card": d["store"].info.card, "task": d["store"].info.task, "kind": d["kind"],
+                      "label_names": d["label_names"], "ch_names": _as_list(d["store"].info.ch_names)}
+                  for n, d in tdata.items()},
+        "finetune_config": {**asdict(cfg), "model": model_name}, "report": {k: v for k, v in report.items() if k != "history"},
+    })
+    (out / "report.json").write_text(json.dumps(report, indent=2, default=float))
 
 
 def _baselines_beside(d: dict, enabled: bool, seed: int) -> dict:
@@ -369,11 +405,10 @@ def _baselines_beside(d: dict, enabled: bool, seed: int) -> dict:
 
     res = {"chance": chance_metrics(d["kind"], d["n_classes"])}
     if enabled:
-        res["baselines"] = run_baselines(d["parts"], d["kind"], sfreq=float(d["store"].attrs.get("sfreq") or 200.0), seed=seed)
+        res["baselines"] = run_baselines(d["parts"], d["kind"], sfreq=float(d["store"].info.sfreq or 200.0), seed=seed)
     return res
 
 
-
-
-
-
+def _as_list(v: tuple | None) -> list | None:
+    """A typed list field of store metadata as a checkpoint records it: a list, or ``None``."""
+    return None if v is None else list(v)

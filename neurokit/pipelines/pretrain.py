@@ -283,8 +283,8 @@ def select_pretrain_data(stores: Sequence, cfg: PretrainConfig) -> tuple[PatchDa
         if len(ds) == 0:
             raise ConfigError(f"no sample of subjects {cfg.subjects} in the store(s); subjects there: {ds.store_subjects}")
         return ds, f"{len(ds)} samples of subjects {_ids(sorted({str(s) for s in ds.meta('subject')}))} (as asked)"
-    body = ds_all.attrs.get("card_body") or {}
-    task = (body.get("tasks") or {}).get(ds_all.attrs.get("task")) or {}
+    body = ds_all.info.card_body
+    task = (body.get("tasks") or {}).get(ds_all.info.task) or {}
     if cfg.split in (None, "all") or not (task.get("splits") or task.get("classes")):
         why = "--split all" if cfg.split in (None, "all") else "the store's card task defines no splits"
         return ds_all, f"{len(ds_all)} samples of every subject ({_ids(subj)}; {why})"
@@ -299,7 +299,7 @@ def select_pretrain_data(stores: Sequence, cfg: PretrainConfig) -> tuple[PatchDa
         kw = kw[cfg.split]
     else:
         how = "subject"
-        sp = DataCard(name=body.get("name", "?"), raw=body).splits(ds_all.attrs.get("task")).get(cfg.split) or []
+        sp = DataCard(name=body.get("name", "?"), raw=body).splits(ds_all.info.task).get(cfg.split) or []
         chosen = [x for x in sp if x in subj]
         if not chosen:
             raise ConfigError(f"none of the store's subjects ({_ids(subj)}) is in the card's {cfg.split!r} split "
@@ -340,9 +340,9 @@ def _check_resume(state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path
                            path, k, old[k], getattr(cfg, k))
     old_attrs = state.get("store_attrs") or {}
     for k in ("modality", "grid", "mesh"):
-        if k in old_attrs and old_attrs[k] != ds.attrs.get(k):
-            raise ConfigError(f"{path}: the checkpoint was trained on {k}={old_attrs[k]!r}; the store has {ds.attrs.get(k)!r}")
-    check_channels(old_attrs.get("ch_names"), ds.attrs.get("ch_names"), store=ds.stores[0].path, checkpoint=path)
+        if k in old_attrs and old_attrs[k] != ds.info.get(k):
+            raise ConfigError(f"{path}: the checkpoint was trained on {k}={old_attrs[k]!r}; the store has {ds.info.get(k)!r}")
+    check_channels(old_attrs.get("ch_names"), ds.info.ch_names, store=ds.stores[0].path, checkpoint=path)
     if list(state.get("sample_shape", ds.sample_shape)) != list(ds.sample_shape):
         raise ChannelMismatchError(f"{path}: sample shape {state['sample_shape']} differs from the store's {list(ds.sample_shape)}")
     check_same_data(data_description(state), ds.attrs, what=f"{path}: resume on {ds.stores[0].path}")

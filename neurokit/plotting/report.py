@@ -172,41 +172,58 @@ def plot_report(path: str | Path, out_dir: str | Path, *, dpi: int = 110) -> dic
         written[name] = p
 
     if data.kind != "regression":
-        cm = confusion(data)
-        names = data.label_names or [str(i) for i in range(len(cm))]
-        fig, ax = plt.subplots(figsize=(1.2 * len(cm) + 2.5, 1.1 * len(cm) + 2))
-        rate = cm / np.maximum(cm.sum(axis=1, keepdims=True), 1)
-        im = ax.imshow(rate, cmap="Blues", vmin=0, vmax=1)
-        for i in range(len(cm)):
-            for j in range(len(cm)):
-                ax.text(j, i, f"{cm[i, j]}\n{rate[i, j]:.0%}", ha="center", va="center",
-                        color="white" if rate[i, j] > 0.5 else "black", fontsize=9)
-        ax.set_xticks(range(len(cm)), names, rotation=30, ha="right")
-        ax.set_yticks(range(len(cm)), names)
-        ax.set_xlabel("predicted")
-        ax.set_ylabel("true")
-        ax.set_title(f"confusion matrix ({cm.sum()} test samples)\n{title}", fontsize=9)
-        fig.colorbar(im, ax=ax, fraction=0.046, label="fraction of true class")
-        save(fig, "confusion_matrix")
+        save(_draw_confusion(plt, data, title), "confusion_matrix")
         for which, xl, yl in (("roc", "false positive rate", "true positive rate"), ("pr", "recall", "precision")):
-            cs = curves(data, which)
-            fig, ax = plt.subplots(figsize=(5, 4.5))
-            for c in cs:
-                pooled = c["name"] == "pooled" or data.kind != "binary" or len(data.folds) == 1
-                ax.plot(c["x"], c["y"], lw=2 if pooled else 0.8, alpha=1 if pooled else 0.5,
-                        drawstyle="default" if which == "roc" else "steps-post",  # AP is the step area
-                        label=f"{c['name']} ({'AUC' if which == 'roc' else 'AP'} {c['area']:.3f})")
-            if which == "roc":
-                ax.plot([0, 1], [0, 1], "k--", lw=0.8)
-            else:
-                base = float(np.mean(data.y == 1)) if data.kind == "binary" else None
-                if base is not None:
-                    ax.axhline(base, color="k", ls="--", lw=0.8)
-            ax.set(xlabel=xl, ylabel=yl, xlim=(0, 1), ylim=(0, 1.02))
-            ax.set_title(f"{'ROC' if which == 'roc' else 'precision-recall'}\n{title}", fontsize=9)
-            ax.legend(fontsize=7, loc="lower right" if which == "roc" else "lower left")
-            save(fig, which)
+            save(_draw_curves(plt, data, which, xl, yl, title), which)
+    save(_draw_scores(plt, data, title), "scores")
+    if data.curves:
+        save(_draw_training(plt, data, title), "training_curves")
+    return written
 
+
+def _draw_confusion(plt, data: RunData, title: str):
+    """The confusion matrix figure: counts and fractions of each true class."""
+    cm = confusion(data)
+    names = data.label_names or [str(i) for i in range(len(cm))]
+    fig, ax = plt.subplots(figsize=(1.2 * len(cm) + 2.5, 1.1 * len(cm) + 2))
+    rate = cm / np.maximum(cm.sum(axis=1, keepdims=True), 1)
+    im = ax.imshow(rate, cmap="Blues", vmin=0, vmax=1)
+    for i in range(len(cm)):
+        for j in range(len(cm)):
+            ax.text(j, i, f"{cm[i, j]}\n{rate[i, j]:.0%}", ha="center", va="center",
+                    color="white" if rate[i, j] > 0.5 else "black", fontsize=9)
+    ax.set_xticks(range(len(cm)), names, rotation=30, ha="right")
+    ax.set_yticks(range(len(cm)), names)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("true")
+    ax.set_title(f"confusion matrix ({cm.sum()} test samples)\n{title}", fontsize=9)
+    fig.colorbar(im, ax=ax, fraction=0.046, label="fraction of true class")
+    return fig
+
+
+def _draw_curves(plt, data: RunData, which: str, xl: str, yl: str, title: str):
+    """The ROC (``which="roc"``) or precision-recall (``"pr"``) figure, pooled and per fold or class."""
+    cs = curves(data, which)
+    fig, ax = plt.subplots(figsize=(5, 4.5))
+    for c in cs:
+        pooled = c["name"] == "pooled" or data.kind != "binary" or len(data.folds) == 1
+        ax.plot(c["x"], c["y"], lw=2 if pooled else 0.8, alpha=1 if pooled else 0.5,
+                drawstyle="default" if which == "roc" else "steps-post",  # AP is the step area
+                label=f"{c['name']} ({'AUC' if which == 'roc' else 'AP'} {c['area']:.3f})")
+    if which == "roc":
+        ax.plot([0, 1], [0, 1], "k--", lw=0.8)
+    else:
+        base = float(np.mean(data.y == 1)) if data.kind == "binary" else None
+        if base is not None:
+            ax.axhline(base, color="k", ls="--", lw=0.8)
+    ax.set(xlabel=xl, ylabel=yl, xlim=(0, 1), ylim=(0, 1.02))
+    ax.set_title(f"{'ROC' if which == 'roc' else 'precision-recall'}\n{title}", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right" if which == "roc" else "lower left")
+    return fig
+
+
+def _draw_scores(plt, data: RunData, title: str):
+    """Bars of the per-fold and per-subject scores, with their mean and chance."""
     metric, folds = per_fold_scores(data)
     subj_metric = "balanced_accuracy" if data.kind != "regression" else "r2"
     subjects = per_subject_scores(data, subj_metric)
@@ -225,26 +242,28 @@ def plot_report(path: str | Path, out_dir: str | Path, *, dpi: int = 110) -> dic
             ax.set_ylim(0, 1)
         ax.set_title(lab, fontsize=9)
     fig.suptitle(title, fontsize=9)
-    save(fig, "scores")
+    return fig
 
-    if data.curves:
-        sel = rep.get("selection_metric") or rep.get("folds", [{}])[0].get("selection_metric")
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        for name, recs in data.curves.items():
-            ep = [r["epoch"] for r in recs]
-            axes[0].plot(ep, [r["train_loss"] for r in recs], marker="o", ms=3, lw=1, label=name)
-            key = f"val_{sel}" if sel and f"val_{sel}" in recs[0] else next((k for k in recs[0] if k.startswith("val_")), None)
-            if key:
-                axes[1].plot(ep, [r[key] for r in recs], marker="o", ms=3, lw=1, label=name)
-                axes[1].set_ylabel(key.replace("_", " "))
-        from matplotlib.ticker import MaxNLocator
 
-        for ax in axes:
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        axes[0].set(xlabel="epoch", ylabel="training loss", title="training loss")
-        axes[1].set(xlabel="epoch", title="validation")
-        if len(data.curves) <= 12:
-            axes[1].legend(fontsize=6)
-        fig.suptitle(title, fontsize=9)
-        save(fig, "training_curves")
-    return written
+def _draw_training(plt, data: RunData, title: str):
+    """Training loss and the validation metric per epoch, one line per run or fold."""
+    rep = data.report
+    sel = rep.get("selection_metric") or rep.get("folds", [{}])[0].get("selection_metric")
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for name, recs in data.curves.items():
+        ep = [r["epoch"] for r in recs]
+        axes[0].plot(ep, [r["train_loss"] for r in recs], marker="o", ms=3, lw=1, label=name)
+        key = f"val_{sel}" if sel and f"val_{sel}" in recs[0] else next((k for k in recs[0] if k.startswith("val_")), None)
+        if key:
+            axes[1].plot(ep, [r[key] for r in recs], marker="o", ms=3, lw=1, label=name)
+            axes[1].set_ylabel(key.replace("_", " "))
+    from matplotlib.ticker import MaxNLocator
+
+    for ax in axes:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes[0].set(xlabel="epoch", ylabel="training loss", title="training loss")
+    axes[1].set(xlabel="epoch", title="validation")
+    if len(data.curves) <= 12:
+        axes[1].legend(fontsize=6)
+    fig.suptitle(title, fontsize=9)
+    return fig

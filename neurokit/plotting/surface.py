@@ -82,18 +82,26 @@ def plot_surface(
     import matplotlib
 
     matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-    from nilearn import plotting
-    from nilearn.surface import InMemoryMesh
-
-    from neurokit.io.surface import (
-        SurfaceData,
-        normalize_hemi,
-        read_geometry,
-        read_surface,
-    )
+    from neurokit.io.surface import normalize_hemi
 
     h = normalize_hemi(hemi) if hemi else None
+    v, mask, mesh, source, h, cmap, symmetric = _frame_values(data, h, frame, allow_nan, cmap, symmetric)
+    surf_mesh = _checked_mesh(surf_mesh, mesh, h, len(v), source)
+    if mask is not None and len(mask) == len(v):
+        v = np.where(mask, v, np.nan)
+    if not np.isfinite(v).any():
+        raise DataFileError(f"{source}: frame {frame} holds no finite value to draw")
+    return _draw_views(surf_mesh, v, h, cmap, symmetric, title or f"{Path(source).name} — hemisphere {h}, frame {frame}",
+                       Path(output))
+
+
+def _frame_values(data, h, frame, allow_nan, cmap, symmetric):
+    """One frame of ``data`` as float64 on its mesh (template data resampled to fsaverage5).
+
+    Returns ``(values, mask, mesh, source, hemi, cmap, symmetric)``; label data get their label colours.
+    """
+    from neurokit.io.surface import SurfaceData, read_surface
+
     label_colors = None
     if isinstance(data, (str, Path)):
         path = Path(data)
@@ -122,6 +130,15 @@ def plot_surface(
     if mesh == "ico6":
         v = template_to_fsaverage5(v, h, mask)
         mesh = "fsaverage5"
+    return v, mask, mesh, source, h, cmap, symmetric
+
+
+def _checked_mesh(surf_mesh, mesh: str, h: str, n_vertices: int, source: str):
+    """The surface to draw on (given, or the packaged fsaverage5 one), checked against the data; a nilearn mesh."""
+    from nilearn.surface import InMemoryMesh
+
+    from neurokit.io.surface import read_geometry
+
     if surf_mesh is None:
         if mesh != "fsaverage5":
             raise DataFileError(
@@ -134,18 +151,21 @@ def plot_surface(
     except DataFileError as exc:
         raise DataFileError(f"--surf {exc}; give an inflated .surf.gii") from exc
     surf_name = geo.path
-    if geo.n_vertices != len(v):
-        raise DataFileError(f"--surf {surf_name} has {geo.n_vertices} vertices but {source} has {len(v)}: give the surface of the data's mesh")
+    if geo.n_vertices != n_vertices:
+        raise DataFileError(f"--surf {surf_name} has {geo.n_vertices} vertices but {source} has {n_vertices}: give the surface of the data's mesh")
     if geo.hemi and geo.hemi != h:
         raise DataFileError(
             f"--surf {surf_name} is hemisphere {geo.hemi}, but --hemi is {h}: the picture would be wrong; give "
             f"the {h} surface or --hemi {geo.hemi}"
         )
-    surf_mesh = InMemoryMesh(geo.coords, geo.faces)  # the checked geometry, whatever it came as
-    if mask is not None and len(mask) == len(v):
-        v = np.where(mask, v, np.nan)
-    if not np.isfinite(v).any():
-        raise DataFileError(f"{source}: frame {frame} holds no finite value to draw")
+    return InMemoryMesh(geo.coords, geo.faces)  # the checked geometry, whatever it came as
+
+
+def _draw_views(surf_mesh, v: np.ndarray, h: str, cmap, symmetric: bool, title: str, output: Path) -> Path:
+    """Lateral and medial views of ``v`` on ``surf_mesh``, saved as the PNG ``output``."""
+    import matplotlib.pyplot as plt
+    from nilearn import plotting
+
     vmax = float(np.nanpercentile(np.abs(v), 99)) or 1.0
     vmin = -vmax if symmetric else float(np.nanmin(v))
     if not isinstance(cmap, str):  # label colours: one colour per key, keys 0…max
@@ -158,8 +178,7 @@ def plot_surface(
             vmin=vmin, vmax=vmax, colorbar=view == "medial",
             bg_on_data=False,
         )
-    fig.suptitle(title or f"{Path(source).name} — hemisphere {h}, frame {frame}")
-    output = Path(output)
+    fig.suptitle(title)
     output.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(output, dpi=100)
     plt.close(fig)

@@ -171,8 +171,6 @@ def stream_windows(raw, recipe: EEGRecipe, workdir: str | Path, write: Callable[
     channels, and the windows dropped by the amplitude bound. Raises as ``preprocess_raw`` and
     ``make_windows``.
     """
-    from neurokit.io.eeg import check_finite
-
     notes = raw_notes(raw)
     source = source or notes.source_or()
     applied = notes.applied
@@ -180,7 +178,6 @@ def stream_windows(raw, recipe: EEGRecipe, workdir: str | Path, write: Callable[
     select_channels(raw, recipe, source, applied)
     check_rate(sf0, recipe, source)
     ch_names, n = list(raw.ch_names), raw.n_times
-    C = len(ch_names)
     resample = abs(sf0 - recipe.sfreq) > 1e-6
     late = resample and recipe.resample_first  # TUEG order: resample, then filter
     sf_filter = recipe.sfreq if late else sf0
@@ -190,78 +187,104 @@ def stream_windows(raw, recipe: EEGRecipe, workdir: str | Path, write: Callable[
         applied["resampled"] = [sf0, recipe.sfreq]
     l_freq, h_freq, freqs = band_plan(sf_filter, recipe, source)
     kernels = filter_kernels(sf_filter, l_freq, h_freq, freqs)
-    margin = sum(len(h) for h in kernels)
     workdir = Path(workdir)
     if make_workdir:
         scratch_call(lambda: workdir.mkdir(parents=True, exist_ok=True), where=workdir)
-    tag = f"{os.getpid()}-{id(raw):x}"
-    files: list[RowFile] = []
-
-    def new_file(name: str, n_cols: int) -> RowFile:
-        f = RowFile(workdir / f"{tag}-{name}.f64", C, n_cols)
-        files.append(f)
-        return f
-
-    def drop(f: RowFile) -> None:
-        f.close()
-        files.remove(f)
-
+    files = _ScratchFiles(workdir, f"{os.getpid()}-{id(raw):x}", len(ch_names))
     try:
         # pass 1: checks, reference and (PhysioNet order) the filters, chunk by chunk
-        maxs, mins = np.full(C, -np.inf), np.full(C, np.inf)
-
-        def first_pass(x, core):
-            nonlocal maxs, mins
-            check_finite(core, ch_names, source)
-            maxs, mins = np.maximum(maxs, core.max(axis=1)), np.minimum(mins, core.min(axis=1))
-            if recipe.reference == "average":
-                x -= x.mean(axis=0, keepdims=True)
-
-        src = new_file("a", n)
-        _chunked(lambda lo, hi: raw.get_data(start=lo, stop=hi), src, n, _stretches(raw),
-                 [] if late else kernels, max(int(round(chunk_s * sf0)), 1), before=first_pass)
-        check_amplitudes(maxs, mins, ch_names, source)
+        src = files.new("a", n)
+        _first_pass(raw, src, recipe, [] if late else kernels, max(int(round(chunk_s * sf0)), 1), ch_names, source)
         n_src = n
         # pass 2: each channel resampled over its whole length
         if resample:
             n_src = resample_plan(n, sf0, recipe.sfreq)[0]
-            out = new_file("b", n_src)
-            for r in range(C):
+            out = files.new("b", n_src)
+            for r in range(len(ch_names)):
                 out.write(0, resample_fft(src.read(0, n, range(r, r + 1)), sf0, recipe.sfreq), range(r, r + 1))
-            drop(src)
+            files.drop(src)
             src = out
             applied.setdefault("resampled", [sf0, recipe.sfreq])
         record_band(applied, l_freq, h_freq, freqs)
         # a one-channel stand-in of the processed recording: its stretches and its windows
         stand_in = resampled_raw(raw.copy().pick(ch_names[:1]), np.zeros((1, n_src)), recipe.sfreq)
         if late and kernels:  # pass 3 (TUEG order): the filters at the new rate, stretch by stretch
-            out = new_file("c", n_src)
+            out = files.new("c", n_src)
             _chunked(src.read, out, n_src, _stretches(stand_in), kernels,
                      max(int(round(chunk_s * recipe.sfreq)), 1))
-            drop(src)
+            files.drop(src)
             src = out
         plan = window_plan(stand_in, recipe, source=source)
         del stand_in
         # last pass: the windows, in batches
-        n_rej, win = 0, plan.win
-        i, span = 0, max(int(round(chunk_s * recipe.sfreq)), win)
-        while i < len(plan.starts):
-            j, lo, top = i + 1, int(plan.starts[i]), int(plan.starts[i])  # lo, top: first and last start so far
-            while j < len(plan.starts) and j - i < BATCH_WINDOWS:
-                s = int(plan.starts[j])
-                if max(top, s) - min(lo, s) > span:
-                    break
-                lo, top, j = min(lo, s), max(top, s), j + 1
-            starts = plan.starts[i:j]
-            hi = top + win
-            patches, ok = cut_windows(src.read(lo, hi), starts, win, recipe, offset=lo)
-            part = WindowPlan(starts=starts, labels=plan.labels[i:j], onsets=plan.onsets[i:j], win=win, notes=[])
-            w = part.windows(patches, ok, ch_names)
-            n_rej += w.n_rejected
-            write(w)
-            i = j
+        n_rej = _write_batches(src, plan, recipe, ch_names, chunk_s, write)
     finally:
-        for f in list(files):
-            f.close()
+        files.close_all()
     applied["streamed_chunk_s"] = chunk_s
     return applied, ch_names, n_rej
+
+
+class _ScratchFiles:
+    """The scratch :class:`RowFile` s of one streamed recording, all closed (and removed) at the end."""
+
+    def __init__(self, workdir: Path, tag: str, n_rows: int) -> None:
+        self.workdir, self.tag, self.n_rows = workdir, tag, n_rows
+        self.files: list[RowFile] = []
+
+    def new(self, name: str, n_cols: int) -> RowFile:
+        """A new scratch file of ``n_cols`` columns."""
+        f = RowFile(self.workdir / f"{self.tag}-{name}.f64", self.n_rows, n_cols)
+        self.files.append(f)
+        return f
+
+    def drop(self, f: RowFile) -> None:
+        """Close and remove one scratch file."""
+        f.close()
+        self.files.remove(f)
+
+    def close_all(self) -> None:
+        """Close and remove every scratch file left."""
+        for f in list(self.files):
+            f.close()
+
+
+def _first_pass(raw, dest: RowFile, recipe: EEGRecipe, kernels, step: int, ch_names: list[str], source) -> None:
+    """Pass 1 into ``dest``: finite and amplitude checks, average reference and the filters (``kernels``)."""
+    from neurokit.io.eeg import check_finite
+
+    C = len(ch_names)
+    maxs, mins = np.full(C, -np.inf), np.full(C, np.inf)
+
+    def first_pass(x, core):
+        nonlocal maxs, mins
+        check_finite(core, ch_names, source)
+        maxs, mins = np.maximum(maxs, core.max(axis=1)), np.minimum(mins, core.min(axis=1))
+        if recipe.reference == "average":
+            x -= x.mean(axis=0, keepdims=True)
+
+    _chunked(lambda lo, hi: raw.get_data(start=lo, stop=hi), dest, raw.n_times, _stretches(raw), kernels, step,
+             before=first_pass)
+    check_amplitudes(maxs, mins, ch_names, source)
+
+
+def _write_batches(src: RowFile, plan: WindowPlan, recipe: EEGRecipe, ch_names: list[str], chunk_s: float,
+                   write: Callable[[Windows], None]) -> int:
+    """Cut the planned windows from ``src`` in batches handed to ``write``; returns the windows rejected."""
+    n_rej, win = 0, plan.win
+    i, span = 0, max(int(round(chunk_s * recipe.sfreq)), win)
+    while i < len(plan.starts):
+        j, lo, top = i + 1, int(plan.starts[i]), int(plan.starts[i])  # lo, top: first and last start so far
+        while j < len(plan.starts) and j - i < BATCH_WINDOWS:
+            s = int(plan.starts[j])
+            if max(top, s) - min(lo, s) > span:
+                break
+            lo, top, j = min(lo, s), max(top, s), j + 1
+        starts = plan.starts[i:j]
+        hi = top + win
+        patches, ok = cut_windows(src.read(lo, hi), starts, win, recipe, offset=lo)
+        part = WindowPlan(starts=starts, labels=plan.labels[i:j], onsets=plan.onsets[i:j], win=win, notes=[])
+        w = part.windows(patches, ok, ch_names)
+        n_rej += w.n_rejected
+        write(w)
+        i = j
+    return n_rej
