@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 
-from neurokit._utils.version import VERSION as __version__
+from neurokit._utils.version import VERSION as __version__  # noqa: F401  (the public version attribute)
 
 _LAZY = {
     "read_eeg": "neurokit.io.eeg",

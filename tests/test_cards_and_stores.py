@@ -4,11 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-import neurokit
 from neurokit._utils.errors import CardError, DataFileError, StoreError
 from neurokit.cards import list_cards, load_card, parse_ranges
 from neurokit.data import PatchDataset, PatchStore, PatchStoreWriter
-from neurokit._utils.hashing import file_sha256
 from neurokit.pipelines.prepare import prepare
 
 EEGMMIDB = "MNE-eegbci-data/files/eegmmidb/1.0.0"

@@ -131,6 +131,9 @@ SUBJ = ["--train-subjects", "seg001", "--val-subjects", "seg061", "--test-subjec
     (["--head", "avgpool", "--scheme", "loso", "--resume"], ["--resume", "--scheme loso"]),
     (["--head", "avgpool", "--scheme", "loso", *SUBJ], ["--train-subjects", "--scheme loso"]),
     (["--head", "avgpool", "--frozen", "--lr-backbone", "1e-3"], ["--lr-backbone", "--frozen"]),
+    (["--head", "avgpool", "--allow-partial-init"], ["--allow-partial-init", "without --init"]),
+    ([*M4OE, "--allow-partial-init"], ["--allow-partial-init", "without --init"]),
+    (["--head", "avgpool", "--label-smoothing", "0.2"], ["--label-smoothing", "binary task"]),
     (["--head", "avgpool", "--resume"], ["nothing to resume"]),
     (["--head", "avgpool", "--train-subjects", "seg001"], ["--train-subjects", "--val-subjects"]),
     (["--head", "bogus"], ["bogus"]),
@@ -166,8 +169,17 @@ def test_finetune_refuses_a_model_other_than_the_init_checkpoints(eeg_store, cbr
 
 
 def test_m4oe_refuses_a_surface_backbone(eeg_store, sit_ckpt, tmp_path):
+    # a SiT checkpoint for EEG tasks: refused before any head is built, naming the family and the store's samples
     refused(cli("finetune", eeg_store, "-o", tmp_path / "m", *M4OE, "--init", sit_ckpt, *FAST[:4], *FAST[6:]),
-            "--head m4oe", "SiT")
+            "SiT checkpoint", "pretrained on surface stores", "eeg samples")
+
+
+def test_single_task_refuses_a_checkpoint_of_the_other_modality(surface_store, eeg_store, sit_ckpt, cbramod_ckpt,
+                                                                tmp_path):
+    refused(cli("finetune", surface_store, "-o", tmp_path / "a", "--init", cbramod_ckpt, *FAST[:4], *FAST[6:]),
+            "CBraMod checkpoint", "surface samples")
+    refused(cli("finetune", eeg_store, "-o", tmp_path / "b", "--init", sit_ckpt, *FAST[:4], *FAST[6:]),
+            "SiT checkpoint", "eeg samples")
 
 
 def test_sit_refuses_eeg_augmentation(surface_store, sit_ckpt, tmp_path):
@@ -223,6 +235,11 @@ def test_m4oe_with_augment_partial_init_frozen_and_plots(eeg_store, cbramod_ckpt
     ck = load_checkpoint(out / "best.pt")
     assert ck["model"] == "cbramod" and ck["finetune_config"]["augment"]["scale"] == 0.1
     assert ck["finetune_config"]["allow_partial_init"] is True and ck["finetune_config"]["frozen"] is True
+    again = ["finetune", eeg_store, "-o", out, *M4OE, "--init", cbramod_ckpt, "--augment", "noise=5,scale=0.1",
+             "--allow-partial-init", "--frozen", "--epochs", "2", "--batch-size", "8", "--no-progress", "--device",
+             "cpu", "--no-baselines", "--resume"]
+    refused(cli(*again, "--n-layers", "1", "--alpha", "0.5"), "alpha", "--overwrite")  # another head setting
+    refused(cli(*again), "model_kwargs")  # --n-layers not given again: another backbone
 
 
 def test_sit_finetune_is_labelled_sit_everywhere(surface_store, sit_ckpt, tmp_path, bars):

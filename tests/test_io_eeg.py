@@ -1,6 +1,4 @@
 """Reading EEG in every format MNE reads, channel-name normalisation, and bad input."""
-import shutil
-import warnings
 
 import numpy as np
 import pytest

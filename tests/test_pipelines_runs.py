@@ -3,7 +3,6 @@ import json
 import shutil
 
 import h5py
-import numpy as np
 import pytest
 import torch
 from typer.testing import CliRunner

@@ -1,5 +1,4 @@
 """CBraMod's recipe against a plain MNE pipeline, windowing, and bad recordings."""
-import warnings
 
 import mne
 import numpy as np

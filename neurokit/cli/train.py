@@ -157,7 +157,8 @@ def finetune(
     given = options_given(ctx)
     if task and head != "m4oe":
         fail(ValueError(f"--task is for --head m4oe (got --head {head})"))
-    run_or_exit(check_finetune_options, cfg, head=head, scheme=scheme, resume=resume, overwrite=overwrite, given=given)
+    run_or_exit(check_finetune_options, cfg, head=head, scheme=scheme, resume=resume, overwrite=overwrite, given=given,
+                init=init, stores=list(stores))
     if head == "m4oe":
         from neurokit.pipelines.multitask import finetune_m4oe
 

@@ -167,7 +167,8 @@ FOLDED_SCHEMES = ("kfold-subject", "within-session")
 
 
 def check_finetune_options(cfg: FinetuneConfig, *, head: str | None = None, scheme: str = "card",
-                           resume: bool = False, overwrite: bool = False, given: Collection[str] = ()) -> None:
+                           resume: bool = False, overwrite: bool = False, given: Collection[str] = (),
+                           init: str | Path | None = None, stores: Sequence[str | Path] | None = None) -> None:
     """Refuse the option combinations a fine-tuning run would otherwise ignore.
 
     Parameters
@@ -182,6 +183,10 @@ def check_finetune_options(cfg: FinetuneConfig, *, head: str | None = None, sche
     given : collection of str
         The CLI flags the user gave explicitly (``"--folds"``, ``"--task"``, ``"--lr-backbone"``…), for the
         options whose default cannot be told from a value given.
+    init : path or str, optional
+        The ``--init`` weights (``allow_partial_init`` needs them).
+    stores : sequence of paths, optional
+        The labelled store(s) of a single-task run: an explicit ``--label-smoothing`` needs a multi-class task.
 
     Raises
     ------
@@ -190,7 +195,9 @@ def check_finetune_options(cfg: FinetuneConfig, *, head: str | None = None, sche
         ``--train/val/test-subjects``, ``--folds`` or augmentation mixup with ``--head m4oe``; M4oE-only options
         (:data:`M4OE_ONLY`) with another head; ``--folds`` with a scheme that has no fold count; ``--resume``
         with a scheme (each fold is a run of its own) or with ``--overwrite``; subject splits with a scheme (it
-        makes its folds); ``--lr-backbone`` with ``--frozen`` (the backbone does not train).
+        makes its folds); ``--lr-backbone`` with ``--frozen`` (the backbone does not train);
+        ``--allow-partial-init`` without ``--init``; ``--label-smoothing`` for a binary or regression task (it
+        smooths multi-class targets only).
     """
     from neurokit.evaluation.schemes import SCHEMES
 
@@ -200,6 +207,14 @@ def check_finetune_options(cfg: FinetuneConfig, *, head: str | None = None, sche
         raise ConfigError(f"scheme={scheme!r}; allowed: {', '.join(SCHEMES)}")
     if resume and overwrite:
         raise ConfigError("--resume continues the run in OUT and --overwrite replaces it: give one of them")
+    if cfg.allow_partial_init and init is None:
+        raise ConfigError("--allow-partial-init: it lets --init weights cover part of the backbone; without --init "
+                          "the backbone is trained from scratch")
+    if "--label-smoothing" in given and stores and head != "m4oe":
+        kind = open_labelled(stores)[3]
+        if kind != "multiclass":
+            raise ConfigError(f"--label-smoothing: it smooths multi-class targets; {', '.join(map(str, stores))} "
+                              f"holds a {kind} task (one logit, no smoothing)")
     if cfg.frozen and "--lr-backbone" in given:
         raise ConfigError("--lr-backbone: --frozen keeps the backbone's weights fixed, so it has no learning rate; "
                           "drop one of them")
@@ -279,7 +294,7 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
     """
     cfg = cfg or FinetuneConfig()
     out = Path(out_dir)
-    check_finetune_options(cfg, scheme=scheme, resume=resume, overwrite=overwrite)
+    check_finetune_options(cfg, scheme=scheme, resume=resume, overwrite=overwrite, init=init)
     if resume:
         if not (out / "last.pt").exists():
             raise FileNotFoundError(f"{out / 'last.pt'}: nothing to resume (run without resume=True (CLI: --resume) first)")
@@ -336,7 +351,7 @@ def finetune_or_reuse(store, out_dir: str | Path, cfg: FinetuneConfig, *, init: 
     ck = load_checkpoint(out / "best.pt")
     stores = list(store) if isinstance(store, (list, tuple)) else [store]
     diff = _config_differences(cfg, ck.get("finetune_config") or {}, ("progress", "device", "num_workers"))
-    if _fingerprint(init) != ck.get("init_sha256"):
+    if init_fingerprint(init) != ck.get("init_sha256"):
         diff.append("init")
     attrs = PatchDataset(stores).attrs
     diff += list(data_differences({"card": ck.get("card"), "recipe": ck.get("recipe"), "ch_names": ck.get("ch_names")}, attrs))
@@ -356,7 +371,9 @@ def _norm_json(v):
     return json.loads(json.dumps(v, default=str))
 
 
-def _fingerprint(init) -> str | None:
+def init_fingerprint(init) -> str | None:
+    """SHA-256 of an ``--init`` file (its name for Hub weights, ``None`` without ``init``): what a resumed or
+    reused run must start from."""
     if init is None:
         return None
     from neurokit._utils.hashing import file_sha256
@@ -367,14 +384,39 @@ def _fingerprint(init) -> str | None:
     return file_sha256(path)
 
 
-def _check_resume(ck: dict, cfg: FinetuneConfig, init, path: Path) -> None:
-    """A resumed fine-tuning run must have the settings, ``init`` and data of the run in ``last.pt``."""
-    if ck.get("kind") != "finetune_last":
-        raise ConfigError(f"{path}: not the last.pt of a single-task fine-tuning run (kind={ck.get('kind')!r})")
+def check_resume(ck: dict, cfg: FinetuneConfig, init, path: Path, *, kind: str = "finetune_last",
+                 head: dict | None = None) -> None:
+    """A resumed fine-tuning run must have the settings, ``init`` and head of the run in ``last.pt``.
+
+    Parameters
+    ----------
+    ck : dict
+        The ``last.pt`` checkpoint.
+    cfg : FinetuneConfig
+        The settings given now; only ``epochs`` (and ``progress``, ``device``, ``num_workers``, ``baselines``)
+        may differ.
+    init : path or str or None
+        The ``--init`` given now (compared by SHA-256).
+    path : Path
+        The checkpoint's path, for messages.
+    kind : str
+        The checkpoint kind the run writes (``"finetune_last"``; M4oE: ``"finetune_m4oe_last"``).
+    head : dict, optional
+        Head settings that must match ``ck["head_settings"]`` too (M4oE: preset, alpha, focal γ, …).
+
+    Raises
+    ------
+    ConfigError
+        Another kind of checkpoint, or settings that differ (naming them).
+    """
+    if ck.get("kind") != kind:
+        raise ConfigError(f"{path}: not the last.pt of this kind of run (kind={ck.get('kind')!r}, expected {kind!r})")
     diff = _config_differences(cfg, ck.get("finetune_config") or {},
                                ("epochs", "progress", "device", "num_workers", "baselines"))
-    if _fingerprint(init) != ck.get("init_sha256"):
+    if init_fingerprint(init) != ck.get("init_sha256"):
         diff.append("init")
+    saved_head = ck.get("head_settings") or {}
+    diff += [k for k, v in (head or {}).items() if _norm_json(v) != _norm_json(saved_head.get(k))]
     if diff:
         raise ConfigError(f"{path}: the run was made with other {', '.join(diff)}; resume with the same settings "
                           "(only --epochs may grow) or start a new run with --overwrite")
@@ -387,7 +429,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
     ck = None
     if resume:
         ck = load_checkpoint(out / "last.pt")
-        _check_resume(ck, cfg, init, out / "last.pt")
+        check_resume(ck, cfg, init, out / "last.pt")
     ds_all, label_names, n_classes, kind = open_labelled(store)
     how, split_kw, parts = _split_parts(ds_all, out, cfg, split_kw, leak_unit)
     model, groups, model_name, init_info, head_info = _build_finetune_model(ds_all, cfg, init, info, kind, n_classes)
@@ -411,7 +453,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
                       augment=make_augmenter(cfg, ds_all), stage="finetune", detail=kind, progress=cfg.progress,
                       checkpoint_extra=lambda: {"kind": "finetune_last", "model": model_name,
                                                 "model_config": init_info["model_config"], "head": head_info,
-                                                "finetune_config": saved_cfg, "init_sha256": _fingerprint(init),
+                                                "finetune_config": saved_cfg, "init_sha256": init_fingerprint(init),
                                                 **_data_identity(meta)})
     if ck is not None:
         trainer.resume(ck)
@@ -536,7 +578,7 @@ def _save_finetuned(out: Path, ds_all, model, model_name, init_info, head_info, 
             "recipe": ident["recipe"],
             "finetune_config": saved_cfg,
             "init_weights": init_info.get("weights"),  # name, revision, commit, SHA-256 of --init
-            "init_sha256": _fingerprint(init),
+            "init_sha256": init_fingerprint(init),
             "report": {k: v for k, v in report.items() if k != "history"},
         },
     )

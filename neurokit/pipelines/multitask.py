@@ -28,11 +28,21 @@ from neurokit.io.store import PatchStore
 from neurokit.models.checkpoint import load_checkpoint, save_checkpoint
 from neurokit.models.heads import M4OE_KIND, M4oEFinetuneModel
 from neurokit.models.m4oe import M4oE, M4oEConfig
-from neurokit.models.registry import build_backbone
-from neurokit.models.registry import get_model_spec
-from neurokit.pipelines.finetune import FinetuneConfig, check_finetune_options, make_augmenter
+from neurokit.models.registry import build_backbone, get_model_spec
+from neurokit.pipelines.finetune import (
+    FinetuneConfig,
+    check_finetune_options,
+    check_resume,
+    init_fingerprint,
+    make_augmenter,
+)
 from neurokit.training import distributed as dist
-from neurokit.training.optim import EpochSampler, OptimConfig, make_loader, seed_everything
+from neurokit.training.optim import (
+    EpochSampler,
+    OptimConfig,
+    make_loader,
+    seed_everything,
+)
 from neurokit.training.trainer import Trainer
 
 logger = logging.getLogger("neurokit")
@@ -200,7 +210,7 @@ def finetune_m4oe(stores: Sequence[str | Path], out_dir: str | Path, tasks: Sequ
     """
     cfg = cfg or FinetuneConfig()
     out = Path(out_dir)
-    check_finetune_options(cfg, head="m4oe", resume=resume, overwrite=overwrite)
+    check_finetune_options(cfg, head="m4oe", resume=resume, overwrite=overwrite, init=init)
     specs = parse_tasks(tasks)
     if resume:
         if not (out / "last.pt").exists():
@@ -241,10 +251,13 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
     seed_everything(cfg.seed)
     dev = info.device
     ck = None
+    head_settings = {"preset": preset, "alpha": alpha, "focal_gamma": focal_gamma, "head_kwargs": dict(head_kwargs),
+                     "layouts": layouts}
     if resume:
         ck = load_checkpoint(out / "last.pt")
-        if ck.get("kind") != KIND + "_last" or ck.get("tasks") != list(by_task):
+        if ck.get("kind") == KIND + "_last" and ck.get("tasks") != list(by_task):
             raise ConfigError(f"{out / 'last.pt'}: was written for tasks {ck.get('tasks')}, not {list(by_task)}")
+        check_resume(ck, cfg, init, out / "last.pt", kind=KIND + "_last", head=head_settings)
     tdata = _task_data(by_task)
     model, head, backbone, hcfg, groups, model_name, init_info = _build_m4oe_model(
         tdata, layouts, cfg, init, dev, preset, alpha, focal_gamma, head_kwargs)
@@ -272,7 +285,9 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
                       select="val_selection_mean",
                       augment=augment or None, train_mode=train_mode, stage="finetune", detail="M4oE",
                       progress=cfg.progress, find_unused_parameters=True,
-                      checkpoint_extra=lambda: {"kind": KIND + "_last", "tasks": list(tdata)})
+                      checkpoint_extra=lambda: {"kind": KIND + "_last", "tasks": list(tdata),
+                                                "finetune_config": asdict(cfg), "init_sha256": init_fingerprint(init),
+                                                "head_settings": head_settings})
     if ck is not None:
         if ck.get("epoch", 0) >= cfg.epochs:
             raise ConfigError(f"{out / 'last.pt'} has done {ck['epoch']} epoch(s); ask for more (--epochs > {ck['epoch']}) to resume")
