@@ -44,4 +44,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(list(globals()) + list(_LAZY))
+    return sorted([n for n in globals() if n != "importlib"] + list(_LAZY))

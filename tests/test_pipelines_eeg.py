@@ -221,8 +221,10 @@ def test_resume_refuses_other_channels(pretrained, eeg_root, tmp_path):
 def test_config_and_selection_errors(lr_store, tmp_path):
     with pytest.raises(ConfigError, match="max_steps must be >= 1"):
         PretrainConfig(max_steps=0)
-    with pytest.raises(ConfigError, match="epochs and batch_size must be >= 1"):
+    with pytest.raises(ConfigError, match="batch_size=0: must be >= 1"):
         FinetuneConfig(batch_size=0)
+    with pytest.raises(ConfigError, match="epochs=0: must be >= 1"):
+        PretrainConfig(epochs=0)
     with pytest.raises(ConfigError, match=r"no sample of subjects \['S099'\] in the store\(s\); subjects there: \['S001', 'S002'\]"):
         pretrain(lr_store, tmp_path / "x", PretrainConfig(subjects=["S099"], progress=False))
     with pytest.raises(ConfigError, match=r"device='gpu'; allowed: auto, cpu, cuda"):

@@ -92,23 +92,15 @@ class FinetuneConfig:
         aug = AugmentConfig.parse(self.augment)
         self.augment = aug.to_dict() if aug.enabled else None
         if self.epochs < 1 or self.batch_size < 1:
-            raise ConfigError(f"epochs and batch_size must be >= 1 (got {self.epochs}, {self.batch_size})")
+            bad = "epochs" if self.epochs < 1 else "batch_size"
+            raise ConfigError(f"{bad}={getattr(self, bad)}: must be >= 1")
         if self.head not in HEADS + ("auto",):
-            raise ConfigError(f"head={self.head!r}; allowed: {HEADS + ('auto',)}")
+            raise ConfigError(f"head={self.head!r}: allowed {', '.join(HEADS + ('auto',))} (and m4oe with several "
+                              "tasks in the CLI: --head m4oe --task CARD:TASK)")
         if self.model is not None:
             get_model_spec(self.model)  # ConfigError naming the known families
         if not 0 <= self.label_smoothing < 1:
             raise ConfigError(f"label_smoothing={self.label_smoothing} must be in [0, 1)")
-
-
-
-
-
-
-
-
-
-
 
 
 def supervised_loss(kind: str, logits: torch.Tensor, y: torch.Tensor, label_smoothing: float = 0.0,
@@ -364,6 +356,7 @@ def finetune_or_reuse(store, out_dir: str | Path, cfg: FinetuneConfig, *, init: 
 def _config_differences(cfg: FinetuneConfig, saved: dict, ignore: Sequence[str]) -> list[str]:
     """Fields of ``cfg`` that differ from a saved ``finetune_config`` (``model=None`` matches the saved family)."""
     return [k for k, v in asdict(cfg).items() if k not in ignore and not (k == "model" and v is None)
+            and not (k == "head" and v == "auto" and saved.get(k) in HEADS)
             and _norm_json(v) != _norm_json(saved.get(k))]
 
 
@@ -436,7 +429,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
     train = parts["train"]
     select = SELECTION[kind]
     meta = ds_all.info
-    saved_cfg = {**asdict(cfg), "model": model_name}
+    saved_cfg = {**asdict(cfg), "model": model_name, "head": head_info["kind"]}  # the family and head used
 
     def loss(module, b):
         return supervised_loss(kind, module(b.x), b.y, cfg.label_smoothing, b.mix)

@@ -81,7 +81,8 @@ class PretrainConfig:
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
-            raise ConfigError(f"epochs and batch_size must be >= 1 (got {self.epochs}, {self.batch_size})")
+            bad = "epochs" if self.epochs < 1 else "batch_size"
+            raise ConfigError(f"{bad}={getattr(self, bad)}: must be >= 1")
         if self.max_steps is not None and self.max_steps < 1:
             raise ConfigError(f"max_steps must be >= 1 when given (got {self.max_steps})")
         if self.num_workers < 0:
