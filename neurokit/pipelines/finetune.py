@@ -492,18 +492,35 @@ def _split_parts(ds_all, out: Path, cfg: FinetuneConfig, split_kw, leak_unit):
     return how, split_kw, parts
 
 
-def _build_finetune_model(ds_all, cfg: FinetuneConfig, init, info, kind: str, n_classes: int):
-    """Backbone from ``init`` plus a fresh head, on the run's device.
+def finetune_backbone(cfg: FinetuneConfig, init, ds) -> tuple[torch.nn.Module, dict, str]:
+    """The backbone a fine-tuning run starts from (:func:`~neurokit.models.registry.build_backbone` with the run's
+    settings) and the model family it belongs to: the ``init`` checkpoint's, else ``cfg.model`` (default cbramod).
 
-    Returns ``(model, param_groups, model_name, init_info, head_info)``.
+    Returns
+    -------
+    ``(backbone, init_info, model_name)``.
+
+    Raises
+    ------
+    ConfigError
+        ``cfg.model`` names another family than the ``init`` checkpoint's (and what ``build_backbone`` raises).
     """
     backbone, init_info = build_backbone(init, model=cfg.model or "cbramod", model_kwargs=cfg.model_kwargs,
-                                         store_attrs=ds_all.attrs, sample_shape=ds_all.sample_shape,
+                                         store_attrs=ds.attrs, sample_shape=ds.sample_shape,
                                          allow_partial=cfg.allow_partial_init)
     model_name = init_info.get("model", cfg.model or "cbramod")
     if cfg.model is not None and model_name != cfg.model:
         raise ConfigError(f"model={cfg.model!r} but --init {init} holds a {model_name!r} model; the checkpoint's family "
                           "is the run's: drop --model")
+    return backbone, init_info, model_name
+
+
+def _build_finetune_model(ds_all, cfg: FinetuneConfig, init, info, kind: str, n_classes: int):
+    """Backbone from ``init`` plus a fresh head, on the run's device.
+
+    Returns ``(model, param_groups, model_name, init_info, head_info)``.
+    """
+    backbone, init_info, model_name = finetune_backbone(cfg, init, ds_all)
     backbone.to(info.device)
     with torch.no_grad():
         x0 = ds_all[0][0].unsqueeze(0).to(info.device)

@@ -28,11 +28,12 @@ from neurokit.io.store import PatchStore
 from neurokit.models.checkpoint import load_checkpoint, save_checkpoint
 from neurokit.models.heads import M4OE_KIND, M4oEFinetuneModel
 from neurokit.models.m4oe import M4oE, M4oEConfig
-from neurokit.models.registry import build_backbone, get_model_spec
+from neurokit.models.registry import get_model_spec
 from neurokit.pipelines.finetune import (
     FinetuneConfig,
     check_finetune_options,
     check_resume,
+    finetune_backbone,
     init_fingerprint,
     make_augmenter,
 )
@@ -333,13 +334,7 @@ def _build_m4oe_model(tdata, layouts, cfg, init, dev, preset, alpha, focal_gamma
     """
     first = next(iter(tdata.values()))
     tr = first["parts"]["train"]
-    backbone, init_info = build_backbone(init, model=cfg.model or "cbramod", model_kwargs=cfg.model_kwargs,
-                                         store_attrs=tr.attrs, sample_shape=tr.sample_shape,
-                                         allow_partial=cfg.allow_partial_init)
-    model_name = init_info.get("model", cfg.model or "cbramod")
-    if cfg.model is not None and model_name != cfg.model:
-        raise ConfigError(f"model={cfg.model!r} but --init {init} holds a {model_name!r} model; the checkpoint's family "
-                          "is the run's: drop --model")
+    backbone, init_info, model_name = finetune_backbone(cfg, init, tr)
     spec = get_model_spec(model_name)
     if spec.modality != "eeg":
         raise ConfigError(f"--head m4oe routes the channel groups of EEG stores; {spec.title or model_name} is a "
