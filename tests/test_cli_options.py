@@ -134,6 +134,7 @@ SUBJ = ["--train-subjects", "seg001", "--val-subjects", "seg061", "--test-subjec
     (["--head", "avgpool", "--allow-partial-init"], ["--allow-partial-init", "without --init"]),
     ([*M4OE, "--allow-partial-init"], ["--allow-partial-init", "without --init"]),
     (["--head", "avgpool", "--label-smoothing", "0.2"], ["--label-smoothing", "binary task"]),
+    ([*M4OE, "--alpha", "-1"], ["--alpha -1", "must be >= 0"]),
     (["--head", "avgpool", "--resume"], ["nothing to resume"]),
     (["--head", "avgpool", "--train-subjects", "seg001"], ["--train-subjects", "--val-subjects"]),
     (["--head", "bogus"], ["bogus"]),
@@ -240,6 +241,8 @@ def test_m4oe_with_augment_partial_init_frozen_and_plots(eeg_store, cbramod_ckpt
              "cpu", "--no-baselines", "--resume"]
     refused(cli(*again, "--n-layers", "1", "--alpha", "0.5"), "alpha", "--overwrite")  # another head setting
     refused(cli(*again), "model_kwargs")  # --n-layers not given again: another backbone
+    assert load_checkpoint(out / "last.pt")["finetune_config"]["head"] == "m4oe"
+    assert load_checkpoint(out / "best.pt")["finetune_config"]["head"] == "m4oe"
 
 
 def test_sit_finetune_is_labelled_sit_everywhere(surface_store, sit_ckpt, tmp_path, bars):

@@ -219,7 +219,7 @@ def test_resume_refuses_other_channels(pretrained, eeg_root, tmp_path):
 
 
 def test_config_and_selection_errors(lr_store, tmp_path):
-    with pytest.raises(ConfigError, match="max_steps must be >= 1"):
+    with pytest.raises(ConfigError, match="max_steps=0: must be >= 1"):
         PretrainConfig(max_steps=0)
     with pytest.raises(ConfigError, match="batch_size=0: must be >= 1"):
         FinetuneConfig(batch_size=0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from pathlib import Path
 from typing import List, Optional
 
 import typer
@@ -123,3 +124,9 @@ def options_given(ctx) -> set[str]:
     """The options the user gave, by their first flag (``--folds``, ``--task``…)."""
     return {str(prm.opts[0]) for prm in ctx.command.params
             if getattr(prm, "opts", None) and str(prm.opts[0]).startswith("-") and option_given(ctx, prm.name)}
+
+
+def check_json_out(path: Optional[Path]) -> None:
+    """Refuse a ``--json`` path that cannot be written (a folder) before any work is done."""
+    if path is not None and path.is_dir():
+        fail(ValueError(f"--json {path}: is a folder; give the path of a .json file to write"))

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from neurokit.cli.common import (
+    check_json_out,
     console,
     fail,
     metrics_table,
@@ -31,6 +32,7 @@ def evaluate(
 ) -> None:
     """Score a fine-tuned checkpoint on a store and print the metrics table."""
     setup_logging(False)
+    check_json_out(json_out)
     from neurokit.pipelines.evaluate import evaluate as run
 
     if checkpoint.is_dir():
@@ -69,6 +71,7 @@ def baseline(
 ) -> None:
     """Classical baselines (CSP+LDA, Riemannian tangent space + LR, band power + LR) on the card's split."""
     setup_logging(False)
+    check_json_out(json_out)
     from neurokit.evaluation.baselines import baseline as run
 
     res = run_or_exit(run, list(stores), methods=method or None, seed=seed)

@@ -8,7 +8,13 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from neurokit.cli.common import console, fail, run_or_exit, setup_logging
+from neurokit.cli.common import (
+    check_json_out,
+    console,
+    fail,
+    run_or_exit,
+    setup_logging,
+)
 
 
 # ----------------------------------------------------------------------------- stimulus retrieval
@@ -68,6 +74,7 @@ def retrieve(
 ) -> None:
     """Which clip was this person watching? Top-1/5/10 retrieval of video and audio windows from fMRI, beside chance."""
     setup_logging(False)
+    check_json_out(json_out)
     from neurokit.pipelines.retrieval import retrieve as run
 
     subj = [s.strip() for s in subjects.split(",") if s.strip()] if subjects else None

@@ -103,6 +103,9 @@ class M4oEConfig:
             raise ConfigError(f"tasks must be given once each (got {names})")
         if self.dim % self.n_heads:
             raise ConfigError(f"dim={self.dim} is not a multiple of n_heads={self.n_heads}")
+        if self.alpha < 0:
+            raise ConfigError(f"alpha={self.alpha}: must be >= 0 (the weight of the -alpha * I(M;E|T) term; a negative "
+                              "value would penalise the mutual information the head is meant to gain)")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

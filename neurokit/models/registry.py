@@ -370,7 +370,7 @@ def build_backbone(init: str | Path | None, *, model: str, model_kwargs: dict | 
     if objective.modality != store_modality:
         raise ConfigError(f"{init}: is a {objective.title or model_name} checkpoint, pretrained on {objective.modality} "
                           f"stores; the store to fine-tune holds {store_modality} samples {tuple(sample_shape)}. "
-                          f"Start from a {store_modality} checkpoint, or train from scratch (no --init)")
+                          f"Start from a checkpoint pretrained on {store_modality} stores, or train from scratch (no --init)")
     mcfg = dict(pf.model_config)
     if pf.family is None and model_name == "cbramod" and "n_layers" not in mcfg:
         mcfg["n_layers"] = cbramod_layers(pf.state_dict) or 12

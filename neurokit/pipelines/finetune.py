@@ -356,7 +356,7 @@ def finetune_or_reuse(store, out_dir: str | Path, cfg: FinetuneConfig, *, init: 
 def _config_differences(cfg: FinetuneConfig, saved: dict, ignore: Sequence[str]) -> list[str]:
     """Fields of ``cfg`` that differ from a saved ``finetune_config`` (``model=None`` matches the saved family)."""
     return [k for k, v in asdict(cfg).items() if k not in ignore and not (k == "model" and v is None)
-            and not (k == "head" and v == "auto" and saved.get(k) in HEADS)
+            and not (k == "head" and v == "auto" and saved.get(k) in (*HEADS, "m4oe"))
             and _norm_json(v) != _norm_json(saved.get(k))]
 
 

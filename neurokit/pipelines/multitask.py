@@ -287,7 +287,7 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
                       augment=augment or None, train_mode=train_mode, stage="finetune", detail="M4oE",
                       progress=cfg.progress, find_unused_parameters=True,
                       checkpoint_extra=lambda: {"kind": KIND + "_last", "tasks": list(tdata),
-                                                "finetune_config": asdict(cfg), "init_sha256": init_fingerprint(init),
+                                                "finetune_config": {**asdict(cfg), "head": "m4oe"}, "init_sha256": init_fingerprint(init),
                                                 "head_settings": head_settings})
     if ck is not None:
         if ck.get("epoch", 0) >= cfg.epochs:
@@ -405,7 +405,7 @@ def _save_m4oe(out, model, hcfg, layouts, tdata, cfg, model_name, init_info, rep
         "tasks": {n: {"card": d["store"].info.card, "task": d["store"].info.task, "kind": d["kind"],
                       "label_names": d["label_names"], "ch_names": _as_list(d["store"].info.ch_names)}
                   for n, d in tdata.items()},
-        "finetune_config": {**asdict(cfg), "model": model_name}, "report": {k: v for k, v in report.items() if k != "history"},
+        "finetune_config": {**asdict(cfg), "model": model_name, "head": "m4oe"}, "report": {k: v for k, v in report.items() if k != "history"},
     })
     (out / "report.json").write_text(json.dumps(report, indent=2, default=float))
 

@@ -84,7 +84,7 @@ class PretrainConfig:
             bad = "epochs" if self.epochs < 1 else "batch_size"
             raise ConfigError(f"{bad}={getattr(self, bad)}: must be >= 1")
         if self.max_steps is not None and self.max_steps < 1:
-            raise ConfigError(f"max_steps must be >= 1 when given (got {self.max_steps})")
+            raise ConfigError(f"max_steps={self.max_steps}: must be >= 1 when given")
         if self.num_workers < 0:
             raise ConfigError(f"num_workers must be >= 0 (got {self.num_workers})")
         get_objective(self.model)  # ConfigError naming the known families

@@ -41,7 +41,13 @@ from neurokit._utils.errors import ConfigError, Interrupted
 from neurokit._utils.progress import TrainProgress
 from neurokit.models.checkpoint import rng_state, save_checkpoint, set_rng_state
 from neurokit.training import distributed as dist
-from neurokit.training.optim import EpochSampler, OptimConfig, build_optimizer, make_loader, unwrap
+from neurokit.training.optim import (
+    EpochSampler,
+    OptimConfig,
+    build_optimizer,
+    make_loader,
+    unwrap,
+)
 
 logger = logging.getLogger("neurokit")
 

@@ -84,7 +84,10 @@ def prepare_surface(card, out: Path, options: PrepareOptions | None = None,
         As :func:`~neurokit.preprocessing.surface.store.write_surface_store`.
     """
     from neurokit.io.surface import normalize_hemi
-    from neurokit.preprocessing.surface.store import SurfaceStoreOptions, write_surface_store
+    from neurokit.preprocessing.surface.store import (
+        SurfaceStoreOptions,
+        write_surface_store,
+    )
 
     options, surface = options or PrepareOptions(), surface or SurfaceOptions()
     hemi = normalize_hemi(surface.hemi) if surface.hemi else None
