@@ -36,4 +36,7 @@ def quickstart(
                n_layers=n_layers, channels=channels, batch_size=batch_size, seed=seed, device=device, overwrite=overwrite,
                say=console.print)
     console.print(comparison_table("quick start: test split per task (held-out subjects / segments)", res["tasks"]))
+    for task, rep in res["tasks"].items():
+        if rep.get("degenerate"):
+            console.print(f"[bold yellow]not a result:[/] {task}: {rep['degenerate']}")
     console.print(f"total {res['seconds']:.0f} s; reports under {out}")

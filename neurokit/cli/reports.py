@@ -23,6 +23,8 @@ def print_report(rep: dict, out: Path) -> None:
     console.print(f"{task}({rep['kind']}{escape(classes)}); split by {rep['split_by']} — {sp}")
     console.print(f"selected epoch {rep['best_epoch']} on validation {rep['selection_metric']} = {rep['val_best']:.4f}")
     console.print(metrics_table(f"{run_title(rep)}: test metrics ({rep['n_samples']['test']} samples)", rep["test"]))
+    if rep.get("degenerate"):
+        console.print(f"[bold yellow]not a result:[/] {escape(rep['degenerate'])}")
     if rep.get("baselines") or rep.get("chance"):
         console.print(comparison_table("test split: model vs classical baselines vs chance", {"model": rep}, run_title(rep)))
     console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'}")

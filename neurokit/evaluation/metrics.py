@@ -76,5 +76,50 @@ def regression_metrics(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, floa
     }
 
 
+def degenerate_predictions(kind: str, y_true: np.ndarray, out: np.ndarray,
+                           label_names: list[str] | None = None) -> str | None:
+    """Say so when a classifier's test predictions carry no information, else ``None``.
+
+    A balanced accuracy of exactly 0.5 with kappa 0 usually means every sample got one class; an AUROC is
+    undefined when one class is present, and meaningless when every score is equal. These are named here so
+    a report never prints them as a result.
+
+    Parameters
+    ----------
+    kind : ``"binary"``, ``"multiclass"`` or ``"regression"``
+    y_true : int array ``(n,)``
+    out : float array ``(n,)`` (binary logit; regression prediction) or ``(n, n_classes)`` (logits)
+    label_names : list of str, optional
+        Class names, for the message.
+
+    Returns
+    -------
+    str or None
+        E.g. ``"all 140 test samples predicted 'left_fist'"``.
+
+    Example
+    -------
+    >>> degenerate_predictions("binary", np.array([0, 1, 1]), np.array([-2.0, -1.0, -3.0]), ["rest", "seizure"])
+    "all 3 test samples predicted 'rest'"
+    """
+    y_true = np.asarray(y_true)
+    out = np.asarray(out, dtype=np.float64)
+    n = len(y_true)
+    if n == 0:
+        return "no test sample"
+    if kind == "regression":
+        return f"all {n} test predictions are equal ({out.ravel()[0]:.4g})" if np.ptp(out) == 0 else None
+    names = list(label_names or [])
+    pred = (out >= 0).astype(int) if out.ndim == 1 else out.argmax(axis=1)
+    if out.ndim == 1 and np.ptp(out) == 0 or out.ndim == 2 and np.ptp(out, axis=0).max() == 0:
+        return f"all {n} test scores are equal: no ranking (AUROC and AUC-PR mean nothing)"
+    if len(np.unique(pred)) == 1:
+        c = int(pred[0])
+        return f"all {n} test samples predicted {names[c]!r}" if c < len(names) else f"all {n} test samples predicted class {c}"
+    if len(np.unique(y_true)) == 1:
+        return f"one class in the {n} test samples: AUROC and balanced accuracy are undefined"
+    return None
+
+
 def score(kind: str, y: np.ndarray, out: np.ndarray) -> dict[str, float]:
     return regression_metrics(y, out) if kind == "regression" else classification_metrics(y, out)

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from neurokit._utils.errors import ConfigError, Interrupted
 from neurokit.data.dataset import PatchDataset, open_labelled
 from neurokit.data.splits import resolve_splits
-from neurokit.evaluation.metrics import SELECTION, score
+from neurokit.evaluation.metrics import SELECTION, degenerate_predictions, score
 from neurokit.io.store import StoreMeta
 from neurokit.models.checkpoint import (
     data_differences,
@@ -464,6 +464,9 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
     report = _finetune_report(meta, model_name, kind, label_names, how, split_kw, parts, select, res, test, init_info,
                               head_info["kind"])
     report["seconds"] = time.perf_counter() - t0
+    report["degenerate"] = degenerate_predictions(kind, yt, ot, label_names)  # None when the predictions inform
+    if report["degenerate"]:
+        logger.warning("%s: %s", out, report["degenerate"])
     from neurokit.evaluation.baselines import chance_metrics, run_baselines
 
     report["chance"] = chance_metrics(kind, n_classes)
