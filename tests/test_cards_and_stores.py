@@ -132,3 +132,28 @@ def test_folder_corpus_card(eeg_root, tmp_path):
         "sfreq_orig": 160.0, "encoding": "utf8", "resampled": [160.0, 200.0], "l_freq": 0.3, "h_freq": 75.0,
         "notch_hz": [60.0]}
     assert len(s) >= 12 * 12  # at least 12 windows of 10 s in each ~2-min run
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda c: c.update(readings={"units": "mV"}), ["unknown key 'readings' at the top level", "did you mean 'reading'?"]),
+    (lambda c: c["layout"].update(patern="*.edf"), ["unknown key 'patern' under 'layout'", "did you mean 'pattern'?"]),
+    (lambda c: next(iter(c["tasks"].values())).update(clases=["a", "b"]),
+     ["unknown key 'clases' under 'tasks.", "did you mean 'classes'?"]),
+    (lambda c: next(iter(c["tasks"].values())).update(splits={"train": ["S001"], "valid": ["S002"]}),
+     ["unknown key 'valid' under 'tasks.", "did you mean 'val'?"]),
+    (lambda c: c.update(reading={"unit": "mV"}), ["unknown key 'unit' under 'reading'", "did you mean 'units'?"]),
+])
+def test_card_keys_are_checked_at_every_level(tmp_path, edit, words):
+    import yaml
+
+    from neurokit._utils.errors import CardError
+    from neurokit.cards import cards_dir, load_card
+
+    raw = yaml.safe_load((cards_dir() / "eegmat.yaml").read_text())
+    edit(raw)
+    path = tmp_path / "typo.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(CardError) as err:
+        load_card(path)
+    msg = str(err.value)
+    assert msg.startswith(f"{path}: ") and all(w in msg for w in words), msg

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from neurokit._utils.errors import CardError
+from neurokit.cards.schema import check_card_keys
 from neurokit.io.entry import FileEntry
 
 logger = logging.getLogger("neurokit")
@@ -437,7 +438,9 @@ def load_card(name_or_path: str | Path) -> DataCard:
     Raises
     ------
     CardError
-        Unknown name, unreadable YAML, or a required field missing.
+        Unknown name, unreadable YAML, a required field missing, or a key neurokit does not read at any level
+        (:func:`~neurokit.cards.schema.check_card_keys`: the message names the file, the key and the closest
+        valid one).
     """
     import yaml
 
@@ -455,4 +458,5 @@ def load_card(name_or_path: str | Path) -> DataCard:
     missing = [k for k in REQUIRED if k not in raw]
     if missing:
         raise CardError(f"{p}: missing required field(s) {missing}")
+    check_card_keys(raw, str(p))
     return DataCard(name=raw["name"], raw=raw, path=p)
