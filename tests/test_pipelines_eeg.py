@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from neurokit._utils.errors import ChannelMismatchError, ConfigError
-from neurokit.models.checkpoint import load_checkpoint
-from neurokit.pipelines.finetune import FinetuneConfig, finetune
-from neurokit.pipelines.evaluate import evaluate
 from neurokit.evaluation.metrics import classification_metrics, regression_metrics
+from neurokit.models.checkpoint import load_checkpoint
+from neurokit.pipelines.evaluate import evaluate
+from neurokit.pipelines.finetune import FinetuneConfig, finetune
 from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
 SMALL = {"n_layers": 1}
@@ -240,3 +240,20 @@ def test_flatten_head_size_guard():
     with pytest.raises(ConfigError, match=r"would need a 245760×245760 layer .*use head='avgpool'"):
         Head("all_patch_reps", (1280, 192), 1)
     assert sum(p.numel() for p in Head("all_patch_reps", (21, 4, 200), 2).parameters()) == 16800 * 800 + 800 + 800 * 200 + 200 + 200 * 2 + 2
+
+
+def test_a_training_split_of_one_class_is_refused(tmp_path):
+    """A training subject with one class only: refused before any folder is made."""
+    from neurokit.io.store import PatchStoreWriter
+
+    rng = np.random.default_rng(0)
+    w = PatchStoreWriter(tmp_path / "s.h5", (2, 1, 200), attrs={"modality": "eeg", "label_names": ["rest", "task"],
+                                                                  "ch_names": ["C3", "C4"], "sfreq": 200.0})
+    for subj, labels in (("S1", [0] * 6), ("S2", [0, 1] * 3), ("S3", [0, 1] * 3)):
+        w.append(rng.normal(size=(6, 2, 1, 200)).astype(np.float32), np.asarray(labels), subject=subj)
+    store = w.close()
+    cfg = FinetuneConfig(epochs=1, batch_size=4, model_kwargs={"n_layers": 1}, progress=False, device="cpu",
+                         baselines=False, head="avgpool", splits={"train": ["S1"], "val": ["S2"], "test": ["S3"]})
+    with pytest.raises(ConfigError, match=r"split 'train' holds one class only \('rest', 6 samples of subjects S1\)"):
+        finetune(store, tmp_path / "ft", cfg)
+    assert not (tmp_path / "ft").exists()

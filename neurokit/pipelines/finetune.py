@@ -487,12 +487,25 @@ def _split_parts(ds_all, out: Path, cfg: FinetuneConfig, split_kw, leak_unit):
     from neurokit.data.splits import check_no_leak
 
     check_no_leak(ds_all, split_kw, leak_unit or ("run" if how == "run" else "subject"))
-    out.mkdir(parents=True, exist_ok=True)
     parts = {k: PatchDataset(ds_all.stores, labelled=True, **kw) for k, kw in split_kw.items()}
     for k, d in parts.items():
         if len(d) == 0:
             raise ConfigError(f"split {k!r} is empty ({split_kw[k]})")
+    train_labels = parts["train"].labels
+    if train_labels.dtype.kind in "iu" and len(np.unique(train_labels)) < 2:
+        names = list(ds_all.info.label_names)
+        c = int(train_labels[0])
+        one = names[c] if c < len(names) else f"class {c}"
+        raise ConfigError(f"split 'train' holds one class only ({one!r}, {len(train_labels)} samples of "
+                          f"{_kw_text(split_kw['train'])}): a classifier cannot learn from it; choose training "
+                          "subjects (runs) that hold every class")
+    out.mkdir(parents=True, exist_ok=True)
     return how, split_kw, parts
+
+
+def _kw_text(kw: dict) -> str:
+    """``{"subjects": [...]}`` → ``"subjects S001, S002"`` for messages."""
+    return "; ".join(f"{k} {', '.join(map(str, v))}" for k, v in kw.items())
 
 
 def finetune_backbone(cfg: FinetuneConfig, init, ds) -> tuple[torch.nn.Module, dict, str]:
