@@ -61,3 +61,15 @@ def _neurokit_cache(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("NEUROKIT_CACHE", str(tmp_path_factory.mktemp("nkcache")))
         yield
+
+
+@pytest.fixture(scope="module")
+def two_torch_threads():
+    """At most two torch threads for a module's tests (models built and trained on the 2-core CI machine),
+    restored afterwards. Use with ``pytestmark = pytest.mark.usefixtures("two_torch_threads")``."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(min(2, before))
+    yield
+    torch.set_num_threads(before)

@@ -7,7 +7,6 @@ import json
 
 import numpy as np
 import pytest
-import torch
 from typer.testing import CliRunner
 
 from neurokit.cards import load_card
@@ -20,12 +19,7 @@ FAST = ["--epochs", "1", "--batch-size", "8", "--n-layers", "1", "--no-progress"
 PRE = ["--epochs", "1", "--max-steps", "1", "--batch-size", "8", "--n-layers", "1", "--no-progress", "--device", "cpu"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _two_threads():
-    before = torch.get_num_threads()
-    torch.set_num_threads(min(2, before))
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("two_torch_threads")
 
 
 def cli(*args):

@@ -23,12 +23,7 @@ CLIP_KW = dict(n_layers=1, n_chans=2, n_patches=20, vertices_per_patch=45, video
 FAMILIES = {"cbramod": dict(n_layers=1), "sit": SIT_KW, "clip": CLIP_KW}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _two_threads():
-    before = torch.get_num_threads()
-    torch.set_num_threads(min(2, before))
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("two_torch_threads")
 
 
 def _count(m: torch.nn.Module) -> int:

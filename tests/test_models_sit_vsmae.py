@@ -16,12 +16,7 @@ MSC = "cifti/sub-MSC01_test.dtseries.nii"
 SMALL = {"depth": 1, "decoder_depth": 1}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _two_threads():
-    before = torch.get_num_threads()
-    torch.set_num_threads(min(2, before))
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("two_torch_threads")
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from neurokit._utils.errors import CardError
-from neurokit.cards.schema import check_card_keys
+from neurokit.cards.schema import READING, check_card_keys
 from neurokit.io.entry import FileEntry
 
 logger = logging.getLogger("neurokit")
@@ -126,9 +126,9 @@ class DataCard:
         ``encoding`` (of EDF/BDF annotations) and ``units`` (of channels whose unit is blank or unknown;
         one unit or label → unit)."""
         opts = dict(self.raw.get("reading") or {})
-        unknown = sorted(set(opts) - {"encoding", "units"})
+        unknown = sorted(set(opts) - set(READING))
         if unknown:
-            raise CardError(f"{self.path or self.name}: unknown reading keys {unknown}; allowed: ['encoding', 'units']")
+            raise CardError(f"{self.path or self.name}: unknown reading keys {unknown}; allowed: {list(READING)}")
         return opts
 
     def recipe(self):

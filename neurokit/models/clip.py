@@ -164,22 +164,12 @@ class SurfaceCLIP(nn.Module):
         >>> SurfaceCLIP.from_pretrained(p).config.video_dim
         8
         """
-        from neurokit.models.pretrained import (
-            expect_family,
-            load_into,
-            place,
-            read_pretrained,
-            with_info,
-        )
+        from neurokit.models.pretrained import load_whole_module
 
-        pf = read_pretrained(source, map_location=map_location)
-        family = expect_family(pf, ["clip"], "SurfaceCLIP.from_pretrained")
-        if not pf.whole_module:
-            raise ConfigError(f"{pf.source}: is a fine-tuning checkpoint (kind {pf.kind!r}) holding a SiT encoder and a "
-                              "head, not the CLIP projection heads; read its encoder with SiT.from_pretrained")
-        model = cls(CLIPConfig.from_dict({**pf.model_config, **config}))
-        report = load_into(model, pf.state_dict, allow_partial=allow_partial, name=pf.source, what="CLIP model")
-        return place(with_info(model, pf, report, family), map_location)
+        return load_whole_module(lambda recorded: cls(CLIPConfig.from_dict({**recorded, **config})), source,
+                                 family="clip", caller="SurfaceCLIP.from_pretrained", what="CLIP model",
+                                 lacks="the CLIP projection heads", map_location=map_location,
+                                 allow_partial=allow_partial)
 
     def embed_fmri(self, x: torch.Tensor) -> torch.Tensor:
         """``(B, T, N, V)`` tubelets → ``(B, embed_dim)`` unit vectors."""

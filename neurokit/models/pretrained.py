@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 import torch.nn as nn
@@ -333,3 +333,39 @@ def place(module: nn.Module, map_location: Any) -> nn.Module:
     if isinstance(map_location, (str, torch.device)):
         module = module.to(map_location)
     return module
+
+
+def load_whole_module(build: Callable[[dict], nn.Module], source, *, family: str, caller: str, what: str, lacks: str,
+                      map_location: Any = "cpu", allow_partial: bool = False) -> nn.Module:
+    """A family's whole pretraining module (vsMAE, CLIP) from ``source``: the shared body of their
+    ``from_pretrained`` classmethods.
+
+    Parameters
+    ----------
+    build : callable ``(model_config: dict) -> nn.Module``
+        The module from the checkpoint's recorded configuration (the caller merges its overrides in).
+    source : str or Path
+        Pretraining checkpoint, bare state dict or Hub weights (:func:`read_pretrained`).
+    family : str
+        The one family the module belongs to (``"sit"``, ``"clip"``).
+    caller, what, lacks : str
+        For messages: the method's name, what is loaded (``"CLIP model"``) and what a fine-tuning checkpoint
+        does not hold (``"the CLIP projection heads"``).
+    map_location, allow_partial
+        As :func:`read_pretrained` and :func:`load_into`.
+
+    Raises
+    ------
+    PretrainedError
+        Another family, a file that would run code, weights that do not fit.
+    ConfigError
+        A fine-tuning checkpoint (it holds a SiT encoder and a head only).
+    """
+    pf = read_pretrained(source, map_location=map_location)
+    found = expect_family(pf, [family], caller)
+    if not pf.whole_module:
+        raise ConfigError(f"{pf.source}: is a fine-tuning checkpoint (kind {pf.kind!r}) holding a SiT encoder and a "
+                          f"head, not {lacks}; read its encoder with SiT.from_pretrained")
+    model = build(dict(pf.model_config))
+    report = load_into(model, pf.state_dict, allow_partial=allow_partial, name=pf.source, what=what)
+    return place(with_info(model, pf, report, found), map_location)

@@ -110,7 +110,7 @@ def make_cbramod(kwargs: dict) -> CBraMod:
 def build_cbramod(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> nn.Module:
     if len(sample_shape) != 3 or sample_shape[-1] != 200:
         raise ValueError(f"CBraMod needs EEG stores of (C, N, 200) samples; this store has {sample_shape}")
-    return CBraMod(**kwargs)
+    return make_cbramod(kwargs)
 
 
 def rebuild_cbramod(cfg: dict) -> nn.Module:
@@ -213,15 +213,9 @@ def build_clip(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> SurfaceC
     kw = dict(kwargs)
     stimuli = open_stimuli(kw.pop("stimuli", None))
     kw.pop("segments", None)
-    size = kw.pop("size", "tiny")
-    if "n_layers" in kw:
-        kw["depth"] = kw.pop("n_layers")
-    clip_keys = {"embed_dim", "dropout", "lag_s", "weights", "log_scale"}
-    ckw = {k: kw.pop(k) for k in list(kw) if k in clip_keys}
     T, N, V = (int(s) for s in sample_shape)
-    enc = sit_config(size, n_chans=T, n_patches=N, vertices_per_patch=V, **kw)
-    return SurfaceCLIP(CLIPConfig(fmri=enc, video_dim=stimuli[0].video.shape[1], audio_dim=stimuli[0].audio.shape[1],
-                                  stimulus=encoder_facts(stimuli), **ckw))
+    return make_clip({**kw, "n_chans": T, "n_patches": N, "vertices_per_patch": V, "video_dim": stimuli[0].video.shape[1],
+                      "audio_dim": stimuli[0].audio.shape[1], "stimulus": encoder_facts(stimuli)})
 
 
 CLIP_KEYS = ("video_dim", "audio_dim", "embed_dim", "dropout", "lag_s", "weights", "log_scale", "stimulus")

@@ -169,22 +169,11 @@ class VSMAE(nn.Module):
         >>> VSMAE.from_pretrained(p).config.encoder.depth
         1
         """
-        from neurokit.models.pretrained import (
-            expect_family,
-            load_into,
-            place,
-            read_pretrained,
-            with_info,
-        )
+        from neurokit.models.pretrained import load_whole_module
 
-        pf = read_pretrained(source, map_location=map_location)
-        family = expect_family(pf, ["sit"], "VSMAE.from_pretrained")
-        if not pf.whole_module:
-            raise ConfigError(f"{pf.source}: is a fine-tuning checkpoint (kind {pf.kind!r}) holding a SiT encoder and a "
-                              "head, not the vsMAE decoder; read its encoder with SiT.from_pretrained")
-        model = cls(VSMAEConfig.from_dict({**pf.model_config, **config}))
-        report = load_into(model, pf.state_dict, allow_partial=allow_partial, name=pf.source, what="vsMAE model")
-        return place(with_info(model, pf, report, family), map_location)
+        return load_whole_module(lambda recorded: cls(VSMAEConfig.from_dict({**recorded, **config})), source,
+                                 family="sit", caller="VSMAE.from_pretrained", what="vsMAE model",
+                                 lacks="the vsMAE decoder", map_location=map_location, allow_partial=allow_partial)
 
     @property
     def encoder_config(self) -> SiTConfig:

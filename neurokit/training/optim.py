@@ -87,15 +87,20 @@ def build_optimizer(param_groups, cfg: OptimConfig, total_steps: int):
     return opt, sched
 
 
-def optimizer_step(loss: torch.Tensor, model: torch.nn.Module, opt, sched, clip_grad: float | None) -> None:
-    """One update: zero the gradients, back-propagate ``loss``, clip the global gradient norm to
-    ``clip_grad`` (when set), step the optimiser and the per-step schedule."""
+def optimizer_step(loss: torch.Tensor, params, opt, sched, clip_grad: float | None) -> torch.Tensor | None:
+    """One update: zero the gradients, back-propagate ``loss``, clip the global gradient norm of ``params`` to
+    ``clip_grad`` (when set), step the optimiser and the per-step schedule.
+
+    Returns
+    -------
+    The gradient norm before clipping (a 0-d tensor), or ``None`` without clipping.
+    """
     opt.zero_grad(set_to_none=True)
     loss.backward()
-    if clip_grad:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), clip_grad)
+    gnorm = torch.nn.utils.clip_grad_norm_(params, clip_grad) if clip_grad else None
     opt.step()
     sched.step()
+    return gnorm
 
 
 def _cosine_lambda(base_lr: float, min_lr: float, total: int, warmup: int):

@@ -46,6 +46,7 @@ from neurokit.training.optim import (
     OptimConfig,
     build_optimizer,
     make_loader,
+    optimizer_step,
     unwrap,
 )
 
@@ -441,11 +442,7 @@ class Trainer:
                     x, mix = self._augment(x, task)
                     out_ = self.loss(self.model, Batch(x=x, y=y, task=task, step=self.step, epoch=epoch, mix=mix))
                     loss, stats = out_ if isinstance(out_, tuple) else (out_, {})
-                    self.optimizer.zero_grad(set_to_none=True)
-                    loss.backward()
-                    gnorm = torch.nn.utils.clip_grad_norm_(self._clip, self.optim.clip_grad) if self.optim.clip_grad else None
-                    self.optimizer.step()
-                    self.scheduler.step()
+                    gnorm = optimizer_step(loss, self._clip, self.optimizer, self.scheduler, self.optim.clip_grad)
                     self.step += 1
                     n_seen += x.shape[0] * info.world_size
                     lv = float(dist.all_reduce_mean(loss.detach(), info))
