@@ -109,7 +109,23 @@ def test_m4oe_two_tasks_train_resume_evaluate_plot(small_stores, tmp_path):
     mc = mat["modality_contributions"]
     assert set(mc["mean"]) == {"eeg", "ecg"} and sum(mc["mean"].values()) == pytest.approx(1.0, abs=1e-5)
     assert len(mc["per_sample"]) == mat["n_samples"]["test"]
+    ab = mat["ablation_contributions"]  # routing is not causality: the ablation stands beside it
+    assert ab["modalities"] == ["eeg", "ecg"] and len(ab["per_sample"]) == mat["n_samples"]["test"]
+    assert set(ab["score_change"]) == {"eeg", "ecg"} and "balanced_accuracy" in ab["score_change"]["eeg"]
+    assert sum(ab["share"].values()) == pytest.approx(1.0) or sum(ab["share"].values()) == 0.0
+    inc = [s["eeg"] for s in ab["per_sample"]]
+    assert ab["mean_loss_increase"]["eeg"] == pytest.approx(float(np.mean(inc)), abs=1e-4)
+    # focal loss alpha = 1 - class frequency of each task's training split (release main.py)
+    from neurokit.data.dataset import PatchDataset
+    from neurokit.io.store import PatchStore
+
+    spec = {t["name"]: t for t in rep["head_config"]["tasks"]}
+    assert rep["head_config"]["focal_gamma"] == 2.0
+    train = PatchDataset([PatchStore(small_stores["mat"])], labelled=True, **mat["splits"]["train"])
+    want = np.bincount(train.labels, minlength=2) / len(train)
+    np.testing.assert_allclose(spec["eegmat:arithmetic"]["class_frequencies"], want)
     bonn = rep["tasks"]["bonn_epilepsy:seizure"]
+    assert bonn["ablation_contributions"] == {"modalities": ["eeg"], "note": "one modality: nothing to ablate"}
     assert bonn["modality_contributions"]["mean"] == {"eeg": pytest.approx(1.0)}
     assert bonn["baselines"]["bandpower_lr"]["test"]["balanced_accuracy"] == 1.0
     res = runner.invoke(app, ["evaluate", str(out / "best.pt"), str(small_stores["bonn"]), str(small_stores["mat"]),
@@ -117,6 +133,8 @@ def test_m4oe_two_tasks_train_resume_evaluate_plot(small_stores, tmp_path):
     assert res.exit_code == 0, res.output
     ev = json.loads((tmp_path / "e.json").read_text())
     assert ev["tasks"]["bonn_epilepsy:seizure"]["balanced_accuracy"] == pytest.approx(bonn["test"]["balanced_accuracy"])
+    assert ev["tasks"]["eegmat:arithmetic"]["ablation_contributions"]["mean_loss_increase"]["ecg"] == pytest.approx(
+        ab["mean_loss_increase"]["ecg"], abs=1e-4)
     res = runner.invoke(app, ["plot-contributions", str(out / "report.json"), "-o", str(tmp_path / "c.png")])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"

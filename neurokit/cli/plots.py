@@ -28,7 +28,8 @@ def plot_contributions(
     report: Path = typer.Argument(..., help="report.json of `neuro finetune --head m4oe` (or `neuro evaluate --json`)."),
     out: Path = typer.Option(Path("contributions.png"), "--out", "-o", help="PNG to write."),
 ) -> None:
-    """Draw the modality contributions per task: dataset mean and the per-sample spread."""
+    """Draw the modality contributions per task: routing shares and, beside them, the ablation (task loss
+    increase when a modality is masked), each as dataset mean and per-sample spread."""
     setup_logging(False)
     from neurokit.plotting import plot_contributions as run
 

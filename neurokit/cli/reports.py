@@ -74,12 +74,16 @@ def print_m4oe_report(rep: dict, out: Path) -> None:
 
 
 def contributions_table(tasks: dict) -> Table:
-    t = Table(title="modality contributions (mean share of MToE routing mass; not causal importance)")
+    t = Table(title="modality contributions (mean share of MToE routing mass, not causal importance; ablation: "
+                    "task loss increase when the modality is masked)")
     t.add_column("task", overflow="fold")
-    t.add_column("modality shares")
+    t.add_column("routing shares")
+    t.add_column("ablation: loss increase")
     for name, r in tasks.items():
         mc = r["modality_contributions"]
-        t.add_row(name, ", ".join(f"{m} {v:.3f}" for m, v in mc["mean"].items()))
+        ab = (r.get("ablation_contributions") or {}).get("mean_loss_increase") or {}
+        t.add_row(name, ", ".join(f"{m} {v:.3f}" for m, v in mc["mean"].items()),
+                  ", ".join(f"{m} {v:+.3f}" for m, v in ab.items()) or "—")
     return t
 
 

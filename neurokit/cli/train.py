@@ -129,7 +129,7 @@ def finetune(
     modality: Optional[List[str]] = typer.Option(None, "--modality", show_default="the cards' modalities", help="--head m4oe: NAME=CH,CH or a card modality NAME (repeatable)."),
     m4oe_preset: str = typer.Option("small", "--m4oe-preset", help="--head m4oe: expert counts, small (CPU) or paper (32/128/16)."),
     alpha: float = typer.Option(0.1, help="--head m4oe: weight of the -α·I(M;E|T) term."),
-    focal_gamma: Optional[float] = typer.Option(None, "--focal-gamma", show_default="none (cross-entropy)", help="--head m4oe: focal loss γ (release: 2)."),
+    focal_gamma: Optional[float] = typer.Option(2.0, "--focal-gamma", help="--head m4oe: focal loss γ with α = 1 − training class frequency (release: 2; 0: class-weighted cross-entropy)."),
     resume: bool = typer.Option(False, "--resume", show_default="off", help="Continue the run in OUT from its last.pt (written each epoch) up to --epochs, with the same settings (--scheme card)."),
     baselines: bool = typer.Option(True, "--baselines/--no-baselines", help="Score the classical baselines on the same split."),
 ) -> None:

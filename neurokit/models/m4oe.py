@@ -457,12 +457,14 @@ class M4oE(nn.Module):
 
     @torch.no_grad()
     def ablation(self, targets: Mapping[str, torch.Tensor], label_smoothing: float = 0.0,
-                 outputs: Mapping[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
+                 outputs: Mapping[str, torch.Tensor] | None = None, return_outputs: bool = False):
         """Ablation contribution of the last forward's inputs: task → ``(B, K)`` increase of each sample's
         task loss when modality ``k``'s tokens are masked (``present[k] = False``), NaN where ``k`` is
         absent or the only modality present. Runs the head ``K`` more times without gradient; leaves
         ``self.last`` as it was. Measures what the head does without a modality (not the routing).
-        ``outputs``: the last forward's outputs, if at hand (saves one forward).
+        ``outputs``: the last forward's outputs, if at hand (saves one forward). ``return_outputs``: also
+        return modality → the outputs (task → logits) of the forward without it (the full forward's where
+        it could not be dropped), for score changes over a dataset.
 
         Example
         -------
@@ -481,6 +483,7 @@ class M4oE(nn.Module):
         full = outputs if outputs is not None else self.forward(tokens, present)
         base = {n: self.task_loss(n, full[n], y, label_smoothing, "none") for n, y in targets.items()}
         out = {n: torch.full((B, len(self.modalities)), float("nan"), device=dev) for n in targets}
+        dropped: dict[str, dict[str, torch.Tensor]] = {}
         for k, m in enumerate(self.modalities):
             if m not in tokens:
                 continue
@@ -493,11 +496,12 @@ class M4oE(nn.Module):
                 continue
             drop = {mm: (pm & ~ok if mm == m else pm) for mm, pm in pres.items()}
             o = self.forward(tokens, drop)
+            dropped[m] = o
             for n, y in targets.items():
                 d = self.task_loss(n, o[n], y, label_smoothing, "none") - base[n]
                 out[n][:, k] = torch.where(ok, d, torch.full_like(d, float("nan")))
         self.last = last
-        return out
+        return (out, dropped) if return_outputs else out
 
     def alignment_loss(self, targets: Mapping[str, torch.Tensor], label_smoothing: float = 0.0,
                        outputs: Mapping[str, torch.Tensor] | None = None) -> torch.Tensor:

@@ -13,7 +13,7 @@ from neurokit.evaluation.metrics import score
 from neurokit.io.store import PatchStore
 from neurokit.models.checkpoint import check_channels
 from neurokit.models.heads import load_finetuned, load_m4oe
-from neurokit.pipelines.multitask import contributions, predict_task
+from neurokit.pipelines.multitask import ablation_contributions, contributions, predict_task
 from neurokit.training import distributed as dist
 from neurokit.training.predict import predict
 
@@ -105,7 +105,8 @@ def _kw_ids(kw: dict) -> str:
 def evaluate_m4oe(checkpoint: str | Path, stores: Sequence[str | Path], *, split: str | None = "test",
                   batch_size: int = 64, device: str = "auto") -> dict[str, Any]:
     """Score an M4oE checkpoint: every task whose store is given (matched by card and task), on its split.
-    Returns ``{"checkpoint", "split", "tasks": {name: {metrics…, "n_samples", "modality_contributions"}}}``."""
+    Returns ``{"checkpoint", "split", "tasks": {name: {metrics…, "n_samples", "modality_contributions",
+    "ablation_contributions"}}}``."""
     from neurokit.models.checkpoint import check_channels
 
     dev = dist.setup(device).device
@@ -126,9 +127,12 @@ def evaluate_m4oe(checkpoint: str | Path, stores: Sequence[str | Path], *, split
             if split not in kw:
                 raise ConfigError(f"split={split!r}; the store's splits are {sorted(kw)} (or None for all samples)")
             ds = PatchDataset([st], labelled=True, **kw[split])
-        y, o, sh = predict_task(model, name, ds, batch_size, dev)
-        res[name] = {"n_samples": len(ds), **score(ck["tasks"][name]["kind"], y, o),
-                     "modality_contributions": contributions(sh, model.head.modalities, ds, model.layouts[name])}
+        y, o, sh, ab = predict_task(model, name, ds, batch_size, dev, ablate=True)
+        kind = ck["tasks"][name]["kind"]
+        res[name] = {"n_samples": len(ds), **score(kind, y, o),
+                     "modality_contributions": contributions(sh, model.head.modalities, ds, model.layouts[name]),
+                     "ablation_contributions": ablation_contributions(ab, model.head.modalities, ds, model.layouts[name],
+                                                                      kind, y, o)}
     if not res:
         raise ConfigError(f"none of the stores {[str(s.path) for s in opened]} holds a task of {checkpoint} ({list(ck['tasks'])})")
     return {"checkpoint": str(checkpoint), "split": split, "tasks": res}

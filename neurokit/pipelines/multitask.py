@@ -4,9 +4,10 @@ One backbone (CBraMod: any channel count) encodes every store; each task's modal
 groups of its store (the card's ``modalities``, or ``--modality NAME=CH,CH``), whose tokens go to one
 :class:`~neurokit.models.m4oe.M4oE` head. Each task keeps its own store, split (from its card), loss and
 metrics; training steps go round the tasks' batches in a seeded shuffled order. The report gives per
-task: test metrics, the classical baselines on the same split, chance, and ``modality_contributions``
-(the share of MToE routing mass each modality gives the task: mean and per sample). Routing mass is
-not causal importance.
+task: test metrics, the classical baselines on the same split, chance, ``modality_contributions`` (the
+share of MToE routing mass each modality gives the task: mean and per sample) and, since routing mass is
+not causal importance, ``ablation_contributions`` (what masking each modality does to the task's loss,
+per sample, and to its test metrics, over the split).
 """
 from __future__ import annotations
 
@@ -150,22 +151,38 @@ def match_stores(tasks: list[tuple[str, str]], stores: Sequence[str | Path]) -> 
 
 
 
-def predict_task(model: M4oEFinetuneModel, task: str, ds: PatchDataset, bs: int, device):
-    """``(labels, outputs, modality shares)`` of ``task`` over ``ds`` in sample order (eval mode, no gradient)."""
+def predict_task(model: M4oEFinetuneModel, task: str, ds: PatchDataset, bs: int, device, ablate: bool = False):
+    """``(labels, outputs, modality shares)`` of ``task`` over ``ds`` in sample order (eval mode, no gradient).
+
+    With ``ablate``, a fourth item: ``{"loss_increase": (n, K) array, "outputs": {modality: outputs
+    without it}}`` from :meth:`~neurokit.models.m4oe.M4oE.ablation` (NaN where a modality is absent or
+    alone in the sample; the full outputs stand where it could not be dropped).
+    """
     model.eval()
     sampler = EpochSampler(len(ds), batch_size=bs, seed=0, shuffle=False, drop_last=False)
-    ys, outs, shares = [], [], []
+    ys, outs, shares, dl, dout = [], [], [], [], {}
     p = model.head.task_names.index(task)
     with torch.no_grad():
         for x, y in make_loader(ds, sampler, bs, 0, device):
-            o = model(x.to(device), task)[task]
+            res = model(x.to(device), task)
+            o = res[task]
             outs.append(o.float().cpu())
             shares.append(model.head.contributions()[:, p].cpu())
             ys.append(y)
-    return torch.cat(ys).numpy(), torch.cat(outs).numpy(), torch.cat(shares).numpy()
+            if ablate:
+                d, dropped = model.head.ablation({task: y.to(device)}, outputs=res, return_outputs=True)
+                dl.append(d[task].float().cpu())
+                for m in model.head.modalities:
+                    dout.setdefault(m, []).append((dropped[m][task] if m in dropped else o).float().cpu())
+    base = (torch.cat(ys).numpy(), torch.cat(outs).numpy(), torch.cat(shares).numpy())
+    if not ablate:
+        return base
+    return (*base, {"loss_increase": torch.cat(dl).numpy(), "outputs": {m: torch.cat(v).numpy() for m, v in dout.items()}})
 
 
 def contributions(shares: np.ndarray, modalities: list[str], ds: PatchDataset, present: dict[str, list[int]]) -> dict:
+    """The report's ``modality_contributions`` of one task: routing shares ``(n, K)`` → dataset mean and
+    per-sample values (with subject and run) of the task's modalities."""
     mods = [m for m in modalities if m in present]
     k = [modalities.index(m) for m in mods]
     subj, run = ds.meta("subject"), ds.meta("run")
@@ -177,9 +194,68 @@ def contributions(shares: np.ndarray, modalities: list[str], ds: PatchDataset, p
     }
 
 
+def ablation_contributions(ablation: dict, modalities: list[str], ds: PatchDataset, present: dict[str, list[int]],
+                           kind: str, labels: np.ndarray, outputs: np.ndarray) -> dict:
+    """The report's ``ablation_contributions`` of one task (neurokit's; the paper reports routing only).
+
+    Parameters
+    ----------
+    ablation : the fourth item of :func:`predict_task` with ``ablate=True``
+    modalities : the head's modalities; ``present`` the task's layout (modality → channels)
+    kind, labels, outputs : the task's kind, labels and full outputs, for the metrics
+
+    Returns
+    -------
+    dict with ``modalities``; ``mean_loss_increase`` (modality → mean over samples of the increase of the
+    task loss when its tokens are masked, nats for the focal / cross-entropy losses); ``share`` (those
+    means kept where positive and normalised to sum 1; all 0 if none is positive); ``score_change``
+    (modality → metric → full score − score without the modality, over the split); ``per_sample``
+    (subject, run and the loss increase per modality). A task with one modality has nothing to
+    ablate: ``modalities`` and a ``note`` only.
+
+    Example
+    -------
+    For a task that lives in its EEG, ``share`` is near ``{"eeg": 1, "ecg": 0}`` and ``score_change["eeg"]``
+    holds the accuracy lost without the EEG.
+    """
+    mods = [m for m in modalities if m in present]
+    if len(mods) < 2:
+        return {"modalities": mods, "note": "one modality: nothing to ablate"}
+    k = [modalities.index(m) for m in mods]
+    d = ablation["loss_increase"]
+    mean = {m: float(np.nanmean(d[:, i])) if np.isfinite(d[:, i]).any() else float("nan") for m, i in zip(mods, k)}
+    pos = {m: max(v, 0.0) if np.isfinite(v) else 0.0 for m, v in mean.items()}
+    tot = sum(pos.values())
+    full = score(kind, labels, outputs)
+    change = {}
+    for m in mods:
+        without = score(kind, labels, ablation["outputs"][m])
+        change[m] = {key: float(full[key] - without[key]) for key in full if key in without}
+    subj, run = ds.meta("subject"), ds.meta("run")
+    return {
+        "modalities": mods,
+        "measure": "task loss increase and metric drop when the modality's tokens are masked",
+        "mean_loss_increase": mean,
+        "share": {m: (v / tot if tot > 0 else 0.0) for m, v in pos.items()},
+        "score_change": change,
+        "per_sample": [{"subject": str(s), "run": str(r), **{m: (round(float(v[i]), 5) if np.isfinite(v[i]) else None)
+                                                             for m, i in zip(mods, k)}}
+                       for s, r, v in zip(subj, run, d)],
+    }
+
+
+def class_frequencies(labels: np.ndarray, n_classes: int) -> list[float]:
+    """Class frequencies of a training split's labels (unlabelled ``< 0`` left out), for the focal loss's
+    α = 1 − frequency (M4oE release ``main.py``). ``[0.25, 0.75]`` for labels ``[1, 1, 1, 0]``."""
+    y = np.asarray(labels)
+    y = y[y >= 0].astype(int)
+    counts = np.bincount(y, minlength=n_classes)[:n_classes].astype(float)
+    return (counts / max(counts.sum(), 1.0)).tolist()
+
+
 def finetune_m4oe(stores: Sequence[str | Path], out_dir: str | Path, tasks: Sequence[str], cfg: FinetuneConfig | None = None,
                   *, init: str | Path | None = None, preset: str = "small", alpha: float = 0.1,
-                  focal_gamma: float | None = None, modalities: Sequence[str] | dict | None = None,
+                  focal_gamma: float | None = 2.0, modalities: Sequence[str] | dict | None = None,
                   head_kwargs: dict | None = None, baselines: bool = True, overwrite: bool = False,
                   resume: bool = False) -> dict[str, Any]:
     """Fine-tune one backbone with an M4oE head on several tasks at once; select on the mean of the
@@ -194,12 +270,14 @@ def finetune_m4oe(stores: Sequence[str | Path], out_dir: str | Path, tasks: Sequ
         loss does not mix labels); ``allow_partial_init`` as for single-task fine-tuning. ``splits`` is
         refused: each task is split by its own card.
     preset : ``"small"`` (CPU) or ``"paper"`` expert counts; ``head_kwargs`` override single sizes
-    alpha : weight of the ``− α · I(M;E|T)`` term; ``focal_gamma``: focal loss instead of (B)CE
+    alpha : weight of the ``− α · I(M;E|T)`` term
+    focal_gamma : focal loss γ (release: 2, with α = 1 − each task's training class frequencies);
+        ``None``: plain cross-entropy / BCE (a neurokit option)
     modalities : ``["eeg=Fp1,…", "ecg=ECG"]`` or a dict; default each card's ``modalities``
     resume : continue from ``out_dir/last.pt`` (same tasks and stores), training up to ``cfg.epochs``
 
     Returns the report (also ``out_dir/report.json``): per task ``test``, ``baselines``, ``chance``,
-    ``modality_contributions``; ``best.pt`` holds the selected model, ``last.pt`` the state to resume.
+    ``modality_contributions``, ``ablation_contributions``; ``best.pt`` holds the selected model, ``last.pt`` the state to resume.
 
     Raises
     ------
@@ -303,7 +381,8 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
         "tasks": report_tasks, "selection_metric": "mean of the tasks' "
         + "/".join(sorted({SELECTION[d['kind']] for d in tdata.values()})), "best_epoch": res.best_epoch,
         "val_best": res.best, "history": res.records, "init": init_info.get("init"), "seconds": time.perf_counter() - t0,
-        "note": "modality_contributions are shares of MToE routing mass, not causal importance",
+        "note": "modality_contributions are shares of MToE routing mass, not causal importance; "
+                "ablation_contributions measure what masking each modality does to the task",
     }
     if info.is_main:
         _save_m4oe(out, model, hcfg, layouts, tdata, cfg, model_name, init_info, report)
@@ -344,7 +423,10 @@ def _build_m4oe_model(tdata, layouts, cfg, init, dev, preset, alpha, focal_gamma
         backbone.eval()
         in_dim = int(backbone.forward_features(first["parts"]["train"][0][0][None].to(dev)).shape[-1])
     all_mods = list(dict.fromkeys(m for lay in layouts.values() for m in lay))
-    task_specs = [dict(name=n, kind=d["kind"], n_outputs=1 if d["kind"] != "multiclass" else d["n_classes"]) for n, d in tdata.items()]
+    task_specs = [dict(name=n, kind=d["kind"], n_outputs=1 if d["kind"] != "multiclass" else d["n_classes"],
+                       class_frequencies=None if d["kind"] == "regression" else class_frequencies(
+                           _train_labels(d), 2 if d["kind"] == "binary" else d["n_classes"]))
+                  for n, d in tdata.items()]
     hcfg = M4oEConfig(in_dim=in_dim, modalities=all_mods, tasks=task_specs, preset=preset, alpha=alpha,
                       focal_gamma=focal_gamma, dropout=cfg.dropout, **head_kwargs)
     head = M4oE(hcfg)
@@ -382,7 +464,7 @@ def _score_tasks(model, head, tdata, layouts, cfg, dev, baselines) -> dict[str, 
     """Each task's report entry: test metrics, modality contributions, chance and baselines."""
     report_tasks = {}
     for n, d in tdata.items():
-        yt, ot, sh = predict_task(model, n, d["parts"]["test"], cfg.batch_size, dev)
+        yt, ot, sh, ab = predict_task(model, n, d["parts"]["test"], cfg.batch_size, dev, ablate=True)
         entry = {
             "card": d["store"].info.card, "task": d["store"].info.task, "store": str(d["store"].path),
             "kind": d["kind"], "label_names": d["label_names"], "split_by": d["how"],
@@ -391,6 +473,8 @@ def _score_tasks(model, head, tdata, layouts, cfg, dev, baselines) -> dict[str, 
             "modalities": {m: [d["store"].info.ch_names[i] for i in idx] for m, idx in layouts[n].items()},
             "test": score(d["kind"], yt, ot),
             "modality_contributions": contributions(sh, head.modalities, d["parts"]["test"], layouts[n]),
+            "ablation_contributions": ablation_contributions(ab, head.modalities, d["parts"]["test"], layouts[n],
+                                                             d["kind"], yt, ot),
         }
         entry.update(_baselines_beside(d, baselines, cfg.seed))
         report_tasks[n] = entry
@@ -417,6 +501,11 @@ def _baselines_beside(d: dict, enabled: bool, seed: int) -> dict:
     if enabled:
         res["baselines"] = run_baselines(d["parts"], d["kind"], sfreq=float(d["store"].info.sfreq or 200.0), seed=seed)
     return res
+
+
+def _train_labels(d: dict) -> np.ndarray:
+    """The labels of a task's training split (``d`` from :func:`_task_data`)."""
+    return np.asarray(d["parts"]["train"].labels)
 
 
 def _as_list(v: tuple | None) -> list | None:
