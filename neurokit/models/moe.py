@@ -90,7 +90,7 @@ class SoftMoE(nn.Module):
     >>> layer = SoftMoE(8, n_experts=4, slots=2)
     >>> layer(torch.randn(3, 5, 8)).shape
     torch.Size([3, 5, 8])
-    >>> float(layer.scale)
+    >>> float(layer.scale.detach())
     1.0
     """
 
