@@ -241,6 +241,20 @@ def test_config_errors_and_presets():
     m = M4oE(M4oEConfig(in_dim=8, modalities=["eeg", "ecg"], tasks=[dict(name="a", kind="multiclass", n_outputs=3)], preset="small"))
     with pytest.raises(ConfigError, match="eog"):
         m({"eog": torch.randn(2, 3, 8)})
+    with pytest.raises(ConfigError, match="focal_gamma"):
+        M4oEConfig(in_dim=8, modalities=["eeg"], tasks=[dict(name="a", kind="binary")], preset="small", focal_gamma=-1)
+    with pytest.raises(ConfigError, match="modality_gate=False"):
+        M4oEConfig(in_dim=8, modalities=["eeg"], tasks=[dict(name="a", kind="binary")], preset="small", modality_gate=False)
+    with pytest.raises(ConfigError, match="class_frequencies"):
+        M4oE(M4oEConfig(in_dim=8, modalities=["eeg"], tasks=[dict(name="a", kind="binary", class_frequencies=[1.0])],
+                        preset="small"))
+    # the earlier, non-release options still run: per-slot combine sums to 1 over the experts of each slot
+    old = M4oE(M4oEConfig(in_dim=8, modalities=["eeg", "ecg"], tasks=[dict(name="a", kind="binary"), dict(name="b", kind="binary")],
+                          preset="small", msoe_feeds_mtoe=True, per_slot_combine=True, share_weighted_fusion=True,
+                          modality_gate=False, routing_alignment=0.0))
+    o = old({"eeg": torch.randn(2, 3, 8), "ecg": torch.randn(2, 2, 8)})
+    assert torch.isfinite(o["a"]).all()
+    torch.testing.assert_close(old.last["combine"].sum(2), torch.ones(2, 5, 2))
     # a missing modality is masked: no routing mass, outputs finite
     out = m({"eeg": torch.randn(2, 3, 8), "ecg": torch.randn(2, 2, 8)}, present={"ecg": torch.tensor([True, False])})
     assert out["a"].shape == (2, 3) and torch.isfinite(out["a"]).all()

@@ -135,6 +135,14 @@ def test_m4oe_two_tasks_train_resume_evaluate_plot(small_stores, tmp_path):
     assert ev["tasks"]["bonn_epilepsy:seizure"]["balanced_accuracy"] == pytest.approx(bonn["test"]["balanced_accuracy"])
     assert ev["tasks"]["eegmat:arithmetic"]["ablation_contributions"]["mean_loss_increase"]["ecg"] == pytest.approx(
         ab["mean_loss_increase"]["ecg"], abs=1e-4)
+    # a checkpoint of the earlier head (its fusion had a LayerNorm and a task embedding) is refused in one line
+    from neurokit.models.checkpoint import load_checkpoint, save_checkpoint
+
+    ck = load_checkpoint(out / "best.pt")
+    ck["state_dict"]["head.task_embed"] = ck["state_dict"]["head.gate_query"].clone()
+    save_checkpoint(tmp_path / "old.pt", ck)
+    res = runner.invoke(app, ["evaluate", str(tmp_path / "old.pt"), str(small_stores["bonn"])])
+    assert res.exit_code == 2 and "earlier head" in " ".join(res.output.split()) and "Traceback" not in res.output
     res = runner.invoke(app, ["plot-contributions", str(out / "report.json"), "-o", str(tmp_path / "c.png")])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"

@@ -128,7 +128,11 @@ def load_m4oe(path: str | Path, device="cpu") -> tuple[M4oEFinetuneModel, dict]:
     obj = get_model_spec(ck["model"])
     backbone = obj.backbone(obj.rebuild(ck["model_config"]))
     model = M4oEFinetuneModel(backbone, M4oE(M4oEConfig(**ck["head_config"])), ck["layouts"])
-    model.load_state_dict(ck["state_dict"])
+    try:
+        model.load_state_dict(ck["state_dict"])
+    except RuntimeError as exc:
+        raise ConfigError(f"{path}: its M4oE head does not fit this neurokit's (written by an earlier head, before it "
+                          f"matched the M4oE release?); fine-tune again ({str(exc).splitlines()[0]})") from None
     return model.to(device).eval(), ck
 
 

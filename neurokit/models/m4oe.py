@@ -28,8 +28,9 @@ the paper's routing leaves the share of the right modality near its token share)
 
 - ``modality_gate``: task ``p``'s MToE slots first choose modalities, then tokens: the dispatch weight of
   token ``m`` of modality ``k`` is ``s[b, p, k] · softmax over k's tokens``, with ``s[b, p, :]`` a softmax
-  over the sample's present modalities of ``⟨q_p, mean token of k⟩ + c[p, k]``. Each slot still takes a
-  convex mixture of the tokens, and the routing share of modality ``k`` is exactly ``s[b, p, k]``.
+  over the sample's present modalities of ``⟨q_p, mean token of k⟩ + c[p, k]`` (``q``, ``c`` start at 0:
+  uniform over the modalities). Each slot still takes a convex mixture of the tokens, and the routing
+  share of modality ``k`` is exactly ``s[b, p, k]``.
   Why the paper's routing cannot do it alone: (i) the fusion reads each modality's MSoE summary
   directly, so a task is solved without its MToE slots choosing anything; (ii) with more slots than
   tokens the slots' mixtures can be unmixed downstream, so no slot needs to concentrate; (iii) with the
@@ -106,6 +107,12 @@ class M4oEConfig:
     cross-entropy / BCE, a neurokit option). ``modality_gate`` and ``routing_alignment`` are neurokit's
     own (see the module docstring); ``msoe_feeds_mtoe``, ``per_slot_combine`` and
     ``share_weighted_fusion`` reproduce neurokit's earlier, non-release head (off).
+
+    ``share_weighted_fusion`` scales each modality's fusion token by the task's routing share of that
+    modality. It is off because it is in neither the paper nor the release, and it did not make the
+    shares follow the data (planted set: 0.38 on the right modality whose token share is 0.22): the
+    fusion's linear maps undo a scaling. ``msoe_feeds_mtoe`` (MToE reads the MSoE outputs, in series)
+    and ``per_slot_combine`` (each slot gets a whole token's mass) are off for the same first reason.
     """
 
     in_dim: int
