@@ -189,11 +189,9 @@ def test_release_layout_parallel_msoe_mtoe_shared_fusion_scale_one():
             p.add_(1.0)
         small(toks)
     torch.testing.assert_close(small.last["dispatch"], before)  # the MSoE weights do not touch the MToE routing
-    series = _two_task_head(msoe_feeds_mtoe=True)
-    series.register_forward_hook(lambda *a: None)
-    series(toks)
+    series = _two_task_head(msoe_feeds_mtoe=True)  # neurokit's earlier, non-release order
+    series.mtoe.register_forward_hook(lambda mod, inp, out: seen.__setitem__("s", inp[0].detach().clone()))
     with torch.no_grad():
-        series.mtoe.register_forward_hook(lambda mod, inp, out: seen.__setitem__("s", inp[0].detach().clone()))
         series(toks)
     assert not torch.allclose(seen["s"], series.mtoe_norm(torch.cat([series.in_norm(toks[m]) + series.modality_embed[k]
                                                                    for k, m in enumerate(["a", "b"])], dim=1)))
