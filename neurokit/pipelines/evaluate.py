@@ -13,7 +13,11 @@ from neurokit.evaluation.metrics import score
 from neurokit.io.store import PatchStore
 from neurokit.models.checkpoint import check_channels
 from neurokit.models.heads import load_finetuned, load_m4oe
-from neurokit.pipelines.multitask import ablation_contributions, contributions, predict_task
+from neurokit.pipelines.multitask import (
+    ablation_contributions,
+    contributions,
+    predict_task,
+)
 from neurokit.training import distributed as dist
 from neurokit.training.predict import predict
 
