@@ -91,23 +91,29 @@ class StimulusWindows:
         Clip boundaries (sorted); windows not entirely inside one clip are marked rest. Default: one clip.
     every : int
         Embed one video frame in ``every`` (1: all frames, as in the paper).
+    retest_clip : int, optional
+        Index in ``clips`` of the test–retest clip (HCP 7T: the last clip of every run, ``-1``), recorded in
+        the store; retrieval draws no query from it (the release's protocol). None: no such clip.
 
     Raises
     ------
     DataFileError
-        ``window_s`` or ``hop_s`` not > 0, ``every`` < 1.
+        ``window_s`` or ``hop_s`` not > 0, ``every`` < 1, ``retest_clip`` without clips or outside them.
     """
 
     window_s: float = 3.0
     hop_s: float = 1.0
     clips: Sequence[Sequence[float]] | None = None
     every: int = 1
+    retest_clip: int | None = None
 
     def __post_init__(self) -> None:
         if self.window_s <= 0 or self.hop_s <= 0:
             raise DataFileError(f"window_s and hop_s must be > 0 (got {self.window_s}, {self.hop_s})")
         if int(self.every) < 1:
             raise DataFileError(f"every must be >= 1 (got {self.every})")
+        if self.retest_clip is not None and not -len(self.clips or []) <= int(self.retest_clip) < len(self.clips or []):
+            raise DataFileError(f"--retest-clip {self.retest_clip}: not an index of the {len(self.clips or [])} clip(s) given (--clips)")
 
 
 def embed_stimuli(
@@ -194,6 +200,7 @@ def embed_stimuli(
         "fps": float(info.fps) / windows.every,
         "audio_rate": AUDIO_RATE,
         "clips": json.dumps(clip_list),
+        **({} if windows.retest_clip is None else {"retest_clip": int(windows.retest_clip) % len(clip_list)}),
         "video_encoder": json.dumps({**_public(venc.info), "weights_sha256": venc.weights_sha256, "dim": venc.dim}),
         "audio_encoder": json.dumps({**_public(aenc.info), "weights_sha256": aenc.weights_sha256, "dim": aenc.dim,
                                      "input": "log-mel 128 bins, 25 ms / 10 ms, AST AudioSet norm"}),
