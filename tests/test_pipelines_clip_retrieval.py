@@ -178,7 +178,8 @@ def test_cli_pretrain_clip_and_resume(sim, tmp_path):
     """`neuro pretrain --model clip` runs the shared loop: checkpoint, then --resume continues it."""
     r = CliRunner()
     base = ["pretrain", str(sim["fmri"]), "--model", "clip", "--stimuli", str(sim["stim"]), "--subjects", "sim01",
-            "-o", str(tmp_path / "run"), "--batch-size", "16", "--n-layers", "1", "--device", "cpu", "--no-progress"]
+            "-o", str(tmp_path / "run"), "--batch-size", "16", "--n-layers", "1", "--device", "cpu", "--no-progress",
+            "--train-fmri-encoder"]
     res = r.invoke(app, base + ["--max-steps", "1"])
     assert res.exit_code == 0, res.output
     res = r.invoke(app, base + ["--max-steps", "2", "--resume"])
@@ -188,6 +189,9 @@ def test_cli_pretrain_clip_and_resume(sim, tmp_path):
     state = torch.load(tmp_path / "run" / "last.pt", weights_only=True)
     assert state["model"] == "clip" and state["model_config"]["lag_s"] == 6.0
     assert state["model_config"]["fmri"]["n_chans"] == 3  # 3 frames as channels
+    assert state["model_config"]["train_fmri_encoder"] is True  # neurokit's option; the release freezes the SiT
+    res = r.invoke(app, ["pretrain", str(sim["fmri"]), "--model", "sit", "--fmri-init", "x.pt", "-o", str(tmp_path / "s")])
+    assert res.exit_code == 2 and "--fmri-init" in res.output  # a clip-only option
 
 
 @pytest.mark.slow
@@ -216,6 +220,14 @@ def test_retrieval_unseen_subjects_beats_chance_and_shuffle_does_not(sim, tmp_pa
     assert res.exit_code == 0, res.output
     rep, ctl = json.loads(rep_path.read_text()), json.loads(ctl_path.read_text())
     assert rep["pool_size"] == 33 and rep["n_units"] == 2 and rep["n_queries"] == 200
+    assert rep["negatives_from"] == "other_segments" and rep["audio_exclude_s"] == 0.0  # the release's protocol
+    hard_path = tmp_path / "hard.json"
+    res = r.invoke(app, ["retrieve", str(sim["ckpt"]), "--fmri", str(sim["fmri"]), "--stimuli", str(sim["stim"]),
+                         "--subjects", ",".join(TEST_SUBJECTS), "--json", str(hard_path), "--device", "cpu",
+                         "--negatives-from", "same_run"])
+    assert res.exit_code == 0 and "same run" in " ".join(res.output.split()), res.output
+    hard = json.loads(hard_path.read_text())
+    assert hard["negatives_from"] == "same_run" and hard["video"]["top5"]["mean"] >= 2 * hard["chance"]["top5"]
     assert sorted(rep["subjects"]) == TEST_SUBJECTS
     chance = rep["chance"]["top5"]
     assert rep["video"]["top5"]["mean"] >= 3 * chance, rep["video"]
