@@ -56,7 +56,7 @@ def window_segments(onsets: np.ndarray, clips, window_s: float, rest: np.ndarray
     Example
     -------
     >>> window_segments(np.arange(6.0), [[0.0, 4.0], [4.0, 9.0]], 2.0).tolist()
-    [0, 0, 0, 1, 1, 1]
+    [0, 0, 0, -1, 1, 1]
     """
     onsets = np.asarray(onsets, dtype=float)
     seg = np.full(len(onsets), -1, dtype=int)
