@@ -101,7 +101,14 @@ def test_embed_stimuli_with_the_paper_encoders(tmp_path):
     """The store path: each window embedded whole by VideoMAE (n_frames of its frames), audio by wav2vec 2.0;
     one window's embedding recomputed by hand from the decoded frames."""
     from neurokit.simulate.movie import make_movie, movie_layout
-    from neurokit.stimuli import StimulusEncoders, StimulusStore, StimulusWindows, embed_stimuli, iter_frames, read_audio
+    from neurokit.stimuli import (
+        StimulusEncoders,
+        StimulusStore,
+        StimulusWindows,
+        embed_stimuli,
+        iter_frames,
+        read_audio,
+    )
 
     movie, _ = make_movie(tmp_path / "m.mkv", movie_layout(n_clips=1, clip_s=6.0, rest_s=1.0, lead_s=1.0), fps=8, size=40)
     enc = StimulusEncoders(video="videomae-tiny", audio="wav2vec2-tiny")
