@@ -161,3 +161,15 @@ def test_embed_stimuli_records_the_retest_clip():
         StimulusWindows(clips=[[0, 10], [20, 30]], retest_clip=2)
     with pytest.raises(DataFileError, match="--retest-clip"):
         StimulusWindows(retest_clip=0)  # no clips given
+
+
+def test_cli_refuses_an_unknown_negative_source_before_any_work(tmp_path):
+    from typer.testing import CliRunner
+
+    from neurokit.cli.main import app
+
+    r = CliRunner().invoke(app, ["retrieve", str(tmp_path / "missing.pt"), "--fmri", "f.h5", "--stimuli", "s.h5",
+                                 "--negatives-from", "everywhere"])
+    out = " ".join(r.output.split())
+    assert r.exit_code == 2 and "--negatives-from" in out and "other_segments, same_run, same_segment" in out
+    assert "Traceback" not in out

@@ -378,7 +378,8 @@ def retrieve(checkpoint: str | Path, fmri: Sequence[str | Path] | str | Path, st
     Raises
     ------
     ConfigError
-        Not a clip checkpoint; stimuli from other encoders; unknown subjects.
+        Not a clip checkpoint; stimuli from other encoders; unknown subjects; an unknown ``negatives_from``
+        (refused first) or ``retest_clip``.
     DataFileError
         See :func:`~neurokit.data.pairs.pair_samples` and :func:`retrieval_pools`.
     """
@@ -387,6 +388,8 @@ def retrieve(checkpoint: str | Path, fmri: Sequence[str | Path] | str | Path, st
     from neurokit.training import distributed as dist
     from neurokit.training.objectives import get_objective
 
+    if negatives_from not in NEGATIVES_FROM:  # refused before any work
+        raise ConfigError(f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)} (CLI: --negatives-from)")
     state = load_checkpoint(checkpoint)
     if state.get("model") != "clip":
         raise ConfigError(f"{checkpoint}: a {state.get('model')!r} checkpoint; retrieval needs one of `neuro pretrain --model clip`")
