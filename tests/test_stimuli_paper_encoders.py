@@ -112,9 +112,12 @@ def test_embed_stimuli_with_the_paper_encoders(tmp_path):
 
     movie, _ = make_movie(tmp_path / "m.mkv", movie_layout(n_clips=1, clip_s=6.0, rest_s=1.0, lead_s=1.0), fps=8, size=40)
     enc = StimulusEncoders(video="videomae-tiny", audio="wav2vec2-tiny")
-    path = embed_stimuli(movie, tmp_path / "s.h5", encoders=enc, windows=StimulusWindows(clips=[[1.0, 7.0]]),
+    path = embed_stimuli(movie, tmp_path / "s.h5", encoders=enc, windows=StimulusWindows(clips=[[1.0, 7.0]], retest_clip=-1),
                          progress=False)
     st = StimulusStore(path)
+    from neurokit.pipelines.retrieval import resolve_retest_clip
+
+    assert st.attrs["retest_clip"] == 0 and resolve_retest_clip(st) == 0  # recorded: clip -1 of 1 is clip 0
     assert st.video.shape == (len(st.onsets), 32) and st.audio.shape == (len(st.onsets), 32)
     assert st.attrs["video_encoder"]["name"] == "videomae-tiny" and st.attrs["audio_encoder"]["dim"] == 32
     assert "waveform" in st.attrs["audio_encoder"]["input"]
