@@ -62,22 +62,28 @@ def test_info_nce_aligned_below_shuffled():
     assert torch.allclose(info_nce(a, b, 2.0), info_nce(b, a, 2.0))
 
 
-def _tiny_clip(video_dim=64, audio_dim=64, dropout=0.0) -> SurfaceCLIP:
+def _tiny_clip(video_dim=64, audio_dim=64, dropout=0.0, **kw) -> SurfaceCLIP:
     enc = sit_config("tiny", n_chans=3, n_patches=20, vertices_per_patch=6, dim=32, heads=2, depth=1)
-    return SurfaceCLIP(CLIPConfig(fmri=enc, video_dim=video_dim, audio_dim=audio_dim, embed_dim=16, dropout=dropout))
+    return SurfaceCLIP(CLIPConfig(fmri=enc, video_dim=video_dim, audio_dim=audio_dim, embed_dim=16, dropout=dropout, **kw))
 
 
 def test_gradients_reach_only_trainable_parts():
     torch.manual_seed(0)
     venc, aenc = FrameEncoder("tiny"), SpectrogramEncoder("tiny")
-    model = _tiny_clip(venc.dim, aenc.dim)
     frames = torch.randint(0, 255, (4, 24, 24, 3), dtype=torch.uint8)
     audio = np.random.default_rng(0).standard_normal((4, 48_000)).astype(np.float32)
-    out = model(torch.randn(4, 3, 20, 6), venc(frames), aenc.encode(audio))
-    out.loss.backward()
+    # issue 18 item 12: the SiT is frozen by default (the released config's fmri_encoder_trainable: False),
+    # so only the heads get gradients; train_fmri_encoder=True (neurokit's option) trains every parameter
+    for train_encoder in (False, True):
+        model = _tiny_clip(venc.dim, aenc.dim, train_fmri_encoder=train_encoder)
+        out = model(torch.randn(4, 3, 20, 6), venc(frames), aenc.encode(audio))
+        out.loss.backward()
+        trained = [p for n, p in model.named_parameters() if train_encoder or not n.startswith("encoder.")]
+        assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in trained), \
+            [n for n, p in model.named_parameters() if p.grad is None]
+        assert all(p.grad is None and not p.requires_grad
+                   for n, p in model.named_parameters() if n.startswith("encoder.") and not train_encoder)
     assert set(out.losses) == {"fmri_video", "fmri_audio", "video_audio"}
-    assert all(p.grad is not None and p.grad.abs().sum() > 0 for n, p in model.named_parameters()), \
-        [n for n, p in model.named_parameters() if p.grad is None]
     assert all(p.grad is None and not p.requires_grad for p in (*venc.parameters(), *aenc.parameters()))
     # temperatures and weights are fixed buffers: no unused parameter for DDP to hunt
     assert {"log_scale", "weights"} <= {n for n, _ in model.named_buffers()}
@@ -108,7 +114,9 @@ def test_retrieval_pools_hand_built_run():
     st = _Stim()
     live = np.flatnonzero(~st.rest)
     rng = np.random.default_rng(0)
-    pools = retrieval_pools(st.onsets, ~st.rest, live, n_negatives=32, exclude_s=3.0, rng=rng)
+    # the harder same-run negatives (neurokit's former default; the release's default, other clips, is
+    # tested in tests/test_pipelines_retrieval_protocol.py)
+    pools = retrieval_pools(st.onsets, ~st.rest, live, n_negatives=32, exclude_s=3.0, rng=rng, negatives_from="same_run")
     assert pools.shape == (len(live), 33)
     assert (pools[:, 0] == live).all()
     for row in pools:
@@ -117,7 +125,7 @@ def test_retrieval_pools_hand_built_run():
         assert (np.abs(st.onsets[row[1:]] - st.onsets[row[0]]) > 3.0).all()  # nothing within ±3 s
     # too short a run for 32 negatives: a clear error, not a smaller pool
     with pytest.raises(DataFileError, match="32 negatives"):
-        retrieval_pools(st.onsets[:30], ~st.rest[:30], np.array([10]), rng=rng)
+        retrieval_pools(st.onsets[:30], ~st.rest[:30], np.array([10]), rng=rng, negatives_from="same_run")
 
 
 def test_protocol_units_and_hits():
@@ -127,15 +135,18 @@ def test_protocol_units_and_hits():
     pairs = Pairs(sample=np.arange(2 * n), stim=np.zeros(2 * n, int), window=np.tile(live, 2),
                   subject=np.array(["a"] * n + ["b"] * n), run=np.array(["1"] * 2 * n), hemi=np.array(["L"] * 2 * n),
                   onset=np.tile(st.onsets[live] + 6, 2))
-    units = protocol_units(pairs, [st], n_queries=20, seed=1)
+    # two clips of 18 and 23 windows: too few for 32 negatives from the other clip (the release's default), so
+    # this hand-built run uses the same-run option
+    units = protocol_units(pairs, [st], n_queries=20, seed=1, negatives_from="same_run")
     assert [(u["subject"], u["hemi"]) for u in units] == [("a", "L"), ("b", "L")]
-    assert all(len(u["pairs"]) == 20 and u["pools"].shape == (20, 33) for u in units)
+    # pools per modality since issue 18 item 11 (the ±3 s exclusion applies to video only)
+    assert all(len(u["pairs"]) == 20 and u["pools"][m].shape == (20, 33) for u in units for m in ("video", "audio"))
     # perfect embeddings: every query ranks its own window first; random ones sit near chance
     emb = np.eye(len(st.onsets))
-    hits = pool_hits(emb[pairs.window[units[0]["pairs"]]], emb, units[0]["pools"])
+    hits = pool_hits(emb[pairs.window[units[0]["pairs"]]], emb, units[0]["pools"]["video"])
     assert hits[1].all()
     flat = np.ones_like(emb)  # all ties count against the query
-    assert not pool_hits(flat[:20], flat, units[0]["pools"])[10].any()
+    assert not pool_hits(flat[:20], flat, units[0]["pools"]["video"])[10].any()
 
 
 # ------------------------------------------------------------------------------------- simulation
@@ -167,7 +178,8 @@ def test_cli_pretrain_clip_and_resume(sim, tmp_path):
     """`neuro pretrain --model clip` runs the shared loop: checkpoint, then --resume continues it."""
     r = CliRunner()
     base = ["pretrain", str(sim["fmri"]), "--model", "clip", "--stimuli", str(sim["stim"]), "--subjects", "sim01",
-            "-o", str(tmp_path / "run"), "--batch-size", "16", "--n-layers", "1", "--device", "cpu", "--no-progress"]
+            "-o", str(tmp_path / "run"), "--batch-size", "16", "--n-layers", "1", "--device", "cpu", "--no-progress",
+            "--train-fmri-encoder"]
     res = r.invoke(app, base + ["--max-steps", "1"])
     assert res.exit_code == 0, res.output
     res = r.invoke(app, base + ["--max-steps", "2", "--resume"])
@@ -177,6 +189,9 @@ def test_cli_pretrain_clip_and_resume(sim, tmp_path):
     state = torch.load(tmp_path / "run" / "last.pt", weights_only=True)
     assert state["model"] == "clip" and state["model_config"]["lag_s"] == 6.0
     assert state["model_config"]["fmri"]["n_chans"] == 3  # 3 frames as channels
+    assert state["model_config"]["train_fmri_encoder"] is True  # neurokit's option; the release freezes the SiT
+    res = r.invoke(app, ["pretrain", str(sim["fmri"]), "--model", "sit", "--fmri-init", "x.pt", "-o", str(tmp_path / "s")])
+    assert res.exit_code == 2 and "--fmri-init" in res.output  # a clip-only option
 
 
 @pytest.mark.slow
@@ -205,6 +220,14 @@ def test_retrieval_unseen_subjects_beats_chance_and_shuffle_does_not(sim, tmp_pa
     assert res.exit_code == 0, res.output
     rep, ctl = json.loads(rep_path.read_text()), json.loads(ctl_path.read_text())
     assert rep["pool_size"] == 33 and rep["n_units"] == 2 and rep["n_queries"] == 200
+    assert rep["negatives_from"] == "other_segments" and rep["audio_exclude_s"] == 0.0  # the release's protocol
+    hard_path = tmp_path / "hard.json"
+    res = r.invoke(app, ["retrieve", str(sim["ckpt"]), "--fmri", str(sim["fmri"]), "--stimuli", str(sim["stim"]),
+                         "--subjects", ",".join(TEST_SUBJECTS), "--json", str(hard_path), "--device", "cpu",
+                         "--negatives-from", "same_run"])
+    assert res.exit_code == 0 and "same run" in " ".join(res.output.split()), res.output
+    hard = json.loads(hard_path.read_text())
+    assert hard["negatives_from"] == "same_run" and hard["video"]["top5"]["mean"] >= 2 * hard["chance"]["top5"]
     assert sorted(rep["subjects"]) == TEST_SUBJECTS
     chance = rep["chance"]["top5"]
     assert rep["video"]["top5"]["mean"] >= 3 * chance, rep["video"]

@@ -41,6 +41,8 @@ def pretrain(
     stimuli: Optional[List[Path]] = typer.Option(None, "--stimuli", show_default="none", help="clip: stimulus store(s) from `neuro embed-stimuli`, one per run (repeatable)."),
     lag: Optional[float] = typer.Option(None, "--lag", show_default="6", help="clip: hemodynamic lag in s (fMRI frames [t, t+1, t+2] pair with the window starting at t - lag)."),
     segments: Optional[str] = typer.Option(None, show_default="all", help="clip: all, first_half or second_half of each movie clip (unseen-segments split)."),
+    fmri_init: Optional[Path] = typer.Option(None, "--fmri-init", show_default="none (random SiT)", help="clip: checkpoint whose SiT encoder starts the fMRI encoder (a `neuro pretrain --model sit` run; the release starts from vsMAE weights)."),
+    train_fmri_encoder: Optional[bool] = typer.Option(None, "--train-fmri-encoder/--freeze-fmri-encoder", show_default="frozen, as the release", help="clip: train the SiT with the heads (neurokit's option) or keep it frozen (the release's)."),
     seed: int = typer.Option(0, help="Random seed (sampling, masks, initialisation)."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K (under torchrun: one GPU per process)."),
     num_workers: int = typer.Option(0, help="DataLoader worker processes."),
@@ -64,7 +66,8 @@ def pretrain(
     from neurokit.pipelines.pretrain import pretrain as run
 
     kw = {k: v for k, v in (("n_layers", n_layers), ("size", model_size), ("mask_ratio", mask_ratio)) if v is not None}
-    for k, v in (("stimuli", [str(p) for p in stimuli or []]), ("lag_s", lag), ("segments", segments)):
+    for k, v in (("stimuli", [str(p) for p in stimuli or []]), ("lag_s", lag), ("segments", segments),
+                 ("fmri_init", None if fmri_init is None else str(fmri_init)), ("train_fmri_encoder", train_fmri_encoder)):
         if v is not None and v != []:
             kw[k] = v
     optim = {k: v for k, v in dict(lr=lr, min_lr=min_lr, weight_decay=weight_decay, clip_grad=clip_grad,

@@ -4,14 +4,19 @@
   read as channels (paper: SiT-tiny, ico3 patches 1280 × 45, T = 3), pooled to ``(B, D)``.
 - Video and audio: embeddings of frozen towers, computed once (:mod:`neurokit.stimuli`), ``(B, D_video)``
   and ``(B, D_audio)``; the towers are not part of this module, so nothing trains them.
-- One :class:`ProjectionHead` per modality → 384-d, L2-normalised.
+- One :class:`ProjectionHead` per modality → 384-d, L2-normalised. The fMRI embedding is the release's
+  ``avg_fmri: post_proj``: every patch token is projected and the projections are averaged (the cls token is
+  added to the sequence and discarded, ``use_class_token_fmri_encoder: True``).
 - Loss: symmetric InfoNCE (:func:`info_nce`) for the pairs fMRI–video, fMRI–audio and video–audio, logits =
-  cosine × exp(τ) with a fixed τ per pair (a buffer, so DDP needs no ``find_unused_parameters``), weighted
-  0.8 / 0.1 / 0.1 (the release's weights).
+  cosine × exp(τ) with a fixed τ per pair (a buffer, so DDP needs no ``find_unused_parameters``): τ = 1.0
+  for fMRI–video and 0.5 for fMRI–audio and video–audio (the release's ``temperature_video`` /
+  ``temperature_audio``, read as ``exp(τ)`` by its ``clip-openai`` loss), weighted 0.8 / 0.1 / 0.1 (the
+  release's weights).
+- As in the released config (``config/CLIP-fmri-video-audio/hparams.yml``: ``fmri_encoder_trainable: False``,
+  ``clip.dropout: 0.0``) the SiT is frozen and the heads have no dropout; only the three heads train.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -24,28 +29,61 @@ from neurokit.models.sit import SiT, SiTConfig, sit_config
 
 PAIRS = ("fmri_video", "fmri_audio", "video_audio")
 
+#: the release's fixed logit scales, as τ of exp(τ): fMRI–video 1.0, fMRI–audio 0.5, video–audio 0.5
+#: (metrics-lab/sim config/CLIP-fmri-video-audio/hparams.yml ``temperature_video``/``temperature_audio``;
+#: models/clip.py scores the video–audio pair with ``temperature_audio``)
+RELEASE_LOG_SCALE = (1.0, 0.5, 0.5)
+
+#: how the fMRI tokens become one vector (:attr:`CLIPConfig.fmri_pool`)
+FMRI_POOLS = ("mean_after_projection", "mean_before_projection", "cls")
+
+#: what checkpoints written before these fields existed were trained with (read by :meth:`CLIPConfig.from_dict`)
+LEGACY_DEFAULTS = {"fmri_pool": "cls", "train_fmri_encoder": True}
+
 
 @dataclass
 class CLIPConfig:
     """Hyperparameters of :class:`SurfaceCLIP` (written into every checkpoint).
 
     ``fmri``: the SiT's config (``n_outputs`` forced to 0). ``video_dim``/``audio_dim``: frozen-tower
-    embedding sizes. ``embed_dim``: shared space (384). ``dropout``: in the heads. ``lag_s``: hemodynamic
-    lag — fMRI frames ``[t, t+1, t+2]`` pair with the stimulus window starting at ``t − lag_s`` (6 s).
-    ``weights``: loss weight per pair of :data:`PAIRS`. ``log_scale``: fixed τ per pair (logit scale
-    exp(τ); default log(1/0.07), CLIP's initial temperature). ``stimulus``: the encoders (name, weights
-    SHA-256, dim) the stimulus embeddings came from, checked at retrieval.
+    embedding sizes. ``embed_dim``: shared space (384). ``dropout``: in the heads (release: 0.0). ``lag_s``:
+    hemodynamic lag — fMRI frames ``[t, t+1, t+2]`` pair with the stimulus window starting at ``t − lag_s``
+    (6 s). ``weights``: loss weight per pair of :data:`PAIRS`. ``log_scale``: fixed τ per pair (logit scale
+    exp(τ); default :data:`RELEASE_LOG_SCALE` = (1.0, 0.5, 0.5); ``(log(1/0.07),) * 3``, CLIP's initial
+    temperature, was neurokit's earlier choice). ``stimulus``: the encoders (name, weights SHA-256, dim) the
+    stimulus embeddings came from, checked at retrieval.
+
+    ``fmri_pool``: how the SiT's tokens become the fMRI embedding —
+
+    - ``"mean_after_projection"`` (default; the release's ``avg_fmri: post_proj``): each patch token goes
+      through the fMRI head and the projections are averaged; the cls token (when the SiT has one) is
+      dropped first;
+    - ``"mean_before_projection"`` (the release's ``prior_proj``): patch tokens averaged, then projected;
+    - ``"cls"``: the cls token alone is projected. neurokit's earlier choice, kept for checkpoints trained
+      with it and for SiTs fine-tuned on their cls token; it is not the paper's.
+
+    ``train_fmri_encoder``: False (default, the released config's ``fmri_encoder_trainable: False``) freezes
+    the SiT (no gradient, eval mode), so CLIP learns the three heads on a fixed encoder — load one from a
+    vsMAE run (``fmri_init``) for it to carry information. True trains the SiT with the heads: neurokit's
+    earlier choice, useful when no pretrained encoder exists (e.g. from scratch on simulated data), not the
+    paper's recipe.
+    ``fmri_init``: optional path of a checkpoint whose SiT encoder initialises the fMRI encoder (a
+    ``neuro pretrain --model sit`` run, as the release's ``init_weights: ssl_svmae``); recorded, read at
+    build time only.
     """
 
     fmri: SiTConfig = field(default_factory=lambda: sit_config("tiny", n_chans=3, n_patches=1280, vertices_per_patch=45))
     video_dim: int = 768
     audio_dim: int = 768
     embed_dim: int = 384
-    dropout: float = 0.1
+    dropout: float = 0.0
     lag_s: float = 6.0
     weights: tuple[float, float, float] = (0.8, 0.1, 0.1)
-    log_scale: tuple[float, float, float] = (math.log(1 / 0.07),) * 3
+    log_scale: tuple[float, float, float] = RELEASE_LOG_SCALE
     stimulus: dict = field(default_factory=dict)
+    fmri_pool: str = "mean_after_projection"
+    train_fmri_encoder: bool = False
+    fmri_init: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.fmri, dict):
@@ -59,6 +97,12 @@ class CLIPConfig:
             raise ConfigError(f"loss weights must be >= 0 with a positive sum, got {self.weights}")
         if self.lag_s < 0:
             raise ConfigError(f"lag_s must be >= 0 s, got {self.lag_s}")
+        if self.fmri_pool not in FMRI_POOLS:
+            raise ConfigError(f"fmri_pool={self.fmri_pool!r}; allowed: {', '.join(FMRI_POOLS)}")
+        if self.fmri_pool == "cls" and self.fmri.pool != "cls":
+            raise ConfigError("fmri_pool='cls' needs a SiT with a cls token (pool='cls')")
+        if not 0.0 <= float(self.dropout) < 1.0:
+            raise ConfigError(f"dropout must be in [0, 1), got {self.dropout}")
         for k in ("video_dim", "audio_dim", "embed_dim"):
             if int(getattr(self, k)) < 1:
                 raise ConfigError(f"{k} must be >= 1, got {getattr(self, k)}")
@@ -70,6 +114,13 @@ class CLIPConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "CLIPConfig":
+        """The config recorded in a checkpoint. A record written before ``fmri_pool`` and
+        ``train_fmri_encoder`` existed gets :data:`LEGACY_DEFAULTS` (cls-token embedding, trained SiT), the
+        settings its weights were trained with, not today's defaults."""
+        d = dict(d)
+        if "log_scale" in d or "weights" in d:  # a recorded config, not a partial one
+            for k, v in LEGACY_DEFAULTS.items():
+                d.setdefault(k, v)
         return config_from_dict(cls, d, "CLIP")
 
 
@@ -77,7 +128,7 @@ class ProjectionHead(nn.Module):
     """``Linear(in→D) → GELU → Linear(D→D) → dropout → + residual (the first projection) → LayerNorm``;
     ``(B, in_dim)`` → ``(B, D)``."""
 
-    def __init__(self, in_dim: int, dim: int = 384, dropout: float = 0.1) -> None:
+    def __init__(self, in_dim: int, dim: int = 384, dropout: float = 0.0) -> None:
         super().__init__()
         self.proj = nn.Linear(in_dim, dim)
         self.fc = nn.Linear(dim, dim)
@@ -122,6 +173,16 @@ class SurfaceCLIP(nn.Module):
         self.audio_head = ProjectionHead(cfg.audio_dim, cfg.embed_dim, cfg.dropout)
         self.register_buffer("log_scale", torch.tensor(cfg.log_scale, dtype=torch.float32))
         self.register_buffer("weights", torch.tensor(cfg.weights, dtype=torch.float32))
+        if not cfg.train_fmri_encoder:
+            self.encoder.requires_grad_(False)
+            self.encoder.eval()
+
+    def train(self, mode: bool = True) -> "SurfaceCLIP":
+        """As :meth:`torch.nn.Module.train`; a frozen SiT (``train_fmri_encoder=False``) stays in eval mode."""
+        super().train(mode)
+        if not self.config.train_fmri_encoder:
+            self.encoder.eval()
+        return self
 
     @classmethod
     def from_pretrained(cls, source, *, map_location="cpu", allow_partial: bool = False, **config) -> "SurfaceCLIP":
@@ -172,8 +233,26 @@ class SurfaceCLIP(nn.Module):
                                  allow_partial=allow_partial)
 
     def embed_fmri(self, x: torch.Tensor) -> torch.Tensor:
-        """``(B, T, N, V)`` tubelets → ``(B, embed_dim)`` unit vectors."""
-        return F.normalize(self.fmri_head(self.encoder(x)), dim=-1)
+        """``(B, T, N, V)`` tubelets → ``(B, embed_dim)`` unit vectors, pooled as :attr:`CLIPConfig.fmri_pool`
+        says (default: the mean of the projected patch tokens, cls token discarded)."""
+        return F.normalize(self.fmri_features(x), dim=-1)
+
+    def fmri_features(self, x: torch.Tensor) -> torch.Tensor:
+        """``(B, T, N, V)`` → the fMRI head's output ``(B, embed_dim)`` before L2 normalisation.
+
+        ``"mean_after_projection"``: ``mean_n head(h_n)`` over the patch tokens ``h_n`` of
+        :meth:`SiT.forward_features <neurokit.models.sit.SiT.forward_features>` (cls token dropped), as the
+        release's ``CLIPfMRIVideoAudio.forward`` with ``avg: post_proj``. The head is not linear (GELU,
+        LayerNorm), so this differs from projecting the mean token (``"mean_before_projection"``).
+        """
+        h = self.encoder.forward_features(x)
+        if self.config.fmri_pool == "cls":
+            return self.fmri_head(h[:, 0])
+        if self.config.fmri.pool == "cls":
+            h = h[:, 1:]  # the cls token takes part in attention, then is discarded
+        if self.config.fmri_pool == "mean_before_projection":
+            return self.fmri_head(h.mean(dim=1))
+        return self.fmri_head(h).mean(dim=1)
 
     def embed_video(self, v: torch.Tensor) -> torch.Tensor:
         """``(B, video_dim)`` frozen-tower embeddings → ``(B, embed_dim)`` unit vectors."""

@@ -218,7 +218,8 @@ def build_clip(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> SurfaceC
                       "audio_dim": stimuli[0].audio.shape[1], "stimulus": encoder_facts(stimuli)})
 
 
-CLIP_KEYS = ("video_dim", "audio_dim", "embed_dim", "dropout", "lag_s", "weights", "log_scale", "stimulus")
+CLIP_KEYS = ("video_dim", "audio_dim", "embed_dim", "dropout", "lag_s", "weights", "log_scale", "stimulus",
+             "fmri_pool", "train_fmri_encoder", "fmri_init")
 CLIP_OPTIONS = ("size", "n_layers", *SIT_FIELDS, *CLIP_KEYS)
 
 
@@ -228,7 +229,10 @@ def make_clip(kwargs: dict) -> SurfaceCLIP:
     ``kwargs``: ``size`` (SiT preset, default tiny), ``n_layers``, any :class:`~neurokit.models.sit.SiTConfig`
     field (default input: the paper's ``n_chans=3``, ``n_patches=1280``, ``vertices_per_patch=45``), and the
     :class:`~neurokit.models.clip.CLIPConfig` fields ``video_dim``, ``audio_dim`` (default 768), ``embed_dim``,
-    ``dropout`` (of the projection heads), ``lag_s``, ``weights``, ``log_scale``, ``stimulus``.
+    ``dropout`` (of the projection heads), ``lag_s``, ``weights``, ``log_scale``, ``stimulus``, ``fmri_pool``,
+    ``train_fmri_encoder`` and ``fmri_init``: a checkpoint (``neuro pretrain --model sit``, a SiT, or a clip
+    run) whose SiT encoder starts the fMRI encoder — its architecture fields are taken unless given here (the
+    release starts its frozen SiT from vsMAE weights, ``init_weights: ssl_svmae``).
 
     Parameters
     ----------
@@ -255,8 +259,24 @@ def make_clip(kwargs: dict) -> SurfaceCLIP:
     if "n_layers" in kw:
         kw["depth"] = kw.pop("n_layers")
     ckw = {k: kw.pop(k) for k in list(kw) if k in CLIP_KEYS}
-    enc = sit_config(size, **{"n_chans": 3, "n_patches": 1280, "vertices_per_patch": 45, **kw})
-    return SurfaceCLIP(CLIPConfig(fmri=enc, **ckw))
+    init = ckw.get("fmri_init")
+    pre = None
+    if init:
+        from neurokit.models.sit import SiT
+
+        pre = SiT.from_pretrained(init)
+        recorded = {k: v for k, v in pre.config.to_dict().items() if k != "n_outputs"}
+        enc = SiTConfig(**{**recorded, **kw})
+        ckw["fmri_init"] = str(init)
+    else:
+        enc = sit_config(size, **{"n_chans": 3, "n_patches": 1280, "vertices_per_patch": 45, **kw})
+    model = SurfaceCLIP(CLIPConfig(fmri=enc, **ckw))
+    if pre is not None:
+        state = {k: v for k, v in pre.state_dict().items() if not k.startswith("head.")}
+        missing, _ = model.encoder.load_encoder_state(state)
+        if [k for k in missing if k != "cls_token"]:
+            raise ConfigError(f"fmri_init {init}: its SiT encoder lacks {missing} of the clip model's SiT")
+    return model
 
 
 def rebuild_clip(model_config: dict) -> SurfaceCLIP:

@@ -40,6 +40,8 @@ FAMILY_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "stimuli": ("--stimuli", ("clip",)),
     "lag_s": ("--lag", ("clip",)),
     "segments": ("--segments", ("clip",)),
+    "fmri_init": ("--fmri-init", ("clip",)),
+    "train_fmri_encoder": ("--train-fmri-encoder", ("clip",)),
 }
 
 

@@ -1,14 +1,25 @@
 """Stimulus retrieval from fMRI (``neuro retrieve``), with the protocol of the tri-modal HCP 7T paper
-(arXiv 2501.16471; metrics-lab/sim):
+(arXiv 2501.16471) as its release runs it (metrics-lab/sim ``tools/retrieval.py`` with
+``config/retrieval/hparams.yml``):
 
-- per test subject × run × hemisphere ("unit"), ``n_queries`` = 100 queries: fMRI tubelets whose paired
-  stimulus window (``lag_s`` before) is not rest, drawn without replacement;
-- each query's pool: its true window plus ``n_negatives`` = 32 windows of the same run, drawn without
-  replacement from the non-rest windows whose onset is more than ``exclude_s`` = 3 s from the true one;
+- per test subject × run × hemisphere ("unit"), ``n_queries`` = 100 queries, each drawn as the release does:
+  a movie clip ("segment") uniformly among the run's clips, then a window uniformly inside it (draws are
+  independent, so a window can be drawn twice); the test–retest clip (HCP 7T: the clip that closes every
+  run) gives no query, and rest gives none;
+- each query's pool: its true window plus ``n_negatives`` = 32 windows drawn without replacement from the
+  run's non-rest windows of the *other* clips (``negatives_from="other_segments"``, the release's
+  ``inter_movie_sample``; the test–retest clip may give negatives); the video pool also leaves out windows
+  whose onset lies within ``exclude_s`` = 3 s of the true one, the audio pool only the true window itself
+  (``audio_exclude_s`` = 0; the release's audio sampler removes the reference alone). Video and audio pools are
+  drawn separately, as the release scores them in separate runs;
 - windows ranked by cosine similarity of the projected, L2-normalised embeddings; a query scores top-k when
   fewer than k pool windows are at least as similar as the true one (ties count against it);
 - top-1/5/10 mean ± std over units, for video and audio, beside chance k / pool size (pool 33: 3.0 %,
   15.2 %, 30.3 %).
+
+``negatives_from="same_run"`` is neurokit's harder option (its earlier default): negatives from any non-rest
+window of the run, the query's own clip — the same scene, seconds away — included. ``"same_segment"`` is the
+release's ``intra_movie_sample``: negatives only from the query's own clip.
 
 "Unseen subjects": pass the held-out subjects. "Unseen segments": train with ``segments="first_half"`` and
 retrieve with ``segments="second_half"`` (queries and pools from the second half of each clip). The
@@ -34,8 +45,35 @@ logger = logging.getLogger("neurokit")
 TOPK = (1, 5, 10)
 
 
+#: where a query's negatives come from (``negatives_from``)
+NEGATIVES_FROM = ("other_segments", "same_run", "same_segment")
+
+
+def window_segments(onsets: np.ndarray, clips, window_s: float, rest: np.ndarray | None = None) -> np.ndarray:
+    """The clip (segment) index of each window, ``(n_windows,)`` int: the clip that holds the window entirely,
+    ``-1`` for rest windows and windows in no clip. Without ``clips`` every non-rest window is in clip 0.
+
+    Example
+    -------
+    >>> window_segments(np.arange(6.0), [[0.0, 4.0], [4.0, 9.0]], 2.0).tolist()
+    [0, 0, 0, -1, 1, 1]
+    """
+    onsets = np.asarray(onsets, dtype=float)
+    seg = np.full(len(onsets), -1, dtype=int)
+    if not clips:
+        seg[:] = 0
+    else:
+        for i, (lo, hi) in enumerate(clips):
+            inside = (onsets >= lo - 1e-6) & (onsets + window_s <= hi + 1e-6)
+            seg[inside & (seg < 0)] = i
+    if rest is not None:
+        seg[np.asarray(rest, bool)] = -1
+    return seg
+
+
 def retrieval_pools(window_onsets: np.ndarray, candidates: np.ndarray, true_windows: np.ndarray, *,
-                    n_negatives: int = 32, exclude_s: float = 3.0, rng: np.random.Generator) -> np.ndarray:
+                    n_negatives: int = 32, exclude_s: float = 3.0, rng: np.random.Generator,
+                    segment_of: np.ndarray | None = None, negatives_from: str = "other_segments") -> np.ndarray:
     """Pools of window indices ``(n_queries, 1 + n_negatives)``, the true window first.
 
     Parameters
@@ -45,26 +83,137 @@ def retrieval_pools(window_onsets: np.ndarray, candidates: np.ndarray, true_wind
     candidates : ndarray of bool (n_windows,)
         Windows allowed as negatives (not rest; inside the evaluated segments).
     true_windows : ndarray of int (n_queries,)
-    n_negatives, exclude_s : the protocol's 32 and 3 s.
+    n_negatives : int
+        Negatives per pool (the protocol's 32).
+    exclude_s : float
+        Negatives start more than this many s from the true window (video: 3 s; audio: 0, the true window
+        alone is left out).
+    rng : numpy.random.Generator
+    segment_of : ndarray of int (n_windows,), optional
+        Clip index of each window (:func:`window_segments`); needed unless ``negatives_from="same_run"``.
+    negatives_from : {"other_segments", "same_run", "same_segment"}
+        ``"other_segments"`` (default, the release's ``inter_movie_sample``): windows of the run's other clips;
+        ``"same_run"``: any candidate of the run (harder: the query's own scene included); ``"same_segment"``
+        (the release's ``intra_movie_sample``): windows of the query's own clip only.
+
+    Returns
+    -------
+    ndarray of int (n_queries, 1 + n_negatives)
+        Window indices, drawn without replacement within a pool.
 
     Raises
     ------
+    ConfigError
+        Unknown ``negatives_from``, or ``segment_of`` missing where it is needed.
     DataFileError
-        Fewer than ``n_negatives`` candidates more than ``exclude_s`` from a query's window.
+        Fewer than ``n_negatives`` allowed windows for a query (the message names the rule that ran short).
+
+    Example
+    -------
+    >>> on = np.arange(60.0)
+    >>> seg = window_segments(on, [[0, 30], [30, 63]], 3.0)
+    >>> p = retrieval_pools(on, seg >= 0, np.array([5]), n_negatives=4, rng=np.random.default_rng(0), segment_of=seg)
+    >>> bool((seg[p[0, 1:]] == 1).all())
+    True
     """
+    if negatives_from not in NEGATIVES_FROM:
+        raise ConfigError(f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)} (CLI: --negatives-from)")
+    if negatives_from != "same_run" and segment_of is None:
+        raise ConfigError(f"negatives_from={negatives_from!r} needs the clip of each window (segment_of)")
     onsets = np.asarray(window_onsets, dtype=float)
     cand = np.flatnonzero(candidates)
     pools = np.empty((len(true_windows), 1 + n_negatives), dtype=int)
     for q, w in enumerate(true_windows):
-        far = cand[np.abs(onsets[cand] - onsets[w]) > exclude_s + 1e-9]
+        pool = cand
+        if negatives_from == "other_segments":
+            pool = pool[(segment_of[pool] != segment_of[w]) & (segment_of[pool] >= 0)]
+        elif negatives_from == "same_segment":
+            pool = pool[segment_of[pool] == segment_of[w]]
+        far = pool[(np.abs(onsets[pool] - onsets[w]) > exclude_s + 1e-9) & (pool != w)]
         if len(far) < n_negatives:
+            where = {"other_segments": "in the other clips of the run", "same_run": "in the run",
+                     "same_segment": "in the query's own clip"}[negatives_from]
             raise DataFileError(
-                f"only {len(far)} non-rest windows more than {exclude_s:g} s from the window at {onsets[w]:g} s; the "
-                f"protocol needs {n_negatives} negatives from the same run (a longer run, or fewer --negatives)"
+                f"only {len(far)} non-rest windows {where} more than {exclude_s:g} s from the window at {onsets[w]:g} s; "
+                f"the protocol needs {n_negatives} negatives (a longer run, clips given at embed-stimuli (--clips), "
+                f"another --negatives-from, or fewer --negatives)"
             )
         pools[q, 0] = w
         pools[q, 1:] = rng.choice(far, size=n_negatives, replace=False)
     return pools
+
+
+def sample_queries(windows: np.ndarray, segment_of: np.ndarray, n_queries: int, *, rng: np.random.Generator,
+                   exclude_segments=()) -> np.ndarray:
+    """The release's query draw: ``n_queries`` times, a clip uniformly among those that hold one of ``windows``
+    (minus ``exclude_segments``, e.g. the test–retest clip), then one of its windows uniformly.
+
+    Parameters
+    ----------
+    windows : ndarray of int (n,)
+        Window index of each candidate query (e.g. the paired fMRI samples of one unit).
+    segment_of : ndarray of int (n_windows,)
+        Clip of each window (:func:`window_segments`; ``-1``: none, never drawn).
+    n_queries : int
+    rng : numpy.random.Generator
+    exclude_segments : iterable of int
+        Clips that give no query.
+
+    Returns
+    -------
+    ndarray of int (n_queries,)
+        Positions into ``windows``, drawn with replacement (independent draws, as ``random.choice`` then
+        ``random.randint`` in the release).
+
+    Raises
+    ------
+    DataFileError
+        No clip left to draw from.
+
+    Example
+    -------
+    >>> seg = np.array([0, 0, 0, 1, 2])
+    >>> q = sample_queries(np.arange(5), seg, 6, rng=np.random.default_rng(0), exclude_segments=[2])
+    >>> sorted(set(seg[q].tolist())) <= [0, 1]
+    True
+    """
+    windows = np.asarray(windows, dtype=int)
+    seg = np.asarray(segment_of)[windows]
+    excluded = {int(e) for e in exclude_segments}
+    clips = [c for c in np.unique(seg) if c >= 0 and int(c) not in excluded]
+    if not clips:
+        raise DataFileError("no clip to draw queries from (all rest, excluded as test-retest, or outside the segments)")
+    by_clip = [np.flatnonzero(seg == c) for c in clips]
+    picks = rng.integers(0, len(clips), size=n_queries)
+    return np.array([by_clip[c][rng.integers(0, len(by_clip[c]))] for c in picks], dtype=int)
+
+
+def resolve_retest_clip(st, retest_clip="store") -> int | None:
+    """Index of the test–retest clip of stimulus store ``st`` (None: no such clip).
+
+    ``retest_clip``: ``"store"`` (what the store records, ``neuro embed-stimuli --retest-clip``; none when it
+    records nothing), ``"last"`` (the run's last clip, as in HCP 7T), ``"none"``/None, or a clip index
+    (negative counts from the end).
+
+    Raises
+    ------
+    ConfigError
+        An index outside the store's clips, or another value.
+    """
+    if retest_clip == "store":
+        retest_clip = st.attrs.get("retest_clip") if hasattr(st, "attrs") else None
+    if retest_clip is None or retest_clip == "none":
+        return None
+    n = len(st.clips or [])
+    if retest_clip == "last":
+        retest_clip = -1
+    try:
+        k = int(retest_clip)
+    except (TypeError, ValueError):
+        raise ConfigError(f"retest_clip={retest_clip!r}: give store, last, none or a clip index (CLI: --retest-clip)") from None
+    if not -n <= k < n:
+        raise ConfigError(f"retest_clip={retest_clip!r}: {getattr(st, 'path', 'the stimulus store')} has {n} clip(s)")
+    return k % n
 
 
 def pool_hits(query: np.ndarray, windows: np.ndarray, pools: np.ndarray, ks: Sequence[int] = TOPK) -> dict[int, np.ndarray]:
@@ -80,22 +229,52 @@ def chance_levels(pool_size: int, ks: Sequence[int] = TOPK) -> dict[str, float]:
 
 
 def protocol_units(pairs: Pairs, stimuli: Sequence, *, n_queries: int = 100, n_negatives: int = 32,
-                   exclude_s: float = 3.0, segments: str = "all", seed: int = 0) -> list[dict]:
-    """The protocol's queries and pools per subject × run × hemisphere.
+                   exclude_s: float = 3.0, audio_exclude_s: float = 0.0, segments: str = "all", seed: int = 0,
+                   negatives_from: str = "other_segments", retest_clip="store") -> list[dict]:
+    """The protocol's queries and pools per subject × run × hemisphere (module docstring).
 
-    Returns a list of ``{"subject", "run", "hemi", "pairs": indices into ``pairs`` (queries), "stim": store
-    index, "pools": (Q, 1 + n_negatives) window indices}``, in sorted unit order; seeded by ``seed``.
+    Parameters
+    ----------
+    pairs : Pairs
+        fMRI samples paired with stimulus windows (:func:`~neurokit.data.pairs.pair_samples`).
+    stimuli : sequence of StimulusStore
+    n_queries, n_negatives : int
+        100 and 32 in the protocol.
+    exclude_s, audio_exclude_s : float
+        Exclusion around the true window for the video pool (3 s) and the audio pool (0 s: itself only).
+    segments : {"all", "first_half", "second_half"}
+    seed : int
+    negatives_from : {"other_segments", "same_run", "same_segment"}
+        See :func:`retrieval_pools`.
+    retest_clip : "store", "last", "none" or int
+        The clip that gives no query (:func:`resolve_retest_clip`).
+
+    Returns
+    -------
+    list of dict
+        ``{"subject", "run", "hemi", "pairs": indices into ``pairs`` (queries, (Q,)), "stim": store index,
+        "pools": {"video": (Q, 1 + n_negatives), "audio": (Q, 1 + n_negatives)} window indices}``, in sorted
+        unit order; seeded by ``seed``.
+
+    Raises
+    ------
+    DataFileError
+        See :func:`retrieval_pools` and :func:`sample_queries`.
     """
     rng = np.random.default_rng(seed)
     units = []
     keys = sorted(set(zip(pairs.subject.tolist(), pairs.run.tolist(), pairs.hemi.tolist())))
     for subj, run, hemi in keys:
         idx = np.flatnonzero((pairs.subject == subj) & (pairs.run == run) & (pairs.hemi == hemi))
-        q = np.sort(rng.choice(idx, size=min(n_queries, len(idx)), replace=False))
-        si = int(pairs.stim[q[0]])
+        si = int(pairs.stim[idx[0]])
         st = stimuli[si]
-        cand = ~st.rest & in_segment(st.onsets, st.clips, st.window_s, segments)
-        pools = retrieval_pools(st.onsets, cand, pairs.window[q], n_negatives=n_negatives, exclude_s=exclude_s, rng=rng)
+        seg = window_segments(st.onsets, st.clips, st.window_s, st.rest)
+        retest = resolve_retest_clip(st, retest_clip)
+        q = idx[sample_queries(pairs.window[idx], seg, n_queries, rng=rng, exclude_segments=[] if retest is None else [retest])]
+        cand = (seg >= 0) & in_segment(st.onsets, st.clips, st.window_s, segments)
+        pools = {m: retrieval_pools(st.onsets, cand, pairs.window[q], n_negatives=n_negatives, exclude_s=ex, rng=rng,
+                                    segment_of=seg, negatives_from=negatives_from)
+                 for m, ex in (("video", exclude_s), ("audio", audio_exclude_s))}
         units.append({"subject": subj, "run": run, "hemi": hemi, "pairs": q, "stim": si, "pools": pools})
     return units
 
@@ -109,8 +288,9 @@ def score_units(units: list[dict], query_emb: np.ndarray, window_emb: Sequence[d
     for u in units:
         row = {"subject": u["subject"], "run": u["run"], "hemi": u["hemi"], "n_queries": int(len(u["pairs"]))}
         for m in mods:
+            pools = u["pools"][m] if isinstance(u["pools"], dict) else u["pools"]
             hits = pool_hits(query_emb[m][u["pairs"]] if isinstance(query_emb, dict) else query_emb[u["pairs"]],
-                             window_emb[u["stim"]][m], u["pools"], ks)
+                             window_emb[u["stim"]][m], pools, ks)
             for k in ks:
                 row[f"{m}_top{k}"] = float(hits[k].mean())
                 per[m][k].append(float(hits[k].mean()))
@@ -155,7 +335,8 @@ def embed_windows(model, stimuli: Sequence, *, device="cpu", shuffle: bool = Fal
 def retrieve(checkpoint: str | Path, fmri: Sequence[str | Path] | str | Path, stimuli: Sequence[str | Path] | str | Path, *,
              subjects: Sequence[str] | None = None, segments: str = "all", n_queries: int = 100, n_negatives: int = 32,
              exclude_s: float = 3.0, seed: int = 0, shuffle: bool = False, lag_s: float | None = None,
-             device: str = "auto", out: str | Path | None = None) -> dict:
+             device: str = "auto", out: str | Path | None = None, negatives_from: str = "other_segments",
+             audio_exclude_s: float = 0.0, retest_clip="store") -> dict:
     """Run the retrieval protocol (module docstring) with a ``neuro pretrain --model clip`` checkpoint.
 
     Parameters
@@ -169,6 +350,19 @@ def retrieve(checkpoint: str | Path, fmri: Sequence[str | Path] | str | Path, st
     subjects : list of str, optional
         Test subjects (default: all in the stores). Unseen subjects = subjects not trained on.
     segments : {"all", "first_half", "second_half"}
+    n_queries, n_negatives : int
+        Queries per subject × run × hemisphere (100) and negatives per pool (32).
+    exclude_s, audio_exclude_s : float
+        Negatives of the video pool start more than ``exclude_s`` (3 s) from the true window; those of the
+        audio pool more than ``audio_exclude_s`` (0: only the true window is left out), as in the release.
+    negatives_from : {"other_segments", "same_run", "same_segment"}
+        Where negatives come from: the run's other clips (default, the release's), any window of the run
+        (neurokit's harder option), or the query's own clip. See :func:`retrieval_pools`.
+    retest_clip : "store", "last", "none" or int
+        The test–retest clip, which gives no query (:func:`resolve_retest_clip`; default: as the stimulus
+        store records, ``neuro embed-stimuli --retest-clip``).
+    seed : int
+        Seed of the query and negative draws.
     shuffle : bool
         The control: stimulus windows shuffled against the fMRI (expect chance).
     lag_s : float, optional
@@ -184,7 +378,8 @@ def retrieve(checkpoint: str | Path, fmri: Sequence[str | Path] | str | Path, st
     Raises
     ------
     ConfigError
-        Not a clip checkpoint; stimuli from other encoders; unknown subjects.
+        Not a clip checkpoint; stimuli from other encoders; unknown subjects; an unknown ``negatives_from``
+        (refused first) or ``retest_clip``.
     DataFileError
         See :func:`~neurokit.data.pairs.pair_samples` and :func:`retrieval_pools`.
     """
@@ -193,6 +388,8 @@ def retrieve(checkpoint: str | Path, fmri: Sequence[str | Path] | str | Path, st
     from neurokit.training import distributed as dist
     from neurokit.training.objectives import get_objective
 
+    if negatives_from not in NEGATIVES_FROM:  # refused before any work
+        raise ConfigError(f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)} (CLI: --negatives-from)")
     state = load_checkpoint(checkpoint)
     if state.get("model") != "clip":
         raise ConfigError(f"{checkpoint}: a {state.get('model')!r} checkpoint; retrieval needs one of `neuro pretrain --model clip`")
@@ -214,7 +411,8 @@ def retrieve(checkpoint: str | Path, fmri: Sequence[str | Path] | str | Path, st
     if not len(pairs):
         raise DataFileError(f"{paths[0]}: no fMRI sample pairs with a non-rest stimulus window at lag {lag:g} s")
     units = protocol_units(pairs, stims, n_queries=n_queries, n_negatives=n_negatives, exclude_s=exclude_s,
-                           segments=segments, seed=seed)
+                           audio_exclude_s=audio_exclude_s, segments=segments, seed=seed, negatives_from=negatives_from,
+                           retest_clip=retest_clip)
     q = embed_pairs(model, ds, pairs, device=dev)
     w = embed_windows(model, stims, device=dev, shuffle=shuffle, seed=seed)
     rep = score_units(units, q, w)
@@ -222,7 +420,9 @@ def retrieve(checkpoint: str | Path, fmri: Sequence[str | Path] | str | Path, st
     rep.update({
         "chance": chance_levels(pool), "pool_size": pool, "n_units": len(units),
         "n_queries": int(sum(u["n_queries"] for u in rep["units"])), "lag_s": lag, "segments": segments,
-        "shuffled": bool(shuffle), "seed": seed, "exclude_s": exclude_s, "checkpoint": str(checkpoint),
+        "shuffled": bool(shuffle), "seed": seed, "exclude_s": exclude_s, "audio_exclude_s": audio_exclude_s,
+        "negatives_from": negatives_from, "retest_clip": [resolve_retest_clip(s, retest_clip) for s in stims],
+        "checkpoint": str(checkpoint),
         "fmri": [str(p) for p in paths], "stimuli": [str(s.path) for s in stims],
         "subjects": sorted(set(pairs.subject.tolist())),
     })

@@ -63,7 +63,11 @@ class StimulusEncoders:
     ----------
     video, audio : str
         open_clip model names, or ``"tiny"`` (random init, for tests) — see :mod:`neurokit.stimuli.encoders`.
-        The audio tower reads log-mel spectrograms as images (AST-style).
+        The audio tower reads log-mel spectrograms as images (AST-style). The paper's encoders (extra
+        ``paper-encoders``, :mod:`neurokit.stimuli.paper_encoders`): ``video="videomae"`` (VideoMAE-B, each
+        window embedded whole) and ``audio="wav2vec2"`` (wav2vec 2.0 base 960 h), weights from
+        ``*_pretrained`` (a local model folder or a Hub id); ``"videomae-tiny"``/``"wav2vec2-tiny"``: small
+        random configurations, for tests.
     video_pretrained, audio_pretrained : str or path, optional
         open_clip pretrained tag or a local weights file (None: random init).
 
@@ -91,23 +95,29 @@ class StimulusWindows:
         Clip boundaries (sorted); windows not entirely inside one clip are marked rest. Default: one clip.
     every : int
         Embed one video frame in ``every`` (1: all frames, as in the paper).
+    retest_clip : int, optional
+        Index in ``clips`` of the test–retest clip (HCP 7T: the last clip of every run, ``-1``), recorded in
+        the store; retrieval draws no query from it (the release's protocol). None: no such clip.
 
     Raises
     ------
     DataFileError
-        ``window_s`` or ``hop_s`` not > 0, ``every`` < 1.
+        ``window_s`` or ``hop_s`` not > 0, ``every`` < 1, ``retest_clip`` without clips or outside them.
     """
 
     window_s: float = 3.0
     hop_s: float = 1.0
     clips: Sequence[Sequence[float]] | None = None
     every: int = 1
+    retest_clip: int | None = None
 
     def __post_init__(self) -> None:
         if self.window_s <= 0 or self.hop_s <= 0:
             raise DataFileError(f"window_s and hop_s must be > 0 (got {self.window_s}, {self.hop_s})")
         if int(self.every) < 1:
             raise DataFileError(f"every must be >= 1 (got {self.every})")
+        if self.retest_clip is not None and not -len(self.clips or []) <= int(self.retest_clip) < len(self.clips or []):
+            raise DataFileError(f"--retest-clip {self.retest_clip}: not an index of the {len(self.clips or [])} clip(s) given (--clips)")
 
 
 def embed_stimuli(
@@ -168,14 +178,14 @@ def embed_stimuli(
         raise FileExistsError(f"{out} exists; pass overwrite=True (CLI: --overwrite) to replace it")
     info = probe_video(movie)
     wave = read_audio(audio if audio is not None else movie)
-    venc = FrameEncoder(encoders.video, encoders.video_pretrained)
-    aenc = SpectrogramEncoder(encoders.audio, encoders.audio_pretrained)
-    frames = _embed_frames(movie, info, venc, windows, batch_size, progress)
+    venc, aenc = _encoders(encoders)
+    clip_input = getattr(venc, "clip_input", False)  # VideoMAE embeds whole windows, not frames
+    frames = (_embed_clips if clip_input else _embed_frames)(movie, info, venc, windows, batch_size, progress)
     duration = min(frames.duration_s, len(wave) / AUDIO_RATE)
     onsets = window_onsets(duration, window_s=windows.window_s, hop_s=windows.hop_s)
     if len(onsets) == 0:
         raise DataFileError(f"{movie}: {duration:.2f} s of video and audio, shorter than one {windows.window_s:g}-s window")
-    video = _window_means(frames, onsets, windows.window_s, movie)
+    video = frames.embeddings[: len(onsets)].astype(np.float32) if clip_input else _window_means(frames, onsets, windows.window_s, movie)
     audio_emb = _embed_audio(wave, onsets, windows.window_s, aenc, batch_size, progress)
     clip_list = check_clips(windows.clips, duration, str(movie)) if windows.clips else None
     rest = rest_mask(onsets, clip_list, window_s=windows.window_s)
@@ -194,12 +204,25 @@ def embed_stimuli(
         "fps": float(info.fps) / windows.every,
         "audio_rate": AUDIO_RATE,
         "clips": json.dumps(clip_list),
+        **({} if windows.retest_clip is None else {"retest_clip": int(windows.retest_clip) % len(clip_list)}),
         "video_encoder": json.dumps({**_public(venc.info), "weights_sha256": venc.weights_sha256, "dim": venc.dim}),
         "audio_encoder": json.dumps({**_public(aenc.info), "weights_sha256": aenc.weights_sha256, "dim": aenc.dim,
-                                     "input": "log-mel 128 bins, 25 ms / 10 ms, AST AudioSet norm"}),
+                                     "input": getattr(aenc, "input_note", "log-mel 128 bins, 25 ms / 10 ms, AST AudioSet norm")}),
     }
     return write_stimulus_store(out, video=video, audio=audio_emb, onsets=onsets, rest=rest, thumbnails=thumbs,
                                 attrs=attrs, overwrite=overwrite)
+
+
+def _encoders(encoders: StimulusEncoders):
+    """The frozen video and audio encoders named in ``encoders``: open_clip towers, or the paper's VideoMAE /
+    wav2vec 2.0 through ``transformers`` (:mod:`neurokit.stimuli.paper_encoders`)."""
+    from neurokit.stimuli import paper_encoders as pe
+
+    venc = (pe.paper_video_encoder(encoders.video, encoders.video_pretrained) if encoders.video in pe.PAPER_VIDEO
+            else FrameEncoder(encoders.video, encoders.video_pretrained))
+    aenc = (pe.paper_audio_encoder(encoders.audio, encoders.audio_pretrained) if encoders.audio in pe.PAPER_AUDIO
+            else SpectrogramEncoder(encoders.audio, encoders.audio_pretrained))
+    return venc, aenc
 
 
 @dataclass
@@ -238,6 +261,63 @@ def _embed_frames(movie: Path, info, venc, windows: StimulusWindows, batch_size:
     if not times:
         raise DataFileError(f"{movie}: no video frame could be decoded")
     return _Frames(np.asarray(times), np.concatenate(embs), thumbs, duration)
+
+
+def _embed_clips(movie: Path, info, venc, windows: StimulusWindows, batch_size: int, progress: bool) -> _Frames:
+    """Windows embedded whole by a clip encoder (VideoMAE): the decoded frames of each window
+    ``[onset, onset + window_s)``, ``venc.n_frames`` of them taken evenly, resized as the encoder wants; one
+    embedding per window (``embeddings`` ``(n_windows, D)``, ``times`` the window onsets)."""
+    from neurokit.stimuli.paper_encoders import clip_frame_indices
+
+    every, win = int(windows.every), float(windows.window_s)
+    onsets = window_onsets(info.duration_s + win + 1.0, window_s=win, hop_s=windows.hop_s)
+    centres = onsets + win / 2
+    buf_t: list[float] = []
+    buf_f: list[np.ndarray] = []
+    embs, thumbs, batch = [], {}, []
+
+    def flush():
+        if batch:
+            with torch.no_grad():
+                embs.append(venc(torch.from_numpy(np.stack(batch))).float().numpy())
+            batch.clear()
+
+    def close(i: int):
+        lo, hi = onsets[i] - 1e-6, onsets[i] + win - 1e-6
+        sel = [k for k, t in enumerate(buf_t) if lo <= t < hi]
+        if not sel:
+            raise DataFileError(f"{movie}: the window at {onsets[i]:g} s holds no decoded frame (frame rate too low)")
+        batch.append(np.stack([buf_f[sel[j]] for j in clip_frame_indices(len(sel), venc.n_frames)]))
+        if len(batch) == batch_size:
+            flush()
+        nxt = onsets[i + 1] - 1e-6 if i + 1 < len(onsets) else np.inf
+        while buf_t and buf_t[0] < nxt:
+            buf_t.pop(0)
+            buf_f.pop(0)
+
+    wi = ti = 0
+    duration = 0.0
+    frame_iter = progress_bar(iter_frames(movie, every=every), description=f"video clips {movie.name}", enabled=progress,
+                              total=max(1, info.n_frames // every))
+    for t, rgb in frame_iter:
+        while wi < len(onsets) and t >= onsets[wi] + win - 1e-6:
+            close(wi)
+            wi += 1
+        buf_t.append(t)
+        with torch.no_grad():
+            buf_f.append(venc.resize(torch.from_numpy(np.ascontiguousarray(rgb))[None])[0].numpy())
+        while ti < len(centres) and t >= centres[ti]:
+            thumbs[ti] = _thumb(rgb)
+            ti += 1
+        duration = t + every / info.fps
+    if duration == 0.0:
+        raise DataFileError(f"{movie}: no video frame could be decoded")
+    while wi < len(onsets) and onsets[wi] + win <= duration + 1e-6:
+        close(wi)
+        wi += 1
+    flush()
+    emb = np.concatenate(embs) if embs else np.zeros((0, venc.dim), np.float32)
+    return _Frames(onsets[:wi], emb, thumbs, duration)
 
 
 def _window_means(frames: _Frames, onsets: np.ndarray, window_s: float, movie: Path) -> np.ndarray:
