@@ -285,10 +285,16 @@ def _load(ds) -> np.ndarray:
 
 
 def baseline(store: str | Path | Sequence[str | Path], *, methods: Sequence[str] | None = None,
-             splits: dict[str, list[str]] | None = None, seed: int = 0) -> dict[str, Any]:
+             splits: dict[str, list[str]] | None = None, seed: int = 0,
+             band: tuple[float, float] | None = MI_BAND) -> dict[str, Any]:
     """``neuro baseline STORE``: classical baselines on a labelled store, split as fine-tuning splits it
-    (card subjects, or ``splits``). Returns ``{"task", "card", "kind", "chance", "splits",
-    "baselines"}``."""
+    (card subjects, or ``splits``). Returns ``{"task", "card", "kind", "chance", "splits", "band",
+    "baselines"}``; ``band`` (Hz) is the spatial methods' band-pass (:data:`MI_BAND`; ``None``: the store's).
+
+    Example
+    -------
+    >>> res = baseline("lr.h5", band=None)  # doctest: +SKIP
+    """
     from neurokit.data.dataset import PatchDataset, open_labelled
     from neurokit.data.splits import resolve_splits
 
@@ -300,7 +306,7 @@ def baseline(store: str | Path | Sequence[str | Path], *, methods: Sequence[str]
         if len(d) == 0:
             raise ConfigError(f"{stores[0]}: split {k!r} is empty ({kw[k]})")
     sfreq = float(ds_all.info.sfreq or 200.0)
-    res = run_baselines(parts, kind, sfreq=sfreq, methods=methods, seed=seed)
-    return {"task": ds_all.info.task, "card": ds_all.info.card, "kind": kind,
+    res = run_baselines(parts, kind, sfreq=sfreq, methods=methods, seed=seed, band=band)
+    return {"task": ds_all.info.task, "card": ds_all.info.card, "kind": kind, "band": list(band) if band else None,
             "label_names": names, "chance": chance_metrics(kind, n_classes), "split_by": how,
             "n_samples": {k: len(d) for k, d in parts.items()}, "baselines": res}
