@@ -158,8 +158,10 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         return torch.device(dev)
 
     def _check_fitted(self) -> None:
+        from sklearn.exceptions import NotFittedError  # a ValueError and an AttributeError, as sklearn raises
+
         if not hasattr(self, "model_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit(X, y) first")
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit(X, y) first")
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None) -> "FoundationClassifier":
@@ -271,6 +273,7 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """Predicted labels ``(n,)`` from :attr:`classes_`."""
+        self._check_fitted()
         return self.classes_[self.predict_proba(X).argmax(axis=1)]
 
     def transform(self, X) -> np.ndarray:
