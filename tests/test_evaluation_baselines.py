@@ -84,19 +84,22 @@ def test_spatial_baselines_band_pass_first_and_band_none_keeps_the_store_band():
     assert roc_auc_score(y[40:], band.decision_function(x[40:])) < 0.8
 
 
-@pytest.fixture()
-def surface_store(tmp_path):
-    """20 samples of 6 tubelets × 2 frames × 5 vertices; class 1 raises tubelet 0's mean by 1."""
+def _surface(path, units):
+    """10 samples per (subject, run) unit of 6 tubelets × 2 frames × 5 vertices; class 1 raises tubelet 0's mean by 1."""
     rng = np.random.default_rng(0)
-    path = tmp_path / "surf.h5"
     attrs = dict(modality="surface", card="synthetic-fmri", label_names=["rest", "task"], sfreq=1.0)
     with PatchStoreWriter(path, (6, 2, 5), attrs=attrs) as w:
-        for s in range(1, 5):
+        for subj, run in units:
             y = np.tile([0, 1], 5)
             x = rng.normal(0, 0.3, (10, 6, 2, 5))
             x[y == 1, 0] += 1.0
-            w.append(x.astype(np.float32), y, onsets=np.arange(10) * 2.0, subject=f"S{s:03d}", session="", run="R01")
+            w.append(x.astype(np.float32), y, onsets=np.arange(10) * 2.0, subject=subj, session="", run=run)
     return path
+
+
+@pytest.fixture()
+def surface_store(tmp_path):
+    return _surface(tmp_path / "surf.h5", [(f"S{s:03d}", "R01") for s in range(1, 5)])
 
 
 def test_a_surface_store_gets_the_patch_mean_baseline_not_the_eeg_ones(surface_store):
@@ -107,3 +110,22 @@ def test_a_surface_store_gets_the_patch_mean_baseline_not_the_eeg_ones(surface_s
     assert list(res) == ["patchmean_lr"] and res["patchmean_lr"]["test"]["auroc"] == 1.0
     with pytest.raises(ConfigError, match="baselines csp_lda are EEG methods; this store holds surface samples"):
         run_baselines(parts, "binary", sfreq=1.0, methods=["csp_lda"])
+
+
+def test_cli_baseline_band_option_and_surface_store(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from neurokit.cli.main import app
+
+    surface_store = _surface(tmp_path / "one.h5", [("S001", f"R0{r}") for r in range(1, 5)])  # split by run
+    r = CliRunner().invoke(app, ["baseline", str(surface_store), "--json", str(tmp_path / "b.json")], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    res = json.loads((tmp_path / "b.json").read_text())
+    assert list(res["baselines"]) == ["patchmean_lr"] and res["band"] == [8.0, 32.0] and "patchmean_lr" in r.output
+    r = CliRunner().invoke(app, ["baseline", str(surface_store), "--band", "8"], env={"COLUMNS": "200"})
+    assert r.exit_code == 2 and "--band '8': give LOW,HIGH in Hz" in r.output
+    r = CliRunner().invoke(app, ["baseline", str(surface_store), "--band", "none", "--json", str(tmp_path / "n.json")],
+                           env={"COLUMNS": "200"})
+    assert r.exit_code == 0 and json.loads((tmp_path / "n.json").read_text())["band"] is None
