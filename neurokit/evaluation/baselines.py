@@ -238,7 +238,9 @@ def run_baselines(parts: dict, kind: str, *, sfreq: float, methods: Sequence[str
             raise ConfigError(f"baselines {', '.join(eeg)} are EEG methods; this store holds {modality} samples "
                               "(use patchmean_lr)")
         logger.info("classical EEG baselines skipped: the store holds %s samples; patchmean_lr instead", modality)
-    raw = {k: (_load(d), np.asarray(d.labels)) for k, d in parts.items()}
+    # surface samples are large (tubelets × frames × vertices): keep only each patch's mean, read in chunks
+    reduce = (lambda a: np.asarray(a, dtype=np.float32).mean(axis=-1, keepdims=True)) if modality != "eeg" else None
+    raw = {k: (_load(d, reduce), np.asarray(d.labels)) for k, d in parts.items()}
     data = {k: (x if modality != "eeg" else _series(x), y) for k, (x, y) in raw.items()}
     n_ch = data["train"][0].shape[1]
     methods = list(methods) if methods else applicable(n_ch, kind, modality)
@@ -271,13 +273,15 @@ def run_baselines(parts: dict, kind: str, *, sfreq: float, methods: Sequence[str
     return out
 
 
-def _load(ds) -> np.ndarray:
-    """All patches of a :class:`PatchDataset` as one array, read store by store in index order."""
+def _load(ds, reduce=None, chunk: int = 256) -> np.ndarray:
+    """All patches of a :class:`PatchDataset` as one array, read store by store in index order (``reduce``:
+    applied to each chunk of ``chunk`` samples as it is read)."""
     xs = []
     for si, st in enumerate(ds.stores):
-        idx = np.asarray([i for s, i in ds.index if s == si], dtype=np.int64)
-        if len(idx):
-            xs.append(st.patches(np.sort(idx)))
+        idx = np.sort(np.asarray([i for s, i in ds.index if s == si], dtype=np.int64))
+        for a in range(0, len(idx), chunk):
+            part = st.patches(idx[a:a + chunk])
+            xs.append(reduce(part) if reduce is not None else part)
     if not xs:
         raise ConfigError("empty split")
     # PatchDataset keeps store order then sample order, which is what the sorted reads return
