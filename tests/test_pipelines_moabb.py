@@ -63,6 +63,15 @@ def test_estimator_is_a_scikit_learn_classifier():
         FoundationClassifier(**TINY).fit(x, y).predict(x[:, :2])
 
 
+@pytest.mark.parametrize("check", ["check_no_attributes_set_in_init", "check_parameters_default_constructible",
+                                   "check_get_params_invariance", "check_set_params", "check_estimator_repr"])
+def test_estimator_passes_scikit_learn_s_parameter_checks(check):
+    # the checks that fit on 2-D tabular data do not apply to (n, channels, times) trials
+    from sklearn.utils import estimator_checks
+
+    getattr(estimator_checks, check)("FoundationClassifier", FoundationClassifier())
+
+
 def test_estimator_reads_mne_epochs_and_frozen_features_are_the_backbone_s():
     import mne
 
