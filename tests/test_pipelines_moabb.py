@@ -97,6 +97,24 @@ def test_estimator_reads_mne_epochs_and_frozen_features_are_the_backbone_s():
     np.testing.assert_allclose(clf.transform(epochs), want.numpy(), rtol=1e-4, atol=1e-5)
 
 
+def test_estimator_starts_from_init_weights(tmp_path):
+    import torch
+
+    from neurokit.models.cbramod import CBraMod
+
+    torch.manual_seed(3)
+    released = CBraMod(n_layers=1).state_dict()  # a state dict in the release's layout
+    torch.save(released, tmp_path / "w.pth")
+    x, y = _trials()
+    clf = FoundationClassifier(init=str(tmp_path / "w.pth"), epochs=1, batch_size=8, frozen=True).fit(x, y)
+    own = clf.model_.backbone.state_dict()
+    shared = [k for k in own if k in released]
+    assert len(shared) == len(own) and len(shared) > 30  # the whole backbone comes from the file
+    for k in shared:  # frozen: every backbone tensor is the file's after training
+        assert torch.equal(own[k].cpu(), released[k]), k
+    assert clf.init_info_["weights"]["loaded"] == clf.init_info_["weights"]["total"]
+
+
 def test_estimator_fine_tunes_sit_on_surface_samples():
     rng = np.random.default_rng(0)
     x = rng.normal(0, 1, (8, 3, 20, 15)).astype(np.float32)  # (n, frames, patches, vertices per patch)
