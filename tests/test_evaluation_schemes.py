@@ -124,6 +124,8 @@ def test_loso_run_reports_folds_mean_std_and_moabb_rows(sessions_store, tmp_path
 
     in_sess = pred["session"] == "2"
     assert float(rows[5]["score"]) == pytest.approx(roc_auc_score(pred["y"][in_sess], pred["scores"][in_sess]))
+    row_scores = [float(r["score"]) for r in rows]
+    assert rep["results_score"]["n_rows"] == 8 and rep["results_score"]["mean"] == pytest.approx(np.nanmean(row_scores))
     fold = rep["folds"][1]["fold"]
     assert (tmp_path / "loso" / fold / "best.pt").exists() and (tmp_path / "loso" / fold / "predictions.npz").exists()
     # evaluate scores each fold's checkpoint on its own test subject and reproduces the numbers

@@ -22,7 +22,7 @@ averaged over its folds (:func:`fold_rows`, :func:`average_folds`). ``samples`` 
 fitted on (training + validation samples; within-session: the session's trials, as MOABB), ``samples_test``
 the scored samples, ``n_classes`` the classes among them, ``time`` the fitting time in seconds.
 neurokit's own summary, one pooled score per fold, stays in ``report.json`` (``folds``, ``mean``, ``std``)
-and in the rows' ``fold_score`` column.
+and in the rows' ``fold_score`` column; ``results_score`` is the rows' mean ± std, as MOABB averages them.
 
 Reference: Jayaram & Barachant, MOABB, J Neural Eng 15:066011, 2018; Chevallier et al., arXiv 2404.15319.
 """
@@ -281,6 +281,14 @@ def average_folds(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _row_summary(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Mean and standard deviation (ddof 0, NaN ignored) of the MOABB rows' scores, beside the folds' summary."""
+    v = np.asarray([r["score"] for r in rows], dtype=float)
+    ok = v[np.isfinite(v)]
+    return {"mean": float(ok.mean()) if len(ok) else float("nan"), "std": float(ok.std()) if len(ok) else float("nan"),
+            "n_rows": len(rows)}
+
+
 def summarize(folds: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Mean and standard deviation (ddof 0, NaN ignored) over folds of every test metric and the score."""
     names = sorted({k for f in folds for k in f["test"]} | {"score"})
@@ -343,6 +351,7 @@ def run_scheme(stores: list, out: Path, cfg, scheme: str, *, fit_fold: Callable[
     report = {"scheme": scheme, "n_folds": len(folds), "task": meta.task, "card": meta.card,
               "kind": rep["kind"], "label_names": rep["label_names"], "selection_metric": rep["selection_metric"], "init": rep["init"],
               "head": rep["head"], "folds": fold_reps, **summarize(fold_reps), "results": rows,
+              "results_score": _row_summary(rows),
               "seconds": time.perf_counter() - t_all}
     write_results_csv(out / "results.csv", rows)
     (out / "report.json").write_text(json.dumps(report, indent=2, default=float))
