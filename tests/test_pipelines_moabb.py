@@ -208,7 +208,9 @@ def _neurokit_rows(store, scheme):
 
 
 def _compare_rows(ours, theirs):
-    key = lambda r: (str(r["subject"]), str(r["session"]))  # noqa: E731
+    def key(r):
+        return str(r["subject"]), str(r["session"])
+
     theirs = {key(r): r for r in theirs.to_dict("records")}
     ours = {key(r): r for r in ours}
     assert sorted(ours) == sorted(theirs) and len(ours) == 6  # 3 subjects × 2 sessions

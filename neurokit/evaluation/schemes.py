@@ -246,7 +246,7 @@ def fold_rows(scheme: str, kind: str, y: np.ndarray, scores: np.ndarray, subject
         metric, sc = moabb_score(kind, y[m], scores[m])
         rows.append({**common, "subject": subj, "session": sess or "all", "score": sc, "score_metric": metric,
                      "time": float(fit_seconds), "samples": int(n_train), "samples_test": int(m.sum()),
-                     "n_classes": int(len(np.unique(y[m]))) if kind != "regression" else 0,
+                     "n_classes": len(np.unique(y[m])) if kind != "regression" else 0,
                      "evaluation": MOABB_EVALUATION[scheme], "fold": fold})
     return rows
 

@@ -19,7 +19,6 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 
-from neurokit._utils.errors import ConfigError
 
 logger = logging.getLogger("neurokit")
 
