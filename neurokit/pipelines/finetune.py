@@ -49,7 +49,8 @@ logger = logging.getLogger("neurokit")
 @dataclass
 class FinetuneConfig:
     """Fine-tuning settings; defaults are CBraMod's (50 epochs, batch 64, backbone lr 1e-4, head lr
-    1e-3·√(batch/256) (:func:`head_lr`; 5e-4 at batch 64), weight decay 0.05, cosine to 1e-6, clip 1.0, label smoothing 0.1).
+    1e-3·√(batch/256) (:func:`head_lr`; 5e-4 at batch 64), weight decay 0.05, cosine to 1e-6, clip 1.0,
+    label smoothing 0.1).
 
     ``frozen``: the backbone's weights are not trained (only the head is). As in the CBraMod release
     (``finetune_trainer.py`` sets ``requires_grad=False`` on the backbone and then calls ``model.train()`` on
