@@ -113,9 +113,19 @@ def test_loso_run_reports_folds_mean_std_and_moabb_rows(sessions_store, tmp_path
     assert rep["folds"][0]["n_samples"] == {"train": 48, "val": 24, "test": 24}
     rows = list(csv.DictReader((tmp_path / "loso" / "results.csv").open()))
     assert list(rows[0])[:5] == ["dataset", "subject", "session", "score", "time"]
-    assert rows[0]["dataset"] == "synthetic" and rows[0]["evaluation"] == "CrossSubject" and rows[0]["samples"] == "48"
-    assert rows[0]["n_sessions"] == "2" and rows[0]["channels"] == "2" and float(rows[0]["time"]) > 0
-    assert float(rows[2]["score"]) == pytest.approx(aurocs[2])
+    # MOABB's rows: each held-out subject scored per session; samples = what was fitted on (train 48 + val 24)
+    assert [(r["subject"], r["session"]) for r in rows] == [(f"S00{s}", k) for s in range(1, 5) for k in "12"]
+    assert rows[0]["dataset"] == "synthetic" and rows[0]["evaluation"] == "CrossSubject" and rows[0]["samples"] == "72"
+    assert rows[0]["samples_test"] == "12" and rows[0]["n_classes"] == "2"
+    assert rows[0]["n_sessions"] == "2" and rows[0]["channels"] == "2" and 0 < float(rows[0]["time"]) <= rep["folds"][0]["seconds"]
+    assert float(rows[4]["fold_score"]) == pytest.approx(aurocs[2])
+    pred = np.load(tmp_path / "loso" / rep["folds"][2]["fold"] / "predictions.npz")
+    from sklearn.metrics import roc_auc_score
+
+    in_sess = pred["session"] == "2"
+    assert float(rows[5]["score"]) == pytest.approx(roc_auc_score(pred["y"][in_sess], pred["scores"][in_sess]))
+    row_scores = [float(r["score"]) for r in rows]
+    assert rep["results_score"]["n_rows"] == 8 and rep["results_score"]["mean"] == pytest.approx(np.nanmean(row_scores))
     fold = rep["folds"][1]["fold"]
     assert (tmp_path / "loso" / fold / "best.pt").exists() and (tmp_path / "loso" / fold / "predictions.npz").exists()
     # evaluate scores each fold's checkpoint on its own test subject and reproduces the numbers

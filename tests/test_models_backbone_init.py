@@ -55,6 +55,6 @@ def test_a_mistyped_local_weights_path_never_goes_to_the_hub(tmp_path, monkeypat
 
 def test_no_eeg_baselines_beside_a_surface_model():
     surface = SimpleNamespace(info=SimpleNamespace(modality="surface"))
-    assert run_baselines({"train": surface, "test": surface}, "binary", sfreq=200.0) == {}
+    # (a surface store gets patchmean_lr instead: tests/test_evaluation_baselines.py)
     with pytest.raises(ConfigError, match="EEG methods"):
         run_baselines({"train": surface}, "binary", sfreq=200.0, methods=["bandpower_lr"])

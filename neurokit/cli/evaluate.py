@@ -63,9 +63,21 @@ def evaluate(
 
 
 # ---------------------------------------------------------------------------------------- baseline
+def parse_band(text: str) -> tuple[float, float] | None:
+    """``--band`` text → ``(low, high)`` Hz, or ``None`` for ``none``; anything else exits with code 2."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        lo, hi = (float(v) for v in text.split(","))
+    except ValueError:
+        fail(ValueError(f"--band {text!r}: give LOW,HIGH in Hz (e.g. 8,32) or 'none'"))
+    return lo, hi
+
+
 def baseline(
     stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
-    method: Optional[List[str]] = typer.Option(None, "--method", show_default="those that fit the channel count", help="csp_lda, riemann_lr or bandpower_lr (repeatable)."),
+    method: Optional[List[str]] = typer.Option(None, "--method", show_default="those that fit the channel count and modality", help="csp_lda, riemann_lr, bandpower_lr (EEG) or patchmean_lr (surface fMRI) (repeatable)."),
+    band: str = typer.Option("8,32", "--band", help="Band-pass LOW,HIGH in Hz before csp_lda and riemann_lr (MOABB's motor-imagery band), or 'none' for the store's band."),
     json_out: Optional[Path] = typer.Option(None, "--json", show_default="none", help="Also write the results to this JSON file."),
     seed: int = typer.Option(0, help="Random seed."),
 ) -> None:
@@ -74,7 +86,7 @@ def baseline(
     check_json_out(json_out)
     from neurokit.evaluation.baselines import baseline as run
 
-    res = run_or_exit(run, list(stores), methods=method or None, seed=seed)
+    res = run_or_exit(run, list(stores), methods=method or None, seed=seed, band=parse_band(band))
     t = Table(title=f"{res['card']}:{res['task']} ({res['kind']}), test split ({res['n_samples']['test']} samples)")
     t.add_column("method")
     for m in COMPARE:

@@ -110,7 +110,7 @@ def finetune(
     epochs: int = typer.Option(50, help="Epochs (CBraMod: 50)."),
     batch_size: int = typer.Option(64, help="Batch size (CBraMod: 64)."),
     lr_backbone: float = typer.Option(1e-4, help="Backbone learning rate."),
-    lr_head: float = typer.Option(5e-4, help="Head learning rate."),
+    lr_head: Optional[float] = typer.Option(None, show_default="1e-3·√(batch/256), the CBraMod release's", help="Head learning rate."),
     weight_decay: float = typer.Option(0.05, help="AdamW weight decay."),
     label_smoothing: float = typer.Option(0.1, help="Label smoothing (multi-class)."),
     frozen: bool = typer.Option(False, "--frozen/--no-frozen", help="Freeze the backbone weights (only the head trains; its dropout stays on in training, as in the CBraMod release)."),

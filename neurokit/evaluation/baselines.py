@@ -1,16 +1,24 @@
 """Classical baselines scored on the same split and with the same metrics as fine-tuning, so a report
 shows at once whether the foundation model earns its cost.
 
-- ``csp_lda``: common spatial patterns (:class:`mne.decoding.CSP`, log-variance of 4 components,
-  Ledoit-Wolf covariances) + linear discriminant analysis (Blankertz et al. 2008). Multichannel.
-- ``riemann_lr``: OAS covariance matrices → tangent space at their Riemannian mean
+- ``csp_lda``: band-pass 8–32 Hz → OAS covariance matrices → common spatial patterns
+  (:class:`pyriemann.spatialfilters.CSP`, ``nfilter=6``, log-variance) → linear discriminant analysis
+  (``solver="svd"``): MOABB's ``CSP`` pipeline (``pipelines/CSP.yml``) on its motor-imagery paradigms'
+  band (Blankertz et al. 2008). Multichannel.
+- ``riemann_lr``: band-pass 8–32 Hz → OAS covariance matrices → tangent space at their Riemannian mean
   (:class:`pyriemann.tangentspace.TangentSpace`; Barachant et al. 2013) → logistic regression.
   Multichannel.
 - ``bandpower_lr``: log band power per channel (Welch; δ 1–4, θ 4–8, α 8–13, β 13–30, γ 30–45 Hz)
   → standardised → logistic regression (ridge regression for regression tasks). Any channel count;
   the one that applies to few-channel data such as the single-channel Bonn segments.
+- ``patchmean_lr`` (surface fMRI and any non-EEG store): the mean of each patch (each tubelet's vertices)
+  → standardised → logistic regression (ridge for regression). The EEG baselines do not apply there.
 
-Inputs are the store's patches joined back into ``(n, C, N·200)`` series at the store's rate.
+Inputs are the store's patches joined back into ``(n, C, N·200)`` series at the store's rate. The band of the
+spatial methods (:data:`MI_BAND`, MOABB's ``MotorImagery``/``LeftRightImagery`` default ``fmin=8, fmax=32``)
+is applied as MOABB applies it, ``mne.filter.filter_data(..., method="iir")`` (4th-order Butterworth run
+forward and backward), here on each window rather than on the continuous recording; ``band=None`` keeps
+the store's band.
 """
 from __future__ import annotations
 
@@ -25,16 +33,74 @@ from neurokit._utils.errors import ConfigError
 logger = logging.getLogger("neurokit")
 
 BANDS = ((1, 4), (4, 8), (8, 13), (13, 30), (30, 45))
-METHODS = ("csp_lda", "riemann_lr", "bandpower_lr")
+METHODS = ("csp_lda", "riemann_lr", "bandpower_lr", "patchmean_lr")
 MULTICHANNEL = ("csp_lda", "riemann_lr")
+#: the EEG methods; ``patchmean_lr`` is the one for other modalities
+EEG_METHODS = ("csp_lda", "riemann_lr", "bandpower_lr")
+#: band-pass of the spatial (motor-imagery) methods, Hz: MOABB's motor-imagery paradigms' fmin, fmax
+MI_BAND = (8.0, 32.0)
+#: pyriemann CSP filters in MOABB's CSP pipeline
+CSP_FILTERS = 6
 
 
-def applicable(n_channels: int, kind: str) -> list[str]:
-    """Baselines that fit ``n_channels`` and a task ``kind``: spatial methods need ≥ 2 channels and
-    classes; band power fits everything."""
+def applicable(n_channels: int, kind: str, modality: str = "eeg") -> list[str]:
+    """Baselines that fit ``n_channels``, a task ``kind`` and a store ``modality``: spatial methods need ≥ 2
+    channels and classes; band power fits every EEG store; a non-EEG store gets ``patchmean_lr``.
+
+    Example
+    -------
+    >>> applicable(1, "binary"), applicable(64, "binary"), applicable(320, "binary", "surface")
+    (['bandpower_lr'], ['csp_lda', 'riemann_lr', 'bandpower_lr'], ['patchmean_lr'])
+    """
+    if modality != "eeg":
+        return ["patchmean_lr"]
     if kind == "regression":
         return ["bandpower_lr"]
     return (list(MULTICHANNEL) if n_channels >= 2 else []) + ["bandpower_lr"]
+
+
+def bandpass(x: np.ndarray, sfreq: float, band: tuple[float, float] = MI_BAND) -> np.ndarray:
+    """Band-pass series ``(n, C, T)`` (float64, any unit) as MOABB's paradigms do:
+    ``mne.filter.filter_data(x, sfreq, *band, method="iir")``, a 4th-order Butterworth filter applied forward
+    and backward (zero phase; the magnitude response is squared, −6 dB at the edges).
+
+    Raises
+    ------
+    ConfigError
+        The band is not ``0 < low < high < sfreq / 2``.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> t = np.arange(400) / 200.0
+    >>> y = bandpass(np.sin(2 * np.pi * 20 * t)[None, None], 200.0)
+    >>> bool(abs(y[0, 0, 100:300]).max() > 0.95)
+    True
+    """
+    from mne.filter import filter_data
+
+    lo, hi = _check_band(band, sfreq)
+    return filter_data(np.asarray(x, dtype=np.float64), sfreq, lo, hi, method="iir", verbose="error")
+
+
+def _check_band(band: tuple[float, float], sfreq: float) -> tuple[float, float]:
+    lo, hi = float(band[0]), float(band[1])
+    if not 0 < lo < hi < sfreq / 2:
+        raise ConfigError(f"baseline band {tuple(band)}: needs 0 < low < high < {sfreq / 2:g} Hz (half the store's rate)")
+    return lo, hi
+
+
+def patch_means(x: np.ndarray) -> np.ndarray:
+    """Features ``(n, C·N)``: the mean of each patch of samples ``(n, C, N, P)`` (surface: each tubelet's vertices).
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> patch_means(np.arange(8.0).reshape(1, 2, 1, 4)).tolist()
+    [[1.5, 5.5]]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    return x.reshape(x.shape[0], -1, x.shape[-1]).mean(axis=-1)
 
 
 def _series(x: np.ndarray) -> np.ndarray:
@@ -56,26 +122,65 @@ def bandpower_features(x: np.ndarray, sfreq: float) -> np.ndarray:
     return np.concatenate(feats, axis=1) if feats else np.zeros((x.shape[0], 0))
 
 
-def make_estimator(method: str, kind: str, sfreq: float, seed: int = 0):
-    """The sklearn pipeline of one baseline (fit on series ``(n, C, T)``)."""
+def make_estimator(method: str, kind: str, sfreq: float, seed: int = 0,
+                   band: tuple[float, float] | None = MI_BAND):
+    """The sklearn pipeline of one baseline.
+
+    Parameters
+    ----------
+    method : str
+        One of :data:`METHODS`.
+    kind : {"binary", "multiclass", "regression"}
+    sfreq : float
+        Rate of the series, Hz.
+    seed : int
+        Seed of the logistic regression.
+    band : (float, float) or None
+        Band-pass (Hz) before the spatial methods (``csp_lda``, ``riemann_lr``); default :data:`MI_BAND`,
+        MOABB's motor-imagery band. ``None``: the store's band.
+
+    Returns
+    -------
+    sklearn.pipeline.Pipeline
+        Fitted on series ``(n, C, T)`` (EEG methods) or patches ``(n, C, N, P)`` (``patchmean_lr``).
+
+    Raises
+    ------
+    ConfigError
+        An unknown method, or a band outside ``(0, sfreq / 2)``.
+
+    Example
+    -------
+    >>> [name for name, _ in make_estimator("csp_lda", "binary", 200.0).steps]
+    ['functiontransformer', 'covariances', 'csp', 'lineardiscriminantanalysis']
+    """
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
     from sklearn.linear_model import LogisticRegression, Ridge
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
     lr = LogisticRegression(max_iter=2000, C=1.0, class_weight="balanced", random_state=seed)
+    spatial = []
+    if method in MULTICHANNEL and band is not None:
+        _check_band(band, sfreq)  # checked when the pipeline is made, not at the first fit
+        spatial = [FunctionTransformer(bandpass, kw_args={"sfreq": sfreq, "band": tuple(band)})]
     if method == "csp_lda":
-        from mne.decoding import CSP
+        from pyriemann.estimation import Covariances
+        from pyriemann.spatialfilters import CSP
 
-        return make_pipeline(CSP(n_components=4, reg="ledoit_wolf", log=True), LinearDiscriminantAnalysis())
+        return make_pipeline(*spatial, Covariances(estimator="oas"), CSP(nfilter=CSP_FILTERS, log=True),
+                             LinearDiscriminantAnalysis(solver="svd"))
     if method == "riemann_lr":
         from pyriemann.estimation import Covariances
         from pyriemann.tangentspace import TangentSpace
 
-        return make_pipeline(Covariances(estimator="oas"), TangentSpace(metric="riemann"), StandardScaler(), lr)
+        return make_pipeline(*spatial, Covariances(estimator="oas"), TangentSpace(metric="riemann"), StandardScaler(), lr)
     if method == "bandpower_lr":
         feats = FunctionTransformer(bandpower_features, kw_args={"sfreq": sfreq})
         return make_pipeline(feats, StandardScaler(), Ridge(alpha=1.0) if kind == "regression" else lr)
+    if method == "patchmean_lr":
+        return make_pipeline(FunctionTransformer(patch_means), StandardScaler(),
+                             Ridge(alpha=1.0) if kind == "regression" else lr)
     raise ConfigError(f"baseline {method!r}; allowed: {METHODS}")
 
 
@@ -97,7 +202,7 @@ def chance_metrics(kind: str, n_classes: int) -> dict[str, float]:
 
 
 def run_baselines(parts: dict, kind: str, *, sfreq: float, methods: Sequence[str] | None = None,
-                  seed: int = 0) -> dict[str, dict[str, Any]]:
+                  seed: int = 0, band: tuple[float, float] | None = MI_BAND) -> dict[str, dict[str, Any]]:
     """Fit each baseline on ``parts["train"]`` and score ``val`` and ``test``.
 
     Parameters
@@ -106,17 +211,19 @@ def run_baselines(parts: dict, kind: str, *, sfreq: float, methods: Sequence[str
     kind : ``"binary"``, ``"multiclass"`` or ``"regression"``
     sfreq : float
         Rate of the stored series (200 Hz for CBraMod stores).
-    methods : names from :data:`METHODS`; default :func:`applicable` to the channel count.
+    methods : names from :data:`METHODS`; default :func:`applicable` to the channel count and modality.
+    band : (float, float) or None
+        Band-pass of the spatial methods (default :data:`MI_BAND`, 8–32 Hz); ``None`` keeps the store's band.
 
     Returns ``{method: {"val": metrics, "test": metrics, "seconds": s}}`` (metrics as in
     :func:`neurokit.evaluation.metrics.score`); a baseline that cannot be fitted (e.g. one class in
-    the training split) reports ``{"error": message}`` instead. For a store that is not EEG (surface fMRI)
-    there is no classical baseline here: ``{}``.
+    the training split) reports ``{"error": message}`` instead. A store that is not EEG (surface fMRI) gets
+    ``patchmean_lr`` only: band power, CSP and covariances are EEG methods.
 
     Raises
     ------
     ConfigError
-        An unknown method, a multichannel method on one channel, or ``methods`` asked for a non-EEG store.
+        An unknown method, a multichannel method on one channel, an EEG method asked for a non-EEG store.
     """
     import time
 
@@ -125,25 +232,31 @@ def run_baselines(parts: dict, kind: str, *, sfreq: float, methods: Sequence[str
     from neurokit.evaluation.metrics import score
 
     modality = parts["train"].info.modality or "eeg"
-    if modality != "eeg":  # band power, CSP and covariances are EEG methods: nothing to set beside a surface model
-        if methods:
-            raise ConfigError(f"the classical baselines ({', '.join(METHODS)}) are EEG methods; this store holds "
-                              f"{modality} samples")
-        logger.info("classical EEG baselines skipped: the store holds %s samples", modality)
-        return {}
-    data = {k: (_series(_load(d)), np.asarray(d.labels)) for k, d in parts.items()}
+    if modality != "eeg":  # band power, CSP and covariances are EEG methods: patch means beside a surface model
+        eeg = [m for m in methods or () if m in EEG_METHODS]
+        if eeg:
+            raise ConfigError(f"baselines {', '.join(eeg)} are EEG methods; this store holds {modality} samples "
+                              "(use patchmean_lr)")
+        logger.info("classical EEG baselines skipped: the store holds %s samples; patchmean_lr instead", modality)
+    # surface samples are large (tubelets × frames × vertices): keep only each patch's mean, read in chunks
+    reduce = (lambda a: np.asarray(a, dtype=np.float32).mean(axis=-1, keepdims=True)) if modality != "eeg" else None
+    raw = {k: (_load(d, reduce), np.asarray(d.labels)) for k, d in parts.items()}
+    data = {k: (x if modality != "eeg" else _series(x), y) for k, (x, y) in raw.items()}
     n_ch = data["train"][0].shape[1]
-    methods = list(methods) if methods else applicable(n_ch, kind)
+    methods = list(methods) if methods else applicable(n_ch, kind, modality)
     for m in methods:
         if m not in METHODS:
             raise ConfigError(f"baseline {m!r}; allowed: {METHODS}")
         if m in MULTICHANNEL and n_ch < 2:
             raise ConfigError(f"baseline {m!r} needs >= 2 channels; the store has {n_ch} (use bandpower_lr)")
+    if "patchmean_lr" in methods and modality == "eeg":
+        data_p = {k: (x, y) for k, (x, y) in raw.items()}  # patch means work on the stored patches
     out: dict[str, dict[str, Any]] = {}
     for m in methods:
         t0 = time.perf_counter()
-        est = make_estimator(m, kind, sfreq, seed)
-        xtr, ytr = data["train"]
+        est = make_estimator(m, kind, sfreq, seed, band=band)
+        src = data_p if m == "patchmean_lr" and modality == "eeg" else data
+        xtr, ytr = src["train"]
         try:
             with use_log_level("error"):  # CSP logs every covariance it estimates
                 est.fit(xtr, ytr if kind != "regression" else ytr.astype(float))
@@ -152,21 +265,23 @@ def run_baselines(parts: dict, kind: str, *, sfreq: float, methods: Sequence[str
             continue
         res: dict[str, Any] = {}
         for split in ("val", "test"):
-            if split in data:
-                x, y = data[split]
+            if split in src:
+                x, y = src[split]
                 res[split] = score(kind, y, _scores(est, x, kind))
         res["seconds"] = time.perf_counter() - t0
         out[m] = res
     return out
 
 
-def _load(ds) -> np.ndarray:
-    """All patches of a :class:`PatchDataset` as one array, read store by store in index order."""
+def _load(ds, reduce=None, chunk: int = 256) -> np.ndarray:
+    """All patches of a :class:`PatchDataset` as one array, read store by store in index order (``reduce``:
+    applied to each chunk of ``chunk`` samples as it is read)."""
     xs = []
     for si, st in enumerate(ds.stores):
-        idx = np.asarray([i for s, i in ds.index if s == si], dtype=np.int64)
-        if len(idx):
-            xs.append(st.patches(np.sort(idx)))
+        idx = np.sort(np.asarray([i for s, i in ds.index if s == si], dtype=np.int64))
+        for a in range(0, len(idx), chunk):
+            part = st.patches(idx[a:a + chunk])
+            xs.append(reduce(part) if reduce is not None else part)
     if not xs:
         raise ConfigError("empty split")
     # PatchDataset keeps store order then sample order, which is what the sorted reads return
@@ -174,10 +289,16 @@ def _load(ds) -> np.ndarray:
 
 
 def baseline(store: str | Path | Sequence[str | Path], *, methods: Sequence[str] | None = None,
-             splits: dict[str, list[str]] | None = None, seed: int = 0) -> dict[str, Any]:
+             splits: dict[str, list[str]] | None = None, seed: int = 0,
+             band: tuple[float, float] | None = MI_BAND) -> dict[str, Any]:
     """``neuro baseline STORE``: classical baselines on a labelled store, split as fine-tuning splits it
-    (card subjects, or ``splits``). Returns ``{"task", "card", "kind", "chance", "splits",
-    "baselines"}``."""
+    (card subjects, or ``splits``). Returns ``{"task", "card", "kind", "chance", "splits", "band",
+    "baselines"}``; ``band`` (Hz) is the spatial methods' band-pass (:data:`MI_BAND`; ``None``: the store's).
+
+    Example
+    -------
+    >>> res = baseline("lr.h5", band=None)  # doctest: +SKIP
+    """
     from neurokit.data.dataset import PatchDataset, open_labelled
     from neurokit.data.splits import resolve_splits
 
@@ -189,7 +310,7 @@ def baseline(store: str | Path | Sequence[str | Path], *, methods: Sequence[str]
         if len(d) == 0:
             raise ConfigError(f"{stores[0]}: split {k!r} is empty ({kw[k]})")
     sfreq = float(ds_all.info.sfreq or 200.0)
-    res = run_baselines(parts, kind, sfreq=sfreq, methods=methods, seed=seed)
-    return {"task": ds_all.info.task, "card": ds_all.info.card, "kind": kind,
+    res = run_baselines(parts, kind, sfreq=sfreq, methods=methods, seed=seed, band=band)
+    return {"task": ds_all.info.task, "card": ds_all.info.card, "kind": kind, "band": list(band) if band else None,
             "label_names": names, "chance": chance_metrics(kind, n_classes), "split_by": how,
             "n_samples": {k: len(d) for k, d in parts.items()}, "baselines": res}

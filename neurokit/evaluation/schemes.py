@@ -16,6 +16,14 @@ the within-subject schemes a stratified fifth of the training trials. Every fold
 ``subject``, ``session``, ``score``, ``time``, ``samples``, ``channels``, ``n_sessions``, ``pipeline``,
 ``evaluation``), mean ± std over folds of every metric, ``results.csv``.
 
+The rows are MOABB's (1.7.2): a cross-subject fold (``loso``, ``kfold-subject``, ``card``) is scored once
+per held-out subject and session, a cross-session fold once, and a within-session subject × session once,
+averaged over its folds (:func:`fold_rows`, :func:`average_folds`). ``samples`` is what the pipeline was
+fitted on (training + validation samples; within-session: the session's trials, as MOABB), ``samples_test``
+the scored samples, ``n_classes`` the classes among them, ``time`` the fitting time in seconds.
+neurokit's own summary, one pooled score per fold, stays in ``report.json`` (``folds``, ``mean``, ``std``)
+and in the rows' ``fold_score`` column; ``results_score`` is the rows' mean ± std, as MOABB averages them.
+
 Reference: Jayaram & Barachant, MOABB, J Neural Eng 15:066011, 2018; Chevallier et al., arXiv 2404.15319.
 """
 from __future__ import annotations
@@ -43,8 +51,8 @@ MOABB_EVALUATION = {"card": "CardSplit", "loso": "CrossSubject", "kfold-subject"
 #: the unit no fold may share between its test set and its training/validation sets
 LEAK_UNIT = {"card": "subject", "loso": "subject", "kfold-subject": "subject", "cross-session": "session",
              "within-session": "window"}
-RESULT_COLUMNS = ("dataset", "subject", "session", "score", "time", "samples", "channels", "n_sessions",
-                  "pipeline", "evaluation", "fold", "score_metric")
+RESULT_COLUMNS = ("dataset", "subject", "session", "score", "time", "samples", "samples_test", "n_classes", "channels",
+                  "n_sessions", "pipeline", "evaluation", "fold", "score_metric", "fold_score")
 VAL_FRACTION = 0.2
 
 
@@ -182,6 +190,105 @@ def moabb_score(kind: str, y: np.ndarray, out: np.ndarray) -> tuple[str, float]:
     return "r2", float(r2_score(y, out))
 
 
+def fold_rows(scheme: str, kind: str, y: np.ndarray, scores: np.ndarray, subjects: np.ndarray,
+              sessions: np.ndarray, *, n_train: int, fit_seconds: float, fold: str = "",
+              **common: Any) -> list[dict[str, Any]]:
+    """MOABB's result rows of one fold: its test predictions scored per (subject, session).
+
+    MOABB 1.7.2 (``moabb/evaluations/base.py``, ``_evaluate_fold``) scores a cross-subject fold once per
+    session of the held-out data (``score_per_session``), and a cross-session or within-session fold once;
+    this function scores each (subject, session) group of the test set, which is the same for LOSO,
+    cross-session and within-session folds (one subject, and one session for the last two) and one row per
+    held-out subject for ``kfold-subject`` (MOABB's ``GroupKFold`` path pools a fold's subjects per session
+    under the first subject's name).
+
+    Parameters
+    ----------
+    scheme : str
+        One of :data:`SCHEMES` (names the row's ``evaluation``).
+    kind : {"binary", "multiclass", "regression"}
+    y : ndarray, shape (n_test,)
+        Test labels.
+    scores : ndarray, shape (n_test,) or (n_test, n_classes)
+        The model's test outputs (one logit for binary; logits per class for multi-class).
+    subjects, sessions : ndarray of str, shape (n_test,)
+        Each test sample's subject and session.
+    n_train : int
+        Samples the pipeline was fitted on (MOABB's ``n_samples`` = ``len(train_idx)``; in neurokit the
+        training and validation splits, the validation one serving model selection).
+    fit_seconds : float
+        Fitting time in seconds (MOABB's ``time``).
+    fold : str
+        The fold's name (kept in the ``fold`` column).
+    **common
+        Further columns (``dataset``, ``channels``, ``n_sessions``, ``pipeline``).
+
+    Returns
+    -------
+    list of dict
+        One row per (subject, session) in order of appearance, with ``score`` (:func:`moabb_score`),
+        ``score_metric``, ``samples`` (= ``n_train``), ``samples_test``, ``n_classes`` (classes present in
+        the group's labels), ``time``, ``subject``, ``session``, ``evaluation``, ``fold``.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> rows = fold_rows("loso", "binary", np.array([0, 1, 0, 1]), np.array([-1., 1., 1., -1.]),
+    ...                  np.array(["S1"] * 4), np.array(["a", "a", "b", "b"]), n_train=10, fit_seconds=1.0)
+    >>> [(r["session"], r["score"], r["samples_test"]) for r in rows]
+    [('a', 1.0, 2), ('b', 0.0, 2)]
+    """
+    y, scores = np.asarray(y), np.asarray(scores)
+    subjects, sessions = np.asarray(subjects).astype(str), np.asarray(sessions).astype(str)
+    rows = []
+    for subj, sess in dict.fromkeys(zip(subjects.tolist(), sessions.tolist())):
+        m = (subjects == subj) & (sessions == sess)
+        metric, sc = moabb_score(kind, y[m], scores[m])
+        rows.append({**common, "subject": subj, "session": sess or "all", "score": sc, "score_metric": metric,
+                     "time": float(fit_seconds), "samples": int(n_train), "samples_test": int(m.sum()),
+                     "n_classes": len(np.unique(y[m])) if kind != "regression" else 0,
+                     "evaluation": MOABB_EVALUATION[scheme], "fold": fold})
+    return rows
+
+
+def average_folds(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Within-session rows averaged over folds: one row per (subject, session, pipeline), as MOABB's
+    ``WithinSessionEvaluation`` (``_aggregate_fold_results``): ``score`` and ``time`` are means over the folds,
+    ``samples_test`` the mean test size (an int), ``n_classes`` the largest, ``samples`` the session's trials
+    (MOABB's ``n_samples_total``: training plus test samples of a fold), ``fold`` the folds joined by ``+``.
+
+    Example
+    -------
+    >>> r = [{"subject": "S1", "session": "a", "pipeline": "p", "score": s, "time": 1.0, "samples": 8,
+    ...       "samples_test": 2, "n_classes": 2, "fold": f} for s, f in ((1.0, "k1"), (0.5, "k2"))]
+    >>> out = average_folds(r)
+    >>> (len(out), out[0]["score"], out[0]["samples"], out[0]["fold"])
+    (1, 0.75, 10, 'k1+k2')
+    """
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["subject"], r["session"], r.get("pipeline")), []).append(r)
+    out = []
+    for g in groups.values():
+        sc = np.asarray([r["score"] for r in g], dtype=float)
+        out.append({**g[0], "score": float(np.nanmean(sc)) if np.isfinite(sc).any() else float("nan"),
+                    "time": float(np.mean([r["time"] for r in g])),
+                    "samples": int(g[0]["samples"] + g[0]["samples_test"]),
+                    "samples_test": int(np.mean([r["samples_test"] for r in g])),
+                    "n_classes": int(max(r["n_classes"] for r in g)), "fold": "+".join(r["fold"] for r in g)})
+        if "fold_score" in g[0]:  # neurokit's pooled score of each fold, averaged as the score is
+            out[-1]["fold_score"] = float(np.mean([r["fold_score"] for r in g]))
+    return out
+
+
+def _row_summary(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Mean and standard deviation (ddof 0, NaN ignored) of the MOABB rows' scores, beside the folds' summary."""
+    v = np.asarray([r["score"] for r in rows], dtype=float)
+    ok = v[np.isfinite(v)]
+    return {"mean": float(ok.mean()) if len(ok) else float("nan"), "std": float(ok.std()) if len(ok) else float("nan"),
+            "n_rows": len(rows)}
+
+
 def summarize(folds: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Mean and standard deviation (ddof 0, NaN ignored) over folds of every test metric and the score."""
     names = sorted({k for f in folds for k in f["test"]} | {"score"})
@@ -234,14 +341,17 @@ def run_scheme(stores: list, out: Path, cfg, scheme: str, *, fit_fold: Callable[
         fold_reps.append({"fold": f.name, "subject": f.subject, "session": f.session, "test": rep["test"],
                           "score": sc, "score_metric": metric, "n_samples": rep["n_samples"],
                           "best_epoch": rep["best_epoch"], "seconds": rep["seconds"], "splits": f.splits})
-        rows.append({"dataset": meta.card or "store", "subject": f.subject, "session": f.session, "score": sc,
-                     "time": rep["seconds"], "samples": rep["n_samples"]["train"],
-                     "channels": len(meta.ch_names or ()) or ds.sample_shape[0], "n_sessions": n_sessions,
-                     "pipeline": f"{rep.get('model', cfg.model)}+{rep['head']}", "evaluation": MOABB_EVALUATION[scheme],
-                     "fold": f.name, "score_metric": metric})
+        rows += fold_rows(scheme, rep["kind"], pred["y"], pred["scores"], pred["subject"], pred["session"],
+                          n_train=rep["n_samples"]["train"] + rep["n_samples"].get("val", 0),
+                          fit_seconds=rep.get("fit_seconds", rep["seconds"]), fold=f.name, fold_score=sc,
+                          dataset=meta.card or "store", channels=len(meta.ch_names or ()) or ds.sample_shape[0],
+                          n_sessions=n_sessions, pipeline=f"{rep.get('model', cfg.model)}+{rep['head']}")
+    if scheme == "within-session":
+        rows = average_folds(rows)
     report = {"scheme": scheme, "n_folds": len(folds), "task": meta.task, "card": meta.card,
               "kind": rep["kind"], "label_names": rep["label_names"], "selection_metric": rep["selection_metric"], "init": rep["init"],
               "head": rep["head"], "folds": fold_reps, **summarize(fold_reps), "results": rows,
+              "results_score": _row_summary(rows),
               "seconds": time.perf_counter() - t_all}
     write_results_csv(out / "results.csv", rows)
     (out / "report.json").write_text(json.dumps(report, indent=2, default=float))

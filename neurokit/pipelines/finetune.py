@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -48,7 +49,8 @@ logger = logging.getLogger("neurokit")
 @dataclass
 class FinetuneConfig:
     """Fine-tuning settings; defaults are CBraMod's (50 epochs, batch 64, backbone lr 1e-4, head lr
-    5e-4, weight decay 0.05, cosine to 1e-6, clip 1.0, label smoothing 0.1).
+    1e-3·√(batch/256) (:func:`head_lr`; 5e-4 at batch 64), weight decay 0.05, cosine to 1e-6, clip 1.0,
+    label smoothing 0.1).
 
     ``frozen``: the backbone's weights are not trained (only the head is). As in the CBraMod release
     (``finetune_trainer.py`` sets ``requires_grad=False`` on the backbone and then calls ``model.train()`` on
@@ -70,7 +72,7 @@ class FinetuneConfig:
     epochs: int = 50
     batch_size: int = 64
     lr_backbone: float = 1e-4
-    lr_head: float = 5e-4
+    lr_head: float | None = None  # None: 1e-3·√(batch_size/256), the CBraMod release's rule (see __post_init__)
     weight_decay: float = 0.05
     min_lr: float = 1e-6
     clip_grad: float = 1.0
@@ -94,6 +96,8 @@ class FinetuneConfig:
         if self.epochs < 1 or self.batch_size < 1:
             bad = "epochs" if self.epochs < 1 else "batch_size"
             raise ConfigError(f"{bad}={getattr(self, bad)}: must be >= 1")
+        if self.lr_head is None:  # CBraMod release, finetune_trainer.py: 'lr': 0.001*(batch_size/256)**0.5
+            self.lr_head = head_lr(self.batch_size)
         if self.head not in HEADS + ("auto",):
             raise ConfigError(f"head={self.head!r}: allowed {', '.join(HEADS + ('auto',))} (and m4oe with several "
                               "tasks in the CLI: --head m4oe --task CARD:TASK)")
@@ -101,6 +105,21 @@ class FinetuneConfig:
             get_model_spec(self.model)  # ConfigError naming the known families
         if not 0 <= self.label_smoothing < 1:
             raise ConfigError(f"label_smoothing={self.label_smoothing} must be in [0, 1)")
+
+
+def head_lr(batch_size: int) -> float:
+    """The head's learning rate when none is given: ``1e-3 · √(batch_size / 256)``.
+
+    Source: the CBraMod release, ``finetune_trainer.py`` (``multi_lr``, on by default in ``finetune_main.py``):
+    the parameters outside the backbone train at ``0.001*(batch_size/256)**0.5``. An explicit ``lr_head``
+    (CLI ``--lr-head``) wins.
+
+    Example
+    -------
+    >>> head_lr(64)
+    0.0005
+    """
+    return 1e-3 * math.sqrt(batch_size / 256)
 
 
 def supervised_loss(kind: str, logits: torch.Tensor, y: torch.Tensor, label_smoothing: float = 0.0,
@@ -455,6 +474,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
                               f"(--epochs > {trainer.epochs_done}) to resume")
     t0 = time.perf_counter()
     res = trainer.fit()
+    fit_seconds = time.perf_counter() - t0  # MOABB's "time": fitting only
     trainer.load_best()
     yt, ot = predict(model, parts["test"], cfg.batch_size, info.device)
     test = score(kind, yt, ot)
@@ -464,6 +484,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
     report = _finetune_report(meta, model_name, kind, label_names, how, split_kw, parts, select, res, test, init_info,
                               head_info["kind"])
     report["seconds"] = time.perf_counter() - t0
+    report["fit_seconds"] = fit_seconds
     report["degenerate"] = degenerate_predictions(kind, yt, ot, label_names)  # None when the predictions inform
     if report["degenerate"]:
         logger.warning("%s: %s", out, report["degenerate"])

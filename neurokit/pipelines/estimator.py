@@ -1,0 +1,290 @@
+"""A scikit-learn classifier around fine-tuning a neurokit backbone (CBraMod on EEG, SiT on surface tubelets),
+so that tools built on scikit-learn (MOABB's evaluations, ``cross_val_score``, ``GridSearchCV``) benchmark it
+beside their own pipelines.
+
+``fit(X, y)`` takes EEG trials ``(n_trials, n_channels, n_times)`` at ``sfreq`` (resampled to 200 Hz, scaled to
+CBraMod's unit of 100 µV and cut into 200-sample patches, a trailing part shorter than a patch dropped) or MNE
+``Epochs`` (their EEG channels, rate and event codes); for other models ``X`` holds the store-shaped samples
+themselves (SiT: ``(n, tubelets, frames, vertices)``). Training follows ``neuro finetune``'s recipe (AdamW with a
+backbone and a head learning rate, cosine schedule to ``min_lr``, gradient clipping, label smoothing), for a fixed
+number of epochs and without a validation split: the estimator keeps the last state, as scikit-learn fits do.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+
+
+logger = logging.getLogger("neurokit")
+
+#: CBraMod's rate and patch length
+TARGET_SFREQ = 200.0
+PATCH = 200
+#: default ``scale``: volts (MNE, MOABB) → CBraMod's unit of 100 µV
+VOLTS_TO_CBRAMOD = 1e4
+
+
+class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
+    """Fine-tune a neurokit backbone with a classification head, as a scikit-learn classifier.
+
+    Parameters
+    ----------
+    model : {"cbramod", "sit"}
+        Backbone family of a model trained from scratch (``init`` names its own).
+    init : str or path, optional
+        Pretrained weights: a ``neuro pretrain`` checkpoint, the CBraMod release's state dict or a Hub name
+        ``hub:ORG/NAME[@REV]`` (as ``neuro finetune --init``). Default: from scratch.
+    model_kwargs : dict, optional
+        Architecture of a from-scratch backbone (e.g. ``{"n_layers": 2}``).
+    sfreq : float
+        Rate of array inputs, Hz (ignored for ``Epochs``, which carry theirs). CBraMod inputs are resampled
+        to 200 Hz (``mne.filter.resample``).
+    scale : float
+        Factor from the input's unit to CBraMod's (100 µV): ``1e4`` for volts (MNE, MOABB; the default),
+        ``0.01`` for µV. Unused for ``Epochs`` (always volts) and for models other than CBraMod.
+    head : str
+        ``"auto"`` (the family's default: ``all_patch_reps`` for CBraMod, ``avgpool`` for SiT), ``"avgpool"`` or
+        ``"all_patch_reps"``.
+    epochs, batch_size : int
+        Training length (CBraMod: 50 epochs of 64).
+    lr_backbone : float
+        Backbone learning rate (CBraMod: 1e-4).
+    lr_head : float, optional
+        Head learning rate; default ``1e-3·√(batch_size/256)``, the CBraMod release's rule.
+    weight_decay, min_lr, clip_grad, label_smoothing, dropout : float
+        As :class:`~neurokit.pipelines.finetune.FinetuneConfig` (0.05, 1e-6, 1.0, 0.1, 0.1).
+    frozen : bool
+        Train the head only (the backbone keeps ``init``'s weights; :meth:`transform` then gives its frozen
+        features).
+    device : str
+        ``"cpu"``, ``"cuda"``, ``"cuda:K"`` or ``"auto"``.
+    seed : int
+        Seed of the initialisation and of the batch order.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The labels seen by :meth:`fit`, in sorted order (``predict`` returns them).
+    model_ : torch.nn.Module
+        The fine-tuned backbone and head (:class:`~neurokit.models.heads.FinetuneModel`).
+    sample_shape_ : tuple of int
+        One sample's shape after preparation, e.g. ``(C, N, 200)``.
+    fit_seconds_ : float
+        Training time, s.
+
+    Raises
+    ------
+    ValueError
+        Inputs of the wrong shape, trials shorter than one 200-sample patch at 200 Hz, fewer than two
+        classes, a channel count other than the one fitted (``predict``), or a call before ``fit``.
+    ConfigError
+        Unknown model family, head or options (from the registry and heads).
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).normal(0, 1e-5, (8, 3, 400))  # 8 trials, 3 channels, 2 s at 200 Hz, volts
+    >>> clf = FoundationClassifier(model_kwargs={"n_layers": 1}, epochs=1, batch_size=4).fit(X, [0, 1] * 4)
+    >>> clf.predict_proba(X).shape, clf.transform(X).shape
+    ((8, 2), (8, 200))
+    """
+
+    def __init__(self, model: str = "cbramod", init: str | None = None, model_kwargs: dict | None = None,
+                 sfreq: float = TARGET_SFREQ, scale: float = VOLTS_TO_CBRAMOD, head: str = "auto", epochs: int = 50,
+                 batch_size: int = 64, lr_backbone: float = 1e-4, lr_head: float | None = None,
+                 weight_decay: float = 0.05, min_lr: float = 1e-6, clip_grad: float = 1.0,
+                 label_smoothing: float = 0.1, dropout: float = 0.1, frozen: bool = False, device: str = "cpu",
+                 seed: int = 0) -> None:
+        self.model = model
+        self.init = init
+        self.model_kwargs = model_kwargs
+        self.sfreq = sfreq
+        self.scale = scale
+        self.head = head
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.lr_backbone = lr_backbone
+        self.lr_head = lr_head
+        self.weight_decay = weight_decay
+        self.min_lr = min_lr
+        self.clip_grad = clip_grad
+        self.label_smoothing = label_smoothing
+        self.dropout = dropout
+        self.frozen = frozen
+        self.device = device
+        self.seed = seed
+
+    # ------------------------------------------------------------------ inputs
+    def _samples(self, X) -> tuple[np.ndarray, list[str] | None, np.ndarray | None]:
+        """``(samples float32 (n, *sample_shape), ch_names or None, event codes of Epochs or None)``."""
+        import mne
+
+        codes = None
+        ch_names = None
+        if isinstance(X, mne.BaseEpochs):
+            picks = mne.pick_types(X.info, eeg=True, exclude="bads")
+            if not len(picks):
+                raise ValueError("Epochs hold no EEG channel (neurokit's EEG models read EEG channels)")
+            data, sfreq, scale = X.get_data(picks=picks), float(X.info["sfreq"]), VOLTS_TO_CBRAMOD
+            ch_names = [X.ch_names[i] for i in picks]
+            codes = X.events[:, 2]
+        else:
+            data, sfreq, scale = np.asarray(X, dtype=np.float64), float(self.sfreq), float(self.scale)
+        if self.model != "cbramod":
+            if data.ndim < 3:
+                raise ValueError(f"X: {self.model} takes store-shaped samples (n, ...); got shape {data.shape}")
+            return np.ascontiguousarray(data, dtype=np.float32), ch_names, codes
+        if data.ndim != 3:
+            raise ValueError(f"X: expected EEG trials (n_trials, n_channels, n_times) or mne.Epochs; got shape {data.shape}")
+        if sfreq != TARGET_SFREQ:
+            data = mne.filter.resample(data, up=TARGET_SFREQ, down=sfreq, axis=-1, verbose="error")
+        n_patches = data.shape[-1] // PATCH
+        if n_patches < 1:
+            raise ValueError(f"X: trials of {data.shape[-1]} samples at 200 Hz are shorter than one {PATCH}-sample "
+                             "patch (1 s); CBraMod needs at least 1 s per trial")
+        data = data[..., : n_patches * PATCH] * scale
+        return data.reshape(*data.shape[:2], n_patches, PATCH).astype(np.float32), ch_names, codes
+
+    def _device(self) -> torch.device:
+        dev = self.device
+        if dev == "auto":
+            dev = "cuda" if torch.cuda.is_available() else "cpu"
+        return torch.device(dev)
+
+    def _check_fitted(self) -> None:
+        from sklearn.exceptions import NotFittedError  # a ValueError and an AttributeError, as sklearn raises
+
+        if not hasattr(self, "model_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit(X, y) first")
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y=None) -> "FoundationClassifier":
+        """Fine-tune on trials ``X`` with labels ``y`` (any hashable labels; ``Epochs``: their event codes when
+        ``y`` is None). Returns ``self``."""
+        from sklearn.preprocessing import LabelEncoder
+
+        from neurokit.models.heads import FinetuneModel, Head
+        from neurokit.models.registry import build_backbone, get_model_spec
+        from neurokit.pipelines.finetune import head_lr, supervised_loss
+        from neurokit.training.objectives import get_objective
+
+        x, ch_names, codes = self._samples(X)
+        if y is None:
+            if codes is None:
+                raise ValueError("y is required with array inputs")
+            y = codes
+        y = np.asarray(y)
+        if len(y) != len(x):
+            raise ValueError(f"X has {len(x)} trials, y {len(y)} labels")
+        enc = LabelEncoder().fit(y)
+        self.classes_ = enc.classes_
+        if len(self.classes_) < 2:
+            raise ValueError(f"y holds one class ({self.classes_[0]!r}); a classifier needs at least two")
+        yi = enc.transform(y)
+        kind = "binary" if len(self.classes_) == 2 else "multiclass"
+        n_out = 1 if kind == "binary" else len(self.classes_)
+        dev = self._device()
+        torch.manual_seed(self.seed)
+        spec = get_model_spec(self.model)
+        attrs = {"modality": spec.modality, "ch_names": ch_names}
+        backbone, self.init_info_ = build_backbone(self.init, model=self.model, model_kwargs=self.model_kwargs or {},
+                                                   store_attrs=attrs, sample_shape=x.shape[1:])
+        backbone.to(dev)
+        with torch.no_grad():
+            backbone.eval()
+            feat_shape = tuple(backbone.forward_features(torch.from_numpy(x[:1]).to(dev)).shape[1:])
+        head_kind = get_objective(self.init_info_.get("model", self.model)).default_head if self.head == "auto" else self.head
+        model = FinetuneModel(backbone, Head(head_kind, feat_shape, n_out, self.dropout), squeeze=n_out == 1).to(dev)
+        if self.frozen:
+            for p in backbone.parameters():
+                p.requires_grad_(False)
+        lr_head = self.lr_head if self.lr_head is not None else head_lr(self.batch_size)
+        groups = [{"params": list(model.head.parameters()), "lr": lr_head}]
+        bb = [p for p in backbone.parameters() if p.requires_grad]
+        if bb:
+            groups.insert(0, {"params": bb, "lr": self.lr_backbone})
+        opt = torch.optim.AdamW(groups, weight_decay=self.weight_decay)
+        bs = max(1, min(self.batch_size, len(x)))
+        steps = max(1, self.epochs * math.ceil(len(x) / bs))
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps, eta_min=self.min_lr)
+        g = torch.Generator().manual_seed(self.seed)
+        xt, yt = torch.from_numpy(x), torch.from_numpy(yi)
+        import time
+
+        t0 = time.perf_counter()
+        model.train()
+        for _ in range(self.epochs):
+            order = torch.randperm(len(x), generator=g)
+            for i in range(0, len(x), bs):
+                idx = order[i: i + bs]
+                loss = supervised_loss(kind, model(xt[idx].to(dev)), yt[idx].to(dev), self.label_smoothing)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                if self.clip_grad:
+                    torch.nn.utils.clip_grad_norm_([p for grp in groups for p in grp["params"]], self.clip_grad)
+                opt.step()
+                sched.step()
+        self.fit_seconds_ = time.perf_counter() - t0
+        self.model_ = model.eval()
+        self.kind_ = kind
+        self.sample_shape_ = tuple(x.shape[1:])
+        self.ch_names_ = ch_names
+        return self
+
+    # ------------------------------------------------------------------ outputs
+    def _run(self, X, features: bool = False) -> np.ndarray:
+        self._check_fitted()
+        x, _, _ = self._samples(X)
+        if tuple(x.shape[1:]) != self.sample_shape_ and self.model_.head.kind == "all_patch_reps":
+            raise ValueError(f"X: samples of shape {tuple(x.shape[1:])} differ from the {self.sample_shape_} fitted "
+                             "(channels and trial length are fixed by the all_patch_reps head)")
+        dev = self._device()
+        outs = []
+        self.model_.eval()
+        with torch.no_grad():
+            for i in range(0, len(x), max(1, self.batch_size)):
+                xb = torch.from_numpy(x[i: i + self.batch_size]).to(dev)
+                if features:
+                    f = self.model_.backbone.forward_features(xb)
+                    outs.append(f.flatten(1, -2).mean(dim=1).float().cpu())
+                else:
+                    outs.append(self.model_(xb).float().cpu())
+        return torch.cat(outs).numpy()
+
+    def decision_function(self, X) -> np.ndarray:
+        """Logits: ``(n,)`` for two classes (positive = ``classes_[1]``), ``(n, n_classes)`` otherwise."""
+        return self._run(X)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities ``(n, n_classes)`` (sigmoid of the logit for two classes, softmax otherwise)."""
+        z = self._run(X)
+        if self.kind_ == "binary":
+            p = 1.0 / (1.0 + np.exp(-z.astype(np.float64)))
+            return np.stack([1 - p, p], axis=1)
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z.astype(np.float64))
+        return e / e.sum(axis=1, keepdims=True)
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted labels ``(n,)`` from :attr:`classes_`."""
+        self._check_fitted()
+        return self.classes_[self.predict_proba(X).argmax(axis=1)]
+
+    def transform(self, X) -> np.ndarray:
+        """Backbone features averaged over tokens, ``(n, d_model)`` float32 (with ``frozen=True``: ``init``'s)."""
+        return self._run(X, features=True)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.device != "cpu"
+        return tags
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        self._check_fitted()
+        d = self.model_.head.feature_shape[-1]
+        return np.asarray([f"feature{i}" for i in range(d)], dtype=object)
