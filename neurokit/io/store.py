@@ -20,18 +20,21 @@ A store is written to ``<name>.partial`` and renamed into place only after ``com
 """
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
 import weakref
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from neurokit._utils.errors import StoreError
+from neurokit._utils.disk import check_free_space, is_disk_full
+from neurokit._utils.errors import DiskFullError, StoreError
 
 FORMAT = "neurokit-patch-store/1"
 _STR = None  # filled lazily with h5py.string_dtype()
@@ -314,9 +317,13 @@ class PatchStoreWriter:
         self.sample_shape = tuple(int(s) for s in sample_shape)
         self._f = None
         try:
+            check_free_space(self.path.parent, 0, what=self.path)
             self._f = h5py.File(self.tmp, "w")
             self._create(attrs, label_dtype, meta_columns, compression, patch_index)
-        except BaseException:  # e.g. a full disk: leave no partial file behind
+            self._f.flush()
+        except BaseException as exc:  # e.g. a full disk: leave no partial file behind
+            if isinstance(exc, OSError) and is_disk_full(exc):
+                raise self._full(exc) from None
             self.abort()
             raise
 
@@ -375,10 +382,11 @@ class PatchStoreWriter:
         k = patches.shape[0]
         if k == 0:
             return
-        ds = self._f["patches"]
-        ds.resize(self.n + k, axis=0)
-        ds[self.n : self.n + k] = patches
-        self._append_rows(k, labels, onsets, meta)
+        with self._writing(patches.nbytes):
+            ds = self._f["patches"]
+            ds.resize(self.n + k, axis=0)
+            ds[self.n : self.n + k] = patches
+            self._append_rows(k, labels, onsets, meta)
 
     def append_frames(self, frames: np.ndarray) -> int:
         """Frame layout: append frames ``(k, n_template_vertices)``; returns the row of the first."""
@@ -387,8 +395,9 @@ class PatchStoreWriter:
         if frames.ndim != 2 or frames.shape[1] != ds.shape[1]:
             raise StoreError(f"{self.path}: frames {frames.shape}, expected (k, {ds.shape[1]})")
         row = self.n_frames
-        ds.resize(row + len(frames), axis=0)
-        ds[row:] = frames
+        with self._writing(frames.nbytes):
+            ds.resize(row + len(frames), axis=0)
+            ds[row:] = frames
         self.n_frames = row + len(frames)
         return row
 
@@ -408,10 +417,11 @@ class PatchStoreWriter:
         k = len(starts)
         if k == 0:
             return
-        ds = self._f["sample_start"]
-        ds.resize(self.n + k, axis=0)
-        ds[self.n : self.n + k] = starts
-        self._append_rows(k, labels, onsets, meta)
+        with self._writing(starts.nbytes):
+            ds = self._f["sample_start"]
+            ds.resize(self.n + k, axis=0)
+            ds[self.n : self.n + k] = starts
+            self._append_rows(k, labels, onsets, meta)
 
     def _append_rows(self, k: int, labels, onsets, meta: dict) -> None:
         f = self._f
@@ -447,8 +457,33 @@ class PatchStoreWriter:
         self.n, self.n_frames = n, n_frames
 
     def set_attrs(self, **attrs: Any) -> None:
-        for k, v in attrs.items():
-            self._f.attrs[k] = _encode(v)
+        with self._writing(0):
+            for k, v in attrs.items():
+                self._f.attrs[k] = _encode(v)
+
+    @contextmanager
+    def _writing(self, nbytes: int):
+        """Guard one write of about ``nbytes``: free space is checked first and HDF5's buffers are flushed at
+        the end, so that a full disk surfaces here (not later, in h5py's object destructors, where it is
+        only printed and the file is left damaged); then the unfinished file is discarded
+        (:class:`~neurokit._utils.errors.DiskFullError`)."""
+        try:
+            check_free_space(self.tmp.parent, nbytes, what=self.path)
+            yield
+            self._f.flush()
+        except (OSError, RuntimeError) as exc:
+            if not is_disk_full(exc):
+                raise
+            raise self._full(exc) from None
+
+    def _full(self, exc: BaseException) -> DiskFullError:
+        """Discard the unfinished file after a full disk; the error to raise."""
+        self.abort()
+        why = os.strerror(errno.ENOSPC)
+        if isinstance(exc, DiskFullError):  # found before writing: its own words
+            why = str(exc).removeprefix(f"{self.path}: disk full (").removesuffix(")")
+        return DiskFullError(f"{self.path}: disk full while writing it ({why}); its unfinished file {self.tmp.name} "
+                             "was removed and nothing else was changed. Free space, then run the command again")
 
     def close(self) -> Path:
         """Mark the store complete and move it into place. Returns the final path."""
@@ -457,20 +492,32 @@ class PatchStoreWriter:
         if self.n == 0:
             self.abort()
             raise StoreError(f"{self.path}: no samples were written; the store was not created")
-        self._f.attrs["complete"] = True
-        self._f.attrs["n_samples"] = self.n
-        self._f.close()
-        self._f = None
-        os.replace(self.tmp, self.path)
+        with self._writing(0):
+            self._f.attrs["complete"] = True
+            self._f.attrs["n_samples"] = self.n
+        try:
+            self._f.close()
+            self._f = None
+            os.replace(self.tmp, self.path)
+        except (OSError, RuntimeError) as exc:
+            if not is_disk_full(exc):
+                raise
+            raise self._full(exc) from None
         return self.path
 
     def abort(self) -> None:
-        """Discard the partial file (an existing complete store at ``path`` is left untouched)."""
+        """Discard the partial file (an existing complete store at ``path`` is left untouched). The file is
+        first cut to zero bytes, so that HDF5's last writes on closing find room on a full disk (closing a file
+        whose writes failed can otherwise crash the process)."""
         if self._f is not None:
             f, self._f = self._f, None
             try:
+                os.ftruncate(f.id.get_vfd_handle(), 0)
+            except Exception:  # not a plain file (a device), or the handle is gone: close it as it is
+                pass
+            try:
                 f.close()
-            except OSError:  # a full disk can fail the final flush too; the file is discarded anyway
+            except Exception:  # a full disk can fail the final flush too; the file is discarded anyway
                 pass
         self.tmp.unlink(missing_ok=True)
 

@@ -37,7 +37,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from neurokit._utils.errors import ConfigError, Interrupted
+from neurokit._utils.disk import is_disk_full
+from neurokit._utils.errors import ConfigError, DiskFullError, Interrupted
 from neurokit._utils.progress import TrainProgress
 from neurokit.models.checkpoint import rng_state, save_checkpoint, set_rng_state
 from neurokit.training import distributed as dist
@@ -338,8 +339,29 @@ class Trainer:
         """Write ``out/last.pt`` (rank 0 only): :meth:`state` and ``checkpoint_extra``."""
         if self.out is not None and self.info.is_main:
             extra = self.checkpoint_extra() if callable(self.checkpoint_extra) else dict(self.checkpoint_extra or {})
-            save_checkpoint(self.checkpoint_path, {**extra, **self.state()})
+            try:
+                save_checkpoint(self.checkpoint_path, {**extra, **self.state()})
+            except DiskFullError as exc:
+                raise DiskFullError(f"{exc.message.removesuffix('. Free space, then go on')}. {self._go_on()}") from None
         self._saved = self.step
+
+    def _go_on(self) -> str:
+        """How to go on after a full disk, in one sentence."""
+        if self._saved is None:
+            return "Free space, then run the same command again"
+        return (f"Free space, then continue from step {self._saved} with resume=True (CLI: the same command with "
+                "--resume)")
+
+    def _log(self, log: Path, rec: dict) -> None:
+        """Append one line to ``metrics.jsonl``; a full disk becomes a :class:`DiskFullError` saying what is kept."""
+        try:
+            self._log(log, rec)
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            kept = ("nothing was saved" if self._saved is None else
+                    f"{self.checkpoint_path} holds step {self._saved} of {self.total}")
+            raise DiskFullError(f"{log}: disk full while logging step {self.step}; {kept}. {self._go_on()}") from None
 
     # ------------------------------------------------------------------------------------- batches
     def _augment_generators(self) -> dict:
@@ -451,9 +473,8 @@ class Trainer:
                     self._epoch_losses.append((task, rec_v))
                     lr = self.scheduler.get_last_lr()[0]
                     if log is not None and self.log_steps:
-                        with log.open("a") as fh:
-                            fh.write(json.dumps({"step": self.step, "epoch": epoch, "loss": lv, "lr": lr,
-                                                 "grad_norm": None if gnorm is None else float(gnorm)}) + "\n")
+                        self._log(log, {"step": self.step, "epoch": epoch, "loss": lv, "lr": lr,
+                                        "grad_norm": None if gnorm is None else float(gnorm)})
                     bar.update(epoch=epoch + 1, loss=lv, lr=lr)
                     if not torch.isfinite(loss):
                         raise FloatingPointError(f"loss became {lv} at step {self.step}; lower the learning rate "
