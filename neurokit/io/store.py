@@ -589,6 +589,9 @@ class PatchStore:
             raise FileNotFoundError(f"{self.path}: no such store{hint}")
         try:
             with h5py.File(self.path, "r") as f:
+                #: the file this store read at opening (device, inode, size, mtime); every reopening (a
+                #: DataLoader worker, a later epoch) must find the same one (:meth:`_file`)
+                self.identity = _identity(f, self.path)
                 attrs = {k: _decode(v) for k, v in f.attrs.items()}
                 info = StoreMeta.from_attrs(attrs, where=str(self.path))
                 if info.frame_layout:
@@ -625,7 +628,18 @@ class PatchStore:
         import h5py
 
         if self._h5 is None:
-            self._h5 = h5py.File(self.path, "r")
+            try:
+                f = h5py.File(self.path, "r")
+            except FileNotFoundError:
+                raise StoreError(f"{self.path}: the store this run opened was removed from disk during the run; "
+                                 "a run reads the store it started with: restore it, or start the run again") from None
+            now = _identity(f, self.path)
+            if now != self.identity:
+                f.close()
+                raise StoreError(f"{self.path}: the store was replaced or changed on disk during the run (opened as "
+                                 f"{_identity_text(self.identity)}, now {_identity_text(now)}); a run reads the store it "
+                                 "started with: start the run again on the new store")
+            self._h5 = f
         OPEN_FILES.touch(self)
         return self._h5
 
@@ -651,6 +665,23 @@ class PatchStore:
 
     def __repr__(self) -> str:
         return f"PatchStore({str(self.path)!r}, n={self.n_samples}, sample_shape={self.sample_shape}, modality={self.modality!r})"
+
+
+def _identity(f, path: Path) -> tuple[int, int, int, int]:
+    """``(device, inode, size, mtime_ns)`` of the file an open h5py file ``f`` reads (its descriptor when
+    the driver gives one, else the path)."""
+    try:
+        st = os.fstat(f.id.get_vfd_handle())
+    except Exception:  # a driver without a file descriptor
+        st = os.stat(path)
+    return (int(st.st_dev), int(st.st_ino), int(st.st_size), int(st.st_mtime_ns))
+
+
+def _identity_text(ident: tuple[int, int, int, int]) -> str:
+    import datetime as _dt
+
+    when = _dt.datetime.fromtimestamp(ident[3] / 1e9, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f"inode {ident[1]}, {ident[2]} bytes, modified {when}"
 
 
 def _read_column(ds) -> np.ndarray:

@@ -19,7 +19,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from neurokit._utils.errors import ConfigError, Interrupted
+from neurokit._utils.errors import ConfigError, DiskFullError, Interrupted, NeurokitError
+from neurokit._utils.locks import output_lock
+from neurokit._utils.staging import StagedOutput
 from neurokit.data.dataset import PatchDataset, open_labelled
 from neurokit.data.splits import resolve_splits
 from neurokit.evaluation.metrics import SELECTION, degenerate_predictions, score
@@ -287,6 +289,17 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
     cfg = cfg or FinetuneConfig()
     out = Path(out_dir)
     check_finetune_options(cfg, scheme=scheme, resume=resume, overwrite=overwrite, init=init)
+    with output_lock(out, "finetune"):
+        return _finetune_locked(store, out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=n_folds,
+                                resume=resume)
+
+
+def _finetune_locked(store, out: Path, cfg: FinetuneConfig, *, init, overwrite: bool, scheme: str, n_folds: int,
+                     resume: bool) -> dict[str, Any]:
+    """:func:`finetune` once the output is locked: an earlier run replaced by ``overwrite`` stays whole until
+    the new one has finished (it is written beside it, :class:`~neurokit._utils.staging.StagedOutput`)."""
+    final = out
+    stage = StagedOutput(out, replace=False)
     if resume:
         if not (out / "last.pt").exists():
             raise FileNotFoundError(f"{out / 'last.pt'}: nothing to resume (run without resume=True (CLI: --resume) first)")
@@ -294,8 +307,8 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
         if not overwrite:
             raise FileExistsError(f"{out} already holds a fine-tuning run; pass overwrite=True (CLI: --overwrite), "
                                   "resume=True (CLI: --resume) to continue it, or choose another output folder")
-        for f in ("metrics.jsonl", "last.pt"):
-            (out / f).unlink(missing_ok=True)
+        stage = StagedOutput(out, replace=True)  # the new run goes beside the earlier one until it has finished
+        out = stage.work
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     from neurokit.evaluation.schemes import run_scheme
@@ -304,10 +317,24 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
     try:
         if scheme != "card":
             stores = list(store) if isinstance(store, (list, tuple)) else [store]
-            return run_scheme(stores, out, cfg, scheme, n_folds=n_folds,
-                              fit_fold=lambda d, kw, unit: _finetune(stores, d, cfg, init, info, split_kw=kw, leak_unit=unit))
-        return _finetune(store, out, cfg, init, info, resume=resume)
+            rep = run_scheme(stores, out, cfg, scheme, n_folds=n_folds,
+                             fit_fold=lambda d, kw, unit: _finetune(stores, d, cfg, init, info, split_kw=kw, leak_unit=unit))
+        else:
+            rep = _finetune(store, out, cfg, init, info, resume=resume)
+        stage.commit()
+        return rep
     except BaseException as exc:
+        if stage.staged:  # the earlier run is whole: drop the unfinished new one and say so
+            stage.discard()
+            kept = f"the earlier run in {final} is unchanged (the new one was discarded)"
+            if isinstance(exc, KeyboardInterrupt):
+                raise Interrupted(f"interrupted: {kept}; run the same command again") from None
+            if isinstance(exc, DiskFullError):
+                raise DiskFullError(f"{final}: disk full while writing the new run; {kept}. Free space, then run the "
+                                    "same command again") from None
+            if isinstance(exc, NeurokitError):
+                raise type(exc)(f"{stage.where(str(exc))}; {kept}") from None
+            raise
         saved = scheme == "card" and (out / "last.pt").exists()
         if created and not saved and not (out / "report.json").exists():
             import shutil

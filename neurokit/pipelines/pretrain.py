@@ -17,7 +17,9 @@ from typing import Any, Collection, Sequence
 
 import torch
 
-from neurokit._utils.errors import ConfigError
+from neurokit._utils.errors import ConfigError, DiskFullError, Interrupted, NeurokitError
+from neurokit._utils.locks import output_lock
+from neurokit._utils.staging import StagedOutput
 from neurokit.data.dataset import PatchDataset
 from neurokit.models.checkpoint import (
     check_channels,
@@ -146,11 +148,29 @@ def pretrain(stores: Sequence[str | Path] | str | Path, out_dir: str | Path, cfg
     cfg = cfg or PretrainConfig()
     check_pretrain_options(cfg, resume=resume, overwrite=overwrite)
     out = Path(out_dir)
-    info = dist.setup(cfg.device)
-    try:
-        return _pretrain(stores, out, cfg, info, resume, overwrite)
-    finally:
-        dist.cleanup(info)
+    with output_lock(out, "pretrain"):  # a second run into ``out`` is refused while this one holds it
+        # an earlier run replaced by ``overwrite`` stays whole until the new one has finished beside it
+        stage = StagedOutput(out, replace=overwrite and not resume and (out / "last.pt").exists())
+        info = dist.setup(cfg.device)
+        try:
+            res = _pretrain(stores, stage.work, cfg, info, resume, overwrite, final=out)
+            stage.commit()
+            return res
+        except BaseException as exc:
+            if not stage.staged:
+                raise
+            stage.discard()
+            kept = f"the earlier run in {out} is unchanged (the new one was discarded)"
+            if isinstance(exc, KeyboardInterrupt):
+                raise Interrupted(f"interrupted: {kept}; run the same command again") from None
+            if isinstance(exc, DiskFullError):
+                raise DiskFullError(f"{out}: disk full while writing the new run; {kept}. Free space, then run the "
+                                    "same command again") from None
+            if isinstance(exc, NeurokitError):
+                raise type(exc)(f"{stage.where(str(exc))}; {kept}") from None
+            raise
+        finally:
+            dist.cleanup(info)
 
 
 def resume_config(out_dir: str | Path, **given: Any) -> PretrainConfig:
@@ -188,7 +208,9 @@ def pretrain_or_resume(stores, out_dir: str | Path, cfg: PretrainConfig, *, over
                           "to start it again, or choose another output folder") from None
 
 
-def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resume: bool, overwrite: bool) -> dict[str, Any]:
+def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resume: bool, overwrite: bool,
+              final: Path | None = None) -> dict[str, Any]:
+    """Pretrain into ``out`` (``final``: the folder the run ends up in, when ``out`` is a staging sibling)."""
     seed_everything(cfg.seed + info.rank)
     ckpt_path = out / "last.pt"
     if ckpt_path.exists() and not resume:
@@ -248,7 +270,7 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
     history = res.losses
     k = max(1, len(history) // 10)
     result = {
-        "checkpoint": str(ckpt_path),
+        "checkpoint": str((final or out) / ckpt_path.name),
         "steps": res.step,
         "steps_run": res.steps_run,
         "loss_first": sum(history[:k]) / k,

@@ -492,6 +492,9 @@ class Trainer:
                 shutil.rmtree(out)  # made by this call and holding no checkpoint: leave no half-made folder
             if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
                 raise Interrupted(self.interrupt_message()) from None
+            worker = _worker_error(exc)
+            if worker is not None:
+                raise worker from None
             raise
         bar.close()
         elapsed = time.perf_counter() - t0
@@ -537,6 +540,25 @@ class Trainer:
         """Load the selected state into the module (nothing when no epoch was selected)."""
         if self.best_state is not None:
             self.module.load_state_dict(self.best_state)
+
+
+def _worker_error(exc: BaseException) -> BaseException | None:
+    """A neurokit error raised in a DataLoader worker, as its own one-line message: PyTorch re-raises it in
+    the main process with the worker's whole traceback as its text (``Caught StoreError in DataLoader worker
+    process 0. Original Traceback …``). ``None`` for any other exception."""
+    from neurokit._utils.errors import NeurokitError
+
+    text = str(exc)
+    if not isinstance(exc, NeurokitError) or "in DataLoader worker process" not in text:
+        return None
+    prefix = f"{type(exc).__module__}.{type(exc).__qualname__}: "
+    last = [ln for ln in text.splitlines() if ln.startswith(prefix)]
+    if not last:
+        return None
+    try:
+        return type(exc)(last[-1][len(prefix):])
+    except TypeError:  # an error class that takes other arguments
+        return None
 
 
 def truncate_log(log: Path, step: int, epochs: int | None = None) -> None:
