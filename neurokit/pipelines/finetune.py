@@ -27,6 +27,8 @@ from neurokit.data.splits import resolve_splits
 from neurokit.evaluation.metrics import SELECTION, degenerate_predictions, score
 from neurokit.io.store import StoreMeta
 from neurokit.models.checkpoint import (
+    check_allow_mismatch,
+    check_resume_data,
     data_differences,
     load_checkpoint,
     save_checkpoint,
@@ -87,6 +89,7 @@ class FinetuneConfig:
     baselines: bool = True  # score the classical baselines (neurokit.evaluation.baselines) on the same split
     augment: dict[str, float] | str | None = None  # EEG augmentation (neurokit.data.augment.AugmentConfig); off
     allow_partial_init: bool = False  # load an ``init`` file that covers only part of the backbone
+    allow_mismatch: list[str] | str | None = None  # data facts (sfreq, patch, units) the store may differ in from init
 
     def __post_init__(self) -> None:
         from neurokit.data.augment import AugmentConfig
@@ -103,6 +106,7 @@ class FinetuneConfig:
             get_model_spec(self.model)  # ConfigError naming the known families
         if not 0 <= self.label_smoothing < 1:
             raise ConfigError(f"label_smoothing={self.label_smoothing} must be in [0, 1)")
+        self.allow_mismatch = check_allow_mismatch(self.allow_mismatch) or None
 
 
 def supervised_loss(kind: str, logits: torch.Tensor, y: torch.Tensor, label_smoothing: float = 0.0,
@@ -451,6 +455,8 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
         ck = load_checkpoint(out / "last.pt")
         check_resume(ck, cfg, init, out / "last.pt")
     ds_all, label_names, n_classes, kind = open_labelled(store)
+    if ck is not None:
+        check_resume_data(ck, ds_all.attrs, what=f"{out / 'last.pt'}: resume on {ds_all.stores[0].path}")
     how, split_kw, parts = _split_parts(ds_all, out, cfg, split_kw, leak_unit)
     model, groups, model_name, init_info, head_info = _build_finetune_model(ds_all, cfg, init, info, kind, n_classes)
     train = parts["train"]
@@ -491,6 +497,8 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
     report = _finetune_report(meta, model_name, kind, label_names, how, split_kw, parts, select, res, test, init_info,
                               head_info["kind"])
     report["seconds"] = time.perf_counter() - t0
+    if init_info.get("data_mismatch"):  # differences from the init checkpoint's data, accepted by allow_mismatch
+        report["data_mismatch_allowed"] = init_info["data_mismatch"]
     report["degenerate"] = degenerate_predictions(kind, yt, ot, label_names)  # None when the predictions inform
     if report["degenerate"]:
         logger.warning("%s: %s", out, report["degenerate"])
@@ -550,7 +558,8 @@ def finetune_backbone(cfg: FinetuneConfig, init, ds) -> tuple[torch.nn.Module, d
     """
     backbone, init_info = build_backbone(init, model=cfg.model or "cbramod", model_kwargs=cfg.model_kwargs,
                                          store_attrs=ds.attrs, sample_shape=ds.sample_shape,
-                                         allow_partial=cfg.allow_partial_init)
+                                         allow_partial=cfg.allow_partial_init, allow_mismatch=cfg.allow_mismatch,
+                                         store_name=ds.stores[0].path)
     model_name = init_info.get("model", cfg.model or "cbramod")
     if cfg.model is not None and model_name != cfg.model:
         raise ConfigError(f"model={cfg.model!r} but --init {init} holds a {model_name!r} model; the checkpoint's family "
@@ -629,6 +638,7 @@ def _save_finetuned(out: Path, ds_all, model, model_name, init_info, head_info, 
             "card": ident["card"],
             "card_body": ds_all.info.card_body or None,
             "recipe": ident["recipe"],
+            "store_attrs": ident["store_attrs"],
             "finetune_config": saved_cfg,
             "init_weights": init_info.get("weights"),  # name, revision, commit, SHA-256 of --init
             "init_sha256": init_fingerprint(init),
@@ -641,4 +651,5 @@ def _save_finetuned(out: Path, ds_all, model, model_name, init_info, head_info, 
 def _data_identity(meta: StoreMeta) -> dict[str, Any]:
     """The store's card, recipe and channels as a checkpoint records them (a dict and a list; ``None`` when absent)."""
     return {"card": meta.card, "recipe": meta.recipe or None,
-            "ch_names": None if meta.ch_names is None else list(meta.ch_names)}
+            "ch_names": None if meta.ch_names is None else list(meta.ch_names),
+            "store_attrs": {k: meta.get(k) for k in ("modality", "sfreq", "units") if meta.get(k) is not None}}

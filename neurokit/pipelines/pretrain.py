@@ -23,8 +23,7 @@ from neurokit._utils.staging import StagedOutput
 from neurokit.data.dataset import PatchDataset
 from neurokit.models.checkpoint import (
     check_channels,
-    check_same_data,
-    data_description,
+    check_resume_data,
     load_checkpoint,
 )
 from neurokit.training import distributed as dist
@@ -368,7 +367,7 @@ def _check_resume(state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path
     check_channels(old_attrs.get("ch_names"), ds.info.ch_names, store=ds.stores[0].path, checkpoint=path)
     if list(state.get("sample_shape", ds.sample_shape)) != list(ds.sample_shape):
         raise ChannelMismatchError(f"{path}: sample shape {state['sample_shape']} differs from the store's {list(ds.sample_shape)}")
-    check_same_data(data_description(state), ds.attrs, what=f"{path}: resume on {ds.stores[0].path}")
+    check_resume_data(state, ds.attrs, what=f"{path}: resume on {ds.stores[0].path}")  # refused without a recipe
     now = sorted({str(s) for s in ds.meta("subject")})
     if state.get("subjects") is not None and list(state["subjects"]) != now:
         raise ConfigError(f"{path}: the run trained on subjects {_ids(state['subjects'])}; the store and options "
