@@ -138,7 +138,7 @@ def output_lock(out: str | Path, what: str = "run", *, enabled: bool | None = No
                 sidecar.unlink(missing_ok=True)
                 continue
             raise OutputLockedError(
-                f"{out}: in use by another {what} ({_describe(rec)}); wait for it to end or write to another "
+                f"{out}: in use by another {(rec or {}).get('what') or 'run'} ({_describe(rec)}); wait for it to end or write to another "
                 f"output. If that process is gone, remove {lock_file} and {sidecar}") from None
     old = _read_holder(sidecar)
     if old and old.get("pid") != os.getpid():

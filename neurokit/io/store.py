@@ -316,9 +316,10 @@ class PatchStoreWriter:
         self.tmp = self.path.with_name(self.path.name + ".partial")
         self.sample_shape = tuple(int(s) for s in sample_shape)
         self._f = None
+        self._ds: dict = {}
         try:
             check_free_space(self.path.parent, 0, what=self.path)
-            self._f = h5py.File(self.tmp, "w")
+            self._f = h5py.File(self.tmp, "w", rdcc_nbytes=0)  # chunks go to disk at once: a full disk fails the write itself
             self._create(attrs, label_dtype, meta_columns, compression, patch_index)
             self._f.flush()
         except BaseException as exc:  # e.g. a full disk: leave no partial file behind
@@ -361,6 +362,11 @@ class PatchStoreWriter:
             g.create_dataset(c, shape=(0,), maxshape=(None,), dtype=_string_dtype(), chunks=(4096,))
         g.create_dataset("onset", shape=(0,), maxshape=(None,), dtype="float64", chunks=(4096,))
         self.n = 0
+        # every dataset stays open while writing: a temporary handle closed after each statement would flush its
+        # chunks from h5py's destructor, where a full disk is only printed and leaves HDF5 broken
+        names = ("patches", "frames", "sample_start", "patch_index", "labels",
+                 *(f"meta/{c}" for c in (*self.meta_columns, "onset")))
+        self._ds = {n: f[n] for n in names if n in f}
 
     def append(
         self,
@@ -383,7 +389,7 @@ class PatchStoreWriter:
         if k == 0:
             return
         with self._writing(patches.nbytes):
-            ds = self._f["patches"]
+            ds = self._ds["patches"]
             ds.resize(self.n + k, axis=0)
             ds[self.n : self.n + k] = patches
             self._append_rows(k, labels, onsets, meta)
@@ -391,7 +397,7 @@ class PatchStoreWriter:
     def append_frames(self, frames: np.ndarray) -> int:
         """Frame layout: append frames ``(k, n_template_vertices)``; returns the row of the first."""
         frames = np.asarray(frames, dtype=np.float32)
-        ds = self._f["frames"]
+        ds = self._ds["frames"]
         if frames.ndim != 2 or frames.shape[1] != ds.shape[1]:
             raise StoreError(f"{self.path}: frames {frames.shape}, expected (k, {ds.shape[1]})")
         row = self.n_frames
@@ -418,25 +424,24 @@ class PatchStoreWriter:
         if k == 0:
             return
         with self._writing(starts.nbytes):
-            ds = self._f["sample_start"]
+            ds = self._ds["sample_start"]
             ds.resize(self.n + k, axis=0)
             ds[self.n : self.n + k] = starts
             self._append_rows(k, labels, onsets, meta)
 
     def _append_rows(self, k: int, labels, onsets, meta: dict) -> None:
-        f = self._f
         lo, hi = self.n, self.n + k
-        f["labels"].resize(hi, axis=0)
-        f["labels"][lo:hi] = -1 if labels is None else np.asarray(labels)
+        self._ds["labels"].resize(hi, axis=0)
+        self._ds["labels"][lo:hi] = -1 if labels is None else np.asarray(labels)
         for c in self.meta_columns:
             v = meta.get(c, "")
             vals = [v] * k if isinstance(v, str) else list(v)
             if len(vals) != k:
                 raise StoreError(f"meta column {c!r}: {len(vals)} values for {k} samples")
-            ds = f["meta"][c]
+            ds = self._ds[f"meta/{c}"]
             ds.resize(hi, axis=0)
             ds[lo:hi] = vals
-        ds = f["meta"]["onset"]
+        ds = self._ds["meta/onset"]
         ds.resize(hi, axis=0)
         ds[lo:hi] = np.zeros(k) if onsets is None else np.asarray(onsets, dtype=np.float64)
         self.n = hi
@@ -448,12 +453,11 @@ class PatchStoreWriter:
     def rollback(self, mark: tuple[int, int]) -> None:
         """Drop what was appended after ``mark`` (e.g. the first hemisphere of a run whose second failed)."""
         n, n_frames = mark
-        f = self._f
         for name in ("patches", "labels", "sample_start", *(f"meta/{c}" for c in (*self.meta_columns, "onset"))):
-            if name in f:
-                f[name].resize(n, axis=0)
-        if "frames" in f:
-            f["frames"].resize(n_frames, axis=0)
+            if name in self._ds:
+                self._ds[name].resize(n, axis=0)
+        if "frames" in self._ds:
+            self._ds["frames"].resize(n_frames, axis=0)
         self.n, self.n_frames = n, n_frames
 
     def set_attrs(self, **attrs: Any) -> None:
@@ -496,6 +500,7 @@ class PatchStoreWriter:
             self._f.attrs["complete"] = True
             self._f.attrs["n_samples"] = self.n
         try:
+            self._ds = {}
             self._f.close()
             self._f = None
             os.replace(self.tmp, self.path)
@@ -519,6 +524,7 @@ class PatchStoreWriter:
                 f.close()
             except Exception:  # a full disk can fail the final flush too; the file is discarded anyway
                 pass
+            self._ds = {}
         self.tmp.unlink(missing_ok=True)
 
     def __enter__(self) -> "PatchStoreWriter":

@@ -355,7 +355,8 @@ class Trainer:
     def _log(self, log: Path, rec: dict) -> None:
         """Append one line to ``metrics.jsonl``; a full disk becomes a :class:`DiskFullError` saying what is kept."""
         try:
-            self._log(log, rec)
+            with log.open("a") as fh:
+                fh.write(json.dumps(rec) + "\n")
         except OSError as exc:
             if not is_disk_full(exc):
                 raise
@@ -526,8 +527,7 @@ class Trainer:
             rec[k] = {**rec[k], **v} if isinstance(v, dict) and isinstance(rec.get(k), dict) else v
         self.records.append(rec)
         if log is not None:
-            with log.open("a") as fh:
-                fh.write(json.dumps(rec) + "\n")
+            self._log(log, rec)
         if self.select is not None:
             if self.select not in rec:
                 raise ConfigError(f"selection metric {self.select!r} is not among the validation results {sorted(rec)}")
