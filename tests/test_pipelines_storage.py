@@ -493,3 +493,29 @@ def test_every_torch_load_goes_through_safe_load():
     assert list(pkg) == ["neurokit/models/serialization.py"] and all(safe(c) for c in pkg[list(pkg)[0]])
     for p in (REPO / "tests").glob("*.py"):
         assert all(safe(c) for c in _torch_loads(p)), f"{p.name}: a torch.load without weights_only=True"
+
+
+def test_interrupted_shard_set_overwrite_leaves_the_earlier_set_whole(eeg_root, tmp_path, monkeypatch):
+    """`prepare --shards --overwrite` deleted the earlier set first; stopped half-way it now leaves it as it was."""
+    from neurokit.io.shards import read_index
+    from neurokit.pipelines.prepare import prepare
+
+    kw = dict(data_root=eeg_root, subjects=[1], shards=True, progress=False)
+    out = prepare("bonn_epilepsy", tmp_path / "b", **kw)
+    before = _files(out)
+    assert len(read_index(out)["shards"]) == 5
+    real, calls = PatchStoreWriter.append, []
+
+    def stop(self, *a, **k):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(PatchStoreWriter, "append", stop)
+    with pytest.raises(Interrupted, match=r"the earlier shard set in .*b is unchanged \(the new one was discarded\)"):
+        prepare("bonn_epilepsy", out, overwrite=True, **kw)
+    assert _files(out) == before and sorted(p.name for p in tmp_path.iterdir()) == ["b"]
+    monkeypatch.undo()
+    assert prepare("bonn_epilepsy", out, overwrite=True, **kw) == out and len(read_index(out)["shards"]) == 5
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]
