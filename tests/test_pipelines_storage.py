@@ -137,6 +137,7 @@ REAL_DISK = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 def test_a_real_full_disk_never_crashes_natively(eeg_root, tmp_path):
     """A small tmpfs (in a user and mount namespace: `unshare -rm`) fills up under the store writer, under
     `neuro prepare --overwrite` and under a checkpoint save: each ends in one line saying the disk is full, the
