@@ -132,6 +132,18 @@ REAL_DISK = textwrap.dedent('''
         res["checkpoint"] = [type(exc).__name__, str(exc)]
     res["checkpoint_kept"] = (mnt / "last.pt").read_bytes() == first
     res["checkpoint_left"] = sorted(os.listdir(mnt))
+    mount("1m")  # prepare --shards: the first recordings fit, a later one does not
+    r = CliRunner().invoke(app, ["prepare", "bonn_epilepsy", "--data-root", eeg_root, "--subjects", "1-3",
+                                 "-o", str(mnt / "set"), "--shards"], env={"COLUMNS": "300"})
+    res["shards"] = [r.exit_code, r.output, sorted(os.listdir(mnt / "set")) if (mnt / "set").exists() else None]
+    mount("64k")  # neuro pretrain: its first checkpoint does not fit
+    store = Path(sys.argv[3])
+    with PatchStoreWriter(store, (2, 1, 200), attrs={"modality": "eeg", "sfreq": 200.0}) as w:
+        w.append(np.random.default_rng(0).normal(size=(16, 2, 1, 200)), subject="S001")
+    r = CliRunner().invoke(app, ["pretrain", str(store), "-o", str(mnt / "pt"), "--n-layers", "1", "--epochs", "1",
+                                 "--batch-size", "8", "--split", "all", "--no-progress", "--device", "cpu"],
+                           env={"COLUMNS": "300"})
+    res["pretrain"] = [r.exit_code, r.output, sorted(os.listdir(mnt))]
     subprocess.run(["umount", str(mnt)], capture_output=True)
     print("RESULT " + json.dumps(res))
 ''')
@@ -151,7 +163,8 @@ def test_a_real_full_disk_never_crashes_natively(eeg_root, tmp_path):
     script = tmp_path / "full.py"
     script.write_text(REAL_DISK)
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "NEUROKIT_OFFLINE": "1"}
-    p = subprocess.run(["unshare", "-rm", sys.executable, str(script), str(mnt), str(eeg_root)], capture_output=True,
+    p = subprocess.run(["unshare", "-rm", sys.executable, str(script), str(mnt), str(eeg_root), str(tmp_path / "s.h5")],
+                       capture_output=True,
                        text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     assert "Segmentation" not in p.stderr and "free()" not in p.stderr
@@ -168,6 +181,16 @@ def test_a_real_full_disk_never_crashes_natively(eeg_root, tmp_path):
     kind, msg = res["checkpoint"]
     assert kind == "DiskFullError" and "last.pt: disk full while saving the checkpoint" in msg
     assert "the checkpoint written before at" in msg and res["checkpoint_kept"] and res["checkpoint_left"] == ["last.pt"]
+    code, out, left = res["shards"]
+    text = " ".join(out.split())
+    assert code == 2 and "Traceback" not in out, out
+    assert "disk full while writing" in text and "kept in" in text and "rerun the same command with --resume" in text
+    assert left and "index.json" in left and not any(f.endswith(".partial") for f in left)
+    code, out, left = res["pretrain"]
+    text = " ".join(out.split())
+    assert code == 2 and "Traceback" not in out and "enforce fail" not in out, out
+    assert "last.pt: disk full while saving the checkpoint" in text and "was not written" in text
+    assert "Free space, then run the same command again" in text and left == []
 
 
 def test_pretrain_full_disk_at_a_checkpoint_is_one_line_with_what_is_kept(store, tmp_path, monkeypatch):

@@ -242,6 +242,9 @@ class ShardSetWriter:
                 w.abort()
             if self._made and not self.index["shards"] and not any(self.folder.iterdir()):
                 self.folder.rmdir()  # a new set that got no shard: leave nothing behind
+            if disk_full(exc) and not self.index["shards"]:
+                raise StoreError(f"{self.folder}: disk full while writing {key}; no recording was kept. Free space, "
+                                 "then run the same command again") from exc
             if disk_full(exc):
                 raise StoreError(f"{self.folder}: disk full while writing {key}; {self.kept()}. Free space, then "
                                  "rerun the same command with --resume") from exc
