@@ -543,3 +543,39 @@ def test_interrupted_shard_set_overwrite_leaves_the_earlier_set_whole(eeg_root, 
     monkeypatch.undo()
     assert prepare("bonn_epilepsy", out, overwrite=True, **kw) == out and len(read_index(out)["shards"]) == 5
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]
+
+
+def test_an_eeg_checkpoint_on_a_surface_store_is_one_line(pretrained, tmp_path):
+    """`neuro finetune SURFACE_STORE --init CBRAMOD` (a pretraining checkpoint or the released state dict):
+    exit 2 with one line naming both modalities (the issue saw `shape '[1, 3, 1280, 200]' is invalid`)."""
+    from neurokit.models import CBraMod
+
+    surf = tmp_path / "surf.h5"
+    with PatchStoreWriter(surf, (3, 20, 15), attrs=dict(modality="surface", label_names=["a", "b"], tr=1.0)) as w:
+        for s in ("S001", "S002", "S003", "S004"):
+            w.append(np.random.default_rng(0).normal(size=(4, 3, 20, 15)).astype(np.float32), np.array([0, 1, 0, 1]),
+                     subject=s)
+    bare = tmp_path / "release.pth"
+    torch.save(CBraMod(n_layers=1).state_dict(), bare)
+    for init in (pretrained, bare):
+        r = cli("finetune", surf, "-o", tmp_path / "ft", "--init", init, "--epochs", "1", "--no-progress",
+                "--device", "cpu", "--no-baselines", *SPLIT_ARGS)
+        msg = one_line(r)
+        assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+        assert "pretrained on eeg stores; the store to fine-tune holds surface samples (3, 20, 15)" in msg
+        assert not (tmp_path / "ft").exists()
+
+
+def test_output_lock_is_reentrant_in_one_process_and_skipped_on_other_ranks(tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    lock, sidecar = lock_paths(out)
+    monkeypatch.setenv("RANK", "1")  # a torchrun rank other than 0 writes nothing and takes no lock
+    with output_lock(out) as held:
+        assert held is None and not lock.exists()
+    monkeypatch.setenv("RANK", "0")
+    with output_lock(out, "prepare") as held:
+        assert held == lock and json.loads(sidecar.read_text())["what"] == "prepare"
+        with output_lock(out, "prepare") as inner:  # prepare_or_reuse → prepare: no self-refusal
+            assert inner is None
+        assert sidecar.exists()
+    assert not lock.exists() and not sidecar.exists()

@@ -114,13 +114,15 @@ def output_lock(out: str | Path, what: str = "run", *, enabled: bool | None = No
 
     key = str(Path(out).expanduser().absolute())
     enabled = main_process() if enabled is None else enabled
-    if not enabled or key in _HELD:
-        _HELD[key] = _HELD.get(key, 0) + 1 if enabled else _HELD.get(key, 0)
+    if not enabled:
+        yield None
+        return
+    if key in _HELD:  # this process holds it already (a pipeline inside another on the same output)
+        _HELD[key] += 1
         try:
             yield None
         finally:
-            if enabled:
-                _HELD[key] -= 1
+            _HELD[key] -= 1
         return
     lock_file, sidecar = lock_paths(out)
     lock_file.parent.mkdir(parents=True, exist_ok=True)
