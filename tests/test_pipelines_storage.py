@@ -579,3 +579,20 @@ def test_output_lock_is_reentrant_in_one_process_and_skipped_on_other_ranks(tmp_
             assert inner is None
         assert sidecar.exists()
     assert not lock.exists() and not sidecar.exists()
+
+
+def test_hub_prefers_the_safetensors_file_and_pretrain_overwrite_swaps_whole(store, tmp_path):
+    from neurokit.models.hub import _pick_file, parse_hub_spec
+    from neurokit.pipelines.pretrain import pretrain
+
+    spec = parse_hub_spec("hub:org/cbramod")
+    assert _pick_file(["README.md", "pretrained_weights.pth", "model.safetensors"], spec) == "model.safetensors"
+    assert _pick_file(["pytorch_model.bin", "braindecode.safetensors"], spec) == "braindecode.safetensors"
+    out = tmp_path / "pt"
+    pretrain(store, out, _pt_cfg())
+    first = (out / "last.pt").read_bytes()
+    res = pretrain(store, out, _pt_cfg(seed=1), overwrite=True)
+    assert res["checkpoint"] == str(out / "last.pt") and (out / "last.pt").read_bytes() != first
+    assert load_checkpoint(out / "last.pt")["train_config"]["seed"] == 1
+    assert json.loads((out / "pretrain_summary.json").read_text())["checkpoint"] == str(out / "last.pt")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pt"]
