@@ -261,7 +261,8 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
         weights do not depend on the montage, so the store may have other channels than the pretraining data
         (a warning lists the difference).
     overwrite : bool
-        Replace an earlier run in ``out_dir`` (otherwise :class:`FileExistsError`).
+        Replace an earlier run in ``out_dir`` (otherwise :class:`FileExistsError`): the new run is written
+        beside it and swapped in when finished, so a stopped overwrite leaves the earlier run whole.
     scheme : str
         Evaluation scheme (:mod:`neurokit.evaluation.schemes`): ``"card"`` (one run on the card's splits),
         ``"loso"``, ``"kfold-subject"``, ``"cross-session"`` or ``"within-session"`` (one run per fold in
@@ -289,6 +290,8 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
         Options that do not go together (:func:`check_finetune_options`), a ``last.pt`` of other settings.
     Interrupted
         Ctrl-C; the message says what was saved.
+    OutputLockedError
+        Another process is writing into ``out_dir`` (named: pid, host, start time).
     """
     cfg = cfg or FinetuneConfig()
     out = Path(out_dir)

@@ -88,11 +88,19 @@ def prepare(
         Keep only these channels, in this order (10-05 labels), or the name of one of the card's
         ``channel_sets``; overrides the recipe's ``channels``.
     overwrite : bool
-        Replace an existing store.
+        Replace an existing store (a store file is renamed into place when complete; a shard set is written
+        beside the earlier one and swapped in when complete, so a stopped run leaves the earlier one whole).
 
     Returns
     -------
     Path of the complete store.
+
+    Raises
+    ------
+    OutputLockedError
+        Another process is preparing into ``out`` (named: pid, host, start time).
+    StoreError, DiskFullError
+        The disk filled up: the message says what is kept and how to go on.
     """
     card = card if isinstance(card, DataCard) else load_card(card)
     out = Path(out)

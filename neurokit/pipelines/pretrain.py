@@ -136,8 +136,10 @@ def pretrain(stores: Sequence[str | Path] | str | Path, out_dir: str | Path, cfg
     ``resume``: continue from ``out_dir/last.pt`` with the checkpoint's model configuration (the store
     must have the same channels and sample shape, and batch size and seed must match; a longer
     ``epochs``/``max_steps`` extends the run and re-spans the cosine schedule). ``overwrite``: start again in an ``out_dir`` that
-    already holds a run. Without either, an ``out_dir`` holding ``last.pt`` raises
-    :class:`FileExistsError`, so two runs never mix their logs.
+    already holds a run; the new run is written beside it (``.NAME.new``) and replaces it only once finished,
+    so a stopped overwrite leaves the earlier run whole. Without either, an ``out_dir`` holding ``last.pt``
+    raises :class:`FileExistsError`, so two runs never mix their logs; a second process pretraining into
+    ``out_dir`` meanwhile is refused (:class:`~neurokit._utils.locks.OutputLockedError`, naming this one).
 
     Returns
     -------
