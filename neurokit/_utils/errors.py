@@ -48,3 +48,21 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class DiskFullError(NeurokitError, OSError):
+    """The disk (or the user's quota) filled up while neurokit wrote a file; ``errno`` is ``ENOSPC`` (or
+    ``EDQUOT``), so code that tests ``OSError.errno`` still sees a full disk. The message says what is kept
+    and how to go on; ``str(exc)`` is that message alone."""
+
+    def __init__(self, message: str, errno: int | None = None) -> None:
+        import errno as _errno
+
+        super().__init__(errno if errno is not None else _errno.ENOSPC, message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.errno))

@@ -66,6 +66,12 @@ def run_or_exit(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     except (NeurokitError, OSError, ValueError) as exc:  # OSError: permissions, full disk, missing files
         fail(exc)
+    except RuntimeError as exc:  # libraries that report a full disk without an errno (PyTorch's zip writer)
+        from neurokit._utils.disk import is_disk_full
+
+        if not is_disk_full(exc):
+            raise
+        fail(OSError(f"disk full ({(str(exc).splitlines() or [''])[0][:120]}); free space, then run the command again"))
     except KeyboardInterrupt as exc:
         msg = getattr(exc, "message", None) or "interrupted; nothing was saved"
         err.print(f"[bold yellow]interrupted:[/] {escape(cli_words(msg.removeprefix('interrupted').lstrip(': ')))}")

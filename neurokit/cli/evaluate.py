@@ -29,6 +29,7 @@ def evaluate(
     allow_seen: bool = typer.Option(False, "--allow-seen", show_default="off", help="Allow scoring subjects the model was trained or selected on (with --subjects or --split all)."),
     json_out: Optional[Path] = typer.Option(None, "--json", show_default="none", help="Also write the metrics to this JSON file."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K."),
+    allow_mismatch: Optional[str] = typer.Option(None, "--allow-mismatch", show_default="none", help="Score a store that differs from the checkpoint's data in these facts anyway: sfreq, patch, units (comma-separated); recorded in the result."),
 ) -> None:
     """Score a fine-tuned checkpoint on a store and print the metrics table."""
     setup_logging(False)
@@ -48,7 +49,7 @@ def evaluate(
         fail(ValueError(f"--split {split}: choose train, val, test or all"))
     subj = parse_subjects(subjects)
     res = run_or_exit(run, checkpoint, list(stores), split=None if split == "all" else split, subjects=subj, device=device,
-               allow_seen=allow_seen)
+               allow_seen=allow_seen, **({"allow_mismatch": allow_mismatch} if allow_mismatch else {}))
     what = f"subjects {', '.join(subj)}" if subj is not None else f"{split} split"
     if "tasks" in res:  # M4oE: one table per task, then the contributions
         for name, r in res["tasks"].items():

@@ -105,6 +105,7 @@ def finetune(
     out: Path = typer.Option(Path("runs/finetune"), "--out", "-o", help="Output folder (best.pt, last.pt, report.json)."),
     init: Optional[str] = typer.Option(None, show_default="none", help="`neuro pretrain` checkpoint, released CBraMod state_dict, or Hub weights hub:ORG/NAME[@REVISION] (e.g. hub:weighting666/CBraMod; default: from scratch). Its model family is the run's."),
     allow_partial_init: bool = typer.Option(False, "--allow-partial-init", show_default="off", help="Load an --init file that covers only part of the backbone (the rest stays at random initial values)."),
+    allow_mismatch: Optional[str] = typer.Option(None, "--allow-mismatch", show_default="none", help="Fine-tune a store that differs from the --init checkpoint's pretraining data in these facts anyway: sfreq, patch, units (comma-separated); recorded in the report."),
     model: Optional[str] = typer.Option(None, show_default="the --init checkpoint's, else cbramod", help="Model family of a from-scratch backbone: cbramod (EEG) or sit (surface fMRI)."),
     head: str = typer.Option("auto", help="Head: all_patch_reps (flatten all tokens), avgpool, auto (the model's default: all_patch_reps for cbramod, avgpool for sit), or m4oe (several --task at once)."),
     epochs: int = typer.Option(50, help="Epochs (CBraMod: 50)."),
@@ -156,7 +157,7 @@ def finetune(
                batch_size=batch_size, lr_backbone=lr_backbone, lr_head=lr_head, weight_decay=weight_decay,
                label_smoothing=label_smoothing, frozen=frozen, seed=seed, device=device, num_workers=num_workers,
                progress=progress, splits=splits, augment=augment, baselines=baselines,
-               allow_partial_init=allow_partial_init)
+               allow_partial_init=allow_partial_init, allow_mismatch=allow_mismatch)
     given = options_given(ctx)
     if task and head != "m4oe":
         fail(ValueError(f"--task is for --head m4oe (got --head {head})"))

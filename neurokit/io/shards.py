@@ -46,15 +46,17 @@ def recording_key(path: str | Path, *parts: str) -> str:
 def disk_full(exc: BaseException) -> bool:
     """Whether ``exc`` says the disk (or the user's quota) is full: ``ENOSPC``/``EDQUOT``, also when an
     h5py version reports HDF5's ``errno = 28`` only in the message."""
-    if not isinstance(exc, OSError):
-        return False
-    return exc.errno in (errno.ENOSPC, errno.EDQUOT) or f"errno = {errno.ENOSPC}," in str(exc)
+    from neurokit._utils.disk import is_disk_full
+
+    return isinstance(exc, OSError) and is_disk_full(exc)
 
 
 def disk_full_error(out: str | Path, what: str | Path) -> StoreError:
     """The error for a full disk while writing one store (not a shard set): nothing of it is kept."""
-    return StoreError(f"{out}: disk full while writing {what}; nothing was kept. Free space, or write "
-                      "per-recording shards (--shards) so that a stop keeps what is done")
+    kept = "the store that was there before is unchanged" if Path(out).is_file() else "nothing was kept"
+    return StoreError(f"{out}: disk full while writing {what}; {kept} (the unfinished store was removed). Free "
+                      "space, then run the same command again, or write per-recording shards (--shards) so that a "
+                      "stop keeps what is done")
 
 
 def _differences(a: dict, b: dict) -> list[str]:
@@ -240,6 +242,9 @@ class ShardSetWriter:
                 w.abort()
             if self._made and not self.index["shards"] and not any(self.folder.iterdir()):
                 self.folder.rmdir()  # a new set that got no shard: leave nothing behind
+            if disk_full(exc) and not self.index["shards"]:
+                raise StoreError(f"{self.folder}: disk full while writing {key}; no recording was kept. Free space, "
+                                 "then run the same command again") from exc
             if disk_full(exc):
                 raise StoreError(f"{self.folder}: disk full while writing {key}; {self.kept()}. Free space, then "
                                  "rerun the same command with --resume") from exc

@@ -20,18 +20,21 @@ A store is written to ``<name>.partial`` and renamed into place only after ``com
 """
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
 import weakref
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from neurokit._utils.errors import StoreError
+from neurokit._utils.disk import check_free_space, is_disk_full
+from neurokit._utils.errors import DiskFullError, StoreError
 
 FORMAT = "neurokit-patch-store/1"
 _STR = None  # filled lazily with h5py.string_dtype()
@@ -313,10 +316,15 @@ class PatchStoreWriter:
         self.tmp = self.path.with_name(self.path.name + ".partial")
         self.sample_shape = tuple(int(s) for s in sample_shape)
         self._f = None
+        self._ds: dict = {}
         try:
-            self._f = h5py.File(self.tmp, "w")
+            check_free_space(self.path.parent, 0, what=self.path)
+            self._f = h5py.File(self.tmp, "w", rdcc_nbytes=0)  # chunks go to disk at once: a full disk fails the write itself
             self._create(attrs, label_dtype, meta_columns, compression, patch_index)
-        except BaseException:  # e.g. a full disk: leave no partial file behind
+            self._f.flush()
+        except BaseException as exc:  # e.g. a full disk: leave no partial file behind
+            if isinstance(exc, OSError) and is_disk_full(exc):
+                raise self._full(exc) from None
             self.abort()
             raise
 
@@ -354,6 +362,11 @@ class PatchStoreWriter:
             g.create_dataset(c, shape=(0,), maxshape=(None,), dtype=_string_dtype(), chunks=(4096,))
         g.create_dataset("onset", shape=(0,), maxshape=(None,), dtype="float64", chunks=(4096,))
         self.n = 0
+        # every dataset stays open while writing: a temporary handle closed after each statement would flush its
+        # chunks from h5py's destructor, where a full disk is only printed and leaves HDF5 broken
+        names = ("patches", "frames", "sample_start", "patch_index", "labels",
+                 *(f"meta/{c}" for c in (*self.meta_columns, "onset")))
+        self._ds = {n: f[n] for n in names if n in f}
 
     def append(
         self,
@@ -375,20 +388,22 @@ class PatchStoreWriter:
         k = patches.shape[0]
         if k == 0:
             return
-        ds = self._f["patches"]
-        ds.resize(self.n + k, axis=0)
-        ds[self.n : self.n + k] = patches
-        self._append_rows(k, labels, onsets, meta)
+        with self._writing(patches.nbytes):
+            ds = self._ds["patches"]
+            ds.resize(self.n + k, axis=0)
+            ds[self.n : self.n + k] = patches
+            self._append_rows(k, labels, onsets, meta)
 
     def append_frames(self, frames: np.ndarray) -> int:
         """Frame layout: append frames ``(k, n_template_vertices)``; returns the row of the first."""
         frames = np.asarray(frames, dtype=np.float32)
-        ds = self._f["frames"]
+        ds = self._ds["frames"]
         if frames.ndim != 2 or frames.shape[1] != ds.shape[1]:
             raise StoreError(f"{self.path}: frames {frames.shape}, expected (k, {ds.shape[1]})")
         row = self.n_frames
-        ds.resize(row + len(frames), axis=0)
-        ds[row:] = frames
+        with self._writing(frames.nbytes):
+            ds.resize(row + len(frames), axis=0)
+            ds[row:] = frames
         self.n_frames = row + len(frames)
         return row
 
@@ -408,25 +423,25 @@ class PatchStoreWriter:
         k = len(starts)
         if k == 0:
             return
-        ds = self._f["sample_start"]
-        ds.resize(self.n + k, axis=0)
-        ds[self.n : self.n + k] = starts
-        self._append_rows(k, labels, onsets, meta)
+        with self._writing(starts.nbytes):
+            ds = self._ds["sample_start"]
+            ds.resize(self.n + k, axis=0)
+            ds[self.n : self.n + k] = starts
+            self._append_rows(k, labels, onsets, meta)
 
     def _append_rows(self, k: int, labels, onsets, meta: dict) -> None:
-        f = self._f
         lo, hi = self.n, self.n + k
-        f["labels"].resize(hi, axis=0)
-        f["labels"][lo:hi] = -1 if labels is None else np.asarray(labels)
+        self._ds["labels"].resize(hi, axis=0)
+        self._ds["labels"][lo:hi] = -1 if labels is None else np.asarray(labels)
         for c in self.meta_columns:
             v = meta.get(c, "")
             vals = [v] * k if isinstance(v, str) else list(v)
             if len(vals) != k:
                 raise StoreError(f"meta column {c!r}: {len(vals)} values for {k} samples")
-            ds = f["meta"][c]
+            ds = self._ds[f"meta/{c}"]
             ds.resize(hi, axis=0)
             ds[lo:hi] = vals
-        ds = f["meta"]["onset"]
+        ds = self._ds["meta/onset"]
         ds.resize(hi, axis=0)
         ds[lo:hi] = np.zeros(k) if onsets is None else np.asarray(onsets, dtype=np.float64)
         self.n = hi
@@ -438,17 +453,41 @@ class PatchStoreWriter:
     def rollback(self, mark: tuple[int, int]) -> None:
         """Drop what was appended after ``mark`` (e.g. the first hemisphere of a run whose second failed)."""
         n, n_frames = mark
-        f = self._f
         for name in ("patches", "labels", "sample_start", *(f"meta/{c}" for c in (*self.meta_columns, "onset"))):
-            if name in f:
-                f[name].resize(n, axis=0)
-        if "frames" in f:
-            f["frames"].resize(n_frames, axis=0)
+            if name in self._ds:
+                self._ds[name].resize(n, axis=0)
+        if "frames" in self._ds:
+            self._ds["frames"].resize(n_frames, axis=0)
         self.n, self.n_frames = n, n_frames
 
     def set_attrs(self, **attrs: Any) -> None:
-        for k, v in attrs.items():
-            self._f.attrs[k] = _encode(v)
+        with self._writing(0):
+            for k, v in attrs.items():
+                self._f.attrs[k] = _encode(v)
+
+    @contextmanager
+    def _writing(self, nbytes: int):
+        """Guard one write of about ``nbytes``: free space is checked first and HDF5's buffers are flushed at
+        the end, so that a full disk surfaces here (not later, in h5py's object destructors, where it is
+        only printed and the file is left damaged); then the unfinished file is discarded
+        (:class:`~neurokit._utils.errors.DiskFullError`)."""
+        try:
+            check_free_space(self.tmp.parent, nbytes, what=self.path)
+            yield
+            self._f.flush()
+        except (OSError, RuntimeError) as exc:
+            if not is_disk_full(exc):
+                raise
+            raise self._full(exc) from None
+
+    def _full(self, exc: BaseException) -> DiskFullError:
+        """Discard the unfinished file after a full disk; the error to raise."""
+        self.abort()
+        why = os.strerror(errno.ENOSPC)
+        if isinstance(exc, DiskFullError):  # found before writing: its own words
+            why = str(exc).removeprefix(f"{self.path}: disk full (").removesuffix(")")
+        return DiskFullError(f"{self.path}: disk full while writing it ({why}); its unfinished file {self.tmp.name} "
+                             "was removed and nothing else was changed. Free space, then run the command again")
 
     def close(self) -> Path:
         """Mark the store complete and move it into place. Returns the final path."""
@@ -457,21 +496,35 @@ class PatchStoreWriter:
         if self.n == 0:
             self.abort()
             raise StoreError(f"{self.path}: no samples were written; the store was not created")
-        self._f.attrs["complete"] = True
-        self._f.attrs["n_samples"] = self.n
-        self._f.close()
-        self._f = None
-        os.replace(self.tmp, self.path)
+        with self._writing(0):
+            self._f.attrs["complete"] = True
+            self._f.attrs["n_samples"] = self.n
+        try:
+            self._ds = {}
+            self._f.close()
+            self._f = None
+            os.replace(self.tmp, self.path)
+        except (OSError, RuntimeError) as exc:
+            if not is_disk_full(exc):
+                raise
+            raise self._full(exc) from None
         return self.path
 
     def abort(self) -> None:
-        """Discard the partial file (an existing complete store at ``path`` is left untouched)."""
+        """Discard the partial file (an existing complete store at ``path`` is left untouched). The file is
+        first cut to zero bytes, so that HDF5's last writes on closing find room on a full disk (closing a file
+        whose writes failed can otherwise crash the process)."""
         if self._f is not None:
             f, self._f = self._f, None
             try:
-                f.close()
-            except OSError:  # a full disk can fail the final flush too; the file is discarded anyway
+                os.ftruncate(f.id.get_vfd_handle(), 0)
+            except Exception:  # not a plain file (a device), or the handle is gone: close it as it is
                 pass
+            try:
+                f.close()
+            except Exception:  # a full disk can fail the final flush too; the file is discarded anyway
+                pass
+            self._ds = {}
         self.tmp.unlink(missing_ok=True)
 
     def __enter__(self) -> "PatchStoreWriter":
@@ -542,6 +595,9 @@ class PatchStore:
             raise FileNotFoundError(f"{self.path}: no such store{hint}")
         try:
             with h5py.File(self.path, "r") as f:
+                #: the file this store read at opening (device, inode, size, mtime); every reopening (a
+                #: DataLoader worker, a later epoch) must find the same one (:meth:`_file`)
+                self.identity = _identity(f, self.path)
                 attrs = {k: _decode(v) for k, v in f.attrs.items()}
                 info = StoreMeta.from_attrs(attrs, where=str(self.path))
                 if info.frame_layout:
@@ -578,7 +634,18 @@ class PatchStore:
         import h5py
 
         if self._h5 is None:
-            self._h5 = h5py.File(self.path, "r")
+            try:
+                f = h5py.File(self.path, "r")
+            except FileNotFoundError:
+                raise StoreError(f"{self.path}: the store this run opened was removed from disk during the run; "
+                                 "a run reads the store it started with: restore it, or start the run again") from None
+            now = _identity(f, self.path)
+            if now != self.identity:
+                f.close()
+                raise StoreError(f"{self.path}: the store was replaced or changed on disk during the run (opened as "
+                                 f"{_identity_text(self.identity)}, now {_identity_text(now)}); a run reads the store it "
+                                 "started with: start the run again on the new store")
+            self._h5 = f
         OPEN_FILES.touch(self)
         return self._h5
 
@@ -604,6 +671,23 @@ class PatchStore:
 
     def __repr__(self) -> str:
         return f"PatchStore({str(self.path)!r}, n={self.n_samples}, sample_shape={self.sample_shape}, modality={self.modality!r})"
+
+
+def _identity(f, path: Path) -> tuple[int, int, int, int]:
+    """``(device, inode, size, mtime_ns)`` of the file an open h5py file ``f`` reads (its descriptor when
+    the driver gives one, else the path)."""
+    try:
+        st = os.fstat(f.id.get_vfd_handle())
+    except Exception:  # a driver without a file descriptor
+        st = os.stat(path)
+    return (int(st.st_dev), int(st.st_ino), int(st.st_size), int(st.st_mtime_ns))
+
+
+def _identity_text(ident: tuple[int, int, int, int]) -> str:
+    import datetime as _dt
+
+    when = _dt.datetime.fromtimestamp(ident[3] / 1e9, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f"inode {ident[1]}, {ident[2]} bytes, modified {when}"
 
 
 def _read_column(ds) -> np.ndarray:

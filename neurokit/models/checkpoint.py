@@ -14,13 +14,67 @@ FORMAT = "neurokit-checkpoint/1"
 
 
 def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
-    """Write ``payload`` (plus format tag) to ``path`` via a temporary file and an atomic rename."""
+    """Write ``payload`` (plus format tag) to ``path`` via a temporary file and an atomic rename.
+
+    Parameters
+    ----------
+    path : path
+        The checkpoint file (``last.pt``, ``best.pt``).
+    payload : dict
+        Tensors, numbers, strings, lists and dicts (what :func:`load_checkpoint` reads back safely).
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    DiskFullError
+        The disk (or quota) is full, checked before writing (the tensors' bytes) and while writing; the
+        temporary file is removed and a checkpoint written before at ``path`` is left whole. PyTorch's own
+        report of it (``enforce fail at inline_container.cc … unexpected pos``) names no cause: the file is
+        written through a Python file object so that the ``ENOSPC`` reaches this function.
+
+    Example
+    -------
+    >>> import tempfile, os
+    >>> p = save_checkpoint(os.path.join(tempfile.mkdtemp(), "last.pt"), {"step": 3})
+    >>> load_checkpoint(p)["step"]
+    3
+    """
+    from neurokit._utils.disk import check_free_space, is_disk_full
+    from neurokit._utils.errors import DiskFullError
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    torch.save({"format": FORMAT, **payload}, tmp)
-    os.replace(tmp, path)
+    kept = f"the checkpoint written before at {path} is kept" if path.exists() else f"{path} was not written"
+    try:
+        check_free_space(path.parent, _tensor_bytes(payload), what=path)
+        with open(tmp, "wb") as fh:
+            torch.save({"format": FORMAT, **payload}, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, (OSError, RuntimeError)) and is_disk_full(exc):
+            raise DiskFullError(f"{path}: disk full while saving the checkpoint; the unfinished file was removed "
+                                f"and {kept}. Free space, then go on") from None
+        raise
     return path
+
+
+def _tensor_bytes(obj: Any) -> int:
+    """Bytes of the tensors in a (nested) checkpoint payload."""
+    if isinstance(obj, torch.Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, dict):
+        return sum(_tensor_bytes(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(_tensor_bytes(v) for v in obj)
+    return 0
 
 
 def load_checkpoint(path: str | Path, map_location="cpu") -> dict[str, Any]:
@@ -41,6 +95,7 @@ def load_checkpoint(path: str | Path, map_location="cpu") -> dict[str, Any]:
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such checkpoint")
     obj = safe_load(path, map_location)  # weights_only=True: a file that would run code is refused
+    check_format(obj, path)
     if isinstance(obj, dict) and obj.get("format") == FORMAT:
         return obj
     from neurokit._utils.errors import WeightsError
@@ -138,3 +193,136 @@ def check_same_data(expected: dict[str, Any], actual: dict[str, Any], *, what: s
 def _short(v, n: int = 60) -> str:
     s = repr(v)
     return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def check_format(obj: Any, name: str | Path) -> None:
+    """Refuse a neurokit checkpoint of another format version than :data:`FORMAT` (one line naming both).
+
+    Raises
+    ------
+    WeightsError
+        ``obj`` is a dict whose ``format`` is ``neurokit-checkpoint/N`` with another ``N``.
+
+    Example
+    -------
+    >>> check_format({"format": FORMAT}, "last.pt")  # passes
+    """
+    from neurokit._utils.errors import WeightsError
+
+    fmt = obj.get("format") if isinstance(obj, dict) else None
+    if isinstance(fmt, str) and fmt.startswith(FORMAT.split("/")[0] + "/") and fmt != FORMAT:
+        raise WeightsError(f"{name}: checkpoint format {fmt!r}; this neurokit reads {FORMAT!r}. Use the neurokit "
+                           "version that wrote it (or one that converts it)")
+
+
+#: facts of the data that pretrained weights depend on, by the name ``allow_mismatch`` takes
+DATA_FACTS = {"sfreq": "sampling rate (Hz)", "patch": "patch length (samples)", "units": "units"}
+
+#: what CBraMod's released weights were pretrained on (Wang et al., ICLR 2025, §3: EEG resampled to 200 Hz,
+#: 1-s patches of 200 samples, amplitudes in units of 100 µV); a bare CBraMod state dict records no facts
+CBRAMOD_RELEASE_FACTS = {"sfreq": 200.0, "patch": 200, "units": "100 uV"}
+
+
+def data_facts(attrs: dict[str, Any] | None, sample_shape=None) -> dict[str, Any]:
+    """The :data:`DATA_FACTS` of stored data: ``sfreq`` (store attribute, else the recipe's), ``patch`` (the
+    last axis of an EEG sample) and ``units``; facts not recorded are left out.
+
+    Example
+    -------
+    >>> data_facts({"modality": "eeg", "sfreq": 200, "units": "100 uV"}, (3, 4, 200))
+    {'sfreq': 200.0, 'patch': 200, 'units': '100 uV'}
+    """
+    attrs = dict(attrs or {})
+    out: dict[str, Any] = {}
+    sfreq = attrs.get("sfreq")
+    if sfreq is None:
+        sfreq = (attrs.get("recipe") or {}).get("sfreq") if isinstance(attrs.get("recipe"), dict) else None
+    if sfreq is not None:
+        out["sfreq"] = float(sfreq)
+    if (attrs.get("modality") or "eeg") == "eeg" and sample_shape is not None and len(sample_shape) == 3:
+        out["patch"] = int(sample_shape[-1])
+    if attrs.get("units") is not None:
+        out["units"] = str(attrs["units"])
+    return out
+
+
+def check_data_facts(trained: dict[str, Any], have: dict[str, Any], *, checkpoint: str | Path, store: str | Path,
+                     allow: Any = ()) -> dict[str, list]:
+    """Compare the :func:`data_facts` a checkpoint's weights were trained on with a store's.
+
+    Parameters
+    ----------
+    trained, have : dict
+        Facts of the checkpoint's training data and of the store (a fact missing on either side passes).
+    checkpoint, store : str or Path
+        Names for the message.
+    allow : collection of str
+        Facts (:data:`DATA_FACTS` keys) whose difference is accepted (CLI ``--allow-mismatch sfreq,units``).
+
+    Returns
+    -------
+    dict
+        The differing facts ``name → [checkpoint's, store's]`` that ``allow`` accepted (to record in a report).
+
+    Raises
+    ------
+    ConfigError
+        A fact differs and is not in ``allow``; the message names both values and the option.
+
+    Example
+    -------
+    >>> check_data_facts({"sfreq": 200.0}, {"sfreq": 256.0}, checkpoint="pt.pt", store="s.h5", allow=["sfreq"])
+    {'sfreq': [200.0, 256.0]}
+    """
+    from neurokit._utils.errors import ConfigError
+
+    allow = set(allow or ())
+    diff = {k: [trained[k], have[k]] for k in DATA_FACTS if k in trained and k in have and trained[k] != have[k]}
+    refused = {k: v for k, v in diff.items() if k not in allow}
+    if refused:
+        said = "; ".join(f"{DATA_FACTS[k]}: {a} in the checkpoint's training data, {b} in the store" for k, (a, b) in refused.items())
+        names = ",".join(refused)
+        raise ConfigError(f"{store}: does not match {checkpoint} ({said}); its weights depend on it. Prepare the store "
+                          f"as the checkpoint's data, or pass allow_mismatch={names!r} (CLI: --allow-mismatch {names}) "
+                          "to go on anyway (it is recorded in the report)")
+    return {k: v for k, v in diff.items() if k in allow}
+
+
+def check_allow_mismatch(allow: Any) -> list[str]:
+    """``allow_mismatch`` as a list of :data:`DATA_FACTS` names (a comma-separated string or a list).
+
+    Raises
+    ------
+    ConfigError
+        A name that is not a fact.
+    """
+    from neurokit._utils.errors import ConfigError
+
+    if not allow:
+        return []
+    names = [a.strip() for a in (allow.split(",") if isinstance(allow, str) else allow) if str(a).strip()]
+    bad = [a for a in names if a not in DATA_FACTS]
+    if bad:
+        raise ConfigError(f"allow_mismatch: {', '.join(bad)} is not a fact checked between a checkpoint and a store; "
+                          f"allowed: {', '.join(DATA_FACTS)}")
+    return names
+
+
+def check_resume_data(ck: dict[str, Any], attrs: dict[str, Any], *, what: str, sample_shape=None) -> None:
+    """A checkpoint resumed on a store must show that it was trained on the same data: its recorded card and
+    recipe (and units, sampling rate) equal the store's. A checkpoint that records no ``recipe`` cannot
+    show it and is refused.
+
+    Raises
+    ------
+    ConfigError
+        No ``recipe`` recorded while the store has one; or the data differ (:func:`check_same_data`).
+    """
+    from neurokit._utils.errors import ConfigError
+
+    desc = data_description(ck)
+    if attrs.get("recipe") and not desc.get("recipe"):
+        raise ConfigError(f"{what}: the checkpoint records no recipe (how its data were prepared), so it cannot show "
+                          "that it matches the store; resuming could train on data of other units or rate. Start a "
+                          "new run (--overwrite)")
+    check_same_data(desc, attrs, what=what, fields=(*DATA_FIELDS, "sfreq"))

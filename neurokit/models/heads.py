@@ -10,7 +10,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from neurokit._utils.errors import ChannelMismatchError, ConfigError
+from neurokit._utils.errors import ChannelMismatchError, ConfigError, WeightsError
 from neurokit.models.checkpoint import load_checkpoint
 from neurokit.models.m4oe import M4oE, M4oEConfig
 from neurokit.models.registry import get_model_spec
@@ -94,7 +94,20 @@ def load_finetuned(path: str | Path, device="cpu") -> tuple[FinetuneModel, dict]
     backbone = objective.backbone(objective.rebuild(ck["model_config"]))
     h = ck["head"]
     model = FinetuneModel(backbone, Head(h["kind"], h["feature_shape"], h["n_outputs"], h["dropout"]), squeeze=h["n_outputs"] == 1)
-    model.load_state_dict(ck["state_dict"])
+    sd = ck.get("state_dict") or {}
+    want = model.state_dict()
+    missing = [k for k in want if k not in sd]
+    extra = [k for k in sd if k not in want]
+    if missing or extra:
+        part = "head" if missing and all(k.startswith("head.") for k in missing) else "model"
+        raise WeightsError(f"{path}: a fine-tuned checkpoint without its {part} tensors ({len(missing)} missing, e.g. "
+                           f"{missing[:3]}; {len(extra)} unexpected {extra[:3]}); it cannot score. Use the best.pt "
+                           "that neuro finetune wrote")
+    bad = [f"{k}: file {tuple(sd[k].shape)}, model {tuple(v.shape)}" for k, v in want.items()
+           if hasattr(sd[k], "shape") and tuple(sd[k].shape) != tuple(v.shape)]
+    if bad:
+        raise WeightsError(f"{path}: tensors of another shape than its recorded model ({'; '.join(bad[:2])})")
+    model.load_state_dict(sd)
     return model.to(device).eval(), ck
 
 

@@ -27,7 +27,7 @@ PREFIX = "hub:"
 #: file endings taken as weights when the name gives no file
 WEIGHT_SUFFIXES = (".pth", ".pt", ".bin", ".safetensors", ".ckpt")
 #: preferred file names, in order, when a repository holds several weights files
-PREFERRED = ("pretrained_weights.pth", "model.safetensors", "pytorch_model.bin")
+PREFERRED = ("model.safetensors", "pretrained_weights.pth", "pytorch_model.bin")  # safetensors first: it holds no code
 #: released weights of the model families neurokit implements
 RELEASED = {"cbramod": "weighting666/CBraMod"}
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -103,6 +103,9 @@ def _pick_file(files: list[str], spec: HubSpec) -> str:
     weights = sorted(f for f in files if f.endswith(WEIGHT_SUFFIXES))
     if len(weights) == 1:
         return weights[0]
+    tensors_only = [f for f in weights if f.endswith(".safetensors")]
+    if len(tensors_only) == 1:  # the same weights in safetensors and pickle form: the file that cannot run code
+        return tensors_only[0]
     for name in PREFERRED:
         if name in weights:
             return name
@@ -134,7 +137,8 @@ def resolve_hub(spec: str | HubSpec, *, cache_dir: str | Path | None = None, off
     ----------
     spec : str or HubSpec
         ``hub:ORG/NAME[/FILE][@REVISION]``. Without a file, the repository's only weights file (or
-        ``pretrained_weights.pth`` / ``model.safetensors`` / ``pytorch_model.bin``).
+        ``model.safetensors`` / ``pretrained_weights.pth`` / ``pytorch_model.bin``; a single ``.safetensors``
+        file is preferred to pickle-based ones, since it cannot run code).
     cache_dir : path, optional
         Hub cache (default :func:`hub_cache_dir`).
     offline : bool, optional

@@ -32,7 +32,7 @@ import torch.nn as nn
 
 from neurokit._utils.errors import ConfigError, WeightsError
 from neurokit.models import serialization
-from neurokit.models.checkpoint import FORMAT
+from neurokit.models.checkpoint import FORMAT, check_format
 from neurokit.models.hub import HubError, fetch_weights
 from neurokit.models.serialization import SAFE_GLOBALS  # noqa: F401  (documented here too)
 from neurokit.models.weights import WeightReport, load_weights, read_state_dict
@@ -164,6 +164,10 @@ def read_pretrained(source: str | Path | Mapping[str, Any], *, map_location: Any
     else:
         path, info = fetch_weights(str(source), revision=revision, sha256=sha256, cache_dir=cache_dir, offline=offline)
         obj, name = safe_load(path, map_location), str(source)
+    try:
+        check_format(dict(obj) if isinstance(obj, Mapping) else obj, name)  # another format version: one line
+    except WeightsError as exc:
+        raise PretrainedError(str(exc)) from None
     if isinstance(obj, Mapping) and obj.get("format") == FORMAT:
         sd = obj.get("state_dict")
         if not isinstance(sd, Mapping):

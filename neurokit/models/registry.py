@@ -16,6 +16,7 @@ import torch.nn as nn
 from neurokit._utils.errors import ConfigError
 from neurokit.data.pairs import open_stimuli
 from neurokit.models.cbramod import CBraMod, CBraModConfig
+from neurokit.models.checkpoint import CBRAMOD_RELEASE_FACTS, check_data_facts, data_facts
 from neurokit.models.clip import CLIPConfig, SurfaceCLIP
 from neurokit.models.pretrained import (
     FAMILY_TITLES,
@@ -333,7 +334,8 @@ def list_models() -> list[str]:
 
 
 def build_backbone(init: str | Path | None, *, model: str, model_kwargs: dict | None = None, store_attrs: dict,
-                   sample_shape: Sequence[int], allow_partial: bool = False) -> tuple[nn.Module, dict]:
+                   sample_shape: Sequence[int], allow_partial: bool = False,
+                   allow_mismatch: Sequence[str] = (), store_name: str | Path | None = None) -> tuple[nn.Module, dict]:
     """The backbone fine-tuning starts from: a new ``model`` sized for the store's samples (``init=None``), or
     the module of a pretraining checkpoint, a released state dict or a Hub name (``hub:ORG/NAME[@REV]``).
 
@@ -351,11 +353,17 @@ def build_backbone(init: str | Path | None, *, model: str, model_kwargs: dict | 
         One sample's shape, e.g. ``(C, N, 200)``.
     allow_partial : bool
         Accept weights that cover only part of the backbone.
+    allow_mismatch : sequence of str
+        Facts of the data (:data:`~neurokit.models.checkpoint.DATA_FACTS`: ``sfreq``, ``patch``, ``units``) in
+        which the store may differ from the checkpoint's pretraining data; any other difference is refused
+        (:func:`~neurokit.models.checkpoint.check_data_facts`). A bare CBraMod state dict counts as pretrained
+        on :data:`~neurokit.models.checkpoint.CBRAMOD_RELEASE_FACTS` (200 Hz, 200-sample patches, 100 µV).
 
     Returns
     -------
     (backbone, info) : the module offering ``forward_features`` and a dict with ``init``, ``model``,
-    ``model_config``, ``weights`` (coverage and provenance), ``weights_line`` and ``pretrain_recipe``.
+    ``model_config``, ``weights`` (coverage and provenance), ``weights_line``, ``pretrain_recipe`` and
+    ``data_mismatch`` (the differences ``allow_mismatch`` accepted: name → [checkpoint's, store's]).
 
     Raises
     ------
@@ -385,6 +393,11 @@ def build_backbone(init: str | Path | None, *, model: str, model_kwargs: dict | 
         raise ConfigError(f"{init}: is a {objective.title or model_name} checkpoint, pretrained on {objective.modality} "
                           f"stores; the store to fine-tune holds {store_modality} samples {tuple(sample_shape)}. "
                           f"Start from a checkpoint pretrained on {store_modality} stores, or train from scratch (no --init)")
+    ck_attrs = pf.checkpoint.get("store_attrs")
+    trained = (data_facts(ck_attrs, pf.checkpoint.get("sample_shape")) if ck_attrs else
+               dict(CBRAMOD_RELEASE_FACTS) if model_name == "cbramod" and pf.family is None else {})
+    info["data_mismatch"] = check_data_facts(trained, data_facts(store_attrs, sample_shape), checkpoint=init,
+                                             store=store_name or "the store", allow=allow_mismatch)
     mcfg = dict(pf.model_config)
     if pf.family is None and model_name == "cbramod" and "n_layers" not in mcfg:
         mcfg["n_layers"] = cbramod_layers(pf.state_dict) or 12

@@ -50,7 +50,8 @@ def safe_load(path: str | Path, map_location: Any = "cpu", *, error: type[Except
     Parameters
     ----------
     path : str or Path
-        A file written by ``torch.save``.
+        A file written by ``torch.save``, or a ``.safetensors`` file (read with the safetensors library:
+        :func:`load_safetensors`; tensors only, nothing in it can run code).
     map_location : str, torch.device or callable
         Where the tensors are placed (``torch.load``'s ``map_location``).
     error : exception class
@@ -79,6 +80,8 @@ def safe_load(path: str | Path, map_location: Any = "cpu", *, error: type[Except
     path = Path(path).expanduser()
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such weights file")
+    if path.suffix == ".safetensors" or _is_safetensors(path):
+        return load_safetensors(path, map_location, error=error)
     try:
         names = list(torch.serialization.get_unsafe_globals_in_checkpoint(str(path)))
     except Exception:  # not a zip-format torch.save file: the weights_only load below says what is wrong
@@ -109,3 +112,55 @@ def safe_load(path: str | Path, map_location: Any = "cpu", *, error: type[Except
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [""])[0][:200]
         raise error(f"{path}: not a readable PyTorch weights file ({type(exc).__name__}: {first})") from None
+
+
+def _is_safetensors(path: Path) -> bool:
+    """Whether ``path`` starts like a safetensors file (an 8-byte little-endian header length, then ``{``),
+    whatever its name (Hub caches may name blobs by hash)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(9)
+    except OSError:
+        return False
+    return len(head) == 9 and head[8:9] == b"{" and 2 <= int.from_bytes(head[:8], "little") < (100 << 20)
+
+
+def load_safetensors(path: str | Path, map_location: Any = "cpu", *, error: type[Exception] = WeightsError) -> dict:
+    """The tensors of a safetensors file (``safetensors.torch.load_file``), as a state dict.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.safetensors`` file (e.g. braindecode's CBraMod weights on the Hub).
+    map_location : str or torch.device
+        Device of the tensors (a callable or dict places them on the CPU).
+    error : exception class
+        Raised for an unreadable file.
+
+    Returns
+    -------
+    dict of str to torch.Tensor
+
+    Raises
+    ------
+    WeightsError (or ``error``)
+        Not a readable safetensors file (truncated, bad header).
+
+    Example
+    -------
+    >>> import torch, tempfile, os
+    >>> from safetensors.torch import save_file
+    >>> p = os.path.join(tempfile.mkdtemp(), "w.safetensors"); save_file({"w": torch.ones(2)}, p)
+    >>> load_safetensors(p)["w"].tolist()
+    [1.0, 1.0]
+    """
+    try:
+        from safetensors.torch import load_file
+    except ImportError:  # pragma: no cover - a dependency of neurokit
+        raise error(f"{path}: a safetensors file; install the safetensors package to read it") from None
+    device = str(map_location) if isinstance(map_location, (str, torch.device)) else "cpu"
+    try:
+        return dict(load_file(str(path), device=device))
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise error(f"{path}: not a readable safetensors file ({type(exc).__name__}: {first})") from None

@@ -11,8 +11,9 @@ from neurokit.data.dataset import PatchDataset
 from neurokit.data.splits import resolve_splits, task_kind
 from neurokit.evaluation.metrics import score
 from neurokit.io.store import PatchStore
-from neurokit.models.checkpoint import check_channels
+from neurokit.models.checkpoint import check_allow_mismatch, check_channels, check_data_facts, data_facts
 from neurokit.models.heads import load_finetuned, load_m4oe
+from neurokit.models.registry import get_model_spec
 from neurokit.pipelines.multitask import (
     ablation_contributions,
     contributions,
@@ -27,7 +28,7 @@ logger = logging.getLogger("neurokit")
 
 def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *, split: str | None = "test",
              subjects: Sequence[str] | None = None, batch_size: int = 64, device: str = "auto",
-             allow_seen: bool = False) -> dict[str, Any]:
+             allow_seen: bool = False, allow_mismatch: Sequence[str] | str | None = None) -> dict[str, Any]:
     """Score a fine-tuned checkpoint on a labelled store.
 
     ``split``: ``"train"``, ``"val"`` or ``"test"`` — the subjects (or runs) of that split *as the
@@ -36,10 +37,15 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
     model's training or validation split gives an optimistic number: it is refused unless ``split`` names
     a split of the checkpoint by name, or ``allow_seen=True``.
 
+    ``allow_mismatch``: facts of the data (``sfreq``, ``patch``, ``units``;
+    :data:`~neurokit.models.checkpoint.DATA_FACTS`) in which the store may differ from the data the checkpoint
+    was fine-tuned on; any other difference is refused.
+
     Returns
     -------
     dict of metrics, plus ``n_samples``, ``split``, ``subjects`` (or ``runs``) scored and ``seen`` (the
-    scored ones the model was trained or selected on).
+    scored ones the model was trained or selected on), and ``data_mismatch_allowed`` when ``allow_mismatch``
+    accepted a difference.
 
     Raises
     ------
@@ -56,11 +62,20 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
             raise ConfigError("subjects= is not available for M4oE checkpoints (each task has its own store); use split=")
         return evaluate_m4oe(checkpoint, list(store) if isinstance(store, (list, tuple)) else [store],
                              split=split, batch_size=batch_size, device=device)
+    allow = check_allow_mismatch(allow_mismatch)
     dev = dist.setup(device).device
     model, ck = load_finetuned(checkpoint, dev)
     stores = list(store) if isinstance(store, (list, tuple)) else [store]
     ds_all = PatchDataset(stores, labelled=True)
     first = str(stores[0])
+    family = get_model_spec(ck["model"])
+    have = ds_all.info.modality or "eeg"
+    if family.modality != have:
+        raise ConfigError(f"{first}: holds {have} samples {tuple(ds_all.sample_shape)}; {checkpoint} is a "
+                          f"{family.title or ck['model']} model fine-tuned on {family.modality} stores")
+    trained = data_facts({**(ck.get("store_attrs") or {}), "recipe": ck.get("recipe")}, ck.get("sample_shape"))
+    accepted = check_data_facts(trained, data_facts(ds_all.attrs, ds_all.sample_shape), checkpoint=checkpoint,
+                                store=first, allow=allow)
     if len(ds_all) == 0:
         raise ConfigError(f"{first}: no labelled sample (the store was prepared without a labelled task)")
     label_names = list(ds_all.info.label_names)
@@ -98,8 +113,11 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
             f"(CLI: --allow-seen) to score them anyway"
         )
     y, o = predict(model, ds, batch_size, dev)
-    return {"checkpoint": str(checkpoint), "split": split if subjects is None else None, "n_samples": len(ds),
-            f"{key}s": scored, "seen": seen, **score(ck["task_kind"], y, o)}
+    res = {"checkpoint": str(checkpoint), "split": split if subjects is None else None, "n_samples": len(ds),
+           f"{key}s": scored, "seen": seen, **score(ck["task_kind"], y, o)}
+    if accepted:
+        res["data_mismatch_allowed"] = accepted
+    return res
 
 
 def _kw_ids(kw: dict) -> str:

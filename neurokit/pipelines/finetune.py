@@ -20,12 +20,16 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from neurokit._utils.errors import ConfigError, Interrupted
+from neurokit._utils.errors import ConfigError, DiskFullError, Interrupted, NeurokitError
+from neurokit._utils.locks import output_lock
+from neurokit._utils.staging import StagedOutput
 from neurokit.data.dataset import PatchDataset, open_labelled
 from neurokit.data.splits import resolve_splits
 from neurokit.evaluation.metrics import SELECTION, degenerate_predictions, score
 from neurokit.io.store import StoreMeta
 from neurokit.models.checkpoint import (
+    check_allow_mismatch,
+    check_resume_data,
     data_differences,
     load_checkpoint,
     save_checkpoint,
@@ -87,6 +91,7 @@ class FinetuneConfig:
     baselines: bool = True  # score the classical baselines (neurokit.evaluation.baselines) on the same split
     augment: dict[str, float] | str | None = None  # EEG augmentation (neurokit.data.augment.AugmentConfig); off
     allow_partial_init: bool = False  # load an ``init`` file that covers only part of the backbone
+    allow_mismatch: list[str] | str | None = None  # data facts (sfreq, patch, units) the store may differ in from init
 
     def __post_init__(self) -> None:
         from neurokit.data.augment import AugmentConfig
@@ -105,6 +110,7 @@ class FinetuneConfig:
             get_model_spec(self.model)  # ConfigError naming the known families
         if not 0 <= self.label_smoothing < 1:
             raise ConfigError(f"label_smoothing={self.label_smoothing} must be in [0, 1)")
+        self.allow_mismatch = check_allow_mismatch(self.allow_mismatch) or None
 
 
 def head_lr(batch_size: int) -> float:
@@ -274,7 +280,8 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
         weights do not depend on the montage, so the store may have other channels than the pretraining data
         (a warning lists the difference).
     overwrite : bool
-        Replace an earlier run in ``out_dir`` (otherwise :class:`FileExistsError`).
+        Replace an earlier run in ``out_dir`` (otherwise :class:`FileExistsError`): the new run is written
+        beside it and swapped in when finished, so a stopped overwrite leaves the earlier run whole.
     scheme : str
         Evaluation scheme (:mod:`neurokit.evaluation.schemes`): ``"card"`` (one run on the card's splits),
         ``"loso"``, ``"kfold-subject"``, ``"cross-session"`` or ``"within-session"`` (one run per fold in
@@ -302,10 +309,23 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
         Options that do not go together (:func:`check_finetune_options`), a ``last.pt`` of other settings.
     Interrupted
         Ctrl-C; the message says what was saved.
+    OutputLockedError
+        Another process is writing into ``out_dir`` (named: pid, host, start time).
     """
     cfg = cfg or FinetuneConfig()
     out = Path(out_dir)
     check_finetune_options(cfg, scheme=scheme, resume=resume, overwrite=overwrite, init=init)
+    with output_lock(out, "finetune"):
+        return _finetune_locked(store, out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=n_folds,
+                                resume=resume)
+
+
+def _finetune_locked(store, out: Path, cfg: FinetuneConfig, *, init, overwrite: bool, scheme: str, n_folds: int,
+                     resume: bool) -> dict[str, Any]:
+    """:func:`finetune` once the output is locked: an earlier run replaced by ``overwrite`` stays whole until
+    the new one has finished (it is written beside it, :class:`~neurokit._utils.staging.StagedOutput`)."""
+    final = out
+    stage = StagedOutput(out, replace=False)
     if resume:
         if not (out / "last.pt").exists():
             raise FileNotFoundError(f"{out / 'last.pt'}: nothing to resume (run without resume=True (CLI: --resume) first)")
@@ -313,8 +333,8 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
         if not overwrite:
             raise FileExistsError(f"{out} already holds a fine-tuning run; pass overwrite=True (CLI: --overwrite), "
                                   "resume=True (CLI: --resume) to continue it, or choose another output folder")
-        for f in ("metrics.jsonl", "last.pt"):
-            (out / f).unlink(missing_ok=True)
+        stage = StagedOutput(out, replace=True)  # the new run goes beside the earlier one until it has finished
+        out = stage.work
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     from neurokit.evaluation.schemes import run_scheme
@@ -323,10 +343,24 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
     try:
         if scheme != "card":
             stores = list(store) if isinstance(store, (list, tuple)) else [store]
-            return run_scheme(stores, out, cfg, scheme, n_folds=n_folds,
-                              fit_fold=lambda d, kw, unit: _finetune(stores, d, cfg, init, info, split_kw=kw, leak_unit=unit))
-        return _finetune(store, out, cfg, init, info, resume=resume)
+            rep = run_scheme(stores, out, cfg, scheme, n_folds=n_folds,
+                             fit_fold=lambda d, kw, unit: _finetune(stores, d, cfg, init, info, split_kw=kw, leak_unit=unit))
+        else:
+            rep = _finetune(store, out, cfg, init, info, resume=resume)
+        stage.commit()
+        return rep
     except BaseException as exc:
+        if stage.staged:  # the earlier run is whole: drop the unfinished new one and say so
+            stage.discard()
+            kept = f"the earlier run in {final} is unchanged (the new one was discarded)"
+            if isinstance(exc, KeyboardInterrupt):
+                raise Interrupted(f"interrupted: {kept}; run the same command again") from None
+            if isinstance(exc, DiskFullError):
+                raise DiskFullError(f"{final}: disk full while writing the new run; {kept}. Free space, then run the "
+                                    "same command again") from None
+            if isinstance(exc, NeurokitError):
+                raise type(exc)(f"{stage.where(str(exc))}; {kept}") from None
+            raise
         saved = scheme == "card" and (out / "last.pt").exists()
         if created and not saved and not (out / "report.json").exists():
             import shutil
@@ -443,6 +477,8 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
         ck = load_checkpoint(out / "last.pt")
         check_resume(ck, cfg, init, out / "last.pt")
     ds_all, label_names, n_classes, kind = open_labelled(store)
+    if ck is not None:
+        check_resume_data(ck, ds_all.attrs, what=f"{out / 'last.pt'}: resume on {ds_all.stores[0].path}")
     how, split_kw, parts = _split_parts(ds_all, out, cfg, split_kw, leak_unit)
     model, groups, model_name, init_info, head_info = _build_finetune_model(ds_all, cfg, init, info, kind, n_classes)
     train = parts["train"]
@@ -485,6 +521,8 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
                               head_info["kind"])
     report["seconds"] = time.perf_counter() - t0
     report["fit_seconds"] = fit_seconds
+    if init_info.get("data_mismatch"):  # differences from the init checkpoint's data, accepted by allow_mismatch
+        report["data_mismatch_allowed"] = init_info["data_mismatch"]
     report["degenerate"] = degenerate_predictions(kind, yt, ot, label_names)  # None when the predictions inform
     if report["degenerate"]:
         logger.warning("%s: %s", out, report["degenerate"])
@@ -544,7 +582,8 @@ def finetune_backbone(cfg: FinetuneConfig, init, ds) -> tuple[torch.nn.Module, d
     """
     backbone, init_info = build_backbone(init, model=cfg.model or "cbramod", model_kwargs=cfg.model_kwargs,
                                          store_attrs=ds.attrs, sample_shape=ds.sample_shape,
-                                         allow_partial=cfg.allow_partial_init)
+                                         allow_partial=cfg.allow_partial_init, allow_mismatch=cfg.allow_mismatch,
+                                         store_name=ds.stores[0].path)
     model_name = init_info.get("model", cfg.model or "cbramod")
     if cfg.model is not None and model_name != cfg.model:
         raise ConfigError(f"model={cfg.model!r} but --init {init} holds a {model_name!r} model; the checkpoint's family "
@@ -623,6 +662,7 @@ def _save_finetuned(out: Path, ds_all, model, model_name, init_info, head_info, 
             "card": ident["card"],
             "card_body": ds_all.info.card_body or None,
             "recipe": ident["recipe"],
+            "store_attrs": ident["store_attrs"],
             "finetune_config": saved_cfg,
             "init_weights": init_info.get("weights"),  # name, revision, commit, SHA-256 of --init
             "init_sha256": init_fingerprint(init),
@@ -635,4 +675,5 @@ def _save_finetuned(out: Path, ds_all, model, model_name, init_info, head_info, 
 def _data_identity(meta: StoreMeta) -> dict[str, Any]:
     """The store's card, recipe and channels as a checkpoint records them (a dict and a list; ``None`` when absent)."""
     return {"card": meta.card, "recipe": meta.recipe or None,
-            "ch_names": None if meta.ch_names is None else list(meta.ch_names)}
+            "ch_names": None if meta.ch_names is None else list(meta.ch_names),
+            "store_attrs": {k: meta.get(k) for k in ("modality", "sfreq", "units") if meta.get(k) is not None}}

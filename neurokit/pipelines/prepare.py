@@ -11,7 +11,10 @@ import logging
 from pathlib import Path
 from typing import Callable, Sequence
 
-from neurokit._utils.errors import ConfigError, Interrupted, StoreError
+from neurokit._utils.disk import is_disk_full
+from neurokit._utils.errors import ConfigError, DiskFullError, Interrupted, NeurokitError, StoreError
+from neurokit._utils.locks import output_lock
+from neurokit._utils.staging import StagedOutput
 from neurokit.cards import DataCard, load_card
 from neurokit.preprocessing.eeg.prepare import EEG_RECIPE_OPTIONS, eeg_recipe
 from neurokit.preprocessing.options import build_options, option_names
@@ -85,11 +88,19 @@ def prepare(
         Keep only these channels, in this order (10-05 labels), or the name of one of the card's
         ``channel_sets``; overrides the recipe's ``channels``.
     overwrite : bool
-        Replace an existing store.
+        Replace an existing store (a store file is renamed into place when complete; a shard set is written
+        beside the earlier one and swapped in when complete, so a stopped run leaves the earlier one whole).
 
     Returns
     -------
     Path of the complete store.
+
+    Raises
+    ------
+    OutputLockedError
+        Another process is preparing into ``out`` (named: pid, host, start time).
+    StoreError, DiskFullError
+        The disk filled up: the message says what is kept and how to go on.
     """
     card = card if isinstance(card, DataCard) else load_card(card)
     out = Path(out)
@@ -119,8 +130,9 @@ def prepare(
         kwargs["channels"] = card.channel_set(channels) if isinstance(channels, str) else list(channels)
     made = [p for p in (out.parent, *out.parent.parents) if not p.exists()]
     try:
-        return fn(card, Path(out), *build_options(card.modality, data_root=data_root, task=task, files=files,
-                                                   subjects=subjects, overwrite=overwrite, progress=progress, **kwargs))
+        with output_lock(out, "prepare"):  # a second prepare into ``out`` is refused while this one runs
+            return _prepare_locked(fn, card, out, overwrite, dict(data_root=data_root, task=task, files=files,
+                                                                  subjects=subjects, progress=progress, **kwargs))
     except BaseException as exc:
         for p in made:  # folders this call made for a store it never finished: leave none behind empty
             if p.is_dir() and not any(p.iterdir()):
@@ -153,6 +165,32 @@ def prepare(
 
 
 
+
+
+def _prepare_locked(fn, card: DataCard, out: Path, overwrite: bool, kw: dict) -> Path:
+    """Run the preparer ``fn`` into ``out``; a shard set replaced by ``overwrite`` is written beside the earlier
+    one and swapped in at the end (:class:`~neurokit._utils.staging.StagedOutput`), so a stopped run leaves
+    the earlier set whole (a single store file is replaced by a rename at the end already)."""
+    from neurokit.io.shards import is_shard_set
+
+    if not (kw.get("shards") and overwrite and not kw.get("resume") and is_shard_set(out)):
+        return fn(card, out, *build_options(card.modality, overwrite=overwrite, **kw))
+    stage = StagedOutput(out, replace=True)
+    try:
+        fn(card, stage.work, *build_options(card.modality, overwrite=False, **kw))
+        return stage.commit()
+    except BaseException as exc:
+        stage.discard()
+        kept = f"the earlier shard set in {out} is unchanged (the new one was discarded)"
+        if isinstance(exc, KeyboardInterrupt):
+            raise Interrupted(f"interrupted: {kept}; run the same command again") from None
+        if is_disk_full(exc) or isinstance(exc, StoreError) and "disk full" in str(exc):
+            raise DiskFullError(f"{out}: disk full while writing the new shard set; {kept}. Free space, then run "
+                                "the same command again") from None
+        if isinstance(exc, NeurokitError) and str(stage.work) in str(exc):
+            text = str(exc).split(f"; the ")[0]  # what the new set kept is gone with it
+            raise type(exc)(f"{stage.where(text)}; {kept}") from None
+        raise
 
 
 def store_differences(path: str | Path, card: str | Path | DataCard, *, data_root=None, task: str | None = None,

@@ -17,12 +17,13 @@ from typing import Any, Collection, Sequence
 
 import torch
 
-from neurokit._utils.errors import ConfigError
+from neurokit._utils.errors import ConfigError, DiskFullError, Interrupted, NeurokitError
+from neurokit._utils.locks import output_lock
+from neurokit._utils.staging import StagedOutput
 from neurokit.data.dataset import PatchDataset
 from neurokit.models.checkpoint import (
     check_channels,
-    check_same_data,
-    data_description,
+    check_resume_data,
     load_checkpoint,
 )
 from neurokit.training import distributed as dist
@@ -137,8 +138,10 @@ def pretrain(stores: Sequence[str | Path] | str | Path, out_dir: str | Path, cfg
     ``resume``: continue from ``out_dir/last.pt`` with the checkpoint's model configuration (the store
     must have the same channels and sample shape, and batch size and seed must match; a longer
     ``epochs``/``max_steps`` extends the run and re-spans the cosine schedule). ``overwrite``: start again in an ``out_dir`` that
-    already holds a run. Without either, an ``out_dir`` holding ``last.pt`` raises
-    :class:`FileExistsError`, so two runs never mix their logs.
+    already holds a run; the new run is written beside it (``.NAME.new``) and replaces it only once finished,
+    so a stopped overwrite leaves the earlier run whole. Without either, an ``out_dir`` holding ``last.pt``
+    raises :class:`FileExistsError`, so two runs never mix their logs; a second process pretraining into
+    ``out_dir`` meanwhile is refused (:class:`~neurokit._utils.locks.OutputLockedError`, naming this one).
 
     Returns
     -------
@@ -148,11 +151,29 @@ def pretrain(stores: Sequence[str | Path] | str | Path, out_dir: str | Path, cfg
     cfg = cfg or PretrainConfig()
     check_pretrain_options(cfg, resume=resume, overwrite=overwrite)
     out = Path(out_dir)
-    info = dist.setup(cfg.device)
-    try:
-        return _pretrain(stores, out, cfg, info, resume, overwrite)
-    finally:
-        dist.cleanup(info)
+    with output_lock(out, "pretrain"):  # a second run into ``out`` is refused while this one holds it
+        # an earlier run replaced by ``overwrite`` stays whole until the new one has finished beside it
+        stage = StagedOutput(out, replace=overwrite and not resume and (out / "last.pt").exists())
+        info = dist.setup(cfg.device)
+        try:
+            res = _pretrain(stores, stage.work, cfg, info, resume, overwrite, final=out)
+            stage.commit()
+            return res
+        except BaseException as exc:
+            if not stage.staged:
+                raise
+            stage.discard()
+            kept = f"the earlier run in {out} is unchanged (the new one was discarded)"
+            if isinstance(exc, KeyboardInterrupt):
+                raise Interrupted(f"interrupted: {kept}; run the same command again") from None
+            if isinstance(exc, DiskFullError):
+                raise DiskFullError(f"{out}: disk full while writing the new run; {kept}. Free space, then run the "
+                                    "same command again") from None
+            if isinstance(exc, NeurokitError):
+                raise type(exc)(f"{stage.where(str(exc))}; {kept}") from None
+            raise
+        finally:
+            dist.cleanup(info)
 
 
 def resume_config(out_dir: str | Path, **given: Any) -> PretrainConfig:
@@ -190,7 +211,9 @@ def pretrain_or_resume(stores, out_dir: str | Path, cfg: PretrainConfig, *, over
                           "to start it again, or choose another output folder") from None
 
 
-def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resume: bool, overwrite: bool) -> dict[str, Any]:
+def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resume: bool, overwrite: bool,
+              final: Path | None = None) -> dict[str, Any]:
+    """Pretrain into ``out`` (``final``: the folder the run ends up in, when ``out`` is a staging sibling)."""
     seed_everything(cfg.seed + info.rank)
     ckpt_path = out / "last.pt"
     if ckpt_path.exists() and not resume:
@@ -250,7 +273,7 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
     history = res.losses
     k = max(1, len(history) // 10)
     result = {
-        "checkpoint": str(ckpt_path),
+        "checkpoint": str((final or out) / ckpt_path.name),
         "steps": res.step,
         "steps_run": res.steps_run,
         "loss_first": sum(history[:k]) / k,
@@ -348,7 +371,7 @@ def _check_resume(state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path
     check_channels(old_attrs.get("ch_names"), ds.info.ch_names, store=ds.stores[0].path, checkpoint=path)
     if list(state.get("sample_shape", ds.sample_shape)) != list(ds.sample_shape):
         raise ChannelMismatchError(f"{path}: sample shape {state['sample_shape']} differs from the store's {list(ds.sample_shape)}")
-    check_same_data(data_description(state), ds.attrs, what=f"{path}: resume on {ds.stores[0].path}")
+    check_resume_data(state, ds.attrs, what=f"{path}: resume on {ds.stores[0].path}")  # refused without a recipe
     now = sorted({str(s) for s in ds.meta("subject")})
     if state.get("subjects") is not None and list(state["subjects"]) != now:
         raise ConfigError(f"{path}: the run trained on subjects {_ids(state['subjects'])}; the store and options "

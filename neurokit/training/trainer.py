@@ -37,7 +37,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from neurokit._utils.errors import ConfigError, Interrupted
+from neurokit._utils.disk import is_disk_full
+from neurokit._utils.errors import ConfigError, DiskFullError, Interrupted
 from neurokit._utils.progress import TrainProgress
 from neurokit.models.checkpoint import rng_state, save_checkpoint, set_rng_state
 from neurokit.training import distributed as dist
@@ -338,8 +339,30 @@ class Trainer:
         """Write ``out/last.pt`` (rank 0 only): :meth:`state` and ``checkpoint_extra``."""
         if self.out is not None and self.info.is_main:
             extra = self.checkpoint_extra() if callable(self.checkpoint_extra) else dict(self.checkpoint_extra or {})
-            save_checkpoint(self.checkpoint_path, {**extra, **self.state()})
+            try:
+                save_checkpoint(self.checkpoint_path, {**extra, **self.state()})
+            except DiskFullError as exc:
+                raise DiskFullError(f"{exc.message.removesuffix('. Free space, then go on')}. {self._go_on()}") from None
         self._saved = self.step
+
+    def _go_on(self) -> str:
+        """How to go on after a full disk, in one sentence."""
+        if self._saved is None:
+            return "Free space, then run the same command again"
+        return (f"Free space, then continue from step {self._saved} with resume=True (CLI: the same command with "
+                "--resume)")
+
+    def _log(self, log: Path, rec: dict) -> None:
+        """Append one line to ``metrics.jsonl``; a full disk becomes a :class:`DiskFullError` saying what is kept."""
+        try:
+            with log.open("a") as fh:
+                fh.write(json.dumps(rec) + "\n")
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            kept = ("nothing was saved" if self._saved is None else
+                    f"{self.checkpoint_path} holds step {self._saved} of {self.total}")
+            raise DiskFullError(f"{log}: disk full while logging step {self.step}; {kept}. {self._go_on()}") from None
 
     # ------------------------------------------------------------------------------------- batches
     def _augment_generators(self) -> dict:
@@ -451,9 +474,8 @@ class Trainer:
                     self._epoch_losses.append((task, rec_v))
                     lr = self.scheduler.get_last_lr()[0]
                     if log is not None and self.log_steps:
-                        with log.open("a") as fh:
-                            fh.write(json.dumps({"step": self.step, "epoch": epoch, "loss": lv, "lr": lr,
-                                                 "grad_norm": None if gnorm is None else float(gnorm)}) + "\n")
+                        self._log(log, {"step": self.step, "epoch": epoch, "loss": lv, "lr": lr,
+                                        "grad_norm": None if gnorm is None else float(gnorm)})
                     bar.update(epoch=epoch + 1, loss=lv, lr=lr)
                     if not torch.isfinite(loss):
                         raise FloatingPointError(f"loss became {lv} at step {self.step}; lower the learning rate "
@@ -471,6 +493,9 @@ class Trainer:
                 shutil.rmtree(out)  # made by this call and holding no checkpoint: leave no half-made folder
             if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
                 raise Interrupted(self.interrupt_message()) from None
+            worker = _worker_error(exc)
+            if worker is not None:
+                raise worker from None
             raise
         bar.close()
         elapsed = time.perf_counter() - t0
@@ -502,8 +527,7 @@ class Trainer:
             rec[k] = {**rec[k], **v} if isinstance(v, dict) and isinstance(rec.get(k), dict) else v
         self.records.append(rec)
         if log is not None:
-            with log.open("a") as fh:
-                fh.write(json.dumps(rec) + "\n")
+            self._log(log, rec)
         if self.select is not None:
             if self.select not in rec:
                 raise ConfigError(f"selection metric {self.select!r} is not among the validation results {sorted(rec)}")
@@ -516,6 +540,25 @@ class Trainer:
         """Load the selected state into the module (nothing when no epoch was selected)."""
         if self.best_state is not None:
             self.module.load_state_dict(self.best_state)
+
+
+def _worker_error(exc: BaseException) -> BaseException | None:
+    """A neurokit error raised in a DataLoader worker, as its own one-line message: PyTorch re-raises it in
+    the main process with the worker's whole traceback as its text (``Caught StoreError in DataLoader worker
+    process 0. Original Traceback …``). ``None`` for any other exception."""
+    from neurokit._utils.errors import NeurokitError
+
+    text = str(exc)
+    if not isinstance(exc, NeurokitError) or "in DataLoader worker process" not in text:
+        return None
+    prefix = f"{type(exc).__module__}.{type(exc).__qualname__}: "
+    last = [ln for ln in text.splitlines() if ln.startswith(prefix)]
+    if not last:
+        return None
+    try:
+        return type(exc)(last[-1][len(prefix):])
+    except TypeError:  # an error class that takes other arguments
+        return None
 
 
 def truncate_log(log: Path, step: int, epochs: int | None = None) -> None:
