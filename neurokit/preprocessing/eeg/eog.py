@@ -22,6 +22,7 @@ What was done (method, channels, components removed and their scores) is returne
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any
 
 import numpy as np
@@ -102,8 +103,8 @@ def resolve_eog_channels(raw, names: list[str] | None, method: str, source: str)
     out += [c for c in VERTICAL_PAIR if c in raw.ch_names]
     if not out:
         raise ChannelMismatchError(
-            f"{source}: eog_removal: ica found no EOG channel and none of the frontal proxies "
-            f"{', '.join(FRONTAL_PROXIES)}; name the channels to use in the recipe's eog_channels")
+            f"{source}: eog_removal: ica found no EOG channel and none of the frontal proxies F7 and F8, Fp1, Fp2 "
+            "(among the recipe's channels); name the channels to use in the recipe's eog_channels")
     return out
 
 
@@ -196,7 +197,14 @@ def remove_eog(raw, method: str, names: list[str] | None, source: str) -> dict[s
     rank = len(eeg) - (1 if raw.info.get("custom_ref_applied") else 0)
     n_comp = int(max(1, min(rank, 20)))
     ica = ICA(n_components=n_comp, method="fastica", rng=ICA_SEED, max_iter="auto")
-    ica.fit(fit_copy, picks=eeg, verbose="error")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ica.fit(fit_copy, picks=eeg, verbose="error")
+    for msg in sorted({str(w.message) for w in caught}):
+        if "converge" in msg:
+            msg = (f"ICA (FastICA, {n_comp} components) did not converge within its iterations; the components "
+                   "removed may be imprecise")
+        warnings.warn(f"{source}: {msg}", RuntimeWarning, stacklevel=3)
     bad, scores = ica.find_bads_eog(fit_copy, ch_name=eog, verbose="error")  # MNE's rule: |z| of |r| above 3
     scores = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     # with 20 components a clear horizontal component (|r| 0.74 with F8 − F7 in EEGMMIDB S001R04) can stay under
