@@ -41,7 +41,7 @@ def _store(path, step_uv: float, n_classes: int = 2, ch_names=CH, n_subjects: in
 
 def test_proxies_and_features_by_hand():
     names = [n for n, _ in proxy_signals(["C3", "F8", "Fp2", "F7", "Fp1"])]
-    assert names == ["Fp1", "Fp2", "F7", "F8", "F8 − F7", "mean(Fp1, Fp2)"]
+    assert names == ["Fp1", "Fp2", "F7", "F8", "F8 − F7", "(Fp1 + Fp2)/2"]
     assert [n for n, _ in proxy_signals(["HEOG", "VEOG", "Fp1"])] == ["HEOG", "VEOG"]  # real EOG first
     assert proxy_signals(["C3", "Cz", "C4"]) == []
     # F8 = [1, 3, 1, 3], F7 = [0, 0, 2, 2] µV·100: F8 − F7 = [1, 3, −1, 1], mean 1, variance 2

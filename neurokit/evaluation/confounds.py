@@ -7,7 +7,7 @@ eye-movement proxies alone:
 
 - **proxies**: the store's EOG channels (names containing ``EOG``); else the frontal and lateral-frontal
   channels present among Fp1, Fp2, AF7, AF8, F7, F8, with the horizontal difference ``F8 − F7`` and the
-  vertical proxy ``mean(Fp1, Fp2)`` where both channels exist;
+  vertical proxy ``(Fp1 + Fp2)/2`` where both channels exist;
 - **features** per window and proxy: the mean over the window (slow drift / DC: a held gaze to one side) and
   the log-variance (saccades, blinks);
 - **classifier**: standardised features → a ridge-regularised linear classifier (the decision function of
@@ -48,7 +48,7 @@ RIDGE_ALPHA = 1.0
 #: name of the horizontal-EOG proxy
 HORIZONTAL = f"{HORIZONTAL_PAIR[0]} − {HORIZONTAL_PAIR[1]}"
 #: name of the vertical-EOG proxy
-VERTICAL = f"mean({VERTICAL_PAIR[0]}, {VERTICAL_PAIR[1]})"
+VERTICAL = f"({VERTICAL_PAIR[0]} + {VERTICAL_PAIR[1]})/2"
 #: the remedy the message names
 REMEDY = ("remove EOG artefacts in the card's preprocessing (eog_removal: ica, with EOG channels or frontal proxies; "
           "eog_removal: regression where the recordings have EOG channels) or drop the frontal channels "
@@ -71,7 +71,7 @@ class ConfoundCheck:
     split : str
         The split the check ran on (``"train"``, ``"val"``, ``"test"``, ``"all"``).
     proxies : list of str
-        Proxy signals used (channels, ``F8 − F7``, ``mean(Fp1, Fp2)``).
+        Proxy signals used (channels, ``F8 − F7``, ``(Fp1 + Fp2)/2``).
     features : list of str
         Feature names, ``"mean(PROXY)"`` and ``"logvar(PROXY)"``.
     kind : str
@@ -122,13 +122,13 @@ def proxy_signals(ch_names: Sequence[str]) -> list[tuple[str, list[tuple[int, fl
     """The eye-movement proxies a store's channels allow, each as ``(name, [(channel index, weight), …])``.
 
     EOG channels (names containing ``EOG``) where there are any; else the frontal channels present among
-    :data:`~neurokit.preprocessing.eeg.eog.FRONTAL_PROXIES`, then ``F8 − F7`` and ``mean(Fp1, Fp2)`` where both
+    :data:`~neurokit.preprocessing.eeg.eog.FRONTAL_PROXIES`, then ``F8 − F7`` and ``(Fp1 + Fp2)/2`` where both
     channels exist. Empty when none is present.
 
     Example
     -------
     >>> [n for n, _ in proxy_signals(["Fp1", "Fp2", "F7", "F8", "Cz"])]
-    ['Fp1', 'Fp2', 'F7', 'F8', 'F8 − F7', 'mean(Fp1, Fp2)']
+    ['Fp1', 'Fp2', 'F7', 'F8', 'F8 − F7', '(Fp1 + Fp2)/2']
     """
     names = list(ch_names)
     eog = [i for i, c in enumerate(names) if EOG_NAME.search(c)]
@@ -424,7 +424,8 @@ def _reindexed(proxies):
 
 
 def _proxy_windows(ds, proxies) -> np.ndarray:
-    """The proxy channels of every window of ``ds``, ``(n, len(needed), T)`` float32, in dataset order."""
+    """The proxy channels of every window of ``ds``, ``(n, len(needed), T)`` float32, in dataset order (read in
+    batches of 1024 windows, sorted within each store)."""
     chans = _needed(proxies)
     out = None
     for si, st in enumerate(ds.stores):
@@ -433,10 +434,12 @@ def _proxy_windows(ds, proxies) -> np.ndarray:
             continue
         idx = ds.index[rows, 1]
         order = np.argsort(idx)
-        x = np.asarray(st.patches(idx[order]))[:, chans]
-        x = x.reshape(x.shape[0], x.shape[1], -1)
-        if out is None:
-            out = np.empty((len(ds), len(chans), x.shape[-1]), dtype=np.float32)
-        out[rows[order]] = x
+        for a in range(0, len(order), 1024):  # batches: a large store is never read whole
+            part = order[a:a + 1024]
+            x = np.asarray(st.patches(idx[part]))[:, chans]
+            x = x.reshape(x.shape[0], x.shape[1], -1)
+            if out is None:
+                out = np.empty((len(ds), len(chans), x.shape[-1]), dtype=np.float32)
+            out[rows[part]] = x
     return out
 
