@@ -128,3 +128,16 @@ def test_exclude_channels(tmp_path):
         load_windows(path, _recipe(exclude_channels=["T7"]))
     with pytest.raises(ChannelMismatchError, match="eog_channels names 'HEOG', which is neither a channel"):
         load_windows(path, _recipe(eog_removal="ica", eog_channels=["HEOG"]))
+
+
+def test_long_recordings_are_not_streamed_with_eog_removal_or_exclusion(tmp_path):
+    """ICA and the regression fit the whole recording, and the streamed path would not drop channels: such
+    recipes process every recording in memory."""
+    import neurokit
+    from neurokit.preprocessing.eeg.stream import streamable
+
+    path, _ = _recording(tmp_path, with_eog=False)
+    raw = neurokit.read_eeg(path)
+    assert streamable(raw, _recipe(), 0)  # any size above 0 bytes streams
+    assert not streamable(raw, _recipe(eog_removal="ica"), 0)
+    assert not streamable(raw, _recipe(exclude_channels=["F7"]), 0)
