@@ -1,8 +1,8 @@
 """``neuro check-confounds``: the verdict on a store without proxy channels, and bad options (exit code 2)."""
+from test_evaluation_confounds import _store
 from typer.testing import CliRunner
 
 from neurokit.cli.main import app
-from test_evaluation_confounds import _store
 
 
 def test_check_confounds_cli(tmp_path):

@@ -5,7 +5,6 @@ Six imagery runs (S001-S006, run 4: 90 windows of 4 s, all 64 channels) keep the
 import copy
 import json
 
-import numpy as np
 import pytest
 from typer.testing import CliRunner
 

@@ -9,7 +9,13 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from neurokit.cli.common import check_json_out, console, fail, run_or_exit, setup_logging
+from neurokit.cli.common import (
+    check_json_out,
+    console,
+    fail,
+    run_or_exit,
+    setup_logging,
+)
 
 
 def check_confounds_cmd(

@@ -33,7 +33,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from neurokit._utils.errors import ConfigError
-from neurokit.preprocessing.eeg.eog import EOG_NAME, FRONTAL_PROXIES, HORIZONTAL_PAIR, VERTICAL_PAIR
+from neurokit.preprocessing.eeg.eog import (
+    EOG_NAME,
+    FRONTAL_PROXIES,
+    HORIZONTAL_PAIR,
+    VERTICAL_PAIR,
+)
 
 logger = logging.getLogger("neurokit")
 

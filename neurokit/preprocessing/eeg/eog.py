@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 
 from neurokit._utils.errors import ChannelMismatchError, DataFileError
-from neurokit.cards.recipes import EOG_METHODS
 from neurokit.io.headers import short_list
 
 #: frontal and lateral-frontal 10-10 channels that pick up eye movements, in pairs (left, right)
@@ -141,7 +140,7 @@ def _add_bipolar(raw, a: str, b: str, name: str) -> None:
 
 
 def remove_eog(raw, method: str, names: list[str] | None, source: str) -> dict[str, Any]:
-    """Remove eye-movement artefacts from ``raw`` (loaded, volts) in place with ``method`` (:data:`EOG_METHODS`).
+    """Remove eye-movement artefacts from ``raw`` (loaded, volts) in place with ``method`` (:data:`~neurokit.cards.recipes.EOG_METHODS`).
 
     Parameters
     ----------
