@@ -140,7 +140,8 @@ def _add_bipolar(raw, a: str, b: str, name: str) -> None:
 
 
 def remove_eog(raw, method: str, names: list[str] | None, source: str) -> dict[str, Any]:
-    """Remove eye-movement artefacts from ``raw`` (loaded, volts) in place with ``method`` (:data:`~neurokit.cards.recipes.EOG_METHODS`).
+    """Remove eye-movement artefacts from ``raw`` (loaded, volts) in place with ``method``
+    (:data:`~neurokit.cards.recipes.EOG_METHODS`).
 
     Parameters
     ----------
