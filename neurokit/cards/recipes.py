@@ -19,6 +19,9 @@ PATCH_SIZE = 200
 
 TARGET_SFREQ = 200.0
 
+#: ``eog_removal`` values of an EEG recipe (:mod:`neurokit.preprocessing.eeg.eog`)
+EOG_METHODS = ("none", "ica", "regression")
+
 
 @dataclass
 class EEGRecipe:
@@ -63,6 +66,17 @@ class EEGRecipe:
     min_duration_s : float
         Recordings shorter than this (s) are dropped (:class:`RecordingDropped`), as CBraMod drops TUEG
         recordings under 5 min. Default 0: keep all.
+    eog_removal : str
+        Eye-movement artefact removal through MNE (:mod:`neurokit.preprocessing.eeg.eog`), after the
+        reference, filters and resampling: ``"none"`` (default), ``"ica"`` (ICA fitted on a 1 Hz high-passed
+        copy, components found by ``find_bads_eog`` against ``eog_channels`` removed; deterministic) or
+        ``"regression"`` (``EOGRegression``; needs real EOG channels and ``reference: average``).
+    eog_channels : list[str] | None
+        Channels standing for eye movements (EOG channels, or frontal proxies such as ``F8-F7``, ``Fp1``);
+        ``None``: the recording's EOG channels, else (ICA) ``F8-F7``, ``Fp1``, ``Fp2``. Only with
+        ``eog_removal``.
+    exclude_channels : list[str] | None
+        EEG channels dropped just before windowing (after EOG removal, which may use them as proxies).
     """
 
     sfreq: float = TARGET_SFREQ
@@ -82,8 +96,12 @@ class EEGRecipe:
     resample_first: bool = False
     min_duration_s: float = 0.0
     event_windows: str = "onset"
+    eog_removal: str = "none"
+    eog_channels: list[str] | None = None
+    exclude_channels: list[str] | None = None
 
     def __post_init__(self) -> None:
+        self._check_eog()
         if self.event_windows not in ("onset", "tile"):
             raise ConfigError(f"event_windows={self.event_windows!r}: allowed values are 'onset' and 'tile'")
         if self.sfreq != TARGET_SFREQ:
@@ -99,6 +117,24 @@ class EEGRecipe:
         if self.l_freq is not None and self.h_freq is not None and self.l_freq >= self.h_freq:
             raise ConfigError(f"l_freq={self.l_freq} must be below h_freq={self.h_freq}")
 
+    def _check_eog(self) -> None:
+        if self.eog_removal not in EOG_METHODS:
+            raise ConfigError(f"eog_removal={self.eog_removal!r}: allowed values are {', '.join(EOG_METHODS)}")
+        if self.eog_channels is not None and self.eog_removal == "none":
+            raise ConfigError("eog_channels applies only with eog_removal: ica or regression (eog_removal is none)")
+        if self.eog_removal == "regression" and self.reference != "average":
+            raise ConfigError("eog_removal: regression needs reference: average (MNE's EOGRegression works on "
+                              "referenced EEG)")
+        for key in ("eog_channels", "exclude_channels"):
+            v = getattr(self, key)
+            if v is not None and (isinstance(v, str) or not all(isinstance(c, str) for c in v)):
+                raise ConfigError(f"{key}={v!r}: give a list of channel names")
+        if self.channels and self.exclude_channels:
+            both = [c for c in self.exclude_channels if c not in self.channels]
+            if both:
+                raise ConfigError(f"exclude_channels {both} are not in the recipe's channels; list only channels "
+                                  "that the recipe keeps")
+
     @property
     def n_patches(self) -> int:
         return int(round(self.window_s * self.sfreq / PATCH_SIZE))
@@ -113,7 +149,17 @@ class EEGRecipe:
         return cls(**d)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The recipe as a dict (written into stores and checkpoints). The EOG and exclusion options are left
+        out at their defaults, so that a recipe without them reads as before they existed."""
+        d = asdict(self)
+        for key, default in _OPTIONAL_DEFAULTS.items():
+            if d[key] == default:
+                del d[key]
+        return d
+
+
+#: recipe fields written only when set (see :meth:`EEGRecipe.to_dict`)
+_OPTIONAL_DEFAULTS = {"eog_removal": "none", "eog_channels": None, "exclude_channels": None}
 
 
 @dataclass

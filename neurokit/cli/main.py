@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from neurokit.cli import cards, evaluate, plots, prepare, quickstart, stimuli, train
+from neurokit.cli import cards, confounds, evaluate, plots, prepare, quickstart, stimuli, train
 from neurokit.cli.common import NeuroCommand, console
 
 app = typer.Typer(
@@ -41,6 +41,7 @@ app.command(cls=NeuroCommand)(train.pretrain)
 app.command(cls=NeuroCommand)(train.finetune)
 app.command(cls=NeuroCommand)(evaluate.evaluate)
 app.command()(evaluate.baseline)
+app.command("check-confounds")(confounds.check_confounds_cmd)
 app.command("plot-report")(plots.plot_report)
 app.command("plot-contributions")(plots.plot_contributions)
 app.command("plot-surface", cls=NeuroCommand)(plots.plot_surface)

@@ -25,6 +25,8 @@ def print_report(rep: dict, out: Path) -> None:
     console.print(metrics_table(f"{run_title(rep)}: test metrics ({rep['n_samples']['test']} samples)", rep["test"]))
     if rep.get("degenerate"):
         console.print(f"[bold yellow]not a result:[/] {escape(rep['degenerate'])}")
+    if (rep.get("confounds") or {}).get("fired"):
+        console.print(f"[bold yellow]eye-movement confound:[/] {escape(rep['confounds']['message'])}")
     if rep.get("baselines") or rep.get("chance"):
         console.print(comparison_table("test split: model vs classical baselines vs chance", {"model": rep}, run_title(rep)))
     console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'}")

@@ -89,6 +89,7 @@ class FinetuneConfig:
     progress: bool = True
     splits: dict[str, list[str]] | None = None  # split → subject ids; default from the card
     baselines: bool = True  # score the classical baselines (neurokit.evaluation.baselines) on the same split
+    confound_check: bool = True  # test the training labels against eye-movement proxies (evaluation.confounds)
     augment: dict[str, float] | str | None = None  # EEG augmentation (neurokit.data.augment.AugmentConfig); off
     allow_partial_init: bool = False  # load an ``init`` file that covers only part of the backbone
     allow_mismatch: list[str] | str | None = None  # data facts (sfreq, patch, units) the store may differ in from init
@@ -395,7 +396,8 @@ def finetune_or_reuse(store, out_dir: str | Path, cfg: FinetuneConfig, *, init: 
         return finetune(store, out, cfg, init=init, overwrite=overwrite), False
     ck = load_checkpoint(out / "best.pt")
     stores = list(store) if isinstance(store, (list, tuple)) else [store]
-    diff = _config_differences(cfg, ck.get("finetune_config") or {}, ("progress", "device", "num_workers"))
+    diff = _config_differences(cfg, ck.get("finetune_config") or {}, ("progress", "device", "num_workers",
+                                                                     "confound_check"))
     if init_fingerprint(init) != ck.get("init_sha256"):
         diff.append("init")
     attrs = PatchDataset(stores).attrs
@@ -458,7 +460,7 @@ def check_resume(ck: dict, cfg: FinetuneConfig, init, path: Path, *, kind: str =
     if ck.get("kind") != kind:
         raise ConfigError(f"{path}: not the last.pt of this kind of run (kind={ck.get('kind')!r}, expected {kind!r})")
     diff = _config_differences(cfg, ck.get("finetune_config") or {},
-                               ("epochs", "progress", "device", "num_workers", "baselines"))
+                               ("epochs", "progress", "device", "num_workers", "baselines", "confound_check"))
     if init_fingerprint(init) != ck.get("init_sha256"):
         diff.append("init")
     saved_head = ck.get("head_settings") or {}
@@ -529,6 +531,12 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
     from neurokit.evaluation.baselines import chance_metrics, run_baselines
 
     report["chance"] = chance_metrics(kind, n_classes)
+    if cfg.confound_check:  # are the labels decodable from eye movements? (neurokit.evaluation.confounds)
+        from neurokit.evaluation.confounds import check_confounds
+
+        report["confounds"] = check_confounds(parts["train"], "train", seed=cfg.seed).to_dict()
+        if report["confounds"]["fired"]:
+            logger.warning("%s: %s", out, report["confounds"]["message"])
     if cfg.baselines:
         report["baselines"] = run_baselines(parts, kind, sfreq=float(meta.sfreq or 200.0), seed=cfg.seed)
     if info.is_main:

@@ -460,6 +460,7 @@ def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = 
     from neurokit.io.clinical import get_reader
     from neurokit.io.eeg import describe_exception, read_eeg
     from neurokit.io.entry import FileEntry
+    from neurokit.preprocessing.eeg.eog import read_options as eog_read_options
     from neurokit.preprocessing.eeg.stream import STREAM_ABOVE_BYTES, streamable
     from neurokit.preprocessing.eeg.windows import make_windows, preprocess_raw
 
@@ -469,7 +470,7 @@ def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = 
         elif reader:  # a dataset reader of neurokit.io.clinical (Bonn, SMNI, EEGMAT)
             raw = get_reader(reader).read(FileEntry(path=Path(path), subject="", member=member, reader=reader))
         else:
-            raw = read_eeg(path, **read_opts)
+            raw = read_eeg(path, **read_opts, **eog_read_options(recipe))  # EOG channels kept for eog_removal
         limit = STREAM_ABOVE_BYTES if stream_above is None else stream_above
         if part_dir and streamable(raw, recipe, limit):
             w, applied, n_windows = _stream_part(raw, recipe, Path(part_dir), str(path))

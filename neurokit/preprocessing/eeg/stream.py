@@ -101,8 +101,11 @@ class RowFile:
 def streamable(raw, recipe: EEGRecipe, limit_bytes: float = STREAM_ABOVE_BYTES) -> bool:
     """Whether ``raw`` (as read, not loaded) is long enough to stream and plain enough for it: one run
     without the time gaps of an EDF+D file (``edge`` marks of joined runs are fine), no projectors or stim
-    channel, only EEG channels when the recipe average-references."""
+    channel, only EEG channels when the recipe average-references; not with EOG removal or excluded channels
+    (processed in memory)."""
     if raw.preload or raw.n_times * len(raw.ch_names) * 8 <= limit_bytes:
+        return False
+    if recipe.eog_removal != "none" or recipe.exclude_channels:  # ICA / regression fit the whole recording
         return False
     if not one_run_without_stim(raw) or len(raw_notes(raw).segments or []) > 1 or raw.info["projs"]:
         return False

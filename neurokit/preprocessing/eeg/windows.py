@@ -20,6 +20,7 @@ from neurokit._utils.errors import DataFileError
 from neurokit.cards.recipes import PATCH_SIZE, EEGRecipe
 from neurokit.io.headers import MAX_EEG_VOLTS, short_list
 from neurokit.io.notes import raw_notes, set_raw_notes
+from neurokit.preprocessing.eeg.eog import drop_channels, eog_typed, keep_eeg_and_eog, remove_eog
 
 logger = logging.getLogger("neurokit")
 
@@ -86,7 +87,8 @@ def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
                 f"(file has {len(raw.ch_names)}: {raw.ch_names[:8]}…). Edit the card's channel list or "
                 "interpolate the missing channels."
             )
-        raw.pick(recipe.channels)  # also reorders to the recipe's order
+        # also reorders to the recipe's order; EOG channels stay for the recipe's eog_removal (dropped after it)
+        raw.pick(list(recipe.channels) + (eog_typed(raw) if recipe.eog_removal != "none" else []))
 
 
 def check_amplitudes(maxs: np.ndarray, mins: np.ndarray, ch_names: list[str], source: str) -> None:
@@ -128,7 +130,9 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
 
     Steps: drop channels marked bad (uncalibrated ones, see :func:`~neurokit.io.read_eeg`); pick/reorder
     ``recipe.channels``; load; reject non-finite data; warn about implausible amplitudes (> 1 V); average
-    reference; band-pass; notch; resample to ``recipe.sfreq`` (first, when ``recipe.resample_first``).
+    reference; band-pass; notch; resample to ``recipe.sfreq`` (first, when ``recipe.resample_first``); EOG
+    removal (``recipe.eog_removal``, :func:`~neurokit.preprocessing.eeg.eog.remove_eog`; EOG channels are read
+    for it and dropped after it); ``recipe.exclude_channels`` dropped.
     The data stay in volts; :func:`make_windows` scales them. What was applied (the band edges used, the
     original rate, dropped channels) is added to the recording's notes' ``applied`` (:func:`~neurokit.io.notes.raw_notes`).
 
@@ -148,6 +152,8 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
     source = source or notes.source_or()
     applied = notes.applied
     sf = raw.info["sfreq"]
+    if recipe.eog_removal != "none":
+        keep_eeg_and_eog(raw, source)
     select_channels(raw, recipe, source, applied)
     raw.load_data(verbose="error")
     # MNE holds float64 samples; we keep that one copy and filter it in place.
@@ -170,6 +176,12 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None):
             f"{source}: filtering failed at {sf:g} Hz over {raw.n_times / sf:.1f} s ({exc}); "
             "the recording is too short or too slowly sampled for the recipe's band"
         ) from exc
+    if recipe.eog_removal != "none":
+        applied["eog_removal"] = remove_eog(raw, recipe.eog_removal, recipe.eog_channels, source)
+    if recipe.eog_removal != "none" or recipe.exclude_channels:
+        excluded = drop_channels(raw, recipe.exclude_channels, source, applied.get("dropped_channels"))
+        if excluded:
+            applied["excluded_channels"] = excluded
     set_raw_notes(raw, None if raw.info.get("temp") else notes, applied=applied)
     return raw
 
@@ -411,6 +423,8 @@ def load_windows(path: str | Path, recipe: EEGRecipe, **read_options) -> Windows
     as ``encoding`` and ``units``) → :func:`preprocess_raw` → :func:`make_windows`."""
     from neurokit.io.eeg import read_eeg
 
-    raw = read_eeg(path, **read_options)
+    from neurokit.preprocessing.eeg.eog import read_options as eog_read_options
+
+    raw = read_eeg(path, **read_options, **eog_read_options(recipe))
     raw = preprocess_raw(raw, recipe, source=str(path))
     return make_windows(raw, recipe, source=str(path))
