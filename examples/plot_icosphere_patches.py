@@ -14,7 +14,7 @@ from neurokit.geometry.icosphere import icosphere
 from neurokit.geometry.patches import patch_table
 
 verts = icosphere(6).vertices
-table = patch_table(6, 2)
+table = patch_table(2, 6)
 print("ico6:", verts.shape[0], "vertices;", "ico2 patches:", table.shape)
 
 # %%
