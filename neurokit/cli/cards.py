@@ -9,7 +9,7 @@ from rich.table import Table
 
 from neurokit.cli.common import NeuroCommand, console, run_or_exit
 
-cards_app = typer.Typer(help="List and show data cards.", no_args_is_help=True)
+cards_app = typer.Typer(help="List and show data cards.", no_args_is_help=True, rich_markup_mode=None)
 
 
 # ------------------------------------------------------------------------------------------- cards

@@ -15,6 +15,7 @@ app = typer.Typer(
     name="neuro",
     help="neurokit: raw EEG / surface fMRI → patch stores → foundation models (CBraMod, SiT).",
     no_args_is_help=True,
+    rich_markup_mode=None,  # click's plain help: wraps at the terminal width, never cuts an option name
     add_completion=False,
     pretty_exceptions_enable=False,
 )

@@ -245,6 +245,7 @@ class Trainer:
                                         world_size=self.info.world_size).batches_per_epoch()
                         for k, d in self._sets.items()}
         self.per_epoch = sum(self._counts.values())
+        self._warn_memory()
         self.total = self.per_epoch * self.epochs
         if self.max_steps:
             self.total = min(self.total, self.max_steps)
@@ -257,6 +258,17 @@ class Trainer:
         self.best, self.best_epoch, self.best_state = -math.inf, -1, None
         self._epoch_losses: list[tuple[str | None, float]] = []  # (task, loss) of the epoch under way
         self._saved: int | None = None
+
+    def _warn_memory(self) -> None:
+        """Say before the first step when the run will need a lot of memory (:mod:`neurokit.training.memory`)."""
+        from neurokit.training.memory import memory_warning
+
+        shape = next((getattr(d, "sample_shape", None) for d in self._sets.values()), None)
+        if not self.info.is_main or not shape:
+            return
+        msg = memory_warning(self.module, tuple(shape), max(self._bs.values()), str(self.info.device))
+        if msg:
+            logger.warning("%s", msg)
 
     # ------------------------------------------------------------------------------------- title
     @property
