@@ -63,6 +63,12 @@ class EEGRecipe:
     min_duration_s : float
         Recordings shorter than this (s) are dropped (:class:`RecordingDropped`), as CBraMod drops TUEG
         recordings under 5 min. Default 0: keep all.
+    reject_by_annotation : bool
+        Drop windows that overlap an annotation whose description starts with ``BAD`` (any case; MNE's
+        ``reject_by_annotation`` convention, e.g. ``BAD_muscle``), counted per file in the store's
+        ``sources`` (``n_bad_annotation``) and in its ``n_bad_annotation`` attribute. Zero-length
+        ``BAD boundary`` marks of joined pieces are not spans (no window crosses a gap anyway). Default
+        ``True``; ``False`` keeps them.
     """
 
     sfreq: float = TARGET_SFREQ
@@ -82,6 +88,7 @@ class EEGRecipe:
     resample_first: bool = False
     min_duration_s: float = 0.0
     event_windows: str = "onset"
+    reject_by_annotation: bool = True
 
     def __post_init__(self) -> None:
         if self.event_windows not in ("onset", "tile"):

@@ -307,6 +307,7 @@ class _EEGWriting:
         self.sources: list[dict] = []
         self.dropped: list[str] = []
         self.n_rejected = 0
+        self.n_bad_annotation = 0  # windows dropped for overlapping a BAD… annotation
         self.ch_names: list[str] | None = None
 
     def take(self, e: FileEntry, res: dict) -> None:
@@ -338,6 +339,7 @@ class _EEGWriting:
                 raise
             raise disk_full_error(self.out, e.path) from exc
         self.n_rejected += w.n_rejected
+        self.n_bad_annotation += int(res["source"].get("n_bad_annotation", 0))
         self.sources.append(res["source"])
 
     def _fatal(self, e: FileEntry, exc: ScratchError) -> None:
@@ -399,7 +401,8 @@ class _EEGWriting:
             why = f" ({len(self.dropped)} dropped by the recipe's min_duration_s)" if self.dropped else ""
             raise DataFileError(f"prepare {self.card.name}: no usable recording (all skipped{why})")
         if not self.options.shards:
-            self.writer.set_attrs(sources=self.sources, n_rejected=self.n_rejected, dropped=self.dropped)
+            self.writer.set_attrs(sources=self.sources, n_rejected=self.n_rejected, dropped=self.dropped,
+                                  n_bad_annotation=self.n_bad_annotation)
         return self.writer.close(), self.writer.n
 
     def abort(self) -> None:
@@ -482,10 +485,11 @@ def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = 
     except Exception as exc:  # a fault of MNE or numpy on this file: name the file
         raise DataFileError(f"{path}: {describe_exception(exc)}") from exc
     ren = raw_notes(raw).renames
+    n_bad = applied.pop("n_bad_annotation", 0) if isinstance(w, StreamedPart) else w.n_bad_annotation
     provenance = {"path": str(Path(path).resolve()), **({"member": member} if member else {}),
                   "sha256": _sha256(path), "n_windows": int(n_windows),
-                  "n_rejected": int(w.n_rejected), "renamed": ren.renamed, "aliases": ren.aliases,
-                  "applied": applied}
+                  "n_rejected": int(w.n_rejected), "n_bad_annotation": int(n_bad), "renamed": ren.renamed,
+                  "aliases": ren.aliases, "applied": applied}
     return w, provenance
 
 
