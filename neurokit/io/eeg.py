@@ -501,6 +501,77 @@ def _retype_non_eeg(raw) -> None:
 
 
 
+_SPLIT_NEUROMAG = re.compile(r"^(?P<first>.+)-(?P<n>\d+)(?P<ext>\.fif(?:\.gz)?)$", re.I)
+_SPLIT_BIDS = re.compile(r"_split-(?P<n>\d+)_", re.I)
+
+
+def fif_split_first(path: str | Path, present=None) -> Path | None:
+    """The first part of the split FIF recording that ``path`` continues, or ``None`` when ``path`` is no later part.
+
+    MNE writes a FIF recording over 2 GB in parts and reads every part through the first, following the
+    file's "next file" tag (:func:`mne.io.read_raw_fif`). Later parts are named ``<first stem>-1.fif``,
+    ``-2.fif`` … (Neuromag naming: a later part only when the first part is in ``present``, so a recording
+    called ``run-1.fif`` alone stays a recording) or carry a BIDS ``split-`` entity above 1
+    (``sub-01_task-rest_split-02_eeg.fif``, always a later part).
+
+    Parameters
+    ----------
+    path : str | Path
+        A file name or path.
+    present : collection of Path, optional
+        The files listed beside it (for the Neuromag rule); default: what exists on disk.
+
+    Returns
+    -------
+    Path | None
+        The first part's path (it may be missing from disk for a BIDS split), or ``None``.
+
+    Example
+    -------
+    >>> fif_split_first("rec_raw-1.fif", present={Path("rec_raw.fif")})
+    PosixPath('rec_raw.fif')
+    >>> fif_split_first("sub-01_task-rest_split-02_eeg.fif")
+    PosixPath('sub-01_task-rest_split-01_eeg.fif')
+    """
+    path = Path(path)
+    name = path.name
+    if not name.lower().endswith((".fif", ".fif.gz")):
+        return None
+    m = _SPLIT_BIDS.search(name)
+    if m:
+        if int(m["n"]) <= 1:
+            return None
+        return path.with_name(f"{name[:m.start()]}_split-{'1'.zfill(len(m['n']))}_{name[m.end():]}")
+    m = _SPLIT_NEUROMAG.match(name)
+    if m:
+        first = path.with_name(m["first"] + m["ext"])
+        if first in present if present is not None else first.exists():
+            return first
+    return None
+
+
+def drop_split_parts(paths) -> tuple[list[Path], dict[Path, Path]]:
+    """``paths`` without the later parts of split FIF recordings (read once, through their first part).
+
+    Returns ``(recordings, later)``: the paths to read as recordings, in order, and each later part dropped →
+    its first part. A later part whose first part is not among ``paths`` is dropped too, with a warning naming
+    it (a part alone is a piece of a recording, never a recording of its own). See :func:`fif_split_first`.
+    """
+    paths = [Path(p) for p in paths]
+    present = set(paths)
+    keep, later = [], {}
+    for p in paths:
+        first = fif_split_first(p, present)
+        if first is None:
+            keep.append(p)
+            continue
+        later[p] = first
+        if first not in present:
+            logger.warning("%s: a later part of the split FIF recording %s, whose first part is not listed; "
+                           "skipped (give the first part: MNE reads every part through it)", p, first.name)
+    return keep, later
+
+
 def check_finite(data: np.ndarray, ch_names: list[str], path) -> None:
     """Raise :class:`DataFileError` naming the channels that hold NaN or inf samples."""
     from neurokit.io.headers import short_list

@@ -230,8 +230,13 @@ def eeg_entries(card: DataCard, options: PrepareOptions) -> tuple[str, list[File
     events = None
     if len(groups) == 1 and classes:
         events = {str(d): classes.index(lbl) for d, lbl in groups[0]["events"].items()}
-    return tname, [FileEntry(path=Path(f), subject=Path(f).stem, run=Path(f).stem, events=events)
-                   for f in options.files]
+    from neurokit.cards import subject_of
+    from neurokit.io.eeg import drop_split_parts
+
+    pattern = (card.raw.get("layout") or {}).get("subject_pattern")
+    files, _ = drop_split_parts(options.files)  # later parts of split FIF recordings: read through the first
+    return tname, [FileEntry(path=f, subject=subject_of(f.name, pattern, where=card.path or card.name), run=f.stem,
+                             events=events) for f in files]
 
 
 def _recordings_done(out: Path, options: PrepareOptions) -> set[str]:
@@ -284,6 +289,9 @@ def store_attrs(card: DataCard, tname: str, recipe, ch_names: list[str], entries
         recipe=recipe.to_dict(),
         neurokit_version=__version__,
     )
+    attrs["subject_files"] = subject_files(entries, data_root)
+    if (card.raw.get("layout") or {}).get("kind") == "folder":
+        attrs["subject_rule"] = card.subject_rule()
     if any(x.reader == "bids" for x in entries):
         from neurokit.io.bids import read_participants
 
@@ -291,6 +299,18 @@ def store_attrs(card: DataCard, tname: str, recipe, ch_names: list[str], entries
         table = read_participants(card.bids_root(data_root))
         attrs["participants"] = {card.store_subject(k): v for k, v in table.items() if card.store_subject(k) in ids}
     return attrs
+
+
+def subject_files(entries: Sequence[FileEntry], data_root=None) -> dict[str, list[str]]:
+    """Subject id → the files (under the data root when they lie in it; archive members as ``archive:member``)
+    of its recordings, for the store's ``subject_files`` attribute: which files each subject holds."""
+    root = Path(data_root).expanduser().resolve() if data_root else None
+    out: dict[str, list[str]] = {}
+    for e in entries:
+        p = Path(e.path).resolve()
+        name = p.relative_to(root).as_posix() if root is not None and p.is_relative_to(root) else str(p)
+        out.setdefault(e.subject, []).append(f"{name}:{e.member}" if e.member else name)
+    return {k: sorted(set(v)) for k, v in sorted(out.items())}
 
 
 class _EEGWriting:
