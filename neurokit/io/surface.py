@@ -321,7 +321,7 @@ def read_geometry(surface, hemi: str | None = None) -> SurfaceData:
         sd = read_surface(surface)
     else:
         sd = _mesh_object(surface, normalize_hemi(hemi) if hemi else None)
-    if sd.kind != "geometry" or sd.coords is None or sd.faces is None:
+    if sd.coords is None or sd.faces is None:  # a mesh with data arrays (a GIFTI of both) is a geometry too
         raise DataFileError(f"{sd.path}: not a surface geometry file (kind {sd.kind!r}); a surface needs vertices and faces")
     return sd
 
@@ -654,19 +654,32 @@ def _read_gifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
             RuntimeWarning, stacklevel=3,
         )
     hemi = _resolve_hemi(found or named, want, path)
+    role = [_gifti_role(intent, d) for intent, d in zip(intents, img.darrays)]
+    coords = faces = None
     if "NIFTI_INTENT_POINTSET" in intents:
         coords = np.asarray(img.darrays[intents.index("NIFTI_INTENT_POINTSET")].data, dtype=np.float64)
-        faces = None
         if "NIFTI_INTENT_TRIANGLE" in intents:
             faces = np.asarray(img.darrays[intents.index("NIFTI_INTENT_TRIANGLE")].data, dtype=np.int64)
         _check_geometry(coords, faces, path)
+    take = "data" if "data" in role else "label" if "label" in role else None
+    if take is None and coords is not None:
         n = len(coords)
         return SurfaceData(
             data=np.zeros((n, 0), np.float32), hemi=hemi, mesh=_mesh_for(n, mesh, path, strict=False),
             mask=np.ones(n, bool), kind="geometry", path=path, coords=coords, faces=faces,
             geometric_type=meta.get("GeometricType") or None,
         )
-    arrays = [np.asarray(d.data) for d in img.darrays]
+    if take is None:
+        raise DataFileError(f"{path}: GIFTI file without a data array of a time-series, shape, statistic or label "
+                            f"intent (its arrays: {_intent_list(intents, range(len(intents)))}); nothing to read as "
+                            "frames")
+    chosen = [i for i, r in enumerate(role) if r == take]
+    left = [i for i in range(len(role)) if i not in chosen and role[i] != "geometry"]
+    if left:  # a label array is no frame, a vector's first column no value per vertex
+        warnings.warn(f"{path}: data arrays {_intent_list(intents, left)} are not {take} arrays and are ignored; "
+                      f"the {len(chosen)} {'frames' if take == 'data' else 'label maps'} come from "
+                      f"{_intent_list(intents, chosen)}", RuntimeWarning, stacklevel=3)
+    arrays = [np.asarray(img.darrays[i].data) for i in chosen]
     if any(a.ndim == 0 or a.size == 0 for a in arrays):
         raise DataFileError(f"{path}: GIFTI data array without values (dims {[a.shape for a in arrays]})")
     if len(arrays) == 1 and arrays[0].ndim == 2 and arrays[0].shape[1] > 1:
@@ -675,19 +688,55 @@ def _read_gifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
         shapes = {a.shape[0] for a in arrays}
         if len(shapes) != 1:
             raise DataFileError(f"{path}: data arrays of different lengths {sorted(shapes)}")
-        data = np.stack([a.reshape(a.shape[0], -1)[:, 0] for a in arrays], axis=1).astype(np.float32)
-    kind = "label" if intents[0] == "NIFTI_INTENT_LABEL" else "series" if intents[0] == "NIFTI_INTENT_TIME_SERIES" else "scalar"
+        wide = [i for i, a in zip(chosen, arrays) if a.ndim > 1 and a.shape[1] > 1]
+        if wide:
+            raise DataFileError(f"{path}: data arrays {_intent_list(intents, wide)} hold several columns beside "
+                                "other arrays; save one array per frame, or one (n_vertices, n_frames) array")
+        data = np.stack([a.reshape(a.shape[0]) for a in arrays], axis=1).astype(np.float32)
+    if coords is not None and len(coords) != data.shape[0]:
+        raise DataFileError(f"{path}: {len(coords):,} vertices in its mesh but {data.shape[0]:,} values per data array")
+    picked = [intents[i] for i in chosen]
+    kind = ("label" if take == "label" else "series" if "NIFTI_INTENT_TIME_SERIES" in picked else "scalar")
     tr = _gifti_tr(meta.get("TimeStep"), path) if kind == "series" else None
     tables = []
     if kind == "label" and img.labeltable is not None:
         tables = [{int(lb.key): str(lb.label) for lb in img.labeltable.labels}] * data.shape[1]  # one table in GIFTI
-    names = [d.meta.get("Name", "") for d in img.darrays]
+    names = [img.darrays[i].meta.get("Name", "") for i in chosen]
     n = data.shape[0]
     return SurfaceData(
         data=data, hemi=hemi, mesh=_mesh_for(n, mesh, path),
         mask=_mask_from_data(data) if kind == "series" else np.ones(n, bool), tr=tr, kind=kind, path=path,
-        frame_names=[s for s in names if s] if any(names) else [], label_tables=tables,
+        frame_names=[s for s in names if s] if any(names) else [], label_tables=tables, coords=coords, faces=faces,
     )
+
+
+#: GIFTI intents whose arrays hold one value per vertex and frame (nibabel's agg_data joins TIME_SERIES arrays
+#: into a vertex × time array; SHAPE holds curvature, thickness…; the statistic intents 2-24 and ESTIMATE hold
+#: maps); NIFTI_INTENT_NONE counts only with float data, as no writer stores an integer map without a label intent
+_GIFTI_DATA_INTENTS = {"NIFTI_INTENT_TIME_SERIES", "NIFTI_INTENT_SHAPE", "NIFTI_INTENT_ESTIMATE"}
+_GIFTI_GEOMETRY_INTENTS = {"NIFTI_INTENT_POINTSET", "NIFTI_INTENT_TRIANGLE"}
+
+
+def _gifti_role(intent: str, darray) -> str:
+    """``"data"``, ``"label"``, ``"geometry"`` or ``"other"`` (vectors, matrices, node indices, RGB…)."""
+    from nibabel.nifti1 import intent_codes
+
+    if intent in _GIFTI_GEOMETRY_INTENTS:
+        return "geometry"
+    if intent == "NIFTI_INTENT_LABEL":
+        return "label"
+    if intent in _GIFTI_DATA_INTENTS or 2 <= intent_codes.code[intent] <= 24:  # statistics: t, z, p…
+        return "data"
+    if intent == "NIFTI_INTENT_NONE" and np.issubdtype(np.asarray(darray.data).dtype, np.floating):
+        return "data"
+    return "other"
+
+
+def _intent_list(intents: list[str], idx) -> str:
+    """``#0 NIFTI_INTENT_TIME_SERIES, #7 NIFTI_INTENT_LABEL`` (at most six, then a count)."""
+    idx = list(idx)
+    head = ", ".join(f"#{i} {intents[i]}" for i in idx[:6])
+    return head + (f", … (+{len(idx) - 6} more)" if len(idx) > 6 else "")
 
 
 def _gifti_tr(step, path: Path) -> float | None:
