@@ -806,8 +806,9 @@ def _read_mgh(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
     )
 
 
-#: Bytes an MGH file may hold after its data: the optional scan parameters (TR, flip angle, TE, TI, FoV) and
-#: tags (command lines, …); far less than one frame of any surface overlay.
+#: Bytes after an MGH file's data taken as a footer without looking: the optional scan parameters (TR, flip
+#: angle, TE, TI, FoV) and a few tags (command lines, …). A longer tail is walked tag by tag
+#: (:func:`_mgh_footer_problem`): per-frame tags of a long run take megabytes.
 _MGH_MAX_FOOTER = 65536
 
 
@@ -831,10 +832,51 @@ def _check_mgh_size(img, shape: tuple, path: Path) -> None:
             f"({need:,} bytes) but the file holds {held:,}; copy or download it again"
         )
     if exact and held - need > _MGH_MAX_FOOTER:
-        raise DataFileError(
-            f"{path}: the file holds {held - need:,} bytes more than its header's {' × '.join(map(str, shape))} values: "
-            "a damaged header (a lowered vertex or frame count would read the data as another mesh)"
-        )
+        problem = _mgh_footer_problem(path, need, held)
+        if problem:
+            raise DataFileError(
+                f"{path}: the file holds {held - need:,} bytes more than its header's {' × '.join(map(str, shape))} "
+                f"values, and they are no MGH footer ({problem}): a damaged header (a lowered vertex or frame count "
+                "would read the data as another mesh)"
+            )
+
+
+#: FreeSurfer tag ids (utils/tags.h) are small numbers (TAG_CMDLINE 3, TAG_MRI_FRAME 42, …); a larger id is data
+_MGH_MAX_TAG = 1000
+_MGH_OLD_XFORM_TAG = 30  # TAG_OLD_MGH_XFORM: its length is a 4-byte int; every other tag's an 8-byte int
+
+
+def _mgh_footer_problem(path: Path, need: int, held: int) -> str | None:
+    """Walk an MGH footer, as FreeSurfer writes it after the data (``load_mgh.m``, ``utils/tags.c``): the optional
+    scan parameters (TR, flip angle, TE, TI: 4 big-endian float32, then FoV), then tags, each a big-endian int32
+    id, a length (int64; int32 for the old transform tag) and that many bytes, to the end of the file. ``None``
+    when the tags end exactly at the file's end; else what is wrong (bytes that are no footer: more data than
+    the header says). Large footers are normal: per-frame tags of long runs take megabytes."""
+    import gzip
+
+    opener = gzip.open if path.name.lower().endswith(".mgz") else open
+    with opener(path, "rb") as fh:
+        fh.seek(need)
+        pos = need + min(20, held - need)  # the scan parameters (nibabel reads them as the footer)
+        fh.seek(pos)
+        n_tags = 0
+        while pos < held:
+            head = fh.read(4)
+            if len(head) < 4:
+                return f"{held - pos} stray byte(s) at offset {pos:,}"
+            tag = int.from_bytes(head, "big", signed=True)
+            width = 4 if tag == _MGH_OLD_XFORM_TAG else 8
+            raw = fh.read(width)
+            if not 0 < tag <= _MGH_MAX_TAG or len(raw) < width:
+                return f"tag id {tag} at offset {pos:,} after {n_tags} tag(s)"
+            length = int.from_bytes(raw, "big", signed=True)
+            pos += 4 + width
+            if length < 0 or pos + length > held:
+                return f"tag {tag} at offset {pos - 4 - width:,} claims {length:,} bytes, past the end of the file"
+            fh.seek(length, 1)
+            pos += length
+            n_tags += 1
+    return None
 
 
 def _read_freesurfer(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
