@@ -34,7 +34,9 @@ class EEGRecipe:
     line_freq : float | None
         Notch frequency in Hz (50 or 60); ``None`` for no notch. Harmonics below Nyquist are notched too.
     reference : str | None
-        ``"average"`` for the common average reference, or ``None`` to keep the recorded reference.
+        ``"average"`` for the common average reference, or ``None`` to keep the recorded reference. A recording
+        with bipolar channels (labels such as ``Fp1-F7``: :func:`~neurokit.geometry.channels.is_bipolar`) is
+        refused under ``"average"``, naming them.
     scale : float
         Factor applied to volts: ``1e4`` gives units of 100 µV (µV / 100), CBraMod's input unit.
     window_s : float

@@ -90,6 +90,16 @@ def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
                 "interpolate the missing channels."
             )
         raw.pick(recipe.channels)  # also reorders to the recipe's order
+    if recipe.reference == "average":
+        from neurokit.geometry.channels import is_bipolar
+
+        bipolar = [c for c in raw.ch_names if is_bipolar(c)]
+        if bipolar:
+            raise DataFileError(
+                f"{source}: channels {short_list(bipolar)} are bipolar derivations (two electrodes in one label); the "
+                "recipe's average reference would subtract their mean as if they were electrodes against one "
+                "reference. Set reference: null in the card, or keep referential channels only (its channels list)"
+            )
 
 
 def check_amplitudes(maxs: np.ndarray, mins: np.ndarray, ch_names: list[str], source: str) -> None:
