@@ -271,11 +271,16 @@ def read_surface(
         raise FileNotFoundError(f"{path}: no such file")
     want = normalize_hemi(hemi) if hemi is not None else None
     name = path.name.lower()
+    _refuse_eeg(path)
+    if name.endswith(".label"):
+        _refuse_fs_label(path)
     _refuse_not_dense(path)
     if name.endswith(".nii") and any(s in name for s in (".dtseries.", ".dscalar.", ".dlabel.")):
         out = _read_cifti(path, want, mesh)
-    elif name.endswith(".gii") or name.endswith(".gii.gz"):
+    elif name.endswith((".gii", ".gii.gz", ".gii.bz2")):
         out = _read_gifti(path, want, mesh)
+    elif name.endswith(".annot"):
+        out = _read_annot(path, want, mesh)
     elif name.endswith((".mgh", ".mgz")):
         out = _read_mgh(path, want, mesh)
     else:
@@ -415,6 +420,12 @@ def _refuse_not_dense(path: Path) -> None:
     if name.endswith(_TEXT_SUFFIXES) or _looks_like_text(path):
         rows, cols = _text_shape(path)
         shape = f" ({rows} rows × {cols} columns)" if rows else ""
+        if rows in _TWO_HEMI_ROWS:
+            raise DataFileError(
+                f"{path}: a plain-text table{shape}, one row per vertex of {_TWO_HEMI_ROWS[rows]}: per-vertex data, not "
+                "parcellated, but neurokit reads surface data from CIFTI-2, GIFTI or FreeSurfer files, not text; save "
+                "the rows as a CIFTI-2 .dtseries.nii, or each hemisphere's rows as a GIFTI (.func.gii) on that mesh"
+            )
         if rows in _DEFAULT_BY_COUNT:
             raise DataFileError(
                 f"{path}: a plain-text table{shape}, one row per vertex of {_DEFAULT_BY_COUNT[rows]}: neurokit reads "
@@ -423,6 +434,73 @@ def _refuse_not_dense(path: Path) -> None:
             )
         raise DataFileError(f"{path}: a plain-text table{shape}, not a surface file: parcellated time series "
                             f"or parcel/label lists hold one value per parcel, not per vertex; {_DENSE_INSTEAD}")
+
+
+#: Suffixes of EEG recordings (MNE's readers), refused by :func:`read_surface` by name
+_EEG_SUFFIXES = (".edf", ".bdf", ".gdf", ".vhdr", ".vmrk", ".set", ".fdt", ".fif", ".fif.gz", ".cnt", ".rec")
+
+
+def _refuse_eeg(path: Path) -> None:
+    """An EEG recording given as surface data (by its suffix, or an EDF/BDF header under any name)."""
+    name = path.name.lower()
+    with open(path, "rb") as fh:
+        head = fh.read(256)
+    edf = False
+    if len(head) == 256 and head[:8] in (b"0       ", b"\xffBIOSEMI"):  # the EDF/BDF version field
+        try:
+            ns, nbytes = int(head[252:256]), int(head[184:192])
+            edf = ns > 0 and nbytes == 256 * (ns + 1)
+        except ValueError:
+            edf = False
+    if edf or name.endswith(_EEG_SUFFIXES):
+        what = "an EDF/BDF EEG recording" if edf else f"an EEG recording ({name.rsplit('.', 1)[-1]})"
+        raise DataFileError(f"{path}: {what}, not cortical-surface data; read it with neurokit.read_eeg, or prepare "
+                            "it with an EEG card (neuro prepare eeg_folder --data-root …)")
+
+
+def _refuse_fs_label(path: Path) -> None:
+    """A FreeSurfer ``.label`` file: the vertices of one region, not a value per vertex."""
+    try:
+        with open(path, "r", errors="replace") as fh:
+            first, count = fh.readline(), fh.readline().strip()
+    except OSError:
+        return
+    if first.startswith("#") or count.isdigit():
+        n = f" ({int(count):,} vertices)" if count.isdigit() else ""
+        raise DataFileError(
+            f"{path}: a FreeSurfer label file: the vertex list of one region{n}, not a value per vertex. Make a mask "
+            "from it (nibabel.freesurfer.read_label) or give the parcellation it comes from (.annot, .label.gii, "
+            ".dlabel.nii)"
+        )
+
+
+def _read_annot(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
+    """A FreeSurfer annotation (``lh.aparc.annot``): one parcel key per vertex and its colour table, read by
+    :func:`nibabel.freesurfer.read_annot` as a label map (keys: the table's indices, -1: no parcel)."""
+    from nibabel.freesurfer import read_annot
+
+    try:
+        labels, _, names = read_annot(str(path))
+    except (MemoryError, Exception) as exc:  # noqa: BLE001
+        raise DataFileError(f"{path}: cannot read as a FreeSurfer annotation (.annot) ({_short(exc)})") from exc
+    labels = np.asarray(labels)
+    n = len(labels)
+    table = {i: (nm.decode() if isinstance(nm, bytes) else str(nm)) for i, nm in enumerate(names)}
+    if (labels < 0).any():
+        table[-1] = "unknown"
+    return SurfaceData(
+        data=labels.astype(np.float32)[:, None], hemi=_resolve_hemi(hemi_from_name(path), want, path),
+        mesh=_mesh_for(n, mesh, path), mask=labels >= 0, kind="label", path=path, frame_names=[path.name],
+        label_tables=[table],
+    )
+
+
+#: Row counts of per-vertex tables that hold more than one hemisphere: both hemispheres of a known mesh (fs_LR
+#: 32k: 2 × 32,492 = 64,984), HCP fs_LR 32k cortex without the medial wall (29,696 + 29,716) and all 91,282
+#: grayordinates (cortex + subcortical voxels)
+_TWO_HEMI_ROWS = {**{2 * n: f"both hemispheres of {m} (2 × {n:,})" for n, m in _DEFAULT_BY_COUNT.items()},
+                  59412: "the fs_LR 32k cortex of both hemispheres without the medial wall (HCP grayordinates)",
+                  91282: "the 91,282 HCP grayordinates (fs_LR 32k cortex + subcortical voxels)"}
 
 
 def _looks_like_text(path: Path) -> bool:
