@@ -233,12 +233,23 @@ class DataCard:
         out = [FileEntry(path=p, subject=subject_of(p.relative_to(root), pattern, where=self.path or self.name),
                          run=p.stem) for p in paths]
         if subjects:
-            keep = {int(s) for s in subjects}
-            out = [e for e in out if int(re.sub(r"\D", "", e.subject) or -1) in keep]
-            if not out:
-                raise CardError(f"card {self.name!r}: no file under {root} belongs to subjects {sorted(keep)} "
-                                f"(subject ids by {self.subject_rule()})")
+            out = self._subjects_only(out, subjects, root, f" (subject ids by {self.subject_rule()})")
         return self._label_folder(out, root, tname, t, pattern)
+
+    def _subjects_only(self, out: list[FileEntry], subjects, where, how: str = "") -> list[FileEntry]:
+        """The entries of the subject numbers ``subjects`` (the digits of their ids); a number no entry has raises
+        :class:`CardError` naming it and the subjects there are."""
+        def number(e):
+            return int(re.sub(r"\D", "", e.subject) or -1)
+
+        keep = {int(s) for s in subjects}
+        missing = sorted(keep - {number(e) for e in out})
+        if missing:
+            ids = sorted({e.subject for e in out})
+            shown = ", ".join(ids[:20]) + (f", … ({len(ids)} in all)" if len(ids) > 20 else "")
+            raise CardError(f"card {self.name!r}: no recording of subjects {missing} under {where}{how}; subjects "
+                            f"there: {shown or 'none'}")
+        return [e for e in out if number(e) in keep]
 
     def _label_folder(self, out, root, tname, t, pattern) -> list[FileEntry]:
         """Events of a folder layout's files from the task's ``events`` or ``run_groups`` (see :meth:`_folder_files`)."""
@@ -295,8 +306,7 @@ class DataCard:
         events = {d: classes.index(v) for d, v in ev.items()} or None
         out = get_reader(layout["reader"]).entries(base)
         if subjects:
-            keep = set(int(s) for s in subjects)
-            out = [e for e in out if int(re.sub(r"\D", "", e.subject) or -1) in keep]
+            out = self._subjects_only(out, subjects, base)
         if not out:
             raise CardError(f"card {self.name!r}: no recording for reader {layout['reader']!r} under {base}; "
                             "pass --data-root (or set NEUROKIT_DATA) to the folder holding it")
@@ -310,6 +320,13 @@ class DataCard:
         wanted = subjects or sorted({s for v in (t.get("splits") or {}).values() for s in parse_ranges(v)})
         if not wanted:
             wanted = parse_ranges(layout.get("subjects", "1"))
+        if layout.get("subjects") is not None:  # the subjects the dataset has: nothing else can be fetched or found
+            have = set(parse_ranges(layout["subjects"]))
+            outside = sorted(set(wanted) - have)
+            if outside:
+                what = "--subjects" if subjects else f"task {tname!r}'s splits"
+                raise CardError(f"card {self.name!r}: {what} ask for subjects {outside}, which the dataset does not have "
+                                f"(its subjects: {layout['subjects']})")
         out: list[FileEntry] = []
         missing: list[str] = []
         for group in t.get("run_groups") or []:
@@ -361,9 +378,13 @@ class DataCard:
         recs = find_recordings(base, layout.get("task"), subjects=None)
         if labels is not None:  # BIDS labels may be zero-padded: match by number
             nums = {int(x) for x in labels}
+            there = sorted({r.subject for r in recs})
             recs = [r for r in recs if (int(r.subject) if r.subject.isdigit() else None) in nums or r.subject in labels]
-            if not recs:
-                raise CardError(f"card {self.name!r}: no BIDS recording of subjects {labels} under {base}")
+            found = {int(r.subject) if r.subject.isdigit() else r.subject for r in recs}
+            missing = sorted(n for n in nums if n not in found and str(n) not in found)
+            if not recs or subjects and missing:
+                raise CardError(f"card {self.name!r}: no BIDS recording of subjects {missing or labels} under {base} "
+                                f"(subjects there: {', '.join(there[:20])}{'…' if len(there) > 20 else ''})")
 
         def bad_label(what):
             return CardError(f"card {self.name!r} task {tname!r}: {what} not in classes {classes}")

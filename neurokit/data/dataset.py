@@ -21,7 +21,8 @@ class PatchDataset(torch.utils.data.Dataset):
     stores : path, PatchStore, or a sequence of them
         A path may be a store file or a shard set's folder (:mod:`neurokit.io.shards`; read as its shards).
     subjects : sequence of str, optional
-        Keep only samples whose ``meta/subject`` is listed.
+        Keep only samples whose ``meta/subject`` is listed; an id that no store holds raises
+        :class:`~neurokit._utils.errors.ConfigError` naming it and the stores' subjects.
     runs : sequence of str, optional
         Keep only samples whose ``meta/run`` is listed.
     labelled : bool
@@ -61,6 +62,13 @@ class PatchDataset(torch.utils.data.Dataset):
         else:
             self.stores = open_stores(stores)
         self.transform = transform
+        if subjects is not None:
+            known = self.store_subjects
+            unknown = sorted({str(x) for x in subjects} - set(known))
+            if unknown:
+                shown = ", ".join(known[:20]) + (f", … ({len(known)} in all)" if len(known) > 20 else "")
+                raise ConfigError(f"subjects {unknown} are not in {', '.join(str(st.path) for st in self.stores[:3])}"
+                                  f"{'…' if len(self.stores) > 3 else ''}; its subjects: {shown}")
         index = []
         offset = 0
         for si, st in enumerate(self.stores):
