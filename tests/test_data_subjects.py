@@ -8,11 +8,14 @@ from neurokit.cards import load_card
 from neurokit.data.dataset import PatchDataset
 
 
-def test_unknown_subject_is_named(lr_store):
+def test_unknown_subject_is_named(lr_store, caplog):
     known = PatchDataset(lr_store).store_subjects
     assert known == ["S001", "S002"]
-    with pytest.raises(ConfigError, match=r"subjects \['S999', 'sub-1'\] are not in .*; its subjects: S001, S002"):
-        PatchDataset(lr_store, subjects=["S001", "S999", "sub-1"])
+    with pytest.raises(ConfigError, match=r"no sample of subjects \['S999', 'sub-1'\] in the store\(s\); subjects there: \['S001', 'S002'\] \(.*lr.h5\)"):
+        PatchDataset(lr_store, subjects=["S999", "sub-1"])
+    with caplog.at_level("WARNING", logger="neurokit"):
+        assert len(PatchDataset(lr_store, subjects=["S001", "S999"])) == 45
+    assert "subjects ['S999'] are in none of the stores" in caplog.text
     assert len(PatchDataset(lr_store, subjects=["S002"])) == 45
 
 
