@@ -123,3 +123,26 @@ def test_subject_pattern_option(eeg_root, tmp_path):
         assert st.info.extra["subject_files"] == {"02": ["Subject02_1.edf", "Subject02_2.edf"]}
     finally:
         st.close()
+
+
+def test_cli_subject_pattern(tmp_path):
+    from typer.testing import CliRunner
+
+    from neurokit.cli.main import app
+
+    data = tmp_path / "data"
+    data.mkdir()
+    _split_recording(data, seconds=40)
+    card = _card(tmp_path, pattern="*.fif")
+    r = CliRunner().invoke(app, ["prepare", str(card.path), "--data-root", str(data), "-o", str(tmp_path / "s.h5"),
+                                 "--subject-pattern", r"^(?P<subject>[a-z]+)"])
+    assert r.exit_code == 0, r.output
+    st = PatchStore(tmp_path / "s.h5")
+    try:
+        assert st.info.extra["subject_files"] == {"rec": ["rec_raw.fif"], "sub": ["sub-01_task-rest_eeg.fif"]}
+        assert "^(?P<subject>[a-z]+)" in st.info.extra["subject_rule"]
+    finally:
+        st.close()
+    r = CliRunner().invoke(app, ["prepare", str(card.path), "--data-root", str(data), "-o", str(tmp_path / "t.h5"),
+                                 "--subject-pattern", r"Subject(?P<subject>\d+)"])
+    assert r.exit_code == 2 and "does not match the file 'rec_raw.fif'" in r.output and "Traceback" not in r.output
