@@ -146,3 +146,20 @@ def test_cli_subject_pattern(tmp_path):
     r = CliRunner().invoke(app, ["prepare", str(card.path), "--data-root", str(data), "-o", str(tmp_path / "t.h5"),
                                  "--subject-pattern", r"Subject(?P<subject>\d+)"])
     assert r.exit_code == 2 and "does not match the file 'rec_raw.fif'" in r.output and "Traceback" not in r.output
+
+
+def test_bids_split_parts_read_once(tmp_path):
+    """BIDS layouts already read split-01 only (mne-bids' split entity); kept here beside the folder rule."""
+    import json
+
+    from neurokit.io.bids import find_recordings, read_bids_eeg
+
+    eeg = tmp_path / "bids" / "sub-01" / "eeg"
+    eeg.mkdir(parents=True)
+    (tmp_path / "bids" / "dataset_description.json").write_text(json.dumps({"Name": "x", "BIDSVersion": "1.8.0"}))
+    info = mne.create_info(["C3", "Cz", "C4"], 200.0, "eeg")
+    raw = mne.io.RawArray(np.random.default_rng(0).normal(0, 1e-5, (3, 200 * 600)), info, verbose="error")
+    raw.save(eeg / "sub-01_task-rest_eeg.fif", split_size="2MB", buffer_size_sec=1.0, split_naming="bids", verbose="error")
+    recs = find_recordings(tmp_path / "bids", "rest")
+    assert [r.path.name for r in recs] == ["sub-01_task-rest_split-01_eeg.fif"]
+    assert read_bids_eeg(recs[0].path).n_times == 200 * 600
