@@ -75,6 +75,23 @@ def test_prepare_counts_bad_windows_in_provenance(tmp_path):
         st.close()
 
 
+@pytest.mark.parametrize("meas_date", [None, "2020-01-01"])
+def test_bad_spans_of_a_cropped_recording_match_mne(meas_date):
+    """After a crop (first sample > 0), spans are where MNE's own reject_by_annotation puts them."""
+    import datetime
+
+    from neurokit.preprocessing.eeg.windows import bad_spans
+
+    raw = _raw(seconds=60.0)
+    md = None if meas_date is None else datetime.datetime.fromisoformat(meas_date).replace(tzinfo=datetime.timezone.utc)
+    raw.set_meas_date(md)
+    raw.set_annotations(mne.Annotations([25.0], [2.0], ["BAD_x"], orig_time=md))
+    raw.crop(10.0, None, verbose="error")
+    data = raw.get_data(reject_by_annotation="NaN", verbose="error")
+    nan = np.flatnonzero(np.isnan(data[0]))
+    assert bad_spans(raw).tolist() == [[int(nan.min()), int(nan.max()) + 1]] == [[3000, 3400]]
+
+
 def test_all_windows_bad_is_said():
     raw = _raw(seconds=8.0)
     raw.set_annotations(mne.Annotations([0.0], [8.0], ["BAD_all"]))

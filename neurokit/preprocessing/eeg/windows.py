@@ -316,7 +316,7 @@ def bad_spans(raw) -> np.ndarray:
     ``BAD boundary`` of joined pieces) are left out."""
     sf = raw.info["sfreq"]
     ann = raw.annotations
-    t0 = raw.first_samp / sf if ann.orig_time is not None else 0.0
+    t0 = raw.first_samp / sf  # onsets count from the first sample ever recorded, with or without a measurement date
     spans = [(int(np.floor((o - t0) * sf)), int(np.ceil((o + d - t0) * sf)))
              for o, d, desc in zip(ann.onset, ann.duration, ann.description)
              if str(desc).lower().startswith("bad") and d > 0]
