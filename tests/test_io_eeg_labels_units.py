@@ -33,6 +33,13 @@ def test_typed_file_keeps_its_eeg_channel_named_pulse(tmp_path):
     raw.save(tmp_path / "typed_raw.fif", verbose="error")
     got = neurokit.read_eeg(tmp_path / "typed_raw.fif")
     assert got.ch_names == ["C3", "pulse", "C4"]  # the file says pulse is EEG: kept; EKG is typed ECG by the file
+    # a FIF file types its channels: all EEG means EEG, whatever the labels
+    fif = mne.io.RawArray(np.vstack([SINE] * 3) * 1e-6, mne.create_info(["C3", "pulse", "C4"], SF, "eeg"), verbose="error")
+    fif.save(tmp_path / "all_eeg_raw.fif", verbose="error")
+    assert neurokit.read_eeg(tmp_path / "all_eeg_raw.fif").ch_names == ["C3", "pulse", "C4"]
+    # an EDF types nothing: the label is all there is (documented: whole words of non-EEG signals)
+    p = write_edf(tmp_path / "untyped.edf", np.vstack([SINE] * 3), SF, ["C3", "Pulse", "TEMPORAL1"])
+    assert neurokit.read_eeg(p).ch_names == ["C3", "TEMPORAL1"]
 
 
 def test_non_voltage_units_mark_non_eeg_channels(tmp_path):

@@ -323,7 +323,7 @@ def _calibrate(raw, report, units, path, applied, out_warnings) -> None:
     """Re-type non-EEG channels, fix voltage units and gains, and mark uncalibrated channels bad."""
     from neurokit.io.headers import short_list
 
-    _retype_non_eeg(raw)
+    _retype_non_eeg(raw, path)
     types = dict(zip(raw.ch_names, raw.get_channel_types()))
     if report.unit_scales:  # voltage units MNE's reader takes as volts (nV, uv, …)
         _set_gains(raw, report.unit_scales, path)
@@ -570,12 +570,13 @@ def non_eeg_type(label: str) -> str | None:
     return None
 
 
-def _retype_non_eeg(raw) -> None:
+def _retype_non_eeg(raw, path=None) -> None:
     """EDF/GDF/BrainVision readers type every signal 'eeg'; fix the ones whose labels say otherwise (whole words:
-    :func:`non_eeg_type`). A file that types its channels itself (some not EEG: FIF, EEGLAB with types) is
-    trusted: an EEG channel it names ``pulse`` stays EEG."""
+    :func:`non_eeg_type`). A file that types its channels itself (FIF; EEGLAB or others whose channels include
+    ECG/EOG/EMG… types) is trusted: an EEG channel it names ``pulse`` stays EEG."""
     types = raw.get_channel_types()
-    if any(t != "eeg" for t in types):
+    own = str(path or "").lower().endswith((".fif", ".fif.gz"))
+    if own or any(t not in ("eeg", "misc", "stim") for t in types):
         return
     change = {ch: k for ch in raw.ch_names if (k := non_eeg_type(ch))}
     if change:
