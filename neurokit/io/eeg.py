@@ -68,7 +68,10 @@ def read_eeg(
         always loaded).
     eeg_only : bool
         Keep only channels typed ``eeg``. EDF files type every channel as EEG, so a channel whose label
-        says otherwise (``ECG``, ``EOG``, ``EMG``, ``Status``, ``Resp``…) is re-typed before picking.
+        says otherwise by a whole word (``ECG``, ``EKG-L``, ``EOG``, ``EMG``, ``Status``, ``Resp chest``…;
+        :func:`non_eeg_type`) is re-typed before picking, unless the file types its channels itself (FIF,
+        or ECG/EOG/EMG types present). A channel whose EDF/BDF physical unit is a known non-voltage unit
+        (``G``, ``degC``, ``%``, ``bpm``…: :data:`NON_VOLTAGE_UNITS`) is typed ``misc``, with a warning.
     normalize_names : bool
         Rename channels to 10-05 labels (see :func:`normalize_ch_name`). Two labels that become one name
         (``T3`` and ``T7``) raise :class:`DataFileError`.
@@ -106,7 +109,8 @@ def read_eeg(
         The path does not exist.
     DataFileError
         MNE cannot read the file (unknown format, corrupt header), a header check fails, the file is
-        truncated (see ``allow_truncated``), it has no EEG channel, or channel names clash.
+        truncated (see ``allow_truncated``), it has no EEG channel, or channel names clash; a ``.rec`` file
+        that is not EDF (a Philips PAR/REC image) and an epoched EEGLAB set are named as such.
 
     Other warnings MNE gives while reading are re-issued as ``RuntimeWarning`` prefixed with the path.
     """
