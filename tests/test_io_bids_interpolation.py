@@ -34,7 +34,7 @@ def test_too_few_good_neighbours_refused(tmp_path):
         read_bids_eeg(path)
     msg = str(err.value)
     assert str(path) in msg and "'C3', 'Cz', 'C4', 'Fz', 'Pz'" in msg
-    assert f"only 1 good EEG channel(s) with a sensor position ['Oz']" in msg and f"at least {MIN_GOOD_NEIGHBOURS}" in msg
+    assert "only 1 good EEG channel(s) with a sensor position ['Oz']" in msg and f"at least {MIN_GOOD_NEIGHBOURS}" in msg
     assert "without a sensor position: ['Xref']" in msg
     raw = read_bids_eeg(path, interpolate_bads=False)  # the way out the message gives
     assert raw.info["bads"] == ["C3", "Cz", "C4", "Fz", "Pz"]

@@ -5,14 +5,13 @@ import mne
 import numpy as np
 import pytest
 import scipy.io
+from edf_build import write_edf
 
 import neurokit
 from neurokit._utils.errors import DataFileError
 from neurokit.cards.recipes import EEGRecipe
 from neurokit.io.eeg import non_eeg_type
 from neurokit.preprocessing.eeg.windows import preprocess_raw
-
-from edf_build import write_edf
 
 SF = 200
 T = np.arange(4 * SF) / SF

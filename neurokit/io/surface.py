@@ -239,8 +239,12 @@ def read_surface(
     Parameters
     ----------
     path : str | Path
-        CIFTI-2 (``.dtseries.nii``, ``.dscalar.nii``, ``.dlabel.nii``), GIFTI (``.gii``), FreeSurfer
-        (``.mgh``, ``.mgz``, curvature or triangle surface files).
+        CIFTI-2 (``.dtseries.nii``, ``.dscalar.nii``, ``.dlabel.nii``), GIFTI (``.gii``, ``.gii.gz``,
+        ``.gii.bz2``: frames from its time-series, shape, statistic or float arrays only; label, vector and
+        other arrays are ignored with a warning, a mesh in the same file is kept in ``coords``/``faces``),
+        FreeSurfer (``.mgh``, ``.mgz`` with any footer of tags, ``.annot`` read as a label map, curvature or
+        triangle surface files). A FreeSurfer ``.label`` file, text tables and EEG recordings are refused,
+        naming what they are.
     hemi : {"L", "R"} (or "lh", "left", …), optional
         Which hemisphere. Required for CIFTI files holding both; otherwise checked against the file's
         metadata or name when given, inferred from them when not.
