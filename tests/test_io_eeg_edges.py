@@ -139,13 +139,19 @@ def test_other_units(tmp_path):
         p = write_edf(tmp_path / "u.edf", np.vstack([mv, mv]) * factor, sf, ["C3", "C4"], units=unit)
         raw = neurokit.read_eeg(p, preload=True)
         np.testing.assert_allclose(np.abs(raw.get_data()).max(axis=1), 20e-6, rtol=1e-3, err_msg=unit)
-    # blank unit stated as mV (option), per channel; a non-voltage unit on an EEG channel is warned about
+    # blank unit stated as mV (option), per channel; a non-voltage unit marks a non-EEG channel (issue 19 item 16)
     p = write_edf(tmp_path / "blank_mv.edf", np.vstack([mv, mv]), sf, ["C3", "C4"], units=["", "mV"])
     raw = neurokit.read_eeg(p, units={"C3": "mV"}, preload=True)
     np.testing.assert_allclose(np.abs(raw.get_data()).max(axis=1), 20e-6, rtol=1e-3)
     uv = 20 * np.sin(2 * np.pi * 10 * t)
     p = write_edf(tmp_path / "odd.edf", np.vstack([uv, uv]), sf, ["C3", "C4"], units=["uV", "degC"])
-    with pytest.warns(RuntimeWarning, match=r"odd.edf: channels \['C4'\] have a blank or non-voltage physical unit \(\['degC'\]\)"):
+    with pytest.warns(RuntimeWarning, match=r"odd.edf: channels \['C4'\] have non-voltage physical units \['degC'\]: read as non-EEG"):
+        raw = neurokit.read_eeg(p, preload=True)
+    assert raw.ch_names == ["C3"]
+    np.testing.assert_allclose(np.abs(raw.get_data()).max(axis=1), 20e-6, rtol=1e-3)
+    # an unknown unit that is no known non-voltage one is still taken as µV with a warning
+    p = write_edf(tmp_path / "odd2.edf", np.vstack([uv, uv]), sf, ["C3", "C4"], units=["uV", "counts"])
+    with pytest.warns(RuntimeWarning, match=r"channels \['C4'\] have a blank or non-voltage physical unit \(\['counts'\]\)"):
         raw = neurokit.read_eeg(p, preload=True)
     np.testing.assert_allclose(np.abs(raw.get_data()).max(axis=1), 20e-6, rtol=1e-3)
 

@@ -271,7 +271,7 @@ def test_cli_speaks_cli(tiny_store, surface_root, tmp_path):
 def test_cli_error_for_missing_subjects_names_them(tuned, tiny_store):
     out, _ = tuned
     r = cli("evaluate", out / "best.pt", tiny_store, "--subjects", "99", "--device", "cpu")
-    assert r.exit_code == 2 and "no labelled sample of subjects S099; subjects in the store: S001, S002, S007, S009" in r.output
+    assert r.exit_code == 2 and "no sample of subjects ['S099'] in the store(s); subjects there: ['S001', 'S002', 'S007', 'S009']" in r.output
 
 
 # item 12 (the hemisphere task of fsaverage5_rest) and item 13's eegmat run: tests/test_readme.py runs them as

@@ -200,17 +200,96 @@ class DataCard:
         if kind == "bids":
             return self._bids_files(root, layout, tname, t, subjects)
         if kind == "folder":
-            pats = layout.get("pattern", "**/*")
-            pats = [pats] if isinstance(pats, str) else list(pats)
-            paths = sorted({Path(p) for pat in pats for p in glob.glob(str(root / pat), recursive=True)})
-            paths = [p for p in paths if p.is_file()]
-            if not paths:
-                raise CardError(f"card {self.name!r}: no file matches {pats} under {root}")
-            # stable subject ids from the relative path: sorted listing, never listing order of the OS
-            return [FileEntry(path=p, subject=p.relative_to(root).parts[0] if len(p.relative_to(root).parts) > 1 else p.stem, run=p.stem) for p in paths]
+            return self._folder_files(root, layout, tname, t, subjects)
         if kind == "reader":
             return self._reader_files(root, layout, tname, t, subjects)
         raise CardError(f"card {self.name!r}: unknown layout kind {kind!r} (known: mne_eegbci, folder, bids, reader)")
+
+    def subject_rule(self) -> str:
+        """The rule giving a folder layout's subject ids, in words (``neuro cards show``, store attributes):
+        the card's ``layout.subject_pattern`` or :data:`SUBJECT_PATTERN`."""
+        pat = (self.raw.get("layout") or {}).get("subject_pattern")
+        return f"subject_pattern {pat!r}" if pat else SUBJECT_RULE
+
+    def _folder_files(self, root, layout, tname, t, subjects) -> list[FileEntry]:
+        """Recordings of a ``layout: {kind: folder, pattern, subject_pattern}`` card: the files the globs find
+        (later parts of split FIF recordings left out: :func:`~neurokit.io.eeg.fif_split_first`), each with the
+        subject :func:`subject_of` gives and the run :func:`run_of` reads from its name. A task's ``events``
+        label every file; its ``run_groups`` label the files of their runs (and leave the others out)."""
+        from neurokit.io.eeg import drop_split_parts
+
+        pats = layout.get("pattern", "**/*")
+        pats = [pats] if isinstance(pats, str) else list(pats)
+        paths = sorted({Path(p) for pat in pats for p in glob.glob(str(root / pat), recursive=True)})
+        paths = [p for p in paths if p.is_file()]
+        if not paths:
+            raise CardError(f"card {self.name!r}: no file matches {pats} under {root}")
+        paths, later = drop_split_parts(paths)
+        if later:
+            logger.info("card %s: %d later part(s) of split FIF recordings are read through their first part",
+                        self.name, len(later))
+        pattern = layout.get("subject_pattern")
+        # stable subject ids from the relative path: sorted listing, never listing order of the OS
+        out = [FileEntry(path=p, subject=subject_of(p.relative_to(root), pattern, where=self.path or self.name),
+                         run=p.stem) for p in paths]
+        if subjects:
+            out = self._subjects_only(out, subjects, root, f" (subject ids by {self.subject_rule()})")
+        return self._label_folder(out, root, tname, t, pattern)
+
+    def _subjects_only(self, out: list[FileEntry], subjects, where, how: str = "") -> list[FileEntry]:
+        """The entries of the subject numbers ``subjects`` (the digits of their ids); a number no entry has raises
+        :class:`CardError` naming it and the subjects there are."""
+        def number(e):
+            return int(re.sub(r"\D", "", e.subject) or -1)
+
+        keep = {int(s) for s in subjects}
+        missing = sorted(keep - {number(e) for e in out})
+        if missing:
+            ids = sorted({e.subject for e in out})
+            shown = ", ".join(ids[:20]) + (f", … ({len(ids)} in all)" if len(ids) > 20 else "")
+            raise CardError(f"card {self.name!r}: no recording of subjects {missing} under {where}{how}; subjects "
+                            f"there: {shown or 'none'}")
+        return [e for e in out if number(e) in keep]
+
+    def _label_folder(self, out, root, tname, t, pattern) -> list[FileEntry]:
+        """Events of a folder layout's files from the task's ``events`` or ``run_groups`` (see :meth:`_folder_files`)."""
+        classes = list(t.get("classes") or [])
+
+        def events_of(mapping, what):
+            try:
+                return {str(d): classes.index(lbl) for d, lbl in (mapping or {}).items()}
+            except ValueError:
+                raise CardError(f"card {self.name!r} task {tname!r}: an event label of {what} is not in classes "
+                                f"{classes}") from None
+
+        groups = t.get("run_groups") or []
+        if t.get("events"):
+            ev = events_of(t["events"], "events")
+            for e in out:
+                e.events = ev
+            return out
+        if not groups:
+            return out
+        runs = {e.path: run_of(e.path.relative_to(root), pattern) for e in out}
+        labelled = []
+        for e in out:
+            g = next((g for g in groups if runs[e.path] is not None and runs[e.path] in {int(r) for r in g["runs"]}), None)
+            if g is not None:
+                e.events = events_of(g["events"], f"runs {g['runs']}")
+                labelled.append(e)
+        if not labelled:
+            found = sorted({r for r in runs.values() if r is not None})
+            asked = sorted({int(r) for g in groups for r in g["runs"]})
+            raise CardError(
+                f"card {self.name!r} task {tname!r}: its run_groups ask for runs {asked}, but no file under {root} "
+                f"has such a run (runs read from the file names: {found or 'none'}; a run is the BIDS run- entity, "
+                "the pattern's 'run' group, or the number ending the file name, e.g. Subject02_1.edf: run 1). "
+                "Fix the runs, or give the task 'events' to label every file"
+            )
+        if len(labelled) < len(out):
+            logger.warning("card %s task %s: %d of %d files belong to no run group and are left out", self.name,
+                           tname, len(out) - len(labelled), len(out))
+        return labelled
 
     def _reader_files(self, root, layout, tname, t, subjects) -> list[FileEntry]:
         """Recordings listed by a dataset reader (``neurokit.io.clinical``), labelled by the task's
@@ -227,8 +306,7 @@ class DataCard:
         events = {d: classes.index(v) for d, v in ev.items()} or None
         out = get_reader(layout["reader"]).entries(base)
         if subjects:
-            keep = set(int(s) for s in subjects)
-            out = [e for e in out if int(re.sub(r"\D", "", e.subject) or -1) in keep]
+            out = self._subjects_only(out, subjects, base)
         if not out:
             raise CardError(f"card {self.name!r}: no recording for reader {layout['reader']!r} under {base}; "
                             "pass --data-root (or set NEUROKIT_DATA) to the folder holding it")
@@ -242,6 +320,13 @@ class DataCard:
         wanted = subjects or sorted({s for v in (t.get("splits") or {}).values() for s in parse_ranges(v)})
         if not wanted:
             wanted = parse_ranges(layout.get("subjects", "1"))
+        if layout.get("subjects") is not None:  # the subjects the dataset has: nothing else can be fetched or found
+            have = set(parse_ranges(layout["subjects"]))
+            outside = sorted(set(wanted) - have)
+            if outside:
+                what = "--subjects" if subjects else f"task {tname!r}'s splits"
+                raise CardError(f"card {self.name!r}: {what} ask for subjects {outside}, which the dataset does not have "
+                                f"(its subjects: {layout['subjects']})")
         out: list[FileEntry] = []
         missing: list[str] = []
         for group in t.get("run_groups") or []:
@@ -293,9 +378,13 @@ class DataCard:
         recs = find_recordings(base, layout.get("task"), subjects=None)
         if labels is not None:  # BIDS labels may be zero-padded: match by number
             nums = {int(x) for x in labels}
+            there = sorted({r.subject for r in recs})
             recs = [r for r in recs if (int(r.subject) if r.subject.isdigit() else None) in nums or r.subject in labels]
-            if not recs:
-                raise CardError(f"card {self.name!r}: no BIDS recording of subjects {labels} under {base}")
+            found = {int(r.subject) if r.subject.isdigit() else r.subject for r in recs}
+            missing = sorted(n for n in nums if n not in found and str(n) not in found)
+            if not recs or subjects and missing:
+                raise CardError(f"card {self.name!r}: no BIDS recording of subjects {missing or labels} under {base} "
+                                f"(subjects there: {', '.join(there[:20])}{'…' if len(there) > 20 else ''})")
 
         def bad_label(what):
             return CardError(f"card {self.name!r} task {tname!r}: {what} not in classes {classes}")
@@ -337,6 +426,93 @@ class DataCard:
 
     def summary(self) -> dict[str, Any]:
         return dict(self.raw)
+
+
+#: The default subject rule of folder layouts (a card's ``layout.subject_pattern`` or ``neuro prepare
+#: --subject-pattern`` replaces it): a BIDS ``sub-<label>`` entity anywhere in the path relative to the data
+#: root gives ``sub-<label>``; otherwise the file name up to its first ``_`` or ``.`` (``Subject02_1.edf`` and
+#: ``Subject02_2.edf`` → ``Subject02``; TUEG ``aaaaaaab_s001_t000.edf`` → ``aaaaaaab``, the patient).
+SUBJECT_PATTERN = r"(?P<subject>[^/_.]+)[^/]*$"
+SUBJECT_RULE = ("the BIDS sub- entity of the path, else the file name up to its first '_' or '.' "
+                f"(subject_pattern {SUBJECT_PATTERN!r})")
+_BIDS_SUB = re.compile(r"(?:^|[/_])sub-(?P<subject>[A-Za-z0-9]+)")
+_BIDS_RUN = re.compile(r"(?:^|[/_])run-(?P<run>\d+)")
+
+
+def subject_of(rel_path: str | Path, pattern: str | None = None, *, where: str | Path = "card") -> str:
+    """The subject id of a file of a folder layout, from its path relative to the data root.
+
+    Parameters
+    ----------
+    rel_path : str | Path
+        The file's path under the data root (matched with ``/`` separators).
+    pattern : str, optional
+        A regular expression searched in ``rel_path``: the subject is its group ``subject``, else its first group,
+        else the whole match (``"^(?P<subject>[^/]+)/"``: the first folder). ``None``: the default rule
+        (:data:`SUBJECT_RULE`): a BIDS ``sub-`` entity, else :data:`SUBJECT_PATTERN` over the file name.
+    where : str | Path
+        The card, for messages.
+
+    Returns
+    -------
+    str
+        The subject id.
+
+    Raises
+    ------
+    CardError
+        ``pattern`` is not a valid regular expression, or does not match ``rel_path``.
+
+    Example
+    -------
+    >>> subject_of("Subject02_1.edf"), subject_of("Subject02_2.edf")
+    ('Subject02', 'Subject02')
+    >>> subject_of("sub-07/eeg/sub-07_task-rest_eeg.edf")
+    'sub-07'
+    >>> subject_of("S001/S001R04.edf", r"^(?P<subject>[^/]+)/")
+    'S001'
+    """
+    rel = Path(rel_path).as_posix()
+    if pattern is None:
+        m = _BIDS_SUB.search(rel)
+        if m:
+            return f"sub-{m['subject']}"
+        pattern = SUBJECT_PATTERN
+    try:
+        rx = re.compile(pattern)
+    except re.error as exc:
+        raise CardError(f"{where}: subject_pattern {pattern!r} is not a valid regular expression ({exc})") from None
+    m = rx.search(rel)
+    if m is None:
+        raise CardError(f"{where}: subject_pattern {pattern!r} does not match the file {rel!r}; give a pattern "
+                        "that matches every file (its group 'subject' is the subject id)")
+    subj = m["subject"] if "subject" in rx.groupindex else m.group(1) if rx.groups else m.group(0)
+    if not subj:
+        raise CardError(f"{where}: subject_pattern {pattern!r} gives an empty subject id for {rel!r}")
+    return subj
+
+
+def run_of(rel_path: str | Path, pattern: str | None = None) -> int | None:
+    """The run number of a folder layout's file: the group ``run`` of ``pattern`` (a card's
+    ``layout.subject_pattern``) when it has one, else a BIDS ``run-`` entity, else the number ending the file
+    name (``Subject02_1.edf`` → 1, ``S001R04.edf`` → 4); ``None`` when there is none.
+
+    Example
+    -------
+    >>> run_of("Subject02_2.edf"), run_of("sub-01_task-x_run-03_eeg.edf"), run_of("rec.edf")
+    (2, 3, None)
+    """
+    rel = Path(rel_path).as_posix()
+    if pattern:
+        m = re.search(pattern, rel)
+        if m and "run" in m.re.groupindex and m["run"] is not None:
+            return int(m["run"]) if m["run"].isdigit() else None
+    m = _BIDS_RUN.search(rel)
+    if m:
+        return int(m["run"])
+    stem = Path(rel).name.split(".")[0]
+    m = re.search(r"(\d+)$", stem)
+    return int(m.group(1)) if m else None
 
 
 @lru_cache(maxsize=1)

@@ -37,7 +37,9 @@ class EEGRecipe:
     line_freq : float | None
         Notch frequency in Hz (50 or 60); ``None`` for no notch. Harmonics below Nyquist are notched too.
     reference : str | None
-        ``"average"`` for the common average reference, or ``None`` to keep the recorded reference.
+        ``"average"`` for the common average reference, or ``None`` to keep the recorded reference. A recording
+        with bipolar channels (labels such as ``Fp1-F7``: :func:`~neurokit.geometry.channels.is_bipolar`) is
+        refused under ``"average"``, naming them.
     scale : float
         Factor applied to volts: ``1e4`` gives units of 100 µV (µV / 100), CBraMod's input unit.
     window_s : float
@@ -77,6 +79,12 @@ class EEGRecipe:
         ``eog_removal``.
     exclude_channels : list[str] | None
         EEG channels dropped just before windowing (after EOG removal, which may use them as proxies).
+    reject_by_annotation : bool
+        Drop windows that overlap an annotation whose description starts with ``BAD`` (any case; MNE's
+        ``reject_by_annotation`` convention, e.g. ``BAD_muscle``), counted per file in the store's
+        ``sources`` (``n_bad_annotation``) and in its ``n_bad_annotation`` attribute. Zero-length
+        ``BAD boundary`` marks of joined pieces are not spans (no window crosses a gap anyway). Default
+        ``True``; ``False`` keeps them.
     """
 
     sfreq: float = TARGET_SFREQ
@@ -99,6 +107,7 @@ class EEGRecipe:
     eog_removal: str = "none"
     eog_channels: list[str] | None = None
     exclude_channels: list[str] | None = None
+    reject_by_annotation: bool = True
 
     def __post_init__(self) -> None:
         self._check_eog()

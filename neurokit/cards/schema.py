@@ -16,7 +16,8 @@ from neurokit._utils.errors import CardError
 TOP = ("name", "modality", "title", "source", "licence", "citation", "data_use", "recording", "modalities",
        "layout", "tasks", "events", "preprocessing", "channel_sets", "reading")
 #: ``layout:`` keys, for every layout kind (``mne_eegbci``, ``folder``, ``bids``, ``reader``)
-LAYOUT = ("kind", "subdir", "pattern", "reader", "subjects", "subject_format", "entities", "task", "run_format")
+LAYOUT = ("kind", "subdir", "pattern", "reader", "subjects", "subject_format", "entities", "task", "run_format",
+          "subject_pattern")
 #: keys of one task under ``tasks:``
 TASK = ("description", "classes", "events", "run_groups", "splits", "frame_blocks", "label_by_hemi", "label_column")
 #: keys of one of a task's ``run_groups``

@@ -20,6 +20,7 @@ def prepare(
     task: Optional[str] = typer.Option(None, show_default="none", help="Card task (labels, splits); default: the card's first task."),
     files: Optional[List[Path]] = typer.Option(None, "--file", "-f", show_default="none", help="Explicit recording(s) instead of the card's layout (repeatable)."),
     subjects: Optional[str] = typer.Option(None, show_default="none", help="Subject numbers to include, e.g. '1-10' (default: all in the card's splits)."),
+    subject_pattern: Optional[str] = typer.Option(None, "--subject-pattern", show_default="card's, else the BIDS sub- entity or the file name up to its first '_' or '.'", help="Folder cards and -f files: regular expression over the file's path under the data root whose group 'subject' is the subject id, e.g. '^(?P<subject>[^/]+)/' (the first folder)."),
     channels: Optional[str] = typer.Option(None, show_default="none", help="Channel subset: a card channel set (e.g. sensorimotor) or 'C3,Cz,C4' (default: the recipe's)."),
     overwrite: bool = typer.Option(False, help="Replace an existing store."),
     skip_bad: bool = typer.Option(False, help="Skip unreadable/too-short files with a warning instead of stopping."),
@@ -60,6 +61,8 @@ def prepare(
     elif events or label_column:
         fail(ValueError("--events and --label-column go with --bids (a card's task defines its labels)"))
     kwargs = {"skip_bad": skip_bad} if skip_bad else {}
+    if subject_pattern is not None:
+        kwargs["subject_pattern"] = subject_pattern
     sph = {h: p.expanduser().resolve() for h, p in (("L", sphere_l), ("R", sphere_r)) if p is not None}
     kwargs.update({k: v for k, v in (("mesh", mesh), ("hemi", hemi), ("spheres", sph or None), ("encoding", encoding),
                                      ("units", units)) if v is not None})

@@ -1,6 +1,7 @@
 """``torch.utils.data.Dataset`` over one or more patch stores, and its splits."""
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -12,6 +13,8 @@ from neurokit.data.splits import check_no_leak, resolve_splits, task_kind
 from neurokit.io.shards import open_stores
 from neurokit.io.store import PatchStore, StoreMeta
 
+logger = logging.getLogger("neurokit")
+
 
 class PatchDataset(torch.utils.data.Dataset):
     """Samples of one or more :class:`~neurokit.io.store.PatchStore` files, optionally filtered.
@@ -21,7 +24,9 @@ class PatchDataset(torch.utils.data.Dataset):
     stores : path, PatchStore, or a sequence of them
         A path may be a store file or a shard set's folder (:mod:`neurokit.io.shards`; read as its shards).
     subjects : sequence of str, optional
-        Keep only samples whose ``meta/subject`` is listed.
+        Keep only samples whose ``meta/subject`` is listed. When no listed id is in the stores,
+        :class:`~neurokit._utils.errors.ConfigError` names them and the stores' subjects (instead of an empty
+        dataset); ids missing beside others that are there are named in a warning.
     runs : sequence of str, optional
         Keep only samples whose ``meta/run`` is listed.
     labelled : bool
@@ -61,6 +66,15 @@ class PatchDataset(torch.utils.data.Dataset):
         else:
             self.stores = open_stores(stores)
         self.transform = transform
+        if subjects is not None:
+            known = self.store_subjects
+            unknown = sorted({str(x) for x in subjects} - set(known))
+            if unknown and len(unknown) < len({str(x) for x in subjects}):  # a part: e.g. a card split over a subset
+                logger.warning("subjects %s are in none of the stores; using the others", unknown)
+            elif unknown:
+                shown = f"{known[:20]}" + (f" … ({len(known)} in all)" if len(known) > 20 else "")
+                where = ", ".join(str(st.path) for st in self.stores[:3]) + ("…" if len(self.stores) > 3 else "")
+                raise ConfigError(f"no sample of subjects {unknown} in the store(s); subjects there: {shown} ({where})")
         index = []
         offset = 0
         for si, st in enumerate(self.stores):

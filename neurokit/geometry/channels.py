@@ -50,6 +50,24 @@ def strip_affixes(label: str) -> str:
     return _SUFFIX.sub("", _PREFIX.sub("", label.strip().rstrip(". "))).upper()
 
 
+_BIPOLAR = re.compile(r"^(?:EEG[\s_-]*)?([A-Za-z][A-Za-z0-9']*)\s*-\s*([A-Za-z][A-Za-z0-9']*)\.*$", re.IGNORECASE)
+
+
+def is_bipolar(label: str) -> bool:
+    """Whether ``label`` names a bipolar derivation between two electrodes (``"Fp1-F7"``, ``"EEG T3-T5"``,
+    ``"A2-A1"``), not one electrode against a reference (``"C3-A2"``, ``"Fp1-REF"``, read as ``C3``, ``Fp1``).
+
+    Example
+    -------
+    >>> is_bipolar("Fp1-F7"), is_bipolar("EEG C3-REF"), is_bipolar("C3-A2"), is_bipolar("A2-A1")
+    (True, False, False, True)
+    """
+    m = _BIPOLAR.match(label.strip())
+    if not m or normalize_ch_name(label)[1]:
+        return False
+    return all(normalize_ch_name(side)[1] for side in m.groups())
+
+
 def normalize_ch_name(name: str) -> tuple[str, bool]:
     """Map one raw channel label to its 10-05 spelling.
 

@@ -144,7 +144,9 @@ def read_bids_eeg(path: str | Path, *, interpolate_bads: bool = True, verbose: b
         No such file.
     DataFileError
         mne-bids cannot read the recording or its sidecars; a bad channel without a position to
-        interpolate from.
+        interpolate from; fewer than :data:`MIN_GOOD_NEIGHBOURS` good EEG channels with positions to
+        interpolate from (the message names the file, the bad channels, the good ones and those without a
+        position). Good channels without a position are left out of the interpolation with a warning.
     """
     from neurokit.io.eeg import read_eeg
 
@@ -175,10 +177,48 @@ def read_bids_eeg(path: str | Path, *, interpolate_bads: bool = True, verbose: b
             raise DataFileError(f"{path}: bad channel(s) {no_pos} (channels.tsv) have no sensor position to interpolate "
                                 "from; read with interpolate_bads=False, or leave them out of the card's channel list")
         others = [c for c in raw.info["bads"] if c not in bids_bads]
+        no_pos_good = _check_neighbours(raw, bids_bads, others, path)
         raw.load_data(verbose="error")
-        raw.interpolate_bads(reset_bads=True, exclude=others, verbose="error")
+        if no_pos_good:  # MNE's spline would take their NaN positions: leave them out of the fit, keep their signals
+            keep = list(raw.info["bads"])
+            raw.info["bads"] = keep + no_pos_good
+            raw.interpolate_bads(reset_bads=False, exclude=others + no_pos_good, verbose="error")
+            raw.info["bads"] = [c for c in keep if c not in bids_bads]
+        else:
+            raw.interpolate_bads(reset_bads=True, exclude=others, verbose="error")
         set_raw_notes(raw, applied={**raw_notes(raw).applied, "interpolated_channels": bids_bads})
     return raw
+
+
+#: Fewest good EEG channels with sensor positions that :func:`read_bids_eeg` interpolates bad channels from.
+#: MNE's spherical spline (Perrin et al. 1989) from fewer gives each bad channel little more than the mean of
+#: those few (from one good channel, every interpolated channel is a copy of it: correlation 1).
+MIN_GOOD_NEIGHBOURS = 4
+
+
+def _check_neighbours(raw, bads: list[str], others: list[str], path) -> list[str]:
+    """Refuse an interpolation of ``bads`` from fewer than :data:`MIN_GOOD_NEIGHBOURS` good EEG channels with
+    positions; returns the good channels without a position (left out of the fit, with a warning)."""
+    import warnings
+
+    from neurokit.io.headers import short_list
+
+    chs = {c["ch_name"]: c for c in raw.info["chs"]}
+    good = [c for c, t in zip(raw.ch_names, raw.get_channel_types()) if t == "eeg" and c not in bads and c not in others]
+    no_pos = [c for c in good if not np.isfinite(chs[c]["loc"][:3]).all() or not np.any(chs[c]["loc"][:3])]
+    placed = [c for c in good if c not in no_pos]
+    if len(placed) < MIN_GOOD_NEIGHBOURS:
+        without = f"; good channels without a sensor position: {short_list(no_pos)}" if no_pos else ""
+        raise DataFileError(
+            f"{path}: cannot interpolate the bad channels {short_list(bads)} (channels.tsv): only {len(placed)} good "
+            f"EEG channel(s) with a sensor position {short_list(placed)}, and interpolation needs at least "
+            f"{MIN_GOOD_NEIGHBOURS}{without}. Read with interpolate_bads=False, or leave the bad channels out of the "
+            "card's channel list"
+        )
+    if no_pos:
+        warnings.warn(f"{path}: good channels {short_list(no_pos)} have no sensor position; the bad channels "
+                      f"{short_list(bads)} are interpolated from the {len(placed)} others", RuntimeWarning, stacklevel=4)
+    return no_pos
 
 
 def read_participants(root: str | Path) -> dict[str, dict[str, str]]:

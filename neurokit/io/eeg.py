@@ -68,7 +68,10 @@ def read_eeg(
         always loaded).
     eeg_only : bool
         Keep only channels typed ``eeg``. EDF files type every channel as EEG, so a channel whose label
-        says otherwise (``ECG``, ``EOG``, ``EMG``, ``Status``, ``Resp``…) is re-typed before picking.
+        says otherwise by a whole word (``ECG``, ``EKG-L``, ``EOG``, ``EMG``, ``Status``, ``Resp chest``…;
+        :func:`non_eeg_type`) is re-typed before picking, unless the file types its channels itself (FIF,
+        or ECG/EOG/EMG types present). A channel whose EDF/BDF physical unit is a known non-voltage unit
+        (``G``, ``degC``, ``%``, ``bpm``…: :data:`NON_VOLTAGE_UNITS`) is typed ``misc``, with a warning.
     normalize_names : bool
         Rename channels to 10-05 labels (see :func:`normalize_ch_name`). Two labels that become one name
         (``T3`` and ``T7``) raise :class:`DataFileError`.
@@ -106,7 +109,8 @@ def read_eeg(
         The path does not exist.
     DataFileError
         MNE cannot read the file (unknown format, corrupt header), a header check fails, the file is
-        truncated (see ``allow_truncated``), it has no EEG channel, or channel names clash.
+        truncated (see ``allow_truncated``), it has no EEG channel, or channel names clash; a ``.rec`` file
+        that is not EDF (a Philips PAR/REC image) and an epoched EEGLAB set are named as such.
 
     Other warnings MNE gives while reading are re-issued as ``RuntimeWarning`` prefixed with the path.
     """
@@ -205,6 +209,15 @@ def _check_header(path, suffix, allow_truncated):
     """Check an EDF/BDF or BrainVision header before MNE reads it; other formats give an empty report."""
     from neurokit.io.headers import HeaderReport, check_brainvision, check_edf
 
+    if suffix == ".rec":
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+        if head not in (b"0       ", b"\xffBIOSEMI"):
+            raise DataFileError(
+                f"{path}: a .rec file that is not EDF (an EDF file starts with '0' and seven spaces; this one starts "
+                f"with {head!r}). neurokit reads .rec files only as EDF; a Philips PAR/REC file is an MRI image, not "
+                "EEG"
+            )
     if suffix in (".edf", ".bdf", ".rec"):
         return check_edf(path, allow_truncated=allow_truncated)
     if suffix == ".vhdr":
@@ -223,6 +236,7 @@ def _open_raw(path, edf, encoding, verbose, out_warnings):
     kw = {}
     if edf:
         kw["encoding"] = encoding or "utf8"
+    real, path = path, _edf_alias(path) if path.suffix.lower() == ".rec" else path  # MNE reads EDF by suffix only
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -236,11 +250,37 @@ def _open_raw(path, edf, encoding, verbose, out_warnings):
                 out_warnings.append("annotation text is not valid UTF-8; decoded as Latin-1. State the encoding "
                                     "with read_eeg(encoding=...), the card's reading: encoding, or --encoding")
     except Exception as exc:  # MNE raises many types for damaged files
+        path = real
+        m = re.search(r"number of trials is (\d+)", str(exc))
+        if path.suffix.lower() == ".set" and m:
+            raise DataFileError(
+                f"{path}: an epoched EEGLAB dataset ({m.group(1)} epochs), not a continuous recording; neurokit cuts "
+                "its own windows from continuous data. Give the continuous .set saved before epoching, or read the "
+                "epochs with mne.read_epochs_eeglab"
+            ) from exc
         raise DataFileError(
             f"{path}: MNE could not read this file ({describe_exception(exc)}). "
             "Check that it is complete (not truncated) and in a format MNE supports."
         ) from exc
     return raw, caught, kw.get("encoding")
+
+
+_ALIASES = None
+
+
+def _edf_alias(path: Path) -> Path:
+    """A ``.edf`` link to an EDF file named ``.rec`` (MNE chooses its reader by the suffix), in a folder of this
+    process removed at exit; the recording stays lazy (read from ``path``)."""
+    import os
+    import tempfile
+
+    global _ALIASES
+    if _ALIASES is None:
+        _ALIASES = tempfile.TemporaryDirectory(prefix="neurokit-rec-")
+    link = Path(_ALIASES.name) / f"{abs(hash(str(path.resolve()))):x}.edf"
+    if not link.exists():
+        os.symlink(path.resolve(), link)
+    return link
 
 
 def _sort_read_warnings(caught, path, edf, gapped, allow_truncated, out_warnings) -> set[str]:
@@ -287,10 +327,18 @@ def _calibrate(raw, report, units, path, applied, out_warnings) -> None:
     """Re-type non-EEG channels, fix voltage units and gains, and mark uncalibrated channels bad."""
     from neurokit.io.headers import short_list
 
-    _retype_non_eeg(raw)
+    _retype_non_eeg(raw, path)
     types = dict(zip(raw.ch_names, raw.get_channel_types()))
     if report.unit_scales:  # voltage units MNE's reader takes as volts (nV, uv, …)
         _set_gains(raw, report.unit_scales, path)
+    other = {c: u for c, u in report.unknown_units.items() if types.get(c) == "eeg" and is_non_voltage_unit(u)
+             and not (isinstance(units, dict) and c in units)}
+    if other:  # a unit such as G, °C, %, bpm is no EEG signal's: an accelerometer, a thermometer, an oximeter…
+        raw.set_channel_types({c: "misc" for c in other}, on_unit_change="ignore", verbose="error")
+        types.update({c: "misc" for c in other})
+        applied["non_eeg_by_unit"] = dict(other)
+        out_warnings.append(f"channels {short_list(other)} have non-voltage physical units "
+                            f"{short_list(sorted(set(other.values())))}: read as non-EEG (misc) channels")
     if report.unknown_units:
         assumed = _apply_units(raw, report.unknown_units, units, types, path)
         if assumed:
@@ -308,6 +356,27 @@ def _calibrate(raw, report, units, path, applied, out_warnings) -> None:
             f"channels {short_list(bads)} are uncalibrated (physical minimum = maximum, or no valid range: no gain "
             "can be derived); marked bad, left out of re-referencing and of stores"
         )
+
+
+#: Physical units (EDF/BDF ``physical dimension``, compared without case) that no EEG signal has: acceleration
+#: (g, m/s²), temperature, percentages (SpO2), rates (bpm), pressure, resistance, light, angles, frequency, time
+NON_VOLTAGE_UNITS = frozenset(u.lower() for u in (
+    "g", "mg", "m/s^2", "m/s2", "m/s²", "°C", "degC", "deg C", "°F", "degF", "K", "%", "bpm", "/min", "1/min", "rpm",
+    "mmHg", "cmH2O", "Pa", "kPa", "hPa", "Ohm", "kOhm", "MOhm", "Ω", "kΩ", "MΩ", "lux", "lx", "deg", "°", "rad",
+    "Hz", "s", "ms", "l/min", "L/min", "l/s", "ml", "dB", "mA", "uA", "A", "T", "nT", "uT", "pT", "fT", "mol/l",
+))
+
+
+def is_non_voltage_unit(unit: str) -> bool:
+    """Whether an EDF/BDF physical dimension is a known non-voltage unit (:data:`NON_VOLTAGE_UNITS`): such a
+    channel is no EEG channel. A blank or unknown unit is not (it may be a voltage written oddly).
+
+    Example
+    -------
+    >>> is_non_voltage_unit("G"), is_non_voltage_unit("degC"), is_non_voltage_unit("uV"), is_non_voltage_unit("")
+    (True, True, False, False)
+    """
+    return unit.strip().lower() in NON_VOLTAGE_UNITS
 
 
 def _split_gaps(raw, report, sf, path, encoding, applied, out_warnings):
@@ -471,34 +540,124 @@ def _join_segments(raw, segments, path, encoding):
     return joined, notes
 
 
+#: channel type → words that, as a whole word of a label (optionally numbered: ``ECG2``, ``Chin1``), mark a
+#: non-EEG signal; a word inside another (``TEMP`` in ``TEMPORAL``, ``POS`` in ``POSITION``) does not
 _NON_EEG = {
-    "ecg": re.compile(r"(ECG|EKG)", re.I),
-    "eog": re.compile(r"(EOG|HEOG|VEOG)", re.I),
-    "emg": re.compile(r"(EMG|CHIN|LEG)", re.I),
-    "stim": re.compile(r"^(STATUS|STI ?\d*|TRIGGER|EVENT|MARKER|ANNOTATIONS)$", re.I),
-    "resp": re.compile(r"(RESP|THOR|ABDO|AIRFLOW)", re.I),
-    "misc": re.compile(r"(SPO2|PULSE|PHOTIC|IBI|BURSTS|SUPPR|TEMP|POS|LIGHT|DC\d+|X\d+$)", re.I),
+    "ecg": re.compile(r"(ECG|EKG)\d*", re.I),
+    "eog": re.compile(r"(EOG|HEOG|VEOG|LOC|ROC)\d*", re.I),
+    "emg": re.compile(r"(EMG|CHIN|LEG)\d*", re.I),
+    "stim": re.compile(r"STATUS|STI ?\d*|TRIGGER|EVENT|MARKER|ANNOTATIONS", re.I),
+    "resp": re.compile(r"(RESP|THOR|ABDO|AIRFLOW|THORAX|ABDOMEN)\d*", re.I),
+    "misc": re.compile(r"(SPO2|SAO2|PULSE|PLETH|PHOTIC|IBI|BURSTS|SUPPR|TEMP|POS|LIGHT|HR|DC)\d*|X\d+", re.I),
 }
+_WORDS = re.compile(r"[^A-Za-z0-9]+")
 
 
-def _retype_non_eeg(raw) -> None:
-    """EDF/GDF readers type every signal 'eeg'; fix the ones whose labels say otherwise."""
+def non_eeg_type(label: str) -> str | None:
+    """The channel type a label names (``"ecg"``, ``"eog"``, ``"emg"``, ``"stim"``, ``"resp"``, ``"misc"``) when one
+    of its whole words is a non-EEG signal's name; ``None`` for 10-05 labels and any other label.
+
+    Example
+    -------
+    >>> non_eeg_type("EKG-L"), non_eeg_type("Resp chest"), non_eeg_type("Chin1-Chin2"), non_eeg_type("TEMPORAL1")
+    ('ecg', 'resp', 'emg', None)
+    """
+    if normalize_ch_name(label)[1]:
+        return None
+    whole = label.strip()
+    if _NON_EEG["stim"].fullmatch(whole):
+        return "stim"
+    words = [w for w in _WORDS.split(whole) if w]
+    for kind, pat in _NON_EEG.items():
+        if kind != "stim" and any(pat.fullmatch(w) for w in words):
+            return kind
+    return None
+
+
+def _retype_non_eeg(raw, path=None) -> None:
+    """EDF/GDF/BrainVision readers type every signal 'eeg'; fix the ones whose labels say otherwise (whole words:
+    :func:`non_eeg_type`). A file that types its channels itself (FIF; EEGLAB or others whose channels include
+    ECG/EOG/EMG… types) is trusted: an EEG channel it names ``pulse`` stays EEG."""
     types = raw.get_channel_types()
-    change = {}
-    for ch, kind in zip(raw.ch_names, types):
-        if kind != "eeg":
-            continue
-        new, ok = normalize_ch_name(ch)
-        if ok:
-            continue
-        for new_kind, pat in _NON_EEG.items():
-            if pat.search(ch):
-                change[ch] = new_kind
-                break
+    own = str(path or "").lower().endswith((".fif", ".fif.gz"))
+    if own or any(t not in ("eeg", "misc", "stim") for t in types):
+        return
+    change = {ch: k for ch in raw.ch_names if (k := non_eeg_type(ch))}
     if change:
         raw.set_channel_types(change, on_unit_change="ignore", verbose="error")
 
 
+
+
+_SPLIT_NEUROMAG = re.compile(r"^(?P<first>.+)-(?P<n>\d+)(?P<ext>\.fif(?:\.gz)?)$", re.I)
+_SPLIT_BIDS = re.compile(r"_split-(?P<n>\d+)_", re.I)
+
+
+def fif_split_first(path: str | Path, present=None) -> Path | None:
+    """The first part of the split FIF recording that ``path`` continues, or ``None`` when ``path`` is no later part.
+
+    MNE writes a FIF recording over 2 GB in parts and reads every part through the first, following the
+    file's "next file" tag (:func:`mne.io.read_raw_fif`). Later parts are named ``<first stem>-1.fif``,
+    ``-2.fif`` … (Neuromag naming: a later part only when the first part is in ``present``, so a recording
+    called ``run-1.fif`` alone stays a recording) or carry a BIDS ``split-`` entity above 1
+    (``sub-01_task-rest_split-02_eeg.fif``, always a later part).
+
+    Parameters
+    ----------
+    path : str | Path
+        A file name or path.
+    present : collection of Path, optional
+        The files listed beside it (for the Neuromag rule); default: what exists on disk.
+
+    Returns
+    -------
+    Path | None
+        The first part's path (it may be missing from disk for a BIDS split), or ``None``.
+
+    Example
+    -------
+    >>> fif_split_first("rec_raw-1.fif", present={Path("rec_raw.fif")})
+    PosixPath('rec_raw.fif')
+    >>> fif_split_first("sub-01_task-rest_split-02_eeg.fif")
+    PosixPath('sub-01_task-rest_split-01_eeg.fif')
+    """
+    path = Path(path)
+    name = path.name
+    if not name.lower().endswith((".fif", ".fif.gz")):
+        return None
+    m = _SPLIT_BIDS.search(name)
+    if m:
+        if int(m["n"]) <= 1:
+            return None
+        return path.with_name(f"{name[:m.start()]}_split-{'1'.zfill(len(m['n']))}_{name[m.end():]}")
+    m = _SPLIT_NEUROMAG.match(name)
+    if m:
+        first = path.with_name(m["first"] + m["ext"])
+        if first in present if present is not None else first.exists():
+            return first
+    return None
+
+
+def drop_split_parts(paths) -> tuple[list[Path], dict[Path, Path]]:
+    """``paths`` without the later parts of split FIF recordings (read once, through their first part).
+
+    Returns ``(recordings, later)``: the paths to read as recordings, in order, and each later part dropped →
+    its first part. A later part whose first part is not among ``paths`` is dropped too, with a warning naming
+    it (a part alone is a piece of a recording, never a recording of its own). See :func:`fif_split_first`.
+    """
+    paths = [Path(p) for p in paths]
+    present = set(paths)
+    keep, later = [], {}
+    for p in paths:
+        first = fif_split_first(p, present)
+        if first is None:
+            keep.append(p)
+            continue
+        later[p] = first
+        if first not in present:
+            logger.warning("%s: a later part of the split FIF recording %s, whose first part is not listed; "
+                           "skipped (give the first part: MNE reads every part through it)", p, first.name)
+    return keep, later
 
 
 def check_finite(data: np.ndarray, ch_names: list[str], path) -> None:

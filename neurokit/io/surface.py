@@ -239,8 +239,12 @@ def read_surface(
     Parameters
     ----------
     path : str | Path
-        CIFTI-2 (``.dtseries.nii``, ``.dscalar.nii``, ``.dlabel.nii``), GIFTI (``.gii``), FreeSurfer
-        (``.mgh``, ``.mgz``, curvature or triangle surface files).
+        CIFTI-2 (``.dtseries.nii``, ``.dscalar.nii``, ``.dlabel.nii``), GIFTI (``.gii``, ``.gii.gz``,
+        ``.gii.bz2``: frames from its time-series, shape, statistic or float arrays only; label, vector and
+        other arrays are ignored with a warning, a mesh in the same file is kept in ``coords``/``faces``),
+        FreeSurfer (``.mgh``, ``.mgz`` with any footer of tags, ``.annot`` read as a label map, curvature or
+        triangle surface files). A FreeSurfer ``.label`` file, text tables and EEG recordings are refused,
+        naming what they are.
     hemi : {"L", "R"} (or "lh", "left", …), optional
         Which hemisphere. Required for CIFTI files holding both; otherwise checked against the file's
         metadata or name when given, inferred from them when not.
@@ -271,11 +275,16 @@ def read_surface(
         raise FileNotFoundError(f"{path}: no such file")
     want = normalize_hemi(hemi) if hemi is not None else None
     name = path.name.lower()
+    _refuse_eeg(path)
+    if name.endswith(".label"):
+        _refuse_fs_label(path)
     _refuse_not_dense(path)
     if name.endswith(".nii") and any(s in name for s in (".dtseries.", ".dscalar.", ".dlabel.")):
         out = _read_cifti(path, want, mesh)
-    elif name.endswith(".gii") or name.endswith(".gii.gz"):
+    elif name.endswith((".gii", ".gii.gz", ".gii.bz2")):
         out = _read_gifti(path, want, mesh)
+    elif name.endswith(".annot"):
+        out = _read_annot(path, want, mesh)
     elif name.endswith((".mgh", ".mgz")):
         out = _read_mgh(path, want, mesh)
     else:
@@ -321,7 +330,7 @@ def read_geometry(surface, hemi: str | None = None) -> SurfaceData:
         sd = read_surface(surface)
     else:
         sd = _mesh_object(surface, normalize_hemi(hemi) if hemi else None)
-    if sd.kind != "geometry" or sd.coords is None or sd.faces is None:
+    if sd.coords is None or sd.faces is None:  # a mesh with data arrays (a GIFTI of both) is a geometry too
         raise DataFileError(f"{sd.path}: not a surface geometry file (kind {sd.kind!r}); a surface needs vertices and faces")
     return sd
 
@@ -415,6 +424,12 @@ def _refuse_not_dense(path: Path) -> None:
     if name.endswith(_TEXT_SUFFIXES) or _looks_like_text(path):
         rows, cols = _text_shape(path)
         shape = f" ({rows} rows × {cols} columns)" if rows else ""
+        if rows in _TWO_HEMI_ROWS:
+            raise DataFileError(
+                f"{path}: a plain-text table{shape}, one row per vertex of {_TWO_HEMI_ROWS[rows]}: per-vertex data, not "
+                "parcellated, but neurokit reads surface data from CIFTI-2, GIFTI or FreeSurfer files, not text; save "
+                "the rows as a CIFTI-2 .dtseries.nii, or each hemisphere's rows as a GIFTI (.func.gii) on that mesh"
+            )
         if rows in _DEFAULT_BY_COUNT:
             raise DataFileError(
                 f"{path}: a plain-text table{shape}, one row per vertex of {_DEFAULT_BY_COUNT[rows]}: neurokit reads "
@@ -423,6 +438,73 @@ def _refuse_not_dense(path: Path) -> None:
             )
         raise DataFileError(f"{path}: a plain-text table{shape}, not a surface file: parcellated time series "
                             f"or parcel/label lists hold one value per parcel, not per vertex; {_DENSE_INSTEAD}")
+
+
+#: Suffixes of EEG recordings (MNE's readers), refused by :func:`read_surface` by name
+_EEG_SUFFIXES = (".edf", ".bdf", ".gdf", ".vhdr", ".vmrk", ".set", ".fdt", ".fif", ".fif.gz", ".cnt", ".rec")
+
+
+def _refuse_eeg(path: Path) -> None:
+    """An EEG recording given as surface data (by its suffix, or an EDF/BDF header under any name)."""
+    name = path.name.lower()
+    with open(path, "rb") as fh:
+        head = fh.read(256)
+    edf = False
+    if len(head) == 256 and head[:8] in (b"0       ", b"\xffBIOSEMI"):  # the EDF/BDF version field
+        try:
+            ns, nbytes = int(head[252:256]), int(head[184:192])
+            edf = ns > 0 and nbytes == 256 * (ns + 1)
+        except ValueError:
+            edf = False
+    if edf or name.endswith(_EEG_SUFFIXES):
+        what = "an EDF/BDF EEG recording" if edf else f"an EEG recording ({name.rsplit('.', 1)[-1]})"
+        raise DataFileError(f"{path}: {what}, not cortical-surface data; read it with neurokit.read_eeg, or prepare "
+                            "it with an EEG card (neuro prepare eeg_folder --data-root …)")
+
+
+def _refuse_fs_label(path: Path) -> None:
+    """A FreeSurfer ``.label`` file: the vertices of one region, not a value per vertex."""
+    try:
+        with open(path, "r", errors="replace") as fh:
+            first, count = fh.readline(), fh.readline().strip()
+    except OSError:
+        return
+    if first.startswith("#") or count.isdigit():
+        n = f" ({int(count):,} vertices)" if count.isdigit() else ""
+        raise DataFileError(
+            f"{path}: a FreeSurfer label file: the vertex list of one region{n}, not a value per vertex. Make a mask "
+            "from it (nibabel.freesurfer.read_label) or give the parcellation it comes from (.annot, .label.gii, "
+            ".dlabel.nii)"
+        )
+
+
+def _read_annot(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
+    """A FreeSurfer annotation (``lh.aparc.annot``): one parcel key per vertex and its colour table, read by
+    :func:`nibabel.freesurfer.read_annot` as a label map (keys: the table's indices, -1: no parcel)."""
+    from nibabel.freesurfer import read_annot
+
+    try:
+        labels, _, names = read_annot(str(path))
+    except (MemoryError, Exception) as exc:  # noqa: BLE001
+        raise DataFileError(f"{path}: cannot read as a FreeSurfer annotation (.annot) ({_short(exc)})") from exc
+    labels = np.asarray(labels)
+    n = len(labels)
+    table = {i: (nm.decode() if isinstance(nm, bytes) else str(nm)) for i, nm in enumerate(names)}
+    if (labels < 0).any():
+        table[-1] = "unknown"
+    return SurfaceData(
+        data=labels.astype(np.float32)[:, None], hemi=_resolve_hemi(hemi_from_name(path), want, path),
+        mesh=_mesh_for(n, mesh, path), mask=labels >= 0, kind="label", path=path, frame_names=[path.name],
+        label_tables=[table],
+    )
+
+
+#: Row counts of per-vertex tables that hold more than one hemisphere: both hemispheres of a known mesh (fs_LR
+#: 32k: 2 × 32,492 = 64,984), HCP fs_LR 32k cortex without the medial wall (29,696 + 29,716) and all 91,282
+#: grayordinates (cortex + subcortical voxels)
+_TWO_HEMI_ROWS = {**{2 * n: f"both hemispheres of {m} (2 × {n:,})" for n, m in _DEFAULT_BY_COUNT.items()},
+                  59412: "the fs_LR 32k cortex of both hemispheres without the medial wall (HCP grayordinates)",
+                  91282: "the 91,282 HCP grayordinates (fs_LR 32k cortex + subcortical voxels)"}
 
 
 def _looks_like_text(path: Path) -> bool:
@@ -654,19 +736,32 @@ def _read_gifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
             RuntimeWarning, stacklevel=3,
         )
     hemi = _resolve_hemi(found or named, want, path)
+    role = [_gifti_role(intent, d) for intent, d in zip(intents, img.darrays)]
+    coords = faces = None
     if "NIFTI_INTENT_POINTSET" in intents:
         coords = np.asarray(img.darrays[intents.index("NIFTI_INTENT_POINTSET")].data, dtype=np.float64)
-        faces = None
         if "NIFTI_INTENT_TRIANGLE" in intents:
             faces = np.asarray(img.darrays[intents.index("NIFTI_INTENT_TRIANGLE")].data, dtype=np.int64)
         _check_geometry(coords, faces, path)
+    take = "data" if "data" in role else "label" if "label" in role else None
+    if take is None and coords is not None:
         n = len(coords)
         return SurfaceData(
             data=np.zeros((n, 0), np.float32), hemi=hemi, mesh=_mesh_for(n, mesh, path, strict=False),
             mask=np.ones(n, bool), kind="geometry", path=path, coords=coords, faces=faces,
             geometric_type=meta.get("GeometricType") or None,
         )
-    arrays = [np.asarray(d.data) for d in img.darrays]
+    if take is None:
+        raise DataFileError(f"{path}: GIFTI file without a data array of a time-series, shape, statistic or label "
+                            f"intent (its arrays: {_intent_list(intents, range(len(intents)))}); nothing to read as "
+                            "frames")
+    chosen = [i for i, r in enumerate(role) if r == take]
+    left = [i for i in range(len(role)) if i not in chosen and role[i] != "geometry"]
+    if left:  # a label array is no frame, a vector's first column no value per vertex
+        warnings.warn(f"{path}: data arrays {_intent_list(intents, left)} are not {take} arrays and are ignored; "
+                      f"the {len(chosen)} {'frames' if take == 'data' else 'label maps'} come from "
+                      f"{_intent_list(intents, chosen)}", RuntimeWarning, stacklevel=3)
+    arrays = [np.asarray(img.darrays[i].data) for i in chosen]
     if any(a.ndim == 0 or a.size == 0 for a in arrays):
         raise DataFileError(f"{path}: GIFTI data array without values (dims {[a.shape for a in arrays]})")
     if len(arrays) == 1 and arrays[0].ndim == 2 and arrays[0].shape[1] > 1:
@@ -675,19 +770,55 @@ def _read_gifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
         shapes = {a.shape[0] for a in arrays}
         if len(shapes) != 1:
             raise DataFileError(f"{path}: data arrays of different lengths {sorted(shapes)}")
-        data = np.stack([a.reshape(a.shape[0], -1)[:, 0] for a in arrays], axis=1).astype(np.float32)
-    kind = "label" if intents[0] == "NIFTI_INTENT_LABEL" else "series" if intents[0] == "NIFTI_INTENT_TIME_SERIES" else "scalar"
+        wide = [i for i, a in zip(chosen, arrays) if a.ndim > 1 and a.shape[1] > 1]
+        if wide:
+            raise DataFileError(f"{path}: data arrays {_intent_list(intents, wide)} hold several columns beside "
+                                "other arrays; save one array per frame, or one (n_vertices, n_frames) array")
+        data = np.stack([a.reshape(a.shape[0]) for a in arrays], axis=1).astype(np.float32)
+    if coords is not None and len(coords) != data.shape[0]:
+        raise DataFileError(f"{path}: {len(coords):,} vertices in its mesh but {data.shape[0]:,} values per data array")
+    picked = [intents[i] for i in chosen]
+    kind = ("label" if take == "label" else "series" if "NIFTI_INTENT_TIME_SERIES" in picked else "scalar")
     tr = _gifti_tr(meta.get("TimeStep"), path) if kind == "series" else None
     tables = []
     if kind == "label" and img.labeltable is not None:
         tables = [{int(lb.key): str(lb.label) for lb in img.labeltable.labels}] * data.shape[1]  # one table in GIFTI
-    names = [d.meta.get("Name", "") for d in img.darrays]
+    names = [img.darrays[i].meta.get("Name", "") for i in chosen]
     n = data.shape[0]
     return SurfaceData(
         data=data, hemi=hemi, mesh=_mesh_for(n, mesh, path),
         mask=_mask_from_data(data) if kind == "series" else np.ones(n, bool), tr=tr, kind=kind, path=path,
-        frame_names=[s for s in names if s] if any(names) else [], label_tables=tables,
+        frame_names=[s for s in names if s] if any(names) else [], label_tables=tables, coords=coords, faces=faces,
     )
+
+
+#: GIFTI intents whose arrays hold one value per vertex and frame (nibabel's agg_data joins TIME_SERIES arrays
+#: into a vertex × time array; SHAPE holds curvature, thickness…; the statistic intents 2-24 and ESTIMATE hold
+#: maps); NIFTI_INTENT_NONE counts only with float data, as no writer stores an integer map without a label intent
+_GIFTI_DATA_INTENTS = {"NIFTI_INTENT_TIME_SERIES", "NIFTI_INTENT_SHAPE", "NIFTI_INTENT_ESTIMATE"}
+_GIFTI_GEOMETRY_INTENTS = {"NIFTI_INTENT_POINTSET", "NIFTI_INTENT_TRIANGLE"}
+
+
+def _gifti_role(intent: str, darray) -> str:
+    """``"data"``, ``"label"``, ``"geometry"`` or ``"other"`` (vectors, matrices, node indices, RGB…)."""
+    from nibabel.nifti1 import intent_codes
+
+    if intent in _GIFTI_GEOMETRY_INTENTS:
+        return "geometry"
+    if intent == "NIFTI_INTENT_LABEL":
+        return "label"
+    if intent in _GIFTI_DATA_INTENTS or 2 <= intent_codes.code[intent] <= 24:  # statistics: t, z, p…
+        return "data"
+    if intent == "NIFTI_INTENT_NONE" and np.issubdtype(np.asarray(darray.data).dtype, np.floating):
+        return "data"
+    return "other"
+
+
+def _intent_list(intents: list[str], idx) -> str:
+    """``#0 NIFTI_INTENT_TIME_SERIES, #7 NIFTI_INTENT_LABEL`` (at most six, then a count)."""
+    idx = list(idx)
+    head = ", ".join(f"#{i} {intents[i]}" for i in idx[:6])
+    return head + (f", … (+{len(idx) - 6} more)" if len(idx) > 6 else "")
 
 
 def _gifti_tr(step, path: Path) -> float | None:
@@ -757,8 +888,9 @@ def _read_mgh(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
     )
 
 
-#: Bytes an MGH file may hold after its data: the optional scan parameters (TR, flip angle, TE, TI, FoV) and
-#: tags (command lines, …); far less than one frame of any surface overlay.
+#: Bytes after an MGH file's data taken as a footer without looking: the optional scan parameters (TR, flip
+#: angle, TE, TI, FoV) and a few tags (command lines, …). A longer tail is walked tag by tag
+#: (:func:`_mgh_footer_problem`): per-frame tags of a long run take megabytes.
 _MGH_MAX_FOOTER = 65536
 
 
@@ -782,10 +914,51 @@ def _check_mgh_size(img, shape: tuple, path: Path) -> None:
             f"({need:,} bytes) but the file holds {held:,}; copy or download it again"
         )
     if exact and held - need > _MGH_MAX_FOOTER:
-        raise DataFileError(
-            f"{path}: the file holds {held - need:,} bytes more than its header's {' × '.join(map(str, shape))} values: "
-            "a damaged header (a lowered vertex or frame count would read the data as another mesh)"
-        )
+        problem = _mgh_footer_problem(path, need, held)
+        if problem:
+            raise DataFileError(
+                f"{path}: the file holds {held - need:,} bytes more than its header's {' × '.join(map(str, shape))} "
+                f"values, and they are no MGH footer ({problem}): a damaged header (a lowered vertex or frame count "
+                "would read the data as another mesh)"
+            )
+
+
+#: FreeSurfer tag ids (utils/tags.h) are small numbers (TAG_CMDLINE 3, TAG_MRI_FRAME 42, …); a larger id is data
+_MGH_MAX_TAG = 1000
+_MGH_OLD_XFORM_TAG = 30  # TAG_OLD_MGH_XFORM: its length is a 4-byte int; every other tag's an 8-byte int
+
+
+def _mgh_footer_problem(path: Path, need: int, held: int) -> str | None:
+    """Walk an MGH footer, as FreeSurfer writes it after the data (``load_mgh.m``, ``utils/tags.c``): the optional
+    scan parameters (TR, flip angle, TE, TI: 4 big-endian float32, then FoV), then tags, each a big-endian int32
+    id, a length (int64; int32 for the old transform tag) and that many bytes, to the end of the file. ``None``
+    when the tags end exactly at the file's end; else what is wrong (bytes that are no footer: more data than
+    the header says). Large footers are normal: per-frame tags of long runs take megabytes."""
+    import gzip
+
+    opener = gzip.open if path.name.lower().endswith(".mgz") else open
+    with opener(path, "rb") as fh:
+        fh.seek(need)
+        pos = need + min(20, held - need)  # the scan parameters (nibabel reads them as the footer)
+        fh.seek(pos)
+        n_tags = 0
+        while pos < held:
+            head = fh.read(4)
+            if len(head) < 4:
+                return f"{held - pos} stray byte(s) at offset {pos:,}"
+            tag = int.from_bytes(head, "big", signed=True)
+            width = 4 if tag == _MGH_OLD_XFORM_TAG else 8
+            raw = fh.read(width)
+            if not 0 < tag <= _MGH_MAX_TAG or len(raw) < width:
+                return f"tag id {tag} at offset {pos:,} after {n_tags} tag(s)"
+            length = int.from_bytes(raw, "big", signed=True)
+            pos += 4 + width
+            if length < 0 or pos + length > held:
+                return f"tag {tag} at offset {pos - 4 - width:,} claims {length:,} bytes, past the end of the file"
+            fh.seek(length, 1)
+            pos += length
+            n_tags += 1
+    return None
 
 
 def _read_freesurfer(path: Path, want: str | None, mesh: str | None) -> SurfaceData:

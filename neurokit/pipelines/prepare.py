@@ -90,6 +90,9 @@ def prepare(
     overwrite : bool
         Replace an existing store (a store file is renamed into place when complete; a shard set is written
         beside the earlier one and swapped in when complete, so a stopped run leaves the earlier one whole).
+    subject_pattern : str, optional (keyword)
+        Folder layouts and ``files``: the regular expression giving subject ids (CLI ``--subject-pattern``;
+        replaces the card's ``layout.subject_pattern``; see :func:`neurokit.cards.subject_of`).
 
     Returns
     -------
@@ -104,6 +107,14 @@ def prepare(
     """
     card = card if isinstance(card, DataCard) else load_card(card)
     out = Path(out)
+    pattern = kwargs.pop("subject_pattern", None)
+    if pattern is not None:  # the subject rule of folder layouts and -f files (CLI --subject-pattern)
+        layout = dict(card.raw.get("layout") or {})
+        if layout.get("kind") not in ("folder", None) and not files:
+            raise ConfigError(f"--subject-pattern applies to folder layouts and -f files; card {card.name!r} has a "
+                              f"{layout.get('kind')} layout, whose subjects it defines")
+        card = DataCard(name=card.name, raw={**card.raw, "layout": {**layout, "subject_pattern": pattern}},
+                        path=card.path, extra=card.extra)
     if kwargs.get("resume") and not kwargs.get("shards"):
         raise ConfigError("resume applies to shard sets (CLI: --shards --resume)")
     if out.is_dir() and not kwargs.get("shards"):

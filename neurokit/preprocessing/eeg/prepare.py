@@ -230,8 +230,13 @@ def eeg_entries(card: DataCard, options: PrepareOptions) -> tuple[str, list[File
     events = None
     if len(groups) == 1 and classes:
         events = {str(d): classes.index(lbl) for d, lbl in groups[0]["events"].items()}
-    return tname, [FileEntry(path=Path(f), subject=Path(f).stem, run=Path(f).stem, events=events)
-                   for f in options.files]
+    from neurokit.cards import subject_of
+    from neurokit.io.eeg import drop_split_parts
+
+    pattern = (card.raw.get("layout") or {}).get("subject_pattern")
+    files, _ = drop_split_parts(options.files)  # later parts of split FIF recordings: read through the first
+    return tname, [FileEntry(path=f, subject=subject_of(f.name, pattern, where=card.path or card.name), run=f.stem,
+                             events=events) for f in files]
 
 
 def _recordings_done(out: Path, options: PrepareOptions) -> set[str]:
@@ -284,6 +289,9 @@ def store_attrs(card: DataCard, tname: str, recipe, ch_names: list[str], entries
         recipe=recipe.to_dict(),
         neurokit_version=__version__,
     )
+    attrs["subject_files"] = subject_files(entries, data_root)
+    if (card.raw.get("layout") or {}).get("kind") == "folder":
+        attrs["subject_rule"] = card.subject_rule()
     if any(x.reader == "bids" for x in entries):
         from neurokit.io.bids import read_participants
 
@@ -291,6 +299,18 @@ def store_attrs(card: DataCard, tname: str, recipe, ch_names: list[str], entries
         table = read_participants(card.bids_root(data_root))
         attrs["participants"] = {card.store_subject(k): v for k, v in table.items() if card.store_subject(k) in ids}
     return attrs
+
+
+def subject_files(entries: Sequence[FileEntry], data_root=None) -> dict[str, list[str]]:
+    """Subject id → the files (under the data root when they lie in it; archive members as ``archive:member``)
+    of its recordings, for the store's ``subject_files`` attribute: which files each subject holds."""
+    root = Path(data_root).expanduser().resolve() if data_root else None
+    out: dict[str, list[str]] = {}
+    for e in entries:
+        p = Path(e.path).resolve()
+        name = p.relative_to(root).as_posix() if root is not None and p.is_relative_to(root) else str(p)
+        out.setdefault(e.subject, []).append(f"{name}:{e.member}" if e.member else name)
+    return {k: sorted(set(v)) for k, v in sorted(out.items())}
 
 
 class _EEGWriting:
@@ -307,6 +327,7 @@ class _EEGWriting:
         self.sources: list[dict] = []
         self.dropped: list[str] = []
         self.n_rejected = 0
+        self.n_bad_annotation = 0  # windows dropped for overlapping a BAD… annotation
         self.ch_names: list[str] | None = None
 
     def take(self, e: FileEntry, res: dict) -> None:
@@ -338,6 +359,7 @@ class _EEGWriting:
                 raise
             raise disk_full_error(self.out, e.path) from exc
         self.n_rejected += w.n_rejected
+        self.n_bad_annotation += int(res["source"].get("n_bad_annotation", 0))
         self.sources.append(res["source"])
 
     def _fatal(self, e: FileEntry, exc: ScratchError) -> None:
@@ -399,7 +421,8 @@ class _EEGWriting:
             why = f" ({len(self.dropped)} dropped by the recipe's min_duration_s)" if self.dropped else ""
             raise DataFileError(f"prepare {self.card.name}: no usable recording (all skipped{why})")
         if not self.options.shards:
-            self.writer.set_attrs(sources=self.sources, n_rejected=self.n_rejected, dropped=self.dropped)
+            self.writer.set_attrs(sources=self.sources, n_rejected=self.n_rejected, dropped=self.dropped,
+                                  n_bad_annotation=self.n_bad_annotation)
         return self.writer.close(), self.writer.n
 
     def abort(self) -> None:
@@ -483,10 +506,11 @@ def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = 
     except Exception as exc:  # a fault of MNE or numpy on this file: name the file
         raise DataFileError(f"{path}: {describe_exception(exc)}") from exc
     ren = raw_notes(raw).renames
+    n_bad = applied.pop("n_bad_annotation", 0) if isinstance(w, StreamedPart) else w.n_bad_annotation
     provenance = {"path": str(Path(path).resolve()), **({"member": member} if member else {}),
                   "sha256": _sha256(path), "n_windows": int(n_windows),
-                  "n_rejected": int(w.n_rejected), "renamed": ren.renamed, "aliases": ren.aliases,
-                  "applied": applied}
+                  "n_rejected": int(w.n_rejected), "n_bad_annotation": int(n_bad), "renamed": ren.renamed,
+                  "aliases": ren.aliases, "applied": applied}
     return w, provenance
 
 

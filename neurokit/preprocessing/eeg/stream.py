@@ -218,6 +218,8 @@ def stream_windows(raw, recipe: EEGRecipe, workdir: str | Path, write: Callable[
             files.drop(src)
             src = out
         plan = window_plan(stand_in, recipe, source=source)
+        if plan.n_bad_annotation:  # read back (and removed) by prepare's provenance
+            applied["n_bad_annotation"] = plan.n_bad_annotation
         del stand_in
         # last pass: the windows, in batches
         n_rej = _write_batches(src, plan, recipe, ch_names, chunk_s, write)

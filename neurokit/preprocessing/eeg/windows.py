@@ -47,6 +47,8 @@ class Windows:
     ch_names : list[str]
     n_rejected : int
         Windows dropped by the amplitude bound.
+    n_bad_annotation : int
+        Windows dropped because they overlap a ``BAD…`` annotation (``recipe.reject_by_annotation``).
     """
 
     patches: np.ndarray
@@ -55,6 +57,7 @@ class Windows:
     ch_names: list[str]
     n_rejected: int = 0
     warnings: list[str] = field(default_factory=list)
+    n_bad_annotation: int = 0
 
 
 def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
@@ -89,6 +92,16 @@ def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
             )
         # also reorders to the recipe's order; EOG channels stay for the recipe's eog_removal (dropped after it)
         raw.pick(list(recipe.channels) + (eog_typed(raw) if recipe.eog_removal != "none" else []))
+    if recipe.reference == "average":
+        from neurokit.geometry.channels import is_bipolar
+
+        bipolar = [c for c in raw.ch_names if is_bipolar(c)]
+        if bipolar:
+            raise DataFileError(
+                f"{source}: channels {short_list(bipolar)} are bipolar derivations (two electrodes in one label); the "
+                "recipe's average reference would subtract their mean as if they were electrodes against one "
+                "reference. Set reference: null in the card, or keep referential channels only (its channels list)"
+            )
 
 
 def check_amplitudes(maxs: np.ndarray, mins: np.ndarray, ch_names: list[str], source: str) -> None:
@@ -301,11 +314,25 @@ class WindowPlan:
     onsets: np.ndarray
     win: int
     notes: list[str]
+    n_bad_annotation: int = 0
 
     def windows(self, patches: np.ndarray, ok: np.ndarray, ch_names: list[str]) -> Windows:
         """The :class:`Windows` of the kept windows (``ok``; ``patches`` holds those, in order)."""
         return Windows(patches=patches, labels=self.labels[ok], onsets=self.onsets[ok], ch_names=ch_names,
-                       n_rejected=int((~ok).sum()), warnings=self.notes)
+                       n_rejected=int((~ok).sum()), warnings=self.notes, n_bad_annotation=self.n_bad_annotation)
+
+
+def bad_spans(raw) -> np.ndarray:
+    """``(n, 2)`` int64 sample spans ``[start, stop)`` (from the first sample of ``raw``) of its annotations whose
+    description starts with ``BAD`` (any case, as MNE's ``reject_by_annotation``); zero-length marks (the
+    ``BAD boundary`` of joined pieces) are left out."""
+    sf = raw.info["sfreq"]
+    ann = raw.annotations
+    t0 = raw.first_samp / sf  # onsets count from the first sample ever recorded, with or without a measurement date
+    spans = [(int(np.floor((o - t0) * sf)), int(np.ceil((o + d - t0) * sf)))
+             for o, d, desc in zip(ann.onset, ann.duration, ann.description)
+             if str(desc).lower().startswith("bad") and d > 0]
+    return np.asarray(spans, dtype=np.int64).reshape(-1, 2)
 
 
 def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowPlan:
@@ -342,6 +369,15 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
     keep = [(s, y, piece_of(s)) for s, y in zip(starts, labels)]
     keep = [(s, y, p) for s, y, p in keep if p is not None]
     dropped_edge = len(starts) - len(keep)
+    n_bad = 0
+    if recipe.reject_by_annotation and keep:  # MNE's reject_by_annotation: a window touching a BAD_ span goes
+        spans = bad_spans(raw)
+        if len(spans):
+            clean = [k for k in keep if not ((spans[:, 0] < k[0] + win) & (spans[:, 1] > k[0])).any()]
+            n_bad, keep = len(keep) - len(clean), clean
+            if not keep:
+                raise DataFileError(f"{source}: every window overlaps a BAD… annotation ({n_bad} dropped); set the "
+                                    "recipe's reject_by_annotation: false to keep them")
     if not keep:
         raise DataFileError(
             f"{source}: recording too short ({n_times / sf:.2f} s) for any {recipe.window_s:g}-s window"
@@ -350,12 +386,14 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
     if dropped_edge:
         where = "the end of the recording" if len(pieces) == 1 else "the end of the recording or into a gap"
         notes.append(f"{dropped_edge} window(s) ran past {where} and were dropped")
+    if n_bad:
+        notes.append(f"{n_bad} window(s) overlap a BAD… annotation and were dropped (reject_by_annotation)")
     for n in notes:
         warnings.warn(f"{source}: {n}", RuntimeWarning, stacklevel=3)
     return WindowPlan(starts=np.asarray([s for s, _, _ in keep], dtype=np.int64),
                       labels=np.asarray([y for (_, y, _) in keep], dtype=np.int64),
                       onsets=np.asarray([t + (s - a) / sf for (s, _, (a, _, t)) in keep], dtype=np.float64),
-                      win=win, notes=notes)
+                      win=win, notes=notes, n_bad_annotation=n_bad)
 
 
 def cut_windows(data: np.ndarray, starts: np.ndarray, win: int, recipe: EEGRecipe,
