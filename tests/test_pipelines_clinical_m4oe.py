@@ -180,3 +180,34 @@ def test_quickstart_pools_training_recordings_only(small_stores, tmp_path):
     assert set(st.meta["subject"]) == {"mat:S002", "bonn:seg001", "bonn:seg002"}
     i = list(st.meta["subject"]).index("bonn:seg001")
     np.testing.assert_array_equal(st.patches(i), bonn.patches(0))
+
+
+@pytest.mark.slow
+def test_m4oe_overwrite_interrupted_keeps_the_earlier_run_and_is_locked(small_stores, tmp_path, monkeypatch):
+    """The M4oE head's run folder is handled as every fine-tuning run's (issue 19 items 2-3): Ctrl-C during
+    ``--overwrite`` leaves the earlier run byte-identical, and a held output is refused naming the process."""
+    from neurokit._utils.locks import output_lock
+    from neurokit.training import trainer as tr
+
+    out = tmp_path / "run"
+    common = [str(small_stores["bonn"]), str(small_stores["mat"]), "--head", "m4oe", "--task", "bonn_epilepsy:seizure",
+              "--task", "eegmat:arithmetic", "-o", str(out), "--n-layers", "1", "--batch-size", "8", "--no-progress",
+              "--epochs", "1", "--no-baselines"]
+    assert runner.invoke(app, ["finetune", *common]).exit_code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert {"metrics.jsonl", "report.json", "best.pt", "last.pt"} <= set(before)
+    monkeypatch.setattr(tr, "optimizer_step", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+    res = runner.invoke(app, ["finetune", *common, "--overwrite"])
+    assert res.exit_code == 130 and f"the earlier run in {out} is unchanged" in " ".join(res.output.split())
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+    monkeypatch.undo()
+    import os
+
+    with output_lock(out, "finetune"):  # held by this process: another process's run is refused
+        import subprocess
+        import sys
+
+        r = subprocess.run([sys.executable, "-m", "neurokit", "finetune", *common, "--overwrite"], capture_output=True,
+                           text=True, timeout=300)
+    assert r.returncode == 2 and f"in use by another finetune (process {os.getpid()}" in " ".join((r.stdout + r.stderr).split())

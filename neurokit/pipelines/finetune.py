@@ -20,9 +20,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from neurokit._utils.errors import ConfigError, DiskFullError, Interrupted, NeurokitError
-from neurokit._utils.locks import output_lock
-from neurokit._utils.staging import StagedOutput
+from neurokit._utils.errors import ConfigError
 from neurokit.data.dataset import PatchDataset, open_labelled
 from neurokit.data.splits import resolve_splits
 from neurokit.evaluation.metrics import SELECTION, degenerate_predictions, score
@@ -36,6 +34,7 @@ from neurokit.models.checkpoint import (
 )
 from neurokit.models.heads import HEADS, FinetuneModel, Head
 from neurokit.models.registry import build_backbone, get_model_spec
+from neurokit.pipelines.outputs import run_in_folder
 from neurokit.training import distributed as dist
 from neurokit.training.objectives import get_objective
 from neurokit.training.optim import OptimConfig, seed_everything
@@ -316,67 +315,29 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
     cfg = cfg or FinetuneConfig()
     out = Path(out_dir)
     check_finetune_options(cfg, scheme=scheme, resume=resume, overwrite=overwrite, init=init)
-    with output_lock(out, "finetune"):
-        return _finetune_locked(store, out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=n_folds,
-                                resume=resume)
+    return _finetune_locked(store, out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=n_folds,
+                            resume=resume)
 
 
 def _finetune_locked(store, out: Path, cfg: FinetuneConfig, *, init, overwrite: bool, scheme: str, n_folds: int,
                      resume: bool) -> dict[str, Any]:
-    """:func:`finetune` once the output is locked: an earlier run replaced by ``overwrite`` stays whole until
-    the new one has finished (it is written beside it, :class:`~neurokit._utils.staging.StagedOutput`)."""
-    final = out
-    stage = StagedOutput(out, replace=False)
-    if resume:
-        if not (out / "last.pt").exists():
-            raise FileNotFoundError(f"{out / 'last.pt'}: nothing to resume (run without resume=True (CLI: --resume) first)")
-    elif any((out / f).exists() for f in ("report.json", "best.pt", "last.pt")):
-        if not overwrite:
-            raise FileExistsError(f"{out} already holds a fine-tuning run; pass overwrite=True (CLI: --overwrite), "
-                                  "resume=True (CLI: --resume) to continue it, or choose another output folder")
-        stage = StagedOutput(out, replace=True)  # the new run goes beside the earlier one until it has finished
-        out = stage.work
-    created = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
+    """:func:`finetune` in its run folder (:func:`~neurokit.pipelines.outputs.run_in_folder`: locked, an earlier
+    run replaced by ``overwrite`` kept whole until the new one has finished)."""
     from neurokit.evaluation.schemes import run_scheme
 
-    info = dist.setup(cfg.device)
-    try:
-        if scheme != "card":
-            stores = list(store) if isinstance(store, (list, tuple)) else [store]
-            rep = run_scheme(stores, out, cfg, scheme, n_folds=n_folds,
-                             fit_fold=lambda d, kw, unit: _finetune(stores, d, cfg, init, info, split_kw=kw, leak_unit=unit))
-        else:
-            rep = _finetune(store, out, cfg, init, info, resume=resume)
-        stage.commit()
-        return rep
-    except BaseException as exc:
-        if stage.staged:  # the earlier run is whole: drop the unfinished new one and say so
-            stage.discard()
-            kept = f"the earlier run in {final} is unchanged (the new one was discarded)"
-            if isinstance(exc, KeyboardInterrupt):
-                raise Interrupted(f"interrupted: {kept}; run the same command again") from None
-            if isinstance(exc, DiskFullError):
-                raise DiskFullError(f"{final}: disk full while writing the new run; {kept}. Free space, then run the "
-                                    "same command again") from None
-            if isinstance(exc, NeurokitError):
-                raise type(exc)(f"{stage.where(str(exc))}; {kept}") from None
-            raise
-        saved = scheme == "card" and (out / "last.pt").exists()
-        if created and not saved and not (out / "report.json").exists():
-            import shutil
+    def job(work: Path) -> dict[str, Any]:
+        info = dist.setup(cfg.device)
+        try:
+            if scheme != "card":
+                stores = list(store) if isinstance(store, (list, tuple)) else [store]
+                return run_scheme(stores, work, cfg, scheme, n_folds=n_folds,
+                                  fit_fold=lambda d, kw, unit: _finetune(stores, d, cfg, init, info, split_kw=kw,
+                                                                         leak_unit=unit))
+            return _finetune(store, work, cfg, init, info, resume=resume)
+        finally:
+            dist.cleanup(info)
 
-            shutil.rmtree(out, ignore_errors=True)  # made by this call, holding no result: leave nothing behind
-        if isinstance(exc, KeyboardInterrupt) and not saved:
-            raise Interrupted(f"interrupted: fine-tuning saves last.pt at the end of each epoch, and none had ended, "
-                              f"so nothing was saved{f' ({out} removed)' if created else ''}; run the same command "
-                              "again") from None
-        if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
-            raise Interrupted(f"interrupted after training: {out / 'last.pt'} holds it; the same command with "
-                              "--resume scores it") from None
-        raise
-    finally:
-        dist.cleanup(info)
+    return run_in_folder(out, job, overwrite=overwrite, resume=resume, resumable=scheme == "card")
 
 
 def finetune_or_reuse(store, out_dir: str | Path, cfg: FinetuneConfig, *, init: str | Path | None = None,

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from neurokit._utils.errors import ConfigError, Interrupted
+from neurokit._utils.errors import ConfigError
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.splits import resolve_splits, task_kind
 from neurokit.evaluation.metrics import SELECTION, score
@@ -38,6 +38,7 @@ from neurokit.pipelines.finetune import (
     init_fingerprint,
     make_augmenter,
 )
+from neurokit.pipelines.outputs import run_in_folder
 from neurokit.training import distributed as dist
 from neurokit.training.optim import (
     EpochSampler,
@@ -291,38 +292,20 @@ def finetune_m4oe(stores: Sequence[str | Path], out_dir: str | Path, tasks: Sequ
     out = Path(out_dir)
     check_finetune_options(cfg, head="m4oe", resume=resume, overwrite=overwrite, init=init)
     specs = parse_tasks(tasks)
-    if resume:
-        if not (out / "last.pt").exists():
-            raise FileNotFoundError(f"{out / 'last.pt'}: nothing to resume (run without --resume first)")
-    elif (out / "report.json").exists() or (out / "best.pt").exists() or (out / "last.pt").exists():
-        if not overwrite:
-            raise FileExistsError(f"{out} already holds a fine-tuning run; pass overwrite=True (CLI: --overwrite), "
-                                  "resume=True (--resume) or another output folder")
-        for f in ("metrics.jsonl", "last.pt"):
-            (out / f).unlink(missing_ok=True)
     mods_req = parse_modalities(modalities) if not isinstance(modalities, dict) else modalities
     by_task = match_stores(specs, stores)
     layouts = {n: task_layout(n, st, mods_req) for n, st in by_task.items()}
-    created = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
-    info = dist.setup(cfg.device)
-    try:
-        return _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, head_kwargs or {}, baselines, resume)
-    except BaseException as exc:
-        saved = (out / "last.pt").exists()
-        if created and not saved and not (out / "report.json").exists():
-            import shutil
 
-            shutil.rmtree(out, ignore_errors=True)  # made by this call, holding no result
-        if isinstance(exc, KeyboardInterrupt) and not saved:
-            raise Interrupted("interrupted: the M4oE run saves last.pt at the end of each epoch, and none had ended, "
-                              f"so nothing was saved{f' ({out} removed)' if created else ''}; run the same command again") from None
-        if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
-            raise Interrupted(f"interrupted after training: {out / 'last.pt'} holds it; the same command with "
-                              "--resume scores it") from None
-        raise
-    finally:
-        dist.cleanup(info)
+    def job(work: Path) -> dict[str, Any]:
+        info = dist.setup(cfg.device)
+        try:
+            return _run(by_task, layouts, work, cfg, init, info, preset, alpha, focal_gamma, head_kwargs or {},
+                        baselines, resume)
+        finally:
+            dist.cleanup(info)
+
+    # locked while it runs; an overwritten run stays whole until the new one has finished
+    return run_in_folder(out, job, what="M4oE run", overwrite=overwrite, resume=resume)
 
 
 def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, head_kwargs, baselines, resume):

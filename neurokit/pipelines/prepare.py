@@ -199,7 +199,7 @@ def _prepare_locked(fn, card: DataCard, out: Path, overwrite: bool, kw: dict) ->
             raise DiskFullError(f"{out}: disk full while writing the new shard set; {kept}. Free space, then run "
                                 "the same command again") from None
         if isinstance(exc, NeurokitError) and str(stage.work) in str(exc):
-            text = str(exc).split(f"; the ")[0]  # what the new set kept is gone with it
+            text = str(exc).split("; the ")[0]  # what the new set kept is gone with it
             raise type(exc)(f"{stage.where(text)}; {kept}") from None
         raise
 

@@ -1,0 +1,107 @@
+"""The run folder of a fine-tuning job, handled one way for every head: locked while the job writes it,
+refused when it holds another run (unless ``overwrite`` or ``resume``), an overwritten run kept whole until the
+new one has finished, and a stop (Ctrl-C, full disk, error) said in one line with what was kept."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+from neurokit._utils.errors import DiskFullError, Interrupted, NeurokitError
+from neurokit._utils.locks import output_lock
+from neurokit._utils.staging import StagedOutput
+
+#: files whose presence means a folder holds a fine-tuning run
+RUN_FILES = ("report.json", "best.pt", "last.pt")
+
+
+def run_in_folder(out: str | Path, job: Callable[[Path], dict[str, Any]], *, what: str = "fine-tuning run",
+                  lock_name: str = "finetune", overwrite: bool = False, resume: bool = False,
+                  resumable: bool = True) -> dict[str, Any]:
+    """Run ``job(folder)`` for the output folder ``out``; returns what ``job`` returns.
+
+    Parameters
+    ----------
+    out : path
+        The run folder (``best.pt``, ``last.pt``, ``report.json``, ``metrics.jsonl``).
+    job : callable ``(folder) -> report``
+        Writes the run into ``folder``: ``out`` itself, or (``overwrite`` of an earlier run) the hidden sibling
+        that replaces ``out`` once ``job`` has returned (:class:`~neurokit._utils.staging.StagedOutput`).
+    what : str
+        The run's name in messages (``"fine-tuning run"``, ``"M4oE run"``).
+    lock_name : str
+        The command named in the lock record (:func:`~neurokit._utils.locks.output_lock`).
+    overwrite, resume : bool
+        Replace an earlier run in ``out`` / continue it from its ``last.pt``.
+    resumable : bool
+        Whether ``job`` writes a ``last.pt`` at each epoch end that ``resume`` continues (an evaluation scheme's
+        folder holds one run per fold instead).
+
+    Raises
+    ------
+    FileExistsError
+        ``out`` holds a run and neither ``overwrite`` nor ``resume`` is given.
+    FileNotFoundError
+        ``resume`` without ``out/last.pt``.
+    OutputLockedError
+        Another process writes into ``out`` (named).
+    Interrupted
+        Ctrl-C; the message says what was kept and how to go on.
+    DiskFullError
+        The disk filled while the new run of an ``overwrite`` was written (the earlier run is unchanged).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "run"
+    >>> run_in_folder(out, lambda d: {"folder": d.name})
+    {'folder': 'run'}
+    """
+    out = Path(out)
+    with output_lock(out, lock_name):
+        stage = StagedOutput(out, replace=False)
+        if resume:
+            if not (out / "last.pt").exists():
+                raise FileNotFoundError(f"{out / 'last.pt'}: nothing to resume (run without resume=True (CLI: --resume) "
+                                        "first)")
+        elif any((out / f).exists() for f in RUN_FILES):
+            if not overwrite:
+                raise FileExistsError(f"{out} already holds a {what}; pass overwrite=True (CLI: --overwrite), "
+                                      "resume=True (CLI: --resume) to continue it, or choose another output folder")
+            stage = StagedOutput(out, replace=True)  # the new run goes beside the earlier one until it has finished
+        work = stage.work
+        created = not work.exists()
+        work.mkdir(parents=True, exist_ok=True)
+        try:
+            report = job(work)
+            stage.commit()
+            return report
+        except BaseException as exc:
+            _stopped(exc, out, work, stage, created, what, resumable)
+            raise
+
+
+def _stopped(exc: BaseException, out: Path, work: Path, stage: StagedOutput, created: bool, what: str,
+             resumable: bool) -> None:
+    """Turn a stop into the one-line error that says what was kept (re-raises unchanged otherwise)."""
+    if stage.staged:  # the earlier run is whole: drop the unfinished new one and say so
+        stage.discard()
+        kept = f"the earlier run in {out} is unchanged (the new one was discarded)"
+        if isinstance(exc, KeyboardInterrupt):
+            raise Interrupted(f"interrupted: {kept}; run the same command again") from None
+        if isinstance(exc, DiskFullError):
+            raise DiskFullError(f"{out}: disk full while writing the new run; {kept}. Free space, then run the same "
+                                "command again") from None
+        if isinstance(exc, NeurokitError):
+            raise type(exc)(f"{stage.where(str(exc))}; {kept}") from None
+        return
+    saved = resumable and (work / "last.pt").exists()
+    if created and not saved and not (work / "report.json").exists():
+        shutil.rmtree(work, ignore_errors=True)  # made by this call, holding no result: leave nothing behind
+    if isinstance(exc, KeyboardInterrupt) and not saved:
+        raise Interrupted(f"interrupted: the {what} saves last.pt at the end of each epoch, and none had ended, so "
+                          f"nothing was saved{f' ({work} removed)' if created else ''}; run the same command "
+                          "again") from None
+    if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
+        raise Interrupted(f"interrupted after training: {work / 'last.pt'} holds it; the same command with "
+                          "--resume scores it") from None
