@@ -694,10 +694,10 @@ def merge_lora(model: torch.nn.Module) -> int:
     """Fold every LoRA adapter of ``model`` into the weights of its layer and put the plain layer back, so the
     model (and its ``state_dict``) is the architecture without adapters. Returns the number of layers merged
     (0 for a model without adapters)."""
-    try:
-        from peft.tuners.tuners_utils import BaseTunerLayer
-    except ImportError:
-        return 0
+    if not any("lora_" in n for n, _ in model.named_parameters()):
+        return 0  # nothing to merge (and no need to import peft)
+    from peft.tuners.tuners_utils import BaseTunerLayer
+
     wrapped = [(n, m) for n, m in model.named_modules() if isinstance(m, BaseTunerLayer)]
     for name, layer in wrapped:
         layer.merge()
