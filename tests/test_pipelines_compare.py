@@ -224,3 +224,61 @@ def test_one_class_test_split_reports_undefined_metrics(tmp_path):
         print_report(rep, tmp_path / "r")
     text = cap.get()
     assert "undefined (only class 'rhythm' in the test split)" in text and "0.000" not in text.split("chance")[0]
+
+
+# ------------------------------------------------------------------------------------------ planted value
+def _planted_windows(rng, z, amp, template, C=2, N=4, P=200):
+    """Windows carrying ``z · amp · template`` in every patch (z = ±1) under random rhythms (1-30 Hz, 3 per
+    channel, random gains) and white noise of std 0.5: the template's sign is what the labelled task asks."""
+    n = len(z)
+    t = np.arange(N * P) / 200.0
+    f, ph = rng.uniform(1, 30, (n, C, 3, 1)), rng.uniform(0, 2 * np.pi, (n, C, 3, 1))
+    rhythms = np.sin(2 * np.pi * f * t + ph).sum(2) * rng.uniform(0.3, 1.0, (n, C, 1))
+    x = rhythms.reshape(n, C, N, P) + amp * z[:, None, None, None] * template + rng.normal(0, 0.5, (n, C, N, P))
+    return x.astype(np.float32)
+
+
+@pytest.mark.slow
+def test_planted_structure_pretraining_helps_and_shuffled_control_does_not(tmp_path):
+    """Done-when test of issue 17. The unlabelled windows (400, no labels) carry a fixed band-limited waveform
+    (2-12 Hz) with a random sign in every patch, clearly (amplitude 1); the labelled task (8 subjects × 20
+    windows) is that sign at amplitude 0.18 under the same rhythms and noise. A 1-layer CBraMod pretrained 8
+    epochs by masked-patch reconstruction must learn the waveform; the control is pretrained on the same
+    windows with each patch's samples shuffled in time (waveform destroyed, amplitudes kept). At 4 % of the
+    training labels (2 windows per class), 3 seeds: the linear probe of the pretrained backbone beats the probe
+    of the random backbone in every seed (measured: balanced accuracy +0.23 ± 0.17, AUROC 0.998 vs 0.795), and
+    the control's gain is not there (balanced accuracy +0.03 ± 0.14, 1 of 3 seeds)."""
+    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+
+    rng = np.random.default_rng(0)
+    spec = np.zeros(101, complex)
+    band = (np.arange(101) >= 2) & (np.arange(101) <= 12)
+    spec[band] = rng.normal(size=band.sum()) + 1j * rng.normal(size=band.sum())
+    template = np.fft.irfft(spec, n=200)
+    template /= template.std()
+    attrs = dict(modality="eeg", ch_names=["C3", "C4"], recipe={"window_s": 4.0}, sfreq=200.0)
+    xu = _planted_windows(rng, rng.choice([-1.0, 1.0], 400), 1.0, template)
+    xs = np.stack([[p[rng.permutation(200)] for p in w.reshape(8, 200)] for w in xu]).reshape(xu.shape)
+    for name, x in (("u", xu), ("shuffled", xs)):
+        with PatchStoreWriter(tmp_path / f"{name}.h5", (2, 4, 200), attrs=attrs) as w:
+            w.append(x, None, onsets=np.arange(len(x)) * 5.0, subject="U", session="1", run="R01")
+    with PatchStoreWriter(tmp_path / "lab.h5", (2, 4, 200), attrs={**attrs, "label_names": ["plus", "minus"]}) as w:
+        for s in range(1, 9):
+            y = np.array([0, 1] * 10)
+            w.append(_planted_windows(rng, np.where(y == 1, -1.0, 1.0), 0.18, template), y,
+                     onsets=np.arange(20) * 5.0, subject=f"S{s:03d}", session="1", run="R01")
+    gain = {}
+    for name in ("u", "shuffled"):
+        pre = pretrain(tmp_path / f"{name}.h5", tmp_path / f"pre_{name}",
+                       PretrainConfig(model_kwargs={"n_layers": 1, "n_heads": 2, "dim_feedforward": 200}, epochs=8,
+                                      batch_size=32, split=None, progress=False, device="cpu"))
+        cfg = FinetuneConfig(epochs=1, batch_size=32, progress=False, device="cpu", splits=SPLITS, baselines=False)
+        res = compare_pretraining(tmp_path / "lab.h5", tmp_path / f"cmp_{name}", cfg, init=pre["checkpoint"], seeds=3,
+                                  label_fractions=(0.04,), strategies=(), scratch=False, probe=True)
+        assert res["subsets"]["0.04"]["0"]["class_counts"] == {"0": 2, "1": 2}
+        gain[name] = res["differences"]["linear-probe − linear-probe-random"]["0.04"]
+    real, control = gain["u"], gain["shuffled"]
+    assert real["balanced_accuracy"]["mean"] > 0.15 and real["balanced_accuracy"]["better"] == 3
+    assert real["auroc"]["mean"] > 0.1 and real["auroc"]["better"] == 3
+    assert control["balanced_accuracy"]["mean"] < 0.1 and control["balanced_accuracy"]["better"] <= 1
+    assert real["auroc"]["mean"] - control["auroc"]["mean"] > 0.05
