@@ -224,6 +224,10 @@ def test_one_class_test_split_reports_undefined_metrics(tmp_path):
         print_report(rep, tmp_path / "r")
     text = cap.get()
     assert "undefined (only class 'rhythm' in the test split)" in text and "0.000" not in text.split("chance")[0]
+    from neurokit.plotting.report import per_fold_scores, plot_report, report_data
+
+    assert np.isnan(per_fold_scores(report_data(tmp_path / "r"))[1]["test"])  # selection metric AUROC: undefined
+    assert "scores" in plot_report(tmp_path / "r", tmp_path / "plots")
 
 
 # ------------------------------------------------------------------------------------------ planted value

@@ -140,7 +140,8 @@ def per_fold_scores(data: RunData) -> tuple[str, dict[str, float]]:
     if "folds" in rep:
         return rep["folds"][0]["score_metric"], {f["fold"]: float(f["score"]) for f in rep["folds"]}
     metric = rep.get("selection_metric", "balanced_accuracy")
-    return metric, {"test": float(rep["test"].get(metric, np.nan))}
+    v = rep["test"].get(metric, np.nan)  # None: undefined on this test split (drawn as nothing)
+    return metric, {"test": float("nan") if v is None else float(v)}
 
 
 def plot_report(path: str | Path, out_dir: str | Path, *, dpi: int = 110) -> dict[str, Path]:
