@@ -228,6 +228,10 @@ def test_one_class_test_split_reports_undefined_metrics(tmp_path):
 
     assert np.isnan(per_fold_scores(report_data(tmp_path / "r"))[1]["test"])  # selection metric AUROC: undefined
     assert "scores" in plot_report(tmp_path / "r", tmp_path / "plots")
+    from neurokit.pipelines.evaluate import evaluate
+
+    ev = evaluate(tmp_path / "r" / "best.pt", path, device="cpu")
+    assert ev["auroc"] is None and ev["undefined"]["cohen_kappa"] == why
 
 
 # ------------------------------------------------------------------------------------------ planted value
