@@ -193,7 +193,7 @@ def test_cli_refuses_comparison_options_that_do_not_apply(store, tmp_path, args,
 
 def test_cli_comparison_table(store, init_ckpt, tmp_path):
     r = _cli("finetune", store, "--out", tmp_path / "o", "--init", init_ckpt, "--compare-scratch", "--seeds", "1",
-             "--label-fractions", "0.2,1", "--strategy", "lora", "--epochs", "1", "--batch-size", "8", "--head",
+             "--label-fractions", "0.2,1", "--strategy", "lora", "--lora-rank", "4", "--epochs", "1", "--batch-size", "8", "--head",
              "avgpool", "--no-progress", "--device", "cpu", "--no-baselines", "--no-probe",
              "--train-subjects", "S001,S002,S003,S004,S005", "--val-subjects", "S006", "--test-subjects", "S007,S008")
     assert r.exit_code == 0, r.output
@@ -202,6 +202,9 @@ def test_cli_comparison_table(store, init_ckpt, tmp_path):
     assert max(map(len, table)) <= 80 and len(table) >= 8, r.output
     assert any(line.startswith("pretrained-lora") for line in lines) and "Δ lora − scratch" in r.output
     assert "chance" in r.output and (tmp_path / "o" / "comparison.json").exists()
+    lora = json.loads((tmp_path / "o" / "pretrained-lora" / "frac1" / "seed0" / "report.json").read_text())
+    assert lora["strategy"] == "lora" and lora["trainable_params"]["backbone"] == 9_600  # rank 4: half of rank 8's
+    assert not (tmp_path / "o" / "linear-probe").exists()  # --no-probe
 
 
 # ------------------------------------------------------------------------------------------ undefined metrics

@@ -174,6 +174,10 @@ def finetune(
                allow_partial_init=allow_partial_init, strategy="full" if compare else strategies[0], lora_rank=lora_rank,
                lora_alpha=lora_alpha)
     given = options_given(ctx)
+    if compare and "lora" in strategies:  # the LoRA sizes apply to the comparison's lora arm
+        given -= {"--lora-rank", "--lora-alpha"}
+    if compare and frozen and not option_given(ctx, "strategy"):
+        strategies = ["frozen"]
     if task and head != "m4oe":
         fail(ValueError(f"--task is for --head m4oe (got --head {head})"))
     run_or_exit(check_finetune_options, cfg, head=head, scheme=scheme, resume=resume, overwrite=overwrite, given=given,
