@@ -185,6 +185,8 @@ def _refused(r, *words):
     (["--strategy", "full,lora"], ["--strategy full,lora", "a single run takes one"]),
     (["--strategy", "lora", "--frozen"], ["--frozen", "contradict"]),
     (["--strategy", "full", "--lora-rank", "4"], ["--lora-rank", "needs --strategy lora"]),
+    (["--strategy", "lora", "--head", "m4oe", "--task", "x:y"], ["--strategy lora", "--head m4oe"]),
+    (["--strategy", "linear-probe", "--lr-backbone", "1e-3"], ["--lr-backbone/--lr-head", "linear-probe"]),
 ])
 def test_cli_refuses_comparison_options_that_do_not_apply(store, tmp_path, args, words):
     _refused(_cli("finetune", store, "--out", tmp_path / "o", "--no-progress", *args), *words)

@@ -266,6 +266,10 @@ def check_finetune_options(cfg: FinetuneConfig, *, head: str | None = None, sche
         raise ConfigError("--lr-backbone: --frozen keeps the backbone's weights fixed, so it has no learning rate; "
                           "drop one of them")
     if head == "m4oe":
+        if cfg.strategy not in ("full", "frozen") or cfg.label_fraction < 1:
+            what = f"--strategy {cfg.strategy}" if cfg.strategy not in ("full", "frozen") else "--label-fractions"
+            raise ConfigError(f"{what}: for the single-task heads (avgpool, all_patch_reps); --head m4oe trains "
+                              "its backbone in full or --frozen on every label")
         if scheme != "card":
             raise ConfigError(f"--scheme {scheme}: --head m4oe trains and scores every task on its card's splits; "
                               "evaluation schemes are for the single-task heads (avgpool, all_patch_reps)")
