@@ -183,6 +183,12 @@ def print_comparison(res: dict, out: Path) -> None:
     """Print :func:`comparison_lines`, the label subsets taken and where the files are."""
     for line in comparison_lines(res):
         console.print(escape(line), highlight=False, soft_wrap=True)
+    bad = [r for r in res["runs"] if r.get("degenerate")]
+    if bad:
+        where = ", ".join(dict.fromkeys(f"{r['arm']} {float(r['fraction']):.0%}" for r in bad))
+        console.print(f"[bold yellow]not a result:[/] {len(bad)} of {len(res['runs'])} runs gave degenerate test "
+                      f"predictions ({escape(where)}; e.g. {escape(bad[0]['degenerate'])}): their thresholded "
+                      "metrics say nothing", highlight=False)
     modes = sorted({sub.get("mode") for by_seed in res.get("subsets", {}).values() for sub in by_seed.values()})
     console.print(f"label subsets: {', '.join(m for m in modes if m)}; per-run rows: {out / 'comparison.csv'}; "
                   f"all numbers: {out / 'comparison.json'}", highlight=False)
