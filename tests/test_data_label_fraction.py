@@ -43,7 +43,7 @@ def test_windows_stratified_by_class_and_subject_when_too_few_subjects():
     assert label_fraction_subset(labels, subjects, 0.2, seed=0, by_subject=False)[1]["mode"] == "windows"
     # imbalanced classes: each class keeps its own share, and at least one window
     lab = np.array([0] * 90 + [1] * 10)
-    k, inf = label_fraction_subset(lab, np.array(["a"] * 100), 0.05, seed=1)
+    _, inf = label_fraction_subset(lab, np.array(["a"] * 100), 0.05, seed=1)
     assert inf["class_counts"] == {"0": 4, "1": 1}  # round(4.5) = 4, max(1, round(0.5)) = 1
 
 

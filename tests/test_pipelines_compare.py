@@ -14,7 +14,12 @@ from typer.testing import CliRunner
 from neurokit._utils.errors import ConfigError
 from neurokit.cli.main import app
 from neurokit.io.store import PatchStoreWriter
-from neurokit.pipelines.compare import aggregate, compare_pretraining, comparison_arms, paired_arms
+from neurokit.pipelines.compare import (
+    aggregate,
+    compare_pretraining,
+    comparison_arms,
+    paired_arms,
+)
 from neurokit.pipelines.finetune import FinetuneConfig, finetune
 
 pytestmark = pytest.mark.usefixtures("two_torch_threads")
@@ -102,7 +107,7 @@ def test_linear_probe_is_a_logistic_regression_on_pooled_features(store, tmp_pat
     model, _ = load_finetuned(tmp_path / "p" / "best.pt")
     parts = {k: PatchDataset(store, labelled=True, subjects=v) for k, v in SPLITS.items()}
     ytr, ftr = extract_features(model.backbone, parts["train"], 16, torch.device("cpu"))
-    yte, fte = extract_features(model.backbone, parts["test"], 16, torch.device("cpu"))
+    _, fte = extract_features(model.backbone, parts["test"], 16, torch.device("cpu"))
     sc = StandardScaler().fit(ftr)
     lr = LogisticRegression(C=rep["probe"]["C"], max_iter=2000).fit(sc.transform(ftr), ytr)
     z = np.load(tmp_path / "p" / "predictions.npz")

@@ -32,7 +32,12 @@ import numpy as np
 from neurokit._utils.errors import ConfigError
 from neurokit.data.dataset import PatchDataset, open_labelled
 from neurokit.evaluation.metrics import SELECTION
-from neurokit.pipelines.finetune import STRATEGIES, FinetuneConfig, finetune_backbone, finetune_or_reuse
+from neurokit.pipelines.finetune import (
+    STRATEGIES,
+    FinetuneConfig,
+    finetune_backbone,
+    finetune_or_reuse,
+)
 
 logger = logging.getLogger("neurokit")
 
