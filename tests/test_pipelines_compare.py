@@ -300,3 +300,16 @@ def test_planted_structure_pretraining_helps_and_shuffled_control_does_not(tmp_p
     assert real["auroc"]["mean"] > 0.1 and real["auroc"]["better"] == 3
     assert control["balanced_accuracy"]["mean"] < 0.1 and control["balanced_accuracy"]["better"] <= 1
     assert real["auroc"]["mean"] - control["auroc"]["mean"] > 0.05
+
+
+def test_lora_targets_exist_in_each_family():
+    """Every LORA_TARGETS entry names nn.Linear layers that exist in the family's backbone."""
+    from neurokit.models.registry import create_model
+    from neurokit.pipelines.finetune import LORA_TARGETS
+
+    models = {"cbramod": create_model("cbramod", n_layers=1), "sit": create_model("sit", size="tiny")}
+    for family, targets in LORA_TARGETS.items():
+        names = {n: m for n, m in models[family].named_modules()}
+        for t in targets:
+            hits = [m for n, m in names.items() if n == t or n.endswith("." + t)]
+            assert hits and all(isinstance(m, torch.nn.Linear) for m in hits), (family, t)
