@@ -110,13 +110,16 @@ def parse_subjects(text: Optional[str]) -> Optional[List[str]]:
     return [s.strip() for s in text.split(",") if s.strip()]
 
 
-def metrics_table(title: str, metrics: dict) -> Table:
+def metrics_table(title: str, metrics: dict, undefined: dict | None = None) -> Table:
+    """Metric name → value; a metric in ``undefined`` (name → reason) shows its reason instead of a number."""
     t = Table(title=title)
     t.add_column("metric")
     t.add_column("value", justify="right")
     for k, v in metrics.items():
         if isinstance(v, float):
             t.add_row(k, f"{v:.4f}")
+        elif v is None and k in (undefined or {}):
+            t.add_row(k, str(undefined[k]))
     return t
 
 

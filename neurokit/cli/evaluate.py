@@ -57,7 +57,7 @@ def evaluate(
         console.print(contributions_table(res["tasks"]))
     else:
         seen = f"; [yellow]seen in training/selection: {', '.join(res['seen'])}[/]" if res.get("seen") else ""
-        console.print(metrics_table(f"{what} metrics ({res['n_samples']} samples{seen})", res))
+        console.print(metrics_table(f"{what} metrics ({res['n_samples']} samples{seen})", res, res.get("undefined")))
     if json_out:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(res, indent=2))

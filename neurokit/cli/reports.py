@@ -21,8 +21,15 @@ def print_report(rep: dict, out: Path) -> None:
         console.print(f"init: loaded {w['loaded']}/{w['total']} backbone tensors from {rep['init']}"
                       + ("" if w["complete"] else f" ([yellow]partial[/]: {len(w['missing'])} missing, {len(w['unexpected'])} unexpected)"))
     console.print(f"{task}({rep['kind']}{escape(classes)}); split by {rep['split_by']} — {sp}")
-    console.print(f"selected epoch {rep['best_epoch']} on validation {rep['selection_metric']} = {rep['val_best']:.4f}")
-    console.print(metrics_table(f"{run_title(rep)}: test metrics ({rep['n_samples']['test']} samples)", rep["test"]))
+    if rep.get("label_fraction"):
+        console.print(label_fraction_line(rep["label_fraction"]))
+    if rep.get("probe"):
+        console.print(f"linear probe: C = {rep['probe']['C']:g} chosen on validation {rep['selection_metric']} = "
+                      f"{rep['val_best']:.4f}")
+    else:
+        console.print(f"selected epoch {rep['best_epoch']} on validation {rep['selection_metric']} = {rep['val_best']:.4f}")
+    console.print(metrics_table(f"{run_title(rep)}: test metrics ({rep['n_samples']['test']} samples)", rep["test"],
+                                rep.get("undefined")))
     if rep.get("degenerate"):
         console.print(f"[bold yellow]not a result:[/] {escape(rep['degenerate'])}")
     if (rep.get("confounds") or {}).get("fired"):
@@ -41,7 +48,8 @@ def comparison_table(title: str, runs: dict, label: str | None = None) -> Table:
         t.add_column(m, justify="right")
 
     def row(task, name, metrics):
-        t.add_row(task, name, *(f"{metrics[m]:.3f}" if isinstance(metrics.get(m), float) else "" for m in COMPARE))
+        t.add_row(task, name, *(f"{metrics[m]:.3f}" if isinstance(metrics.get(m), float) else
+                                "undefined" if m in metrics and metrics[m] is None else "" for m in COMPARE))
 
     for task, rep in runs.items():  # the task named once, on its first row
         row(task, label or run_title(rep), rep["test"])
@@ -96,9 +104,97 @@ def print_scheme_report(rep: dict, out: Path | None = None) -> None:
     for col in ("fold", "subject", "session", rep["folds"][0]["score_metric"], *names):
         t.add_column(col, justify="right" if col not in ("fold", "subject", "session") else "left")
     for f in rep["folds"]:
-        t.add_row(f["fold"], f["subject"], f["session"], f"{f['score']:.4f}", *(f"{f['test'].get(k, float('nan')):.4f}" for k in names))
+        t.add_row(f["fold"], f["subject"], f["session"], _num(f["score"]), *(_num(f["test"].get(k, float("nan"))) for k in names))
     m, s = rep["mean"], rep["std"]
     t.add_row("mean ± std", "", "", f"{m['score']:.4f} ± {s['score']:.4f}", *(f"{m[k]:.4f} ± {s[k]:.4f}" for k in names))
     console.print(t)
     if out is not None:
         console.print(f"report: {out / 'report.json'}; MOABB-style results: {out / 'results.csv'}")
+
+
+def _num(v) -> str:
+    """A metric cell: 4 decimals, or ``undefined`` for ``None`` (a metric the split cannot define)."""
+    return "undefined" if v is None else f"{v:.4f}"
+
+
+def label_fraction_line(info: dict) -> str:
+    """What a ``label_fraction`` run learnt from, in one line."""
+    how = (f"whole subjects {', '.join(info['subjects'])}" if info["mode"] == "subjects"
+           else "windows stratified by class and subject")
+    counts = ", ".join(f"{k}: {v}" for k, v in info["class_counts"].items())
+    return (f"label fraction {info['fraction']:g}: {info['n_train']} of {info['n_train_full']} training windows "
+            f"({how}; per class {counts})")
+
+
+#: width of the comparison table's first column and of each fraction's column (3 fractions fit 80 columns)
+_ARM_W, _CELL_W, _PER_BLOCK = 24, 18, 3
+
+
+def comparison_lines(res: dict, metric: str | None = None) -> list[str]:
+    """The comparison as text lines of at most 80 characters: one row per arm (test ``metric`` mean ± std over
+    seeds at each label fraction), the paired differences (Δ mean ± std, seeds better / seeds), the classical
+    baselines and chance; fractions in blocks of three.
+
+    Parameters
+    ----------
+    res : dict
+        :func:`neurokit.pipelines.compare.compare_pretraining`'s result (or its ``comparison.json``).
+    metric : str, optional
+        Default the task's selection metric (``res["metric"]``).
+    """
+    metric = metric or res["metric"]
+    fracs = res["fractions"]
+    lines = [f"test {metric}: mean ± std over {len(res['seeds'])} seed(s) ({res['kind']}; seeds "
+             f"{', '.join(map(str, res['seeds']))})"[:80]]
+
+    def ms(st, signed=False):
+        if not st or st.get("mean") is None:
+            return "undefined"
+        return f"{st['mean']:{'+' if signed else ''}.3f} ± {st['std']:.3f}"
+
+    for lo in range(0, len(fracs), _PER_BLOCK):
+        block = fracs[lo:lo + _PER_BLOCK]
+        lines.append("")
+        lines.append(f"{'arm':<{_ARM_W}}" + "".join(f"{'labels ' + f'{float(f):.0%}':>{_CELL_W}}" for f in block))
+        lines.append("-" * (_ARM_W + _CELL_W * len(block)))
+        for arm in res["arms"]:
+            by_f = res["summary"].get(arm, {})
+            lines.append(f"{arm[:_ARM_W - 1]:<{_ARM_W}}" + "".join(f"{ms(by_f.get(f, {}).get(metric)):>{_CELL_W}}"
+                                                                   for f in block))
+        for name, by_f in res["differences"].items():
+            a, b = name.split(" − ")
+            short = "pretrained" if a == "pretrained" else a.replace("pretrained-", "")
+            lines.append(f"{('Δ ' + short + ' − ' + ('scratch' if b == 'scratch' else 'random'))[:_ARM_W - 1]:<{_ARM_W}}"
+                         + "".join(f"{ms(by_f.get(f, {}).get(metric), True):>{_CELL_W}}" for f in block))
+            lines.append(f"{'  better in seeds':<{_ARM_W}}" + "".join(
+                f"{_better(by_f.get(f, {}).get(metric)):>{_CELL_W}}" for f in block))
+        names = list(dict.fromkeys(n for f in block for n in res.get("baselines", {}).get(f, {})))
+        for n in names:
+            lines.append(f"{n[:_ARM_W - 1]:<{_ARM_W}}" + "".join(
+                f"{_cell(res['baselines'].get(f, {}).get(n, {}).get(metric)):>{_CELL_W}}" for f in block))
+        if res.get("chance") and metric in res["chance"]:
+            lines.append(f"{'chance':<{_ARM_W}}" + "".join(f"{res['chance'][metric]:>{_CELL_W}.3f}" for f in block))
+    return lines
+
+
+def _better(st) -> str:
+    return "" if not st or not st.get("n") else f"{st['better']} of {st['n']}"
+
+
+def _cell(v) -> str:
+    return "undefined" if v is None else f"{v:.3f}"
+
+
+def print_comparison(res: dict, out: Path) -> None:
+    """Print :func:`comparison_lines`, the label subsets taken and where the files are."""
+    for line in comparison_lines(res):
+        console.print(escape(line), highlight=False, soft_wrap=True)
+    bad = [r for r in res["runs"] if r.get("degenerate")]
+    if bad:
+        where = ", ".join(dict.fromkeys(f"{r['arm']} {float(r['fraction']):.0%}" for r in bad))
+        console.print(f"[bold yellow]not a result:[/] {len(bad)} of {len(res['runs'])} runs gave degenerate test "
+                      f"predictions ({escape(where)}; e.g. {escape(bad[0]['degenerate'])}): their thresholded "
+                      "metrics say nothing", highlight=False)
+    modes = sorted({sub.get("mode") for by_seed in res.get("subsets", {}).values() for sub in by_seed.values()})
+    console.print(f"label subsets: {', '.join(m for m in modes if m)}; per-run rows: {out / 'comparison.csv'}; "
+                  f"all numbers: {out / 'comparison.json'}", highlight=False)

@@ -136,6 +136,13 @@ def finetune(
     focal_gamma: Optional[float] = typer.Option(2.0, "--focal-gamma", help="--head m4oe: focal loss γ with α = 1 − training class frequency (release: 2; 0: class-weighted cross-entropy)."),
     resume: bool = typer.Option(False, "--resume", show_default="off", help="Continue the run in OUT from its last.pt (written each epoch) up to --epochs, with the same settings (--scheme card)."),
     baselines: bool = typer.Option(True, "--baselines/--no-baselines", help="Score the classical baselines on the same split."),
+    strategy: str = typer.Option("full", help="How the backbone adapts: full, frozen (= --frozen), linear-probe (logistic regression on pooled frozen features) or lora (peft adapters + head); with --compare-scratch/--seeds a comma list, e.g. full,lora."),
+    lora_rank: int = typer.Option(8, "--lora-rank", help="--strategy lora: adapter rank r."),
+    lora_alpha: float = typer.Option(16.0, "--lora-alpha", help="--strategy lora: adapter scaling alpha (update scaled by alpha/r)."),
+    compare_scratch: bool = typer.Option(False, "--compare-scratch", show_default="off", help="Also train the same architecture from random weights (same settings, split, seeds, label subsets) and linear probes of both; print pretrained vs scratch with the difference. Needs --init."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", show_default="1", help="Repeat every arm with this many seeds (--seed, --seed+1, ...): mean ± std and paired differences."),
+    label_fractions: Optional[str] = typer.Option(None, "--label-fractions", show_default="1", help="Fine-tune on these fractions of the training labels, e.g. 0.02,0.1,1 (stratified by class, seeded, whole subjects where possible)."),
+    probe: bool = typer.Option(True, "--probe/--no-probe", help="With --compare-scratch/--seeds/--label-fractions: also the linear probes of the pretrained and the random backbone."),
 ) -> None:
     """Fine-tune on a labelled store; select on validation; score the test split once; print metrics.
 
@@ -147,6 +154,17 @@ def finetune(
     from neurokit.pipelines.finetune import FinetuneConfig, check_finetune_options
     from neurokit.pipelines.finetune import finetune as run
 
+    compare = compare_scratch or seeds is not None or label_fractions is not None
+    strategies = [x.strip() for x in strategy.split(",") if x.strip()] or ["full"]
+    if compare:
+        _check_compare_options(compare_scratch, init, head, resume, scheme, seeds, option_given(ctx, "strategy"))
+    elif len(strategies) > 1:
+        fail(ValueError(f"--strategy {strategy}: several strategies are compared with --compare-scratch or --seeds; "
+                        "a single run takes one"))
+    elif not probe:
+        fail(ValueError("--no-probe: the linear probes are arms of a comparison (--compare-scratch, --seeds, "
+                        "--label-fractions); a single run has none"))
+    fractions = run_or_exit(parse_fractions, label_fractions) if label_fractions is not None else [1.0]
     splits = None
     if train_subjects or val_subjects or test_subjects:
         if not (train_subjects and val_subjects and test_subjects):
@@ -157,8 +175,13 @@ def finetune(
                batch_size=batch_size, lr_backbone=lr_backbone, lr_head=lr_head, weight_decay=weight_decay,
                label_smoothing=label_smoothing, frozen=frozen, seed=seed, device=device, num_workers=num_workers,
                progress=progress, splits=splits, augment=augment, baselines=baselines,
-               allow_partial_init=allow_partial_init, allow_mismatch=allow_mismatch)
+               allow_partial_init=allow_partial_init, allow_mismatch=allow_mismatch,
+               strategy="full" if compare else strategies[0], lora_rank=lora_rank, lora_alpha=lora_alpha)
     given = options_given(ctx)
+    if compare and "lora" in strategies:  # the LoRA sizes apply to the comparison's lora arm
+        given -= {"--lora-rank", "--lora-alpha"}
+    if compare and frozen and not option_given(ctx, "strategy"):
+        strategies = ["frozen"]
     if task and head != "m4oe":
         fail(ValueError(f"--task is for --head m4oe (got --head {head})"))
     run_or_exit(check_finetune_options, cfg, head=head, scheme=scheme, resume=resume, overwrite=overwrite, given=given,
@@ -175,6 +198,20 @@ def finetune(
             path = run_or_exit(plot_contributions, rep, out / "plots" / "contributions.png")
             console.print(f"figures: {path}")
         return
+    if compare:
+        from neurokit.cli.reports import print_comparison
+        from neurokit.pipelines.compare import compare_pretraining
+
+        res = run_or_exit(compare_pretraining, list(stores), out, cfg, init=init, seeds=seeds or 1,
+                          label_fractions=fractions, strategies=strategies, scratch=compare_scratch, probe=probe,
+                          overwrite=overwrite)
+        print_comparison(res, out)
+        if plots:
+            from neurokit.plotting.report import plot_report as draw
+
+            files = run_or_exit(draw, out, out / "plots")
+            console.print(f"figures: {', '.join(str(p) for p in files.values())}")
+        return
     rep = run_or_exit(run, list(stores), out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=folds, resume=resume)
     if "folds" in rep:
         print_scheme_report(rep, out)
@@ -185,3 +222,37 @@ def finetune(
 
         files = run_or_exit(draw, out, out / "plots")
         console.print(f"figures: {', '.join(str(p) for p in files.values())}")
+
+
+def _check_compare_options(compare_scratch: bool, init, head: str, resume: bool, scheme: str, seeds, strategy_given: bool) -> None:
+    """Refuse, in one line, what a comparison (``--compare-scratch``, ``--seeds``, ``--label-fractions``) cannot do."""
+    flags = "--compare-scratch/--seeds/--label-fractions"
+    if compare_scratch and init is None:
+        fail(ValueError("--compare-scratch: compares fine-tuning from --init weights with training from scratch; "
+                        "give --init (a pretrain checkpoint or hub:ORG/NAME)"))
+    if head == "m4oe":
+        fail(ValueError(f"{flags}: not with --head m4oe (the multi-task head has one run per task set); use a "
+                        "single-task head"))
+    if resume:
+        fail(ValueError(f"--resume: a comparison ({flags}) resumes by itself: run the same command again and "
+                        "finished runs are reused"))
+    if scheme != "card":
+        fail(ValueError(f"--scheme {scheme}: a comparison ({flags}) runs on the card's split; use --scheme card"))
+    if seeds is not None and seeds < 1:
+        fail(ValueError(f"--seeds {seeds}: must be >= 1"))
+
+
+def parse_fractions(text: str) -> list[float]:
+    """``"0.02,0.1,1"`` → ``[0.02, 0.1, 1.0]``; a value that is not a number in (0, 1] raises ConfigError."""
+    from neurokit._utils.errors import ConfigError
+
+    out = []
+    for part in text.split(","):
+        try:
+            f = float(part)
+        except ValueError:
+            raise ConfigError(f"--label-fractions {text}: {part.strip()!r} is not a number (e.g. 0.02,0.1,1)") from None
+        if not 0 < f <= 1:
+            raise ConfigError(f"--label-fractions {text}: {f:g} is not in (0, 1] (fractions of the training labels)")
+        out.append(f)
+    return out

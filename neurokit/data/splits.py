@@ -123,3 +123,98 @@ def sample_columns(ds) -> dict[str, np.ndarray]:
     """Per-sample columns of ``ds``: ``id``, ``subject``, ``session``, ``run``, ``onset`` (s) and ``label``."""
     return {"id": ds.sample_ids, "subject": ds.meta("subject").astype(str), "session": ds.meta("session").astype(str),
             "run": ds.meta("run").astype(str), "onset": ds.meta("onset").astype(float), "label": ds.labels}
+
+
+def label_fraction_subset(labels: np.ndarray, subjects: np.ndarray, fraction: float, seed: int = 0, *,
+                          by_subject: bool = True) -> tuple[np.ndarray, dict]:
+    """The training samples a run keeps when it learns from ``fraction`` of its training labels.
+
+    Stratified by class and seeded. Whole subjects are kept together (``mode="subjects"``) when the split is
+    by subject (``by_subject``) and every class is held by at least ``1 / fraction`` training subjects, so that
+    whole subjects can come near the fraction of each class; subjects are then taken in a seeded random order
+    while some class they hold is short of ``max(1, round(fraction · n_c))`` windows. Otherwise
+    (``mode="windows"``) each class's quota is shared among its subjects in proportion to their windows
+    (largest remainders, ties broken at random) and drawn at random within each (class, subject) group.
+    Every class keeps at least one window. A regression target counts as one class.
+
+    Parameters
+    ----------
+    labels : array ``(n,)``
+        Class indices (int) or regression targets (float) of the training split.
+    subjects : array ``(n,)`` of str
+        Subject of each training sample.
+    fraction : float
+        In ``(0, 1]``; 1 keeps everything.
+    seed : int
+        The run's seed: the same seed gives the same subset.
+    by_subject : bool
+        Whether the run's split is by subject (a split by run or a within-subject fold draws windows).
+
+    Returns
+    -------
+    (keep, info) : int array of positions into ``labels`` (sorted), and a dict with ``fraction``, ``mode``
+        (``"all"``, ``"subjects"`` or ``"windows"``), ``n_train_full``, ``n_train``, ``class_counts``
+        (kept windows per class), ``subjects`` (the subjects kept) and ``n_subjects_full``.
+
+    Raises
+    ------
+    ConfigError
+        ``fraction`` outside ``(0, 1]``.
+
+    Example
+    -------
+    >>> keep, info = label_fraction_subset(np.array([0, 0, 1, 1]), np.array(["a", "b", "a", "b"]), 0.5, 0,
+    ...                                    by_subject=False)
+    >>> len(keep), info["class_counts"]
+    (2, {'0': 1, '1': 1})
+    """
+    if not 0 < fraction <= 1:
+        raise ConfigError(f"label_fraction={fraction}: must be in (0, 1] (CLI: --label-fractions, e.g. 0.02,0.1,1)")
+    labels = np.asarray(labels)
+    subjects = np.asarray(subjects).astype(str)
+    n = len(labels)
+    cls = labels.astype(np.int64) if labels.dtype.kind in "iu" else np.zeros(n, dtype=np.int64)
+    classes = np.unique(cls)
+    all_subjects = np.unique(subjects)
+    if fraction >= 1:
+        keep = np.arange(n)
+        mode = "all"
+    else:
+        rng = np.random.default_rng(seed)
+        quota = {c: max(1, int(round(fraction * int((cls == c).sum())))) for c in classes}
+        holders = {c: np.unique(subjects[cls == c]) for c in classes}
+        if by_subject and all(len(holders[c]) * fraction >= 1 for c in classes):
+            mode = "subjects"
+            got = dict.fromkeys(classes, 0)
+            chosen = []
+            for s in rng.permutation(all_subjects):
+                held = {c: int(((subjects == s) & (cls == c)).sum()) for c in classes}
+                if any(held[c] and got[c] < quota[c] for c in classes):
+                    chosen.append(s)
+                    for c in classes:
+                        got[c] += held[c]
+                if all(got[c] >= quota[c] for c in classes):
+                    break
+            keep = np.flatnonzero(np.isin(subjects, chosen))
+        else:
+            mode = "windows"
+            parts = []
+            for c in classes:
+                subj_c = holders[c]
+                sizes = np.array([int(((subjects == s) & (cls == c)).sum()) for s in subj_c])
+                share = quota[c] * sizes / sizes.sum()
+                take = np.floor(share).astype(int)
+                rest = quota[c] - take.sum()
+                if rest > 0:  # largest remainders, ties at random
+                    order = np.lexsort((rng.random(len(subj_c)), -(share - take)))
+                    take[order[:rest]] += 1
+                for s, k in zip(subj_c, np.minimum(take, sizes)):
+                    if k:
+                        pos = np.flatnonzero((subjects == s) & (cls == c))
+                        parts.append(rng.choice(pos, size=k, replace=False))
+            keep = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    keep = np.sort(keep.astype(np.int64))
+    info = {"fraction": float(fraction), "mode": mode, "n_train_full": int(n), "n_train": int(len(keep)),
+            "class_counts": {str(c): int((cls[keep] == c).sum()) for c in classes},
+            "subjects": sorted(np.unique(subjects[keep]).tolist()), "n_subjects_full": int(len(all_subjects))}
+    return keep, info

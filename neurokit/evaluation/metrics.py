@@ -123,3 +123,57 @@ def degenerate_predictions(kind: str, y_true: np.ndarray, out: np.ndarray,
 
 def score(kind: str, y: np.ndarray, out: np.ndarray) -> dict[str, float]:
     return regression_metrics(y, out) if kind == "regression" else classification_metrics(y, out)
+
+
+#: metrics that need both classes (or every class) in the scored split to mean anything
+NEEDS_CLASSES = ("balanced_accuracy", "cohen_kappa", "auroc", "auc_pr", "average_precision")
+
+
+def mark_undefined(kind: str, y_true: np.ndarray, metrics: dict, label_names: list[str] | None = None,
+                   split: str = "test") -> tuple[dict, dict[str, str]]:
+    """Replace the metrics a split cannot define by ``None`` and say why, so no report prints them as numbers.
+
+    With one class in the split, AUROC, AUC-PR and average precision are undefined (no negative or no
+    positive to rank) and balanced accuracy and Cohen's kappa are too (one class's recall, a kappa with no
+    chance agreement to compare with): they become ``None`` with ``"undefined (only class 'X' in the test
+    split)"``. Any other value that is not a finite number (e.g. Pearson r of constant predictions) becomes
+    ``None`` with ``"undefined (not a finite number)"``.
+
+    Parameters
+    ----------
+    kind : ``"binary"``, ``"multiclass"`` or ``"regression"``
+    y_true : array ``(n,)``
+        The split's labels.
+    metrics : dict
+        Metric name → float (from :func:`score`).
+    label_names : list of str, optional
+        Class names, for the reason.
+    split : str
+        The split's name, for the reason.
+
+    Returns
+    -------
+    (metrics, undefined) : a copy of ``metrics`` with ``None`` for each undefined metric, and metric name →
+        reason (empty when every metric is defined).
+
+    Example
+    -------
+    >>> m, why = mark_undefined("binary", np.array([1, 1]), {"auroc": float("nan"), "f1_weighted": 1.0}, ["a", "b"])
+    >>> m["auroc"], why["auroc"]
+    (None, "undefined (only class 'b' in the test split)")
+    """
+    out, why = dict(metrics), {}
+    y_true = np.asarray(y_true)
+    if kind != "regression" and len(y_true) and len(np.unique(y_true)) == 1:
+        c = int(y_true[0])
+        names = list(label_names or [])
+        name = names[c] if c < len(names) else str(c)
+        for k in NEEDS_CLASSES:
+            if k in out:
+                out[k] = None
+                why[k] = f"undefined (only class {name!r} in the {split} split)"
+    for k, v in out.items():
+        if isinstance(v, float) and not np.isfinite(v):
+            out[k] = None
+            why[k] = "undefined (not a finite number)"
+    return out, why

@@ -197,7 +197,8 @@ class CrissCrossLayer(nn.Module):
         CPU tensors with autograd on, the per-group attention (not the Triton kernel), outside
         ``torch.compile`` and autocast."""
         return (x.device.type == "cpu" and torch.is_grad_enabled() and not self._fused_path(x)
-                and not torch.compiler.is_compiling() and not torch.is_autocast_enabled("cpu"))
+                and not torch.compiler.is_compiling() and not torch.is_autocast_enabled("cpu")
+                and type(self.linear1) is nn.Linear and type(self.linear2) is nn.Linear)  # not LoRA-wrapped
 
 
 class _FeedForward(torch.autograd.Function):

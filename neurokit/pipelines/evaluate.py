@@ -113,8 +113,12 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
             f"(CLI: --allow-seen) to score them anyway"
         )
     y, o = predict(model, ds, batch_size, dev)
+    from neurokit.evaluation.metrics import mark_undefined
+
+    met, undefined = mark_undefined(ck["task_kind"], y, score(ck["task_kind"], y, o), ck.get("label_names"),
+                                    split or "chosen")
     res = {"checkpoint": str(checkpoint), "split": split if subjects is None else None, "n_samples": len(ds),
-           f"{key}s": scored, "seen": seen, **score(ck["task_kind"], y, o)}
+           f"{key}s": scored, "seen": seen, **met, "undefined": undefined}
     if accepted:
         res["data_mismatch_allowed"] = accepted
     return res

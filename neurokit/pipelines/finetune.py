@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from neurokit._utils.errors import ConfigError
 from neurokit.data.dataset import PatchDataset, open_labelled
 from neurokit.data.splits import resolve_splits
-from neurokit.evaluation.metrics import SELECTION, degenerate_predictions, score
+from neurokit.evaluation.metrics import SELECTION, degenerate_predictions, mark_undefined, score
 from neurokit.io.store import StoreMeta
 from neurokit.models.checkpoint import (
     check_allow_mismatch,
@@ -49,6 +49,17 @@ logger = logging.getLogger("neurokit")
 
 
 
+#: how a fine-tuning run adapts the backbone (:class:`FinetuneConfig` ``strategy``)
+STRATEGIES = ("full", "frozen", "linear-probe", "lora")
+
+#: linear layers that take LoRA adapters, per model family (checked against ``named_modules()``; CBraMod's
+#: attention input projections are raw parameters, not ``nn.Linear``, so they take none)
+LORA_TARGETS = {"cbramod": ("out_proj", "linear1", "linear2"), "sit": ("to_qkv", "to_out.0")}
+
+#: FinetuneConfig fields added after runs were first saved, with the value an older run had
+_LATER_DEFAULTS = {"label_fraction": 1.0, "strategy": "full", "lora_rank": 8, "lora_alpha": 16.0}
+
+
 @dataclass
 class FinetuneConfig:
     """Fine-tuning settings; defaults are CBraMod's (50 epochs, batch 64, backbone lr 1e-4, head lr
@@ -59,6 +70,21 @@ class FinetuneConfig:
     (``finetune_trainer.py`` sets ``requires_grad=False`` on the backbone and then calls ``model.train()`` on
     the whole model), the backbone stays in training mode, so its dropout is active while the head trains;
     it is in eval mode for validation and test like the rest of the model.
+
+    ``strategy``: how the backbone is adapted (:data:`STRATEGIES`). ``full`` trains every weight; ``frozen``
+    trains the head only (``frozen=True`` is the same, and contradicting it is refused); ``lora`` adds LoRA
+    adapters (Hu et al., ICLR 2022) through the ``peft`` library to the backbone's linear layers
+    (:data:`LORA_TARGETS`; rank ``lora_rank``, scaling ``lora_alpha / lora_rank``, learning rate
+    ``lr_backbone``) and trains them with the head, the backbone's own weights fixed; the adapters are merged
+    into the weights of ``best.pt``. ``linear-probe`` trains nothing by gradient: a logistic regression
+    (ridge for regression) on the frozen backbone's features averaged over tokens, its ``C`` chosen on the
+    validation split (:func:`neurokit.evaluation.probe.fit_linear_probe`), stored as an ``avgpool`` head.
+
+    ``label_fraction``: learn from this fraction of the training split's labels, in ``(0, 1]``: a subset
+    stratified by class, drawn with ``seed``, whole subjects kept together where the split is by subject and
+    enough subjects hold every class, else windows stratified by (class, subject)
+    (:func:`neurokit.data.splits.label_fraction_subset`). Validation and test splits stay whole; the report's
+    ``label_fraction`` says which subset was taken and its counts.
 
     ``model``: the model family of a from-scratch backbone; ``None`` (the default) takes the family of the
     ``init`` checkpoint, else ``cbramod``. A family that differs from the ``init`` checkpoint's is refused.
@@ -92,6 +118,10 @@ class FinetuneConfig:
     augment: dict[str, float] | str | None = None  # EEG augmentation (neurokit.data.augment.AugmentConfig); off
     allow_partial_init: bool = False  # load an ``init`` file that covers only part of the backbone
     allow_mismatch: list[str] | str | None = None  # data facts (sfreq, patch, units) the store may differ in from init
+    label_fraction: float = 1.0  # fraction of the training labels learnt from (stratified, seeded)
+    strategy: str = "full"  # full | frozen | linear-probe | lora
+    lora_rank: int = 8  # strategy="lora": rank r of each adapter
+    lora_alpha: float = 16.0  # strategy="lora": adapter scaling alpha / r
 
     def __post_init__(self) -> None:
         from neurokit.data.augment import AugmentConfig
@@ -111,6 +141,24 @@ class FinetuneConfig:
         if not 0 <= self.label_smoothing < 1:
             raise ConfigError(f"label_smoothing={self.label_smoothing} must be in [0, 1)")
         self.allow_mismatch = check_allow_mismatch(self.allow_mismatch) or None
+        self._check_strategy()
+
+    def _check_strategy(self) -> None:
+        """``strategy``, ``frozen``, ``label_fraction`` and the LoRA sizes agree; ``frozen`` ⇔ ``strategy="frozen"``."""
+        if self.strategy not in STRATEGIES:
+            raise ConfigError(f"strategy={self.strategy!r}: allowed {', '.join(STRATEGIES)} (CLI: --strategy)")
+        if self.frozen and self.strategy not in ("full", "frozen"):
+            raise ConfigError(f"frozen=True (CLI: --frozen) and strategy={self.strategy!r} contradict each other: "
+                              "--frozen is --strategy frozen; give one of them")
+        if self.frozen or self.strategy == "frozen":
+            self.frozen, self.strategy = True, "frozen"
+        if not 0 < self.label_fraction <= 1:
+            raise ConfigError(f"label_fraction={self.label_fraction}: must be in (0, 1] (CLI: --label-fractions)")
+        if self.lora_rank < 1 or self.lora_alpha <= 0:
+            raise ConfigError(f"lora_rank={self.lora_rank}, lora_alpha={self.lora_alpha}: need rank >= 1 and alpha > 0")
+        if self.strategy == "linear-probe" and self.head not in ("auto", "avgpool"):
+            raise ConfigError(f"strategy='linear-probe' reads features averaged over tokens (an avgpool head); "
+                              f"head={self.head!r} does not apply: drop --head or give --head avgpool")
 
 
 def head_lr(batch_size: int) -> float:
@@ -232,10 +280,21 @@ def check_finetune_options(cfg: FinetuneConfig, *, head: str | None = None, sche
         if kind != "multiclass":
             raise ConfigError(f"--label-smoothing: it smooths multi-class targets; {', '.join(map(str, stores))} "
                               f"holds a {kind} task (one logit, no smoothing)")
+    if cfg.strategy == "linear-probe" and ("--lr-backbone" in given or "--lr-head" in given or cfg.augment or resume):
+        what = "--resume" if resume else "--augment" if cfg.augment else "--lr-backbone/--lr-head"
+        raise ConfigError(f"{what}: --strategy linear-probe fits a logistic regression on frozen features "
+                          "(no gradient steps, no epochs to resume, no augmented batches); drop one of them")
+    if cfg.strategy != "lora" and ({"--lora-rank", "--lora-alpha"} & given):
+        raise ConfigError(f"{sorted({'--lora-rank', '--lora-alpha'} & given)[0]}: sizes the LoRA adapters, so it "
+                          f"needs --strategy lora (got --strategy {cfg.strategy})")
     if cfg.frozen and "--lr-backbone" in given:
         raise ConfigError("--lr-backbone: --frozen keeps the backbone's weights fixed, so it has no learning rate; "
                           "drop one of them")
     if head == "m4oe":
+        if cfg.strategy not in ("full", "frozen") or cfg.label_fraction < 1:
+            what = f"--strategy {cfg.strategy}" if cfg.strategy not in ("full", "frozen") else "--label-fractions"
+            raise ConfigError(f"{what}: for the single-task heads (avgpool, all_patch_reps); --head m4oe trains "
+                              "its backbone in full or --frozen on every label")
         if scheme != "card":
             raise ConfigError(f"--scheme {scheme}: --head m4oe trains and scores every task on its card's splits; "
                               "evaluation schemes are for the single-task heads (avgpool, all_patch_reps)")
@@ -373,6 +432,7 @@ def _config_differences(cfg: FinetuneConfig, saved: dict, ignore: Sequence[str])
     """Fields of ``cfg`` that differ from a saved ``finetune_config`` (``model=None`` matches the saved family)."""
     return [k for k, v in asdict(cfg).items() if k not in ignore and not (k == "model" and v is None)
             and not (k == "head" and v == "auto" and saved.get(k) in (*HEADS, "m4oe"))
+            and not (k not in saved and k in _LATER_DEFAULTS and v == _LATER_DEFAULTS[k])
             and _norm_json(v) != _norm_json(saved.get(k))]
 
 
@@ -444,6 +504,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
         check_resume_data(ck, ds_all.attrs, what=f"{out / 'last.pt'}: resume on {ds_all.stores[0].path}")
     how, split_kw, parts = _split_parts(ds_all, out, cfg, split_kw, leak_unit)
     model, groups, model_name, init_info, head_info = _build_finetune_model(ds_all, cfg, init, info, kind, n_classes)
+    trainable = trainable_parameters(model)
     train = parts["train"]
     select = SELECTION[kind]
     meta = ds_all.info
@@ -472,11 +533,14 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
             raise ConfigError(f"{out / 'last.pt'} has done {trainer.epochs_done} epoch(s); ask for more "
                               f"(--epochs > {trainer.epochs_done}) to resume")
     t0 = time.perf_counter()
-    res = trainer.fit()
+    probe = _fit_probe(model, parts, kind, cfg, info) if cfg.strategy == "linear-probe" else None
+    res = probe or trainer.fit()
     fit_seconds = time.perf_counter() - t0  # MOABB's "time": fitting only
-    trainer.load_best()
+    if probe is None:
+        trainer.load_best()
+    merge_lora(model)  # strategy="lora": adapters folded into the weights best.pt stores
     yt, ot = predict(model, parts["test"], cfg.batch_size, info.device)
-    test = score(kind, yt, ot)
+    test, undefined = mark_undefined(kind, yt, score(kind, yt, ot), label_names)
     if info.is_main:
         np.savez(out / "predictions.npz", y=yt, scores=ot, subject=parts["test"].meta("subject").astype(str),
                  session=parts["test"].meta("session").astype(str), sample=parts["test"].sample_ids)
@@ -486,6 +550,10 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
     report["fit_seconds"] = fit_seconds
     if init_info.get("data_mismatch"):  # differences from the init checkpoint's data, accepted by allow_mismatch
         report["data_mismatch_allowed"] = init_info["data_mismatch"]
+    report.update(strategy=cfg.strategy, trainable_params=trainable, undefined=undefined,
+                  label_fraction=getattr(train, "label_fraction_info", None))
+    if probe is not None:
+        report["probe"] = {"C": probe.C, "candidates": probe.records}
     report["degenerate"] = degenerate_predictions(kind, yt, ot, label_names)  # None when the predictions inform
     if report["degenerate"]:
         logger.warning("%s: %s", out, report["degenerate"])
@@ -500,6 +568,9 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
             logger.warning("%s: %s", out, report["confounds"]["message"])
     if cfg.baselines:
         report["baselines"] = run_baselines(parts, kind, sfreq=float(meta.sfreq or 200.0), seed=cfg.seed)
+        for r in report["baselines"].values():
+            if isinstance(r.get("test"), dict):
+                r["test"], r["undefined"] = mark_undefined(kind, yt, r["test"], label_names)
     if info.is_main:
         _save_finetuned(out, ds_all, model, model_name, init_info, head_info, kind, label_names, saved_cfg, init,
                         report)
@@ -514,8 +585,12 @@ def _split_parts(ds_all, out: Path, cfg: FinetuneConfig, split_kw, leak_unit):
         how = "fold"
     from neurokit.data.splits import check_no_leak
 
+    fraction_info = None
+    if cfg.label_fraction < 1:
+        split_kw, fraction_info = _label_fraction_kw(ds_all, split_kw, cfg, by_subject=(leak_unit or how) == "subject")
     check_no_leak(ds_all, split_kw, leak_unit or ("run" if how == "run" else "subject"))
     parts = {k: PatchDataset(ds_all.stores, labelled=True, **kw) for k, kw in split_kw.items()}
+    parts["train"].label_fraction_info = fraction_info
     for k, d in parts.items():
         if len(d) == 0:
             raise ConfigError(f"split {k!r} is empty ({split_kw[k]})")
@@ -529,6 +604,22 @@ def _split_parts(ds_all, out: Path, cfg: FinetuneConfig, split_kw, leak_unit):
                           "subjects (runs) that hold every class")
     out.mkdir(parents=True, exist_ok=True)
     return how, split_kw, parts
+
+
+def _label_fraction_kw(ds_all, split_kw: dict, cfg: FinetuneConfig, *, by_subject: bool) -> tuple[dict, dict]:
+    """The split with its training part cut to ``cfg.label_fraction`` of its labels (``samples=`` ids)."""
+    from neurokit.data.splits import label_fraction_subset
+
+    full = PatchDataset(ds_all.stores, labelled=True, **split_kw["train"])
+    keep, info = label_fraction_subset(full.labels, full.meta("subject"), cfg.label_fraction, cfg.seed,
+                                       by_subject=by_subject)
+    kw = {**split_kw["train"], "samples": full.sample_ids[keep].tolist()}
+    if "subjects" in kw:
+        kw["subjects"] = info["subjects"]
+    logger.info("label fraction %g: %d of %d training windows (%s; per class %s)", cfg.label_fraction,
+                info["n_train"], info["n_train_full"], f"whole subjects {', '.join(info['subjects'])}"
+                if info["mode"] == "subjects" else "windows stratified by class and subject", info["class_counts"])
+    return {**split_kw, "train": kw}, info
 
 
 def _kw_text(kw: dict) -> str:
@@ -573,9 +664,13 @@ def _build_finetune_model(ds_all, cfg: FinetuneConfig, init, info, kind: str, n_
         feat_shape = tuple(backbone.forward_features(x0).shape[1:])
     n_out = 1 if kind in ("binary", "regression") else n_classes
     head_kind = get_objective(model_name).default_head if cfg.head == "auto" else cfg.head
+    if cfg.strategy == "linear-probe":
+        head_kind = "avgpool"
     head = Head(head_kind, feat_shape, n_out, cfg.dropout).to(info.device)
+    if cfg.strategy == "lora":
+        backbone = add_lora(backbone, model_name, cfg.lora_rank, cfg.lora_alpha)
     model = FinetuneModel(backbone, head, squeeze=n_out == 1).to(info.device)
-    if cfg.frozen:
+    if cfg.frozen or cfg.strategy == "linear-probe":
         for p in backbone.parameters():
             p.requires_grad_(False)
     groups = [{"params": [p for p in head.parameters()], "lr": cfg.lr_head}]
@@ -584,6 +679,92 @@ def _build_finetune_model(ds_all, cfg: FinetuneConfig, init, info, kind: str, n_
         groups.insert(0, {"params": bb, "lr": cfg.lr_backbone})
     head_info = {"kind": head_kind, "feature_shape": list(feat_shape), "n_outputs": n_out, "dropout": cfg.dropout}
     return model, groups, model_name, init_info, head_info
+
+
+def add_lora(backbone: torch.nn.Module, model_name: str, rank: int = 8, alpha: float = 16.0) -> torch.nn.Module:
+    """LoRA adapters (``peft``) on the backbone's linear layers named in :data:`LORA_TARGETS`; only the
+    adapters stay trainable.
+
+    Parameters
+    ----------
+    backbone : nn.Module
+        A CBraMod or SiT backbone (changed in place and returned).
+    model_name : str
+        Its family (the key of :data:`LORA_TARGETS`).
+    rank, alpha : int, float
+        LoRA rank r and scaling numerator (the update ``B·A`` is scaled by ``alpha / r``); B starts at zero, so
+        the adapted backbone starts as the given one.
+
+    Returns
+    -------
+    The backbone with ``lora_A`` / ``lora_B`` parameters (trainable) beside its frozen weights.
+
+    Raises
+    ------
+    ConfigError
+        A family without LoRA targets, or ``peft`` not installed (``pip install 'neurokit-fm[lora]'``).
+
+    Example
+    -------
+    >>> bb = add_lora(create_model("cbramod", n_layers=1), "cbramod", rank=4)  # doctest: +SKIP
+    """
+    targets = LORA_TARGETS.get(model_name)
+    if not targets:
+        raise ConfigError(f"strategy='lora': no LoRA target layers are known for model {model_name!r} "
+                          f"(known: {', '.join(LORA_TARGETS)})")
+    try:
+        from peft import LoraConfig, inject_adapter_in_model
+    except ImportError:
+        raise ConfigError("strategy='lora' needs the peft library: pip install 'neurokit-fm[lora]'") from None
+    conf = LoraConfig(r=int(rank), lora_alpha=float(alpha), lora_dropout=0.0, bias="none", target_modules=list(targets))
+    backbone = inject_adapter_in_model(conf, backbone)
+    for n, p in backbone.named_parameters():
+        p.requires_grad_("lora_" in n)
+    return backbone
+
+
+def merge_lora(model: torch.nn.Module) -> int:
+    """Fold every LoRA adapter of ``model`` into the weights of its layer and put the plain layer back, so the
+    model (and its ``state_dict``) is the architecture without adapters. Returns the number of layers merged
+    (0 for a model without adapters)."""
+    if not any("lora_" in n for n, _ in model.named_parameters()):
+        return 0  # nothing to merge (and no need to import peft)
+    from peft.tuners.tuners_utils import BaseTunerLayer
+
+    wrapped = [(n, m) for n, m in model.named_modules() if isinstance(m, BaseTunerLayer)]
+    for name, layer in wrapped:
+        layer.merge()
+        parent, _, child = name.rpartition(".")
+        setattr(model.get_submodule(parent) if parent else model, child, layer.get_base_layer())
+    return len(wrapped)
+
+
+def trainable_parameters(model: torch.nn.Module) -> dict[str, int]:
+    """Counts of trainable and total parameters of a :class:`FinetuneModel`: ``backbone``, ``head``,
+    ``total`` (trainable) and ``all`` (every parameter)."""
+    def n(ps):
+        return int(sum(p.numel() for p in ps if p.requires_grad))
+
+    return {"backbone": n(model.backbone.parameters()), "head": n(model.head.parameters()),
+            "total": n(model.parameters()), "all": int(sum(p.numel() for p in model.parameters()))}
+
+
+def _fit_probe(model, parts: dict, kind: str, cfg: FinetuneConfig, info):
+    """strategy="linear-probe": fit the probe on pooled frozen features and write it into the avgpool head.
+    Returns the :class:`~neurokit.evaluation.probe.LinearProbe` with the Trainer result's fields
+    (``best``, ``best_epoch``, ``records``) added."""
+    from neurokit.evaluation.probe import fit_linear_probe
+    from neurokit.training.predict import extract_features
+
+    yt, ft = extract_features(model.backbone, parts["train"], cfg.batch_size, info.device)
+    yv, fv = extract_features(model.backbone, parts["val"], cfg.batch_size, info.device)
+    probe = fit_linear_probe(ft, yt, fv, yv, kind, seed=cfg.seed)
+    lin = model.head.net
+    with torch.no_grad():
+        lin.weight.copy_(torch.as_tensor(probe.weight, dtype=lin.weight.dtype))
+        lin.bias.copy_(torch.as_tensor(probe.bias, dtype=lin.bias.dtype))
+    probe.best, probe.best_epoch = probe.val_best, 0
+    return probe
 
 
 def _finetune_report(meta: StoreMeta, model_name, kind, label_names, how, split_kw, parts, select, res, test, init_info,

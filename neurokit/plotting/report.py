@@ -140,11 +140,16 @@ def per_fold_scores(data: RunData) -> tuple[str, dict[str, float]]:
     if "folds" in rep:
         return rep["folds"][0]["score_metric"], {f["fold"]: float(f["score"]) for f in rep["folds"]}
     metric = rep.get("selection_metric", "balanced_accuracy")
-    return metric, {"test": float(rep["test"].get(metric, np.nan))}
+    v = rep["test"].get(metric, np.nan)  # None: undefined on this test split (drawn as nothing)
+    return metric, {"test": float("nan") if v is None else float(v)}
 
 
 def plot_report(path: str | Path, out_dir: str | Path, *, dpi: int = 110) -> dict[str, Path]:
     """Draw the figures of a run as PNGs in ``out_dir``.
+
+    A comparison folder (``neuro finetune --compare-scratch/--seeds/--label-fractions``: it holds
+    ``comparison.json``) gets its label-efficiency curve instead, ``label_efficiency.png``
+    (:func:`plot_label_efficiency`).
 
     Files: ``confusion_matrix.png``, ``roc.png``, ``pr.png`` (classification), ``scores.png`` (per-fold
     and per-subject scores), ``training_curves.png`` (train loss and validation metric per epoch).
@@ -158,6 +163,10 @@ def plot_report(path: str | Path, out_dir: str | Path, *, dpi: int = 110) -> dic
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
+    cmp = Path(path) / "comparison.json" if Path(path).is_dir() else Path(path)
+    if cmp.name == "comparison.json" and cmp.exists():  # a neuro finetune --compare-scratch/--seeds folder
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        return {"label_efficiency": plot_label_efficiency(cmp, Path(out_dir) / "label_efficiency.png", dpi=dpi)}
     data = report_data(path)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -267,3 +276,103 @@ def _draw_training(plt, data: RunData, title: str):
         axes[1].legend(fontsize=6)
     fig.suptitle(title, fontsize=9)
     return fig
+
+
+def label_efficiency_data(comparison: dict, metric: str | None = None) -> dict[str, Any]:
+    """The numbers of the label-efficiency figure, from a comparison's result (``comparison.json``).
+
+    Parameters
+    ----------
+    comparison : dict
+        :func:`neurokit.pipelines.compare.compare_pretraining`'s result.
+    metric : str, optional
+        Default the task's selection metric (``comparison["metric"]``).
+
+    Returns
+    -------
+    dict with ``metric``, ``fractions`` (float, ascending), ``arms`` (arm → ``{"mean": [...], "std": [...]}``,
+    ``nan`` where undefined), ``baselines`` (method → values per fraction) and ``chance`` (float or ``None``).
+
+    Example
+    -------
+    >>> d = label_efficiency_data({"metric": "auroc", "fractions": ["0.1", "1"], "arms": ["scratch"],
+    ...     "summary": {"scratch": {"0.1": {"auroc": {"mean": 0.7, "std": 0.1}}, "1": {"auroc": {"mean": 0.9, "std": 0.0}}}},
+    ...     "baselines": {}, "chance": {"auroc": 0.5}})
+    >>> d["fractions"], d["arms"]["scratch"]["mean"], d["chance"]
+    ([0.1, 1.0], [0.7, 0.9], 0.5)
+    """
+    metric = metric or comparison["metric"]
+    keys = sorted(comparison["fractions"], key=float)
+    arms = {}
+    for arm in comparison["arms"]:
+        by_f = comparison["summary"].get(arm, {})
+        st = [by_f.get(k, {}).get(metric) or {} for k in keys]
+        arms[arm] = {"mean": [float("nan") if s.get("mean") is None else s["mean"] for s in st],
+                     "std": [float("nan") if s.get("std") is None else s["std"] for s in st]}
+    names = list(dict.fromkeys(n for k in keys for n in (comparison.get("baselines") or {}).get(k, {})))
+    base = {n: [float("nan") if (v := comparison["baselines"].get(k, {}).get(n, {}).get(metric)) is None else v
+                for k in keys] for n in names}
+    chance = (comparison.get("chance") or {}).get(metric)
+    return {"metric": metric, "fractions": [float(k) for k in keys], "arms": arms, "baselines": base, "chance": chance}
+
+
+def plot_label_efficiency(path: str | Path | dict, out_png: str | Path, *, metric: str | None = None,
+                          dpi: int = 110) -> Path:
+    """Draw the label-efficiency curve: test metric against the fraction of training labels (log x), one line
+    per arm with a mean ± std band over seeds (pretrained solid, random-weight arms dashed), the classical
+    baselines as thin grey lines and chance as a dotted line.
+
+    Parameters
+    ----------
+    path : path or dict
+        ``comparison.json`` (or the folder holding it), or the result dict itself.
+    out_png : path
+    metric : str, optional
+        Default the task's selection metric.
+
+    Returns
+    -------
+    Path of the PNG written.
+
+    Raises
+    ------
+    FileNotFoundError
+        No ``comparison.json`` there.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    if isinstance(path, dict):
+        comparison = path
+    else:
+        p = Path(path)
+        p = p / "comparison.json" if p.is_dir() else p
+        if not p.exists():
+            raise FileNotFoundError(f"{p}: no comparison (run neuro finetune --compare-scratch or --seeds first)")
+        comparison = json.loads(p.read_text())
+    d = label_efficiency_data(comparison, metric)
+    x = np.asarray(d["fractions"])
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for arm, st in d["arms"].items():
+        m, s = np.asarray(st["mean"]), np.asarray(st["std"])
+        style = "-" if arm.startswith("pretrained") or arm == "linear-probe" else "--"
+        (line,) = ax.plot(x, m, style, marker="o", label=arm)
+        ax.fill_between(x, m - s, m + s, color=line.get_color(), alpha=0.15)
+    for n, v in d["baselines"].items():
+        ax.plot(x, v, color="0.55", lw=0.8, marker=".", label=n)
+    if d["chance"] is not None:
+        ax.axhline(d["chance"], color="k", ls=":", lw=1, label="chance")
+    ax.set_xscale("log")
+    ax.set_xticks(x, [f"{f:.0%}" if f >= 0.01 else f"{f:.1%}" for f in x])
+    ax.set_xlabel("fraction of training labels")
+    ax.set_ylabel(f"test {d['metric']}")
+    n_seeds = len(comparison.get("seeds") or [])
+    ax.set_title(f"label efficiency: mean ± std over {n_seeds} seed(s)", fontsize=9)
+    ax.legend(fontsize=7, loc="best")
+    out = Path(out_png)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    return out

@@ -24,3 +24,35 @@ def predict(model: nn.Module, ds: PatchDataset, batch_size: int, device) -> tupl
             outs.append(model(x.to(device)).float().cpu())
             ys.append(y)
     return torch.cat(ys).numpy(), torch.cat(outs).numpy()
+
+
+def extract_features(backbone: nn.Module, ds: PatchDataset, batch_size: int, device) -> tuple[np.ndarray, np.ndarray]:
+    """Pooled features of a frozen backbone: ``forward_features`` averaged over every token, in eval mode
+    without gradient (what a linear probe reads; the same pooling as the ``avgpool`` head).
+
+    Parameters
+    ----------
+    backbone : nn.Module
+        A module with ``forward_features(x) -> (B, *tokens, D)`` (CBraMod: ``(B, C, N, D)``).
+    ds : PatchDataset
+        Samples in order.
+    batch_size : int
+    device : torch.device or str
+
+    Returns
+    -------
+    (y, features) : labels ``(n,)`` and float32 features ``(n, D)``.
+
+    Example
+    -------
+    >>> y, f = extract_features(backbone, parts["train"], 64, "cpu")  # doctest: +SKIP
+    """
+    backbone.eval()
+    sampler = EpochSampler(len(ds), batch_size=batch_size, seed=0, shuffle=False, drop_last=False)
+    ys, feats = [], []
+    with torch.no_grad():
+        for x, y in make_loader(ds, sampler, batch_size, 0, device):
+            f = backbone.forward_features(x.to(device)).float()
+            feats.append(f.flatten(1, -2).mean(dim=1).cpu())
+            ys.append(y)
+    return torch.cat(ys).numpy(), torch.cat(feats).numpy()

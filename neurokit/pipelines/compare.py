@@ -1,0 +1,292 @@
+"""Does pretraining help on this data? Pretrained vs from-scratch fine-tuning over seeds and label fractions.
+
+:func:`compare_pretraining` runs every (arm, label fraction, seed) as an ordinary fine-tuning run
+(:func:`neurokit.pipelines.finetune.finetune_or_reuse`, so a stopped comparison resumes where it stopped) in
+``out/<arm>/frac<F>/seed<S>/``, then writes ``comparison.json`` and ``comparison.csv`` beside them. The arms
+are the ways the literature measures what pretraining is worth (CBraMod, LaBraM, BIOT, EEGPT; the Open EEG
+Bench's strategies):
+
+- ``pretrained`` (``strategy="full"``) and ``pretrained-<strategy>`` (``frozen``, ``lora``): the ``init``
+  weights fine-tuned;
+- ``scratch``: the same architecture from random weights, with the same settings, split, seeds and label
+  subsets;
+- ``linear-probe`` and ``linear-probe-random``: a logistic regression on the pooled features of the frozen
+  pretrained backbone and of the same backbone at random initial values;
+
+plus the classical baselines and chance once per fraction (on the first seed's subset). Means and standard
+deviations are over seeds (sample std, ``ddof=1``; 0 for one seed); a paired difference is taken seed by seed
+(the two arms of a seed share the label subset and the seed), with the number of seeds where the first arm
+scored higher.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import logging
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from neurokit._utils.errors import ConfigError
+from neurokit.data.dataset import PatchDataset, open_labelled
+from neurokit.evaluation.metrics import SELECTION
+from neurokit.pipelines.finetune import (
+    STRATEGIES,
+    FinetuneConfig,
+    finetune_backbone,
+    finetune_or_reuse,
+)
+
+logger = logging.getLogger("neurokit")
+
+#: metrics a comparison aggregates, in the order its tables show them
+COMPARE_METRICS = ("balanced_accuracy", "cohen_kappa", "auroc", "auc_pr", "f1_weighted", "pearson_r", "r2", "rmse")
+SCRATCH, PROBE, PROBE_RANDOM = "scratch", "linear-probe", "linear-probe-random"
+
+
+def arm_name(strategy: str) -> str:
+    """``"full"`` → ``"pretrained"``; ``"lora"`` → ``"pretrained-lora"``; ``"linear-probe"`` → ``"linear-probe"``."""
+    return "pretrained" if strategy == "full" else PROBE if strategy == "linear-probe" else f"pretrained-{strategy}"
+
+
+def comparison_arms(strategies: Sequence[str], *, pretrained: bool, scratch: bool, probe: bool) -> dict[str, dict]:
+    """The arms of a comparison: name → ``{"pretrained": bool, "strategy": str}``, pretrained arms first.
+
+    Raises
+    ------
+    ConfigError
+        An unknown strategy, or no arm at all.
+    """
+    arms: dict[str, dict] = {}
+    for st in strategies:
+        if st not in STRATEGIES:
+            raise ConfigError(f"strategy {st!r}: allowed {', '.join(STRATEGIES)} (CLI: --strategy)")
+        if pretrained:
+            arms[arm_name(st)] = {"pretrained": True, "strategy": st}
+    if scratch:
+        arms[SCRATCH] = {"pretrained": False, "strategy": "full"}
+    if probe:
+        if pretrained:
+            arms[PROBE] = {"pretrained": True, "strategy": "linear-probe"}
+        arms[PROBE_RANDOM] = {"pretrained": False, "strategy": "linear-probe"}
+    if not arms:
+        raise ConfigError("nothing to compare: give init weights (CLI: --init) or keep the from-scratch arm")
+    return arms
+
+
+def paired_arms(arms: Sequence[str]) -> list[tuple[str, str]]:
+    """The (pretrained arm, its random-weight twin) pairs whose seed-by-seed difference is reported."""
+    pairs = [(a, SCRATCH) for a in arms if a.startswith("pretrained") and SCRATCH in arms]
+    if PROBE in arms and PROBE_RANDOM in arms:
+        pairs.append((PROBE, PROBE_RANDOM))
+    return pairs
+
+
+def frac_key(f: float) -> str:
+    """A label fraction as a key and folder name part: 0.02 → ``"0.02"``, 1.0 → ``"1"``."""
+    return f"{float(f):g}"
+
+
+def aggregate(rows: Sequence[dict], metrics: Sequence[str], pairs: Sequence[tuple[str, str]] = ()) -> dict:
+    """Mean ± std per arm and fraction, and paired differences, from per-run rows.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        One per run: ``arm``, ``fraction`` (str key), ``seed`` and a value (float or ``None`` when undefined)
+        per metric.
+    metrics : sequence of str
+    pairs : sequence of (arm a, arm b)
+        Differences ``a − b`` taken over the seeds both arms have a defined value for.
+
+    Returns
+    -------
+    dict with ``summary[arm][fraction][metric] = {"mean", "std", "n"}`` (``mean``/``std`` ``None`` when no
+    seed gave a number) and ``differences["a − b"][fraction][metric] = {"mean", "std", "better", "n"}``
+    (``better``: seeds where ``a`` scored higher). ``std`` is the sample standard deviation (``ddof=1``), 0 for
+    one seed.
+
+    Example
+    -------
+    >>> rows = [{"arm": a, "fraction": "1", "seed": s, "auroc": v} for a, s, v in
+    ...         [("p", 0, 0.9), ("p", 1, 0.8), ("s", 0, 0.7), ("s", 1, 0.85)]]
+    >>> out = aggregate(rows, ["auroc"], [("p", "s")])
+    >>> round(out["differences"]["p − s"]["1"]["auroc"]["mean"], 3), out["differences"]["p − s"]["1"]["auroc"]["better"]
+    (0.075, 1)
+    """
+    def stats(vals):
+        v = np.asarray([x for x in vals if x is not None and np.isfinite(x)], dtype=np.float64)
+        if not len(v):
+            return {"mean": None, "std": None, "n": 0}
+        return {"mean": float(v.mean()), "std": float(v.std(ddof=1)) if len(v) > 1 else 0.0, "n": int(len(v))}
+
+    table: dict[tuple, dict] = {}
+    for r in rows:
+        table[(r["arm"], r["fraction"], r["seed"])] = r
+    arms = list(dict.fromkeys(r["arm"] for r in rows))
+    fracs = list(dict.fromkeys(r["fraction"] for r in rows))
+    summary = {a: {f: {m: stats([r.get(m) for (aa, ff, _), r in table.items() if aa == a and ff == f])
+                       for m in metrics} for f in fracs if any(k[:2] == (a, f) for k in table)} for a in arms}
+    differences = {}
+    for a, b in pairs:
+        d = differences.setdefault(f"{a} − {b}", {})
+        for f in fracs:
+            seeds = [s for (aa, ff, s) in table if aa == a and ff == f and (b, f, s) in table]
+            d[f] = {}
+            for m in metrics:
+                diff = [table[(a, f, s)].get(m) - table[(b, f, s)].get(m) for s in seeds
+                        if table[(a, f, s)].get(m) is not None and table[(b, f, s)].get(m) is not None]
+                st = stats(diff)
+                st["better"] = int(sum(x > 0 for x in diff))
+                d[f][m] = st
+    return {"summary": summary, "differences": differences}
+
+
+def compare_pretraining(stores, out: str | Path, cfg: FinetuneConfig | None = None, *, init: str | Path | None,
+                        seeds: int | Sequence[int] = 3, label_fractions: Sequence[float] = (1.0,),
+                        strategies: Sequence[str] = ("full",), scratch: bool = True, probe: bool = True,
+                        overwrite: bool = False) -> dict[str, Any]:
+    """Fine-tune from ``init`` and from random weights over seeds and label fractions; compare.
+
+    Parameters
+    ----------
+    stores : path or sequence of paths
+        Labelled patch store(s), as for :func:`~neurokit.pipelines.finetune.finetune`.
+    out : path
+        Folder of the comparison: ``<arm>/frac<F>/seed<S>/`` (one fine-tuning run each), ``comparison.json``
+        and ``comparison.csv``.
+    cfg : FinetuneConfig
+        Settings shared by every run; ``seed``, ``label_fraction`` and ``strategy`` are set per run (a
+        ``cfg.frozen`` or ``cfg.strategy`` other than ``full`` is added to ``strategies``).
+    init : path or str or None
+        Pretrained weights (as ``finetune``'s ``init``); ``None`` runs the random-weight arms only.
+    seeds : int or sequence of int
+        ``n`` → seeds ``cfg.seed … cfg.seed + n − 1``; or the seeds themselves.
+    label_fractions : sequence of float
+        Fractions of the training labels, each in ``(0, 1]`` (e.g. ``(0.02, 0.1, 1)``).
+    strategies : sequence of str
+        Strategies of the pretrained arms (:data:`~neurokit.pipelines.finetune.STRATEGIES`).
+    scratch, probe : bool
+        Also run the ``scratch`` arm; also run the linear probes of the pretrained and the random backbone.
+    overwrite : bool
+        Replace sub-runs made with other settings (otherwise they raise :class:`FileExistsError`); sub-runs of
+        the same settings are reused either way.
+
+    Returns
+    -------
+    dict (also ``out/comparison.json``): ``arms``, ``fractions``, ``seeds``, ``kind``, ``label_names``,
+    ``metric`` (the task's selection metric), ``runs`` (one row per arm × fraction × seed: test metrics,
+    ``None`` where undefined, training windows, subset mode, folder, whether reused), ``summary`` and
+    ``differences`` (:func:`aggregate`), ``baselines`` (fraction → method → test metrics), ``chance``,
+    ``subsets`` (fraction → seed → the label subset's mode and counts).
+
+    Raises
+    ------
+    ConfigError
+        Bad fractions, seeds or strategies, and whatever a run refuses.
+    FileExistsError
+        A sub-run folder holds a run of other settings and ``overwrite`` is not given.
+
+    Example
+    -------
+    >>> res = compare_pretraining("runs/bonn.h5", "runs/cmp", FinetuneConfig(epochs=5), init="runs/pre/best.pt",
+    ...                           seeds=3, label_fractions=(0.02, 0.1, 1))  # doctest: +SKIP
+    >>> res["differences"]["pretrained − scratch"]["0.02"]["auroc"]  # doctest: +SKIP
+    {'mean': 0.031, 'std': 0.012, 'n': 3, 'better': 3}
+    """
+    cfg = cfg or FinetuneConfig()
+    out = Path(out)
+    seed_list = list(range(cfg.seed, cfg.seed + int(seeds))) if isinstance(seeds, (int, np.integer)) else list(seeds)
+    if not seed_list or len(set(seed_list)) != len(seed_list):
+        raise ConfigError(f"seeds={seeds!r}: give a count >= 1 or distinct seeds (CLI: --seeds N)")
+    fractions = [float(f) for f in label_fractions]
+    bad = [f for f in fractions if not 0 < f <= 1]
+    if bad or not fractions:
+        raise ConfigError(f"label fractions {fractions}: each must be in (0, 1] (CLI: --label-fractions 0.02,0.1,1)")
+    fractions = sorted(dict.fromkeys(fractions))
+    strategies = list(dict.fromkeys([*strategies, *([cfg.strategy] if cfg.strategy != "full" else [])]))
+    arms = comparison_arms(strategies, pretrained=init is not None, scratch=scratch or init is None, probe=probe)
+    stores = list(stores) if isinstance(stores, (list, tuple)) else [stores]
+    _, label_names, _, kind = open_labelled(stores)
+    base = replace(cfg, frozen=False, strategy="full")
+    random_kw = dict(base.model_kwargs)
+    model_name = cfg.model
+    if init is not None:  # the random arms get the init checkpoint's architecture
+        _, init_info, model_name = finetune_backbone(base, init, PatchDataset(stores))
+        random_kw = {**init_info["model_config"], **base.model_kwargs}
+
+    rows, reports, baselines, chance, subsets = [], {}, {}, None, {}
+    for f in fractions:
+        fk = frac_key(f)
+        first = True
+        for seed in seed_list:
+            for arm, spec in arms.items():
+                probe_arm = spec["strategy"] == "linear-probe"
+                run_cfg = replace(base, seed=seed, label_fraction=f, strategy=spec["strategy"],
+                                  baselines=base.baselines and first,
+                                  head="auto" if probe_arm else base.head, augment=None if probe_arm else base.augment,
+                                  **({} if spec["pretrained"] else {"model": model_name, "model_kwargs": random_kw}))
+                first = False
+                d = out / arm / f"frac{fk}" / f"seed{seed}"
+                rep, reused = finetune_or_reuse(stores, d, run_cfg, init=init if spec["pretrained"] else None,
+                                                overwrite=overwrite)
+                logger.info("%s fraction %s seed %d: %s%s", arm, fk, seed,
+                            {m: rep["test"].get(m) for m in (SELECTION[kind],)}, " (reused)" if reused else "")
+                reports[(arm, fk, seed)] = rep
+                sub = rep.get("label_fraction") or {}
+                subsets.setdefault(fk, {}).setdefault(str(seed), {k: sub.get(k) for k in
+                                                                  ("mode", "n_train", "n_train_full", "class_counts", "subjects")}
+                                                      if sub else {"mode": "all", "n_train": rep["n_samples"]["train"]})
+                rows.append({"arm": arm, "fraction": fk, "seed": seed, "strategy": spec["strategy"],
+                             "pretrained": spec["pretrained"], "n_train": rep["n_samples"]["train"],
+                             "subset_mode": sub.get("mode", "all"),
+                             **{m: rep["test"].get(m) for m in COMPARE_METRICS if m in rep["test"]},
+                             "undefined": rep.get("undefined") or {}, "degenerate": rep.get("degenerate"),
+                             "dir": str(d), "reused": reused})
+                if rep.get("baselines") and fk not in baselines:
+                    baselines[fk] = {name: r["test"] for name, r in rep["baselines"].items() if "test" in r}
+                chance = chance or rep.get("chance")
+    metrics = [m for m in COMPARE_METRICS if any(m in r for r in rows)]
+    agg = aggregate(rows, metrics, paired_arms(list(arms)))
+    result = {"init": None if init is None else str(init), "kind": kind, "label_names": label_names,
+              "metric": SELECTION[kind], "metrics": metrics, "arms": list(arms), "fractions": [frac_key(f) for f in fractions],
+              "seeds": seed_list, "runs": rows, **agg, "baselines": baselines, "chance": chance, "subsets": subsets,
+              "std": "sample standard deviation over seeds (ddof=1; 0 for one seed)"}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "comparison.json").write_text(json.dumps(result, indent=2, default=float))
+    write_comparison_csv(result, out / "comparison.csv")
+    return result
+
+
+def write_comparison_csv(result: dict, path: str | Path) -> Path:
+    """``comparison.csv``: one row per arm × fraction × seed, then per arm × fraction the ``mean`` and ``std``
+    rows, the paired differences (``mean``, ``std``, ``better`` = seeds better of ``n``), the baselines and
+    chance. Undefined metrics are empty cells."""
+    metrics = result["metrics"]
+    path = Path(path)
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["arm", "fraction", "seed", "n_train", "subset_mode", *metrics])
+
+        def cell(v):
+            return "" if v is None else f"{v:.6g}" if isinstance(v, float) else v
+
+        for r in result["runs"]:
+            w.writerow([r["arm"], r["fraction"], r["seed"], r["n_train"], r["subset_mode"], *(cell(r.get(m)) for m in metrics)])
+        for arm, by_f in result["summary"].items():
+            for f, ms in by_f.items():
+                for stat in ("mean", "std"):
+                    w.writerow([arm, f, stat, "", "", *(cell(ms[m][stat]) for m in metrics)])
+        for name, by_f in result["differences"].items():
+            for f, ms in by_f.items():
+                for stat in ("mean", "std", "better"):
+                    w.writerow([name, f, stat, "", "", *(cell(ms[m][stat]) if stat != "better" else
+                                                         f"{ms[m]['better']}/{ms[m]['n']}" for m in metrics)])
+        for f, bs in result["baselines"].items():
+            for name, ms in bs.items():
+                w.writerow([name, f, "", "", "", *(cell(ms.get(m)) for m in metrics)])
+        if result.get("chance"):
+            w.writerow(["chance", "", "", "", "", *(cell(result["chance"].get(m)) for m in metrics)])
+    return path
