@@ -21,7 +21,16 @@ from typer.testing import CliRunner
 
 from neurokit.cli.main import app
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+#: the guide's pages in the documentation site's order: their commands run after the README's
+GUIDE = ["reading", "cards", "preprocessing", "stores", "models", "pretraining", "finetuning", "m4oe", "surface",
+         "retrieval", "kernels", "scale"]
+
+
+def documented_text() -> str:
+    """The README, then the guide's pages (``docs/guide/*.md``), as one text."""
+    return "\n".join([README.read_text()] + [(ROOT / "docs" / "guide" / f"{p}.md").read_text() for p in GUIDE])
 
 #: (regex on the command as written, arguments appended); the first match applies
 SMALL: list[tuple[str, list[str]]] = [
@@ -67,9 +76,14 @@ def _argv(cmd: str) -> list[str]:
     return argv[1:] + extra
 
 
+def test_guide_pages_are_all_read():
+    pages = {p.stem for p in (ROOT / "docs" / "guide").glob("*.md")}
+    assert pages == set(GUIDE), f"tests/test_readme.py GUIDE and docs/guide differ: {sorted(pages ^ set(GUIDE))}"
+
+
 def test_readme_commands_parse():
     assert _argv("torchrun --nproc_per_node=4 -m neurokit pretrain s.h5 -o x")[-2:] == ["8", "--no-progress"]
-    cmds = readme_commands(README.read_text())
+    cmds = readme_commands(documented_text())
     assert "neuro cards list" in cmds and not any("pip" in c or "HCP_7T" in c for c in cmds)
     assert any(c.startswith("torchrun") for c in cmds)
     text = "```bash\nneuro a  # x\n```\n<!-- norun: no -->\n\n```bash\nneuro b\n```\n```bash\npip install -e . && neuro c\n```"
@@ -88,7 +102,7 @@ def readme_run(shared, tmp_path_factory):
     old = Path.cwd()
     os.chdir(work)
     try:
-        for cmd in readme_commands(README.read_text()):
+        for cmd in readme_commands(documented_text()):
             t0 = time.process_time()
             r = runner.invoke(app, _argv(cmd), env={"COLUMNS": "200"})
             print(f"[{time.process_time() - t0:6.1f} s CPU] {cmd}")
