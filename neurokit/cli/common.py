@@ -110,6 +110,24 @@ def parse_subjects(text: Optional[str]) -> Optional[List[str]]:
     return [s.strip() for s in text.split(",") if s.strip()]
 
 
+#: short column headers of the metrics (tables fit 80 columns); :func:`metric_legend` spells them out
+SHORT_METRICS = {"balanced_accuracy": "bal.acc", "cohen_kappa": "kappa", "f1_weighted": "F1 w.", "auroc": "AUROC",
+                 "auc_pr": "AUC-PR", "average_precision": "AP", "pearson_r": "r", "r2": "R²", "rmse": "RMSE",
+                 "accuracy": "acc", "roc_auc": "ROC AUC"}
+
+
+def short_metric(name: str) -> str:
+    """The column header of metric ``name`` (``balanced_accuracy`` → ``bal.acc``)."""
+    return SHORT_METRICS.get(name, name)
+
+
+def metric_legend(names) -> str:
+    """A caption spelling out the short headers used for ``names`` (empty when none is shortened)."""
+    parts = [f"{short_metric(n)} = {n.replace('_', ' ')}" for n in names if short_metric(n) != n
+             and short_metric(n).lower() != n.replace("_", " ").lower()]
+    return "; ".join(parts)
+
+
 def metrics_table(title: str, metrics: dict, undefined: dict | None = None) -> Table:
     """Metric name → value; a metric in ``undefined`` (name → reason) shows its reason instead of a number."""
     t = Table(title=title)

@@ -12,10 +12,12 @@ from neurokit.cli.common import (
     check_json_out,
     console,
     fail,
+    metric_legend,
     metrics_table,
     parse_subjects,
     run_or_exit,
     setup_logging,
+    short_metric,
 )
 from neurokit.cli.reports import COMPARE, contributions_table, print_scheme_report
 
@@ -88,10 +90,11 @@ def baseline(
     from neurokit.evaluation.baselines import baseline as run
 
     res = run_or_exit(run, list(stores), methods=method or None, seed=seed, band=parse_band(band))
-    t = Table(title=f"{res['card']}:{res['task']} ({res['kind']}), test split ({res['n_samples']['test']} samples)")
-    t.add_column("method")
+    t = Table(title=f"{res['card']}:{res['task']} ({res['kind']}), test split ({res['n_samples']['test']} samples)",
+              caption=metric_legend(COMPARE))
+    t.add_column("method", overflow="fold")
     for m in COMPARE:
-        t.add_column(m, justify="right")
+        t.add_column(short_metric(m), justify="right")
     for name, r in list(res["baselines"].items()) + [("chance", {"test": res["chance"]})]:
         met = r.get("test") or {}
         t.add_row(name, *(f"{met[m]:.3f}" if isinstance(met.get(m), float) else r.get("error", "")[:40] if i == 0 and "error" in r else ""

@@ -6,7 +6,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from neurokit.cli.common import console, metrics_table
+from neurokit.cli.common import console, metric_legend, metrics_table, short_metric
 
 #: the metrics the comparison tables show, in order
 COMPARE = ("balanced_accuracy", "cohen_kappa", "auroc", "r2")
@@ -41,11 +41,11 @@ def print_report(rep: dict, out: Path) -> None:
 
 def comparison_table(title: str, runs: dict, label: str | None = None) -> Table:
     """One row per (task, method): the fine-tuned model, each baseline, chance; test metrics."""
-    t = Table(title=title)
-    t.add_column("task", overflow="fold")
-    t.add_column("method")
+    t = Table(title=title, caption=metric_legend(COMPARE))
+    t.add_column("task", overflow="fold", max_width=24)
+    t.add_column("method", overflow="fold")
     for m in COMPARE:
-        t.add_column(m, justify="right")
+        t.add_column(short_metric(m), justify="right")
 
     def row(task, name, metrics):
         t.add_row(task, name, *(f"{metrics[m]:.3f}" if isinstance(metrics.get(m), float) else
@@ -99,22 +99,27 @@ def contributions_table(tasks: dict) -> Table:
 
 def print_scheme_report(rep: dict, out: Path | None = None) -> None:
     """Per-fold table (MOABB's subject/session/score/time, and the test metrics) and mean ± std."""
-    names = list(rep["folds"][0]["test"])
+    names = [m for m in COMPARE if m in rep["folds"][0]["test"]]  # all metrics: report.json
     t = Table(title=f"{rep['scheme']}: {len(rep['folds'])} folds")
-    for col in ("fold", "subject", "session", rep["folds"][0]["score_metric"], *names):
-        t.add_column(col, justify="right" if col not in ("fold", "subject", "session") else "left")
+    cols = ("fold", "subject", "session", rep["folds"][0]["score_metric"], *names)
+    t.caption = metric_legend(cols[3:])
+    for col in cols:
+        t.add_column(short_metric(col), justify="right" if col not in ("fold", "subject", "session") else "left",
+                     overflow="fold")
     for f in rep["folds"]:
         t.add_row(f["fold"], f["subject"], f["session"], _num(f["score"]), *(_num(f["test"].get(k, float("nan"))) for k in names))
     m, s = rep["mean"], rep["std"]
-    t.add_row("mean ± std", "", "", f"{m['score']:.4f} ± {s['score']:.4f}", *(f"{m[k]:.4f} ± {s[k]:.4f}" for k in names))
+    t.add_section()
+    t.add_row("mean", "", "", _num(m["score"]), *(_num(m.get(k, float("nan"))) for k in names))
+    t.add_row("± std", "", "", _num(s["score"]), *(_num(s.get(k, float("nan"))) for k in names))
     console.print(t)
     if out is not None:
         console.print(f"report: {out / 'report.json'}; MOABB-style results: {out / 'results.csv'}")
 
 
 def _num(v) -> str:
-    """A metric cell: 4 decimals, or ``undefined`` for ``None`` (a metric the split cannot define)."""
-    return "undefined" if v is None else f"{v:.4f}"
+    """A metric cell: 3 decimals, or ``undefined`` for ``None`` (a metric the split cannot define)."""
+    return "undefined" if v is None else f"{v:.3f}"
 
 
 def label_fraction_line(info: dict) -> str:
