@@ -87,3 +87,14 @@ def test_nothing_saved_removes_the_folder_and_too_short_runs_are_refused(tmp_pat
     with pytest.raises(ConfigError, match="lower --batch-size"):
         Trainer(nn.Linear(4, 1), TensorDataset(XA, XA @ W), lambda m, b: m(b.x).sum(), model_name="sit",
                 optim=OptimConfig(), batch_size=64, epochs=1)
+
+
+def test_task_order_needs_named_tasks_and_dist_info_defaults_to_one_process():
+    multi = make(None)
+    order = multi.task_order(0)
+    assert sorted(order) == ["a"] * 3 + ["b"] * 3  # 13 // 4 and 10 // 3 batches
+    assert order == multi.task_order(0) and multi.info is multi.dist_info and multi.dist_info.world_size == 1
+    single = Trainer(nn.Linear(4, 1), TensorDataset(XA, XA @ W), lambda m, b: m(b.x).sum(), model_name="sit",
+                     optim=OptimConfig(), batch_size=4, epochs=1, progress=False)
+    with pytest.raises(ValueError, match="task_order: this trainer has one dataset"):
+        single.task_order(0)  # was: TypeError iterating None

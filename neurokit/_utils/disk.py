@@ -26,13 +26,14 @@ def is_disk_full(exc: BaseException) -> bool:
     (True, False)
     """
     seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+    e: BaseException | None = exc  # then its causes and contexts
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
             return True
-        if isinstance(exc, (OSError, RuntimeError)) and any(w in str(exc) for w in _FULL_WORDS):
+        if isinstance(e, (OSError, RuntimeError)) and any(w in str(e) for w in _FULL_WORDS):
             return True
-        exc = exc.__cause__ or exc.__context__
+        e = e.__cause__ or e.__context__
     return False
 
 

@@ -65,7 +65,9 @@ def pid_alive(pid: int) -> bool:
 
 def _stale(rec: dict | None) -> bool:
     """A holder record of a process that is gone: same host, pid not running."""
-    return bool(rec) and rec.get("host") == socket.gethostname() and not pid_alive(rec.get("pid", -1))
+    if not rec:
+        return False
+    return rec.get("host") == socket.gethostname() and not pid_alive(rec.get("pid", -1))
 
 
 def _describe(rec: dict | None) -> str:
@@ -142,6 +144,7 @@ def output_lock(out: str | Path, what: str = "run", *, enabled: bool | None = No
             raise OutputLockedError(
                 f"{out}: in use by another {(rec or {}).get('what') or 'run'} ({_describe(rec)}); wait for it to end or write to another "
                 f"output. If that process is gone, remove {lock_file} and {sidecar}") from None
+    assert lock is not None  # the loop above acquired it or raised
     old = _read_holder(sidecar)
     if old and old.get("pid") != os.getpid():
         logger.warning("%s: recovered the lock left by %s, which is no longer running", out, _describe(old))

@@ -54,7 +54,7 @@ def to_epochs(store: str | Path | Sequence[str | Path], *, subjects: Sequence[st
     from neurokit.data.dataset import PatchDataset
     from neurokit.geometry.channels import montage_1005
 
-    ds = PatchDataset(store, labelled=True, **({"subjects": list(subjects)} if subjects is not None else {}))
+    ds = PatchDataset(store, labelled=True, subjects=list(subjects) if subjects is not None else None)
     info = ds.info
     first = str(ds.stores[0].path) if ds.stores else str(store)
     if (info.modality or "eeg") != "eeg":

@@ -243,14 +243,14 @@ def check_features(feats: np.ndarray, y: np.ndarray, groups: np.ndarray, names: 
     kind = "binary" if len(classes) == 2 else "multiclass"
     proxies = [n[len("mean("):-1] for n in names if n.startswith("mean(")]
     n_groups = len(np.unique(groups))
-    base = dict(split=split, proxies=proxies, features=list(names), kind=kind, n_windows=len(y),
-                n_subjects=n_groups, alpha=alpha, min_auroc=min_auroc, n_permutations=n_permutations)
+    base: dict[str, Any] = dict(split=split, proxies=proxies, features=list(names), kind=kind, n_windows=len(y),
+                                n_subjects=n_groups, alpha=alpha, min_auroc=min_auroc, n_permutations=n_permutations)
     if len(classes) < 2:
         return ConfoundCheck(checked=False, fired=False, message=f"not checked: one class in the {split} split",
                              **base)
     singles = {n: oriented_auroc(y, feats[:, j]) for j, n in enumerate(names) if n.startswith("mean(")}
     if headline is None:
-        headline = f"mean({HORIZONTAL})" if f"mean({HORIZONTAL})" in singles else max(singles, key=singles.get)
+        headline = f"mean({HORIZONTAL})" if f"mean({HORIZONTAL})" in singles else max(singles, key=singles.__getitem__)
     if n_groups >= 2:
         k = min(5, n_groups)
         folds, cv_name, perm_groups = list(GroupKFold(n_splits=k).split(feats, y, groups)), f"GroupKFold({k}) by subject", groups
@@ -446,5 +446,7 @@ def _proxy_windows(ds, proxies) -> np.ndarray:
             if out is None:
                 out = np.empty((len(ds), len(chans), x.shape[-1]), dtype=np.float32)
             out[rows[part]] = x
+    if out is None:
+        raise ValueError("confound check: the dataset holds no window to read the proxy channels from")
     return out
 

@@ -17,7 +17,7 @@ import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -31,7 +31,7 @@ BONN_SETS = {"Z": "A", "O": "B", "N": "C", "F": "D", "S": "E"}  # file letter â†
 
 
 def _raw(data_uv: np.ndarray, ch_names: list[str], sfreq: float, source: str, types=None,
-         annotations: list[tuple[float, float, str]] = ()):
+         annotations: Sequence[tuple[float, float, str]] = ()):
     """RawArray from ``(n_channels, n_times)`` ÂµV, 10-05 names where possible, labelled annotations."""
     import mne
 

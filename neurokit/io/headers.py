@@ -312,6 +312,13 @@ def _hidden_annotation_signal(h: EDFHeader) -> int | None:
 _BV_BYTES = {"INT_16": 2, "UINT_16": 2, "INT_32": 4, "IEEE_FLOAT_32": 4}
 
 
+class _CaseConfigParser(configparser.ConfigParser):
+    """A ConfigParser that keeps the case of keys (BrainVision's ``Ch1=Fp1,,0.1,µV`` keys are read as written)."""
+
+    def optionxform(self, optionstr: str) -> str:
+        return optionstr
+
+
 def check_brainvision(path: str | Path, *, allow_truncated: bool = False) -> HeaderReport:
     """Check a BrainVision ``.vhdr`` against its data and marker files.
 
@@ -329,8 +336,7 @@ def check_brainvision(path: str | Path, *, allow_truncated: bool = False) -> Hea
     path = Path(path)
     text = path.read_bytes().decode("utf-8", errors="replace")
     head, _, comment = text.partition("[Comment]")
-    cp = configparser.ConfigParser(interpolation=None, strict=False)
-    cp.optionxform = str
+    cp = _CaseConfigParser(interpolation=None, strict=False)
     try:
         cp.read_string(head.split("\n", 1)[1] if "\n" in head else "")
     except configparser.Error as exc:

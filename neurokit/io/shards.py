@@ -17,7 +17,6 @@ as one store. :func:`merge_shard_sets` joins sets made on different machines aft
 """
 from __future__ import annotations
 
-import errno
 import json
 import os
 import shutil
@@ -149,7 +148,7 @@ class ShardSetWriter:
         if self.folder.exists() and not self.folder.is_dir():
             raise StoreError(f"{self.folder}: exists and is not a folder; a shard set is written to a folder")
         shared = _shared(self.attrs)
-        self.index = {"format": SET_FORMAT, "complete": False, "attrs": shared, "shards": []}
+        self.index: dict[str, Any] = {"format": SET_FORMAT, "complete": False, "attrs": shared, "shards": []}
         if self.folder.is_dir() and not is_shard_set(self.folder) and any(self.folder.iterdir()):
             raise StoreError(f"{self.folder}: a folder of other files, not a shard set; give a new or empty folder "
                              "for the shard set (--overwrite replaces only a shard set)")

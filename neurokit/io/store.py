@@ -329,7 +329,7 @@ class PatchStoreWriter:
             raise
 
     def _create(self, attrs, label_dtype, meta_columns, compression, patch_index) -> None:
-        f = self._f
+        f = self._open_file()
         f.attrs["format"] = FORMAT
         f.attrs["complete"] = False
         for k, v in (attrs or {}).items():
@@ -462,8 +462,22 @@ class PatchStoreWriter:
 
     def set_attrs(self, **attrs: Any) -> None:
         with self._writing(0):
+            f = self._open_file()
             for k, v in attrs.items():
-                self._f.attrs[k] = _encode(v)
+                f.attrs[k] = _encode(v)
+
+    def _open_file(self) -> Any:
+        """The open HDF5 file being written (``h5py.File``).
+
+        Raises
+        ------
+        StoreError
+            The writer was closed (:meth:`close`) or discarded (:meth:`abort`, a failed write).
+        """
+        if self._f is None:
+            raise StoreError(f"{self.path}: the store writer is closed (after close(), abort() or a failed write); "
+                             "nothing more can be written to it")
+        return self._f
 
     @contextmanager
     def _writing(self, nbytes: int):
@@ -474,7 +488,7 @@ class PatchStoreWriter:
         try:
             check_free_space(self.tmp.parent, nbytes, what=self.path)
             yield
-            self._f.flush()
+            self._open_file().flush()
         except (OSError, RuntimeError) as exc:
             if not is_disk_full(exc):
                 raise
@@ -604,6 +618,9 @@ class PatchStore:
                     self._starts = f["sample_start"][:]
                     self._patch_index = f["patch_index"][:]
                     self.n_samples = len(self._starts)
+                    if info.frames_per_sample is None:
+                        raise StoreError(f"{self.path}: a frames-layout store without its 'frames_per_sample' "
+                                         "attribute; rerun prepare")
                     self.sample_shape = (int(info.frames_per_sample), *self._patch_index.shape)
                 else:
                     self._starts = self._patch_index = None

@@ -126,7 +126,7 @@ def check_channels(want, have, *, store, checkpoint) -> None:
 
 
 def rng_state() -> dict[str, Any]:
-    st = {"torch": torch.get_rng_state()}
+    st: dict[str, Any] = {"torch": torch.get_rng_state()}
     if torch.cuda.is_available():
         st["cuda"] = torch.cuda.get_rng_state_all()
     return st

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import cast
 
 import torch
 import torch.nn as nn
@@ -89,10 +90,10 @@ class CLIPConfig:
         if isinstance(self.fmri, dict):
             self.fmri = SiTConfig(**self.fmri)
         self.fmri = SiTConfig(**{**self.fmri.to_dict(), "n_outputs": 0})
-        self.weights = tuple(float(w) for w in self.weights)
-        self.log_scale = tuple(float(s) for s in self.log_scale)
-        if len(self.weights) != 3 or len(self.log_scale) != 3:
+        weights, log_scale = tuple(float(w) for w in self.weights), tuple(float(s) for s in self.log_scale)
+        if len(weights) != 3 or len(log_scale) != 3:
             raise ConfigError(f"weights and log_scale need one value per pair {PAIRS}")
+        self.weights, self.log_scale = weights, log_scale
         if any(w < 0 for w in self.weights) or sum(self.weights) <= 0:
             raise ConfigError(f"loss weights must be >= 0 with a positive sum, got {self.weights}")
         if self.lag_s < 0:
@@ -163,6 +164,9 @@ class CLIPOutput:
 
 class SurfaceCLIP(nn.Module):
     """fMRI encoder + three projection heads. See the module docstring."""
+
+    log_scale: torch.Tensor  # buffers, ``(3,)``: the pairs' log temperatures and loss weights
+    weights: torch.Tensor
 
     def __init__(self, config: CLIPConfig | None = None) -> None:
         super().__init__()
@@ -265,5 +269,5 @@ class SurfaceCLIP(nn.Module):
     def forward(self, x: torch.Tensor, video: torch.Tensor, audio: torch.Tensor) -> CLIPOutput:
         zf, zv, za = self.embed_fmri(x), self.embed_video(video), self.embed_audio(audio)
         parts = (info_nce(zf, zv, self.log_scale[0]), info_nce(zf, za, self.log_scale[1]), info_nce(zv, za, self.log_scale[2]))
-        loss = sum(w * p for w, p in zip(self.weights, parts))
+        loss = cast(torch.Tensor, sum(w * p for w, p in zip(self.weights, parts)))  # sum of 0 and tensors
         return CLIPOutput(loss, {k: float(p.detach()) for k, p in zip(PAIRS, parts)}, zf, zv, za)

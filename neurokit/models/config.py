@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from neurokit._utils.errors import ConfigError
 
-C = TypeVar("C")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+C = TypeVar("C", bound="DataclassInstance")
 
 
 def config_from_dict(cls: type[C], d: dict, what: str) -> C:

@@ -28,6 +28,41 @@ HEADS = ("avgpool", "all_patch_reps")
 MAX_HEAD_PARAMS = 200_000_000  # beyond this a flatten head is a mistake, not a model
 
 
+def backbone_features(backbone: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """The features a head reads: ``backbone.forward_features(x)``, the method every backbone family has
+    (:class:`~neurokit.models.cbramod.CBraMod`, :class:`~neurokit.models.sit.SiT`, …) and ``nn.Module`` does not
+    declare.
+
+    Parameters
+    ----------
+    backbone : nn.Module
+        A backbone with a ``forward_features`` method.
+    x : Tensor
+        The backbone's input, e.g. EEG patches ``(B, C, N, 200)`` in µV / 100.
+
+    Returns
+    -------
+    Tensor
+        ``(B, *feature_shape, D)``.
+
+    Raises
+    ------
+    ConfigError
+        ``backbone`` has no ``forward_features`` method.
+
+    Example
+    -------
+    >>> import neurokit
+    >>> bb = neurokit.create_model("cbramod", n_layers=1)
+    >>> backbone_features(bb, torch.zeros(2, 3, 4, 200)).shape
+    torch.Size([2, 3, 4, 200])
+    """
+    fn = getattr(backbone, "forward_features", None)
+    if not callable(fn):
+        raise ConfigError(f"{type(backbone).__name__} has no forward_features method: not a backbone a head can read")
+    return fn(x)
+
+
 class Head(nn.Module):
     """Classification / regression heads over backbone features of shape ``(B, *feature_shape, D)``.
 
@@ -43,6 +78,7 @@ class Head(nn.Module):
         self.kind = kind
         self.feature_shape = tuple(int(s) for s in feature_shape)
         d = self.feature_shape[-1]
+        self.net: nn.Module
         if kind == "avgpool":
             self.net = nn.Linear(d, n_outputs)
         else:
@@ -81,7 +117,7 @@ class FinetuneModel(nn.Module):
         self.squeeze = squeeze
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = self.head(self.backbone.forward_features(x))
+        out = self.head(backbone_features(self.backbone, x))
         return out.squeeze(-1) if self.squeeze else out
 
 
@@ -123,7 +159,7 @@ class M4oEFinetuneModel(nn.Module):
         self.backbone, self.head, self.layouts = backbone, head, layouts
 
     def forward(self, x: torch.Tensor, task: str) -> dict[str, torch.Tensor]:
-        feats = self.backbone.forward_features(x)  # (B, C, N, D)
+        feats = backbone_features(self.backbone, x)  # (B, C, N, D)
         B, D = feats.shape[0], feats.shape[-1]
         tokens, present = {}, {}
         for m, idx in self.layouts[task].items():

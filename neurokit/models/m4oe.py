@@ -55,7 +55,7 @@ read a modality heavily and still ignore what it reads; the ablation contributio
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 import torch
 import torch.nn as nn
@@ -152,6 +152,8 @@ class M4oEConfig:
         names = [t["name"] for t in self.tasks]
         if not names or len(set(names)) != len(names):
             raise ConfigError(f"tasks must be given once each (got {names})")
+        # the preset has every size, so none is left None here
+        assert self.dim is not None and self.n_heads is not None
         if self.dim % self.n_heads:
             raise ConfigError(f"dim={self.dim} is not a multiple of n_heads={self.n_heads}")
         if self.alpha < 0:
@@ -283,9 +285,13 @@ class M4oE(nn.Module):
     def __init__(self, config: M4oEConfig) -> None:
         super().__init__()
         c = self.config = config
+        # M4oEConfig.__post_init__ filled every size from the preset
+        assert (c.dim is not None and c.n_heads is not None and c.mlp_ratio is not None and c.msoe_depth is not None
+                and c.msoe_experts is not None and c.mtoe_experts is not None and c.fusion_depth is not None
+                and c.fusion_experts is not None)
         self.tasks = [TaskSpec(**t) for t in c.tasks]
         self.modalities = list(c.modalities)
-        d = c.dim
+        d = self.dim = c.dim
         hid = int(c.mlp_ratio * d)
         self.proj = nn.Identity() if c.in_dim == d else nn.Linear(c.in_dim, d)
         self.in_norm = nn.LayerNorm(d)
@@ -326,7 +332,7 @@ class M4oE(nn.Module):
         seqs, masks, owner, means, mean_mask = [], [], [], [], []
         for k, m in enumerate(self.modalities):
             if m not in tokens:
-                means.append(torch.zeros(B, c.dim, device=dev))
+                means.append(torch.zeros(B, self.dim, device=dev))
                 mean_mask.append(torch.zeros(B, dtype=torch.bool, device=dev))
                 continue
             x = tokens[m]
@@ -337,7 +343,7 @@ class M4oE(nn.Module):
             # an absent modality still runs through its stack (on an unmasked view) so the shapes stay
             # static; its tokens are then masked out everywhere downstream
             h = h0
-            for blk in self.msoe[m]:
+            for blk in cast(nn.ModuleList, self.msoe[m]):
                 h = blk(h)
             seqs.append(h if c.msoe_feeds_mtoe else h0)  # release: MToE reads the backbone tokens
             masks.append(pres[:, None].expand(B, h.shape[1]))

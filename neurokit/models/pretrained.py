@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 import torch
 import torch.nn as nn
@@ -36,6 +36,8 @@ from neurokit.models.checkpoint import FORMAT, check_format
 from neurokit.models.hub import HubError, fetch_weights
 from neurokit.models.serialization import SAFE_GLOBALS  # noqa: F401  (documented here too)
 from neurokit.models.weights import WeightReport, load_weights, read_state_dict
+
+M = TypeVar("M", bound=nn.Module)
 
 #: the model families a neurokit checkpoint may record (``"model"``), with their printed names
 FAMILY_TITLES: dict[str, str] = {"cbramod": "CBraMod", "sit": "SiT", "clip": "CLIP (SiT)"}
@@ -285,7 +287,7 @@ def unknown_options(given: Mapping[str, Any], allowed: Sequence[str], what: str)
         raise ConfigError(f"unknown {what} option(s) {bad}; allowed: {', '.join(sorted(allowed))}")
 
 
-def with_info(module: nn.Module, pf: PretrainedFile, report: WeightReport, family: str) -> nn.Module:
+def with_info(module: M, pf: PretrainedFile, report: WeightReport, family: str) -> M:
     """Attach ``pretrained_info`` (provenance, coverage, family, kind) to ``module`` and return it.
 
     Parameters
@@ -311,11 +313,12 @@ def with_info(module: nn.Module, pf: PretrainedFile, report: WeightReport, famil
     >>> with_info(lin, pf, load_into(lin, pf.state_dict, name="demo"), "demo").pretrained_info["loaded"]
     2
     """
-    module.pretrained_info = {**pf.info, **report.to_dict(), "model": family, "kind": pf.kind}
+    # torch types Module.__setattr__ for tensors and modules only; a plain attribute is fine at run time
+    module.pretrained_info = {**pf.info, **report.to_dict(), "model": family, "kind": pf.kind}  # type: ignore[assignment]
     return module
 
 
-def place(module: nn.Module, map_location: Any) -> nn.Module:
+def place(module: M, map_location: Any) -> M:
     """``module`` moved to ``map_location`` when it names a device (a string or ``torch.device``).
 
     Parameters
@@ -339,8 +342,8 @@ def place(module: nn.Module, map_location: Any) -> nn.Module:
     return module
 
 
-def load_whole_module(build: Callable[[dict], nn.Module], source, *, family: str, caller: str, what: str, lacks: str,
-                      map_location: Any = "cpu", allow_partial: bool = False) -> nn.Module:
+def load_whole_module(build: Callable[[dict], M], source, *, family: str, caller: str, what: str, lacks: str,
+                      map_location: Any = "cpu", allow_partial: bool = False) -> M:
     """A family's whole pretraining module (vsMAE, CLIP) from ``source``: the shared body of their
     ``from_pretrained`` classmethods.
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, replace
+from typing import cast
 
 import torch
 import torch.nn as nn
@@ -145,7 +146,8 @@ class Transformer(nn.Module):
         self.norm = nn.LayerNorm(dim)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for attn, ff in self.layers:
+        for layer in self.layers:
+            attn, ff = cast(nn.ModuleList, layer)  # each layer: [Attention, FeedForward]
             x = x + attn(x)
             x = x + ff(x)
         return self.norm(x)

@@ -116,6 +116,8 @@ class VSMAE(nn.Module):
         Encoder and decoder hyperparameters; ``config.to_dict()`` rebuilds the module.
     """
 
+    decoder_pos: torch.Tensor  # buffer ``(1, n_tokens, decoder_dim)``: fixed sin-cos positions
+
     def __init__(self, config: VSMAEConfig | None = None) -> None:
         super().__init__()
         self.config = c = config or VSMAEConfig()

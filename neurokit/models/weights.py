@@ -120,7 +120,8 @@ def remap_keys(sd: Mapping[str, torch.Tensor], model_keys) -> tuple[dict[str, to
     out: dict[str, torch.Tensor] = {}
     stripped: dict[str, int] = {}
     for k, v in sd.items():
-        name, cut = k, []
+        name = k
+        cut: list[str] = []  # the prefixes stripped
         while name not in want:
             p = next((p for p in WRAPPER_PREFIXES if name.startswith(p)), None)
             if p is None:

@@ -168,7 +168,7 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         ``y`` is None). Returns ``self``."""
         from sklearn.preprocessing import LabelEncoder
 
-        from neurokit.models.heads import FinetuneModel, Head
+        from neurokit.models.heads import FinetuneModel, Head, backbone_features
         from neurokit.models.registry import build_backbone, get_model_spec
         from neurokit.pipelines.finetune import head_lr, supervised_loss
         from neurokit.training.objectives import get_objective
@@ -197,14 +197,14 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         backbone.to(dev)
         with torch.no_grad():
             backbone.eval()
-            feat_shape = tuple(backbone.forward_features(torch.from_numpy(x[:1]).to(dev)).shape[1:])
+            feat_shape = tuple(backbone_features(backbone, torch.from_numpy(x[:1]).to(dev)).shape[1:])
         head_kind = get_objective(self.init_info_.get("model", self.model)).default_head if self.head == "auto" else self.head
         model = FinetuneModel(backbone, Head(head_kind, feat_shape, n_out, self.dropout), squeeze=n_out == 1).to(dev)
         if self.frozen:
             for p in backbone.parameters():
                 p.requires_grad_(False)
         lr_head = self.lr_head if self.lr_head is not None else head_lr(self.batch_size)
-        groups = [{"params": list(model.head.parameters()), "lr": lr_head}]
+        groups: list[dict[str, Any]] = [{"params": list(model.head.parameters()), "lr": lr_head}]
         bb = [p for p in backbone.parameters() if p.requires_grad]
         if bb:
             groups.insert(0, {"params": bb, "lr": self.lr_backbone})
@@ -238,6 +238,8 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ outputs
     def _run(self, X, features: bool = False) -> np.ndarray:
+        from neurokit.models.heads import backbone_features
+
         self._check_fitted()
         x, _, _ = self._samples(X)
         if tuple(x.shape[1:]) != self.sample_shape_ and self.model_.head.kind == "all_patch_reps":
@@ -250,7 +252,7 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
             for i in range(0, len(x), max(1, self.batch_size)):
                 xb = torch.from_numpy(x[i: i + self.batch_size]).to(dev)
                 if features:
-                    f = self.model_.backbone.forward_features(xb)
+                    f = backbone_features(self.model_.backbone, xb)
                     outs.append(f.flatten(1, -2).mean(dim=1).float().cpu())
                 else:
                     outs.append(self.model_(xb).float().cpu())

@@ -161,7 +161,8 @@ def predict_task(model: M4oEFinetuneModel, task: str, ds: PatchDataset, bs: int,
     """
     model.eval()
     sampler = EpochSampler(len(ds), batch_size=bs, seed=0, shuffle=False, drop_last=False)
-    ys, outs, shares, dl, dout = [], [], [], [], {}
+    ys, outs, shares, dl = [], [], [], []
+    dout: dict[str, list[torch.Tensor]] = {}  # modality → outputs without it, per batch
     p = model.head.task_names.index(task)
     with torch.no_grad():
         for x, y in make_loader(ds, sampler, bs, 0, device):
@@ -480,7 +481,7 @@ def _save_m4oe(out, model, hcfg, layouts, tdata, cfg, model_name, init_info, rep
 def _baselines_beside(d: dict, enabled: bool, seed: int) -> dict:
     from neurokit.evaluation.baselines import chance_metrics, run_baselines
 
-    res = {"chance": chance_metrics(d["kind"], d["n_classes"])}
+    res: dict[str, Any] = {"chance": chance_metrics(d["kind"], d["n_classes"])}
     if enabled:
         res["baselines"] = run_baselines(d["parts"], d["kind"], sfreq=float(d["store"].info.sfreq or 200.0), seed=seed)
     return res

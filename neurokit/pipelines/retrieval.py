@@ -126,8 +126,10 @@ def retrieval_pools(window_onsets: np.ndarray, candidates: np.ndarray, true_wind
     for q, w in enumerate(true_windows):
         pool = cand
         if negatives_from == "other_segments":
+            assert segment_of is not None  # refused above
             pool = pool[(segment_of[pool] != segment_of[w]) & (segment_of[pool] >= 0)]
         elif negatives_from == "same_segment":
+            assert segment_of is not None  # refused above
             pool = pool[segment_of[pool] == segment_of[w]]
         far = pool[(np.abs(onsets[pool] - onsets[w]) > exclude_s + 1e-9) & (pool != w)]
         if len(far) < n_negatives:
@@ -284,7 +286,7 @@ def score_units(units: list[dict], query_emb: np.ndarray, window_emb: Sequence[d
     pairs; ``window_emb``: per stimulus store ``{"video": (n_windows, D), "audio": …}`` unit vectors."""
     out: dict = {"units": []}
     mods = list(window_emb[0])
-    per = {m: {k: [] for k in ks} for m in mods}
+    per: dict[str, dict[int, list[float]]] = {m: {k: [] for k in ks} for m in mods}
     for u in units:
         row = {"subject": u["subject"], "run": u["run"], "hemi": u["hemi"], "n_queries": int(len(u["pairs"]))}
         for m in mods:

@@ -41,8 +41,9 @@ def plot_contributions(report: str | Path | dict, out: str | Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    src = report if isinstance(report, dict) else None
-    if src is None:
+    if isinstance(report, dict):
+        src = report
+    else:
         p = Path(report)
         if not p.exists():
             raise FileNotFoundError(f"{p}: no such report")
@@ -89,7 +90,7 @@ def _bars(ax, per_task: dict, mods: list[str], key: str, colors) -> None:
     rng = np.random.default_rng(0)
     for j, m in enumerate(mods):
         xs, means = [], []
-        for i, (n, t) in enumerate(per_task.items()):
+        for i, t in enumerate(per_task.values()):
             v = (t.get(key) or {}).get(m)
             if v is None or not np.isfinite(v):
                 continue

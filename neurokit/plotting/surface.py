@@ -193,10 +193,12 @@ def _label_colors(path: Path, frame: int = 0):
 
     try:
         img = nib.load(path)
-        if path.name.lower().endswith(".nii"):
+        if isinstance(img, nib.cifti2.Cifti2Image):
             table = {int(k): tuple(v[1]) for k, v in img.header.get_axis(0).label[frame].items()}
-        else:
+        elif isinstance(img, nib.gifti.GiftiImage):
             table = {int(lb.key): lb.rgba for lb in img.labeltable.labels}
+        else:  # e.g. a plain NIfTI volume
+            return None
     except Exception:  # noqa: BLE001 - fall back to a qualitative map
         return None
     if not table or min(table) < 0 or max(table) > 10000:

@@ -57,6 +57,8 @@ def surface_smoother(surf_path: Path):
     import scipy.sparse as sp
 
     g = nib.load(str(surf_path))
+    if not isinstance(g, nib.gifti.GiftiImage):
+        raise DataFileError(f"{surf_path}: not a GIFTI surface (.surf.gii)")
     faces = np.asarray(g.agg_data("NIFTI_INTENT_TRIANGLE"), dtype=np.int64)
     n = int(np.asarray(g.agg_data("NIFTI_INTENT_POINTSET")).shape[0])
     i = np.concatenate([faces[:, 0], faces[:, 1], faces[:, 2], np.arange(n)])
@@ -150,7 +152,10 @@ def simulate_fmri(movie: str | Path, out_dir: str | Path, surface_dir: str | Pat
     if len(drive) < n_t:
         drive = np.pad(drive, ((0, n_t - len(drive)), (0, 0)))
 
-    bm = nib.load(str(sdir / CIFTI_TEMPLATE)).header.get_axis(1)
+    template = nib.load(str(sdir / CIFTI_TEMPLATE))
+    if not isinstance(template, nib.cifti2.Cifti2Image):
+        raise DataFileError(f"{sdir / CIFTI_TEMPLATE}: not a CIFTI-2 file")
+    bm = template.header.get_axis(1)
     rng = np.random.default_rng(cfg.seed)
     K = z.shape[1]
     maps_shared, smoothers, cortex = {}, {}, {}

@@ -111,6 +111,11 @@ def open_clip_tower(name: str, pretrained: str | Path | None = None, *, option: 
 
 
 class _Frozen(nn.Module):
+    tower: nn.Module  # set by each subclass: the open_clip tower
+    _dim: int  # its output width
+    mean: torch.Tensor  # buffers: the tower's input normalisation
+    std: torch.Tensor
+
     def _freeze(self) -> None:
         for p in self.parameters():
             p.requires_grad_(False)

@@ -18,6 +18,7 @@ Every encoder is frozen (eval mode, no gradient) and reports ``weights_sha256``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -82,6 +83,11 @@ def clip_frame_indices(n_available: int, n_frames: int) -> np.ndarray:
 
 
 class _FrozenHF(nn.Module):
+    tower: Any  # set by each subclass: a transformers model, whose submodules are called by name
+    _dim: int  # its output width
+    mean: torch.Tensor  # buffers (VideoMAE): the input normalisation
+    std: torch.Tensor
+
     def _freeze(self) -> None:
         for p in self.parameters():
             p.requires_grad_(False)

@@ -204,7 +204,9 @@ def embed_stimuli(
         "fps": float(info.fps) / windows.every,
         "audio_rate": AUDIO_RATE,
         "clips": json.dumps(clip_list),
-        **({} if windows.retest_clip is None else {"retest_clip": int(windows.retest_clip) % len(clip_list)}),
+        # (StimulusWindows refuses a retest clip without clips)
+        **({} if windows.retest_clip is None or clip_list is None
+           else {"retest_clip": int(windows.retest_clip) % len(clip_list)}),
         "video_encoder": json.dumps({**_public(venc.info), "weights_sha256": venc.weights_sha256, "dim": venc.dim}),
         "audio_encoder": json.dumps({**_public(aenc.info), "weights_sha256": aenc.weights_sha256, "dim": aenc.dim,
                                      "input": getattr(aenc, "input_note", "log-mel 128 bins, 25 ms / 10 ms, AST AudioSet norm")}),
@@ -237,7 +239,8 @@ def _embed_frames(movie: Path, info, venc, windows: StimulusWindows, batch_size:
     """Every ``windows.every``-th frame embedded, in batches, with a thumbnail at each window centre."""
     every = int(windows.every)
     centres = window_onsets(info.duration_s + 1.0, window_s=windows.window_s, hop_s=windows.hop_s) + windows.window_s / 2
-    times, embs, thumbs, batch = [], [], {}, []
+    times, embs, thumbs = [], [], {}
+    batch: list[np.ndarray] = []  # frames waiting for the encoder
 
     def flush():
         if batch:
@@ -274,7 +277,8 @@ def _embed_clips(movie: Path, info, venc, windows: StimulusWindows, batch_size: 
     centres = onsets + win / 2
     buf_t: list[float] = []
     buf_f: list[np.ndarray] = []
-    embs, thumbs, batch = [], {}, []
+    embs, thumbs = [], {}
+    batch: list[np.ndarray] = []  # clips waiting for the encoder
 
     def flush():
         if batch:

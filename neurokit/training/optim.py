@@ -129,7 +129,8 @@ def make_loader(dataset, sampler, batch_size: int, num_workers: int = 0, device:
 
 
 def unwrap(model: torch.nn.Module) -> torch.nn.Module:
-    return model.module if hasattr(model, "module") else model
+    inner = getattr(model, "module", None)  # DistributedDataParallel / DataParallel wrap the model as .module
+    return inner if isinstance(inner, torch.nn.Module) else model
 
 
 def seed_everything(seed: int) -> None:

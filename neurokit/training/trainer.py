@@ -234,7 +234,7 @@ class Trainer:
                 find_unused_parameters=self.find_unused_parameters)
         self.tasks = list(self.data) if isinstance(self.data, Mapping) else None
         sets = self.data if self.tasks is not None else {None: self.data}
-        sizes = self.batch_size if isinstance(self.batch_size, Mapping) else {k: self.batch_size for k in sets}
+        sizes: Mapping[Any, int] = self.batch_size if isinstance(self.batch_size, Mapping) else {k: self.batch_size for k in sets}
         self._sets, self._bs = dict(sets), {k: int(sizes[k]) for k in sets}
         for k, d in self._sets.items():
             if len(d) < self._bs[k] * self.info.world_size:
@@ -255,7 +255,8 @@ class Trainer:
         self.step = 0
         self.losses: list[float] = []
         self.records: list[dict] = []
-        self.best, self.best_epoch, self.best_state = -math.inf, -1, None
+        self.best, self.best_epoch = -math.inf, -1
+        self.best_state: dict[str, Any] | None = None
         self._epoch_losses: list[tuple[str | None, float]] = []  # (task, loss) of the epoch under way
         self._saved: int | None = None
 
@@ -264,9 +265,9 @@ class Trainer:
         from neurokit.training.memory import memory_warning
 
         shape = next((getattr(d, "sample_shape", None) for d in self._sets.values()), None)
-        if not self.info.is_main or not shape:
+        if not self.dist_info.is_main or not shape:
             return
-        msg = memory_warning(self.module, tuple(shape), max(self._bs.values()), str(self.info.device))
+        msg = memory_warning(self.module, tuple(shape), max(self._bs.values()), str(self.dist_info.device))
         if msg:
             logger.warning("%s", msg)
 
@@ -277,6 +278,12 @@ class Trainer:
         from neurokit.models.registry import get_model_spec
 
         return get_model_spec(self.model_name).title or self.model_name
+
+    @property
+    def dist_info(self) -> dist.DistInfo:
+        """The process group facts :attr:`info` holds (``__post_init__`` puts a single-process one in for ``None``)."""
+        assert self.info is not None  # set in __post_init__
+        return self.info
 
     @property
     def checkpoint_path(self) -> Path | None:
@@ -349,10 +356,11 @@ class Trainer:
 
     def save(self) -> None:
         """Write ``out/last.pt`` (rank 0 only): :meth:`state` and ``checkpoint_extra``."""
-        if self.out is not None and self.info.is_main:
+        path = self.checkpoint_path
+        if path is not None and self.dist_info.is_main:
             extra = self.checkpoint_extra() if callable(self.checkpoint_extra) else dict(self.checkpoint_extra or {})
             try:
-                save_checkpoint(self.checkpoint_path, {**extra, **self.state()})
+                save_checkpoint(path, {**extra, **self.state()})
             except DiskFullError as exc:
                 raise DiskFullError(f"{exc.message.removesuffix('. Free space, then go on')}. {self._go_on()}") from None
         self._saved = self.step
@@ -381,7 +389,7 @@ class Trainer:
         if self.augment is None:
             return {}
         hooks = self.augment if isinstance(self.augment, Mapping) else {None: self.augment}
-        return {k: h.generator for k, h in hooks.items() if isinstance(getattr(h, "generator", None), torch.Generator)}
+        return {k: g for k, h in hooks.items() if isinstance(g := getattr(h, "generator", None), torch.Generator)}
 
     def _augment(self, x: torch.Tensor, task: str | None):
         if self.augment is None:
@@ -393,10 +401,10 @@ class Trainer:
 
     def _sampler(self, key, epoch: int, start: int) -> EpochSampler:
         return EpochSampler(len(self._sets[key]), batch_size=self._bs[key], seed=self.seed, epoch=epoch,
-                            rank=self.info.rank, world_size=self.info.world_size, start_batch=start)
+                            rank=self.dist_info.rank, world_size=self.dist_info.world_size, start_batch=start)
 
     def _loader(self, key, sampler):
-        return make_loader(self._sets[key], sampler, self._bs[key], self.num_workers, self.info.device)
+        return make_loader(self._sets[key], sampler, self._bs[key], self.num_workers, self.dist_info.device)
 
     def batches(self, epoch: int, start: int = 0) -> Iterator[tuple[str | None, Any, Any]]:
         """``(task, x, y)`` of epoch ``epoch`` from its ``start``-th step on (``task`` is ``None`` for one dataset)."""
@@ -426,16 +434,18 @@ class Trainer:
     def task_order(self, epoch: int) -> list[str]:
         """Which task each step of ``epoch`` takes its batch from: every task's batches once, shuffled by
         ``(seed, epoch)``."""
+        if self.tasks is None:
+            raise ValueError("task_order: this trainer has one dataset, not named tasks")
         order = [n for n in self.tasks for _ in range(self._counts[n])]
         g = torch.Generator().manual_seed(self.seed * 7919 + epoch)
         return [order[i] for i in torch.randperm(len(order), generator=g).tolist()]
 
     # ------------------------------------------------------------------------------------ the loop
     def _log_path(self) -> Path | None:
-        return Path(self.out) / "metrics.jsonl" if self.out is not None and self.info.is_main else None
+        return Path(self.out) / "metrics.jsonl" if self.out is not None and self.dist_info.is_main else None
 
     def _to_device(self, y):
-        dev = self.info.device
+        dev = self.dist_info.device
         if isinstance(y, torch.Tensor):
             return y.to(dev, non_blocking=True)
         if isinstance(y, (tuple, list)):
@@ -458,10 +468,10 @@ class Trainer:
         ConfigError
             ``select`` is not among ``validate``'s results.
         """
-        info, log = self.info, self._log_path()
+        info, log = self.dist_info, self._log_path()
         out = None if self.out is None else Path(self.out)
         created = out is not None and not out.exists()
-        if log is not None:
+        if log is not None and out is not None:
             out.mkdir(parents=True, exist_ok=True)
         first, n_seen = self.step, 0
         desc = f"{self.stage} {self.title}" + (f" ({self.detail})" if self.detail else "")
@@ -501,7 +511,7 @@ class Trainer:
                         break
         except BaseException as exc:
             bar.close()
-            if info.is_main and self._saved is None and created and out.exists():
+            if info.is_main and self._saved is None and created and out is not None and out.exists():
                 shutil.rmtree(out)  # made by this call and holding no checkpoint: leave no half-made folder
             if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
                 raise Interrupted(self.interrupt_message()) from None

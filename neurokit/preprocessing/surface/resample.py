@@ -90,6 +90,7 @@ def load_sphere(sphere, hemi: str | None = None) -> Sphere:
     from neurokit.io.surface import read_geometry
 
     sd = read_geometry(sphere, hemi)
+    assert sd.coords is not None and sd.faces is not None  # read_geometry refuses a file without them
     check_spherical(sd.coords, sd.path, sd.geometric_type)
     return Sphere(sd.coords, sd.faces, str(sd.path), sd.hemi)
 

@@ -18,7 +18,7 @@ import logging
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -238,8 +238,8 @@ class _SurfaceWriting:
         self.recipe, self.opts = recipe, opts
         self.shape = sample_shape(recipe)
         self.attrs = surface_attrs(recipe, opts.card, opts.label_names, opts.attrs)
-        self.layout = dict(label_dtype=opts.label_dtype, meta_columns=("subject", "session", "run", "hemi"),
-                           patch_index=patch_table(recipe.grid_order, recipe.template_order), compression="lzf")
+        self.layout: dict[str, Any] = dict(label_dtype=opts.label_dtype, meta_columns=("subject", "session", "run", "hemi"),
+                                           patch_index=patch_table(recipe.grid_order, recipe.template_order), compression="lzf")
         self.missing_label = -1 if opts.label_dtype.startswith("int") else np.nan
         self.total = _Facts()
 
@@ -288,7 +288,10 @@ class _SurfaceWriting:
                     w.set_attrs(**facts.attrs())
             except DataFileError as exc:
                 if not opts.skip_bad:
-                    raise sw.stopped(exc)  # the original is its __context__
+                    stop = sw.stopped(exc)
+                    if stop is exc:  # nothing kept yet: the error as it came
+                        raise
+                    raise stop from exc
                 self._skip(run, exc)
                 continue
             facts.report(run, opts.progress)
