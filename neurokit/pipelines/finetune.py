@@ -31,6 +31,8 @@ from neurokit.models.checkpoint import (
 )
 from neurokit.models.heads import HEADS, FinetuneModel, Head
 from neurokit.models.registry import build_backbone, get_model_spec
+from neurokit.data.provenance import pretraining_overlap, warn_overlap
+from neurokit.models.input_norm import fit_input_norm
 from neurokit.training import distributed as dist
 from neurokit.training.objectives import get_objective
 from neurokit.training.optim import OptimConfig, seed_everything
@@ -427,6 +429,10 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
     how, split_kw, parts = _split_parts(ds_all, out, cfg, split_kw, leak_unit)
     model, groups, model_name, init_info, head_info = _build_finetune_model(ds_all, cfg, init, info, kind, n_classes)
     train = parts["train"]
+    # the pretraining's input normalisation, scaled for this store; test recordings the pretraining saw (by SHA-256)
+    init_info["input_norm"] = fit_input_norm(model, train)
+    overlap = pretraining_overlap(init_info.get("pretraining_sources"), parts["test"])
+    warn_overlap(overlap, str(out))
     select = SELECTION[kind]
     meta = ds_all.info
     saved_cfg = {**asdict(cfg), "model": model_name, "head": head_info["kind"]}  # the family and head used
@@ -464,6 +470,8 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
     report = _finetune_report(meta, model_name, kind, label_names, how, split_kw, parts, select, res, test, init_info,
                               head_info["kind"])
     report["seconds"] = time.perf_counter() - t0
+    report.update(input_norm=init_info["input_norm"], pretraining_overlap=overlap,
+                  pretraining_sources=init_info.get("pretraining_sources"))
     report["degenerate"] = degenerate_predictions(kind, yt, ot, label_names)  # None when the predictions inform
     if report["degenerate"]:
         logger.warning("%s: %s", out, report["degenerate"])

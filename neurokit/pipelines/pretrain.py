@@ -126,7 +126,7 @@ class PretrainConfig:
             raise ConfigError(f"split={self.split!r}; allowed: train, val, test, all")
         if self.ckpt_every < 0:
             raise ConfigError(f"ckpt_every must be >= 0 (got {self.ckpt_every})")
-        check_mode(self.normalize, "--normalize")
+        check_mode(self.normalize, "normalize")
         if self.model != "cbramod" and self.normalize != "none":
             raise ConfigError(f"--normalize {self.normalize}: amplitude normalisation is for --model cbramod (EEG); "
                               f"--model {self.model} takes --normalize none")
