@@ -53,7 +53,8 @@ def pool_single_channel(stores: list[tuple[PatchStore, list[str]]], out: Path, *
         srcs = [x for x in st.info.sources if isinstance(x, dict)]
         for x in srcs:  # a source of no recorded subject (an older store) may have given any window: kept
             if x.get("subject") in (None, "") or (si, str(x["subject"])) in pooled_subjects:
-                sources.append({**x, **({"subject": f"{stem}:{x['subject']}"} if x.get("subject") else {})})
+                src = {k: v for k, v in x.items() if k not in ("session", "run")}  # pooled samples have neither
+                sources.append({**src, **({"subject": f"{stem}:{x['subject']}"} if x.get("subject") else {})})
         mine = [x for x in srcs if str(x.get("subject")) in train]
         kept = sum(int(x.get("n_windows") or 0) for x in mine) if mine else len(st)
         rej = sum(int(x.get("n_rejected") or 0) for x in mine) if mine else int(st.info.n_rejected or 0)
