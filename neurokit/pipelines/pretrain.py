@@ -225,7 +225,10 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
         if info.is_main:
             (out / "metrics.jsonl").unlink(missing_ok=True)
     ds_sel, used = select_pretrain_data(stores if isinstance(stores, (list, tuple)) else [stores], cfg)
-    ds, val_ds, held = holdout_split(ds_sel, cfg.val_fraction, cfg.seed)
+    if cfg.model == "cbramod":  # the held-out masked loss and its baselines are CBraMod's objective
+        ds, val_ds, held = holdout_split(ds_sel, cfg.val_fraction, cfg.seed)
+    else:
+        ds, val_ds, held = ds_sel, None, f"nothing (the held-out masked loss is computed for cbramod, not {cfg.model})"
     if info.is_main:
         logger.info("pretraining on %s; held out: %s", used, held)
     batch_size = cfg.batch_size

@@ -98,6 +98,9 @@ def run_quickstart(data_root: Path, out: Path, *, pretrain_epochs: int = 1, fine
                                                             device=device), overwrite=overwrite)
     say(f"pretrain loss {pt['loss_first']:.4f} → {pt['loss_last']:.4f} over {pt['steps']} steps"
         + ("" if pt.get("steps_run", 1) else " (reused: the run in OUT was complete)"))
+    for h in (pt.get("heldout_history") or [])[-1:]:  # did it learn more than the scale?
+        say(f"held-out masked loss {h['heldout_loss']:.4g} vs predict-zero {h['heldout_zero']:.4g} vs predict-mean "
+            f"{h['heldout_mean']:.4g} (input normalisation: {pt['normalize']['mode']})")
     reports = {}
     for card, task, _, epochs in TASKS:
         cfg = FinetuneConfig(epochs=finetune_epochs or epochs, batch_size=batch_size, seed=seed, device=device, head="avgpool",
