@@ -166,7 +166,13 @@ def pretrain(stores: Sequence[str | Path] | str | Path, out_dir: str | Path, cfg
     Returns
     -------
     dict with ``checkpoint`` (path of ``last.pt``), ``steps``, ``loss_first`` and ``loss_last`` (mean
-    loss over the first and last 10 % of steps), ``samples_per_s`` and ``history`` (per-step losses).
+    loss over the first and last 10 % of steps), ``samples_per_s``, ``normalize`` (``{"mode"[, "corpus_scales"]}``),
+    ``heldout`` (what was held out), ``heldout_history`` (per epoch: ``heldout_loss``, ``heldout_zero``,
+    ``heldout_mean``, mean squared errors on the held-out windows' masked values:
+    :func:`~neurokit.training.objectives.heldout_masked_loss`), ``kept`` (windows the stores' preparation kept and
+    dropped: :func:`~neurokit.data.provenance.kept_summary`), ``pretraining_sources`` (how many source recordings the
+    checkpoint records, path + SHA-256) and ``history`` (per-step losses). The checkpoint records the same, with the
+    list of sources.
     """
     cfg = cfg or PretrainConfig()
     check_pretrain_options(cfg, resume=resume, overwrite=overwrite)
@@ -191,7 +197,11 @@ def resume_config(out_dir: str | Path, **given: Any) -> PretrainConfig:
     path = Path(out_dir) / "last.pt"
     if not path.exists():
         raise FileNotFoundError(f"--resume: no checkpoint at {path}")
-    old = dict(load_checkpoint(path).get("train_config") or {})
+    ck = load_checkpoint(path)
+    old = dict(ck.get("train_config") or {})
+    # runs from before these settings: the input as stored, nothing held out
+    old.setdefault("normalize", (ck.get("model_config") or {}).get("input_norm", "none"))
+    old.setdefault("val_fraction", 0.0)
     for k in ("optim", "model_kwargs"):
         if k in given:
             given[k] = {**(old.get(k) or {}), **given[k]}
