@@ -146,3 +146,27 @@ def test_prepare_prints_rejection_counts(tmp_path):
     assert "windows: kept 9 of 12 windows (75.0 %); dropped 3 (a sample's |amplitude| above reject_uv = 100 µV) in 2 " \
            "recording(s)" in " ".join(r.output.split())
     assert kept_line({**ks, "rejected": 0, "kept_fraction": 1.0, "reasons": {}}).endswith("none above reject_uv = 100 µV")
+
+
+def test_a_store_whose_sources_name_no_subject_is_rebuilt(lr_store, eeg_root, tmp_path):
+    """Stores written before sources named their subject are prepared again by prepare_or_reuse (the quick
+    start): with them, every recording would count as seen by a pretraining on the pool."""
+    import json
+    import shutil
+
+    import h5py
+
+    from neurokit.pipelines.prepare import store_differences
+
+    old = tmp_path / "old.h5"
+    shutil.copy(lr_store, old)
+    kw = dict(data_root=eeg_root, task="left_right_imagery", subjects=[1, 2], channels="sensorimotor")
+    assert store_differences(old, "physionet_mi", **kw) == {}
+    with h5py.File(old, "r+") as f:
+        raw = f.attrs["sources"]
+        src = json.loads((raw.decode() if isinstance(raw, bytes) else raw)[5:])
+        f.attrs["sources"] = "json:" + json.dumps([{k: v for k, v in s.items() if k not in ("subject", "session", "run")}
+                                                   for s in src])
+    assert store_differences(old, "physionet_mi", **kw) == {"sources": ("the subject of each recording", "none recorded")}
+    # and such a store's recordings all count as used, whatever the subjects selected
+    assert len(used_sources(PatchDataset(old, subjects=["S001"]))) == len(src)
