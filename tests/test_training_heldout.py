@@ -112,3 +112,14 @@ def test_cli_prints_the_heldout_line(tmp_path):
                            f"vs predict-mean {rec['heldout_mean']:.4g} (epoch 1;")
     bad = CliRunner().invoke(app, ["pretrain", str(store), "-o", str(tmp_path / "x"), "--normalize", "batch"])
     assert bad.exit_code == 2 and "error: --normalize batch; allowed: none, window, channel, corpus" in bad.output
+
+
+def test_a_run_ending_inside_an_epoch_still_reports_the_heldout_loss(tmp_path):
+    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+
+    store = _store(tmp_path / "s.h5")  # 20 training windows, batch 8: 2 steps an epoch; 3 steps end in epoch 2
+    res = pretrain(store, tmp_path / "pt", PretrainConfig(model_kwargs={"n_layers": 1}, epochs=5, max_steps=3,
+                                                          batch_size=8, device="cpu", progress=False, val_fraction=0.2))
+    assert [h["epoch"] for h in res["heldout_history"]] == [1, 1.5]
+    last = json.loads((tmp_path / "pt" / "metrics.jsonl").read_text().splitlines()[-1])
+    assert last["step"] == 3 and last["heldout_loss"] == res["heldout_history"][-1]["heldout_loss"]

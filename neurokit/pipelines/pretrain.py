@@ -301,6 +301,14 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
         if trainer.step == trainer.total:
             logger.warning("%s: the run already completed its %d steps; nothing to do", ckpt_path, trainer.total)
     res = trainer.fit()
+    heldout = [{k: r[k] for k in ("epoch", "heldout_loss", "heldout_zero", "heldout_mean") if k in r}
+               for r in res.records if "heldout_loss" in r]
+    if validate is not None and trainer.step % max(trainer.per_epoch, 1):  # --max-steps ended inside an epoch
+        rec = {"step": trainer.step, "epoch": round(trainer.step / trainer.per_epoch, 3), **validate(model)}
+        heldout.append({k: rec[k] for k in ("epoch", "heldout_loss", "heldout_zero", "heldout_mean")})
+        if info.is_main:
+            with (out / "metrics.jsonl").open("a") as fh:
+                fh.write(json.dumps(rec) + "\n")
     history = res.losses
     k = max(1, len(history) // 10)
     result = {
@@ -315,8 +323,7 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
         "subjects": sorted({str(s) for s in ds.meta("subject")}),
         "normalize": normalization,
         "heldout": held,
-        "heldout_history": [{k: r[k] for k in ("epoch", "heldout_loss", "heldout_zero", "heldout_mean") if k in r}
-                            for r in res.records if "heldout_loss" in r],
+        "heldout_history": heldout,
         "kept": kept,
         "pretraining_sources": len(meta["pretraining_sources"]),
         "history": history,
