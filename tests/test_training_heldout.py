@@ -94,7 +94,13 @@ def test_pretraining_logs_heldout_beside_baselines_each_epoch(tmp_path):
     assert epochs[0]["heldout_zero"] == pytest.approx(1.0, rel=0.25)  # unit-variance noise
     assert res["kept"]["kept"] == 24 and res["kept"]["rejected"] == 8 and res["kept"]["kept_fraction"] == 0.75
     summary = json.loads((tmp_path / "pt" / "pretrain_summary.json").read_text())
-    assert summary["normalize"] == {"mode": "none"} and summary["heldout_history"] == res["heldout_history"]
+    assert summary["heldout_history"] == res["heldout_history"]
+    # the default normalisation: the corpus (here the one store) by the RMS of its training windows
+    from neurokit.data.dataset import PatchDataset
+    from neurokit.models.input_norm import rms_of
+
+    train = PatchDataset(store, subjects=res["subjects"])
+    assert summary["normalize"] == {"mode": "corpus", "corpus_scales": {str(store): pytest.approx(rms_of(train))}}
 
 
 def test_cli_prints_the_heldout_line(tmp_path):

@@ -41,7 +41,7 @@ def pretrain(
     stimuli: Optional[List[Path]] = typer.Option(None, "--stimuli", show_default="none", help="clip: stimulus store(s) from `neuro embed-stimuli`, one per run (repeatable)."),
     lag: Optional[float] = typer.Option(None, "--lag", show_default="6", help="clip: hemodynamic lag in s (fMRI frames [t, t+1, t+2] pair with the window starting at t - lag)."),
     segments: Optional[str] = typer.Option(None, show_default="all", help="clip: all, first_half or second_half of each movie clip (unseen-segments split)."),
-    normalize: Optional[str] = typer.Option(None, "--normalize", show_default="none", help="cbramod: input amplitude normalisation, none, window (each window by its RMS), channel (each channel of each window by its RMS) or corpus (each corpus by the RMS of its training windows); recorded in the checkpoint, so fine-tuning from it normalises the same way."),
+    normalize: Optional[str] = typer.Option(None, "--normalize", show_default="corpus", help="cbramod: input amplitude normalisation, none, window (each window by its RMS), channel (each channel of each window by its RMS) or corpus (each corpus by the RMS of its training windows); recorded in the checkpoint, so fine-tuning from it normalises the same way."),
     val_fraction: Optional[float] = typer.Option(None, "--val-fraction", show_default="0.1", help="Share of the windows held out (whole subjects of corpora with 5 or more) to log the masked loss beside predict-zero and predict-mean each epoch (0: none)."),
     seed: int = typer.Option(0, help="Random seed (sampling, masks, initialisation)."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K (under torchrun: one GPU per process)."),

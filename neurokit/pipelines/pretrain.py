@@ -37,8 +37,8 @@ from neurokit.training.trainer import Batch, Trainer
 logger = logging.getLogger("neurokit")
 
 
-#: the default of ``PretrainConfig.normalize``, chosen by the held-out measurement in docs/pretraining.md
-DEFAULT_NORMALIZE = "none"
+#: the default of ``PretrainConfig.normalize`` for CBraMod, chosen by the measurements in docs/pretraining.md
+DEFAULT_NORMALIZE = "corpus"
 #: a corpus with at least this many subjects holds out whole subjects; one with fewer, a share of its windows
 MIN_HOLDOUT_SUBJECTS = 5
 
@@ -67,7 +67,7 @@ class PretrainConfig:
     ``min_lr`` without ``schedule`` asks for the cosine schedule.
 
     ``normalize`` (CBraMod): amplitude normalisation of the input, ``"none"``, ``"window"``, ``"channel"`` or
-    ``"corpus"`` (:mod:`neurokit.models.input_norm`); recorded in the model's configuration, so fine-tuning and
+    ``"corpus"`` (:mod:`neurokit.models.input_norm`; default :data:`DEFAULT_NORMALIZE`); recorded in the model's configuration, so fine-tuning and
     evaluation of a model started from the checkpoint normalise the same way (``"corpus"``: by the RMS of the
     downstream store's training windows). ``val_fraction``: the share of the selected windows held out to log,
     at each epoch, the masked reconstruction loss beside the predict-zero and predict-mean baselines (whole
@@ -95,7 +95,7 @@ class PretrainConfig:
     subjects: list[str] | None = None
     split: str | None = "train"
     progress: bool = True
-    normalize: str = DEFAULT_NORMALIZE
+    normalize: str | None = None  # None: DEFAULT_NORMALIZE for cbramod, "none" for the other families
     val_fraction: float = 0.1
 
     def __post_init__(self) -> None:
@@ -126,6 +126,8 @@ class PretrainConfig:
             raise ConfigError(f"split={self.split!r}; allowed: train, val, test, all")
         if self.ckpt_every < 0:
             raise ConfigError(f"ckpt_every must be >= 0 (got {self.ckpt_every})")
+        if self.normalize is None:
+            self.normalize = DEFAULT_NORMALIZE if self.model == "cbramod" else "none"
         check_mode(self.normalize, "normalize")
         if self.model != "cbramod" and self.normalize != "none":
             raise ConfigError(f"--normalize {self.normalize}: amplitude normalisation is for --model cbramod (EEG); "
