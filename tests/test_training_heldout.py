@@ -128,4 +128,4 @@ def test_a_run_ending_inside_an_epoch_still_reports_the_heldout_loss(tmp_path):
                                                           batch_size=8, device="cpu", progress=False, val_fraction=0.2))
     assert [h["epoch"] for h in res["heldout_history"]] == [1, 1.5]
     last = json.loads((tmp_path / "pt" / "metrics.jsonl").read_text().splitlines()[-1])
-    assert last["step"] == 3 and last["heldout_loss"] == res["heldout_history"][-1]["heldout_loss"]
+    assert last["at_step"] == 3 and last["heldout_loss"] == res["heldout_history"][-1]["heldout_loss"]

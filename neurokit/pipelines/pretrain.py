@@ -306,7 +306,7 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
     heldout = [{k: r[k] for k in ("epoch", "heldout_loss", "heldout_zero", "heldout_mean") if k in r}
                for r in res.records if "heldout_loss" in r]
     if validate is not None and trainer.step % max(trainer.per_epoch, 1):  # --max-steps ended inside an epoch
-        rec = {"step": trainer.step, "epoch": round(trainer.step / trainer.per_epoch, 3), **validate(model)}
+        rec = {"epoch": round(trainer.step / trainer.per_epoch, 3), "at_step": trainer.step, **validate(model)}
         heldout.append({k: rec[k] for k in ("epoch", "heldout_loss", "heldout_zero", "heldout_mean")})
         if info.is_main:
             with (out / "metrics.jsonl").open("a") as fh:
@@ -445,7 +445,8 @@ def _check_resume(state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path
                           "resume with the same --normalize or start a new run")
     conflicts = {}
     if cfg.model_kwargs:  # the options given must describe the checkpoint's model
-        given = objective.build(ds.attrs, ds.sample_shape, dict(cfg.model_kwargs)).config.to_dict()
+        kw = {**cfg.model_kwargs, **({"input_norm": cfg.normalize} if cfg.model == "cbramod" else {})}
+        given = objective.build(ds.attrs, ds.sample_shape, kw).config.to_dict()
         conflicts = {k: (state["model_config"].get(k), v) for k, v in given.items() if state["model_config"].get(k) != v}
     if conflicts:
         raise ConfigError(f"{path}: resume keeps the checkpoint's model; these options differ from it "
