@@ -305,7 +305,7 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
     res = trainer.fit()
     heldout = [{k: r[k] for k in ("epoch", "heldout_loss", "heldout_zero", "heldout_mean") if k in r}
                for r in res.records if "heldout_loss" in r]
-    if validate is not None and trainer.step % max(trainer.per_epoch, 1):  # --max-steps ended inside an epoch
+    if validate is not None and res.steps_run and trainer.step % max(trainer.per_epoch, 1):  # ended inside an epoch
         rec = {"epoch": round(trainer.step / trainer.per_epoch, 3), "at_step": trainer.step, **validate(model)}
         heldout.append({k: rec[k] for k in ("epoch", "heldout_loss", "heldout_zero", "heldout_mean")})
         if info.is_main:
