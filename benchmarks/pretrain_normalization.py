@@ -42,7 +42,12 @@ def main() -> None:
     from neurokit.models.registry import get_model_spec
     from neurokit.pipelines.finetune import FinetuneConfig, finetune
     from neurokit.pipelines.prepare import prepare_or_reuse
-    from neurokit.pipelines.pretrain import PretrainConfig, holdout_split, pretrain, select_pretrain_data
+    from neurokit.pipelines.pretrain import (
+        PretrainConfig,
+        holdout_split,
+        pretrain,
+        select_pretrain_data,
+    )
     from neurokit.pipelines.quickstart import pool_single_channel
     from neurokit.training.objectives import heldout_masked_loss
 

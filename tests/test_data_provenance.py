@@ -9,7 +9,12 @@ from typer.testing import CliRunner
 
 from neurokit._utils.hashing import file_sha256
 from neurokit.data.dataset import PatchDataset
-from neurokit.data.provenance import kept_line, kept_summary, pretraining_overlap, used_sources
+from neurokit.data.provenance import (
+    kept_line,
+    kept_summary,
+    pretraining_overlap,
+    used_sources,
+)
 from neurokit.io.store import PatchStore
 
 pytestmark = pytest.mark.usefixtures("two_torch_threads")

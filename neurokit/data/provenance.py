@@ -57,9 +57,9 @@ def used_sources(ds) -> list[dict]:
             if src.get("subject") not in (None, ""):
                 if str(src["subject"]) not in subjects:
                     continue
-                if "session" in src and "run" in src and len(cols) == 3:
-                    if (str(src["subject"]), str(src["session"]), str(src["run"])) not in units:
-                        continue
+                if "session" in src and "run" in src and len(cols) == 3 and \
+                        (str(src["subject"]), str(src["session"]), str(src["run"])) not in units:
+                    continue
             k = _key(src) + (str(src.get("path")),)
             if k not in seen:
                 seen.add(k)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.nn as nn
+from torch import nn
 
 from neurokit._utils.errors import ConfigError
 

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 
 from neurokit._utils.errors import ConfigError, Interrupted
 from neurokit.data.dataset import PatchDataset, open_labelled
+from neurokit.data.provenance import pretraining_overlap, warn_overlap
 from neurokit.data.splits import resolve_splits
 from neurokit.evaluation.metrics import SELECTION, degenerate_predictions, score
 from neurokit.io.store import StoreMeta
@@ -30,9 +31,8 @@ from neurokit.models.checkpoint import (
     save_checkpoint,
 )
 from neurokit.models.heads import HEADS, FinetuneModel, Head
-from neurokit.models.registry import build_backbone, get_model_spec
-from neurokit.data.provenance import pretraining_overlap, warn_overlap
 from neurokit.models.input_norm import fit_input_norm
+from neurokit.models.registry import build_backbone, get_model_spec
 from neurokit.training import distributed as dist
 from neurokit.training.objectives import get_objective
 from neurokit.training.optim import OptimConfig, seed_everything

@@ -28,8 +28,8 @@ from neurokit.models.checkpoint import (
     data_description,
     load_checkpoint,
 )
-from neurokit.training import distributed as dist
 from neurokit.models.input_norm import check_mode
+from neurokit.training import distributed as dist
 from neurokit.training.objectives import get_objective, heldout_masked_loss
 from neurokit.training.optim import OptimConfig, seed_everything, unwrap
 from neurokit.training.trainer import Batch, Trainer
@@ -284,7 +284,7 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
     if val_ds is not None and cfg.model == "cbramod":
         loader = torch.utils.data.DataLoader(val_ds, batch_size=batch_size, shuffle=False)
 
-        def validate(module):  # noqa: F811 - the held-out masked loss beside its two baselines
+        def validate(module):  # the held-out masked loss beside its two baselines
             return heldout_masked_loss(unwrap(module), loader, seed=cfg.seed, device=info.device)
 
     normalization = {"mode": cfg.normalize, **({"corpus_scales": scales} if scales else {})}
@@ -366,11 +366,11 @@ def holdout_split(ds: PatchDataset, fraction: float, seed: int = 0) -> tuple[Pat
         rows = np.flatnonzero(corpus == c)
         subs = sorted(set(subj[rows]))
         if len(subs) >= MIN_HOLDOUT_SUBJECTS:
-            pick = rng.choice(subs, max(1, int(round(fraction * len(subs)))), replace=False)
+            pick = rng.choice(subs, max(1, round(fraction * len(subs))), replace=False)
             val[rows[np.isin(subj[rows], pick)]] = True
             parts.append(f"{len(pick)} of {len(subs)} subjects of {Path(c).name}")
         elif len(rows) >= 2:
-            k = max(1, int(round(fraction * len(rows))))
+            k = max(1, round(fraction * len(rows)))
             val[rng.choice(rows, k, replace=False)] = True
             parts.append(f"{k} of {len(rows)} windows of {Path(c).name}")
     if not val.any() or val.all():
