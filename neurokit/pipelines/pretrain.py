@@ -67,8 +67,8 @@ class PretrainConfig:
     ``min_lr`` without ``schedule`` asks for the cosine schedule.
 
     ``normalize`` (CBraMod): amplitude normalisation of the input, ``"none"``, ``"window"``, ``"channel"`` or
-    ``"corpus"`` (:mod:`neurokit.models.input_norm`; default :data:`DEFAULT_NORMALIZE`); recorded in the model's configuration, so fine-tuning and
-    evaluation of a model started from the checkpoint normalise the same way (``"corpus"``: by the RMS of the
+    ``"corpus"`` (:mod:`neurokit.models.input_norm`; default :data:`DEFAULT_NORMALIZE`); recorded in the model's
+    configuration, so fine-tuning and evaluation of a model started from the checkpoint normalise the same way (``"corpus"``: by the RMS of the
     downstream store's training windows). ``val_fraction``: the share of the selected windows held out to log,
     at each epoch, the masked reconstruction loss beside the predict-zero and predict-mean baselines (whole
     subjects of each corpus when it has at least :data:`MIN_HOLDOUT_SUBJECTS`, else a seeded share of its windows;
@@ -77,7 +77,8 @@ class PretrainConfig:
     Raises
     ------
     ConfigError
-        Out-of-range values, an unknown ``model`` or ``normalize``, ``normalize`` for another family than CBraMod, a ``model_kwargs`` entry of another family
+        Out-of-range values, an unknown ``model`` or ``normalize``, ``normalize`` for another family than
+        CBraMod, a ``model_kwargs`` entry of another family
         (:data:`FAMILY_OPTIONS`: ``size`` for SiT/CLIP, ``mask_ratio`` for SiT, ``stimuli``/``lag_s``/``segments``
         for CLIP), ``min_lr`` with the constant schedule.
     """
@@ -352,7 +353,7 @@ def holdout_split(ds: PatchDataset, fraction: float, seed: int = 0) -> tuple[Pat
     -------
     >>> train, val, how = holdout_split(PatchDataset("pool.h5"), 0.1)  # doctest: +SKIP
     >>> how  # doctest: +SKIP
-    '301 windows (10 %): subjects … of each corpus with 5 or more, windows of the others'
+    '465 windows (6 of 60 subjects of pooled.h5#bonn_epilepsy; 1 of 6 subjects of pooled.h5#physionet_mi)'
     """
     if fraction <= 0 or len(ds) < 2:
         return ds, None, "nothing (--val-fraction 0)" if fraction <= 0 else "nothing (fewer than 2 windows)"
