@@ -47,7 +47,6 @@ def _finetune(store, out, init):
     return finetune(store, out, cfg, init=init)
 
 
-@pytest.mark.slow
 def test_finetuning_names_test_recordings_seen_in_pretraining(lr_store, tmp_path, caplog):
     from neurokit.models.checkpoint import load_checkpoint
     from neurokit.pipelines.evaluate import evaluate
@@ -88,7 +87,6 @@ def test_overlap_is_by_content_not_by_path(lr_store):
     assert pretraining_overlap(None, PatchDataset(lr_store)) is None
 
 
-@pytest.mark.slow
 def test_pooled_store_carries_the_original_recordings(lr_store, tmp_path):
     from neurokit.models.checkpoint import load_checkpoint
     from neurokit.pipelines.quickstart import pool_single_channel

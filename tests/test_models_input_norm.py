@@ -90,7 +90,6 @@ def test_fit_input_norm_sets_the_downstream_corpus_scale():
     assert fit_input_norm(CBraMod(n_layers=1), data) == {"mode": "none"}
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["channel", "corpus"])
 def test_pretraining_checkpoint_hands_its_normalisation_to_finetuning(lr_store, tmp_path, mode):
     """A checkpoint pretrained with --normalize MODE: build_backbone restores the mode, fine-tuning fits the corpus
