@@ -169,8 +169,10 @@ def test_resume_checkpoints_every_n_steps_without_duplicate_log_lines(tiny_store
         pretrain(tiny_store, tmp_path, cfg)
     monkeypatch.setattr(obj, "loss", real)
     res = pretrain(tiny_store, tmp_path, cfg, resume=True)
-    steps = [json.loads(l)["step"] for l in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    recs = [json.loads(l) for l in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    steps = [r["step"] for r in recs if "step" in r]  # and one held-out record at the end (test_training_heldout)
     assert res["steps"] == 5 and res["steps_run"] == 3 and steps == [1, 2, 3, 4, 5]
+    assert [r["at_step"] for r in recs if "heldout_loss" in r] == [5]
 
 
 def test_resume_with_fewer_steps_fails_and_warns_only_on_changes(tiny_store, tmp_path):

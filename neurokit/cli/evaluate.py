@@ -19,7 +19,7 @@ from neurokit.cli.common import (
     setup_logging,
     short_metric,
 )
-from neurokit.cli.reports import COMPARE, contributions_table, print_scheme_report
+from neurokit.cli.reports import COMPARE, contributions_table, overlap_line, print_scheme_report
 
 
 # ---------------------------------------------------------------------------------------- evaluate
@@ -60,6 +60,8 @@ def evaluate(
     else:
         seen = f"; [yellow]seen in training/selection: {', '.join(res['seen'])}[/]" if res.get("seen") else ""
         console.print(metrics_table(f"{what} metrics ({res['n_samples']} samples{seen})", res, res.get("undefined")))
+        if "pretraining_overlap" in res:
+            console.print(overlap_line(res["pretraining_overlap"]).replace("test recording", "scored recording"))
     if json_out:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(res, indent=2))

@@ -76,3 +76,7 @@ def prepare(
 
     s = PatchDataset(path)
     console.print(f"[green]wrote[/] {path}: {len(s)} samples of shape {s.sample_shape} ({s.info.modality}, task {s.info.task})")
+    if s.info.modality == "eeg":
+        from neurokit.data.provenance import kept_line, kept_summary
+
+        console.print(f"windows: {kept_line(kept_summary(s.stores))}")

@@ -36,7 +36,22 @@ def print_report(rep: dict, out: Path) -> None:
         console.print(f"[bold yellow]eye-movement confound:[/] {escape(rep['confounds']['message'])}")
     if rep.get("baselines") or rep.get("chance"):
         console.print(comparison_table("test split: model vs classical baselines vs chance", {"model": rep}, run_title(rep)))
+    if "pretraining_overlap" in rep:
+        console.print(overlap_line(rep["pretraining_overlap"], len(rep.get("pretraining_sources") or [])))
     console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'}")
+
+
+def overlap_line(overlap: list | None, n_sources: int = 0) -> str:
+    """The pretraining-overlap check as one line: none found, the test recordings found, or not checkable."""
+    if overlap is None:
+        return "pretraining overlap: not checked (the initial weights record no pretraining sources)"
+    if not overlap:
+        among = f"the {n_sources} pretraining sources" if n_sources else "the pretraining sources"
+        return f"pretraining overlap: none (no test recording among {among}, by SHA-256)"
+    names = ", ".join(escape(Path(o["path"]).name + (f"[{o['member']}]" if o.get("member") else "")) for o in overlap[:10])
+    more = f" and {len(overlap) - 10} more" if len(overlap) > 10 else ""
+    return (f"[bold yellow]pretraining overlap:[/] {len(overlap)} test recording(s) were in the model's pretraining "
+            f"data: {names}{more}; the test score may be optimistic")
 
 
 def comparison_table(title: str, runs: dict, label: str | None = None) -> Table:

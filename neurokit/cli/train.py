@@ -43,6 +43,8 @@ def pretrain(
     segments: Optional[str] = typer.Option(None, show_default="all", help="clip: all, first_half or second_half of each movie clip (unseen-segments split)."),
     fmri_init: Optional[Path] = typer.Option(None, "--fmri-init", show_default="none (random SiT)", help="clip: checkpoint whose SiT encoder starts the fMRI encoder (a `neuro pretrain --model sit` run; the release starts from vsMAE weights)."),
     train_fmri_encoder: Optional[bool] = typer.Option(None, "--train-fmri-encoder/--freeze-fmri-encoder", show_default="frozen, as the release", help="clip: train the SiT with the heads (neurokit's option) or keep it frozen (the release's)."),
+    normalize: Optional[str] = typer.Option(None, "--normalize", show_default="corpus", help="cbramod: input amplitude normalisation, none, window (each window by its RMS), channel (each channel of each window by its RMS) or corpus (each corpus by the RMS of its training windows); recorded in the checkpoint, so fine-tuning from it normalises the same way."),
+    val_fraction: Optional[float] = typer.Option(None, "--val-fraction", show_default="0.1", help="Share of the windows held out (whole subjects of corpora with 5 or more) to log the masked loss beside predict-zero and predict-mean each epoch (0: none)."),
     seed: int = typer.Option(0, help="Random seed (sampling, masks, initialisation)."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K (under torchrun: one GPU per process)."),
     num_workers: int = typer.Option(0, help="DataLoader worker processes."),
@@ -75,6 +77,7 @@ def pretrain(
     opts = dict(model=model, model_kwargs=kw, epochs=epochs, max_steps=max_steps, batch_size=batch_size, optim=optim,
                 seed=seed, device=device, num_workers=num_workers, ckpt_every=ckpt_every,
                 split=None if split == "all" else split, subjects=parse_subjects(subjects), progress=progress)
+    opts.update({k: v for k, v in (("normalize", normalize), ("val_fraction", val_fraction)) if v is not None})
     run_or_exit(check_pretrain_options, None, resume=resume, overwrite=overwrite)
     if resume:  # keep the run's settings; change only what the user gives again
         given = {k for k in ctx.params if option_given(ctx, k)}
@@ -96,6 +99,31 @@ def pretrain(
             f"[green]pretrained[/] {res['steps']} steps: loss {res['loss_first']:.4f} → {res['loss_last']:.4f}"
             f"{speed}; checkpoint {res['checkpoint']}"
         )
+        for line in pretrain_lines(res):
+            console.print(line)
+
+
+def pretrain_lines(res: dict) -> list[str]:
+    """What a pretraining summary says beyond the loss: the normalisation, the windows its stores kept, and the
+    held-out masked loss against the predict-zero and predict-mean baselines (last epoch)."""
+    from neurokit.data.provenance import kept_line
+
+    norm = res.get("normalize") or {}
+    lines = [f"input normalisation: {norm.get('mode', 'none')}"
+             + (" (corpus RMS: " + ", ".join(f"{k.split('#')[-1]} {v:.4g}" for k, v in norm["corpus_scales"].items()) + ")"
+                if norm.get("corpus_scales") else "")]
+    if res.get("kept"):
+        lines.append(f"data: {kept_line(res['kept'])}")
+    hist = res.get("heldout_history") or []
+    if hist:
+        h = hist[-1]
+        verdict = ("below both baselines" if h["heldout_loss"] < min(h["heldout_zero"], h["heldout_mean"])
+                   else "[yellow]not below both baselines: the model learned no more than the scale[/]")
+        lines.append(f"held-out masked loss {h['heldout_loss']:.4g} vs predict-zero {h['heldout_zero']:.4g} vs "
+                     f"predict-mean {h['heldout_mean']:.4g} (epoch {h['epoch']}; {verdict})")
+    else:
+        lines.append(f"held-out masked loss: none computed ({res.get('heldout') or 'no held-out windows'})")
+    return lines
 
 
 # ---------------------------------------------------------------------------------------- finetune

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from neurokit._utils.errors import ConfigError
 from neurokit.kernels.criss_cross import criss_cross_attention
 from neurokit.models.dropout import FastDropout, dropout_mask, fast_dropout
+from neurokit.models.input_norm import InputNorm, check_mode
 
 
 @dataclass
@@ -28,8 +29,10 @@ class CBraModConfig:
     dim_feedforward: int = 800
     dropout: float = 0.1
     attn_backend: str = "auto"  # "auto" | "torch" | "triton"
+    input_norm: str = "none"  # "none" | "window" | "channel" | "corpus" (neurokit.models.input_norm)
 
     def __post_init__(self) -> None:
+        check_mode(self.input_norm, "CBraMod input_norm")
         for name in ("n_layers", "n_heads", "dim_feedforward"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"CBraMod {name}={getattr(self, name)}: must be >= 1")
@@ -356,6 +359,9 @@ class CBraMod(nn.Module):
     attn_backend : {"auto", "torch", "triton"}
         Criss-cross attention implementation: ``"auto"`` runs the fused Triton kernel on CUDA when
         available and the PyTorch reference elsewhere.
+    input_norm : {"none", "window", "channel", "corpus"}
+        Amplitude normalisation applied to ``x`` before the patch embedding
+        (:class:`~neurokit.models.input_norm.InputNorm`; a neurokit addition, ``"none"`` is the paper's model).
 
     Forward
     -------
@@ -376,13 +382,17 @@ class CBraMod(nn.Module):
         dim_feedforward: int = 800,
         dropout: float = 0.1,
         attn_backend: str = "auto",
+        input_norm: str = "none",
     ) -> None:
         super().__init__()
-        self.config = CBraModConfig(patch_size, d_model, n_layers, n_heads, dim_feedforward, dropout, attn_backend)
+        self.config = CBraModConfig(patch_size, d_model, n_layers, n_heads, dim_feedforward, dropout, attn_backend,
+                                    input_norm)
         self.patch_embedding = PatchEmbedding(patch_size, d_model, dropout)
         self.encoder = _Encoder(self.config)
         self.proj_out = nn.Sequential(nn.Linear(d_model, patch_size))
         self.apply(_init_weights)
+        if input_norm != "none":  # no module (and no state-dict key) for the paper's model
+            self.input_norm = InputNorm(input_norm)
 
     @classmethod
     def from_pretrained(cls, name: str = "hub:weighting666/CBraMod", *, revision: str | None = None,
@@ -462,8 +472,13 @@ class CBraMod(nn.Module):
             raise ValueError(f"backend={backend!r}; allowed: 'auto', 'torch', 'triton'")
         self.config.attn_backend = backend
 
+    def normalize_input(self, x: torch.Tensor) -> torch.Tensor:
+        """``x`` as the encoder sees it: through the model's :class:`InputNorm` (the reconstruction target)."""
+        norm = getattr(self, "input_norm", None)
+        return x if norm is None else norm(x)
+
     def forward_features(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        return self.encoder(self.patch_embedding(x, mask))
+        return self.encoder(self.patch_embedding(self.normalize_input(x), mask))
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         if x.dim() != 4 or x.shape[-1] != self.config.patch_size:

@@ -363,7 +363,9 @@ def build_backbone(init: str | Path | None, *, model: str, model_kwargs: dict | 
     -------
     (backbone, info) : the module offering ``forward_features`` and a dict with ``init``, ``model``,
     ``model_config``, ``weights`` (coverage and provenance), ``weights_line``, ``pretrain_recipe`` and
-    ``data_mismatch`` (the differences ``allow_mismatch`` accepted: name → [checkpoint's, store's]).
+    ``data_mismatch`` (the differences ``allow_mismatch`` accepted: name → [checkpoint's, store's]);
+    ``pretraining_sources`` (the recordings a neurokit pretraining checkpoint records having seen, path + SHA-256;
+    ``None`` when it records none).
 
     Raises
     ------
@@ -419,7 +421,8 @@ def build_backbone(init: str | Path | None, *, model: str, model_kwargs: dict | 
                        len(set(pre_ch) & set(now_ch)))
     # coverage (loaded/total, missing, unexpected) and where the file came from (name, revision, commit, SHA-256)
     info.update(model=model_name, model_config=module.config.to_dict(), weights={**report.to_dict(), **weights_info},
-                weights_line=report.line(), pretrain_recipe=pf.checkpoint.get("recipe"))
+                weights_line=report.line(), pretrain_recipe=pf.checkpoint.get("recipe"),
+                pretraining_sources=pf.checkpoint.get("pretraining_sources"))
     return objective.backbone(module), info
 
 

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 from neurokit._utils.errors import ChannelMismatchError, ConfigError
 from neurokit.data.dataset import PatchDataset
+from neurokit.data.provenance import pretraining_overlap, warn_overlap
 from neurokit.data.splits import resolve_splits, task_kind
 from neurokit.evaluation.metrics import score
 from neurokit.io.store import PatchStore
@@ -112,13 +113,15 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
             f"their score would be optimistic. Score its test split (the default), or pass allow_seen=True "
             f"(CLI: --allow-seen) to score them anyway"
         )
+    overlap = pretraining_overlap(rep.get("pretraining_sources"), ds)  # by SHA-256; None: nothing recorded
+    warn_overlap(overlap, str(checkpoint))
     y, o = predict(model, ds, batch_size, dev)
     from neurokit.evaluation.metrics import mark_undefined
 
     met, undefined = mark_undefined(ck["task_kind"], y, score(ck["task_kind"], y, o), ck.get("label_names"),
                                     split or "chosen")
     res = {"checkpoint": str(checkpoint), "split": split if subjects is None else None, "n_samples": len(ds),
-           f"{key}s": scored, "seen": seen, **met, "undefined": undefined}
+           f"{key}s": scored, "seen": seen, "pretraining_overlap": overlap, **met, "undefined": undefined}
     if accepted:
         res["data_mismatch_allowed"] = accepted
     return res

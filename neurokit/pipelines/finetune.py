@@ -22,6 +22,7 @@ import torch.nn.functional as F
 
 from neurokit._utils.errors import ConfigError
 from neurokit.data.dataset import PatchDataset, open_labelled
+from neurokit.data.provenance import pretraining_overlap, warn_overlap
 from neurokit.data.splits import resolve_splits
 from neurokit.evaluation.metrics import SELECTION, degenerate_predictions, mark_undefined, score
 from neurokit.io.store import StoreMeta
@@ -33,6 +34,7 @@ from neurokit.models.checkpoint import (
     save_checkpoint,
 )
 from neurokit.models.heads import HEADS, FinetuneModel, Head
+from neurokit.models.input_norm import fit_input_norm
 from neurokit.models.registry import build_backbone, get_model_spec
 from neurokit.pipelines.outputs import run_in_folder
 from neurokit.training import distributed as dist
@@ -506,6 +508,10 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
     model, groups, model_name, init_info, head_info = _build_finetune_model(ds_all, cfg, init, info, kind, n_classes)
     trainable = trainable_parameters(model)
     train = parts["train"]
+    # the pretraining's input normalisation, scaled for this store; test recordings the pretraining saw (by SHA-256)
+    init_info["input_norm"] = fit_input_norm(model, train)
+    overlap = pretraining_overlap(init_info.get("pretraining_sources"), parts["test"])
+    warn_overlap(overlap, str(out))
     select = SELECTION[kind]
     meta = ds_all.info
     saved_cfg = {**asdict(cfg), "model": model_name, "head": head_info["kind"]}  # the family and head used
@@ -554,6 +560,8 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
                   label_fraction=getattr(train, "label_fraction_info", None))
     if probe is not None:
         report["probe"] = {"C": probe.C, "candidates": probe.records}
+    report.update(input_norm=init_info["input_norm"], pretraining_overlap=overlap,
+                  pretraining_sources=init_info.get("pretraining_sources"))
     report["degenerate"] = degenerate_predictions(kind, yt, ot, label_names)  # None when the predictions inform
     if report["degenerate"]:
         logger.warning("%s: %s", out, report["degenerate"])

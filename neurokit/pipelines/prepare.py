@@ -233,6 +233,9 @@ def store_differences(path: str | Path, card: str | Path | DataCard, *, data_roo
     expect = sorted({e.subject for e in files})
     if have != expect:
         diff["subjects"] = (expect, have)
+    if card.modality == "eeg" and any(isinstance(x, dict) and "subject" not in x for x in st.info.sources):
+        # written before sources named their subject: the pretraining-overlap check could not tell them apart
+        diff["sources"] = ("the subject of each recording", "none recorded")
     return diff
 
 

@@ -15,24 +15,33 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Collection, Sequence
 
+import numpy as np
 import torch
 
 from neurokit._utils.errors import ConfigError, DiskFullError, Interrupted, NeurokitError
 from neurokit._utils.locks import output_lock
 from neurokit._utils.staging import StagedOutput
+from neurokit.data.corpus import ScaledDataset, corpus_ids, corpus_scales
 from neurokit.data.dataset import PatchDataset
+from neurokit.data.provenance import kept_summary, used_sources
 from neurokit.models.checkpoint import (
     check_channels,
     check_resume_data,
     load_checkpoint,
 )
+from neurokit.models.input_norm import check_mode
 from neurokit.training import distributed as dist
-from neurokit.training.objectives import get_objective
+from neurokit.training.objectives import get_objective, heldout_masked_loss
 from neurokit.training.optim import OptimConfig, seed_everything, unwrap
 from neurokit.training.trainer import Batch, Trainer
 
 logger = logging.getLogger("neurokit")
 
+
+#: the default of ``PretrainConfig.normalize`` for CBraMod, chosen by the measurements in docs/guide/pretraining.md
+DEFAULT_NORMALIZE = "corpus"
+#: a corpus with at least this many subjects holds out whole subjects; one with fewer, a share of its windows
+MIN_HOLDOUT_SUBJECTS = 5
 
 #: ``model_kwargs`` entries that only some model families take: key → (CLI flag, families)
 FAMILY_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -60,10 +69,19 @@ class PretrainConfig:
     0.01, constant learning rate, no clipping; ``cbramod`` the :class:`OptimConfig` defaults). Setting
     ``min_lr`` without ``schedule`` asks for the cosine schedule.
 
+    ``normalize`` (CBraMod): amplitude normalisation of the input, ``"none"``, ``"window"``, ``"channel"`` or
+    ``"corpus"`` (:mod:`neurokit.models.input_norm`; default :data:`DEFAULT_NORMALIZE`); recorded in the model's
+    configuration, so fine-tuning and evaluation of a model started from the checkpoint normalise the same way (``"corpus"``: by the RMS of the
+    downstream store's training windows). ``val_fraction``: the share of the selected windows held out to log,
+    at each epoch, the masked reconstruction loss beside the predict-zero and predict-mean baselines (whole
+    subjects of each corpus when it has at least :data:`MIN_HOLDOUT_SUBJECTS`, else a seeded share of its windows;
+    0: none).
+
     Raises
     ------
     ConfigError
-        Out-of-range values, an unknown ``model``, a ``model_kwargs`` entry of another family
+        Out-of-range values, an unknown ``model`` or ``normalize``, ``normalize`` for another family than
+        CBraMod, a ``model_kwargs`` entry of another family
         (:data:`FAMILY_OPTIONS`: ``size`` for SiT/CLIP, ``mask_ratio`` for SiT, ``stimuli``/``lag_s``/``segments``
         for CLIP), ``min_lr`` with the constant schedule.
     """
@@ -81,6 +99,8 @@ class PretrainConfig:
     subjects: list[str] | None = None
     split: str | None = "train"
     progress: bool = True
+    normalize: str | None = None  # None: DEFAULT_NORMALIZE for cbramod, "none" for the other families
+    val_fraction: float = 0.1
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
@@ -110,6 +130,14 @@ class PretrainConfig:
             raise ConfigError(f"split={self.split!r}; allowed: train, val, test, all")
         if self.ckpt_every < 0:
             raise ConfigError(f"ckpt_every must be >= 0 (got {self.ckpt_every})")
+        if self.normalize is None:
+            self.normalize = DEFAULT_NORMALIZE if self.model == "cbramod" else "none"
+        check_mode(self.normalize, "normalize")
+        if self.model != "cbramod" and self.normalize != "none":
+            raise ConfigError(f"--normalize {self.normalize}: amplitude normalisation is for --model cbramod (EEG); "
+                              f"--model {self.model} takes --normalize none")
+        if not 0.0 <= self.val_fraction < 1.0:
+            raise ConfigError(f"--val-fraction {self.val_fraction}: must be in [0, 1)")
 
 
 def check_pretrain_options(cfg: PretrainConfig | None, *, resume: bool = False, overwrite: bool = False,
@@ -146,7 +174,13 @@ def pretrain(stores: Sequence[str | Path] | str | Path, out_dir: str | Path, cfg
     Returns
     -------
     dict with ``checkpoint`` (path of ``last.pt``), ``steps``, ``loss_first`` and ``loss_last`` (mean
-    loss over the first and last 10 % of steps), ``samples_per_s`` and ``history`` (per-step losses).
+    loss over the first and last 10 % of steps), ``samples_per_s``, ``normalize`` (``{"mode"[, "corpus_scales"]}``),
+    ``heldout`` (what was held out), ``heldout_history`` (per epoch: ``heldout_loss``, ``heldout_zero``,
+    ``heldout_mean``, mean squared errors on the held-out windows' masked values:
+    :func:`~neurokit.training.objectives.heldout_masked_loss`), ``kept`` (windows the stores' preparation kept and
+    dropped: :func:`~neurokit.data.provenance.kept_summary`), ``pretraining_sources`` (how many source recordings the
+    checkpoint records, path + SHA-256) and ``history`` (per-step losses). The checkpoint records the same, with the
+    list of sources.
     """
     cfg = cfg or PretrainConfig()
     check_pretrain_options(cfg, resume=resume, overwrite=overwrite)
@@ -189,7 +223,11 @@ def resume_config(out_dir: str | Path, **given: Any) -> PretrainConfig:
     path = Path(out_dir) / "last.pt"
     if not path.exists():
         raise FileNotFoundError(f"--resume: no checkpoint at {path}")
-    old = dict(load_checkpoint(path).get("train_config") or {})
+    ck = load_checkpoint(path)
+    old = dict(ck.get("train_config") or {})
+    # runs from before these settings: the input as stored, nothing held out
+    old.setdefault("normalize", (ck.get("model_config") or {}).get("input_norm", "none"))
+    old.setdefault("val_fraction", 0.0)
     for k in ("optim", "model_kwargs"):
         if k in given:
             given[k] = {**(old.get(k) or {}), **given[k]}
@@ -224,9 +262,13 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
             )
         if info.is_main:
             (out / "metrics.jsonl").unlink(missing_ok=True)
-    ds, used = select_pretrain_data(stores if isinstance(stores, (list, tuple)) else [stores], cfg)
+    ds_sel, used = select_pretrain_data(stores if isinstance(stores, (list, tuple)) else [stores], cfg)
+    if cfg.model == "cbramod":  # the held-out masked loss and its baselines are CBraMod's objective
+        ds, val_ds, held = holdout_split(ds_sel, cfg.val_fraction, cfg.seed)
+    else:
+        ds, val_ds, held = ds_sel, None, f"nothing (the held-out masked loss is computed for cbramod, not {cfg.model})"
     if info.is_main:
-        logger.info("pretraining on %s", used)
+        logger.info("pretraining on %s; held out: %s", used, held)
     batch_size = cfg.batch_size
     if len(ds) < batch_size * info.world_size:
         batch_size = len(ds) // info.world_size
@@ -246,9 +288,16 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
         model = objective.rebuild(state["model_config"])
         model.load_state_dict(state["state_dict"])
     else:
-        model = objective.build(ds.attrs, ds.sample_shape, dict(cfg.model_kwargs))
+        kw = {**cfg.model_kwargs, **({"input_norm": cfg.normalize} if cfg.normalize != "none" else {})}
+        model = objective.build(ds.attrs, ds.sample_shape, kw)
     model.to(info.device)
-    data = ds if objective.pair is None else objective.pair(ds, model, dict(cfg.model_kwargs))
+    scales = None
+    if cfg.normalize == "corpus":  # each corpus of the pool by its own training RMS; the model's scale stays 1
+        scales = {**(corpus_scales(val_ds) if val_ds is not None else {}), **corpus_scales(ds)}
+        ds_train, val_ds = ScaledDataset(ds, scales), (None if val_ds is None else ScaledDataset(val_ds, scales))
+    else:
+        ds_train = ds
+    data = ds_train if objective.pair is None else objective.pair(ds, model, dict(cfg.model_kwargs))
     gen = torch.Generator(device=info.device)
 
     def loss(module, b: Batch):
@@ -257,19 +306,37 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
         gen.manual_seed(cfg.seed * 1_000_003 + info.rank * 7919 + b.step)
         return objective.loss(module, b.x, gen) if objective.pair is None else objective.loss(module, b.x, gen, b.y)
 
-    meta = _provenance(ds, cfg)
+    validate = None
+    if val_ds is not None and cfg.model == "cbramod":
+        loader = torch.utils.data.DataLoader(val_ds, batch_size=batch_size, shuffle=False)
+
+        def validate(module):  # the held-out masked loss beside its two baselines
+            return heldout_masked_loss(unwrap(module), loader, seed=cfg.seed, device=info.device)
+
+    normalization = {"mode": cfg.normalize, **({"corpus_scales": scales} if scales else {})}
+    kept = kept_summary(ds.stores)
+    meta = {**_provenance(ds, cfg), "normalize": normalization, "heldout": held, "kept": kept,
+            "pretraining_sources": used_sources(ds)}
     trainer = Trainer(model, data, loss, model_name=cfg.model, optim=cfg.optim, batch_size=batch_size,
                       epochs=cfg.epochs, max_steps=cfg.max_steps, seed=cfg.seed, info=info,
                       num_workers=cfg.num_workers, out=out, ckpt_every=cfg.ckpt_every, log_steps=True,
                       checkpoint_extra=lambda: {"kind": "pretrain", "model": cfg.model,
                                                 "model_config": unwrap(model).config.to_dict(),
                                                 "train_config": asdict(cfg), **meta},
-                      stage="pretrain", progress=cfg.progress)
+                      stage="pretrain", progress=cfg.progress, validate=validate)
     if state is not None:
         trainer.resume(state)
         if trainer.step == trainer.total:
             logger.warning("%s: the run already completed its %d steps; nothing to do", ckpt_path, trainer.total)
     res = trainer.fit()
+    heldout = [{k: r[k] for k in ("epoch", "heldout_loss", "heldout_zero", "heldout_mean") if k in r}
+               for r in res.records if "heldout_loss" in r]
+    if validate is not None and res.steps_run and trainer.step % max(trainer.per_epoch, 1):  # ended inside an epoch
+        rec = {"epoch": round(trainer.step / trainer.per_epoch, 3), "at_step": trainer.step, **validate(model)}
+        heldout.append({k: rec[k] for k in ("epoch", "heldout_loss", "heldout_zero", "heldout_mean")})
+        if info.is_main:
+            with (out / "metrics.jsonl").open("a") as fh:
+                fh.write(json.dumps(rec) + "\n")
     history = res.losses
     k = max(1, len(history) // 10)
     result = {
@@ -282,11 +349,61 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
         "batch_size": batch_size,
         "data": used,
         "subjects": sorted({str(s) for s in ds.meta("subject")}),
+        "normalize": normalization,
+        "heldout": held,
+        "heldout_history": heldout,
+        "kept": kept,
+        "pretraining_sources": len(meta["pretraining_sources"]),
         "history": history,
     }
     if info.is_main:
         (out / "pretrain_summary.json").write_text(json.dumps({k: v for k, v in result.items() if k != "history"}, indent=2))
     return result
+
+
+def holdout_split(ds: PatchDataset, fraction: float, seed: int = 0) -> tuple[PatchDataset, PatchDataset | None, str]:
+    """Split the pretraining samples ``ds`` into a training part and a held-out part.
+
+    Per corpus (:func:`~neurokit.data.corpus.corpus_ids`: a store, or one corpus of a pooled store): with at
+    least :data:`MIN_HOLDOUT_SUBJECTS` subjects, ``max(1, round(fraction × subjects))`` whole subjects drawn at
+    random (seeded) are held out; with fewer, ``round(fraction × windows)`` of its windows (at least one when it
+    has two or more).
+
+    Returns
+    -------
+    ``(train, heldout, phrase)``: ``heldout`` is ``None`` when ``fraction`` is 0 or nothing could be held out;
+    the phrase says what was held out (for the log and the summary).
+
+    Example
+    -------
+    >>> train, val, how = holdout_split(PatchDataset("pool.h5"), 0.1)  # doctest: +SKIP
+    >>> how  # doctest: +SKIP
+    '465 windows (6 of 60 subjects of pooled.h5#bonn_epilepsy; 1 of 6 subjects of pooled.h5#physionet_mi)'
+    """
+    if fraction <= 0 or len(ds) < 2:
+        return ds, None, "nothing (--val-fraction 0)" if fraction <= 0 else "nothing (fewer than 2 windows)"
+    rng = np.random.default_rng(seed)
+    ids = ds.sample_ids
+    corpus = corpus_ids(ds)
+    subj = ds.meta("subject").astype(str)
+    val = np.zeros(len(ds), dtype=bool)
+    parts = []
+    for c in sorted(set(corpus)):
+        rows = np.flatnonzero(corpus == c)
+        subs = sorted(set(subj[rows]))
+        if len(subs) >= MIN_HOLDOUT_SUBJECTS:
+            pick = rng.choice(subs, max(1, round(fraction * len(subs))), replace=False)
+            val[rows[np.isin(subj[rows], pick)]] = True
+            parts.append(f"{len(pick)} of {len(subs)} subjects of {Path(c).name}")
+        elif len(rows) >= 2:
+            k = max(1, round(fraction * len(rows)))
+            val[rng.choice(rows, k, replace=False)] = True
+            parts.append(f"{k} of {len(rows)} windows of {Path(c).name}")
+    if not val.any() or val.all():
+        return ds, None, "nothing (too few windows)"
+    train = PatchDataset(ds.stores, samples=ids[~val])
+    held = PatchDataset(ds.stores, samples=ids[val])
+    return train, held, f"{len(held)} windows ({'; '.join(parts)})"
 
 
 def select_pretrain_data(stores: Sequence, cfg: PretrainConfig) -> tuple[PatchDataset, str]:
@@ -348,9 +465,14 @@ def _check_resume(state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path
 
     if state.get("model") != cfg.model:
         raise ConfigError(f"{path}: checkpoint trains {state.get('model')!r}, not {cfg.model!r}")
+    was = (state.get("model_config") or {}).get("input_norm", "none") if cfg.model == "cbramod" else "none"
+    if was != cfg.normalize:
+        raise ConfigError(f"{path}: the run normalises its input with --normalize {was}, not {cfg.normalize}; "
+                          "resume with the same --normalize or start a new run")
     conflicts = {}
     if cfg.model_kwargs:  # the options given must describe the checkpoint's model
-        given = objective.build(ds.attrs, ds.sample_shape, dict(cfg.model_kwargs)).config.to_dict()
+        kw = {**cfg.model_kwargs, **({"input_norm": cfg.normalize} if cfg.model == "cbramod" else {})}
+        given = objective.build(ds.attrs, ds.sample_shape, kw).config.to_dict()
         conflicts = {k: (state["model_config"].get(k), v) for k, v in given.items() if state["model_config"].get(k) != v}
     if conflicts:
         raise ConfigError(f"{path}: resume keeps the checkpoint's model; these options differ from it "

@@ -30,7 +30,14 @@ def pool_single_channel(stores: list[tuple[PatchStore, list[str]]], out: Path, *
                         max_samples: int = 3000, seed: int = 0) -> Path:
     """Write the training-subject windows of ``stores`` (``(store, train subjects)`` pairs) as one
     unlabelled store of single-channel samples ``(1, n_patches, 200)``, at most ``max_samples`` drawn
-    at random (seeded). Stores with fewer than ``n_patches`` patches per window are skipped."""
+    at random (seeded). Stores with fewer than ``n_patches`` patches per window are skipped.
+
+    A sample's subject is ``"<store stem>:<subject>"``. The pooled store records, as ``sources``, the original
+    recordings (path, SHA-256, archive member) of the subjects it took windows from, under those pooled subject
+    ids (so a pretraining checkpoint names the recordings it saw: :func:`neurokit.data.provenance.used_sources`);
+    ``pooled_stores``: the store paths; ``pooled_from``: per store, the windows its preparation kept and rejected
+    for the training subjects, and its amplitude threshold (:func:`neurokit.data.provenance.kept_summary`).
+    """
     rng = np.random.default_rng(seed)
     rows = []  # (store index, sample index, channel)
     for si, (st, train) in enumerate(stores):
@@ -39,9 +46,24 @@ def pool_single_channel(stores: list[tuple[PatchStore, list[str]]], out: Path, *
         idx = np.flatnonzero(np.isin(st.meta["subject"].astype(str), train))
         rows += [(si, int(i), c) for i in idx for c in range(st.sample_shape[0])]
     pick = sorted(rng.choice(len(rows), size=min(max_samples, len(rows)), replace=False))
+    pooled_subjects = {(rows[k][0], str(stores[rows[k][0]][0].meta["subject"][rows[k][1]])) for k in pick}
+    sources, pooled_from = [], []
+    for si, (st, train) in enumerate(stores):
+        stem, train = Path(st.path).stem, {str(t) for t in train}
+        srcs = [x for x in st.info.sources if isinstance(x, dict)]
+        for x in srcs:  # a source of no recorded subject (an older store) may have given any window: kept
+            if x.get("subject") in (None, "") or (si, str(x["subject"])) in pooled_subjects:
+                src = {k: v for k, v in x.items() if k not in ("session", "run")}  # pooled samples have neither
+                sources.append({**src, **({"subject": f"{stem}:{x['subject']}"} if x.get("subject") else {})})
+        mine = [x for x in srcs if str(x.get("subject")) in train]
+        kept = sum(int(x.get("n_windows") or 0) for x in mine) if mine else len(st)
+        rej = sum(int(x.get("n_rejected") or 0) for x in mine) if mine else int(st.info.n_rejected or 0)
+        pooled_from.append({"store": str(st.path), "kept": kept, "rejected": rej,
+                            "reject_uv": (st.info.recipe or {}).get("reject_uv")})
     with PatchStoreWriter(out, (1, n_patches, 200), overwrite=True,
                           attrs=dict(modality="eeg", card="pooled", task="pretrain", ch_names=["any"], sfreq=200.0,
-                                     sources=[str(st.path) for st, _ in stores], units="100 uV")) as w:
+                                     sources=sources, pooled_stores=[str(st.path) for st, _ in stores],
+                                     pooled_from=pooled_from, units="100 uV")) as w:
         for si, i, c in (rows[k] for k in pick):
             st = stores[si][0]
             w.append(st.patches(i)[c : c + 1, :n_patches][None], subject=f"{Path(st.path).stem}:{st.meta['subject'][i]}")
@@ -76,6 +98,9 @@ def run_quickstart(data_root: Path, out: Path, *, pretrain_epochs: int = 1, fine
                                                             device=device), overwrite=overwrite)
     say(f"pretrain loss {pt['loss_first']:.4f} → {pt['loss_last']:.4f} over {pt['steps']} steps"
         + ("" if pt.get("steps_run", 1) else " (reused: the run in OUT was complete)"))
+    for h in (pt.get("heldout_history") or [])[-1:]:  # did it learn more than the scale?
+        say(f"held-out masked loss {h['heldout_loss']:.4g} vs predict-zero {h['heldout_zero']:.4g} vs predict-mean "
+            f"{h['heldout_mean']:.4g} (input normalisation: {pt['normalize']['mode']})")
     reports = {}
     for card, task, _, epochs in TASKS:
         cfg = FinetuneConfig(epochs=finetune_epochs or epochs, batch_size=batch_size, seed=seed, device=device, head="avgpool",

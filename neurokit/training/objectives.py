@@ -87,8 +87,108 @@ def masked_patch_loss(
         mask.view(-1)[0] = 1
     y = model(x, mask=mask)
     sel = mask.bool()
-    loss = F.mse_loss(y[sel], x[sel])
+    target = _target(model, x)  # the input as the encoder sees it (after the model's InputNorm, if any)
+    loss = F.mse_loss(y[sel], target[sel])
     return loss, {"masked_frac": float(sel.float().mean())}
+
+
+def _target(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    inner = getattr(model, "module", model)  # DDP
+    norm = getattr(inner, "normalize_input", None)
+    return x if norm is None else norm(x)
+
+
+def masked_baselines(target: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Sums of squared errors on the masked patches of two predictors that learn nothing, for a held-out
+    masked-reconstruction loss to be read against.
+
+    ``"zero"``: predict 0 (the sum is that of the squared masked targets; divided by the masked values it is
+    the masked patches' mean power). ``"mean"``: mean imputation (Little & Rubin, *Statistical Analysis with
+    Missing Data*, §3.4): every value of a masked patch is predicted by the mean of the visible patches of
+    the same channel of the same window (all their values); 0 where every patch of that channel is masked.
+
+    Parameters
+    ----------
+    target : Tensor ``(B, C, N, P)``
+        What the model reconstructs (the normalised input).
+    mask : Tensor ``(B, C, N)``
+        1 = masked patch.
+
+    Returns
+    -------
+    dict ``{"zero": sum, "mean": sum, "n": number of masked values}`` (0-d float64 tensors).
+
+    Example
+    -------
+    >>> t = torch.tensor([[[[1.0, 1.0], [3.0, 5.0]]]])  # one channel, two patches of 2 values
+    >>> m = torch.tensor([[[0.0, 1.0]]])  # the second patch masked
+    >>> {k: float(v) for k, v in masked_baselines(t, m).items()}  # zero: 9 + 25; mean: (3-1)² + (5-1)²
+    {'zero': 34.0, 'mean': 20.0, 'n': 2.0}
+    """
+    t = target.double()
+    m = mask.to(t.dtype)
+    P = t.shape[-1]
+    vis = (1.0 - m).unsqueeze(-1)
+    n_vis = vis.sum(dim=(2, 3)) * 1.0  # (B, C) patches × 1: divided by P below
+    mean = (t * vis).sum(dim=(2, 3)) / (n_vis * P).clamp_min(1.0)  # (B, C); 0 when nothing is visible
+    sel = m.unsqueeze(-1).expand_as(t).bool()
+    zero = (t[sel] ** 2).sum()
+    pred = mean[:, :, None, None].expand_as(t)
+    return {"zero": zero, "mean": ((t - pred)[sel] ** 2).sum(), "n": sel.sum().to(t.dtype)}
+
+
+@torch.no_grad()
+def heldout_masked_loss(model: nn.Module, loader, *, mask_ratio: float = 0.5, seed: int = 0,
+                        device: str | torch.device = "cpu") -> dict[str, float]:
+    """Masked-patch reconstruction loss (MSE over the masked values, as :func:`masked_patch_loss`) of ``model``
+    on held-out batches, beside the predict-zero and predict-mean baselines (:func:`masked_baselines`) on the
+    same masked patches.
+
+    The masks are drawn from a generator seeded with ``seed`` at each call, so every epoch's figures compare
+    the same patches. The model runs in evaluation mode (no dropout) and is put back in training mode after.
+
+    Parameters
+    ----------
+    model : nn.Module
+        A CBraMod-like module: ``model(x, mask=…)`` reconstructs ``(B, C, N, P)``.
+    loader : iterable of ``(x, y)`` batches
+        ``x`` ``(B, C, N, P)`` float.
+
+    Returns
+    -------
+    dict ``{"heldout_loss", "heldout_zero", "heldout_mean", "heldout_n"}``: mean squared errors over every
+    masked value of the held-out windows, and the number of masked values.
+
+    Example
+    -------
+    >>> from neurokit.models.cbramod import CBraMod
+    >>> m = CBraMod(n_layers=1)
+    >>> r = heldout_masked_loss(m, [(torch.randn(4, 2, 3, 200), None)])
+    >>> sorted(r)
+    ['heldout_loss', 'heldout_mean', 'heldout_n', 'heldout_zero']
+    """
+    gen = torch.Generator().manual_seed(seed)
+    was = model.training
+    model.eval()
+    sums = {"loss": 0.0, "zero": 0.0, "mean": 0.0, "n": 0.0}
+    try:
+        for x, *_ in loader:
+            x = x.to(device)
+            B, C, N, _ = x.shape
+            mask = torch.bernoulli(torch.full((B, C, N), mask_ratio), generator=gen).to(device)
+            if mask.sum() == 0:
+                mask.view(-1)[0] = 1
+            y = model(x, mask=mask)
+            target = _target(model, x)
+            sel = mask.bool()
+            sums["loss"] += float(((y[sel].double() - target[sel].double()) ** 2).sum())
+            for k, v in masked_baselines(target, mask).items():
+                sums[k] += float(v)
+    finally:
+        model.train(was)
+    n = max(sums["n"], 1.0)
+    return {"heldout_loss": sums["loss"] / n, "heldout_zero": sums["zero"] / n, "heldout_mean": sums["mean"] / n,
+            "heldout_n": int(sums["n"])}
 
 
 def vsmae_loss(module: nn.Module, x: torch.Tensor, generator: torch.Generator | None = None):

@@ -347,6 +347,8 @@ class _EEGWriting:
                 return
             raise self.writer.stopped(res["error"]) if self.options.shards and self.writer is not None else res["error"]
         w = res["windows"]
+        # the store ids the recording is written under: which sources a split's samples came from
+        res["source"].update(subject=str(e.subject), session=str(e.session or ""), run=str(e.run or ""))
         self._check_channels(e, w)
         if self.writer is None:
             self._open(w)

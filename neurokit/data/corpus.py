@@ -1,0 +1,95 @@
+"""Corpora inside a dataset, and scaling each by its own RMS (pretraining's ``normalize="corpus"``).
+
+A corpus is one store, or, in a pooled store (``neurokit.pipelines.quickstart.pool_single_channel``, attribute
+``pooled_from``), one of the stores it pooled: its samples' subject ids are ``"<store stem>:<subject>"``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from neurokit._utils.errors import ConfigError
+
+
+def corpus_ids(ds) -> np.ndarray:
+    """The corpus of each sample of ``ds`` (a :class:`~neurokit.data.dataset.PatchDataset`), ``(n,)`` strings:
+    the store's path, or for a pooled store ``"<path>#<origin store stem>"``.
+
+    Example
+    -------
+    >>> corpus_ids(PatchDataset("pool.h5"))[:2]  # doctest: +SKIP
+    array(['pool.h5#bonn_epilepsy_seizure', 'pool.h5#physionet_mi_left_right_imagery'], dtype='<U…')
+    """
+    out = np.empty(len(ds), dtype=object)
+    idx = np.asarray(ds.index).reshape(-1, 2)
+    for si, st in enumerate(ds.stores):
+        rows = idx[:, 0] == si
+        if not rows.any():
+            continue
+        if st.attrs.get("pooled_from"):
+            subj = st.meta["subject"].astype(str)[idx[rows, 1]]
+            out[rows] = [f"{st.path}#{s.split(':', 1)[0]}" for s in subj]
+        else:
+            out[rows] = str(st.path)
+    return out.astype(str)
+
+
+def corpus_scales(ds, max_windows: int = 4096, seed: int = 0) -> dict[str, float]:
+    """RMS of every value of each corpus's samples in ``ds`` (the training windows): corpus → RMS, in the
+    store's unit (100 µV for EEG). At most ``max_windows`` windows of a corpus are read (drawn at random, seeded).
+
+    Raises
+    ------
+    ConfigError
+        A corpus whose windows are all zero (nothing to scale by).
+
+    Example
+    -------
+    >>> corpus_scales(PatchDataset("pool.h5"))  # doctest: +SKIP
+    {'pool.h5#bonn_epilepsy_seizure': 1.73, 'pool.h5#physionet_mi_left_right_imagery': 0.12}
+    """
+    ids = corpus_ids(ds)
+    rng = np.random.default_rng(seed)
+    out = {}
+    for c in sorted(set(ids)):
+        rows = np.flatnonzero(ids == c)
+        if len(rows) > max_windows:
+            rows = np.sort(rng.choice(rows, max_windows, replace=False))
+        s = k = 0.0
+        for r in rows:
+            x = np.asarray(ds[int(r)][0], dtype=np.float64)
+            s += float((x * x).sum())
+            k += x.size
+        rms = float(np.sqrt(s / max(k, 1.0)))
+        if not rms > 0:
+            raise ConfigError(f"normalize=corpus: the windows of {c} are all zero; nothing to scale them by")
+        out[c] = rms
+    return out
+
+
+class ScaledDataset(torch.utils.data.Dataset):
+    """``ds`` with each sample's ``x`` divided by its corpus's scale (``scales``: corpus → divisor, as
+    :func:`corpus_scales` gives).
+
+    Example
+    -------
+    >>> sd = ScaledDataset(ds, corpus_scales(ds))  # doctest: +SKIP
+    >>> float(sd[0][0].pow(2).mean().sqrt())  # about 1 for a typical window  # doctest: +SKIP
+    """
+
+    def __init__(self, ds, scales: dict[str, float]) -> None:
+        self.ds = ds
+        ids = corpus_ids(ds)
+        missing = sorted(set(ids) - set(scales))
+        if missing:
+            raise ConfigError(f"normalize=corpus: no scale for corpus {missing[0]}")
+        self.divisor = np.asarray([scales[c] for c in ids], dtype=np.float64)
+
+    def __len__(self) -> int:
+        return len(self.ds)
+
+    def __getitem__(self, k: int) -> tuple[Any, Any]:
+        x, y = self.ds[k]
+        return x / float(self.divisor[k]), y

@@ -1,0 +1,177 @@
+"""What a store or a pretraining run was made from, by content: the source recordings (path + SHA-256) and the
+windows kept, and the check that no test recording was in a model's pretraining data.
+
+A store's ``sources`` attribute holds one entry per recording read: ``path``, ``sha256`` (of the file; an archive's
+recordings share it and are told apart by ``member``) and, since this module, the ``subject``, ``session`` and ``run``
+the recording was written under. Recordings compare by content: ``(sha256, member)``, whatever their path.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+logger = logging.getLogger("neurokit")
+
+_KEEP = ("path", "sha256", "member", "subject", "session", "run")
+
+
+def _key(src: dict) -> tuple[str, str]:
+    return str(src.get("sha256") or ""), str(src.get("member") or "")
+
+
+def _compact(src: dict, **extra) -> dict:
+    return {**{k: src[k] for k in _KEEP if src.get(k) not in (None, "")}, **extra}
+
+
+def used_sources(ds) -> list[dict]:
+    """The source recordings of the samples of ``ds`` (a :class:`~neurokit.data.dataset.PatchDataset` or a subset
+    of one): each store's ``sources`` entries whose ``subject`` (and ``session``/``run`` when recorded) is among
+    the samples', deduplicated by content. Entries recorded without a subject (stores written before subjects
+    were recorded) are all kept: which samples they gave cannot be told, so they count as used.
+
+    Returns
+    -------
+    list of dict ``{"path", "sha256"[, "member", "subject", "session", "run"]}``, in store order.
+
+    Example
+    -------
+    >>> used_sources(PatchDataset("bonn.h5", subjects=["A"]))[0]["sha256"][:8]  # doctest: +SKIP
+    '1b2c3d4e'
+    """
+    idx = np.asarray(ds.index).reshape(-1, 2)
+    out: list[dict] = []
+    seen: set = set()
+    for si, st in enumerate(ds.stores):
+        rows = idx[idx[:, 0] == si, 1]
+        if not len(rows):
+            continue
+        cols = {c: st.meta[c].astype(str)[rows] for c in ("subject", "session", "run") if c in st.meta}
+        units = set(zip(*(cols[c] for c in ("subject", "session", "run") if c in cols)))
+        subjects = set(cols.get("subject", ()))
+        for src in st.info.sources:
+            if not isinstance(src, dict) or not src.get("sha256"):
+                continue
+            if src.get("subject") not in (None, ""):
+                if str(src["subject"]) not in subjects:
+                    continue
+                if "session" in src and "run" in src and len(cols) == 3 and \
+                        (str(src["subject"]), str(src["session"]), str(src["run"])) not in units:
+                    continue
+            k = _key(src) + (str(src.get("path")),)
+            if k not in seen:
+                seen.add(k)
+                out.append(_compact(src))
+    return out
+
+
+def pretraining_overlap(pretrained_on: Sequence[dict] | None, test_ds) -> list[dict] | None:
+    """The recordings of ``test_ds`` (the test split) that were in a model's pretraining data, by content.
+
+    Parameters
+    ----------
+    pretrained_on : list of dict or None
+        The ``pretraining_sources`` a pretraining checkpoint records (``path``, ``sha256``[, ``member``]);
+        ``None``: the model records none (from scratch, released weights): nothing to check.
+    test_ds : PatchDataset
+        The test samples.
+
+    Returns
+    -------
+    ``None`` when nothing could be checked; else the list (empty: checked, no overlap) of
+    ``{"path", "sha256"[, "member"], "pretrained_as"}`` for each test recording whose SHA-256 (and archive member)
+    matches a pretraining source; ``pretrained_as`` is the path the pretraining recorded.
+
+    Example
+    -------
+    >>> pretraining_overlap([{"path": "/d/S1.edf", "sha256": "ab"}], test_ds)  # doctest: +SKIP
+    [{'path': '/data/S1.edf', 'sha256': 'ab', 'subject': 'S1', 'pretrained_as': '/d/S1.edf'}]
+    """
+    if pretrained_on is None:
+        return None
+    pre = {}
+    for s in pretrained_on:
+        if isinstance(s, dict) and s.get("sha256"):
+            pre.setdefault(_key(s), str(s.get("path")))
+    out = []
+    for src in used_sources(test_ds):
+        hit = pre.get(_key(src))
+        if hit is not None:
+            out.append(_compact(src, pretrained_as=hit))
+    return out
+
+
+def warn_overlap(overlap: list[dict] | None, where: str) -> None:
+    """Log a warning naming the test recordings that were in the pretraining data (nothing when none)."""
+    if overlap:
+        names = ", ".join(Path(o["path"]).name + (f"[{o['member']}]" if o.get("member") else "") for o in overlap[:10])
+        more = f" and {len(overlap) - 10} more" if len(overlap) > 10 else ""
+        logger.warning("%s: %d test recording(s) were in the model's pretraining data (same SHA-256): %s%s; "
+                       "the test score may be optimistic", where, len(overlap), names, more)
+
+
+def kept_summary(stores: Iterable) -> dict[str, Any]:
+    """How many windows the preparation of ``stores`` (:class:`~neurokit.io.store.PatchStore`\\ s) kept and why
+    it dropped the others, from what the stores record.
+
+    Returns
+    -------
+    dict with ``kept`` (windows in the stores), ``rejected`` (dropped by amplitude), ``kept_fraction``
+    (``kept / (kept + rejected)``, ``None`` when nothing was cut), ``reject_uv`` (the recipe's threshold in µV,
+    ``None`` when off), ``reasons`` ({reason phrase: count}), ``recordings_dropped`` (recordings shorter than the
+    recipe's ``min_duration_s``) and ``files_with_rejections``. A pooled store reports what its source stores
+    recorded (its ``pooled_from`` attribute).
+
+    Example
+    -------
+    >>> kept_summary([PatchStore("mi.h5")])  # doctest: +SKIP
+    {'kept': 42, 'rejected': 813, 'kept_fraction': 0.049, 'reject_uv': 100.0, ...}
+    """
+    kept = rej = dropped = files = 0
+    thresholds = set()
+    for st in stores:
+        pooled = st.attrs.get("pooled_from")
+        if pooled:
+            for p in pooled:
+                kept += int(p.get("kept") or 0)
+                rej += int(p.get("rejected") or 0)
+                if p.get("reject_uv") is not None:
+                    thresholds.add(float(p["reject_uv"]))
+            continue
+        info = st.info
+        kept += len(st)
+        rej += int(info.n_rejected or 0)
+        dropped += len(info.dropped)
+        files += sum(1 for s in info.sources if isinstance(s, dict) and int(s.get("n_rejected") or 0) > 0)
+        r = (info.recipe or {}).get("reject_uv")
+        if r is not None:
+            thresholds.add(float(r))
+    thr = max(thresholds) if len(thresholds) == 1 else (sorted(thresholds) if thresholds else None)
+    reasons = {}
+    if rej:
+        t = f"{thr:g}" if isinstance(thr, float) else "/".join(f"{v:g}" for v in thr) if thr else "?"
+        reasons[f"a sample's |amplitude| above reject_uv = {t} µV"] = rej
+    return {"kept": kept, "rejected": rej, "kept_fraction": kept / (kept + rej) if kept + rej else None,
+            "reject_uv": thr, "reasons": reasons, "recordings_dropped": dropped, "files_with_rejections": files}
+
+
+def kept_line(summary: dict) -> str:
+    """One line for the CLI: ``"kept 42 of 855 windows (4.9 %); dropped 813: a sample's |amplitude| above …"``."""
+    k, r = summary["kept"], summary["rejected"]
+    if not k + r:
+        return "no window was cut"
+    line = f"kept {k} of {k + r} windows ({100.0 * k / (k + r):.1f} %)"
+    if r:
+        line += "; dropped " + "; ".join(f"{n} ({why})" for why, n in summary["reasons"].items())
+        if summary.get("files_with_rejections"):
+            line += f" in {summary['files_with_rejections']} recording(s)"
+    elif summary.get("reject_uv") is None:
+        line += "; no amplitude rejection (reject_uv off)"
+    else:
+        line += f"; none above reject_uv = {summary['reject_uv']:g} µV" if isinstance(summary["reject_uv"], float) \
+            else "; none above reject_uv"
+    if summary.get("recordings_dropped"):
+        line += f"; {summary['recordings_dropped']} recording(s) dropped as shorter than the recipe's min_duration_s"
+    return line
