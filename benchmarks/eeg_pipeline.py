@@ -341,8 +341,12 @@ def bench_braindecode(n_layers: int, batch: int, C: int, N: int, steps: int, dev
     for _ in range(repeats):
         t_o = t_p = 0.0
         for _ in range(steps):
-            t = clock(); so(); t_o += clock() - t
-            t = clock(); sp(); t_p += clock() - t
+            t = clock()
+            so()
+            t_o += clock() - t
+            t = clock()
+            sp()
+            t_p += clock() - t
         r_ours.append(steps * batch / t_o)
         r_peer.append(steps * batch / t_p)
     return statistics.median(r_ours), statistics.median(r_peer), [float(o / b) for o, b in zip(r_ours, r_peer)]

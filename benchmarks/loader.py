@@ -58,7 +58,7 @@ def model_rate(C: int, N: int, layers: int) -> float:
     x = torch.randn(16, C, N, 200)
     g = torch.Generator().manual_seed(0)
     ts = []
-    for i in range(3):
+    for _ in range(3):
         t = time.perf_counter()
         loss, _ = masked_patch_loss(m, x, g)
         opt.zero_grad()

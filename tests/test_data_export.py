@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from neurokit._utils.errors import StoreError
+from neurokit._utils.errors import ConfigError, StoreError
 from neurokit.data.export import to_epochs
 from neurokit.io.store import PatchStoreWriter
 
@@ -45,5 +45,6 @@ def test_the_estimator_reads_exported_epochs_as_the_store_samples(tmp_path):
 def test_non_eeg_and_empty_selections_are_refused(tmp_path):
     with pytest.raises(StoreError, match="holds surface samples; only EEG stores become MNE Epochs"):
         to_epochs(_store(tmp_path / "f.h5", modality="surface"))
-    with pytest.raises(StoreError, match=r"no labelled window of subjects \['S009'\]"):
+    with pytest.raises(ConfigError, match=r"no sample of subjects \['S009'\] in the store\(s\); subjects there: "
+                                          r"\['S001', 'S002'\]"):  # PatchDataset names the unknown and the known ids
         to_epochs(_store(tmp_path / "e.h5"), subjects=["S009"])

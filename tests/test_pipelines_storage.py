@@ -6,11 +6,9 @@ import errno
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
@@ -299,7 +297,9 @@ def test_a_stale_lock_of_a_dead_process_is_taken_over(tmp_path, caplog):
                                "l.acquire(); print('ready', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
     try:
         assert keeper.stdout.readline().strip() == "ready"
-        with pytest.raises(Exception):
+        from filelock import Timeout
+
+        with pytest.raises(Timeout):
             FileLock(str(lock), timeout=0).acquire()  # held indeed
         with caplog.at_level("WARNING", logger="neurokit"), output_lock(out, "prepare"):
             assert json.loads(sidecar.read_text())["pid"] == os.getpid()

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import logging
 
-import pytest
 import torch
 
 from neurokit.models.registry import create_model

@@ -75,7 +75,7 @@ def run_or_exit(fn, *args, **kwargs):
     except KeyboardInterrupt as exc:
         msg = getattr(exc, "message", None) or "interrupted; nothing was saved"
         err.print(f"[bold yellow]interrupted:[/] {escape(cli_words(msg.removeprefix('interrupted').lstrip(': ')))}")
-        raise typer.Exit(code=130)
+        raise typer.Exit(code=130) from None
 
 
 class NeuroCommand(TyperCommand):
@@ -157,3 +157,19 @@ def check_json_out(path: Optional[Path]) -> None:
     """Refuse a ``--json`` path that cannot be written (a folder) before any work is done."""
     if path is not None and path.is_dir():
         fail(ValueError(f"--json {path}: is a folder; give the path of a .json file to write"))
+
+
+def parse_fractions(text: str) -> list[float]:
+    """``"0.02,0.1,1"`` → ``[0.02, 0.1, 1.0]``; a value that is not a number in (0, 1] raises ConfigError."""
+    from neurokit._utils.errors import ConfigError
+
+    out = []
+    for part in text.split(","):
+        try:
+            f = float(part)
+        except ValueError:
+            raise ConfigError(f"--label-fractions {text}: {part.strip()!r} is not a number (e.g. 0.02,0.1,1)") from None
+        if not 0 < f <= 1:
+            raise ConfigError(f"--label-fractions {text}: {f:g} is not in (0, 1] (fractions of the training labels)")
+        out.append(f)
+    return out

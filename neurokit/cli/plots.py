@@ -19,7 +19,7 @@ def plot_report(
     from neurokit.plotting.report import plot_report as run
 
     files = run_or_exit(run, report, out)
-    for name, p in files.items():
+    for p in files.values():
         console.print(f"[green]wrote[/] {p}")
 
 

@@ -12,6 +12,7 @@ from neurokit.cli.common import (
     is_main_rank,
     option_given,
     options_given,
+    parse_fractions,
     parse_subjects,
     run_or_exit,
     setup_logging,
@@ -268,19 +269,3 @@ def _check_compare_options(compare_scratch: bool, init, head: str, resume: bool,
         fail(ValueError(f"--scheme {scheme}: a comparison ({flags}) runs on the card's split; use --scheme card"))
     if seeds is not None and seeds < 1:
         fail(ValueError(f"--seeds {seeds}: must be >= 1"))
-
-
-def parse_fractions(text: str) -> list[float]:
-    """``"0.02,0.1,1"`` → ``[0.02, 0.1, 1.0]``; a value that is not a number in (0, 1] raises ConfigError."""
-    from neurokit._utils.errors import ConfigError
-
-    out = []
-    for part in text.split(","):
-        try:
-            f = float(part)
-        except ValueError:
-            raise ConfigError(f"--label-fractions {text}: {part.strip()!r} is not a number (e.g. 0.02,0.1,1)") from None
-        if not 0 < f <= 1:
-            raise ConfigError(f"--label-fractions {text}: {f:g} is not in (0, 1] (fractions of the training labels)")
-        out.append(f)
-    return out

@@ -453,7 +453,7 @@ def _apply_units(raw, unknown: dict[str, str], units, types, path) -> dict[str, 
     from neurokit.io.headers import unit_scale
 
     used, scales = {}, {}
-    for ch, written in unknown.items():
+    for ch in unknown:
         if ch not in raw.ch_names or types.get(ch) != "eeg":
             continue
         stated = units.get(ch) if isinstance(units, dict) else units

@@ -639,6 +639,7 @@ class PatchStore:
         #: the same, typed (:class:`StoreMeta`)
         self.info = info
         self._h5 = None
+        self._h5_pid = os.getpid()
 
     def __len__(self) -> int:
         return self.n_samples
@@ -650,6 +651,10 @@ class PatchStore:
     def _file(self):
         import h5py
 
+        if self._h5 is not None and self._h5_pid != os.getpid():
+            # a forked DataLoader worker inherited the parent's handle: HDF5 handles are not fork-safe, and the
+            # path must be checked again (the store may have been replaced since the parent opened it)
+            self._h5 = None
         if self._h5 is None:
             try:
                 f = h5py.File(self.path, "r")
@@ -662,7 +667,7 @@ class PatchStore:
                 raise StoreError(f"{self.path}: the store was replaced or changed on disk during the run (opened as "
                                  f"{_identity_text(self.identity)}, now {_identity_text(now)}); a run reads the store it "
                                  "started with: start the run again on the new store")
-            self._h5 = f
+            self._h5, self._h5_pid = f, os.getpid()
         OPEN_FILES.touch(self)
         return self._h5
 

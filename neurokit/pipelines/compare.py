@@ -147,7 +147,7 @@ def aggregate(rows: Sequence[dict], metrics: Sequence[str], pairs: Sequence[tupl
 def compare_pretraining(stores, out: str | Path, cfg: FinetuneConfig | None = None, *, init: str | Path | None,
                         seeds: int | Sequence[int] = 3, label_fractions: Sequence[float] = (1.0,),
                         strategies: Sequence[str] = ("full",), scratch: bool = True, probe: bool = True,
-                        overwrite: bool = False) -> dict[str, Any]:
+                        overwrite: bool = False, show_progress: bool = False) -> dict[str, Any]:
     """Fine-tune from ``init`` and from random weights over seeds and label fractions; compare.
 
     Parameters
@@ -173,6 +173,8 @@ def compare_pretraining(stores, out: str | Path, cfg: FinetuneConfig | None = No
     overwrite : bool
         Replace sub-runs made with other settings (otherwise they raise :class:`FileExistsError`); sub-runs of
         the same settings are reused either way.
+    show_progress : bool
+        One progress bar over the runs (also shown when ``cfg.progress``, which shows each run's bar too).
 
     Returns
     -------
@@ -218,36 +220,39 @@ def compare_pretraining(stores, out: str | Path, cfg: FinetuneConfig | None = No
         random_kw = {**init_info["model_config"], **base.model_kwargs}
 
     rows, reports, baselines, chance, subsets = [], {}, {}, None, {}
-    for f in fractions:
+    from neurokit._utils.progress import progress_bar
+
+    jobs = [(f, seed, arm, spec) for f in fractions for seed in seed_list for arm, spec in arms.items()]
+    done_first: set[float] = set()
+    for f, seed, arm, spec in progress_bar(jobs, description=f"compare {Path(str(stores[0])).stem}",
+                                           enabled=cfg.progress or show_progress):
         fk = frac_key(f)
-        first = True
-        for seed in seed_list:
-            for arm, spec in arms.items():
-                probe_arm = spec["strategy"] == "linear-probe"
-                run_cfg = replace(base, seed=seed, label_fraction=f, strategy=spec["strategy"],
-                                  baselines=base.baselines and first,
-                                  head="auto" if probe_arm else base.head, augment=None if probe_arm else base.augment,
-                                  **({} if spec["pretrained"] else {"model": model_name, "model_kwargs": random_kw}))
-                first = False
-                d = out / arm / f"frac{fk}" / f"seed{seed}"
-                rep, reused = finetune_or_reuse(stores, d, run_cfg, init=init if spec["pretrained"] else None,
-                                                overwrite=overwrite)
-                logger.info("%s fraction %s seed %d: %s%s", arm, fk, seed,
-                            {m: rep["test"].get(m) for m in (SELECTION[kind],)}, " (reused)" if reused else "")
-                reports[(arm, fk, seed)] = rep
-                sub = rep.get("label_fraction") or {}
-                subsets.setdefault(fk, {}).setdefault(str(seed), {k: sub.get(k) for k in
-                                                                  ("mode", "n_train", "n_train_full", "class_counts", "subjects")}
-                                                      if sub else {"mode": "all", "n_train": rep["n_samples"]["train"]})
-                rows.append({"arm": arm, "fraction": fk, "seed": seed, "strategy": spec["strategy"],
-                             "pretrained": spec["pretrained"], "n_train": rep["n_samples"]["train"],
-                             "subset_mode": sub.get("mode", "all"),
-                             **{m: rep["test"].get(m) for m in COMPARE_METRICS if m in rep["test"]},
-                             "undefined": rep.get("undefined") or {}, "degenerate": rep.get("degenerate"),
-                             "dir": str(d), "reused": reused})
-                if rep.get("baselines") and fk not in baselines:
-                    baselines[fk] = {name: r["test"] for name, r in rep["baselines"].items() if "test" in r}
-                chance = chance or rep.get("chance")
+        first = f not in done_first
+        done_first.add(f)
+        probe_arm = spec["strategy"] == "linear-probe"
+        run_cfg = replace(base, seed=seed, label_fraction=f, strategy=spec["strategy"],
+                          baselines=base.baselines and first,
+                          head="auto" if probe_arm else base.head, augment=None if probe_arm else base.augment,
+                          **({} if spec["pretrained"] else {"model": model_name, "model_kwargs": random_kw}))
+        d = out / arm / f"frac{fk}" / f"seed{seed}"
+        rep, reused = finetune_or_reuse(stores, d, run_cfg, init=init if spec["pretrained"] else None,
+                                        overwrite=overwrite)
+        logger.info("%s fraction %s seed %d: %s%s", arm, fk, seed,
+                    {m: rep["test"].get(m) for m in (SELECTION[kind],)}, " (reused)" if reused else "")
+        reports[(arm, fk, seed)] = rep
+        sub = rep.get("label_fraction") or {}
+        subsets.setdefault(fk, {}).setdefault(str(seed), {k: sub.get(k) for k in
+                                                          ("mode", "n_train", "n_train_full", "class_counts", "subjects")}
+                                              if sub else {"mode": "all", "n_train": rep["n_samples"]["train"]})
+        rows.append({"arm": arm, "fraction": fk, "seed": seed, "strategy": spec["strategy"],
+                     "pretrained": spec["pretrained"], "n_train": rep["n_samples"]["train"],
+                     "subset_mode": sub.get("mode", "all"),
+                     **{m: rep["test"].get(m) for m in COMPARE_METRICS if m in rep["test"]},
+                     "undefined": rep.get("undefined") or {}, "degenerate": rep.get("degenerate"),
+                     "dir": str(d), "reused": reused})
+        if rep.get("baselines") and fk not in baselines:
+            baselines[fk] = {name: r["test"] for name, r in rep["baselines"].items() if "test" in r}
+        chance = chance or rep.get("chance")
     metrics = [m for m in COMPARE_METRICS if any(m in r for r in rows)]
     agg = aggregate(rows, metrics, paired_arms(list(arms)))
     result = {"init": None if init is None else str(init), "kind": kind, "label_names": label_names,

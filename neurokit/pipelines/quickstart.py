@@ -70,14 +70,51 @@ def pool_single_channel(stores: list[tuple[PatchStore, list[str]]], out: Path, *
     return out
 
 
-def run_quickstart(data_root: Path, out: Path, *, pretrain_epochs: int = 1, finetune_epochs: int | None = None,
+#: label fractions of the quick start's comparison: where pretraining can show (few labels) and all labels
+FRACTIONS = (0.02, 0.1, 1.0)
+
+
+def run_quickstart(data_root: Path, out: Path, *, pretrain_epochs: int = 3, finetune_epochs: int | None = None,
                    n_layers: int = 2, channels: str = "sensorimotor", batch_size: int = 32, seed: int = 0,
+                   seeds: int = 3, label_fractions: tuple[float, ...] = FRACTIONS, max_pool: int = 8000,
                    device: str = "auto", overwrite: bool = False,
                    say: Callable[[str], None] = print) -> dict[str, Any]:
-    """Run the quick start (``channels``: the EEGMMIDB channel set; ``finetune_epochs``: every task's,
-    default each task's in :data:`TASKS`); returns ``{"tasks": {card:task: fine-tuning report}, "pretrain": …, "seconds"}``."""
+    """Run the quick start: prepare, pretrain on the pooled training windows, then compare pretrained and
+    from-scratch fine-tuning of each task over ``seeds`` seeds at each of ``label_fractions``.
+
+    Parameters
+    ----------
+    data_root : Path
+        Folder holding ``bonn/`` and ``MNE-eegbci-data/`` (``../shared/data/eeg``).
+    out : Path
+        Output folder; stores and runs in it that match the settings are reused.
+    pretrain_epochs, finetune_epochs : int
+        Pretraining epochs; fine-tuning epochs of every task (default each task's in :data:`TASKS`).
+    n_layers, batch_size, seed : int
+        CBraMod layers, batch size of both stages, first seed.
+    seeds : int
+        Seeds of every comparison arm (``seed … seed + seeds − 1``).
+    label_fractions : tuple of float
+        Fractions of the training labels each arm is fine-tuned on (:data:`FRACTIONS`).
+    max_pool : int
+        Most single-channel windows pooled for pretraining (drawn at random, seeded).
+    channels : str
+        The EEGMMIDB channel set.
+
+    Returns
+    -------
+    dict
+        ``{"tasks": {card:task: comparison (neurokit.pipelines.compare.compare_pretraining)}, "pretrain":
+        pretraining summary, "seconds": wall time}``.
+
+    Example
+    -------
+    >>> res = run_quickstart(Path("../shared/data/eeg"), Path("runs/quickstart"))  # doctest: +SKIP
+    >>> res["tasks"]["bonn_epilepsy:seizure"]["differences"]["pretrained − scratch"]  # doctest: +SKIP
+    """
     from neurokit.cards import load_card
-    from neurokit.pipelines.finetune import FinetuneConfig, finetune_or_reuse
+    from neurokit.pipelines.compare import compare_pretraining
+    from neurokit.pipelines.finetune import FinetuneConfig
     from neurokit.pipelines.prepare import prepare_or_reuse
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain_or_resume
 
@@ -91,7 +128,7 @@ def run_quickstart(data_root: Path, out: Path, *, pretrain_epochs: int = 1, fine
         say(note)  # a store is reused only when it holds what prepare would write now
         stores[(card, task)] = PatchStore(path)
     pooled = pool_single_channel([(st, load_card(c).splits(t)["train"]) for (c, t), st in stores.items()],
-                                 out / "pooled_train_1ch.h5", seed=seed)
+                                 out / "pooled_train_1ch.h5", seed=seed, max_samples=max_pool)
     say(f"pretraining on {len(PatchStore(pooled))} single-channel windows of the training recordings only")
     pt = pretrain_or_resume([pooled], out / "pretrain", PretrainConfig(model_kwargs={"n_layers": n_layers}, epochs=pretrain_epochs,
                                                             batch_size=batch_size, optim=dict(lr=1e-3), seed=seed,
@@ -101,13 +138,13 @@ def run_quickstart(data_root: Path, out: Path, *, pretrain_epochs: int = 1, fine
     for h in (pt.get("heldout_history") or [])[-1:]:  # did it learn more than the scale?
         say(f"held-out masked loss {h['heldout_loss']:.4g} vs predict-zero {h['heldout_zero']:.4g} vs predict-mean "
             f"{h['heldout_mean']:.4g} (input normalisation: {pt['normalize']['mode']})")
-    reports = {}
+    results = {}
     for card, task, _, epochs in TASKS:
-        cfg = FinetuneConfig(epochs=finetune_epochs or epochs, batch_size=batch_size, seed=seed, device=device, head="avgpool",
-                             lr_backbone=5e-4, lr_head=1e-3)
-        ft_out = out / f"finetune_{card}_{task}"
-        reports[f"{card}:{task}"], reused = finetune_or_reuse([stores[(card, task)].path], ft_out, cfg,
-                                                              init=pt["checkpoint"], overwrite=overwrite)
-        if reused:
-            say(f"reusing the fine-tuning run in {ft_out} (same settings, init and data)")
-    return {"tasks": reports, "pretrain": pt, "seconds": time.perf_counter() - t0}
+        cfg = FinetuneConfig(epochs=finetune_epochs or epochs, batch_size=batch_size, seed=seed, device=device,
+                             head="avgpool", lr_backbone=5e-4, lr_head=1e-3, progress=False)
+        say(f"{card}:{task}: pretrained vs from scratch, {seeds} seed(s) × label fractions "
+            f"{', '.join(f'{f:g}' for f in label_fractions)}")
+        results[f"{card}:{task}"] = compare_pretraining([stores[(card, task)].path], out / f"compare_{card}_{task}", cfg,
+                                                        init=pt["checkpoint"], seeds=seeds, label_fractions=label_fractions,
+                                                        overwrite=overwrite, show_progress=True)
+    return {"tasks": results, "pretrain": pt, "seconds": time.perf_counter() - t0}
