@@ -35,7 +35,8 @@ def documented_text() -> str:
 #: (regex on the command as written, arguments appended); the first match applies
 SMALL: list[tuple[str, list[str]]] = [
     (r"^neuro quickstart", ["--pretrain-epochs", "1", "--finetune-epochs", "1", "--n-layers", "1",
-                            "--channels", "C3,Cz,C4"]),
+                            "--channels", "C3,Cz,C4", "--seeds", "2", "--label-fractions", "0.1,1",
+                            "--max-pool", "600"]),
     (r"^neuro prepare physionet_mi", ["--subjects", "1,2,7,9", "--channels", "C3,Cz,C4"]),
     (r"^neuro pretrain .*--model sit", ["--n-layers", "1", "--max-steps", "1", "--batch-size", "4", "--no-progress"]),
     (r"^neuro pretrain .*--resume", ["--max-steps", "3", "--no-progress"]),
@@ -128,11 +129,32 @@ def test_readme_flow_is_leak_free(readme_run):
 
 @pytest.mark.slow
 def test_quickstart_reruns_and_reuses(readme_run):
-    _, out = readme_run
+    work, out = readme_run
     r = out["quickstart again"]
     assert r.exit_code == 0, r.output
     assert "reusing runs/quickstart/physionet_mi_left_right_imagery_C3-Cz-C4.h5" in r.output
-    assert "reusing the fine-tuning run" in r.output and "(reused: the run in OUT was complete)" in r.output
+    assert "(reused: the run in OUT was complete)" in r.output
+    # 4 arms (pretrained, scratch, the two linear probes) × 2 fractions × 2 seeds, every one reused
+    assert r.output.count("reused 16 of 16 runs (same settings, init and data)") == 2
+
+
+@pytest.mark.slow
+def test_quickstart_compares_pretrained_with_scratch(readme_run):
+    """Issue 17 item 6: the quick start prints, per task, pretrained and from-scratch rows, the paired difference
+    with its spread over seeds, at each label fraction, beside the baselines and chance."""
+    work, out = readme_run
+    text = next(v for k, v in out.items() if k.startswith("neuro quickstart"))
+    cmp = json.loads((work / "runs/quickstart/compare_bonn_epilepsy_seizure/comparison.json").read_text())
+    assert cmp["arms"] == ["pretrained", "scratch", "linear-probe", "linear-probe-random"]
+    assert cmp["fractions"] == ["0.1", "1"] and cmp["seeds"] == [0, 1] and cmp["metric"] == "auroc"
+    d = cmp["differences"]["pretrained − scratch"]["0.1"]["auroc"]
+    runs = {(r["arm"], r["seed"]): r["auroc"] for r in cmp["runs"] if r["fraction"] == "0.1"}
+    diffs = [runs[("pretrained", s)] - runs[("scratch", s)] for s in (0, 1)]
+    assert d["mean"] == pytest.approx(np.mean(diffs)) and d["std"] == pytest.approx(np.std(diffs, ddof=1))
+    assert d["better"] == sum(x > 0 for x in diffs) and d["n"] == 2
+    for line in ("Δ pretrained − scratch", "better in seeds", "bandpower_lr", "chance", "labels 10%", "labels 100%"):
+        assert line in text
+    assert max(len(line) for line in text.splitlines() if "labels" in line or line.startswith("Δ")) <= 80
 
 
 @pytest.mark.slow

@@ -45,8 +45,18 @@ def quickstart(
         console.print(f"\n[bold]{task}[/] (test split; comparison: {out / ('compare_' + task.replace(':', '_'))})")
         for line in comparison_lines(cmp):
             console.print(line, markup=False, highlight=False)
-        for r in cmp["runs"]:
+        one = {}
+        for r in cmp["runs"]:  # one predicted class: the threshold metrics are not results
             if r.get("degenerate"):
-                console.print(f"[bold yellow]not a result:[/] {r['arm']}, labels {r['fraction']}, seed {r['seed']}: "
-                              f"{r['degenerate']}")
+                one.setdefault((r["arm"], r["fraction"]), []).append(r["seed"])
+        if one:
+            n = len(cmp["seeds"])
+            what = "; ".join(f"{arm} at {float(f):.0%} ({len(s)} of {n} seeds)" for (arm, f), s in one.items())
+            console.print(f"[yellow]one predicted class for every test window[/] (balanced accuracy and kappa are "
+                          f"not results there; AUROC still ranks): {what}", highlight=False)
+        if (cmp.get("confounds") or {}).get("fired"):
+            console.print(f"[bold yellow]eye-movement confound:[/] {cmp['confounds']['message']}")
+        reused = sum(bool(r.get("reused")) for r in cmp["runs"])
+        if reused:
+            console.print(f"reused {reused} of {len(cmp['runs'])} runs (same settings, init and data)")
     console.print(f"total {res['seconds']:.0f} s; reports under {out}")

@@ -415,7 +415,7 @@ def build_backbone(init: str | Path | None, *, model: str, model_kwargs: dict | 
     (logger.info if report.complete else logger.warning)("%s", report.line())
     pre_ch = (pf.checkpoint.get("store_attrs") or {}).get("ch_names")
     now_ch = store_attrs.get("ch_names")
-    if pre_ch and now_ch and list(pre_ch) != list(now_ch):
+    if pre_ch and now_ch and list(pre_ch) != list(now_ch) and list(pre_ch) != ["any"]:  # any: a pooled store
         logger.warning("%s was pretrained on %d channels, the store has %d (%d in common); the backbone is "
                        "montage-independent, fine-tuning adapts it", init, len(pre_ch), len(now_ch),
                        len(set(pre_ch) & set(now_ch)))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import json
 import logging
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
@@ -220,49 +221,66 @@ def compare_pretraining(stores, out: str | Path, cfg: FinetuneConfig | None = No
         random_kw = {**init_info["model_config"], **base.model_kwargs}
 
     rows, reports, baselines, chance, subsets = [], {}, {}, None, {}
+    confounds = None  # the eye-movement check of the training split (the same for every run)
     from neurokit._utils.progress import progress_bar
 
     jobs = [(f, seed, arm, spec) for f in fractions for seed in seed_list for arm, spec in arms.items()]
     done_first: set[float] = set()
-    for f, seed, arm, spec in progress_bar(jobs, description=f"compare {Path(str(stores[0])).stem}",
-                                           enabled=cfg.progress or show_progress):
-        fk = frac_key(f)
-        first = f not in done_first
-        done_first.add(f)
-        probe_arm = spec["strategy"] == "linear-probe"
-        run_cfg = replace(base, seed=seed, label_fraction=f, strategy=spec["strategy"],
-                          baselines=base.baselines and first,
-                          head="auto" if probe_arm else base.head, augment=None if probe_arm else base.augment,
-                          **({} if spec["pretrained"] else {"model": model_name, "model_kwargs": random_kw}))
-        d = out / arm / f"frac{fk}" / f"seed{seed}"
-        rep, reused = finetune_or_reuse(stores, d, run_cfg, init=init if spec["pretrained"] else None,
-                                        overwrite=overwrite)
-        logger.info("%s fraction %s seed %d: %s%s", arm, fk, seed,
-                    {m: rep["test"].get(m) for m in (SELECTION[kind],)}, " (reused)" if reused else "")
-        reports[(arm, fk, seed)] = rep
-        sub = rep.get("label_fraction") or {}
-        subsets.setdefault(fk, {}).setdefault(str(seed), {k: sub.get(k) for k in
-                                                          ("mode", "n_train", "n_train_full", "class_counts", "subjects")}
-                                              if sub else {"mode": "all", "n_train": rep["n_samples"]["train"]})
-        rows.append({"arm": arm, "fraction": fk, "seed": seed, "strategy": spec["strategy"],
-                     "pretrained": spec["pretrained"], "n_train": rep["n_samples"]["train"],
-                     "subset_mode": sub.get("mode", "all"),
-                     **{m: rep["test"].get(m) for m in COMPARE_METRICS if m in rep["test"]},
-                     "undefined": rep.get("undefined") or {}, "degenerate": rep.get("degenerate"),
-                     "dir": str(d), "reused": reused})
-        if rep.get("baselines") and fk not in baselines:
-            baselines[fk] = {name: r["test"] for name, r in rep["baselines"].items() if "test" in r}
-        chance = chance or rep.get("chance")
+    with quiet_runs():  # each run's findings (degenerate predictions) are this comparison's rows
+        for f, seed, arm, spec in progress_bar(jobs, description=f"compare {Path(str(stores[0])).stem}",
+                                               enabled=cfg.progress or show_progress):
+            fk = frac_key(f)
+            first = f not in done_first
+            done_first.add(f)
+            probe_arm = spec["strategy"] == "linear-probe"
+            run_cfg = replace(base, seed=seed, label_fraction=f, strategy=spec["strategy"],
+                              baselines=base.baselines and first,
+                              head="auto" if probe_arm else base.head, augment=None if probe_arm else base.augment,
+                              **({} if spec["pretrained"] else {"model": model_name, "model_kwargs": random_kw}))
+            d = out / arm / f"frac{fk}" / f"seed{seed}"
+            rep, reused = finetune_or_reuse(stores, d, run_cfg, init=init if spec["pretrained"] else None,
+                                            overwrite=overwrite)
+            logger.info("%s fraction %s seed %d: %s%s", arm, fk, seed,
+                        {m: rep["test"].get(m) for m in (SELECTION[kind],)}, " (reused)" if reused else "")
+            reports[(arm, fk, seed)] = rep
+            sub = rep.get("label_fraction") or {}
+            subsets.setdefault(fk, {}).setdefault(str(seed), {k: sub.get(k) for k in
+                                                              ("mode", "n_train", "n_train_full", "class_counts", "subjects")}
+                                                  if sub else {"mode": "all", "n_train": rep["n_samples"]["train"]})
+            rows.append({"arm": arm, "fraction": fk, "seed": seed, "strategy": spec["strategy"],
+                         "pretrained": spec["pretrained"], "n_train": rep["n_samples"]["train"],
+                         "subset_mode": sub.get("mode", "all"),
+                         **{m: rep["test"].get(m) for m in COMPARE_METRICS if m in rep["test"]},
+                         "undefined": rep.get("undefined") or {}, "degenerate": rep.get("degenerate"),
+                         "dir": str(d), "reused": reused})
+            if rep.get("baselines") and fk not in baselines:
+                baselines[fk] = {name: r["test"] for name, r in rep["baselines"].items() if "test" in r}
+            chance = chance or rep.get("chance")
+            confounds = confounds or rep.get("confounds")
     metrics = [m for m in COMPARE_METRICS if any(m in r for r in rows)]
     agg = aggregate(rows, metrics, paired_arms(list(arms)))
     result = {"init": None if init is None else str(init), "kind": kind, "label_names": label_names,
               "metric": SELECTION[kind], "metrics": metrics, "arms": list(arms), "fractions": [frac_key(f) for f in fractions],
               "seeds": seed_list, "runs": rows, **agg, "baselines": baselines, "chance": chance, "subsets": subsets,
+              "confounds": confounds,
               "std": "sample standard deviation over seeds (ddof=1; 0 for one seed)"}
     out.mkdir(parents=True, exist_ok=True)
     (out / "comparison.json").write_text(json.dumps(result, indent=2, default=float))
     write_comparison_csv(result, out / "comparison.csv")
     return result
+
+
+@contextmanager
+def quiet_runs():
+    """Within: the per-run warnings of fine-tuning (logger ``neurokit.run``: degenerate predictions, a confound)
+    are not printed; a comparison reports them in its own rows."""
+    lg = logging.getLogger("neurokit.run")
+    level = lg.level
+    lg.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        lg.setLevel(level)
 
 
 def write_comparison_csv(result: dict, path: str | Path) -> Path:

@@ -44,6 +44,9 @@ from neurokit.training.predict import predict
 from neurokit.training.trainer import Trainer
 
 logger = logging.getLogger("neurokit")
+#: what one run found in its results (degenerate predictions, a confound): a comparison of many runs quiets it
+#: and reports the same findings in its own table
+run_logger = logging.getLogger("neurokit.run")
 
 
 
@@ -564,7 +567,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
                   pretraining_sources=init_info.get("pretraining_sources"))
     report["degenerate"] = degenerate_predictions(kind, yt, ot, label_names)  # None when the predictions inform
     if report["degenerate"]:
-        logger.warning("%s: %s", out, report["degenerate"])
+        run_logger.warning("%s: %s", out, report["degenerate"])
     from neurokit.evaluation.baselines import chance_metrics, run_baselines
 
     report["chance"] = chance_metrics(kind, n_classes)
@@ -573,7 +576,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
 
         report["confounds"] = check_confounds(parts["train"], "train", seed=cfg.seed).to_dict()
         if report["confounds"]["fired"]:
-            logger.warning("%s: %s", out, report["confounds"]["message"])
+            run_logger.warning("%s: %s", out, report["confounds"]["message"])
     if cfg.baselines:
         report["baselines"] = run_baselines(parts, kind, sfreq=float(meta.sfreq or 200.0), seed=cfg.seed)
         for r in report["baselines"].values():
