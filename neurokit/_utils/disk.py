@@ -20,8 +20,8 @@ def is_disk_full(exc: BaseException) -> bool:
     ``OSError`` with ``ENOSPC``/``EDQUOT``, or a library error whose text says so (PyTorch's
     ``PytorchStreamWriter failed writing file … file write failed`` carries no errno).
 
-    Example
-    -------
+    Examples
+    --------
     >>> is_disk_full(OSError(28, "No space left on device")), is_disk_full(ValueError("x"))
     (True, False)
     """
@@ -51,8 +51,8 @@ def check_free_space(folder: str | Path, need_bytes: int, *, what: str | Path) -
     what : str or path
         The file, for the message.
 
-    Example
-    -------
+    Examples
+    --------
     >>> check_free_space(".", 0, what="x.h5")  # nothing to write: passes unless the disk is already full
     """
     p = Path(folder)

@@ -104,8 +104,8 @@ def output_lock(out: str | Path, what: str = "run", *, enabled: bool | None = No
         over with a warning: the OS lock is released when a process dies, and a sidecar or lock file left by
         a killed run is removed.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import tempfile, os
     >>> out = os.path.join(tempfile.mkdtemp(), "run")
     >>> with output_lock(out, "pretrain") as lock:

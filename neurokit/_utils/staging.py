@@ -31,8 +31,8 @@ class StagedOutput:
     staged : bool
         Whether ``work`` is the sibling (``replace``).
 
-    Example
-    -------
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "run"; out.mkdir(); _ = (out / "a.txt").write_text("old")
     >>> st = StagedOutput(out, replace=True); st.work.mkdir(); _ = (st.work / "a.txt").write_text("new")

@@ -463,8 +463,8 @@ def subject_of(rel_path: str | Path, pattern: str | None = None, *, where: str |
     CardError
         ``pattern`` is not a valid regular expression, or does not match ``rel_path``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> subject_of("Subject02_1.edf"), subject_of("Subject02_2.edf")
     ('Subject02', 'Subject02')
     >>> subject_of("sub-07/eeg/sub-07_task-rest_eeg.edf")
@@ -497,8 +497,8 @@ def run_of(rel_path: str | Path, pattern: str | None = None) -> int | None:
     ``layout.subject_pattern``) when it has one, else a BIDS ``run-`` entity, else the number ending the file
     name (``Subject02_1.edf`` → 1, ``S001R04.edf`` → 4); ``None`` when there is none.
 
-    Example
-    -------
+    Examples
+    --------
     >>> run_of("Subject02_2.edf"), run_of("sub-01_task-x_run-03_eeg.edf"), run_of("rec.edf")
     (2, 3, None)
     """

@@ -67,8 +67,8 @@ def check_card_keys(raw: dict, where: str) -> None:
     CardError
         ``"card.yaml: unknown key 'readings' at the top level; did you mean 'reading'? allowed: …"``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> check_card_keys({"name": "x", "readings": {"units": "mV"}}, "my.yaml")
     Traceback (most recent call last):
     ...

@@ -17,8 +17,8 @@ def corpus_ids(ds) -> np.ndarray:
     """The corpus of each sample of ``ds`` (a :class:`~neurokit.data.dataset.PatchDataset`), ``(n,)`` strings:
     the store's path, or for a pooled store ``"<path>#<origin store stem>"``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> corpus_ids(PatchDataset("pool.h5"))[:2]  # doctest: +SKIP
     array(['pool.h5#bonn_epilepsy_seizure', 'pool.h5#physionet_mi_left_right_imagery'], dtype='<U…')
     """
@@ -45,8 +45,8 @@ def corpus_scales(ds, max_windows: int = 4096, seed: int = 0) -> dict[str, float
     ConfigError
         A corpus whose windows are all zero (nothing to scale by).
 
-    Example
-    -------
+    Examples
+    --------
     >>> corpus_scales(PatchDataset("pool.h5"))  # doctest: +SKIP
     {'pool.h5#bonn_epilepsy_seizure': 1.73, 'pool.h5#physionet_mi_left_right_imagery': 0.12}
     """
@@ -73,8 +73,8 @@ class ScaledDataset(torch.utils.data.Dataset):
     """``ds`` with each sample's ``x`` divided by its corpus's scale (``scales``: corpus → divisor, as
     :func:`corpus_scales` gives).
 
-    Example
-    -------
+    Examples
+    --------
     >>> sd = ScaledDataset(ds, corpus_scales(ds))  # doctest: +SKIP
     >>> float(sd[0][0].pow(2).mean().sqrt())  # about 1 for a typical window  # doctest: +SKIP
     """

@@ -41,8 +41,8 @@ class PatchDataset(torch.utils.data.Dataset):
     Items are ``(x, y)``: ``x`` a float32 tensor of the store's sample shape (EEG ``(C, N, 200)`` in
     100 µV), ``y`` an int64 class index or float32 target (0-d tensors).
 
-    Example
-    -------
+    Examples
+    --------
     >>> ds = PatchDataset("runs/mi.h5", labelled=True)  # doctest: +SKIP
     >>> parts = ds.split()  # the card's train/val/test subjects  # doctest: +SKIP
     >>> x, y = parts["train"][0]  # doctest: +SKIP

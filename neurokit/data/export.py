@@ -42,8 +42,8 @@ def to_epochs(store: str | Path | Sequence[str | Path], *, subjects: Sequence[st
     StoreError
         The store is not an EEG store, holds no labelled window (of ``subjects``) or names no rate.
 
-    Example
-    -------
+    Examples
+    --------
     >>> ep = to_epochs("runs/mi.h5", subjects=["S001"])  # doctest: +SKIP
     >>> ep.metadata.columns.tolist()  # doctest: +SKIP
     ['subject', 'session', 'run', 'onset', 'target']

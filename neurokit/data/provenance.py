@@ -36,8 +36,8 @@ def used_sources(ds) -> list[dict]:
     -------
     list of dict ``{"path", "sha256"[, "member", "subject", "session", "run"]}``, in store order.
 
-    Example
-    -------
+    Examples
+    --------
     >>> used_sources(PatchDataset("bonn.h5", subjects=["A"]))[0]["sha256"][:8]  # doctest: +SKIP
     '1b2c3d4e'
     """
@@ -84,8 +84,8 @@ def pretraining_overlap(pretrained_on: Sequence[dict] | None, test_ds) -> list[d
     ``{"path", "sha256"[, "member"], "pretrained_as"}`` for each test recording whose SHA-256 (and archive member)
     matches a pretraining source; ``pretrained_as`` is the path the pretraining recorded.
 
-    Example
-    -------
+    Examples
+    --------
     >>> pretraining_overlap([{"path": "/d/S1.edf", "sha256": "ab"}], test_ds)  # doctest: +SKIP
     [{'path': '/data/S1.edf', 'sha256': 'ab', 'subject': 'S1', 'pretrained_as': '/d/S1.edf'}]
     """
@@ -124,8 +124,8 @@ def kept_summary(stores: Iterable) -> dict[str, Any]:
     recipe's ``min_duration_s``) and ``files_with_rejections``. A pooled store reports what its source stores
     recorded (its ``pooled_from`` attribute).
 
-    Example
-    -------
+    Examples
+    --------
     >>> kept_summary([PatchStore("mi.h5")])  # doctest: +SKIP
     {'kept': 42, 'rejected': 813, 'kept_fraction': 0.049, 'reject_uv': 100.0, ...}
     """

@@ -161,8 +161,8 @@ def label_fraction_subset(labels: np.ndarray, subjects: np.ndarray, fraction: fl
     ConfigError
         ``fraction`` outside ``(0, 1]``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> keep, info = label_fraction_subset(np.array([0, 0, 1, 1]), np.array(["a", "b", "a", "b"]), 0.5, 0,
     ...                                    by_subject=False)
     >>> len(keep), info["class_counts"]

@@ -47,8 +47,8 @@ def applicable(n_channels: int, kind: str, modality: str = "eeg") -> list[str]:
     """Baselines that fit ``n_channels``, a task ``kind`` and a store ``modality``: spatial methods need ≥ 2
     channels and classes; band power fits every EEG store; a non-EEG store gets ``patchmean_lr``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> applicable(1, "binary"), applicable(64, "binary"), applicable(320, "binary", "surface")
     (['bandpower_lr'], ['csp_lda', 'riemann_lr', 'bandpower_lr'], ['patchmean_lr'])
     """
@@ -69,8 +69,8 @@ def bandpass(x: np.ndarray, sfreq: float, band: tuple[float, float] = MI_BAND) -
     ConfigError
         The band is not ``0 < low < high < sfreq / 2``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import numpy as np
     >>> t = np.arange(400) / 200.0
     >>> y = bandpass(np.sin(2 * np.pi * 20 * t)[None, None], 200.0)
@@ -93,8 +93,8 @@ def _check_band(band: tuple[float, float], sfreq: float) -> tuple[float, float]:
 def patch_means(x: np.ndarray) -> np.ndarray:
     """Features ``(n, C·N)``: the mean of each patch of samples ``(n, C, N, P)`` (surface: each tubelet's vertices).
 
-    Example
-    -------
+    Examples
+    --------
     >>> import numpy as np
     >>> patch_means(np.arange(8.0).reshape(1, 2, 1, 4)).tolist()
     [[1.5, 5.5]]
@@ -149,8 +149,8 @@ def make_estimator(method: str, kind: str, sfreq: float, seed: int = 0,
     ConfigError
         An unknown method, or a band outside ``(0, sfreq / 2)``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> [name for name, _ in make_estimator("csp_lda", "binary", 200.0).steps]
     ['functiontransformer', 'covariances', 'csp', 'lineardiscriminantanalysis']
     """
@@ -295,8 +295,8 @@ def baseline(store: str | Path | Sequence[str | Path], *, methods: Sequence[str]
     (card subjects, or ``splits``). Returns ``{"task", "card", "kind", "chance", "splits", "band",
     "baselines"}``; ``band`` (Hz) is the spatial methods' band-pass (:data:`MI_BAND`; ``None``: the store's).
 
-    Example
-    -------
+    Examples
+    --------
     >>> res = baseline("lr.h5", band=None)  # doctest: +SKIP
     """
     from neurokit.data.dataset import PatchDataset, open_labelled

@@ -130,8 +130,8 @@ def proxy_signals(ch_names: Sequence[str]) -> list[tuple[str, list[tuple[int, fl
     :data:`~neurokit.preprocessing.eeg.eog.FRONTAL_PROXIES`, then ``F8 − F7`` and ``(Fp1 + Fp2)/2`` where both
     channels exist. Empty when none is present.
 
-    Example
-    -------
+    Examples
+    --------
     >>> [n for n, _ in proxy_signals(["Fp1", "Fp2", "F7", "F8", "Cz"])]
     ['Fp1', 'Fp2', 'F7', 'F8', 'F8 − F7', '(Fp1 + Fp2)/2']
     """
@@ -160,8 +160,8 @@ def proxy_features(x: np.ndarray, proxies) -> tuple[np.ndarray, list[str]]:
     -------
     ``(features (n, 2·len(proxies)) float64, names)``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> x = np.zeros((2, 2, 4)); x[:, 1] = [[1, 3, 1, 3], [0, 0, 0, 0]]
     >>> f, names = proxy_features(x, [("F8", [(1, 1.0)])])
     >>> names, f[:, 0].tolist(), np.round(f[:, 1], 3).tolist()
@@ -179,8 +179,8 @@ def proxy_features(x: np.ndarray, proxies) -> tuple[np.ndarray, list[str]]:
 def oriented_auroc(y: np.ndarray, score: np.ndarray) -> float:
     """AUROC of one feature, oriented (``max(a, 1 − a)``); multi-class: macro over one-vs-rest classes.
 
-    Example
-    -------
+    Examples
+    --------
     >>> oriented_auroc(np.array([0, 0, 1, 1]), np.array([4.0, 3.0, 2.0, 1.0]))
     1.0
     """
@@ -311,8 +311,8 @@ def ridge_scores(x_train: np.ndarray, targets: np.ndarray, x_test: np.ndarray, a
     -------
     array ``(n_test, M)``: the decision value of each test row for each target column.
 
-    Example
-    -------
+    Examples
+    --------
     >>> x = np.array([[0.0], [1.0], [2.0], [3.0]])
     >>> ridge_scores(x, np.array([[-1.0], [-1], [1], [1]]), np.array([[0.0], [3.0]]), alpha=0.0).ravel().round(3)
     array([-1.2,  1.2])
@@ -379,8 +379,8 @@ def check_confounds(data, split: str = "train", *, splits: dict[str, list[str]] 
     ConfigError
         An unknown ``split``; a store without labelled samples.
 
-    Example
-    -------
+    Examples
+    --------
     >>> res = check_confounds("runs/mi.h5")  # doctest: +SKIP
     >>> res.fired, round(res.single_auroc, 2)  # doctest: +SKIP
     (True, 0.76)

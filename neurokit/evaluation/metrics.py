@@ -97,8 +97,8 @@ def degenerate_predictions(kind: str, y_true: np.ndarray, out: np.ndarray,
     str or None
         E.g. ``"all 140 test samples predicted 'left_fist'"``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> degenerate_predictions("binary", np.array([0, 1, 1]), np.array([-2.0, -1.0, -3.0]), ["rest", "seizure"])
     "all 3 test samples predicted 'rest'"
     """
@@ -156,8 +156,8 @@ def mark_undefined(kind: str, y_true: np.ndarray, metrics: dict, label_names: li
     (metrics, undefined) : a copy of ``metrics`` with ``None`` for each undefined metric, and metric name →
         reason (empty when every metric is defined).
 
-    Example
-    -------
+    Examples
+    --------
     >>> m, why = mark_undefined("binary", np.array([1, 1]), {"auroc": float("nan"), "f1_weighted": 1.0}, ["a", "b"])
     >>> m["auroc"], why["auroc"]
     (None, "undefined (only class 'b' in the test split)")

@@ -61,8 +61,8 @@ def fit_linear_probe(x_train: np.ndarray, y_train: np.ndarray, x_val: np.ndarray
     ValueError
         A training split of one class (logistic regression cannot be fitted).
 
-    Example
-    -------
+    Examples
+    --------
     >>> rng = np.random.default_rng(0); y = np.arange(40) % 2; x = rng.normal(size=(40, 3)) + y[:, None]
     >>> fit_linear_probe(x[:30], y[:30], x[30:], y[30:], "binary").scores(x[30:]).shape
     (10,)

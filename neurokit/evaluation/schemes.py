@@ -230,8 +230,8 @@ def fold_rows(scheme: str, kind: str, y: np.ndarray, scores: np.ndarray, subject
         ``score_metric``, ``samples`` (= ``n_train``), ``samples_test``, ``n_classes`` (classes present in
         the group's labels), ``time``, ``subject``, ``session``, ``evaluation``, ``fold``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import numpy as np
     >>> rows = fold_rows("loso", "binary", np.array([0, 1, 0, 1]), np.array([-1., 1., 1., -1.]),
     ...                  np.array(["S1"] * 4), np.array(["a", "a", "b", "b"]), n_train=10, fit_seconds=1.0)
@@ -257,8 +257,8 @@ def average_folds(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ``samples_test`` the mean test size (an int), ``n_classes`` the largest, ``samples`` the session's trials
     (MOABB's ``n_samples_total``: training plus test samples of a fold), ``fold`` the folds joined by ``+``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> r = [{"subject": "S1", "session": "a", "pipeline": "p", "score": s, "time": 1.0, "samples": 8,
     ...       "samples_test": 2, "n_classes": 2, "fold": f} for s, f in ((1.0, "k1"), (0.5, "k2"))]
     >>> out = average_folds(r)

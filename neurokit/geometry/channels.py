@@ -57,8 +57,8 @@ def is_bipolar(label: str) -> bool:
     """Whether ``label`` names a bipolar derivation between two electrodes (``"Fp1-F7"``, ``"EEG T3-T5"``,
     ``"A2-A1"``), not one electrode against a reference (``"C3-A2"``, ``"Fp1-REF"``, read as ``C3``, ``Fp1``).
 
-    Example
-    -------
+    Examples
+    --------
     >>> is_bipolar("Fp1-F7"), is_bipolar("EEG C3-REF"), is_bipolar("C3-A2"), is_bipolar("A2-A1")
     (True, False, False, True)
     """

@@ -371,8 +371,8 @@ def is_non_voltage_unit(unit: str) -> bool:
     """Whether an EDF/BDF physical dimension is a known non-voltage unit (:data:`NON_VOLTAGE_UNITS`): such a
     channel is no EEG channel. A blank or unknown unit is not (it may be a voltage written oddly).
 
-    Example
-    -------
+    Examples
+    --------
     >>> is_non_voltage_unit("G"), is_non_voltage_unit("degC"), is_non_voltage_unit("uV"), is_non_voltage_unit("")
     (True, True, False, False)
     """
@@ -557,8 +557,8 @@ def non_eeg_type(label: str) -> str | None:
     """The channel type a label names (``"ecg"``, ``"eog"``, ``"emg"``, ``"stim"``, ``"resp"``, ``"misc"``) when one
     of its whole words is a non-EEG signal's name; ``None`` for 10-05 labels and any other label.
 
-    Example
-    -------
+    Examples
+    --------
     >>> non_eeg_type("EKG-L"), non_eeg_type("Resp chest"), non_eeg_type("Chin1-Chin2"), non_eeg_type("TEMPORAL1")
     ('ecg', 'resp', 'emg', None)
     """
@@ -614,8 +614,8 @@ def fif_split_first(path: str | Path, present=None) -> Path | None:
     Path | None
         The first part's path (it may be missing from disk for a BIDS split), or ``None``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> fif_split_first("rec_raw-1.fif", present={Path("rec_raw.fif")})
     PosixPath('rec_raw.fif')
     >>> fif_split_first("sub-01_task-rest_split-02_eeg.fif")

@@ -363,8 +363,11 @@ class CBraMod(nn.Module):
         Amplitude normalisation applied to ``x`` before the patch embedding
         (:class:`~neurokit.models.input_norm.InputNorm`; a neurokit addition, ``"none"`` is the paper's model).
 
-    Forward
-    -------
+    Notes
+    -----
+
+    Forward pass:
+
     x : Tensor ``(B, C, N, 200)``, float, units of 100 µV (µV / 100), 200 Hz.
     mask : Tensor ``(B, C, N)``, optional; 1 = masked patch (replaced by ``mask_encoding``, zeros).
     Returns ``(B, C, N, 200)``: ``proj_out`` of the encoder features (raw-patch reconstruction when
@@ -434,8 +437,8 @@ class CBraMod(nn.Module):
             another model family, or that would run code on loading (read with ``weights_only=True``) raise
             :class:`~neurokit.models.pretrained.PretrainedError`, both a ``HubError`` and a ``WeightsError``.
 
-        Example
-        -------
+        Examples
+        --------
         >>> m = CBraMod.from_pretrained("hub:weighting666/CBraMod")  # doctest: +SKIP
         >>> m.pretrained_info["loaded"] == m.pretrained_info["total"]  # doctest: +SKIP
         True

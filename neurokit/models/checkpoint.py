@@ -36,8 +36,8 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
         report of it (``enforce fail at inline_container.cc … unexpected pos``) names no cause: the file is
         written through a Python file object so that the ``ENOSPC`` reaches this function.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import tempfile, os
     >>> p = save_checkpoint(os.path.join(tempfile.mkdtemp(), "last.pt"), {"step": 3})
     >>> load_checkpoint(p)["step"]
@@ -203,8 +203,8 @@ def check_format(obj: Any, name: str | Path) -> None:
     WeightsError
         ``obj`` is a dict whose ``format`` is ``neurokit-checkpoint/N`` with another ``N``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> check_format({"format": FORMAT}, "last.pt")  # passes
     """
     from neurokit._utils.errors import WeightsError
@@ -227,8 +227,8 @@ def data_facts(attrs: dict[str, Any] | None, sample_shape=None) -> dict[str, Any
     """The :data:`DATA_FACTS` of stored data: ``sfreq`` (store attribute, else the recipe's), ``patch`` (the
     last axis of an EEG sample) and ``units``; facts not recorded are left out.
 
-    Example
-    -------
+    Examples
+    --------
     >>> data_facts({"modality": "eeg", "sfreq": 200, "units": "100 uV"}, (3, 4, 200))
     {'sfreq': 200.0, 'patch': 200, 'units': '100 uV'}
     """
@@ -269,8 +269,8 @@ def check_data_facts(trained: dict[str, Any], have: dict[str, Any], *, checkpoin
     ConfigError
         A fact differs and is not in ``allow``; the message names both values and the option.
 
-    Example
-    -------
+    Examples
+    --------
     >>> check_data_facts({"sfreq": 200.0}, {"sfreq": 256.0}, checkpoint="pt.pt", store="s.h5", allow=["sfreq"])
     {'sfreq': [200.0, 256.0]}
     """

@@ -219,8 +219,8 @@ class SurfaceCLIP(nn.Module):
             A fine-tuning checkpoint (its SiT encoder: :meth:`SiT.from_pretrained
             <neurokit.models.sit.SiT.from_pretrained>`), or an unknown config field.
 
-        Example
-        -------
+        Examples
+        --------
         >>> import neurokit, tempfile, os
         >>> from neurokit.models.checkpoint import save_checkpoint
         >>> m = neurokit.create_model("clip", n_layers=1, n_patches=20, video_dim=8, audio_dim=4)

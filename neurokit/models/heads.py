@@ -50,8 +50,8 @@ def backbone_features(backbone: nn.Module, x: torch.Tensor) -> torch.Tensor:
     ConfigError
         ``backbone`` has no ``forward_features`` method.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import neurokit
     >>> bb = neurokit.create_model("cbramod", n_layers=1)
     >>> backbone_features(bb, torch.zeros(2, 3, 4, 200)).shape

@@ -63,8 +63,8 @@ class InputNorm(nn.Module):
     ConfigError
         An unknown ``mode``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> x = torch.tensor([[[[3.0, -3.0]], [[1.0, 1.0]]]])  # (1, 2, 1, 2)
     >>> InputNorm("channel")(x)[0, :, 0].tolist()
     [[1.0, -1.0], [1.0, 1.0]]
@@ -104,8 +104,8 @@ def rms_of(dataset, max_windows: int = 4096, seed: int = 0) -> float:
     ConfigError
         An empty dataset.
 
-    Example
-    -------
+    Examples
+    --------
     >>> rms_of([(torch.full((1, 1, 4), 2.0), 0)])
     2.0
     """
@@ -148,8 +148,8 @@ def fit_input_norm(module: nn.Module, train, max_windows: int = 4096) -> dict[st
     dict ``{"mode": …}`` plus ``"scale"`` (float, units of the input) in ``"corpus"`` mode; ``{"mode": "none"}``
     when the module has no normalisation.
 
-    Example
-    -------
+    Examples
+    --------
     >>> from neurokit.models.cbramod import CBraMod
     >>> m = CBraMod(n_layers=1, input_norm="corpus")
     >>> fit_input_norm(m, [(torch.full((1, 1, 200), 3.0), 0)])

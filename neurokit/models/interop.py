@@ -63,8 +63,8 @@ def map_braindecode_cbramod(sd: Mapping[str, torch.Tensor]) -> tuple[dict[str, t
         A tensor name that is neither in :data:`BRAINDECODE_CBRAMOD_MAP` nor the classifier (the file is not
         a braindecode CBraMod), naming the first ones.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch
     >>> bb, head = map_braindecode_cbramod({"proj_out.0.bias": torch.zeros(200),
     ...                                     "final_layer.1.bias": torch.zeros(2)})
@@ -121,8 +121,8 @@ def load_braindecode_cbramod(source: str | Path | Mapping[str, Any], *, map_loca
     WeightsError
         Unknown tensor names, tensors of another shape, or tensors missing from the file.
 
-    Example
-    -------
+    Examples
+    --------
     >>> model, head = load_braindecode_cbramod("cbramod-braindecode.pt")  # doctest: +SKIP
     """
     sd, name = read_state_dict(source)

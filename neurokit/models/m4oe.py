@@ -184,8 +184,8 @@ def conditional_mutual_information(joint: torch.Tensor, eps: float = 1e-12) -> t
     Tensor, scalar, differentiable. Terms with ``p(m,e|t) = 0`` count 0 (``0 log 0 = 0``); tasks with no
     mass are skipped.
 
-    Example
-    -------
+    Examples
+    --------
     >>> joint = torch.tensor([[[1.0], [0.0]], [[0.0], [1.0]]])  # modality m → expert m
     >>> round(float(conditional_mutual_information(joint)), 4)  # log 2
     0.6931
@@ -211,8 +211,8 @@ def class_weights_from_frequencies(freq: torch.Tensor | list[float]) -> torch.Te
     -------
     Tensor ``(K,)`` float: ``1 − freq / Σ freq``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> class_weights_from_frequencies([3, 1]).tolist()
     [0.25, 0.75]
     """
@@ -232,8 +232,8 @@ def focal_loss(logits: torch.Tensor, target: torch.Tensor, gamma: float = 2.0,
     alpha : ``(K,)`` class weights (K = 2 for one binary logit: weights of class 0 and 1), e.g.
         :func:`class_weights_from_frequencies`; ``None``: 1 for every class
 
-    Example
-    -------
+    Examples
+    --------
     >>> round(float(focal_loss(torch.tensor([0.0]), torch.tensor([1]), 2.0, torch.tensor([0.3, 0.7]))), 4)  # 0.7·0.25·log 2
     0.1213
     """
@@ -254,8 +254,11 @@ class M4oE(nn.Module):
     ----------
     config : M4oEConfig
 
-    Forward
-    -------
+    Notes
+    -----
+
+    Forward pass:
+
     tokens : mapping modality name → Tensor ``(B, m_k, in_dim)``
         Every modality of the config, or a subset (the others count as absent for every sample).
     present : mapping modality name → bool Tensor ``(B,)``, optional
@@ -272,8 +275,8 @@ class M4oE(nn.Module):
         A token set names a modality the head was not built for, or its width is not ``in_dim``; a
         sample with no modality present.
 
-    Example
-    -------
+    Examples
+    --------
     >>> cfg = M4oEConfig(in_dim=8, modalities=["eeg", "ecg"], tasks=[dict(name="a", kind="binary")], preset="small")
     >>> head = M4oE(cfg)
     >>> head({"eeg": torch.randn(2, 6, 8), "ecg": torch.randn(2, 1, 8)})["a"].shape
@@ -479,8 +482,8 @@ class M4oE(nn.Module):
         return modality → the outputs (task → logits) of the forward without it (the full forward's where
         it could not be dropped), for score changes over a dataset.
 
-        Example
-        -------
+        Examples
+        --------
         >>> cfg = M4oEConfig(in_dim=8, modalities=["a", "b"], tasks=[dict(name="t", kind="binary")], preset="small")
         >>> head = M4oE(cfg)
         >>> _ = head({"a": torch.randn(4, 2, 8), "b": torch.randn(4, 3, 8)})

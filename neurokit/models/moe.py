@@ -71,8 +71,11 @@ class SoftMoE(nn.Module):
     scale_init : float
         Initial value of the learnable logit scale (1, as vmoe and the release).
 
-    Forward
-    -------
+    Notes
+    -----
+
+    Forward pass:
+
     x : Tensor ``(B, m, D)`` float
     mask : bool Tensor ``(B, m)``, optional
         ``True`` for real tokens. Masked tokens get no dispatch weight (they feed no slot) and output 0.
@@ -85,8 +88,8 @@ class SoftMoE(nn.Module):
 
     Source: Puigcerver et al. 2023, Algorithm 1; vmoe ``SoftRouter``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> layer = SoftMoE(8, n_experts=4, slots=2)
     >>> layer(torch.randn(3, 5, 8)).shape
     torch.Size([3, 5, 8])
@@ -143,8 +146,8 @@ class SoftMoEBlock(nn.Module):
     ``x + attn(LN(x))`` then ``x + moe(LN(x))``. ``(B, m, D) → (B, m, D)``; ``mask`` ``(B, m)`` bool,
     ``True`` for real tokens (padded ones are neither attended to nor dispatched).
 
-    Example
-    -------
+    Examples
+    --------
     >>> SoftMoEBlock(8, n_heads=2, n_experts=4)(torch.randn(2, 3, 8)).shape
     torch.Size([2, 3, 8])
     """

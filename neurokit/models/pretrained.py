@@ -55,8 +55,8 @@ class PretrainedError(WeightsError, HubError):
 def safe_load(path: str | Path, map_location: Any = "cpu") -> Any:
     """:func:`neurokit.models.serialization.safe_load` raising :class:`PretrainedError`.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch, tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "w.pt"); torch.save({"w": torch.ones(2)}, p)
     >>> safe_load(p)["w"].tolist()
@@ -119,8 +119,8 @@ class PretrainedFile:
 def sub_state(sd: Mapping[str, torch.Tensor], prefix: str) -> dict:
     """The entries of ``sd`` whose names start with ``prefix``, with the prefix removed.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch
     >>> sorted(sub_state({"encoder.w": torch.ones(1), "head.b": torch.ones(1)}, "encoder."))
     ['w']
@@ -154,8 +154,8 @@ def read_pretrained(source: str | Path | Mapping[str, Any], *, map_location: Any
     FileNotFoundError, neurokit.models.hub.HubError
         No such file; Hub name not resolvable.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch
     >>> pf = read_pretrained({"w": torch.zeros(1)})
     >>> pf.family, pf.kind
@@ -207,8 +207,8 @@ def expect_family(pf: PretrainedFile, accepted: Sequence[str], who: str) -> str:
     PretrainedError
         The file records another family; the one-line message names both.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch
     >>> expect_family(read_pretrained({"w": torch.zeros(1)}), ["sit", "clip"], "SiT.from_pretrained")
     'sit'
@@ -248,8 +248,8 @@ def load_into(module: nn.Module, state: Mapping[str, torch.Tensor], *, allow_par
     PretrainedError
         Missing or unexpected tensors (without ``allow_partial``), or tensors of another shape.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch.nn as nn
     >>> lin = nn.Linear(2, 2)
     >>> load_into(lin, nn.Linear(2, 2).state_dict(), name="demo").complete
@@ -266,8 +266,8 @@ def load_into(module: nn.Module, state: Mapping[str, torch.Tensor], *, allow_par
 def cbramod_layers(sd: Mapping[str, Any]) -> int | None:
     """Layer count of a CBraMod state dict (``encoder.layers.{i}.…``; wrapper prefixes allowed).
 
-    Example
-    -------
+    Examples
+    --------
     >>> cbramod_layers({"encoder.layers.0.norm1.weight": 0, "module.encoder.layers.3.linear1.bias": 0})
     4
     """
@@ -278,8 +278,8 @@ def cbramod_layers(sd: Mapping[str, Any]) -> int | None:
 def unknown_options(given: Mapping[str, Any], allowed: Sequence[str], what: str) -> None:
     """Raise :class:`ConfigError` when ``given`` holds keys outside ``allowed``, listing the allowed ones.
 
-    Example
-    -------
+    Examples
+    --------
     >>> unknown_options({"n_layers": 2}, ["n_layers"], "CBraMod")
     """
     bad = sorted(set(given) - set(allowed))
@@ -305,8 +305,8 @@ def with_info(module: M, pf: PretrainedFile, report: WeightReport, family: str) 
     nn.Module
         ``module``, with ``pretrained_info``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch.nn as nn
     >>> lin = nn.Linear(1, 1)
     >>> pf = read_pretrained(nn.Linear(1, 1).state_dict())
@@ -331,8 +331,8 @@ def place(module: M, map_location: Any) -> M:
     -------
     nn.Module
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch.nn as nn
     >>> next(place(nn.Linear(1, 1), "cpu").parameters()).device.type
     'cpu'

@@ -99,8 +99,8 @@ def make_cbramod(kwargs: dict) -> CBraMod:
     ConfigError
         An unknown option (the message lists the allowed ones).
 
-    Example
-    -------
+    Examples
+    --------
     >>> make_cbramod({"n_layers": 1}).config.n_layers
     1
     """
@@ -146,8 +146,8 @@ def make_vsmae(kwargs: dict) -> VSMAE:
     ConfigError
         An unknown option or size (the message lists the allowed ones).
 
-    Example
-    -------
+    Examples
+    --------
     >>> m = make_vsmae({"size": "tiny", "n_layers": 1, "n_chans": 2, "n_patches": 20, "vertices_per_patch": 45})
     >>> m.encoder.config.depth, m.config.mask_ratio
     (1, 0.75)
@@ -249,8 +249,8 @@ def make_clip(kwargs: dict) -> SurfaceCLIP:
     ConfigError
         An unknown option or size.
 
-    Example
-    -------
+    Examples
+    --------
     >>> make_clip({"n_layers": 1, "n_patches": 20, "video_dim": 8}).config.fmri.n_chans
     3
     """
@@ -470,8 +470,8 @@ def create_model(name: str, *, pretrained: str | Path | None = None, allow_parti
     FileNotFoundError, neurokit.models.hub.HubError
         No such file; Hub weights not resolvable.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import neurokit
     >>> m = neurokit.create_model("cbramod", n_layers=2)
     >>> m.config.n_layers
@@ -547,8 +547,8 @@ def from_pretrained(source: str | Path, *, model: str | None = None, map_locatio
     FileNotFoundError, neurokit.models.hub.HubError
         No such file; Hub weights not resolvable.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import neurokit, tempfile, os
     >>> from neurokit.models.checkpoint import save_checkpoint
     >>> m = neurokit.create_model("cbramod", n_layers=1)

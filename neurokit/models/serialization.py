@@ -70,8 +70,8 @@ def safe_load(path: str | Path, map_location: Any = "cpu", *, error: type[Except
     FileNotFoundError
         No such file.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch, tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "w.pt"); torch.save({"w": torch.ones(2)}, p)
     >>> safe_load(p)["w"].tolist()
@@ -146,8 +146,8 @@ def load_safetensors(path: str | Path, map_location: Any = "cpu", *, error: type
     WeightsError (or ``error``)
         Not a readable safetensors file (truncated, bad header).
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch, tempfile, os
     >>> from safetensors.torch import save_file
     >>> p = os.path.join(tempfile.mkdtemp(), "w.safetensors"); save_file({"w": torch.ones(2)}, p)

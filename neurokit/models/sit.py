@@ -244,8 +244,8 @@ class SiT(nn.Module):
         ConfigError
             Unknown config field.
 
-        Example
-        -------
+        Examples
+        --------
         >>> import neurokit, tempfile, os
         >>> from neurokit.models.checkpoint import save_checkpoint
         >>> m = neurokit.create_model("sit", n_layers=1, n_chans=2, n_patches=20, vertices_per_patch=45)

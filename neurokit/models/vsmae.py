@@ -161,8 +161,8 @@ class VSMAE(nn.Module):
             A fine-tuning checkpoint (it holds the encoder only: :meth:`SiT.from_pretrained
             <neurokit.models.sit.SiT.from_pretrained>`), or an unknown config field.
 
-        Example
-        -------
+        Examples
+        --------
         >>> import neurokit, tempfile, os
         >>> from neurokit.models.checkpoint import save_checkpoint
         >>> m = neurokit.create_model("sit", n_layers=1, n_chans=2, n_patches=20, vertices_per_patch=45)

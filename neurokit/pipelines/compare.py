@@ -109,8 +109,8 @@ def aggregate(rows: Sequence[dict], metrics: Sequence[str], pairs: Sequence[tupl
     (``better``: seeds where ``a`` scored higher). ``std`` is the sample standard deviation (``ddof=1``), 0 for
     one seed.
 
-    Example
-    -------
+    Examples
+    --------
     >>> rows = [{"arm": a, "fraction": "1", "seed": s, "auroc": v} for a, s, v in
     ...         [("p", 0, 0.9), ("p", 1, 0.8), ("s", 0, 0.7), ("s", 1, 0.85)]]
     >>> out = aggregate(rows, ["auroc"], [("p", "s")])
@@ -192,8 +192,8 @@ def compare_pretraining(stores, out: str | Path, cfg: FinetuneConfig | None = No
     FileExistsError
         A sub-run folder holds a run of other settings and ``overwrite`` is not given.
 
-    Example
-    -------
+    Examples
+    --------
     >>> res = compare_pretraining("runs/bonn.h5", "runs/cmp", FinetuneConfig(epochs=5), init="runs/pre/best.pt",
     ...                           seeds=3, label_fractions=(0.02, 0.1, 1))  # doctest: +SKIP
     >>> res["differences"]["pretrained − scratch"]["0.02"]["auroc"]  # doctest: +SKIP

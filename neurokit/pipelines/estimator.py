@@ -85,8 +85,8 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
     ConfigError
         Unknown model family, head or options (from the registry and heads).
 
-    Example
-    -------
+    Examples
+    --------
     >>> import numpy as np
     >>> X = np.random.default_rng(0).normal(0, 1e-5, (8, 3, 400))  # 8 trials, 3 channels, 2 s at 200 Hz, volts
     >>> clf = FoundationClassifier(model_kwargs={"n_layers": 1}, epochs=1, batch_size=4).fit(X, [0, 1] * 4)

@@ -173,8 +173,8 @@ def head_lr(batch_size: int) -> float:
     the parameters outside the backbone train at ``0.001*(batch_size/256)**0.5``. An explicit ``lr_head``
     (CLI ``--lr-head``) wins.
 
-    Example
-    -------
+    Examples
+    --------
     >>> head_lr(64)
     0.0005
     """
@@ -715,8 +715,8 @@ def add_lora(backbone: torch.nn.Module, model_name: str, rank: int = 8, alpha: f
     ConfigError
         A family without LoRA targets, or ``peft`` not installed (``pip install 'neurokit-fm[lora]'``).
 
-    Example
-    -------
+    Examples
+    --------
     >>> bb = add_lora(create_model("cbramod", n_layers=1), "cbramod", rank=4)  # doctest: +SKIP
     """
     targets = LORA_TARGETS.get(model_name)

@@ -215,8 +215,8 @@ def ablation_contributions(ablation: dict, modalities: list[str], ds: PatchDatas
     (subject, run and the loss increase per modality). A task with one modality has nothing to
     ablate: ``modalities`` and a ``note`` only.
 
-    Example
-    -------
+    Examples
+    --------
     For a task that lives in its EEG, ``share`` is near ``{"eeg": 1, "ecg": 0}`` and ``score_change["eeg"]``
     holds the accuracy lost without the EEG.
     """

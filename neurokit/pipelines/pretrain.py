@@ -374,8 +374,8 @@ def holdout_split(ds: PatchDataset, fraction: float, seed: int = 0) -> tuple[Pat
     ``(train, heldout, phrase)``: ``heldout`` is ``None`` when ``fraction`` is 0 or nothing could be held out;
     the phrase says what was held out (for the log and the summary).
 
-    Example
-    -------
+    Examples
+    --------
     >>> train, val, how = holdout_split(PatchDataset("pool.h5"), 0.1)  # doctest: +SKIP
     >>> how  # doctest: +SKIP
     '465 windows (6 of 60 subjects of pooled.h5#bonn_epilepsy; 1 of 6 subjects of pooled.h5#physionet_mi)'

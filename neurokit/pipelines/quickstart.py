@@ -107,8 +107,8 @@ def run_quickstart(data_root: Path, out: Path, *, pretrain_epochs: int = 3, fine
         ``{"tasks": {card:task: comparison (neurokit.pipelines.compare.compare_pretraining)}, "pretrain":
         pretraining summary, "seconds": wall time}``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> res = run_quickstart(Path("../shared/data/eeg"), Path("runs/quickstart"))  # doctest: +SKIP
     >>> res["tasks"]["bonn_epilepsy:seizure"]["differences"]["pretrained − scratch"]  # doctest: +SKIP
     """

@@ -53,8 +53,8 @@ def window_segments(onsets: np.ndarray, clips, window_s: float, rest: np.ndarray
     """The clip (segment) index of each window, ``(n_windows,)`` int: the clip that holds the window entirely,
     ``-1`` for rest windows and windows in no clip. Without ``clips`` every non-rest window is in clip 0.
 
-    Example
-    -------
+    Examples
+    --------
     >>> window_segments(np.arange(6.0), [[0.0, 4.0], [4.0, 9.0]], 2.0).tolist()
     [0, 0, 0, -1, 1, 1]
     """
@@ -108,8 +108,8 @@ def retrieval_pools(window_onsets: np.ndarray, candidates: np.ndarray, true_wind
     DataFileError
         Fewer than ``n_negatives`` allowed windows for a query (the message names the rule that ran short).
 
-    Example
-    -------
+    Examples
+    --------
     >>> on = np.arange(60.0)
     >>> seg = window_segments(on, [[0, 30], [30, 63]], 3.0)
     >>> p = retrieval_pools(on, seg >= 0, np.array([5]), n_negatives=4, rng=np.random.default_rng(0), segment_of=seg)
@@ -172,8 +172,8 @@ def sample_queries(windows: np.ndarray, segment_of: np.ndarray, n_queries: int, 
     DataFileError
         No clip left to draw from.
 
-    Example
-    -------
+    Examples
+    --------
     >>> seg = np.array([0, 0, 0, 1, 2])
     >>> q = sample_queries(np.arange(5), seg, 6, rng=np.random.default_rng(0), exclude_segments=[2])
     >>> sorted(set(seg[q].tolist())) <= [0, 1]

@@ -32,8 +32,8 @@ def plot_contributions(report: str | Path | dict, out: str | Path) -> Path:
     ConfigError
         Not JSON, or no ``modality_contributions`` (not an M4oE run).
 
-    Example
-    -------
+    Examples
+    --------
     >>> plot_contributions("runs/m4oe/report.json", "runs/m4oe/contributions.png")  # doctest: +SKIP
     """
     import matplotlib

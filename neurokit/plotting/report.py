@@ -293,8 +293,8 @@ def label_efficiency_data(comparison: dict, metric: str | None = None) -> dict[s
     dict with ``metric``, ``fractions`` (float, ascending), ``arms`` (arm → ``{"mean": [...], "std": [...]}``,
     ``nan`` where undefined), ``baselines`` (method → values per fraction) and ``chance`` (float or ``None``).
 
-    Example
-    -------
+    Examples
+    --------
     >>> d = label_efficiency_data({"metric": "auroc", "fractions": ["0.1", "1"], "arms": ["scratch"],
     ...     "summary": {"scratch": {"0.1": {"auroc": {"mean": 0.7, "std": 0.1}}, "1": {"auroc": {"mean": 0.9, "std": 0.0}}}},
     ...     "baselines": {}, "chance": {"auroc": 0.5}})

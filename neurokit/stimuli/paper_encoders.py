@@ -121,8 +121,8 @@ class VideoMAEEncoder(_FrozenHF):
         Neither or both of ``pretrained`` and ``config``; weights that cannot be loaded (the message names
         ``--video-pretrained``); a model without mean pooling (no ``fc_norm``).
 
-    Example
-    -------
+    Examples
+    --------
     >>> enc = VideoMAEEncoder(config=tiny_videomae_config())
     >>> enc(torch.zeros(2, 7, 40, 48, 3, dtype=torch.uint8)).shape
     torch.Size([2, 32])
@@ -195,8 +195,8 @@ class Wav2Vec2Encoder(_FrozenHF):
     ConfigError
         Neither or both of ``pretrained`` and ``config``; weights that cannot be loaded.
 
-    Example
-    -------
+    Examples
+    --------
     >>> enc = Wav2Vec2Encoder(config=tiny_wav2vec2_config())
     >>> enc.encode(np.zeros((2, 16_000), np.float32)).shape
     torch.Size([2, 32])

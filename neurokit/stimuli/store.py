@@ -71,8 +71,8 @@ class StimulusEncoders:
     video_pretrained, audio_pretrained : str or path, optional
         open_clip pretrained tag or a local weights file (None: random init).
 
-    Example
-    -------
+    Examples
+    --------
     >>> StimulusEncoders(video="tiny", audio="tiny")
     StimulusEncoders(video='tiny', video_pretrained=None, audio='tiny', audio_pretrained=None)
     """
@@ -169,8 +169,8 @@ def embed_stimuli(
     FileExistsError
         ``out`` exists and ``overwrite`` is False.
 
-    Example
-    -------
+    Examples
+    --------
     >>> embed_stimuli("movie.mp4", "stim.h5", encoders=StimulusEncoders("tiny", audio="tiny"))  # doctest: +SKIP
     """
     movie, out = Path(movie), Path(out)

@@ -118,8 +118,8 @@ def masked_baselines(target: torch.Tensor, mask: torch.Tensor) -> dict[str, torc
     -------
     dict ``{"zero": sum, "mean": sum, "n": number of masked values}`` (0-d float64 tensors).
 
-    Example
-    -------
+    Examples
+    --------
     >>> t = torch.tensor([[[[1.0, 1.0], [3.0, 5.0]]]])  # one channel, two patches of 2 values
     >>> m = torch.tensor([[[0.0, 1.0]]])  # the second patch masked
     >>> {k: float(v) for k, v in masked_baselines(t, m).items()}  # zero: 9 + 25; mean: (3-1)² + (5-1)²
@@ -159,8 +159,8 @@ def heldout_masked_loss(model: nn.Module, loader, *, mask_ratio: float = 0.5, se
     dict ``{"heldout_loss", "heldout_zero", "heldout_mean", "heldout_n"}``: mean squared errors over every
     masked value of the held-out windows, and the number of masked values.
 
-    Example
-    -------
+    Examples
+    --------
     >>> from neurokit.models.cbramod import CBraMod
     >>> m = CBraMod(n_layers=1)
     >>> r = heldout_masked_loss(m, [(torch.randn(4, 2, 3, 200), None)])

@@ -43,8 +43,8 @@ def extract_features(backbone: nn.Module, ds: PatchDataset, batch_size: int, dev
     -------
     (y, features) : labels ``(n,)`` and float32 features ``(n, D)``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> y, f = extract_features(backbone, parts["train"], 64, "cpu")  # doctest: +SKIP
     """
     backbone.eval()

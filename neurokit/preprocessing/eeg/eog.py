@@ -168,8 +168,8 @@ def remove_eog(raw, method: str, names: list[str] | None, source: str) -> dict[s
     ChannelMismatchError, DataFileError
         As :func:`resolve_eog_channels`.
 
-    Example
-    -------
+    Examples
+    --------
     >>> done = remove_eog(raw, "ica", ["F8-F7", "Fp1", "Fp2"], "S001R04.edf")  # doctest: +SKIP
     >>> done["components_removed"]  # doctest: +SKIP
     [0]
