@@ -39,7 +39,10 @@ templates_path = ["_templates"]
 
 autosummary_generate = True
 autosummary_imported_members = False
-autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": False}
+autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": False,
+                           # scikit-learn's metadata-routing methods, inherited by the estimator: theirs to document
+                           "exclude-members": "set_fit_request,set_predict_request,set_predict_proba_request,"
+                                              "set_score_request,set_transform_request,set_decision_function_request"}
 autodoc_typehints = "none"  # numpydoc's Parameters sections carry the types
 autodoc_mock_imports = ["triton"]  # the fused kernels document without a GPU toolchain
 numpydoc_show_class_members = False

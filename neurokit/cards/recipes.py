@@ -47,7 +47,7 @@ class EEGRecipe:
     stride_s : float | None
         Hop between sliding windows (continuous data); ``None`` = ``window_s``.
     reject_uv : float | None
-        Drop a window when any |sample| exceeds this many µV (after filtering); ``None`` keeps all.
+        Drop a window when any ``|sample|`` exceeds this many µV (after filtering); ``None`` keeps all.
     crop_start_s, crop_end_s : float
         Seconds dropped at the start and at the end of each recording before windowing.
     channels : list[str] | None

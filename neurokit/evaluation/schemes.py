@@ -2,12 +2,12 @@
 
 Schemes (``neuro finetune --scheme``):
 
-``card``            the data card's train/val/test subjects (one fold; CBraMod's protocol)
-``loso``            leave one subject out: each subject is the test set once (MOABB's CrossSubject with
-                    ``LeaveOneGroupOut``)
-``kfold-subject``   k folds of whole subjects (sklearn ``GroupKFold``)
-``cross-session``   per subject, leave one session out (MOABB's CrossSession)
-``within-session``  per subject and session, stratified k-fold over its trials (MOABB's WithinSession)
+- ``card``: the data card's train/val/test subjects (one fold; CBraMod's protocol)
+- ``loso``: leave one subject out: each subject is the test set once (MOABB's CrossSubject with
+  ``LeaveOneGroupOut``)
+- ``kfold-subject``: k folds of whole subjects (sklearn ``GroupKFold``)
+- ``cross-session``: per subject, leave one session out (MOABB's CrossSession)
+- ``within-session``: per subject and session, stratified k-fold over its trials (MOABB's WithinSession)
 
 Model selection needs a validation set that the test fold never sees: in the cross-subject schemes it is
 a fifth of the remaining subjects (those following the test subjects in sorted order, at least one); in

@@ -21,7 +21,7 @@ from neurokit._utils.errors import DataFileError
 
 #: A sampling rate outside these bounds (Hz) is a damaged header, not a recording.
 SFREQ_BOUNDS = (1.0, 1e6)
-#: |amplitude| (volts) above which an EEG channel cannot hold scalp or intracranial EEG.
+#: ``|amplitude|`` (volts) above which an EEG channel cannot hold scalp or intracranial EEG.
 MAX_EEG_VOLTS = 1.0
 #: Voltage units (as spelt in EDF/BDF headers) → factor to volts.
 VOLT_UNITS = {"V": 1.0, "mV": 1e-3, "uV": 1e-6, "µV": 1e-6, "μV": 1e-6, "nV": 1e-9}

@@ -366,12 +366,12 @@ class CBraMod(nn.Module):
     Notes
     -----
 
-    Forward pass:
+    Forward pass::
 
-    x : Tensor ``(B, C, N, 200)``, float, units of 100 µV (µV / 100), 200 Hz.
-    mask : Tensor ``(B, C, N)``, optional; 1 = masked patch (replaced by ``mask_encoding``, zeros).
-    Returns ``(B, C, N, 200)``: ``proj_out`` of the encoder features (raw-patch reconstruction when
-    pretrained; the features themselves after :meth:`drop_reconstruction_head`).
+        x : Tensor ``(B, C, N, 200)``, float, units of 100 µV (µV / 100), 200 Hz.
+        mask : Tensor ``(B, C, N)``, optional; 1 = masked patch (replaced by ``mask_encoding``, zeros).
+        Returns ``(B, C, N, 200)``: ``proj_out`` of the encoder features (raw-patch reconstruction when
+        pretrained; the features themselves after :meth:`drop_reconstruction_head`).
 
     ``load_state_dict`` accepts the released ``pretrained_weights.pth`` as is.
     """

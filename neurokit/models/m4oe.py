@@ -257,12 +257,12 @@ class M4oE(nn.Module):
     Notes
     -----
 
-    Forward pass:
+    Forward pass::
 
-    tokens : mapping modality name → Tensor ``(B, m_k, in_dim)``
-        Every modality of the config, or a subset (the others count as absent for every sample).
-    present : mapping modality name → bool Tensor ``(B,)``, optional
-        Per-sample presence (missing tests); default all present.
+        tokens : mapping modality name → Tensor ``(B, m_k, in_dim)``
+            Every modality of the config, or a subset (the others count as absent for every sample).
+        present : mapping modality name → bool Tensor ``(B,)``, optional
+            Per-sample presence (missing tests); default all present.
 
     Returns a dict task name → logits ``(B,)`` (binary, regression) or ``(B, K)`` (multiclass). The
     MToE routing of the call is kept in ``self.last`` (``dispatch``/``combine``/``logits``

@@ -74,12 +74,12 @@ class SoftMoE(nn.Module):
     Notes
     -----
 
-    Forward pass:
+    Forward pass::
 
-    x : Tensor ``(B, m, D)`` float
-    mask : bool Tensor ``(B, m)``, optional
-        ``True`` for real tokens. Masked tokens get no dispatch weight (they feed no slot) and output 0.
-        Each sample needs at least one real token.
+        x : Tensor ``(B, m, D)`` float
+        mask : bool Tensor ``(B, m)``, optional
+            ``True`` for real tokens. Masked tokens get no dispatch weight (they feed no slot) and output 0.
+            Each sample needs at least one real token.
 
     Returns ``y`` (shape above). After each call ``self.last_routing`` holds ``{"logits", "dispatch",
     "combine"}``, each ``(B, m, n_experts, slots)``: dispatch sums to 1 over ``m`` (real tokens) for

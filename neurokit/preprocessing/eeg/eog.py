@@ -8,7 +8,7 @@ A recipe's ``eog_removal`` (:class:`~neurokit.cards.recipes.EEGRecipe`) chooses 
   components on every run) fitted on a 1 Hz high-passed copy of the recording; the components that
   :meth:`mne.preprocessing.ICA.find_bads_eog` finds correlated with the EOG channels (or, where the recording
   has none, frontal proxies: the horizontal difference F8 − F7 and Fp1, Fp2) are removed from the recording
-  itself: those MNE's z-score rule flags (threshold 3) and those with |r| ≥ :data:`ICA_MIN_CORR` with an EOG
+  itself: those MNE's z-score rule flags (threshold 3) and those with ``|r|`` ≥ :data:`ICA_MIN_CORR` with an EOG
   channel or the bipolar F8 − F7 (both on the 1–10 Hz band) (Jung et al. 2000, Psychophysiology 37:163-178; MNE's artefact tutorial).
 - ``"regression"``: :class:`mne.preprocessing.EOGRegression` (Gratton, Coles & Donchin 1983,
   Electroencephalogr. Clin. Neurophysiol. 55:468-484), fitted on the recording as the recipe filtered it (on
@@ -40,7 +40,7 @@ VERTICAL_PAIR = ("Fp1", "Fp2")
 EOG_NAME = re.compile(r"EOG", re.I)
 #: ICA's random state (FastICA's starting point): one recording gives the same components on every run
 ICA_SEED = 97
-#: ICA components whose source correlates at least this much (|Pearson r|, 1-10 Hz) with an EOG proxy are removed
+#: ICA components whose source correlates at least this much (``|Pearson r|``, 1-10 Hz) with an EOG proxy are removed
 ICA_MIN_CORR = 0.5
 #: high-pass (Hz) of the copy ICA is fitted on (slow drifts spoil the unmixing)
 FIT_L_FREQ = 1.0
@@ -160,8 +160,8 @@ def remove_eog(raw, method: str, names: list[str] | None, source: str) -> dict[s
     -------
     dict
         For the store's ``sources`` entry: ``method``, ``eog_channels``; ICA: ``n_components``,
-        ``components_removed`` (indices), ``scores`` (channel → |correlation| of each removed component with
-        it), ``random_state``; regression: ``max_abs_coef`` (channel → largest |coefficient| over EEG channels).
+        ``components_removed`` (indices), ``scores`` (channel → ``|correlation|`` of each removed component with
+        it), ``random_state``; regression: ``max_abs_coef`` (channel → largest ``|coefficient|`` over EEG channels).
 
     Raises
     ------
