@@ -23,3 +23,4 @@ def test_probe_one_c_separates_shifted_classes():
     assert probe.C == 1.0
     assert [r["C"] for r in probe.records] == [1.0]
     assert probe.val_best > 0.9  # classes 3 σ apart on every feature
+    assert (probe.best, probe.best_epoch) == (probe.val_best, 0)  # what fine-tuning's report reads
