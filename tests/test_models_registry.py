@@ -204,3 +204,24 @@ def test_files_that_would_run_code_are_refused(tmp_path, payload):
             call()
         assert isinstance(err.value, WeightsError) and "\n" not in str(err.value)
     assert RAN == []
+
+
+def test_model_config_dict_reads_the_family_config_and_refuses_other_modules():
+    from neurokit.models.config import model_config_dict
+    from neurokit.models.registry import rebuild_cbramod
+
+    cfg = model_config_dict(create_model("cbramod", n_layers=1, d_model=200))
+    assert cfg["n_layers"] == 1 and cfg["d_model"] == 200
+    assert rebuild_cbramod(cfg).config.n_layers == 1
+    with pytest.raises(ConfigError, match="Linear has no config.to_dict"):
+        model_config_dict(torch.nn.Linear(2, 2))
+
+
+def test_a_family_without_create_is_refused_by_create_model(monkeypatch):
+    from dataclasses import replace
+
+    from neurokit.models import registry
+
+    monkeypatch.setitem(registry.MODELS, "cbramod", replace(registry.MODELS["cbramod"], create=None))
+    with pytest.raises(ConfigError, match="'cbramod' is sized from a store's samples only"):
+        create_model("cbramod", n_layers=1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import Callable, Generator, Iterable, Iterator, TypeVar
 
 from neurokit._utils.errors import ConfigError
 
@@ -30,7 +30,7 @@ def scheduler_address(scheduler: str | None) -> str | None:
     return scheduler or os.environ.get(SCHEDULER_ENV) or None
 
 
-def map_ordered(fn: Callable[[T], R], items: Iterable[T], *, n_jobs: int = 1, scheduler=None) -> Iterator[R]:
+def map_ordered(fn: Callable[[T], R], items: Iterable[T], *, n_jobs: int = 1, scheduler=None) -> Generator[R, None, None]:
     """Yield ``fn(item)`` for each item, in input order.
 
     Parameters

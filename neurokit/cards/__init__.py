@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from neurokit._utils.errors import CardError
 from neurokit.cards.schema import READING, check_card_keys
@@ -177,7 +177,7 @@ class DataCard:
         self,
         data_root: str | Path | None,
         task: str | None = None,
-        subjects: list[int] | None = None,
+        subjects: Sequence[int] | None = None,
         download: bool = True,
     ) -> list[FileEntry]:
         """Recordings of ``task`` under ``data_root`` (or ``$NEUROKIT_DATA``).
@@ -389,7 +389,7 @@ class DataCard:
         def bad_label(what):
             return CardError(f"card {self.name!r} task {tname!r}: {what} not in classes {classes}")
 
-        groups = []  # (runs or None, events)
+        groups: list[tuple[set[int] | None, dict]] = []  # (runs or None, events)
         for g in t.get("run_groups") or []:
             try:
                 groups.append(({int(r) for r in g["runs"]}, {d: classes.index(lbl) for d, lbl in g["events"].items()}))
@@ -415,7 +415,7 @@ class DataCard:
                     raise bad_label(f"sub-{r.subject}'s {column}={value!r}")
                 e.label = classes.index(value)
             elif groups:
-                ev = next((ev for runs, ev in groups if runs is None or (r.run or "").isdigit() and int(r.run) in runs), None)
+                ev = next((ev for runs, ev in groups if runs is None or r.run and r.run.isdigit() and int(r.run) in runs), None)
                 if ev is None:
                     continue  # a run no group asks for
                 e.events = ev

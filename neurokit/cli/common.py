@@ -136,7 +136,7 @@ def metrics_table(title: str, metrics: dict, undefined: dict | None = None) -> T
     for k, v in metrics.items():
         if isinstance(v, float):
             t.add_row(k, f"{v:.4f}")
-        elif v is None and k in (undefined or {}):
+        elif v is None and undefined and k in undefined:
             t.add_row(k, str(undefined[k]))
     return t
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 
@@ -60,7 +60,7 @@ def prepare(
         data_root = bids
     elif events or label_column:
         fail(ValueError("--events and --label-column go with --bids (a card's task defines its labels)"))
-    kwargs = {"skip_bad": skip_bad} if skip_bad else {}
+    kwargs: dict[str, Any] = {"skip_bad": skip_bad} if skip_bad else {}
     if subject_pattern is not None:
         kwargs["subject_pattern"] = subject_pattern
     sph = {h: p.expanduser().resolve() for h, p in (("L", sphere_l), ("R", sphere_r)) if p is not None}

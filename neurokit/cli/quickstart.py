@@ -45,7 +45,7 @@ def quickstart(
         console.print(f"\n[bold]{task}[/] (test split; comparison: {out / ('compare_' + task.replace(':', '_'))})")
         for line in comparison_lines(cmp):
             console.print(line, markup=False, highlight=False)
-        one = {}
+        one: dict[tuple, list] = {}
         for r in cmp["runs"]:  # one predicted class: the threshold metrics are not results
             if r.get("degenerate"):
                 one.setdefault((r["arm"], r["fraction"]), []).append(r["seed"])

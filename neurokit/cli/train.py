@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 
@@ -68,7 +68,8 @@ def pretrain(
     )
     from neurokit.pipelines.pretrain import pretrain as run
 
-    kw = {k: v for k, v in (("n_layers", n_layers), ("size", model_size), ("mask_ratio", mask_ratio)) if v is not None}
+    kw: dict[str, Any] = {k: v for k, v in (("n_layers", n_layers), ("size", model_size), ("mask_ratio", mask_ratio))
+                          if v is not None}
     for k, v in (("stimuli", [str(p) for p in stimuli or []]), ("lag_s", lag), ("segments", segments),
                  ("fmri_init", None if fmri_init is None else str(fmri_init)), ("train_fmri_encoder", train_fmri_encoder)):
         if v is not None and v != []:
@@ -83,9 +84,9 @@ def pretrain(
     if resume:  # keep the run's settings; change only what the user gives again
         given = {k for k in ctx.params if option_given(ctx, k)}
         ch = {k: v for k, v in opts.items() if k in given or k in ("device", "progress", "num_workers")}
-        for k, v in (("optim", optim), ("model_kwargs", kw)):
-            if v:
-                ch[k] = v
+        for k, d in (("optim", optim), ("model_kwargs", kw)):
+            if d:
+                ch[k] = d
         cfg = run_or_exit(resume_config, out, **ch)
     else:
         cfg = run_or_exit(PretrainConfig, **opts)

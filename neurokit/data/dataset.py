@@ -31,7 +31,7 @@ class PatchDataset(torch.utils.data.Dataset):
         Keep only samples whose ``meta/run`` is listed.
     labelled : bool
         Drop samples with label -1.
-    samples : sequence of int, optional
+    samples : sequence or array of int, optional
         Keep only these samples, numbered across the stores in order (store 0's samples first); the
         numbering of :attr:`sample_ids`, which evaluation folds use.
 
@@ -48,6 +48,9 @@ class PatchDataset(torch.utils.data.Dataset):
     >>> x, y = parts["train"][0]  # doctest: +SKIP
     """
 
+    #: set by fine-tuning on its training part when ``label_fraction`` < 1: what the cut kept (for its report)
+    label_fraction_info: dict | None = None
+
     def __init__(
         self,
         stores,
@@ -55,7 +58,7 @@ class PatchDataset(torch.utils.data.Dataset):
         subjects: Sequence[str] | None = None,
         runs: Sequence[str] | None = None,
         labelled: bool = False,
-        samples: Sequence[int] | None = None,
+        samples: Sequence[int] | np.ndarray | None = None,
         transform: Callable | None = None,
     ) -> None:
         if isinstance(stores, (str, Path, PatchStore)):

@@ -91,7 +91,7 @@ def pretraining_overlap(pretrained_on: Sequence[dict] | None, test_ds) -> list[d
     """
     if pretrained_on is None:
         return None
-    pre = {}
+    pre: dict[tuple[str, str], str] = {}
     for s in pretrained_on:
         if isinstance(s, dict) and s.get("sha256"):
             pre.setdefault(_key(s), str(s.get("path")))

@@ -29,6 +29,16 @@ class LinearProbe:
     val_best: float
     records: list[dict] = field(default_factory=list)  # one per C: {"C", "val_<metric>"…}
 
+    @property
+    def best(self) -> float:
+        """:attr:`val_best`, under the name of a Trainer result's selection value (fine-tuning reports both alike)."""
+        return self.val_best
+
+    @property
+    def best_epoch(self) -> int:
+        """0: a probe is fitted in closed form, without epochs (a Trainer result's ``best_epoch`` counts from 1)."""
+        return 0
+
     def scores(self, features: np.ndarray) -> np.ndarray:
         out = np.asarray(features, dtype=np.float64) @ self.weight.T + self.bias
         return out[:, 0] if out.shape[1] == 1 else out
@@ -59,7 +69,7 @@ def fit_linear_probe(x_train: np.ndarray, y_train: np.ndarray, x_val: np.ndarray
     Raises
     ------
     ValueError
-        A training split of one class (logistic regression cannot be fitted).
+        A training split of one class (logistic regression cannot be fitted), or no ``C`` in ``Cs``.
 
     Examples
     --------
@@ -88,6 +98,8 @@ def fit_linear_probe(x_train: np.ndarray, y_train: np.ndarray, x_val: np.ndarray
         records.append({"C": float(C), f"val_{metric}": float(v)})
         if best is None or (np.isfinite(v) and (not np.isfinite(best[0]) or v > best[0])):
             best = (float(v), float(C), w, b)
+    if best is None:
+        raise ValueError(f"linear probe: Cs is empty ({list(Cs)}): give at least one inverse regularisation strength")
     v, C, w, b = best
     # fold the standardisation in: w·(x − μ)/σ + b = (w/σ)·x + (b − Σ w μ/σ)
     weight = w / scaler.scale_

@@ -112,7 +112,7 @@ def find_recordings(
             + (f", runs {sorted(want_runs)}" if want_runs else "")
             + f" (tasks there: {tasks}; subjects: {subs[:10]}{'…' if len(subs) > 10 else ''})"
         )
-    out.sort(key=lambda r: (r.subject, r.session or "", int(r.run) if (r.run or "").isdigit() else -1, str(r.path)))
+    out.sort(key=lambda r: (r.subject, r.session or "", int(r.run) if r.run and r.run.isdigit() else -1, str(r.path)))
     return out
 
 
@@ -160,7 +160,9 @@ def read_bids_eeg(path: str | Path, *, interpolate_bads: bool = True, verbose: b
     except Exception as exc:  # mne-bids raises many types for bad names and sidecars
         raise DataFileError(f"{path}: mne-bids could not read this recording ({type(exc).__name__}: {exc})") from exc
     raw = read_eeg(path, eeg_only=False, **read_opts)
-    renamed = raw_notes(raw).renames.renamed  # original label → 10-05 name
+    renames = raw_notes(raw).renames
+    assert renames is not None  # read_eeg records them on every recording it reads
+    renamed = renames.renamed  # original label → 10-05 name
     name = {orig: renamed.get(orig, orig) for orig in side.ch_names}
     types = {name[c]: t for c, t in zip(side.ch_names, side.get_channel_types()) if name[c] in raw.ch_names}
     change = {c: t for c, t in types.items() if t != raw.get_channel_types(picks=[c])[0]}

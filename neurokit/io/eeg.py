@@ -434,9 +434,9 @@ def _normalize_names(raw, dup_labels, path) -> ChannelRenames:
         )
     mapping = {labs[0]: n for n, labs in targets.items() if labs[0] != n}
     for ch, new in mapping.items():
-        old = strip_affixes(ch)
-        if OLD_TO_NEW.get(old) == new:
-            renames.aliases[new] = old
+        bare = strip_affixes(ch)
+        if OLD_TO_NEW.get(bare) == new:
+            renames.aliases[new] = bare
     if mapping:
         raw.rename_channels(mapping)
     renames.renamed = mapping

@@ -32,6 +32,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -710,6 +711,8 @@ def _read_gifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
         img = nib.load(path)
     except (MemoryError, Exception) as exc:  # noqa: BLE001 - damaged XML, dims the data do not fill, …
         raise DataFileError(f"{path}: cannot read as GIFTI ({_short(exc)})") from exc
+    if not isinstance(img, nib.gifti.GiftiImage):
+        raise DataFileError(f"{path}: not a GIFTI file (nibabel reads it as {type(img).__name__})")
     if not img.darrays:
         raise DataFileError(f"{path}: GIFTI file without data arrays")
     for i, d in enumerate(img.darrays):
@@ -717,7 +720,7 @@ def _read_gifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
         if not dims or min(dims) < 1 or np.shape(d.data) != dims:
             raise DataFileError(f"{path}: data array {i} has Dim {dims} but holds an array of shape {np.shape(d.data)}: "
                                 "a damaged header")
-    intents = [intent_codes.niistring[d.intent] for d in img.darrays]
+    intents = [str(intent_codes.niistring[d.intent]) for d in img.darrays]
     meta = {}
     for d in [img, *img.darrays]:
         meta.update({k: v for k, v in d.meta.items()})
@@ -807,7 +810,7 @@ def _gifti_role(intent: str, darray) -> str:
         return "geometry"
     if intent == "NIFTI_INTENT_LABEL":
         return "label"
-    if intent in _GIFTI_DATA_INTENTS or 2 <= intent_codes.code[intent] <= 24:  # statistics: t, z, p…
+    if intent in _GIFTI_DATA_INTENTS or 2 <= cast(int, intent_codes.code[intent]) <= 24:  # statistics: t, z, p…
         return "data"
     if intent == "NIFTI_INTENT_NONE" and np.issubdtype(np.asarray(darray.data).dtype, np.floating):
         return "data"
@@ -866,6 +869,8 @@ def _read_mgh(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
         img = nib.load(path)
     except Exception as exc:  # noqa: BLE001
         raise DataFileError(f"{path}: cannot read as FreeSurfer MGH ({_short(exc)})") from exc
+    if not isinstance(img, nib.MGHImage):
+        raise DataFileError(f"{path}: not a FreeSurfer MGH file (nibabel reads it as {type(img).__name__})")
     shape = tuple(int(d) for d in img.shape)
     if not shape or min(shape) < 1 or (len(shape) > 1 and np.prod(shape[1:3]) != 1):
         raise DataFileError(f"{path}: MGH volume of shape {shape}, expected a surface overlay (n_vertices, 1, 1[, n_frames])")

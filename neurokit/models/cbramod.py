@@ -157,11 +157,13 @@ class CrissCrossLayer(nn.Module):
         hs, ht = h.split(half, dim=-1)
         # spatial heads: one sequence of C channels per (batch, patch, head)
         qkv = F.linear(hs.transpose(1, 2), s.in_proj_weight, s.in_proj_bias)  # (B, N, C, 3·half)
-        o = _attend(*qkv.view(B, N, C, 3, H2, hd).permute(3, 0, 1, 4, 2, 5), p)  # (B, N, H2, C, hd)
+        q, k, v = qkv.view(B, N, C, 3, H2, hd).permute(3, 0, 1, 4, 2, 5).unbind(0)
+        o = _attend(q, k, v, p)  # (B, N, H2, C, hd)
         os_ = s.out_proj(o.transpose(2, 3).reshape(B, N, C, half)).transpose(1, 2)  # (B, C, N, half)
         # temporal heads: one sequence of N patches per (batch, channel, head)
         qkv = F.linear(ht, t.in_proj_weight, t.in_proj_bias)  # (B, C, N, 3·half)
-        o = _attend(*qkv.view(B, C, N, 3, H2, hd).permute(3, 0, 1, 4, 2, 5), p)  # (B, C, H2, N, hd)
+        q, k, v = qkv.view(B, C, N, 3, H2, hd).permute(3, 0, 1, 4, 2, 5).unbind(0)
+        o = _attend(q, k, v, p)  # (B, C, H2, N, hd)
         return os_, t.out_proj(o.transpose(2, 3).reshape(B, C, N, half))
 
     def _attention_fused(self, h: torch.Tensor) -> torch.Tensor:
@@ -392,7 +394,7 @@ class CBraMod(nn.Module):
                                     input_norm)
         self.patch_embedding = PatchEmbedding(patch_size, d_model, dropout)
         self.encoder = _Encoder(self.config)
-        self.proj_out = nn.Sequential(nn.Linear(d_model, patch_size))
+        self.proj_out: nn.Module = nn.Sequential(nn.Linear(d_model, patch_size))
         self.apply(_init_weights)
         if input_norm != "none":  # no module (and no state-dict key) for the paper's model
             self.input_norm = InputNorm(input_norm)

@@ -72,6 +72,8 @@ class InputNorm(nn.Module):
     1.3416
     """
 
+    scale: torch.Tensor  # the buffer registered in "corpus" mode
+
     def __init__(self, mode: str = "none", scale: float = 1.0) -> None:
         super().__init__()
         self.mode = check_mode(mode)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, cast
 
 import torch.nn as nn
 
@@ -18,6 +18,7 @@ from neurokit.data.pairs import open_stimuli
 from neurokit.models.cbramod import CBraMod, CBraModConfig
 from neurokit.models.checkpoint import CBRAMOD_RELEASE_FACTS, check_data_facts, data_facts
 from neurokit.models.clip import CLIPConfig, SurfaceCLIP
+from neurokit.models.config import model_config_dict
 from neurokit.models.pretrained import (
     FAMILY_TITLES,
     cbramod_layers,
@@ -301,7 +302,15 @@ def check_encoders(cfg: CLIPConfig, stimuli: Sequence) -> None:
 
 
 def _encoder(m: nn.Module) -> nn.Module:
-    return getattr(m, "module", m).encoder
+    return cast(nn.Module, getattr(m, "module", m).encoder)  # vsMAE's and CLIP's encoder submodule
+
+
+def _create(spec: ModelSpec, kwargs: dict) -> nn.Module:
+    """``spec.create(kwargs)``; a family registered without ``create`` is only sized from a store."""
+    if spec.create is None:
+        raise ConfigError(f"model {spec.name!r} is sized from a store's samples only (neuro pretrain / finetune); "
+                          "it cannot be made by create_model or from a bare state dict")
+    return spec.create(kwargs)
 
 
 #: every model family, by name
@@ -381,7 +390,7 @@ def build_backbone(init: str | Path | None, *, model: str, model_kwargs: dict | 
     info: dict[str, Any] = {"init": str(init) if init else None}
     if init is None:
         module = objective.build(store_attrs, tuple(sample_shape), dict(model_kwargs))
-        return objective.backbone(module), {**info, "model_config": module.config.to_dict()}
+        return objective.backbone(module), {**info, "model_config": model_config_dict(module)}
     pf = read_pretrained(init)  # hub:ORG/NAME[@REV] or a path, read with weights_only=True
     weights_info = pf.info  # name, revision, commit, sha256
     info["weights"] = weights_info
@@ -420,7 +429,7 @@ def build_backbone(init: str | Path | None, *, model: str, model_kwargs: dict | 
                        "montage-independent, fine-tuning adapts it", init, len(pre_ch), len(now_ch),
                        len(set(pre_ch) & set(now_ch)))
     # coverage (loaded/total, missing, unexpected) and where the file came from (name, revision, commit, SHA-256)
-    info.update(model=model_name, model_config=module.config.to_dict(), weights={**report.to_dict(), **weights_info},
+    info.update(model=model_name, model_config=model_config_dict(module), weights={**report.to_dict(), **weights_info},
                 weights_line=report.line(), pretrain_recipe=pf.checkpoint.get("recipe"),
                 pretraining_sources=pf.checkpoint.get("pretraining_sources"))
     return objective.backbone(module), info
@@ -482,7 +491,7 @@ def create_model(name: str, *, pretrained: str | Path | None = None, allow_parti
     """
     spec = get_model_spec(name)
     if pretrained is None:
-        return place(spec.create(dict(kwargs)), map_location)
+        return place(_create(spec, dict(kwargs)), map_location)
     pf = read_pretrained(pretrained, map_location=map_location)
     family = expect_family(pf, [name], f"create_model({name!r})")
     if not pf.whole_module:
@@ -493,7 +502,7 @@ def create_model(name: str, *, pretrained: str | Path | None = None, allow_parti
         kw = dict(kwargs)
         if family == "cbramod" and pf.family is None and "n_layers" not in kw:
             kw["n_layers"] = cbramod_layers(pf.state_dict) or 12
-        module = spec.create(kw)
+        module = _create(spec, kw)
     else:
         module = spec.rebuild(dict(pf.model_config))
     report = load_into(module, pf.state_dict, allow_partial=allow_partial, name=pf.source, what=f"{spec.title} model")
@@ -569,7 +578,7 @@ def from_pretrained(source: str | Path, *, model: str | None = None, map_locatio
         kw = dict(config)
         if family == "cbramod" and "n_layers" not in kw:
             kw["n_layers"] = cbramod_layers(pf.state_dict) or 12
-        module = spec.create(kw)
+        module = _create(spec, kw)
     else:
         family = expect_family(pf, [model] if model else [pf.family], "from_pretrained(model=...)")
         spec = get_model_spec(family)

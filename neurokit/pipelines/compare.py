@@ -130,14 +130,14 @@ def aggregate(rows: Sequence[dict], metrics: Sequence[str], pairs: Sequence[tupl
     fracs = list(dict.fromkeys(r["fraction"] for r in rows))
     summary = {a: {f: {m: stats([r.get(m) for (aa, ff, _), r in table.items() if aa == a and ff == f])
                        for m in metrics} for f in fracs if any(k[:2] == (a, f) for k in table)} for a in arms}
-    differences = {}
+    differences: dict[str, dict] = {}
     for a, b in pairs:
         d = differences.setdefault(f"{a} − {b}", {})
         for f in fracs:
             seeds = [s for (aa, ff, s) in table if aa == a and ff == f and (b, f, s) in table]
             d[f] = {}
             for m in metrics:
-                diff = [table[(a, f, s)].get(m) - table[(b, f, s)].get(m) for s in seeds
+                diff = [table[(a, f, s)][m] - table[(b, f, s)][m] for s in seeds
                         if table[(a, f, s)].get(m) is not None and table[(b, f, s)].get(m) is not None]
                 st = stats(diff)
                 st["better"] = int(sum(x > 0 for x in diff))
@@ -220,7 +220,8 @@ def compare_pretraining(stores, out: str | Path, cfg: FinetuneConfig | None = No
         _, init_info, model_name = finetune_backbone(base, init, PatchDataset(stores))
         random_kw = {**init_info["model_config"], **base.model_kwargs}
 
-    rows, reports, baselines, chance, subsets = [], {}, {}, None, {}
+    rows, reports, baselines, chance = [], {}, {}, None
+    subsets: dict[str, dict] = {}
     confounds = None  # the eye-movement check of the training split (the same for every run)
     from neurokit._utils.progress import progress_bar
 
@@ -233,10 +234,11 @@ def compare_pretraining(stores, out: str | Path, cfg: FinetuneConfig | None = No
             first = f not in done_first
             done_first.add(f)
             probe_arm = spec["strategy"] == "linear-probe"
+            own: dict[str, Any] = {} if spec["pretrained"] else {"model": model_name, "model_kwargs": random_kw}
             run_cfg = replace(base, seed=seed, label_fraction=f, strategy=spec["strategy"],
                               baselines=base.baselines and first,
                               head="auto" if probe_arm else base.head, augment=None if probe_arm else base.augment,
-                              **({} if spec["pretrained"] else {"model": model_name, "model_kwargs": random_kw}))
+                              **own)
             d = out / arm / f"frac{fk}" / f"seed{seed}"
             rep, reused = finetune_or_reuse(stores, d, run_cfg, init=init if spec["pretrained"] else None,
                                             overwrite=overwrite)

@@ -61,7 +61,7 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
     if is_m4oe_checkpoint(checkpoint):
         if subjects is not None:
             raise ConfigError("subjects= is not available for M4oE checkpoints (each task has its own store); use split=")
-        return evaluate_m4oe(checkpoint, list(store) if isinstance(store, (list, tuple)) else [store],
+        return evaluate_m4oe(checkpoint, [store] if isinstance(store, (str, Path)) else list(store),
                              split=split, batch_size=batch_size, device=device)
     allow = check_allow_mismatch(allow_mismatch)
     dev = dist.setup(device).device
@@ -74,8 +74,8 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
     if family.modality != have:
         raise ConfigError(f"{first}: holds {have} samples {tuple(ds_all.sample_shape)}; {checkpoint} is a "
                           f"{family.title or ck['model']} model fine-tuned on {family.modality} stores")
-    trained = data_facts({**(ck.get("store_attrs") or {}), "recipe": ck.get("recipe")}, ck.get("sample_shape"))
-    accepted = check_data_facts(trained, data_facts(ds_all.attrs, ds_all.sample_shape), checkpoint=checkpoint,
+    trained_facts = data_facts({**(ck.get("store_attrs") or {}), "recipe": ck.get("recipe")}, ck.get("sample_shape"))
+    accepted = check_data_facts(trained_facts, data_facts(ds_all.attrs, ds_all.sample_shape), checkpoint=checkpoint,
                                 store=first, allow=allow)
     if len(ds_all) == 0:
         raise ConfigError(f"{first}: no labelled sample (the store was prepared without a labelled task)")
@@ -101,7 +101,11 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
     else:
         ds = ds_all
     if len(ds) == 0:
-        asked = f"subjects {', '.join(subjects)}" if subjects is not None else f"the {split} split ({_kw_ids(trained[split])})"
+        if subjects is not None:
+            asked = f"subjects {', '.join(subjects)}"
+        else:
+            assert split is not None  # no subjects nor split: every sample, and ds_all is not empty (checked above)
+            asked = f"the {split} split ({_kw_ids(trained[split])})"
         raise ConfigError(f"{first}: no labelled sample of {asked}; subjects in the store: {', '.join(ds_all.store_subjects)}")
     key = "run" if "runs" in trained.get("train", {}) else "subject"
     scored = sorted({str(v) for v in ds.meta(key)})

@@ -33,7 +33,7 @@ from neurokit.models.checkpoint import (
     load_checkpoint,
     save_checkpoint,
 )
-from neurokit.models.heads import HEADS, FinetuneModel, Head
+from neurokit.models.heads import HEADS, FinetuneModel, Head, backbone_features
 from neurokit.models.input_norm import fit_input_norm
 from neurokit.models.registry import build_backbone, get_model_spec
 from neurokit.pipelines.outputs import run_in_folder
@@ -526,6 +526,7 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
         yv, ov = predict(module, parts["val"], cfg.batch_size, info.device)
         return {f"val_{k}": v for k, v in score(kind, yv, ov).items()}
 
+    assert cfg.lr_head is not None  # FinetuneConfig.__post_init__ sets it
     ocfg = OptimConfig(lr=max(cfg.lr_backbone, cfg.lr_head), weight_decay=cfg.weight_decay,
                        min_lr=min(cfg.min_lr, cfg.lr_backbone, cfg.lr_head), clip_grad=cfg.clip_grad)
     trainer = Trainer(model, train, loss, model_name=model_name, optim=ocfg, batch_size=min(cfg.batch_size, len(train)),
@@ -653,7 +654,7 @@ def finetune_backbone(cfg: FinetuneConfig, init, ds) -> tuple[torch.nn.Module, d
     """
     backbone, init_info = build_backbone(init, model=cfg.model or "cbramod", model_kwargs=cfg.model_kwargs,
                                          store_attrs=ds.attrs, sample_shape=ds.sample_shape,
-                                         allow_partial=cfg.allow_partial_init, allow_mismatch=cfg.allow_mismatch,
+                                         allow_partial=cfg.allow_partial_init, allow_mismatch=cfg.allow_mismatch or (),
                                          store_name=ds.stores[0].path)
     model_name = init_info.get("model", cfg.model or "cbramod")
     if cfg.model is not None and model_name != cfg.model:
@@ -672,7 +673,7 @@ def _build_finetune_model(ds_all, cfg: FinetuneConfig, init, info, kind: str, n_
     with torch.no_grad():
         x0 = ds_all[0][0].unsqueeze(0).to(info.device)
         backbone.eval()
-        feat_shape = tuple(backbone.forward_features(x0).shape[1:])
+        feat_shape = tuple(backbone_features(backbone, x0).shape[1:])
     n_out = 1 if kind in ("binary", "regression") else n_classes
     head_kind = get_objective(model_name).default_head if cfg.head == "auto" else cfg.head
     if cfg.strategy == "linear-probe":
@@ -727,7 +728,8 @@ def add_lora(backbone: torch.nn.Module, model_name: str, rank: int = 8, alpha: f
         from peft import LoraConfig, inject_adapter_in_model
     except ImportError:
         raise ConfigError("strategy='lora' needs the peft library: pip install 'neurokit-fm[lora]'") from None
-    conf = LoraConfig(r=int(rank), lora_alpha=float(alpha), lora_dropout=0.0, bias="none", target_modules=list(targets))
+    conf = LoraConfig(r=int(rank), lora_alpha=float(alpha),  # type: ignore[arg-type]  # peft annotates int; a float scales
+                      lora_dropout=0.0, bias="none", target_modules=list(targets))
     backbone = inject_adapter_in_model(conf, backbone)
     for n, p in backbone.named_parameters():
         p.requires_grad_("lora_" in n)
@@ -750,7 +752,7 @@ def merge_lora(model: torch.nn.Module) -> int:
     return len(wrapped)
 
 
-def trainable_parameters(model: torch.nn.Module) -> dict[str, int]:
+def trainable_parameters(model: FinetuneModel) -> dict[str, int]:
     """Counts of trainable and total parameters of a :class:`FinetuneModel`: ``backbone``, ``head``,
     ``total`` (trainable) and ``all`` (every parameter)."""
     def n(ps):
@@ -762,8 +764,8 @@ def trainable_parameters(model: torch.nn.Module) -> dict[str, int]:
 
 def _fit_probe(model, parts: dict, kind: str, cfg: FinetuneConfig, info):
     """strategy="linear-probe": fit the probe on pooled frozen features and write it into the avgpool head.
-    Returns the :class:`~neurokit.evaluation.probe.LinearProbe` with the Trainer result's fields
-    (``best``, ``best_epoch``, ``records``) added."""
+    Returns the :class:`~neurokit.evaluation.probe.LinearProbe`, whose ``best``, ``best_epoch`` and ``records`` read
+    as a Trainer result's."""
     from neurokit.evaluation.probe import fit_linear_probe
     from neurokit.training.predict import extract_features
 
@@ -774,7 +776,6 @@ def _fit_probe(model, parts: dict, kind: str, cfg: FinetuneConfig, info):
     with torch.no_grad():
         lin.weight.copy_(torch.as_tensor(probe.weight, dtype=lin.weight.dtype))
         lin.bias.copy_(torch.as_tensor(probe.bias, dtype=lin.bias.dtype))
-    probe.best, probe.best_epoch = probe.val_best, 0
     return probe
 
 

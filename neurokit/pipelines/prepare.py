@@ -137,7 +137,7 @@ def prepare(
     extra = [CLI_FLAGS.get(k, k) for k in kwargs if k not in accepted]
     if extra:
         raise ConfigError(f"card {card.name!r} (modality {card.modality}): {', '.join(extra)} does not apply to it; drop it")
-    if "channels" in kwargs:
+    if channels is not None:  # set in kwargs above
         kwargs["channels"] = card.channel_set(channels) if isinstance(channels, str) else list(channels)
     made = [p for p in (out.parent, *out.parent.parents) if not p.exists()]
     try:

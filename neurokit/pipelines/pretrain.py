@@ -29,6 +29,7 @@ from neurokit.models.checkpoint import (
     check_resume_data,
     load_checkpoint,
 )
+from neurokit.models.config import model_config_dict
 from neurokit.models.input_norm import check_mode
 from neurokit.training import distributed as dist
 from neurokit.training.objectives import get_objective, heldout_masked_loss
@@ -263,6 +264,7 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
         if info.is_main:
             (out / "metrics.jsonl").unlink(missing_ok=True)
     ds_sel, used = select_pretrain_data(stores if isinstance(stores, (list, tuple)) else [stores], cfg)
+    val_ds: PatchDataset | ScaledDataset | None
     if cfg.model == "cbramod":  # the held-out masked loss and its baselines are CBraMod's objective
         ds, val_ds, held = holdout_split(ds_sel, cfg.val_fraction, cfg.seed)
     else:
@@ -292,6 +294,7 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
         model = objective.build(ds.attrs, ds.sample_shape, kw)
     model.to(info.device)
     scales = None
+    ds_train: PatchDataset | ScaledDataset
     if cfg.normalize == "corpus":  # each corpus of the pool by its own training RMS; the model's scale stays 1
         scales = {**(corpus_scales(val_ds) if val_ds is not None else {}), **corpus_scales(ds)}
         ds_train, val_ds = ScaledDataset(ds, scales), (None if val_ds is None else ScaledDataset(val_ds, scales))
@@ -317,11 +320,12 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
     kept = kept_summary(ds.stores)
     meta = {**_provenance(ds, cfg), "normalize": normalization, "heldout": held, "kept": kept,
             "pretraining_sources": used_sources(ds)}
+    assert isinstance(cfg.optim, OptimConfig)  # PretrainConfig.__post_init__ made it one
     trainer = Trainer(model, data, loss, model_name=cfg.model, optim=cfg.optim, batch_size=batch_size,
                       epochs=cfg.epochs, max_steps=cfg.max_steps, seed=cfg.seed, info=info,
                       num_workers=cfg.num_workers, out=out, ckpt_every=cfg.ckpt_every, log_steps=True,
                       checkpoint_extra=lambda: {"kind": "pretrain", "model": cfg.model,
-                                                "model_config": unwrap(model).config.to_dict(),
+                                                "model_config": model_config_dict(unwrap(model)),
                                                 "train_config": asdict(cfg), **meta},
                       stage="pretrain", progress=cfg.progress, validate=validate)
     if state is not None:
@@ -434,12 +438,13 @@ def select_pretrain_data(stores: Sequence, cfg: PretrainConfig) -> tuple[PatchDa
     from neurokit.cards import DataCard
     from neurokit.data.splits import resolve_splits
 
+    kw: dict[str, Any]  # PatchDataset's selection: subjects, or subjects and runs
     if len(subj) == 1:  # one subject: fine-tuning splits it by run, so pretraining must too
         try:
-            how, kw = resolve_splits(ds_all)
+            how, by_part = resolve_splits(ds_all)
         except ConfigError as exc:
             raise ConfigError(f"{exc} (or pretrain on every sample: split='all' (CLI: --split all))") from None
-        kw = kw[cfg.split]
+        kw = by_part[cfg.split]
     else:
         how = "subject"
         sp = DataCard(name=body.get("name", "?"), raw=body).splits(ds_all.info.task).get(cfg.split) or []

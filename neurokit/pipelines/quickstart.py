@@ -49,13 +49,13 @@ def pool_single_channel(stores: list[tuple[PatchStore, list[str]]], out: Path, *
     pooled_subjects = {(rows[k][0], str(stores[rows[k][0]][0].meta["subject"][rows[k][1]])) for k in pick}
     sources, pooled_from = [], []
     for si, (st, train) in enumerate(stores):
-        stem, train = Path(st.path).stem, {str(t) for t in train}
+        stem, train_ids = Path(st.path).stem, {str(t) for t in train}
         srcs = [x for x in st.info.sources if isinstance(x, dict)]
         for x in srcs:  # a source of no recorded subject (an older store) may have given any window: kept
             if x.get("subject") in (None, "") or (si, str(x["subject"])) in pooled_subjects:
                 src = {k: v for k, v in x.items() if k not in ("session", "run")}  # pooled samples have neither
                 sources.append({**src, **({"subject": f"{stem}:{x['subject']}"} if x.get("subject") else {})})
-        mine = [x for x in srcs if str(x.get("subject")) in train]
+        mine = [x for x in srcs if str(x.get("subject")) in train_ids]
         kept = sum(int(x.get("n_windows") or 0) for x in mine) if mine else len(st)
         rej = sum(int(x.get("n_rejected") or 0) for x in mine) if mine else int(st.info.n_rejected or 0)
         pooled_from.append({"store": str(st.path), "kept": kept, "rejected": rej,

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 
 from neurokit._utils.errors import ConfigError, DataFileError
 from neurokit.data.pairs import PairedDataset, open_stimuli, pair_samples
+from neurokit.models.clip import CLIPConfig
 from neurokit.models.registry import ModelSpec, check_encoders, get_model_spec
 
 logger = logging.getLogger("neurokit")
@@ -202,6 +203,9 @@ def pair_for_training(ds, model: nn.Module, kwargs: dict):
     """The objective's dataset: :class:`PairedDataset` over ``ds`` and ``kwargs["stimuli"]`` at the model's lag."""
     stimuli = open_stimuli(kwargs.get("stimuli"))
     cfg = getattr(model, "module", model).config
+    if not isinstance(cfg, CLIPConfig):
+        raise ConfigError(f"{type(model).__name__}: pairing with stimuli needs a CLIP model (its config is "
+                          f"{type(cfg).__name__})")
     check_encoders(cfg, stimuli)
     pairs = pair_samples(ds, stimuli, cfg.lag_s, segments=kwargs.get("segments") or "all")
     if not len(pairs):

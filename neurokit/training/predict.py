@@ -9,6 +9,7 @@ import torch
 import torch.nn as nn
 
 from neurokit.data.dataset import PatchDataset
+from neurokit.models.heads import backbone_features
 from neurokit.training.optim import EpochSampler, make_loader
 
 logger = logging.getLogger("neurokit")
@@ -52,7 +53,7 @@ def extract_features(backbone: nn.Module, ds: PatchDataset, batch_size: int, dev
     ys, feats = [], []
     with torch.no_grad():
         for x, y in make_loader(ds, sampler, batch_size, 0, device):
-            f = backbone.forward_features(x.to(device)).float()
+            f = backbone_features(backbone, x.to(device)).float()
             feats.append(f.flatten(1, -2).mean(dim=1).cpu())
             ys.append(y)
     return torch.cat(ys).numpy(), torch.cat(feats).numpy()

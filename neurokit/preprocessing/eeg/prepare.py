@@ -27,6 +27,7 @@ from neurokit._utils.errors import (
 from neurokit._utils.progress import progress_bar
 from neurokit._utils.version import VERSION as __version__
 from neurokit.cards import DataCard
+from neurokit.geometry.channels import ChannelRenames
 from neurokit.io.entry import FileEntry
 from neurokit.io.notes import raw_notes
 from neurokit.io.shards import (
@@ -345,7 +346,7 @@ class _EEGWriting:
             if self.options.skip_bad:
                 logger.warning("skipping %s", res["error"])
                 return
-            raise self.writer.stopped(res["error"]) if self.options.shards and self.writer is not None else res["error"]
+            raise self.writer.stopped(res["error"]) if isinstance(self.writer, ShardSetWriter) else res["error"]
         w = res["windows"]
         # the store ids the recording is written under: which sources a split's samples came from
         res["source"].update(subject=str(e.subject), session=str(e.session or ""), run=str(e.run or ""))
@@ -370,7 +371,7 @@ class _EEGWriting:
             raise exc
         if not self.options.shards:
             raise disk_full_error(self.out, e.path) from exc
-        kept = (self.writer.kept() if self.writer is not None else
+        kept = (self.writer.kept() if isinstance(self.writer, ShardSetWriter) else
                 f"the {len(self.done)} recordings already in the set are kept" if self.done else
                 "no recording was written yet")
         raise StoreError(f"{self.out}: disk full while processing {e.path}; {kept}. Free space, then rerun the "
@@ -405,6 +406,7 @@ class _EEGWriting:
         if not self.options.shards:
             put(self.writer)
             return
+        assert isinstance(self.writer, ShardSetWriter)  # take() opens one before writing, a set for shards
         with self.writer.shard(recording_key(e.path, e.member), sources=[source],
                                n_rejected=int(w.n_rejected)) as sw:
             put(sw)
@@ -422,14 +424,14 @@ class _EEGWriting:
         if self.writer is None:
             why = f" ({len(self.dropped)} dropped by the recipe's min_duration_s)" if self.dropped else ""
             raise DataFileError(f"prepare {self.card.name}: no usable recording (all skipped{why})")
-        if not self.options.shards:
+        if isinstance(self.writer, PatchStoreWriter):  # a single store (shards: a ShardSetWriter)
             self.writer.set_attrs(sources=self.sources, n_rejected=self.n_rejected, dropped=self.dropped,
                                   n_bad_annotation=self.n_bad_annotation)
         return self.writer.close(), self.writer.n
 
     def abort(self) -> None:
         """Discard a single store being written (a shard set keeps its finished shards)."""
-        if self.writer is not None and not self.options.shards:
+        if isinstance(self.writer, PatchStoreWriter):  # a single store (shards: a ShardSetWriter)
             self.writer.abort()
 
 
@@ -507,7 +509,7 @@ def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = 
         raise
     except Exception as exc:  # a fault of MNE or numpy on this file: name the file
         raise DataFileError(f"{path}: {describe_exception(exc)}") from exc
-    ren = raw_notes(raw).renames
+    ren = raw_notes(raw).renames or ChannelRenames()  # every reader records them; none: nothing renamed
     n_bad = applied.pop("n_bad_annotation", 0) if isinstance(w, StreamedPart) else w.n_bad_annotation
     provenance = {"path": str(Path(path).resolve()), **({"member": member} if member else {}),
                   "sha256": _sha256(path), "n_windows": int(n_windows),

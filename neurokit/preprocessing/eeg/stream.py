@@ -74,7 +74,7 @@ class RowFile:
         """Write ``block`` (len(rows), k) at columns ``col … col + k`` of ``rows`` (default all)."""
         rows = range(self.n_rows) if rows is None else rows
         for i, r in enumerate(rows):
-            buf = memoryview(np.ascontiguousarray(block[i], dtype="<f8")).cast("B")
+            buf = memoryview(np.ascontiguousarray(block[i], dtype="<f8")).cast("B")  # type: ignore[arg-type]  # numpy stubs: buffer only on 3.12+
             off = self._offset(r, col)
             while len(buf):
                 done = scratch_call(os.pwrite, self.fd, buf, off, where=self.path)

@@ -266,7 +266,7 @@ def _filter(raw, recipe: EEGRecipe, applied: dict, source: str) -> None:
         kernels = filter_kernels(sf, l_freq, h_freq, freqs)
         if any(len(h) > b - a for h in kernels for a, b in segments):
             kernels = None  # a filter longer than a stretch of the recording: MNE's path (and its handling)
-    if kernels is not None:
+    if kernels is not None and segments is not None:  # kernels are only made for segments
         for a, b in segments:  # stretches between gaps are filtered on their own, as Raw.filter does
             apply_filters(raw._data[:, a:b], kernels)
         if band:
@@ -382,18 +382,18 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
         raise DataFileError(
             f"{source}: recording too short ({n_times / sf:.2f} s) for any {recipe.window_s:g}-s window"
         )
-    notes = []
+    dropped: list[str] = []
     if dropped_edge:
         where = "the end of the recording" if len(pieces) == 1 else "the end of the recording or into a gap"
-        notes.append(f"{dropped_edge} window(s) ran past {where} and were dropped")
+        dropped.append(f"{dropped_edge} window(s) ran past {where} and were dropped")
     if n_bad:
-        notes.append(f"{n_bad} window(s) overlap a BAD… annotation and were dropped (reject_by_annotation)")
-    for n in notes:
+        dropped.append(f"{n_bad} window(s) overlap a BAD… annotation and were dropped (reject_by_annotation)")
+    for n in dropped:
         warnings.warn(f"{source}: {n}", RuntimeWarning, stacklevel=3)
     return WindowPlan(starts=np.asarray([s for s, _, _ in keep], dtype=np.int64),
                       labels=np.asarray([y for (_, y, _) in keep], dtype=np.int64),
                       onsets=np.asarray([t + (s - a) / sf for (s, _, (a, _, t)) in keep], dtype=np.float64),
-                      win=win, notes=notes, n_bad_annotation=n_bad)
+                      win=win, notes=dropped, n_bad_annotation=n_bad)
 
 
 def cut_windows(data: np.ndarray, starts: np.ndarray, win: int, recipe: EEGRecipe,
@@ -420,6 +420,7 @@ def _event_starts(raw, recipe: EEGRecipe, source: str) -> tuple[list[int], list[
     matches, the triggers of the file's stim channel whose codes the events name (``"1": left``)."""
     import mne
 
+    assert recipe.events is not None  # window_plan calls this only for a recipe with events
     events = {str(k): v for k, v in recipe.events.items()}
     present = {str(d) for d in raw.annotations.description}
     event_id = {k: v for k, v in events.items() if k in present}
