@@ -211,3 +211,14 @@ def test_m4oe_overwrite_interrupted_keeps_the_earlier_run_and_is_locked(small_st
         r = subprocess.run([sys.executable, "-m", "neurokit", "finetune", *common, "--overwrite"], capture_output=True,
                            text=True, timeout=300)
     assert r.returncode == 2 and f"in use by another finetune (process {os.getpid()}" in " ".join((r.stdout + r.stderr).split())
+
+
+def test_label_smoothing_is_refused_with_the_m4oe_focal_loss():
+    """The M4oE head's default loss is the release's focal loss, which does not smooth labels: an explicit
+    --label-smoothing would be ignored, so it is refused in one line."""
+    from neurokit._utils.errors import ConfigError
+    from neurokit.pipelines.finetune import FinetuneConfig, check_finetune_options
+
+    with pytest.raises(ConfigError, match="--label-smoothing: the M4oE head trains with the release's focal loss"):
+        check_finetune_options(FinetuneConfig(label_smoothing=0.2), head="m4oe", given={"--label-smoothing"})
+    check_finetune_options(FinetuneConfig(), head="m4oe", given=set())  # the default: nothing said

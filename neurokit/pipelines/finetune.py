@@ -308,6 +308,9 @@ def check_finetune_options(cfg: FinetuneConfig, *, head: str | None = None, sche
                               "own card; subject splits are for the single-task heads")
         if "--folds" in given:
             raise ConfigError("--folds: --head m4oe runs no evaluation scheme, so there are no folds to count")
+        if "--label-smoothing" in given:
+            raise ConfigError("--label-smoothing: the M4oE head trains with the release's focal loss (--focal-gamma), "
+                              "which does not smooth labels; drop --label-smoothing")
         from neurokit.data.augment import AugmentConfig
 
         if AugmentConfig.parse(cfg.augment).mixup:
