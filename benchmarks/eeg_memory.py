@@ -12,6 +12,7 @@ Usage::
 
     python benchmarks/eeg_memory.py [--data-root ../shared/data/eeg] [--minutes 10 120]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,15 +70,29 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for m in a.minutes:
             edf, in_mem = long_recording(a.data_root, m, Path(tmp) / f"long{m:g}.edf")
-            r = subprocess.run([sys.executable, "-c", _CHILD, str(edf), str(Path(tmp) / f"s{m:g}.h5"), "none" if a.stream_above is None else str(a.stream_above)], cwd=REPO,
-                               env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True)
+            r = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    _CHILD,
+                    str(edf),
+                    str(Path(tmp) / f"s{m:g}.h5"),
+                    "none" if a.stream_above is None else str(a.stream_above),
+                ],
+                cwd=REPO,
+                env={**os.environ, "PYTHONPATH": str(REPO)},
+                capture_output=True,
+                text=True,
+            )
             if r.returncode:
                 raise RuntimeError(r.stderr[-3000:])
             d = json.loads(r.stdout.strip().splitlines()[-1])
             above = d["peak"] - d["before"]
-            print(f"{m:6g} min recording: prepare peak {above / 2**20:7.0f} MiB above the start "
-                  f"({d['peak'] / 2**20:.0f} MiB peak RSS) = {above / in_mem:.2f}x its float64 samples "
-                  f"({in_mem / 2**20:.0f} MiB); EDF {edf.stat().st_size / 2**20:.0f} MiB; {d['wall_s']:.1f} s")
+            print(
+                f"{m:6g} min recording: prepare peak {above / 2**20:7.0f} MiB above the start "
+                f"({d['peak'] / 2**20:.0f} MiB peak RSS) = {above / in_mem:.2f}x its float64 samples "
+                f"({in_mem / 2**20:.0f} MiB); EDF {edf.stat().st_size / 2**20:.0f} MiB; {d['wall_s']:.1f} s"
+            )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ Usage::
     python benchmarks/eeg_pipeline.py --only pretrain --threads 1   # per-core training-step ratio
     python benchmarks/eeg_pipeline.py --only layer --threads 1      # one criss-cross layer
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,12 +51,21 @@ class _MIFiles:
     def prepare(self, out: Path) -> None:
         from neurokit.pipelines.prepare import prepare
 
-        prepare(self.card, out, data_root=self.data_root, task="left_right_imagery", subjects=self.subjects,
-                progress=False, overwrite=True, n_jobs=self.n_jobs)
+        prepare(
+            self.card,
+            out,
+            data_root=self.data_root,
+            task="left_right_imagery",
+            subjects=self.subjects,
+            progress=False,
+            overwrite=True,
+            n_jobs=self.n_jobs,
+        )
 
 
-def bench_preprocessing(data_root: Path, subjects: list[int], n_jobs: int = 1,
-                        repeats: int = 3) -> tuple[float, float, list[float], float]:
+def bench_preprocessing(
+    data_root: Path, subjects: list[int], n_jobs: int = 1, repeats: int = 3
+) -> tuple[float, float, list[float], float]:
     """Seconds of EEG per wall second: ``prepare`` (``n_jobs`` workers) and a plain MNE loop, interleaved.
 
     The plain loop applies the card's recipe (PhysioNet-MI: average reference, 0.3 Hz high-pass, 60 Hz notch,
@@ -116,6 +126,7 @@ def bench_peers(data_root: Path, subjects: list[int], n_jobs: int = 1, repeats: 
     peers = {}
     try:
         from braindecode.datasets import BaseConcatDataset
+
         try:
             from braindecode.datasets import RawDataset
         except ImportError:  # braindecode < 1.0
@@ -123,15 +134,32 @@ def bench_peers(data_root: Path, subjects: list[int], n_jobs: int = 1, repeats: 
         from braindecode.preprocessing import Preprocessor, create_windows_from_events, preprocess
 
         def braindecode_run():
-            ds = BaseConcatDataset([RawDataset(mne.io.read_raw_edf(e.path, preload=True, verbose="error"),
-                                                target_name=None) for e in entries])
-            preprocess(ds, [Preprocessor("set_eeg_reference", ref_channels="average", projection=False, verbose="error"),
-                            Preprocessor("filter", l_freq=recipe.l_freq, h_freq=recipe.h_freq, verbose="error"),
-                            Preprocessor("notch_filter", freqs=[recipe.line_freq], verbose="error"),
-                            Preprocessor("resample", sfreq=recipe.sfreq, verbose="error")], n_jobs=n_jobs)
-            create_windows_from_events(ds, mapping={"T1": 0, "T2": 1}, trial_start_offset_samples=0,
-                                       trial_stop_offset_samples=0, window_size_samples=800,
-                                       window_stride_samples=800, preload=True, n_jobs=n_jobs)
+            ds = BaseConcatDataset(
+                [
+                    RawDataset(mne.io.read_raw_edf(e.path, preload=True, verbose="error"), target_name=None)
+                    for e in entries
+                ]
+            )
+            preprocess(
+                ds,
+                [
+                    Preprocessor("set_eeg_reference", ref_channels="average", projection=False, verbose="error"),
+                    Preprocessor("filter", l_freq=recipe.l_freq, h_freq=recipe.h_freq, verbose="error"),
+                    Preprocessor("notch_filter", freqs=[recipe.line_freq], verbose="error"),
+                    Preprocessor("resample", sfreq=recipe.sfreq, verbose="error"),
+                ],
+                n_jobs=n_jobs,
+            )
+            create_windows_from_events(
+                ds,
+                mapping={"T1": 0, "T2": 1},
+                trial_start_offset_samples=0,
+                trial_stop_offset_samples=0,
+                window_size_samples=800,
+                window_stride_samples=800,
+                preload=True,
+                n_jobs=n_jobs,
+            )
 
         peers["braindecode"] = braindecode_run
     except ImportError:
@@ -246,8 +274,9 @@ def _clock_name(device: str) -> str:
     return "CPU time" if _clock(device) is time.process_time else "wall time"
 
 
-def bench_pretrain(n_layers: int, batch: int, C: int, N: int, steps: int, device: str, repeats: int = 3,
-                   compile: bool = False) -> tuple[float, float, list[float]]:
+def bench_pretrain(
+    n_layers: int, batch: int, C: int, N: int, steps: int, device: str, repeats: int = 3, compile: bool = False
+) -> tuple[float, float, list[float]]:
     """Samples/s of ``CBraMod`` and of the release structure (:func:`release_structure`), their steps
     alternating, ``repeats`` passes of ``steps`` steps each; time by :func:`_clock` (CPU time with one
     thread, wall time otherwise).
@@ -301,8 +330,9 @@ def bench_pretrain(n_layers: int, batch: int, C: int, N: int, steps: int, device
     return statistics.median(r_ours), statistics.median(r_base), ratios
 
 
-def bench_braindecode(n_layers: int, batch: int, C: int, N: int, steps: int, device: str,
-                      repeats: int = 3) -> tuple[float, float, list[float]] | None:
+def bench_braindecode(
+    n_layers: int, batch: int, C: int, N: int, steps: int, device: str, repeats: int = 3
+) -> tuple[float, float, list[float]] | None:
     """Samples/s of a training step of neurokit's CBraMod and of braindecode's (``pip install braindecode``,
     the peer users would pick), steps alternating: the 12-layer encoder on ``(B, C, N·200)`` inputs, a mean
     square of its output as the loss (braindecode ships no masked-patch objective), backward, AdamW. None
@@ -320,8 +350,11 @@ def bench_braindecode(n_layers: int, batch: int, C: int, N: int, steps: int, dev
     clock = _clock(device)
     torch.manual_seed(0)
     ours = CBraMod(n_layers=n_layers).to(device).train()
-    peer = PeerCBraMod(n_outputs=2, n_chans=C, n_times=N * 200, sfreq=200, n_layer=n_layers,
-                       return_encoder_output=True).to(device).train()
+    peer = (
+        PeerCBraMod(n_outputs=2, n_chans=C, n_times=N * 200, sfreq=200, n_layer=n_layers, return_encoder_output=True)
+        .to(device)
+        .train()
+    )
     x = torch.randn(batch, C, N, 200, device=device)
 
     def make_step(model, inp):
@@ -423,9 +456,13 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-root", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared/data/eeg")
-    ap.add_argument("--only", nargs="*", default=["preprocessing", "pretrain"],
-                    choices=["preprocessing", "peers", "pretrain", "layer"],
-                    help="sections (peers: braindecode, MOABB; layer: one criss-cross layer)")
+    ap.add_argument(
+        "--only",
+        nargs="*",
+        default=["preprocessing", "pretrain"],
+        choices=["preprocessing", "peers", "pretrain", "layer"],
+        help="sections (peers: braindecode, MOABB; layer: one criss-cross layer)",
+    )
     ap.add_argument("--subjects", default="1-3")
     ap.add_argument("--n-jobs", type=int, default=2, help="prepare workers (preprocessing)")
     ap.add_argument("--layers", type=int, default=12)
@@ -442,39 +479,52 @@ def main() -> None:
         torch.set_num_threads(a.threads)
     if "preprocessing" in a.only:
         ours, base, ratios, diff = bench_preprocessing(a.data_root, parse_ranges(a.subjects), a.n_jobs, a.repeats)
-        print(f"preprocessing EDF→store (n_jobs={a.n_jobs}): {ours:8.1f} s of EEG per s | plain MNE "
-              f"read-reference-filter-notch-resample loop: {base:8.1f} | ratio {statistics.median(ratios):.2f} "
-              f"(median of {[round(r, 2) for r in ratios]}); store vs plain loop: max abs diff {diff:.1e} "
-              "(100 µV units)")
+        print(
+            f"preprocessing EDF→store (n_jobs={a.n_jobs}): {ours:8.1f} s of EEG per s | plain MNE "
+            f"read-reference-filter-notch-resample loop: {base:8.1f} | ratio {statistics.median(ratios):.2f} "
+            f"(median of {[round(r, 2) for r in ratios]}); store vs plain loop: max abs diff {diff:.1e} "
+            "(100 µV units)"
+        )
     if "peers" in a.only:
         for name, (r, ratio, ratios) in bench_peers(a.data_root, parse_ranges(a.subjects), a.n_jobs, a.repeats).items():
             if name != "prepare":
-                print(f"preprocessing peer {name} (n_jobs={a.n_jobs}): {r:8.1f} s of EEG per s | prepare / {name}: "
-                      f"{ratio:.2f} (median of {[round(x, 2) for x in ratios]})")
+                print(
+                    f"preprocessing peer {name} (n_jobs={a.n_jobs}): {r:8.1f} s of EEG per s | prepare / {name}: "
+                    f"{ratio:.2f} (median of {[round(x, 2) for x in ratios]})"
+                )
     if "layer" in a.only:
         ours, base, ratios = bench_layer(a.batch, a.channels, a.patches, a.steps, a.repeats)
-        print(f"one criss-cross layer, forward + backward, training mode (B={a.batch}, C={a.channels}, "
-              f"N={a.patches}, {torch.get_num_threads()} thread(s), {_clock_name(a.device)}): {ours:7.1f} ms | "
-              f"release layer (two nn.MultiheadAttention): {base:7.1f} ms | ratio {statistics.median(ratios):.2f} "
-              f"(median of {[round(r, 2) for r in ratios]})")
+        print(
+            f"one criss-cross layer, forward + backward, training mode (B={a.batch}, C={a.channels}, "
+            f"N={a.patches}, {torch.get_num_threads()} thread(s), {_clock_name(a.device)}): {ours:7.1f} ms | "
+            f"release layer (two nn.MultiheadAttention): {base:7.1f} ms | ratio {statistics.median(ratios):.2f} "
+            f"(median of {[round(r, 2) for r in ratios]})"
+        )
     if "pretrain" in a.only:
         print(f"eval-mode outputs vs the release structure: max abs diff {check_same_outputs():.2e}")
         dl, dg = check_same_training_step()
-        print(f"training step, dropout off, vs the release structure: |Δloss| {dl:.2e}, "
-              f"max |Δgrad| / max |grad| per parameter {dg:.2e}")
-        ours, base, ratios = bench_pretrain(a.layers, a.batch, a.channels, a.patches, a.steps, a.device, a.repeats,
-                                            a.compile)
-        print(f"pretraining step ({a.device}, {a.layers} layers, B={a.batch}, C={a.channels}, N={a.patches}"
-              f"{', compiled' if a.compile else ''}, {torch.get_num_threads()} thread(s), "
-              f"{_clock_name(a.device)}): {ours:7.2f} samples/s | release structure "
-              f"(two nn.MultiheadAttention, nn.Dropout): {base:7.2f} | ratio {statistics.median(ratios):.2f} "
-              f"(median of {[round(r, 2) for r in ratios]})")
+        print(
+            f"training step, dropout off, vs the release structure: |Δloss| {dl:.2e}, "
+            f"max |Δgrad| / max |grad| per parameter {dg:.2e}"
+        )
+        ours, base, ratios = bench_pretrain(
+            a.layers, a.batch, a.channels, a.patches, a.steps, a.device, a.repeats, a.compile
+        )
+        print(
+            f"pretraining step ({a.device}, {a.layers} layers, B={a.batch}, C={a.channels}, N={a.patches}"
+            f"{', compiled' if a.compile else ''}, {torch.get_num_threads()} thread(s), "
+            f"{_clock_name(a.device)}): {ours:7.2f} samples/s | release structure "
+            f"(two nn.MultiheadAttention, nn.Dropout): {base:7.2f} | ratio {statistics.median(ratios):.2f} "
+            f"(median of {[round(r, 2) for r in ratios]})"
+        )
         peer = bench_braindecode(a.layers, a.batch, a.channels, a.patches, a.steps, a.device, a.repeats)
         if peer is not None:
             ours, base, ratios = peer
-            print(f"training step vs braindecode's CBraMod (encoder, mean-square loss, {_clock_name(a.device)}): "
-                  f"{ours:7.2f} samples/s | braindecode: {base:7.2f} | ratio {statistics.median(ratios):.2f} "
-                  f"(median of {[round(r, 2) for r in ratios]})")
+            print(
+                f"training step vs braindecode's CBraMod (encoder, mean-square loss, {_clock_name(a.device)}): "
+                f"{ours:7.2f} samples/s | braindecode: {base:7.2f} | ratio {statistics.median(ratios):.2f} "
+                f"(median of {[round(r, 2) for r in ratios]})"
+            )
 
 
 if __name__ == "__main__":

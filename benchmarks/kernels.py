@@ -15,6 +15,7 @@ max error against an fp32 reference. On the CPU only the reference runs (the ker
     python benchmarks/kernels.py                       # B=64, C=19 and 62, N=30, 8 heads of 25, bf16
     python benchmarks/kernels.py --dtype fp32 --channels 19 --batch 8
 """
+
 from __future__ import annotations
 
 import argparse
@@ -110,9 +111,15 @@ def bench_case(B, C, N, H, d, dtype, device, iters, warmup, run_kernel) -> list[
         t_fb = timer(fwd_bwd, device, iters, warmup)
         rows.append(
             dict(
-                path=name, C=C, N=N, fwd_ms=t_fwd * 1e3, fwdbwd_ms=t_fb * 1e3,
-                fwd_gbs=cost["fwd_bytes"] / t_fwd / 1e9, fwdbwd_gbs=cost["fwdbwd_bytes"] / t_fb / 1e9,
-                fwd_tflops=cost["fwd_flops"] / t_fwd / 1e12, fwdbwd_tflops=cost["fwdbwd_flops"] / t_fb / 1e12,
+                path=name,
+                C=C,
+                N=N,
+                fwd_ms=t_fwd * 1e3,
+                fwdbwd_ms=t_fb * 1e3,
+                fwd_gbs=cost["fwd_bytes"] / t_fwd / 1e9,
+                fwdbwd_gbs=cost["fwdbwd_bytes"] / t_fb / 1e9,
+                fwd_tflops=cost["fwd_flops"] / t_fwd / 1e12,
+                fwdbwd_tflops=cost["fwdbwd_flops"] / t_fb / 1e12,
             )
         )
     if "triton" in outputs:
@@ -128,9 +135,19 @@ def bench_case(B, C, N, H, d, dtype, device, iters, warmup, run_kernel) -> list[
             exact = criss_cross_attention_reference(q32, k32, v32, heads_s=hs)
             err8 = (int8().float() - exact).abs().max().item()
             err16 = (outputs["triton"] - exact).abs().max().item()
-        rows.append(dict(path="int8qk", C=C, N=N, fwd_ms=t8 * 1e3, fwd_gbs=cost["fwd_bytes"] / t8 / 1e9,
-                         fwd_tflops=cost["fwd_flops"] / t8 / 1e12, err_vs_fp32=err8, err_plain_vs_fp32=err16,
-                         ref_max=exact.abs().max().item()))
+        rows.append(
+            dict(
+                path="int8qk",
+                C=C,
+                N=N,
+                fwd_ms=t8 * 1e3,
+                fwd_gbs=cost["fwd_bytes"] / t8 / 1e9,
+                fwd_tflops=cost["fwd_flops"] / t8 / 1e12,
+                err_vs_fp32=err8,
+                err_plain_vs_fp32=err16,
+                ref_max=exact.abs().max().item(),
+            )
+        )
     return rows
 
 
@@ -151,14 +168,18 @@ def main(argv: list[str] | None = None) -> int:
     dtype = DTYPES[args.dtype]
     run_kernel, why = kernel_available(device)
     name = torch.cuda.get_device_name(0) if device == "cuda" else "CPU"
-    print(f"criss-cross attention benchmark on {name}: B={args.batch}, N={args.patches}, "
-          f"H={args.heads}×d={args.head_dim}, {args.dtype}, median of {iters}")
+    print(
+        f"criss-cross attention benchmark on {name}: B={args.batch}, N={args.patches}, "
+        f"H={args.heads}×d={args.head_dim}, {args.dtype}, median of {iters}"
+    )
     if why:
         print(f"NOTE: {why}")
     head = f"{'path':7} {'C':>4} {'N':>4} {'fwd ms':>9} {'GB/s':>8} {'TFLOP/s':>8} {'f+b ms':>9} {'GB/s':>8} {'TFLOP/s':>8}"
     print(head)
     for C in args.channels:
-        rows = bench_case(args.batch, C, args.patches, args.heads, args.head_dim, dtype, device, iters, warmup, run_kernel)
+        rows = bench_case(
+            args.batch, C, args.patches, args.heads, args.head_dim, dtype, device, iters, warmup, run_kernel
+        )
         for r in rows:
             line = f"{r['path']:7} {r['C']:>4} {r['N']:>4} {r['fwd_ms']:>9.3f} {r['fwd_gbs']:>8.2f} {r['fwd_tflops']:>8.3f} "
             if "fwdbwd_ms" in r:
@@ -168,14 +189,18 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
         if len(rows) >= 2:
             ref, ker = rows[:2]
-            print(f"  speedup triton/torch C={C}: forward {ref['fwd_ms'] / ker['fwd_ms']:.2f}×, "
-                  f"forward+backward {ref['fwdbwd_ms'] / ker['fwdbwd_ms']:.2f}×; "
-                  f"max |triton − torch| = {ker['max_abs_err_vs_torch']:.2e}")
+            print(
+                f"  speedup triton/torch C={C}: forward {ref['fwd_ms'] / ker['fwd_ms']:.2f}×, "
+                f"forward+backward {ref['fwdbwd_ms'] / ker['fwdbwd_ms']:.2f}×; "
+                f"max |triton − torch| = {ker['max_abs_err_vs_torch']:.2e}"
+            )
         if len(rows) == 3:
             r8 = rows[2]
-            print(f"  INT8 Q/K C={C}: forward {ref['fwd_ms'] / r8['fwd_ms']:.2f}× torch, "
-                  f"{ker['fwd_ms'] / r8['fwd_ms']:.2f}× triton {args.dtype}; max error vs fp32 "
-                  f"{r8['err_vs_fp32']:.2e} (triton {args.dtype}: {r8['err_plain_vs_fp32']:.2e}; max |O| {r8['ref_max']:.2f})")
+            print(
+                f"  INT8 Q/K C={C}: forward {ref['fwd_ms'] / r8['fwd_ms']:.2f}× torch, "
+                f"{ker['fwd_ms'] / r8['fwd_ms']:.2f}× triton {args.dtype}; max error vs fp32 "
+                f"{r8['err_vs_fp32']:.2e} (triton {args.dtype}: {r8['err_plain_vs_fp32']:.2e}; max |O| {r8['ref_max']:.2f})"
+            )
     return 0
 
 

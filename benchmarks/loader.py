@@ -10,6 +10,7 @@ Usage::
 
     python benchmarks/loader.py [--samples 2000] [--channels 64] [--patches 4]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -90,8 +91,10 @@ def main() -> None:
         for w, t in ((0, 1), (2, 1)):
             print(f"random / sequential (workers={w}, threads={t}): {med[(True, w, t)] / med[(False, w, t)]:.2f}")
         consume = model_rate(a.channels, a.patches, a.layers)
-        print(f"model consumption (CBraMod {a.layers} layers, train step, B=16, C={a.channels}, N={a.patches}): "
-              f"{consume:.1f} samples/s | slowest read / consumption: {min(med.values()) / consume:.0f}x")
+        print(
+            f"model consumption (CBraMod {a.layers} layers, train step, B=16, C={a.channels}, N={a.patches}): "
+            f"{consume:.1f} samples/s | slowest read / consumption: {min(med.values()) / consume:.0f}x"
+        )
 
 
 if __name__ == "__main__":

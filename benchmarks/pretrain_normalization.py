@@ -13,6 +13,7 @@ Usage::
     python benchmarks/pretrain_normalization.py --data-root ../shared/data/eeg --out /tmp/norm --epochs 15 \\
         [--modes none,window,channel,corpus] [--multichannel] [--finetune] [--seeds 0]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,8 +64,16 @@ def main() -> None:
         data = pool_single_channel(list(stores.values()), args.out / "pooled.h5", seed=0)
     rows = {}
     for mode in args.modes.split(","):
-        cfg = PretrainConfig(model_kwargs={"n_layers": 2}, epochs=args.epochs, batch_size=32, optim={"lr": 1e-3},
-                             seed=0, device="cpu", normalize=mode, progress=False)
+        cfg = PretrainConfig(
+            model_kwargs={"n_layers": 2},
+            epochs=args.epochs,
+            batch_size=32,
+            optim={"lr": 1e-3},
+            seed=0,
+            device="cpu",
+            normalize=mode,
+            progress=False,
+        )
         res = pretrain([data], args.out / f"pt_{mode}", cfg, overwrite=True)
         ck = load_checkpoint(res["checkpoint"])
         model = get_model_spec("cbramod").rebuild(ck["model_config"])
@@ -77,18 +86,38 @@ def main() -> None:
             if mode == "corpus":
                 sub = ScaledDataset(sub, ck["normalize"]["corpus_scales"])
             r = heldout_masked_loss(model, torch.utils.data.DataLoader(sub, batch_size=64), seed=0)
-            per[c.split("#")[-1]] = {"loss/zero": r["heldout_loss"] / r["heldout_zero"],
-                                     "loss/mean": r["heldout_loss"] / r["heldout_mean"]}
+            per[c.split("#")[-1]] = {
+                "loss/zero": r["heldout_loss"] / r["heldout_zero"],
+                "loss/mean": r["heldout_loss"] / r["heldout_mean"],
+            }
         h = res["heldout_history"][-1]
-        rows[mode] = {"loss/zero": h["heldout_loss"] / h["heldout_zero"], "loss/mean": h["heldout_loss"] / h["heldout_mean"],
-                      "per_corpus": per, "held": held}
+        rows[mode] = {
+            "loss/zero": h["heldout_loss"] / h["heldout_zero"],
+            "loss/mean": h["heldout_loss"] / h["heldout_mean"],
+            "per_corpus": per,
+            "held": held,
+        }
         if args.finetune:
             rows[mode]["bonn"] = {}
             for seed in (int(s) for s in args.seeds.split(",")):
-                fcfg = FinetuneConfig(epochs=2, batch_size=32, seed=seed, device="cpu", head="avgpool", lr_backbone=5e-4,
-                                      lr_head=1e-3, baselines=False, progress=False)
-                rep = finetune([stores["bonn_epilepsy"][0].path], args.out / f"ft_{mode}_s{seed}", fcfg,
-                               init=res["checkpoint"], overwrite=True)
+                fcfg = FinetuneConfig(
+                    epochs=2,
+                    batch_size=32,
+                    seed=seed,
+                    device="cpu",
+                    head="avgpool",
+                    lr_backbone=5e-4,
+                    lr_head=1e-3,
+                    baselines=False,
+                    progress=False,
+                )
+                rep = finetune(
+                    [stores["bonn_epilepsy"][0].path],
+                    args.out / f"ft_{mode}_s{seed}",
+                    fcfg,
+                    init=res["checkpoint"],
+                    overwrite=True,
+                )
                 rows[mode]["bonn"][seed] = {k: rep["test"][k] for k in ("balanced_accuracy", "auroc")}
         print(mode, json.dumps(rows[mode]), flush=True)
     (args.out / "normalization.json").write_text(json.dumps(rows, indent=1))

@@ -13,6 +13,7 @@ the same functions as the ``neuro`` commands.
 ``--train-fmri-encoder`` trains the SiT with the heads (neurokit's option); by default it stays frozen as in the
 released config, so only the heads learn (the simulation has no vsMAE weights to start the SiT from).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,18 +34,42 @@ def main(argv=None) -> dict:
     ap.add_argument("--snr", type=float, default=None, help="signal/noise variance ratio (default: the simulation's)")
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--hemi", default="L", help="L, R or both")
-    ap.add_argument("--train-fmri-encoder", action="store_true", help="train the SiT too (default: frozen, as the release)")
-    ap.add_argument("--surface-dir", type=Path,
-                    default=Path(os.environ.get("NEUROKIT_SHARED", ROOT.parent / "shared")) / "data/surface/hcp_fs_LR32k")
+    ap.add_argument(
+        "--train-fmri-encoder", action="store_true", help="train the SiT too (default: frozen, as the release)"
+    )
+    ap.add_argument(
+        "--surface-dir",
+        type=Path,
+        default=Path(os.environ.get("NEUROKIT_SHARED", ROOT.parent / "shared")) / "data/surface/hcp_fs_LR32k",
+    )
     args = ap.parse_args(argv)
-    res = run(args.out, args.surface_dir, seed=args.seed, n_subjects=args.subjects, snr=args.snr, epochs=args.epochs,
-              hemi=None if args.hemi == "both" else args.hemi, train_fmri_encoder=args.train_fmri_encoder)
+    res = run(
+        args.out,
+        args.surface_dir,
+        seed=args.seed,
+        n_subjects=args.subjects,
+        snr=args.snr,
+        epochs=args.epochs,
+        hemi=None if args.hemi == "both" else args.hemi,
+        train_fmri_encoder=args.train_fmri_encoder,
+    )
     print(json.dumps(res))
     return res
 
 
-def run(out: Path, surface_dir: Path, *, seed: int = 0, n_subjects: int = 6, snr: float | None = None, epochs: int = 10,
-        hemi: str | None = "L", n_test: int = 2, progress: bool = False, train_fmri_encoder: bool = False) -> dict:
+def run(
+    out: Path,
+    surface_dir: Path,
+    *,
+    seed: int = 0,
+    n_subjects: int = 6,
+    snr: float | None = None,
+    epochs: int = 10,
+    hemi: str | None = "L",
+    n_test: int = 2,
+    progress: bool = False,
+    train_fmri_encoder: bool = False,
+) -> dict:
     """The whole simulation → retrieval path; returns the summary (fractions in %)."""
     from neurokit.pipelines.prepare import prepare
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
@@ -59,34 +84,88 @@ def run(out: Path, surface_dir: Path, *, seed: int = 0, n_subjects: int = 6, snr
     sim_dir = out / "data"
     cfg = FMRISimulation(n_subjects=n_subjects, seed=seed, **({} if snr is None else {"snr": snr}))
     sim = simulate_movie_dataset(sim_dir, surface_dir, cfg, progress=progress)
-    store = prepare("simulated_movie", out / "fmri.h5", data_root=sim_dir, overwrite=True, progress=False,
-                    **({"hemi": hemi} if hemi else {}))
-    stim = embed_stimuli(sim["movie"], out / "stimuli.h5", encoders=StimulusEncoders(video="tiny", audio="tiny"),
-                         windows=StimulusWindows(clips=json.loads(Path(sim["clips"]).read_text())), overwrite=True,
-                         progress=progress)
+    store = prepare(
+        "simulated_movie",
+        out / "fmri.h5",
+        data_root=sim_dir,
+        overwrite=True,
+        progress=False,
+        **({"hemi": hemi} if hemi else {}),
+    )
+    stim = embed_stimuli(
+        sim["movie"],
+        out / "stimuli.h5",
+        encoders=StimulusEncoders(video="tiny", audio="tiny"),
+        windows=StimulusWindows(clips=json.loads(Path(sim["clips"]).read_text())),
+        overwrite=True,
+        progress=progress,
+    )
     subjects = [f"sim{i + 1:02d}" for i in range(n_subjects)]
     train, test = subjects[:-n_test], subjects[-n_test:]
-    res = pretrain([store], out / "clip", PretrainConfig(
-        model="clip", model_kwargs={"stimuli": [str(stim)], **CLIP_SMALL, "train_fmri_encoder": train_fmri_encoder},
-        epochs=epochs, batch_size=32,
-        optim={"lr": 2e-3, "min_lr": 1e-5, "weight_decay": 0.05}, seed=seed, device="cpu", subjects=train,
-        progress=progress), overwrite=True)
-    rep = retrieve(res["checkpoint"], [store], [stim], subjects=test, seed=seed, device="cpu", out=out / "retrieval.json")
-    hard = retrieve(res["checkpoint"], [store], [stim], subjects=test, seed=seed, device="cpu", negatives_from="same_run",
-                    out=out / "retrieval_same_run.json")
-    ctl = retrieve(res["checkpoint"], [store], [stim], subjects=test, seed=seed, device="cpu", shuffle=True,
-                   out=out / "retrieval_shuffled.json")
+    res = pretrain(
+        [store],
+        out / "clip",
+        PretrainConfig(
+            model="clip",
+            model_kwargs={"stimuli": [str(stim)], **CLIP_SMALL, "train_fmri_encoder": train_fmri_encoder},
+            epochs=epochs,
+            batch_size=32,
+            optim={"lr": 2e-3, "min_lr": 1e-5, "weight_decay": 0.05},
+            seed=seed,
+            device="cpu",
+            subjects=train,
+            progress=progress,
+        ),
+        overwrite=True,
+    )
+    rep = retrieve(
+        res["checkpoint"], [store], [stim], subjects=test, seed=seed, device="cpu", out=out / "retrieval.json"
+    )
+    hard = retrieve(
+        res["checkpoint"],
+        [store],
+        [stim],
+        subjects=test,
+        seed=seed,
+        device="cpu",
+        negatives_from="same_run",
+        out=out / "retrieval_same_run.json",
+    )
+    ctl = retrieve(
+        res["checkpoint"],
+        [store],
+        [stim],
+        subjects=test,
+        seed=seed,
+        device="cpu",
+        shuffle=True,
+        out=out / "retrieval_shuffled.json",
+    )
     pct = lambda v: round(100 * v, 1)  # noqa: E731
     return {
-        "seed": seed, "subjects": n_subjects, "test_subjects": test, "snr": cfg.snr, "hemi": hemi or "L+R",
-        "top1": pct(rep["video"]["top1"]["mean"]), "top5": pct(rep["video"]["top5"]["mean"]),
-        "top10": pct(rep["video"]["top10"]["mean"]), "chance_top1": pct(rep["chance"]["top1"]),
-        "chance_top5": pct(rep["chance"]["top5"]), "chance_top10": pct(rep["chance"]["top10"]),
-        "audio_top5": pct(rep["audio"]["top5"]["mean"]), "shuffled_top5": pct(ctl["video"]["top5"]["mean"]),
-        "same_run": {"top1": pct(hard["video"]["top1"]["mean"]), "top5": pct(hard["video"]["top5"]["mean"]),
-                     "top10": pct(hard["video"]["top10"]["mean"]), "audio_top5": pct(hard["audio"]["top5"]["mean"])},
+        "seed": seed,
+        "subjects": n_subjects,
+        "test_subjects": test,
+        "snr": cfg.snr,
+        "hemi": hemi or "L+R",
+        "top1": pct(rep["video"]["top1"]["mean"]),
+        "top5": pct(rep["video"]["top5"]["mean"]),
+        "top10": pct(rep["video"]["top10"]["mean"]),
+        "chance_top1": pct(rep["chance"]["top1"]),
+        "chance_top5": pct(rep["chance"]["top5"]),
+        "chance_top10": pct(rep["chance"]["top10"]),
+        "audio_top5": pct(rep["audio"]["top5"]["mean"]),
+        "shuffled_top5": pct(ctl["video"]["top5"]["mean"]),
+        "same_run": {
+            "top1": pct(hard["video"]["top1"]["mean"]),
+            "top5": pct(hard["video"]["top5"]["mean"]),
+            "top10": pct(hard["video"]["top10"]["mean"]),
+            "audio_top5": pct(hard["audio"]["top5"]["mean"]),
+        },
         "train_fmri_encoder": train_fmri_encoder,
-        "n_queries": rep["n_queries"], "loss_first": round(res["loss_first"], 3), "loss_last": round(res["loss_last"], 3),
+        "n_queries": rep["n_queries"],
+        "loss_first": round(res["loss_first"], 3),
+        "loss_last": round(res["loss_last"], 3),
         "seconds": round(time.perf_counter() - t0, 1),
     }
 

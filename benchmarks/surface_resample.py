@@ -24,6 +24,7 @@ one-off matrix build (it is cached on disk); the fair baselines include their on
 also given with the build time added to neurokit's (first use, empty cache).
 An earlier version re-ran the k-d tree query inside a per-frame loop, which inflated the ratio.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,7 +70,14 @@ def main() -> None:
 
     from neurokit.io.surface import read_surface
     from neurokit.geometry.icosphere import icosphere
-    from neurokit.preprocessing.surface.resample import Sphere, _build, barycentric_weights, load_sphere, resample, resampling_matrix
+    from neurokit.preprocessing.surface.resample import (
+        Sphere,
+        _build,
+        barycentric_weights,
+        load_sphere,
+        resample,
+        resampling_matrix,
+    )
 
     root = shared_root(args.shared) / "data" / "surface"
     sd = read_surface(root / "cifti/sub-MSC01_test.dtseries.nii", "L")
@@ -130,15 +138,31 @@ def main() -> None:
     for name, fps in rows:
         print(f"  {name:<44s} {fps:>12.1f} frames/s")
     print(f"  one-off matrix build: {build_s:.2f} s (then cached in memory and on disk)")
-    print(f"  ratio (cached matrix) vs nearest neighbour: {ours_fps / nn_fps:.2f}x; vs barycentric gather: "
-          f"{ours_fps / bg_fps:.2f}x; vs naive per-frame barycentric: {ours_fps / bary_fps:.1f}x")
-    print(f"  ratio (first use, build included) vs nearest neighbour: {first_fps / nn_fps:.2f}x; vs barycentric "
-          f"gather: {first_fps / bg_fps:.2f}x")
+    print(
+        f"  ratio (cached matrix) vs nearest neighbour: {ours_fps / nn_fps:.2f}x; vs barycentric gather: "
+        f"{ours_fps / bg_fps:.2f}x; vs naive per-frame barycentric: {ours_fps / bary_fps:.1f}x"
+    )
+    print(
+        f"  ratio (first use, build included) vs nearest neighbour: {first_fps / nn_fps:.2f}x; vs barycentric "
+        f"gather: {first_fps / bg_fps:.2f}x"
+    )
     print(f"  frame-0 correlation neurokit vs nearest-neighbour: {agree:.4f}")
-    print(json.dumps({"frames": data.shape[1], "neurokit_fps": ours_fps, "nn_fps": nn_fps, "bary_gather_fps": bg_fps,
-                      "bary_loop_fps": bary_fps, "ratio_nn": ours_fps / nn_fps, "ratio_bary_gather": ours_fps / bg_fps,
-                      "ratio_bary_loop": ours_fps / bary_fps, "ratio_nn_first_use": first_fps / nn_fps,
-                      "build_s": build_s}))
+    print(
+        json.dumps(
+            {
+                "frames": data.shape[1],
+                "neurokit_fps": ours_fps,
+                "nn_fps": nn_fps,
+                "bary_gather_fps": bg_fps,
+                "bary_loop_fps": bary_fps,
+                "ratio_nn": ours_fps / nn_fps,
+                "ratio_bary_gather": ours_fps / bg_fps,
+                "ratio_bary_loop": ours_fps / bary_fps,
+                "ratio_nn_first_use": first_fps / nn_fps,
+                "build_s": build_s,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ Usage::
 
     python benchmarks/surface_scale.py --frames 900 [--baseline /tmp/nk-main]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -89,9 +90,20 @@ def measure(src: Path, out: Path, pythonpath: Path) -> dict:
     sph = SHARED / "data/surface/hcp_fs_LR32k"
     env = {**os.environ, "PYTHONPATH": str(pythonpath), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2")}
     r = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(src), str(out), str(sph / "S1200.L.sphere.32k_fs_LR.surf.gii"),
-         str(sph / "S1200.R.sphere.32k_fs_LR.surf.gii")],
-        env=env, cwd=str(pythonpath), capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-c",
+            _CHILD,
+            str(src),
+            str(out),
+            str(sph / "S1200.L.sphere.32k_fs_LR.surf.gii"),
+            str(sph / "S1200.R.sphere.32k_fs_LR.surf.gii"),
+        ],
+        env=env,
+        cwd=str(pythonpath),
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if r.returncode:
         raise RuntimeError(r.stderr[-3000:])
@@ -116,10 +128,12 @@ def main() -> None:
                 out = Path(tmp) / f"{name.replace(' ', '_')}.h5"
                 d = measure(src, out, root)
                 out.unlink()
-                print(f"{name:10s}: prepare peak {(d['peak'] - d['before']) / size:4.2f}x the file "
-                      f"({(d['peak'] - d['before']) / 2**20:.0f} MiB above the {d['before'] / 2**20:.0f} MiB before; "
-                      f"{d['peak'] / 2**20:.0f} MiB peak RSS) | store {d['store_bytes'] / size:4.2f}x the file | "
-                      f"{d['wall_s']:.1f} s")
+                print(
+                    f"{name:10s}: prepare peak {(d['peak'] - d['before']) / size:4.2f}x the file "
+                    f"({(d['peak'] - d['before']) / 2**20:.0f} MiB above the {d['before'] / 2**20:.0f} MiB before; "
+                    f"{d['peak'] / 2**20:.0f} MiB peak RSS) | store {d['store_bytes'] / size:4.2f}x the file | "
+                    f"{d['wall_s']:.1f} s"
+                )
 
 
 if __name__ == "__main__":

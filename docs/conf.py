@@ -7,6 +7,7 @@ Build (as ``.ci/run`` does, warnings are errors)::
 The gallery (``examples/``) is executed at build time on the shared recordings (``../shared/data``, or
 ``NEUROKIT_SHARED``); ``NEUROKIT_DOCS_NO_GALLERY=1`` skips running it (pages without figures).
 """
+
 from __future__ import annotations
 
 import os
@@ -39,10 +40,14 @@ templates_path = ["_templates"]
 
 autosummary_generate = True
 autosummary_imported_members = False
-autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": False,
-                           # scikit-learn's metadata-routing methods, inherited by the estimator: theirs to document
-                           "exclude-members": "set_fit_request,set_predict_request,set_predict_proba_request,"
-                                              "set_score_request,set_transform_request,set_decision_function_request"}
+autodoc_default_options = {
+    "members": True,
+    "undoc-members": False,
+    "show-inheritance": False,
+    # scikit-learn's metadata-routing methods, inherited by the estimator: theirs to document
+    "exclude-members": "set_fit_request,set_predict_request,set_predict_proba_request,"
+    "set_score_request,set_transform_request,set_decision_function_request",
+}
 autodoc_typehints = "none"  # numpydoc's Parameters sections carry the types
 autodoc_mock_imports = ["triton"]  # the fused kernels document without a GPU toolchain
 numpydoc_show_class_members = False

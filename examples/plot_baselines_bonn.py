@@ -7,6 +7,7 @@ Prepare the Bonn epilepsy recordings (Andrzejak et al. 2001) for seizure detecti
 windows, split by segment number (1–60 / 61–80 / 81–100 of every set). Then score the classical
 baselines on the test split: any foundation-model result is only a result beside them and chance.
 """
+
 # %%
 import os
 import tempfile

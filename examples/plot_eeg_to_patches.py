@@ -7,6 +7,7 @@ normalised to the 10-05 system), preprocess it with the ``physionet_mi`` card's 
 reference, 0.3 Hz high-pass, 60 Hz notch, 200 Hz, µV/100) and cut 4-s windows at the cues into
 ``(channels, n_patches, 200)`` patch tensors, the input of CBraMod.
 """
+
 # %%
 import os
 from pathlib import Path

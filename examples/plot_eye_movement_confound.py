@@ -8,6 +8,7 @@ labels. Before believing a left- vs right-fist score, test whether the labels ar
 per-window features of EOG channels or frontal proxies (Fp1/Fp2, AF7/AF8, F7/F8, F8 − F7) and runs a
 within-subject permutation test. Every ``neuro finetune`` runs it; ``neuro check-confounds`` runs it alone.
 """
+
 # %%
 import os
 import tempfile

@@ -6,6 +6,7 @@ Surface fMRI is resampled to the ico6 template (40,962 vertices per hemisphere) 
 triangular patches of a coarser icosphere (ico2: 320 patches of 153 vertices), the tokens of the surface
 vision transformer (SiT). This example builds the icospheres and shows how the patches tile the sphere.
 """
+
 # %%
 import matplotlib.pyplot as plt
 import numpy as np

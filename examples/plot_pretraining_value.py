@@ -9,6 +9,7 @@ labels (:func:`neurokit.pipelines.compare.compare_pretraining`), and draws the l
 classical baseline and chance. Small settings for a CPU: the figures are an illustration of the method; the
 quick start and ``benchmarks/pretraining_value.py`` measure at larger sizes.
 """
+
 # %%
 import os
 import tempfile
@@ -29,18 +30,24 @@ work = Path(tempfile.mkdtemp())
 store, _ = prepare_or_reuse("bonn_epilepsy", work / "bonn.h5", data_root=shared / "data/eeg", task="seizure")
 train_subjects = load_card("bonn_epilepsy").splits("seizure")["train"]
 pool = pool_single_channel([(PatchStore(store), train_subjects)], work / "pool.h5", max_samples=1500)
-pt = pretrain([pool], work / "pt", PretrainConfig(model_kwargs={"n_layers": 1}, epochs=1, batch_size=32,
-                                                  optim=dict(lr=1e-3), progress=False))
+pt = pretrain(
+    [pool],
+    work / "pt",
+    PretrainConfig(model_kwargs={"n_layers": 1}, epochs=1, batch_size=32, optim=dict(lr=1e-3), progress=False),
+)
 print(f"pretraining: {pt['steps']} steps, loss {pt['loss_first']:.3f} → {pt['loss_last']:.3f}")
 
 # %%
 cfg = FinetuneConfig(epochs=2, batch_size=64, head="avgpool", lr_backbone=5e-4, lr_head=1e-3, progress=False)
-res = compare_pretraining([store], work / "cmp", cfg, init=pt["checkpoint"], seeds=2, label_fractions=(0.05, 0.25),
-                          probe=False)
+res = compare_pretraining(
+    [store], work / "cmp", cfg, init=pt["checkpoint"], seeds=2, label_fractions=(0.05, 0.25), probe=False
+)
 d = res["differences"]["pretrained − scratch"]
 for f in res["fractions"]:
-    print(f"labels {float(f):.0%}: Δ AUROC pretrained − scratch {d[f]['auroc']['mean']:+.3f} "
-          f"± {d[f]['auroc']['std']:.3f} (better in {d[f]['auroc']['better']} of {d[f]['auroc']['n']} seeds)")
+    print(
+        f"labels {float(f):.0%}: Δ AUROC pretrained − scratch {d[f]['auroc']['mean']:+.3f} "
+        f"± {d[f]['auroc']['std']:.3f} (better in {d[f]['auroc']['better']} of {d[f]['auroc']['n']} seeds)"
+    )
 
 # %%
 fig, ax = plt.subplots(figsize=(6, 4))

@@ -8,6 +8,7 @@ Top-level entry points (imported lazily so ``import neurokit`` stays fast):
 - :class:`PatchStore`, :class:`PatchDataset` — HDF5 patch stores and the torch dataset over them.
 - :func:`load_card` — data cards.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -3,6 +3,7 @@
 ``NEUROKIT_SHARED`` overrides the location; otherwise ``<repo>/../shared`` is used. Tests read the
 recordings and fixtures where they lie and write only under pytest's temporary folders.
 """
+
 from __future__ import annotations
 
 import os
@@ -51,8 +52,15 @@ def lr_store(eeg_root, tmp_path_factory):
     from neurokit.pipelines.prepare import prepare
 
     out = tmp_path_factory.mktemp("stores") / "lr.h5"
-    return prepare("physionet_mi", out, data_root=eeg_root, task="left_right_imagery", subjects=[1, 2],
-                   channels="sensorimotor", progress=False)
+    return prepare(
+        "physionet_mi",
+        out,
+        data_root=eeg_root,
+        task="left_right_imagery",
+        subjects=[1, 2],
+        channels="sensorimotor",
+        progress=False,
+    )
 
 
 @pytest.fixture(scope="session", autouse=True)

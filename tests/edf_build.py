@@ -1,5 +1,6 @@
 """A small EDF/EDF+/BDF/BDF+ writer for tests: every header field under the test's control (units, ranges,
 discontinuous data records, annotation encodings), so that each kind of edge case can be built anew."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,8 +8,21 @@ from pathlib import Path
 import numpy as np
 
 
-def write_edf(path, data, sfreq, labels, *, units="uV", record_s=1.0, onsets=None, bdf=False,
-              annotations=(), phys=None, encoding="utf8", plus="C"):
+def write_edf(
+    path,
+    data,
+    sfreq,
+    labels,
+    *,
+    units="uV",
+    record_s=1.0,
+    onsets=None,
+    bdf=False,
+    annotations=(),
+    phys=None,
+    encoding="utf8",
+    plus="C",
+):
     """Write ``data`` ``(n_channels, n_samples)`` (in ``units``) as EDF(+)/BDF(+).
 
     ``onsets``: start time (s) of each data record (EDF+D/BDF+D when they leave gaps); ``annotations``:

@@ -6,6 +6,7 @@ layer. A module may import its own layer and the layers below it, never one abov
 packages in one layer (``preprocessing`` and ``stimuli``; ``data`` and ``simulate``) do not import each other.
 No import cycle between modules, and no module imports a private (``_name``) attribute of another module.
 """
+
 from __future__ import annotations
 
 import ast
@@ -121,7 +122,9 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_every_package_has_a_layer():
     top = {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    assert top == set(RANK), f"packages without a layer (add them to LAYERS and docs/architecture.md): {top ^ set(RANK)}"
+    assert top == set(RANK), (
+        f"packages without a layer (add them to LAYERS and docs/architecture.md): {top ^ set(RANK)}"
+    )
     loose = sorted(p.name for p in PKG.glob("*.py") if p.stem not in ("__init__", "__main__"))
     assert not loose, f"modules outside any layer package: {loose}"
 

@@ -1,4 +1,5 @@
 """Data cards, prepare → HDF5 patch store (provenance, atomic writes), and the Dataset."""
+
 import h5py
 import numpy as np
 import pytest
@@ -63,7 +64,9 @@ def test_store_provenance(lr_store, eeg_root):
     assert s.attrs["recipe"]["l_freq"] == 0.3 and s.attrs["recipe"]["reference"] == "average"
     assert s.attrs["card"] == "physionet_mi" and s.attrs["task"] == "left_right_imagery"
     src = {d["path"].split("/")[-1]: d["sha256"] for d in s.attrs["sources"]}
-    sums = dict(l.split()[::-1] for l in (eeg_root / EEGMMIDB / "SHA256SUMS_S001.txt").read_text().splitlines() if l.strip())
+    sums = dict(
+        l.split()[::-1] for l in (eeg_root / EEGMMIDB / "SHA256SUMS_S001.txt").read_text().splitlines() if l.strip()
+    )
     assert src["S001R04.edf"] == sums["S001R04.edf"]
     assert sorted(set(s.meta["subject"])) == ["S001", "S002"] and set(s.labels) == {0, 1}
     with h5py.File(lr_store) as f:
@@ -115,7 +118,9 @@ def test_folder_corpus_card(eeg_root, tmp_path):
     folder = eeg_root / EEGMMIDB / "S001"
     body = yaml.safe_load((cards_dir() / "eeg_folder.yaml").read_text())
     # EEGMMIDB runs last about 2 min: the TUEG recipe drops recordings under 5 min, here all 12 (125 s each)
-    with pytest.raises(DataFileError, match=r"no usable recording \(all skipped \(12 dropped by the recipe's min_duration_s\)\)"):
+    with pytest.raises(
+        DataFileError, match=r"no usable recording \(all skipped \(12 dropped by the recipe's min_duration_s\)\)"
+    ):
         prepare("eeg_folder", tmp_path / "c.h5", data_root=folder, progress=False)
     assert not (tmp_path / "c.h5").exists()
     body["preprocessing"].update(crop_start_s=0.0, crop_end_s=0.0, window_s=10.0, reject_uv=None, min_duration_s=120.0)
@@ -129,20 +134,38 @@ def test_folder_corpus_card(eeg_root, tmp_path):
     assert s.attrs["dropped"] == []  # 125 s ≥ 120 s
     # resampled first (160 -> 200 Hz), then filtered at 200 Hz: the 75 Hz edge fits, nothing lowered
     assert s.attrs["sources"][0]["applied"] == {
-        "sfreq_orig": 160.0, "encoding": "utf8", "resampled": [160.0, 200.0], "l_freq": 0.3, "h_freq": 75.0,
-        "notch_hz": [60.0]}
+        "sfreq_orig": 160.0,
+        "encoding": "utf8",
+        "resampled": [160.0, 200.0],
+        "l_freq": 0.3,
+        "h_freq": 75.0,
+        "notch_hz": [60.0],
+    }
     assert len(s) >= 12 * 12  # at least 12 windows of 10 s in each ~2-min run
 
 
-@pytest.mark.parametrize("edit, words", [
-    (lambda c: c.update(readings={"units": "mV"}), ["unknown key 'readings' at the top level", "did you mean 'reading'?"]),
-    (lambda c: c["layout"].update(patern="*.edf"), ["unknown key 'patern' under 'layout'", "did you mean 'pattern'?"]),
-    (lambda c: next(iter(c["tasks"].values())).update(clases=["a", "b"]),
-     ["unknown key 'clases' under 'tasks.", "did you mean 'classes'?"]),
-    (lambda c: next(iter(c["tasks"].values())).update(splits={"train": ["S001"], "valid": ["S002"]}),
-     ["unknown key 'valid' under 'tasks.", "did you mean 'val'?"]),
-    (lambda c: c.update(reading={"unit": "mV"}), ["unknown key 'unit' under 'reading'", "did you mean 'units'?"]),
-])
+@pytest.mark.parametrize(
+    "edit, words",
+    [
+        (
+            lambda c: c.update(readings={"units": "mV"}),
+            ["unknown key 'readings' at the top level", "did you mean 'reading'?"],
+        ),
+        (
+            lambda c: c["layout"].update(patern="*.edf"),
+            ["unknown key 'patern' under 'layout'", "did you mean 'pattern'?"],
+        ),
+        (
+            lambda c: next(iter(c["tasks"].values())).update(clases=["a", "b"]),
+            ["unknown key 'clases' under 'tasks.", "did you mean 'classes'?"],
+        ),
+        (
+            lambda c: next(iter(c["tasks"].values())).update(splits={"train": ["S001"], "valid": ["S002"]}),
+            ["unknown key 'valid' under 'tasks.", "did you mean 'val'?"],
+        ),
+        (lambda c: c.update(reading={"unit": "mV"}), ["unknown key 'unit' under 'reading'", "did you mean 'units'?"]),
+    ],
+)
 def test_card_keys_are_checked_at_every_level(tmp_path, edit, words):
     import yaml
 

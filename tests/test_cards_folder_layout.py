@@ -16,10 +16,17 @@ EEGMAT = "eegmat/1.0.0"
 
 
 def _card(tmp_path, pattern="*.edf", tasks=None, **layout):
-    card = {"name": "own", "modality": "eeg", "title": "t", "source": "s", "licence": "l", "citation": ["c"],
-            "layout": {"kind": "folder", "pattern": pattern, **layout},
-            "tasks": tasks or {"pre": {"classes": []}},
-            "preprocessing": {"l_freq": None, "h_freq": None, "line_freq": None, "window_s": 4.0}}
+    card = {
+        "name": "own",
+        "modality": "eeg",
+        "title": "t",
+        "source": "s",
+        "licence": "l",
+        "citation": ["c"],
+        "layout": {"kind": "folder", "pattern": pattern, **layout},
+        "tasks": tasks or {"pre": {"classes": []}},
+        "preprocessing": {"l_freq": None, "h_freq": None, "line_freq": None, "window_s": 4.0},
+    }
     p = tmp_path / "own.yaml"
     p.write_text(yaml.safe_dump(card))
     return load_card(p)
@@ -30,9 +37,11 @@ def test_eegmat_rest_and_task_files_are_one_subject(eeg_root, tmp_path):
     by_subject = {}
     for e in files:
         by_subject.setdefault(e.subject, []).append(e.path.name)
-    assert by_subject == {"Subject02": ["Subject02_1.edf", "Subject02_2.edf"],
-                          "Subject03": ["Subject03_1.edf", "Subject03_2.edf"],
-                          "Subject04": ["Subject04_1.edf", "Subject04_2.edf"]}
+    assert by_subject == {
+        "Subject02": ["Subject02_1.edf", "Subject02_2.edf"],
+        "Subject03": ["Subject03_1.edf", "Subject03_2.edf"],
+        "Subject04": ["Subject04_1.edf", "Subject04_2.edf"],
+    }
     # the card (or --subject-pattern) sets the rule: here each file its own id
     own = _card(tmp_path, subject_pattern=r"(?P<subject>Subject\d+_\d)")
     assert [e.subject for e in own.files(eeg_root / EEGMAT, "pre")][:2] == ["Subject02_1", "Subject02_2"]
@@ -49,16 +58,21 @@ def test_subject_rule():
         subject_of("rec.edf", r"Subject(?P<subject>\d+)")
     with pytest.raises(CardError, match="not a valid regular expression"):
         subject_of("rec.edf", "(")
-    assert (run_of("Subject02_2.edf"), run_of("S001R04.edf"), run_of("sub-1_task-a_run-03_eeg.edf"),
-            run_of("rec_raw.fif")) == (2, 4, 3, None)
+    assert (
+        run_of("Subject02_2.edf"),
+        run_of("S001R04.edf"),
+        run_of("sub-1_task-a_run-03_eeg.edf"),
+        run_of("rec_raw.fif"),
+    ) == (2, 4, 3, None)
 
 
 def _split_recording(folder, seconds=600):
     info = mne.create_info(["C3", "Cz", "C4"], 200.0, "eeg")
     raw = mne.io.RawArray(np.random.default_rng(0).normal(0, 1e-5, (3, int(200 * seconds))), info, verbose="error")
     raw.save(folder / "rec_raw.fif", split_size="2MB", buffer_size_sec=1.0, verbose="error")
-    raw.save(folder / "sub-01_task-rest_eeg.fif", split_size="2MB", buffer_size_sec=1.0, split_naming="bids",
-             verbose="error")
+    raw.save(
+        folder / "sub-01_task-rest_eeg.fif", split_size="2MB", buffer_size_sec=1.0, split_naming="bids", verbose="error"
+    )
 
 
 def test_split_fif_parts_are_read_once_through_the_first(tmp_path):
@@ -66,18 +80,27 @@ def test_split_fif_parts_are_read_once_through_the_first(tmp_path):
     data.mkdir()
     _split_recording(data)
     names = sorted(p.name for p in data.iterdir())
-    assert names == ["rec_raw-1.fif", "rec_raw.fif", "sub-01_task-rest_split-01_eeg.fif",
-                     "sub-01_task-rest_split-02_eeg.fif"]
+    assert names == [
+        "rec_raw-1.fif",
+        "rec_raw.fif",
+        "sub-01_task-rest_split-01_eeg.fif",
+        "sub-01_task-rest_split-02_eeg.fif",
+    ]
     card = _card(tmp_path, pattern="*.fif")
     files = card.files(data, "pre")
-    assert [(e.path.name, e.subject) for e in files] == [("rec_raw.fif", "rec"),
-                                                        ("sub-01_task-rest_split-01_eeg.fif", "sub-01")]
+    assert [(e.path.name, e.subject) for e in files] == [
+        ("rec_raw.fif", "rec"),
+        ("sub-01_task-rest_split-01_eeg.fif", "sub-01"),
+    ]
     out = prepare(card, tmp_path / "s.h5", data_root=data, progress=False)
     st = PatchStore(out)
     try:
         assert len(st) == 2 * 150  # 600 s of each recording in 4-s windows, each read once
         assert sorted(set(st.meta["subject"].astype(str))) == ["rec", "sub-01"]
-        assert st.info.extra["subject_files"] == {"rec": ["rec_raw.fif"], "sub-01": ["sub-01_task-rest_split-01_eeg.fif"]}
+        assert st.info.extra["subject_files"] == {
+            "rec": ["rec_raw.fif"],
+            "sub-01": ["sub-01_task-rest_split-01_eeg.fif"],
+        }
         assert "subject_pattern" in st.info.extra["subject_rule"]
     finally:
         st.close()
@@ -115,8 +138,16 @@ def test_run_groups_matching_no_file_are_said(eeg_root, tmp_path):
 
 def test_subject_pattern_option(eeg_root, tmp_path):
     card = _card(tmp_path)
-    out = prepare(card, tmp_path / "s.h5", data_root=eeg_root / EEGMAT, progress=False, subjects=[2],
-                  subject_pattern=r"Subject(?P<subject>\d+)_", crop_start_s=0.0, window_s=30.0)
+    out = prepare(
+        card,
+        tmp_path / "s.h5",
+        data_root=eeg_root / EEGMAT,
+        progress=False,
+        subjects=[2],
+        subject_pattern=r"Subject(?P<subject>\d+)_",
+        crop_start_s=0.0,
+        window_s=30.0,
+    )
     st = PatchStore(out)
     try:
         assert sorted(set(st.meta["subject"].astype(str))) == ["02"]
@@ -134,8 +165,19 @@ def test_cli_subject_pattern(tmp_path):
     data.mkdir()
     _split_recording(data, seconds=40)
     card = _card(tmp_path, pattern="*.fif")
-    r = CliRunner().invoke(app, ["prepare", str(card.path), "--data-root", str(data), "-o", str(tmp_path / "s.h5"),
-                                 "--subject-pattern", r"^(?P<subject>[a-z]+)"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "prepare",
+            str(card.path),
+            "--data-root",
+            str(data),
+            "-o",
+            str(tmp_path / "s.h5"),
+            "--subject-pattern",
+            r"^(?P<subject>[a-z]+)",
+        ],
+    )
     assert r.exit_code == 0, r.output
     st = PatchStore(tmp_path / "s.h5")
     try:
@@ -143,8 +185,19 @@ def test_cli_subject_pattern(tmp_path):
         assert "^(?P<subject>[a-z]+)" in st.info.extra["subject_rule"]
     finally:
         st.close()
-    r = CliRunner().invoke(app, ["prepare", str(card.path), "--data-root", str(data), "-o", str(tmp_path / "t.h5"),
-                                 "--subject-pattern", r"Subject(?P<subject>\d+)"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "prepare",
+            str(card.path),
+            "--data-root",
+            str(data),
+            "-o",
+            str(tmp_path / "t.h5"),
+            "--subject-pattern",
+            r"Subject(?P<subject>\d+)",
+        ],
+    )
     assert r.exit_code == 2 and "does not match the file 'rec_raw.fif'" in r.output and "Traceback" not in r.output
 
 
@@ -159,7 +212,9 @@ def test_bids_split_parts_read_once(tmp_path):
     (tmp_path / "bids" / "dataset_description.json").write_text(json.dumps({"Name": "x", "BIDSVersion": "1.8.0"}))
     info = mne.create_info(["C3", "Cz", "C4"], 200.0, "eeg")
     raw = mne.io.RawArray(np.random.default_rng(0).normal(0, 1e-5, (3, 200 * 600)), info, verbose="error")
-    raw.save(eeg / "sub-01_task-rest_eeg.fif", split_size="2MB", buffer_size_sec=1.0, split_naming="bids", verbose="error")
+    raw.save(
+        eeg / "sub-01_task-rest_eeg.fif", split_size="2MB", buffer_size_sec=1.0, split_naming="bids", verbose="error"
+    )
     recs = find_recordings(tmp_path / "bids", "rest")
     assert [r.path.name for r in recs] == ["sub-01_task-rest_split-01_eeg.fif"]
     assert read_bids_eeg(recs[0].path).n_times == 200 * 600

@@ -1,4 +1,5 @@
 """``neuro check-confounds``: the verdict on a store without proxy channels, and bad options (exit code 2)."""
+
 from test_evaluation_confounds import _store
 from typer.testing import CliRunner
 
@@ -14,8 +15,9 @@ def test_check_confounds_cli(tmp_path):
     motor = _store(tmp_path / "motor.h5", 20.0, ch_names=["C3", "Cz", "C4"])
     r = CliRunner().invoke(app, ["check-confounds", str(motor), "--split", "all"])
     assert r.exit_code == 0
-    assert ("eye-movement confound check: not checked: no EOG or frontal channels (Fp1/Fp2, AF7/AF8, F7/F8) in "
-            "the store") in " ".join(r.output.split())
+    assert (
+        "eye-movement confound check: not checked: no EOG or frontal channels (Fp1/Fp2, AF7/AF8, F7/F8) in the store"
+    ) in " ".join(r.output.split())
     r = CliRunner().invoke(app, ["check-confounds", str(motor), "--split", "tst"])
     assert r.exit_code == 2 and "--split tst: choose train, val, test or all" in r.output
     r = CliRunner().invoke(app, ["check-confounds", str(tmp_path / "none.h5")])

@@ -1,4 +1,5 @@
 """``neuro … --help`` at 80 columns: every option name shown whole, no line wider than the terminal (issue 20)."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """``neuro prepare`` / ``pretrain --model sit`` / ``plot-surface`` on the real surface data."""
+
 from __future__ import annotations
 
 import os
@@ -18,10 +19,11 @@ def flat(text: str) -> str:
     return "".join(text.split())
 
 
-
 def test_prepare_fsaverage5(surface_root, tmp_path):
     store = tmp_path / "fsa5.h5"
-    r = runner.invoke(app, ["prepare", "fsaverage5_rest", "--data-root", str(surface_root / "fsaverage5_rest"), "-o", str(store)])
+    r = runner.invoke(
+        app, ["prepare", "fsaverage5_rest", "--data-root", str(surface_root / "fsaverage5_rest"), "-o", str(store)]
+    )
     assert r.exit_code == 0, r.output
     st = PatchStore(store)
     assert (len(st), st.sample_shape, st.attrs["task"]) == (66, (3, 1280, 45), "pretrain")
@@ -36,9 +38,15 @@ def test_prepare_hcp7t_layout_and_pretrain(surface_root, tmp_path):
     root = tmp_path / "hcp"
     run_dir = root / "100610/MNINonLinear/Results/tfMRI_MOVIE2_7T_PA"
     run_dir.mkdir(parents=True)
-    os.symlink(surface_root / "cifti/sub-MSC01_test.dtseries.nii", run_dir / "tfMRI_MOVIE2_7T_PA_Atlas_MSMAll_hp2000_clean.dtseries.nii")
+    os.symlink(
+        surface_root / "cifti/sub-MSC01_test.dtseries.nii",
+        run_dir / "tfMRI_MOVIE2_7T_PA_Atlas_MSMAll_hp2000_clean.dtseries.nii",
+    )
     for h in "LR":
-        os.symlink(surface_root / f"hcp_fs_LR32k/S1200.{h}.sphere.32k_fs_LR.surf.gii", root / f"S1200.{h}.sphere.32k_fs_LR.surf.gii")
+        os.symlink(
+            surface_root / f"hcp_fs_LR32k/S1200.{h}.sphere.32k_fs_LR.surf.gii",
+            root / f"S1200.{h}.sphere.32k_fs_LR.surf.gii",
+        )
     store = tmp_path / "hcp.h5"
     r = runner.invoke(app, ["prepare", "hcp7t_movie", "--data-root", str(root), "-o", str(store)])
     assert r.exit_code == 0, r.output
@@ -48,9 +56,30 @@ def test_prepare_hcp7t_layout_and_pretrain(surface_root, tmp_path):
     assert set(st.meta["subject"]) == {"100610"} and set(st.meta["run"]) == {"2"}
     assert st.attrs["mesh"] == "fs_LR_32k" and st.attrs["tr"] == 1.0
     np.testing.assert_allclose(st.meta["onset"][:3], [0, 1, 2])
-    r = runner.invoke(app, ["pretrain", str(store), "--model", "sit", "--model-size", "tiny", "--n-layers", "1",
-                            "--mask-ratio", "0.9", "--max-steps", "1", "--batch-size", "2", "--no-progress",
-                            "--device", "cpu", "-o", str(tmp_path / "pt")])
+    r = runner.invoke(
+        app,
+        [
+            "pretrain",
+            str(store),
+            "--model",
+            "sit",
+            "--model-size",
+            "tiny",
+            "--n-layers",
+            "1",
+            "--mask-ratio",
+            "0.9",
+            "--max-steps",
+            "1",
+            "--batch-size",
+            "2",
+            "--no-progress",
+            "--device",
+            "cpu",
+            "-o",
+            str(tmp_path / "pt"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "pretrained 1 steps" in r.output and (tmp_path / "pt" / "last.pt").exists()
     # no optimiser option given: the reference's (AdamW 3e-4, weight decay 0.01, constant, no clipping)
@@ -59,8 +88,14 @@ def test_prepare_hcp7t_layout_and_pretrain(surface_root, tmp_path):
     import torch
 
     ck = torch.load(tmp_path / "pt" / "last.pt", map_location="cpu", weights_only=True)
-    assert ck["train_config"]["optim"] == {"lr": 3e-4, "weight_decay": 0.01, "min_lr": 1e-5, "clip_grad": 0.0,
-                                           "warmup_steps": 0, "schedule": "constant"}
+    assert ck["train_config"]["optim"] == {
+        "lr": 3e-4,
+        "weight_decay": 0.01,
+        "min_lr": 1e-5,
+        "clip_grad": 0.0,
+        "warmup_steps": 0,
+        "schedule": "constant",
+    }
     line = json.loads((tmp_path / "pt" / "metrics.jsonl").read_text().splitlines()[-1])
     assert line["lr"] == 3e-4 and line["grad_norm"] is None
 
@@ -69,7 +104,10 @@ def test_prepare_without_spheres_fails_clearly(surface_root, tmp_path):
     root = tmp_path / "hcp"
     run_dir = root / "100610/MNINonLinear/Results/tfMRI_MOVIE1_7T_AP"
     run_dir.mkdir(parents=True)
-    os.symlink(surface_root / "cifti/sub-MSC01_test.dtseries.nii", run_dir / "tfMRI_MOVIE1_7T_AP_Atlas_MSMAll_hp2000_clean.dtseries.nii")
+    os.symlink(
+        surface_root / "cifti/sub-MSC01_test.dtseries.nii",
+        run_dir / "tfMRI_MOVIE1_7T_AP_Atlas_MSMAll_hp2000_clean.dtseries.nii",
+    )
     r = runner.invoke(app, ["prepare", "hcp7t_movie", "--data-root", str(root), "-o", str(tmp_path / "x.h5")])
     assert r.exit_code == 2
     assert "sphereforhemisphereLnotfound" in flat(r.output) and "S1200.L.sphere.32k_fs_LR.surf.gii" in flat(r.output)
@@ -87,7 +125,9 @@ def test_plot_surface_png(surface_root, tmp_path):
     assert img.shape[0] > 300 and img.shape[1] > 600
     rgb = img[..., :3].reshape(-1, 3)
     assert len(np.unique(np.round(rgb, 2), axis=0)) > 100  # a coloured surface, not a blank canvas
-    r = runner.invoke(app, ["plot-surface", str(surface_root / "cifti/sub-MSC01_test.dtseries.nii"), "--hemi", "L", "-o", str(out)])
+    r = runner.invoke(
+        app, ["plot-surface", str(surface_root / "cifti/sub-MSC01_test.dtseries.nii"), "--hemi", "L", "-o", str(out)]
+    )
     assert r.exit_code == 2 and "nopackagedinflatedsurfaceformesh'fs_LR_32k'" in flat(r.output)
     r = runner.invoke(app, ["plot-surface", str(fsa5), "--frame", "100", "-o", str(out)])
     assert r.exit_code == 2 and "frame100outofrange" in flat(r.output)

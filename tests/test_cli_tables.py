@@ -1,5 +1,6 @@
 """The CLI's result tables fit 80 columns: short metric headers with a legend, long names folded, never cut
 (issue 20 item 4)."""
+
 from __future__ import annotations
 
 from rich.console import Console
@@ -10,8 +11,10 @@ from neurokit.cli.reports import COMPARE, comparison_table, print_scheme_report
 REP = {
     "model_title": "CBraMod",
     "test": {"balanced_accuracy": 0.956, "cohen_kappa": 0.87, "auroc": 0.996},
-    "baselines": {"bandpower_lr": {"test": {"balanced_accuracy": 0.992, "cohen_kappa": 0.98, "auroc": 1.0}},
-                  "riemann_lr": {"error": "one class in the training split"}},
+    "baselines": {
+        "bandpower_lr": {"test": {"balanced_accuracy": 0.992, "cohen_kappa": 0.98, "auroc": 1.0}},
+        "riemann_lr": {"error": "one class in the training split"},
+    },
     "chance": {"balanced_accuracy": 0.5, "cohen_kappa": 0.0, "auroc": 0.5},
 }
 
@@ -33,7 +36,16 @@ def test_comparison_table_fits_80_columns_without_cutting_names():
     lines = text.splitlines()
     assert max(map(len, lines)) <= 80
     assert "…" not in text
-    for word in ("bal.acc", "kappa", "AUROC", "bandpower_lr", "chance", "0.956", "1.000", "bal.acc = balanced accuracy"):
+    for word in (
+        "bal.acc",
+        "kappa",
+        "AUROC",
+        "bandpower_lr",
+        "chance",
+        "0.956",
+        "1.000",
+        "bal.acc = balanced accuracy",
+    ):
         assert word in text
     assert "physionet_mi" in text and "sensorimotor" in "".join(lines).replace(" ", "").replace("│", "")
 
@@ -41,11 +53,27 @@ def test_comparison_table_fits_80_columns_without_cutting_names():
 def test_scheme_table_fits_80_columns(monkeypatch):
     from neurokit.cli import reports
 
-    fold = {"fold": "S001", "subject": "S001", "session": "0", "score_metric": "roc_auc", "score": 0.61,
-            "test": {"balanced_accuracy": 0.55, "cohen_kappa": 0.1, "f1_weighted": 0.5, "auroc": 0.61,
-                     "auc_pr": 0.6, "average_precision": 0.6}}
-    rep = {"scheme": "loso", "folds": [fold, {**fold, "fold": "S002", "subject": "S002"}],
-           "mean": {"score": 0.61, **fold["test"]}, "std": {"score": 0.0, **{k: 0.0 for k in fold["test"]}}}
+    fold = {
+        "fold": "S001",
+        "subject": "S001",
+        "session": "0",
+        "score_metric": "roc_auc",
+        "score": 0.61,
+        "test": {
+            "balanced_accuracy": 0.55,
+            "cohen_kappa": 0.1,
+            "f1_weighted": 0.5,
+            "auroc": 0.61,
+            "auc_pr": 0.6,
+            "average_precision": 0.6,
+        },
+    }
+    rep = {
+        "scheme": "loso",
+        "folds": [fold, {**fold, "fold": "S002", "subject": "S002"}],
+        "mean": {"score": 0.61, **fold["test"]},
+        "std": {"score": 0.0, **{k: 0.0 for k in fold["test"]}},
+    }
     con = Console(width=80, record=True, file=open("/dev/null", "w"))
     monkeypatch.setattr(reports, "console", con)
     print_scheme_report(rep)

@@ -1,11 +1,21 @@
 """Augmentation: each transform's effect on a known signal, the seeded driver, mixup in the loss."""
+
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
 from neurokit._utils.errors import ConfigError
-from neurokit.data.augment import AugmentConfig, Augmenter, amplitude_scale, channel_dropout, frequency_shift, gaussian_noise, mixup, time_shift
+from neurokit.data.augment import (
+    AugmentConfig,
+    Augmenter,
+    amplitude_scale,
+    channel_dropout,
+    frequency_shift,
+    gaussian_noise,
+    mixup,
+    time_shift,
+)
 from neurokit.pipelines.finetune import FinetuneConfig, supervised_loss
 
 SF = 200.0
@@ -63,11 +73,14 @@ def test_mixup_mixes_signals_and_labels():
     # binary: the mixed loss is BCE against the mixed (soft) label
     soft = lam * labels + (1 - lam) * labels[perm]
     assert supervised_loss("binary", logits, labels, mix=(lam, perm)).item() == pytest.approx(
-        F.binary_cross_entropy_with_logits(logits, soft.float()).item(), rel=1e-6)
+        F.binary_cross_entropy_with_logits(logits, soft.float()).item(), rel=1e-6
+    )
     ml = torch.tensor([[2.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
     yy = torch.tensor([0, 2])
-    want = (lam * F.cross_entropy(ml, yy, reduction="none", label_smoothing=0.1)
-            + (1 - lam) * F.cross_entropy(ml, yy[perm], reduction="none", label_smoothing=0.1)).mean()
+    want = (
+        lam * F.cross_entropy(ml, yy, reduction="none", label_smoothing=0.1)
+        + (1 - lam) * F.cross_entropy(ml, yy[perm], reduction="none", label_smoothing=0.1)
+    ).mean()
     assert supervised_loss("multiclass", ml, yy, 0.1, (lam, perm)).item() == pytest.approx(want.item())
 
 

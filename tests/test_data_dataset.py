@@ -1,4 +1,5 @@
 """PatchDataset is a torch Dataset and splits itself (neurokit.data.dataset)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,8 +25,9 @@ def test_split_by_given_subjects_partitions_the_samples(lr_store):
     assert {str(s) for s in parts["train"].meta("subject")} == {"S001"}
     assert {str(s) for s in parts["test"].meta("subject")} == {"S002"}
     assert len(parts["train"]) + len(parts["test"]) == len(ds)
-    assert np.array_equal(np.sort(np.concatenate([parts["train"].sample_ids, parts["test"].sample_ids])),
-                          np.sort(ds.sample_ids))
+    assert np.array_equal(
+        np.sort(np.concatenate([parts["train"].sample_ids, parts["test"].sample_ids])), np.sort(ds.sample_ids)
+    )
 
 
 def test_split_refuses_a_leak_and_a_card_split_missing_from_the_store(lr_store):

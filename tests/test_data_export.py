@@ -1,4 +1,5 @@
 """A labelled EEG store as MNE Epochs (for braindecode, MOABB pipelines and MNE decoders; issue 20 item 2b)."""
+
 import numpy as np
 import pytest
 
@@ -8,8 +9,15 @@ from neurokit.io.store import PatchStoreWriter
 
 
 def _store(path, modality="eeg"):
-    attrs = dict(modality=modality, card="synthetic", label_names=["a", "b"], ch_names=["C3", "Cz", "C4"],
-                 recipe={"window_s": 2.0, "scale": 10000.0}, sfreq=200.0, units="100 uV")
+    attrs = dict(
+        modality=modality,
+        card="synthetic",
+        label_names=["a", "b"],
+        ch_names=["C3", "Cz", "C4"],
+        recipe={"window_s": 2.0, "scale": 10000.0},
+        sfreq=200.0,
+        units="100 uV",
+    )
     with PatchStoreWriter(path, (3, 2, 200), attrs=attrs) as w:
         for s in ("S001", "S002"):
             x = np.arange(4 * 3 * 2 * 200, dtype=np.float32).reshape(4, 3, 2, 200) / 1000.0
@@ -45,6 +53,9 @@ def test_the_estimator_reads_exported_epochs_as_the_store_samples(tmp_path):
 def test_non_eeg_and_empty_selections_are_refused(tmp_path):
     with pytest.raises(StoreError, match="holds surface samples; only EEG stores become MNE Epochs"):
         to_epochs(_store(tmp_path / "f.h5", modality="surface"))
-    with pytest.raises(ConfigError, match=r"no sample of subjects \['S009'\] in the store\(s\); subjects there: "
-                                          r"\['S001', 'S002'\]"):  # PatchDataset names the unknown and the known ids
+    with pytest.raises(
+        ConfigError,
+        match=r"no sample of subjects \['S009'\] in the store\(s\); subjects there: "
+        r"\['S001', 'S002'\]",
+    ):  # PatchDataset names the unknown and the known ids
         to_epochs(_store(tmp_path / "e.h5"), subjects=["S009"])

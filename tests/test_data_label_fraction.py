@@ -1,5 +1,6 @@
 """Label-fraction subsets: stratified by class, seeded, whole subjects kept together when enough subjects hold
 every class (else windows stratified by class and subject), and disjoint from the validation and test splits."""
+
 import numpy as np
 import pytest
 
@@ -61,8 +62,19 @@ def test_a_finetune_subset_stays_inside_the_training_split(planted_store, tmp_pa
     from neurokit.data import PatchDataset
     from neurokit.pipelines.finetune import FinetuneConfig, finetune
 
-    cfg = FinetuneConfig(model_kwargs={"n_layers": 1}, epochs=1, batch_size=8, head="avgpool", progress=False,
-                         device="cpu", splits=SPLITS, label_fraction=0.2, strategy="frozen", baselines=False, seed=1)
+    cfg = FinetuneConfig(
+        model_kwargs={"n_layers": 1},
+        epochs=1,
+        batch_size=8,
+        head="avgpool",
+        progress=False,
+        device="cpu",
+        splits=SPLITS,
+        label_fraction=0.2,
+        strategy="frozen",
+        baselines=False,
+        seed=1,
+    )
     rep = finetune(planted_store, tmp_path / "r", cfg)
     lf = rep["label_fraction"]
     train_ids = rep["splits"]["train"]["samples"]
@@ -84,8 +96,14 @@ def planted_store(tmp_path_factory):
     path = tmp_path_factory.mktemp("lf") / "s.h5"
     rng = np.random.default_rng(0)
     t = np.arange(200) / 200.0
-    attrs = dict(modality="eeg", card="synthetic", label_names=["a", "b"], ch_names=["C3", "C4"],
-                 recipe={"window_s": 2.0}, sfreq=200.0)
+    attrs = dict(
+        modality="eeg",
+        card="synthetic",
+        label_names=["a", "b"],
+        ch_names=["C3", "C4"],
+        recipe={"window_s": 2.0},
+        sfreq=200.0,
+    )
     with PatchStoreWriter(path, (2, 2, 200), attrs=attrs) as w:
         for s in range(1, 9):
             y = np.array([0, 1] * 10)

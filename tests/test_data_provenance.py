@@ -1,6 +1,7 @@
 """Provenance by content: stores record their recordings' SHA-256 with the subject written, pretraining checkpoints
 the recordings they saw (also through a pooled store), fine-tuning names test recordings the pretraining saw; and
 ``neuro prepare`` says how many windows it kept and why it dropped the others."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,16 +35,31 @@ def test_store_sources_carry_hash_and_subject(lr_store):
 def _pretrain(store, out, **kw):
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
-    cfg = PretrainConfig(model_kwargs={"n_layers": 1}, epochs=1, max_steps=1, batch_size=8, device="cpu",
-                         progress=False, val_fraction=0.0, **kw)
+    cfg = PretrainConfig(
+        model_kwargs={"n_layers": 1},
+        epochs=1,
+        max_steps=1,
+        batch_size=8,
+        device="cpu",
+        progress=False,
+        val_fraction=0.0,
+        **kw,
+    )
     return pretrain(store, out, cfg)
 
 
 def _finetune(store, out, init):
     from neurokit.pipelines.finetune import FinetuneConfig, finetune
 
-    cfg = FinetuneConfig(epochs=1, batch_size=16, device="cpu", progress=False, baselines=False, head="avgpool",
-                         splits={"train": ["S001"], "val": ["S002"], "test": ["S002"]})
+    cfg = FinetuneConfig(
+        epochs=1,
+        batch_size=16,
+        device="cpu",
+        progress=False,
+        baselines=False,
+        head="avgpool",
+        splits={"train": ["S001"], "val": ["S002"], "test": ["S002"]},
+    )
     return finetune(store, out, cfg, init=init)
 
 
@@ -72,8 +88,16 @@ def test_finetuning_names_test_recordings_seen_in_pretraining(lr_store, tmp_path
     # from scratch: nothing recorded, nothing to check
     from neurokit.pipelines.finetune import FinetuneConfig, finetune
 
-    cfg = FinetuneConfig(epochs=1, batch_size=16, device="cpu", progress=False, baselines=False, head="avgpool",
-                         model_kwargs={"n_layers": 1}, splits={"train": ["S001"], "val": ["S002"], "test": ["S002"]})
+    cfg = FinetuneConfig(
+        epochs=1,
+        batch_size=16,
+        device="cpu",
+        progress=False,
+        baselines=False,
+        head="avgpool",
+        model_kwargs={"n_layers": 1},
+        splits={"train": ["S001"], "val": ["S002"], "test": ["S002"]},
+    )
     assert finetune(lr_store, tmp_path / "ft_scratch", cfg)["pretraining_overlap"] is None
 
 
@@ -83,7 +107,10 @@ def test_overlap_is_by_content_not_by_path(lr_store):
     moved = [{"path": "/elsewhere/copy.edf", "sha256": s2[0]["sha256"]}]  # same bytes, another path
     hit = pretraining_overlap(moved, PatchDataset(lr_store, subjects=["S002"]))
     assert [(o["path"], o["pretrained_as"]) for o in hit] == [(s2[0]["path"], "/elsewhere/copy.edf")]
-    assert pretraining_overlap([{"path": s2[0]["path"], "sha256": "0" * 64}], PatchDataset(lr_store, subjects=["S002"])) == []
+    assert (
+        pretraining_overlap([{"path": s2[0]["path"], "sha256": "0" * 64}], PatchDataset(lr_store, subjects=["S002"]))
+        == []
+    )
     assert pretraining_overlap(None, PatchDataset(lr_store)) is None
 
 
@@ -102,7 +129,9 @@ def test_pooled_store_carries_the_original_recordings(lr_store, tmp_path):
     assert {s["sha256"] for s in ck["pretraining_sources"]} == s1
     # a test on S002 is clean; a test on S001 names its recordings
     assert pretraining_overlap(ck["pretraining_sources"], PatchDataset(lr_store, subjects=["S002"])) == []
-    assert {o["sha256"] for o in pretraining_overlap(ck["pretraining_sources"], PatchDataset(lr_store, subjects=["S001"]))} == s1
+    assert {
+        o["sha256"] for o in pretraining_overlap(ck["pretraining_sources"], PatchDataset(lr_store, subjects=["S001"]))
+    } == s1
     # the pooled store reports its source store's windows kept for the training subjects
     ks = kept_summary([p])
     assert ks["kept"] == sum(s["n_windows"] for s in st.info.sources if s["subject"] == "S001")
@@ -113,8 +142,27 @@ def _edf_folder(root, n_files=2, planted=((0, 1), (0, 3), (1, 4))):
     400 µV burst in the middle of each planted (file, 10-s window)."""
     from edf_build import write_edf
 
-    chans = ["Fp1", "Fp2", "F3", "F4", "C3", "C4", "P3", "P4", "O1", "O2", "F7", "F8", "T7", "T8", "P7", "P8", "Fz",
-             "Cz", "Pz"]
+    chans = [
+        "Fp1",
+        "Fp2",
+        "F3",
+        "F4",
+        "C3",
+        "C4",
+        "P3",
+        "P4",
+        "O1",
+        "O2",
+        "F7",
+        "F8",
+        "T7",
+        "T8",
+        "P7",
+        "P8",
+        "Fz",
+        "Cz",
+        "Pz",
+    ]
     t = np.arange(60 * 200) / 200
     for f in range(n_files):
         data = np.tile(10 * np.sin(2 * np.pi * 10 * t), (19, 1))
@@ -136,19 +184,46 @@ def test_prepare_prints_rejection_counts(tmp_path):
 
     root = _edf_folder(tmp_path / "eeg")
     out = tmp_path / "c.h5"
-    r = CliRunner().invoke(app, ["prepare", "eeg_folder", "--data-root", str(root), "-o", str(out), "--window-s", "10",
-                                 "--crop-start", "0", "--crop-end", "0", "--min-duration", "0"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "prepare",
+            "eeg_folder",
+            "--data-root",
+            str(root),
+            "-o",
+            str(out),
+            "--window-s",
+            "10",
+            "--crop-start",
+            "0",
+            "--crop-end",
+            "0",
+            "--min-duration",
+            "0",
+        ],
+    )
     assert r.exit_code == 0, r.output
     st = PatchStore(out)
     assert len(st) == 9 and st.info.n_rejected == 3  # 2 files × 6 windows, 3 planted
     assert [s["n_rejected"] for s in st.info.sources] == [2, 1]
     ks = kept_summary([st])
-    assert ks == {"kept": 9, "rejected": 3, "kept_fraction": 0.75, "reject_uv": 100.0,
-                  "reasons": {"a sample's |amplitude| above reject_uv = 100 µV": 3}, "recordings_dropped": 0,
-                  "files_with_rejections": 2}
-    assert "windows: kept 9 of 12 windows (75.0 %); dropped 3 (a sample's |amplitude| above reject_uv = 100 µV) in 2 " \
-           "recording(s)" in " ".join(r.output.split())
-    assert kept_line({**ks, "rejected": 0, "kept_fraction": 1.0, "reasons": {}}).endswith("none above reject_uv = 100 µV")
+    assert ks == {
+        "kept": 9,
+        "rejected": 3,
+        "kept_fraction": 0.75,
+        "reject_uv": 100.0,
+        "reasons": {"a sample's |amplitude| above reject_uv = 100 µV": 3},
+        "recordings_dropped": 0,
+        "files_with_rejections": 2,
+    }
+    assert (
+        "windows: kept 9 of 12 windows (75.0 %); dropped 3 (a sample's |amplitude| above reject_uv = 100 µV) in 2 "
+        "recording(s)" in " ".join(r.output.split())
+    )
+    assert kept_line({**ks, "rejected": 0, "kept_fraction": 1.0, "reasons": {}}).endswith(
+        "none above reject_uv = 100 µV"
+    )
 
 
 def test_a_store_whose_sources_name_no_subject_is_rebuilt(lr_store, eeg_root, tmp_path):
@@ -168,8 +243,11 @@ def test_a_store_whose_sources_name_no_subject_is_rebuilt(lr_store, eeg_root, tm
     with h5py.File(old, "r+") as f:
         raw = f.attrs["sources"]
         src = json.loads((raw.decode() if isinstance(raw, bytes) else raw)[5:])
-        f.attrs["sources"] = "json:" + json.dumps([{k: v for k, v in s.items() if k not in ("subject", "session", "run")}
-                                                   for s in src])
-    assert store_differences(old, "physionet_mi", **kw) == {"sources": ("the subject of each recording", "none recorded")}
+        f.attrs["sources"] = "json:" + json.dumps(
+            [{k: v for k, v in s.items() if k not in ("subject", "session", "run")} for s in src]
+        )
+    assert store_differences(old, "physionet_mi", **kw) == {
+        "sources": ("the subject of each recording", "none recorded")
+    }
     # and such a store's recordings all count as used, whatever the subjects selected
     assert len(used_sources(PatchDataset(old, subjects=["S001"]))) == len(src)

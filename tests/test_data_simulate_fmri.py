@@ -1,4 +1,5 @@
 """neurokit.simulate.fmri checks what nibabel loads (issue 20 item 3)."""
+
 import nibabel as nib
 import numpy as np
 import pytest
@@ -10,8 +11,12 @@ from neurokit.simulate.fmri import surface_smoother
 def _tetra(path):
     coords = np.array([[0, 0, 1], [0, 1, 0], [1, 0, 0], [-1, -1, -1]], np.float32)
     faces = np.array([[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]], np.int32)
-    img = nib.gifti.GiftiImage(darrays=[nib.gifti.GiftiDataArray(coords, "NIFTI_INTENT_POINTSET"),
-                                        nib.gifti.GiftiDataArray(faces, "NIFTI_INTENT_TRIANGLE")])
+    img = nib.gifti.GiftiImage(
+        darrays=[
+            nib.gifti.GiftiDataArray(coords, "NIFTI_INTENT_POINTSET"),
+            nib.gifti.GiftiDataArray(faces, "NIFTI_INTENT_TRIANGLE"),
+        ]
+    )
     nib.save(img, path)
     return path
 

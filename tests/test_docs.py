@@ -1,5 +1,6 @@
 """The documentation site stays true to the package: every public module is in the API reference, every
 page is reachable from the index, and the gallery examples exist (the build itself runs in ``.ci/run``)."""
+
 from __future__ import annotations
 
 import pkgutil
@@ -13,8 +14,11 @@ DOCS = ROOT / "docs"
 
 
 def public_modules() -> list[str]:
-    return sorted(m.name for m in pkgutil.walk_packages(neurokit.__path__, "neurokit.")
-                  if not any(p.startswith("_") for p in m.name.split(".")[1:]))
+    return sorted(
+        m.name
+        for m in pkgutil.walk_packages(neurokit.__path__, "neurokit.")
+        if not any(p.startswith("_") for p in m.name.split(".")[1:])
+    )
 
 
 def test_api_reference_lists_every_public_module():
@@ -28,9 +32,13 @@ def test_api_reference_lists_every_public_module():
 def test_every_page_is_in_a_toctree():
     index = (DOCS / "index.rst").read_text()
     entries = set(re.findall(r"^   ([\w/]+)$", index, flags=re.M))
-    pages = {str(p.relative_to(DOCS).with_suffix("")) for p in DOCS.rglob("*") if p.suffix in (".md", ".rst")
-             and not {"generated", "_templates", "auto_examples", "_build", "images"} & set(p.parts)
-             and p.name not in ("index.rst", "sg_execution_times.rst")}
+    pages = {
+        str(p.relative_to(DOCS).with_suffix(""))
+        for p in DOCS.rglob("*")
+        if p.suffix in (".md", ".rst")
+        and not {"generated", "_templates", "auto_examples", "_build", "images"} & set(p.parts)
+        and p.name not in ("index.rst", "sg_execution_times.rst")
+    }
     assert pages - entries == set(), f"pages no toctree reaches: {sorted(pages - entries)}"
     assert entries - pages - {"auto_examples/index"} == set()
 

@@ -1,5 +1,6 @@
 """Classical baselines as MOABB runs them (issue 18 items 15-16): the 8–32 Hz band of its motor-imagery
 paradigms, pyriemann's CSP (OAS, 6 filters) + LDA (svd), and a surface-fMRI baseline instead of EEG ones."""
+
 import numpy as np
 import pytest
 from scipy.signal import butter, sosfreqz
@@ -34,8 +35,8 @@ def _two_class_trials(n=40, seed=0):
     y = np.tile([0, 1], n // 2)
     x = rng.normal(0, 1.0, (n, 4, 400))
     amp = rng.uniform(2.0, 3.0, n)
-    x[y == 1, 0] += (amp[y == 1, None] * np.sin(2 * np.pi * 12 * t))
-    x[y == 0, 2] += (amp[y == 0, None] * np.sin(2 * np.pi * 12 * t))
+    x[y == 1, 0] += amp[y == 1, None] * np.sin(2 * np.pi * 12 * t)
+    x[y == 0, 2] += amp[y == 0, None] * np.sin(2 * np.pi * 12 * t)
     return x, y
 
 
@@ -103,8 +104,10 @@ def surface_store(tmp_path):
 
 
 def test_a_surface_store_gets_the_patch_mean_baseline_not_the_eeg_ones(surface_store):
-    parts = {"train": PatchDataset(surface_store, labelled=True, subjects=["S001", "S002", "S003"]),
-             "test": PatchDataset(surface_store, labelled=True, subjects=["S004"])}
+    parts = {
+        "train": PatchDataset(surface_store, labelled=True, subjects=["S001", "S002", "S003"]),
+        "test": PatchDataset(surface_store, labelled=True, subjects=["S004"]),
+    }
     assert applicable(6, "binary", "surface") == ["patchmean_lr"]
     res = run_baselines(parts, "binary", sfreq=1.0)
     assert list(res) == ["patchmean_lr"] and res["patchmean_lr"]["test"]["auroc"] == 1.0
@@ -120,12 +123,17 @@ def test_cli_baseline_band_option_and_surface_store(tmp_path):
     from neurokit.cli.main import app
 
     surface_store = _surface(tmp_path / "one.h5", [("S001", f"R0{r}") for r in range(1, 5)])  # split by run
-    r = CliRunner().invoke(app, ["baseline", str(surface_store), "--json", str(tmp_path / "b.json")], env={"COLUMNS": "200"})
+    r = CliRunner().invoke(
+        app, ["baseline", str(surface_store), "--json", str(tmp_path / "b.json")], env={"COLUMNS": "200"}
+    )
     assert r.exit_code == 0, r.output
     res = json.loads((tmp_path / "b.json").read_text())
     assert list(res["baselines"]) == ["patchmean_lr"] and res["band"] == [8.0, 32.0] and "patchmean_lr" in r.output
     r = CliRunner().invoke(app, ["baseline", str(surface_store), "--band", "8"], env={"COLUMNS": "200"})
     assert r.exit_code == 2 and "--band '8': give LOW,HIGH in Hz" in r.output
-    r = CliRunner().invoke(app, ["baseline", str(surface_store), "--band", "none", "--json", str(tmp_path / "n.json")],
-                           env={"COLUMNS": "200"})
+    r = CliRunner().invoke(
+        app,
+        ["baseline", str(surface_store), "--band", "none", "--json", str(tmp_path / "n.json")],
+        env={"COLUMNS": "200"},
+    )
     assert r.exit_code == 0 and json.loads((tmp_path / "n.json").read_text())["band"] is None

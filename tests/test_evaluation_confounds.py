@@ -1,5 +1,6 @@
 """The eye-movement confound check (neurokit.evaluation.confounds): synthetic stores with a planted
 horizontal-EOG step (fires) and pure noise (does not), the proxies and features by hand, and the refusals."""
+
 import json
 
 import numpy as np
@@ -19,13 +20,20 @@ from neurokit.io.store import PatchStoreWriter
 CH = ["Fp1", "Fp2", "F7", "F8", "C3", "C4"]
 
 
-def _store(path, step_uv: float, n_classes: int = 2, ch_names=CH, n_subjects: int = 6, per_subject: int = 16,
-           seed: int = 0):
+def _store(
+    path, step_uv: float, n_classes: int = 2, ch_names=CH, n_subjects: int = 6, per_subject: int = 16, seed: int = 0
+):
     """1-s windows of white noise (10 µV) per channel; class c adds a DC step of (c − mean class)·step_uv to F8
     and the opposite to F7 (gaze to one side: the horizontal-EOG pattern). Store units are 100 µV."""
     rng = np.random.default_rng(seed)
-    attrs = dict(modality="eeg", card="synthetic", label_names=[f"c{k}" for k in range(n_classes)],
-                 ch_names=list(ch_names), recipe={"window_s": 1.0}, sfreq=200.0)
+    attrs = dict(
+        modality="eeg",
+        card="synthetic",
+        label_names=[f"c{k}" for k in range(n_classes)],
+        ch_names=list(ch_names),
+        recipe={"window_s": 1.0},
+        sfreq=200.0,
+    )
     with PatchStoreWriter(path, (len(ch_names), 1, 200), attrs=attrs) as w:
         for s in range(n_subjects):
             y = np.arange(per_subject) % n_classes
@@ -61,8 +69,9 @@ def test_planted_horizontal_step_fires(tmp_path):
     assert res.auroc > 0.7 and res.single_feature == "mean(F8 − F7)" and res.single_auroc > 0.75
     assert res.single_aurocs["mean(Fp1)"] < 0.65  # Fp1 carries no step
     assert res.n_windows == 96 and res.n_subjects == 6 and res.cv == "GroupKFold(5) by subject"
-    assert res.message.startswith(f"labels are decodable from eye-movement channels: AUROC {res.single_auroc:.2f} "
-                                  "from F8 − F7")
+    assert res.message.startswith(
+        f"labels are decodable from eye-movement channels: AUROC {res.single_auroc:.2f} from F8 − F7"
+    )
     assert "the model may use eye movements; remedy: remove EOG artefacts" in res.message
     json.dumps(res.to_dict())  # goes into report.json
 
@@ -76,7 +85,9 @@ def test_pure_noise_does_not_fire(tmp_path):
 
 def test_multiclass_one_vs_rest(tmp_path):
     res = check_confounds(_store(tmp_path / "three.h5", step_uv=20.0, n_classes=3, per_subject=18), split="all")
-    assert res.kind == "multiclass" and res.fired and res.auroc > 0.7  # measured 0.763 (the middle class is not one side)
+    assert (
+        res.kind == "multiclass" and res.fired and res.auroc > 0.7
+    )  # measured 0.763 (the middle class is not one side)
     noise = check_confounds(_store(tmp_path / "three0.h5", step_uv=0.0, n_classes=3, per_subject=18), split="all")
     assert not noise.fired
 

@@ -1,5 +1,6 @@
 """Evaluation schemes: fold construction, the leak check on every scheme, per-fold reports with mean ± std
 and MOABB's result columns, evaluate on a scheme run, the CLI."""
+
 import re
 import csv
 import json
@@ -23,15 +24,23 @@ def sessions_store(tmp_path_factory):
     path = tmp_path_factory.mktemp("sess") / "s.h5"
     rng = np.random.default_rng(0)
     t = np.arange(200) / 200.0
-    attrs = dict(modality="eeg", card="synthetic", label_names=["a", "b"], ch_names=["C3", "C4"],
-                 recipe={"window_s": 1.0}, sfreq=200.0)
+    attrs = dict(
+        modality="eeg",
+        card="synthetic",
+        label_names=["a", "b"],
+        ch_names=["C3", "C4"],
+        recipe={"window_s": 1.0},
+        sfreq=200.0,
+    )
     with PatchStoreWriter(path, (2, 1, 200), attrs=attrs) as w:
         for s in range(1, 5):
             for sess in ("1", "2"):
                 for run in ("R01", "R02"):
                     y = np.array([0, 1] * 3)
                     x = rng.normal(0, 0.3, (6, 2, 1, 200)) + (y[:, None, None, None] * np.sin(2 * np.pi * 20 * t))
-                    w.append(x.astype(np.float32), y, onsets=np.arange(6) * 2.0, subject=f"S{s:03d}", session=sess, run=run)
+                    w.append(
+                        x.astype(np.float32), y, onsets=np.arange(6) * 2.0, subject=f"S{s:03d}", session=sess, run=run
+                    )
     return path
 
 
@@ -81,12 +90,22 @@ def test_leak_check_covers_every_unit(sessions_store):
         check_no_leak(ds, {"train": {"samples": s1[:10].tolist()}, "test": {"samples": s1[10:].tolist()}}, "subject")
     a, b = ids[(subj == "S001") & (sess == "1")], ids[(subj == "S001") & (sess == "2")]
     check_no_leak(ds, {"train": {"samples": a.tolist()}, "test": {"samples": b.tolist()}}, "session")
-    with pytest.raises(ConfigError, match=r"\(subject, session\) pairs \[\('S001', '1'\)\] are in both 'train' and 'test'"):
+    with pytest.raises(
+        ConfigError, match=r"\(subject, session\) pairs \[\('S001', '1'\)\] are in both 'train' and 'test'"
+    ):
         check_no_leak(ds, {"train": {"samples": a[:5].tolist()}, "test": {"samples": a[5:].tolist()}}, "session")
     # validation drawn from the training sessions is fine, as long as it holds other windows
-    check_no_leak(ds, {"train": {"samples": a[:5].tolist()}, "val": {"samples": a[5:].tolist()}, "test": {"samples": b.tolist()}}, "session")
+    check_no_leak(
+        ds,
+        {"train": {"samples": a[:5].tolist()}, "val": {"samples": a[5:].tolist()}, "test": {"samples": b.tolist()}},
+        "session",
+    )
     with pytest.raises(ConfigError, match=r"windows \['sample 4'\] are in both 'train' and 'val'"):
-        check_no_leak(ds, {"train": {"samples": a[:5].tolist()}, "val": {"samples": a[4:].tolist()}, "test": {"samples": b.tolist()}}, "session")
+        check_no_leak(
+            ds,
+            {"train": {"samples": a[:5].tolist()}, "val": {"samples": a[4:].tolist()}, "test": {"samples": b.tolist()}},
+            "session",
+        )
     with pytest.raises(ConfigError, match=r"windows \['sample 3'\] are in both 'train' and 'test'"):
         check_no_leak(ds, {"train": {"samples": [1, 2, 3]}, "test": {"samples": [3, 4]}}, "window")
 
@@ -94,8 +113,14 @@ def test_leak_check_covers_every_unit(sessions_store):
 def test_leak_check_finds_overlapping_windows(tmp_path):
     """Sliding windows with a 0.5-s hop overlap: one in train and its neighbour in test share samples."""
     with PatchStoreWriter(tmp_path / "o.h5", (1, 1, 200), attrs={"recipe": {"window_s": 1.0}}) as w:
-        w.append(np.zeros((4, 1, 1, 200), np.float32), np.array([0, 1, 0, 1]), onsets=np.array([0, 0.5, 1.0, 1.5]),
-                 subject="S001", session="", run="R01")
+        w.append(
+            np.zeros((4, 1, 1, 200), np.float32),
+            np.array([0, 1, 0, 1]),
+            onsets=np.array([0, 0.5, 1.0, 1.5]),
+            subject="S001",
+            session="",
+            run="R01",
+        )
     ds = PatchDataset(tmp_path / "o.h5", labelled=True)
     with pytest.raises(ConfigError, match=r"windows \[\('S001', '', 'R01'\)\] are in both 'train' and 'test'"):
         check_no_leak(ds, {"train": {"samples": [0, 2]}, "test": {"samples": [1, 3]}}, "window")
@@ -109,7 +134,9 @@ def test_loso_run_reports_folds_mean_std_and_moabb_rows(sessions_store, tmp_path
     rep = finetune(sessions_store, tmp_path / "loso", FinetuneConfig(**TINY), scheme="loso")
     assert rep["scheme"] == "loso" and [f["subject"] for f in rep["folds"]] == ["S001", "S002", "S003", "S004"]
     aurocs = [f["test"]["auroc"] for f in rep["folds"]]
-    assert rep["mean"]["auroc"] == pytest.approx(np.mean(aurocs)) and rep["std"]["auroc"] == pytest.approx(np.std(aurocs))
+    assert rep["mean"]["auroc"] == pytest.approx(np.mean(aurocs)) and rep["std"]["auroc"] == pytest.approx(
+        np.std(aurocs)
+    )
     assert [f["score"] for f in rep["folds"]] == aurocs and rep["folds"][0]["score_metric"] == "roc_auc"
     assert rep["folds"][0]["n_samples"] == {"train": 48, "val": 24, "test": 24}
     rows = list(csv.DictReader((tmp_path / "loso" / "results.csv").open()))
@@ -118,7 +145,11 @@ def test_loso_run_reports_folds_mean_std_and_moabb_rows(sessions_store, tmp_path
     assert [(r["subject"], r["session"]) for r in rows] == [(f"S00{s}", k) for s in range(1, 5) for k in "12"]
     assert rows[0]["dataset"] == "synthetic" and rows[0]["evaluation"] == "CrossSubject" and rows[0]["samples"] == "72"
     assert rows[0]["samples_test"] == "12" and rows[0]["n_classes"] == "2"
-    assert rows[0]["n_sessions"] == "2" and rows[0]["channels"] == "2" and 0 < float(rows[0]["time"]) <= rep["folds"][0]["seconds"]
+    assert (
+        rows[0]["n_sessions"] == "2"
+        and rows[0]["channels"] == "2"
+        and 0 < float(rows[0]["time"]) <= rep["folds"][0]["seconds"]
+    )
     assert float(rows[4]["fold_score"]) == pytest.approx(aurocs[2])
     pred = np.load(tmp_path / "loso" / rep["folds"][2]["fold"] / "predictions.npz")
     from sklearn.metrics import roc_auc_score
@@ -134,8 +165,10 @@ def test_loso_run_reports_folds_mean_std_and_moabb_rows(sessions_store, tmp_path
     for a, b in zip(ev["folds"], rep["folds"]):
         assert a["test"]["auroc"] == pytest.approx(b["test"]["auroc"], abs=1e-9)
     assert ev["mean"]["auroc"] == pytest.approx(rep["mean"]["auroc"])
-    assert summarize([{"test": {"m": 1.0}, "score": 0.5}, {"test": {"m": float("nan")}, "score": 1.0}]) == \
-        {"mean": {"m": 1.0, "score": 0.75}, "std": {"m": 0.0, "score": 0.25}}
+    assert summarize([{"test": {"m": 1.0}, "score": 0.5}, {"test": {"m": float("nan")}, "score": 1.0}]) == {
+        "mean": {"m": 1.0, "score": 0.75},
+        "std": {"m": 0.0, "score": 0.25},
+    }
 
 
 @pytest.mark.slow
@@ -144,24 +177,56 @@ def test_cli_within_session_on_real_data(lr_store, tmp_path):
 
     from neurokit.cli.main import app
 
-    args = ["finetune", str(lr_store), "-o", str(tmp_path / "ws"), "--scheme", "within-session", "--folds", "2",
-            "--n-layers", "1", "--epochs", "1", "--batch-size", "16", "--head", "avgpool", "--no-progress", "--device", "cpu",
-            "--augment", "noise=5,time_shift=0.05,mixup=0.2", "--plots"]
+    args = [
+        "finetune",
+        str(lr_store),
+        "-o",
+        str(tmp_path / "ws"),
+        "--scheme",
+        "within-session",
+        "--folds",
+        "2",
+        "--n-layers",
+        "1",
+        "--epochs",
+        "1",
+        "--batch-size",
+        "16",
+        "--head",
+        "avgpool",
+        "--no-progress",
+        "--device",
+        "cpu",
+        "--augment",
+        "noise=5,time_shift=0.05,mixup=0.2",
+        "--plots",
+    ]
     r = CliRunner().invoke(app, args, env={"COLUMNS": "250"})
     assert r.exit_code == 0, r.output
     rep = json.loads((tmp_path / "ws" / "report.json").read_text())
     assert [(f["subject"], f["session"]) for f in rep["folds"]] == [("S001", "all")] * 2 + [("S002", "all")] * 2
     assert sum(f["n_samples"]["test"] for f in rep["folds"]) == 90  # every window of S001-S002 tested once
-    assert re.search(rf"mean\b.*{rep['mean']['score']:.3f}", r.output) and re.search(rf"± std\b.*{rep['std']['score']:.3f}", r.output)
+    assert re.search(rf"mean\b.*{rep['mean']['score']:.3f}", r.output) and re.search(
+        rf"± std\b.*{rep['std']['score']:.3f}", r.output
+    )
     from neurokit.models.checkpoint import load_checkpoint
 
     aug = load_checkpoint(tmp_path / "ws" / rep["folds"][0]["fold"] / "best.pt")["finetune_config"]["augment"]
     assert aug["noise"] == 5.0 and aug["mixup"] == 0.2 and aug["time_shift"] == 0.05 and aug["scale"] == 0.0
     assert sorted(p.name for p in (tmp_path / "ws" / "plots").iterdir()) == [
-        "confusion_matrix.png", "pr.png", "roc.png", "scores.png", "training_curves.png"]
-    r = CliRunner().invoke(app, ["evaluate", str(tmp_path / "ws"), str(lr_store), "--device", "cpu"], env={"COLUMNS": "250"})
+        "confusion_matrix.png",
+        "pr.png",
+        "roc.png",
+        "scores.png",
+        "training_curves.png",
+    ]
+    r = CliRunner().invoke(
+        app, ["evaluate", str(tmp_path / "ws"), str(lr_store), "--device", "cpu"], env={"COLUMNS": "250"}
+    )
     assert r.exit_code == 0, r.output
-    assert re.search(rf"mean\b.*{rep['mean']['score']:.3f}", r.output) and re.search(rf"± std\b.*{rep['std']['score']:.3f}", r.output)
+    assert re.search(rf"mean\b.*{rep['mean']['score']:.3f}", r.output) and re.search(
+        rf"± std\b.*{rep['std']['score']:.3f}", r.output
+    )
     r = CliRunner().invoke(app, [*args[:4], "--scheme", "loso", "--overwrite"], env={"COLUMNS": "250"})
     assert r.exit_code == 2 and "needs >= 3 subjects" in " ".join(r.output.split())
     assert set(SCHEMES) == {"card", "loso", "kfold-subject", "cross-session", "within-session"}

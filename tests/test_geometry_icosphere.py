@@ -1,4 +1,5 @@
 """Generated icospheres and patch tables against the metrics-lab reference templates."""
+
 from __future__ import annotations
 
 import nibabel as nib

@@ -1,5 +1,6 @@
 """BIDS input: EEGMMIDB runs converted with mne-bids give the same store as the EDFs; channels.tsv bads
 are interpolated; participants.tsv columns become subject-level labels; `neuro prepare --bids`."""
+
 import csv
 import copy
 
@@ -40,19 +41,37 @@ def _to_bids(eeg_root, root, subjects, runs, groups=None):
 def bids_root(eeg_root, tmp_path_factory):
     """S001-S002, imagery runs 4/8/12, written by mne-bids' write_raw_bids (EDF copied, events.tsv from
     the EDF+ annotations)."""
-    return _to_bids(eeg_root, tmp_path_factory.mktemp("bids") / "eegmmidb", [1, 2], [4, 8, 12],
-                    groups={"sub-001": "A", "sub-002": "B"})
+    return _to_bids(
+        eeg_root,
+        tmp_path_factory.mktemp("bids") / "eegmmidb",
+        [1, 2],
+        [4, 8, 12],
+        groups={"sub-001": "A", "sub-002": "B"},
+    )
 
 
 def _bids_card(subdir=""):
     raw = copy.deepcopy(load_card("physionet_mi").raw)
-    raw["layout"] = {"kind": "bids", "task": "imagery", "subdir": subdir, "subject_format": "S{:03d}", "run_format": "R{:02d}"}
+    raw["layout"] = {
+        "kind": "bids",
+        "task": "imagery",
+        "subdir": subdir,
+        "subject_format": "S{:03d}",
+        "run_format": "R{:02d}",
+    }
     return DataCard(name="physionet_mi", raw=raw)
 
 
 def test_bids_store_equals_edf_store(bids_root, lr_store, tmp_path):
-    out = prepare(_bids_card(), tmp_path / "bids.h5", data_root=bids_root, task="left_right_imagery",
-                  subjects=[1, 2], channels="sensorimotor", progress=False)
+    out = prepare(
+        _bids_card(),
+        tmp_path / "bids.h5",
+        data_root=bids_root,
+        task="left_right_imagery",
+        subjects=[1, 2],
+        channels="sensorimotor",
+        progress=False,
+    )
     a, b = PatchStore(lr_store), PatchStore(out)
     assert len(b) == len(a) == 90
     np.testing.assert_array_equal(b.patches(slice(None)), a.patches(slice(None)))
@@ -75,16 +94,24 @@ def test_bids_bad_channel_is_interpolated(eeg_root, lr_store, tmp_path):
     bp = mne_bids.BIDSPath(subject="001", task="imagery", run=4, datatype="eeg", root=root)
     mne_bids.mark_channels(bp, ch_names=["C3.."], status="bad", descriptions=["test"], verbose="error")
     card = _bids_card()
-    out = prepare(card, tmp_path / "bad.h5", data_root=root, task="left_right_imagery", subjects=[1],
-                  channels="sensorimotor", progress=False)
+    out = prepare(
+        card,
+        tmp_path / "bad.h5",
+        data_root=root,
+        task="left_right_imagery",
+        subjects=[1],
+        channels="sensorimotor",
+        progress=False,
+    )
     st = PatchStore(out)
     assert st.attrs["sources"][0]["applied"]["interpolated_channels"] == ["C3"]
     # the same as marking C3 bad on the EDF: MNE's spherical-spline interpolation, then the recipe
     raw = read_eeg(eeg_root / EDF.format(s=1, r=4), preload=True)
     raw.info["bads"] = ["C3"]
     raw.interpolate_bads(reset_bads=True, verbose="error")
-    recipe = card.recipe().from_dict({**card.recipe().to_dict(), "channels": card.channel_set("sensorimotor"),
-                                      "events": {"T1": 0, "T2": 1}})
+    recipe = card.recipe().from_dict(
+        {**card.recipe().to_dict(), "channels": card.channel_set("sensorimotor"), "events": {"T1": 0, "T2": 1}}
+    )
     raw = preprocess_raw(raw, recipe)
     w = make_windows(raw, recipe)
     np.testing.assert_array_equal(st.patches(slice(None)), w.patches)
@@ -105,15 +132,45 @@ def test_cli_prepare_bids(bids_root, tmp_path):
         r.text = " ".join(r.output.split())  # rich wraps long lines
         return r
 
-    r = run(app, ["prepare", "--bids", str(bids_root), "--task", "imagery", "--events", "T1,T2", "--subjects", "1",
-                  "--channels", "C3,Cz,C4", "-o", str(tmp_path / "ev.h5")])
+    r = run(
+        app,
+        [
+            "prepare",
+            "--bids",
+            str(bids_root),
+            "--task",
+            "imagery",
+            "--events",
+            "T1,T2",
+            "--subjects",
+            "1",
+            "--channels",
+            "C3,Cz,C4",
+            "-o",
+            str(tmp_path / "ev.h5"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     st = PatchStore(tmp_path / "ev.h5")
     assert st.attrs["label_names"] == ["T1", "T2"] and st.attrs["recipe"]["line_freq"] == 60.0
     assert set(st.meta["subject"]) == {"sub-001"} and list(np.bincount(st.labels)) == [23, 22]
     # participants.tsv column as the label of every window of a subject (continuous 4-s windows)
-    r = run(app, ["prepare", "--bids", str(bids_root), "--task", "imagery", "--label-column", "group",
-                  "--channels", "C3,Cz,C4", "-o", str(tmp_path / "grp.h5")])
+    r = run(
+        app,
+        [
+            "prepare",
+            "--bids",
+            str(bids_root),
+            "--task",
+            "imagery",
+            "--label-column",
+            "group",
+            "--channels",
+            "C3,Cz,C4",
+            "-o",
+            str(tmp_path / "grp.h5"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     st = PatchStore(tmp_path / "grp.h5")
     assert st.attrs["label_names"] == ["A", "B"]

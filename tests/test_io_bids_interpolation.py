@@ -34,7 +34,9 @@ def test_too_few_good_neighbours_refused(tmp_path):
         read_bids_eeg(path)
     msg = str(err.value)
     assert str(path) in msg and "'C3', 'Cz', 'C4', 'Fz', 'Pz'" in msg
-    assert "only 1 good EEG channel(s) with a sensor position ['Oz']" in msg and f"at least {MIN_GOOD_NEIGHBOURS}" in msg
+    assert (
+        "only 1 good EEG channel(s) with a sensor position ['Oz']" in msg and f"at least {MIN_GOOD_NEIGHBOURS}" in msg
+    )
     assert "without a sensor position: ['Xref']" in msg
     raw = read_bids_eeg(path, interpolate_bads=False)  # the way out the message gives
     assert raw.info["bads"] == ["C3", "Cz", "C4", "Fz", "Pz"]
@@ -42,7 +44,9 @@ def test_too_few_good_neighbours_refused(tmp_path):
 
 def test_good_channel_without_position_is_named_and_left_out(tmp_path):
     path = _bids(tmp_path, ["C3"])
-    with pytest.warns(RuntimeWarning, match=r"good channels \['Xref'\] have no sensor position.*interpolated from the 5"):
+    with pytest.warns(
+        RuntimeWarning, match=r"good channels \['Xref'\] have no sensor position.*interpolated from the 5"
+    ):
         raw = read_bids_eeg(path)
     assert raw.info["bads"] == [] and "Xref" in raw.ch_names
     src = mne.io.read_raw_edf(tmp_path / "src.edf", preload=True, verbose="error")

@@ -13,8 +13,17 @@ EEGMMIDB = "MNE-eegbci-data/files/eegmmidb/1.0.0"
 
 @pytest.mark.parametrize(
     "label, expected",
-    [("Fc5.", "FC5"), ("Cz..", "Cz"), ("Fp1.", "Fp1"), ("EEG T3-REF", "T7"), ("T4", "T8"), ("T5", "P7"),
-     ("T6", "P8"), ("EEG FP1-LE", "Fp1"), ("AFz.", "AFz")],
+    [
+        ("Fc5.", "FC5"),
+        ("Cz..", "Cz"),
+        ("Fp1.", "Fp1"),
+        ("EEG T3-REF", "T7"),
+        ("T4", "T8"),
+        ("T5", "P7"),
+        ("T6", "P8"),
+        ("EEG FP1-LE", "Fp1"),
+        ("AFz.", "AFz"),
+    ],
 )
 def test_normalize_ch_name(label, expected):
     assert normalize_ch_name(label) == (expected, True)
@@ -38,7 +47,9 @@ def test_eegmmidb_names_and_annotations(eeg_root):
 
 def test_eegmmidb_checksums(eeg_root):
     folder = eeg_root / EEGMMIDB
-    sums = dict(line.split()[::-1] for line in (folder / "SHA256SUMS_S001.txt").read_text().splitlines() if line.strip())
+    sums = dict(
+        line.split()[::-1] for line in (folder / "SHA256SUMS_S001.txt").read_text().splitlines() if line.strip()
+    )
     for name in ("S001R04.edf", "S001R08.edf"):
         assert file_sha256(folder / "S001" / name) == sums[name]
 

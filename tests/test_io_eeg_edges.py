@@ -1,6 +1,7 @@
 """Recordings at the edges (issue 7, items 1-7): the shared cases in ../shared/cases/edges with the right
 values their README states, and other examples of the same kinds built here (BDF+D, mV and blank units,
 Latin-1 labels, clashing names, stim-channel triggers)."""
+
 import warnings
 
 import mne
@@ -49,7 +50,9 @@ def _rms_uv(store):
 def test_edf_plus_d_time_follows_records(edges, tmp_path, caplog):
     f = edges / "edf_plus_d_gap.edf"
     out = prepare(edges / "plain_card.yaml", tmp_path / "d.h5", task="lr", files=[f], progress=False)
-    assert "edf_plus_d_gap.edf: events [\"'T2' at 40 s\"] lie in a recording gap (30–100 s) and are skipped" in caplog.text
+    assert (
+        "edf_plus_d_gap.edf: events [\"'T2' at 40 s\"] lie in a recording gap (30–100 s) and are skipped" in caplog.text
+    )
     s = PatchStore(out)
     assert list(s.meta["onset"]) == [10.0, 105.0] and list(s.labels) == [0, 0]  # T1 at 10 s and 105 s
     x = s.patches(slice(None)) * 100.0  # every sample's value in µV is its true time in s
@@ -63,8 +66,16 @@ def test_bdf_plus_d_sliding_windows_never_span_a_gap(tmp_path):
     sf = 256
     on = np.r_[np.arange(10), np.arange(9) + 50.0]  # records cover 0-10 s and 50-59 s
     true = np.r_[np.arange(10 * sf), np.arange(9 * sf)] / sf + np.r_[np.zeros(10 * sf), np.full(9 * sf, 50.0)]
-    p = write_edf(tmp_path / "gap.bdf", np.vstack([true, 2 * true]), sf, ["C3", "C4"], onsets=on, bdf=True,
-                  plus="D", annotations=[(2, "T1"), (20, "T2"), (52, "T2")])
+    p = write_edf(
+        tmp_path / "gap.bdf",
+        np.vstack([true, 2 * true]),
+        sf,
+        ["C3", "C4"],
+        onsets=on,
+        bdf=True,
+        plus="D",
+        annotations=[(2, "T1"), (20, "T2"), (52, "T2")],
+    )
     with pytest.warns(RuntimeWarning, match=r"gap.bdf: events \[\"'T2' at 20 s\"\] lie in a recording gap \(10–50 s\)"):
         raw = neurokit.read_eeg(p)
     rec = EEGRecipe(l_freq=None, h_freq=None, line_freq=None, window_s=4.0)
@@ -82,12 +93,21 @@ def test_repeated_record_refused(tmp_path):
     sf = 128
     data = np.random.default_rng(0).normal(0, 10, (2, 6 * sf))
     p = write_edf(tmp_path / "rep.edf", data, sf, ["C3", "C4"], onsets=[0, 1, 2, 2, 3, 4])
-    with pytest.raises(DataFileError, match=r"rep.edf: data record 4 starts at 2 s, before record 3 ends \(3 s\): "
-                                             r"a repeated or out-of-order record"):
+    with pytest.raises(
+        DataFileError,
+        match=r"rep.edf: data record 4 starts at 2 s, before record 3 ends \(3 s\): "
+        r"a repeated or out-of-order record",
+    ):
         neurokit.read_eeg(p)
     # time-stamps rounded to the millisecond (1/3-s records) are neither gaps nor repeats
-    p = write_edf(tmp_path / "third.edf", data[:, : 5 * 43], 129, ["C3", "C4"], record_s=1 / 3,
-                  onsets=[0, 0.333, 0.667, 1.0, 1.333])
+    p = write_edf(
+        tmp_path / "third.edf",
+        data[:, : 5 * 43],
+        129,
+        ["C3", "C4"],
+        record_s=1 / 3,
+        onsets=[0, 0.333, 0.667, 1.0, 1.333],
+    )
     raw = neurokit.read_eeg(p)
     assert raw.n_times == 5 * 43 and "neurokit_segments" not in raw.info["temp"]
 
@@ -95,7 +115,9 @@ def test_repeated_record_refused(tmp_path):
 # --------------------------------------------------------------------------------------------- 2. encodings
 def test_latin1_annotations(edges, tmp_path):
     f = edges / "latin1_annotation.edf"
-    with pytest.warns(RuntimeWarning, match=r"latin1_annotation.edf: annotation text is not valid UTF-8; decoded as Latin-1"):
+    with pytest.warns(
+        RuntimeWarning, match=r"latin1_annotation.edf: annotation text is not valid UTF-8; decoded as Latin-1"
+    ):
         raw = neurokit.read_eeg(f)
     assert list(raw.annotations.description) == ["T1", "T2", "Réponse"]
     with warnings.catch_warnings():
@@ -104,13 +126,32 @@ def test_latin1_annotations(edges, tmp_path):
     # the card's reading block and the CLI option reach the reader
     out = prepare(_card(tmp_path, edges, encoding="latin1"), tmp_path / "a.h5", task="lr", files=[f], progress=False)
     assert PatchStore(out).attrs["sources"][0]["applied"]["encoding"] == "latin1"
-    r = runner.invoke(app, ["prepare", str(edges / "plain_card.yaml"), "--task", "lr", "-f", str(f), "--encoding",
-                            "latin1", "-o", str(tmp_path / "b.h5")])
+    r = runner.invoke(
+        app,
+        [
+            "prepare",
+            str(edges / "plain_card.yaml"),
+            "--task",
+            "lr",
+            "-f",
+            str(f),
+            "--encoding",
+            "latin1",
+            "-o",
+            str(tmp_path / "b.h5"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     # another single-byte text: a Windows-1252 annotation, stated
     sf = 128
-    p = write_edf(tmp_path / "cp.edf", np.ones((1, 4 * sf)) * np.sin(np.arange(4 * sf)), sf, ["Cz"],
-                  annotations=[(1, "T1"), (2, "Müdigkeit – Ende")], encoding="cp1252")
+    p = write_edf(
+        tmp_path / "cp.edf",
+        np.ones((1, 4 * sf)) * np.sin(np.arange(4 * sf)),
+        sf,
+        ["Cz"],
+        annotations=[(1, "T1"), (2, "Müdigkeit – Ende")],
+        encoding="cp1252",
+    )
     assert "Müdigkeit – Ende" in neurokit.read_eeg(p, encoding="cp1252").annotations.description
 
 
@@ -118,7 +159,9 @@ def test_latin1_annotations(edges, tmp_path):
 def test_blank_units_warned_and_stated(edges, tmp_path, caplog):
     f = edges / "blank_units.edf"
     out = prepare(edges / "plain_card.yaml", tmp_path / "u.h5", task="lr", files=[f], progress=False)
-    assert "blank_units.edf: channels ['C3', 'Cz', 'C4'] have a blank or non-voltage physical unit ([''])" in caplog.text
+    assert (
+        "blank_units.edf: channels ['C3', 'Cz', 'C4'] have a blank or non-voltage physical unit ([''])" in caplog.text
+    )
     s, rms = _rms_uv(out)
     np.testing.assert_allclose(rms, SINE_RMS, rtol=1e-3)  # not 1.4e7
     assert s.attrs["sources"][0]["applied"]["units_assumed"] == {"C3": "uV", "Cz": "uV", "C4": "uV"}
@@ -126,8 +169,21 @@ def test_blank_units_warned_and_stated(edges, tmp_path, caplog):
     out = prepare(_card(tmp_path, edges, units="uV"), tmp_path / "v.h5", task="lr", files=[f], progress=False)
     assert "unit" not in caplog.text  # the card states the unit: no warning
     np.testing.assert_allclose(_rms_uv(out)[1], SINE_RMS, rtol=1e-3)
-    r = runner.invoke(app, ["prepare", str(edges / "plain_card.yaml"), "--task", "lr", "-f", str(f), "--units", "mV",
-                            "-o", str(tmp_path / "w.h5")])  # the CLI option, here a deliberate 1000× statement
+    r = runner.invoke(
+        app,
+        [
+            "prepare",
+            str(edges / "plain_card.yaml"),
+            "--task",
+            "lr",
+            "-f",
+            str(f),
+            "--units",
+            "mV",
+            "-o",
+            str(tmp_path / "w.h5"),
+        ],
+    )  # the CLI option, here a deliberate 1000× statement
     assert r.exit_code == 0, r.output
     np.testing.assert_allclose(_rms_uv(tmp_path / "w.h5")[1], 1000 * SINE_RMS, rtol=1e-3)
 
@@ -145,13 +201,17 @@ def test_other_units(tmp_path):
     np.testing.assert_allclose(np.abs(raw.get_data()).max(axis=1), 20e-6, rtol=1e-3)
     uv = 20 * np.sin(2 * np.pi * 10 * t)
     p = write_edf(tmp_path / "odd.edf", np.vstack([uv, uv]), sf, ["C3", "C4"], units=["uV", "degC"])
-    with pytest.warns(RuntimeWarning, match=r"odd.edf: channels \['C4'\] have non-voltage physical units \['degC'\]: read as non-EEG"):
+    with pytest.warns(
+        RuntimeWarning, match=r"odd.edf: channels \['C4'\] have non-voltage physical units \['degC'\]: read as non-EEG"
+    ):
         raw = neurokit.read_eeg(p, preload=True)
     assert raw.ch_names == ["C3"]
     np.testing.assert_allclose(np.abs(raw.get_data()).max(axis=1), 20e-6, rtol=1e-3)
     # an unknown unit that is no known non-voltage one is still taken as µV with a warning
     p = write_edf(tmp_path / "odd2.edf", np.vstack([uv, uv]), sf, ["C3", "C4"], units=["uV", "counts"])
-    with pytest.warns(RuntimeWarning, match=r"channels \['C4'\] have a blank or non-voltage physical unit \(\['counts'\]\)"):
+    with pytest.warns(
+        RuntimeWarning, match=r"channels \['C4'\] have a blank or non-voltage physical unit \(\['counts'\]\)"
+    ):
         raw = neurokit.read_eeg(p, preload=True)
     np.testing.assert_allclose(np.abs(raw.get_data()).max(axis=1), 20e-6, rtol=1e-3)
 
@@ -164,10 +224,16 @@ def test_uncalibrated_channel_kept_out(edges, tmp_path, caplog):
     s, rms = _rms_uv(out)
     assert s.attrs["ch_names"] == ["C3", "C4"] and s.attrs["sources"][0]["applied"]["dropped_channels"] == ["Cz"]
     np.testing.assert_allclose(rms, SINE_RMS, rtol=1e-3)
-    with pytest.raises(DataFileError, match=r"uncalibrated_channel.edf: channels \['Cz'\] required by the recipe are marked bad"):
-        prepare(_card(tmp_path, edges, channels=["C3", "Cz", "C4"]), tmp_path / "x.h5", task="lr", files=[f], progress=False)
+    with pytest.raises(
+        DataFileError, match=r"uncalibrated_channel.edf: channels \['Cz'\] required by the recipe are marked bad"
+    ):
+        prepare(
+            _card(tmp_path, edges, channels=["C3", "Cz", "C4"]), tmp_path / "x.h5", task="lr", files=[f], progress=False
+        )
     p = write_edf(tmp_path / "allbad.edf", np.ones((2, 800)), 200, ["C3", "C4"], phys=[(1, 1), (2, 2)])
-    with pytest.raises(DataFileError, match=r"allbad.edf: every channel is marked bad .*\['C3', 'C4'\]; nothing to store"):
+    with pytest.raises(
+        DataFileError, match=r"allbad.edf: every channel is marked bad .*\['C3', 'C4'\]; nothing to store"
+    ):
         prepare(edges / "plain_card.yaml", tmp_path / "y.h5", task="lr", files=[p], progress=False)
 
 
@@ -175,8 +241,14 @@ def test_uncalibrated_channel_out_of_average_reference(tmp_path):
     """Under an average reference the mean is over calibrated channels only."""
     sf, t = 200, np.arange(8 * 200) / 200
     c3, c4 = 20 * np.sin(2 * np.pi * 10 * t), 10 * np.sin(2 * np.pi * 7 * t)
-    p = write_edf(tmp_path / "cal.edf", np.vstack([c3, np.full_like(t, 3.0), c4]), sf, ["C3", "Cz", "C4"],
-                  phys=[(-25, 25), (5, 5), (-25, 25)], annotations=[(1, "T1")])
+    p = write_edf(
+        tmp_path / "cal.edf",
+        np.vstack([c3, np.full_like(t, 3.0), c4]),
+        sf,
+        ["C3", "Cz", "C4"],
+        phys=[(-25, 25), (5, 5), (-25, 25)],
+        annotations=[(1, "T1")],
+    )
     raw = neurokit.read_eeg(p)
     assert raw.info["bads"] == ["Cz"]
     rec = EEGRecipe(l_freq=None, h_freq=None, line_freq=None, reference="average", events={"T1": 0})
@@ -194,11 +266,27 @@ def test_name_clash_named_and_skipped(edges, tmp_path):
     with pytest.raises(DataFileError, match=msg):
         neurokit.read_eeg(f)
     assert neurokit.read_eeg(f, normalize_names=False).ch_names == ["C3", "T3", "T7", "Cz"]
-    r = runner.invoke(app, ["prepare", str(edges / "plain_card.yaml"), "--task", "lr", "-f", str(f), "-o", str(tmp_path / "n.h5")])
+    r = runner.invoke(
+        app, ["prepare", str(edges / "plain_card.yaml"), "--task", "lr", "-f", str(f), "-o", str(tmp_path / "n.h5")]
+    )
     assert r.exit_code == 2 and "T3" in r.output and "Traceback" not in r.output
     good = edges / "blank_units.edf"
-    r = runner.invoke(app, ["prepare", str(edges / "plain_card.yaml"), "--task", "lr", "-f", str(f), "-f", str(good),
-                            "--skip-bad", "-o", str(tmp_path / "n.h5")])
+    r = runner.invoke(
+        app,
+        [
+            "prepare",
+            str(edges / "plain_card.yaml"),
+            "--task",
+            "lr",
+            "-f",
+            str(f),
+            "-f",
+            str(good),
+            "--skip-bad",
+            "-o",
+            str(tmp_path / "n.h5"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert [d["path"].split("/")[-1] for d in PatchStore(tmp_path / "n.h5").attrs["sources"]] == ["blank_units.edf"]
     # another clash: a prefixed label and the plain one
@@ -216,7 +304,9 @@ def test_reader_faults_become_neurokit_errors(tmp_path, monkeypatch):
         raise AssertionError  # a bare failed check, as MNE's readers raise them
 
     monkeypatch.setattr(io_eeg, "montage_1005", boom)
-    with pytest.raises(DataFileError, match=r"ok.edf: could not read this file \(AssertionError: failed check `raise AssertionError"):
+    with pytest.raises(
+        DataFileError, match=r"ok.edf: could not read this file \(AssertionError: failed check `raise AssertionError"
+    ):
         neurokit.read_eeg(p)
 
 
@@ -226,9 +316,12 @@ def test_stim_channel_events(eeg_root, tmp_path):
     raw = neurokit.read_eeg(f)
     rec = EEGRecipe(l_freq=None, h_freq=None, line_freq=None, window_s=1.0, events={"T1": 0})
     raw = preprocess_raw(raw, rec)
-    with pytest.raises(DataFileError, match=r"test_bdf_stim_channel.bdf: no annotation matches the card's events \['T1'\] "
-                                            r"\(annotations found: none\); the Status channel holds 9 triggers with codes "
-                                            r"\[1, 2, 4\]: map them in the card's events"):
+    with pytest.raises(
+        DataFileError,
+        match=r"test_bdf_stim_channel.bdf: no annotation matches the card's events \['T1'\] "
+        r"\(annotations found: none\); the Status channel holds 9 triggers with codes "
+        r"\[1, 2, 4\]: map them in the card's events",
+    ):
         make_windows(raw, rec)
     w = make_windows(raw, EEGRecipe.from_dict({**rec.to_dict(), "events": {"1": 0, "4": 1}}))
     ev = mne.find_events(mne.io.read_raw_bdf(f, verbose="error"), shortest_event=1, verbose="error")
@@ -246,12 +339,28 @@ def test_store_records_applied_parameters(tmp_path, eeg_root):
     data = np.vstack([20 * np.sin(2 * np.pi * 10 * t), rng.normal(0, 5, t.size), 10 * np.sin(2 * np.pi * 6 * t)])
     p = write_edf(tmp_path / "r128.edf", data, sf, ["C3", "Cz", "C4"], phys=[(-25, 25), (0, 0), (-25, 25)])
     card = yaml.safe_load((neurokit.cards.cards_dir() / "eeg_folder.yaml").read_text())
-    card["preprocessing"].update(resample_first=False, min_duration_s=0.0, crop_start_s=0.0, crop_end_s=0.0,
-                                 window_s=4.0, reject_uv=None, channels=None, reference="average")
+    card["preprocessing"].update(
+        resample_first=False,
+        min_duration_s=0.0,
+        crop_start_s=0.0,
+        crop_end_s=0.0,
+        window_s=4.0,
+        reject_uv=None,
+        channels=None,
+        reference="average",
+    )
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(card))
     out = prepare(tmp_path / "c.yaml", tmp_path / "s.h5", files=[p], progress=False)
     s = PatchStore(out)
     assert s.attrs["recipe"]["h_freq"] == 75.0  # the card's recipe, as written
     assert s.attrs["sources"][0]["applied"] == {
-        "sfreq_orig": 128.0, "encoding": "utf8", "bad_channels": ["Cz"], "dropped_channels": ["Cz"],
-        "reference": "average", "l_freq": 0.3, "h_freq": 57.6, "notch_hz": [60.0], "resampled": [128.0, 200.0]}
+        "sfreq_orig": 128.0,
+        "encoding": "utf8",
+        "bad_channels": ["Cz"],
+        "dropped_channels": ["Cz"],
+        "reference": "average",
+        "l_freq": 0.3,
+        "h_freq": 57.6,
+        "notch_hz": [60.0],
+        "resampled": [128.0, 200.0],
+    }

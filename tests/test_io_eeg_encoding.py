@@ -1,4 +1,5 @@
 """An unknown encoding name is an option error (ConfigError naming the option), not a damaged file."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,8 +15,13 @@ from neurokit.cli.main import app
 def _file(tmp_path):
     t = np.arange(2000) / 200
     f = tmp_path / "enc.edf"
-    write_edf(f, np.tile(20 * np.sin(2 * np.pi * 10 * t), (3, 1)), 200, ["C3", "Cz", "C4"],
-              annotations=[(2.0, "T1"), (5.0, "T2")])
+    write_edf(
+        f,
+        np.tile(20 * np.sin(2 * np.pi * 10 * t), (3, 1)),
+        200,
+        ["C3", "Cz", "C4"],
+        annotations=[(2.0, "T1"), (5.0, "T2")],
+    )
     return f
 
 
@@ -26,7 +32,21 @@ def test_unknown_encoding_is_a_config_error(tmp_path):
 
 def test_cli_unknown_encoding_names_the_option(tmp_path, shared):
     f = _file(tmp_path)
-    r = CliRunner().invoke(app, ["prepare", str(shared / "cases" / "edges" / "plain_card.yaml"), "--task", "lr", "-f",
-                                 str(f), "--encoding", "klingon", "--skip-bad", "-o", str(tmp_path / "o.h5")])
+    r = CliRunner().invoke(
+        app,
+        [
+            "prepare",
+            str(shared / "cases" / "edges" / "plain_card.yaml"),
+            "--task",
+            "lr",
+            "-f",
+            str(f),
+            "--encoding",
+            "klingon",
+            "--skip-bad",
+            "-o",
+            str(tmp_path / "o.h5"),
+        ],
+    )
     assert r.exit_code != 0 and "not a text encoding" in r.output and "truncated" not in r.output
     assert not (tmp_path / "o.h5").exists()

@@ -1,6 +1,7 @@
 """Corrupt headers (issue 7): plausibility and consistency checks in reading, and a seeded mutation test over
 the shared EDF, BDF, BrainVision, GDF and EEGLAB files — every mutant is either a plausible load or a neurokit
 error that names the file in a short message."""
+
 import warnings
 from pathlib import Path
 
@@ -13,8 +14,18 @@ from neurokit.cards.recipes import EEGRecipe
 from neurokit.preprocessing.eeg.windows import preprocess_raw
 
 FORMATS = "formats"
-_SIGNAL_FIELDS = [("label", 16), ("transducer", 80), ("unit", 8), ("pmin", 8), ("pmax", 8), ("dmin", 8),
-                  ("dmax", 8), ("prefilter", 80), ("spr", 8), ("reserved", 32)]
+_SIGNAL_FIELDS = [
+    ("label", 16),
+    ("transducer", 80),
+    ("unit", 8),
+    ("pmin", 8),
+    ("pmax", 8),
+    ("dmin", 8),
+    ("dmax", 8),
+    ("prefilter", 80),
+    ("spr", 8),
+    ("reserved", 32),
+]
 _GLOBAL = {"header_bytes": (184, 8), "reserved": (192, 44), "n_records": (236, 8), "record_s": (244, 8), "ns": (252, 4)}
 
 
@@ -56,14 +67,17 @@ def _write(tmp_path, name, b):
 
 
 # ------------------------------------------------------------------------------------ named checks, exact text
-@pytest.mark.parametrize("value, msg", [
-    ("0", r"data-record duration is 0.0 s; it must be a positive number"),
-    ("-1", r"data-record duration is -1.0 s"),
-    ("nan", r"data-record duration is nan s"),
-    ("1e15", r"sampling rate 5.12e-13 Hz \(512 samples per 1e\+15-s record\) is outside 1–1e\+06 Hz"),
-    ("1e6", r"sampling rate 0.000512 Hz"),
-    ("abc", r"header field 'duration of a data record' is 'abc', not a number"),
-])
+@pytest.mark.parametrize(
+    "value, msg",
+    [
+        ("0", r"data-record duration is 0.0 s; it must be a positive number"),
+        ("-1", r"data-record duration is -1.0 s"),
+        ("nan", r"data-record duration is nan s"),
+        ("1e15", r"sampling rate 5.12e-13 Hz \(512 samples per 1e\+15-s record\) is outside 1–1e\+06 Hz"),
+        ("1e6", r"sampling rate 0.000512 Hz"),
+        ("abc", r"header field 'duration of a data record' is 'abc', not a number"),
+    ],
+)
 def test_record_duration_checked(tmp_path, edf_bytes, value, msg):
     p = _write(tmp_path, "dur.edf", _set(bytearray(edf_bytes), "record_s", value))
     with pytest.raises(DataFileError, match=r"dur.edf: " + msg):
@@ -73,8 +87,11 @@ def test_record_duration_checked(tmp_path, edf_bytes, value, msg):
 def test_header_length_mismatch_says_what(tmp_path, edf_bytes):
     """MNE's bare `assert fid.tell() == header_nbytes` used to reach the user as 'AssertionError: '."""
     p = _write(tmp_path, "hl.edf", _set(bytearray(edf_bytes), "header_bytes", "1536"))
-    with pytest.raises(DataFileError, match=r"hl.edf: header length field says 1536 bytes, but 4 signals need 1280 "
-                                            r"\(256 × \(signals \+ 1\)\)") as ei:
+    with pytest.raises(
+        DataFileError,
+        match=r"hl.edf: header length field says 1536 bytes, but 4 signals need 1280 "
+        r"\(256 × \(signals \+ 1\)\)",
+    ) as ei:
         neurokit.read_eeg(p)
     assert "AssertionError" not in str(ei.value)
 
@@ -82,14 +99,19 @@ def test_header_length_mismatch_says_what(tmp_path, edf_bytes):
 def test_more_data_than_announced_is_not_called_truncated(tmp_path, edf_bytes):
     b = bytearray(edf_bytes)
     p = _write(tmp_path, "more.edf", _set(b, "n_records", "3"))  # the file holds 5
-    with pytest.warns(RuntimeWarning, match=r"more.edf: the file holds 5 data records, 2 more than its header announces \(3\)") as rec:
+    with pytest.warns(
+        RuntimeWarning, match=r"more.edf: the file holds 5 data records, 2 more than its header announces \(3\)"
+    ) as rec:
         raw = neurokit.read_eeg(p)
     assert raw.n_times == 5 * 512
     assert not any("announces more data records than the file holds" in str(w.message) for w in rec)
     with pytest.warns(RuntimeWarning, match=r"more.edf: 7 bytes after the last whole data record are ignored"):
         neurokit.read_eeg(_write(tmp_path, "more.edf", edf_bytes + b"\0" * 7))
-    with pytest.raises(DataFileError, match=r"few.edf: truncated file: the header announces more data records than the "
-                                            r"file holds \(9 announced, 5 present"):
+    with pytest.raises(
+        DataFileError,
+        match=r"few.edf: truncated file: the header announces more data records than the "
+        r"file holds \(9 announced, 5 present",
+    ):
         neurokit.read_eeg(_write(tmp_path, "few.edf", _set(bytearray(edf_bytes), "n_records", "9")))
 
 
@@ -109,11 +131,16 @@ def test_physical_range_checks(tmp_path, edf_bytes):
 def test_annotation_signal_checks(tmp_path, edf_bytes):
     ns = _ns(edf_bytes)
     b = _set(bytearray(edf_bytes), "label", "EEG Fz", ns - 1)  # the annotation signal relabelled
-    with pytest.raises(DataFileError, match=r"relab.edf: signal 4 \('EEG Fz'\) holds EDF\+ annotations .* but is not "
-                                            r"labelled 'EDF Annotations'"):
+    with pytest.raises(
+        DataFileError,
+        match=r"relab.edf: signal 4 \('EEG Fz'\) holds EDF\+ annotations .* but is not "
+        r"labelled 'EDF Annotations'",
+    ):
         neurokit.read_eeg(_write(tmp_path, "relab.edf", b))
     b = _set(bytearray(edf_bytes), "spr", "-1", ns - 1)
-    with pytest.raises(DataFileError, match=r"spr.edf: samples per data record below 1 for signals \['EDF Annotations'\]"):
+    with pytest.raises(
+        DataFileError, match=r"spr.edf: samples per data record below 1 for signals \['EDF Annotations'\]"
+    ):
         neurokit.read_eeg(_write(tmp_path, "spr.edf", b))
 
 
@@ -124,8 +151,11 @@ def test_duplicated_record_refused(tmp_path, edf_bytes):
     body = edf_bytes[hb:]
     dup = body[: 3 * rb] + body[2 * rb : 3 * rb] + body[3 * rb :]  # record 3 written twice
     b = _set(bytearray(edf_bytes[:hb]), "n_records", "6")
-    with pytest.raises(DataFileError, match=r"dup.edf: data record 4 starts at 2 s, before record 3 ends \(3 s\): a "
-                                            r"repeated or out-of-order record"):
+    with pytest.raises(
+        DataFileError,
+        match=r"dup.edf: data record 4 starts at 2 s, before record 3 ends \(3 s\): a "
+        r"repeated or out-of-order record",
+    ):
         neurokit.read_eeg(_write(tmp_path, "dup.edf", bytes(b) + dup))
 
 
@@ -148,14 +178,19 @@ def bv(eeg_root, tmp_path):
 def test_brainvision_checks(bv):
     vhdr, text = bv
     vhdr.write_text(text.replace("MarkerFile=bv_dig_test.vmrk\n", ""), encoding="utf-8")
-    with pytest.warns(RuntimeWarning, match=r"bv_dig_test.vhdr: the header names no MarkerFile, so no marker \(event\) is "
-                                            r"read; bv_dig_test.vmrk lies beside it"):
+    with pytest.warns(
+        RuntimeWarning,
+        match=r"bv_dig_test.vhdr: the header names no MarkerFile, so no marker \(event\) is "
+        r"read; bv_dig_test.vmrk lies beside it",
+    ):
         neurokit.read_eeg(vhdr)
     vhdr.write_text(text.replace("Ch1=Fp1,,0.1,µV", "Ch1=Fp1,,1,µV"), encoding="utf-8")
     with pytest.raises(DataFileError, match=r"resolution of channels \['Fp1'\] in \[Channel Infos\] disagrees"):
         neurokit.read_eeg(vhdr)
     vhdr.write_text(text.replace("SamplingInterval=200", "SamplingInterval=100"), encoding="utf-8")
-    with pytest.raises(DataFileError, match=r"SamplingInterval=100 µs \(10000 Hz\) disagrees with the header's amplifier setup"):
+    with pytest.raises(
+        DataFileError, match=r"SamplingInterval=100 µs \(10000 Hz\) disagrees with the header's amplifier setup"
+    ):
         neurokit.read_eeg(vhdr)
     vhdr.write_text(text.replace("NumberOfChannels=67", "NumberOfChannels=99999999"), encoding="utf-8")
     with pytest.raises(DataFileError, match=r"NumberOfChannels=99999999 but the header lists 67 channel entries") as ei:
@@ -164,8 +199,11 @@ def test_brainvision_checks(bv):
     vhdr.write_text(text, encoding="utf-8")
     eeg = vhdr.with_suffix(".eeg")
     eeg.write_bytes(eeg.read_bytes()[:-1])
-    with pytest.raises(DataFileError, match=r"bv_dig_test.vhdr: truncated file: bv_dig_test.eeg is 1 bytes short of a whole "
-                                            r"sample frame \(67 channels × 2 bytes, INT_16\)"):
+    with pytest.raises(
+        DataFileError,
+        match=r"bv_dig_test.vhdr: truncated file: bv_dig_test.eeg is 1 bytes short of a whole "
+        r"sample frame \(67 channels × 2 bytes, INT_16\)",
+    ):
         neurokit.read_eeg(vhdr)
     with pytest.warns(RuntimeWarning, match=r"1 bytes short of a whole sample frame .*; it is dropped"):
         raw = neurokit.read_eeg(vhdr, allow_truncated=True)
@@ -190,15 +228,27 @@ def _edf_mutants(name: str, b: bytes, rng) -> list[tuple[str, bytes]]:
     for v in ("EDF+D", "BDF+D", "EDF+C", ""):
         out.append((f"reserved={v}", _set(bytearray(b), "reserved", v)))
     for sig in (0, last):
-        for field, vals in (("spr", ("-1", "0", "1", "99999999", "nan")), ("pmin", ("nan", "-1e8", "inf", "0")),
-                            ("pmax", ("nan", "1e8", "-inf")), ("dmin", ("32767", "0", "nan")), ("dmax", ("-32768", "x")),
-                            ("unit", ("", "mmHg", "V", "kV")), ("label", ("EEG Fz", "EDF Annotations", "T3"))):
+        for field, vals in (
+            ("spr", ("-1", "0", "1", "99999999", "nan")),
+            ("pmin", ("nan", "-1e8", "inf", "0")),
+            ("pmax", ("nan", "1e8", "-inf")),
+            ("dmin", ("32767", "0", "nan")),
+            ("dmax", ("-32768", "x")),
+            ("unit", ("", "mmHg", "V", "kV")),
+            ("label", ("EEG Fz", "EDF Annotations", "T3")),
+        ):
             for v in vals:
                 out.append((f"signal{sig}.{field}={v}", _set(bytearray(b), field, v, sig)))
     body = b[hb:]
-    out += [("cut 1 byte", b[:-1]), ("cut half", b[: hb + len(body) // 2]), ("cut to header", b[:hb]),
-            ("cut in header", b[: hb // 2]), ("plus 1 byte", b + b"\0"), ("plus body", b + body),
-            ("zeros body", b[:hb] + bytes(len(body)))]
+    out += [
+        ("cut 1 byte", b[:-1]),
+        ("cut half", b[: hb + len(body) // 2]),
+        ("cut to header", b[:hb]),
+        ("cut in header", b[: hb // 2]),
+        ("plus 1 byte", b + b"\0"),
+        ("plus body", b + body),
+        ("zeros body", b[:hb] + bytes(len(body))),
+    ]
     for k in range(8):  # random digits and signs in the header's numeric area
         m = bytearray(b)
         for pos in rng.integers(184, hb, size=3):
@@ -208,14 +258,34 @@ def _edf_mutants(name: str, b: bytes, rng) -> list[tuple[str, bytes]]:
 
 
 def _bv_mutants(text: str) -> list[tuple[str, dict]]:
-    rep = [("SamplingInterval=200", v) for v in ("SamplingInterval=0", "SamplingInterval=-200", "SamplingInterval=nan",
-                                                 "SamplingInterval=1e-9", "SamplingInterval=abc", "SamplingInterval=400")]
-    rep += [("NumberOfChannels=67", v) for v in ("NumberOfChannels=0", "NumberOfChannels=66", "NumberOfChannels=99999999")]
-    rep += [("BinaryFormat=INT_16", v) for v in ("BinaryFormat=IEEE_FLOAT_32", "BinaryFormat=INT_32", "BinaryFormat=FOO")]
-    rep += [("MarkerFile=bv_dig_test.vmrk\n", ""), ("MarkerFile=bv_dig_test.vmrk", "MarkerFile=gone.vmrk"),
-            ("DataFile=bv_dig_test.eeg", "DataFile=gone.eeg"), ("DataOrientation=MULTIPLEXED", "DataOrientation=VECTORIZED"),
-            ("Ch1=Fp1,,0.1,µV", "Ch1=Fp1,,1,µV"), ("Ch1=Fp1,,0.1,µV", "Ch1=Fp1,,0,µV"), ("Ch1=Fp1,,0.1,µV", "Ch1=Fp1,,nan,µV"),
-            ("Ch2=Fp2,,0.1,µV", "Ch2=Fp1,,0.1,µV"), ("[Channel Infos]", "[Channel Inf]")]
+    rep = [
+        ("SamplingInterval=200", v)
+        for v in (
+            "SamplingInterval=0",
+            "SamplingInterval=-200",
+            "SamplingInterval=nan",
+            "SamplingInterval=1e-9",
+            "SamplingInterval=abc",
+            "SamplingInterval=400",
+        )
+    ]
+    rep += [
+        ("NumberOfChannels=67", v) for v in ("NumberOfChannels=0", "NumberOfChannels=66", "NumberOfChannels=99999999")
+    ]
+    rep += [
+        ("BinaryFormat=INT_16", v) for v in ("BinaryFormat=IEEE_FLOAT_32", "BinaryFormat=INT_32", "BinaryFormat=FOO")
+    ]
+    rep += [
+        ("MarkerFile=bv_dig_test.vmrk\n", ""),
+        ("MarkerFile=bv_dig_test.vmrk", "MarkerFile=gone.vmrk"),
+        ("DataFile=bv_dig_test.eeg", "DataFile=gone.eeg"),
+        ("DataOrientation=MULTIPLEXED", "DataOrientation=VECTORIZED"),
+        ("Ch1=Fp1,,0.1,µV", "Ch1=Fp1,,1,µV"),
+        ("Ch1=Fp1,,0.1,µV", "Ch1=Fp1,,0,µV"),
+        ("Ch1=Fp1,,0.1,µV", "Ch1=Fp1,,nan,µV"),
+        ("Ch2=Fp2,,0.1,µV", "Ch2=Fp1,,0.1,µV"),
+        ("[Channel Infos]", "[Channel Inf]"),
+    ]
     out = [(f"vhdr {a!r} -> {v!r}", {"vhdr": text.replace(a, v)}) for a, v in rep]
     out += [(f"eeg {what}", {"eeg": what}) for what in ("cut 1 byte", "cut half", "plus 3 bytes", "empty")]
     out += [("vmrk garbage", {"vmrk": "garbage\n"}), ("vmrk beyond end", {"vmrk": "Mk3=Stimulus,S  1,999999,1,0\n"})]
@@ -240,7 +310,9 @@ def _check_outcome(path: Path, what: str) -> str:
     assert sf == 200.0 and raw.n_times > 0, what
     assert np.isfinite(raw._data).all(), what
     if np.abs(raw._data).max() > 1.0:
-        assert any("implausible" in w for w in warned), f"{what}: {np.abs(raw._data).max():.3g} V loaded without a warning"
+        assert any("implausible" in w for w in warned), (
+            f"{what}: {np.abs(raw._data).max():.3g} V loaded without a warning"
+        )
     dur = raw.n_times / sf
     on = raw.annotations.onset - (raw.first_time if raw.annotations.orig_time is None else 0)
     assert np.all((on >= -1e-6) & (on <= dur + 1e-6)), f"{what}: annotation outside the data"
@@ -268,8 +340,12 @@ def test_seeded_mutants_load_plausibly_or_fail_clearly(eeg_root, tmp_path):
         d = tmp_path / f"bv{i:02d}"
         d.mkdir()
         (d / "bv_dig_test.vhdr").write_text(change.get("vhdr", text), encoding="utf-8")
-        e = {"cut 1 byte": eeg[:-1], "cut half": eeg[: len(eeg) // 2], "plus 3 bytes": eeg + b"\0\0\0",
-             "empty": b""}.get(change.get("eeg"), eeg)
+        e = {
+            "cut 1 byte": eeg[:-1],
+            "cut half": eeg[: len(eeg) // 2],
+            "plus 3 bytes": eeg + b"\0\0\0",
+            "empty": b"",
+        }.get(change.get("eeg"), eeg)
         (d / "bv_dig_test.eeg").write_bytes(e)
         (d / "bv_dig_test.vmrk").write_text(vmrk + change["vmrk"] if "vmrk" in change else vmrk, encoding="utf-8")
         outcomes[what] = _check_outcome(d / "bv_dig_test.vhdr", what)
@@ -293,9 +369,15 @@ def test_seeded_mutants_load_plausibly_or_fail_clearly(eeg_root, tmp_path):
     n = len(outcomes)
     assert n > 150
     # the damage this test was written for ends in errors, not in loads
-    for what in ("subsecond_starttime.edf: record_s=1e15", "subsecond_starttime.edf: record_s=nan",
-                 "subsecond_starttime.edf: signal3.label=EEG Fz", "subsecond_starttime.edf: signal3.spr=-1",
-                 "vhdr 'SamplingInterval=200' -> 'SamplingInterval=0'", "eeg cut 1 byte", "fdt cut 1 byte"):
+    for what in (
+        "subsecond_starttime.edf: record_s=1e15",
+        "subsecond_starttime.edf: record_s=nan",
+        "subsecond_starttime.edf: signal3.label=EEG Fz",
+        "subsecond_starttime.edf: signal3.spr=-1",
+        "vhdr 'SamplingInterval=200' -> 'SamplingInterval=0'",
+        "eeg cut 1 byte",
+        "fdt cut 1 byte",
+    ):
         assert outcomes[what] == "error", what
     assert outcomes["vhdr 'MarkerFile=bv_dig_test.vmrk\\n' -> ''"] == "warned load"
     assert outcomes["subsecond_starttime.edf: signal0.pmax=1e8"] == "warned load"

@@ -33,7 +33,9 @@ def test_typed_file_keeps_its_eeg_channel_named_pulse(tmp_path):
     got = neurokit.read_eeg(tmp_path / "typed_raw.fif")
     assert got.ch_names == ["C3", "pulse", "C4"]  # the file says pulse is EEG: kept; EKG is typed ECG by the file
     # a FIF file types its channels: all EEG means EEG, whatever the labels
-    fif = mne.io.RawArray(np.vstack([SINE] * 3) * 1e-6, mne.create_info(["C3", "pulse", "C4"], SF, "eeg"), verbose="error")
+    fif = mne.io.RawArray(
+        np.vstack([SINE] * 3) * 1e-6, mne.create_info(["C3", "pulse", "C4"], SF, "eeg"), verbose="error"
+    )
     fif.save(tmp_path / "all_eeg_raw.fif", verbose="error")
     assert neurokit.read_eeg(tmp_path / "all_eeg_raw.fif").ch_names == ["C3", "pulse", "C4"]
     # an EDF types nothing: the label is all there is (documented: whole words of non-EEG signals)
@@ -43,10 +45,14 @@ def test_typed_file_keeps_its_eeg_channel_named_pulse(tmp_path):
 
 def test_non_voltage_units_mark_non_eeg_channels(tmp_path):
     labels = ["C3", "C4", "AccX", "Skin", "SpO2x", "Rate"]
-    p = write_edf(tmp_path / "acc.bdf", np.vstack([SINE] * 6), SF, labels, units=["uV", "uV", "G", "degC", "%", "bpm"],
-                  bdf=True)
-    with pytest.warns(RuntimeWarning, match=r"channels \['AccX', 'Skin', 'SpO2x', 'Rate'\] have non-voltage physical "
-                                             r"units .*read as non-EEG"):
+    p = write_edf(
+        tmp_path / "acc.bdf", np.vstack([SINE] * 6), SF, labels, units=["uV", "uV", "G", "degC", "%", "bpm"], bdf=True
+    )
+    with pytest.warns(
+        RuntimeWarning,
+        match=r"channels \['AccX', 'Skin', 'SpO2x', 'Rate'\] have non-voltage physical "
+        r"units .*read as non-EEG",
+    ):
         raw = neurokit.read_eeg(p, preload=True)
     assert raw.ch_names == ["C3", "C4"]
     np.testing.assert_allclose(np.abs(raw.get_data()).max(axis=1), 20e-6, rtol=1e-3)
@@ -64,12 +70,27 @@ def test_rec_that_is_not_edf_is_named(tmp_path):
 
 
 def test_epoched_eeglab_set_is_named(tmp_path):
-    eeg = {"setname": "ep", "nbchan": 3.0, "trials": 5.0, "pnts": 200.0, "srate": 200.0, "xmin": 0.0, "xmax": 0.995,
-           "data": np.zeros((3, 200, 5)), "chanlocs": np.array([]), "event": np.array([]), "epoch": np.array([]),
-           "icawinv": np.array([]), "icasphere": np.array([]), "icaweights": np.array([])}
+    eeg = {
+        "setname": "ep",
+        "nbchan": 3.0,
+        "trials": 5.0,
+        "pnts": 200.0,
+        "srate": 200.0,
+        "xmin": 0.0,
+        "xmax": 0.995,
+        "data": np.zeros((3, 200, 5)),
+        "chanlocs": np.array([]),
+        "event": np.array([]),
+        "epoch": np.array([]),
+        "icawinv": np.array([]),
+        "icasphere": np.array([]),
+        "icaweights": np.array([]),
+    }
     p = tmp_path / "ep.set"
     scipy.io.savemat(p, {"EEG": eeg}, appendmat=False)
-    with pytest.raises(DataFileError, match=r"ep.set: an epoched EEGLAB dataset \(5 epochs\).*read_epochs_eeglab") as err:
+    with pytest.raises(
+        DataFileError, match=r"ep.set: an epoched EEGLAB dataset \(5 epochs\).*read_epochs_eeglab"
+    ) as err:
         neurokit.read_eeg(p)
     assert "truncated" not in str(err.value)
 

@@ -1,5 +1,6 @@
 """A label repeated in one file (C3, C3) is a name clash like T3/T7: refused naming the file and the label,
 skipped by --skip-bad; normalize_names=False reads it with MNE's numbered names."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,6 @@
 """Shard sets (issue 12 items 3 and 5): per-run surface shards that survive a full disk or a bad file and
 resume to the bytes of a one-shot run, merge checks, and per-member keys of archive recordings (Bonn)."""
+
 from __future__ import annotations
 
 import errno
@@ -35,8 +36,10 @@ def _fail_on_call(monkeypatch, method: str, k: int, exc: BaseException | None = 
     def full(self, *a, **kw):
         calls.append(1)
         if len(calls) == k:
-            raise exc or OSError(errno.ENOSPC, "Can't write data (file write failed: errno = 28, error message = "
-                                               "'No space left on device')")
+            raise exc or OSError(
+                errno.ENOSPC,
+                "Can't write data (file write failed: errno = 28, error message = 'No space left on device')",
+            )
         return real(self, *a, **kw)
 
     monkeypatch.setattr(PatchStoreWriter, method, full)
@@ -62,7 +65,17 @@ def test_surface_set_survives_a_full_disk_and_resumes_to_the_same_bytes(fsa_root
     keys = [s["key"] for s in idx["shards"]]
     assert keys[0] == f"{(fsa_root.parent / FSA5.format(h='l')).resolve()}::hemi-L::frames-0-60" and len(set(keys)) == 6
     out = tmp_path / "set"
-    cmd = ["prepare", "fsaverage5_rest", "--data-root", str(fsa_root), "--task", "hemisphere", "-o", str(out), "--shards"]
+    cmd = [
+        "prepare",
+        "fsaverage5_rest",
+        "--data-root",
+        str(fsa_root),
+        "--task",
+        "hemisphere",
+        "-o",
+        str(out),
+        "--shards",
+    ]
     runner = CliRunner()
     with monkeypatch.context() as m:
         _fail_on_call(m, "append_frames", 2)  # run 1 (frames 0-59 of lh) is one block; run 2's first block fails
@@ -96,19 +109,30 @@ def test_surface_set_bad_file_resume_merge_and_training(surface_root, tmp_path):
     lh, rh = (surface_root / FSA5.format(h=h) for h in "lr")
     bad = tmp_path / "sub-02_bad.lh.mgz"
     bad.write_bytes(lh.read_bytes()[:400])  # truncated
-    runs = [SurfaceRun(lh, "010188", "02", seg, label=0, frames=(lo, lo + 12)) for seg, lo in (("a", 0), ("b", 40), ("c", 80))]
+    runs = [
+        SurfaceRun(lh, "010188", "02", seg, label=0, frames=(lo, lo + 12))
+        for seg, lo in (("a", 0), ("b", 40), ("c", 80))
+    ]
     kw = dict(label_names=["left", "right"], card="fsaverage5_rest", shards=True)
-    with pytest.raises(DataFileError, match=r"sub-02_bad\.lh\.mgz.*the 2 recordings written before are kept in .*"
-                                            r"rerun the same command with --resume"):
+    with pytest.raises(
+        DataFileError,
+        match=r"sub-02_bad\.lh\.mgz.*the 2 recordings written before are kept in .*"
+        r"rerun the same command with --resume",
+    ):
         write_surface_store(tmp_path / "L", [*runs[:2], SurfaceRun(bad, "02", label=0), runs[2]], rec, **kw)
     assert len(read_index(tmp_path / "L")["shards"]) == 2
     bad.unlink()
     before = (tmp_path / "L" / "shard-000000.h5").stat().st_mtime_ns
     a = write_surface_store(tmp_path / "L", runs, rec, resume=True, **kw)
-    assert [s["key"].rsplit("::", 1)[1] for s in read_index(a)["shards"]] == ["frames-0-12", "frames-40-52", "frames-80-92"]
+    assert [s["key"].rsplit("::", 1)[1] for s in read_index(a)["shards"]] == [
+        "frames-0-12",
+        "frames-40-52",
+        "frames-80-92",
+    ]
     assert (a / "shard-000000.h5").stat().st_mtime_ns == before  # kept, not rewritten
-    b = write_surface_store(tmp_path / "R", [SurfaceRun(rh, "010188", "02", r.run, label=1, frames=r.frames) for r in runs],
-                            rec, **kw)
+    b = write_surface_store(
+        tmp_path / "R", [SurfaceRun(rh, "010188", "02", r.run, label=1, frames=r.frames) for r in runs], rec, **kw
+    )
     merged = merge_shard_sets([a, b], tmp_path / "LR")
     right = [SurfaceRun(rh, "010188", "02", r.run, label=1, frames=r.frames) for r in runs]
     single = write_surface_store(tmp_path / "one.h5", runs + right, rec, **{**kw, "shards": False})
@@ -120,18 +144,41 @@ def test_surface_set_bad_file_resume_merge_and_training(surface_root, tmp_path):
     for k in range(len(ds)):
         assert torch.equal(ds[k][0], ref[k][0]) and ds[k][1] == ref[k][1]
     shard, one = ds.stores[4].attrs, ref.attrs  # a shard holds its run's own facts
-    assert (shard["hemispheres"], shard["mesh"], shard["tr"], one["hemispheres"]) == (["R"], "fsaverage5", 1.0, ["L", "R"])
+    assert (shard["hemispheres"], shard["mesh"], shard["tr"], one["hemispheres"]) == (
+        ["R"],
+        "fsaverage5",
+        1.0,
+        ["L", "R"],
+    )
     assert [len(st.attrs["sources"]) for st in ds.stores] == [1] * 6
     other = write_surface_store(tmp_path / "z", runs[:1], SurfaceRecipe(grid="ico2", tubelet=3, zscore=False), **kw)
     with pytest.raises(StoreError, match="differs from .* in recipe; only sets of one card and recipe merge"):
         merge_shard_sets([a, other], tmp_path / "bad")
     assert not (tmp_path / "bad").exists()
     small = {"depth": 1, "decoder_depth": 1}
-    pt = pretrain([merged], tmp_path / "pt", PretrainConfig(model="sit", model_kwargs=small, epochs=1, max_steps=1,
-                                                            batch_size=4, split="all", progress=False, device="cpu"))
+    pt = pretrain(
+        [merged],
+        tmp_path / "pt",
+        PretrainConfig(
+            model="sit",
+            model_kwargs=small,
+            epochs=1,
+            max_steps=1,
+            batch_size=4,
+            split="all",
+            progress=False,
+            device="cpu",
+        ),
+    )
     assert "24 samples of every subject" in pt["data"]
-    rep = finetune([merged], tmp_path / "ft", FinetuneConfig(model="sit", head="avgpool", epochs=1, batch_size=8, baselines=False,
-                                                             progress=False, device="cpu"), init=pt["checkpoint"])
+    rep = finetune(
+        [merged],
+        tmp_path / "ft",
+        FinetuneConfig(
+            model="sit", head="avgpool", epochs=1, batch_size=8, baselines=False, progress=False, device="cpu"
+        ),
+        init=pt["checkpoint"],
+    )
     assert rep["split_by"] == "run" and rep["n_samples"] == {"train": 8, "val": 8, "test": 8}
 
 
@@ -144,16 +191,23 @@ def test_full_disk_from_hdf5_itself_keeps_the_set(tmp_path):
     with w.shard("rec-1") as sw:
         sw.append(np.ones((4, 2, 3)), subject="1")
     os.symlink("/dev/full", tmp_path / "s" / "shard-000001.h5.partial")
-    with pytest.raises(StoreError, match=r"disk full while writing rec-2; the 1 recording written before is kept .*"
-                                         r"Free space, then rerun the same command with --resume"):
+    with pytest.raises(
+        StoreError,
+        match=r"disk full while writing rec-2; the 1 recording written before is kept .*"
+        r"Free space, then rerun the same command with --resume",
+    ):
         with w.shard("rec-2") as sw:
             sw.append(np.ones((4, 2, 3)), subject="2")
     assert sorted(p.name for p in (tmp_path / "s").iterdir()) == ["index.json", "shard-000000.h5"]
     w2 = ShardSetWriter(tmp_path / "s", (2, 3), attrs={"modality": "eeg", "card": "x", "recipe": {"a": 1}}, resume=True)
     assert w2.keys == {"rec-1"}
     with pytest.raises(StoreError, match="cannot resume: the set was made with other card content, recipe"):
-        ShardSetWriter(tmp_path / "s", (2, 3), attrs={"card": "x", "card_body": {"v": 2}, "recipe": {"a": 2},
-                                                      "modality": "eeg"}, resume=True)
+        ShardSetWriter(
+            tmp_path / "s",
+            (2, 3),
+            attrs={"card": "x", "card_body": {"v": 2}, "recipe": {"a": 2}, "modality": "eeg"},
+            resume=True,
+        )
 
 
 def test_bonn_members_are_recordings_of_their_own(eeg_root, tmp_path, monkeypatch):

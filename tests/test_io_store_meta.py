@@ -1,5 +1,6 @@
 """Typed metadata: store attributes (StoreMeta), a recording's notes (RawNotes), the preparers' options
 and the recipes of surface cards."""
+
 from __future__ import annotations
 
 import math
@@ -44,10 +45,17 @@ def test_eeg_store_meta_is_typed(lr_store):
 
 
 def test_surface_store_meta_is_typed(surface_root, tmp_path):
-    runs = [SurfaceRun(surface_root / FSA5_L, "010188", run=r, label=0, frames=(lo, lo + 10))
-            for r, lo in (("a", 0), ("b", 10))]
-    out = write_surface_store(tmp_path / "s.h5", runs, SurfaceRecipe(grid="ico2", tubelet=3),
-                              SurfaceStoreOptions(label_names=["left", "right"]), card="fsaverage5_rest")
+    runs = [
+        SurfaceRun(surface_root / FSA5_L, "010188", run=r, label=0, frames=(lo, lo + 10))
+        for r, lo in (("a", 0), ("b", 10))
+    ]
+    out = write_surface_store(
+        tmp_path / "s.h5",
+        runs,
+        SurfaceRecipe(grid="ico2", tubelet=3),
+        SurfaceStoreOptions(label_names=["left", "right"]),
+        card="fsaverage5_rest",
+    )
     info = PatchStore(out).info
     assert info.modality == "surface" and info.card == "fsaverage5_rest" and info.label_names == ("left", "right")
     assert info.grid == "ico6/ico2" and info.template == "ico6" and info.tubelet == 3 and info.frame_layout
@@ -57,8 +65,15 @@ def test_surface_store_meta_is_typed(surface_root, tmp_path):
 
 
 def test_store_meta_from_attrs_checks_types_and_keeps_the_rest():
-    info = StoreMeta.from_attrs({"format": FORMAT, "complete": np.bool_(True), "ch_names": 'json:["Cz", "Pz"]',
-                                 "sfreq": np.float64(200), "custom": "json:{\"a\": 1}"})
+    info = StoreMeta.from_attrs(
+        {
+            "format": FORMAT,
+            "complete": np.bool_(True),
+            "ch_names": 'json:["Cz", "Pz"]',
+            "sfreq": np.float64(200),
+            "custom": 'json:{"a": 1}',
+        }
+    )
     assert info.complete is True and info.ch_names == ("Cz", "Pz") and info.sfreq == 200.0
     assert info.modality == "eeg" and info.extra == {"custom": {"a": 1}} and info.get("custom") == {"a": 1}
     with pytest.raises(StoreError, match=r"x\.h5: attribute 'ch_names' is 'Cz', expected a list"):
@@ -81,8 +96,12 @@ def test_raw_notes_round_trip_under_their_keys():
     ren = ChannelRenames()
     notes = set_raw_notes(raw, source="a.edf", renames=ren, applied={"sfreq": 100.0})
     assert notes == raw_notes(raw) and notes.renames is ren and notes.source_or() == "a.edf"
-    assert raw.info["temp"] == {"other": 1, "neurokit_source": "a.edf", "neurokit_renames": ren,
-                                "neurokit_applied": {"sfreq": 100.0}}
+    assert raw.info["temp"] == {
+        "other": 1,
+        "neurokit_source": "a.edf",
+        "neurokit_renames": ren,
+        "neurokit_applied": {"sfreq": 100.0},
+    }
     raw_notes(raw).applied["x"] = 1  # a copy
     assert raw.info["temp"]["neurokit_applied"] == {"sfreq": 100.0}
     set_raw_notes(raw, source=None)
@@ -118,7 +137,8 @@ def test_card_recipe_of_each_modality():
     card = load_card("fsaverage5_rest")
     rec = card.recipe()
     assert isinstance(rec, SurfaceRecipe) and rec == SurfaceRecipe.from_dict(
-        {k: v for k, v in card.raw.get("preprocessing", {}).items() if k != "spheres"})
+        {k: v for k, v in card.raw.get("preprocessing", {}).items() if k != "spheres"}
+    )
     bad = DataCard(name="s", raw={**card.raw, "preprocessing": {"grid": "ico6/ico2", "tube": 3}})
     with pytest.raises(CardError, match=r"s: preprocessing block: unknown surface preprocessing key\(s\) \['tube'\]"):
         bad.recipe()

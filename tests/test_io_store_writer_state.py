@@ -1,4 +1,5 @@
 """Patch store writer and reader errors found by the type check (issue 20 item 3)."""
+
 import h5py
 import numpy as np
 import pytest

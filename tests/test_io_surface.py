@@ -1,4 +1,5 @@
 """Surface readers on the real CIFTI-2 / GIFTI / FreeSurfer files in ../shared/data/surface."""
+
 from __future__ import annotations
 
 import nibabel as nib

@@ -1,5 +1,6 @@
 """Surface files at the edges (issue 7, items 8 and 10): per-map dlabel tables, the fs_LR 59k mesh, nilearn
 mesh objects, parcellated files, and right-hemisphere mirroring decided by what the sphere is."""
+
 from __future__ import annotations
 
 import shutil
@@ -77,9 +78,12 @@ def fs_lr_59k(tmp_path_factory):
     d = tmp_path_factory.mktemp("lr59k")
     v, f = _latlong_sphere(245, 242)  # 2 + 245·242 = 59,292 vertices
     meta = {"AnatomicalStructurePrimary": "CortexLeft", "GeometricType": "Spherical"}
-    gii = nib.gifti.GiftiImage(darrays=[
-        nib.gifti.GiftiDataArray(v, intent="NIFTI_INTENT_POINTSET", meta=meta),
-        nib.gifti.GiftiDataArray(f, intent="NIFTI_INTENT_TRIANGLE")])
+    gii = nib.gifti.GiftiImage(
+        darrays=[
+            nib.gifti.GiftiDataArray(v, intent="NIFTI_INTENT_POINTSET", meta=meta),
+            nib.gifti.GiftiDataArray(f, intent="NIFTI_INTENT_TRIANGLE"),
+        ]
+    )
     sphere = d / "L.sphere.59k_fs_LR.surf.gii"
     nib.save(gii, str(sphere))
     cortex = np.arange(1000, 59292)  # a "medial wall" of 1000 vertices left out, as in HCP files
@@ -95,16 +99,44 @@ def test_fs_lr_59k_read_and_prepare_with_spheres(fs_lr_59k, tmp_path):
     sd = read_surface(data, "L")
     assert sd.mesh == "fs_LR_59k" and sd.n_vertices == 59292 and sd.mask.sum() == 58292
     # without spheres: the error names the flag and the 59k sphere files
-    r = runner.invoke(app, ["prepare", "hcp7t_movie", "-f", str(data), "--mesh", "fs_LR_59k", "--hemi", "L",
-                            "-o", str(tmp_path / "no.h5")])
+    r = runner.invoke(
+        app,
+        [
+            "prepare",
+            "hcp7t_movie",
+            "-f",
+            str(data),
+            "--mesh",
+            "fs_LR_59k",
+            "--hemi",
+            "L",
+            "-o",
+            str(tmp_path / "no.h5"),
+        ],
+    )
     out = flat(r.output)
     assert r.exit_code != 0 and "Traceback" not in r.output
     assert "nopackagedregisteredsphereformesh'fs_LR_59k'" in out and "--sphere-l" in out
     assert "L.sphere.59k_fs_LR.surf.gii" in out and not (tmp_path / "no.h5").exists()
     # with the 59k sphere: --mesh fs_LR_59k works end to end
     store = tmp_path / "lr59k.h5"
-    r = runner.invoke(app, ["prepare", "hcp7t_movie", "-f", str(data), "--mesh", "fs_LR_59k", "--hemi", "L",
-                            "--sphere-l", str(sphere), "-o", str(store)])
+    r = runner.invoke(
+        app,
+        [
+            "prepare",
+            "hcp7t_movie",
+            "-f",
+            str(data),
+            "--mesh",
+            "fs_LR_59k",
+            "--hemi",
+            "L",
+            "--sphere-l",
+            str(sphere),
+            "-o",
+            str(store),
+        ],
+    )
     assert r.exit_code == 0, r.output
     st = PatchStore(store)
     assert st.attrs["mesh"] == "fs_LR_59k" and len(st) == 1 and st.sample_shape == (3, 1280, 45)
@@ -125,8 +157,23 @@ def test_mesh_error_and_mesh_option_agree(tmp_path, fs_lr_59k):
     r = runner.invoke(app, ["prepare", "hcp7t_movie", "-f", str(odd), "--mesh", "my50k", "-o", str(tmp_path / "o.h5")])
     assert r.exit_code != 0 and "--meshNAME--sphere-lL_SPHERE" in flat(r.output)
     # the option the read error names is accepted (here it then finds the sphere's vertex count wrong)
-    r = runner.invoke(app, ["prepare", "hcp7t_movie", "-f", str(odd), "--mesh", "my50k", "--hemi", "L",
-                            "--sphere-l", str(sphere), "-o", str(tmp_path / "o.h5")])
+    r = runner.invoke(
+        app,
+        [
+            "prepare",
+            "hcp7t_movie",
+            "-f",
+            str(odd),
+            "--mesh",
+            "my50k",
+            "--hemi",
+            "L",
+            "--sphere-l",
+            str(sphere),
+            "-o",
+            str(tmp_path / "o.h5"),
+        ],
+    )
     assert r.exit_code != 0 and "50000vertices(my50k),butsphere" in flat(r.output)
 
 
@@ -187,21 +234,30 @@ def _ptseries(path):
 
 def test_parcellated_files_refused_with_what_to_use(surface_root, tmp_path):
     p = _ptseries(tmp_path / "rest.ptseries.nii")
-    with pytest.raises(DataFileError, match=r"rest\.ptseries\.nii: a CIFTI-2 parcellated time series file .*one value "
-                                            r"per parcel, not per vertex.*\.dtseries\.nii"):
+    with pytest.raises(
+        DataFileError,
+        match=r"rest\.ptseries\.nii: a CIFTI-2 parcellated time series file .*one value "
+        r"per parcel, not per vertex.*\.dtseries\.nii",
+    ):
         read_surface(p, "L")
     hidden = shutil.copy(p, tmp_path / "renamed.dtseries.nii")  # parcels under a dense name: told by content
-    with pytest.raises(DataFileError, match=r"renamed\.dtseries\.nii: a parcellated CIFTI-2 file \(its columns are 2 parcels"):
+    with pytest.raises(
+        DataFileError, match=r"renamed\.dtseries\.nii: a parcellated CIFTI-2 file \(its columns are 2 parcels"
+    ):
         read_surface(hidden, "L")
     pconn = tmp_path / "conn.pconn.nii"
     shutil.copy(p, pconn)
     with pytest.raises(DataFileError, match="parcel-to-parcel connectivity file .*parcellated"):
         read_surface(pconn)
     txt = surface_root / "fsaverage5_rest/sub-010188_ses-02_task-rest_acq-AP_run-01_confounds.txt"
-    with pytest.raises(DataFileError, match=r"confounds\.txt: a plain-text table \(\d+ rows × \d+ columns\).*parcellated"):
+    with pytest.raises(
+        DataFileError, match=r"confounds\.txt: a plain-text table \(\d+ rows × \d+ columns\).*parcellated"
+    ):
         read_surface(txt)
     csv = tmp_path / "schaefer400_timeseries"  # no extension: told by content
-    csv.write_text("\n".join(",".join(f"{v:.3f}" for v in row) for row in np.random.default_rng(0).normal(size=(5, 400))))
+    csv.write_text(
+        "\n".join(",".join(f"{v:.3f}" for v in row) for row in np.random.default_rng(0).normal(size=(5, 400)))
+    )
     with pytest.raises(DataFileError, match=r"plain-text table \(5 rows × 400 columns\)"):
         read_surface(csv)
     per_vertex = tmp_path / "lh.thickness.1D"
@@ -218,7 +274,9 @@ def test_right_mirroring_follows_the_sphere_not_its_name(surface_root, tmp_path,
     right = SurfaceData(data=x, hemi="R", mesh="ico6", mask=np.ones(40962, bool), path=tmp_path / "r.func.gii")
     ico_r = surface_root / ICO / "ico-6.R.surf.gii"
     # ico-6.R is the exact x-mirror of ico-6.L (= the generated template): mirrored, vertex i is template vertex i
-    assert np.array_equal(load_sphere(ico_r).mirrored().coords, load_sphere(surface_root / ICO / "ico-6.L.surf.gii").coords)
+    assert np.array_equal(
+        load_sphere(ico_r).mirrored().coords, load_sphere(surface_root / ICO / "ico-6.L.surf.gii").coords
+    )
     monkeypatch.chdir(surface_root / ICO)
     out, mask = to_template(right, "ico-6.R.surf.gii")  # relative path, name starting "ico"
     np.testing.assert_array_equal(out, x)
@@ -230,8 +288,9 @@ def test_right_mirroring_follows_the_sphere_not_its_name(surface_root, tmp_path,
     fsa5_r = read_surface(surface_root / FSA5_RH)
     fsa5_r.data = fsa5_r.data[:, :2]
     _, r_path = _fsa5("sphere", "right")
-    np.testing.assert_array_equal(to_template(fsa5_r, shutil.copy(r_path, tmp_path / "ico6_like.gii.gz"))[0],
-                                  to_template(fsa5_r, r_path)[0])
+    np.testing.assert_array_equal(
+        to_template(fsa5_r, shutil.copy(r_path, tmp_path / "ico6_like.gii.gz"))[0], to_template(fsa5_r, r_path)[0]
+    )
     # not mirroring is a real permutation of the right template's vertices
     raw, _ = to_template(right, ico_r, mirror_right=False)
     assert not np.allclose(raw, x)

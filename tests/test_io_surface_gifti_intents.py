@@ -29,8 +29,10 @@ def test_label_and_vector_arrays_are_not_frames(tmp_path):
     ts = _series(6, rng)
     label = (np.arange(N) % 3).astype(np.int32)
     vec = rng.normal(size=(N, 3)).astype(np.float32)
-    p = _save(tmp_path, [*ts, (label, "NIFTI_INTENT_LABEL", "NIFTI_TYPE_INT32"),
-                         (vec, "NIFTI_INTENT_VECTOR", "NIFTI_TYPE_FLOAT32")])
+    p = _save(
+        tmp_path,
+        [*ts, (label, "NIFTI_INTENT_LABEL", "NIFTI_TYPE_INT32"), (vec, "NIFTI_INTENT_VECTOR", "NIFTI_TYPE_FLOAT32")],
+    )
     with pytest.warns(RuntimeWarning, match=r"#6 NIFTI_INTENT_LABEL, #7 NIFTI_INTENT_VECTOR .*are ignored"):
         sd = read_surface(p)
     assert sd.kind == "series" and sd.data.shape == (N, 6)
@@ -41,8 +43,14 @@ def test_mesh_with_time_series_reads_its_frames(tmp_path):
     rng = np.random.default_rng(1)
     ico = icosphere(2)
     ts = _series(4, rng)
-    p = _save(tmp_path, [(ico.vertices.astype(np.float32), "NIFTI_INTENT_POINTSET", "NIFTI_TYPE_FLOAT32"),
-                         (ico.faces.astype(np.int32), "NIFTI_INTENT_TRIANGLE", "NIFTI_TYPE_INT32"), *ts])
+    p = _save(
+        tmp_path,
+        [
+            (ico.vertices.astype(np.float32), "NIFTI_INTENT_POINTSET", "NIFTI_TYPE_FLOAT32"),
+            (ico.faces.astype(np.int32), "NIFTI_INTENT_TRIANGLE", "NIFTI_TYPE_INT32"),
+            *ts,
+        ],
+    )
     sd = read_surface(p)
     assert sd.kind == "series" and sd.data.shape == (N, 4) and sd.mesh == "ico2"
     np.testing.assert_array_equal(sd.data[:, 3], ts[3][0])
@@ -55,8 +63,15 @@ def test_float_none_and_shape_are_data_int_none_is_not(tmp_path):
     a = rng.normal(size=N).astype(np.float32)
     b = rng.normal(size=N).astype(np.float32)
     idx = np.arange(N, dtype=np.int32)
-    p = _save(tmp_path, [(a, "NIFTI_INTENT_NONE", "NIFTI_TYPE_FLOAT32"), (b, "NIFTI_INTENT_SHAPE", "NIFTI_TYPE_FLOAT32"),
-                         (idx, "NIFTI_INTENT_NODE_INDEX", "NIFTI_TYPE_INT32")], name="lh.maps.shape.gii")
+    p = _save(
+        tmp_path,
+        [
+            (a, "NIFTI_INTENT_NONE", "NIFTI_TYPE_FLOAT32"),
+            (b, "NIFTI_INTENT_SHAPE", "NIFTI_TYPE_FLOAT32"),
+            (idx, "NIFTI_INTENT_NODE_INDEX", "NIFTI_TYPE_INT32"),
+        ],
+        name="lh.maps.shape.gii",
+    )
     with pytest.warns(RuntimeWarning, match="#2 NIFTI_INTENT_NODE_INDEX"):
         sd = read_surface(p)
     assert sd.kind == "scalar"

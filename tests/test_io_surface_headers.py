@@ -7,6 +7,7 @@ numpy …) fails the test. Targeted cases name the faults found by trying neurok
 that disagree with the data, dims promising more data than the file holds, TR 0/−1/NaN, a lowered curvature
 vertex count); seeded random byte flips in the headers cover the rest.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -69,17 +70,17 @@ def xml(pattern: bytes, new: bytes):
         assert n == 1, pattern
         delta = len(out) - len(b)
         end = out.index(b"</CIFTI>") + len(b"</CIFTI>")
-        end += out[end:end + 1] == b"\n"
+        end += out[end : end + 1] == b"\n"
         if delta > 0:
-            assert out[end:end + delta] == b"\0" * delta, "not enough padding"
-            return out[:end] + out[end + delta:]
+            assert out[end : end + delta] == b"\0" * delta, "not enough padding"
+            return out[:end] + out[end + delta :]
         return out[:end] + b"\0" * -delta + out[end:]
 
     return f
 
 
 def put(offset: int, fmt: str, value):
-    return lambda b: b[:offset] + struct.pack(fmt, value) + b[offset + struct.calcsize(fmt):]
+    return lambda b: b[:offset] + struct.pack(fmt, value) + b[offset + struct.calcsize(fmt) :]
 
 
 def cut(n: int):
@@ -159,8 +160,14 @@ TARGETED += [
 ]
 
 #: header bytes open to random flips per base (CIFTI: NIfTI-2 header + the XML before the vertex lists)
-HEADER_SPAN = {"small": (0, 1400), "func": (0, 1200), "sphere": (0, 1500), "curv": (0, 15), "fs_surf": (0, 60),
-               "mgh": (0, 30)}
+HEADER_SPAN = {
+    "small": (0, 1400),
+    "func": (0, 1200),
+    "sphere": (0, 1500),
+    "curv": (0, 15),
+    "fs_surf": (0, 60),
+    "mgh": (0, 30),
+}
 RANDOM = [(base, seed) for base in HEADER_SPAN for seed in range(3)]
 
 

@@ -32,8 +32,9 @@ def test_annot_reads_as_label_map(tmp_path):
     labels = (np.arange(N) % 3).astype(np.int32)
     labels[:10] = -1
     ctab = np.array([[25, 5, 25, 0, 0], [25, 100, 40, 0, 0], [125, 100, 160, 0, 0]], dtype=np.int32)
-    nib.freesurfer.write_annot(tmp_path / "lh.test.annot", labels, ctab, [b"unknown", b"bankssts", b"cuneus"],
-                               fill_ctab=True)
+    nib.freesurfer.write_annot(
+        tmp_path / "lh.test.annot", labels, ctab, [b"unknown", b"bankssts", b"cuneus"], fill_ctab=True
+    )
     sd = read_surface(tmp_path / "lh.test.annot")
     assert sd.kind == "label" and sd.hemi == "L" and sd.mesh == "fsaverage3"
     np.testing.assert_array_equal(sd.data[:, 0], labels)
@@ -43,22 +44,30 @@ def test_annot_reads_as_label_map(tmp_path):
 def test_fs_label_file_is_named(tmp_path):
     rows = "\n".join(f"{v}  1.0  2.0  3.0 0.000000" for v in range(5))
     (tmp_path / "lh.V1.label").write_text(f"#!ascii label  , from subject fsaverage vox2ras=TkReg\n5\n{rows}\n")
-    with pytest.raises(DataFileError, match=r"lh.V1.label: a FreeSurfer label file: the vertex list of one region "
-                                            r"\(5 vertices\), not a value per vertex"):
+    with pytest.raises(
+        DataFileError,
+        match=r"lh.V1.label: a FreeSurfer label file: the vertex list of one region "
+        r"\(5 vertices\), not a value per vertex",
+    ):
         read_surface(tmp_path / "lh.V1.label")
 
 
 def test_two_hemisphere_table_is_per_vertex(tmp_path):
     p = tmp_path / "myelin_fsLR32k.txt"
     np.savetxt(p, np.zeros((64984, 2)))
-    with pytest.raises(DataFileError, match=r"64984 rows.*both hemispheres of fs_LR_32k \(2 × 32,492\): per-vertex "
-                                            r"data, not parcellated") as err:
+    with pytest.raises(
+        DataFileError,
+        match=r"64984 rows.*both hemispheres of fs_LR_32k \(2 × 32,492\): per-vertex "
+        r"data, not parcellated",
+    ) as err:
         read_surface(p)
     assert "parcel/label lists" not in str(err.value)
 
 
 def test_eeg_file_is_named(eeg_root, tmp_path):
-    with pytest.raises(DataFileError, match=r"S001R04.edf: an EDF/BDF EEG recording, not cortical-surface data.*read_eeg"):
+    with pytest.raises(
+        DataFileError, match=r"S001R04.edf: an EDF/BDF EEG recording, not cortical-surface data.*read_eeg"
+    ):
         read_surface(eeg_root / "MNE-eegbci-data/files/eegmmidb/1.0.0/S001/S001R04.edf")
     renamed = tmp_path / "lh.data.func"  # an EDF under a surface-like name: its header says what it is
     renamed.write_bytes((eeg_root / "MNE-eegbci-data/files/eegmmidb/1.0.0/S001/S001R04.edf").read_bytes()[:20000])

@@ -6,6 +6,7 @@ this process, so :func:`test_kernels_under_triton_interpreter` re-runs this file
 ``python -m pytest`` subprocess with ``TRITON_INTERPRET=1`` (shapes kept tiny: the interpreter is
 ~1000× slower than a GPU).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -367,7 +368,11 @@ def test_kernels_under_triton_interpreter():
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "pytest", str(Path(__file__)), "-q", "-p", "no:cacheprovider", "-rfEs", "-k", shard],
-            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         for shard in shards
     ]

@@ -1,5 +1,6 @@
 """Starting a backbone from a checkpoint refuses what cannot fit (neurokit.models.registry.build_backbone),
 and the edges of weights names and configurations (review findings of the redesign)."""
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -18,23 +19,44 @@ from neurokit.models.registry import build_backbone
 def cbramod_ckpt(tmp_path_factory):
     m = neurokit.create_model("cbramod", n_layers=2)
     path = tmp_path_factory.mktemp("ck") / "last.pt"
-    save_checkpoint(path, {"kind": "pretrain", "model": "cbramod", "model_config": m.config.to_dict(),
-                           "state_dict": m.state_dict(), "store_attrs": {"modality": "eeg"}})
+    save_checkpoint(
+        path,
+        {
+            "kind": "pretrain",
+            "model": "cbramod",
+            "model_config": m.config.to_dict(),
+            "state_dict": m.state_dict(),
+            "store_attrs": {"modality": "eeg"},
+        },
+    )
     return path
 
 
 def test_cbramod_checkpoint_on_a_surface_store_is_refused_naming_both(cbramod_ckpt):
-    with pytest.raises(ConfigError, match=r"CBraMod checkpoint, pretrained on eeg stores; the store to fine-tune "
-                                          r"holds surface samples \(3, 1280, 45\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"CBraMod checkpoint, pretrained on eeg stores; the store to fine-tune "
+        r"holds surface samples \(3, 1280, 45\)",
+    ):
         build_backbone(cbramod_ckpt, model="cbramod", store_attrs={"modality": "surface"}, sample_shape=(3, 1280, 45))
 
 
 def test_layer_count_other_than_the_checkpoints_is_refused(cbramod_ckpt):
     with pytest.raises(ConfigError, match=r"n_layers=2; n_layers=1 \(CLI: --n-layers\)"):
-        build_backbone(cbramod_ckpt, model="cbramod", model_kwargs={"n_layers": 1}, store_attrs={"modality": "eeg"},
-                       sample_shape=(3, 4, 200))
-    bb, info = build_backbone(cbramod_ckpt, model="cbramod", model_kwargs={"dropout": 0.0},
-                              store_attrs={"modality": "eeg"}, sample_shape=(3, 4, 200))
+        build_backbone(
+            cbramod_ckpt,
+            model="cbramod",
+            model_kwargs={"n_layers": 1},
+            store_attrs={"modality": "eeg"},
+            sample_shape=(3, 4, 200),
+        )
+    bb, info = build_backbone(
+        cbramod_ckpt,
+        model="cbramod",
+        model_kwargs={"dropout": 0.0},
+        store_attrs={"modality": "eeg"},
+        sample_shape=(3, 4, 200),
+    )
     assert info["model_config"]["n_layers"] == 2 and info["model_config"]["dropout"] == 0.0
     assert info["weights"]["loaded"] == info["weights"]["total"]
 

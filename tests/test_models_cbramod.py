@@ -1,4 +1,5 @@
 """CBraMod must reproduce the reference fixture made with the released model class."""
+
 import pytest
 import torch
 

@@ -1,5 +1,6 @@
 """Tri-modal CLIP as the SIM release defines it (issue 18 items 8, 9, 12): fixed logit scales, the fMRI
 embedding as the mean of projected patch tokens, head dropout 0, the SiT frozen; the earlier choices as options."""
+
 from __future__ import annotations
 
 import math
@@ -23,8 +24,10 @@ def _clip(**kw) -> SurfaceCLIP:
 def test_release_logit_scales_are_the_default():
     cfg = CLIPConfig()
     assert cfg.log_scale == (1.0, 0.5, 0.5)  # hparams.yml temperature_video 1.0, temperature_audio 0.5
-    assert torch.allclose(SurfaceCLIP(CLIPConfig(fmri=sit_config("tiny", depth=1, n_patches=4, vertices_per_patch=5)))
-                          .log_scale, torch.tensor([1.0, 0.5, 0.5]))
+    assert torch.allclose(
+        SurfaceCLIP(CLIPConfig(fmri=sit_config("tiny", depth=1, n_patches=4, vertices_per_patch=5))).log_scale,
+        torch.tensor([1.0, 0.5, 0.5]),
+    )
 
 
 def test_info_nce_is_exp_tau_times_cosine_hand_worked():
@@ -66,11 +69,14 @@ def _identity_head(head: ProjectionHead) -> None:
         head.fc.bias.zero_()
 
 
-@pytest.mark.parametrize("pool, want", [
-    ("mean_after_projection", [1 / 3, -1 / 3]),  # (LN t1 + LN t2 + LN t3) / 3 = ([1,-1] + [-1,1] + [1,-1]) / 3
-    ("mean_before_projection", [1.0, -1.0]),  # LN(mean t) = LN([7/3, 2/3])
-    ("cls", [-1.0, 1.0]),  # LN(cls) = LN([-4, 4])
-])
+@pytest.mark.parametrize(
+    "pool, want",
+    [
+        ("mean_after_projection", [1 / 3, -1 / 3]),  # (LN t1 + LN t2 + LN t3) / 3 = ([1,-1] + [-1,1] + [1,-1]) / 3
+        ("mean_before_projection", [1.0, -1.0]),  # LN(mean t) = LN([7/3, 2/3])
+        ("cls", [-1.0, 1.0]),  # LN(cls) = LN([-4, 4])
+    ],
+)
 def test_fmri_embedding_of_a_hand_made_token_set(monkeypatch, pool, want):
     m = _clip(fmri_pool=pool)
     _identity_head(m.fmri_head)
@@ -156,8 +162,10 @@ def test_fmri_init_loads_a_vsmae_encoder(tmp_path):
 
     torch.manual_seed(1)
     mae = neurokit.create_model("sit", n_layers=1, n_chans=3, n_patches=20, vertices_per_patch=6, dim=32, heads=2)
-    p = save_checkpoint(tmp_path / "last.pt", {"kind": "pretrain", "model": "sit", "model_config": mae.config.to_dict(),
-                                                "state_dict": mae.state_dict()})
+    p = save_checkpoint(
+        tmp_path / "last.pt",
+        {"kind": "pretrain", "model": "sit", "model_config": mae.config.to_dict(), "state_dict": mae.state_dict()},
+    )
     m = make_clip({"fmri_init": str(p), "video_dim": 4, "audio_dim": 4, "embed_dim": 8})
     assert (m.config.fmri.dim, m.config.fmri.depth, m.config.fmri.n_patches) == (32, 1, 20)
     assert m.config.fmri_init == str(p)

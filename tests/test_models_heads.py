@@ -1,4 +1,5 @@
 """Heads read a backbone through neurokit.models.heads.backbone_features (issue 20 item 3)."""
+
 import pytest
 import torch
 import torch.nn as nn

@@ -1,6 +1,7 @@
 """Weights by name: hub:ORG/NAME[@REVISION] resolved through huggingface_hub from a local Hub cache built
 in tmp (nothing is downloaded: the suite runs with NEUROKIT_OFFLINE=1), revision pinning, hash and key
 coverage checks, and what a fine-tuning checkpoint records."""
+
 import hashlib
 import io
 import os
@@ -47,8 +48,12 @@ def hub(tmp_path_factory):
     torch.manual_seed(0)
     a, b = CBraMod(n_layers=1).state_dict(), CBraMod(n_layers=1).state_dict()
     root = tmp_path_factory.mktemp("hf") / "hub"
-    _hub_cache(root, REPO, {COMMIT_A: {"pretrained_weights.pth": a}, COMMIT_B: {"pretrained_weights.pth": b, "README.md": {}}},
-               {"main": COMMIT_B, "v1": COMMIT_A})
+    _hub_cache(
+        root,
+        REPO,
+        {COMMIT_A: {"pretrained_weights.pth": a}, COMMIT_B: {"pretrained_weights.pth": b, "README.md": {}}},
+        {"main": COMMIT_B, "v1": COMMIT_A},
+    )
     return root, a, b
 
 
@@ -74,7 +79,9 @@ def test_resolution_and_revision_pinning(hf_env):
         assert i["commit"] == COMMIT_A and i["revision"] == rev
     m = CBraMod.from_pretrained(f"hub:{REPO}", revision="v1", n_layers=1)
     assert _same(m.state_dict(), a) and not _same(m.state_dict(), b)
-    assert m.pretrained_info["commit"] == COMMIT_A and m.pretrained_info["loaded"] == m.pretrained_info["total"] == len(a)
+    assert m.pretrained_info["commit"] == COMMIT_A and m.pretrained_info["loaded"] == m.pretrained_info["total"] == len(
+        a
+    )
     assert _same(CBraMod.from_pretrained(REPO, n_layers=1).state_dict(), b)  # bare ORG/NAME works too
     assert str(parse_hub_spec("hub:org/name/sub/w.pth@v2")) == "hub:org/name/sub/w.pth@v2"
 
@@ -99,7 +106,7 @@ def test_offline_missing_hash_and_coverage_errors(hf_env, tmp_path):
     blob.write_bytes(blob.read_bytes()[:-10] + b"0123456789")
     with pytest.raises(HubError, match="differs from its Git LFS object id .* damaged"):
         resolve_hub(f"hub:{REPO}", cache_dir=bad)
-    _, local = fetch_weights(str(next((root / ("models--" + REPO.replace('/', '--')) / "blobs").iterdir())))
+    _, local = fetch_weights(str(next((root / ("models--" + REPO.replace("/", "--")) / "blobs").iterdir())))
     assert local["hash_checked_against"] is None and len(local["sha256"]) == 64
 
 
@@ -112,8 +119,15 @@ def test_finetune_records_hub_weights(hf_env, tmp_path):
     with PatchStoreWriter(tmp_path / "s.h5", (2, 1, 200), attrs={"label_names": ["a", "b"]}) as w:
         for s in ("S001", "S002", "S003"):
             w.append(rng.normal(size=(8, 2, 1, 200)).astype(np.float32), np.array([0, 1] * 4), subject=s, run="R01")
-    cfg = FinetuneConfig(model_kwargs={"n_layers": 1}, epochs=1, batch_size=8, head="avgpool", progress=False, device="cpu",
-                         splits={"train": ["S001"], "val": ["S002"], "test": ["S003"]})
+    cfg = FinetuneConfig(
+        model_kwargs={"n_layers": 1},
+        epochs=1,
+        batch_size=8,
+        head="avgpool",
+        progress=False,
+        device="cpu",
+        splits={"train": ["S001"], "val": ["S002"], "test": ["S003"]},
+    )
     rep = finetune(tmp_path / "s.h5", tmp_path / "ft", cfg, init=f"hub:{REPO}@v1")
     ck = load_checkpoint(tmp_path / "ft" / "best.pt")
     w = ck["init_weights"]

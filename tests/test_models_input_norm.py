@@ -1,5 +1,6 @@
 """Input amplitude normalisation (pretraining on pooled corpora): the arithmetic of each mode on hand-made arrays,
 the per-corpus scales of a pooled store, and a pretraining checkpoint that hands its normalisation to fine-tuning."""
+
 from __future__ import annotations
 
 import math
@@ -20,8 +21,7 @@ pytestmark = pytest.mark.usefixtures("two_torch_threads")
 
 def _x():
     # one window, two channels, two patches of two values
-    return torch.tensor([[[[3.0, -3.0], [3.0, -3.0]],
-                          [[1.0, 1.0], [-1.0, 1.0]]]])
+    return torch.tensor([[[[3.0, -3.0], [3.0, -3.0]], [[1.0, 1.0], [-1.0, 1.0]]]])
 
 
 def test_window_mode_divides_by_the_window_rms():
@@ -61,8 +61,17 @@ def test_cbramod_without_normalisation_keeps_the_released_keys():
 
 def _pool(path, rows):
     """A pooled store: ``rows`` of (origin stem, subject, constant value) single-channel windows."""
-    with PatchStoreWriter(path, (1, 2, 200), attrs=dict(modality="eeg", card="pooled", ch_names=["any"], sfreq=200.0,
-                                                        pooled_from=[{"store": "a.h5"}, {"store": "b.h5"}])) as w:
+    with PatchStoreWriter(
+        path,
+        (1, 2, 200),
+        attrs=dict(
+            modality="eeg",
+            card="pooled",
+            ch_names=["any"],
+            sfreq=200.0,
+            pooled_from=[{"store": "a.h5"}, {"store": "b.h5"}],
+        ),
+    ) as w:
         for stem, subj, v in rows:
             w.append(np.full((1, 1, 2, 200), v, dtype=np.float32), subject=f"{stem}:{subj}")
     return path
@@ -98,15 +107,30 @@ def test_pretraining_checkpoint_hands_its_normalisation_to_finetuning(lr_store, 
     from neurokit.pipelines.finetune import FinetuneConfig, finetune
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
-    cfg = PretrainConfig(model_kwargs={"n_layers": 1}, epochs=1, max_steps=2, batch_size=8, device="cpu",
-                         progress=False, split="all", normalize=mode)
+    cfg = PretrainConfig(
+        model_kwargs={"n_layers": 1},
+        epochs=1,
+        max_steps=2,
+        batch_size=8,
+        device="cpu",
+        progress=False,
+        split="all",
+        normalize=mode,
+    )
     res = pretrain(lr_store, tmp_path / "pt", cfg)
     assert res["normalize"]["mode"] == mode
     ds = PatchDataset(lr_store)
     bb, info = build_backbone(res["checkpoint"], model="cbramod", store_attrs=ds.attrs, sample_shape=ds.sample_shape)
     assert bb.input_norm.mode == mode and info["model_config"]["input_norm"] == mode
-    ft = FinetuneConfig(epochs=1, batch_size=16, device="cpu", progress=False, baselines=False, head="avgpool",
-                        splits={"train": ["S001"], "val": ["S002"], "test": ["S002"]})
+    ft = FinetuneConfig(
+        epochs=1,
+        batch_size=16,
+        device="cpu",
+        progress=False,
+        baselines=False,
+        head="avgpool",
+        splits={"train": ["S001"], "val": ["S002"], "test": ["S002"]},
+    )
     rep = finetune(lr_store, tmp_path / "ft", ft, init=res["checkpoint"])
     assert rep["input_norm"]["mode"] == mode
     if mode == "corpus":

@@ -1,4 +1,5 @@
 """braindecode's CBraMod weights into neurokit's CBraMod through the name map (issue 20 item 2b)."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,23 +11,47 @@ from neurokit.models.interop import load_braindecode_cbramod, map_braindecode_cb
 
 # ``braindecode.models.CBraMod(n_outputs=2, n_chans=4, n_times=400, n_layer=1).state_dict()`` of braindecode 1.8.1:
 # every name and shape, in its order (read off the class; braindecode is not a dependency of the tests)
-_LAYER = [("self_attn_s.in_proj_weight", (300, 100)), ("self_attn_s.in_proj_bias", (300,)),
-          ("self_attn_s.out_proj.weight", (100, 100)), ("self_attn_s.out_proj.bias", (100,)),
-          ("self_attn_t.in_proj_weight", (300, 100)), ("self_attn_t.in_proj_bias", (300,)),
-          ("self_attn_t.out_proj.weight", (100, 100)), ("self_attn_t.out_proj.bias", (100,)),
-          ("linear1.weight", (800, 200)), ("linear1.bias", (800,)), ("linear2.weight", (200, 800)),
-          ("linear2.bias", (200,)), ("norm1.weight", (200,)), ("norm1.bias", (200,)), ("norm2.weight", (200,)),
-          ("norm2.bias", (200,))]
+_LAYER = [
+    ("self_attn_s.in_proj_weight", (300, 100)),
+    ("self_attn_s.in_proj_bias", (300,)),
+    ("self_attn_s.out_proj.weight", (100, 100)),
+    ("self_attn_s.out_proj.bias", (100,)),
+    ("self_attn_t.in_proj_weight", (300, 100)),
+    ("self_attn_t.in_proj_bias", (300,)),
+    ("self_attn_t.out_proj.weight", (100, 100)),
+    ("self_attn_t.out_proj.bias", (100,)),
+    ("linear1.weight", (800, 200)),
+    ("linear1.bias", (800,)),
+    ("linear2.weight", (200, 800)),
+    ("linear2.bias", (200,)),
+    ("norm1.weight", (200,)),
+    ("norm1.bias", (200,)),
+    ("norm2.weight", (200,)),
+    ("norm2.bias", (200,)),
+]
 BRAINDECODE_1_LAYER = (
-    [("patch_embedding.mask_encoding", (200,)), ("patch_embedding.positional_encoding.0.weight", (200, 1, 19, 7)),
-     ("patch_embedding.positional_encoding.0.bias", (200,))]
-    + [(f"patch_embedding.proj_in.{i}.{w}", s) for i, conv in ((0, (25, 1, 1, 49)), (3, (25, 25, 1, 3)), (6, (25, 25, 1, 3)))
-       for w, s in (("weight", conv), ("bias", (25,)), )]
+    [
+        ("patch_embedding.mask_encoding", (200,)),
+        ("patch_embedding.positional_encoding.0.weight", (200, 1, 19, 7)),
+        ("patch_embedding.positional_encoding.0.bias", (200,)),
+    ]
+    + [
+        (f"patch_embedding.proj_in.{i}.{w}", s)
+        for i, conv in ((0, (25, 1, 1, 49)), (3, (25, 25, 1, 3)), (6, (25, 25, 1, 3)))
+        for w, s in (
+            ("weight", conv),
+            ("bias", (25,)),
+        )
+    ]
     + [(f"patch_embedding.proj_in.{i}.{w}", (25,)) for i in (1, 4, 7) for w in ("weight", "bias")]
     + [("patch_embedding.spectral_proj.0.weight", (200, 101)), ("patch_embedding.spectral_proj.0.bias", (200,))]
     + [(f"encoder.layers.0.{k}", s) for k, s in _LAYER]
-    + [("proj_out.0.weight", (200, 200)), ("proj_out.0.bias", (200,)),
-       ("final_layer.1.weight", (2, 4 * 2 * 200)), ("final_layer.1.bias", (2,))]
+    + [
+        ("proj_out.0.weight", (200, 200)),
+        ("proj_out.0.bias", (200,)),
+        ("final_layer.1.weight", (2, 4 * 2 * 200)),
+        ("final_layer.1.bias", (2,)),
+    ]
 )
 
 

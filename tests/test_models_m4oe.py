@@ -2,6 +2,7 @@
 the CMI term on hand-worked cases with the release's joint, the release's focal loss, the release's layout
 (parallel MSoE/MToE, shared two-block fusion, scale 1), neurokit's modality gate, planted modality
 contributions (routing and ablation)."""
+
 from __future__ import annotations
 
 import math
@@ -28,7 +29,11 @@ def _loop_soft_moe(layer: SoftMoE, x: torch.Tensor, mask=None):
     phi = layer.phi.detach().double()
     x = x.double()
     scale = float(layer.scale.detach())
-    out = torch.zeros(B, p, m, D, dtype=torch.float64) if layer.keep_slot_axis else torch.zeros(B, m, D, dtype=torch.float64)
+    out = (
+        torch.zeros(B, p, m, D, dtype=torch.float64)
+        if layer.keep_slot_axis
+        else torch.zeros(B, m, D, dtype=torch.float64)
+    )
     for b in range(B):
         real = [i for i in range(m) if mask is None or bool(mask[b, i])]
         logit = {}
@@ -96,14 +101,22 @@ def test_cmi_hand_worked():
     # p(m,e|t1) = [[.5, 0], [0, .5]] (I = log 2); p(m,e|t2) = [[.4, .1], [.2, .3]]; p(t) = (.75, .25)
     # task 2: .4 log(.4/.3) + .1 log(.1/.2) + .2 log(.2/.3) + .3 log(.3/.2) = 0.0863046
     joint = torch.tensor([[[1.5, 0.4], [0.0, 0.1]], [[0.0, 0.2], [1.5, 0.3]]], dtype=torch.float64)
-    want = 0.75 * math.log(2) + 0.25 * (0.4 * math.log(4 / 3) + 0.1 * math.log(0.5) + 0.2 * math.log(2 / 3) + 0.3 * math.log(1.5))
+    want = 0.75 * math.log(2) + 0.25 * (
+        0.4 * math.log(4 / 3) + 0.1 * math.log(0.5) + 0.2 * math.log(2 / 3) + 0.3 * math.log(1.5)
+    )
     assert float(conditional_mutual_information(joint)) == pytest.approx(want, abs=1e-12)
     assert want == pytest.approx(0.5414362, abs=1e-6)
 
 
 def _two_task_head(**kw):
-    cfg = M4oEConfig(in_dim=4, modalities=["a", "b"], tasks=[dict(name="t0", kind="binary"), dict(name="t1", kind="binary")],
-                     preset="small", n_heads=2, **kw)
+    cfg = M4oEConfig(
+        in_dim=4,
+        modalities=["a", "b"],
+        tasks=[dict(name="t0", kind="binary"), dict(name="t1", kind="binary")],
+        preset="small",
+        n_heads=2,
+        **kw,
+    )
     return M4oE(cfg)
 
 
@@ -119,10 +132,18 @@ def test_cmi_term_from_release_joint_and_loss():
     mass[0, 2, 1, 0] = 12.0
     mass[0, :, :, 1] = 1.0
     dispatch = torch.full((1, 3, 2, 2), 1 / 3)
-    model.last = {"logits": torch.log(mass), "dispatch": dispatch, "combine": dispatch,
-                  "owner": torch.tensor([0, 0, 1]), "mask": torch.ones(1, 3, dtype=torch.bool), "gate": None}
+    model.last = {
+        "logits": torch.log(mass),
+        "dispatch": dispatch,
+        "combine": dispatch,
+        "owner": torch.tensor([0, 0, 1]),
+        "mask": torch.ones(1, 3, dtype=torch.bool),
+        "gate": None,
+    }
     joint = model.routing_joint()
-    np.testing.assert_allclose(joint.numpy(), [[[6 / 24, 2 / 24], [0, 2 / 24]], [[0, 1 / 24], [12 / 24, 1 / 24]]], atol=1e-7)
+    np.testing.assert_allclose(
+        joint.numpy(), [[[6 / 24, 2 / 24], [0, 2 / 24]], [[0, 1 / 24], [12 / 24, 1 / 24]]], atol=1e-7
+    )
     h = -(1 / 3) * math.log(1 / 3) - (2 / 3) * math.log(2 / 3)
     assert float(model.cmi()) == pytest.approx(0.75 * h, abs=1e-6)
     assert 0.75 * h == pytest.approx(0.477386, abs=1e-6)
@@ -158,14 +179,20 @@ def test_focal_loss_release_values():
     t = torch.tensor([0, 2])
     lp = torch.log_softmax(logits, -1)[[0, 1], t]
     a = torch.tensor([0.2, 0.3, 0.5])
-    assert float(focal_loss(logits, t, 2.0, a)) == pytest.approx(float((-a[t] * (1 - lp.exp()) ** 2 * lp).mean()), rel=1e-6)
+    assert float(focal_loss(logits, t, 2.0, a)) == pytest.approx(
+        float((-a[t] * (1 - lp.exp()) ** 2 * lp).mean()), rel=1e-6
+    )
     ce = float(torch.nn.functional.cross_entropy(logits[:1], torch.tensor([0])))
     assert float(focal_loss(logits[:1], torch.tensor([0]), 0.0)) == pytest.approx(ce, rel=1e-6)
 
 
 def test_release_layout_parallel_msoe_mtoe_shared_fusion_scale_one():
     torch.manual_seed(0)
-    paper = M4oE(M4oEConfig(in_dim=16, modalities=["a", "b"], tasks=[dict(name="t0", kind="binary"), dict(name="t1", kind="binary")]))
+    paper = M4oE(
+        M4oEConfig(
+            in_dim=16, modalities=["a", "b"], tasks=[dict(name="t0", kind="binary"), dict(name="t1", kind="binary")]
+        )
+    )
     c = paper.config
     assert (c.msoe_depth, c.msoe_experts, c.mtoe_experts, c.fusion_depth, c.fusion_experts) == (2, 32, 128, 2, 16)
     assert c.share_weighted_fusion is False and c.msoe_feeds_mtoe is False and c.per_slot_combine is False
@@ -193,8 +220,12 @@ def test_release_layout_parallel_msoe_mtoe_shared_fusion_scale_one():
     series.mtoe.register_forward_hook(lambda mod, inp, out: seen.__setitem__("s", inp[0].detach().clone()))
     with torch.no_grad():
         series(toks)
-    assert not torch.allclose(seen["s"], series.mtoe_norm(torch.cat([series.in_norm(toks[m]) + series.modality_embed[k]
-                                                                   for k, m in enumerate(["a", "b"])], dim=1)))
+    assert not torch.allclose(
+        seen["s"],
+        series.mtoe_norm(
+            torch.cat([series.in_norm(toks[m]) + series.modality_embed[k] for k, m in enumerate(["a", "b"])], dim=1)
+        ),
+    )
 
 
 def test_modality_gate_dispatch_and_alignment_target():
@@ -207,13 +238,17 @@ def test_modality_gate_dispatch_and_alignment_target():
     d = model.last["dispatch"]
     torch.testing.assert_close(d.sum(1), torch.ones(4, model.config.mtoe_experts, 2))  # convex mixture per slot
     gate = model.last["gate"]
-    torch.testing.assert_close(gate[0, 0], torch.softmax(torch.tensor([1.0, -1.0]), 0))  # query 0 at init: the bias alone
+    torch.testing.assert_close(
+        gate[0, 0], torch.softmax(torch.tensor([1.0, -1.0]), 0)
+    )  # query 0 at init: the bias alone
     torch.testing.assert_close(model.contributions(), gate)  # the routing share is the gate
     y = {"t0": torch.tensor([0, 1, 1, 0]), "t1": torch.tensor([1, 1, 0, 0])}
     abl = model.ablation(y)
     full = {n: model.task_loss(n, out[n], y[n], reduction="none") for n in y}
     only_b = model(toks, {"a": torch.zeros(4, dtype=torch.bool)})
-    torch.testing.assert_close(abl["t0"][:, 0], model.task_loss("t0", only_b["t0"], y["t0"], reduction="none") - full["t0"])
+    torch.testing.assert_close(
+        abl["t0"][:, 0], model.task_loss("t0", only_b["t0"], y["t0"], reduction="none") - full["t0"]
+    )
     model(toks)  # back to the full forward for the alignment loss
     al = model.alignment_loss(y)
     terms = []
@@ -236,20 +271,42 @@ def test_config_errors_and_presets():
         M4oEConfig(in_dim=8, modalities=["eeg"], tasks=[dict(name="a", kind="binary")] * 2, preset="small")
     with pytest.raises(ConfigError, match="preset"):
         M4oEConfig(in_dim=8, modalities=["eeg"], tasks=[dict(name="a", kind="binary")], preset="huge")
-    m = M4oE(M4oEConfig(in_dim=8, modalities=["eeg", "ecg"], tasks=[dict(name="a", kind="multiclass", n_outputs=3)], preset="small"))
+    m = M4oE(
+        M4oEConfig(
+            in_dim=8, modalities=["eeg", "ecg"], tasks=[dict(name="a", kind="multiclass", n_outputs=3)], preset="small"
+        )
+    )
     with pytest.raises(ConfigError, match="eog"):
         m({"eog": torch.randn(2, 3, 8)})
     with pytest.raises(ConfigError, match="focal_gamma"):
         M4oEConfig(in_dim=8, modalities=["eeg"], tasks=[dict(name="a", kind="binary")], preset="small", focal_gamma=-1)
     with pytest.raises(ConfigError, match="modality_gate=False"):
-        M4oEConfig(in_dim=8, modalities=["eeg"], tasks=[dict(name="a", kind="binary")], preset="small", modality_gate=False)
+        M4oEConfig(
+            in_dim=8, modalities=["eeg"], tasks=[dict(name="a", kind="binary")], preset="small", modality_gate=False
+        )
     with pytest.raises(ConfigError, match="class_frequencies"):
-        M4oE(M4oEConfig(in_dim=8, modalities=["eeg"], tasks=[dict(name="a", kind="binary", class_frequencies=[1.0])],
-                        preset="small"))
+        M4oE(
+            M4oEConfig(
+                in_dim=8,
+                modalities=["eeg"],
+                tasks=[dict(name="a", kind="binary", class_frequencies=[1.0])],
+                preset="small",
+            )
+        )
     # the earlier, non-release options still run: per-slot combine sums to 1 over the experts of each slot
-    old = M4oE(M4oEConfig(in_dim=8, modalities=["eeg", "ecg"], tasks=[dict(name="a", kind="binary"), dict(name="b", kind="binary")],
-                          preset="small", msoe_feeds_mtoe=True, per_slot_combine=True, share_weighted_fusion=True,
-                          modality_gate=False, routing_alignment=0.0))
+    old = M4oE(
+        M4oEConfig(
+            in_dim=8,
+            modalities=["eeg", "ecg"],
+            tasks=[dict(name="a", kind="binary"), dict(name="b", kind="binary")],
+            preset="small",
+            msoe_feeds_mtoe=True,
+            per_slot_combine=True,
+            share_weighted_fusion=True,
+            modality_gate=False,
+            routing_alignment=0.0,
+        )
+    )
     o = old({"eeg": torch.randn(2, 3, 8), "ecg": torch.randn(2, 2, 8)})
     assert torch.isfinite(o["a"]).all()
     torch.testing.assert_close(old.last["combine"].sum(2), torch.ones(2, 5, 2))
@@ -280,8 +337,12 @@ def test_planted_modality_contributions_default_head():
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
     tr, te = _planted(512, g), _planted(256, g)
-    cfg = M4oEConfig(in_dim=16, modalities=["m1", "m2", "m3"],
-                     tasks=[dict(name="A", kind="binary"), dict(name="B", kind="binary")], preset="small")
+    cfg = M4oEConfig(
+        in_dim=16,
+        modalities=["m1", "m2", "m3"],
+        tasks=[dict(name="A", kind="binary"), dict(name="B", kind="binary")],
+        preset="small",
+    )
     model = M4oE(cfg)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     for _ in range(8):
@@ -303,8 +364,10 @@ def test_planted_modality_contributions_default_head():
     acc_b = float(((out["B"] > 0).long() == te[2]).float().mean())
     drop = {n: abl[n].mean(0) for n in abl}  # mean loss increase per dropped modality
     abl_share = {n: d.clamp_min(0) / d.clamp_min(0).sum() for n, d in drop.items()}
-    print(f"planted routing shares: A<-m1 {share[0, 0]:.3f}, B<-m2 {share[1, 1]:.3f}; ablation shares: "
-          f"A<-m1 {abl_share['A'][0]:.3f}, B<-m2 {abl_share['B'][1]:.3f}; accuracy A {acc_a:.3f}, B {acc_b:.3f}")
+    print(
+        f"planted routing shares: A<-m1 {share[0, 0]:.3f}, B<-m2 {share[1, 1]:.3f}; ablation shares: "
+        f"A<-m1 {abl_share['A'][0]:.3f}, B<-m2 {abl_share['B'][1]:.3f}; accuracy A {acc_a:.3f}, B {acc_b:.3f}"
+    )
     assert share[0, 0] >= 0.6 and share[1, 1] >= 0.6
     assert int(drop["A"].argmax()) == 0 and int(drop["B"].argmax()) == 1
     assert abl_share["A"][0] >= 0.6 and abl_share["B"][1] >= 0.6

@@ -1,5 +1,6 @@
 """Recipes as the published reference code has them (issue 7, items 11–14): CBraMod's AUC-PR, frozen
 fine-tuning, SiT positions with a cls token, the vsMAE details and its pretraining optimiser."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -55,8 +56,16 @@ def test_frozen_finetune_keeps_backbone_dropout_on_and_weights_fixed(lr_store, t
 
     monkeypatch.setattr(ft.FinetuneModel, "forward", spy)
     torch.manual_seed(0)
-    cfg = ft.FinetuneConfig(model_kwargs={"n_layers": 1}, epochs=1, batch_size=30, frozen=True, head="avgpool",
-                            progress=False, device="cpu", splits={"train": ["S001"], "val": ["S002"], "test": ["S002"]})
+    cfg = ft.FinetuneConfig(
+        model_kwargs={"n_layers": 1},
+        epochs=1,
+        batch_size=30,
+        frozen=True,
+        head="avgpool",
+        progress=False,
+        device="cpu",
+        splits={"train": ["S001"], "val": ["S002"], "test": ["S002"]},
+    )
     captured = {}
     real_build = ft.build_backbone
 

@@ -2,6 +2,7 @@
 and the classes' ``from_pretrained`` round trips on neurokit checkpoints (bit-identical outputs), fine-tuning
 checkpoints and bare state dicts, and the refusals: unknown names and options, another family's checkpoint,
 and files that would run code on loading (read with ``weights_only=True``)."""
+
 from __future__ import annotations
 
 import pickle
@@ -43,8 +44,16 @@ def _head_params(i, e):
 
 
 def _save(path, model, family, **extra):
-    return save_checkpoint(path, {"kind": "pretrain", "model": family, "model_config": model.config.to_dict(),
-                                  "state_dict": model.state_dict(), **extra})
+    return save_checkpoint(
+        path,
+        {
+            "kind": "pretrain",
+            "model": family,
+            "model_config": model.config.to_dict(),
+            "state_dict": model.state_dict(),
+            **extra,
+        },
+    )
 
 
 def _outputs(model, family):
@@ -83,7 +92,11 @@ def test_create_model_sizes_and_configs():
     assert _count(c.encoder) == _sit_params(192, 1, 3, 64, 2 * 45, cls_token=True)
     assert _count(c) == _count(c.encoder) + _head_params(192, 16) + _head_params(8, 16) + _head_params(4, 16)
     paper = create_model("clip", n_layers=1)  # the paper's input: 3 frames of 1280 ico3 patches of 45 vertices
-    assert (paper.config.fmri.n_chans, paper.config.fmri.n_patches, paper.config.fmri.vertices_per_patch) == (3, 1280, 45)
+    assert (paper.config.fmri.n_chans, paper.config.fmri.n_patches, paper.config.fmri.vertices_per_patch) == (
+        3,
+        1280,
+        45,
+    )
 
     assert neurokit.create_model is create_model and neurokit.from_pretrained is from_pretrained
     assert neurokit.models.create_model is create_model and neurokit.models.from_pretrained is from_pretrained
@@ -124,7 +137,9 @@ def test_pretrain_checkpoint_round_trip(tmp_path, family):
         assert torch.equal(_outputs(enc, "encoder"), _outputs(model.encoder, "encoder"))
         head = SiT.from_pretrained(path, n_outputs=3)
         assert head.config.n_outputs == 3 and head.head.out_features == 3
-        assert torch.equal(head.forward_features(torch.ones(1, 2, 20, 45)), enc.forward_features(torch.ones(1, 2, 20, 45)))
+        assert torch.equal(
+            head.forward_features(torch.ones(1, 2, 20, 45)), enc.forward_features(torch.ones(1, 2, 20, 45))
+        )
 
 
 def test_finetune_checkpoint_gives_the_backbone_and_bare_state_dicts(tmp_path):
@@ -132,8 +147,16 @@ def test_finetune_checkpoint_gives_the_backbone_and_bare_state_dicts(tmp_path):
     vsmae = create_model("sit", **SIT_KW)
     enc = vsmae.encoder
     sd = {**{f"backbone.{k}": v for k, v in enc.state_dict().items()}, "head.weight": torch.zeros(2, 192)}
-    p = save_checkpoint(tmp_path / "best.pt", {"kind": "finetune", "model": "sit", "model_config": vsmae.config.to_dict(),
-                                               "head": {"kind": "avgpool"}, "state_dict": sd})
+    p = save_checkpoint(
+        tmp_path / "best.pt",
+        {
+            "kind": "finetune",
+            "model": "sit",
+            "model_config": vsmae.config.to_dict(),
+            "head": {"kind": "avgpool"},
+            "state_dict": sd,
+        },
+    )
     for back in (from_pretrained(p), SiT.from_pretrained(p)):
         assert isinstance(back, SiT) and back.pretrained_info["kind"] == "finetune"
         assert torch.equal(_outputs(back, "encoder"), _outputs(enc, "encoder"))
@@ -155,11 +178,13 @@ def test_finetune_checkpoint_gives_the_backbone_and_bare_state_dicts(tmp_path):
 
 def test_another_familys_checkpoint_is_refused(tmp_path):
     p = _save(tmp_path / "cbramod.pt", create_model("cbramod", n_layers=1), "cbramod")
-    for call, who in ((lambda: SiT.from_pretrained(p), "SiT.from_pretrained"),
-                      (lambda: VSMAE.from_pretrained(p), "VSMAE.from_pretrained"),
-                      (lambda: SurfaceCLIP.from_pretrained(p), "SurfaceCLIP.from_pretrained"),
-                      (lambda: from_pretrained(p, model="sit"), "from_pretrained"),
-                      (lambda: create_model("clip", pretrained=p), "create_model")):
+    for call, who in (
+        (lambda: SiT.from_pretrained(p), "SiT.from_pretrained"),
+        (lambda: VSMAE.from_pretrained(p), "VSMAE.from_pretrained"),
+        (lambda: SurfaceCLIP.from_pretrained(p), "SurfaceCLIP.from_pretrained"),
+        (lambda: from_pretrained(p, model="sit"), "from_pretrained"),
+        (lambda: create_model("clip", pretrained=p), "create_model"),
+    ):
         with pytest.raises(PretrainedError) as err:
             call()
         msg = str(err.value)
@@ -198,8 +223,12 @@ def test_files_that_would_run_code_are_refused(tmp_path, payload):
         torch.save(Plain(), path)
     else:  # a legacy (non-zip) pickle
         path.write_bytes(pickle.dumps({"w": Payload()}))
-    for call in (lambda: from_pretrained(path), lambda: CBraMod.from_pretrained(str(path)),
-                 lambda: SiT.from_pretrained(path), lambda: create_model("cbramod", pretrained=path)):
+    for call in (
+        lambda: from_pretrained(path),
+        lambda: CBraMod.from_pretrained(str(path)),
+        lambda: SiT.from_pretrained(path),
+        lambda: create_model("cbramod", pretrained=path),
+    ):
         with pytest.raises(PretrainedError, match=r"refused|weights_only") as err:
             call()
         assert isinstance(err.value, WeightsError) and "\n" not in str(err.value)

@@ -1,4 +1,5 @@
 """SiT and vsMAE: shapes, tube masking, and pretraining/fine-tuning through the pipelines on real stores."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,7 +25,8 @@ def fsa5_store(surface_root, tmp_path_factory):
     """Labelled: hemisphere (L 0, R 1); three 33-frame segments of the run as runs a/b/c."""
     runs = [
         SurfaceRun(surface_root / FSA5.format(h=h), "010188", "02", seg, label=int(h == "r"), frames=(lo, lo + 33))
-        for h in "lr" for seg, lo in (("a", 0), ("b", 33), ("c", 66))
+        for h in "lr"
+        for seg, lo in (("a", 0), ("b", 33), ("c", 66))
     ]
     out = tmp_path_factory.mktemp("stores") / "fsa5_ico2.h5"
     return write_surface_store(out, runs, SurfaceRecipe(grid="ico2", tubelet=3), label_names=["left", "right"])
@@ -34,8 +36,12 @@ def fsa5_store(surface_root, tmp_path_factory):
 def cifti_store(surface_root, tmp_path_factory):
     spheres = {h: surface_root / f"hcp_fs_LR32k/S1200.{h}.sphere.32k_fs_LR.surf.gii" for h in "LR"}
     out = tmp_path_factory.mktemp("stores") / "msc_ico2.h5"
-    return write_surface_store(out, [SurfaceRun(surface_root / MSC, "MSC01", "test", "1")],
-                               SurfaceRecipe(grid="ico2", tubelet=1), spheres=spheres)
+    return write_surface_store(
+        out,
+        [SurfaceRun(surface_root / MSC, "MSC01", "test", "1")],
+        SurfaceRecipe(grid="ico2", tubelet=1),
+        spheres=spheres,
+    )
 
 
 def n_params(m):
@@ -45,7 +51,10 @@ def n_params(m):
 @pytest.mark.slow
 def test_presets_and_shapes():
     assert {k: (v["dim"], v["heads"]) for k, v in SIT_PRESETS.items()} == {
-        "sit_tiny": (192, 3), "sit_small": (384, 6), "sit_base": (768, 12)}
+        "sit_tiny": (192, 3),
+        "sit_small": (384, 6),
+        "sit_base": (768, 12),
+    }
     m = create_sit("tiny", n_chans=3, n_patches=320, vertices_per_patch=153, n_outputs=5)
     # tiny on ico2 with 3 frames: 12 × (4·192² attention + 8·192² MLP) + embedding 459·192 ≈ 5.4 M
     assert 5.3e6 < n_params(m) < 5.5e6
@@ -102,8 +111,16 @@ def _falls(history, first=3, last=5, factor=0.9):
 def test_pretrain_sit_fsaverage5_with_resume(fsa5_store, tmp_path):
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
-    cfg = PretrainConfig(model="sit", model_kwargs=SMALL, epochs=50, max_steps=14, batch_size=4,
-                         optim=dict(lr=1e-3, min_lr=1e-4), progress=False, device="cpu")
+    cfg = PretrainConfig(
+        model="sit",
+        model_kwargs=SMALL,
+        epochs=50,
+        max_steps=14,
+        batch_size=4,
+        optim=dict(lr=1e-3, min_lr=1e-4),
+        progress=False,
+        device="cpu",
+    )
     res = pretrain([fsa5_store], tmp_path, cfg)
     assert res["steps"] == 14
     h = res["history"]
@@ -120,8 +137,16 @@ def test_pretrain_sit_fsaverage5_with_resume(fsa5_store, tmp_path):
 def test_pretrain_sit_cifti(cifti_store, tmp_path):
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
-    cfg = PretrainConfig(model="sit", model_kwargs={**SMALL, "mask_ratio": 0.75}, epochs=50, max_steps=12,
-                         batch_size=2, optim=dict(lr=1e-3, min_lr=1e-4), progress=False, device="cpu")
+    cfg = PretrainConfig(
+        model="sit",
+        model_kwargs={**SMALL, "mask_ratio": 0.75},
+        epochs=50,
+        max_steps=12,
+        batch_size=2,
+        optim=dict(lr=1e-3, min_lr=1e-4),
+        progress=False,
+        device="cpu",
+    )
     res = pretrain([cifti_store], tmp_path, cfg)
     assert _falls(res["history"]), res["history"]
 
@@ -131,10 +156,19 @@ def test_finetune_sit_hemisphere(fsa5_store, tmp_path):
     from neurokit.pipelines.finetune import FinetuneConfig, finetune
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
-    pt = pretrain([fsa5_store], tmp_path / "pt", PretrainConfig(
-        model="sit", model_kwargs=SMALL, epochs=1, max_steps=2, batch_size=4, progress=False, device="cpu"))
-    rep = finetune([fsa5_store], tmp_path / "ft", FinetuneConfig(
-        model="sit", head="avgpool", epochs=1, batch_size=11, progress=False, device="cpu"), init=pt["checkpoint"])
+    pt = pretrain(
+        [fsa5_store],
+        tmp_path / "pt",
+        PretrainConfig(
+            model="sit", model_kwargs=SMALL, epochs=1, max_steps=2, batch_size=4, progress=False, device="cpu"
+        ),
+    )
+    rep = finetune(
+        [fsa5_store],
+        tmp_path / "ft",
+        FinetuneConfig(model="sit", head="avgpool", epochs=1, batch_size=11, progress=False, device="cpu"),
+        init=pt["checkpoint"],
+    )
     assert rep["kind"] == "binary" and rep["split_by"] == "run"
     assert rep["n_samples"] == {"train": 22, "val": 22, "test": 22}  # 11 tubelets × 2 hemispheres per run
     assert 0.0 <= rep["test"]["balanced_accuracy"] <= 1.0 and (tmp_path / "ft" / "best.pt").exists()
@@ -149,11 +183,16 @@ def test_finetune_sit_regression_from_scratch(surface_root, tmp_path):
     from neurokit.pipelines.finetune import FinetuneConfig, finetune
 
     # target: the segment's start time (s) — a float label per run, split by run
-    runs = [SurfaceRun(surface_root / FSA5.format(h="l"), "010188", "02", seg, label=float(lo), frames=(lo, lo + 6))
-            for seg, lo in (("a", 0), ("b", 40), ("c", 80))]
+    runs = [
+        SurfaceRun(surface_root / FSA5.format(h="l"), "010188", "02", seg, label=float(lo), frames=(lo, lo + 6))
+        for seg, lo in (("a", 0), ("b", 40), ("c", 80))
+    ]
     store = write_surface_store(tmp_path / "reg.h5", runs, SurfaceRecipe(grid="ico2", tubelet=3), label_dtype="float32")
-    rep = finetune([store], tmp_path / "ft", FinetuneConfig(
-        model="sit", model_kwargs={"n_layers": 1}, epochs=1, batch_size=4, progress=False, device="cpu"))
+    rep = finetune(
+        [store],
+        tmp_path / "ft",
+        FinetuneConfig(model="sit", model_kwargs={"n_layers": 1}, epochs=1, batch_size=4, progress=False, device="cpu"),
+    )
     assert rep["kind"] == "regression" and rep["n_samples"] == {"train": 2, "val": 2, "test": 2}
     # trained on run a (target 0 s) and scored on run c (target 80 s): the error is about the gap
     assert 40 < rep["test"]["rmse"] < 120

@@ -1,5 +1,6 @@
 """Clinical readers and cards, classical baselines, and `neuro finetune --head m4oe` end to end on small
 stores (train, resume, evaluate, plot) with the bad-input errors of issue 9."""
+
 from __future__ import annotations
 
 import json
@@ -58,9 +59,19 @@ def _store(path, card, task, ch, subjects, n_per, rng, classes=2, ecg=False):
     ``ecg``, class 1 also has a faster heart beat on the ECG channel."""
     body = load_card(card).raw
     t = np.arange(200) / 200.0
-    with PatchStoreWriter(path, (len(ch), 1, 200), attrs=dict(modality="eeg", card=card, card_body=body, task=task,
-                                                              label_names=load_card(card).classes(task), ch_names=ch,
-                                                              sfreq=200.0)) as w:
+    with PatchStoreWriter(
+        path,
+        (len(ch), 1, 200),
+        attrs=dict(
+            modality="eeg",
+            card=card,
+            card_body=body,
+            task=task,
+            label_names=load_card(card).classes(task),
+            ch_names=ch,
+            sfreq=200.0,
+        ),
+    ) as w:
         for s in subjects:
             y = rng.integers(0, classes, n_per)
             x = rng.normal(0, 0.3, (n_per, len(ch), 1, 200)).astype(np.float32)
@@ -74,9 +85,18 @@ def small_stores(tmp_path_factory):
     rng = np.random.default_rng(0)
     d = tmp_path_factory.mktemp("m4oe")
     bonn = _store(d / "bonn.h5", "bonn_epilepsy", "seizure", ["EEG"], ["seg001", "seg002", "seg061", "seg081"], 8, rng)
-    mat = _store(d / "mat.h5", "eegmat", "arithmetic", load_card("eegmat").raw["preprocessing"]["channels"],
-                 ["S002", "S003", "S004"], 8, rng)
-    other = _store(d / "bonn5.h5", "bonn_epilepsy", "healthy_vs_epileptic", ["EEG"], ["seg001", "seg061", "seg081"], 4, rng)
+    mat = _store(
+        d / "mat.h5",
+        "eegmat",
+        "arithmetic",
+        load_card("eegmat").raw["preprocessing"]["channels"],
+        ["S002", "S003", "S004"],
+        8,
+        rng,
+    )
+    other = _store(
+        d / "bonn5.h5", "bonn_epilepsy", "healthy_vs_epileptic", ["EEG"], ["seg001", "seg061", "seg081"], 4, rng
+    )
     return {"bonn": bonn, "mat": mat, "other": other, "dir": d}
 
 
@@ -94,9 +114,27 @@ def test_baseline_cli(small_stores, tmp_path):
 @pytest.mark.slow
 def test_m4oe_two_tasks_train_resume_evaluate_plot(small_stores, tmp_path):
     out = tmp_path / "run"
-    common = [str(small_stores["bonn"]), str(small_stores["mat"]), "--head", "m4oe", "--task", "bonn_epilepsy:seizure",
-              "--task", "eegmat:arithmetic", "-o", str(out), "--n-layers", "1", "--batch-size", "8", "--no-progress",
-              "--lr-backbone", "1e-3", "--lr-head", "3e-3"]
+    common = [
+        str(small_stores["bonn"]),
+        str(small_stores["mat"]),
+        "--head",
+        "m4oe",
+        "--task",
+        "bonn_epilepsy:seizure",
+        "--task",
+        "eegmat:arithmetic",
+        "-o",
+        str(out),
+        "--n-layers",
+        "1",
+        "--batch-size",
+        "8",
+        "--no-progress",
+        "--lr-backbone",
+        "1e-3",
+        "--lr-head",
+        "3e-3",
+    ]
     res = runner.invoke(app, ["finetune", *common, "--epochs", "1"])
     assert res.exit_code == 0, res.output
     assert "CBraMod+M4oE" in res.output and "bandpower_lr" in res.output and "chance" in res.output
@@ -128,13 +166,23 @@ def test_m4oe_two_tasks_train_resume_evaluate_plot(small_stores, tmp_path):
     assert bonn["ablation_contributions"] == {"modalities": ["eeg"], "note": "one modality: nothing to ablate"}
     assert bonn["modality_contributions"]["mean"] == {"eeg": pytest.approx(1.0)}
     assert bonn["baselines"]["bandpower_lr"]["test"]["balanced_accuracy"] == 1.0
-    res = runner.invoke(app, ["evaluate", str(out / "best.pt"), str(small_stores["bonn"]), str(small_stores["mat"]),
-                              "--json", str(tmp_path / "e.json")])
+    res = runner.invoke(
+        app,
+        [
+            "evaluate",
+            str(out / "best.pt"),
+            str(small_stores["bonn"]),
+            str(small_stores["mat"]),
+            "--json",
+            str(tmp_path / "e.json"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     ev = json.loads((tmp_path / "e.json").read_text())
     assert ev["tasks"]["bonn_epilepsy:seizure"]["balanced_accuracy"] == pytest.approx(bonn["test"]["balanced_accuracy"])
     assert ev["tasks"]["eegmat:arithmetic"]["ablation_contributions"]["mean_loss_increase"]["ecg"] == pytest.approx(
-        ab["mean_loss_increase"]["ecg"], abs=1e-4)
+        ab["mean_loss_increase"]["ecg"], abs=1e-4
+    )
     # a checkpoint of the earlier head (its fusion had a LayerNorm and a task embedding) is refused in one line
     from neurokit.models.checkpoint import load_checkpoint, save_checkpoint
 
@@ -150,16 +198,34 @@ def test_m4oe_two_tasks_train_resume_evaluate_plot(small_stores, tmp_path):
     assert res.exit_code == 2 and "--epochs > 2" in " ".join(res.output.split())
 
 
-@pytest.mark.parametrize("extra,msg", [
-    (["--task", "bonn_epilepsy:seizure", "--task", "bonn_epilepsy:seizure"], "named twice"),
-    (["--task", "bonn_epilepsy:five_sets"], "no store holds labels of task 'five_sets'"),
-    (["--task", "eegmat:arithmetic", "--modality", "eeg=Fp1,Fp2", "--modality", "ecg=Fp2,ECG"], "overlap on channel 'Fp2'"),
-    (["--task", "bonn_epilepsy:seizure", "--modality", "ecg"], "has no modality 'ecg'"),
-    (["--task", "bonn_epilepsy:seizure", "--modality", "eeg=C3"], "lacks the channels ['C3']"),
-])
+@pytest.mark.parametrize(
+    "extra,msg",
+    [
+        (["--task", "bonn_epilepsy:seizure", "--task", "bonn_epilepsy:seizure"], "named twice"),
+        (["--task", "bonn_epilepsy:five_sets"], "no store holds labels of task 'five_sets'"),
+        (
+            ["--task", "eegmat:arithmetic", "--modality", "eeg=Fp1,Fp2", "--modality", "ecg=Fp2,ECG"],
+            "overlap on channel 'Fp2'",
+        ),
+        (["--task", "bonn_epilepsy:seizure", "--modality", "ecg"], "has no modality 'ecg'"),
+        (["--task", "bonn_epilepsy:seizure", "--modality", "eeg=C3"], "lacks the channels ['C3']"),
+    ],
+)
 def test_m4oe_bad_input(small_stores, tmp_path, extra, msg):
-    res = runner.invoke(app, ["finetune", str(small_stores["bonn"]), str(small_stores["mat"]), str(small_stores["other"]),
-                              "--head", "m4oe", "-o", str(tmp_path / "x"), *extra])
+    res = runner.invoke(
+        app,
+        [
+            "finetune",
+            str(small_stores["bonn"]),
+            str(small_stores["mat"]),
+            str(small_stores["other"]),
+            "--head",
+            "m4oe",
+            "-o",
+            str(tmp_path / "x"),
+            *extra,
+        ],
+    )
     assert res.exit_code == 2, res.output
     line = " ".join(res.output.split())
     assert msg in line and "Traceback" not in res.output
@@ -190,9 +256,26 @@ def test_m4oe_overwrite_interrupted_keeps_the_earlier_run_and_is_locked(small_st
     from neurokit.training import trainer as tr
 
     out = tmp_path / "run"
-    common = [str(small_stores["bonn"]), str(small_stores["mat"]), "--head", "m4oe", "--task", "bonn_epilepsy:seizure",
-              "--task", "eegmat:arithmetic", "-o", str(out), "--n-layers", "1", "--batch-size", "8", "--no-progress",
-              "--epochs", "1", "--no-baselines"]
+    common = [
+        str(small_stores["bonn"]),
+        str(small_stores["mat"]),
+        "--head",
+        "m4oe",
+        "--task",
+        "bonn_epilepsy:seizure",
+        "--task",
+        "eegmat:arithmetic",
+        "-o",
+        str(out),
+        "--n-layers",
+        "1",
+        "--batch-size",
+        "8",
+        "--no-progress",
+        "--epochs",
+        "1",
+        "--no-baselines",
+    ]
     assert runner.invoke(app, ["finetune", *common]).exit_code == 0
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     assert {"metrics.jsonl", "report.json", "best.pt", "last.pt"} <= set(before)
@@ -208,9 +291,15 @@ def test_m4oe_overwrite_interrupted_keeps_the_earlier_run_and_is_locked(small_st
         import subprocess
         import sys
 
-        r = subprocess.run([sys.executable, "-m", "neurokit", "finetune", *common, "--overwrite"], capture_output=True,
-                           text=True, timeout=300)
-    assert r.returncode == 2 and f"in use by another finetune (process {os.getpid()}" in " ".join((r.stdout + r.stderr).split())
+        r = subprocess.run(
+            [sys.executable, "-m", "neurokit", "finetune", *common, "--overwrite"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert r.returncode == 2 and f"in use by another finetune (process {os.getpid()}" in " ".join(
+        (r.stdout + r.stderr).split()
+    )
 
 
 def test_label_smoothing_is_refused_with_the_m4oe_focal_loss():

@@ -1,4 +1,5 @@
 """Tri-modal CLIP and stimulus retrieval (issue 10): stimuli, loss, pools, lag, simulation end to end, bad input."""
+
 from __future__ import annotations
 
 import json
@@ -64,7 +65,9 @@ def test_info_nce_aligned_below_shuffled():
 
 def _tiny_clip(video_dim=64, audio_dim=64, dropout=0.0, **kw) -> SurfaceCLIP:
     enc = sit_config("tiny", n_chans=3, n_patches=20, vertices_per_patch=6, dim=32, heads=2, depth=1)
-    return SurfaceCLIP(CLIPConfig(fmri=enc, video_dim=video_dim, audio_dim=audio_dim, embed_dim=16, dropout=dropout, **kw))
+    return SurfaceCLIP(
+        CLIPConfig(fmri=enc, video_dim=video_dim, audio_dim=audio_dim, embed_dim=16, dropout=dropout, **kw)
+    )
 
 
 def test_gradients_reach_only_trainable_parts():
@@ -79,17 +82,23 @@ def test_gradients_reach_only_trainable_parts():
         out = model(torch.randn(4, 3, 20, 6), venc(frames), aenc.encode(audio))
         out.loss.backward()
         trained = [p for n, p in model.named_parameters() if train_encoder or not n.startswith("encoder.")]
-        assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in trained), \
-            [n for n, p in model.named_parameters() if p.grad is None]
-        assert all(p.grad is None and not p.requires_grad
-                   for n, p in model.named_parameters() if n.startswith("encoder.") and not train_encoder)
+        assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in trained), [
+            n for n, p in model.named_parameters() if p.grad is None
+        ]
+        assert all(
+            p.grad is None and not p.requires_grad
+            for n, p in model.named_parameters()
+            if n.startswith("encoder.") and not train_encoder
+        )
     assert set(out.losses) == {"fmri_video", "fmri_audio", "video_audio"}
     assert all(p.grad is None and not p.requires_grad for p in (*venc.parameters(), *aenc.parameters()))
     # temperatures and weights are fixed buffers: no unused parameter for DDP to hunt
     assert {"log_scale", "weights"} <= {n for n, _ in model.named_buffers()}
     assert not any("scale" in n for n, _ in model.named_parameters())
     w = out.losses
-    assert out.loss.item() == pytest.approx(0.8 * w["fmri_video"] + 0.1 * w["fmri_audio"] + 0.1 * w["video_audio"], rel=1e-5)
+    assert out.loss.item() == pytest.approx(
+        0.8 * w["fmri_video"] + 0.1 * w["fmri_audio"] + 0.1 * w["video_audio"], rel=1e-5
+    )
 
 
 def test_encoder_hash_is_stable_and_towers_frozen():
@@ -116,7 +125,9 @@ def test_retrieval_pools_hand_built_run():
     rng = np.random.default_rng(0)
     # the harder same-run negatives (neurokit's former default; the release's default, other clips, is
     # tested in tests/test_pipelines_retrieval_protocol.py)
-    pools = retrieval_pools(st.onsets, ~st.rest, live, n_negatives=32, exclude_s=3.0, rng=rng, negatives_from="same_run")
+    pools = retrieval_pools(
+        st.onsets, ~st.rest, live, n_negatives=32, exclude_s=3.0, rng=rng, negatives_from="same_run"
+    )
     assert pools.shape == (len(live), 33)
     assert (pools[:, 0] == live).all()
     for row in pools:
@@ -132,9 +143,15 @@ def test_protocol_units_and_hits():
     st = _Stim()
     live = np.flatnonzero(~st.rest)
     n = len(live)
-    pairs = Pairs(sample=np.arange(2 * n), stim=np.zeros(2 * n, int), window=np.tile(live, 2),
-                  subject=np.array(["a"] * n + ["b"] * n), run=np.array(["1"] * 2 * n), hemi=np.array(["L"] * 2 * n),
-                  onset=np.tile(st.onsets[live] + 6, 2))
+    pairs = Pairs(
+        sample=np.arange(2 * n),
+        stim=np.zeros(2 * n, int),
+        window=np.tile(live, 2),
+        subject=np.array(["a"] * n + ["b"] * n),
+        run=np.array(["1"] * 2 * n),
+        hemi=np.array(["L"] * 2 * n),
+        onset=np.tile(st.onsets[live] + 6, 2),
+    )
     # two clips of 18 and 23 windows: too few for 32 negatives from the other clip (the release's default), so
     # this hand-built run uses the same-run option
     units = protocol_units(pairs, [st], n_queries=20, seed=1, negatives_from="same_run")
@@ -159,27 +176,79 @@ def sim(tmp_path_factory, surface_root):
     out = tmp_path_factory.mktemp("retrieval_sim")
     data = simulate_movie_dataset(out / "data", surface_root / "hcp_fs_LR32k", FMRISimulation(n_subjects=5, seed=0))
     r = CliRunner()
-    res = r.invoke(app, ["prepare", "simulated_movie", "--data-root", str(out / "data"), "-o", str(out / "fmri.h5"), "--hemi", "L"])
+    res = r.invoke(
+        app, ["prepare", "simulated_movie", "--data-root", str(out / "data"), "-o", str(out / "fmri.h5"), "--hemi", "L"]
+    )
     assert res.exit_code == 0, res.output
-    res = r.invoke(app, ["embed-stimuli", str(data["movie"]), "--clips", str(data["clips"]), "--video-encoder", "tiny",
-                         "--audio-encoder", "tiny", "-o", str(out / "stim.h5"), "--no-progress"])
+    res = r.invoke(
+        app,
+        [
+            "embed-stimuli",
+            str(data["movie"]),
+            "--clips",
+            str(data["clips"]),
+            "--video-encoder",
+            "tiny",
+            "--audio-encoder",
+            "tiny",
+            "-o",
+            str(out / "stim.h5"),
+            "--no-progress",
+        ],
+    )
     assert res.exit_code == 0, res.output
     # the CLI's pretrain is tested with one step below; here the small encoder needs model kwargs the CLI lacks
-    res = pretrain([out / "fmri.h5"], out / "clip", PretrainConfig(
-        model="clip", model_kwargs={"stimuli": [str(out / "stim.h5")], **SMALL}, epochs=EPOCHS, batch_size=32,
-        optim={"lr": 2e-3}, device="cpu", subjects=TRAIN_SUBJECTS, progress=False))
+    res = pretrain(
+        [out / "fmri.h5"],
+        out / "clip",
+        PretrainConfig(
+            model="clip",
+            model_kwargs={"stimuli": [str(out / "stim.h5")], **SMALL},
+            epochs=EPOCHS,
+            batch_size=32,
+            optim={"lr": 2e-3},
+            device="cpu",
+            subjects=TRAIN_SUBJECTS,
+            progress=False,
+        ),
+    )
     assert res["loss_last"] < res["loss_first"] - 0.5
-    return {"dir": out, "fmri": out / "fmri.h5", "stim": out / "stim.h5", "ckpt": out / "clip" / "last.pt",
-            "cifti": data["fmri"], "movie": data["movie"], "clips": data["clips"], "train": res}
+    return {
+        "dir": out,
+        "fmri": out / "fmri.h5",
+        "stim": out / "stim.h5",
+        "ckpt": out / "clip" / "last.pt",
+        "cifti": data["fmri"],
+        "movie": data["movie"],
+        "clips": data["clips"],
+        "train": res,
+    }
 
 
 @pytest.mark.slow
 def test_cli_pretrain_clip_and_resume(sim, tmp_path):
     """`neuro pretrain --model clip` runs the shared loop: checkpoint, then --resume continues it."""
     r = CliRunner()
-    base = ["pretrain", str(sim["fmri"]), "--model", "clip", "--stimuli", str(sim["stim"]), "--subjects", "sim01",
-            "-o", str(tmp_path / "run"), "--batch-size", "16", "--n-layers", "1", "--device", "cpu", "--no-progress",
-            "--train-fmri-encoder"]
+    base = [
+        "pretrain",
+        str(sim["fmri"]),
+        "--model",
+        "clip",
+        "--stimuli",
+        str(sim["stim"]),
+        "--subjects",
+        "sim01",
+        "-o",
+        str(tmp_path / "run"),
+        "--batch-size",
+        "16",
+        "--n-layers",
+        "1",
+        "--device",
+        "cpu",
+        "--no-progress",
+        "--train-fmri-encoder",
+    ]
     res = r.invoke(app, base + ["--max-steps", "1"])
     assert res.exit_code == 0, res.output
     res = r.invoke(app, base + ["--max-steps", "2", "--resume"])
@@ -190,7 +259,9 @@ def test_cli_pretrain_clip_and_resume(sim, tmp_path):
     assert state["model"] == "clip" and state["model_config"]["lag_s"] == 6.0
     assert state["model_config"]["fmri"]["n_chans"] == 3  # 3 frames as channels
     assert state["model_config"]["train_fmri_encoder"] is True  # neurokit's option; the release freezes the SiT
-    res = r.invoke(app, ["pretrain", str(sim["fmri"]), "--model", "sit", "--fmri-init", "x.pt", "-o", str(tmp_path / "s")])
+    res = r.invoke(
+        app, ["pretrain", str(sim["fmri"]), "--model", "sit", "--fmri-init", "x.pt", "-o", str(tmp_path / "s")]
+    )
     assert res.exit_code == 2 and "--fmri-init" in res.output  # a clip-only option
 
 
@@ -211,20 +282,67 @@ def test_simulation_files_are_real_cifti(sim):
 def test_retrieval_unseen_subjects_beats_chance_and_shuffle_does_not(sim, tmp_path):
     r = CliRunner()
     rep_path, ctl_path = tmp_path / "rep.json", tmp_path / "ctl.json"
-    res = r.invoke(app, ["retrieve", str(sim["ckpt"]), "--fmri", str(sim["fmri"]), "--stimuli", str(sim["stim"]),
-                         "--subjects", ",".join(TEST_SUBJECTS), "--json", str(rep_path), "--device", "cpu"])
+    res = r.invoke(
+        app,
+        [
+            "retrieve",
+            str(sim["ckpt"]),
+            "--fmri",
+            str(sim["fmri"]),
+            "--stimuli",
+            str(sim["stim"]),
+            "--subjects",
+            ",".join(TEST_SUBJECTS),
+            "--json",
+            str(rep_path),
+            "--device",
+            "cpu",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "chance" in res.output and "15.2 %" in res.output
-    res = r.invoke(app, ["retrieve", str(sim["ckpt"]), "--fmri", str(sim["fmri"]), "--stimuli", str(sim["stim"]),
-                         "--subjects", ",".join(TEST_SUBJECTS), "--json", str(ctl_path), "--shuffle", "--device", "cpu"])
+    res = r.invoke(
+        app,
+        [
+            "retrieve",
+            str(sim["ckpt"]),
+            "--fmri",
+            str(sim["fmri"]),
+            "--stimuli",
+            str(sim["stim"]),
+            "--subjects",
+            ",".join(TEST_SUBJECTS),
+            "--json",
+            str(ctl_path),
+            "--shuffle",
+            "--device",
+            "cpu",
+        ],
+    )
     assert res.exit_code == 0, res.output
     rep, ctl = json.loads(rep_path.read_text()), json.loads(ctl_path.read_text())
     assert rep["pool_size"] == 33 and rep["n_units"] == 2 and rep["n_queries"] == 200
     assert rep["negatives_from"] == "other_segments" and rep["audio_exclude_s"] == 0.0  # the release's protocol
     hard_path = tmp_path / "hard.json"
-    res = r.invoke(app, ["retrieve", str(sim["ckpt"]), "--fmri", str(sim["fmri"]), "--stimuli", str(sim["stim"]),
-                         "--subjects", ",".join(TEST_SUBJECTS), "--json", str(hard_path), "--device", "cpu",
-                         "--negatives-from", "same_run"])
+    res = r.invoke(
+        app,
+        [
+            "retrieve",
+            str(sim["ckpt"]),
+            "--fmri",
+            str(sim["fmri"]),
+            "--stimuli",
+            str(sim["stim"]),
+            "--subjects",
+            ",".join(TEST_SUBJECTS),
+            "--json",
+            str(hard_path),
+            "--device",
+            "cpu",
+            "--negatives-from",
+            "same_run",
+        ],
+    )
     assert res.exit_code == 0 and "same run" in " ".join(res.output.split()), res.output
     hard = json.loads(hard_path.read_text())
     assert hard["negatives_from"] == "same_run" and hard["video"]["top5"]["mean"] >= 2 * hard["chance"]["top5"]
@@ -236,8 +354,12 @@ def test_retrieval_unseen_subjects_beats_chance_and_shuffle_does_not(sim, tmp_pa
     # within chance ± 2 std, the std over the permutations; a bounded std keeps the check tight
     from neurokit.pipelines.retrieval import retrieve
 
-    top5 = [retrieve(sim["ckpt"], [sim["fmri"]], [sim["stim"]], subjects=TEST_SUBJECTS, shuffle=True, seed=s,
-                     device="cpu")["video"]["top5"]["mean"] for s in range(1, 5)]
+    top5 = [
+        retrieve(sim["ckpt"], [sim["fmri"]], [sim["stim"]], subjects=TEST_SUBJECTS, shuffle=True, seed=s, device="cpu")[
+            "video"
+        ]["top5"]["mean"]
+        for s in range(1, 5)
+    ]
     mean, std = float(np.mean(top5)), float(np.std(top5, ddof=1))
     assert std < 0.06 and abs(mean - chance) <= 2 * std, top5
 
@@ -278,8 +400,13 @@ def test_stimulus_shorter_than_fmri_run(sim, tmp_path):
     from neurokit.data.dataset import PatchDataset
 
     st = StimulusStore(sim["stim"])
-    short = write_stimulus_store(tmp_path / "short.h5", video=st.video[:60], audio=st.audio[:60], onsets=st.onsets[:60],
-                                 attrs={"run": "1", "duration_s": 62.0, "source": "short.mkv"})
+    short = write_stimulus_store(
+        tmp_path / "short.h5",
+        video=st.video[:60],
+        audio=st.audio[:60],
+        onsets=st.onsets[:60],
+        attrs={"run": "1", "duration_s": 62.0, "source": "short.mkv"},
+    )
     with pytest.raises(DataFileError, match="shorter than fMRI run"):
         pair_samples(PatchDataset([sim["fmri"]]), [StimulusStore(short)], 6.0)
 
@@ -287,12 +414,21 @@ def test_stimulus_shorter_than_fmri_run(sim, tmp_path):
 @pytest.mark.slow
 def test_stimuli_of_another_run_and_cli_error(sim, tmp_path):
     st = StimulusStore(sim["stim"])
-    other = write_stimulus_store(tmp_path / "run2.h5", video=st.video, audio=st.audio, onsets=st.onsets,
-                                 attrs={**{k: v for k, v in st.attrs.items() if k in ("duration_s", "window_s", "hop_s")},
-                                        "run": "2", "video_encoder": json.dumps(st.attrs["video_encoder"]),
-                                        "audio_encoder": json.dumps(st.attrs["audio_encoder"])})
-    res = CliRunner().invoke(app, ["retrieve", str(sim["ckpt"]), "--fmri", str(sim["fmri"]), "--stimuli", str(other),
-                                   "--device", "cpu"])
+    other = write_stimulus_store(
+        tmp_path / "run2.h5",
+        video=st.video,
+        audio=st.audio,
+        onsets=st.onsets,
+        attrs={
+            **{k: v for k, v in st.attrs.items() if k in ("duration_s", "window_s", "hop_s")},
+            "run": "2",
+            "video_encoder": json.dumps(st.attrs["video_encoder"]),
+            "audio_encoder": json.dumps(st.attrs["audio_encoder"]),
+        },
+    )
+    res = CliRunner().invoke(
+        app, ["retrieve", str(sim["ckpt"]), "--fmri", str(sim["fmri"]), "--stimuli", str(other), "--device", "cpu"]
+    )
     out = " ".join(res.output.split())  # rich wraps long lines
     assert res.exit_code == 2
     assert "different runs" in out and "--run 1" in out and "Traceback" not in out
@@ -303,11 +439,20 @@ def test_unknown_tr_is_refused(tmp_path):
     from neurokit.io.store import PatchStoreWriter
 
     p = tmp_path / "notr.h5"
-    with PatchStoreWriter(p, (3, 4, 2), attrs={"modality": "surface"}, meta_columns=("subject", "session", "run", "hemi")) as w:
-        w.append(np.zeros((8, 3, 4, 2), np.float32), np.full(8, -1), onsets=np.arange(8.0), subject="a", run="1", hemi="L")
+    with PatchStoreWriter(
+        p, (3, 4, 2), attrs={"modality": "surface"}, meta_columns=("subject", "session", "run", "hemi")
+    ) as w:
+        w.append(
+            np.zeros((8, 3, 4, 2), np.float32), np.full(8, -1), onsets=np.arange(8.0), subject="a", run="1", hemi="L"
+        )
         w.set_attrs(tr=float("nan"), onset_unit="frames")
-    st = write_stimulus_store(tmp_path / "s.h5", video=np.zeros((20, 4)), audio=np.zeros((20, 4)), onsets=np.arange(20.0),
-                              attrs={"run": "1", "duration_s": 22.0})
+    st = write_stimulus_store(
+        tmp_path / "s.h5",
+        video=np.zeros((20, 4)),
+        audio=np.zeros((20, 4)),
+        onsets=np.arange(20.0),
+        attrs={"run": "1", "duration_s": 22.0},
+    )
     with pytest.raises(DataFileError, match="no TR"):
         pair_samples(PatchDataset([p]), [StimulusStore(st)], 6.0)
 
@@ -342,8 +487,20 @@ def test_movie_without_audio_track(tmp_path):
                 c.mux(pkt)
         for pkt in vs.encode(None):
             c.mux(pkt)
-    res = CliRunner().invoke(app, ["embed-stimuli", str(p), "-o", str(tmp_path / "s.h5"), "--video-encoder", "tiny",
-                                   "--audio-encoder", "tiny", "--no-progress"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "embed-stimuli",
+            str(p),
+            "-o",
+            str(tmp_path / "s.h5"),
+            "--video-encoder",
+            "tiny",
+            "--audio-encoder",
+            "tiny",
+            "--no-progress",
+        ],
+    )
     out = " ".join(res.output.split())  # rich wraps long lines
     assert res.exit_code == 2 and "no audio track" in out and "--audio FILE.wav" in out
     assert not (tmp_path / "s.h5").exists()

@@ -1,6 +1,7 @@
 """Pretrained vs from scratch: fine-tuning strategies (full, frozen, linear probe, LoRA through peft), the
 comparison's arithmetic (mean ± std over seeds, paired differences), a small comparison run end to end with
 its files, table and figure, the CLI's refusals, and metrics a split cannot define named as undefined."""
+
 from __future__ import annotations
 
 import csv
@@ -25,16 +26,30 @@ from neurokit.pipelines.finetune import FinetuneConfig, finetune
 pytestmark = pytest.mark.usefixtures("two_torch_threads")
 runner = CliRunner()
 SPLITS = {"train": ["S001", "S002", "S003", "S004", "S005"], "val": ["S006"], "test": ["S007", "S008"]}
-TINY = dict(model_kwargs={"n_layers": 1}, epochs=1, batch_size=8, head="avgpool", progress=False, device="cpu",
-            splits=SPLITS, baselines=False)
+TINY = dict(
+    model_kwargs={"n_layers": 1},
+    epochs=1,
+    batch_size=8,
+    head="avgpool",
+    progress=False,
+    device="cpu",
+    splits=SPLITS,
+    baselines=False,
+)
 
 
 def _write(path, subjects_classes, seed=0):
     """Subjects → classes they hold (10 windows of each); 2 channels × 2 patches; class 1 = a 10 Hz rhythm."""
     rng = np.random.default_rng(seed)
     t = np.arange(200) / 200.0
-    attrs = dict(modality="eeg", card="synthetic", label_names=["rest", "rhythm"], ch_names=["C3", "C4"],
-                 recipe={"window_s": 2.0}, sfreq=200.0)
+    attrs = dict(
+        modality="eeg",
+        card="synthetic",
+        label_names=["rest", "rhythm"],
+        ch_names=["C3", "C4"],
+        recipe={"window_s": 2.0},
+        sfreq=200.0,
+    )
     with PatchStoreWriter(path, (2, 2, 200), attrs=attrs) as w:
         for s, classes in subjects_classes.items():
             y = np.repeat(classes, 10)
@@ -53,8 +68,13 @@ def init_ckpt(store, tmp_path_factory):
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
     out = tmp_path_factory.mktemp("pre")
-    res = pretrain(store, out, PretrainConfig(model_kwargs={"n_layers": 1}, epochs=1, max_steps=2, batch_size=8,
-                                              split=None, progress=False, device="cpu"))
+    res = pretrain(
+        store,
+        out,
+        PretrainConfig(
+            model_kwargs={"n_layers": 1}, epochs=1, max_steps=2, batch_size=8, split=None, progress=False, device="cpu"
+        ),
+    )
     return res["checkpoint"]
 
 
@@ -116,8 +136,14 @@ def test_linear_probe_is_a_logistic_regression_on_pooled_features(store, tmp_pat
 
 # ------------------------------------------------------------------------------------------ arithmetic
 def test_aggregate_mean_std_and_paired_difference():
-    vals = {("pretrained", 0): 0.90, ("pretrained", 1): 0.80, ("pretrained", 2): 0.85,
-            ("scratch", 0): 0.70, ("scratch", 1): 0.85, ("scratch", 2): 0.75}
+    vals = {
+        ("pretrained", 0): 0.90,
+        ("pretrained", 1): 0.80,
+        ("pretrained", 2): 0.85,
+        ("scratch", 0): 0.70,
+        ("scratch", 1): 0.85,
+        ("scratch", 2): 0.75,
+    }
     rows = [{"arm": a, "fraction": "0.1", "seed": s, "auroc": v, "kappa": None} for (a, s), v in vals.items()]
     out = aggregate(rows, ["auroc", "kappa"], [("pretrained", "scratch")])
     p = out["summary"]["pretrained"]["0.1"]["auroc"]
@@ -131,8 +157,11 @@ def test_aggregate_mean_std_and_paired_difference():
     assert one == {"mean": 0.9, "std": 0.0, "n": 1}
     arms = comparison_arms(["full", "lora"], pretrained=True, scratch=True, probe=True)
     assert list(arms) == ["pretrained", "pretrained-lora", "scratch", "linear-probe", "linear-probe-random"]
-    assert paired_arms(list(arms)) == [("pretrained", "scratch"), ("pretrained-lora", "scratch"),
-                                       ("linear-probe", "linear-probe-random")]
+    assert paired_arms(list(arms)) == [
+        ("pretrained", "scratch"),
+        ("pretrained-lora", "scratch"),
+        ("linear-probe", "linear-probe-random"),
+    ]
 
 
 # ------------------------------------------------------------------------------------------ end to end
@@ -145,8 +174,13 @@ def test_comparison_runs_resumes_and_reports(store, init_ckpt, tmp_path):
     assert res["arms"] == ["pretrained", "scratch", "linear-probe", "linear-probe-random"]
     assert len(res["runs"]) == 4 * 2 * 2 and (tmp_path / "c" / "scratch" / "frac0.2" / "seed1" / "report.json").exists()
     # the arms of one seed share the label subset; seeds differ
-    sub = {(r["arm"], r["seed"]): json.loads((tmp_path / "c" / r["arm"] / "frac0.2" / f"seed{r['seed']}" / "report.json")
-                                            .read_text())["splits"]["train"]["subjects"] for r in res["runs"] if r["fraction"] == "0.2"}
+    sub = {
+        (r["arm"], r["seed"]): json.loads(
+            (tmp_path / "c" / r["arm"] / "frac0.2" / f"seed{r['seed']}" / "report.json").read_text()
+        )["splits"]["train"]["subjects"]
+        for r in res["runs"]
+        if r["fraction"] == "0.2"
+    }
     assert sub[("pretrained", 0)] == sub[("scratch", 0)] == sub[("linear-probe-random", 0)]
     assert res["subsets"]["0.2"]["0"]["mode"] == "subjects" and res["subsets"]["0.2"]["0"]["n_train"] == 20
     # the scratch arm has the init checkpoint's architecture, from random weights
@@ -166,7 +200,10 @@ def test_comparison_runs_resumes_and_reports(store, init_ckpt, tmp_path):
     lines = comparison_lines(res)
     assert max(map(len, lines)) <= 80 and any(line.startswith("Δ pretrained − scratch") for line in lines)
     d = label_efficiency_data(res)
-    assert d["fractions"] == [0.2, 1.0] and d["arms"]["scratch"]["mean"][1] == res["summary"]["scratch"]["1"]["auroc"]["mean"]
+    assert (
+        d["fractions"] == [0.2, 1.0]
+        and d["arms"]["scratch"]["mean"][1] == res["summary"]["scratch"]["1"]["auroc"]["mean"]
+    )
     files = plot_report(tmp_path / "c", tmp_path / "plots")
     assert files["label_efficiency"].stat().st_size > 1000
 
@@ -181,31 +218,64 @@ def _refused(r, *words):
     assert all(w in lines[0] for w in words), (words, r.output)
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--compare-scratch"], ["--compare-scratch", "give --init"]),
-    (["--seeds", "3", "--head", "m4oe"], ["--head m4oe"]),
-    (["--label-fractions", "0.1,1", "--resume"], ["--resume", "run the same command again"]),
-    (["--seeds", "2", "--scheme", "loso"], ["--scheme loso"]),
-    (["--label-fractions", "0.1,2"], ["--label-fractions", "not in (0, 1]"]),
-    (["--strategy", "full,lora"], ["--strategy full,lora", "a single run takes one"]),
-    (["--strategy", "lora", "--frozen"], ["--frozen", "contradict"]),
-    (["--strategy", "full", "--lora-rank", "4"], ["--lora-rank", "needs --strategy lora"]),
-    (["--strategy", "lora", "--head", "m4oe", "--task", "x:y"], ["--strategy lora", "--head m4oe"]),
-    (["--strategy", "linear-probe", "--lr-backbone", "1e-3"], ["--lr-backbone/--lr-head", "linear-probe"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--compare-scratch"], ["--compare-scratch", "give --init"]),
+        (["--seeds", "3", "--head", "m4oe"], ["--head m4oe"]),
+        (["--label-fractions", "0.1,1", "--resume"], ["--resume", "run the same command again"]),
+        (["--seeds", "2", "--scheme", "loso"], ["--scheme loso"]),
+        (["--label-fractions", "0.1,2"], ["--label-fractions", "not in (0, 1]"]),
+        (["--strategy", "full,lora"], ["--strategy full,lora", "a single run takes one"]),
+        (["--strategy", "lora", "--frozen"], ["--frozen", "contradict"]),
+        (["--strategy", "full", "--lora-rank", "4"], ["--lora-rank", "needs --strategy lora"]),
+        (["--strategy", "lora", "--head", "m4oe", "--task", "x:y"], ["--strategy lora", "--head m4oe"]),
+        (["--strategy", "linear-probe", "--lr-backbone", "1e-3"], ["--lr-backbone/--lr-head", "linear-probe"]),
+    ],
+)
 def test_cli_refuses_comparison_options_that_do_not_apply(store, tmp_path, args, words):
     _refused(_cli("finetune", store, "--out", tmp_path / "o", "--no-progress", *args), *words)
     assert not (tmp_path / "o").exists()
 
 
 def test_cli_comparison_table(store, init_ckpt, tmp_path):
-    r = _cli("finetune", store, "--out", tmp_path / "o", "--init", init_ckpt, "--compare-scratch", "--seeds", "1",
-             "--label-fractions", "0.2,1", "--strategy", "lora", "--lora-rank", "4", "--epochs", "1", "--batch-size", "8", "--head",
-             "avgpool", "--no-progress", "--device", "cpu", "--no-baselines", "--no-probe",
-             "--train-subjects", "S001,S002,S003,S004,S005", "--val-subjects", "S006", "--test-subjects", "S007,S008")
+    r = _cli(
+        "finetune",
+        store,
+        "--out",
+        tmp_path / "o",
+        "--init",
+        init_ckpt,
+        "--compare-scratch",
+        "--seeds",
+        "1",
+        "--label-fractions",
+        "0.2,1",
+        "--strategy",
+        "lora",
+        "--lora-rank",
+        "4",
+        "--epochs",
+        "1",
+        "--batch-size",
+        "8",
+        "--head",
+        "avgpool",
+        "--no-progress",
+        "--device",
+        "cpu",
+        "--no-baselines",
+        "--no-probe",
+        "--train-subjects",
+        "S001,S002,S003,S004,S005",
+        "--val-subjects",
+        "S006",
+        "--test-subjects",
+        "S007,S008",
+    )
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
-    table = lines[:next(i for i, line in enumerate(lines) if line.startswith("label subsets"))]
+    table = lines[: next(i for i, line in enumerate(lines) if line.startswith("label subsets"))]
     assert max(map(len, table)) <= 80 and len(table) >= 8, r.output
     assert any(line.startswith("pretrained-lora") for line in lines) and "Δ lora − scratch" in r.output
     assert "chance" in r.output and (tmp_path / "o" / "comparison.json").exists()
@@ -283,16 +353,40 @@ def test_planted_structure_pretraining_helps_and_shuffled_control_does_not(tmp_p
     with PatchStoreWriter(tmp_path / "lab.h5", (2, 4, 200), attrs={**attrs, "label_names": ["plus", "minus"]}) as w:
         for s in range(1, 9):
             y = np.array([0, 1] * 10)
-            w.append(_planted_windows(rng, np.where(y == 1, -1.0, 1.0), 0.18, template), y,
-                     onsets=np.arange(20) * 5.0, subject=f"S{s:03d}", session="1", run="R01")
+            w.append(
+                _planted_windows(rng, np.where(y == 1, -1.0, 1.0), 0.18, template),
+                y,
+                onsets=np.arange(20) * 5.0,
+                subject=f"S{s:03d}",
+                session="1",
+                run="R01",
+            )
     gain = {}
     for name in ("u", "shuffled"):
-        pre = pretrain(tmp_path / f"{name}.h5", tmp_path / f"pre_{name}",
-                       PretrainConfig(model_kwargs={"n_layers": 1, "n_heads": 2, "dim_feedforward": 200}, epochs=8,
-                                      batch_size=32, split=None, progress=False, device="cpu"))
+        pre = pretrain(
+            tmp_path / f"{name}.h5",
+            tmp_path / f"pre_{name}",
+            PretrainConfig(
+                model_kwargs={"n_layers": 1, "n_heads": 2, "dim_feedforward": 200},
+                epochs=8,
+                batch_size=32,
+                split=None,
+                progress=False,
+                device="cpu",
+            ),
+        )
         cfg = FinetuneConfig(epochs=1, batch_size=32, progress=False, device="cpu", splits=SPLITS, baselines=False)
-        res = compare_pretraining(tmp_path / "lab.h5", tmp_path / f"cmp_{name}", cfg, init=pre["checkpoint"], seeds=3,
-                                  label_fractions=(0.04,), strategies=(), scratch=False, probe=True)
+        res = compare_pretraining(
+            tmp_path / "lab.h5",
+            tmp_path / f"cmp_{name}",
+            cfg,
+            init=pre["checkpoint"],
+            seeds=3,
+            label_fractions=(0.04,),
+            strategies=(),
+            scratch=False,
+            probe=True,
+        )
         assert res["subsets"]["0.04"]["0"]["class_counts"] == {"0": 2, "1": 2}
         gain[name] = res["differences"]["linear-probe − linear-probe-random"]["0.04"]
     real, control = gain["u"], gain["shuffled"]

@@ -2,6 +2,7 @@
 imagery store, EOG removal by ICA lowers the F8 − F7 AUROC, and fine-tuning and the CLI report it.
 
 Six imagery runs (S001-S006, run 4: 90 windows of 4 s, all 64 channels) keep the ICA preparation short."""
+
 import copy
 import json
 
@@ -67,8 +68,16 @@ def test_cli_and_finetune_report_it(stores, tmp_path, capsys):
     assert res["fired"] and f"AUROC {res['single_auroc']:.2f} from F8 − F7" in " ".join(r.output.split())
     assert "confound:" in r.output and "p = 0.00" in r.output
     subj = sorted({s for s in PatchStore(plain).meta["subject"].astype(str)})
-    cfg = FinetuneConfig(model_kwargs={"n_layers": 1}, epochs=1, batch_size=16, head="avgpool", progress=False,
-                         device="cpu", baselines=False, splits={"train": subj[:5], "val": subj[5:], "test": subj[5:]})
+    cfg = FinetuneConfig(
+        model_kwargs={"n_layers": 1},
+        epochs=1,
+        batch_size=16,
+        head="avgpool",
+        progress=False,
+        device="cpu",
+        baselines=False,
+        splits={"train": subj[:5], "val": subj[5:], "test": subj[5:]},
+    )
     rep = finetune(plain, tmp_path / "ft", cfg)
     conf = rep["confounds"]
     # measured on S001-S005 run 4: AUROC 0.84 from F8 − F7, classifier 0.75, p = 0.002 (4 subjects: p = 0.02)
@@ -80,7 +89,9 @@ def test_cli_and_finetune_report_it(stores, tmp_path, capsys):
     capsys.readouterr()
     print_report(rep, tmp_path / "ft")
     printed = " ".join(capsys.readouterr().out.split())
-    assert ("eye-movement confound: labels are decodable from eye-movement channels: "
-            f"AUROC {conf['single_auroc']:.2f} from F8 − F7") in printed
+    assert (
+        "eye-movement confound: labels are decodable from eye-movement channels: "
+        f"AUROC {conf['single_auroc']:.2f} from F8 − F7"
+    ) in printed
     off = finetune(plain, tmp_path / "ft_off", FinetuneConfig(**{**cfg.__dict__, "confound_check": False}))
     assert "confounds" not in off

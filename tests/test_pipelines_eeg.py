@@ -1,4 +1,5 @@
 """pretrain → finetune → evaluate on real EEGMMIDB data (small models), resume, metrics, CLI."""
+
 import json
 import os
 import subprocess
@@ -81,11 +82,23 @@ def test_resume_after_kill_matches_uninterrupted(lr_store, tmp_path, monkeypatch
 @pytest.mark.slow
 def test_finetune_reports_heldout_metrics(pretrained, lr_store, tmp_path):
     out, res = pretrained
-    cfg = FinetuneConfig(epochs=2, batch_size=16, head="avgpool", progress=False,
-                         splits={"train": ["S001"], "val": ["S002"], "test": ["S002"]})
+    cfg = FinetuneConfig(
+        epochs=2,
+        batch_size=16,
+        head="avgpool",
+        progress=False,
+        splits={"train": ["S001"], "val": ["S002"], "test": ["S002"]},
+    )
     rep = finetune(lr_store, tmp_path / "ft", cfg, init=res["checkpoint"])
     assert rep["kind"] == "binary" and rep["selection_metric"] == "auroc"
-    assert set(rep["test"]) == {"balanced_accuracy", "cohen_kappa", "f1_weighted", "auroc", "auc_pr", "average_precision"}
+    assert set(rep["test"]) == {
+        "balanced_accuracy",
+        "cohen_kappa",
+        "f1_weighted",
+        "auroc",
+        "auc_pr",
+        "average_precision",
+    }
     assert rep["n_samples"] == {"train": 45, "val": 45, "test": 45}
     saved = json.loads((tmp_path / "ft" / "report.json").read_text())
     assert saved["test"] == rep["test"]
@@ -100,11 +113,23 @@ def test_evaluate_refuses_other_channels(pretrained, lr_store, eeg_root, tmp_pat
     from neurokit.pipelines.prepare import prepare
 
     out, res = pretrained
-    cfg = FinetuneConfig(epochs=1, batch_size=16, head="all_patch_reps", progress=False,
-                         splits={"train": ["S001"], "val": ["S002"], "test": ["S002"]})
+    cfg = FinetuneConfig(
+        epochs=1,
+        batch_size=16,
+        head="all_patch_reps",
+        progress=False,
+        splits={"train": ["S001"], "val": ["S002"], "test": ["S002"]},
+    )
     finetune(lr_store, tmp_path / "ft", cfg, init=res["checkpoint"])
-    other = prepare("physionet_mi", tmp_path / "c3c4.h5", data_root=eeg_root, task="left_right_imagery",
-                    subjects=[2], channels=["C3", "Cz", "C4"], progress=False)
+    other = prepare(
+        "physionet_mi",
+        tmp_path / "c3c4.h5",
+        data_root=eeg_root,
+        task="left_right_imagery",
+        subjects=[2],
+        channels=["C3", "Cz", "C4"],
+        progress=False,
+    )
     with pytest.raises(ChannelMismatchError, match=r"channel set differs from the checkpoint .*missing \['FC5'"):
         evaluate(tmp_path / "ft" / "best.pt", other, subjects=["S002"], device="cpu")
 
@@ -135,8 +160,13 @@ def test_metrics_known_values():
 
 
 def _neuro(*args, env=None, timeout=300):
-    return subprocess.run([sys.executable, "-m", "neurokit", *args], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "COLUMNS": "200", **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "neurokit", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )
 
 
 @pytest.mark.parametrize("cmd", ["prepare", "pretrain", "finetune", "evaluate", "quickstart", "cards"])
@@ -161,9 +191,28 @@ def test_cli_cards_and_errors(tmp_path):
 @pytest.mark.slow
 def test_cli_pretrain_under_torchrun_two_processes(lr_store, tmp_path):
     """Two CPU processes (Gloo) through torchrun: DDP path, rank-0 checkpoint."""
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--master_port=29517",
-           "-m", "neurokit", "pretrain", str(lr_store), "-o", str(tmp_path / "ddp"), "--n-layers", "1",
-           "--batch-size", "8", "--max-steps", "3", "--device", "cpu", "--no-progress"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node=2",
+        "--master_port=29517",
+        "-m",
+        "neurokit",
+        "pretrain",
+        str(lr_store),
+        "-o",
+        str(tmp_path / "ddp"),
+        "--n-layers",
+        "1",
+        "--batch-size",
+        "8",
+        "--max-steps",
+        "3",
+        "--device",
+        "cpu",
+        "--no-progress",
+    ]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert r.returncode == 0, r.stderr[-2000:]
     assert "Warning" not in r.stderr, r.stderr[-2000:]  # no raw DDP UserWarning (grad strides) reaches users
@@ -176,17 +225,44 @@ def test_split_by_run_for_one_subject(eeg_root, tmp_path):
     from neurokit.data.splits import resolve_splits
     from neurokit.pipelines.prepare import prepare
 
-    one = prepare("physionet_mi", tmp_path / "one.h5", data_root=eeg_root, task="left_right_imagery",
-                  subjects=[3], channels=["C3", "Cz", "C4"], progress=False)
+    one = prepare(
+        "physionet_mi",
+        tmp_path / "one.h5",
+        data_root=eeg_root,
+        task="left_right_imagery",
+        subjects=[3],
+        channels=["C3", "Cz", "C4"],
+        progress=False,
+    )
     how, kw = resolve_splits(PatchDataset(one, labelled=True))
     assert how == "run" and kw == {"train": {"runs": ["R04"]}, "val": {"runs": ["R08"]}, "test": {"runs": ["R12"]}}
 
 
 @pytest.mark.slow
 def test_cli_finetune_prints_table(lr_store, tmp_path):
-    r = _neuro("finetune", str(lr_store), "-o", str(tmp_path / "ft"), "--n-layers", "1", "--epochs", "1",
-               "--batch-size", "16", "--head", "avgpool", "--train-subjects", "1", "--val-subjects", "2",
-               "--test-subjects", "2", "--no-progress", "--device", "cpu")
+    r = _neuro(
+        "finetune",
+        str(lr_store),
+        "-o",
+        str(tmp_path / "ft"),
+        "--n-layers",
+        "1",
+        "--epochs",
+        "1",
+        "--batch-size",
+        "16",
+        "--head",
+        "avgpool",
+        "--train-subjects",
+        "1",
+        "--val-subjects",
+        "2",
+        "--test-subjects",
+        "2",
+        "--no-progress",
+        "--device",
+        "cpu",
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     assert "balanced_accuracy" in r.stdout and "auroc" in r.stdout and "split by subject" in r.stdout
     rep = json.loads((tmp_path / "ft" / "report.json").read_text())
@@ -212,10 +288,19 @@ def test_resume_refuses_other_channels(pretrained, eeg_root, tmp_path):
     from neurokit.pipelines.prepare import prepare
 
     out, _ = pretrained
-    other = prepare("physionet_mi", tmp_path / "c3.h5", data_root=eeg_root, task="left_right_imagery",
-                    subjects=[1, 2], channels="c3,cz,c4", progress=False)
+    other = prepare(
+        "physionet_mi",
+        tmp_path / "c3.h5",
+        data_root=eeg_root,
+        task="left_right_imagery",
+        subjects=[1, 2],
+        channels="c3,cz,c4",
+        progress=False,
+    )
     cfg = PretrainConfig(model_kwargs=SMALL, epochs=3, batch_size=16, optim={"lr": 2e-3}, progress=False, seed=0)
-    with pytest.raises(ChannelMismatchError, match=r"trained on channels \['FC5'.*\(21\); the store has \['C3', 'Cz', 'C4'\]"):
+    with pytest.raises(
+        ChannelMismatchError, match=r"trained on channels \['FC5'.*\(21\); the store has \['C3', 'Cz', 'C4'\]"
+    ):
         pretrain(other, out, cfg, resume=True)
 
 
@@ -226,7 +311,9 @@ def test_config_and_selection_errors(lr_store, tmp_path):
         FinetuneConfig(batch_size=0)
     with pytest.raises(ConfigError, match="epochs=0: must be >= 1"):
         PretrainConfig(epochs=0)
-    with pytest.raises(ConfigError, match=r"no sample of subjects \['S099'\] in the store\(s\); subjects there: \['S001', 'S002'\]"):
+    with pytest.raises(
+        ConfigError, match=r"no sample of subjects \['S099'\] in the store\(s\); subjects there: \['S001', 'S002'\]"
+    ):
         pretrain(lr_store, tmp_path / "x", PretrainConfig(subjects=["S099"], progress=False))
     with pytest.raises(ConfigError, match=r"device='gpu'; allowed: auto, cpu, cuda"):
         pretrain(lr_store, tmp_path / "y", PretrainConfig(device="gpu", progress=False))
@@ -240,7 +327,10 @@ def test_flatten_head_size_guard():
 
     with pytest.raises(ConfigError, match=r"would need a 245760×245760 layer .*use head='avgpool'"):
         Head("all_patch_reps", (1280, 192), 1)
-    assert sum(p.numel() for p in Head("all_patch_reps", (21, 4, 200), 2).parameters()) == 16800 * 800 + 800 + 800 * 200 + 200 + 200 * 2 + 2
+    assert (
+        sum(p.numel() for p in Head("all_patch_reps", (21, 4, 200), 2).parameters())
+        == 16800 * 800 + 800 + 800 * 200 + 200 + 200 * 2 + 2
+    )
 
 
 def test_a_training_split_of_one_class_is_refused(tmp_path):
@@ -248,13 +338,24 @@ def test_a_training_split_of_one_class_is_refused(tmp_path):
     from neurokit.io.store import PatchStoreWriter
 
     rng = np.random.default_rng(0)
-    w = PatchStoreWriter(tmp_path / "s.h5", (2, 1, 200), attrs={"modality": "eeg", "label_names": ["rest", "task"],
-                                                                  "ch_names": ["C3", "C4"], "sfreq": 200.0})
+    w = PatchStoreWriter(
+        tmp_path / "s.h5",
+        (2, 1, 200),
+        attrs={"modality": "eeg", "label_names": ["rest", "task"], "ch_names": ["C3", "C4"], "sfreq": 200.0},
+    )
     for subj, labels in (("S1", [0] * 6), ("S2", [0, 1] * 3), ("S3", [0, 1] * 3)):
         w.append(rng.normal(size=(6, 2, 1, 200)).astype(np.float32), np.asarray(labels), subject=subj)
     store = w.close()
-    cfg = FinetuneConfig(epochs=1, batch_size=4, model_kwargs={"n_layers": 1}, progress=False, device="cpu",
-                         baselines=False, head="avgpool", splits={"train": ["S1"], "val": ["S2"], "test": ["S3"]})
+    cfg = FinetuneConfig(
+        epochs=1,
+        batch_size=4,
+        model_kwargs={"n_layers": 1},
+        progress=False,
+        device="cpu",
+        baselines=False,
+        head="avgpool",
+        splits={"train": ["S1"], "val": ["S2"], "test": ["S3"]},
+    )
     with pytest.raises(ConfigError, match=r"split 'train' holds one class only \('rest', 6 samples of subjects S1\)"):
         finetune(store, tmp_path / "ft", cfg)
     assert not (tmp_path / "ft").exists()

@@ -1,6 +1,7 @@
 """MOABB interoperability (issue 18 item 14, issue 20 item 2a): neurokit's schemes give MOABB's splits and
 rows on MOABB's offline FakeDataset, MOABB's own evaluations benchmark neurokit's scikit-learn estimator, and
 the head learning rate follows the CBraMod release (item 17)."""
+
 from __future__ import annotations
 
 import itertools
@@ -63,8 +64,16 @@ def test_estimator_is_a_scikit_learn_classifier():
         FoundationClassifier(**TINY).fit(x, y).predict(x[:, :2])
 
 
-@pytest.mark.parametrize("check", ["check_no_attributes_set_in_init", "check_parameters_default_constructible",
-                                   "check_get_params_invariance", "check_set_params", "check_estimator_repr"])
+@pytest.mark.parametrize(
+    "check",
+    [
+        "check_no_attributes_set_in_init",
+        "check_parameters_default_constructible",
+        "check_get_params_invariance",
+        "check_set_params",
+        "check_estimator_repr",
+    ],
+)
 def test_estimator_passes_scikit_learn_s_parameter_checks(check):
     # the checks that fit on 2-D tabular data do not apply to (n, channels, times) trials
     from sklearn.utils import estimator_checks
@@ -77,8 +86,9 @@ def test_estimator_reads_mne_epochs_and_frozen_features_are_the_backbone_s():
 
     x, y = _trials()
     info = mne.create_info(["C3", "Cz", "C4"], 200.0, "eeg")
-    epochs = mne.EpochsArray(x, info, events=np.c_[np.arange(16) * 500, np.zeros(16, int), (y == "right") + 1],
-                             verbose="error")
+    epochs = mne.EpochsArray(
+        x, info, events=np.c_[np.arange(16) * 500, np.zeros(16, int), (y == "right") + 1], verbose="error"
+    )
     clf = FoundationClassifier(model_kwargs={"n_layers": 1}, epochs=1, batch_size=8, frozen=True).fit(epochs)
     assert list(clf.classes_) == [1, 2] and clf.ch_names_ == ["C3", "Cz", "C4"]
     # Epochs are volts: the same trials as an array with the default scale give the same outputs
@@ -89,8 +99,9 @@ def test_estimator_reads_mne_epochs_and_frozen_features_are_the_backbone_s():
     from neurokit.models.registry import build_backbone
 
     torch.manual_seed(0)
-    fresh, _ = build_backbone(None, model="cbramod", model_kwargs={"n_layers": 1}, store_attrs={"modality": "eeg"},
-                              sample_shape=(3, 2, 200))
+    fresh, _ = build_backbone(
+        None, model="cbramod", model_kwargs={"n_layers": 1}, store_attrs={"modality": "eeg"}, sample_shape=(3, 2, 200)
+    )
     fresh.eval()
     with torch.no_grad():
         want = fresh.forward_features(torch.from_numpy((x * 1e4).reshape(16, 3, 2, 200)).float()).flatten(1, -2).mean(1)
@@ -134,8 +145,9 @@ def fake(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setenv("MNE_DATA", str(root / "mne_data"))
     mp.setenv("MOABB_RESULTS", str(root / "results"))
-    ds = moabb_datasets.FakeDataset(event_list=("left_hand", "right_hand"), n_sessions=2, n_runs=1, n_subjects=3,
-                                    n_events=20, duration=60, seed=1)
+    ds = moabb_datasets.FakeDataset(
+        event_list=("left_hand", "right_hand"), n_sessions=2, n_runs=1, n_subjects=3, n_events=20, duration=60, seed=1
+    )
     paradigm = LeftRightImagery(resample=200)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -152,15 +164,27 @@ def _store(fake, path):
 
     X, meta = fake["X"], fake["meta"]
     y = LabelEncoder().fit_transform(fake["y"])
-    attrs = dict(modality="eeg", card="FakeDataset", label_names=["left_hand", "right_hand"], ch_names=["C3", "Cz", "C4"],
-                 recipe={"window_s": 3.0}, sfreq=200.0)
+    attrs = dict(
+        modality="eeg",
+        card="FakeDataset",
+        label_names=["left_hand", "right_hand"],
+        ch_names=["C3", "Cz", "C4"],
+        recipe={"window_s": 3.0},
+        sfreq=200.0,
+    )
     keys = list(zip(meta.subject.astype(str), meta.session.astype(str), meta.run.astype(str)))
     with PatchStoreWriter(path, (3, 3, 200), attrs=attrs) as w:
         start = 0
         for (subj, sess, run), grp in itertools.groupby(keys):
             n = len(list(grp))
-            w.append(X[start:start + n, :, :600].reshape(n, 3, 3, 200), y[start:start + n],
-                     onsets=np.arange(n) * 10.0, subject=subj, session=sess, run=run)
+            w.append(
+                X[start : start + n, :, :600].reshape(n, 3, 3, 200),
+                y[start : start + n],
+                onsets=np.arange(n) * 10.0,
+                subject=subj,
+                session=sess,
+                run=run,
+            )
             start += n
     return path
 
@@ -182,8 +206,14 @@ def _csp_lda():
 def _moabb(fake, evaluation, pipelines, name, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ev = evaluation(paradigm=fake["paradigm"], datasets=[fake["ds"]], overwrite=True, random_state=0,
-                        hdf5_path=str(fake["root"] / name), **kw)
+        ev = evaluation(
+            paradigm=fake["paradigm"],
+            datasets=[fake["ds"]],
+            overwrite=True,
+            random_state=0,
+            hdf5_path=str(fake["root"] / name),
+            **kw,
+        )
         return ev.process(pipelines)
 
 
@@ -202,8 +232,18 @@ def _neurokit_rows(store, scheme):
         tr = np.sort(np.r_[f.splits["train"]["samples"], f.splits["val"]["samples"]]).astype(int)
         te = np.asarray(f.splits["test"]["samples"], dtype=int)
         est = _csp_lda().fit(x[tr], ds.labels[tr])
-        rows += fold_rows(scheme, "binary", ds.labels[te], est.decision_function(x[te]), subj[te], sess[te],
-                          n_train=len(tr), fit_seconds=0.0, fold=f.name, pipeline="csp")
+        rows += fold_rows(
+            scheme,
+            "binary",
+            ds.labels[te],
+            est.decision_function(x[te]),
+            subj[te],
+            sess[te],
+            n_train=len(tr),
+            fit_seconds=0.0,
+            fold=f.name,
+            pipeline="csp",
+        )
     return folds, (average_folds(rows) if scheme == "within-session" else rows)
 
 
@@ -229,8 +269,10 @@ def test_within_session_splits_and_rows_are_moabb_s(fake, tmp_path):
     folds, ours = _neurokit_rows(store, "within-session")
     # the same 30 test sets (6 subject-sessions × 5 stratified folds, seed 0) as MOABB's splitter
     y = fake["y"]
-    theirs = {frozenset(te.tolist()) for _, te in WithinSessionSplitter(n_folds=5, shuffle=True, random_state=0)
-              .split(y, fake["meta"])}
+    theirs = {
+        frozenset(te.tolist())
+        for _, te in WithinSessionSplitter(n_folds=5, shuffle=True, random_state=0).split(y, fake["meta"])
+    }
     assert {frozenset(f.splits["test"]["samples"]) for f in folds} == theirs and len(theirs) == 30
     res = _moabb(fake, WithinSessionEvaluation, {"csp": _csp_lda()}, "ws")
     assert {"score", "time", "samples", "samples_test", "n_classes", "subject", "session"} <= set(res.columns)
@@ -262,6 +304,11 @@ def test_moabb_evaluations_benchmark_the_neurokit_estimator(fake):
     assert ours.score.between(0, 1).all() and (ours.samples_test == 4).all() and (ours.n_classes == 2).all()
     assert (ours.time > 0).all() and len(res[res.pipeline == "csp"]) == 6
     # trials as MNE Epochs (volts, the estimator's default scale)
-    res = _moabb(fake, CrossSubjectEvaluation, {"cbramod": make_pipeline(FoundationClassifier(**{**TINY, "scale": 1e4}))},
-                 "est-cs", return_epochs=True)
+    res = _moabb(
+        fake,
+        CrossSubjectEvaluation,
+        {"cbramod": make_pipeline(FoundationClassifier(**{**TINY, "scale": 1e4}))},
+        "est-cs",
+        return_epochs=True,
+    )
     assert len(res) == 6 and res.score.between(0, 1).all() and (res.samples == 80).all()

@@ -1,6 +1,7 @@
 """The retrieval protocol as the SIM release runs it (issue 18 items 10, 11): queries a clip uniformly then a
 window, none from the test–retest clip; negatives from the run's other clips; the ±3 s exclusion on video only;
 today's same-run negatives as the harder option. All on hand-made run layouts."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,9 +36,15 @@ def _pairs(st, subjects=("a",)):
     live = np.flatnonzero(~st.rest)
     n = len(live)
     k = len(subjects)
-    return Pairs(sample=np.arange(k * n), stim=np.zeros(k * n, int), window=np.tile(live, k),
-                 subject=np.repeat(np.array(subjects), n), run=np.array(["1"] * k * n), hemi=np.array(["L"] * k * n),
-                 onset=np.tile(st.onsets[live] + 6, k))
+    return Pairs(
+        sample=np.arange(k * n),
+        stim=np.zeros(k * n, int),
+        window=np.tile(live, k),
+        subject=np.repeat(np.array(subjects), n),
+        run=np.array(["1"] * k * n),
+        hemi=np.array(["L"] * k * n),
+        onset=np.tile(st.onsets[live] + 6, k),
+    )
 
 
 def test_window_segments_of_the_hand_made_run():
@@ -87,7 +94,9 @@ def test_default_negatives_come_from_the_other_clips_only():
     with pytest.raises(DataFileError, match="other clips of the run.*32 negatives"):
         retrieval_pools(st.onsets, seg2 >= 0, np.array([30]), rng=np.random.default_rng(0), segment_of=seg2)
     with pytest.raises(ConfigError, match="negatives_from"):
-        retrieval_pools(st.onsets, seg >= 0, live[:1], rng=np.random.default_rng(0), segment_of=seg, negatives_from="any")
+        retrieval_pools(
+            st.onsets, seg >= 0, live[:1], rng=np.random.default_rng(0), segment_of=seg, negatives_from="any"
+        )
 
 
 def test_same_run_option_keeps_the_query_scene_and_same_segment_only_it():
@@ -111,12 +120,28 @@ def test_the_three_second_exclusion_is_on_video_only():
     seg = window_segments(on, [[2.0, 38.0]], 3.0)
     assert int((seg == 0).sum()) == 34
     w = np.array([20])
-    audio = retrieval_pools(on, seg >= 0, w, n_negatives=33, exclude_s=0.0, rng=np.random.default_rng(0),
-                            segment_of=seg, negatives_from="same_segment")
+    audio = retrieval_pools(
+        on,
+        seg >= 0,
+        w,
+        n_negatives=33,
+        exclude_s=0.0,
+        rng=np.random.default_rng(0),
+        segment_of=seg,
+        negatives_from="same_segment",
+    )
     assert sorted(audio[0, 1:].tolist()) == [i for i in range(2, 36) if i != 20]
     with pytest.raises(DataFileError, match="only 27"):
-        retrieval_pools(on, seg >= 0, w, n_negatives=33, exclude_s=3.0, rng=np.random.default_rng(0),
-                        segment_of=seg, negatives_from="same_segment")
+        retrieval_pools(
+            on,
+            seg >= 0,
+            w,
+            n_negatives=33,
+            exclude_s=3.0,
+            rng=np.random.default_rng(0),
+            segment_of=seg,
+            negatives_from="same_segment",
+        )
 
 
 def test_protocol_units_on_a_hand_made_run():
@@ -168,8 +193,19 @@ def test_cli_refuses_an_unknown_negative_source_before_any_work(tmp_path):
 
     from neurokit.cli.main import app
 
-    r = CliRunner().invoke(app, ["retrieve", str(tmp_path / "missing.pt"), "--fmri", "f.h5", "--stimuli", "s.h5",
-                                 "--negatives-from", "everywhere"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "retrieve",
+            str(tmp_path / "missing.pt"),
+            "--fmri",
+            "f.h5",
+            "--stimuli",
+            "s.h5",
+            "--negatives-from",
+            "everywhere",
+        ],
+    )
     out = " ".join(r.output.split())
     assert r.exit_code == 2 and "--negatives-from" in out and "other_segments, same_run, same_segment" in out
     assert "Traceback" not in out

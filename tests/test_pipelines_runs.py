@@ -1,4 +1,5 @@
 """Issue 8: runs that load, resume, evaluate and re-run without silent mistakes (items 1-8, 11-13)."""
+
 import json
 import shutil
 
@@ -28,8 +29,15 @@ def tiny_store(eeg_root, tmp_path_factory):
     """S001, S002 (card train split), S007 (val), S009 (test) of left/right imagery, C3 Cz C4."""
     from neurokit.pipelines.prepare import prepare
 
-    return prepare("physionet_mi", tmp_path_factory.mktemp("tiny") / "tiny.h5", data_root=eeg_root,
-                   task="left_right_imagery", subjects=[1, 2, 7, 9], channels="C3,Cz,C4", progress=False)
+    return prepare(
+        "physionet_mi",
+        tmp_path_factory.mktemp("tiny") / "tiny.h5",
+        data_root=eeg_root,
+        task="left_right_imagery",
+        subjects=[1, 2, 7, 9],
+        channels="C3,Cz,C4",
+        progress=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +56,9 @@ def test_weights_load_strictly_with_a_coverage_report(fixture_sd, tmp_path):
     m = CBraMod()
     rep = load_weights(m, wrapped)
     assert rep.loaded == 211 and rep.remapped == {"module.backbone.": 211}
-    torch.testing.assert_close(m.state_dict()["encoder.layers.11.linear2.weight"], fixture_sd["encoder.layers.11.linear2.weight"])
+    torch.testing.assert_close(
+        m.state_dict()["encoder.layers.11.linear2.weight"], fixture_sd["encoder.layers.11.linear2.weight"]
+    )
     # an unrelated model's weights are refused, not silently skipped
     other = tmp_path / "resnet.pth"
     torch.save(torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8)).state_dict(), other)
@@ -72,14 +82,26 @@ def test_weights_load_strictly_with_a_coverage_report(fixture_sd, tmp_path):
 def test_finetune_init_refuses_unrelated_and_records_coverage(fixture_sd, tiny_store, tmp_path):
     other = tmp_path / "other.pth"
     torch.save(torch.nn.Linear(4, 2).state_dict(), other)
-    r = cli("finetune", tiny_store, "-o", tmp_path / "bad", "--init", other, "--epochs", "1", "--no-progress",
-            "--device", "cpu")
+    r = cli(
+        "finetune",
+        tiny_store,
+        "-o",
+        tmp_path / "bad",
+        "--init",
+        other,
+        "--epochs",
+        "1",
+        "--no-progress",
+        "--device",
+        "cpu",
+    )
     assert r.exit_code == 2 and "none of its 2 tensors belongs to the backbone (loaded 0/211" in r.output
     assert not (tmp_path / "bad").exists()
     one = tmp_path / "one_layer.pth"  # the released key layout, first layer only: a 1-layer backbone
     torch.save({k: v for k, v in fixture_sd.items() if not k.startswith("encoder.layers.") or ".layers.0." in k}, one)
-    rep = finetune(tiny_store, tmp_path / "ft", FinetuneConfig(epochs=1, batch_size=16, head="avgpool", progress=False),
-                   init=one)
+    rep = finetune(
+        tiny_store, tmp_path / "ft", FinetuneConfig(epochs=1, batch_size=16, head="avgpool", progress=False), init=one
+    )
     w = json.loads((tmp_path / "ft" / "report.json").read_text())["init_weights"]
     assert (w["loaded"], w["total"], w["complete"]) == (35, 35, True) == (rep["init_weights"]["loaded"], 35, True)
 
@@ -88,8 +110,14 @@ def test_finetune_init_refuses_unrelated_and_records_coverage(fixture_sd, tiny_s
 @pytest.fixture(scope="module")
 def tuned(tiny_store, tmp_path_factory):
     out = tmp_path_factory.mktemp("tuned")
-    cfg = FinetuneConfig(model_kwargs=TINY, epochs=1, batch_size=16, head="avgpool", progress=False,
-                         splits={"train": ["S001"], "val": ["S002"], "test": ["S007"]})
+    cfg = FinetuneConfig(
+        model_kwargs=TINY,
+        epochs=1,
+        batch_size=16,
+        head="avgpool",
+        progress=False,
+        splits={"train": ["S001"], "val": ["S002"], "test": ["S007"]},
+    )
     return out, finetune(tiny_store, out, cfg)
 
 
@@ -129,8 +157,11 @@ def test_resume_refuses_another_recipe_or_units(tiny_store, tmp_path):
     with h5py.File(other, "a") as f:
         rec = json.loads(f.attrs["recipe"][5:])
         f.attrs["recipe"] = "json:" + json.dumps({**rec, "h_freq": 40.0, "scale": 1e6})
-    with pytest.raises(ConfigError, match=rf"the data differ in recipe.h_freq, recipe.scale \(recipe.h_freq: "
-                                          rf"{rec['h_freq']} → 40.0; recipe.scale: 10000.0 → 1000000.0\)"):
+    with pytest.raises(
+        ConfigError,
+        match=rf"the data differ in recipe.h_freq, recipe.scale \(recipe.h_freq: "
+        rf"{rec['h_freq']} → 40.0; recipe.scale: 10000.0 → 1000000.0\)",
+    ):
         pretrain(other, tmp_path / "pt", _small(max_steps=2), resume=True)
 
 
@@ -141,7 +172,9 @@ def test_store_reused_only_when_it_matches(tiny_store, eeg_root, tmp_path):
     assert store_differences(tiny_store, "physionet_mi", channels="C3,Cz,C4", **kw) == {}
     diff = store_differences(tiny_store, "physionet_mi", channels="sensorimotor", **kw)
     assert {"recipe.channels", "ch_names"} <= set(diff)
-    assert set(store_differences(tiny_store, "physionet_mi", channels="C3,Cz,C4", **{**kw, "subjects": [1]})) == {"subjects"}
+    assert set(store_differences(tiny_store, "physionet_mi", channels="C3,Cz,C4", **{**kw, "subjects": [1]})) == {
+        "subjects"
+    }
     copy = tmp_path / "qs.h5"
     shutil.copy(tiny_store, copy)
     path, note = prepare_or_reuse("physionet_mi", copy, channels="C3,Cz,C4", progress=False, **kw)
@@ -177,8 +210,25 @@ def test_resume_checkpoints_every_n_steps_without_duplicate_log_lines(tiny_store
 
 def test_resume_with_fewer_steps_fails_and_warns_only_on_changes(tiny_store, tmp_path):
     out = tmp_path / "pt"
-    args = ["pretrain", tiny_store, "-o", out, "--n-layers", "1", "--batch-size", "8", "--epochs", "1",
-            "--max-steps", "2", "--no-progress", "--device", "cpu", "--checkpoint-every", "1"]
+    args = [
+        "pretrain",
+        tiny_store,
+        "-o",
+        out,
+        "--n-layers",
+        "1",
+        "--batch-size",
+        "8",
+        "--epochs",
+        "1",
+        "--max-steps",
+        "2",
+        "--no-progress",
+        "--device",
+        "cpu",
+        "--checkpoint-every",
+        "1",
+    ]
     assert cli(*args).exit_code == 0
     r = cli("pretrain", tiny_store, "-o", out, "--resume", "--no-progress")
     assert r.exit_code == 0 and "nothing left to run" in r.output and "changed" not in r.output, r.output
@@ -200,6 +250,7 @@ def test_ctrl_c_says_what_was_saved_and_leaves_no_empty_folder(tiny_store, eeg_r
             if len(calls) == n:
                 raise KeyboardInterrupt
             return real(*a, **k)
+
         return loss
 
     base = ["--n-layers", "1", "--batch-size", "8", "--max-steps", "4", "--no-progress", "--device", "cpu"]
@@ -220,15 +271,38 @@ def test_ctrl_c_says_what_was_saved_and_leaves_no_empty_folder(tiny_store, eeg_r
         raise KeyboardInterrupt
 
     monkeypatch.setattr(ft, "predict", interrupted)
-    r = cli("finetune", tiny_store, "-o", tmp_path / "runs" / "ft", "--n-layers", "1", "--epochs", "1",
-            "--no-progress", "--device", "cpu", "--head", "avgpool")
+    r = cli(
+        "finetune",
+        tiny_store,
+        "-o",
+        tmp_path / "runs" / "ft",
+        "--n-layers",
+        "1",
+        "--epochs",
+        "1",
+        "--no-progress",
+        "--device",
+        "cpu",
+        "--head",
+        "avgpool",
+    )
     assert r.exit_code == 130 and "nothing was saved" in r.output and not (tmp_path / "runs" / "ft").exists()
 
     import neurokit.io.eeg as io_eeg
 
     monkeypatch.setattr(io_eeg, "read_eeg", interrupted)
-    r = cli("prepare", "physionet_mi", "--task", "left_right_imagery", "--data-root", eeg_root, "-o",
-            tmp_path / "new" / "mi.h5", "--subjects", "1")
+    r = cli(
+        "prepare",
+        "physionet_mi",
+        "--task",
+        "left_right_imagery",
+        "--data-root",
+        eeg_root,
+        "-o",
+        tmp_path / "new" / "mi.h5",
+        "--subjects",
+        "1",
+    )
     assert r.exit_code == 130 and "no store written" in r.output and not (tmp_path / "new").exists()
 
 
@@ -245,8 +319,9 @@ def test_rerun_reuses_matching_stages_only(tiny_store, tmp_path):
     rep2, reused2 = finetune_or_reuse([tiny_store], tmp_path / "ft", fcfg, init=first["checkpoint"])
     assert (reused, reused2) == (False, True) and rep2["test"] == rep["test"]
     with pytest.raises(FileExistsError, match="differs in epochs"):
-        finetune_or_reuse([tiny_store], tmp_path / "ft", FinetuneConfig(**{**fcfg.__dict__, "epochs": 2}),
-                          init=first["checkpoint"])
+        finetune_or_reuse(
+            [tiny_store], tmp_path / "ft", FinetuneConfig(**{**fcfg.__dict__, "epochs": 2}), init=first["checkpoint"]
+        )
     pretrain_or_resume([tiny_store], tmp_path / "pt", _small(max_steps=3))  # the init file changes
     with pytest.raises(FileExistsError, match="differs in init"):
         finetune_or_reuse([tiny_store], tmp_path / "ft", fcfg, init=first["checkpoint"])
@@ -267,13 +342,21 @@ def test_cli_speaks_cli(tiny_store, surface_root, tmp_path):
     with h5py.File(unlabelled, "a") as f:
         f["labels"][:] = -1
     r = cli("finetune", unlabelled, "-o", tmp_path / "ft")
-    assert r.exit_code == 2 and "PosixPath" not in r.output and f"{unlabelled}: no labelled samples" in r.output.replace("\n", "")
+    assert (
+        r.exit_code == 2
+        and "PosixPath" not in r.output
+        and f"{unlabelled}: no labelled samples" in r.output.replace("\n", "")
+    )
 
 
 def test_cli_error_for_missing_subjects_names_them(tuned, tiny_store):
     out, _ = tuned
     r = cli("evaluate", out / "best.pt", tiny_store, "--subjects", "99", "--device", "cpu")
-    assert r.exit_code == 2 and "no sample of subjects ['S099'] in the store(s); subjects there: ['S001', 'S002', 'S007', 'S009']" in r.output
+    assert (
+        r.exit_code == 2
+        and "no sample of subjects ['S099'] in the store(s); subjects there: ['S001', 'S002', 'S007', 'S009']"
+        in r.output
+    )
 
 
 # item 12 (the hemisphere task of fsaverage5_rest) and item 13's eegmat run: tests/test_readme.py runs them as

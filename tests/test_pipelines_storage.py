@@ -1,5 +1,6 @@
 """Nothing lost, nothing silent (issue 19 items 1-4, 6, 7, 9): full disks, locked outputs, interrupted
 overwrites, pinned stores, checkpoints that do not match a store, and weights read without running code."""
+
 from __future__ import annotations
 
 import errno
@@ -41,8 +42,16 @@ def _eeg_store(path, *, sfreq=200.0, units="100 uV", seed=0):
     """4 subjects × 8 one-second windows of 2 channels, classes alternating (a 10 Hz rhythm in class 1)."""
     rng = np.random.default_rng(seed)
     t = np.arange(200) / 200.0
-    attrs = dict(modality="eeg", card="synthetic", task="t", label_names=["a", "b"], ch_names=["C3", "C4"],
-                 sfreq=sfreq, units=units, recipe={"window_s": 1.0, "sfreq": sfreq})
+    attrs = dict(
+        modality="eeg",
+        card="synthetic",
+        task="t",
+        label_names=["a", "b"],
+        ch_names=["C3", "C4"],
+        sfreq=sfreq,
+        units=units,
+        recipe={"window_s": 1.0, "sfreq": sfreq},
+    )
     with PatchStoreWriter(path, (2, 1, 200), attrs=attrs, overwrite=True) as w:
         for s in ("S001", "S002", "S003", "S004"):
             y = np.array([0, 1] * 4)
@@ -59,15 +68,29 @@ def store(tmp_path_factory):
 def _ft_cfg(**kw):
     from neurokit.pipelines.finetune import FinetuneConfig
 
-    return FinetuneConfig(**{**dict(model_kwargs=TINY, epochs=1, batch_size=8, head="avgpool", progress=False,
-                                    device="cpu", baselines=False, splits=SPLITS), **kw})
+    return FinetuneConfig(
+        **{
+            **dict(
+                model_kwargs=TINY,
+                epochs=1,
+                batch_size=8,
+                head="avgpool",
+                progress=False,
+                device="cpu",
+                baselines=False,
+                splits=SPLITS,
+            ),
+            **kw,
+        }
+    )
 
 
 def _pt_cfg(**kw):
     from neurokit.pipelines.pretrain import PretrainConfig
 
-    return PretrainConfig(**{**dict(model_kwargs=TINY, epochs=1, batch_size=8, split="all", progress=False,
-                                    device="cpu"), **kw})
+    return PretrainConfig(
+        **{**dict(model_kwargs=TINY, epochs=1, batch_size=8, split="all", progress=False, device="cpu"), **kw}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +114,7 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 
 # ------------------------------------------------------------------------------ item 1: full disks
-REAL_DISK = textwrap.dedent('''
+REAL_DISK = textwrap.dedent("""
     import json, os, subprocess, sys, numpy as np, torch
     from pathlib import Path
     import neurokit._utils.disk as disk
@@ -144,7 +167,7 @@ REAL_DISK = textwrap.dedent('''
     res["pretrain"] = [r.exit_code, r.output, sorted(os.listdir(mnt))]
     subprocess.run(["umount", str(mnt)], capture_output=True)
     print("RESULT " + json.dumps(res))
-''')
+""")
 
 
 @pytest.mark.slow
@@ -161,9 +184,13 @@ def test_a_real_full_disk_never_crashes_natively(eeg_root, tmp_path):
     script = tmp_path / "full.py"
     script.write_text(REAL_DISK)
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "NEUROKIT_OFFLINE": "1"}
-    p = subprocess.run(["unshare", "-rm", sys.executable, str(script), str(mnt), str(eeg_root), str(tmp_path / "s.h5")],
-                       capture_output=True,
-                       text=True, env=env, timeout=300)
+    p = subprocess.run(
+        ["unshare", "-rm", sys.executable, str(script), str(mnt), str(eeg_root), str(tmp_path / "s.h5")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     assert "Segmentation" not in p.stderr and "free()" not in p.stderr
     res = json.loads(p.stdout.split("RESULT ", 1)[1])
@@ -178,7 +205,9 @@ def test_a_real_full_disk_never_crashes_natively(eeg_root, tmp_path):
     assert "the store that was there before is unchanged (the unfinished store was removed)" in text
     kind, msg = res["checkpoint"]
     assert kind == "DiskFullError" and "last.pt: disk full while saving the checkpoint" in msg
-    assert "the checkpoint written before at" in msg and res["checkpoint_kept"] and res["checkpoint_left"] == ["last.pt"]
+    assert (
+        "the checkpoint written before at" in msg and res["checkpoint_kept"] and res["checkpoint_left"] == ["last.pt"]
+    )
     code, out, left = res["shards"]
     text = " ".join(out.split())
     assert code == 2 and "Traceback" not in out, out
@@ -205,8 +234,25 @@ def test_pretrain_full_disk_at_a_checkpoint_is_one_line_with_what_is_kept(store,
 
     monkeypatch.setattr(torch, "save", full)
     out = tmp_path / "pt"
-    r = cli("pretrain", store, "-o", out, "--n-layers", "1", "--epochs", "2", "--batch-size", "16", "--split", "all",
-            "--no-progress", "--device", "cpu", "--val-fraction", "0")  # every window trains: 2 steps an epoch
+    r = cli(
+        "pretrain",
+        store,
+        "-o",
+        out,
+        "--n-layers",
+        "1",
+        "--epochs",
+        "2",
+        "--batch-size",
+        "16",
+        "--split",
+        "all",
+        "--no-progress",
+        "--device",
+        "cpu",
+        "--val-fraction",
+        "0",
+    )  # every window trains: 2 steps an epoch
     msg = one_line(r)
     assert r.exit_code == 2 and "Traceback" not in r.output, r.output
     assert "last.pt: disk full while saving the checkpoint" in msg
@@ -228,27 +274,34 @@ def test_finetune_full_disk_writing_the_log_says_what_is_kept(store, tmp_path, m
         return real(self, mode, *a, **kw)
 
     monkeypatch.setattr(tr.Path, "open", full)
-    with pytest.raises(DiskFullError, match=r"metrics.jsonl: disk full while logging step 2; nothing was saved. "
-                                            r"Free space, then run the same command again"):
+    with pytest.raises(
+        DiskFullError,
+        match=r"metrics.jsonl: disk full while logging step 2; nothing was saved. "
+        r"Free space, then run the same command again",
+    ):
         finetune(store, tmp_path / "ft", _ft_cfg())
     assert not (tmp_path / "ft").exists()
 
 
 # ------------------------------------------------------------------------------------ item 2: locks
-HOLD = textwrap.dedent('''
+HOLD = textwrap.dedent("""
     import sys, time
     from neurokit._utils.locks import output_lock
     with output_lock(sys.argv[1], "pretrain"):
         print("ready", flush=True)
         time.sleep(120)
-''')
+""")
 
 
 def _holder(out: Path, tmp_path: Path) -> subprocess.Popen:
     script = tmp_path / "hold.py"
     script.write_text(HOLD)
-    p = subprocess.Popen([sys.executable, str(script), str(out)], stdout=subprocess.PIPE, text=True,
-                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    p = subprocess.Popen(
+        [sys.executable, str(script), str(out)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert p.stdout.readline().strip() == "ready"
     return p
 
@@ -260,9 +313,11 @@ def test_a_second_run_into_a_held_output_is_refused_naming_the_process(store, tm
     out = tmp_path / "run"
     p = _holder(out, tmp_path)
     try:
-        for args in (("pretrain", store, "-o", out, "--n-layers", "1", "--epochs", "1", "--no-progress"),
-                     ("finetune", store, "-o", out, "--n-layers", "1", "--epochs", "1", "--no-progress", *SPLIT_ARGS),
-                     ("prepare", "physionet_mi", "-o", out, "--subjects", "1")):
+        for args in (
+            ("pretrain", store, "-o", out, "--n-layers", "1", "--epochs", "1", "--no-progress"),
+            ("finetune", store, "-o", out, "--n-layers", "1", "--epochs", "1", "--no-progress", *SPLIT_ARGS),
+            ("prepare", "physionet_mi", "-o", out, "--subjects", "1"),
+        ):
             r = cli(*args)
             msg = one_line(r)
             assert r.exit_code == 2 and f"in use by another pretrain (process {p.pid} on " in msg, (args[0], r.output)
@@ -292,9 +347,19 @@ def test_a_stale_lock_of_a_dead_process_is_taken_over(tmp_path, caplog):
     gone.wait()
     import socket
 
-    sidecar.write_text(json.dumps({"pid": gone.pid, "host": socket.gethostname(), "started": "2026-01-01 00:00:00 UTC"}))
-    keeper = subprocess.Popen([sys.executable, "-c", f"from filelock import FileLock; import time; l = FileLock({str(lock)!r}); "
-                               "l.acquire(); print('ready', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    sidecar.write_text(
+        json.dumps({"pid": gone.pid, "host": socket.gethostname(), "started": "2026-01-01 00:00:00 UTC"})
+    )
+    keeper = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"from filelock import FileLock; import time; l = FileLock({str(lock)!r}); "
+            "l.acquire(); print('ready', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert keeper.stdout.readline().strip() == "ready"
         from filelock import Timeout
@@ -325,15 +390,51 @@ def test_interrupted_finetune_overwrite_leaves_the_earlier_run_whole(finetuned, 
         raise KeyboardInterrupt
 
     monkeypatch.setattr(tr, "optimizer_step", stop)
-    r = cli("finetune", store, "-o", out, "--overwrite", "--n-layers", "1", "--epochs", "1", "--batch-size", "8",
-            "--head", "avgpool", "--no-progress", "--device", "cpu", "--no-baselines", *SPLIT_ARGS)
+    r = cli(
+        "finetune",
+        store,
+        "-o",
+        out,
+        "--overwrite",
+        "--n-layers",
+        "1",
+        "--epochs",
+        "1",
+        "--batch-size",
+        "8",
+        "--head",
+        "avgpool",
+        "--no-progress",
+        "--device",
+        "cpu",
+        "--no-baselines",
+        *SPLIT_ARGS,
+    )
     assert r.exit_code == 130, r.output
     assert f"the earlier run in {out} is unchanged (the new one was discarded)" in one_line(r)
     assert _files(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ft"]
     monkeypatch.undo()
-    r = cli("finetune", store, "-o", out, "--overwrite", "--n-layers", "1", "--epochs", "2", "--batch-size", "8",
-            "--head", "avgpool", "--no-progress", "--device", "cpu", "--no-baselines", *SPLIT_ARGS)
+    r = cli(
+        "finetune",
+        store,
+        "-o",
+        out,
+        "--overwrite",
+        "--n-layers",
+        "1",
+        "--epochs",
+        "2",
+        "--batch-size",
+        "8",
+        "--head",
+        "avgpool",
+        "--no-progress",
+        "--device",
+        "cpu",
+        "--no-baselines",
+        *SPLIT_ARGS,
+    )
     assert r.exit_code == 0, r.output
     assert len(json.loads((out / "report.json").read_text())["history"]) == 2  # replaced at the end
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ft"]
@@ -367,8 +468,11 @@ def test_a_store_replaced_during_a_run_is_refused(tmp_path):
     _eeg_store(tmp_path / "new.h5", seed=1)
     os.replace(tmp_path / "new.h5", path)
     worker = pickle.loads(pickle.dumps(ds))
-    with pytest.raises(StoreError, match=r"s\.h5: the store was replaced or changed on disk during the run \(opened "
-                                         r"as inode \d+, \d+ bytes, modified .*UTC, now inode"):
+    with pytest.raises(
+        StoreError,
+        match=r"s\.h5: the store was replaced or changed on disk during the run \(opened "
+        r"as inode \d+, \d+ bytes, modified .*UTC, now inode",
+    ):
         worker[0]
     ds.stores[0].close()
     with pytest.raises(StoreError, match="replaced or changed on disk"):
@@ -401,16 +505,50 @@ def test_finetune_refuses_a_store_of_another_rate_or_units_unless_allowed(pretra
     """A 256 Hz store from a 200 Hz pretraining, or other units: refused naming both values and the option;
     --allow-mismatch goes on and the report records what differed."""
     s256 = _eeg_store(tmp_path / "s256.h5", sfreq=256.0)
-    r = cli("finetune", s256, "-o", tmp_path / "ft", "--init", pretrained, "--epochs", "1", "--batch-size", "8",
-            "--no-progress", "--device", "cpu", "--no-baselines", *SPLIT_ARGS)
+    r = cli(
+        "finetune",
+        s256,
+        "-o",
+        tmp_path / "ft",
+        "--init",
+        pretrained,
+        "--epochs",
+        "1",
+        "--batch-size",
+        "8",
+        "--no-progress",
+        "--device",
+        "cpu",
+        "--no-baselines",
+        *SPLIT_ARGS,
+    )
     msg = one_line(r)
     assert r.exit_code == 2 and "Traceback" not in r.output, r.output
     assert "sampling rate (Hz): 200.0 in the checkpoint's training data, 256.0 in the store" in msg
     assert "--allow-mismatch sfreq" in msg and not (tmp_path / "ft").exists()
-    r = cli("finetune", s256, "-o", tmp_path / "ft", "--init", pretrained, "--epochs", "1", "--batch-size", "8",
-            "--no-progress", "--device", "cpu", "--no-baselines", "--allow-mismatch", "sfreq", *SPLIT_ARGS)
+    r = cli(
+        "finetune",
+        s256,
+        "-o",
+        tmp_path / "ft",
+        "--init",
+        pretrained,
+        "--epochs",
+        "1",
+        "--batch-size",
+        "8",
+        "--no-progress",
+        "--device",
+        "cpu",
+        "--no-baselines",
+        "--allow-mismatch",
+        "sfreq",
+        *SPLIT_ARGS,
+    )
     assert r.exit_code == 0, r.output
-    assert json.loads((tmp_path / "ft" / "report.json").read_text())["data_mismatch_allowed"] == {"sfreq": [200.0, 256.0]}
+    assert json.loads((tmp_path / "ft" / "report.json").read_text())["data_mismatch_allowed"] == {
+        "sfreq": [200.0, 256.0]
+    }
     from neurokit.pipelines.finetune import finetune
 
     uv = _eeg_store(tmp_path / "uv.h5", units="uV")
@@ -441,19 +579,29 @@ def test_evaluate_refuses_another_rate_and_a_surface_store(finetuned, tmp_path):
     assert "holds surface samples (3, 20, 15)" in msg and "fine-tuned on eeg stores" in msg
 
 
-def test_checkpoints_of_another_format_or_without_head_tensors_are_one_line_errors(finetuned, pretrained, store, tmp_path):
+def test_checkpoints_of_another_format_or_without_head_tensors_are_one_line_errors(
+    finetuned, pretrained, store, tmp_path
+):
     ck = load_checkpoint(pretrained)
     v2 = tmp_path / "v2.pt"
     torch.save({**ck, "format": "neurokit-checkpoint/2"}, v2)
-    with pytest.raises(WeightsError, match=r"v2\.pt: checkpoint format 'neurokit-checkpoint/2'; this neurokit reads "
-                                           r"'neurokit-checkpoint/1'"):
+    with pytest.raises(
+        WeightsError,
+        match=r"v2\.pt: checkpoint format 'neurokit-checkpoint/2'; this neurokit reads "
+        r"'neurokit-checkpoint/1'",
+    ):
         load_checkpoint(v2)
     r = cli("finetune", store, "-o", tmp_path / "ft", "--init", v2, "--epochs", "1", "--no-progress", *SPLIT_ARGS)
     assert r.exit_code == 2 and "checkpoint format 'neurokit-checkpoint/2'" in one_line(r), r.output
     best = load_checkpoint(finetuned / "best.pt")
     headless = tmp_path / "headless.pt"
-    save_checkpoint(headless, {**{k: v for k, v in best.items() if k != "format"},
-                               "state_dict": {k: v for k, v in best["state_dict"].items() if not k.startswith("head.")}})
+    save_checkpoint(
+        headless,
+        {
+            **{k: v for k, v in best.items() if k != "format"},
+            "state_dict": {k: v for k, v in best["state_dict"].items() if not k.startswith("head.")},
+        },
+    )
     r = cli("evaluate", headless, store, "--device", "cpu")
     msg = one_line(r)
     assert r.exit_code == 2 and "Traceback" not in r.output, r.output
@@ -468,8 +616,11 @@ def test_resume_is_refused_when_the_checkpoint_cannot_show_its_data(pretrained, 
     out.mkdir()
     ck = load_checkpoint(pretrained)
     save_checkpoint(out / "last.pt", {k: v for k, v in ck.items() if k not in ("format", "recipe")})
-    with pytest.raises(ConfigError, match=r"last\.pt: resume on .*s\.h5: the checkpoint records no recipe .* cannot "
-                                          r"show that it matches the store"):
+    with pytest.raises(
+        ConfigError,
+        match=r"last\.pt: resume on .*s\.h5: the checkpoint records no recipe .* cannot "
+        r"show that it matches the store",
+    ):
         pretrain(store, out, _pt_cfg(epochs=2), resume=True)
 
 
@@ -501,14 +652,21 @@ def _torch_loads(path: Path) -> list:
     """The ``torch.load(...)`` calls in a source file (not its docstrings or comments)."""
     import ast
 
-    return [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Attribute) and n.func.attr == "load"
-            and isinstance(n.func.value, ast.Name) and n.func.value.id == "torch"]
+    return [
+        n
+        for n in ast.walk(ast.parse(path.read_text()))
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == "load"
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == "torch"
+    ]
 
 
 def test_every_torch_load_goes_through_safe_load():
     """In the package only neurokit.models.serialization calls torch.load (with weights_only=True); every
     torch.load of the tests passes weights_only=True."""
+
     def safe(call) -> bool:
         return any(k.arg == "weights_only" and getattr(k.value, "value", None) is True for k in call.keywords)
 
@@ -553,13 +711,29 @@ def test_an_eeg_checkpoint_on_a_surface_store_is_one_line(pretrained, tmp_path):
     surf = tmp_path / "surf.h5"
     with PatchStoreWriter(surf, (3, 20, 15), attrs=dict(modality="surface", label_names=["a", "b"], tr=1.0)) as w:
         for s in ("S001", "S002", "S003", "S004"):
-            w.append(np.random.default_rng(0).normal(size=(4, 3, 20, 15)).astype(np.float32), np.array([0, 1, 0, 1]),
-                     subject=s)
+            w.append(
+                np.random.default_rng(0).normal(size=(4, 3, 20, 15)).astype(np.float32),
+                np.array([0, 1, 0, 1]),
+                subject=s,
+            )
     bare = tmp_path / "release.pth"
     torch.save(CBraMod(n_layers=1).state_dict(), bare)
     for init in (pretrained, bare):
-        r = cli("finetune", surf, "-o", tmp_path / "ft", "--init", init, "--epochs", "1", "--no-progress",
-                "--device", "cpu", "--no-baselines", *SPLIT_ARGS)
+        r = cli(
+            "finetune",
+            surf,
+            "-o",
+            tmp_path / "ft",
+            "--init",
+            init,
+            "--epochs",
+            "1",
+            "--no-progress",
+            "--device",
+            "cpu",
+            "--no-baselines",
+            *SPLIT_ARGS,
+        )
         msg = one_line(r)
         assert r.exit_code == 2 and "Traceback" not in r.output, r.output
         assert "pretrained on eeg stores; the store to fine-tune holds surface samples (3, 20, 15)" in msg

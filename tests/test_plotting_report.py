@@ -1,5 +1,6 @@
 """Report figures: the numbers drawn (confusion matrix, ROC/PR areas, per-fold and per-subject scores)
 on known predictions, the PNG files, and `neuro plot-report`."""
+
 import json
 
 import matplotlib.image as mpimg
@@ -14,19 +15,45 @@ from neurokit.plotting.report import confusion, curves, per_fold_scores, per_sub
 def scheme_run(tmp_path):
     """A hand-made two-fold binary run: fold 1 tests S001 (2 of 4 right), fold 2 tests S002 (4 of 4)."""
     run = tmp_path / "run"
-    folds = {"fold-01-S001": ([0, 0, 1, 1], [-1.0, 0.5, 2.0, -0.2], "S001", 0.75),
-             "fold-02-S002": ([0, 1, 1, 0], [-2.0, 1.0, 3.0, -1.0], "S002", 1.0)}
-    rep = {"scheme": "loso", "kind": "binary", "label_names": ["left_fist", "right_fist"], "card": "physionet_mi",
-           "task": "left_right_imagery", "selection_metric": "auroc", "folds": []}
+    folds = {
+        "fold-01-S001": ([0, 0, 1, 1], [-1.0, 0.5, 2.0, -0.2], "S001", 0.75),
+        "fold-02-S002": ([0, 1, 1, 0], [-2.0, 1.0, 3.0, -1.0], "S002", 1.0),
+    }
+    rep = {
+        "scheme": "loso",
+        "kind": "binary",
+        "label_names": ["left_fist", "right_fist"],
+        "card": "physionet_mi",
+        "task": "left_right_imagery",
+        "selection_metric": "auroc",
+        "folds": [],
+    }
     for name, (y, s, subj, auc) in folds.items():
         d = run / name
         d.mkdir(parents=True)
-        np.savez(d / "predictions.npz", y=np.array(y), scores=np.array(s), subject=np.array([subj] * 4),
-                 session=np.array([""] * 4))
-        (d / "metrics.jsonl").write_text("".join(json.dumps({"epoch": e, "train_loss": 0.7 - 0.1 * e, "val_auroc": 0.5 + 0.1 * e}) + "\n"
-                                                 for e in (1, 2, 3)))
-        rep["folds"].append({"fold": name, "subject": subj, "session": "all", "score": auc, "score_metric": "roc_auc",
-                             "test": {"auroc": auc}})
+        np.savez(
+            d / "predictions.npz",
+            y=np.array(y),
+            scores=np.array(s),
+            subject=np.array([subj] * 4),
+            session=np.array([""] * 4),
+        )
+        (d / "metrics.jsonl").write_text(
+            "".join(
+                json.dumps({"epoch": e, "train_loss": 0.7 - 0.1 * e, "val_auroc": 0.5 + 0.1 * e}) + "\n"
+                for e in (1, 2, 3)
+            )
+        )
+        rep["folds"].append(
+            {
+                "fold": name,
+                "subject": subj,
+                "session": "all",
+                "score": auc,
+                "score_metric": "roc_auc",
+                "test": {"auroc": auc},
+            }
+        )
     (run / "report.json").write_text(json.dumps(rep))
     return run
 
@@ -58,6 +85,12 @@ def test_plot_report_writes_pngs_and_cli(scheme_run, tmp_path):
         assert img[..., :3].std() > 0.05, name  # not a blank canvas
     r = CliRunner().invoke(app, ["plot-report", str(scheme_run / "report.json"), "-o", str(tmp_path / "cli")])
     assert r.exit_code == 0, r.output
-    assert sorted(p.name for p in (tmp_path / "cli").iterdir()) == ["confusion_matrix.png", "pr.png", "roc.png", "scores.png", "training_curves.png"]
+    assert sorted(p.name for p in (tmp_path / "cli").iterdir()) == [
+        "confusion_matrix.png",
+        "pr.png",
+        "roc.png",
+        "scores.png",
+        "training_curves.png",
+    ]
     r = CliRunner().invoke(app, ["plot-report", str(tmp_path / "nothing"), "-o", str(tmp_path / "x")])
     assert r.exit_code == 2 and "no such report" in " ".join(r.output.split())

@@ -43,9 +43,17 @@ def test_prepare_counts_bad_windows_in_provenance(tmp_path):
     raw.set_annotations(mne.Annotations([4.9, 20.9, 44.9], [0.7, 0.7, 0.7], ["BAD_muscle"] * 3))
     f = tmp_path / "rec_raw.fif"
     raw.save(f, verbose="error")
-    card = {"name": "t", "modality": "eeg", "title": "t", "source": "s", "licence": "l", "citation": ["c"],
-            "layout": {"kind": "folder", "pattern": "*.fif"}, "tasks": {"pre": {"classes": []}},
-            "preprocessing": {"l_freq": None, "h_freq": None, "line_freq": None, "window_s": 4.0}}
+    card = {
+        "name": "t",
+        "modality": "eeg",
+        "title": "t",
+        "source": "s",
+        "licence": "l",
+        "citation": ["c"],
+        "layout": {"kind": "folder", "pattern": "*.fif"},
+        "tasks": {"pre": {"classes": []}},
+        "preprocessing": {"l_freq": None, "h_freq": None, "line_freq": None, "window_s": 4.0},
+    }
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(card))
     out = prepare(tmp_path / "c.yaml", tmp_path / "s.h5", files=[f], progress=False)
     st = PatchStore(out)
@@ -53,7 +61,9 @@ def test_prepare_counts_bad_windows_in_provenance(tmp_path):
         assert len(st) == 12  # 15 windows, 3 dropped
         assert st.info.extra["n_bad_annotation"] == 3
         assert st.info.sources[0]["n_bad_annotation"] == 3
-        assert float(np.abs(st.patches(slice(0, len(st)))).max()) < 1.0  # no 2 mV (= 20 units of 100 µV) left; noise peaks ~0.5
+        assert (
+            float(np.abs(st.patches(slice(0, len(st)))).max()) < 1.0
+        )  # no 2 mV (= 20 units of 100 µV) left; noise peaks ~0.5
     finally:
         st.close()
     # the streamed path (long recordings, bounded memory) drops and counts the same windows

@@ -1,6 +1,7 @@
 """EOG artefact removal and channel exclusion in the EEG recipe (neurokit.preprocessing.eeg.eog): recipe
 checks, regression with a real EOG channel and ICA with frontal proxies on a synthetic recording whose eye
 movements are planted with known weights, and the provenance written per file."""
+
 import numpy as np
 import pytest
 from edf_build import write_edf
@@ -24,8 +25,10 @@ def _recording(tmp_path, with_eog: bool, name="rec.edf"):
     t = np.arange(SF * DUR) / SF
     side = rng.integers(0, 2, int(DUR / SEG))
     h = np.repeat(np.where(side == 1, 60.0, -60.0), int(SEG * SF))
-    brain = np.stack([np.sin(2 * np.pi * f * t + k) * 10 for k, f in enumerate((6, 9, 11, 13, 17, 21))]
-                     + [rng.laplace(0, 5, len(t)), rng.laplace(0, 5, len(t))])
+    brain = np.stack(
+        [np.sin(2 * np.pi * f * t + k) * 10 for k, f in enumerate((6, 9, 11, 13, 17, 21))]
+        + [rng.laplace(0, 5, len(t)), rng.laplace(0, 5, len(t))]
+    )
     mix = rng.normal(0, 1, (8, 8)) + 2 * np.eye(8)
     drift = np.repeat(rng.normal(0, 5, (8, DUR)), SF, axis=1)  # slow activity: a level per channel and second
     eeg = mix @ brain / 3 + WEIGHTS[:, None] * h + drift + rng.normal(0, 1, (8, len(t)))
@@ -35,8 +38,15 @@ def _recording(tmp_path, with_eog: bool, name="rec.edf"):
 
 
 def _recipe(**kw):
-    base = dict(sfreq=200.0, l_freq=0.1, h_freq=None, line_freq=None, reference="average", window_s=1.0,
-                events={"T1": 0, "T2": 1})
+    base = dict(
+        sfreq=200.0,
+        l_freq=0.1,
+        h_freq=None,
+        line_freq=None,
+        reference="average",
+        window_s=1.0,
+        events={"T1": 0, "T2": 1},
+    )
     return EEGRecipe.from_dict({**base, **kw})
 
 
@@ -91,8 +101,11 @@ def test_regression_without_eog_channels_is_refused(tmp_path):
     from neurokit.preprocessing.eeg.windows import load_windows
 
     path, _ = _recording(tmp_path, with_eog=False)
-    with pytest.raises(DataFileError, match="rec.edf: eog_removal: regression needs real EOG channels .* it has no "
-                                            "EOG channel; regressing frontal EEG channels would remove brain signal"):
+    with pytest.raises(
+        DataFileError,
+        match="rec.edf: eog_removal: regression needs real EOG channels .* it has no "
+        "EOG channel; regressing frontal EEG channels would remove brain signal",
+    ):
         load_windows(path, _recipe(eog_removal="regression"))
     with pytest.raises(DataFileError, match=r"\['Fp1'\] are not EOG channels"):
         load_windows(path, _recipe(eog_removal="regression", eog_channels=["Fp1"]))

@@ -1,4 +1,5 @@
 """Batched filtering and resampling (neurokit.preprocessing.eeg.filtering) equal MNE's Raw methods."""
+
 import mne
 import numpy as np
 import pytest
@@ -72,8 +73,11 @@ def test_special_recordings_take_mne_path(raw160):
     cat = mne.concatenate_raws([raw160.copy().crop(0, 10), raw160.copy().crop(20, 30)])
     assert not filtering.fast_path_ok(cat)  # two joined Raw objects: MNE resamples each
     assert filtering.filter_segments(cat) == [(0, 1601), (1601, 3202)]  # filtered apart, as MNE does
-    stim = mne.io.RawArray(np.vstack([raw160.get_data()[:2], np.zeros((1, raw160.n_times))]),
-                           mne.create_info(["C3", "C4", "STI"], 160.0, ["eeg", "eeg", "stim"]), verbose="error")
+    stim = mne.io.RawArray(
+        np.vstack([raw160.get_data()[:2], np.zeros((1, raw160.n_times))]),
+        mne.create_info(["C3", "C4", "STI"], 160.0, ["eeg", "eeg", "stim"]),
+        verbose="error",
+    )
     assert not filtering.fast_path_ok(stim)
     # a concatenated recording still equals MNE's result (MNE filters each segment on its own)
     rec = EEGRecipe(l_freq=0.3, h_freq=None, line_freq=60.0, reference=None, window_s=1.0, sfreq=200.0)
@@ -99,7 +103,9 @@ def test_fir_pair_equals_two_passes(raw160, n):
     filtering.apply_fir(two, h2)
     filtering.apply_fir_pair(one, h1, h2)
     assert _rel(one, two) < 1e-12
-    ref = raw160.copy().crop(0, (n - 1) / 160.0).filter(0.3, None, verbose="error").notch_filter([60.0], verbose="error")
+    ref = (
+        raw160.copy().crop(0, (n - 1) / 160.0).filter(0.3, None, verbose="error").notch_filter([60.0], verbose="error")
+    )
     assert _rel(one, ref.get_data()) < 1e-9
 
 

@@ -1,4 +1,5 @@
 """Streaming long recordings (neurokit.preprocessing.eeg.stream) gives the in-memory path's windows."""
+
 import mne
 import numpy as np
 import pytest
@@ -20,17 +21,21 @@ def _recipe(**kw):
 
 def _streamed(path, recipe, tmp_path, chunk_s=7.0):
     got = []
-    applied, ch, n_rej = stream_windows(neurokit.read_eeg(path), recipe, tmp_path / "scratch", got.append,
-                                        source=str(path), chunk_s=chunk_s)
+    applied, ch, n_rej = stream_windows(
+        neurokit.read_eeg(path), recipe, tmp_path / "scratch", got.append, source=str(path), chunk_s=chunk_s
+    )
     assert not list((tmp_path / "scratch").iterdir())  # scratch files removed
     cat = {k: np.concatenate([getattr(g, k) for g in got]) for k in ("patches", "labels", "onsets")}
     return cat, applied, ch, n_rej
 
 
-@pytest.mark.parametrize("recipe", [
-    _recipe(events={"T1": 0, "T2": 1}),  # PhysioNet-MI order: filter, then resample; event windows
-    _recipe(resample_first=True, h_freq=75.0, reject_uv=400.0),  # TUEG order, sliding windows, rejection
-])
+@pytest.mark.parametrize(
+    "recipe",
+    [
+        _recipe(events={"T1": 0, "T2": 1}),  # PhysioNet-MI order: filter, then resample; event windows
+        _recipe(resample_first=True, h_freq=75.0, reject_uv=400.0),  # TUEG order, sliding windows, rejection
+    ],
+)
 def test_stream_equals_in_memory(eeg_root, tmp_path, recipe):
     path = eeg_root / RUNS / "S001R04.edf"
     ref = make_windows(preprocess_raw(neurokit.read_eeg(path), recipe), recipe)
@@ -45,7 +50,9 @@ def test_stream_equals_in_memory(eeg_root, tmp_path, recipe):
     assert applied == raw.info["temp"]["neurokit_applied"]
 
 
-@pytest.mark.parametrize("recipe", [_recipe(), _recipe(resample_first=True, h_freq=75.0, reject_uv=400.0, reference=None)])
+@pytest.mark.parametrize(
+    "recipe", [_recipe(), _recipe(resample_first=True, h_freq=75.0, reject_uv=400.0, reference=None)]
+)
 def test_stream_joined_runs_and_skipped_spans(eeg_root, tmp_path, recipe):
     """Joined runs (EDGE boundary marks) are filtered apart in both orders, as MNE does; a recording that
     is not a whole number of EDF records ends in a BAD_ACQ_SKIP span, left unfiltered, and still streams."""
@@ -84,8 +91,14 @@ def test_stream_bad_samples_named_and_nothing_left(eeg_root, tmp_path):
     path = tmp_path / "nan_raw.fif"
     raw.save(path, verbose="error")
     with pytest.raises(DataFileError, match=r"nan_raw\.fif: non-finite samples .* \[.FC4.\]"):
-        prepare("physionet_mi", tmp_path / "s.h5", task="left_right_imagery", files=[path], progress=False,
-                stream_above_mb=0.5)
+        prepare(
+            "physionet_mi",
+            tmp_path / "s.h5",
+            task="left_right_imagery",
+            files=[path],
+            progress=False,
+            stream_above_mb=0.5,
+        )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["nan_raw.fif"]
 
 
@@ -116,8 +129,11 @@ def test_full_disk_while_streaming_is_the_outputs_fault(eeg_root, tmp_path, monk
     files = [eeg_root / RUNS / f"S001R0{i}.edf" for i in (4, 8)]
     kw = dict(task="left_right_imagery", files=files, progress=False, stream_above_mb=0.5, skip_bad=True)
     _fill_disk_after(monkeypatch, 300)  # the first recording (~256 writes: 3 chunks + 1 resampling per channel) fits
-    with pytest.raises(StoreError, match=r"disk full while processing .*S001R08\.edf; the 1 recording written "
-                                         r"before is kept .* rerun the same command with --resume"):
+    with pytest.raises(
+        StoreError,
+        match=r"disk full while processing .*S001R08\.edf; the 1 recording written "
+        r"before is kept .* rerun the same command with --resume",
+    ):
         prepare("physionet_mi", tmp_path / "set", shards=True, **kw)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["set"]  # no scratch left beside it
     _fill_disk_after(monkeypatch, 10)
@@ -132,13 +148,37 @@ def test_cli_output_os_errors_are_one_line(eeg_root, tmp_path):
     from neurokit.cli.main import app
 
     (tmp_path / "afile").write_text("x")
-    res = CliRunner().invoke(app, ["prepare", "physionet_mi", "--data-root", str(eeg_root), "--subjects", "1",
-                                   "-o", str(tmp_path / "afile" / "s.h5")])
+    res = CliRunner().invoke(
+        app,
+        [
+            "prepare",
+            "physionet_mi",
+            "--data-root",
+            str(eeg_root),
+            "--subjects",
+            "1",
+            "-o",
+            str(tmp_path / "afile" / "s.h5"),
+        ],
+    )
     assert res.exit_code == 2 and "Traceback" not in res.output
     lines = [ln for ln in res.output.splitlines() if ln.strip()]
     assert len(lines) == 1 and "afile" in lines[0] and "error" in lines[0].lower(), res.output
-    res = CliRunner().invoke(app, ["prepare", "physionet_mi", "--data-root", str(eeg_root), "--subjects", "1",
-                                   "-o", str(tmp_path / "s.h5"), "--stream-above", "-1"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "prepare",
+            "physionet_mi",
+            "--data-root",
+            str(eeg_root),
+            "--subjects",
+            "1",
+            "-o",
+            str(tmp_path / "s.h5"),
+            "--stream-above",
+            "-1",
+        ],
+    )
     assert res.exit_code == 2 and "--stream-above" in res.output and "≥ 0" in res.output, res.output
 
 
@@ -149,6 +189,13 @@ def test_shard_set_never_written_into_a_folder_of_other_files(eeg_root, tmp_path
     (tmp_path / "mine" / "notes.txt").write_text("keep me")
     for overwrite in (False, True):
         with pytest.raises(StoreError, match=r"mine: a folder of other files, not a shard set"):
-            prepare("physionet_mi", tmp_path / "mine", task="left_right_imagery", progress=False, shards=True,
-                    overwrite=overwrite, files=[eeg_root / RUNS / "S001R04.edf"])
+            prepare(
+                "physionet_mi",
+                tmp_path / "mine",
+                task="left_right_imagery",
+                progress=False,
+                shards=True,
+                overwrite=overwrite,
+                files=[eeg_root / RUNS / "S001R04.edf"],
+            )
     assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]

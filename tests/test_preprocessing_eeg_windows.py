@@ -89,7 +89,9 @@ def test_flat_channel_warns():
 
 def test_rate_too_low_for_band():
     raw = _synthetic(np.random.default_rng(0).normal(0, 1e-5, (2, 100)), sfreq=0.5)
-    with pytest.raises(DataFileError, match=r"synthetic.edf: sampling rate 0.5 Hz is too low for this recipe \(minimum 64 Hz"):
+    with pytest.raises(
+        DataFileError, match=r"synthetic.edf: sampling rate 0.5 Hz is too low for this recipe \(minimum 64 Hz"
+    ):
         preprocess_raw(raw, _recipe(reference=None))
     raw = _synthetic(np.random.default_rng(0).normal(0, 1e-5, (2, 100)), sfreq=0.5)
     with pytest.raises(DataFileError, match=r"sampling rate 0.5 Hz is too low for a 0.3 Hz high-pass"):
@@ -111,9 +113,17 @@ def test_recipe_validation():
 
 def test_tueg_recipe_resamples_before_filtering(eeg_root):
     """The pretraining card's order (CBraMod on TUEG): resample to 200 Hz, then 0.3-75 Hz and the notch."""
-    rec = EEGRecipe.from_dict({**neurokit.load_card("eeg_folder").recipe().to_dict(), "channels": ["C3", "Cz", "C4"],
-                               "min_duration_s": 0.0, "crop_start_s": 0.0, "crop_end_s": 0.0, "window_s": 10.0,
-                               "reject_uv": None})
+    rec = EEGRecipe.from_dict(
+        {
+            **neurokit.load_card("eeg_folder").recipe().to_dict(),
+            "channels": ["C3", "Cz", "C4"],
+            "min_duration_s": 0.0,
+            "crop_start_s": 0.0,
+            "crop_end_s": 0.0,
+            "window_s": 10.0,
+            "reject_uv": None,
+        }
+    )
     raw = neurokit.read_eeg(eeg_root / S001R04)
     raw = preprocess_raw(raw, rec)
     assert list(raw.info["temp"]["neurokit_applied"])[-4:] == ["resampled", "l_freq", "h_freq", "notch_hz"]

@@ -1,4 +1,5 @@
 """Speed and scale (issue 12): CPU training path, frame-layout surface stores."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -81,7 +82,7 @@ def test_fused_feed_forward_and_residual_dropout_equal_autograd_ops():
 
     def grads(fn):
         y = fn()
-        out = torch.autograd.grad((y ** 2).sum(), params)
+        out = torch.autograd.grad((y**2).sum(), params)
         return y.detach(), out
 
     fused = grads(lambda: _residual_dropout(x, _FeedForward.apply(h, *params[2:], m1), m2))
@@ -96,8 +97,8 @@ def test_fused_feed_forward_and_residual_dropout_equal_autograd_ops():
         y1 = _AddMaskedHalves.apply(x, ys.transpose(1, 2), yt, mask)
         y2 = x + (1 if mask is None else mask) * torch.cat([ys.transpose(1, 2), yt], dim=-1)
         torch.testing.assert_close(y1, y2, rtol=0, atol=1e-6)  # addcmul may fuse the multiply-add
-        g1 = torch.autograd.grad((y1 ** 2).sum(), [x, ys, yt])
-        g2 = torch.autograd.grad((y2 ** 2).sum(), [x, ys, yt])
+        g1 = torch.autograd.grad((y1**2).sum(), [x, ys, yt])
+        g2 = torch.autograd.grad((y2**2).sum(), [x, ys, yt])
         for a, b in zip(g1, g2):
             torch.testing.assert_close(a, b, rtol=0, atol=1e-5)
 
@@ -115,7 +116,7 @@ def test_cpu_training_path_equals_module_path_and_fixture(fixtures_root, monkeyp
     def run():
         model.zero_grad()
         y = model.train()(x, mask=mask)
-        (y ** 2).mean().backward()
+        (y**2).mean().backward()
         return y.detach(), [p.grad.clone() for p in model.parameters() if p.requires_grad]
 
     y_fused, g_fused = run()
@@ -165,8 +166,9 @@ def test_frame_layout_store_reads_the_tubelets(surface_root, spheres, tmp_path):
     """Stride-1 tubelets from a real CIFTI run: each frame stored once, processed 2 frames at a time, and
     every sample read back equals the tubelet cut from the whole run z-scored in float64."""
     rec = SurfaceRecipe(grid="ico6/ico2", tubelet=3, stride=1)
-    out = write_surface_store(tmp_path / "s.h5", [SurfaceRun(surface_root / MSC, "MSC01")], rec, spheres=spheres,
-                              chunk=2)
+    out = write_surface_store(
+        tmp_path / "s.h5", [SurfaceRun(surface_root / MSC, "MSC01")], rec, spheres=spheres, chunk=2
+    )
     st = PatchStore(out)
     assert len(st) == 6 and st.sample_shape == (3, 320, 153)
     import h5py
@@ -199,8 +201,13 @@ def test_failing_hemisphere_leaves_nothing_of_its_run(surface_root, spheres, tmp
     nib.save(nib.Cifti2Image(data, header=img.header), str(bad))
     rec = SurfaceRecipe(grid="ico6/ico2", tubelet=5)
     with pytest.warns(RuntimeWarning, match=r"skipped .*sub-2_bad\.dtseries\.nii.*frames 2\)"):
-        out = write_surface_store(tmp_path / "s.h5", [SurfaceRun(bad, "2"), SurfaceRun(surface_root / MSC, "1")], rec,
-                                  spheres=spheres, skip_bad=True)
+        out = write_surface_store(
+            tmp_path / "s.h5",
+            [SurfaceRun(bad, "2"), SurfaceRun(surface_root / MSC, "1")],
+            rec,
+            spheres=spheres,
+            skip_bad=True,
+        )
     st = PatchStore(out)
     assert len(st) == 2 and set(st.meta["subject"]) == {"1"} and len(st.attrs["sources"]) == 1
     import h5py
@@ -254,8 +261,16 @@ def test_shard_set_resume_read_and_merge(lr_store, eeg_root, tmp_path):
     np.testing.assert_array_equal(ds.labels, ref.labels)
     for k in (0, len(ds) // 2, len(ds) - 1):
         assert torch.equal(ds[k][0], ref[k][0])
-    other = prepare("physionet_mi", tmp_path / "c", data_root=eeg_root, subjects=[3], shards=True,
-                    task="left_right_imagery", channels=["C3", "Cz", "C4"], progress=False)
+    other = prepare(
+        "physionet_mi",
+        tmp_path / "c",
+        data_root=eeg_root,
+        subjects=[3],
+        shards=True,
+        task="left_right_imagery",
+        channels=["C3", "Cz", "C4"],
+        progress=False,
+    )
     with pytest.raises(StoreError, match="differs from .* in ch_names, recipe"):
         merge_shard_sets([a, other], tmp_path / "ac")
 
@@ -293,11 +308,21 @@ def test_prepare_on_a_dask_cluster_survives_a_killed_worker(lr_store, eeg_root, 
         return real_map(die_once_at_k, list(enumerate(items)), **kw)
 
     monkeypatch.setattr(parallel, "map_ordered", map_with_a_kill)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         before = set(client.scheduler_info()["workers"])
-        out = prepare("physionet_mi", tmp_path / "dask.h5", data_root=eeg_root, subjects=[1, 2],
-                      scheduler=cluster.scheduler_address, **LR)
+        out = prepare(
+            "physionet_mi",
+            tmp_path / "dask.h5",
+            data_root=eeg_root,
+            subjects=[1, 2],
+            scheduler=cluster.scheduler_address,
+            **LR,
+        )
         victim = marker.read_text().split()[0]  # the kill happened, in the k-th recording's task
         assert victim in before
         deadline = time.monotonic() + 30  # the scheduler drops the dead worker (it already has: the task was rerun)

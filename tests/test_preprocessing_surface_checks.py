@@ -1,4 +1,5 @@
 """Defects from the fresh-user review of the surface path: each test fails on the code before the fix."""
+
 from __future__ import annotations
 
 import shutil
@@ -32,8 +33,10 @@ def sulc_l(surface_root):
 
 def _gifti_func(path, data, hemi=None):
     meta = {"AnatomicalStructurePrimary": {"L": "CortexLeft", "R": "CortexRight"}[hemi]} if hemi else {}
-    arrays = [nib.gifti.GiftiDataArray(np.ascontiguousarray(col, np.float32), intent="NIFTI_INTENT_TIME_SERIES",
-                                       meta=meta) for col in data.T]
+    arrays = [
+        nib.gifti.GiftiDataArray(np.ascontiguousarray(col, np.float32), intent="NIFTI_INTENT_TIME_SERIES", meta=meta)
+        for col in data.T
+    ]
     nib.save(nib.gifti.GiftiImage(darrays=arrays), str(path))
     return path
 
@@ -42,7 +45,9 @@ def _gifti_func(path, data, hemi=None):
 def test_right_sphere_under_neutral_name_refused_by_metadata(surface_root, sulc_l, tmp_path):
     neutral = tmp_path / "template_sphere.surf.gii"
     shutil.copy(surface_root / HCP / "S1200.R.sphere.32k_fs_LR.surf.gii", neutral)
-    with pytest.raises(DataFileError, match=r"sphere .*template_sphere.* is hemisphere R \(from its metadata\).*--sphere-l"):
+    with pytest.raises(
+        DataFileError, match=r"sphere .*template_sphere.* is hemisphere R \(from its metadata\).*--sphere-l"
+    ):
         to_template(sulc_l, neutral)
 
 
@@ -66,11 +71,27 @@ def test_plot_surf_of_other_hemisphere_refused(surface_root, tmp_path):
 
     dscalar = surface_root / HCP / "S1200.sulc_MSMAll.32k_fs_LR.dscalar.nii"
     with pytest.raises(DataFileError, match="--surf .*S1200.L.inflated.* is hemisphere L, but --hemi is R"):
-        plot_surface(dscalar, tmp_path / "x.png", hemi="R", surf_mesh=surface_root / HCP / "S1200.L.inflated_MSMAll.32k_fs_LR.surf.gii")
+        plot_surface(
+            dscalar,
+            tmp_path / "x.png",
+            hemi="R",
+            surf_mesh=surface_root / HCP / "S1200.L.inflated_MSMAll.32k_fs_LR.surf.gii",
+        )
     with pytest.raises(DataFileError, match="no data frames"):
         plot_surface(surface_root / HCP / "S1200.L.sphere.32k_fs_LR.surf.gii", tmp_path / "x.png")
-    r = runner.invoke(app, ["plot-surface", str(dscalar), "--hemi", "R", "-o", str(tmp_path / "x.png"),
-                            "--surf", str(surface_root / HCP / "S1200.L.inflated_MSMAll.32k_fs_LR.surf.gii")])
+    r = runner.invoke(
+        app,
+        [
+            "plot-surface",
+            str(dscalar),
+            "--hemi",
+            "R",
+            "-o",
+            str(tmp_path / "x.png"),
+            "--surf",
+            str(surface_root / HCP / "S1200.L.inflated_MSMAll.32k_fs_LR.surf.gii"),
+        ],
+    )
     assert r.exit_code != 0 and "ishemisphereL,but--hemiisR" in "".join(r.output.split())
     assert not (tmp_path / "x.png").exists()
 
@@ -88,8 +109,9 @@ def test_surface_preparer_skip_bad_and_channels(surface_root, tmp_path):
     with pytest.raises(CardError, match="no file of hemisphere R"):
         prepare("fsaverage5_rest", tmp_path / "r.h5", files=[good, bad], hemi="R")
     with pytest.warns(RuntimeWarning, match="skipped .*sub-02_broken"):
-        out = prepare("fsaverage5_rest", tmp_path / "b.h5", files=[good, bad, rh], skip_bad=True, hemi="L",
-                      progress=False)
+        out = prepare(
+            "fsaverage5_rest", tmp_path / "b.h5", files=[good, bad, rh], skip_bad=True, hemi="L", progress=False
+        )
     st = PatchStore(out)
     assert len(st) == 33 and [s["path"] for s in st.attrs["sources"]] == [str(good)]
 
@@ -97,8 +119,12 @@ def test_surface_preparer_skip_bad_and_channels(surface_root, tmp_path):
 # 4. clip_retrieval without boundaries -------------------------------------------------------------------
 def test_clip_retrieval_without_boundaries_refused(surface_root, tmp_path):
     with pytest.raises(CardError, match="recording.clips.boundaries.*HCP wiki"):
-        prepare("hcp7t_movie", tmp_path / "s.h5", task="clip_retrieval",
-                files=[surface_root / "cifti/sub-MSC01_test.dtseries.nii"])
+        prepare(
+            "hcp7t_movie",
+            tmp_path / "s.h5",
+            task="clip_retrieval",
+            files=[surface_root / "cifti/sub-MSC01_test.dtseries.nii"],
+        )
     assert not (tmp_path / "s.h5").exists()
 
 
@@ -138,7 +164,9 @@ def test_ico6_data_explicit_mesh_skips_resampling(surface_root, tmp_path):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((40962, 3)).astype(np.float32)
     f = _gifti_func(tmp_path / "sub-7.L.func.gii", x, "L")
-    with pytest.raises(DataFileError, match=r"sub-7\.L\.func\.gii: no packaged registered sphere for mesh 'fsaverage6'.*--mesh ico6"):
+    with pytest.raises(
+        DataFileError, match=r"sub-7\.L\.func\.gii: no packaged registered sphere for mesh 'fsaverage6'.*--mesh ico6"
+    ):
         to_template(read_surface(f))
     sd = read_surface(f, mesh="ico6")
     out, mask = to_template(sd)
@@ -149,7 +177,9 @@ def test_ico6_data_explicit_mesh_skips_resampling(surface_root, tmp_path):
     out_r, _ = to_template(read_surface(fr, mesh="ico6"))
     np.testing.assert_array_equal(out_r, x)
     store = tmp_path / "ico6.h5"
-    r = runner.invoke(app, ["prepare", "fsaverage5_rest", "-f", str(f), "-o", str(store), "--mesh", "ico6", "--hemi", "L"])
+    r = runner.invoke(
+        app, ["prepare", "fsaverage5_rest", "-f", str(f), "-o", str(store), "--mesh", "ico6", "--hemi", "L"]
+    )
     assert r.exit_code == 0, r.output
     st = PatchStore(store)
     assert len(st) == 1 and st.attrs["mesh"] == "ico6" and set(st.meta["subject"]) == {"7"}

@@ -1,4 +1,5 @@
 """Patch tensors, tubelets, z-scoring and surface patch stores from the real fsaverage5 and CIFTI runs."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +17,6 @@ from neurokit.preprocessing.surface.store import SurfaceRun, write_surface_store
 
 FSA5 = "fsaverage5_rest/sub-010188_ses-02_task-rest_acq-AP_run-01.fsa5.{h}h.first100TR.mgz"
 MSC = "cifti/sub-MSC01_test.dtseries.nii"
-
 
 
 def test_zscore_frames():
@@ -81,7 +81,13 @@ def test_surface_store_from_fsaverage5(surface_root, tmp_path):
     st = PatchStore(out)
     assert st.modality == "surface" and len(st) == 66 and st.sample_shape == (3, 1280, 45)
     a = st.attrs
-    assert (a["tr"], a["grid"], a["mesh"], a["hemispheres"], a["card"]) == (1.0, "ico6/ico3", "fsaverage5", ["L", "R"], "fsaverage5_rest")
+    assert (a["tr"], a["grid"], a["mesh"], a["hemispheres"], a["card"]) == (
+        1.0,
+        "ico6/ico3",
+        "fsaverage5",
+        ["L", "R"],
+        "fsaverage5_rest",
+    )
     assert a["sources"][0]["sha256"] == file_sha256(runs[0].path)
     assert a["recipe"]["tubelet"] == 3 and a["vertices_per_patch"] == 45
     assert st.meta["hemi"].tolist() == ["L"] * 33 + ["R"] * 33
@@ -96,13 +102,17 @@ def test_surface_store_from_fsaverage5(surface_root, tmp_path):
 def test_surface_store_from_cifti(surface_root, tmp_path):
     spheres = {h: surface_root / f"hcp_fs_LR32k/S1200.{h}.sphere.32k_fs_LR.surf.gii" for h in "LR"}
     out = write_surface_store(
-        tmp_path / "msc.h5", [SurfaceRun(surface_root / MSC, "MSC01", "test", "1", label=1.5)],
-        SurfaceRecipe(grid="ico2", tubelet=1), spheres=spheres, label_dtype="float32",
+        tmp_path / "msc.h5",
+        [SurfaceRun(surface_root / MSC, "MSC01", "test", "1", label=1.5)],
+        SurfaceRecipe(grid="ico2", tubelet=1),
+        spheres=spheres,
+        label_dtype="float32",
     )
     st = PatchStore(out)
     assert len(st) == 10 and st.sample_shape == (1, 320, 153) and st.attrs["mesh"] == "fs_LR_32k"
     assert np.all(st.labels == 1.5)
     with pytest.raises(DataFileError, match="fewer than one tubelet of 8"):
-        write_surface_store(tmp_path / "short.h5", [SurfaceRun(surface_root / MSC, hemi="L")],
-                            SurfaceRecipe(tubelet=8), spheres=spheres)
+        write_surface_store(
+            tmp_path / "short.h5", [SurfaceRun(surface_root / MSC, hemi="L")], SurfaceRecipe(tubelet=8), spheres=spheres
+        )
     assert not (tmp_path / "short.h5").exists() and not (tmp_path / "short.h5.partial").exists()

@@ -1,4 +1,5 @@
 """Barycentric resampling between the registered fs_LR 32k / fsaverage5 spheres and the ico6 template."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,7 +14,6 @@ from neurokit.preprocessing.surface.resample import default_sphere, load_sphere,
 
 SULC = "hcp_fs_LR32k/S1200.sulc_MSMAll.32k_fs_LR.dscalar.nii"
 FSA5 = "fsaverage5_rest/sub-010188_ses-02_task-rest_acq-AP_run-01.fsa5.{h}h.first100TR.mgz"
-
 
 
 def sphere(root, h):

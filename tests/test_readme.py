@@ -6,6 +6,7 @@ it matches (a later option overrides an earlier one), and ``neuro``/``torchrun -
 (torchrun itself is tested in ``test_pipelines_eeg.py``). ``pip install`` and ``python -m pytest`` are not run.
 A block preceded by a ``<!-- norun: why -->`` line is skipped.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,19 +25,48 @@ from neurokit.cli.main import app
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 #: the guide's pages in the documentation site's order: their commands run after the README's
-GUIDE = ["reading", "cards", "preprocessing", "stores", "models", "pretraining", "finetuning", "m4oe", "surface",
-         "retrieval", "kernels", "scale"]
+GUIDE = [
+    "reading",
+    "cards",
+    "preprocessing",
+    "stores",
+    "models",
+    "pretraining",
+    "finetuning",
+    "m4oe",
+    "surface",
+    "retrieval",
+    "kernels",
+    "scale",
+]
 
 
 def documented_text() -> str:
     """The README, then the guide's pages (``docs/guide/*.md``), as one text."""
     return "\n".join([README.read_text()] + [(ROOT / "docs" / "guide" / f"{p}.md").read_text() for p in GUIDE])
 
+
 #: (regex on the command as written, arguments appended); the first match applies
 SMALL: list[tuple[str, list[str]]] = [
-    (r"^neuro quickstart", ["--pretrain-epochs", "1", "--finetune-epochs", "1", "--n-layers", "1",
-                            "--channels", "C3,Cz,C4", "--seeds", "2", "--label-fractions", "0.1,1",
-                            "--max-pool", "600"]),
+    (
+        r"^neuro quickstart",
+        [
+            "--pretrain-epochs",
+            "1",
+            "--finetune-epochs",
+            "1",
+            "--n-layers",
+            "1",
+            "--channels",
+            "C3,Cz,C4",
+            "--seeds",
+            "2",
+            "--label-fractions",
+            "0.1,1",
+            "--max-pool",
+            "600",
+        ],
+    ),
     (r"^neuro prepare physionet_mi", ["--subjects", "1,2,7,9", "--channels", "C3,Cz,C4"]),
     (r"^neuro pretrain .*--model sit", ["--n-layers", "1", "--max-steps", "1", "--batch-size", "4", "--no-progress"]),
     (r"^neuro pretrain .*--resume", ["--max-steps", "3", "--no-progress"]),
@@ -109,7 +139,9 @@ def readme_run(shared, tmp_path_factory):
             print(f"[{time.process_time() - t0:6.1f} s CPU] {cmd}")
             assert r.exit_code == 0, f"README command failed: {cmd}\n{r.output}\n{r.exception!r}"
             outputs[cmd] = r.output
-        r = runner.invoke(app, _argv(next(c for c in outputs if c.startswith("neuro quickstart"))), env={"COLUMNS": "200"})
+        r = runner.invoke(
+            app, _argv(next(c for c in outputs if c.startswith("neuro quickstart"))), env={"COLUMNS": "200"}
+        )
         outputs["quickstart again"] = r
     finally:
         os.chdir(old)
@@ -180,7 +212,11 @@ def test_readme_eegmat_through_eeg_folder(readme_run):
     work, _ = readme_run
     s = PatchStore(work / "runs/eegmat.h5")
     assert s.sample_shape == (19, 5, 200) and len(s.attrs["sources"]) == 6
-    assert {k: s.attrs["recipe"][k] for k in ("window_s", "crop_start_s", "crop_end_s", "line_freq")} == \
-        {"window_s": 5.0, "crop_start_s": 0.0, "crop_end_s": 0.0, "line_freq": 50.0}
+    assert {k: s.attrs["recipe"][k] for k in ("window_s", "crop_start_s", "crop_end_s", "line_freq")} == {
+        "window_s": 5.0,
+        "crop_start_s": 0.0,
+        "crop_end_s": 0.0,
+        "line_freq": 50.0,
+    }
     # 182 s (Subject04_1: 170 s) and 62 s per subject: 36 (34) + 12 five-second windows before amplitude rejection
     assert len(s) + s.attrs["n_rejected"] == 2 * (36 + 12) + 34 + 12

@@ -1,5 +1,6 @@
 """The paper's stimulus encoders through transformers (issue 18 item 13): VideoMAE's fc_norm activations and
 wav2vec 2.0's last layer averaged over time, on tiny random configurations (no download); the store path."""
+
 from __future__ import annotations
 
 import json
@@ -110,10 +111,17 @@ def test_embed_stimuli_with_the_paper_encoders(tmp_path):
         read_audio,
     )
 
-    movie, _ = make_movie(tmp_path / "m.mkv", movie_layout(n_clips=1, clip_s=6.0, rest_s=1.0, lead_s=1.0), fps=8, size=40)
+    movie, _ = make_movie(
+        tmp_path / "m.mkv", movie_layout(n_clips=1, clip_s=6.0, rest_s=1.0, lead_s=1.0), fps=8, size=40
+    )
     enc = StimulusEncoders(video="videomae-tiny", audio="wav2vec2-tiny")
-    path = embed_stimuli(movie, tmp_path / "s.h5", encoders=enc, windows=StimulusWindows(clips=[[1.0, 7.0]], retest_clip=-1),
-                         progress=False)
+    path = embed_stimuli(
+        movie,
+        tmp_path / "s.h5",
+        encoders=enc,
+        windows=StimulusWindows(clips=[[1.0, 7.0]], retest_clip=-1),
+        progress=False,
+    )
     st = StimulusStore(path)
     from neurokit.pipelines.retrieval import resolve_retest_clip
 

@@ -1,5 +1,6 @@
 """Held-out masked reconstruction beside the predict-zero and predict-mean baselines: hand-worked values, the
 per-epoch records of a pretraining run, and the CLI's line."""
+
 from __future__ import annotations
 
 import json
@@ -17,10 +18,15 @@ pytestmark = pytest.mark.usefixtures("two_torch_threads")
 
 def _batch():
     # 1 window, 2 channels, 3 patches of 2 values
-    t = torch.tensor([[[[1.0, 3.0], [2.0, 2.0], [5.0, -1.0]],
-                       [[0.0, 4.0], [6.0, 6.0], [-2.0, 0.0]]]])
-    m = torch.tensor([[[0.0, 1.0, 1.0],     # channel 0: patches 1, 2 masked, patch 0 visible (mean 2)
-                       [1.0, 1.0, 1.0]]])   # channel 1: all masked -> mean prediction 0
+    t = torch.tensor([[[[1.0, 3.0], [2.0, 2.0], [5.0, -1.0]], [[0.0, 4.0], [6.0, 6.0], [-2.0, 0.0]]]])
+    m = torch.tensor(
+        [
+            [
+                [0.0, 1.0, 1.0],  # channel 0: patches 1, 2 masked, patch 0 visible (mean 2)
+                [1.0, 1.0, 1.0],
+            ]
+        ]
+    )  # channel 1: all masked -> mean prediction 0
     return t, m
 
 
@@ -68,8 +74,11 @@ def _store(path, n=24):
     from neurokit.io.store import PatchStoreWriter
 
     rng = np.random.default_rng(0)
-    with PatchStoreWriter(path, (2, 2, 200), attrs=dict(modality="eeg", ch_names=["C3", "C4"], sfreq=200.0,
-                                                        recipe={"reject_uv": 100.0}, n_rejected=8)) as w:
+    with PatchStoreWriter(
+        path,
+        (2, 2, 200),
+        attrs=dict(modality="eeg", ch_names=["C3", "C4"], sfreq=200.0, recipe={"reject_uv": 100.0}, n_rejected=8),
+    ) as w:
         for i in range(n):  # six subjects: whole subjects are held out
             w.append(rng.normal(size=(1, 2, 2, 200)).astype(np.float32), subject=f"S{i % 6}")
     return path
@@ -79,16 +88,21 @@ def test_pretraining_logs_heldout_beside_baselines_each_epoch(tmp_path):
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
     store = _store(tmp_path / "s.h5")
-    cfg = PretrainConfig(model_kwargs={"n_layers": 1}, epochs=2, batch_size=8, device="cpu", progress=False,
-                         val_fraction=0.2)
+    cfg = PretrainConfig(
+        model_kwargs={"n_layers": 1}, epochs=2, batch_size=8, device="cpu", progress=False, val_fraction=0.2
+    )
     res = pretrain(store, tmp_path / "pt", cfg)
     assert res["heldout"].startswith("4 windows (1 of 6 subjects")  # round(0.2 × 6) = 1 subject of 4 windows
     assert len(res["subjects"]) == 5
-    epochs = [json.loads(line) for line in (tmp_path / "pt" / "metrics.jsonl").read_text().splitlines()
-              if '"heldout_loss"' in line]
+    epochs = [
+        json.loads(line)
+        for line in (tmp_path / "pt" / "metrics.jsonl").read_text().splitlines()
+        if '"heldout_loss"' in line
+    ]
     assert [e["epoch"] for e in epochs] == [1, 2]
-    assert res["heldout_history"] == [{k: e[k] for k in ("epoch", "heldout_loss", "heldout_zero", "heldout_mean")}
-                                      for e in epochs]
+    assert res["heldout_history"] == [
+        {k: e[k] for k in ("epoch", "heldout_loss", "heldout_zero", "heldout_mean")} for e in epochs
+    ]
     # the baselines depend on the held-out windows and the seeded masks only: the same each epoch
     assert epochs[0]["heldout_zero"] == epochs[1]["heldout_zero"]
     assert epochs[0]["heldout_zero"] == pytest.approx(1.0, rel=0.25)  # unit-variance noise
@@ -107,15 +121,37 @@ def test_cli_prints_the_heldout_line(tmp_path):
     from neurokit.cli.main import app
 
     store = _store(tmp_path / "s.h5")
-    r = CliRunner().invoke(app, ["pretrain", str(store), "-o", str(tmp_path / "pt"), "--n-layers", "1", "--epochs", "1",
-                                 "--batch-size", "8", "--device", "cpu", "--no-progress", "--normalize", "window"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "pretrain",
+            str(store),
+            "-o",
+            str(tmp_path / "pt"),
+            "--n-layers",
+            "1",
+            "--epochs",
+            "1",
+            "--batch-size",
+            "8",
+            "--device",
+            "cpu",
+            "--no-progress",
+            "--normalize",
+            "window",
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "input normalisation: window" in r.output
-    assert "data: kept 24 of 32 windows (75.0 %); dropped 8 (a sample's |amplitude| above reject_uv = 100 µV)" in r.output
+    assert (
+        "data: kept 24 of 32 windows (75.0 %); dropped 8 (a sample's |amplitude| above reject_uv = 100 µV)" in r.output
+    )
     line = next(ln for ln in r.output.splitlines() if ln.startswith("held-out masked loss"))
     rec = json.loads([ln for ln in (tmp_path / "pt" / "metrics.jsonl").read_text().splitlines() if "heldout" in ln][-1])
-    assert line.startswith(f"held-out masked loss {rec['heldout_loss']:.4g} vs predict-zero {rec['heldout_zero']:.4g} "
-                           f"vs predict-mean {rec['heldout_mean']:.4g} (epoch 1;")
+    assert line.startswith(
+        f"held-out masked loss {rec['heldout_loss']:.4g} vs predict-zero {rec['heldout_zero']:.4g} "
+        f"vs predict-mean {rec['heldout_mean']:.4g} (epoch 1;"
+    )
     bad = CliRunner().invoke(app, ["pretrain", str(store), "-o", str(tmp_path / "x"), "--normalize", "batch"])
     assert bad.exit_code == 2 and "error: --normalize batch; allowed: none, window, channel, corpus" in bad.output
 
@@ -124,8 +160,19 @@ def test_a_run_ending_inside_an_epoch_still_reports_the_heldout_loss(tmp_path):
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
     store = _store(tmp_path / "s.h5")  # 20 training windows, batch 8: 2 steps an epoch; 3 steps end in epoch 2
-    res = pretrain(store, tmp_path / "pt", PretrainConfig(model_kwargs={"n_layers": 1}, epochs=5, max_steps=3,
-                                                          batch_size=8, device="cpu", progress=False, val_fraction=0.2))
+    res = pretrain(
+        store,
+        tmp_path / "pt",
+        PretrainConfig(
+            model_kwargs={"n_layers": 1},
+            epochs=5,
+            max_steps=3,
+            batch_size=8,
+            device="cpu",
+            progress=False,
+            val_fraction=0.2,
+        ),
+    )
     assert [h["epoch"] for h in res["heldout_history"]] == [1, 1.5]
     last = json.loads((tmp_path / "pt" / "metrics.jsonl").read_text().splitlines()[-1])
     assert last["at_step"] == 3 and last["heldout_loss"] == res["heldout_history"][-1]["heldout_loss"]

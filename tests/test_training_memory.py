@@ -1,4 +1,5 @@
 """Memory estimate said before a large training run (issue 20 item 4)."""
+
 from __future__ import annotations
 
 import logging
@@ -64,6 +65,14 @@ def test_trainer_says_it_before_training(caplog, monkeypatch):
     monkeypatch.setattr(memory, "QUIET_BELOW", 0)  # every estimate is "large" for this test
     model = create_model("cbramod", n_layers=1)
     with caplog.at_level(logging.WARNING, logger="neurokit"):
-        Trainer(model, Data(), lambda m, b: m(b.x).mean(), model_name="cbramod", optim=OptimConfig(),
-                batch_size=4, epochs=1, progress=False)
+        Trainer(
+            model,
+            Data(),
+            lambda m, b: m(b.x).mean(),
+            model_name="cbramod",
+            optim=OptimConfig(),
+            batch_size=4,
+            epochs=1,
+            progress=False,
+        )
     assert any("resident for batch 4 × 3 channels × 2 patches × 1 layer on" in r.getMessage() for r in caplog.records)

@@ -1,5 +1,6 @@
 """The one training loop (neurokit.training.trainer): several task datasets, validation and selection, and a
 run interrupted part-way through an epoch and resumed ends exactly as one never interrupted."""
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,18 @@ def make(out, loss=None, **kw):
         with torch.no_grad():
             return {"val_neg_mse": -float(F.mse_loss(m(XV).squeeze(-1), XV @ W))}
 
-    opts = dict(model_name="cbramod", optim=OptimConfig(lr=1e-2, min_lr=1e-3), batch_size={"a": 4, "b": 3}, epochs=3,
-                seed=1, out=out, ckpt_every=2, validate=validate, select="val_neg_mse", progress=False)
+    opts = dict(
+        model_name="cbramod",
+        optim=OptimConfig(lr=1e-2, min_lr=1e-3),
+        batch_size={"a": 4, "b": 3},
+        epochs=3,
+        seed=1,
+        out=out,
+        ckpt_every=2,
+        validate=validate,
+        select="val_neg_mse",
+        progress=False,
+    )
     return Trainer(model, DATA, loss or mse, **{**opts, **kw})
 
 
@@ -85,8 +96,15 @@ def test_nothing_saved_removes_the_folder_and_too_short_runs_are_refused(tmp_pat
     with pytest.raises(ConfigError, match="already did 18 steps"):
         short.resume(ck)
     with pytest.raises(ConfigError, match="lower --batch-size"):
-        Trainer(nn.Linear(4, 1), TensorDataset(XA, XA @ W), lambda m, b: m(b.x).sum(), model_name="sit",
-                optim=OptimConfig(), batch_size=64, epochs=1)
+        Trainer(
+            nn.Linear(4, 1),
+            TensorDataset(XA, XA @ W),
+            lambda m, b: m(b.x).sum(),
+            model_name="sit",
+            optim=OptimConfig(),
+            batch_size=64,
+            epochs=1,
+        )
 
 
 def test_task_order_needs_named_tasks_and_dist_info_defaults_to_one_process():
@@ -94,7 +112,15 @@ def test_task_order_needs_named_tasks_and_dist_info_defaults_to_one_process():
     order = multi.task_order(0)
     assert sorted(order) == ["a"] * 3 + ["b"] * 3  # 13 // 4 and 10 // 3 batches
     assert order == multi.task_order(0) and multi.info is multi.dist_info and multi.dist_info.world_size == 1
-    single = Trainer(nn.Linear(4, 1), TensorDataset(XA, XA @ W), lambda m, b: m(b.x).sum(), model_name="sit",
-                     optim=OptimConfig(), batch_size=4, epochs=1, progress=False)
+    single = Trainer(
+        nn.Linear(4, 1),
+        TensorDataset(XA, XA @ W),
+        lambda m, b: m(b.x).sum(),
+        model_name="sit",
+        optim=OptimConfig(),
+        batch_size=4,
+        epochs=1,
+        progress=False,
+    )
     with pytest.raises(ValueError, match="task_order: this trainer has one dataset"):
         single.task_order(0)  # was: TypeError iterating None

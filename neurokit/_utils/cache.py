@@ -1,4 +1,5 @@
 """The user cache folder for derived arrays (resampling matrices): ``$NEUROKIT_CACHE`` or ``~/.cache/neurokit``."""
+
 from __future__ import annotations
 
 import os

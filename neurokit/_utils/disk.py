@@ -1,5 +1,6 @@
 """Full disks: telling them from other write errors, checking free space before a large write, and the
 one-line message that says what is kept and how to go on."""
+
 from __future__ import annotations
 
 import errno
@@ -63,5 +64,7 @@ def check_free_space(folder: str | Path, need_bytes: int, *, what: str | Path) -
     except OSError:
         return
     if free < need_bytes + RESERVE_BYTES:
-        raise DiskFullError(f"{what}: disk full ({free / 2**20:.1f} MiB free on {p}, {need_bytes / 2**20:.1f} MiB "
-                            f"to write plus {RESERVE_BYTES >> 20} MiB kept free)")
+        raise DiskFullError(
+            f"{what}: disk full ({free / 2**20:.1f} MiB free on {p}, {need_bytes / 2**20:.1f} MiB "
+            f"to write plus {RESERVE_BYTES >> 20} MiB kept free)"
+        )

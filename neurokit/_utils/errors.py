@@ -1,4 +1,5 @@
 """Exception types raised by neurokit. Each message names the file, the problem and the fix."""
+
 from __future__ import annotations
 
 

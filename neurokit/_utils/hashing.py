@@ -1,11 +1,11 @@
 """Content hashes of files (SHA-256), used to pin recordings, weights and stores in provenance records."""
+
 from __future__ import annotations
 
 import logging
 from pathlib import Path
 
 logger = logging.getLogger("neurokit")
-
 
 
 def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:

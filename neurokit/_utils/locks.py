@@ -1,6 +1,7 @@
 """One run per output: a lock beside each output (store, shard set, run folder) that a second ``prepare``,
 ``pretrain`` or ``finetune`` into the same output finds taken, and a sidecar that names the process holding
 it. Built on :mod:`filelock` (an OS lock, ``flock``, released by the kernel when its process dies)."""
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -39,9 +40,12 @@ def lock_paths(out: str | Path) -> tuple[Path, Path]:
 
 
 def _holder() -> dict:
-    return {"pid": os.getpid(), "host": socket.gethostname(),
-            "started": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
-            "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])[:300] if sys.argv else ""}
+    return {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])[:300] if sys.argv else "",
+    }
 
 
 def _read_holder(sidecar: Path) -> dict | None:
@@ -143,7 +147,8 @@ def output_lock(out: str | Path, what: str = "run", *, enabled: bool | None = No
                 continue
             raise OutputLockedError(
                 f"{out}: in use by another {(rec or {}).get('what') or 'run'} ({_describe(rec)}); wait for it to end or write to another "
-                f"output. If that process is gone, remove {lock_file} and {sidecar}") from None
+                f"output. If that process is gone, remove {lock_file} and {sidecar}"
+            ) from None
     assert lock is not None  # the loop above acquired it or raised
     old = _read_holder(sidecar)
     if old and old.get("pid") != os.getpid():

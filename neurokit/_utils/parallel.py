@@ -5,6 +5,7 @@ Results come back in the order of the inputs whatever finishes first, so a store
 how many workers made it. On a cluster, a worker that dies takes no file with it: the scheduler runs its
 tasks again elsewhere (``distributed.scheduler.allowed-failures`` times).
 """
+
 from __future__ import annotations
 
 import os
@@ -15,8 +16,12 @@ from neurokit._utils.errors import ConfigError
 
 # A stop (an error or Ctrl-C) cancels the files still queued; joblib's two-line warning about them would
 # follow the one-line error. Only that warning, only from joblib.
-warnings.filterwarnings("ignore", message=r".*tasks which were still being processed by the workers have been cancelled",
-                        category=UserWarning, module=r"joblib\.")
+warnings.filterwarnings(
+    "ignore",
+    message=r".*tasks which were still being processed by the workers have been cancelled",
+    category=UserWarning,
+    module=r"joblib\.",
+)
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -30,7 +35,9 @@ def scheduler_address(scheduler: str | None) -> str | None:
     return scheduler or os.environ.get(SCHEDULER_ENV) or None
 
 
-def map_ordered(fn: Callable[[T], R], items: Iterable[T], *, n_jobs: int = 1, scheduler=None) -> Generator[R, None, None]:
+def map_ordered(
+    fn: Callable[[T], R], items: Iterable[T], *, n_jobs: int = 1, scheduler=None
+) -> Generator[R, None, None]:
     """Yield ``fn(item)`` for each item, in input order.
 
     Parameters
@@ -60,14 +67,18 @@ def map_ordered(fn: Callable[[T], R], items: Iterable[T], *, n_jobs: int = 1, sc
         from joblib import Parallel, delayed
 
         # a bounded window of files in flight (pre_dispatch), handed back in order as they complete
-        yield from Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="2*n_jobs")(delayed(fn)(it) for it in items)
+        yield from Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="2*n_jobs")(
+            delayed(fn)(it) for it in items
+        )
 
 
 def _map_dask(fn, items, address) -> Iterator:
     try:
         from distributed import Client
     except ImportError as exc:
-        raise ConfigError("--scheduler / DASK_SCHEDULER_ADDRESS needs dask.distributed: pip install 'neurokit-fm[dask]'") from exc
+        raise ConfigError(
+            "--scheduler / DASK_SCHEDULER_ADDRESS needs dask.distributed: pip install 'neurokit-fm[dask]'"
+        ) from exc
     own = isinstance(address, str)
     try:
         client = Client(address, timeout="30s") if own else address

@@ -1,4 +1,5 @@
 """Progress bars (rich) that stay quiet off the main rank and when disabled."""
+
 from __future__ import annotations
 
 from typing import Iterable, Iterator, TypeVar
@@ -6,7 +7,9 @@ from typing import Iterable, Iterator, TypeVar
 T = TypeVar("T")
 
 
-def progress_bar(items: Iterable[T], *, description: str = "", enabled: bool = True, total: int | None = None) -> Iterator[T]:
+def progress_bar(
+    items: Iterable[T], *, description: str = "", enabled: bool = True, total: int | None = None
+) -> Iterator[T]:
     """Iterate ``items`` with a rich progress bar (elapsed and remaining time)."""
     if not enabled:
         yield from items

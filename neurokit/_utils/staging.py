@@ -1,6 +1,7 @@
 """Replacing an output whole: a run that replaces an earlier one (``--overwrite``) writes beside it in a
 hidden sibling folder and swaps the two only when it has finished, so that a run stopped half-way (Ctrl-C,
 a full disk, an error) leaves the earlier one as it was."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """The package version, from the installed distribution's metadata (one place: ``pyproject.toml``)."""
+
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version

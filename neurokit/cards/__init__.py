@@ -4,6 +4,7 @@ events → labels, splits and preprocessing recipe.
 Cards ship inside the wheel (``neurokit/data_cards``); in a source checkout they are read from the
 repository's ``data_cards/`` folder. A path to a user's own ``.yaml`` works wherever a name does.
 """
+
 from __future__ import annotations
 
 import glob
@@ -57,8 +58,6 @@ def parse_ranges(spec: str | int | list) -> list[int]:
         else:
             raise CardError(f"cannot parse subject range {part!r} (use e.g. '1-70' or '1,3,5')")
     return sorted(out)
-
-
 
 
 @dataclass
@@ -116,8 +115,10 @@ class DataCard:
         for lab in labels:
             new, ok = normalize_ch_name(lab)
             if not ok and len(labels) == 1:
-                raise CardError(f"card {self.name!r} has no channel set {name!r} and it is no 10-05 label; "
-                                f"sets: {sorted(sets)} (or give labels 'C3,Cz,C4')")
+                raise CardError(
+                    f"card {self.name!r} has no channel set {name!r} and it is no 10-05 label; "
+                    f"sets: {sorted(sets)} (or give labels 'C3,Cz,C4')"
+                )
             out.append(new if ok else lab)
         return out
 
@@ -166,7 +167,9 @@ class DataCard:
         """
         sph = (self.raw.get("preprocessing") or {}).get("spheres") or {}
         if not isinstance(sph, dict):
-            raise CardError(f"{self.path or self.name}: preprocessing.spheres must map L/R to sphere files, got {sph!r}")
+            raise CardError(
+                f"{self.path or self.name}: preprocessing.spheres must map L/R to sphere files, got {sph!r}"
+            )
         return {str(k): str(v) for k, v in sph.items()}
 
     def recording(self) -> dict[str, Any]:
@@ -226,12 +229,19 @@ class DataCard:
             raise CardError(f"card {self.name!r}: no file matches {pats} under {root}")
         paths, later = drop_split_parts(paths)
         if later:
-            logger.info("card %s: %d later part(s) of split FIF recordings are read through their first part",
-                        self.name, len(later))
+            logger.info(
+                "card %s: %d later part(s) of split FIF recordings are read through their first part",
+                self.name,
+                len(later),
+            )
         pattern = layout.get("subject_pattern")
         # stable subject ids from the relative path: sorted listing, never listing order of the OS
-        out = [FileEntry(path=p, subject=subject_of(p.relative_to(root), pattern, where=self.path or self.name),
-                         run=p.stem) for p in paths]
+        out = [
+            FileEntry(
+                path=p, subject=subject_of(p.relative_to(root), pattern, where=self.path or self.name), run=p.stem
+            )
+            for p in paths
+        ]
         if subjects:
             out = self._subjects_only(out, subjects, root, f" (subject ids by {self.subject_rule()})")
         return self._label_folder(out, root, tname, t, pattern)
@@ -239,6 +249,7 @@ class DataCard:
     def _subjects_only(self, out: list[FileEntry], subjects, where, how: str = "") -> list[FileEntry]:
         """The entries of the subject numbers ``subjects`` (the digits of their ids); a number no entry has raises
         :class:`CardError` naming it and the subjects there are."""
+
         def number(e):
             return int(re.sub(r"\D", "", e.subject) or -1)
 
@@ -247,8 +258,10 @@ class DataCard:
         if missing:
             ids = sorted({e.subject for e in out})
             shown = ", ".join(ids[:20]) + (f", … ({len(ids)} in all)" if len(ids) > 20 else "")
-            raise CardError(f"card {self.name!r}: no recording of subjects {missing} under {where}{how}; subjects "
-                            f"there: {shown or 'none'}")
+            raise CardError(
+                f"card {self.name!r}: no recording of subjects {missing} under {where}{how}; subjects "
+                f"there: {shown or 'none'}"
+            )
         return [e for e in out if number(e) in keep]
 
     def _label_folder(self, out, root, tname, t, pattern) -> list[FileEntry]:
@@ -259,8 +272,9 @@ class DataCard:
             try:
                 return {str(d): classes.index(lbl) for d, lbl in (mapping or {}).items()}
             except ValueError:
-                raise CardError(f"card {self.name!r} task {tname!r}: an event label of {what} is not in classes "
-                                f"{classes}") from None
+                raise CardError(
+                    f"card {self.name!r} task {tname!r}: an event label of {what} is not in classes {classes}"
+                ) from None
 
         groups = t.get("run_groups") or []
         if t.get("events"):
@@ -273,7 +287,9 @@ class DataCard:
         runs = {e.path: run_of(e.path.relative_to(root), pattern) for e in out}
         labelled = []
         for e in out:
-            g = next((g for g in groups if runs[e.path] is not None and runs[e.path] in {int(r) for r in g["runs"]}), None)
+            g = next(
+                (g for g in groups if runs[e.path] is not None and runs[e.path] in {int(r) for r in g["runs"]}), None
+            )
             if g is not None:
                 e.events = events_of(g["events"], f"runs {g['runs']}")
                 labelled.append(e)
@@ -287,8 +303,13 @@ class DataCard:
                 "Fix the runs, or give the task 'events' to label every file"
             )
         if len(labelled) < len(out):
-            logger.warning("card %s task %s: %d of %d files belong to no run group and are left out", self.name,
-                           tname, len(out) - len(labelled), len(out))
+            logger.warning(
+                "card %s task %s: %d of %d files belong to no run group and are left out",
+                self.name,
+                tname,
+                len(out) - len(labelled),
+                len(out),
+            )
         return labelled
 
     def _reader_files(self, root, layout, tname, t, subjects) -> list[FileEntry]:
@@ -308,8 +329,10 @@ class DataCard:
         if subjects:
             out = self._subjects_only(out, subjects, base)
         if not out:
-            raise CardError(f"card {self.name!r}: no recording for reader {layout['reader']!r} under {base}; "
-                            "pass --data-root (or set NEUROKIT_DATA) to the folder holding it")
+            raise CardError(
+                f"card {self.name!r}: no recording for reader {layout['reader']!r} under {base}; "
+                "pass --data-root (or set NEUROKIT_DATA) to the folder holding it"
+            )
         for e in out:
             e.events = events
         return out
@@ -325,8 +348,10 @@ class DataCard:
             outside = sorted(set(wanted) - have)
             if outside:
                 what = "--subjects" if subjects else f"task {tname!r}'s splits"
-                raise CardError(f"card {self.name!r}: {what} ask for subjects {outside}, which the dataset does not have "
-                                f"(its subjects: {layout['subjects']})")
+                raise CardError(
+                    f"card {self.name!r}: {what} ask for subjects {outside}, which the dataset does not have "
+                    f"(its subjects: {layout['subjects']})"
+                )
         out: list[FileEntry] = []
         missing: list[str] = []
         for group in t.get("run_groups") or []:
@@ -345,7 +370,14 @@ class DataCard:
                         continue
                     out.append(FileEntry(path=p, subject=f"S{subj:03d}", session="", run=f"R{run:02d}", events=events))
         if missing:
-            logger.warning("card %s: %d file(s) not found under %s (e.g. %s); continuing with %d", self.name, len(missing), root, missing[0], len(out))
+            logger.warning(
+                "card %s: %d file(s) not found under %s (e.g. %s); continuing with %d",
+                self.name,
+                len(missing),
+                root,
+                missing[0],
+                len(out),
+            )
         if not out:
             raise CardError(
                 f"card {self.name!r}: no recording of task {tname!r} under {base}. Expected e.g. "
@@ -383,8 +415,10 @@ class DataCard:
             found = {int(r.subject) if r.subject.isdigit() else r.subject for r in recs}
             missing = sorted(n for n in nums if n not in found and str(n) not in found)
             if not recs or subjects and missing:
-                raise CardError(f"card {self.name!r}: no BIDS recording of subjects {missing or labels} under {base} "
-                                f"(subjects there: {', '.join(there[:20])}{'…' if len(there) > 20 else ''})")
+                raise CardError(
+                    f"card {self.name!r}: no BIDS recording of subjects {missing or labels} under {base} "
+                    f"(subjects there: {', '.join(there[:20])}{'…' if len(there) > 20 else ''})"
+                )
 
         def bad_label(what):
             return CardError(f"card {self.name!r} task {tname!r}: {what} not in classes {classes}")
@@ -405,8 +439,12 @@ class DataCard:
         run_fmt = layout.get("run_format")
         out = []
         for r in recs:
-            run = "" if r.run is None else (run_fmt.format(int(r.run)) if run_fmt and r.run.isdigit() else f"run-{r.run}")
-            e = FileEntry(path=r.path, subject=self.store_subject(r.subject), session=r.session or "", run=run, reader="bids")
+            run = (
+                "" if r.run is None else (run_fmt.format(int(r.run)) if run_fmt and r.run.isdigit() else f"run-{r.run}")
+            )
+            e = FileEntry(
+                path=r.path, subject=self.store_subject(r.subject), session=r.session or "", run=run, reader="bids"
+            )
             if column:
                 value = participants.get(r.subject, {}).get(column)
                 if value is None:
@@ -415,13 +453,18 @@ class DataCard:
                     raise bad_label(f"sub-{r.subject}'s {column}={value!r}")
                 e.label = classes.index(value)
             elif groups:
-                ev = next((ev for runs, ev in groups if runs is None or r.run and r.run.isdigit() and int(r.run) in runs), None)
+                ev = next(
+                    (ev for runs, ev in groups if runs is None or r.run and r.run.isdigit() and int(r.run) in runs),
+                    None,
+                )
                 if ev is None:
                     continue  # a run no group asks for
                 e.events = ev
             out.append(e)
         if not out:
-            raise CardError(f"card {self.name!r} task {tname!r}: no BIDS recording under {base} belongs to its run groups")
+            raise CardError(
+                f"card {self.name!r} task {tname!r}: no BIDS recording under {base} belongs to its run groups"
+            )
         return out
 
     def summary(self) -> dict[str, Any]:
@@ -433,8 +476,10 @@ class DataCard:
 #: root gives ``sub-<label>``; otherwise the file name up to its first ``_`` or ``.`` (``Subject02_1.edf`` and
 #: ``Subject02_2.edf`` → ``Subject02``; TUEG ``aaaaaaab_s001_t000.edf`` → ``aaaaaaab``, the patient).
 SUBJECT_PATTERN = r"(?P<subject>[^/_.]+)[^/]*$"
-SUBJECT_RULE = ("the BIDS sub- entity of the path, else the file name up to its first '_' or '.' "
-                f"(subject_pattern {SUBJECT_PATTERN!r})")
+SUBJECT_RULE = (
+    "the BIDS sub- entity of the path, else the file name up to its first '_' or '.' "
+    f"(subject_pattern {SUBJECT_PATTERN!r})"
+)
 _BIDS_SUB = re.compile(r"(?:^|[/_])sub-(?P<subject>[A-Za-z0-9]+)")
 _BIDS_RUN = re.compile(r"(?:^|[/_])run-(?P<run>\d+)")
 
@@ -484,8 +529,10 @@ def subject_of(rel_path: str | Path, pattern: str | None = None, *, where: str |
         raise CardError(f"{where}: subject_pattern {pattern!r} is not a valid regular expression ({exc})") from None
     m = rx.search(rel)
     if m is None:
-        raise CardError(f"{where}: subject_pattern {pattern!r} does not match the file {rel!r}; give a pattern "
-                        "that matches every file (its group 'subject' is the subject id)")
+        raise CardError(
+            f"{where}: subject_pattern {pattern!r} does not match the file {rel!r}; give a pattern "
+            "that matches every file (its group 'subject' is the subject id)"
+        )
     subj = m["subject"] if "subject" in rx.groupindex else m.group(1) if rx.groups else m.group(0)
     if not subj:
         raise CardError(f"{where}: subject_pattern {pattern!r} gives an empty subject id for {rel!r}")
@@ -550,7 +597,9 @@ def resolve_data_root(data_root: str | Path | None) -> Path:
     return root
 
 
-def bids_card(root: str | Path, task: str, *, events: list[str] | None = None, label_column: str | None = None) -> DataCard:
+def bids_card(
+    root: str | Path, task: str, *, events: list[str] | None = None, label_column: str | None = None
+) -> DataCard:
     """A data card made on the fly for a BIDS EEG dataset (``neuro prepare --bids ROOT --task TASK``).
 
     Labels: the ``trial_type`` values of the task's ``events.tsv`` files (all, or those in ``events``),
@@ -580,14 +629,18 @@ def bids_card(root: str | Path, task: str, *, events: list[str] | None = None, l
     recs = find_recordings(root, task)
     line = {read_line_freq(r.path) for r in recs}
     if len(line) > 1:
-        raise CardError(f"{root}: recordings of task {task!r} give different PowerLineFrequency values {sorted(line, key=str)}")
+        raise CardError(
+            f"{root}: recordings of task {task!r} give different PowerLineFrequency values {sorted(line, key=str)}"
+        )
     tdef: dict[str, Any] = {"description": f"BIDS task {task!r}"}
     if label_column:
         parts = read_participants(root)
         vals = sorted({row.get(label_column, "n/a") for row in parts.values()} - {"n/a", ""})
         if not vals:
-            raise CardError(f"{root}/participants.tsv: no column {label_column!r} with values (columns: "
-                            f"{sorted({c for row in parts.values() for c in row})})")
+            raise CardError(
+                f"{root}/participants.tsv: no column {label_column!r} with values (columns: "
+                f"{sorted({c for row in parts.values() for c in row})})"
+            )
         tdef.update(classes=vals, label_column=label_column)
     else:
         found = sorted({tt for r in recs for tt in trial_types(r.path)})
@@ -600,10 +653,15 @@ def bids_card(root: str | Path, task: str, *, events: list[str] | None = None, l
     recipe = EEGRecipe(line_freq=line.pop() if line else None).to_dict()
     name = re.sub(r"[^A-Za-z0-9_]+", "_", str(desc.get("Name") or root.name)).strip("_").lower() or "bids"
     raw = {
-        "name": name, "modality": "eeg", "title": desc.get("Name", root.name), "source": str(root),
-        "licence": desc.get("License", "unknown"), "citation": desc.get("ReferencesAndLinks") or desc.get("HowToAcknowledge") or [],
+        "name": name,
+        "modality": "eeg",
+        "title": desc.get("Name", root.name),
+        "source": str(root),
+        "licence": desc.get("License", "unknown"),
+        "citation": desc.get("ReferencesAndLinks") or desc.get("HowToAcknowledge") or [],
         "layout": {"kind": "bids", "task": task, "subject_format": None},
-        "tasks": {task: tdef}, "preprocessing": recipe,
+        "tasks": {task: tdef},
+        "preprocessing": recipe,
     }
     return DataCard(name=name, raw=raw)
 

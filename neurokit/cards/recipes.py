@@ -1,6 +1,7 @@
 """Preprocessing recipes: how a data card's recordings become stored samples, one typed object per modality
 (:class:`EEGRecipe` for EEG, :class:`SurfaceRecipe` for cortical-surface fMRI). Both are written into every
 store and checkpoint, and validated when built."""
+
 from __future__ import annotations
 
 import logging
@@ -11,7 +12,6 @@ from neurokit._utils.errors import ConfigError
 from neurokit.geometry.patches import parse_grid, patch_grid_name
 
 logger = logging.getLogger("neurokit")
-
 
 
 PATCH_SIZE = 200
@@ -132,8 +132,9 @@ class EEGRecipe:
         if self.eog_channels is not None and self.eog_removal == "none":
             raise ConfigError("eog_channels applies only with eog_removal: ica or regression (eog_removal is none)")
         if self.eog_removal == "regression" and self.reference != "average":
-            raise ConfigError("eog_removal: regression needs reference: average (MNE's EOGRegression works on "
-                              "referenced EEG)")
+            raise ConfigError(
+                "eog_removal: regression needs reference: average (MNE's EOGRegression works on referenced EEG)"
+            )
         for key in ("eog_channels", "exclude_channels"):
             v = getattr(self, key)
             if v is not None and (isinstance(v, str) or not all(isinstance(c, str) for c in v)):
@@ -141,8 +142,10 @@ class EEGRecipe:
         if self.channels and self.exclude_channels:
             both = [c for c in self.exclude_channels if c not in self.channels]
             if both:
-                raise ConfigError(f"exclude_channels {both} are not in the recipe's channels; list only channels "
-                                  "that the recipe keeps")
+                raise ConfigError(
+                    f"exclude_channels {both} are not in the recipe's channels; list only channels "
+                    "that the recipe keeps"
+                )
 
     @property
     def n_patches(self) -> int:

@@ -5,6 +5,7 @@ A card is YAML; what neurokit reads from it is listed here. The ``preprocessing`
 values of ``channel_sets``, ``tasks`` and a task's ``events`` are names the card chooses; every other mapping
 has a fixed set of keys.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -13,11 +14,36 @@ from typing import Any
 from neurokit._utils.errors import CardError
 
 #: top-level keys (``preprocessing`` keys are the recipe's fields)
-TOP = ("name", "modality", "title", "source", "licence", "citation", "data_use", "recording", "modalities",
-       "layout", "tasks", "events", "preprocessing", "channel_sets", "reading")
+TOP = (
+    "name",
+    "modality",
+    "title",
+    "source",
+    "licence",
+    "citation",
+    "data_use",
+    "recording",
+    "modalities",
+    "layout",
+    "tasks",
+    "events",
+    "preprocessing",
+    "channel_sets",
+    "reading",
+)
 #: ``layout:`` keys, for every layout kind (``mne_eegbci``, ``folder``, ``bids``, ``reader``)
-LAYOUT = ("kind", "subdir", "pattern", "reader", "subjects", "subject_format", "entities", "task", "run_format",
-          "subject_pattern")
+LAYOUT = (
+    "kind",
+    "subdir",
+    "pattern",
+    "reader",
+    "subjects",
+    "subject_format",
+    "entities",
+    "task",
+    "run_format",
+    "subject_pattern",
+)
 #: keys of one task under ``tasks:``
 TASK = ("description", "classes", "events", "run_groups", "splits", "frame_blocks", "label_by_hemi", "label_column")
 #: keys of one of a task's ``run_groups``
@@ -27,9 +53,29 @@ SPLITS = ("train", "val", "test")
 #: ``reading:`` options of the EEG reader
 READING = ("encoding", "units")
 #: ``recording:`` — what the recordings are (documentation, shown by ``neuro cards show``)
-RECORDING = ("channels", "sfreq", "units", "reference", "line_freq", "band", "paradigm", "subjects", "n_subjects",
-             "runs", "files", "sets", "mesh", "hemispheres", "tr_s", "n_frames", "stimuli", "clips",
-             "hemodynamic_lag_s", "confounds", "notes")
+RECORDING = (
+    "channels",
+    "sfreq",
+    "units",
+    "reference",
+    "line_freq",
+    "band",
+    "paradigm",
+    "subjects",
+    "n_subjects",
+    "runs",
+    "files",
+    "sets",
+    "mesh",
+    "hemispheres",
+    "tr_s",
+    "n_frames",
+    "stimuli",
+    "clips",
+    "hemodynamic_lag_s",
+    "confounds",
+    "notes",
+)
 #: ``label_by_hemi:`` keys
 HEMIS = ("L", "R")
 
@@ -45,7 +91,9 @@ def _check(block: Any, allowed: tuple[str, ...], where: str, path: str) -> None:
     if block is None:
         return
     if not isinstance(block, dict):
-        raise CardError(f"{where}: {path or 'the card'} must be a mapping of keys to values (got {type(block).__name__})")
+        raise CardError(
+            f"{where}: {path or 'the card'} must be a mapping of keys to values (got {type(block).__name__})"
+        )
     for key in block:
         if key not in allowed:
             _refuse(where, path, key, allowed)

@@ -1,4 +1,5 @@
 """``neuro cards list|show``: the data cards."""
+
 from __future__ import annotations
 
 import json
@@ -27,16 +28,24 @@ def cards_list() -> None:
     t.add_column("tasks", no_wrap=False, min_width=max(len(task) for c in cards for task in c.tasks) + 1)
     t.add_column("licence", overflow="fold")
     for c in cards:
-        t.add_row(escape(c.name), c.modality, escape(str(c.raw.get("title", ""))), escape(", ".join(c.tasks)),
-                  escape(str(c.raw.get("licence", ""))))
+        t.add_row(
+            escape(c.name),
+            c.modality,
+            escape(str(c.raw.get("title", ""))),
+            escape(", ".join(c.tasks)),
+            escape(str(c.raw.get("licence", ""))),
+        )
     console.print(t, crop=False)
 
 
 @cards_app.command("show", cls=NeuroCommand)
-def cards_show(name: str = typer.Argument(..., help="Card name (see `neuro cards list`) or path to a .yaml card.")) -> None:
+def cards_show(
+    name: str = typer.Argument(..., help="Card name (see `neuro cards list`) or path to a .yaml card."),
+) -> None:
     """Print one data card."""
     from neurokit.cards import load_card
 
     c = run_or_exit(load_card, name)
-    console.print(c.path.read_text() if c.path else json.dumps(c.raw, indent=2), markup=False, highlight=False,
-                  soft_wrap=True)
+    console.print(
+        c.path.read_text() if c.path else json.dumps(c.raw, indent=2), markup=False, highlight=False, soft_wrap=True
+    )

@@ -1,5 +1,6 @@
 """What every command shares: the consoles, one-line errors in the CLI's words, logging, the flag-aware
 command class and option parsers."""
+
 from __future__ import annotations
 
 import logging
@@ -30,8 +31,12 @@ def is_main_rank() -> bool:
 def setup_logging(verbose: bool) -> None:
     from rich.logging import RichHandler
 
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(message)s",
-                        handlers=[RichHandler(console=err, show_path=False)], force=True)
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(message)s",
+        handlers=[RichHandler(console=err, show_path=False)],
+        force=True,
+    )
 
 
 def cli_words(text: str) -> str:
@@ -41,8 +46,12 @@ def cli_words(text: str) -> str:
     text = re.sub(r"\[((?:\w*Path\('[^']*'\)(?:, )?)+)\]", lambda m: m.group(1), text)
     text = re.sub(r"\w*Path\('([^']*)'\)", r"\1", text)
     cmd = NeuroCommand.running
-    flags = {prm.name: prm for prm in (cmd.params if cmd else []) if getattr(prm, "opts", None)
-             and str(prm.opts[0]).startswith("-")}
+    flags = {
+        prm.name: prm
+        for prm in (cmd.params if cmd else [])
+        if getattr(prm, "opts", None) and str(prm.opts[0]).startswith("-")
+    }
+
     def flag(m):
         prm = flags.get(m.group(1))
         if prm is None:
@@ -53,6 +62,7 @@ def cli_words(text: str) -> str:
                 return prm.opts[0] if value == "True" else prm.secondary_opts[0]
             return prm.opts[0]
         return f"{prm.opts[0]} {value}"
+
     return re.sub(r"\b([a-z_]+)=(?:'([^']*)'|([\w.:-]+))", flag, text)
 
 
@@ -87,16 +97,20 @@ class NeuroCommand(TyperCommand):
 
     def parse_args(self, ctx, args):
         NeuroCommand.running = self
-        flags = {o: prm for prm in self.params if getattr(prm, "is_flag", False)
-                 for o in (*prm.opts, *prm.secondary_opts)}
+        flags = {
+            o: prm for prm in self.params if getattr(prm, "is_flag", False) for o in (*prm.opts, *prm.secondary_opts)
+        }
         for i, a in enumerate(args):
             name, _, val = a.partition("=")
             nxt = val or (args[i + 1] if i + 1 < len(args) else "")
             if name in flags and nxt.lower() in self.BOOL_WORDS:
                 prm = flags[name]
                 off = f" or {prm.secondary_opts[0]} to turn it off" if prm.secondary_opts else " (leave it out for off)"
-                raise typer.BadParameter(f"{name} is an on/off flag and takes no value (got {nxt!r}): give "
-                                         f"{prm.opts[0]} to turn it on{off}", ctx=ctx, param=prm)
+                raise typer.BadParameter(
+                    f"{name} is an on/off flag and takes no value (got {nxt!r}): give {prm.opts[0]} to turn it on{off}",
+                    ctx=ctx,
+                    param=prm,
+                )
         return super().parse_args(ctx, args)
 
 
@@ -111,9 +125,19 @@ def parse_subjects(text: Optional[str]) -> Optional[List[str]]:
 
 
 #: short column headers of the metrics (tables fit 80 columns); :func:`metric_legend` spells them out
-SHORT_METRICS = {"balanced_accuracy": "bal.acc", "cohen_kappa": "kappa", "f1_weighted": "F1 w.", "auroc": "AUROC",
-                 "auc_pr": "AUC-PR", "average_precision": "AP", "pearson_r": "r", "r2": "R²", "rmse": "RMSE",
-                 "accuracy": "acc", "roc_auc": "ROC AUC"}
+SHORT_METRICS = {
+    "balanced_accuracy": "bal.acc",
+    "cohen_kappa": "kappa",
+    "f1_weighted": "F1 w.",
+    "auroc": "AUROC",
+    "auc_pr": "AUC-PR",
+    "average_precision": "AP",
+    "pearson_r": "r",
+    "r2": "R²",
+    "rmse": "RMSE",
+    "accuracy": "acc",
+    "roc_auc": "ROC AUC",
+}
 
 
 def short_metric(name: str) -> str:
@@ -123,8 +147,11 @@ def short_metric(name: str) -> str:
 
 def metric_legend(names) -> str:
     """A caption spelling out the short headers used for ``names`` (empty when none is shortened)."""
-    parts = [f"{short_metric(n)} = {n.replace('_', ' ')}" for n in names if short_metric(n) != n
-             and short_metric(n).lower() != n.replace("_", " ").lower()]
+    parts = [
+        f"{short_metric(n)} = {n.replace('_', ' ')}"
+        for n in names
+        if short_metric(n) != n and short_metric(n).lower() != n.replace("_", " ").lower()
+    ]
     return "; ".join(parts)
 
 
@@ -149,8 +176,11 @@ def option_given(ctx, name: str) -> bool:
 
 def options_given(ctx) -> set[str]:
     """The options the user gave, by their first flag (``--folds``, ``--task``…)."""
-    return {str(prm.opts[0]) for prm in ctx.command.params
-            if getattr(prm, "opts", None) and str(prm.opts[0]).startswith("-") and option_given(ctx, prm.name)}
+    return {
+        str(prm.opts[0])
+        for prm in ctx.command.params
+        if getattr(prm, "opts", None) and str(prm.opts[0]).startswith("-") and option_given(ctx, prm.name)
+    }
 
 
 def check_json_out(path: Optional[Path]) -> None:

@@ -1,4 +1,5 @@
 """``neuro check-confounds``: are a store's labels decodable from eye-movement channels?"""
+
 from __future__ import annotations
 
 import json
@@ -21,9 +22,13 @@ from neurokit.cli.common import (
 def check_confounds_cmd(
     stores: List[Path] = typer.Argument(..., help="Labelled EEG patch store(s)."),
     split: str = typer.Option("train", help="Split to test, as fine-tuning splits the store: train, val, test or all."),
-    permutations: int = typer.Option(999, "--permutations", help="Label permutations of the test, within subjects (999: smallest p-value 0.001)."),
+    permutations: int = typer.Option(
+        999, "--permutations", help="Label permutations of the test, within subjects (999: smallest p-value 0.001)."
+    ),
     seed: int = typer.Option(0, help="Seed of the permutations."),
-    json_out: Optional[Path] = typer.Option(None, "--json", show_default="none", help="Also write the result to this JSON file."),
+    json_out: Optional[Path] = typer.Option(
+        None, "--json", show_default="none", help="Also write the result to this JSON file."
+    ),
 ) -> None:
     """Test whether the labels are decodable from eye-movement proxies (EOG or frontal channels, F8 − F7): a
     cross-validated ridge classifier on their per-window mean and log-variance, folds grouped by subject; it
@@ -55,7 +60,9 @@ def print_confounds(res) -> None:
     for name, a in res.single_aurocs.items():
         t.add_row(f"{name} alone", f"{a:.3f}")
     console.print(t)
-    console.print(f"permutation test: p = {res.p_value:.3g} ({res.n_permutations} permutations within subjects); "
-                  f"fires at p < {res.alpha:g} and AUROC >= {res.min_auroc:.2f}")
+    console.print(
+        f"permutation test: p = {res.p_value:.3g} ({res.n_permutations} permutations within subjects); "
+        f"fires at p < {res.alpha:g} and AUROC >= {res.min_auroc:.2f}"
+    )
     tag = "[bold yellow]confound:[/]" if res.fired else "[green]no confound found:[/]"
     console.print(f"{tag} {escape(res.message)}")

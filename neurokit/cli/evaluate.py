@@ -1,4 +1,5 @@
 """``neuro evaluate`` and ``neuro baseline``: scoring finished runs and the classical baselines."""
+
 from __future__ import annotations
 
 import json
@@ -24,14 +25,31 @@ from neurokit.cli.reports import COMPARE, contributions_table, overlap_line, pri
 
 # ---------------------------------------------------------------------------------------- evaluate
 def evaluate(
-    checkpoint: Path = typer.Argument(..., help="`neuro finetune` checkpoint (best.pt), or the folder of a `neuro finetune --scheme` run (every fold scored on its test samples)."),
+    checkpoint: Path = typer.Argument(
+        ...,
+        help="`neuro finetune` checkpoint (best.pt), or the folder of a `neuro finetune --scheme` run (every fold scored on its test samples).",
+    ),
     stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
-    split: str = typer.Option("test", help="Split to score, as the checkpoint was fine-tuned: train, val, test, or all."),
+    split: str = typer.Option(
+        "test", help="Split to score, as the checkpoint was fine-tuned: train, val, test, or all."
+    ),
     subjects: Optional[str] = typer.Option(None, show_default="none", help="Score these subjects instead of a split."),
-    allow_seen: bool = typer.Option(False, "--allow-seen", show_default="off", help="Allow scoring subjects the model was trained or selected on (with --subjects or --split all)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", show_default="none", help="Also write the metrics to this JSON file."),
+    allow_seen: bool = typer.Option(
+        False,
+        "--allow-seen",
+        show_default="off",
+        help="Allow scoring subjects the model was trained or selected on (with --subjects or --split all).",
+    ),
+    json_out: Optional[Path] = typer.Option(
+        None, "--json", show_default="none", help="Also write the metrics to this JSON file."
+    ),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K."),
-    allow_mismatch: Optional[str] = typer.Option(None, "--allow-mismatch", show_default="none", help="Score a store that differs from the checkpoint's data in these facts anyway: sfreq, patch, units (comma-separated); recorded in the result."),
+    allow_mismatch: Optional[str] = typer.Option(
+        None,
+        "--allow-mismatch",
+        show_default="none",
+        help="Score a store that differs from the checkpoint's data in these facts anyway: sfreq, patch, units (comma-separated); recorded in the result.",
+    ),
 ) -> None:
     """Score a fine-tuned checkpoint on a store and print the metrics table."""
     setup_logging(False)
@@ -50,8 +68,16 @@ def evaluate(
     if split not in ("train", "val", "test", "all"):
         fail(ValueError(f"--split {split}: choose train, val, test or all"))
     subj = parse_subjects(subjects)
-    res = run_or_exit(run, checkpoint, list(stores), split=None if split == "all" else split, subjects=subj, device=device,
-               allow_seen=allow_seen, **({"allow_mismatch": allow_mismatch} if allow_mismatch else {}))
+    res = run_or_exit(
+        run,
+        checkpoint,
+        list(stores),
+        split=None if split == "all" else split,
+        subjects=subj,
+        device=device,
+        allow_seen=allow_seen,
+        **({"allow_mismatch": allow_mismatch} if allow_mismatch else {}),
+    )
     what = f"subjects {', '.join(subj)}" if subj is not None else f"{split} split"
     if "tasks" in res:  # M4oE: one table per task, then the contributions
         for name, r in res["tasks"].items():
@@ -81,9 +107,20 @@ def parse_band(text: str) -> tuple[float, float] | None:
 
 def baseline(
     stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
-    method: Optional[List[str]] = typer.Option(None, "--method", show_default="those that fit the channel count and modality", help="csp_lda, riemann_lr, bandpower_lr (EEG) or patchmean_lr (surface fMRI) (repeatable)."),
-    band: str = typer.Option("8,32", "--band", help="Band-pass LOW,HIGH in Hz before csp_lda and riemann_lr (MOABB's motor-imagery band), or 'none' for the store's band."),
-    json_out: Optional[Path] = typer.Option(None, "--json", show_default="none", help="Also write the results to this JSON file."),
+    method: Optional[List[str]] = typer.Option(
+        None,
+        "--method",
+        show_default="those that fit the channel count and modality",
+        help="csp_lda, riemann_lr, bandpower_lr (EEG) or patchmean_lr (surface fMRI) (repeatable).",
+    ),
+    band: str = typer.Option(
+        "8,32",
+        "--band",
+        help="Band-pass LOW,HIGH in Hz before csp_lda and riemann_lr (MOABB's motor-imagery band), or 'none' for the store's band.",
+    ),
+    json_out: Optional[Path] = typer.Option(
+        None, "--json", show_default="none", help="Also write the results to this JSON file."
+    ),
     seed: int = typer.Option(0, help="Random seed."),
 ) -> None:
     """Classical baselines (CSP+LDA, Riemannian tangent space + LR, band power + LR) on the card's split."""
@@ -92,15 +129,26 @@ def baseline(
     from neurokit.evaluation.baselines import baseline as run
 
     res = run_or_exit(run, list(stores), methods=method or None, seed=seed, band=parse_band(band))
-    t = Table(title=f"{res['card']}:{res['task']} ({res['kind']}), test split ({res['n_samples']['test']} samples)",
-              caption=metric_legend(COMPARE))
+    t = Table(
+        title=f"{res['card']}:{res['task']} ({res['kind']}), test split ({res['n_samples']['test']} samples)",
+        caption=metric_legend(COMPARE),
+    )
     t.add_column("method", overflow="fold")
     for m in COMPARE:
         t.add_column(short_metric(m), justify="right")
     for name, r in list(res["baselines"].items()) + [("chance", {"test": res["chance"]})]:
         met = r.get("test") or {}
-        t.add_row(name, *(f"{met[m]:.3f}" if isinstance(met.get(m), float) else r.get("error", "")[:40] if i == 0 and "error" in r else ""
-                          for i, m in enumerate(COMPARE)))
+        t.add_row(
+            name,
+            *(
+                f"{met[m]:.3f}"
+                if isinstance(met.get(m), float)
+                else r.get("error", "")[:40]
+                if i == 0 and "error" in r
+                else ""
+                for i, m in enumerate(COMPARE)
+            ),
+        )
     console.print(t)
     if json_out:
         json_out.parent.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,7 @@
 
 Run ``neuro --help`` or ``neuro COMMAND --help``; every option shows its default.
 """
+
 from __future__ import annotations
 
 import typer
@@ -32,7 +33,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _main(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     """neurokit: raw EEG / surface fMRI → patch stores → foundation models (CBraMod, SiT)."""
 

@@ -1,4 +1,5 @@
 """``neuro prepare``: recordings of a data card (or files) → an HDF5 patch store."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,35 +12,135 @@ from neurokit.cli.common import console, fail, run_or_exit, setup_logging
 
 # ----------------------------------------------------------------------------------------- prepare
 def prepare(
-    card: Optional[str] = typer.Argument(None, show_default="none", help="Data card name or path (`neuro cards list`); not needed with --bids."),
+    card: Optional[str] = typer.Argument(
+        None, show_default="none", help="Data card name or path (`neuro cards list`); not needed with --bids."
+    ),
     out: Path = typer.Option(..., "--out", "-o", help="Patch store to write (.h5)."),
-    bids: Optional[Path] = typer.Option(None, "--bids", show_default="none", help="Read this BIDS dataset directly through mne-bids (--task is then its BIDS task label)."),
-    events: Optional[str] = typer.Option(None, show_default="all trial types", help="With --bids: the events.tsv trial types to label, e.g. 'T1,T2'."),
-    label_column: Optional[str] = typer.Option(None, show_default="none", help="With --bids: label every window with this participants.tsv column (e.g. group)."),
-    data_root: Optional[Path] = typer.Option(None, "--data-root", show_default="none", envvar="NEUROKIT_DATA", help="Folder the card's file layout is relative to (env NEUROKIT_DATA)."),
-    task: Optional[str] = typer.Option(None, show_default="none", help="Card task (labels, splits); default: the card's first task."),
-    files: Optional[List[Path]] = typer.Option(None, "--file", "-f", show_default="none", help="Explicit recording(s) instead of the card's layout (repeatable)."),
-    subjects: Optional[str] = typer.Option(None, show_default="none", help="Subject numbers to include, e.g. '1-10' (default: all in the card's splits)."),
-    subject_pattern: Optional[str] = typer.Option(None, "--subject-pattern", show_default="card's, else the BIDS sub- entity or the file name up to its first '_' or '.'", help="Folder cards and -f files: regular expression over the file's path under the data root whose group 'subject' is the subject id, e.g. '^(?P<subject>[^/]+)/' (the first folder)."),
-    channels: Optional[str] = typer.Option(None, show_default="none", help="Channel subset: a card channel set (e.g. sensorimotor) or 'C3,Cz,C4' (default: the recipe's)."),
+    bids: Optional[Path] = typer.Option(
+        None,
+        "--bids",
+        show_default="none",
+        help="Read this BIDS dataset directly through mne-bids (--task is then its BIDS task label).",
+    ),
+    events: Optional[str] = typer.Option(
+        None, show_default="all trial types", help="With --bids: the events.tsv trial types to label, e.g. 'T1,T2'."
+    ),
+    label_column: Optional[str] = typer.Option(
+        None,
+        show_default="none",
+        help="With --bids: label every window with this participants.tsv column (e.g. group).",
+    ),
+    data_root: Optional[Path] = typer.Option(
+        None,
+        "--data-root",
+        show_default="none",
+        envvar="NEUROKIT_DATA",
+        help="Folder the card's file layout is relative to (env NEUROKIT_DATA).",
+    ),
+    task: Optional[str] = typer.Option(
+        None, show_default="none", help="Card task (labels, splits); default: the card's first task."
+    ),
+    files: Optional[List[Path]] = typer.Option(
+        None,
+        "--file",
+        "-f",
+        show_default="none",
+        help="Explicit recording(s) instead of the card's layout (repeatable).",
+    ),
+    subjects: Optional[str] = typer.Option(
+        None, show_default="none", help="Subject numbers to include, e.g. '1-10' (default: all in the card's splits)."
+    ),
+    subject_pattern: Optional[str] = typer.Option(
+        None,
+        "--subject-pattern",
+        show_default="card's, else the BIDS sub- entity or the file name up to its first '_' or '.'",
+        help="Folder cards and -f files: regular expression over the file's path under the data root whose group 'subject' is the subject id, e.g. '^(?P<subject>[^/]+)/' (the first folder).",
+    ),
+    channels: Optional[str] = typer.Option(
+        None,
+        show_default="none",
+        help="Channel subset: a card channel set (e.g. sensorimotor) or 'C3,Cz,C4' (default: the recipe's).",
+    ),
     overwrite: bool = typer.Option(False, help="Replace an existing store."),
     skip_bad: bool = typer.Option(False, help="Skip unreadable/too-short files with a warning instead of stopping."),
-    encoding: Optional[str] = typer.Option(None, show_default="card's, else UTF-8 (Latin-1 fallback)", help="EEG cards: text encoding of EDF/BDF annotations (e.g. latin1)."),
-    units: Optional[str] = typer.Option(None, show_default="card's, else µV with a warning", help="EEG cards: unit (V, mV, uV, nV) of channels whose unit is blank or unknown."),
-    mesh: Optional[str] = typer.Option(None, show_default="from the vertex count", help="Surface cards: the data's mesh (ico6: already on the template, no resampling; fs_LR_59k: HCP 7T 1.6 mm, with --sphere-l/--sphere-r; any other name: a mesh of your own, with --sphere-l/--sphere-r)."),
-    hemi: Optional[str] = typer.Option(None, show_default="all in the file", help="Surface cards: only this hemisphere (L or R)."),
-    sphere_l: Optional[Path] = typer.Option(None, "--sphere-l", show_default="card/packaged", help="Surface cards: registered sphere of the left hemisphere's mesh."),
-    sphere_r: Optional[Path] = typer.Option(None, "--sphere-r", show_default="card/packaged", help="Surface cards: registered sphere of the right hemisphere's mesh."),
-    window_s: Optional[float] = typer.Option(None, "--window-s", show_default="card", help="EEG cards: window (sample) length in seconds, a multiple of 1 s."),
-    crop_start: Optional[float] = typer.Option(None, "--crop-start", show_default="card", help="EEG cards: seconds dropped at the start of each recording."),
-    crop_end: Optional[float] = typer.Option(None, "--crop-end", show_default="card", help="EEG cards: seconds dropped at the end of each recording."),
-    line_freq: Optional[float] = typer.Option(None, "--line-freq", show_default="card", help="EEG cards: power-line frequency to notch, Hz (50 or 60; 0: no notch)."),
-    min_duration: Optional[float] = typer.Option(None, "--min-duration", show_default="card", help="EEG cards: recordings shorter than this many seconds are dropped (0: keep all)."),
-    n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="EEG: recordings processed by N local worker processes (-1: every core); the store is the same."),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", show_default="$DASK_SCHEDULER_ADDRESS", help="EEG: Dask scheduler address (tcp://host:8786) to process the recordings on; default the DASK_SCHEDULER_ADDRESS environment variable."),
-    shards: bool = typer.Option(False, "--shards", show_default="off", help="Write OUT as a shard set (a folder: one store per recording, EEG file or surface run, + index.json) that keeps finished recordings if the run stops (full disk, bad file, kill)."),
-    resume: bool = typer.Option(False, "--resume", show_default="off", help="With --shards: add only the recordings the set at OUT lacks."),
-    stream_above: Optional[float] = typer.Option(None, "--stream-above", show_default="256", help="EEG: recordings larger than this many MiB of float64 samples are processed chunk by chunk in bounded memory (scratch files beside OUT); same windows."),
+    encoding: Optional[str] = typer.Option(
+        None,
+        show_default="card's, else UTF-8 (Latin-1 fallback)",
+        help="EEG cards: text encoding of EDF/BDF annotations (e.g. latin1).",
+    ),
+    units: Optional[str] = typer.Option(
+        None,
+        show_default="card's, else µV with a warning",
+        help="EEG cards: unit (V, mV, uV, nV) of channels whose unit is blank or unknown.",
+    ),
+    mesh: Optional[str] = typer.Option(
+        None,
+        show_default="from the vertex count",
+        help="Surface cards: the data's mesh (ico6: already on the template, no resampling; fs_LR_59k: HCP 7T 1.6 mm, with --sphere-l/--sphere-r; any other name: a mesh of your own, with --sphere-l/--sphere-r).",
+    ),
+    hemi: Optional[str] = typer.Option(
+        None, show_default="all in the file", help="Surface cards: only this hemisphere (L or R)."
+    ),
+    sphere_l: Optional[Path] = typer.Option(
+        None,
+        "--sphere-l",
+        show_default="card/packaged",
+        help="Surface cards: registered sphere of the left hemisphere's mesh.",
+    ),
+    sphere_r: Optional[Path] = typer.Option(
+        None,
+        "--sphere-r",
+        show_default="card/packaged",
+        help="Surface cards: registered sphere of the right hemisphere's mesh.",
+    ),
+    window_s: Optional[float] = typer.Option(
+        None, "--window-s", show_default="card", help="EEG cards: window (sample) length in seconds, a multiple of 1 s."
+    ),
+    crop_start: Optional[float] = typer.Option(
+        None, "--crop-start", show_default="card", help="EEG cards: seconds dropped at the start of each recording."
+    ),
+    crop_end: Optional[float] = typer.Option(
+        None, "--crop-end", show_default="card", help="EEG cards: seconds dropped at the end of each recording."
+    ),
+    line_freq: Optional[float] = typer.Option(
+        None,
+        "--line-freq",
+        show_default="card",
+        help="EEG cards: power-line frequency to notch, Hz (50 or 60; 0: no notch).",
+    ),
+    min_duration: Optional[float] = typer.Option(
+        None,
+        "--min-duration",
+        show_default="card",
+        help="EEG cards: recordings shorter than this many seconds are dropped (0: keep all).",
+    ),
+    n_jobs: int = typer.Option(
+        1,
+        "--n-jobs",
+        "-j",
+        help="EEG: recordings processed by N local worker processes (-1: every core); the store is the same.",
+    ),
+    scheduler: Optional[str] = typer.Option(
+        None,
+        "--scheduler",
+        show_default="$DASK_SCHEDULER_ADDRESS",
+        help="EEG: Dask scheduler address (tcp://host:8786) to process the recordings on; default the DASK_SCHEDULER_ADDRESS environment variable.",
+    ),
+    shards: bool = typer.Option(
+        False,
+        "--shards",
+        show_default="off",
+        help="Write OUT as a shard set (a folder: one store per recording, EEG file or surface run, + index.json) that keeps finished recordings if the run stops (full disk, bad file, kill).",
+    ),
+    resume: bool = typer.Option(
+        False, "--resume", show_default="off", help="With --shards: add only the recordings the set at OUT lacks."
+    ),
+    stream_above: Optional[float] = typer.Option(
+        None,
+        "--stream-above",
+        show_default="256",
+        help="EEG: recordings larger than this many MiB of float64 samples are processed chunk by chunk in bounded memory (scratch files beside OUT); same windows.",
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
 ) -> None:
     """Read recordings, preprocess them with the card's recipe and write an HDF5 patch store."""
@@ -55,8 +156,13 @@ def prepare(
 
         if not task:
             fail(ValueError("--bids needs --task (the BIDS task label, as in sub-01_task-LABEL_eeg.edf)"))
-        card = run_or_exit(bids_card, bids, task, events=[e.strip() for e in events.split(",")] if events else None,
-                    label_column=label_column)
+        card = run_or_exit(
+            bids_card,
+            bids,
+            task,
+            events=[e.strip() for e in events.split(",")] if events else None,
+            label_column=label_column,
+        )
         data_root = bids
     elif events or label_column:
         fail(ValueError("--events and --label-column go with --bids (a card's task defines its labels)"))
@@ -64,18 +170,63 @@ def prepare(
     if subject_pattern is not None:
         kwargs["subject_pattern"] = subject_pattern
     sph = {h: p.expanduser().resolve() for h, p in (("L", sphere_l), ("R", sphere_r)) if p is not None}
-    kwargs.update({k: v for k, v in (("mesh", mesh), ("hemi", hemi), ("spheres", sph or None), ("encoding", encoding),
-                                     ("units", units)) if v is not None})
-    kwargs.update({k: v for k, v in (("n_jobs", n_jobs if n_jobs != 1 else None), ("scheduler", scheduler),
-                                     ("shards", shards or None), ("resume", resume or None),
-                                     ("stream_above_mb", stream_above)) if v is not None})
-    kwargs.update({k: v for k, v in (("window_s", window_s), ("crop_start_s", crop_start), ("crop_end_s", crop_end),
-                                     ("line_freq", line_freq), ("min_duration_s", min_duration)) if v is not None})
-    path = run_or_exit(run_prepare, card, out, data_root=data_root, task=task, files=files or None, subjects=subj, channels=channels, overwrite=overwrite, **kwargs)
+    kwargs.update(
+        {
+            k: v
+            for k, v in (
+                ("mesh", mesh),
+                ("hemi", hemi),
+                ("spheres", sph or None),
+                ("encoding", encoding),
+                ("units", units),
+            )
+            if v is not None
+        }
+    )
+    kwargs.update(
+        {
+            k: v
+            for k, v in (
+                ("n_jobs", n_jobs if n_jobs != 1 else None),
+                ("scheduler", scheduler),
+                ("shards", shards or None),
+                ("resume", resume or None),
+                ("stream_above_mb", stream_above),
+            )
+            if v is not None
+        }
+    )
+    kwargs.update(
+        {
+            k: v
+            for k, v in (
+                ("window_s", window_s),
+                ("crop_start_s", crop_start),
+                ("crop_end_s", crop_end),
+                ("line_freq", line_freq),
+                ("min_duration_s", min_duration),
+            )
+            if v is not None
+        }
+    )
+    path = run_or_exit(
+        run_prepare,
+        card,
+        out,
+        data_root=data_root,
+        task=task,
+        files=files or None,
+        subjects=subj,
+        channels=channels,
+        overwrite=overwrite,
+        **kwargs,
+    )
     from neurokit.data.dataset import PatchDataset
 
     s = PatchDataset(path)
-    console.print(f"[green]wrote[/] {path}: {len(s)} samples of shape {s.sample_shape} ({s.info.modality}, task {s.info.task})")
+    console.print(
+        f"[green]wrote[/] {path}: {len(s)} samples of shape {s.sample_shape} ({s.info.modality}, task {s.info.task})"
+    )
     if s.info.modality == "eeg":
         from neurokit.data.provenance import kept_line, kept_summary
 

@@ -1,4 +1,5 @@
 """``neuro quickstart``: the README's first command."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,19 +13,39 @@ from neurokit.cli.reports import comparison_lines
 
 # -------------------------------------------------------------------------------------- quickstart
 def quickstart(
-    data_root: Path = typer.Option(..., "--data-root", envvar="NEUROKIT_DATA", help="Folder holding bonn/ and MNE-eegbci-data/ (../shared/data/eeg)."),
-    out: Path = typer.Option(Path("runs/quickstart"), "--out", "-o", help="Output folder (prepared stores in it are reused)."),
+    data_root: Path = typer.Option(
+        ...,
+        "--data-root",
+        envvar="NEUROKIT_DATA",
+        help="Folder holding bonn/ and MNE-eegbci-data/ (../shared/data/eeg).",
+    ),
+    out: Path = typer.Option(
+        Path("runs/quickstart"), "--out", "-o", help="Output folder (prepared stores in it are reused)."
+    ),
     pretrain_epochs: int = typer.Option(3, help="Pretraining epochs."),
-    finetune_epochs: Optional[int] = typer.Option(None, show_default="2 Bonn, 3 imagery", help="Fine-tuning epochs of every task."),
+    finetune_epochs: Optional[int] = typer.Option(
+        None, show_default="2 Bonn, 3 imagery", help="Fine-tuning epochs of every task."
+    ),
     n_layers: int = typer.Option(2, help="CBraMod layers (paper: 12; small for a CPU demo)."),
-    channels: str = typer.Option("sensorimotor", help="EEGMMIDB channels: a card channel set (sensorimotor: 21) or 'C3,Cz,C4'."),
+    channels: str = typer.Option(
+        "sensorimotor", help="EEGMMIDB channels: a card channel set (sensorimotor: 21) or 'C3,Cz,C4'."
+    ),
     batch_size: int = typer.Option(32, help="Batch size for both stages."),
     seed: int = typer.Option(0, help="First random seed."),
-    seeds: int = typer.Option(3, help="Seeds of every arm (pretrained, from scratch, linear probes): mean ± std and paired differences."),
-    label_fractions: str = typer.Option("0.02,0.1,1", "--label-fractions", help="Fractions of the training labels every arm is fine-tuned on."),
+    seeds: int = typer.Option(
+        3, help="Seeds of every arm (pretrained, from scratch, linear probes): mean ± std and paired differences."
+    ),
+    label_fractions: str = typer.Option(
+        "0.02,0.1,1", "--label-fractions", help="Fractions of the training labels every arm is fine-tuned on."
+    ),
     max_pool: int = typer.Option(8000, help="Most single-channel training windows pooled for pretraining."),
     device: str = typer.Option("auto", help="auto, cpu, cuda."),
-    overwrite: bool = typer.Option(False, "--overwrite", show_default="off", help="Start every stage again (default: reuse or resume the stages in OUT that match)."),
+    overwrite: bool = typer.Option(
+        False,
+        "--overwrite",
+        show_default="off",
+        help="Start every stage again (default: reuse or resume the stages in OUT that match).",
+    ),
 ) -> None:
     """prepare → pretrain CBraMod on pooled training EEG → fine-tune Bonn seizure detection and EEGMMIDB
     left- vs right-fist imagery from the pretrained weights and from scratch, over seeds and label fractions;
@@ -37,10 +58,23 @@ def quickstart(
     from neurokit.pipelines.quickstart import run_quickstart
 
     fractions = tuple(run_or_exit(parse_fractions, label_fractions))
-    res = run_or_exit(run_quickstart, data_root, out, pretrain_epochs=pretrain_epochs, finetune_epochs=finetune_epochs,
-                      n_layers=n_layers, channels=channels, batch_size=batch_size, seed=seed, seeds=seeds,
-                      label_fractions=fractions, max_pool=max_pool, device=device, overwrite=overwrite,
-                      say=console.print)
+    res = run_or_exit(
+        run_quickstart,
+        data_root,
+        out,
+        pretrain_epochs=pretrain_epochs,
+        finetune_epochs=finetune_epochs,
+        n_layers=n_layers,
+        channels=channels,
+        batch_size=batch_size,
+        seed=seed,
+        seeds=seeds,
+        label_fractions=fractions,
+        max_pool=max_pool,
+        device=device,
+        overwrite=overwrite,
+        say=console.print,
+    )
     for task, cmp in res["tasks"].items():
         console.print(f"\n[bold]{task}[/] (test split; comparison: {out / ('compare_' + task.replace(':', '_'))})")
         for line in comparison_lines(cmp):
@@ -52,8 +86,11 @@ def quickstart(
         if one:
             n = len(cmp["seeds"])
             what = "; ".join(f"{arm} at {float(f):.0%} ({len(s)} of {n} seeds)" for (arm, f), s in one.items())
-            console.print(f"[yellow]one predicted class for every test window[/] (balanced accuracy and kappa are "
-                          f"not results there; AUROC still ranks): {what}", highlight=False)
+            console.print(
+                f"[yellow]one predicted class for every test window[/] (balanced accuracy and kappa are "
+                f"not results there; AUROC still ranks): {what}",
+                highlight=False,
+            )
         if (cmp.get("confounds") or {}).get("fired"):
             console.print(f"[bold yellow]eye-movement confound:[/] {cmp['confounds']['message']}")
         reused = sum(bool(r.get("reused")) for r in cmp["runs"])

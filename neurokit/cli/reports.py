@@ -1,4 +1,5 @@
 """The tables a command prints: metrics beside baselines and chance, M4oE contributions, evaluation-scheme folds."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,24 +19,39 @@ def print_report(rep: dict, out: Path) -> None:
     classes = f", classes {rep['label_names']}" if rep.get("label_names") else ""
     if rep.get("init_weights"):
         w = rep["init_weights"]
-        console.print(f"init: loaded {w['loaded']}/{w['total']} backbone tensors from {rep['init']}"
-                      + ("" if w["complete"] else f" ([yellow]partial[/]: {len(w['missing'])} missing, {len(w['unexpected'])} unexpected)"))
+        console.print(
+            f"init: loaded {w['loaded']}/{w['total']} backbone tensors from {rep['init']}"
+            + (
+                ""
+                if w["complete"]
+                else f" ([yellow]partial[/]: {len(w['missing'])} missing, {len(w['unexpected'])} unexpected)"
+            )
+        )
     console.print(f"{task}({rep['kind']}{escape(classes)}); split by {rep['split_by']} — {sp}")
     if rep.get("label_fraction"):
         console.print(label_fraction_line(rep["label_fraction"]))
     if rep.get("probe"):
-        console.print(f"linear probe: C = {rep['probe']['C']:g} chosen on validation {rep['selection_metric']} = "
-                      f"{rep['val_best']:.4f}")
+        console.print(
+            f"linear probe: C = {rep['probe']['C']:g} chosen on validation {rep['selection_metric']} = "
+            f"{rep['val_best']:.4f}"
+        )
     else:
-        console.print(f"selected epoch {rep['best_epoch']} on validation {rep['selection_metric']} = {rep['val_best']:.4f}")
-    console.print(metrics_table(f"{run_title(rep)}: test metrics ({rep['n_samples']['test']} samples)", rep["test"],
-                                rep.get("undefined")))
+        console.print(
+            f"selected epoch {rep['best_epoch']} on validation {rep['selection_metric']} = {rep['val_best']:.4f}"
+        )
+    console.print(
+        metrics_table(
+            f"{run_title(rep)}: test metrics ({rep['n_samples']['test']} samples)", rep["test"], rep.get("undefined")
+        )
+    )
     if rep.get("degenerate"):
         console.print(f"[bold yellow]not a result:[/] {escape(rep['degenerate'])}")
     if (rep.get("confounds") or {}).get("fired"):
         console.print(f"[bold yellow]eye-movement confound:[/] {escape(rep['confounds']['message'])}")
     if rep.get("baselines") or rep.get("chance"):
-        console.print(comparison_table("test split: model vs classical baselines vs chance", {"model": rep}, run_title(rep)))
+        console.print(
+            comparison_table("test split: model vs classical baselines vs chance", {"model": rep}, run_title(rep))
+        )
     if "pretraining_overlap" in rep:
         console.print(overlap_line(rep["pretraining_overlap"], len(rep.get("pretraining_sources") or [])))
     console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'}")
@@ -48,10 +64,14 @@ def overlap_line(overlap: list | None, n_sources: int = 0) -> str:
     if not overlap:
         among = f"the {n_sources} pretraining sources" if n_sources else "the pretraining sources"
         return f"pretraining overlap: none (no test recording among {among}, by SHA-256)"
-    names = ", ".join(escape(Path(o["path"]).name + (f"[{o['member']}]" if o.get("member") else "")) for o in overlap[:10])
+    names = ", ".join(
+        escape(Path(o["path"]).name + (f"[{o['member']}]" if o.get("member") else "")) for o in overlap[:10]
+    )
     more = f" and {len(overlap) - 10} more" if len(overlap) > 10 else ""
-    return (f"[bold yellow]pretraining overlap:[/] {len(overlap)} test recording(s) were in the model's pretraining "
-            f"data: {names}{more}; the test score may be optimistic")
+    return (
+        f"[bold yellow]pretraining overlap:[/] {len(overlap)} test recording(s) were in the model's pretraining "
+        f"data: {names}{more}; the test score may be optimistic"
+    )
 
 
 def comparison_table(title: str, runs: dict, label: str | None = None) -> Table:
@@ -63,8 +83,18 @@ def comparison_table(title: str, runs: dict, label: str | None = None) -> Table:
         t.add_column(short_metric(m), justify="right")
 
     def row(task, name, metrics):
-        t.add_row(task, name, *(f"{metrics[m]:.3f}" if isinstance(metrics.get(m), float) else
-                                "undefined" if m in metrics and metrics[m] is None else "" for m in COMPARE))
+        t.add_row(
+            task,
+            name,
+            *(
+                f"{metrics[m]:.3f}"
+                if isinstance(metrics.get(m), float)
+                else "undefined"
+                if m in metrics and metrics[m] is None
+                else ""
+                for m in COMPARE
+            ),
+        )
 
     for task, rep in runs.items():  # the task named once, on its first row
         row(task, label or run_title(rep), rep["test"])
@@ -90,25 +120,35 @@ def run_title(rep: dict) -> str:
 
 def print_m4oe_report(rep: dict, out: Path) -> None:
     title = run_title(rep)
-    console.print(f"{title} + M4oE head over {', '.join(rep['tasks'])}; selected epoch {rep['best_epoch']} "
-                  f"(validation {rep['selection_metric']} = {rep['val_best']:.4f})")
-    console.print(comparison_table(f"test split per task: {title} + M4oE vs classical baselines vs chance", rep["tasks"],
-                                   f"{title}+M4oE"))
+    console.print(
+        f"{title} + M4oE head over {', '.join(rep['tasks'])}; selected epoch {rep['best_epoch']} "
+        f"(validation {rep['selection_metric']} = {rep['val_best']:.4f})"
+    )
+    console.print(
+        comparison_table(
+            f"test split per task: {title} + M4oE vs classical baselines vs chance", rep["tasks"], f"{title}+M4oE"
+        )
+    )
     console.print(contributions_table(rep["tasks"]))
     console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'} (resume: {out / 'last.pt'})")
 
 
 def contributions_table(tasks: dict) -> Table:
-    t = Table(title="modality contributions (mean share of MToE routing mass, not causal importance; ablation: "
-                    "task loss increase when the modality is masked)")
+    t = Table(
+        title="modality contributions (mean share of MToE routing mass, not causal importance; ablation: "
+        "task loss increase when the modality is masked)"
+    )
     t.add_column("task", overflow="fold")
     t.add_column("routing shares")
     t.add_column("ablation: loss increase")
     for name, r in tasks.items():
         mc = r["modality_contributions"]
         ab = (r.get("ablation_contributions") or {}).get("mean_loss_increase") or {}
-        t.add_row(name, ", ".join(f"{m} {v:.3f}" for m, v in mc["mean"].items()),
-                  ", ".join(f"{m} {v:+.3f}" for m, v in ab.items()) or "—")
+        t.add_row(
+            name,
+            ", ".join(f"{m} {v:.3f}" for m, v in mc["mean"].items()),
+            ", ".join(f"{m} {v:+.3f}" for m, v in ab.items()) or "—",
+        )
     return t
 
 
@@ -119,10 +159,17 @@ def print_scheme_report(rep: dict, out: Path | None = None) -> None:
     cols = ("fold", "subject", "session", rep["folds"][0]["score_metric"], *names)
     t.caption = metric_legend(cols[3:])
     for col in cols:
-        t.add_column(short_metric(col), justify="right" if col not in ("fold", "subject", "session") else "left",
-                     overflow="fold")
+        t.add_column(
+            short_metric(col), justify="right" if col not in ("fold", "subject", "session") else "left", overflow="fold"
+        )
     for f in rep["folds"]:
-        t.add_row(f["fold"], f["subject"], f["session"], _num(f["score"]), *(_num(f["test"].get(k, float("nan"))) for k in names))
+        t.add_row(
+            f["fold"],
+            f["subject"],
+            f["session"],
+            _num(f["score"]),
+            *(_num(f["test"].get(k, float("nan"))) for k in names),
+        )
     m, s = rep["mean"], rep["std"]
     t.add_section()
     t.add_row("mean", "", "", _num(m["score"]), *(_num(m.get(k, float("nan"))) for k in names))
@@ -139,11 +186,16 @@ def _num(v) -> str:
 
 def label_fraction_line(info: dict) -> str:
     """What a ``label_fraction`` run learnt from, in one line."""
-    how = (f"whole subjects {', '.join(info['subjects'])}" if info["mode"] == "subjects"
-           else "windows stratified by class and subject")
+    how = (
+        f"whole subjects {', '.join(info['subjects'])}"
+        if info["mode"] == "subjects"
+        else "windows stratified by class and subject"
+    )
     counts = ", ".join(f"{k}: {v}" for k, v in info["class_counts"].items())
-    return (f"label fraction {info['fraction']:g}: {info['n_train']} of {info['n_train_full']} training windows "
-            f"({how}; per class {counts})")
+    return (
+        f"label fraction {info['fraction']:g}: {info['n_train']} of {info['n_train_full']} training windows "
+        f"({how}; per class {counts})"
+    )
 
 
 #: width of the comparison table's first column and of each fraction's column (3 fractions fit 80 columns)
@@ -164,8 +216,10 @@ def comparison_lines(res: dict, metric: str | None = None) -> list[str]:
     """
     metric = metric or res["metric"]
     fracs = res["fractions"]
-    lines = [f"test {metric}: mean ± std over {len(res['seeds'])} seed(s) ({res['kind']}; seeds "
-             f"{', '.join(map(str, res['seeds']))})"[:80]]
+    lines = [
+        f"test {metric}: mean ± std over {len(res['seeds'])} seed(s) ({res['kind']}; seeds "
+        f"{', '.join(map(str, res['seeds']))})"[:80]
+    ]
 
     def ms(st, signed=False):
         if not st or st.get("mean") is None:
@@ -173,25 +227,33 @@ def comparison_lines(res: dict, metric: str | None = None) -> list[str]:
         return f"{st['mean']:{'+' if signed else ''}.3f} ± {st['std']:.3f}"
 
     for lo in range(0, len(fracs), _PER_BLOCK):
-        block = fracs[lo:lo + _PER_BLOCK]
+        block = fracs[lo : lo + _PER_BLOCK]
         lines.append("")
         lines.append(f"{'arm':<{_ARM_W}}" + "".join(f"{'labels ' + f'{float(f):.0%}':>{_CELL_W}}" for f in block))
         lines.append("-" * (_ARM_W + _CELL_W * len(block)))
         for arm in res["arms"]:
             by_f = res["summary"].get(arm, {})
-            lines.append(f"{arm[:_ARM_W - 1]:<{_ARM_W}}" + "".join(f"{ms(by_f.get(f, {}).get(metric)):>{_CELL_W}}"
-                                                                   for f in block))
+            lines.append(
+                f"{arm[: _ARM_W - 1]:<{_ARM_W}}"
+                + "".join(f"{ms(by_f.get(f, {}).get(metric)):>{_CELL_W}}" for f in block)
+            )
         for name, by_f in res["differences"].items():
             a, b = name.split(" − ")
             short = "pretrained" if a == "pretrained" else a.replace("pretrained-", "")
-            lines.append(f"{('Δ ' + short + ' − ' + ('scratch' if b == 'scratch' else 'random'))[:_ARM_W - 1]:<{_ARM_W}}"
-                         + "".join(f"{ms(by_f.get(f, {}).get(metric), True):>{_CELL_W}}" for f in block))
-            lines.append(f"{'  better in seeds':<{_ARM_W}}" + "".join(
-                f"{_better(by_f.get(f, {}).get(metric)):>{_CELL_W}}" for f in block))
+            lines.append(
+                f"{('Δ ' + short + ' − ' + ('scratch' if b == 'scratch' else 'random'))[: _ARM_W - 1]:<{_ARM_W}}"
+                + "".join(f"{ms(by_f.get(f, {}).get(metric), True):>{_CELL_W}}" for f in block)
+            )
+            lines.append(
+                f"{'  better in seeds':<{_ARM_W}}"
+                + "".join(f"{_better(by_f.get(f, {}).get(metric)):>{_CELL_W}}" for f in block)
+            )
         names = list(dict.fromkeys(n for f in block for n in res.get("baselines", {}).get(f, {})))
         for n in names:
-            lines.append(f"{n[:_ARM_W - 1]:<{_ARM_W}}" + "".join(
-                f"{_cell(res['baselines'].get(f, {}).get(n, {}).get(metric)):>{_CELL_W}}" for f in block))
+            lines.append(
+                f"{n[: _ARM_W - 1]:<{_ARM_W}}"
+                + "".join(f"{_cell(res['baselines'].get(f, {}).get(n, {}).get(metric)):>{_CELL_W}}" for f in block)
+            )
         if res.get("chance") and metric in res["chance"]:
             lines.append(f"{'chance':<{_ARM_W}}" + "".join(f"{res['chance'][metric]:>{_CELL_W}.3f}" for f in block))
     return lines
@@ -212,9 +274,15 @@ def print_comparison(res: dict, out: Path) -> None:
     bad = [r for r in res["runs"] if r.get("degenerate")]
     if bad:
         where = ", ".join(dict.fromkeys(f"{r['arm']} {float(r['fraction']):.0%}" for r in bad))
-        console.print(f"[bold yellow]not a result:[/] {len(bad)} of {len(res['runs'])} runs gave degenerate test "
-                      f"predictions ({escape(where)}; e.g. {escape(bad[0]['degenerate'])}): their thresholded "
-                      "metrics say nothing", highlight=False)
+        console.print(
+            f"[bold yellow]not a result:[/] {len(bad)} of {len(res['runs'])} runs gave degenerate test "
+            f"predictions ({escape(where)}; e.g. {escape(bad[0]['degenerate'])}): their thresholded "
+            "metrics say nothing",
+            highlight=False,
+        )
     modes = sorted({sub.get("mode") for by_seed in res.get("subsets", {}).values() for sub in by_seed.values()})
-    console.print(f"label subsets: {', '.join(m for m in modes if m)}; per-run rows: {out / 'comparison.csv'}; "
-                  f"all numbers: {out / 'comparison.json'}", highlight=False)
+    console.print(
+        f"label subsets: {', '.join(m for m in modes if m)}; per-run rows: {out / 'comparison.csv'}; "
+        f"all numbers: {out / 'comparison.json'}",
+        highlight=False,
+    )

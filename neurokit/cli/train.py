@@ -1,4 +1,5 @@
 """``neuro pretrain`` and ``neuro finetune``: the training commands, over :mod:`neurokit.pipelines.pretrain`, :mod:`~neurokit.pipelines.finetune` and :mod:`~neurokit.pipelines.multitask`."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,33 +26,101 @@ def pretrain(
     ctx: typer.Context,
     stores: List[Path] = typer.Argument(..., help="Patch store(s) to pretrain on."),
     out: Path = typer.Option(Path("runs/pretrain"), "--out", "-o", help="Output folder (checkpoints, metrics.jsonl)."),
-    model: str = typer.Option("cbramod", help="Model family: cbramod (EEG), sit (surface fMRI, vsMAE) or clip (fMRI-video-audio, needs --stimuli)."),
+    model: str = typer.Option(
+        "cbramod",
+        help="Model family: cbramod (EEG), sit (surface fMRI, vsMAE) or clip (fMRI-video-audio, needs --stimuli).",
+    ),
     epochs: int = typer.Option(40, help="Epochs (CBraMod: 40)."),
-    max_steps: Optional[int] = typer.Option(None, show_default="none", help="Stop after this many optimiser steps (schedule spans them)."),
-    batch_size: int = typer.Option(128, help="Samples per step and process (CBraMod: 128; capped to the store's size)."),
+    max_steps: Optional[int] = typer.Option(
+        None, show_default="none", help="Stop after this many optimiser steps (schedule spans them)."
+    ),
+    batch_size: int = typer.Option(
+        128, help="Samples per step and process (CBraMod: 128; capped to the store's size)."
+    ),
     lr: Optional[float] = typer.Option(None, show_default="cbramod 5e-4, sit 3e-4", help="Peak learning rate (AdamW)."),
-    min_lr: Optional[float] = typer.Option(None, show_default="cbramod 1e-5", help="Final learning rate of the per-step cosine schedule (setting it turns the cosine schedule on)."),
-    weight_decay: Optional[float] = typer.Option(None, show_default="cbramod 0.05, sit 0.01", help="AdamW weight decay."),
-    clip_grad: Optional[float] = typer.Option(None, show_default="cbramod 1.0, sit 0 (off)", help="Gradient-norm clip (0 = off)."),
-    schedule: Optional[str] = typer.Option(None, show_default="cbramod cosine, sit constant", help="Learning-rate schedule: cosine or constant."),
-    n_layers: Optional[int] = typer.Option(None, show_default="none", help="Override the number of transformer layers (CBraMod: 12)."),
+    min_lr: Optional[float] = typer.Option(
+        None,
+        show_default="cbramod 1e-5",
+        help="Final learning rate of the per-step cosine schedule (setting it turns the cosine schedule on).",
+    ),
+    weight_decay: Optional[float] = typer.Option(
+        None, show_default="cbramod 0.05, sit 0.01", help="AdamW weight decay."
+    ),
+    clip_grad: Optional[float] = typer.Option(
+        None, show_default="cbramod 1.0, sit 0 (off)", help="Gradient-norm clip (0 = off)."
+    ),
+    schedule: Optional[str] = typer.Option(
+        None, show_default="cbramod cosine, sit constant", help="Learning-rate schedule: cosine or constant."
+    ),
+    n_layers: Optional[int] = typer.Option(
+        None, show_default="none", help="Override the number of transformer layers (CBraMod: 12)."
+    ),
     model_size: Optional[str] = typer.Option(None, show_default="none", help="SiT size: tiny, small or base."),
-    mask_ratio: Optional[float] = typer.Option(None, show_default="none", help="SiT video-MAE tube-mask ratio (default 0.75)."),
-    split: str = typer.Option("train", help="Card split to pretrain on: train (validation and test subjects stay unseen), val, test or all."),
-    subjects: Optional[str] = typer.Option(None, show_default="none", help="Only these subjects, e.g. '1-6' or 'S001,S002' (overrides --split)."),
-    stimuli: Optional[List[Path]] = typer.Option(None, "--stimuli", show_default="none", help="clip: stimulus store(s) from `neuro embed-stimuli`, one per run (repeatable)."),
-    lag: Optional[float] = typer.Option(None, "--lag", show_default="6", help="clip: hemodynamic lag in s (fMRI frames [t, t+1, t+2] pair with the window starting at t - lag)."),
-    segments: Optional[str] = typer.Option(None, show_default="all", help="clip: all, first_half or second_half of each movie clip (unseen-segments split)."),
-    fmri_init: Optional[Path] = typer.Option(None, "--fmri-init", show_default="none (random SiT)", help="clip: checkpoint whose SiT encoder starts the fMRI encoder (a `neuro pretrain --model sit` run; the release starts from vsMAE weights)."),
-    train_fmri_encoder: Optional[bool] = typer.Option(None, "--train-fmri-encoder/--freeze-fmri-encoder", show_default="frozen, as the release", help="clip: train the SiT with the heads (neurokit's option) or keep it frozen (the release's)."),
-    normalize: Optional[str] = typer.Option(None, "--normalize", show_default="corpus", help="cbramod: input amplitude normalisation, none, window (each window by its RMS), channel (each channel of each window by its RMS) or corpus (each corpus by the RMS of its training windows); recorded in the checkpoint, so fine-tuning from it normalises the same way."),
-    val_fraction: Optional[float] = typer.Option(None, "--val-fraction", show_default="0.1", help="Share of the windows held out (whole subjects of corpora with 5 or more) to log the masked loss beside predict-zero and predict-mean each epoch (0: none)."),
+    mask_ratio: Optional[float] = typer.Option(
+        None, show_default="none", help="SiT video-MAE tube-mask ratio (default 0.75)."
+    ),
+    split: str = typer.Option(
+        "train", help="Card split to pretrain on: train (validation and test subjects stay unseen), val, test or all."
+    ),
+    subjects: Optional[str] = typer.Option(
+        None, show_default="none", help="Only these subjects, e.g. '1-6' or 'S001,S002' (overrides --split)."
+    ),
+    stimuli: Optional[List[Path]] = typer.Option(
+        None,
+        "--stimuli",
+        show_default="none",
+        help="clip: stimulus store(s) from `neuro embed-stimuli`, one per run (repeatable).",
+    ),
+    lag: Optional[float] = typer.Option(
+        None,
+        "--lag",
+        show_default="6",
+        help="clip: hemodynamic lag in s (fMRI frames [t, t+1, t+2] pair with the window starting at t - lag).",
+    ),
+    segments: Optional[str] = typer.Option(
+        None,
+        show_default="all",
+        help="clip: all, first_half or second_half of each movie clip (unseen-segments split).",
+    ),
+    fmri_init: Optional[Path] = typer.Option(
+        None,
+        "--fmri-init",
+        show_default="none (random SiT)",
+        help="clip: checkpoint whose SiT encoder starts the fMRI encoder (a `neuro pretrain --model sit` run; the release starts from vsMAE weights).",
+    ),
+    train_fmri_encoder: Optional[bool] = typer.Option(
+        None,
+        "--train-fmri-encoder/--freeze-fmri-encoder",
+        show_default="frozen, as the release",
+        help="clip: train the SiT with the heads (neurokit's option) or keep it frozen (the release's).",
+    ),
+    normalize: Optional[str] = typer.Option(
+        None,
+        "--normalize",
+        show_default="corpus",
+        help="cbramod: input amplitude normalisation, none, window (each window by its RMS), channel (each channel of each window by its RMS) or corpus (each corpus by the RMS of its training windows); recorded in the checkpoint, so fine-tuning from it normalises the same way.",
+    ),
+    val_fraction: Optional[float] = typer.Option(
+        None,
+        "--val-fraction",
+        show_default="0.1",
+        help="Share of the windows held out (whole subjects of corpora with 5 or more) to log the masked loss beside predict-zero and predict-mean each epoch (0: none).",
+    ),
     seed: int = typer.Option(0, help="Random seed (sampling, masks, initialisation)."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K (under torchrun: one GPU per process)."),
     num_workers: int = typer.Option(0, help="DataLoader worker processes."),
-    ckpt_every: int = typer.Option(0, "--checkpoint-every", "--ckpt-every", help="Also write last.pt every N steps (0: at each epoch end only)."),
-    resume: bool = typer.Option(False, "--resume", show_default="off", help="Continue from OUT/last.pt with its settings (options given again change them; more --epochs/--max-steps extend it)."),
-    overwrite: bool = typer.Option(False, "--overwrite", show_default="off", help="Start again in an OUT that holds a run."),
+    ckpt_every: int = typer.Option(
+        0, "--checkpoint-every", "--ckpt-every", help="Also write last.pt every N steps (0: at each epoch end only)."
+    ),
+    resume: bool = typer.Option(
+        False,
+        "--resume",
+        show_default="off",
+        help="Continue from OUT/last.pt with its settings (options given again change them; more --epochs/--max-steps extend it).",
+    ),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", show_default="off", help="Start again in an OUT that holds a run."
+    ),
     progress: bool = typer.Option(True, help="Show a progress bar."),
     verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
 ) -> None:
@@ -68,17 +137,40 @@ def pretrain(
     )
     from neurokit.pipelines.pretrain import pretrain as run
 
-    kw: dict[str, Any] = {k: v for k, v in (("n_layers", n_layers), ("size", model_size), ("mask_ratio", mask_ratio))
-                          if v is not None}
-    for k, v in (("stimuli", [str(p) for p in stimuli or []]), ("lag_s", lag), ("segments", segments),
-                 ("fmri_init", None if fmri_init is None else str(fmri_init)), ("train_fmri_encoder", train_fmri_encoder)):
+    kw: dict[str, Any] = {
+        k: v for k, v in (("n_layers", n_layers), ("size", model_size), ("mask_ratio", mask_ratio)) if v is not None
+    }
+    for k, v in (
+        ("stimuli", [str(p) for p in stimuli or []]),
+        ("lag_s", lag),
+        ("segments", segments),
+        ("fmri_init", None if fmri_init is None else str(fmri_init)),
+        ("train_fmri_encoder", train_fmri_encoder),
+    ):
         if v is not None and v != []:
             kw[k] = v
-    optim = {k: v for k, v in dict(lr=lr, min_lr=min_lr, weight_decay=weight_decay, clip_grad=clip_grad,
-                                   schedule=schedule).items() if v is not None}
-    opts = dict(model=model, model_kwargs=kw, epochs=epochs, max_steps=max_steps, batch_size=batch_size, optim=optim,
-                seed=seed, device=device, num_workers=num_workers, ckpt_every=ckpt_every,
-                split=None if split == "all" else split, subjects=parse_subjects(subjects), progress=progress)
+    optim = {
+        k: v
+        for k, v in dict(
+            lr=lr, min_lr=min_lr, weight_decay=weight_decay, clip_grad=clip_grad, schedule=schedule
+        ).items()
+        if v is not None
+    }
+    opts = dict(
+        model=model,
+        model_kwargs=kw,
+        epochs=epochs,
+        max_steps=max_steps,
+        batch_size=batch_size,
+        optim=optim,
+        seed=seed,
+        device=device,
+        num_workers=num_workers,
+        ckpt_every=ckpt_every,
+        split=None if split == "all" else split,
+        subjects=parse_subjects(subjects),
+        progress=progress,
+    )
     opts.update({k: v for k, v in (("normalize", normalize), ("val_fraction", val_fraction)) if v is not None})
     run_or_exit(check_pretrain_options, None, resume=resume, overwrite=overwrite)
     if resume:  # keep the run's settings; change only what the user gives again
@@ -111,18 +203,28 @@ def pretrain_lines(res: dict) -> list[str]:
     from neurokit.data.provenance import kept_line
 
     norm = res.get("normalize") or {}
-    lines = [f"input normalisation: {norm.get('mode', 'none')}"
-             + (" (corpus RMS: " + ", ".join(f"{k.split('#')[-1]} {v:.4g}" for k, v in norm["corpus_scales"].items()) + ")"
-                if norm.get("corpus_scales") else "")]
+    lines = [
+        f"input normalisation: {norm.get('mode', 'none')}"
+        + (
+            " (corpus RMS: " + ", ".join(f"{k.split('#')[-1]} {v:.4g}" for k, v in norm["corpus_scales"].items()) + ")"
+            if norm.get("corpus_scales")
+            else ""
+        )
+    ]
     if res.get("kept"):
         lines.append(f"data: {kept_line(res['kept'])}")
     hist = res.get("heldout_history") or []
     if hist:
         h = hist[-1]
-        verdict = ("below both baselines" if h["heldout_loss"] < min(h["heldout_zero"], h["heldout_mean"])
-                   else "[yellow]not below both baselines: the model learned no more than the scale[/]")
-        lines.append(f"held-out masked loss {h['heldout_loss']:.4g} vs predict-zero {h['heldout_zero']:.4g} vs "
-                     f"predict-mean {h['heldout_mean']:.4g} (epoch {h['epoch']}; {verdict})")
+        verdict = (
+            "below both baselines"
+            if h["heldout_loss"] < min(h["heldout_zero"], h["heldout_mean"])
+            else "[yellow]not below both baselines: the model learned no more than the scale[/]"
+        )
+        lines.append(
+            f"held-out masked loss {h['heldout_loss']:.4g} vs predict-zero {h['heldout_zero']:.4g} vs "
+            f"predict-mean {h['heldout_mean']:.4g} (epoch {h['epoch']}; {verdict})"
+        )
     else:
         lines.append(f"held-out masked loss: none computed ({res.get('heldout') or 'no held-out windows'})")
     return lines
@@ -132,26 +234,73 @@ def pretrain_lines(res: dict) -> list[str]:
 def finetune(
     ctx: typer.Context,
     stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
-    out: Path = typer.Option(Path("runs/finetune"), "--out", "-o", help="Output folder (best.pt, last.pt, report.json)."),
-    init: Optional[str] = typer.Option(None, show_default="none", help="`neuro pretrain` checkpoint, released CBraMod state_dict, or Hub weights hub:ORG/NAME[@REVISION] (e.g. hub:weighting666/CBraMod; default: from scratch). Its model family is the run's."),
-    allow_partial_init: bool = typer.Option(False, "--allow-partial-init", show_default="off", help="Load an --init file that covers only part of the backbone (the rest stays at random initial values)."),
-    allow_mismatch: Optional[str] = typer.Option(None, "--allow-mismatch", show_default="none", help="Fine-tune a store that differs from the --init checkpoint's pretraining data in these facts anyway: sfreq, patch, units (comma-separated); recorded in the report."),
-    model: Optional[str] = typer.Option(None, show_default="the --init checkpoint's, else cbramod", help="Model family of a from-scratch backbone: cbramod (EEG) or sit (surface fMRI)."),
-    head: str = typer.Option("auto", help="Head: all_patch_reps (flatten all tokens), avgpool, auto (the model's default: all_patch_reps for cbramod, avgpool for sit), or m4oe (several --task at once)."),
+    out: Path = typer.Option(
+        Path("runs/finetune"), "--out", "-o", help="Output folder (best.pt, last.pt, report.json)."
+    ),
+    init: Optional[str] = typer.Option(
+        None,
+        show_default="none",
+        help="`neuro pretrain` checkpoint, released CBraMod state_dict, or Hub weights hub:ORG/NAME[@REVISION] (e.g. hub:weighting666/CBraMod; default: from scratch). Its model family is the run's.",
+    ),
+    allow_partial_init: bool = typer.Option(
+        False,
+        "--allow-partial-init",
+        show_default="off",
+        help="Load an --init file that covers only part of the backbone (the rest stays at random initial values).",
+    ),
+    allow_mismatch: Optional[str] = typer.Option(
+        None,
+        "--allow-mismatch",
+        show_default="none",
+        help="Fine-tune a store that differs from the --init checkpoint's pretraining data in these facts anyway: sfreq, patch, units (comma-separated); recorded in the report.",
+    ),
+    model: Optional[str] = typer.Option(
+        None,
+        show_default="the --init checkpoint's, else cbramod",
+        help="Model family of a from-scratch backbone: cbramod (EEG) or sit (surface fMRI).",
+    ),
+    head: str = typer.Option(
+        "auto",
+        help="Head: all_patch_reps (flatten all tokens), avgpool, auto (the model's default: all_patch_reps for cbramod, avgpool for sit), or m4oe (several --task at once).",
+    ),
     epochs: int = typer.Option(50, help="Epochs (CBraMod: 50)."),
     batch_size: int = typer.Option(64, help="Batch size (CBraMod: 64)."),
     lr_backbone: float = typer.Option(1e-4, help="Backbone learning rate."),
-    lr_head: Optional[float] = typer.Option(None, show_default="1e-3·√(batch/256), the CBraMod release's", help="Head learning rate."),
+    lr_head: Optional[float] = typer.Option(
+        None, show_default="1e-3·√(batch/256), the CBraMod release's", help="Head learning rate."
+    ),
     weight_decay: float = typer.Option(0.05, help="AdamW weight decay."),
     label_smoothing: float = typer.Option(0.1, help="Label smoothing (multi-class)."),
-    frozen: bool = typer.Option(False, "--frozen/--no-frozen", help="Freeze the backbone weights (only the head trains; its dropout stays on in training, as in the CBraMod release)."),
+    frozen: bool = typer.Option(
+        False,
+        "--frozen/--no-frozen",
+        help="Freeze the backbone weights (only the head trains; its dropout stays on in training, as in the CBraMod release).",
+    ),
     n_layers: Optional[int] = typer.Option(None, show_default="none", help="Layers of a from-scratch backbone."),
-    train_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's train subjects, e.g. '1-6' (with --val-subjects and --test-subjects; single-task heads, --scheme card)."),
-    val_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's validation subjects."),
+    train_subjects: Optional[str] = typer.Option(
+        None,
+        show_default="none",
+        help="Override the card's train subjects, e.g. '1-6' (with --val-subjects and --test-subjects; single-task heads, --scheme card).",
+    ),
+    val_subjects: Optional[str] = typer.Option(
+        None, show_default="none", help="Override the card's validation subjects."
+    ),
     test_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's test subjects."),
-    augment: Optional[str] = typer.Option(None, show_default="off", help="EEG augmentation, e.g. 'time_shift=0.1,scale=0.1,noise=5,channel_dropout=0.1,freq_shift=1,mixup=0.2,p=0.5' (seconds, fraction, µV, probability, Hz, Beta α, per-transform probability; --head m4oe: all but mixup)."),
-    plots: bool = typer.Option(False, "--plots", show_default="off", help="Also draw the report's figures into OUT/plots (see `neuro plot-report`; --head m4oe: the modality contributions)."),
-    scheme: str = typer.Option("card", help="Evaluation scheme: card (the card's splits), loso (leave one subject out), kfold-subject, cross-session, within-session (single-task heads)."),
+    augment: Optional[str] = typer.Option(
+        None,
+        show_default="off",
+        help="EEG augmentation, e.g. 'time_shift=0.1,scale=0.1,noise=5,channel_dropout=0.1,freq_shift=1,mixup=0.2,p=0.5' (seconds, fraction, µV, probability, Hz, Beta α, per-transform probability; --head m4oe: all but mixup).",
+    ),
+    plots: bool = typer.Option(
+        False,
+        "--plots",
+        show_default="off",
+        help="Also draw the report's figures into OUT/plots (see `neuro plot-report`; --head m4oe: the modality contributions).",
+    ),
+    scheme: str = typer.Option(
+        "card",
+        help="Evaluation scheme: card (the card's splits), loso (leave one subject out), kfold-subject, cross-session, within-session (single-task heads).",
+    ),
     folds: int = typer.Option(5, help="k of the kfold-subject and within-session schemes."),
     seed: int = typer.Option(0, help="Random seed."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K."),
@@ -159,20 +308,64 @@ def finetune(
     overwrite: bool = typer.Option(False, "--overwrite", show_default="off", help="Replace an earlier run in OUT."),
     progress: bool = typer.Option(True, help="Show a progress bar."),
     verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
-    task: Optional[List[str]] = typer.Option(None, "--task", show_default="none", help="--head m4oe: a task CARD:TASK (repeatable; one store per task)."),
-    modality: Optional[List[str]] = typer.Option(None, "--modality", show_default="the cards' modalities", help="--head m4oe: NAME=CH,CH or a card modality NAME (repeatable)."),
-    m4oe_preset: str = typer.Option("small", "--m4oe-preset", help="--head m4oe: expert counts, small (CPU) or paper (32/128/16)."),
+    task: Optional[List[str]] = typer.Option(
+        None, "--task", show_default="none", help="--head m4oe: a task CARD:TASK (repeatable; one store per task)."
+    ),
+    modality: Optional[List[str]] = typer.Option(
+        None,
+        "--modality",
+        show_default="the cards' modalities",
+        help="--head m4oe: NAME=CH,CH or a card modality NAME (repeatable).",
+    ),
+    m4oe_preset: str = typer.Option(
+        "small", "--m4oe-preset", help="--head m4oe: expert counts, small (CPU) or paper (32/128/16)."
+    ),
     alpha: float = typer.Option(0.1, help="--head m4oe: weight of the -α·I(M;E|T) term."),
-    focal_gamma: Optional[float] = typer.Option(2.0, "--focal-gamma", help="--head m4oe: focal loss γ with α = 1 − training class frequency (release: 2; 0: class-weighted cross-entropy)."),
-    resume: bool = typer.Option(False, "--resume", show_default="off", help="Continue the run in OUT from its last.pt (written each epoch) up to --epochs, with the same settings (--scheme card)."),
-    baselines: bool = typer.Option(True, "--baselines/--no-baselines", help="Score the classical baselines on the same split."),
-    strategy: str = typer.Option("full", help="How the backbone adapts: full, frozen (= --frozen), linear-probe (logistic regression on pooled frozen features) or lora (peft adapters + head); with --compare-scratch/--seeds a comma list, e.g. full,lora."),
+    focal_gamma: Optional[float] = typer.Option(
+        2.0,
+        "--focal-gamma",
+        help="--head m4oe: focal loss γ with α = 1 − training class frequency (release: 2; 0: class-weighted cross-entropy).",
+    ),
+    resume: bool = typer.Option(
+        False,
+        "--resume",
+        show_default="off",
+        help="Continue the run in OUT from its last.pt (written each epoch) up to --epochs, with the same settings (--scheme card).",
+    ),
+    baselines: bool = typer.Option(
+        True, "--baselines/--no-baselines", help="Score the classical baselines on the same split."
+    ),
+    strategy: str = typer.Option(
+        "full",
+        help="How the backbone adapts: full, frozen (= --frozen), linear-probe (logistic regression on pooled frozen features) or lora (peft adapters + head); with --compare-scratch/--seeds a comma list, e.g. full,lora.",
+    ),
     lora_rank: int = typer.Option(8, "--lora-rank", help="--strategy lora: adapter rank r."),
-    lora_alpha: float = typer.Option(16.0, "--lora-alpha", help="--strategy lora: adapter scaling alpha (update scaled by alpha/r)."),
-    compare_scratch: bool = typer.Option(False, "--compare-scratch", show_default="off", help="Also train the same architecture from random weights (same settings, split, seeds, label subsets) and linear probes of both; print pretrained vs scratch with the difference. Needs --init."),
-    seeds: Optional[int] = typer.Option(None, "--seeds", show_default="1", help="Repeat every arm with this many seeds (--seed, --seed+1, ...): mean ± std and paired differences."),
-    label_fractions: Optional[str] = typer.Option(None, "--label-fractions", show_default="1", help="Fine-tune on these fractions of the training labels, e.g. 0.02,0.1,1 (stratified by class, seeded, whole subjects where possible)."),
-    probe: bool = typer.Option(True, "--probe/--no-probe", help="With --compare-scratch/--seeds/--label-fractions: also the linear probes of the pretrained and the random backbone."),
+    lora_alpha: float = typer.Option(
+        16.0, "--lora-alpha", help="--strategy lora: adapter scaling alpha (update scaled by alpha/r)."
+    ),
+    compare_scratch: bool = typer.Option(
+        False,
+        "--compare-scratch",
+        show_default="off",
+        help="Also train the same architecture from random weights (same settings, split, seeds, label subsets) and linear probes of both; print pretrained vs scratch with the difference. Needs --init.",
+    ),
+    seeds: Optional[int] = typer.Option(
+        None,
+        "--seeds",
+        show_default="1",
+        help="Repeat every arm with this many seeds (--seed, --seed+1, ...): mean ± std and paired differences.",
+    ),
+    label_fractions: Optional[str] = typer.Option(
+        None,
+        "--label-fractions",
+        show_default="1",
+        help="Fine-tune on these fractions of the training labels, e.g. 0.02,0.1,1 (stratified by class, seeded, whole subjects where possible).",
+    ),
+    probe: bool = typer.Option(
+        True,
+        "--probe/--no-probe",
+        help="With --compare-scratch/--seeds/--label-fractions: also the linear probes of the pretrained and the random backbone.",
+    ),
 ) -> None:
     """Fine-tune on a labelled store; select on validation; score the test split once; print metrics.
 
@@ -189,24 +382,55 @@ def finetune(
     if compare:
         _check_compare_options(compare_scratch, init, head, resume, scheme, seeds, option_given(ctx, "strategy"))
     elif len(strategies) > 1:
-        fail(ValueError(f"--strategy {strategy}: several strategies are compared with --compare-scratch or --seeds; "
-                        "a single run takes one"))
+        fail(
+            ValueError(
+                f"--strategy {strategy}: several strategies are compared with --compare-scratch or --seeds; "
+                "a single run takes one"
+            )
+        )
     elif not probe:
-        fail(ValueError("--no-probe: the linear probes are arms of a comparison (--compare-scratch, --seeds, "
-                        "--label-fractions); a single run has none"))
+        fail(
+            ValueError(
+                "--no-probe: the linear probes are arms of a comparison (--compare-scratch, --seeds, "
+                "--label-fractions); a single run has none"
+            )
+        )
     fractions = run_or_exit(parse_fractions, label_fractions) if label_fractions is not None else [1.0]
     splits = None
     if train_subjects or val_subjects or test_subjects:
         if not (train_subjects and val_subjects and test_subjects):
             fail(ValueError("give all three of --train-subjects, --val-subjects and --test-subjects"))
-        splits = {"train": parse_subjects(train_subjects), "val": parse_subjects(val_subjects), "test": parse_subjects(test_subjects)}
+        splits = {
+            "train": parse_subjects(train_subjects),
+            "val": parse_subjects(val_subjects),
+            "test": parse_subjects(test_subjects),
+        }
     kw = {"n_layers": n_layers} if n_layers is not None else {}
-    cfg = run_or_exit(FinetuneConfig, model=model, model_kwargs=kw, head="auto" if head == "m4oe" else head, epochs=epochs,
-               batch_size=batch_size, lr_backbone=lr_backbone, lr_head=lr_head, weight_decay=weight_decay,
-               label_smoothing=label_smoothing, frozen=frozen, seed=seed, device=device, num_workers=num_workers,
-               progress=progress, splits=splits, augment=augment, baselines=baselines,
-               allow_partial_init=allow_partial_init, allow_mismatch=allow_mismatch,
-               strategy="full" if compare else strategies[0], lora_rank=lora_rank, lora_alpha=lora_alpha)
+    cfg = run_or_exit(
+        FinetuneConfig,
+        model=model,
+        model_kwargs=kw,
+        head="auto" if head == "m4oe" else head,
+        epochs=epochs,
+        batch_size=batch_size,
+        lr_backbone=lr_backbone,
+        lr_head=lr_head,
+        weight_decay=weight_decay,
+        label_smoothing=label_smoothing,
+        frozen=frozen,
+        seed=seed,
+        device=device,
+        num_workers=num_workers,
+        progress=progress,
+        splits=splits,
+        augment=augment,
+        baselines=baselines,
+        allow_partial_init=allow_partial_init,
+        allow_mismatch=allow_mismatch,
+        strategy="full" if compare else strategies[0],
+        lora_rank=lora_rank,
+        lora_alpha=lora_alpha,
+    )
     given = options_given(ctx)
     if compare and "lora" in strategies:  # the LoRA sizes apply to the comparison's lora arm
         given -= {"--lora-rank", "--lora-alpha"}
@@ -214,13 +438,35 @@ def finetune(
         strategies = ["frozen"]
     if task and head != "m4oe":
         fail(ValueError(f"--task is for --head m4oe (got --head {head})"))
-    run_or_exit(check_finetune_options, cfg, head=head, scheme=scheme, resume=resume, overwrite=overwrite, given=given,
-                init=init, stores=list(stores))
+    run_or_exit(
+        check_finetune_options,
+        cfg,
+        head=head,
+        scheme=scheme,
+        resume=resume,
+        overwrite=overwrite,
+        given=given,
+        init=init,
+        stores=list(stores),
+    )
     if head == "m4oe":
         from neurokit.pipelines.multitask import finetune_m4oe
 
-        rep = run_or_exit(finetune_m4oe, list(stores), out, task or [], cfg, init=init, preset=m4oe_preset, alpha=alpha,
-                   focal_gamma=focal_gamma, modalities=modality, baselines=baselines, overwrite=overwrite, resume=resume)
+        rep = run_or_exit(
+            finetune_m4oe,
+            list(stores),
+            out,
+            task or [],
+            cfg,
+            init=init,
+            preset=m4oe_preset,
+            alpha=alpha,
+            focal_gamma=focal_gamma,
+            modalities=modality,
+            baselines=baselines,
+            overwrite=overwrite,
+            resume=resume,
+        )
         print_m4oe_report(rep, out)
         if plots:
             from neurokit.plotting import plot_contributions
@@ -232,9 +478,19 @@ def finetune(
         from neurokit.cli.reports import print_comparison
         from neurokit.pipelines.compare import compare_pretraining
 
-        res = run_or_exit(compare_pretraining, list(stores), out, cfg, init=init, seeds=seeds or 1,
-                          label_fractions=fractions, strategies=strategies, scratch=compare_scratch, probe=probe,
-                          overwrite=overwrite)
+        res = run_or_exit(
+            compare_pretraining,
+            list(stores),
+            out,
+            cfg,
+            init=init,
+            seeds=seeds or 1,
+            label_fractions=fractions,
+            strategies=strategies,
+            scratch=compare_scratch,
+            probe=probe,
+            overwrite=overwrite,
+        )
         print_comparison(res, out)
         if plots:
             from neurokit.plotting.report import plot_report as draw
@@ -242,7 +498,9 @@ def finetune(
             files = run_or_exit(draw, out, out / "plots")
             console.print(f"figures: {', '.join(str(p) for p in files.values())}")
         return
-    rep = run_or_exit(run, list(stores), out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=folds, resume=resume)
+    rep = run_or_exit(
+        run, list(stores), out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=folds, resume=resume
+    )
     if "folds" in rep:
         print_scheme_report(rep, out)
     else:
@@ -254,18 +512,31 @@ def finetune(
         console.print(f"figures: {', '.join(str(p) for p in files.values())}")
 
 
-def _check_compare_options(compare_scratch: bool, init, head: str, resume: bool, scheme: str, seeds, strategy_given: bool) -> None:
+def _check_compare_options(
+    compare_scratch: bool, init, head: str, resume: bool, scheme: str, seeds, strategy_given: bool
+) -> None:
     """Refuse, in one line, what a comparison (``--compare-scratch``, ``--seeds``, ``--label-fractions``) cannot do."""
     flags = "--compare-scratch/--seeds/--label-fractions"
     if compare_scratch and init is None:
-        fail(ValueError("--compare-scratch: compares fine-tuning from --init weights with training from scratch; "
-                        "give --init (a pretrain checkpoint or hub:ORG/NAME)"))
+        fail(
+            ValueError(
+                "--compare-scratch: compares fine-tuning from --init weights with training from scratch; "
+                "give --init (a pretrain checkpoint or hub:ORG/NAME)"
+            )
+        )
     if head == "m4oe":
-        fail(ValueError(f"{flags}: not with --head m4oe (the multi-task head has one run per task set); use a "
-                        "single-task head"))
+        fail(
+            ValueError(
+                f"{flags}: not with --head m4oe (the multi-task head has one run per task set); use a single-task head"
+            )
+        )
     if resume:
-        fail(ValueError(f"--resume: a comparison ({flags}) resumes by itself: run the same command again and "
-                        "finished runs are reused"))
+        fail(
+            ValueError(
+                f"--resume: a comparison ({flags}) resumes by itself: run the same command again and "
+                "finished runs are reused"
+            )
+        )
     if scheme != "card":
         fail(ValueError(f"--scheme {scheme}: a comparison ({flags}) runs on the card's split; use --scheme card"))
     if seeds is not None and seeds < 1:

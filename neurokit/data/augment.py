@@ -11,6 +11,7 @@ learning predictive models on EEG: a systematic comparison", J Neural Eng 19:066
 frequency shift (Rommel et al., eq. 3: the analytic signal times ``exp(2πi Δf t)``), and mixup
 (Zhang et al., ICLR 2018: convex combinations of two trials and of their labels).
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
@@ -152,7 +153,9 @@ class AugmentConfig:
         known = {f.name for f in fields(cls)}
         bad = sorted(set(items) - known)
         if bad:
-            raise ConfigError(f"unknown augmentation {bad}; allowed: {', '.join(sorted(known))} (e.g. 'time_shift=0.1,noise=5')")
+            raise ConfigError(
+                f"unknown augmentation {bad}; allowed: {', '.join(sorted(known))} (e.g. 'time_shift=0.1,noise=5')"
+            )
         missing = [k for k, v in items.items() if v is None]
         if missing:
             raise ConfigError(f"augmentation {missing} needs a value, e.g. '{missing[0]}=0.1'")

@@ -3,6 +3,7 @@
 A corpus is one store, or, in a pooled store (``neurokit.pipelines.quickstart.pool_single_channel``, attribute
 ``pooled_from``), one of the stores it pooled: its samples' subject ids are ``"<store stem>:<subject>"``.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """``torch.utils.data.Dataset`` over one or more patch stores, and its splits."""
+
 from __future__ import annotations
 
 import logging
@@ -191,7 +192,9 @@ def open_labelled(store) -> tuple[PatchDataset, list[str], int, str]:
     stores = list(store) if isinstance(store, (list, tuple)) else [store]
     ds_all = PatchDataset(stores, labelled=True)
     if len(ds_all) == 0:
-        raise ConfigError(f"{', '.join(map(str, stores))}: no labelled samples (prepare the store with a labelled task)")
+        raise ConfigError(
+            f"{', '.join(map(str, stores))}: no labelled samples (prepare the store with a labelled task)"
+        )
     label_names = list(ds_all.info.label_names)
     labels = ds_all.stores[0].labels
     n_classes = len(label_names) or int(labels.max()) + 1

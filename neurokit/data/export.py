@@ -6,6 +6,7 @@ metadata row per window (``subject``, ``session``, ``run``, ``onset``, ``target`
 those tools without neurokit's dataset classes, and :class:`~neurokit.pipelines.estimator.FoundationClassifier`
 reads the same object back.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -76,12 +77,19 @@ def to_epochs(store: str | Path | Sequence[str | Path], *, subjects: Sequence[st
     ch_names = list(info.ch_names or [f"EEG{i + 1:03d}" for i in range(x.shape[1])])
     minfo = mne.create_info(ch_names, float(info.sfreq), "eeg")
     events = np.c_[np.arange(len(x)) * x.shape[-1], np.zeros(len(x), dtype=int), labels + 1]
-    meta = pd.DataFrame({"subject": ds.meta("subject").astype(str), "session": ds.meta("session").astype(str),
-                         "run": ds.meta("run").astype(str), "onset": ds.meta("onset").astype(float),
-                         "target": labels})
+    meta = pd.DataFrame(
+        {
+            "subject": ds.meta("subject").astype(str),
+            "session": ds.meta("session").astype(str),
+            "run": ds.meta("run").astype(str),
+            "onset": ds.meta("onset").astype(float),
+            "target": labels,
+        }
+    )
     present = sorted(set(labels.tolist()))
-    epochs = mne.EpochsArray(x, minfo, events=events, event_id={names[k]: k + 1 for k in present}, metadata=meta,
-                             verbose="error")
+    epochs = mne.EpochsArray(
+        x, minfo, events=events, event_id={names[k]: k + 1 for k in present}, metadata=meta, verbose="error"
+    )
     montage = montage_1005()
     if set(ch_names) <= set(montage.ch_names):
         epochs.set_montage(montage, verbose="error")

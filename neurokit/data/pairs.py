@@ -1,5 +1,6 @@
 """fMRI ↔ stimulus pairs: which stimulus window goes with each fMRI tubelet (at a lag), and the torch dataset
 that yields ``(x, (video, audio))``. Shared by CLIP training and retrieval so both see the same samples."""
+
 from __future__ import annotations
 
 import logging
@@ -13,7 +14,6 @@ import torch
 from neurokit._utils.errors import ConfigError, DataFileError
 
 logger = logging.getLogger("neurokit")
-
 
 
 SEGMENTS = ("all", "first_half", "second_half")
@@ -59,7 +59,9 @@ def open_stimuli(stimuli) -> list:
         raise ConfigError(f"several stimulus stores for the same run: {[(str(s.path), s.run) for s in out]}")
     dims = {(s.video.shape[1], s.audio.shape[1]) for s in out}
     if len(dims) > 1:
-        raise ConfigError(f"stimulus stores with different embedding sizes {sorted(dims)}: embed every movie with the same encoders")
+        raise ConfigError(
+            f"stimulus stores with different embedding sizes {sorted(dims)}: embed every movie with the same encoders"
+        )
     return out
 
 
@@ -143,8 +145,15 @@ def pair_samples(ds, stimuli: Sequence, lag_s: float, *, segments: str = "all", 
         window[sel[ok]] = idx[ok]
         keep[sel[ok]] = True
     k = np.flatnonzero(keep)
-    return Pairs(sample=k, stim=stim_i[k], window=window[k], subject=ds.meta("subject").astype(str)[k],
-                 run=runs[k], hemi=ds.meta("hemi").astype(str)[k], onset=onset[k])
+    return Pairs(
+        sample=k,
+        stim=stim_i[k],
+        window=window[k],
+        subject=ds.meta("subject").astype(str)[k],
+        run=runs[k],
+        hemi=ds.meta("hemi").astype(str)[k],
+        onset=onset[k],
+    )
 
 
 class PairedDataset(torch.utils.data.Dataset):

@@ -5,6 +5,7 @@ A store's ``sources`` attribute holds one entry per recording read: ``path``, ``
 recordings share it and are told apart by ``member``) and, since this module, the ``subject``, ``session`` and ``run``
 the recording was written under. Recordings compare by content: ``(sha256, member)``, whatever their path.
 """
+
 from __future__ import annotations
 
 import logging
@@ -57,8 +58,12 @@ def used_sources(ds) -> list[dict]:
             if src.get("subject") not in (None, ""):
                 if str(src["subject"]) not in subjects:
                     continue
-                if "session" in src and "run" in src and len(cols) == 3 and \
-                        (str(src["subject"]), str(src["session"]), str(src["run"])) not in units:
+                if (
+                    "session" in src
+                    and "run" in src
+                    and len(cols) == 3
+                    and (str(src["subject"]), str(src["session"]), str(src["run"])) not in units
+                ):
                     continue
             k = _key(src) + (str(src.get("path")),)
             if k not in seen:
@@ -108,8 +113,14 @@ def warn_overlap(overlap: list[dict] | None, where: str) -> None:
     if overlap:
         names = ", ".join(Path(o["path"]).name + (f"[{o['member']}]" if o.get("member") else "") for o in overlap[:10])
         more = f" and {len(overlap) - 10} more" if len(overlap) > 10 else ""
-        logger.warning("%s: %d test recording(s) were in the model's pretraining data (same SHA-256): %s%s; "
-                       "the test score may be optimistic", where, len(overlap), names, more)
+        logger.warning(
+            "%s: %d test recording(s) were in the model's pretraining data (same SHA-256): %s%s; "
+            "the test score may be optimistic",
+            where,
+            len(overlap),
+            names,
+            more,
+        )
 
 
 def kept_summary(stores: Iterable) -> dict[str, Any]:
@@ -153,8 +164,15 @@ def kept_summary(stores: Iterable) -> dict[str, Any]:
     if rej:
         t = f"{thr:g}" if isinstance(thr, float) else "/".join(f"{v:g}" for v in thr) if thr else "?"
         reasons[f"a sample's |amplitude| above reject_uv = {t} µV"] = rej
-    return {"kept": kept, "rejected": rej, "kept_fraction": kept / (kept + rej) if kept + rej else None,
-            "reject_uv": thr, "reasons": reasons, "recordings_dropped": dropped, "files_with_rejections": files}
+    return {
+        "kept": kept,
+        "rejected": rej,
+        "kept_fraction": kept / (kept + rej) if kept + rej else None,
+        "reject_uv": thr,
+        "reasons": reasons,
+        "recordings_dropped": dropped,
+        "files_with_rejections": files,
+    }
 
 
 def kept_line(summary: dict) -> str:
@@ -170,8 +188,11 @@ def kept_line(summary: dict) -> str:
     elif summary.get("reject_uv") is None:
         line += "; no amplitude rejection (reject_uv off)"
     else:
-        line += f"; none above reject_uv = {summary['reject_uv']:g} µV" if isinstance(summary["reject_uv"], float) \
+        line += (
+            f"; none above reject_uv = {summary['reject_uv']:g} µV"
+            if isinstance(summary["reject_uv"], float)
             else "; none above reject_uv"
+        )
     if summary.get("recordings_dropped"):
         line += f"; {summary['recordings_dropped']} recording(s) dropped as shorter than the recipe's min_duration_s"
     return line

@@ -1,5 +1,6 @@
 """Train/validation/test splits (by subject from the card, or by run for one subject), the task kind of a
 labelled store, and the leak check every split and fold passes before training."""
+
 from __future__ import annotations
 
 import logging
@@ -9,7 +10,6 @@ import numpy as np
 from neurokit._utils.errors import ConfigError
 
 logger = logging.getLogger("neurokit")
-
 
 
 def task_kind(labels: np.ndarray, n_classes: int) -> str:
@@ -81,8 +81,11 @@ def check_no_leak(ds, split_kw: dict[str, dict], unit: str = "subject") -> None:
         raise ConfigError(f"unit={unit!r}; allowed: subject, session, run, window")
     parts = {k: type(ds)(ds.stores, labelled=True, **kw) for k, kw in split_kw.items()}
     cols = {k: sample_columns(d) for k, d in parts.items()}
+
     def keys(c, depth):
-        fields = [c["subject"].astype(str).tolist(), c["session"].astype(str).tolist(), c["run"].astype(str).tolist()][:depth]
+        fields = [c["subject"].astype(str).tolist(), c["session"].astype(str).tolist(), c["run"].astype(str).tolist()][
+            :depth
+        ]
         return set(zip(*fields))
 
     def shared(a: str, b: str, unit: str) -> list:
@@ -97,8 +100,14 @@ def check_no_leak(ds, split_kw: dict[str, dict], unit: str = "subject") -> None:
         win = ds.info.window_s
         out = []
         for key in keys(cols[a], 3) & keys(cols[b], 3):  # windows of one run closer than a window length overlap
-            on = [np.sort(cols[x]["onset"][(cols[x]["subject"] == key[0]) & (cols[x]["session"] == key[1])
-                                           & (cols[x]["run"] == key[2])]) for x in (a, b)]
+            on = [
+                np.sort(
+                    cols[x]["onset"][
+                        (cols[x]["subject"] == key[0]) & (cols[x]["session"] == key[1]) & (cols[x]["run"] == key[2])
+                    ]
+                )
+                for x in (a, b)
+            ]
             pos = np.searchsorted(on[0], on[1])
             near = [abs(on[1][j] - on[0][p]) for j, p0 in enumerate(pos) for p in (p0 - 1, p0) if 0 <= p < len(on[0])]
             if near and min(near) < win - 1e-9:
@@ -113,7 +122,9 @@ def check_no_leak(ds, split_kw: dict[str, dict], unit: str = "subject") -> None:
         both = shared("train", k, u)
         if both:
             names = [b[0] if isinstance(b, tuple) and len(b) == 1 else b for b in both]
-            raise ConfigError(f"{what[u]} {names[:8]} are in both 'train' and {k!r}: the {k} score would leak training data")
+            raise ConfigError(
+                f"{what[u]} {names[:8]} are in both 'train' and {k!r}: the {k} score would leak training data"
+            )
     both = shared("val", "test", unit)
     if both:
         logger.warning("%s %s are in both 'val' and 'test': model selection sees the test data", what[unit], both[:8])
@@ -121,12 +132,19 @@ def check_no_leak(ds, split_kw: dict[str, dict], unit: str = "subject") -> None:
 
 def sample_columns(ds) -> dict[str, np.ndarray]:
     """Per-sample columns of ``ds``: ``id``, ``subject``, ``session``, ``run``, ``onset`` (s) and ``label``."""
-    return {"id": ds.sample_ids, "subject": ds.meta("subject").astype(str), "session": ds.meta("session").astype(str),
-            "run": ds.meta("run").astype(str), "onset": ds.meta("onset").astype(float), "label": ds.labels}
+    return {
+        "id": ds.sample_ids,
+        "subject": ds.meta("subject").astype(str),
+        "session": ds.meta("session").astype(str),
+        "run": ds.meta("run").astype(str),
+        "onset": ds.meta("onset").astype(float),
+        "label": ds.labels,
+    }
 
 
-def label_fraction_subset(labels: np.ndarray, subjects: np.ndarray, fraction: float, seed: int = 0, *,
-                          by_subject: bool = True) -> tuple[np.ndarray, dict]:
+def label_fraction_subset(
+    labels: np.ndarray, subjects: np.ndarray, fraction: float, seed: int = 0, *, by_subject: bool = True
+) -> tuple[np.ndarray, dict]:
     """The training samples a run keeps when it learns from ``fraction`` of its training labels.
 
     Stratified by class and seeded. Whole subjects are kept together (``mode="subjects"``) when the split is
@@ -214,7 +232,13 @@ def label_fraction_subset(labels: np.ndarray, subjects: np.ndarray, fraction: fl
                         parts.append(rng.choice(pos, size=k, replace=False))
             keep = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
     keep = np.sort(keep.astype(np.int64))
-    info = {"fraction": float(fraction), "mode": mode, "n_train_full": int(n), "n_train": int(len(keep)),
-            "class_counts": {str(c): int((cls[keep] == c).sum()) for c in classes},
-            "subjects": sorted(np.unique(subjects[keep]).tolist()), "n_subjects_full": int(len(all_subjects))}
+    info = {
+        "fraction": float(fraction),
+        "mode": mode,
+        "n_train_full": int(n),
+        "n_train": int(len(keep)),
+        "class_counts": {str(c): int((cls[keep] == c).sum()) for c in classes},
+        "subjects": sorted(np.unique(subjects[keep]).tolist()),
+        "n_subjects_full": int(len(all_subjects)),
+    }
     return keep, info

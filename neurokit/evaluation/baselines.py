@@ -20,6 +20,7 @@ is applied as MOABB applies it, ``mne.filter.filter_data(..., method="iir")`` (4
 forward and backward), here on each window rather than on the continuous recording; ``band=None`` keeps
 the store's band.
 """
+
 from __future__ import annotations
 
 import logging
@@ -86,7 +87,9 @@ def bandpass(x: np.ndarray, sfreq: float, band: tuple[float, float] = MI_BAND) -
 def _check_band(band: tuple[float, float], sfreq: float) -> tuple[float, float]:
     lo, hi = float(band[0]), float(band[1])
     if not 0 < lo < hi < sfreq / 2:
-        raise ConfigError(f"baseline band {tuple(band)}: needs 0 < low < high < {sfreq / 2:g} Hz (half the store's rate)")
+        raise ConfigError(
+            f"baseline band {tuple(band)}: needs 0 < low < high < {sfreq / 2:g} Hz (half the store's rate)"
+        )
     return lo, hi
 
 
@@ -122,8 +125,7 @@ def bandpower_features(x: np.ndarray, sfreq: float) -> np.ndarray:
     return np.concatenate(feats, axis=1) if feats else np.zeros((x.shape[0], 0))
 
 
-def make_estimator(method: str, kind: str, sfreq: float, seed: int = 0,
-                   band: tuple[float, float] | None = MI_BAND):
+def make_estimator(method: str, kind: str, sfreq: float, seed: int = 0, band: tuple[float, float] | None = MI_BAND):
     """The sklearn pipeline of one baseline.
 
     Parameters
@@ -168,19 +170,26 @@ def make_estimator(method: str, kind: str, sfreq: float, seed: int = 0,
         from pyriemann.estimation import Covariances
         from pyriemann.spatialfilters import CSP
 
-        return make_pipeline(*spatial, Covariances(estimator="oas"), CSP(nfilter=CSP_FILTERS, log=True),
-                             LinearDiscriminantAnalysis(solver="svd"))
+        return make_pipeline(
+            *spatial,
+            Covariances(estimator="oas"),
+            CSP(nfilter=CSP_FILTERS, log=True),
+            LinearDiscriminantAnalysis(solver="svd"),
+        )
     if method == "riemann_lr":
         from pyriemann.estimation import Covariances
         from pyriemann.tangentspace import TangentSpace
 
-        return make_pipeline(*spatial, Covariances(estimator="oas"), TangentSpace(metric="riemann"), StandardScaler(), lr)
+        return make_pipeline(
+            *spatial, Covariances(estimator="oas"), TangentSpace(metric="riemann"), StandardScaler(), lr
+        )
     if method == "bandpower_lr":
         feats = FunctionTransformer(bandpower_features, kw_args={"sfreq": sfreq})
         return make_pipeline(feats, StandardScaler(), Ridge(alpha=1.0) if kind == "regression" else lr)
     if method == "patchmean_lr":
-        return make_pipeline(FunctionTransformer(patch_means), StandardScaler(),
-                             Ridge(alpha=1.0) if kind == "regression" else lr)
+        return make_pipeline(
+            FunctionTransformer(patch_means), StandardScaler(), Ridge(alpha=1.0) if kind == "regression" else lr
+        )
     raise ConfigError(f"baseline {method!r}; allowed: {METHODS}")
 
 
@@ -201,8 +210,15 @@ def chance_metrics(kind: str, n_classes: int) -> dict[str, float]:
     return out
 
 
-def run_baselines(parts: dict, kind: str, *, sfreq: float, methods: Sequence[str] | None = None,
-                  seed: int = 0, band: tuple[float, float] | None = MI_BAND) -> dict[str, dict[str, Any]]:
+def run_baselines(
+    parts: dict,
+    kind: str,
+    *,
+    sfreq: float,
+    methods: Sequence[str] | None = None,
+    seed: int = 0,
+    band: tuple[float, float] | None = MI_BAND,
+) -> dict[str, dict[str, Any]]:
     """Fit each baseline on ``parts["train"]`` and score ``val`` and ``test``.
 
     Parameters
@@ -235,8 +251,9 @@ def run_baselines(parts: dict, kind: str, *, sfreq: float, methods: Sequence[str
     if modality != "eeg":  # band power, CSP and covariances are EEG methods: patch means beside a surface model
         eeg = [m for m in methods or () if m in EEG_METHODS]
         if eeg:
-            raise ConfigError(f"baselines {', '.join(eeg)} are EEG methods; this store holds {modality} samples "
-                              "(use patchmean_lr)")
+            raise ConfigError(
+                f"baselines {', '.join(eeg)} are EEG methods; this store holds {modality} samples (use patchmean_lr)"
+            )
         logger.info("classical EEG baselines skipped: the store holds %s samples; patchmean_lr instead", modality)
     # surface samples are large (tubelets × frames × vertices): keep only each patch's mean, read in chunks
     reduce = (lambda a: np.asarray(a, dtype=np.float32).mean(axis=-1, keepdims=True)) if modality != "eeg" else None
@@ -280,7 +297,7 @@ def _load(ds, reduce=None, chunk: int = 256) -> np.ndarray:
     for si, st in enumerate(ds.stores):
         idx = np.sort(np.asarray([i for s, i in ds.index if s == si], dtype=np.int64))
         for a in range(0, len(idx), chunk):
-            part = st.patches(idx[a:a + chunk])
+            part = st.patches(idx[a : a + chunk])
             xs.append(reduce(part) if reduce is not None else part)
     if not xs:
         raise ConfigError("empty split")
@@ -288,9 +305,14 @@ def _load(ds, reduce=None, chunk: int = 256) -> np.ndarray:
     return np.concatenate(xs)
 
 
-def baseline(store: str | Path | Sequence[str | Path], *, methods: Sequence[str] | None = None,
-             splits: dict[str, list[str]] | None = None, seed: int = 0,
-             band: tuple[float, float] | None = MI_BAND) -> dict[str, Any]:
+def baseline(
+    store: str | Path | Sequence[str | Path],
+    *,
+    methods: Sequence[str] | None = None,
+    splits: dict[str, list[str]] | None = None,
+    seed: int = 0,
+    band: tuple[float, float] | None = MI_BAND,
+) -> dict[str, Any]:
     """``neuro baseline STORE``: classical baselines on a labelled store, split as fine-tuning splits it
     (card subjects, or ``splits``). Returns ``{"task", "card", "kind", "chance", "splits", "band",
     "baselines"}``; ``band`` (Hz) is the spatial methods' band-pass (:data:`MI_BAND`; ``None``: the store's).
@@ -311,6 +333,14 @@ def baseline(store: str | Path | Sequence[str | Path], *, methods: Sequence[str]
             raise ConfigError(f"{stores[0]}: split {k!r} is empty ({kw[k]})")
     sfreq = float(ds_all.info.sfreq or 200.0)
     res = run_baselines(parts, kind, sfreq=sfreq, methods=methods, seed=seed, band=band)
-    return {"task": ds_all.info.task, "card": ds_all.info.card, "kind": kind, "band": list(band) if band else None,
-            "label_names": names, "chance": chance_metrics(kind, n_classes), "split_by": how,
-            "n_samples": {k: len(d) for k, d in parts.items()}, "baselines": res}
+    return {
+        "task": ds_all.info.task,
+        "card": ds_all.info.card,
+        "kind": kind,
+        "band": list(band) if band else None,
+        "label_names": names,
+        "chance": chance_metrics(kind, n_classes),
+        "split_by": how,
+        "n_samples": {k: len(d) for k, d in parts.items()},
+        "baselines": res,
+    }

@@ -24,6 +24,7 @@ decodable from eye movements beyond chance (the p-value) and by a margin that ma
 single-feature AUROC of ``mean(F8 − F7)`` (the horizontal-EOG drift; oriented, so ≥ 0.5) is reported beside
 it as the figure a reader can check by hand. Evidence and remedy for EEGMMIDB: ``data_cards/physionet_mi.yaml``.
 """
+
 from __future__ import annotations
 
 import logging
@@ -55,9 +56,11 @@ HORIZONTAL = f"{HORIZONTAL_PAIR[0]} − {HORIZONTAL_PAIR[1]}"
 #: name of the vertical-EOG proxy
 VERTICAL = f"({VERTICAL_PAIR[0]} + {VERTICAL_PAIR[1]})/2"
 #: the remedy the message names
-REMEDY = ("remove EOG artefacts in the card's preprocessing (eog_removal: ica, with EOG channels or frontal proxies; "
-          "eog_removal: regression where the recordings have EOG channels) or drop the frontal channels "
-          "(exclude_channels), prepare the store again and check again")
+REMEDY = (
+    "remove EOG artefacts in the card's preprocessing (eog_removal: ica, with EOG channels or frontal proxies; "
+    "eog_removal: regression where the recordings have EOG channels) or drop the frontal channels "
+    "(exclude_channels), prepare the store again and check again"
+)
 
 
 @dataclass
@@ -197,9 +200,19 @@ def oriented_auroc(y: np.ndarray, score: np.ndarray) -> float:
     return float(np.mean(vals))
 
 
-def check_features(feats: np.ndarray, y: np.ndarray, groups: np.ndarray, names: list[str], *,
-                   n_permutations: int = N_PERMUTATIONS, alpha: float = ALPHA, min_auroc: float = MIN_AUROC,
-                   seed: int = 0, headline: str | None = None, split: str = "train") -> ConfoundCheck:
+def check_features(
+    feats: np.ndarray,
+    y: np.ndarray,
+    groups: np.ndarray,
+    names: list[str],
+    *,
+    n_permutations: int = N_PERMUTATIONS,
+    alpha: float = ALPHA,
+    min_auroc: float = MIN_AUROC,
+    seed: int = 0,
+    headline: str | None = None,
+    split: str = "train",
+) -> ConfoundCheck:
     """The test of :func:`check_confounds` on ready features (one row per window).
 
     The classifier is a ridge-regularised least-squares linear classifier on in-fold standardised features
@@ -241,50 +254,80 @@ def check_features(feats: np.ndarray, y: np.ndarray, groups: np.ndarray, names: 
         raise ConfigError(f"confound check: {len(feats)} feature rows, {len(y)} labels, {len(groups)} subjects")
     classes, counts = np.unique(y, return_counts=True)
     kind = "binary" if len(classes) == 2 else "multiclass"
-    proxies = [n[len("mean("):-1] for n in names if n.startswith("mean(")]
+    proxies = [n[len("mean(") : -1] for n in names if n.startswith("mean(")]
     n_groups = len(np.unique(groups))
-    base: dict[str, Any] = dict(split=split, proxies=proxies, features=list(names), kind=kind, n_windows=len(y),
-                                n_subjects=n_groups, alpha=alpha, min_auroc=min_auroc, n_permutations=n_permutations)
+    base: dict[str, Any] = dict(
+        split=split,
+        proxies=proxies,
+        features=list(names),
+        kind=kind,
+        n_windows=len(y),
+        n_subjects=n_groups,
+        alpha=alpha,
+        min_auroc=min_auroc,
+        n_permutations=n_permutations,
+    )
     if len(classes) < 2:
-        return ConfoundCheck(checked=False, fired=False, message=f"not checked: one class in the {split} split",
-                             **base)
+        return ConfoundCheck(checked=False, fired=False, message=f"not checked: one class in the {split} split", **base)
     singles = {n: oriented_auroc(y, feats[:, j]) for j, n in enumerate(names) if n.startswith("mean(")}
     if headline is None:
         headline = f"mean({HORIZONTAL})" if f"mean({HORIZONTAL})" in singles else max(singles, key=singles.__getitem__)
     if n_groups >= 2:
         k = min(5, n_groups)
-        folds, cv_name, perm_groups = list(GroupKFold(n_splits=k).split(feats, y, groups)), f"GroupKFold({k}) by subject", groups
+        folds, cv_name, perm_groups = (
+            list(GroupKFold(n_splits=k).split(feats, y, groups)),
+            f"GroupKFold({k}) by subject",
+            groups,
+        )
     else:
         k = int(min(5, counts.min()))
         if k < 2:
-            return ConfoundCheck(checked=False, fired=False, message="not checked: fewer than 2 windows of a class",
-                                 **base)
+            return ConfoundCheck(
+                checked=False, fired=False, message="not checked: fewer than 2 windows of a class", **base
+            )
         folds = list(StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(feats, y))
         cv_name, perm_groups = f"StratifiedKFold({k}) over windows (one subject)", np.zeros(len(y), dtype=str)
     # one-hot targets (binary: the second class only) for the unpermuted labels and every permutation
     rng = np.random.default_rng(seed)
     perms = [np.arange(len(y))] + [_permute_within(perm_groups, rng) for _ in range(n_permutations)]
-    aurocs = np.concatenate([_cv_aurocs(feats, y[np.stack(block, axis=1)], classes, folds)
-                             for block in _blocks(perms, 100)])
+    aurocs = np.concatenate(
+        [_cv_aurocs(feats, y[np.stack(block, axis=1)], classes, folds) for block in _blocks(perms, 100)]
+    )
     auroc = float(aurocs[0])
     p = float((1 + np.sum(aurocs[1:] >= auroc - 1e-12)) / (1 + n_permutations))
     fired = bool(p < alpha and auroc >= min_auroc)
-    head = headline[len("mean("):-1]
-    figures = (f"cross-validated AUROC {auroc:.2f} from {', '.join(proxies)} (permutation p = {p:.3g}; "
-               f"{len(y)} {split} windows of {n_groups} subject(s))")
+    head = headline[len("mean(") : -1]
+    figures = (
+        f"cross-validated AUROC {auroc:.2f} from {', '.join(proxies)} (permutation p = {p:.3g}; "
+        f"{len(y)} {split} windows of {n_groups} subject(s))"
+    )
     if fired:
-        message = (f"labels are decodable from eye-movement channels: AUROC {singles[headline]:.2f} from {head}, "
-                   f"{figures}; the model may use eye movements; remedy: {REMEDY}")
+        message = (
+            f"labels are decodable from eye-movement channels: AUROC {singles[headline]:.2f} from {head}, "
+            f"{figures}; the model may use eye movements; remedy: {REMEDY}"
+        )
     else:
-        message = (f"no sign that the labels are decodable from eye-movement channels: {figures}; "
-                   f"AUROC {singles[headline]:.2f} from {head} (fires at p < {alpha:g} and AUROC >= {min_auroc:.2f})")
-    return ConfoundCheck(checked=True, fired=fired, message=message, cv=cv_name, auroc=auroc, p_value=p,
-                         single_feature=headline, single_auroc=singles[headline], single_aurocs=singles, **base)
+        message = (
+            f"no sign that the labels are decodable from eye-movement channels: {figures}; "
+            f"AUROC {singles[headline]:.2f} from {head} (fires at p < {alpha:g} and AUROC >= {min_auroc:.2f})"
+        )
+    return ConfoundCheck(
+        checked=True,
+        fired=fired,
+        message=message,
+        cv=cv_name,
+        auroc=auroc,
+        p_value=p,
+        single_feature=headline,
+        single_auroc=singles[headline],
+        single_aurocs=singles,
+        **base,
+    )
 
 
 def _blocks(items: list, size: int):
     for i in range(0, len(items), size):
-        yield items[i:i + size]
+        yield items[i : i + size]
 
 
 def _permute_within(groups: np.ndarray, rng) -> np.ndarray:
@@ -350,9 +393,16 @@ def _cv_aurocs(feats: np.ndarray, labels: np.ndarray, classes: np.ndarray, folds
     return out / len(folds)
 
 
-def check_confounds(data, split: str = "train", *, splits: dict[str, list[str]] | None = None,
-                    n_permutations: int = N_PERMUTATIONS, alpha: float = ALPHA, min_auroc: float = MIN_AUROC,
-                    seed: int = 0) -> ConfoundCheck:
+def check_confounds(
+    data,
+    split: str = "train",
+    *,
+    splits: dict[str, list[str]] | None = None,
+    n_permutations: int = N_PERMUTATIONS,
+    alpha: float = ALPHA,
+    min_auroc: float = MIN_AUROC,
+    seed: int = 0,
+) -> ConfoundCheck:
     """Test whether the labels of a store are decodable from eye-movement proxies (module docstring: proxies,
     features, classifier, and the firing rule ``p < alpha`` and ``AUROC >= min_auroc``).
 
@@ -402,20 +452,37 @@ def check_confounds(data, split: str = "train", *, splits: dict[str, list[str]] 
         where = split
     info = ds.info
     if (info.modality or "eeg") != "eeg":
-        return ConfoundCheck(checked=False, fired=False, split=where,
-                             message=f"not checked: the store holds {info.modality} samples, not EEG")
+        return ConfoundCheck(
+            checked=False,
+            fired=False,
+            split=where,
+            message=f"not checked: the store holds {info.modality} samples, not EEG",
+        )
     labels = np.asarray(ds.labels)
     if labels.dtype.kind == "f":
         return ConfoundCheck(checked=False, fired=False, split=where, message="not checked: a regression target")
     proxies = proxy_signals(info.ch_names or [])
     if not proxies:
-        return ConfoundCheck(checked=False, fired=False, split=where,
-                             message="not checked: no EOG or frontal channels (Fp1/Fp2, AF7/AF8, F7/F8) in the store")
+        return ConfoundCheck(
+            checked=False,
+            fired=False,
+            split=where,
+            message="not checked: no EOG or frontal channels (Fp1/Fp2, AF7/AF8, F7/F8) in the store",
+        )
     if len(ds) == 0:
         raise ConfigError(f"split {where!r} holds no labelled sample")
     feats, names = proxy_features(_proxy_windows(ds, proxies), _reindexed(proxies))
-    return check_features(feats, labels, ds.meta("subject"), names, n_permutations=n_permutations, alpha=alpha,
-                          min_auroc=min_auroc, seed=seed, split=where)
+    return check_features(
+        feats,
+        labels,
+        ds.meta("subject"),
+        names,
+        n_permutations=n_permutations,
+        alpha=alpha,
+        min_auroc=min_auroc,
+        seed=seed,
+        split=where,
+    )
 
 
 def _needed(proxies) -> list[int]:
@@ -440,7 +507,7 @@ def _proxy_windows(ds, proxies) -> np.ndarray:
         idx = ds.index[rows, 1]
         order = np.argsort(idx)
         for a in range(0, len(order), 1024):  # batches: a large store is never read whole
-            part = order[a:a + 1024]
+            part = order[a : a + 1024]
             x = np.asarray(st.patches(idx[part]))[:, chans]
             x = x.reshape(x.shape[0], x.shape[1], -1)
             if out is None:
@@ -449,4 +516,3 @@ def _proxy_windows(ds, proxies) -> np.ndarray:
     if out is None:
         raise ValueError("confound check: the dataset holds no window to read the proxy channels from")
     return out
-

@@ -9,6 +9,7 @@ Pearson r, R², RMSE. Computed with scikit-learn / scipy.
 ``precision_recall_curve``. It is not average precision (the step-wise sum, typically ~0.01 apart), which
 is reported separately as ``average_precision``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -76,8 +77,9 @@ def regression_metrics(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, floa
     }
 
 
-def degenerate_predictions(kind: str, y_true: np.ndarray, out: np.ndarray,
-                           label_names: list[str] | None = None) -> str | None:
+def degenerate_predictions(
+    kind: str, y_true: np.ndarray, out: np.ndarray, label_names: list[str] | None = None
+) -> str | None:
     """Say so when a classifier's test predictions carry no information, else ``None``.
 
     A balanced accuracy of exactly 0.5 with kappa 0 usually means every sample got one class; an AUROC is
@@ -115,7 +117,11 @@ def degenerate_predictions(kind: str, y_true: np.ndarray, out: np.ndarray,
         return f"all {n} test scores are equal: no ranking (AUROC and AUC-PR mean nothing)"
     if len(np.unique(pred)) == 1:
         c = int(pred[0])
-        return f"all {n} test samples predicted {names[c]!r}" if c < len(names) else f"all {n} test samples predicted class {c}"
+        return (
+            f"all {n} test samples predicted {names[c]!r}"
+            if c < len(names)
+            else f"all {n} test samples predicted class {c}"
+        )
     if len(np.unique(y_true)) == 1:
         return f"one class in the {n} test samples: AUROC and balanced accuracy are undefined"
     return None
@@ -129,8 +135,9 @@ def score(kind: str, y: np.ndarray, out: np.ndarray) -> dict[str, float]:
 NEEDS_CLASSES = ("balanced_accuracy", "cohen_kappa", "auroc", "auc_pr", "average_precision")
 
 
-def mark_undefined(kind: str, y_true: np.ndarray, metrics: dict, label_names: list[str] | None = None,
-                   split: str = "test") -> tuple[dict, dict[str, str]]:
+def mark_undefined(
+    kind: str, y_true: np.ndarray, metrics: dict, label_names: list[str] | None = None, split: str = "test"
+) -> tuple[dict, dict[str, str]]:
     """Replace the metrics a split cannot define by ``None`` and say why, so no report prints them as numbers.
 
     With one class in the split, AUROC, AUC-PR and average precision are undefined (no negative or no

@@ -6,6 +6,7 @@ regularisation ``C`` chosen on the validation split by the task's selection metr
 The fitted probe is returned as one linear map on the raw features (the standardisation folded in), so it can
 be stored as the weights of an ``avgpool`` head.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -44,8 +45,16 @@ class LinearProbe:
         return out[:, 0] if out.shape[1] == 1 else out
 
 
-def fit_linear_probe(x_train: np.ndarray, y_train: np.ndarray, x_val: np.ndarray, y_val: np.ndarray, kind: str,
-                     *, Cs=PROBE_CS, seed: int = 0) -> LinearProbe:
+def fit_linear_probe(
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_val: np.ndarray,
+    y_val: np.ndarray,
+    kind: str,
+    *,
+    Cs=PROBE_CS,
+    seed: int = 0,
+) -> LinearProbe:
     """Fit a linear probe on pooled features, choosing ``C`` on the validation split.
 
     Parameters

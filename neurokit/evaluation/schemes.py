@@ -26,6 +26,7 @@ and in the rows' ``fold_score`` column; ``results_score`` is the rows' mean ± s
 
 Reference: Jayaram & Barachant, MOABB, J Neural Eng 15:066011, 2018; Chevallier et al., arXiv 2404.15319.
 """
+
 from __future__ import annotations
 
 import csv
@@ -46,13 +47,38 @@ logger = logging.getLogger("neurokit")
 
 SCHEMES = ("card", "loso", "kfold-subject", "cross-session", "within-session")
 #: MOABB's evaluation names
-MOABB_EVALUATION = {"card": "CardSplit", "loso": "CrossSubject", "kfold-subject": "CrossSubject",
-                    "cross-session": "CrossSession", "within-session": "WithinSession"}
+MOABB_EVALUATION = {
+    "card": "CardSplit",
+    "loso": "CrossSubject",
+    "kfold-subject": "CrossSubject",
+    "cross-session": "CrossSession",
+    "within-session": "WithinSession",
+}
 #: the unit no fold may share between its test set and its training/validation sets
-LEAK_UNIT = {"card": "subject", "loso": "subject", "kfold-subject": "subject", "cross-session": "session",
-             "within-session": "window"}
-RESULT_COLUMNS = ("dataset", "subject", "session", "score", "time", "samples", "samples_test", "n_classes", "channels",
-                  "n_sessions", "pipeline", "evaluation", "fold", "score_metric", "fold_score")
+LEAK_UNIT = {
+    "card": "subject",
+    "loso": "subject",
+    "kfold-subject": "subject",
+    "cross-session": "session",
+    "within-session": "window",
+}
+RESULT_COLUMNS = (
+    "dataset",
+    "subject",
+    "session",
+    "score",
+    "time",
+    "samples",
+    "samples_test",
+    "n_classes",
+    "channels",
+    "n_sessions",
+    "pipeline",
+    "evaluation",
+    "fold",
+    "score_metric",
+    "fold_score",
+)
 VAL_FRACTION = 0.2
 
 
@@ -90,8 +116,9 @@ def _stratified_val(ids: np.ndarray, labels: np.ndarray, seed: int) -> tuple[np.
     return np.sort(ids[tr]), np.sort(ids[va])
 
 
-def make_folds(ds: PatchDataset, scheme: str, *, n_folds: int = 5, seed: int = 0,
-               card_splits: dict[str, dict] | None = None) -> list[Fold]:
+def make_folds(
+    ds: PatchDataset, scheme: str, *, n_folds: int = 5, seed: int = 0, card_splits: dict[str, dict] | None = None
+) -> list[Fold]:
     """Folds of ``scheme`` over the labelled dataset ``ds`` (see the module docstring).
 
     Parameters
@@ -130,12 +157,18 @@ def make_folds(ds: PatchDataset, scheme: str, *, n_folds: int = 5, seed: int = 0
         val = _val_subjects(rest, test, subjects)
         train = [s for s in rest if s not in val]
         pick = lambda group: col["id"][np.isin(col["subject"], group)].tolist()  # noqa: E731
-        return Fold(name, ",".join(test), "all", {"train": {"samples": pick(train)}, "val": {"samples": pick(val)},
-                                                  "test": {"samples": pick(test)}})
+        return Fold(
+            name,
+            ",".join(test),
+            "all",
+            {"train": {"samples": pick(train)}, "val": {"samples": pick(val)}, "test": {"samples": pick(test)}},
+        )
 
     if scheme in ("loso", "kfold-subject"):
         if len(subjects) < 3:
-            raise ConfigError(f"scheme {scheme!r} needs >= 3 subjects (train, validation, test); the store has {subjects}")
+            raise ConfigError(
+                f"scheme {scheme!r} needs >= 3 subjects (train, validation, test); the store has {subjects}"
+            )
         if scheme == "loso":
             return [by_subject([s], f"fold-{i + 1:02d}-{s}") for i, s in enumerate(subjects)]
         if not 2 <= n_folds <= len(subjects):
@@ -154,29 +187,49 @@ def make_folds(ds: PatchDataset, scheme: str, *, n_folds: int = 5, seed: int = 0
                 te = in_subj & (col["session"] == sess)
                 pool = in_subj & ~te
                 tr, va = _stratified_val(col["id"][pool], col["label"][pool], seed)
-                folds.append(Fold(f"fold-{len(folds) + 1:02d}-{subj}-{sess or 'all'}", subj, sess,
-                                  {"train": {"samples": tr.tolist()}, "val": {"samples": va.tolist()},
-                                   "test": {"samples": col["id"][te].tolist()}}))
+                folds.append(
+                    Fold(
+                        f"fold-{len(folds) + 1:02d}-{subj}-{sess or 'all'}",
+                        subj,
+                        sess,
+                        {
+                            "train": {"samples": tr.tolist()},
+                            "val": {"samples": va.tolist()},
+                            "test": {"samples": col["id"][te].tolist()},
+                        },
+                    )
+                )
             continue
         for sess in sessions:
             m = in_subj & (col["session"] == sess)
             ids, y = col["id"][m], col["label"][m]
             strat = y.dtype.kind in "iu" and np.bincount(y).min(initial=n_folds) >= n_folds
             if len(ids) < 2 * n_folds:
-                raise ConfigError(f"within-session: {subj} session {sess or '(none)'} has {len(ids)} trials, "
-                                  f"too few for {n_folds} folds")
+                raise ConfigError(
+                    f"within-session: {subj} session {sess or '(none)'} has {len(ids)} trials, "
+                    f"too few for {n_folds} folds"
+                )
             splitter = (StratifiedKFold if strat else KFold)(n_splits=n_folds, shuffle=True, random_state=seed)
             for k, (tr_i, te_i) in enumerate(splitter.split(ids, y if strat else None)):
                 tr, va = _stratified_val(ids[tr_i], y[tr_i], seed + k)
-                folds.append(Fold(f"fold-{len(folds) + 1:02d}-{subj}-{sess or 'all'}-k{k + 1}", subj, sess or "all",
-                                  {"train": {"samples": tr.tolist()}, "val": {"samples": va.tolist()},
-                                   "test": {"samples": np.sort(ids[te_i]).tolist()}}))
+                folds.append(
+                    Fold(
+                        f"fold-{len(folds) + 1:02d}-{subj}-{sess or 'all'}-k{k + 1}",
+                        subj,
+                        sess or "all",
+                        {
+                            "train": {"samples": tr.tolist()},
+                            "val": {"samples": va.tolist()},
+                            "test": {"samples": np.sort(ids[te_i]).tolist()},
+                        },
+                    )
+                )
     if not folds:
-        raise ConfigError(f"scheme {scheme!r} needs subjects with >= 2 sessions; the store's sessions per subject: "
-                          + ", ".join(f"{s}: {sorted(set(col['session'][col['subject'] == s]))}" for s in subjects[:5]))
+        raise ConfigError(
+            f"scheme {scheme!r} needs subjects with >= 2 sessions; the store's sessions per subject: "
+            + ", ".join(f"{s}: {sorted(set(col['session'][col['subject'] == s]))}" for s in subjects[:5])
+        )
     return folds
-
-
 
 
 def moabb_score(kind: str, y: np.ndarray, out: np.ndarray) -> tuple[str, float]:
@@ -190,9 +243,19 @@ def moabb_score(kind: str, y: np.ndarray, out: np.ndarray) -> tuple[str, float]:
     return "r2", float(r2_score(y, out))
 
 
-def fold_rows(scheme: str, kind: str, y: np.ndarray, scores: np.ndarray, subjects: np.ndarray,
-              sessions: np.ndarray, *, n_train: int, fit_seconds: float, fold: str = "",
-              **common: Any) -> list[dict[str, Any]]:
+def fold_rows(
+    scheme: str,
+    kind: str,
+    y: np.ndarray,
+    scores: np.ndarray,
+    subjects: np.ndarray,
+    sessions: np.ndarray,
+    *,
+    n_train: int,
+    fit_seconds: float,
+    fold: str = "",
+    **common: Any,
+) -> list[dict[str, Any]]:
     """MOABB's result rows of one fold: its test predictions scored per (subject, session).
 
     MOABB 1.7.2 (``moabb/evaluations/base.py``, ``_evaluate_fold``) scores a cross-subject fold once per
@@ -244,10 +307,21 @@ def fold_rows(scheme: str, kind: str, y: np.ndarray, scores: np.ndarray, subject
     for subj, sess in dict.fromkeys(zip(subjects.tolist(), sessions.tolist())):
         m = (subjects == subj) & (sessions == sess)
         metric, sc = moabb_score(kind, y[m], scores[m])
-        rows.append({**common, "subject": subj, "session": sess or "all", "score": sc, "score_metric": metric,
-                     "time": float(fit_seconds), "samples": int(n_train), "samples_test": int(m.sum()),
-                     "n_classes": len(np.unique(y[m])) if kind != "regression" else 0,
-                     "evaluation": MOABB_EVALUATION[scheme], "fold": fold})
+        rows.append(
+            {
+                **common,
+                "subject": subj,
+                "session": sess or "all",
+                "score": sc,
+                "score_metric": metric,
+                "time": float(fit_seconds),
+                "samples": int(n_train),
+                "samples_test": int(m.sum()),
+                "n_classes": len(np.unique(y[m])) if kind != "regression" else 0,
+                "evaluation": MOABB_EVALUATION[scheme],
+                "fold": fold,
+            }
+        )
     return rows
 
 
@@ -271,11 +345,17 @@ def average_folds(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for g in groups.values():
         sc = np.asarray([r["score"] for r in g], dtype=float)
-        out.append({**g[0], "score": float(np.nanmean(sc)) if np.isfinite(sc).any() else float("nan"),
-                    "time": float(np.mean([r["time"] for r in g])),
-                    "samples": int(g[0]["samples"] + g[0]["samples_test"]),
-                    "samples_test": int(np.mean([r["samples_test"] for r in g])),
-                    "n_classes": int(max(r["n_classes"] for r in g)), "fold": "+".join(r["fold"] for r in g)})
+        out.append(
+            {
+                **g[0],
+                "score": float(np.nanmean(sc)) if np.isfinite(sc).any() else float("nan"),
+                "time": float(np.mean([r["time"] for r in g])),
+                "samples": int(g[0]["samples"] + g[0]["samples_test"]),
+                "samples_test": int(np.mean([r["samples_test"] for r in g])),
+                "n_classes": int(max(r["n_classes"] for r in g)),
+                "fold": "+".join(r["fold"] for r in g),
+            }
+        )
         if "fold_score" in g[0]:  # neurokit's pooled score of each fold, averaged as the score is
             out[-1]["fold_score"] = float(np.mean([r["fold_score"] for r in g]))
     return out
@@ -285,8 +365,11 @@ def _row_summary(rows: list[dict[str, Any]]) -> dict[str, float]:
     """Mean and standard deviation (ddof 0, NaN ignored) of the MOABB rows' scores, beside the folds' summary."""
     v = np.asarray([r["score"] for r in rows], dtype=float)
     ok = v[np.isfinite(v)]
-    return {"mean": float(ok.mean()) if len(ok) else float("nan"), "std": float(ok.std()) if len(ok) else float("nan"),
-            "n_rows": len(rows)}
+    return {
+        "mean": float(ok.mean()) if len(ok) else float("nan"),
+        "std": float(ok.std()) if len(ok) else float("nan"),
+        "n_rows": len(rows),
+    }
 
 
 def summarize(folds: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -310,8 +393,9 @@ def write_results_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-def run_scheme(stores: list, out: Path, cfg, scheme: str, *, fit_fold: Callable[..., dict[str, Any]],
-               n_folds: int = 5) -> dict[str, Any]:
+def run_scheme(
+    stores: list, out: Path, cfg, scheme: str, *, fit_fold: Callable[..., dict[str, Any]], n_folds: int = 5
+) -> dict[str, Any]:
     """Fine-tune once per fold of ``scheme`` (each in ``out/<fold name>/``) and write the scheme report
     (``out/report.json``: per-fold metrics, mean ± std, MOABB rows; ``out/results.csv``).
 
@@ -338,21 +422,54 @@ def run_scheme(stores: list, out: Path, cfg, scheme: str, *, fit_fold: Callable[
         rep = fit_fold(out / f.name, f.splits, LEAK_UNIT[scheme])
         pred = np.load(out / f.name / "predictions.npz")
         metric, sc = moabb_score(rep["kind"], pred["y"], pred["scores"])
-        fold_reps.append({"fold": f.name, "subject": f.subject, "session": f.session, "test": rep["test"],
-                          "score": sc, "score_metric": metric, "n_samples": rep["n_samples"],
-                          "best_epoch": rep["best_epoch"], "seconds": rep["seconds"], "splits": f.splits})
-        rows += fold_rows(scheme, rep["kind"], pred["y"], pred["scores"], pred["subject"], pred["session"],
-                          n_train=rep["n_samples"]["train"] + rep["n_samples"].get("val", 0),
-                          fit_seconds=rep.get("fit_seconds", rep["seconds"]), fold=f.name, fold_score=sc,
-                          dataset=meta.card or "store", channels=len(meta.ch_names or ()) or ds.sample_shape[0],
-                          n_sessions=n_sessions, pipeline=f"{rep.get('model', cfg.model)}+{rep['head']}")
+        fold_reps.append(
+            {
+                "fold": f.name,
+                "subject": f.subject,
+                "session": f.session,
+                "test": rep["test"],
+                "score": sc,
+                "score_metric": metric,
+                "n_samples": rep["n_samples"],
+                "best_epoch": rep["best_epoch"],
+                "seconds": rep["seconds"],
+                "splits": f.splits,
+            }
+        )
+        rows += fold_rows(
+            scheme,
+            rep["kind"],
+            pred["y"],
+            pred["scores"],
+            pred["subject"],
+            pred["session"],
+            n_train=rep["n_samples"]["train"] + rep["n_samples"].get("val", 0),
+            fit_seconds=rep.get("fit_seconds", rep["seconds"]),
+            fold=f.name,
+            fold_score=sc,
+            dataset=meta.card or "store",
+            channels=len(meta.ch_names or ()) or ds.sample_shape[0],
+            n_sessions=n_sessions,
+            pipeline=f"{rep.get('model', cfg.model)}+{rep['head']}",
+        )
     if scheme == "within-session":
         rows = average_folds(rows)
-    report = {"scheme": scheme, "n_folds": len(folds), "task": meta.task, "card": meta.card,
-              "kind": rep["kind"], "label_names": rep["label_names"], "selection_metric": rep["selection_metric"], "init": rep["init"],
-              "head": rep["head"], "folds": fold_reps, **summarize(fold_reps), "results": rows,
-              "results_score": _row_summary(rows),
-              "seconds": time.perf_counter() - t_all}
+    report = {
+        "scheme": scheme,
+        "n_folds": len(folds),
+        "task": meta.task,
+        "card": meta.card,
+        "kind": rep["kind"],
+        "label_names": rep["label_names"],
+        "selection_metric": rep["selection_metric"],
+        "init": rep["init"],
+        "head": rep["head"],
+        "folds": fold_reps,
+        **summarize(fold_reps),
+        "results": rows,
+        "results_score": _row_summary(rows),
+        "seconds": time.perf_counter() - t_all,
+    }
     write_results_csv(out / "results.csv", rows)
     (out / "report.json").write_text(json.dumps(report, indent=2, default=float))
     return report
@@ -392,6 +509,15 @@ def evaluate_scheme(run_dir: str | Path, store, *, batch_size: int = 64, device:
             raise ConfigError(f"{stores[0]}: none of fold {f['fold']}'s test samples is in the store")
         y, o = predict(model, ds, batch_size, dev)
         metric, sc = moabb_score(ck["task_kind"], y, o)
-        folds.append({"fold": f["fold"], "subject": f["subject"], "session": f["session"],
-                      "test": score(ck["task_kind"], y, o), "score": sc, "score_metric": metric, "n_samples": len(ds)})
+        folds.append(
+            {
+                "fold": f["fold"],
+                "subject": f["subject"],
+                "session": f["session"],
+                "test": score(ck["task_kind"], y, o),
+                "score": sc,
+                "score_metric": metric,
+                "n_samples": len(ds),
+            }
+        )
     return {"scheme": rep["scheme"], "checkpoint": str(run_dir), "folds": folds, **summarize(folds)}

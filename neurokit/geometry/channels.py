@@ -1,5 +1,6 @@
 """EEG channel names: 10-05 spellings, the old 10-20 names (T3 → T7…), the label affixes recorders add,
 and MNE's standard 10-05 montage (built once per process)."""
+
 from __future__ import annotations
 
 import logging
@@ -8,7 +9,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 logger = logging.getLogger("neurokit")
-
 
 
 #: Old 10-20 names → their 10-10/10-05 equivalents (Oostenveld & Praamstra 2001; ACNS 2006).

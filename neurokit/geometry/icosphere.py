@@ -14,6 +14,7 @@ order of the 20 base faces (:data:`ICOSAHEDRON_FACES`). Subdividing with the rul
 reproduces that ico6 mesh vertex for vertex (numerically, to float32 precision); the test suite checks it
 against the reference file. Nothing here reads that file at run time.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,9 +35,18 @@ _B = RADIUS / (1.0 + _PHI**2) ** 0.5  # 52.5731112…
 #: ``ico-6.L.surf.gii`` (metrics-lab templates): cyclic permutations of (±φ, ±1, 0), scaled to radius 100.
 ICOSAHEDRON_VERTICES = np.array(
     [
-        [-_A, _B, 0.0], [_A, _B, 0.0], [_A, -_B, 0.0], [-_A, -_B, 0.0],
-        [-_B, 0.0, _A], [-_B, 0.0, -_A], [_B, 0.0, -_A], [_B, 0.0, _A],
-        [0.0, _A, _B], [0.0, -_A, _B], [0.0, -_A, -_B], [0.0, _A, -_B],
+        [-_A, _B, 0.0],
+        [_A, _B, 0.0],
+        [_A, -_B, 0.0],
+        [-_A, -_B, 0.0],
+        [-_B, 0.0, _A],
+        [-_B, 0.0, -_A],
+        [_B, 0.0, -_A],
+        [_B, 0.0, _A],
+        [0.0, _A, _B],
+        [0.0, -_A, _B],
+        [0.0, -_A, -_B],
+        [0.0, _A, -_B],
     ]
 )
 
@@ -44,9 +54,26 @@ ICOSAHEDRON_VERTICES = np.array(
 #: (read off the quad-tree of the reference ``ico-1.L.surf.gii``: parent of faces 4p…4p+3).
 ICOSAHEDRON_FACES = np.array(
     [
-        [4, 8, 7], [4, 7, 9], [5, 6, 11], [5, 10, 6], [0, 4, 3], [0, 3, 5], [2, 7, 1], [2, 1, 6],
-        [8, 0, 11], [8, 11, 1], [9, 10, 3], [9, 2, 10], [8, 4, 0], [11, 0, 5], [4, 9, 3], [5, 3, 10],
-        [7, 8, 1], [6, 1, 11], [7, 2, 9], [6, 10, 2],
+        [4, 8, 7],
+        [4, 7, 9],
+        [5, 6, 11],
+        [5, 10, 6],
+        [0, 4, 3],
+        [0, 3, 5],
+        [2, 7, 1],
+        [2, 1, 6],
+        [8, 0, 11],
+        [8, 11, 1],
+        [9, 10, 3],
+        [9, 2, 10],
+        [8, 4, 0],
+        [11, 0, 5],
+        [4, 9, 3],
+        [5, 3, 10],
+        [7, 8, 1],
+        [6, 1, 11],
+        [7, 2, 9],
+        [6, 10, 2],
     ],
     dtype=np.int64,
 )

@@ -16,6 +16,7 @@ vertex sets (one column per patch), but its columns come in a different order (a
 16 of its columns is one of our blocks of 16). Models trained on stores of one order cannot be fed patches in
 the other order; :func:`reference_patch_order` gives the permutation (``ours[perm[j]]`` is CSV column ``j``).
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -88,7 +89,9 @@ def patch_table(grid_order: int = 2, template_order: int = TEMPLATE_ORDER) -> np
     return table
 
 
-def reference_patch_order(reference: np.ndarray, grid_order: int = 2, template_order: int = TEMPLATE_ORDER) -> np.ndarray:
+def reference_patch_order(
+    reference: np.ndarray, grid_order: int = 2, template_order: int = TEMPLATE_ORDER
+) -> np.ndarray:
     """Permutation from an external patch table's order to :func:`patch_table`'s.
 
     Parameters
@@ -146,7 +149,9 @@ def parse_grid(grid: str | int) -> tuple[int, int]:
     if len(orders) != 2:
         raise ConfigError(f"patch grid {grid!r}: expected 'ico6/icoK' or 'icoK' with K in 1…5")
     if orders[1] < 1:
-        raise ConfigError(f"patch grid {grid!r}: ico{orders[1]} is not a patch grid; expected K in 1…5 (ico2: 320 patches)")
+        raise ConfigError(
+            f"patch grid {grid!r}: ico{orders[1]} is not a patch grid; expected K in 1…5 (ico2: 320 patches)"
+        )
     _check(orders[1], orders[0])
     return orders[0], orders[1]
 
@@ -156,7 +161,7 @@ def extract_patches(data: np.ndarray, grid_order: int = 2, template_order: int =
 
     Parameters
     ----------
-    data : ndarray, shape (n_template_vertices, ...) 
+    data : ndarray, shape (n_template_vertices, ...)
         Data on the ico-``template_order`` sphere (hierarchical numbering), e.g. ``(40962, n_frames)``.
 
     Returns

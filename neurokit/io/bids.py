@@ -8,6 +8,7 @@ subject-level values (:func:`read_participants`).
 
 Reference: Appelhoff et al., MNE-BIDS, JOSS 4(44):1896, 2019; Pernet et al., EEG-BIDS, Sci Data 6:103, 2019.
 """
+
 from __future__ import annotations
 
 import csv
@@ -92,8 +93,13 @@ def find_recordings(
     mne_bids = _mne_bids()
     root = check_bids_root(root)
     found = mne_bids.find_matching_paths(
-        root, subjects=list(subjects) if subjects else None, sessions=list(sessions) if sessions else None,
-        tasks=task, suffixes="eeg", extensions=list(EEG_EXTENSIONS), datatypes="eeg",
+        root,
+        subjects=list(subjects) if subjects else None,
+        sessions=list(sessions) if sessions else None,
+        tasks=task,
+        suffixes="eeg",
+        extensions=list(EEG_EXTENSIONS),
+        datatypes="eeg",
     )
     want_runs = None if runs is None else {int(r) for r in runs}
     out = []
@@ -116,7 +122,9 @@ def find_recordings(
     return out
 
 
-def read_bids_eeg(path: str | Path, *, interpolate_bads: bool = True, verbose: bool | str | None = "error", **read_opts):
+def read_bids_eeg(
+    path: str | Path, *, interpolate_bads: bool = True, verbose: bool | str | None = "error", **read_opts
+):
     """Read one BIDS EEG recording with its sidecars.
 
     The data file is read by :func:`~neurokit.io.eeg.read_eeg` (its header checks, EEG channels, 10-05
@@ -176,8 +184,10 @@ def read_bids_eeg(path: str | Path, *, interpolate_bads: bool = True, verbose: b
         chs = {c["ch_name"]: c for c in raw.info["chs"]}
         no_pos = [c for c in bids_bads if not np.any(chs[c]["loc"][:3]) or not np.isfinite(chs[c]["loc"][:3]).all()]
         if no_pos:
-            raise DataFileError(f"{path}: bad channel(s) {no_pos} (channels.tsv) have no sensor position to interpolate "
-                                "from; read with interpolate_bads=False, or leave them out of the card's channel list")
+            raise DataFileError(
+                f"{path}: bad channel(s) {no_pos} (channels.tsv) have no sensor position to interpolate "
+                "from; read with interpolate_bads=False, or leave them out of the card's channel list"
+            )
         others = [c for c in raw.info["bads"] if c not in bids_bads]
         no_pos_good = _check_neighbours(raw, bids_bads, others, path)
         raw.load_data(verbose="error")
@@ -206,7 +216,9 @@ def _check_neighbours(raw, bads: list[str], others: list[str], path) -> list[str
     from neurokit.io.headers import short_list
 
     chs = {c["ch_name"]: c for c in raw.info["chs"]}
-    good = [c for c, t in zip(raw.ch_names, raw.get_channel_types()) if t == "eeg" and c not in bads and c not in others]
+    good = [
+        c for c, t in zip(raw.ch_names, raw.get_channel_types()) if t == "eeg" and c not in bads and c not in others
+    ]
     no_pos = [c for c in good if not np.isfinite(chs[c]["loc"][:3]).all() or not np.any(chs[c]["loc"][:3])]
     placed = [c for c in good if c not in no_pos]
     if len(placed) < MIN_GOOD_NEIGHBOURS:
@@ -218,8 +230,12 @@ def _check_neighbours(raw, bads: list[str], others: list[str], path) -> list[str
             "card's channel list"
         )
     if no_pos:
-        warnings.warn(f"{path}: good channels {short_list(no_pos)} have no sensor position; the bad channels "
-                      f"{short_list(bads)} are interpolated from the {len(placed)} others", RuntimeWarning, stacklevel=4)
+        warnings.warn(
+            f"{path}: good channels {short_list(no_pos)} have no sensor position; the bad channels "
+            f"{short_list(bads)} are interpolated from the {len(placed)} others",
+            RuntimeWarning,
+            stacklevel=4,
+        )
     return no_pos
 
 
@@ -235,7 +251,9 @@ def read_participants(root: str | Path) -> dict[str, dict[str, str]]:
         rows = list(csv.DictReader(fh, delimiter="\t"))
     if rows and "participant_id" not in rows[0]:
         raise DataFileError(f"{p}: no participant_id column (columns: {list(rows[0])})")
-    return {r["participant_id"].removeprefix("sub-"): {k: v for k, v in r.items() if k != "participant_id"} for r in rows}
+    return {
+        r["participant_id"].removeprefix("sub-"): {k: v for k, v in r.items() if k != "participant_id"} for r in rows
+    }
 
 
 def read_line_freq(path: str | Path) -> float | None:

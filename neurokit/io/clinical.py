@@ -10,6 +10,7 @@ A card points at a reader with ``layout: {kind: reader, reader: NAME, subdir: ..
 maps ``NAME`` to the functions listing the recordings (:class:`~neurokit.io.entry.FileEntry` rows) and
 reading one.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -30,8 +31,14 @@ BONN_SFREQ = 173.61
 BONN_SETS = {"Z": "A", "O": "B", "N": "C", "F": "D", "S": "E"}  # file letter → set name in the paper
 
 
-def _raw(data_uv: np.ndarray, ch_names: list[str], sfreq: float, source: str, types=None,
-         annotations: Sequence[tuple[float, float, str]] = ()):
+def _raw(
+    data_uv: np.ndarray,
+    ch_names: list[str],
+    sfreq: float,
+    source: str,
+    types=None,
+    annotations: Sequence[tuple[float, float, str]] = (),
+):
     """RawArray from ``(n_channels, n_times)`` µV, 10-05 names where possible, labelled annotations."""
     import mne
 
@@ -107,7 +114,9 @@ def _bonn_entries(base: Path):
                 if not re.fullmatch(r"[A-Za-z]\d{3}", stem):
                     continue
                 # no subject ids exist: the segment number is the split key (see the card)
-                out.append(FileEntry(path=z, subject=f"seg{int(stem[1:]):03d}", run=stem.upper(), member=m, reader="bonn"))
+                out.append(
+                    FileEntry(path=z, subject=f"seg{int(stem[1:]):03d}", run=stem.upper(), member=m, reader="bonn")
+                )
     for t in sorted(base.glob("*.[tT][xX][tT]")):
         if re.fullmatch(r"[ZONFSzonfs]\d{3}", t.stem):
             out.append(FileEntry(path=t, subject=f"seg{int(t.stem[1:]):03d}", run=t.stem.upper(), reader="bonn"))
@@ -160,8 +169,13 @@ def read_smni(path: str | Path):
     names = [c for c in chans if c not in _SMNI_NON_EEG]  # EEG electrodes only
     n = lens.pop()
     dur = n / 256.0
-    return _raw(np.array([chans[c] for c in names]), names, 256.0, str(path),
-                annotations=[(0.0, dur, f"group/{group}"), (0.0, dur, f"stimulus/{stim}")])
+    return _raw(
+        np.array([chans[c] for c in names]),
+        names,
+        256.0,
+        str(path),
+        annotations=[(0.0, dur, f"group/{group}"), (0.0, dur, f"stimulus/{stim}")],
+    )
 
 
 def _smni_entries(base: Path):

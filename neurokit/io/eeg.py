@@ -6,6 +6,7 @@ normalised to the standard 10-05 names of MNE's ``standard_1005`` montage (``Fc5
 ``EEG Fp1-REF`` → ``Fp1``); the old 10-20 temporal names are mapped to the 10-10 ones
 (T3→T7, T4→T8, T5→P7, T6→P8) and every rename is recorded.
 """
+
 from __future__ import annotations
 
 import logging
@@ -26,18 +27,6 @@ from neurokit.geometry.channels import (
 from neurokit.io.notes import set_raw_notes
 
 logger = logging.getLogger("neurokit")
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def read_eeg(
@@ -129,11 +118,13 @@ def read_eeg(
         try:
             codecs.lookup(encoding)
         except LookupError:
-            raise ConfigError(f"encoding={encoding!r} is not a text encoding Python knows (e.g. utf8, latin1, "
-                              "cp1252)") from None
+            raise ConfigError(
+                f"encoding={encoding!r} is not a text encoding Python knows (e.g. utf8, latin1, cp1252)"
+            ) from None
     try:
-        return _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_truncated, encoding,
-                         units, verbose)
+        return _read_eeg(
+            path, preload, eeg_only, normalize_names, set_montage, allow_truncated, encoding, units, verbose
+        )
     except (NeurokitError, FileNotFoundError):
         raise
     except Exception as exc:  # any reader fault reaches the user as a neurokit error naming the file
@@ -158,7 +149,11 @@ def describe_exception(exc: BaseException, limit: int = 300) -> str:
 
 #: MNE warnings that the header checks replace with better ones, and those about annotations beyond the
 #: stacked records of an EDF+D file, which are re-placed on their true pieces
-_MNE_SAID_BETTER = ("Physical range is not defined", "Scaling factor will not be defined", "does not match the file size")
+_MNE_SAID_BETTER = (
+    "Physical range is not defined",
+    "Scaling factor will not be defined",
+    "does not match the file size",
+)
 _MNE_GAP_NOTES = ("outside data range", "Omitted")
 
 
@@ -172,8 +167,10 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
     out_warnings = list(report.warnings)
     raw, caught, used_encoding = _open_raw(path, edf, encoding, verbose, out_warnings)
     onsets = report.record_onsets
-    gapped = onsets is not None and len(_segments(onsets, report.record_s, len(onsets) * report.record_s,
-                                                  report.onset_tol)) > 1
+    gapped = (
+        onsets is not None
+        and len(_segments(onsets, report.record_s, len(onsets) * report.record_s, report.onset_tol)) > 1
+    )
     dup_labels = _sort_read_warnings(caught, path, edf, gapped, allow_truncated, out_warnings)
     sf = _check_signal(raw, path)
 
@@ -194,8 +191,14 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
         raw.set_montage(montage_1005(), on_missing="ignore", verbose="error")
     if raw.info["bads"]:
         applied["bad_channels"] = list(raw.info["bads"])
-    set_raw_notes(raw, renames=renames, source=str(path), applied=applied, stim=stim,
-                  segments=segments if segments is not None and len(segments) > 1 else None)
+    set_raw_notes(
+        raw,
+        renames=renames,
+        source=str(path),
+        applied=applied,
+        stim=stim,
+        segments=segments if segments is not None and len(segments) > 1 else None,
+    )
     if preload:
         raw.load_data(verbose="error")
     for msg in out_warnings:
@@ -247,8 +250,10 @@ def _open_raw(path, edf, encoding, verbose, out_warnings):
                     raise
                 kw["encoding"] = "latin1"
                 raw = mne.io.read_raw(path, preload=False, verbose=mne_verbose, **kw)
-                out_warnings.append("annotation text is not valid UTF-8; decoded as Latin-1. State the encoding "
-                                    "with read_eeg(encoding=...), the card's reading: encoding, or --encoding")
+                out_warnings.append(
+                    "annotation text is not valid UTF-8; decoded as Latin-1. State the encoding "
+                    "with read_eeg(encoding=...), the card's reading: encoding, or --encoding"
+                )
     except Exception as exc:  # MNE raises many types for damaged files
         path = real
         m = re.search(r"number of trials is (\d+)", str(exc))
@@ -311,8 +316,9 @@ def _check_signal(raw, path) -> float:
 
     sf = float(raw.info["sfreq"])
     if not (np.isfinite(sf) and SFREQ_BOUNDS[0] <= sf <= SFREQ_BOUNDS[1]):
-        raise DataFileError(f"{path}: sampling rate {sf:.4g} Hz is outside {SFREQ_BOUNDS[0]:g}–{SFREQ_BOUNDS[1]:g} Hz: "
-                            "a damaged header")
+        raise DataFileError(
+            f"{path}: sampling rate {sf:.4g} Hz is outside {SFREQ_BOUNDS[0]:g}–{SFREQ_BOUNDS[1]:g} Hz: a damaged header"
+        )
     if len(raw.ch_names) == 0:
         raise DataFileError(
             f"{path}: the file holds no signal channels (an annotation-only EDF such as a hypnogram?); "
@@ -331,14 +337,19 @@ def _calibrate(raw, report, units, path, applied, out_warnings) -> None:
     types = dict(zip(raw.ch_names, raw.get_channel_types()))
     if report.unit_scales:  # voltage units MNE's reader takes as volts (nV, uv, …)
         _set_gains(raw, report.unit_scales, path)
-    other = {c: u for c, u in report.unknown_units.items() if types.get(c) == "eeg" and is_non_voltage_unit(u)
-             and not (isinstance(units, dict) and c in units)}
+    other = {
+        c: u
+        for c, u in report.unknown_units.items()
+        if types.get(c) == "eeg" and is_non_voltage_unit(u) and not (isinstance(units, dict) and c in units)
+    }
     if other:  # a unit such as G, °C, %, bpm is no EEG signal's: an accelerometer, a thermometer, an oximeter…
         raw.set_channel_types({c: "misc" for c in other}, on_unit_change="ignore", verbose="error")
         types.update({c: "misc" for c in other})
         applied["non_eeg_by_unit"] = dict(other)
-        out_warnings.append(f"channels {short_list(other)} have non-voltage physical units "
-                            f"{short_list(sorted(set(other.values())))}: read as non-EEG (misc) channels")
+        out_warnings.append(
+            f"channels {short_list(other)} have non-voltage physical units "
+            f"{short_list(sorted(set(other.values())))}: read as non-EEG (misc) channels"
+        )
     if report.unknown_units:
         assumed = _apply_units(raw, report.unknown_units, units, types, path)
         if assumed:
@@ -360,11 +371,60 @@ def _calibrate(raw, report, units, path, applied, out_warnings) -> None:
 
 #: Physical units (EDF/BDF ``physical dimension``, compared without case) that no EEG signal has: acceleration
 #: (g, m/s²), temperature, percentages (SpO2), rates (bpm), pressure, resistance, light, angles, frequency, time
-NON_VOLTAGE_UNITS = frozenset(u.lower() for u in (
-    "g", "mg", "m/s^2", "m/s2", "m/s²", "°C", "degC", "deg C", "°F", "degF", "K", "%", "bpm", "/min", "1/min", "rpm",
-    "mmHg", "cmH2O", "Pa", "kPa", "hPa", "Ohm", "kOhm", "MOhm", "Ω", "kΩ", "MΩ", "lux", "lx", "deg", "°", "rad",
-    "Hz", "s", "ms", "l/min", "L/min", "l/s", "ml", "dB", "mA", "uA", "A", "T", "nT", "uT", "pT", "fT", "mol/l",
-))
+NON_VOLTAGE_UNITS = frozenset(
+    u.lower()
+    for u in (
+        "g",
+        "mg",
+        "m/s^2",
+        "m/s2",
+        "m/s²",
+        "°C",
+        "degC",
+        "deg C",
+        "°F",
+        "degF",
+        "K",
+        "%",
+        "bpm",
+        "/min",
+        "1/min",
+        "rpm",
+        "mmHg",
+        "cmH2O",
+        "Pa",
+        "kPa",
+        "hPa",
+        "Ohm",
+        "kOhm",
+        "MOhm",
+        "Ω",
+        "kΩ",
+        "MΩ",
+        "lux",
+        "lx",
+        "deg",
+        "°",
+        "rad",
+        "Hz",
+        "s",
+        "ms",
+        "l/min",
+        "L/min",
+        "l/s",
+        "ml",
+        "dB",
+        "mA",
+        "uA",
+        "A",
+        "T",
+        "nT",
+        "uT",
+        "pT",
+        "fT",
+        "mol/l",
+    )
+)
 
 
 def is_non_voltage_unit(unit: str) -> bool:
@@ -387,8 +447,10 @@ def _split_gaps(raw, report, sf, path, encoding, applied, out_warnings):
         raw, gap_notes = _join_segments(raw, segments, path, encoding)
         out_warnings.extend(gap_notes)
         if report.plus == "C":
-            out_warnings.append("the header says continuous (EDF+C/BDF+C) but the data records' time-stamps "
-                                "leave gaps; time follows the time-stamps")
+            out_warnings.append(
+                "the header says continuous (EDF+C/BDF+C) but the data records' time-stamps "
+                "leave gaps; time follows the time-stamps"
+            )
         applied["gaps_s"] = [[round(a[1] + a[2], 6), round(b[1], 6)] for a, b in zip(segments, segments[1:])]
     return raw, segments
 
@@ -426,7 +488,9 @@ def _normalize_names(raw, dup_labels, path) -> ChannelRenames:
         n, labs = next(iter(clashes.items()))
         labs = [label[lab] for lab in labs]
         old = [lab for lab in labs if OLD_TO_NEW.get(lab.strip().rstrip(". ").upper()) == n]
-        why = f" ({old[0]} is the old 10-20 name of {n})" if old else " (a repeated label)" if len(set(labs)) == 1 else ""
+        why = (
+            f" ({old[0]} is the old 10-20 name of {n})" if old else " (a repeated label)" if len(set(labs)) == 1 else ""
+        )
         raise DataFileError(
             f"{path}: channels {short_list(labs)} all become {n} after name standardisation{why}: two signals "
             f"for one position{f' ({len(clashes)} such clashes)' if len(clashes) > 1 else ''}. Drop one of "
@@ -496,8 +560,11 @@ def _stim_events(raw, path) -> dict | None:
         return None
     if not len(ev):
         return None
-    return {"channel": stims[0], "onsets": ((ev[:, 0] - raw.first_samp) / raw.info["sfreq"]).tolist(),
-            "codes": ev[:, 2].astype(int).tolist()}
+    return {
+        "channel": stims[0],
+        "onsets": ((ev[:, 0] - raw.first_samp) / raw.info["sfreq"]).tolist(),
+        "codes": ev[:, 2].astype(int).tolist(),
+    }
 
 
 def _segments(onsets: np.ndarray, record_s: float, n_s: float, tol: float) -> list[tuple[float, float, float]]:
@@ -530,8 +597,9 @@ def _join_segments(raw, segments, path, encoding):
             lost.append(f"{t!r} at {o:g} s")
     raw.set_annotations(mne.Annotations(onset, dur, desc, orig_time=raw.annotations.orig_time))
     sf = raw.info["sfreq"]
-    pieces = [raw.copy().crop(s, s + length - 1.0 / sf, include_tmax=True, verbose="error")
-              for s, _, length in segments]
+    pieces = [
+        raw.copy().crop(s, s + length - 1.0 / sf, include_tmax=True, verbose="error") for s, _, length in segments
+    ]
     joined = mne.concatenate_raws(pieces, verbose="error")
     gaps = ", ".join(f"{a[1] + a[2]:g}–{b[1]:g} s" for a, b in zip(segments, segments[1:]))
     notes = []
@@ -587,8 +655,6 @@ def _retype_non_eeg(raw, path=None) -> None:
         raw.set_channel_types(change, on_unit_change="ignore", verbose="error")
 
 
-
-
 _SPLIT_NEUROMAG = re.compile(r"^(?P<first>.+)-(?P<n>\d+)(?P<ext>\.fif(?:\.gz)?)$", re.I)
 _SPLIT_BIDS = re.compile(r"_split-(?P<n>\d+)_", re.I)
 
@@ -629,7 +695,7 @@ def fif_split_first(path: str | Path, present=None) -> Path | None:
     if m:
         if int(m["n"]) <= 1:
             return None
-        return path.with_name(f"{name[:m.start()]}_split-{'1'.zfill(len(m['n']))}_{name[m.end():]}")
+        return path.with_name(f"{name[: m.start()]}_split-{'1'.zfill(len(m['n']))}_{name[m.end() :]}")
     m = _SPLIT_NEUROMAG.match(name)
     if m:
         first = path.with_name(m["first"] + m["ext"])
@@ -655,8 +721,12 @@ def drop_split_parts(paths) -> tuple[list[Path], dict[Path, Path]]:
             continue
         later[p] = first
         if first not in present:
-            logger.warning("%s: a later part of the split FIF recording %s, whose first part is not listed; "
-                           "skipped (give the first part: MNE reads every part through it)", p, first.name)
+            logger.warning(
+                "%s: a later part of the split FIF recording %s, whose first part is not listed; "
+                "skipped (give the first part: MNE reads every part through it)",
+                p,
+                first.name,
+            )
     return keep, later
 
 

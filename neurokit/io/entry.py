@@ -1,4 +1,5 @@
 """One recording a data card points to (path, subject, session, run, events, archive member, reader)."""
+
 from __future__ import annotations
 
 import logging
@@ -6,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 logger = logging.getLogger("neurokit")
-
 
 
 @dataclass

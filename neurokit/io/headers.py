@@ -7,6 +7,7 @@ read to its end, a physical range of NaN gives NaN gains. These checks read the 
 the file and the field, or return what the reader must know (uncalibrated channels, unit-less channels,
 data-record onsets of EDF+ files) together with warnings to pass on.
 """
+
 from __future__ import annotations
 
 import configparser
@@ -121,8 +122,13 @@ def read_edf_header(path: str | Path) -> EDFHeader:
     labels = [b.decode("latin-1").strip() for b in col(0, 16)]
     units = [b.decode("latin-1").strip() for b in col(16 + 80, 8)]
     nums = {}
-    for name, off in (("physical minimum", 104), ("physical maximum", 112), ("digital minimum", 120),
-                      ("digital maximum", 128), ("samples per data record", 216)):
+    for name, off in (
+        ("physical minimum", 104),
+        ("physical maximum", 112),
+        ("digital minimum", 120),
+        ("digital maximum", 128),
+        ("samples per data record", 216),
+    ):
         kind = int if name == "samples per data record" else float
         vals = []
         for i, b in enumerate(col(off, 8)):
@@ -135,9 +141,22 @@ def read_edf_header(path: str | Path) -> EDFHeader:
                 ) from None
         nums[name] = np.asarray(vals, dtype=float)
     annot = [i for i, lab in enumerate(labels) if lab in _ANNOT_LABELS]
-    return EDFHeader(path, bdf, plus, header_bytes, n_records, record_s, labels, units,
-                     nums["physical minimum"], nums["physical maximum"], nums["digital minimum"],
-                     nums["digital maximum"], nums["samples per data record"].astype(np.int64), annot)
+    return EDFHeader(
+        path,
+        bdf,
+        plus,
+        header_bytes,
+        n_records,
+        record_s,
+        labels,
+        units,
+        nums["physical minimum"],
+        nums["physical maximum"],
+        nums["digital minimum"],
+        nums["digital maximum"],
+        nums["samples per data record"].astype(np.int64),
+        annot,
+    )
 
 
 @dataclass
@@ -173,11 +192,15 @@ def check_edf(path: str | Path, *, allow_truncated: bool = False) -> HeaderRepor
     sig = [i for i in range(len(h.labels)) if i not in h.annot]
     bad_spr = [h.labels[i] or f"#{i + 1}" for i in range(len(h.labels)) if h.spr[i] < 1]
     if bad_spr:
-        raise DataFileError(f"{path}: samples per data record below 1 for signals {short_list(bad_spr)}: a damaged header")
+        raise DataFileError(
+            f"{path}: samples per data record below 1 for signals {short_list(bad_spr)}: a damaged header"
+        )
     if not sig:
         return rep  # annotation-only file: read_eeg says so
     if not (math.isfinite(h.record_s) and h.record_s > 0):
-        raise DataFileError(f"{path}: data-record duration is {h.record_s!r} s; it must be a positive number of seconds")
+        raise DataFileError(
+            f"{path}: data-record duration is {h.record_s!r} s; it must be a positive number of seconds"
+        )
     sfreqs = h.spr[sig] / h.record_s
     top = float(sfreqs.max())
     if not SFREQ_BOUNDS[0] <= top <= SFREQ_BOUNDS[1]:
@@ -198,11 +221,14 @@ def check_edf(path: str | Path, *, allow_truncated: bool = False) -> HeaderRepor
                 f"({announced} announced, {n_file} present; an interrupted recording or a partial copy). Copy "
                 "the file again, or read the part that is there with read_eeg(..., allow_truncated=True)."
             )
-        rep.warnings.append("truncated file: reading only the data records present "
-                            f"({n_file} of {announced} announced)")
+        rep.warnings.append(
+            f"truncated file: reading only the data records present ({n_file} of {announced} announced)"
+        )
     elif n_file > announced:
-        rep.warnings.append(f"the file holds {n_file} data records, {n_file - announced} more than its header "
-                            f"announces ({announced}); all {n_file} are read")
+        rep.warnings.append(
+            f"the file holds {n_file} data records, {n_file - announced} more than its header "
+            f"announces ({announced}); all {n_file} are read"
+        )
     if extra:
         rep.warnings.append(f"{extra} bytes after the last whole data record are ignored (an incomplete record)")
     if n_file == 0:
@@ -257,8 +283,10 @@ def _record_onsets(h: EDFHeader, n_records: int) -> np.ndarray:
                 "not labelled 'EDF Annotations': its events would be lost and the signal read as a channel; "
                 "relabel it in the header"
             )
-        raise DataFileError(f"{path}: an EDF+/BDF+ file without an 'EDF Annotations' signal (the standard "
-                            "requires one to time each data record); a damaged header")
+        raise DataFileError(
+            f"{path}: an EDF+/BDF+ file without an 'EDF Annotations' signal (the standard "
+            "requires one to time each data record); a damaged header"
+        )
     bps = h.bytes_per_sample
     a = h.annot[0]
     off = int(h.spr[:a].sum()) * bps
@@ -270,8 +298,10 @@ def _record_onsets(h: EDFHeader, n_records: int) -> np.ndarray:
     for r in range(n_records):
         m = _TAL.match(block[r].tobytes())
         if m is None:
-            raise DataFileError(f"{path}: data record {r + 1} has no time-keeping annotation ('+onset'), which "
-                                "EDF+ requires; a damaged file")
+            raise DataFileError(
+                f"{path}: data record {r + 1} has no time-keeping annotation ('+onset'), which "
+                "EDF+ requires; a damaged file"
+            )
         onsets[r] = float(m.group(1))
     onsets -= onsets[0]
     tol = onset_tolerance(h)
@@ -350,8 +380,10 @@ def check_brainvision(path: str | Path, *, allow_truncated: bool = False) -> Hea
         raise DataFileError(f"{path}: SamplingInterval or NumberOfChannels is not a number") from None
     sfreq = 1e6 / interval if interval and math.isfinite(interval) else float("nan")
     if not (math.isfinite(sfreq) and SFREQ_BOUNDS[0] <= sfreq <= SFREQ_BOUNDS[1]):
-        raise DataFileError(f"{path}: SamplingInterval={common.get('SamplingInterval')!r} µs gives a sampling "
-                            f"rate outside {SFREQ_BOUNDS[0]:g}–{SFREQ_BOUNDS[1]:g} Hz: a damaged header")
+        raise DataFileError(
+            f"{path}: SamplingInterval={common.get('SamplingInterval')!r} µs gives a sampling "
+            f"rate outside {SFREQ_BOUNDS[0]:g}–{SFREQ_BOUNDS[1]:g} Hz: a damaged header"
+        )
     chans = dict(cp["Channel Infos"]) if cp.has_section("Channel Infos") else {}
     if n_ch < 1 or n_ch != len(chans):
         raise DataFileError(f"{path}: NumberOfChannels={n_ch} but the header lists {len(chans)} channel entries")
@@ -375,17 +407,23 @@ def check_brainvision(path: str | Path, *, allow_truncated: bool = False) -> Hea
         frame = n_ch * _BV_BYTES[fmt]
         short = (-data.stat().st_size) % frame
         if short:
-            msg = (f"{data.name} is {short} bytes short of a whole sample frame ({n_ch} channels × "
-                   f"{_BV_BYTES[fmt]} bytes, {fmt}): the last frame is incomplete")
+            msg = (
+                f"{data.name} is {short} bytes short of a whole sample frame ({n_ch} channels × "
+                f"{_BV_BYTES[fmt]} bytes, {fmt}): the last frame is incomplete"
+            )
             if not allow_truncated:
-                raise DataFileError(f"{path}: truncated file: {msg}. Copy the file again, or read the frames that are "
-                                    "there with read_eeg(..., allow_truncated=True)")
+                raise DataFileError(
+                    f"{path}: truncated file: {msg}. Copy the file again, or read the frames that are "
+                    "there with read_eeg(..., allow_truncated=True)"
+                )
             rep.warnings.append(msg + "; it is dropped")
     marker = common.get("MarkerFile", "").strip()
     if not marker:
         beside = sorted(p.name for p in path.parent.glob(path.stem + ".vmrk"))
-        rep.warnings.append("the header names no MarkerFile, so no marker (event) is read"
-                            + (f"; {beside[0]} lies beside it: add 'MarkerFile={beside[0]}'" if beside else ""))
+        rep.warnings.append(
+            "the header names no MarkerFile, so no marker (event) is read"
+            + (f"; {beside[0]} lies beside it: add 'MarkerFile={beside[0]}'" if beside else "")
+        )
     elif not (path.parent / marker).is_file():
         raise DataFileError(f"{path}: MarkerFile {marker!r} not found beside the header")
     # BrainVision Recorder repeats rate and resolutions in the comment: disagreement = an edited header
@@ -393,13 +431,17 @@ def check_brainvision(path: str | Path, *, allow_truncated: bool = False) -> Hea
         return rep  # other writers may leave an older comment behind
     m = re.search(r"Sampling Rate \[Hz\]:\s*([\d.]+)", comment)
     if m and abs(float(m.group(1)) - sfreq) > 1e-6 * sfreq:
-        raise DataFileError(f"{path}: SamplingInterval={interval:g} µs ({sfreq:g} Hz) disagrees with the header's "
-                            f"amplifier setup ({m.group(1)} Hz)")
+        raise DataFileError(
+            f"{path}: SamplingInterval={interval:g} µs ({sfreq:g} Hz) disagrees with the header's "
+            f"amplifier setup ({m.group(1)} Hz)"
+        )
     table = dict(re.findall(r"^\d+\s+(\S+)\s+\d+\s+([-\d.eE+]+)\s*\S*V\b", comment, flags=re.M))
     off = [n for n, r in res.items() if n in table and _num(table[n]) not in (None, r)]
     if off:
-        raise DataFileError(f"{path}: resolution of channels {short_list(off)} in [Channel Infos] disagrees "
-                            "with the header's amplifier-setup table: an edited header (amplitudes would be wrong)")
+        raise DataFileError(
+            f"{path}: resolution of channels {short_list(off)} in [Channel Infos] disagrees "
+            "with the header's amplifier-setup table: an edited header (amplitudes would be wrong)"
+        )
     return rep
 
 

@@ -7,6 +7,7 @@ free-form ``raw.info["temp"]`` dict (copied with the ``Info`` through ``Raw.copy
 one ``neurokit_<field>`` key per field of :class:`RawNotes`. Read them with :func:`raw_notes` and change
 them with :func:`set_raw_notes`; no other code spells the keys.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
@@ -80,8 +81,11 @@ def set_raw_notes(raw, notes: RawNotes | None = None, **changes: Any) -> RawNote
     if unknown:
         raise TypeError(f"set_raw_notes: unknown field(s) {unknown}; RawNotes has {list(_FIELDS)}")
     notes = replace(notes if notes is not None else raw_notes(raw), **changes)
-    temp = {k: v for k, v in (raw.info.get("temp") or {}).items() if not k.startswith(PREFIX) or
-            k[len(PREFIX):] not in _FIELDS}
+    temp = {
+        k: v
+        for k, v in (raw.info.get("temp") or {}).items()
+        if not k.startswith(PREFIX) or k[len(PREFIX) :] not in _FIELDS
+    }
     for name in _FIELDS:
         v = getattr(notes, name)
         if v is not None:

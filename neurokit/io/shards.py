@@ -15,6 +15,7 @@ every recording already written; ``resume=True`` (CLI ``--resume``) skips them. 
 as one store. :func:`merge_shard_sets` joins sets made on different machines after checking that card
 (name and content), task, recipe and channels agree, and the shards' sample shape, mesh and TR.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,19 @@ from neurokit.io.store import PatchStore, PatchStoreWriter, StoreMeta
 SET_FORMAT = "neurokit-shard-set/1"
 INDEX = "index.json"
 #: attributes that must agree for shards to belong to one set (EEG and surface alike; absent keys agree)
-SHARED_KEYS = ("modality", "card", "card_body", "task", "recipe", "ch_names", "sfreq", "units", "label_names",
-               "template", "grid")
+SHARED_KEYS = (
+    "modality",
+    "card",
+    "card_body",
+    "task",
+    "recipe",
+    "ch_names",
+    "sfreq",
+    "units",
+    "label_names",
+    "template",
+    "grid",
+)
 #: facts of each shard (known once its recording is read) that must agree between merged sets
 SHARD_FACTS = ("mesh", "tr", "onset_unit")
 
@@ -53,9 +65,11 @@ def disk_full(exc: BaseException) -> bool:
 def disk_full_error(out: str | Path, what: str | Path) -> StoreError:
     """The error for a full disk while writing one store (not a shard set): nothing of it is kept."""
     kept = "the store that was there before is unchanged" if Path(out).is_file() else "nothing was kept"
-    return StoreError(f"{out}: disk full while writing {what}; {kept} (the unfinished store was removed). Free "
-                      "space, then run the same command again, or write per-recording shards (--shards) so that a "
-                      "stop keeps what is done")
+    return StoreError(
+        f"{out}: disk full while writing {what}; {kept} (the unfinished store was removed). Free "
+        "space, then run the same command again, or write per-recording shards (--shards) so that a "
+        "stop keeps what is done"
+    )
 
 
 def _differences(a: dict, b: dict) -> list[str]:
@@ -139,8 +153,16 @@ class ShardSetWriter:
         ``resume`` on a set made with a different card, task, recipe or channels.
     """
 
-    def __init__(self, folder: str | Path, sample_shape: Sequence[int], *, attrs: dict[str, Any], resume: bool = False,
-                 overwrite: bool = False, **writer_kw) -> None:
+    def __init__(
+        self,
+        folder: str | Path,
+        sample_shape: Sequence[int],
+        *,
+        attrs: dict[str, Any],
+        resume: bool = False,
+        overwrite: bool = False,
+        **writer_kw,
+    ) -> None:
         self.folder = Path(folder)
         self.sample_shape = tuple(sample_shape)
         self.attrs = dict(attrs)
@@ -150,8 +172,10 @@ class ShardSetWriter:
         shared = _shared(self.attrs)
         self.index: dict[str, Any] = {"format": SET_FORMAT, "complete": False, "attrs": shared, "shards": []}
         if self.folder.is_dir() and not is_shard_set(self.folder) and any(self.folder.iterdir()):
-            raise StoreError(f"{self.folder}: a folder of other files, not a shard set; give a new or empty folder "
-                             "for the shard set (--overwrite replaces only a shard set)")
+            raise StoreError(
+                f"{self.folder}: a folder of other files, not a shard set; give a new or empty folder "
+                "for the shard set (--overwrite replaces only a shard set)"
+            )
         if is_shard_set(self.folder):
             if overwrite:
                 shutil.rmtree(self.folder)
@@ -181,15 +205,19 @@ class ShardSetWriter:
     def kept(self) -> str:
         """What a stop keeps, for messages: ``"the N recordings written before are kept in FOLDER"``."""
         n = len(self.index["shards"])
-        return f"the {n} recording{'s' if n != 1 else ''} written before {'are' if n != 1 else 'is'} kept in {self.folder}"
+        return (
+            f"the {n} recording{'s' if n != 1 else ''} written before {'are' if n != 1 else 'is'} kept in {self.folder}"
+        )
 
     def stopped(self, exc: Exception) -> Exception:
         """``exc`` (a bad recording that stops the run) with what the set keeps and how to go on (``exc``
         itself while the set holds nothing)."""
         if not self.index["shards"]:
             return exc
-        return type(exc)(f"{str(exc).rstrip('.')}; {self.kept()}: fix or remove that file (or skip bad files: --skip-bad), then "
-                         "rerun the same command with --resume")
+        return type(exc)(
+            f"{str(exc).rstrip('.')}; {self.kept()}: fix or remove that file (or skip bad files: --skip-bad), then "
+            "rerun the same command with --resume"
+        )
 
     def shard_attrs(self, i: int = 0) -> dict | None:
         """Store attributes of the set's ``i``-th shard (None when it has fewer shards)."""
@@ -222,8 +250,9 @@ class ShardSetWriter:
             name = f"shard-{k:06d}.h5"
         w = None
         try:
-            w = PatchStoreWriter(self.folder / name, self.sample_shape, attrs={**self.attrs, **attrs}, overwrite=True,
-                                 **self.writer_kw)
+            w = PatchStoreWriter(
+                self.folder / name, self.sample_shape, attrs={**self.attrs, **attrs}, overwrite=True, **self.writer_kw
+            )
             yield w
             if w.n == 0:
                 w.abort()
@@ -242,11 +271,15 @@ class ShardSetWriter:
             if self._made and not self.index["shards"] and not any(self.folder.iterdir()):
                 self.folder.rmdir()  # a new set that got no shard: leave nothing behind
             if disk_full(exc) and not self.index["shards"]:
-                raise StoreError(f"{self.folder}: disk full while writing {key}; no recording was kept. Free space, "
-                                 "then run the same command again") from exc
+                raise StoreError(
+                    f"{self.folder}: disk full while writing {key}; no recording was kept. Free space, "
+                    "then run the same command again"
+                ) from exc
             if disk_full(exc):
-                raise StoreError(f"{self.folder}: disk full while writing {key}; {self.kept()}. Free space, then "
-                                 "rerun the same command with --resume") from exc
+                raise StoreError(
+                    f"{self.folder}: disk full while writing {key}; {self.kept()}. Free space, then "
+                    "rerun the same command with --resume"
+                ) from exc
             raise
 
     def close(self, **attrs: Any) -> Path:
@@ -259,8 +292,10 @@ class ShardSetWriter:
             _write_index(self.folder, self.index)
         except OSError as exc:
             if disk_full(exc):
-                raise StoreError(f"{self.folder}: disk full while finishing the index; every recording is kept. "
-                                 "Free space, then rerun the same command with --resume") from exc
+                raise StoreError(
+                    f"{self.folder}: disk full while finishing the index; every recording is kept. "
+                    "Free space, then rerun the same command with --resume"
+                ) from exc
             raise
         return self.folder
 
@@ -292,18 +327,26 @@ def merge_shard_sets(sets: Iterable[str | Path], out: str | Path, *, link: bool 
             raise StoreError(f"{s}: unfinished shard set; finish it (prepare --resume) before merging")
         diff = _differences(idx["attrs"], indexes[0]["attrs"])
         if diff:
-            raise StoreError(f"{s}: differs from {sets[0]} in {', '.join(diff)}; only sets of one card and recipe merge")
+            raise StoreError(
+                f"{s}: differs from {sets[0]} in {', '.join(diff)}; only sets of one card and recipe merge"
+            )
     facts = []
     for s, idx in zip(sets, indexes):
         st = PatchStore(s / idx["shards"][0]["file"])
         # as JSON text: a NaN TR (no file stated one) equals another
-        facts.append({k: json.dumps(v, default=str) for k, v in
-                      {"sample shape": list(st.sample_shape), **{k: st.info.get(k) for k in SHARD_FACTS}}.items()})
+        facts.append(
+            {
+                k: json.dumps(v, default=str)
+                for k, v in {"sample shape": list(st.sample_shape), **{k: st.info.get(k) for k in SHARD_FACTS}}.items()
+            }
+        )
     for s, f in zip(sets[1:], facts[1:]):
         diff = _differences(f, facts[0])
         if diff:
-            raise StoreError(f"{s}: its shards differ from those of {sets[0]} in {', '.join(diff)} "
-                             f"({', '.join(f'{f[k]} vs {facts[0][k]}' for k in diff)}); only sets of one kind merge")
+            raise StoreError(
+                f"{s}: its shards differ from those of {sets[0]} in {', '.join(diff)} "
+                f"({', '.join(f'{f[k]} vs {facts[0][k]}' for k in diff)}); only sets of one kind merge"
+            )
     tmp = out.with_name(out.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

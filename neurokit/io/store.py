@@ -18,6 +18,7 @@ Layout (h5py)::
 A store is written to ``<name>.partial`` and renamed into place only after ``complete=True`` is set, so a
 ``prepare`` that fails or is killed never leaves a file that reads as complete.
 """
+
 from __future__ import annotations
 
 import errno
@@ -93,12 +94,36 @@ def _as_number(kind, v: Any, key: str, where: str):
 #: attribute → how :meth:`StoreMeta.from_attrs` reads it (``"str"``, ``"int"``, ``"float"``, ``"bool"``,
 #: ``"list"`` (a tuple), ``"dict"``); every other attribute lands in :attr:`StoreMeta.extra`
 _META_KINDS = {
-    "format": "str", "complete": "bool", "modality": "str", "card": "str", "card_body": "dict", "task": "str",
-    "label_names": "list", "recipe": "dict", "units": "str", "n_samples": "int", "sources": "list",
-    "neurokit_version": "str", "ch_names": "list", "sfreq": "float", "patch_size": "int", "n_rejected": "int",
-    "dropped": "list", "participants": "dict", "template": "str", "grid": "str", "n_patches": "int",
-    "vertices_per_patch": "int", "tubelet": "int", "sample_layout": "str", "layout": "str",
-    "frames_per_sample": "int", "hemispheres": "list", "hemisphere": "str", "mesh": "str", "tr": "float",
+    "format": "str",
+    "complete": "bool",
+    "modality": "str",
+    "card": "str",
+    "card_body": "dict",
+    "task": "str",
+    "label_names": "list",
+    "recipe": "dict",
+    "units": "str",
+    "n_samples": "int",
+    "sources": "list",
+    "neurokit_version": "str",
+    "ch_names": "list",
+    "sfreq": "float",
+    "patch_size": "int",
+    "n_rejected": "int",
+    "dropped": "list",
+    "participants": "dict",
+    "template": "str",
+    "grid": "str",
+    "n_patches": "int",
+    "vertices_per_patch": "int",
+    "tubelet": "int",
+    "sample_layout": "str",
+    "layout": "str",
+    "frames_per_sample": "int",
+    "hemispheres": "list",
+    "hemisphere": "str",
+    "mesh": "str",
+    "tr": "float",
     "onset_unit": "str",
 }
 
@@ -319,7 +344,9 @@ class PatchStoreWriter:
         self._ds: dict = {}
         try:
             check_free_space(self.path.parent, 0, what=self.path)
-            self._f = h5py.File(self.tmp, "w", rdcc_nbytes=0)  # chunks go to disk at once: a full disk fails the write itself
+            self._f = h5py.File(
+                self.tmp, "w", rdcc_nbytes=0
+            )  # chunks go to disk at once: a full disk fails the write itself
             self._create(attrs, label_dtype, meta_columns, compression, patch_index)
             self._f.flush()
         except BaseException as exc:  # e.g. a full disk: leave no partial file behind
@@ -346,13 +373,21 @@ class PatchStoreWriter:
             )
         else:
             if self.patch_index.shape != self.sample_shape[1:]:
-                raise StoreError(f"patch_index {self.patch_index.shape} does not match sample shape {self.sample_shape}")
+                raise StoreError(
+                    f"patch_index {self.patch_index.shape} does not match sample shape {self.sample_shape}"
+                )
             n_vert = int(self.patch_index.max()) + 1
             f.attrs["layout"] = "frames"
             f.attrs["frames_per_sample"] = self.sample_shape[0]
             f.create_dataset("patch_index", data=self.patch_index)
-            f.create_dataset("frames", shape=(0, n_vert), maxshape=(None, n_vert), dtype="float32",
-                             chunks=(1, n_vert), compression=compression)
+            f.create_dataset(
+                "frames",
+                shape=(0, n_vert),
+                maxshape=(None, n_vert),
+                dtype="float32",
+                chunks=(1, n_vert),
+                compression=compression,
+            )
             f.create_dataset("sample_start", shape=(0,), maxshape=(None,), dtype="int64", chunks=(4096,))
         self.n_frames = 0
         f.create_dataset("labels", shape=(0,), maxshape=(None,), dtype=label_dtype, chunks=(4096,))
@@ -364,8 +399,14 @@ class PatchStoreWriter:
         self.n = 0
         # every dataset stays open while writing: a temporary handle closed after each statement would flush its
         # chunks from h5py's destructor, where a full disk is only printed and leaves HDF5 broken
-        names = ("patches", "frames", "sample_start", "patch_index", "labels",
-                 *(f"meta/{c}" for c in (*self.meta_columns, "onset")))
+        names = (
+            "patches",
+            "frames",
+            "sample_start",
+            "patch_index",
+            "labels",
+            *(f"meta/{c}" for c in (*self.meta_columns, "onset")),
+        )
         self._ds = {n: f[n] for n in names if n in f}
 
     def append(
@@ -475,8 +516,10 @@ class PatchStoreWriter:
             The writer was closed (:meth:`close`) or discarded (:meth:`abort`, a failed write).
         """
         if self._f is None:
-            raise StoreError(f"{self.path}: the store writer is closed (after close(), abort() or a failed write); "
-                             "nothing more can be written to it")
+            raise StoreError(
+                f"{self.path}: the store writer is closed (after close(), abort() or a failed write); "
+                "nothing more can be written to it"
+            )
         return self._f
 
     @contextmanager
@@ -500,8 +543,10 @@ class PatchStoreWriter:
         why = os.strerror(errno.ENOSPC)
         if isinstance(exc, DiskFullError):  # found before writing: its own words
             why = str(exc).removeprefix(f"{self.path}: disk full (").removesuffix(")")
-        return DiskFullError(f"{self.path}: disk full while writing it ({why}); its unfinished file {self.tmp.name} "
-                             "was removed and nothing else was changed. Free space, then run the command again")
+        return DiskFullError(
+            f"{self.path}: disk full while writing it ({why}); its unfinished file {self.tmp.name} "
+            "was removed and nothing else was changed. Free space, then run the command again"
+        )
 
     def close(self) -> Path:
         """Mark the store complete and move it into place. Returns the final path."""
@@ -619,8 +664,10 @@ class PatchStore:
                     self._patch_index = f["patch_index"][:]
                     self.n_samples = len(self._starts)
                     if info.frames_per_sample is None:
-                        raise StoreError(f"{self.path}: a frames-layout store without its 'frames_per_sample' "
-                                         "attribute; rerun prepare")
+                        raise StoreError(
+                            f"{self.path}: a frames-layout store without its 'frames_per_sample' "
+                            "attribute; rerun prepare"
+                        )
                     self.sample_shape = (int(info.frames_per_sample), *self._patch_index.shape)
                 else:
                     self._starts = self._patch_index = None
@@ -659,14 +706,18 @@ class PatchStore:
             try:
                 f = h5py.File(self.path, "r")
             except FileNotFoundError:
-                raise StoreError(f"{self.path}: the store this run opened was removed from disk during the run; "
-                                 "a run reads the store it started with: restore it, or start the run again") from None
+                raise StoreError(
+                    f"{self.path}: the store this run opened was removed from disk during the run; "
+                    "a run reads the store it started with: restore it, or start the run again"
+                ) from None
             now = _identity(f, self.path)
             if now != self.identity:
                 f.close()
-                raise StoreError(f"{self.path}: the store was replaced or changed on disk during the run (opened as "
-                                 f"{_identity_text(self.identity)}, now {_identity_text(now)}); a run reads the store it "
-                                 "started with: start the run again on the new store")
+                raise StoreError(
+                    f"{self.path}: the store was replaced or changed on disk during the run (opened as "
+                    f"{_identity_text(self.identity)}, now {_identity_text(now)}); a run reads the store it "
+                    "started with: start the run again on the new store"
+                )
             self._h5, self._h5_pid = f, os.getpid()
         OPEN_FILES.touch(self)
         return self._h5
@@ -679,7 +730,9 @@ class PatchStore:
         if isinstance(idx, (int, np.integer)):
             s = int(self._starts[idx])
             return frames[s : s + T][:, self._patch_index]
-        return np.stack([frames[s : s + T][:, self._patch_index] for s in self._starts[idx]]).astype(np.float32, copy=False)
+        return np.stack([frames[s : s + T][:, self._patch_index] for s in self._starts[idx]]).astype(
+            np.float32, copy=False
+        )
 
     def close(self) -> None:
         if self._h5 is not None:
@@ -717,5 +770,3 @@ def _read_column(ds) -> np.ndarray:
     if data.dtype.kind == "O":  # fixed-width unicode: no Python object per sample
         return ds.asstr()[:].astype(str) if len(data) else np.zeros(0, dtype="U1")
     return data
-
-

@@ -25,6 +25,7 @@ data (vertex counts, vertex indices), triangle indices against the vertex count,
 (finite, 0 < TR ≤ :data:`MAX_TR` s). Damaged files raise :class:`~neurokit._utils.errors.DataFileError` naming
 the file and the field.
 """
+
 from __future__ import annotations
 
 import logging
@@ -58,7 +59,16 @@ for _name, _n in KNOWN_MESHES.items():
     _DEFAULT_BY_COUNT.setdefault(_n, _name)
 
 _CORTEX = {"L": "CIFTI_STRUCTURE_CORTEX_LEFT", "R": "CIFTI_STRUCTURE_CORTEX_RIGHT"}
-_HEMI_ALIASES = {"l": "L", "lh": "L", "left": "L", "cortexleft": "L", "r": "R", "rh": "R", "right": "R", "cortexright": "R"}
+_HEMI_ALIASES = {
+    "l": "L",
+    "lh": "L",
+    "left": "L",
+    "cortexleft": "L",
+    "r": "R",
+    "rh": "R",
+    "right": "R",
+    "cortexright": "R",
+}
 _FS_GEOMETRY_MAGIC = b"\xff\xff\xfe"
 _FS_CURV_MAGIC = b"\xff\xff\xff"
 
@@ -70,24 +80,32 @@ MAX_VERTICES = 5_000_000
 #: Registered spheres to pass for meshes neurokit does not package (named in error messages).
 SPHERE_HINTS = {
     "fs_LR_32k": "S1200.{h}.sphere.32k_fs_LR.surf.gii (HCP S1200 group average) or {h}.sphere.32k_fs_LR.surf.gii "
-                 "(HCP Pipelines global/templates/standard_mesh_atlases)",
+    "(HCP Pipelines global/templates/standard_mesh_atlases)",
     "fs_LR_59k": "{h}.sphere.59k_fs_LR.surf.gii (HCP Pipelines global/templates/standard_mesh_atlases) or the "
-                 "subject's MNINonLinear/fsaverage_LR59k/<subject>.{h}.sphere.59k_fs_LR.surf.gii (HCP 7T, 1.6 mm)",
+    "subject's MNINonLinear/fsaverage_LR59k/<subject>.{h}.sphere.59k_fs_LR.surf.gii (HCP 7T, 1.6 mm)",
     "fs_LR_164k": "fsaverage.{h}_LR.spherical_std.164k_fs_LR.surf.gii (HCP Pipelines standard_mesh_atlases)",
 }
 
 #: CIFTI-2 file kinds that hold parcels (or dense connectomes) rather than dense vertex data.
 _CIFTI_OTHER = {
-    ".ptseries.": "parcellated time series", ".pscalar.": "parcellated scalar maps", ".plabel.": "parcellated labels",
-    ".pconn.": "parcel-to-parcel connectivity", ".pconnseries.": "parcellated connectivity series",
-    ".pconnscalar.": "parcellated connectivity maps", ".pdconn.": "parcel-to-dense connectivity",
-    ".dpconn.": "dense-to-parcel connectivity", ".dconn.": "dense connectivity matrix",
-    ".dfan.": "dense fibre orientations", ".fiberTEMP.": "fibre data",
+    ".ptseries.": "parcellated time series",
+    ".pscalar.": "parcellated scalar maps",
+    ".plabel.": "parcellated labels",
+    ".pconn.": "parcel-to-parcel connectivity",
+    ".pconnseries.": "parcellated connectivity series",
+    ".pconnscalar.": "parcellated connectivity maps",
+    ".pdconn.": "parcel-to-dense connectivity",
+    ".dpconn.": "dense-to-parcel connectivity",
+    ".dconn.": "dense connectivity matrix",
+    ".dfan.": "dense fibre orientations",
+    ".fiberTEMP.": "fibre data",
 }
 _TEXT_SUFFIXES = (".txt", ".csv", ".tsv", ".1d", ".dat")
-_DENSE_INSTEAD = ("neurokit reads vertex-wise (dense) surface data: CIFTI-2 .dtseries.nii / .dscalar.nii / .dlabel.nii, "
-                  "GIFTI .func.gii / .shape.gii / .label.gii, FreeSurfer .mgh/.mgz or curvature files; give the dense "
-                  "file the parcels were computed from (HCP: *_Atlas_MSMAll*.dtseries.nii)")
+_DENSE_INSTEAD = (
+    "neurokit reads vertex-wise (dense) surface data: CIFTI-2 .dtseries.nii / .dscalar.nii / .dlabel.nii, "
+    "GIFTI .func.gii / .shape.gii / .label.gii, FreeSurfer .mgh/.mgz or curvature files; give the dense "
+    "file the parcels were computed from (HCP: *_Atlas_MSMAll*.dtseries.nii)"
+)
 
 
 @dataclass
@@ -223,8 +241,11 @@ def _nan_medial_wall(sd: SurfaceData) -> None:
     if never.any() and not never.all():
         sd.mask = sd.mask & ~never
         sd.data[never] = 0.0
-        logger.info("%s: %d vertices are NaN/inf in every frame; taken as medial wall (outside the cortex mask)",
-                    sd.path, int(never.sum()))
+        logger.info(
+            "%s: %d vertices are NaN/inf in every frame; taken as medial wall (outside the cortex mask)",
+            sd.path,
+            int(never.sum()),
+        )
 
 
 def read_surface(
@@ -332,7 +353,9 @@ def read_geometry(surface, hemi: str | None = None) -> SurfaceData:
     else:
         sd = _mesh_object(surface, normalize_hemi(hemi) if hemi else None)
     if sd.coords is None or sd.faces is None:  # a mesh with data arrays (a GIFTI of both) is a geometry too
-        raise DataFileError(f"{sd.path}: not a surface geometry file (kind {sd.kind!r}); a surface needs vertices and faces")
+        raise DataFileError(
+            f"{sd.path}: not a surface geometry file (kind {sd.kind!r}); a surface needs vertices and faces"
+        )
     return sd
 
 
@@ -362,8 +385,16 @@ def _mesh_object(mesh, hemi: str | None) -> SurfaceData:
     name = Path(f"nilearn {type(mesh).__name__} ({len(coords)} vertices)")
     _check_geometry(coords, faces, name)
     n = len(coords)
-    return SurfaceData(data=np.zeros((n, 0), np.float32), hemi=None, mesh=_mesh_for(n, None, name, strict=False),
-                       mask=np.ones(n, bool), kind="geometry", path=name, coords=coords, faces=faces)
+    return SurfaceData(
+        data=np.zeros((n, 0), np.float32),
+        hemi=None,
+        mesh=_mesh_for(n, None, name, strict=False),
+        mask=np.ones(n, bool),
+        kind="geometry",
+        path=name,
+        coords=coords,
+        faces=faces,
+    )
 
 
 def _resolve_hemi(found: str | None, want: str | None, path: Path) -> str | None:
@@ -419,8 +450,11 @@ def _refuse_not_dense(path: Path) -> None:
     name = path.name.lower()
     for suffix, what in _CIFTI_OTHER.items():
         if suffix.lower() in name and name.endswith((".nii", ".nii.gz")):
-            parcels = "parcellated: one value per parcel, not per vertex" if suffix.startswith(".p") or "parcel" in what else \
-                "not a vertex-wise data file"
+            parcels = (
+                "parcellated: one value per parcel, not per vertex"
+                if suffix.startswith(".p") or "parcel" in what
+                else "not a vertex-wise data file"
+            )
             raise DataFileError(f"{path}: a CIFTI-2 {what} file ({suffix.strip('.')}), {parcels}; {_DENSE_INSTEAD}")
     if name.endswith(_TEXT_SUFFIXES) or _looks_like_text(path):
         rows, cols = _text_shape(path)
@@ -437,8 +471,10 @@ def _refuse_not_dense(path: Path) -> None:
                 "surface data from CIFTI-2, GIFTI or FreeSurfer files, not text; save the columns as a GIFTI "
                 "(.func.gii / .shape.gii, e.g. with nibabel) on that mesh"
             )
-        raise DataFileError(f"{path}: a plain-text table{shape}, not a surface file: parcellated time series "
-                            f"or parcel/label lists hold one value per parcel, not per vertex; {_DENSE_INSTEAD}")
+        raise DataFileError(
+            f"{path}: a plain-text table{shape}, not a surface file: parcellated time series "
+            f"or parcel/label lists hold one value per parcel, not per vertex; {_DENSE_INSTEAD}"
+        )
 
 
 #: Suffixes of EEG recordings (MNE's readers), refused by :func:`read_surface` by name
@@ -459,8 +495,10 @@ def _refuse_eeg(path: Path) -> None:
             edf = False
     if edf or name.endswith(_EEG_SUFFIXES):
         what = "an EDF/BDF EEG recording" if edf else f"an EEG recording ({name.rsplit('.', 1)[-1]})"
-        raise DataFileError(f"{path}: {what}, not cortical-surface data; read it with neurokit.read_eeg, or prepare "
-                            "it with an EEG card (neuro prepare eeg_folder --data-root …)")
+        raise DataFileError(
+            f"{path}: {what}, not cortical-surface data; read it with neurokit.read_eeg, or prepare "
+            "it with an EEG card (neuro prepare eeg_folder --data-root …)"
+        )
 
 
 def _refuse_fs_label(path: Path) -> None:
@@ -494,8 +532,13 @@ def _read_annot(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
     if (labels < 0).any():
         table[-1] = "unknown"
     return SurfaceData(
-        data=labels.astype(np.float32)[:, None], hemi=_resolve_hemi(hemi_from_name(path), want, path),
-        mesh=_mesh_for(n, mesh, path), mask=labels >= 0, kind="label", path=path, frame_names=[path.name],
+        data=labels.astype(np.float32)[:, None],
+        hemi=_resolve_hemi(hemi_from_name(path), want, path),
+        mesh=_mesh_for(n, mesh, path),
+        mask=labels >= 0,
+        kind="label",
+        path=path,
+        frame_names=[path.name],
         label_tables=[table],
     )
 
@@ -503,9 +546,11 @@ def _read_annot(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
 #: Row counts of per-vertex tables that hold more than one hemisphere: both hemispheres of a known mesh (fs_LR
 #: 32k: 2 × 32,492 = 64,984), HCP fs_LR 32k cortex without the medial wall (29,696 + 29,716) and all 91,282
 #: grayordinates (cortex + subcortical voxels)
-_TWO_HEMI_ROWS = {**{2 * n: f"both hemispheres of {m} (2 × {n:,})" for n, m in _DEFAULT_BY_COUNT.items()},
-                  59412: "the fs_LR 32k cortex of both hemispheres without the medial wall (HCP grayordinates)",
-                  91282: "the 91,282 HCP grayordinates (fs_LR 32k cortex + subcortical voxels)"}
+_TWO_HEMI_ROWS = {
+    **{2 * n: f"both hemispheres of {m} (2 × {n:,})" for n, m in _DEFAULT_BY_COUNT.items()},
+    59412: "the fs_LR 32k cortex of both hemispheres without the medial wall (HCP grayordinates)",
+    91282: "the 91,282 HCP grayordinates (fs_LR 32k cortex + subcortical voxels)",
+}
 
 
 def _looks_like_text(path: Path) -> bool:
@@ -552,8 +597,9 @@ def _brain_models(img, path: Path):
     except Exception as exc:  # noqa: BLE001
         raise DataFileError(f"{path}: not a dense CIFTI-2 file with a brain-model axis ({_short(exc)})") from exc
     if isinstance(bm, cifti2.ParcelsAxis):
-        raise DataFileError(f"{path}: a parcellated CIFTI-2 file (its columns are {len(bm)} parcels, not vertices); "
-                            f"{_DENSE_INSTEAD}")
+        raise DataFileError(
+            f"{path}: a parcellated CIFTI-2 file (its columns are {len(bm)} parcels, not vertices); {_DENSE_INSTEAD}"
+        )
     if not isinstance(bm, cifti2.BrainModelAxis):
         raise DataFileError(f"{path}: the second axis is {type(bm).__name__}, expected brain models (dense file)")
     return bm
@@ -591,7 +637,9 @@ def _check_cifti_layout(img, ax0, bm, path: Path) -> None:
     proxy = img.dataobj
     shape = tuple(int(d) for d in proxy.shape)
     if len(shape) != 2 or min(shape) < 1:
-        raise DataFileError(f"{path}: data dims {shape} in the NIfTI-2 header, expected (maps or frames, grayordinates)")
+        raise DataFileError(
+            f"{path}: data dims {shape} in the NIfTI-2 header, expected (maps or frames, grayordinates)"
+        )
     if (len(ax0), len(bm)) != shape:
         raise DataFileError(
             f"{path}: the CIFTI header maps {len(ax0)} × {len(bm)} (rows × grayordinates) but the data dims are "
@@ -613,16 +661,22 @@ def _check_cortex(name: str, slc: slice, bm, path: Path) -> tuple[int, np.ndarra
     vert = np.asarray(bm.vertex[slc], dtype=np.int64)
     n_cols = slc.stop - slc.start
     if not 0 < n_vert <= MAX_VERTICES:
-        raise DataFileError(f"{path}: {name} has SurfaceNumberOfVertices {n_vert}, expected 1…{MAX_VERTICES:,}: a damaged header")
+        raise DataFileError(
+            f"{path}: {name} has SurfaceNumberOfVertices {n_vert}, expected 1…{MAX_VERTICES:,}: a damaged header"
+        )
     if len(vert) != n_cols:
-        raise DataFileError(f"{path}: {name} lists {len(vert)} vertex indices for {n_cols} data columns: a damaged header")
+        raise DataFileError(
+            f"{path}: {name} lists {len(vert)} vertex indices for {n_cols} data columns: a damaged header"
+        )
     if len(vert) and (vert.min() < 0 or vert.max() >= n_vert):
         raise DataFileError(
             f"{path}: {name} has vertex indices {int(vert.min())}…{int(vert.max())} outside its "
             f"SurfaceNumberOfVertices {n_vert} (0…{n_vert - 1}): a damaged header"
         )
     if len(np.unique(vert)) != len(vert):
-        raise DataFileError(f"{path}: {name} lists {len(vert) - len(np.unique(vert))} vertex indices twice: a damaged header")
+        raise DataFileError(
+            f"{path}: {name} lists {len(vert) - len(np.unique(vert))} vertex indices twice: a damaged header"
+        )
     return n_vert, vert
 
 
@@ -636,8 +690,10 @@ def check_tr(tr: float, path, field: str) -> float:
     """
     tr = float(tr)
     if not (np.isfinite(tr) and 0 < tr <= MAX_TR):
-        raise DataFileError(f"{path}: {field} gives a TR of {tr:g} s, expected a finite value in (0, {MAX_TR:g}] s: "
-                            "a damaged header; fix the file's TR")
+        raise DataFileError(
+            f"{path}: {field} gives a TR of {tr:g} s, expected a finite value in (0, {MAX_TR:g}] s: "
+            "a damaged header; fix the file's TR"
+        )
     return tr
 
 
@@ -654,7 +710,9 @@ def _read_cifti(path: Path, want: str | None, mesh: str | None, img=None, parsed
         )
     if want is None:
         if len(present) > 1:
-            raise ConfigError(f"{path}: holds both hemispheres; pass hemi='L' or hemi='R' (or use read_cifti_hemispheres)")
+            raise ConfigError(
+                f"{path}: holds both hemispheres; pass hemi='L' or hemi='R' (or use read_cifti_hemispheres)"
+            )
         want = present[0]
     if want not in present:
         raise DataFileError(f"{path}: no {_CORTEX[want]} in this CIFTI file (found {', '.join(structures)})")
@@ -718,8 +776,10 @@ def _read_gifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
     for i, d in enumerate(img.darrays):
         dims = tuple(int(x) for x in d.dims)
         if not dims or min(dims) < 1 or np.shape(d.data) != dims:
-            raise DataFileError(f"{path}: data array {i} has Dim {dims} but holds an array of shape {np.shape(d.data)}: "
-                                "a damaged header")
+            raise DataFileError(
+                f"{path}: data array {i} has Dim {dims} but holds an array of shape {np.shape(d.data)}: "
+                "a damaged header"
+            )
     intents = [str(intent_codes.niistring[d.intent]) for d in img.darrays]
     meta = {}
     for d in [img, *img.darrays]:
@@ -736,7 +796,8 @@ def _read_gifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
             f"{path}: the file name says hemisphere {named} but its AnatomicalStructurePrimary metadata says "
             f"{meta['AnatomicalStructurePrimary']} ({found}); using the metadata ({found}). Rename the file if "
             "the metadata are right, or fix the metadata",
-            RuntimeWarning, stacklevel=3,
+            RuntimeWarning,
+            stacklevel=3,
         )
     hemi = _resolve_hemi(found or named, want, path)
     role = [_gifti_role(intent, d) for intent, d in zip(intents, img.darrays)]
@@ -750,20 +811,32 @@ def _read_gifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
     if take is None and coords is not None:
         n = len(coords)
         return SurfaceData(
-            data=np.zeros((n, 0), np.float32), hemi=hemi, mesh=_mesh_for(n, mesh, path, strict=False),
-            mask=np.ones(n, bool), kind="geometry", path=path, coords=coords, faces=faces,
+            data=np.zeros((n, 0), np.float32),
+            hemi=hemi,
+            mesh=_mesh_for(n, mesh, path, strict=False),
+            mask=np.ones(n, bool),
+            kind="geometry",
+            path=path,
+            coords=coords,
+            faces=faces,
             geometric_type=meta.get("GeometricType") or None,
         )
     if take is None:
-        raise DataFileError(f"{path}: GIFTI file without a data array of a time-series, shape, statistic or label "
-                            f"intent (its arrays: {_intent_list(intents, range(len(intents)))}); nothing to read as "
-                            "frames")
+        raise DataFileError(
+            f"{path}: GIFTI file without a data array of a time-series, shape, statistic or label "
+            f"intent (its arrays: {_intent_list(intents, range(len(intents)))}); nothing to read as "
+            "frames"
+        )
     chosen = [i for i, r in enumerate(role) if r == take]
     left = [i for i in range(len(role)) if i not in chosen and role[i] != "geometry"]
     if left:  # a label array is no frame, a vector's first column no value per vertex
-        warnings.warn(f"{path}: data arrays {_intent_list(intents, left)} are not {take} arrays and are ignored; "
-                      f"the {len(chosen)} {'frames' if take == 'data' else 'label maps'} come from "
-                      f"{_intent_list(intents, chosen)}", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"{path}: data arrays {_intent_list(intents, left)} are not {take} arrays and are ignored; "
+            f"the {len(chosen)} {'frames' if take == 'data' else 'label maps'} come from "
+            f"{_intent_list(intents, chosen)}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     arrays = [np.asarray(img.darrays[i].data) for i in chosen]
     if any(a.ndim == 0 or a.size == 0 for a in arrays):
         raise DataFileError(f"{path}: GIFTI data array without values (dims {[a.shape for a in arrays]})")
@@ -775,13 +848,15 @@ def _read_gifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
             raise DataFileError(f"{path}: data arrays of different lengths {sorted(shapes)}")
         wide = [i for i, a in zip(chosen, arrays) if a.ndim > 1 and a.shape[1] > 1]
         if wide:
-            raise DataFileError(f"{path}: data arrays {_intent_list(intents, wide)} hold several columns beside "
-                                "other arrays; save one array per frame, or one (n_vertices, n_frames) array")
+            raise DataFileError(
+                f"{path}: data arrays {_intent_list(intents, wide)} hold several columns beside "
+                "other arrays; save one array per frame, or one (n_vertices, n_frames) array"
+            )
         data = np.stack([a.reshape(a.shape[0]) for a in arrays], axis=1).astype(np.float32)
     if coords is not None and len(coords) != data.shape[0]:
         raise DataFileError(f"{path}: {len(coords):,} vertices in its mesh but {data.shape[0]:,} values per data array")
     picked = [intents[i] for i in chosen]
-    kind = ("label" if take == "label" else "series" if "NIFTI_INTENT_TIME_SERIES" in picked else "scalar")
+    kind = "label" if take == "label" else "series" if "NIFTI_INTENT_TIME_SERIES" in picked else "scalar"
     tr = _gifti_tr(meta.get("TimeStep"), path) if kind == "series" else None
     tables = []
     if kind == "label" and img.labeltable is not None:
@@ -789,9 +864,17 @@ def _read_gifti(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
     names = [img.darrays[i].meta.get("Name", "") for i in chosen]
     n = data.shape[0]
     return SurfaceData(
-        data=data, hemi=hemi, mesh=_mesh_for(n, mesh, path),
-        mask=_mask_from_data(data) if kind == "series" else np.ones(n, bool), tr=tr, kind=kind, path=path,
-        frame_names=[s for s in names if s] if any(names) else [], label_tables=tables, coords=coords, faces=faces,
+        data=data,
+        hemi=hemi,
+        mesh=_mesh_for(n, mesh, path),
+        mask=_mask_from_data(data) if kind == "series" else np.ones(n, bool),
+        tr=tr,
+        kind=kind,
+        path=path,
+        frame_names=[s for s in names if s] if any(names) else [],
+        label_tables=tables,
+        coords=coords,
+        faces=faces,
     )
 
 
@@ -835,8 +918,11 @@ def _gifti_tr(step, path: Path) -> float | None:
     except ValueError as exc:
         raise DataFileError(f"{path}: TimeStep {str(step)[:40]!r} is not a number: a damaged header") from exc
     if tr == 0:
-        warnings.warn(f"{path}: TimeStep 0: the file does not state its TR (onsets will be counted in frames)",
-                      RuntimeWarning, stacklevel=4)
+        warnings.warn(
+            f"{path}: TimeStep 0: the file does not state its TR (onsets will be counted in frames)",
+            RuntimeWarning,
+            stacklevel=4,
+        )
         return None
     if np.isfinite(tr) and tr > 20:
         tr = tr / 1000.0
@@ -850,7 +936,9 @@ def _check_geometry(coords: np.ndarray, faces: np.ndarray | None, path: Path) ->
     if not len(coords) <= MAX_VERTICES:
         raise DataFileError(f"{path}: {len(coords):,} vertices, more than {MAX_VERTICES:,}: a damaged header")
     if not np.isfinite(coords).all():
-        raise DataFileError(f"{path}: {int((~np.isfinite(coords)).any(axis=1).sum())} vertices with NaN/inf coordinates")
+        raise DataFileError(
+            f"{path}: {int((~np.isfinite(coords)).any(axis=1).sum())} vertices with NaN/inf coordinates"
+        )
     if faces is None:
         return
     if faces.ndim != 2 or faces.shape[1] != 3 or not len(faces):
@@ -873,7 +961,9 @@ def _read_mgh(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
         raise DataFileError(f"{path}: not a FreeSurfer MGH file (nibabel reads it as {type(img).__name__})")
     shape = tuple(int(d) for d in img.shape)
     if not shape or min(shape) < 1 or (len(shape) > 1 and np.prod(shape[1:3]) != 1):
-        raise DataFileError(f"{path}: MGH volume of shape {shape}, expected a surface overlay (n_vertices, 1, 1[, n_frames])")
+        raise DataFileError(
+            f"{path}: MGH volume of shape {shape}, expected a surface overlay (n_vertices, 1, 1[, n_frames])"
+        )
     _check_mgh_size(img, shape, path)
     try:
         arr = np.asarray(img.dataobj, dtype=np.float32)
@@ -883,13 +973,25 @@ def _read_mgh(path: Path, want: str | None, mesh: str | None) -> SurfaceData:
     kind = "series" if data.shape[1] > 1 else "scalar"
     tr_ms = float(img.header["tr"])
     # FreeSurfer writes TR 0 when it does not know it; anything else must be a plausible TR
-    tr = check_tr(tr_ms / 1000.0, path, f"the MGH header's tr ({tr_ms:g} ms)") if kind == "series" and tr_ms != 0 else None
+    tr = (
+        check_tr(tr_ms / 1000.0, path, f"the MGH header's tr ({tr_ms:g} ms)")
+        if kind == "series" and tr_ms != 0
+        else None
+    )
     if kind == "series" and tr_ms == 0:
-        warnings.warn(f"{path}: TR 0 in the MGH header: the file does not state its TR (onsets will be counted in frames)",
-                      RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"{path}: TR 0 in the MGH header: the file does not state its TR (onsets will be counted in frames)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     return SurfaceData(
-        data=data, hemi=_resolve_hemi(hemi_from_name(path), want, path), mesh=_mesh_for(data.shape[0], mesh, path),
-        mask=_mask_from_data(data), tr=tr, kind=kind, path=path,
+        data=data,
+        hemi=_resolve_hemi(hemi_from_name(path), want, path),
+        mesh=_mesh_for(data.shape[0], mesh, path),
+        mask=_mask_from_data(data),
+        tr=tr,
+        kind=kind,
+        path=path,
     )
 
 
@@ -979,15 +1081,26 @@ def _read_freesurfer(path: Path, want: str | None, mesh: str | None) -> SurfaceD
             _check_geometry(coords, faces, path)
             n = len(coords)
             return SurfaceData(
-                data=np.zeros((n, 0), np.float32), hemi=hemi, mesh=_mesh_for(n, mesh, path, strict=False),
-                mask=np.ones(n, bool), kind="geometry", path=path, coords=coords, faces=faces,
+                data=np.zeros((n, 0), np.float32),
+                hemi=hemi,
+                mesh=_mesh_for(n, mesh, path, strict=False),
+                mask=np.ones(n, bool),
+                kind="geometry",
+                path=path,
+                coords=coords,
+                faces=faces,
             )
         if magic == _FS_CURV_MAGIC:
             _check_curv_size(path)
             vals = np.asarray(read_morph_data(str(path)), dtype=np.float32)[:, None]
             return SurfaceData(
-                data=vals, hemi=hemi, mesh=_mesh_for(len(vals), mesh, path), mask=np.ones(len(vals), bool),
-                kind="scalar", path=path, frame_names=[path.name],
+                data=vals,
+                hemi=hemi,
+                mesh=_mesh_for(len(vals), mesh, path),
+                mask=np.ones(len(vals), bool),
+                kind="scalar",
+                path=path,
+                frame_names=[path.name],
             )
     except DataFileError:
         raise
@@ -1010,7 +1123,9 @@ def _check_curv_size(path: Path) -> None:
         raise DataFileError(f"{path}: {size} bytes, shorter than a FreeSurfer curvature header (15 bytes)")
     n_vert, _, per_vertex = (int.from_bytes(head[i : i + 4], "big", signed=True) for i in (3, 7, 11))
     if per_vertex != 1:
-        raise DataFileError(f"{path}: {per_vertex} values per vertex in the curvature header, expected 1: a damaged header")
+        raise DataFileError(
+            f"{path}: {per_vertex} values per vertex in the curvature header, expected 1: a damaged header"
+        )
     if not 0 < n_vert <= MAX_VERTICES or 15 + 4 * n_vert != size:
         held = (size - 15) / 4
         held_s = f"{int(held):,}" if held == int(held) else f"{held:,.2f}"

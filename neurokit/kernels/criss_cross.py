@@ -5,6 +5,7 @@ along patches for each channel (temporal). This module holds the exact PyTorch r
 (``scaled_dot_product_attention`` on the two reshaped views) and the dispatcher that picks a fused Triton
 kernel on CUDA when one is available.
 """
+
 from __future__ import annotations
 
 import os

@@ -4,6 +4,7 @@
 a checkpoint (:mod:`neurokit.models.registry`); both are imported lazily, so importing this package does not
 import the registry's dependencies.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -24,8 +25,18 @@ _LAZY = {
     "PretrainedError": "neurokit.models.pretrained",
 }
 
-__all__ = ["CBraMod", "CBraModConfig", "SiT", "SiTConfig", "create_sit", "sit_config", "VSMAE", "VSMAEConfig",
-           "create_vsmae", *_LAZY]
+__all__ = [
+    "CBraMod",
+    "CBraModConfig",
+    "SiT",
+    "SiTConfig",
+    "create_sit",
+    "sit_config",
+    "VSMAE",
+    "VSMAEConfig",
+    "create_vsmae",
+    *_LAZY,
+]
 
 
 def __getattr__(name: str):

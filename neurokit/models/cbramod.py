@@ -3,6 +3,7 @@
 Input ``(B, C, N, 200)``: C channels, N one-second patches of 200 samples at 200 Hz, in units of 100 µV.
 Parameter names follow the released ``pretrained_weights.pth`` so that its state_dict loads as is.
 """
+
 from __future__ import annotations
 
 import os
@@ -201,9 +202,15 @@ class CrissCrossLayer(nn.Module):
         """Whether :class:`_FeedForward` and :class:`_AddMaskedHalves` replace the module-by-module path:
         CPU tensors with autograd on, the per-group attention (not the Triton kernel), outside
         ``torch.compile`` and autocast."""
-        return (x.device.type == "cpu" and torch.is_grad_enabled() and not self._fused_path(x)
-                and not torch.compiler.is_compiling() and not torch.is_autocast_enabled("cpu")
-                and type(self.linear1) is nn.Linear and type(self.linear2) is nn.Linear)  # not LoRA-wrapped
+        return (
+            x.device.type == "cpu"
+            and torch.is_grad_enabled()
+            and not self._fused_path(x)
+            and not torch.compiler.is_compiling()
+            and not torch.is_autocast_enabled("cpu")
+            and type(self.linear1) is nn.Linear
+            and type(self.linear2) is nn.Linear
+        )  # not LoRA-wrapped
 
 
 class _FeedForward(torch.autograd.Function):
@@ -307,8 +314,9 @@ class _SplitHalves(torch.autograd.Function):
         return g
 
 
-def _heads_attention(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, G: int, L: int, heads: int,
-                     dropout_p: float) -> torch.Tensor:
+def _heads_attention(
+    x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, G: int, L: int, heads: int, dropout_p: float
+) -> torch.Tensor:
     """Multi-head self-attention of ``G`` sequences of length ``L`` before the output projection:
     ``x`` ``(G·L, d)`` (rows may be strided) with ``nn.MultiheadAttention``'s ``in_proj`` weight ``w``
     ``(3·d, d)`` and bias ``b``; returns ``(G·L, d)``, heads concatenated as in ``nn.MultiheadAttention``.
@@ -323,8 +331,9 @@ def _heads_attention(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, G: int, 
     wp = w.view(3, heads, hd, d).transpose(1, 2).reshape(3 * d, d)
     bp = b.view(3, heads, hd).transpose(1, 2).reshape(3 * d, 1)
     q, k, v = torch.addmm(bp, wp, x.t()).view(3, hd, heads * G, L).unbind(0)  # each (hd, heads·G, L)
-    scores = torch.baddbmm(x.new_empty(heads * G, L, L), q.permute(1, 2, 0), k.permute(1, 0, 2), beta=0.0,
-                           alpha=hd**-0.5)
+    scores = torch.baddbmm(
+        x.new_empty(heads * G, L, L), q.permute(1, 2, 0), k.permute(1, 0, 2), beta=0.0, alpha=hd**-0.5
+    )
     weights = fast_dropout(torch.softmax(scores, dim=-1), dropout_p)
     o = torch.bmm(weights, v.permute(1, 2, 0))  # (heads·G, L, hd)
     return o.view(heads, G * L, hd).transpose(0, 1).reshape(G * L, d)
@@ -390,8 +399,9 @@ class CBraMod(nn.Module):
         input_norm: str = "none",
     ) -> None:
         super().__init__()
-        self.config = CBraModConfig(patch_size, d_model, n_layers, n_heads, dim_feedforward, dropout, attn_backend,
-                                    input_norm)
+        self.config = CBraModConfig(
+            patch_size, d_model, n_layers, n_heads, dim_feedforward, dropout, attn_backend, input_norm
+        )
         self.patch_embedding = PatchEmbedding(patch_size, d_model, dropout)
         self.encoder = _Encoder(self.config)
         self.proj_out: nn.Module = nn.Sequential(nn.Linear(d_model, patch_size))
@@ -400,9 +410,18 @@ class CBraMod(nn.Module):
             self.input_norm = InputNorm(input_norm)
 
     @classmethod
-    def from_pretrained(cls, name: str = "hub:weighting666/CBraMod", *, revision: str | None = None,
-                        sha256: str | None = None, cache_dir: str | None = None, offline: bool | None = None,
-                        allow_partial: bool = False, map_location="cpu", **config) -> "CBraMod":
+    def from_pretrained(
+        cls,
+        name: str = "hub:weighting666/CBraMod",
+        *,
+        revision: str | None = None,
+        sha256: str | None = None,
+        cache_dir: str | None = None,
+        offline: bool | None = None,
+        allow_partial: bool = False,
+        map_location="cpu",
+        **config,
+    ) -> "CBraMod":
         """A CBraMod with released or neurokit-trained weights, by Hub name or path (:mod:`neurokit.models.hub`).
 
         Parameters
@@ -456,8 +475,9 @@ class CBraMod(nn.Module):
         )
 
         unknown_options(config, [f.name for f in fields(CBraModConfig)], "CBraMod")
-        pf = read_pretrained(name, map_location=map_location, revision=revision, sha256=sha256, cache_dir=cache_dir,
-                             offline=offline)
+        pf = read_pretrained(
+            name, map_location=map_location, revision=revision, sha256=sha256, cache_dir=cache_dir, offline=offline
+        )
         expect_family(pf, ["cbramod"], "CBraMod.from_pretrained")
         cfg = {**pf.model_config, **config}
         if not pf.model_config and "n_layers" not in cfg:

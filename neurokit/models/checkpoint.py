@@ -1,5 +1,6 @@
 """Checkpoints: model configuration and weights, optimiser, scheduler and RNG state, data card and
 preprocessing recipe, in one ``torch.save`` file written atomically."""
+
 from __future__ import annotations
 
 import os
@@ -60,8 +61,10 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
         if isinstance(exc, (OSError, RuntimeError)) and is_disk_full(exc):
-            raise DiskFullError(f"{path}: disk full while saving the checkpoint; the unfinished file was removed "
-                                f"and {kept}. Free space, then go on") from None
+            raise DiskFullError(
+                f"{path}: disk full while saving the checkpoint; the unfinished file was removed "
+                f"and {kept}. Free space, then go on"
+            ) from None
         raise
     return path
 
@@ -186,8 +189,10 @@ def check_same_data(expected: dict[str, Any], actual: dict[str, Any], *, what: s
     diff = data_differences(expected, actual, fields)
     if diff:
         shown = "; ".join(f"{k}: {_short(a)} → {_short(b)}" for k, (a, b) in diff.items())
-        raise ConfigError(f"{what}: the data differ in {', '.join(diff)} ({shown}); a run never mixes data "
-                          "prepared differently: prepare the store as before, or start a new run")
+        raise ConfigError(
+            f"{what}: the data differ in {', '.join(diff)} ({shown}); a run never mixes data "
+            "prepared differently: prepare the store as before, or start a new run"
+        )
 
 
 def _short(v, n: int = 60) -> str:
@@ -211,8 +216,10 @@ def check_format(obj: Any, name: str | Path) -> None:
 
     fmt = obj.get("format") if isinstance(obj, dict) else None
     if isinstance(fmt, str) and fmt.startswith(FORMAT.split("/")[0] + "/") and fmt != FORMAT:
-        raise WeightsError(f"{name}: checkpoint format {fmt!r}; this neurokit reads {FORMAT!r}. Use the neurokit "
-                           "version that wrote it (or one that converts it)")
+        raise WeightsError(
+            f"{name}: checkpoint format {fmt!r}; this neurokit reads {FORMAT!r}. Use the neurokit "
+            "version that wrote it (or one that converts it)"
+        )
 
 
 #: facts of the data that pretrained weights depend on, by the name ``allow_mismatch`` takes
@@ -246,8 +253,9 @@ def data_facts(attrs: dict[str, Any] | None, sample_shape=None) -> dict[str, Any
     return out
 
 
-def check_data_facts(trained: dict[str, Any], have: dict[str, Any], *, checkpoint: str | Path, store: str | Path,
-                     allow: Any = ()) -> dict[str, list]:
+def check_data_facts(
+    trained: dict[str, Any], have: dict[str, Any], *, checkpoint: str | Path, store: str | Path, allow: Any = ()
+) -> dict[str, list]:
     """Compare the :func:`data_facts` a checkpoint's weights were trained on with a store's.
 
     Parameters
@@ -280,11 +288,15 @@ def check_data_facts(trained: dict[str, Any], have: dict[str, Any], *, checkpoin
     diff = {k: [trained[k], have[k]] for k in DATA_FACTS if k in trained and k in have and trained[k] != have[k]}
     refused = {k: v for k, v in diff.items() if k not in allow}
     if refused:
-        said = "; ".join(f"{DATA_FACTS[k]}: {a} in the checkpoint's training data, {b} in the store" for k, (a, b) in refused.items())
+        said = "; ".join(
+            f"{DATA_FACTS[k]}: {a} in the checkpoint's training data, {b} in the store" for k, (a, b) in refused.items()
+        )
         names = ",".join(refused)
-        raise ConfigError(f"{store}: does not match {checkpoint} ({said}); its weights depend on it. Prepare the store "
-                          f"as the checkpoint's data, or pass allow_mismatch={names!r} (CLI: --allow-mismatch {names}) "
-                          "to go on anyway (it is recorded in the report)")
+        raise ConfigError(
+            f"{store}: does not match {checkpoint} ({said}); its weights depend on it. Prepare the store "
+            f"as the checkpoint's data, or pass allow_mismatch={names!r} (CLI: --allow-mismatch {names}) "
+            "to go on anyway (it is recorded in the report)"
+        )
     return {k: v for k, v in diff.items() if k in allow}
 
 
@@ -303,8 +315,10 @@ def check_allow_mismatch(allow: Any) -> list[str]:
     names = [a.strip() for a in (allow.split(",") if isinstance(allow, str) else allow) if str(a).strip()]
     bad = [a for a in names if a not in DATA_FACTS]
     if bad:
-        raise ConfigError(f"allow_mismatch: {', '.join(bad)} is not a fact checked between a checkpoint and a store; "
-                          f"allowed: {', '.join(DATA_FACTS)}")
+        raise ConfigError(
+            f"allow_mismatch: {', '.join(bad)} is not a fact checked between a checkpoint and a store; "
+            f"allowed: {', '.join(DATA_FACTS)}"
+        )
     return names
 
 
@@ -322,7 +336,9 @@ def check_resume_data(ck: dict[str, Any], attrs: dict[str, Any], *, what: str, s
 
     desc = data_description(ck)
     if attrs.get("recipe") and not desc.get("recipe"):
-        raise ConfigError(f"{what}: the checkpoint records no recipe (how its data were prepared), so it cannot show "
-                          "that it matches the store; resuming could train on data of other units or rate. Start a "
-                          "new run (--overwrite)")
+        raise ConfigError(
+            f"{what}: the checkpoint records no recipe (how its data were prepared), so it cannot show "
+            "that it matches the store; resuming could train on data of other units or rate. Start a "
+            "new run (--overwrite)"
+        )
     check_same_data(desc, attrs, what=what, fields=(*DATA_FIELDS, "sfreq"))

@@ -15,6 +15,7 @@
 - As in the released config (``config/CLIP-fmri-video-audio/hparams.yml``: ``fmri_encoder_trainable: False``,
   ``clip.dropout: 0.0``) the SiT is frozen and the heads have no dropout; only the three heads train.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -73,7 +74,9 @@ class CLIPConfig:
     build time only.
     """
 
-    fmri: SiTConfig = field(default_factory=lambda: sit_config("tiny", n_chans=3, n_patches=1280, vertices_per_patch=45))
+    fmri: SiTConfig = field(
+        default_factory=lambda: sit_config("tiny", n_chans=3, n_patches=1280, vertices_per_patch=45)
+    )
     video_dim: int = 768
     audio_dim: int = 768
     embed_dim: int = 384
@@ -231,10 +234,16 @@ class SurfaceCLIP(nn.Module):
         """
         from neurokit.models.pretrained import load_whole_module
 
-        return load_whole_module(lambda recorded: cls(CLIPConfig.from_dict({**recorded, **config})), source,
-                                 family="clip", caller="SurfaceCLIP.from_pretrained", what="CLIP model",
-                                 lacks="the CLIP projection heads", map_location=map_location,
-                                 allow_partial=allow_partial)
+        return load_whole_module(
+            lambda recorded: cls(CLIPConfig.from_dict({**recorded, **config})),
+            source,
+            family="clip",
+            caller="SurfaceCLIP.from_pretrained",
+            what="CLIP model",
+            lacks="the CLIP projection heads",
+            map_location=map_location,
+            allow_partial=allow_partial,
+        )
 
     def embed_fmri(self, x: torch.Tensor) -> torch.Tensor:
         """``(B, T, N, V)`` tubelets → ``(B, embed_dim)`` unit vectors, pooled as :attr:`CLIPConfig.fmri_pool`
@@ -268,6 +277,10 @@ class SurfaceCLIP(nn.Module):
 
     def forward(self, x: torch.Tensor, video: torch.Tensor, audio: torch.Tensor) -> CLIPOutput:
         zf, zv, za = self.embed_fmri(x), self.embed_video(video), self.embed_audio(audio)
-        parts = (info_nce(zf, zv, self.log_scale[0]), info_nce(zf, za, self.log_scale[1]), info_nce(zv, za, self.log_scale[2]))
+        parts = (
+            info_nce(zf, zv, self.log_scale[0]),
+            info_nce(zf, za, self.log_scale[1]),
+            info_nce(zv, za, self.log_scale[2]),
+        )
         loss = cast(torch.Tensor, sum(w * p for w, p in zip(self.weights, parts)))  # sum of 0 and tensors
         return CLIPOutput(loss, {k: float(p.detach()) for k, p in zip(PAIRS, parts)}, zf, zv, za)

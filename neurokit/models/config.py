@@ -1,4 +1,5 @@
 """Shared helper for the models' typed configurations (dataclasses written into every checkpoint)."""
+
 from __future__ import annotations
 
 from dataclasses import fields

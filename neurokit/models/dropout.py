@@ -10,6 +10,7 @@ than ``torch.rand``'s 2⁻²⁴). Measured for a ``(16, 64, 4, 800)`` mask, one 
 for ``bernoulli_``. On other devices, in eval mode, under ``torch.compile`` or for ``p = 0`` it is plain
 :func:`torch.nn.functional.dropout`.
 """
+
 from __future__ import annotations
 
 import numpy as np

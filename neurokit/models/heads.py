@@ -1,5 +1,6 @@
 """Task heads on top of a backbone: the single-task heads (``avgpool``, ``all_patch_reps``) and the M4oE
 multi-task model, with their rebuild from a fine-tuning checkpoint."""
+
 from __future__ import annotations
 
 import logging
@@ -16,7 +17,6 @@ from neurokit.models.m4oe import M4oE, M4oEConfig
 from neurokit.models.registry import get_model_spec
 
 logger = logging.getLogger("neurokit")
-
 
 
 #: checkpoint kind of an M4oE fine-tuning run
@@ -90,8 +90,12 @@ class Head(nn.Module):
                     f"{flat}×{n * d} layer ({flat * n * d / 1e6:.0f} M weights); use head='avgpool' (CLI: --head avgpool)"
                 )
             self.net = nn.Sequential(
-                nn.Linear(flat, n * d), nn.ELU(), nn.Dropout(dropout),
-                nn.Linear(n * d, d), nn.ELU(), nn.Dropout(dropout),
+                nn.Linear(flat, n * d),
+                nn.ELU(),
+                nn.Dropout(dropout),
+                nn.Linear(n * d, d),
+                nn.ELU(),
+                nn.Dropout(dropout),
                 nn.Linear(d, n_outputs),
             )
 
@@ -129,18 +133,25 @@ def load_finetuned(path: str | Path, device="cpu") -> tuple[FinetuneModel, dict]
     objective = get_model_spec(ck["model"])
     backbone = objective.backbone(objective.rebuild(ck["model_config"]))
     h = ck["head"]
-    model = FinetuneModel(backbone, Head(h["kind"], h["feature_shape"], h["n_outputs"], h["dropout"]), squeeze=h["n_outputs"] == 1)
+    model = FinetuneModel(
+        backbone, Head(h["kind"], h["feature_shape"], h["n_outputs"], h["dropout"]), squeeze=h["n_outputs"] == 1
+    )
     sd = ck.get("state_dict") or {}
     want = model.state_dict()
     missing = [k for k in want if k not in sd]
     extra = [k for k in sd if k not in want]
     if missing or extra:
         part = "head" if missing and all(k.startswith("head.") for k in missing) else "model"
-        raise WeightsError(f"{path}: a fine-tuned checkpoint without its {part} tensors ({len(missing)} missing, e.g. "
-                           f"{missing[:3]}; {len(extra)} unexpected {extra[:3]}); it cannot score. Use the best.pt "
-                           "that neuro finetune wrote")
-    bad = [f"{k}: file {tuple(sd[k].shape)}, model {tuple(v.shape)}" for k, v in want.items()
-           if hasattr(sd[k], "shape") and tuple(sd[k].shape) != tuple(v.shape)]
+        raise WeightsError(
+            f"{path}: a fine-tuned checkpoint without its {part} tensors ({len(missing)} missing, e.g. "
+            f"{missing[:3]}; {len(extra)} unexpected {extra[:3]}); it cannot score. Use the best.pt "
+            "that neuro finetune wrote"
+        )
+    bad = [
+        f"{k}: file {tuple(sd[k].shape)}, model {tuple(v.shape)}"
+        for k, v in want.items()
+        if hasattr(sd[k], "shape") and tuple(sd[k].shape) != tuple(v.shape)
+    ]
     if bad:
         raise WeightsError(f"{path}: tensors of another shape than its recorded model ({'; '.join(bad[:2])})")
     model.load_state_dict(sd)
@@ -180,8 +191,10 @@ def load_m4oe(path: str | Path, device="cpu") -> tuple[M4oEFinetuneModel, dict]:
     try:
         model.load_state_dict(ck["state_dict"])
     except RuntimeError as exc:
-        raise ConfigError(f"{path}: its M4oE head does not fit this neurokit's (written by an earlier head, before it "
-                          f"matched the M4oE release?); fine-tune again ({str(exc).splitlines()[0]})") from None
+        raise ConfigError(
+            f"{path}: its M4oE head does not fit this neurokit's (written by an earlier head, before it "
+            f"matched the M4oE release?); fine-tune again ({str(exc).splitlines()[0]})"
+        ) from None
     return model.to(device).eval(), ck
 
 

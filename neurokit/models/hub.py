@@ -13,6 +13,7 @@ id, which is the file's SHA-256), so a damaged or tampered cache entry is refuse
 The public CBraMod weights: the authors' release ``weighting666/CBraMod`` (``pretrained_weights.pth``,
 Apache-2.0, linked from github.com/wjq-learning/CBraMod), loaded as is (same tensor names).
 """
+
 from __future__ import annotations
 
 import os
@@ -62,7 +63,7 @@ def parse_hub_spec(spec: str) -> HubSpec:
     HubError
         Not of that form.
     """
-    body = str(spec)[len(PREFIX):] if str(spec).startswith(PREFIX) else str(spec)
+    body = str(spec)[len(PREFIX) :] if str(spec).startswith(PREFIX) else str(spec)
     body, _, rev = body.partition("@")
     parts = [p for p in body.split("/") if p]
     if len(parts) < 2 or (_ and not rev):
@@ -72,7 +73,10 @@ def parse_hub_spec(spec: str) -> HubSpec:
 
 def offline_mode() -> bool:
     """Whether only the local cache may be used (``HF_HUB_OFFLINE`` or ``NEUROKIT_OFFLINE`` set to a true value)."""
-    return any(os.environ.get(k, "").strip().lower() in ("1", "true", "yes", "on") for k in ("HF_HUB_OFFLINE", "NEUROKIT_OFFLINE"))
+    return any(
+        os.environ.get(k, "").strip().lower() in ("1", "true", "yes", "on")
+        for k in ("HF_HUB_OFFLINE", "NEUROKIT_OFFLINE")
+    )
 
 
 def hub_cache_dir(cache_dir: str | Path | None = None) -> Path:
@@ -109,8 +113,10 @@ def _pick_file(files: list[str], spec: HubSpec) -> str:
     for name in PREFERRED:
         if name in weights:
             return name
-    raise HubError(f"{spec}: {'no' if not weights else 'several'} weights file(s) in the repository "
-                   f"({weights or sorted(files)[:10]}); name one: hub:{spec.repo_id}/FILE")
+    raise HubError(
+        f"{spec}: {'no' if not weights else 'several'} weights file(s) in the repository "
+        f"({weights or sorted(files)[:10]}); name one: hub:{spec.repo_id}/FILE"
+    )
 
 
 def _list_files(spec: HubSpec, cache: Path, offline: bool) -> list[str]:
@@ -118,8 +124,10 @@ def _list_files(spec: HubSpec, cache: Path, offline: bool) -> list[str]:
         commit = _cached_commit(cache, spec.repo_id, spec.revision)
         snap = _repo_dir(cache, spec.repo_id) / "snapshots" / (commit or "-")
         if not snap.is_dir():
-            raise HubError(f"{spec}: not in the Hub cache {cache} and offline mode is on (HF_HUB_OFFLINE/NEUROKIT_OFFLINE); "
-                           "fetch it once online, or copy a cache that holds it")
+            raise HubError(
+                f"{spec}: not in the Hub cache {cache} and offline mode is on (HF_HUB_OFFLINE/NEUROKIT_OFFLINE); "
+                "fetch it once online, or copy a cache that holds it"
+            )
         return [str(p.relative_to(snap)) for p in snap.rglob("*") if p.is_file()]
     from huggingface_hub import HfApi
 
@@ -129,8 +137,9 @@ def _list_files(spec: HubSpec, cache: Path, offline: bool) -> list[str]:
         raise HubError(f"{spec}: cannot list the repository's files ({type(exc).__name__}: {exc})") from exc
 
 
-def resolve_hub(spec: str | HubSpec, *, cache_dir: str | Path | None = None, offline: bool | None = None,
-                sha256: str | None = None) -> tuple[Path, dict[str, Any]]:
+def resolve_hub(
+    spec: str | HubSpec, *, cache_dir: str | Path | None = None, offline: bool | None = None, sha256: str | None = None
+) -> tuple[Path, dict[str, Any]]:
     """The local file of Hub weights, downloaded into the cache if needed (and allowed).
 
     Parameters
@@ -175,11 +184,18 @@ def resolve_hub(spec: str | HubSpec, *, cache_dir: str | Path | None = None, off
     )
 
     try:
-        local = Path(hf_hub_download(hs.repo_id, filename, revision=hs.revision, cache_dir=str(cache), local_files_only=offline))
+        local = Path(
+            hf_hub_download(hs.repo_id, filename, revision=hs.revision, cache_dir=str(cache), local_files_only=offline)
+        )
     except LocalEntryNotFoundError as exc:
-        raise HubError(f"{hs}: {filename} is not in the Hub cache {cache}"
-                       + (" and offline mode is on (HF_HUB_OFFLINE/NEUROKIT_OFFLINE); fetch it once online, or copy a cache that holds it"
-                          if offline else f" and could not be downloaded ({exc})")) from exc
+        raise HubError(
+            f"{hs}: {filename} is not in the Hub cache {cache}"
+            + (
+                " and offline mode is on (HF_HUB_OFFLINE/NEUROKIT_OFFLINE); fetch it once online, or copy a cache that holds it"
+                if offline
+                else f" and could not be downloaded ({exc})"
+            )
+        ) from exc
     except RevisionNotFoundError as exc:
         raise HubError(f"{hs}: no revision {hs.revision!r} in {hs.repo_id}") from exc
     except EntryNotFoundError as exc:
@@ -196,20 +212,37 @@ def resolve_hub(spec: str | HubSpec, *, cache_dir: str | Path | None = None, off
     if sha256:
         checked = "given"
         if digest != sha256.lower():
-            raise HubError(f"{local}: SHA-256 {digest} differs from the expected {sha256.lower()} ({hs}); the cached file "
-                           "is damaged or not the release you pinned")
+            raise HubError(
+                f"{local}: SHA-256 {digest} differs from the expected {sha256.lower()} ({hs}); the cached file "
+                "is damaged or not the release you pinned"
+            )
     elif _SHA256.match(blob):
         checked = "lfs"
         if digest != blob:
-            raise HubError(f"{local}: SHA-256 {digest} differs from its Git LFS object id {blob} ({hs}); the cached file is "
-                           f"damaged: delete {Path(os.path.realpath(local))} and fetch it again")
-    info = {"name": str(hs), "repo_id": hs.repo_id, "filename": filename, "revision": hs.revision, "commit": commit,
-            "sha256": digest, "hash_checked_against": checked}
+            raise HubError(
+                f"{local}: SHA-256 {digest} differs from its Git LFS object id {blob} ({hs}); the cached file is "
+                f"damaged: delete {Path(os.path.realpath(local))} and fetch it again"
+            )
+    info = {
+        "name": str(hs),
+        "repo_id": hs.repo_id,
+        "filename": filename,
+        "revision": hs.revision,
+        "commit": commit,
+        "sha256": digest,
+        "hash_checked_against": checked,
+    }
     return local, info
 
 
-def fetch_weights(name: str | Path, *, revision: str | None = None, sha256: str | None = None,
-                  cache_dir: str | Path | None = None, offline: bool | None = None) -> tuple[Path, dict[str, Any]]:
+def fetch_weights(
+    name: str | Path,
+    *,
+    revision: str | None = None,
+    sha256: str | None = None,
+    cache_dir: str | Path | None = None,
+    offline: bool | None = None,
+) -> tuple[Path, dict[str, Any]]:
     """A weights file named by ``hub:ORG/NAME…``, a bare ``ORG/NAME`` that is no local path, or a local
     path; returns ``(path, info)`` as :func:`resolve_hub` (a local file: ``name``, ``sha256``)."""
     from neurokit._utils.hashing import file_sha256
@@ -218,7 +251,9 @@ def fetch_weights(name: str | Path, *, revision: str | None = None, sha256: str 
     local = Path(text).expanduser()
     # a bare ORG/NAME is a Hub repository only when it cannot be a local file: no such path, no weights-file
     # suffix (``runs/nope.pt`` is a mistyped path) and no existing parent folder
-    looks_local = local.suffix.lower() in WEIGHT_SUFFIXES or local.parent.is_dir() and str(local.parent) not in ("", ".")
+    looks_local = (
+        local.suffix.lower() in WEIGHT_SUFFIXES or local.parent.is_dir() and str(local.parent) not in ("", ".")
+    )
     if is_hub_spec(text) or (not local.exists() and not looks_local and re.fullmatch(r"[\w.-]+/[\w.-]+(@.+)?", text)):
         hs = parse_hub_spec(text)
         if revision:
@@ -226,7 +261,9 @@ def fetch_weights(name: str | Path, *, revision: str | None = None, sha256: str 
         return resolve_hub(hs, cache_dir=cache_dir, offline=offline, sha256=sha256)
     path = local
     if path.is_dir():
-        raise FileNotFoundError(f"{path}: is a folder, not a weights file (give the file inside, e.g. {path / 'last.pt'})")
+        raise FileNotFoundError(
+            f"{path}: is a folder, not a weights file (give the file inside, e.g. {path / 'last.pt'})"
+        )
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such weights file (Hub weights: hub:ORG/NAME[@REVISION])")
     digest = file_sha256(path)
@@ -246,10 +283,16 @@ def load_pretrained_into(model, name: str | Path, *, allow_partial: bool = False
     own = model.state_dict()
     missing = [k for k in own if k not in sd]
     unexpected = [k for k in sd if k not in own]
-    bad = [f"{k}: file {tuple(v.shape)}, model {tuple(own[k].shape)}" for k, v in sd.items() if k in own and v.shape != own[k].shape]
+    bad = [
+        f"{k}: file {tuple(v.shape)}, model {tuple(own[k].shape)}"
+        for k, v in sd.items()
+        if k in own and v.shape != own[k].shape
+    ]
     if bad or ((missing or unexpected) and not allow_partial):
-        raise HubError(f"{info['name']}: covers {len(own) - len(missing)}/{len(own)} model tensors (missing {missing[:4]}, "
-                       f"unexpected {unexpected[:4]}{', shapes differ: ' + '; '.join(bad[:3]) if bad else ''}); these are "
-                       "weights of another configuration (pass the matching n_layers/…, or allow_partial=True)")
+        raise HubError(
+            f"{info['name']}: covers {len(own) - len(missing)}/{len(own)} model tensors (missing {missing[:4]}, "
+            f"unexpected {unexpected[:4]}{', shapes differ: ' + '; '.join(bad[:3]) if bad else ''}); these are "
+            "weights of another configuration (pass the matching n_layers/…, or allow_partial=True)"
+        )
     model.load_state_dict({k: v for k, v in sd.items() if k in own}, strict=False)
     return {**info, "loaded": len(own) - len(missing), "total": len(own), "missing": missing, "unexpected": unexpected}

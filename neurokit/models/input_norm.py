@@ -17,6 +17,7 @@ EEGMMIDB), so a masked-reconstruction loss pooled over them is dominated by the 
 
 An RMS below :data:`EPS` (a flat window or channel) divides by :data:`EPS` instead, so zeros stay zeros.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -114,7 +115,9 @@ def rms_of(dataset, max_windows: int = 4096, seed: int = 0) -> float:
     n = len(dataset)
     if n == 0:
         raise ConfigError("corpus normalisation: no window to compute the corpus RMS from")
-    idx = np.arange(n) if n <= max_windows else np.sort(np.random.default_rng(seed).choice(n, max_windows, replace=False))
+    idx = (
+        np.arange(n) if n <= max_windows else np.sort(np.random.default_rng(seed).choice(n, max_windows, replace=False))
+    )
     s, k = 0.0, 0
     for i in idx:
         x = dataset[int(i)][0]

@@ -10,6 +10,7 @@ n_times)`` and cuts the series into 200-sample patches; neurokit's takes the pat
 Reference: braindecode 1.8.1 ``braindecode/models/cbramod.py`` and ``braindecode/modules/attention.py``
 (``CrissCrossTransformerEncoderLayer``); Wang et al., CBraMod, ICLR 2025.
 """
+
 from __future__ import annotations
 
 import re
@@ -30,9 +31,14 @@ BRAINDECODE_CBRAMOD_MAP: tuple[tuple[str, str], ...] = (
     (r"^patch_embedding\.positional_encoding\.0\.(weight|bias)$", r"patch_embedding.positional_encoding.0.\1"),
     (r"^patch_embedding\.proj_in\.([0-9])\.(weight|bias)$", r"patch_embedding.proj_in.\1.\2"),
     (r"^patch_embedding\.spectral_proj\.0\.(weight|bias)$", r"patch_embedding.spectral_proj.0.\1"),
-    (r"^encoder\.layers\.(\d+)\.self_attn_([st])\.(in_proj_weight|in_proj_bias)$",
-     r"encoder.layers.\1.self_attn_\2.\3"),
-    (r"^encoder\.layers\.(\d+)\.self_attn_([st])\.out_proj\.(weight|bias)$", r"encoder.layers.\1.self_attn_\2.out_proj.\3"),
+    (
+        r"^encoder\.layers\.(\d+)\.self_attn_([st])\.(in_proj_weight|in_proj_bias)$",
+        r"encoder.layers.\1.self_attn_\2.\3",
+    ),
+    (
+        r"^encoder\.layers\.(\d+)\.self_attn_([st])\.out_proj\.(weight|bias)$",
+        r"encoder.layers.\1.self_attn_\2.out_proj.\3",
+    ),
     (r"^encoder\.layers\.(\d+)\.(linear1|linear2|norm1|norm2)\.(weight|bias)$", r"encoder.layers.\1.\2.\3"),
     (r"^proj_out\.0\.(weight|bias)$", r"proj_out.0.\1"),
 )
@@ -86,13 +92,16 @@ def map_braindecode_cbramod(sd: Mapping[str, torch.Tensor]) -> tuple[dict[str, t
         else:
             unknown.append(k)
     if unknown:
-        raise WeightsError(f"not a braindecode CBraMod state dict: {len(unknown)} tensor names have no place in "
-                           f"neurokit's CBraMod (e.g. {unknown[:3]})")
+        raise WeightsError(
+            f"not a braindecode CBraMod state dict: {len(unknown)} tensor names have no place in "
+            f"neurokit's CBraMod (e.g. {unknown[:3]})"
+        )
     return backbone, head
 
 
-def load_braindecode_cbramod(source: str | Path | Mapping[str, Any], *, map_location: Any = "cpu",
-                             **config: Any) -> tuple[CBraMod, dict[str, torch.Tensor]]:
+def load_braindecode_cbramod(
+    source: str | Path | Mapping[str, Any], *, map_location: Any = "cpu", **config: Any
+) -> tuple[CBraMod, dict[str, torch.Tensor]]:
     """A neurokit :class:`CBraMod` holding braindecode CBraMod weights, and braindecode's classifier.
 
     Parameters

@@ -52,6 +52,7 @@ a task's slots draw from each modality's tokens. **Routing mass is not causal im
 read a modality heavily and still ignore what it reads; the ablation contribution
 (:meth:`M4oE.ablation`) measures what masking a modality does to each task's loss.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -66,10 +67,12 @@ from neurokit.models.moe import SoftMoE, SoftMoEBlock
 
 #: expert counts and depths of the paper / release (``preset="paper"``) and a size that trains on 2 CPU cores
 PRESETS: dict[str, dict[str, Any]] = {
-    "paper": dict(msoe_depth=2, msoe_experts=32, mtoe_experts=128, fusion_depth=2, fusion_experts=16, n_heads=8,
-                  mlp_ratio=4.0),
-    "small": dict(msoe_depth=1, msoe_experts=4, mtoe_experts=8, fusion_depth=2, fusion_experts=4, n_heads=4,
-                  mlp_ratio=2.0),
+    "paper": dict(
+        msoe_depth=2, msoe_experts=32, mtoe_experts=128, fusion_depth=2, fusion_experts=16, n_heads=8, mlp_ratio=4.0
+    ),
+    "small": dict(
+        msoe_depth=1, msoe_experts=4, mtoe_experts=8, fusion_depth=2, fusion_experts=4, n_heads=4, mlp_ratio=2.0
+    ),
 }
 TASK_KINDS = ("binary", "multiclass", "regression")
 
@@ -93,8 +96,10 @@ class TaskSpec:
         if self.class_frequencies is not None:
             k = 2 if self.kind == "binary" else self.n_outputs
             if self.kind == "regression" or len(self.class_frequencies) != k:
-                raise ConfigError(f"task {self.name!r}: class_frequencies={self.class_frequencies} does not fit a "
-                                  f"{self.kind} task with {k} classes")
+                raise ConfigError(
+                    f"task {self.name!r}: class_frequencies={self.class_frequencies} does not fit a "
+                    f"{self.kind} task with {k} classes"
+                )
 
 
 @dataclass
@@ -157,14 +162,18 @@ class M4oEConfig:
         if self.dim % self.n_heads:
             raise ConfigError(f"dim={self.dim} is not a multiple of n_heads={self.n_heads}")
         if self.alpha < 0:
-            raise ConfigError(f"alpha={self.alpha}: must be >= 0 (the weight of the -alpha * I(M;E|T) term; a negative "
-                              "value would penalise the mutual information the head is meant to gain)")
+            raise ConfigError(
+                f"alpha={self.alpha}: must be >= 0 (the weight of the -alpha * I(M;E|T) term; a negative "
+                "value would penalise the mutual information the head is meant to gain)"
+            )
         if self.focal_gamma is not None and self.focal_gamma < 0:
             raise ConfigError(f"focal_gamma={self.focal_gamma}: must be >= 0 (release: 2; None for cross-entropy)")
         if self.routing_alignment < 0:
             raise ConfigError(f"routing_alignment={self.routing_alignment}: must be >= 0")
         if self.routing_alignment > 0 and not self.modality_gate:
-            raise ConfigError("routing_alignment trains the modality gate; with modality_gate=False set routing_alignment=0")
+            raise ConfigError(
+                "routing_alignment trains the modality gate; with modality_gate=False set routing_alignment=0"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -220,8 +229,13 @@ def class_weights_from_frequencies(freq: torch.Tensor | list[float]) -> torch.Te
     return 1.0 - f / f.sum().clamp_min(1e-12)
 
 
-def focal_loss(logits: torch.Tensor, target: torch.Tensor, gamma: float = 2.0,
-               alpha: torch.Tensor | None = None, reduction: str = "mean") -> torch.Tensor:
+def focal_loss(
+    logits: torch.Tensor,
+    target: torch.Tensor,
+    gamma: float = 2.0,
+    alpha: torch.Tensor | None = None,
+    reduction: str = "mean",
+) -> torch.Tensor:
     """Focal loss (Lin et al. 2017) as the M4oE release writes it (``main.py`` ``FocalLoss``):
     ``−α_y (1 − p_y)^γ log p_y``, averaged over the batch (``reduction="none"``: per sample ``(B,)``).
 
@@ -289,9 +303,16 @@ class M4oE(nn.Module):
         super().__init__()
         c = self.config = config
         # M4oEConfig.__post_init__ filled every size from the preset
-        assert (c.dim is not None and c.n_heads is not None and c.mlp_ratio is not None and c.msoe_depth is not None
-                and c.msoe_experts is not None and c.mtoe_experts is not None and c.fusion_depth is not None
-                and c.fusion_experts is not None)
+        assert (
+            c.dim is not None
+            and c.n_heads is not None
+            and c.mlp_ratio is not None
+            and c.msoe_depth is not None
+            and c.msoe_experts is not None
+            and c.mtoe_experts is not None
+            and c.fusion_depth is not None
+            and c.fusion_experts is not None
+        )
         self.tasks = [TaskSpec(**t) for t in c.tasks]
         self.modalities = list(c.modalities)
         d = self.dim = c.dim
@@ -301,19 +322,25 @@ class M4oE(nn.Module):
         # modality embeddings (neurokit's: one backbone encodes every modality, so its tokens look alike
         # across modalities), as large as the normalised tokens so routing can tell modalities apart
         self.modality_embed = nn.Parameter(torch.randn(len(self.modalities), d))
-        self.msoe = nn.ModuleDict({
-            m: nn.ModuleList([SoftMoEBlock(d, c.n_heads, c.msoe_experts, 1, hid, c.dropout) for _ in range(c.msoe_depth)])
-            for m in self.modalities
-        })
+        self.msoe = nn.ModuleDict(
+            {
+                m: nn.ModuleList(
+                    [SoftMoEBlock(d, c.n_heads, c.msoe_experts, 1, hid, c.dropout) for _ in range(c.msoe_depth)]
+                )
+                for m in self.modalities
+            }
+        )
         T, K = len(self.tasks), len(self.modalities)
         self.mtoe_norm = nn.LayerNorm(d)
-        self.mtoe = SoftMoE(d, c.mtoe_experts, T, hid, keep_slot_axis=True, per_slot_combine=c.per_slot_combine,
-                            slot_embed=True)
+        self.mtoe = SoftMoE(
+            d, c.mtoe_experts, T, hid, keep_slot_axis=True, per_slot_combine=c.per_slot_combine, slot_embed=True
+        )
         if c.modality_gate:
             self.gate_query = nn.Parameter(torch.zeros(T, d))
             self.gate_bias = nn.Parameter(torch.zeros(T, K))
-        self.fusion = nn.ModuleList([SoftMoEBlock(d, c.n_heads, c.fusion_experts, 1, hid, c.dropout)
-                                     for _ in range(c.fusion_depth)])
+        self.fusion = nn.ModuleList(
+            [SoftMoEBlock(d, c.n_heads, c.fusion_experts, 1, hid, c.dropout) for _ in range(c.fusion_depth)]
+        )
         self.out_norm = nn.LayerNorm(d)
         self.heads = nn.ModuleDict({t.name: nn.Linear(d, t.n_outputs) for t in self.tasks})
         self.last: dict[str, Any] = {}
@@ -322,8 +349,9 @@ class M4oE(nn.Module):
     def task_names(self) -> list[str]:
         return [t.name for t in self.tasks]
 
-    def forward(self, tokens: Mapping[str, torch.Tensor],
-                present: Mapping[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
+    def forward(
+        self, tokens: Mapping[str, torch.Tensor], present: Mapping[str, torch.Tensor] | None = None
+    ) -> dict[str, torch.Tensor]:
         unknown = [m for m in tokens if m not in self.modalities]
         if unknown:
             raise ConfigError(f"modalities {unknown} are not among the head's {self.modalities}")
@@ -342,7 +370,11 @@ class M4oE(nn.Module):
             if x.ndim != 3 or x.shape[-1] != c.in_dim:
                 raise ConfigError(f"modality {m!r}: tokens of shape {tuple(x.shape)}, expected (B, m, {c.in_dim})")
             h0 = self.in_norm(self.proj(x)) + self.modality_embed[k]
-            pres = torch.ones(B, dtype=torch.bool, device=dev) if present is None or m not in present else present[m].bool()
+            pres = (
+                torch.ones(B, dtype=torch.bool, device=dev)
+                if present is None or m not in present
+                else present[m].bool()
+            )
             # an absent modality still runs through its stack (on an unmasked view) so the shapes stay
             # static; its tokens are then masked out everywhere downstream
             h = h0
@@ -368,8 +400,15 @@ class M4oE(nn.Module):
         task_tok = (y * w).sum(dim=2) / w.sum(dim=2)  # (B, T, D): what task p's slots read, nothing else
         T, K = len(self.tasks), len(self.modalities)
         r = self.mtoe.last_routing
-        self.last = {"dispatch": r["dispatch"], "combine": r["combine"], "logits": r["logits"], "owner": own,
-                     "mask": mask, "gate": gate, "inputs": (dict(tokens), None if present is None else dict(present))}
+        self.last = {
+            "dispatch": r["dispatch"],
+            "combine": r["combine"],
+            "logits": r["logits"],
+            "owner": own,
+            "mask": mask,
+            "gate": gate,
+            "inputs": (dict(tokens), None if present is None else dict(present)),
+        }
         mods = torch.stack(means, dim=1)[:, None].expand(B, T, K, -1)  # (B, T, K, D)
         seq = torch.cat([task_tok[:, :, None], mods], dim=2)  # (B, T, 1 + K, D)
         if c.share_weighted_fusion:
@@ -400,8 +439,9 @@ class M4oE(nn.Module):
         g = g.masked_fill((n == 0)[:, None, :], float("-inf"))
         return torch.softmax(g, dim=-1)
 
-    def _gated_dispatch(self, logits: torch.Tensor, gate: torch.Tensor, owner: torch.Tensor,
-                        mask: torch.Tensor) -> torch.Tensor:
+    def _gated_dispatch(
+        self, logits: torch.Tensor, gate: torch.Tensor, owner: torch.Tensor, mask: torch.Tensor
+    ) -> torch.Tensor:
         """Dispatch ``(B, M, E, T)``: ``gate[b, t, k(m)]`` × softmax of the router logits over modality
         ``k(m)``'s tokens. Sums to 1 over the real tokens for every slot."""
         parts = []
@@ -450,8 +490,14 @@ class M4oE(nn.Module):
         return conditional_mutual_information(self.routing_joint())
 
     # ------------------------------------------------------------------ losses
-    def task_loss(self, name: str, logits: torch.Tensor, target: torch.Tensor, label_smoothing: float = 0.0,
-                  reduction: str = "mean") -> torch.Tensor:
+    def task_loss(
+        self,
+        name: str,
+        logits: torch.Tensor,
+        target: torch.Tensor,
+        label_smoothing: float = 0.0,
+        reduction: str = "mean",
+    ) -> torch.Tensor:
         """One task's loss (``reduction="none"``: per sample ``(B,)``).
 
         Classes: focal loss with γ = ``focal_gamma`` and α = 1 − class frequency (the task's
@@ -464,16 +510,24 @@ class M4oE(nn.Module):
             return F.mse_loss(logits, target.float(), reduction=reduction)
         if g is not None:
             k = 2 if spec.kind == "binary" else spec.n_outputs
-            freq = (torch.as_tensor(spec.class_frequencies) if spec.class_frequencies is not None
-                    else torch.bincount(target.long().cpu(), minlength=k).float())
+            freq = (
+                torch.as_tensor(spec.class_frequencies)
+                if spec.class_frequencies is not None
+                else torch.bincount(target.long().cpu(), minlength=k).float()
+            )
             return focal_loss(logits, target, g, class_weights_from_frequencies(freq).to(logits.device), reduction)
         if spec.kind == "binary":
             return F.binary_cross_entropy_with_logits(logits, target.float(), reduction=reduction)
         return F.cross_entropy(logits, target.long(), label_smoothing=label_smoothing, reduction=reduction)
 
     @torch.no_grad()
-    def ablation(self, targets: Mapping[str, torch.Tensor], label_smoothing: float = 0.0,
-                 outputs: Mapping[str, torch.Tensor] | None = None, return_outputs: bool = False):
+    def ablation(
+        self,
+        targets: Mapping[str, torch.Tensor],
+        label_smoothing: float = 0.0,
+        outputs: Mapping[str, torch.Tensor] | None = None,
+        return_outputs: bool = False,
+    ):
         """Ablation contribution of the last forward's inputs: task → ``(B, K)`` increase of each sample's
         task loss when modality ``k``'s tokens are masked (``present[k] = False``), NaN where ``k`` is
         absent or the only modality present. Runs the head ``K`` more times without gradient; leaves
@@ -494,8 +548,14 @@ class M4oE(nn.Module):
         tokens, present = last["inputs"]
         B = next(iter(tokens.values())).shape[0]
         dev = next(iter(tokens.values())).device
-        pres = {m: (present[m].bool() if present is not None and m in present else torch.ones(B, dtype=torch.bool, device=dev))
-                for m in tokens}
+        pres = {
+            m: (
+                present[m].bool()
+                if present is not None and m in present
+                else torch.ones(B, dtype=torch.bool, device=dev)
+            )
+            for m in tokens
+        }
         full = outputs if outputs is not None else self.forward(tokens, present)
         base = {n: self.task_loss(n, full[n], y, label_smoothing, "none") for n, y in targets.items()}
         out = {n: torch.full((B, len(self.modalities)), float("nan"), device=dev) for n in targets}
@@ -519,8 +579,12 @@ class M4oE(nn.Module):
         self.last = last
         return (out, dropped) if return_outputs else out
 
-    def alignment_loss(self, targets: Mapping[str, torch.Tensor], label_smoothing: float = 0.0,
-                       outputs: Mapping[str, torch.Tensor] | None = None) -> torch.Tensor:
+    def alignment_loss(
+        self,
+        targets: Mapping[str, torch.Tensor],
+        label_smoothing: float = 0.0,
+        outputs: Mapping[str, torch.Tensor] | None = None,
+    ) -> torch.Tensor:
         """neurokit's routing alignment (not the paper's): cross-entropy of the modality gate of the last
         forward against the ablation targets ``relu(Δloss) / Σ relu(Δloss)`` per sample and task
         (:meth:`ablation`), averaged over the samples with a positive ``Σ``; 0 without a gate or with one
@@ -541,8 +605,9 @@ class M4oE(nn.Module):
             terms.append(-(tgt * torch.log(gate[keep, p].clamp_min(1e-8))).sum(dim=1).mean())
         return torch.stack(terms).sum() if terms else gate.sum() * 0.0
 
-    def loss(self, outputs: Mapping[str, torch.Tensor], targets: Mapping[str, torch.Tensor],
-             label_smoothing: float = 0.0) -> tuple[torch.Tensor, dict[str, float]]:
+    def loss(
+        self, outputs: Mapping[str, torch.Tensor], targets: Mapping[str, torch.Tensor], label_smoothing: float = 0.0
+    ) -> tuple[torch.Tensor, dict[str, float]]:
         """``Σ_tasks L_task − α · I(M;E|T)`` (+ ``routing_alignment ·`` :meth:`alignment_loss` in training
         mode) for the tasks in ``targets`` (task name → ``(B,)`` targets; a task not listed has no label
         in this batch). Call right after the forward that made ``outputs``. Returns the loss and its
@@ -556,4 +621,8 @@ class M4oE(nn.Module):
             al = self.alignment_loss(targets, label_smoothing, {n: o.detach() for n, o in outputs.items()})
             total = total + self.config.routing_alignment * al
             extra["routing_alignment"] = float(al.detach())
-        return total, {**{f"loss_{k}": float(v.detach()) for k, v in parts.items()}, "cmi": float(cmi.detach()), **extra}
+        return total, {
+            **{f"loss_{k}": float(v.detach()) for k, v in parts.items()},
+            "cmi": float(cmi.detach()),
+            **extra,
+        }

@@ -9,6 +9,7 @@ softmax over the tokens (each slot takes a convex mixture of the tokens); combin
 over every expert×slot (each token takes a convex mixture of the slot outputs). Every slot is filled, no
 token is dropped and no load-balancing loss is needed.
 """
+
 from __future__ import annotations
 
 import math
@@ -97,9 +98,18 @@ class SoftMoE(nn.Module):
     1.0
     """
 
-    def __init__(self, dim: int, n_experts: int, slots: int = 1, hidden: int | None = None, *,
-                 keep_slot_axis: bool = False, per_slot_combine: bool = False, slot_embed: bool = False,
-                 scale_init: float = 1.0) -> None:
+    def __init__(
+        self,
+        dim: int,
+        n_experts: int,
+        slots: int = 1,
+        hidden: int | None = None,
+        *,
+        keep_slot_axis: bool = False,
+        per_slot_combine: bool = False,
+        slot_embed: bool = False,
+        scale_init: float = 1.0,
+    ) -> None:
         super().__init__()
         self.dim, self.n_experts, self.slots = dim, n_experts, slots
         self.per_slot_combine = per_slot_combine
@@ -117,8 +127,9 @@ class SoftMoE(nn.Module):
             logits = logits.masked_fill(~mask[:, :, None, None], float("-inf"))
         return logits
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
-                dispatch: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor | None = None, dispatch: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """``dispatch`` ``(B, m, n_experts, slots)``, optional: dispatch weights to use instead of the
         softmax over tokens (each slot's column must sum to 1 over the real tokens)."""
         B, m, D = x.shape
@@ -152,8 +163,9 @@ class SoftMoEBlock(nn.Module):
     torch.Size([2, 3, 8])
     """
 
-    def __init__(self, dim: int, n_heads: int, n_experts: int, slots: int = 1, hidden: int | None = None,
-                 dropout: float = 0.0) -> None:
+    def __init__(
+        self, dim: int, n_heads: int, n_experts: int, slots: int = 1, hidden: int | None = None, dropout: float = 0.0
+    ) -> None:
         super().__init__()
         self.norm1 = nn.LayerNorm(dim)
         self.attn = nn.MultiheadAttention(dim, n_heads, dropout=dropout, batch_first=True)

@@ -20,6 +20,7 @@ Three kinds of file are understood (:func:`read_pretrained`):
 - a **bare state dict** (e.g. CBraMod's released ``pretrained_weights.pth``), which records no family and
   no configuration.
 """
+
 from __future__ import annotations
 
 import re
@@ -44,6 +45,7 @@ FAMILY_TITLES: dict[str, str] = {"cbramod": "CBraMod", "sit": "SiT", "clip": "CL
 
 #: checkpoint kinds whose state dict is the family's whole module; any other kind holds ``backbone.*`` + a head
 WHOLE_MODULE_KINDS = ("pretrain", "state_dict")
+
 
 class PretrainedError(WeightsError, HubError):
     """A pretrained weights file cannot be used: it would run code on loading, is of another model family,
@@ -125,12 +127,18 @@ def sub_state(sd: Mapping[str, torch.Tensor], prefix: str) -> dict:
     >>> sorted(sub_state({"encoder.w": torch.ones(1), "head.b": torch.ones(1)}, "encoder."))
     ['w']
     """
-    return {k[len(prefix):]: v for k, v in sd.items() if k.startswith(prefix)}
+    return {k[len(prefix) :]: v for k, v in sd.items() if k.startswith(prefix)}
 
 
-def read_pretrained(source: str | Path | Mapping[str, Any], *, map_location: Any = "cpu", revision: str | None = None,
-                    sha256: str | None = None, cache_dir: str | Path | None = None,
-                    offline: bool | None = None) -> PretrainedFile:
+def read_pretrained(
+    source: str | Path | Mapping[str, Any],
+    *,
+    map_location: Any = "cpu",
+    revision: str | None = None,
+    sha256: str | None = None,
+    cache_dir: str | Path | None = None,
+    offline: bool | None = None,
+) -> PretrainedFile:
     """Read a pretraining checkpoint, a fine-tuning checkpoint or a bare state dict, safely.
 
     Parameters
@@ -177,8 +185,9 @@ def read_pretrained(source: str | Path | Mapping[str, Any], *, map_location: Any
         kind = str(obj.get("kind") or "pretrain")
         family = obj.get("model")
         rest = {k: v for k, v in obj.items() if k != "state_dict"}
-        return PretrainedFile(name, str(family) if family else None, kind, dict(obj.get("model_config") or {}),
-                              dict(sd), info, rest)
+        return PretrainedFile(
+            name, str(family) if family else None, kind, dict(obj.get("model_config") or {}), dict(sd), info, rest
+        )
     try:
         sd, _ = read_state_dict(obj)
     except WeightsError as exc:
@@ -217,13 +226,16 @@ def expect_family(pf: PretrainedFile, accepted: Sequence[str], who: str) -> str:
         return accepted[0]
     if pf.family not in accepted:
         want = " or ".join(f"{FAMILY_TITLES.get(a, a)} ({a!r})" for a in accepted)
-        raise PretrainedError(f"{pf.source}: is a {pf.title} checkpoint (model {pf.family!r}); {who} reads {want} "
-                              f"checkpoints: load it with neurokit.from_pretrained(...) or the {pf.title} class")
+        raise PretrainedError(
+            f"{pf.source}: is a {pf.title} checkpoint (model {pf.family!r}); {who} reads {want} "
+            f"checkpoints: load it with neurokit.from_pretrained(...) or the {pf.title} class"
+        )
     return pf.family
 
 
-def load_into(module: nn.Module, state: Mapping[str, torch.Tensor], *, allow_partial: bool = False, name: str,
-              what: str = "model") -> WeightReport:
+def load_into(
+    module: nn.Module, state: Mapping[str, torch.Tensor], *, allow_partial: bool = False, name: str, what: str = "model"
+) -> WeightReport:
     """Load ``state`` into ``module`` through :func:`~neurokit.models.weights.load_weights` (strict unless
     ``allow_partial``; shapes always checked), raising :class:`PretrainedError` on a mismatch.
 
@@ -342,8 +354,17 @@ def place(module: M, map_location: Any) -> M:
     return module
 
 
-def load_whole_module(build: Callable[[dict], M], source, *, family: str, caller: str, what: str, lacks: str,
-                      map_location: Any = "cpu", allow_partial: bool = False) -> M:
+def load_whole_module(
+    build: Callable[[dict], M],
+    source,
+    *,
+    family: str,
+    caller: str,
+    what: str,
+    lacks: str,
+    map_location: Any = "cpu",
+    allow_partial: bool = False,
+) -> M:
     """A family's whole pretraining module (vsMAE, CLIP) from ``source``: the shared body of their
     ``from_pretrained`` classmethods.
 
@@ -371,8 +392,10 @@ def load_whole_module(build: Callable[[dict], M], source, *, family: str, caller
     pf = read_pretrained(source, map_location=map_location)
     found = expect_family(pf, [family], caller)
     if not pf.whole_module:
-        raise ConfigError(f"{pf.source}: is a fine-tuning checkpoint (kind {pf.kind!r}) holding a SiT encoder and a "
-                          f"head, not {lacks}; read its encoder with SiT.from_pretrained")
+        raise ConfigError(
+            f"{pf.source}: is a fine-tuning checkpoint (kind {pf.kind!r}) holding a SiT encoder and a "
+            f"head, not {lacks}; read its encoder with SiT.from_pretrained"
+        )
     model = build(dict(pf.model_config))
     report = load_into(model, pf.state_dict, allow_partial=allow_partial, name=pf.source, what=what)
     return place(with_info(model, pf, report, found), map_location)

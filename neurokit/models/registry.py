@@ -4,6 +4,7 @@ configuration, which sub-module is the backbone fine-tuning starts from, and its
 :func:`create_model` and :func:`from_pretrained` are the entry points (as ``timm.create_model``); the
 families are listed explicitly in :data:`MODELS` (no registration by import side effects).
 """
+
 from __future__ import annotations
 
 import logging
@@ -37,8 +38,18 @@ logger = logging.getLogger("neurokit")
 
 
 #: configuration fields that change a backbone's shape: given with an ``init`` checkpoint they must match it
-ARCHITECTURE_KEYS = ("n_layers", "depth", "d_model", "dim", "n_heads", "heads", "dim_feedforward", "mlp_dim",
-                     "dim_head", "patch_size")
+ARCHITECTURE_KEYS = (
+    "n_layers",
+    "depth",
+    "d_model",
+    "dim",
+    "n_heads",
+    "heads",
+    "dim_feedforward",
+    "mlp_dim",
+    "dim_head",
+    "patch_size",
+)
 
 
 @dataclass(frozen=True)
@@ -119,7 +130,6 @@ def rebuild_cbramod(cfg: dict) -> nn.Module:
     return CBraMod(**cfg)
 
 
-
 # --------------------------------------------------------------------------- SiT (vsMAE pretraining)
 _DECODER_KEYS = {"mask_ratio", "decoder_dim", "decoder_depth", "decoder_heads", "decoder_dim_head", "decoder_mlp_dim"}
 SIT_FIELDS = tuple(f.name for f in fields(SiTConfig))
@@ -188,14 +198,19 @@ def rebuild_vsmae(model_config: dict) -> VSMAE:
     return VSMAE(VSMAEConfig.from_dict(dict(model_config)))
 
 
-
 # --------------------------------------------------------------------------- tri-modal CLIP
 def encoder_facts(stimuli: Sequence) -> dict:
     """What the model must know of the stimulus encoders (checked again at retrieval)."""
     a = stimuli[0].attrs
-    strip = lambda e: {k: e.get(k) for k in ("name", "pretrained", "weights_sha256", "dim")} if isinstance(e, dict) else {}  # noqa: E731
-    return {"video_encoder": strip(a.get("video_encoder")), "audio_encoder": strip(a.get("audio_encoder")),
-            "window_s": float(stimuli[0].window_s)}
+
+    def strip(e) -> dict:
+        return {k: e.get(k) for k in ("name", "pretrained", "weights_sha256", "dim")} if isinstance(e, dict) else {}
+
+    return {
+        "video_encoder": strip(a.get("video_encoder")),
+        "audio_encoder": strip(a.get("audio_encoder")),
+        "window_s": float(stimuli[0].window_s),
+    }
 
 
 def build_clip(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> SurfaceCLIP:
@@ -216,12 +231,32 @@ def build_clip(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> SurfaceC
     stimuli = open_stimuli(kw.pop("stimuli", None))
     kw.pop("segments", None)
     T, N, V = (int(s) for s in sample_shape)
-    return make_clip({**kw, "n_chans": T, "n_patches": N, "vertices_per_patch": V, "video_dim": stimuli[0].video.shape[1],
-                      "audio_dim": stimuli[0].audio.shape[1], "stimulus": encoder_facts(stimuli)})
+    return make_clip(
+        {
+            **kw,
+            "n_chans": T,
+            "n_patches": N,
+            "vertices_per_patch": V,
+            "video_dim": stimuli[0].video.shape[1],
+            "audio_dim": stimuli[0].audio.shape[1],
+            "stimulus": encoder_facts(stimuli),
+        }
+    )
 
 
-CLIP_KEYS = ("video_dim", "audio_dim", "embed_dim", "dropout", "lag_s", "weights", "log_scale", "stimulus",
-             "fmri_pool", "train_fmri_encoder", "fmri_init")
+CLIP_KEYS = (
+    "video_dim",
+    "audio_dim",
+    "embed_dim",
+    "dropout",
+    "lag_s",
+    "weights",
+    "log_scale",
+    "stimulus",
+    "fmri_pool",
+    "train_fmri_encoder",
+    "fmri_init",
+)
 CLIP_OPTIONS = ("size", "n_layers", *SIT_FIELDS, *CLIP_KEYS)
 
 
@@ -300,7 +335,6 @@ def check_encoders(cfg: CLIPConfig, stimuli: Sequence) -> None:
                 )
 
 
-
 def _encoder(m: nn.Module) -> nn.Module:
     return cast(nn.Module, getattr(m, "module", m).encoder)  # vsMAE's and CLIP's encoder submodule
 
@@ -308,19 +342,32 @@ def _encoder(m: nn.Module) -> nn.Module:
 def _create(spec: ModelSpec, kwargs: dict) -> nn.Module:
     """``spec.create(kwargs)``; a family registered without ``create`` is only sized from a store."""
     if spec.create is None:
-        raise ConfigError(f"model {spec.name!r} is sized from a store's samples only (neuro pretrain / finetune); "
-                          "it cannot be made by create_model or from a bare state dict")
+        raise ConfigError(
+            f"model {spec.name!r} is sized from a store's samples only (neuro pretrain / finetune); "
+            "it cannot be made by create_model or from a bare state dict"
+        )
     return spec.create(kwargs)
 
 
 #: every model family, by name
 MODELS: dict[str, ModelSpec] = {
-    "cbramod": ModelSpec("cbramod", "eeg", build_cbramod, rebuild_cbramod, lambda m: m, "all_patch_reps",
-                         FAMILY_TITLES["cbramod"], make_cbramod, CBRAMOD_OPTIONS),
-    "sit": ModelSpec("sit", "surface", build_vsmae, rebuild_vsmae, _encoder, "avgpool", FAMILY_TITLES["sit"],
-                     make_vsmae, SIT_OPTIONS),
-    "clip": ModelSpec("clip", "surface", build_clip, rebuild_clip, _encoder, "avgpool", FAMILY_TITLES["clip"],
-                      make_clip, CLIP_OPTIONS),
+    "cbramod": ModelSpec(
+        "cbramod",
+        "eeg",
+        build_cbramod,
+        rebuild_cbramod,
+        lambda m: m,
+        "all_patch_reps",
+        FAMILY_TITLES["cbramod"],
+        make_cbramod,
+        CBRAMOD_OPTIONS,
+    ),
+    "sit": ModelSpec(
+        "sit", "surface", build_vsmae, rebuild_vsmae, _encoder, "avgpool", FAMILY_TITLES["sit"], make_vsmae, SIT_OPTIONS
+    ),
+    "clip": ModelSpec(
+        "clip", "surface", build_clip, rebuild_clip, _encoder, "avgpool", FAMILY_TITLES["clip"], make_clip, CLIP_OPTIONS
+    ),
 }
 
 
@@ -342,9 +389,17 @@ def list_models() -> list[str]:
     return sorted(MODELS)
 
 
-def build_backbone(init: str | Path | None, *, model: str, model_kwargs: dict | None = None, store_attrs: dict,
-                   sample_shape: Sequence[int], allow_partial: bool = False,
-                   allow_mismatch: Sequence[str] = (), store_name: str | Path | None = None) -> tuple[nn.Module, dict]:
+def build_backbone(
+    init: str | Path | None,
+    *,
+    model: str,
+    model_kwargs: dict | None = None,
+    store_attrs: dict,
+    sample_shape: Sequence[int],
+    allow_partial: bool = False,
+    allow_mismatch: Sequence[str] = (),
+    store_name: str | Path | None = None,
+) -> tuple[nn.Module, dict]:
     """The backbone fine-tuning starts from: a new ``model`` sized for the store's samples (``init=None``), or
     the module of a pretraining checkpoint, a released state dict or a Hub name (``hub:ORG/NAME[@REV]``).
 
@@ -401,23 +456,37 @@ def build_backbone(init: str | Path | None, *, model: str, model_kwargs: dict | 
         objective = get_model_spec(model_name)
     store_modality = store_attrs.get("modality") or "eeg"
     if objective.modality != store_modality:
-        raise ConfigError(f"{init}: is a {objective.title or model_name} checkpoint, pretrained on {objective.modality} "
-                          f"stores; the store to fine-tune holds {store_modality} samples {tuple(sample_shape)}. "
-                          f"Start from a checkpoint pretrained on {store_modality} stores, or train from scratch (no --init)")
+        raise ConfigError(
+            f"{init}: is a {objective.title or model_name} checkpoint, pretrained on {objective.modality} "
+            f"stores; the store to fine-tune holds {store_modality} samples {tuple(sample_shape)}. "
+            f"Start from a checkpoint pretrained on {store_modality} stores, or train from scratch (no --init)"
+        )
     ck_attrs = pf.checkpoint.get("store_attrs")
-    trained = (data_facts(ck_attrs, pf.checkpoint.get("sample_shape")) if ck_attrs else
-               dict(CBRAMOD_RELEASE_FACTS) if model_name == "cbramod" and pf.family is None else {})
-    info["data_mismatch"] = check_data_facts(trained, data_facts(store_attrs, sample_shape), checkpoint=init,
-                                             store=store_name or "the store", allow=allow_mismatch)
+    trained = (
+        data_facts(ck_attrs, pf.checkpoint.get("sample_shape"))
+        if ck_attrs
+        else dict(CBRAMOD_RELEASE_FACTS)
+        if model_name == "cbramod" and pf.family is None
+        else {}
+    )
+    info["data_mismatch"] = check_data_facts(
+        trained,
+        data_facts(store_attrs, sample_shape),
+        checkpoint=init,
+        store=store_name or "the store",
+        allow=allow_mismatch,
+    )
     mcfg = dict(pf.model_config)
     if pf.family is None and model_name == "cbramod" and "n_layers" not in mcfg:
         mcfg["n_layers"] = cbramod_layers(pf.state_dict) or 12
     shape_keys = [k for k in ARCHITECTURE_KEYS if k in model_kwargs and k in mcfg and model_kwargs[k] != mcfg[k]]
     if shape_keys:
         k = shape_keys[0]
-        raise ConfigError(f"{init}: the checkpoint's backbone has {k}={mcfg[k]}; {k}={model_kwargs[k]} (CLI: "
-                          f"--{k.replace('_', '-')}) sizes a backbone trained from scratch. Drop it to fine-tune the "
-                          "checkpoint, or drop --init to train a new one")
+        raise ConfigError(
+            f"{init}: the checkpoint's backbone has {k}={mcfg[k]}; {k}={model_kwargs[k]} (CLI: "
+            f"--{k.replace('_', '-')}) sizes a backbone trained from scratch. Drop it to fine-tune the "
+            "checkpoint, or drop --init to train a new one"
+        )
     mcfg.update(model_kwargs)
     module = objective.rebuild(mcfg)
     report = load_weights(module, pf.state_dict, allow_partial=allow_partial, name=str(init))
@@ -425,18 +494,34 @@ def build_backbone(init: str | Path | None, *, model: str, model_kwargs: dict | 
     pre_ch = (pf.checkpoint.get("store_attrs") or {}).get("ch_names")
     now_ch = store_attrs.get("ch_names")
     if pre_ch and now_ch and list(pre_ch) != list(now_ch) and list(pre_ch) != ["any"]:  # any: a pooled store
-        logger.warning("%s was pretrained on %d channels, the store has %d (%d in common); the backbone is "
-                       "montage-independent, fine-tuning adapts it", init, len(pre_ch), len(now_ch),
-                       len(set(pre_ch) & set(now_ch)))
+        logger.warning(
+            "%s was pretrained on %d channels, the store has %d (%d in common); the backbone is "
+            "montage-independent, fine-tuning adapts it",
+            init,
+            len(pre_ch),
+            len(now_ch),
+            len(set(pre_ch) & set(now_ch)),
+        )
     # coverage (loaded/total, missing, unexpected) and where the file came from (name, revision, commit, SHA-256)
-    info.update(model=model_name, model_config=model_config_dict(module), weights={**report.to_dict(), **weights_info},
-                weights_line=report.line(), pretrain_recipe=pf.checkpoint.get("recipe"),
-                pretraining_sources=pf.checkpoint.get("pretraining_sources"))
+    info.update(
+        model=model_name,
+        model_config=model_config_dict(module),
+        weights={**report.to_dict(), **weights_info},
+        weights_line=report.line(),
+        pretrain_recipe=pf.checkpoint.get("recipe"),
+        pretraining_sources=pf.checkpoint.get("pretraining_sources"),
+    )
     return objective.backbone(module), info
 
 
-def create_model(name: str, *, pretrained: str | Path | None = None, allow_partial: bool = False,
-                 map_location: Any = "cpu", **kwargs: Any) -> nn.Module:
+def create_model(
+    name: str,
+    *,
+    pretrained: str | Path | None = None,
+    allow_partial: bool = False,
+    map_location: Any = "cpu",
+    **kwargs: Any,
+) -> nn.Module:
     """A model family's module by name, optionally with pretrained weights (as ``timm.create_model``).
 
     Parameters
@@ -495,9 +580,11 @@ def create_model(name: str, *, pretrained: str | Path | None = None, allow_parti
     pf = read_pretrained(pretrained, map_location=map_location)
     family = expect_family(pf, [name], f"create_model({name!r})")
     if not pf.whole_module:
-        raise ConfigError(f"{pretrained}: is a fine-tuned checkpoint (kind {pf.kind!r}); create_model loads pretraining "
-                          "checkpoints and state dicts: neurokit.from_pretrained(path) gives its backbone, "
-                          "neurokit.models.heads.load_finetuned(path) the whole fine-tuned model")
+        raise ConfigError(
+            f"{pretrained}: is a fine-tuned checkpoint (kind {pf.kind!r}); create_model loads pretraining "
+            "checkpoints and state dicts: neurokit.from_pretrained(path) gives its backbone, "
+            "neurokit.models.heads.load_finetuned(path) the whole fine-tuned model"
+        )
     if kwargs or not pf.model_config:
         kw = dict(kwargs)
         if family == "cbramod" and pf.family is None and "n_layers" not in kw:
@@ -510,8 +597,14 @@ def create_model(name: str, *, pretrained: str | Path | None = None, allow_parti
     return place(with_info(module, pf, report, family), map_location)
 
 
-def from_pretrained(source: str | Path, *, model: str | None = None, map_location: Any = "cpu",
-                    allow_partial: bool = False, **config: Any) -> nn.Module:
+def from_pretrained(
+    source: str | Path,
+    *,
+    model: str | None = None,
+    map_location: Any = "cpu",
+    allow_partial: bool = False,
+    **config: Any,
+) -> nn.Module:
     """A model rebuilt from a weights file, its family and architecture taken from the file.
 
     Parameters
@@ -573,8 +666,10 @@ def from_pretrained(source: str | Path, *, model: str | None = None, map_locatio
         family = model or "cbramod"
         spec = get_model_spec(family)
         if family != "cbramod" and not config:
-            raise ConfigError(f"{source}: a bare state dict records no configuration; give the {spec.title} "
-                              f"architecture: from_pretrained(..., model={family!r}, size=..., n_chans=..., ...)")
+            raise ConfigError(
+                f"{source}: a bare state dict records no configuration; give the {spec.title} "
+                f"architecture: from_pretrained(..., model={family!r}, size=..., n_chans=..., ...)"
+            )
         kw = dict(config)
         if family == "cbramod" and "n_layers" not in kw:
             kw["n_layers"] = cbramod_layers(pf.state_dict) or 12

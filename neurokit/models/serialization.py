@@ -1,6 +1,7 @@
 """Reading ``torch.save`` files without running code: ``torch.load(weights_only=True)`` with an explicit list of
 the few globals a weights file may name beyond torch's own types. Every checkpoint, state dict and Hub file
 neurokit reads goes through :func:`safe_load`."""
+
 from __future__ import annotations
 
 import importlib
@@ -95,7 +96,9 @@ def safe_load(path: str | Path, map_location: Any = "cpu", *, error: type[Except
     allowed = [g for g in (_resolve_global(n) for n in names) if g is not None]
     if any(n.startswith("numpy.") for n in names):  # a NumPy dtype is rebuilt through its class in numpy.dtypes
         dtypes = importlib.import_module("numpy.dtypes")
-        allowed += [getattr(dtypes, a) for a in dir(dtypes) if a.endswith("DType") and isinstance(getattr(dtypes, a), type)]
+        allowed += [
+            getattr(dtypes, a) for a in dir(dtypes) if a.endswith("DType") and isinstance(getattr(dtypes, a), type)
+        ]
     try:
         with torch.serialization.safe_globals(allowed), warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="Detected pickle protocol")
@@ -104,11 +107,15 @@ def safe_load(path: str | Path, map_location: Any = "cpu", *, error: type[Except
         lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
         code = [ln for ln in lines if "GLOBAL" in ln or "but got" in ln]
         if code:
-            raise error(f"{path}: refused, loading it would run code of the file's choosing ({code[0][:200]}); "
-                                  "neurokit reads weights with torch.load(weights_only=True)") from None
+            raise error(
+                f"{path}: refused, loading it would run code of the file's choosing ({code[0][:200]}); "
+                "neurokit reads weights with torch.load(weights_only=True)"
+            ) from None
         what = next((ln for ln in lines if "Unsupported" in ln), lines[-1] if lines else "")
-        raise error(f"{path}: refused, torch.load(weights_only=True) cannot read it safely ({what[:200]}); "
-                              "weights must be a torch.save file of tensors (a state dict or a neurokit checkpoint)") from None
+        raise error(
+            f"{path}: refused, torch.load(weights_only=True) cannot read it safely ({what[:200]}); "
+            "weights must be a torch.save file of tensors (a state dict or a neurokit checkpoint)"
+        ) from None
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [""])[0][:200]
         raise error(f"{path}: not a readable PyTorch weights file ({type(exc).__name__}: {first})") from None

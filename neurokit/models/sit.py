@@ -13,6 +13,7 @@ without cls token are the same and pretrained encoder weights load into either. 
 (``dim_head`` 64, MLP 4·D) follows.
 Presets: tiny D=192 / 3 heads, small 384 / 6, base 768 / 12, depth 12.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,7 +51,11 @@ class SiTConfig:
     pool: str = "cls"  # "cls" | "mean"
 
     def __post_init__(self) -> None:
-        for name, allowed in (("pos_embedding", ("sincos", "learned")), ("temporal", ("channels", "concat")), ("pool", ("cls", "mean"))):
+        for name, allowed in (
+            ("pos_embedding", ("sincos", "learned")),
+            ("temporal", ("channels", "concat")),
+            ("pool", ("cls", "mean")),
+        ):
             if getattr(self, name) not in allowed:
                 raise ConfigError(f"SiTConfig.{name}={getattr(self, name)!r}; allowed: {', '.join(allowed)}")
         for name in ("n_chans", "n_patches", "vertices_per_patch", "dim", "depth", "heads", "dim_head"):
@@ -88,7 +93,9 @@ def sit_config(name: str = "sit_tiny", **overrides) -> SiTConfig:
     key = name if name.startswith("sit_") else f"sit_{name}"
     if key not in SIT_PRESETS:
         short = ", ".join(k.removeprefix("sit_") for k in SIT_PRESETS)
-        raise ConfigError(f"unknown SiT size {name!r}: expected one of {short} (CLI: --model-size {short.replace(', ', '|')})")
+        raise ConfigError(
+            f"unknown SiT size {name!r}: expected one of {short} (CLI: --model-size {short.replace(', ', '|')})"
+        )
     try:
         return SiTConfig(**{**SIT_PRESETS[key], **overrides})
     except TypeError as exc:
@@ -128,7 +135,12 @@ class FeedForward(nn.Module):
     def __init__(self, dim: int, hidden: int, dropout: float) -> None:
         super().__init__()
         self.net = nn.Sequential(
-            nn.LayerNorm(dim), nn.Linear(dim, hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(hidden, dim), nn.Dropout(dropout)
+            nn.LayerNorm(dim),
+            nn.Linear(dim, hidden),
+            nn.GELU(),
+            nn.Dropout(dropout),
+            nn.Linear(hidden, dim),
+            nn.Dropout(dropout),
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -141,7 +153,8 @@ class Transformer(nn.Module):
     def __init__(self, dim: int, depth: int, heads: int, dim_head: int, mlp_dim: int, dropout: float = 0.0) -> None:
         super().__init__()
         self.layers = nn.ModuleList(
-            nn.ModuleList([Attention(dim, heads, dim_head, dropout), FeedForward(dim, mlp_dim, dropout)]) for _ in range(depth)
+            nn.ModuleList([Attention(dim, heads, dim_head, dropout), FeedForward(dim, mlp_dim, dropout)])
+            for _ in range(depth)
         )
         self.norm = nn.LayerNorm(dim)
 
@@ -270,7 +283,11 @@ class SiT(nn.Module):
         n_outputs = None
         if pf.family is None:  # a bare SiT state dict (or a vsMAE's, whose encoder.* are taken)
             cfg = config
-            state = sub_state(pf.state_dict, "encoder.") if any(k.startswith("encoder.") for k in pf.state_dict) else pf.state_dict
+            state = (
+                sub_state(pf.state_dict, "encoder.")
+                if any(k.startswith("encoder.") for k in pf.state_dict)
+                else pf.state_dict
+            )
         else:
             n_outputs = config.pop("n_outputs", None)
             recorded = pf.model_config.get("encoder" if family == "sit" else "fmri") or {}
@@ -305,9 +322,18 @@ class SiT(nn.Module):
             state = {k.removeprefix("encoder."): v for k, v in state.items() if k.startswith("encoder.")}
         own = self.state_dict()
         pos = state.get("pos_embedding")
-        if pos is not None and "pos_embedding" in own and pos.ndim == 3 and pos.shape[1] == own["pos_embedding"].shape[1] + 1:
+        if (
+            pos is not None
+            and "pos_embedding" in own
+            and pos.ndim == 3
+            and pos.shape[1] == own["pos_embedding"].shape[1] + 1
+        ):
             state = {**state, "pos_embedding": pos[:, 1:]}
-        bad = [f"{k}: {tuple(v.shape)} vs {tuple(own[k].shape)}" for k, v in state.items() if k in own and own[k].shape != v.shape]
+        bad = [
+            f"{k}: {tuple(v.shape)} vs {tuple(own[k].shape)}"
+            for k, v in state.items()
+            if k in own and own[k].shape != v.shape
+        ]
         if bad:
             raise ConfigError("pretrained encoder does not fit this SiT (state vs model): " + "; ".join(bad))
         result = self.load_state_dict(state, strict=False)

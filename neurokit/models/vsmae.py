@@ -12,6 +12,7 @@ As in the reference ``models/vsmae.py`` (metrics-lab/surface-masked-autoencoders
 192), else a Linear; ``int(N·(1 − ratio))`` spatial patches are kept (truncated, so ratio 0.9 of 320 keeps
 31: ``1 − 0.9`` is 0.0999… in floating point); the mask token is drawn from a standard normal.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -127,7 +128,9 @@ class VSMAE(nn.Module):
         self.enc_to_dec = nn.Linear(enc_cfg.dim, c.decoder_dim) if enc_cfg.dim != c.decoder_dim else nn.Identity()
         self.mask_token = nn.Parameter(torch.randn(1, 1, c.decoder_dim))
         self.register_buffer("decoder_pos", sincos_1d(enc_cfg.n_tokens, c.decoder_dim)[None], persistent=False)
-        self.decoder = Transformer(c.decoder_dim, c.decoder_depth, c.decoder_heads, c.decoder_dim_head, c.decoder_mlp_dim)
+        self.decoder = Transformer(
+            c.decoder_dim, c.decoder_depth, c.decoder_heads, c.decoder_dim_head, c.decoder_mlp_dim
+        )
         self.to_pixels = nn.Linear(c.decoder_dim, enc_cfg.token_dim)
 
     @classmethod
@@ -173,9 +176,16 @@ class VSMAE(nn.Module):
         """
         from neurokit.models.pretrained import load_whole_module
 
-        return load_whole_module(lambda recorded: cls(VSMAEConfig.from_dict({**recorded, **config})), source,
-                                 family="sit", caller="VSMAE.from_pretrained", what="vsMAE model",
-                                 lacks="the vsMAE decoder", map_location=map_location, allow_partial=allow_partial)
+        return load_whole_module(
+            lambda recorded: cls(VSMAEConfig.from_dict({**recorded, **config})),
+            source,
+            family="sit",
+            caller="VSMAE.from_pretrained",
+            what="vsMAE model",
+            lacks="the vsMAE decoder",
+            map_location=map_location,
+            allow_partial=allow_partial,
+        )
 
     @property
     def encoder_config(self) -> SiTConfig:
@@ -195,7 +205,9 @@ class VSMAE(nn.Module):
         enc._check(x)
         B = x.shape[0]
         tokens = to_tokens(x, cfg.temporal)  # (B, L, token_dim), raw targets
-        keep, masked_patch = tube_mask(B, cfg.n_patches, cfg.n_chans, self.config.mask_ratio, generator=generator, device=x.device)
+        keep, masked_patch = tube_mask(
+            B, cfg.n_patches, cfg.n_chans, self.config.mask_ratio, generator=generator, device=x.device
+        )
         vis = self._token_index(keep)  # (B, L_vis)
         L = tokens.shape[1]
         emb = enc.to_patch_embedding(tokens) + enc.pos_embedding.to(tokens.dtype)[:, :L]

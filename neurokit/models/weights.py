@@ -5,6 +5,7 @@ inside the file; ``module.`` from DataParallel/DDP, ``backbone.`` and ``model.``
 missing and unexpected tensor names are reported, never hidden. A file that does not cover the whole
 model is refused unless ``allow_partial=True``; a tensor of another shape is always refused.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -109,8 +110,10 @@ def read_state_dict(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, t
         if inner is None:
             break
         obj = inner
-    raise WeightsError(f"{name}: holds no state dict (a mapping of tensor names to tensors, possibly under "
-                       f"one of the keys {list(STATE_DICT_KEYS)})")
+    raise WeightsError(
+        f"{name}: holds no state dict (a mapping of tensor names to tensors, possibly under "
+        f"one of the keys {list(STATE_DICT_KEYS)})"
+    )
 
 
 def remap_keys(sd: Mapping[str, torch.Tensor], model_keys) -> tuple[dict[str, torch.Tensor], dict[str, int]]:
@@ -126,7 +129,7 @@ def remap_keys(sd: Mapping[str, torch.Tensor], model_keys) -> tuple[dict[str, to
             p = next((p for p in WRAPPER_PREFIXES if name.startswith(p)), None)
             if p is None:
                 break
-            name, cut = name[len(p):], cut + [p]
+            name, cut = name[len(p) :], cut + [p]
         if name not in want:
             name, cut = k, []
         if cut:
@@ -136,8 +139,14 @@ def remap_keys(sd: Mapping[str, torch.Tensor], model_keys) -> tuple[dict[str, to
     return out, stripped
 
 
-def load_weights(model: nn.Module, source: str | Path | Mapping[str, Any], *, allow_partial: bool = False,
-                 what: str = "backbone", name: str | None = None) -> WeightReport:
+def load_weights(
+    model: nn.Module,
+    source: str | Path | Mapping[str, Any],
+    *,
+    allow_partial: bool = False,
+    what: str = "backbone",
+    name: str | None = None,
+) -> WeightReport:
     """Load ``source`` into ``model`` (in place) and report the coverage.
 
     Parameters
@@ -170,19 +179,32 @@ def load_weights(model: nn.Module, source: str | Path | Mapping[str, Any], *, al
     name = name or src
     own = model.state_dict()
     sd, stripped = remap_keys(sd, own)
-    bad = [f"{k}: file {tuple(v.shape)}, model {tuple(own[k].shape)}" for k, v in sd.items()
-           if k in own and tuple(v.shape) != tuple(own[k].shape)]
+    bad = [
+        f"{k}: file {tuple(v.shape)}, model {tuple(own[k].shape)}"
+        for k, v in sd.items()
+        if k in own and tuple(v.shape) != tuple(own[k].shape)
+    ]
     if bad:
-        raise WeightsError(f"{name}: tensor shapes differ from the {what}'s: {'; '.join(bad[:5])}"
-                           f"{f' (and {len(bad) - 5} more)' if len(bad) > 5 else ''}. "
-                           "The file is for another configuration (layers, channels, sizes) of the model")
+        raise WeightsError(
+            f"{name}: tensor shapes differ from the {what}'s: {'; '.join(bad[:5])}"
+            f"{f' (and {len(bad) - 5} more)' if len(bad) > 5 else ''}. "
+            "The file is for another configuration (layers, channels, sizes) of the model"
+        )
     matched = [k for k in own if k in sd]
-    report = WeightReport(source=name, loaded=len(matched), total=len(own),
-                          missing=[k for k in own if k not in sd], unexpected=[k for k in sd if k not in own],
-                          remapped=stripped, what=what)
+    report = WeightReport(
+        source=name,
+        loaded=len(matched),
+        total=len(own),
+        missing=[k for k in own if k not in sd],
+        unexpected=[k for k in sd if k not in own],
+        remapped=stripped,
+        what=what,
+    )
     if not matched:
-        raise WeightsError(f"{name}: none of its {len(sd)} tensors belongs to the {what} (loaded 0/{len(own)}; "
-                           f"file keys e.g. {list(sd)[:3]}, {what} keys e.g. {list(own)[:3]}): weights of another model")
+        raise WeightsError(
+            f"{name}: none of its {len(sd)} tensors belongs to the {what} (loaded 0/{len(own)}; "
+            f"file keys e.g. {list(sd)[:3]}, {what} keys e.g. {list(own)[:3]}): weights of another model"
+        )
     if not report.complete and not allow_partial:
         raise WeightsError(
             f"{name}: covers {report.loaded}/{report.total} {what} tensors "

@@ -18,6 +18,7 @@ deviations are over seeds (sample std, ``ddof=1``; 0 for one seed); a paired dif
 (the two arms of a seed share the label subset and the seed), with the number of seeds where the first arm
 scored higher.
 """
+
 from __future__ import annotations
 
 import csv
@@ -117,6 +118,7 @@ def aggregate(rows: Sequence[dict], metrics: Sequence[str], pairs: Sequence[tupl
     >>> round(out["differences"]["p − s"]["1"]["auroc"]["mean"], 3), out["differences"]["p − s"]["1"]["auroc"]["better"]
     (0.075, 1)
     """
+
     def stats(vals):
         v = np.asarray([x for x in vals if x is not None and np.isfinite(x)], dtype=np.float64)
         if not len(v):
@@ -128,8 +130,14 @@ def aggregate(rows: Sequence[dict], metrics: Sequence[str], pairs: Sequence[tupl
         table[(r["arm"], r["fraction"], r["seed"])] = r
     arms = list(dict.fromkeys(r["arm"] for r in rows))
     fracs = list(dict.fromkeys(r["fraction"] for r in rows))
-    summary = {a: {f: {m: stats([r.get(m) for (aa, ff, _), r in table.items() if aa == a and ff == f])
-                       for m in metrics} for f in fracs if any(k[:2] == (a, f) for k in table)} for a in arms}
+    summary = {
+        a: {
+            f: {m: stats([r.get(m) for (aa, ff, _), r in table.items() if aa == a and ff == f]) for m in metrics}
+            for f in fracs
+            if any(k[:2] == (a, f) for k in table)
+        }
+        for a in arms
+    }
     differences: dict[str, dict] = {}
     for a, b in pairs:
         d = differences.setdefault(f"{a} − {b}", {})
@@ -137,18 +145,31 @@ def aggregate(rows: Sequence[dict], metrics: Sequence[str], pairs: Sequence[tupl
             seeds = [s for (aa, ff, s) in table if aa == a and ff == f and (b, f, s) in table]
             d[f] = {}
             for m in metrics:
-                diff = [table[(a, f, s)][m] - table[(b, f, s)][m] for s in seeds
-                        if table[(a, f, s)].get(m) is not None and table[(b, f, s)].get(m) is not None]
+                diff = [
+                    table[(a, f, s)][m] - table[(b, f, s)][m]
+                    for s in seeds
+                    if table[(a, f, s)].get(m) is not None and table[(b, f, s)].get(m) is not None
+                ]
                 st = stats(diff)
                 st["better"] = int(sum(x > 0 for x in diff))
                 d[f][m] = st
     return {"summary": summary, "differences": differences}
 
 
-def compare_pretraining(stores, out: str | Path, cfg: FinetuneConfig | None = None, *, init: str | Path | None,
-                        seeds: int | Sequence[int] = 3, label_fractions: Sequence[float] = (1.0,),
-                        strategies: Sequence[str] = ("full",), scratch: bool = True, probe: bool = True,
-                        overwrite: bool = False, show_progress: bool = False) -> dict[str, Any]:
+def compare_pretraining(
+    stores,
+    out: str | Path,
+    cfg: FinetuneConfig | None = None,
+    *,
+    init: str | Path | None,
+    seeds: int | Sequence[int] = 3,
+    label_fractions: Sequence[float] = (1.0,),
+    strategies: Sequence[str] = ("full",),
+    scratch: bool = True,
+    probe: bool = True,
+    overwrite: bool = False,
+    show_progress: bool = False,
+) -> dict[str, Any]:
     """Fine-tune from ``init`` and from random weights over seeds and label fractions; compare.
 
     Parameters
@@ -228,44 +249,83 @@ def compare_pretraining(stores, out: str | Path, cfg: FinetuneConfig | None = No
     jobs = [(f, seed, arm, spec) for f in fractions for seed in seed_list for arm, spec in arms.items()]
     done_first: set[float] = set()
     with quiet_runs():  # each run's findings (degenerate predictions) are this comparison's rows
-        for f, seed, arm, spec in progress_bar(jobs, description=f"compare {Path(str(stores[0])).stem}",
-                                               enabled=cfg.progress or show_progress):
+        for f, seed, arm, spec in progress_bar(
+            jobs, description=f"compare {Path(str(stores[0])).stem}", enabled=cfg.progress or show_progress
+        ):
             fk = frac_key(f)
             first = f not in done_first
             done_first.add(f)
             probe_arm = spec["strategy"] == "linear-probe"
             own: dict[str, Any] = {} if spec["pretrained"] else {"model": model_name, "model_kwargs": random_kw}
-            run_cfg = replace(base, seed=seed, label_fraction=f, strategy=spec["strategy"],
-                              baselines=base.baselines and first,
-                              head="auto" if probe_arm else base.head, augment=None if probe_arm else base.augment,
-                              **own)
+            run_cfg = replace(
+                base,
+                seed=seed,
+                label_fraction=f,
+                strategy=spec["strategy"],
+                baselines=base.baselines and first,
+                head="auto" if probe_arm else base.head,
+                augment=None if probe_arm else base.augment,
+                **own,
+            )
             d = out / arm / f"frac{fk}" / f"seed{seed}"
-            rep, reused = finetune_or_reuse(stores, d, run_cfg, init=init if spec["pretrained"] else None,
-                                            overwrite=overwrite)
-            logger.info("%s fraction %s seed %d: %s%s", arm, fk, seed,
-                        {m: rep["test"].get(m) for m in (SELECTION[kind],)}, " (reused)" if reused else "")
+            rep, reused = finetune_or_reuse(
+                stores, d, run_cfg, init=init if spec["pretrained"] else None, overwrite=overwrite
+            )
+            logger.info(
+                "%s fraction %s seed %d: %s%s",
+                arm,
+                fk,
+                seed,
+                {m: rep["test"].get(m) for m in (SELECTION[kind],)},
+                " (reused)" if reused else "",
+            )
             reports[(arm, fk, seed)] = rep
             sub = rep.get("label_fraction") or {}
-            subsets.setdefault(fk, {}).setdefault(str(seed), {k: sub.get(k) for k in
-                                                              ("mode", "n_train", "n_train_full", "class_counts", "subjects")}
-                                                  if sub else {"mode": "all", "n_train": rep["n_samples"]["train"]})
-            rows.append({"arm": arm, "fraction": fk, "seed": seed, "strategy": spec["strategy"],
-                         "pretrained": spec["pretrained"], "n_train": rep["n_samples"]["train"],
-                         "subset_mode": sub.get("mode", "all"),
-                         **{m: rep["test"].get(m) for m in COMPARE_METRICS if m in rep["test"]},
-                         "undefined": rep.get("undefined") or {}, "degenerate": rep.get("degenerate"),
-                         "dir": str(d), "reused": reused})
+            subsets.setdefault(fk, {}).setdefault(
+                str(seed),
+                {k: sub.get(k) for k in ("mode", "n_train", "n_train_full", "class_counts", "subjects")}
+                if sub
+                else {"mode": "all", "n_train": rep["n_samples"]["train"]},
+            )
+            rows.append(
+                {
+                    "arm": arm,
+                    "fraction": fk,
+                    "seed": seed,
+                    "strategy": spec["strategy"],
+                    "pretrained": spec["pretrained"],
+                    "n_train": rep["n_samples"]["train"],
+                    "subset_mode": sub.get("mode", "all"),
+                    **{m: rep["test"].get(m) for m in COMPARE_METRICS if m in rep["test"]},
+                    "undefined": rep.get("undefined") or {},
+                    "degenerate": rep.get("degenerate"),
+                    "dir": str(d),
+                    "reused": reused,
+                }
+            )
             if rep.get("baselines") and fk not in baselines:
                 baselines[fk] = {name: r["test"] for name, r in rep["baselines"].items() if "test" in r}
             chance = chance or rep.get("chance")
             confounds = confounds or rep.get("confounds")
     metrics = [m for m in COMPARE_METRICS if any(m in r for r in rows)]
     agg = aggregate(rows, metrics, paired_arms(list(arms)))
-    result = {"init": None if init is None else str(init), "kind": kind, "label_names": label_names,
-              "metric": SELECTION[kind], "metrics": metrics, "arms": list(arms), "fractions": [frac_key(f) for f in fractions],
-              "seeds": seed_list, "runs": rows, **agg, "baselines": baselines, "chance": chance, "subsets": subsets,
-              "confounds": confounds,
-              "std": "sample standard deviation over seeds (ddof=1; 0 for one seed)"}
+    result = {
+        "init": None if init is None else str(init),
+        "kind": kind,
+        "label_names": label_names,
+        "metric": SELECTION[kind],
+        "metrics": metrics,
+        "arms": list(arms),
+        "fractions": [frac_key(f) for f in fractions],
+        "seeds": seed_list,
+        "runs": rows,
+        **agg,
+        "baselines": baselines,
+        "chance": chance,
+        "subsets": subsets,
+        "confounds": confounds,
+        "std": "sample standard deviation over seeds (ddof=1; 0 for one seed)",
+    }
     out.mkdir(parents=True, exist_ok=True)
     (out / "comparison.json").write_text(json.dumps(result, indent=2, default=float))
     write_comparison_csv(result, out / "comparison.csv")
@@ -299,7 +359,9 @@ def write_comparison_csv(result: dict, path: str | Path) -> Path:
             return "" if v is None else f"{v:.6g}" if isinstance(v, float) else v
 
         for r in result["runs"]:
-            w.writerow([r["arm"], r["fraction"], r["seed"], r["n_train"], r["subset_mode"], *(cell(r.get(m)) for m in metrics)])
+            w.writerow(
+                [r["arm"], r["fraction"], r["seed"], r["n_train"], r["subset_mode"], *(cell(r.get(m)) for m in metrics)]
+            )
         for arm, by_f in result["summary"].items():
             for f, ms in by_f.items():
                 for stat in ("mean", "std"):
@@ -307,8 +369,19 @@ def write_comparison_csv(result: dict, path: str | Path) -> Path:
         for name, by_f in result["differences"].items():
             for f, ms in by_f.items():
                 for stat in ("mean", "std", "better"):
-                    w.writerow([name, f, stat, "", "", *(cell(ms[m][stat]) if stat != "better" else
-                                                         f"{ms[m]['better']}/{ms[m]['n']}" for m in metrics)])
+                    w.writerow(
+                        [
+                            name,
+                            f,
+                            stat,
+                            "",
+                            "",
+                            *(
+                                cell(ms[m][stat]) if stat != "better" else f"{ms[m]['better']}/{ms[m]['n']}"
+                                for m in metrics
+                            ),
+                        ]
+                    )
         for f, bs in result["baselines"].items():
             for name, ms in bs.items():
                 w.writerow([name, f, "", "", "", *(cell(ms.get(m)) for m in metrics)])

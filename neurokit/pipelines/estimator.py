@@ -9,6 +9,7 @@ themselves (SiT: ``(n, tubelets, frames, vertices)``). Training follows ``neuro 
 backbone and a head learning rate, cosine schedule to ``min_lr``, gradient clipping, label smoothing), for a fixed
 number of epochs and without a validation split: the estimator keeps the last state, as scikit-learn fits do.
 """
+
 from __future__ import annotations
 
 import logging
@@ -94,12 +95,27 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
     ((8, 2), (8, 200))
     """
 
-    def __init__(self, model: str = "cbramod", init: str | None = None, model_kwargs: dict | None = None,
-                 sfreq: float = TARGET_SFREQ, scale: float = VOLTS_TO_CBRAMOD, head: str = "auto", epochs: int = 50,
-                 batch_size: int = 64, lr_backbone: float = 1e-4, lr_head: float | None = None,
-                 weight_decay: float = 0.05, min_lr: float = 1e-6, clip_grad: float = 1.0,
-                 label_smoothing: float = 0.1, dropout: float = 0.1, frozen: bool = False, device: str = "cpu",
-                 seed: int = 0) -> None:
+    def __init__(
+        self,
+        model: str = "cbramod",
+        init: str | None = None,
+        model_kwargs: dict | None = None,
+        sfreq: float = TARGET_SFREQ,
+        scale: float = VOLTS_TO_CBRAMOD,
+        head: str = "auto",
+        epochs: int = 50,
+        batch_size: int = 64,
+        lr_backbone: float = 1e-4,
+        lr_head: float | None = None,
+        weight_decay: float = 0.05,
+        min_lr: float = 1e-6,
+        clip_grad: float = 1.0,
+        label_smoothing: float = 0.1,
+        dropout: float = 0.1,
+        frozen: bool = False,
+        device: str = "cpu",
+        seed: int = 0,
+    ) -> None:
         self.model = model
         self.init = init
         self.model_kwargs = model_kwargs
@@ -140,13 +156,17 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
                 raise ValueError(f"X: {self.model} takes store-shaped samples (n, ...); got shape {data.shape}")
             return np.ascontiguousarray(data, dtype=np.float32), ch_names, codes
         if data.ndim != 3:
-            raise ValueError(f"X: expected EEG trials (n_trials, n_channels, n_times) or mne.Epochs; got shape {data.shape}")
+            raise ValueError(
+                f"X: expected EEG trials (n_trials, n_channels, n_times) or mne.Epochs; got shape {data.shape}"
+            )
         if sfreq != TARGET_SFREQ:
             data = mne.filter.resample(data, up=TARGET_SFREQ, down=sfreq, axis=-1, verbose="error")
         n_patches = data.shape[-1] // PATCH
         if n_patches < 1:
-            raise ValueError(f"X: trials of {data.shape[-1]} samples at 200 Hz are shorter than one {PATCH}-sample "
-                             "patch (1 s); CBraMod needs at least 1 s per trial")
+            raise ValueError(
+                f"X: trials of {data.shape[-1]} samples at 200 Hz are shorter than one {PATCH}-sample "
+                "patch (1 s); CBraMod needs at least 1 s per trial"
+            )
         data = data[..., : n_patches * PATCH] * scale
         return data.reshape(*data.shape[:2], n_patches, PATCH).astype(np.float32), ch_names, codes
 
@@ -192,13 +212,20 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         torch.manual_seed(self.seed)
         spec = get_model_spec(self.model)
         attrs = {"modality": spec.modality, "ch_names": ch_names}
-        backbone, self.init_info_ = build_backbone(self.init, model=self.model, model_kwargs=self.model_kwargs or {},
-                                                   store_attrs=attrs, sample_shape=x.shape[1:])
+        backbone, self.init_info_ = build_backbone(
+            self.init,
+            model=self.model,
+            model_kwargs=self.model_kwargs or {},
+            store_attrs=attrs,
+            sample_shape=x.shape[1:],
+        )
         backbone.to(dev)
         with torch.no_grad():
             backbone.eval()
             feat_shape = tuple(backbone_features(backbone, torch.from_numpy(x[:1]).to(dev)).shape[1:])
-        head_kind = get_objective(self.init_info_.get("model", self.model)).default_head if self.head == "auto" else self.head
+        head_kind = (
+            get_objective(self.init_info_.get("model", self.model)).default_head if self.head == "auto" else self.head
+        )
         model = FinetuneModel(backbone, Head(head_kind, feat_shape, n_out, self.dropout), squeeze=n_out == 1).to(dev)
         if self.frozen:
             for p in backbone.parameters():
@@ -221,7 +248,7 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         for _ in range(self.epochs):
             order = torch.randperm(len(x), generator=g)
             for i in range(0, len(x), bs):
-                idx = order[i: i + bs]
+                idx = order[i : i + bs]
                 loss = supervised_loss(kind, model(xt[idx].to(dev)), yt[idx].to(dev), self.label_smoothing)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
@@ -243,14 +270,16 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         self._check_fitted()
         x, _, _ = self._samples(X)
         if tuple(x.shape[1:]) != self.sample_shape_ and self.model_.head.kind == "all_patch_reps":
-            raise ValueError(f"X: samples of shape {tuple(x.shape[1:])} differ from the {self.sample_shape_} fitted "
-                             "(channels and trial length are fixed by the all_patch_reps head)")
+            raise ValueError(
+                f"X: samples of shape {tuple(x.shape[1:])} differ from the {self.sample_shape_} fitted "
+                "(channels and trial length are fixed by the all_patch_reps head)"
+            )
         dev = self._device()
         outs = []
         self.model_.eval()
         with torch.no_grad():
             for i in range(0, len(x), max(1, self.batch_size)):
-                xb = torch.from_numpy(x[i: i + self.batch_size]).to(dev)
+                xb = torch.from_numpy(x[i : i + self.batch_size]).to(dev)
                 if features:
                     f = backbone_features(self.model_.backbone, xb)
                     outs.append(f.flatten(1, -2).mean(dim=1).float().cpu())

@@ -1,5 +1,6 @@
 """``neuro evaluate``: score a fine-tuned checkpoint (single-task or M4oE) on a labelled store, on the split the
 model was fine-tuned with, refusing samples it has seen unless asked."""
+
 from __future__ import annotations
 
 import logging
@@ -26,10 +27,17 @@ from neurokit.training.predict import predict
 logger = logging.getLogger("neurokit")
 
 
-
-def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *, split: str | None = "test",
-             subjects: Sequence[str] | None = None, batch_size: int = 64, device: str = "auto",
-             allow_seen: bool = False, allow_mismatch: Sequence[str] | str | None = None) -> dict[str, Any]:
+def evaluate(
+    checkpoint: str | Path,
+    store: str | Path | Sequence[str | Path],
+    *,
+    split: str | None = "test",
+    subjects: Sequence[str] | None = None,
+    batch_size: int = 64,
+    device: str = "auto",
+    allow_seen: bool = False,
+    allow_mismatch: Sequence[str] | str | None = None,
+) -> dict[str, Any]:
     """Score a fine-tuned checkpoint on a labelled store.
 
     ``split``: ``"train"``, ``"val"`` or ``"test"`` — the subjects (or runs) of that split *as the
@@ -60,9 +68,16 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
 
     if is_m4oe_checkpoint(checkpoint):
         if subjects is not None:
-            raise ConfigError("subjects= is not available for M4oE checkpoints (each task has its own store); use split=")
-        return evaluate_m4oe(checkpoint, [store] if isinstance(store, (str, Path)) else list(store),
-                             split=split, batch_size=batch_size, device=device)
+            raise ConfigError(
+                "subjects= is not available for M4oE checkpoints (each task has its own store); use split="
+            )
+        return evaluate_m4oe(
+            checkpoint,
+            [store] if isinstance(store, (str, Path)) else list(store),
+            split=split,
+            batch_size=batch_size,
+            device=device,
+        )
     allow = check_allow_mismatch(allow_mismatch)
     dev = dist.setup(device).device
     model, ck = load_finetuned(checkpoint, dev)
@@ -72,22 +87,32 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
     family = get_model_spec(ck["model"])
     have = ds_all.info.modality or "eeg"
     if family.modality != have:
-        raise ConfigError(f"{first}: holds {have} samples {tuple(ds_all.sample_shape)}; {checkpoint} is a "
-                          f"{family.title or ck['model']} model fine-tuned on {family.modality} stores")
+        raise ConfigError(
+            f"{first}: holds {have} samples {tuple(ds_all.sample_shape)}; {checkpoint} is a "
+            f"{family.title or ck['model']} model fine-tuned on {family.modality} stores"
+        )
     trained_facts = data_facts({**(ck.get("store_attrs") or {}), "recipe": ck.get("recipe")}, ck.get("sample_shape"))
-    accepted = check_data_facts(trained_facts, data_facts(ds_all.attrs, ds_all.sample_shape), checkpoint=checkpoint,
-                                store=first, allow=allow)
+    accepted = check_data_facts(
+        trained_facts, data_facts(ds_all.attrs, ds_all.sample_shape), checkpoint=checkpoint, store=first, allow=allow
+    )
     if len(ds_all) == 0:
         raise ConfigError(f"{first}: no labelled sample (the store was prepared without a labelled task)")
     label_names = list(ds_all.info.label_names)
     kind = task_kind(ds_all.stores[0].labels, len(label_names) or int(ds_all.stores[0].labels.max()) + 1)
     if kind != ck["task_kind"]:
-        raise ConfigError(f"{first}: holds a {kind} task, the checkpoint {checkpoint} was fine-tuned for {ck['task_kind']}")
+        raise ConfigError(
+            f"{first}: holds a {kind} task, the checkpoint {checkpoint} was fine-tuned for {ck['task_kind']}"
+        )
     if ck.get("label_names") and label_names and list(ck["label_names"]) != label_names:
         raise ConfigError(f"{first}: classes {label_names} differ from the checkpoint's {ck['label_names']}")
     check_channels(ck.get("ch_names"), ds_all.info.ch_names, store=first, checkpoint=checkpoint)
-    if tuple(ds_all.sample_shape) != tuple(ck.get("sample_shape", ds_all.sample_shape)) and ck["head"]["kind"] == "all_patch_reps":
-        raise ChannelMismatchError(f"{first}: sample shape {ds_all.sample_shape} differs from the checkpoint's {ck['sample_shape']}")
+    if (
+        tuple(ds_all.sample_shape) != tuple(ck.get("sample_shape", ds_all.sample_shape))
+        and ck["head"]["kind"] == "all_patch_reps"
+    ):
+        raise ChannelMismatchError(
+            f"{first}: sample shape {ds_all.sample_shape} differs from the checkpoint's {ck['sample_shape']}"
+        )
     rep = ck.get("report") or {}
     trained = rep.get("splits")  # {"train": {"subjects": [...]}, ...} as fine-tuned
     if not trained:
@@ -96,7 +121,9 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
         ds = PatchDataset(ds_all.stores, labelled=True, subjects=subjects)
     elif split is not None:
         if split not in trained:
-            raise ConfigError(f"split {split!r}: the checkpoint's splits are {sorted(trained)} (or every sample: split=None, CLI --split all)")
+            raise ConfigError(
+                f"split {split!r}: the checkpoint's splits are {sorted(trained)} (or every sample: split=None, CLI --split all)"
+            )
         ds = PatchDataset(ds_all.stores, labelled=True, **trained[split])
     else:
         ds = ds_all
@@ -106,7 +133,9 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
         else:
             assert split is not None  # no subjects nor split: every sample, and ds_all is not empty (checked above)
             asked = f"the {split} split ({_kw_ids(trained[split])})"
-        raise ConfigError(f"{first}: no labelled sample of {asked}; subjects in the store: {', '.join(ds_all.store_subjects)}")
+        raise ConfigError(
+            f"{first}: no labelled sample of {asked}; subjects in the store: {', '.join(ds_all.store_subjects)}"
+        )
     key = "run" if "runs" in trained.get("train", {}) else "subject"
     scored = sorted({str(v) for v in ds.meta(key)})
     seen_ids = {str(v) for k in ("train", "val") for v in next(iter(trained.get(k, {"x": []}).values()))}
@@ -122,10 +151,19 @@ def evaluate(checkpoint: str | Path, store: str | Path | Sequence[str | Path], *
     y, o = predict(model, ds, batch_size, dev)
     from neurokit.evaluation.metrics import mark_undefined
 
-    met, undefined = mark_undefined(ck["task_kind"], y, score(ck["task_kind"], y, o), ck.get("label_names"),
-                                    split or "chosen")
-    res = {"checkpoint": str(checkpoint), "split": split if subjects is None else None, "n_samples": len(ds),
-           f"{key}s": scored, "seen": seen, "pretraining_overlap": overlap, **met, "undefined": undefined}
+    met, undefined = mark_undefined(
+        ck["task_kind"], y, score(ck["task_kind"], y, o), ck.get("label_names"), split or "chosen"
+    )
+    res = {
+        "checkpoint": str(checkpoint),
+        "split": split if subjects is None else None,
+        "n_samples": len(ds),
+        f"{key}s": scored,
+        "seen": seen,
+        "pretraining_overlap": overlap,
+        **met,
+        "undefined": undefined,
+    }
     if accepted:
         res["data_mismatch_allowed"] = accepted
     return res
@@ -135,8 +173,14 @@ def _kw_ids(kw: dict) -> str:
     return ", ".join(str(v) for vals in kw.values() for v in vals)
 
 
-def evaluate_m4oe(checkpoint: str | Path, stores: Sequence[str | Path], *, split: str | None = "test",
-                  batch_size: int = 64, device: str = "auto") -> dict[str, Any]:
+def evaluate_m4oe(
+    checkpoint: str | Path,
+    stores: Sequence[str | Path],
+    *,
+    split: str | None = "test",
+    batch_size: int = 64,
+    device: str = "auto",
+) -> dict[str, Any]:
     """Score an M4oE checkpoint: every task whose store is given (matched by card and task), on its split.
     Returns ``{"checkpoint", "split", "tasks": {name: {metrics…, "n_samples", "modality_contributions",
     "ablation_contributions"}}}``."""
@@ -162,10 +206,16 @@ def evaluate_m4oe(checkpoint: str | Path, stores: Sequence[str | Path], *, split
             ds = PatchDataset([st], labelled=True, **kw[split])
         y, o, sh, ab = predict_task(model, name, ds, batch_size, dev, ablate=True)
         kind = ck["tasks"][name]["kind"]
-        res[name] = {"n_samples": len(ds), **score(kind, y, o),
-                     "modality_contributions": contributions(sh, model.head.modalities, ds, model.layouts[name]),
-                     "ablation_contributions": ablation_contributions(ab, model.head.modalities, ds, model.layouts[name],
-                                                                      kind, y, o)}
+        res[name] = {
+            "n_samples": len(ds),
+            **score(kind, y, o),
+            "modality_contributions": contributions(sh, model.head.modalities, ds, model.layouts[name]),
+            "ablation_contributions": ablation_contributions(
+                ab, model.head.modalities, ds, model.layouts[name], kind, y, o
+            ),
+        }
     if not res:
-        raise ConfigError(f"none of the stores {[str(s.path) for s in opened]} holds a task of {checkpoint} ({list(ck['tasks'])})")
+        raise ConfigError(
+            f"none of the stores {[str(s.path) for s in opened]} holds a task of {checkpoint} ({list(ck['tasks'])})"
+        )
     return {"checkpoint": str(checkpoint), "split": split, "tasks": res}

@@ -6,6 +6,7 @@ cross-entropy, BCE on one logit for binary tasks, MSE for regression; model sele
 split (Cohen's kappa / AUROC / R²) and one final score on the test split. Splits are by subject, taken
 from the store's data card (or by run when the store holds a single subject).
 """
+
 from __future__ import annotations
 
 import json
@@ -47,11 +48,6 @@ logger = logging.getLogger("neurokit")
 #: what one run found in its results (degenerate predictions, a confound): a comparison of many runs quiets it
 #: and reports the same findings in its own table
 run_logger = logging.getLogger("neurokit.run")
-
-
-
-
-
 
 
 #: how a fine-tuning run adapts the backbone (:class:`FinetuneConfig` ``strategy``)
@@ -139,8 +135,10 @@ class FinetuneConfig:
         if self.lr_head is None:  # CBraMod release, finetune_trainer.py: 'lr': 0.001*(batch_size/256)**0.5
             self.lr_head = head_lr(self.batch_size)
         if self.head not in HEADS + ("auto",):
-            raise ConfigError(f"head={self.head!r}: allowed {', '.join(HEADS + ('auto',))} (and m4oe with several "
-                              "tasks in the CLI: --head m4oe --task CARD:TASK)")
+            raise ConfigError(
+                f"head={self.head!r}: allowed {', '.join(HEADS + ('auto',))} (and m4oe with several "
+                "tasks in the CLI: --head m4oe --task CARD:TASK)"
+            )
         if self.model is not None:
             get_model_spec(self.model)  # ConfigError naming the known families
         if not 0 <= self.label_smoothing < 1:
@@ -153,8 +151,10 @@ class FinetuneConfig:
         if self.strategy not in STRATEGIES:
             raise ConfigError(f"strategy={self.strategy!r}: allowed {', '.join(STRATEGIES)} (CLI: --strategy)")
         if self.frozen and self.strategy not in ("full", "frozen"):
-            raise ConfigError(f"frozen=True (CLI: --frozen) and strategy={self.strategy!r} contradict each other: "
-                              "--frozen is --strategy frozen; give one of them")
+            raise ConfigError(
+                f"frozen=True (CLI: --frozen) and strategy={self.strategy!r} contradict each other: "
+                "--frozen is --strategy frozen; give one of them"
+            )
         if self.frozen or self.strategy == "frozen":
             self.frozen, self.strategy = True, "frozen"
         if not 0 < self.label_fraction <= 1:
@@ -162,8 +162,10 @@ class FinetuneConfig:
         if self.lora_rank < 1 or self.lora_alpha <= 0:
             raise ConfigError(f"lora_rank={self.lora_rank}, lora_alpha={self.lora_alpha}: need rank >= 1 and alpha > 0")
         if self.strategy == "linear-probe" and self.head not in ("auto", "avgpool"):
-            raise ConfigError(f"strategy='linear-probe' reads features averaged over tokens (an avgpool head); "
-                              f"head={self.head!r} does not apply: drop --head or give --head avgpool")
+            raise ConfigError(
+                f"strategy='linear-probe' reads features averaged over tokens (an avgpool head); "
+                f"head={self.head!r} does not apply: drop --head or give --head avgpool"
+            )
 
 
 def head_lr(batch_size: int) -> float:
@@ -181,12 +183,18 @@ def head_lr(batch_size: int) -> float:
     return 1e-3 * math.sqrt(batch_size / 256)
 
 
-def supervised_loss(kind: str, logits: torch.Tensor, y: torch.Tensor, label_smoothing: float = 0.0,
-                    mix: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+def supervised_loss(
+    kind: str,
+    logits: torch.Tensor,
+    y: torch.Tensor,
+    label_smoothing: float = 0.0,
+    mix: tuple[torch.Tensor, torch.Tensor] | None = None,
+) -> torch.Tensor:
     """Cross-entropy with label smoothing (multi-class), BCE on one logit (binary), MSE (regression).
 
     ``mix = (lam, perm)`` from mixup: each sample's loss is ``lam·L(y) + (1 − lam)·L(y[perm])``.
     """
+
     def per_sample(target):
         if kind == "multiclass":
             return F.cross_entropy(logits, target.long(), label_smoothing=label_smoothing, reduction="none")
@@ -216,29 +224,43 @@ def make_augmenter(cfg: FinetuneConfig, ds: PatchDataset, *, mixup: bool = True)
     if not aug.enabled:
         return None
     if not mixup and aug.mixup:
-        raise ConfigError("--augment mixup: the M4oE head's multi-task loss does not mix labels; drop mixup "
-                          "from --augment (the other transforms apply)")
+        raise ConfigError(
+            "--augment mixup: the M4oE head's multi-task loss does not mix labels; drop mixup "
+            "from --augment (the other transforms apply)"
+        )
     if ds.info.modality != "eeg" or len(ds.sample_shape) != 3:
-        raise ConfigError(f"augmentation is defined for EEG patch stores (C, N, P); this store holds "
-                          f"{ds.info.modality} samples {ds.sample_shape}")
+        raise ConfigError(
+            f"augmentation is defined for EEG patch stores (C, N, P); this store holds "
+            f"{ds.info.modality} samples {ds.sample_shape}"
+        )
     scale = float(ds.info.recipe.get("scale") or 1e4)  # data units per volt
     return Augmenter(aug, sfreq=float(ds.info.sfreq or 200.0), units_per_uv=scale * 1e-6, seed=cfg.seed)
 
 
-
-
 #: options of ``neuro finetune`` that only the M4oE head uses (CLI flag → what it does)
-M4OE_ONLY = {"--task": "names the tasks of the multi-task head", "--modality": "names the M4oE modalities",
-             "--m4oe-preset": "sizes the M4oE experts", "--alpha": "weights the M4oE routing term",
-             "--focal-gamma": "sets the M4oE focal loss"}
+M4OE_ONLY = {
+    "--task": "names the tasks of the multi-task head",
+    "--modality": "names the M4oE modalities",
+    "--m4oe-preset": "sizes the M4oE experts",
+    "--alpha": "weights the M4oE routing term",
+    "--focal-gamma": "sets the M4oE focal loss",
+}
 
 #: evaluation schemes whose fold count ``n_folds`` (CLI ``--folds``) sets
 FOLDED_SCHEMES = ("kfold-subject", "within-session")
 
 
-def check_finetune_options(cfg: FinetuneConfig, *, head: str | None = None, scheme: str = "card",
-                           resume: bool = False, overwrite: bool = False, given: Collection[str] = (),
-                           init: str | Path | None = None, stores: Sequence[str | Path] | None = None) -> None:
+def check_finetune_options(
+    cfg: FinetuneConfig,
+    *,
+    head: str | None = None,
+    scheme: str = "card",
+    resume: bool = False,
+    overwrite: bool = False,
+    given: Collection[str] = (),
+    init: str | Path | None = None,
+    stores: Sequence[str | Path] | None = None,
+) -> None:
     """Refuse the option combinations a fine-tuning run would otherwise ignore.
 
     Parameters
@@ -278,62 +300,92 @@ def check_finetune_options(cfg: FinetuneConfig, *, head: str | None = None, sche
     if resume and overwrite:
         raise ConfigError("--resume continues the run in OUT and --overwrite replaces it: give one of them")
     if cfg.allow_partial_init and init is None:
-        raise ConfigError("--allow-partial-init: it lets --init weights cover part of the backbone; without --init "
-                          "the backbone is trained from scratch")
+        raise ConfigError(
+            "--allow-partial-init: it lets --init weights cover part of the backbone; without --init "
+            "the backbone is trained from scratch"
+        )
     if "--label-smoothing" in given and stores and head != "m4oe":
         kind = open_labelled(stores)[3]
         if kind != "multiclass":
-            raise ConfigError(f"--label-smoothing: it smooths multi-class targets; {', '.join(map(str, stores))} "
-                              f"holds a {kind} task (one logit, no smoothing)")
+            raise ConfigError(
+                f"--label-smoothing: it smooths multi-class targets; {', '.join(map(str, stores))} "
+                f"holds a {kind} task (one logit, no smoothing)"
+            )
     if cfg.strategy == "linear-probe" and ("--lr-backbone" in given or "--lr-head" in given or cfg.augment or resume):
         what = "--resume" if resume else "--augment" if cfg.augment else "--lr-backbone/--lr-head"
-        raise ConfigError(f"{what}: --strategy linear-probe fits a logistic regression on frozen features "
-                          "(no gradient steps, no epochs to resume, no augmented batches); drop one of them")
+        raise ConfigError(
+            f"{what}: --strategy linear-probe fits a logistic regression on frozen features "
+            "(no gradient steps, no epochs to resume, no augmented batches); drop one of them"
+        )
     if cfg.strategy != "lora" and ({"--lora-rank", "--lora-alpha"} & given):
-        raise ConfigError(f"{sorted({'--lora-rank', '--lora-alpha'} & given)[0]}: sizes the LoRA adapters, so it "
-                          f"needs --strategy lora (got --strategy {cfg.strategy})")
+        raise ConfigError(
+            f"{sorted({'--lora-rank', '--lora-alpha'} & given)[0]}: sizes the LoRA adapters, so it "
+            f"needs --strategy lora (got --strategy {cfg.strategy})"
+        )
     if cfg.frozen and "--lr-backbone" in given:
-        raise ConfigError("--lr-backbone: --frozen keeps the backbone's weights fixed, so it has no learning rate; "
-                          "drop one of them")
+        raise ConfigError(
+            "--lr-backbone: --frozen keeps the backbone's weights fixed, so it has no learning rate; drop one of them"
+        )
     if head == "m4oe":
         if cfg.strategy not in ("full", "frozen") or cfg.label_fraction < 1:
             what = f"--strategy {cfg.strategy}" if cfg.strategy not in ("full", "frozen") else "--label-fractions"
-            raise ConfigError(f"{what}: for the single-task heads (avgpool, all_patch_reps); --head m4oe trains "
-                              "its backbone in full or --frozen on every label")
+            raise ConfigError(
+                f"{what}: for the single-task heads (avgpool, all_patch_reps); --head m4oe trains "
+                "its backbone in full or --frozen on every label"
+            )
         if scheme != "card":
-            raise ConfigError(f"--scheme {scheme}: --head m4oe trains and scores every task on its card's splits; "
-                              "evaluation schemes are for the single-task heads (avgpool, all_patch_reps)")
+            raise ConfigError(
+                f"--scheme {scheme}: --head m4oe trains and scores every task on its card's splits; "
+                "evaluation schemes are for the single-task heads (avgpool, all_patch_reps)"
+            )
         if cfg.splits is not None:
-            raise ConfigError("--train-subjects/--val-subjects/--test-subjects: --head m4oe splits each task by its "
-                              "own card; subject splits are for the single-task heads")
+            raise ConfigError(
+                "--train-subjects/--val-subjects/--test-subjects: --head m4oe splits each task by its "
+                "own card; subject splits are for the single-task heads"
+            )
         if "--folds" in given:
             raise ConfigError("--folds: --head m4oe runs no evaluation scheme, so there are no folds to count")
         if "--label-smoothing" in given:
-            raise ConfigError("--label-smoothing: the M4oE head trains with the release's focal loss (--focal-gamma), "
-                              "which does not smooth labels; drop --label-smoothing")
+            raise ConfigError(
+                "--label-smoothing: the M4oE head trains with the release's focal loss (--focal-gamma), "
+                "which does not smooth labels; drop --label-smoothing"
+            )
         from neurokit.data.augment import AugmentConfig
 
         if AugmentConfig.parse(cfg.augment).mixup:
-            raise ConfigError("--augment mixup: the M4oE head's multi-task loss does not mix labels; drop mixup "
-                              "from --augment (the other transforms apply)")
+            raise ConfigError(
+                "--augment mixup: the M4oE head's multi-task loss does not mix labels; drop mixup "
+                "from --augment (the other transforms apply)"
+            )
         return
     for flag in M4OE_ONLY:
         if flag in given:
             raise ConfigError(f"{flag}: {M4OE_ONLY[flag]}, so it needs --head m4oe (got --head {head})")
     if "--folds" in given and scheme not in FOLDED_SCHEMES:
-        raise ConfigError(f"--folds: only the {' and '.join(FOLDED_SCHEMES)} schemes have a fold count "
-                          f"(got --scheme {scheme})")
+        raise ConfigError(
+            f"--folds: only the {' and '.join(FOLDED_SCHEMES)} schemes have a fold count (got --scheme {scheme})"
+        )
     if scheme != "card":
         if resume:
             raise ConfigError(f"--resume: a --scheme {scheme} run is one run per fold; run it again with --overwrite")
         if cfg.splits is not None:
-            raise ConfigError(f"--train-subjects/--val-subjects/--test-subjects: --scheme {scheme} makes its own "
-                              "folds; subject splits go with --scheme card")
+            raise ConfigError(
+                f"--train-subjects/--val-subjects/--test-subjects: --scheme {scheme} makes its own "
+                "folds; subject splits go with --scheme card"
+            )
 
 
-def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg: FinetuneConfig | None = None,
-             *, init: str | Path | None = None, overwrite: bool = False, scheme: str = "card",
-             n_folds: int = 5, resume: bool = False) -> dict[str, Any]:
+def finetune(
+    store: str | Path | Sequence[str | Path],
+    out_dir: str | Path,
+    cfg: FinetuneConfig | None = None,
+    *,
+    init: str | Path | None = None,
+    overwrite: bool = False,
+    scheme: str = "card",
+    n_folds: int = 5,
+    resume: bool = False,
+) -> dict[str, Any]:
     """Fine-tune on a labelled store and score the test split once.
 
     Parameters
@@ -382,12 +434,14 @@ def finetune(store: str | Path | Sequence[str | Path], out_dir: str | Path, cfg:
     cfg = cfg or FinetuneConfig()
     out = Path(out_dir)
     check_finetune_options(cfg, scheme=scheme, resume=resume, overwrite=overwrite, init=init)
-    return _finetune_locked(store, out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=n_folds,
-                            resume=resume)
+    return _finetune_locked(
+        store, out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=n_folds, resume=resume
+    )
 
 
-def _finetune_locked(store, out: Path, cfg: FinetuneConfig, *, init, overwrite: bool, scheme: str, n_folds: int,
-                     resume: bool) -> dict[str, Any]:
+def _finetune_locked(
+    store, out: Path, cfg: FinetuneConfig, *, init, overwrite: bool, scheme: str, n_folds: int, resume: bool
+) -> dict[str, Any]:
     """:func:`finetune` in its run folder (:func:`~neurokit.pipelines.outputs.run_in_folder`: locked, an earlier
     run replaced by ``overwrite`` kept whole until the new one has finished)."""
     from neurokit.evaluation.schemes import run_scheme
@@ -397,9 +451,14 @@ def _finetune_locked(store, out: Path, cfg: FinetuneConfig, *, init, overwrite: 
         try:
             if scheme != "card":
                 stores = list(store) if isinstance(store, (list, tuple)) else [store]
-                return run_scheme(stores, work, cfg, scheme, n_folds=n_folds,
-                                  fit_fold=lambda d, kw, unit: _finetune(stores, d, cfg, init, info, split_kw=kw,
-                                                                         leak_unit=unit))
+                return run_scheme(
+                    stores,
+                    work,
+                    cfg,
+                    scheme,
+                    n_folds=n_folds,
+                    fit_fold=lambda d, kw, unit: _finetune(stores, d, cfg, init, info, split_kw=kw, leak_unit=unit),
+                )
             return _finetune(store, work, cfg, init, info, resume=resume)
         finally:
             dist.cleanup(info)
@@ -407,8 +466,9 @@ def _finetune_locked(store, out: Path, cfg: FinetuneConfig, *, init, overwrite: 
     return run_in_folder(out, job, overwrite=overwrite, resume=resume, resumable=scheme == "card")
 
 
-def finetune_or_reuse(store, out_dir: str | Path, cfg: FinetuneConfig, *, init: str | Path | None = None,
-                      overwrite: bool = False) -> tuple[dict[str, Any], bool]:
+def finetune_or_reuse(
+    store, out_dir: str | Path, cfg: FinetuneConfig, *, init: str | Path | None = None, overwrite: bool = False
+) -> tuple[dict[str, Any], bool]:
     """:func:`finetune`, or the report already in ``out_dir`` when it came from the same settings, the same
     ``init`` file (by SHA-256) and data of the same card, recipe, channels and units; an interrupted run of
     the same settings there (``last.pt`` only) is resumed. Returns ``(report, reused)``. A different run
@@ -418,30 +478,42 @@ def finetune_or_reuse(store, out_dir: str | Path, cfg: FinetuneConfig, *, init: 
         try:
             return finetune(store, out, cfg, init=init, resume=True), False
         except ConfigError as exc:
-            raise FileExistsError(f"{out} holds another fine-tuning run ({exc}); pass overwrite=True (CLI: "
-                                  "--overwrite) to replace it, or choose another output folder") from None
+            raise FileExistsError(
+                f"{out} holds another fine-tuning run ({exc}); pass overwrite=True (CLI: "
+                "--overwrite) to replace it, or choose another output folder"
+            ) from None
     if overwrite or not (out / "best.pt").exists():
         return finetune(store, out, cfg, init=init, overwrite=overwrite), False
     ck = load_checkpoint(out / "best.pt")
     stores = list(store) if isinstance(store, (list, tuple)) else [store]
-    diff = _config_differences(cfg, ck.get("finetune_config") or {}, ("progress", "device", "num_workers",
-                                                                     "confound_check"))
+    diff = _config_differences(
+        cfg, ck.get("finetune_config") or {}, ("progress", "device", "num_workers", "confound_check")
+    )
     if init_fingerprint(init) != ck.get("init_sha256"):
         diff.append("init")
     attrs = PatchDataset(stores).attrs
-    diff += list(data_differences({"card": ck.get("card"), "recipe": ck.get("recipe"), "ch_names": ck.get("ch_names")}, attrs))
+    diff += list(
+        data_differences({"card": ck.get("card"), "recipe": ck.get("recipe"), "ch_names": ck.get("ch_names")}, attrs)
+    )
     if diff:
-        raise FileExistsError(f"{out} holds a fine-tuning run that differs in {', '.join(diff)}; pass overwrite=True "
-                              "(CLI: --overwrite) to replace it, or choose another output folder")
+        raise FileExistsError(
+            f"{out} holds a fine-tuning run that differs in {', '.join(diff)}; pass overwrite=True "
+            "(CLI: --overwrite) to replace it, or choose another output folder"
+        )
     return json.loads((out / "report.json").read_text()), True
 
 
 def _config_differences(cfg: FinetuneConfig, saved: dict, ignore: Sequence[str]) -> list[str]:
     """Fields of ``cfg`` that differ from a saved ``finetune_config`` (``model=None`` matches the saved family)."""
-    return [k for k, v in asdict(cfg).items() if k not in ignore and not (k == "model" and v is None)
-            and not (k == "head" and v == "auto" and saved.get(k) in (*HEADS, "m4oe"))
-            and not (k not in saved and k in _LATER_DEFAULTS and v == _LATER_DEFAULTS[k])
-            and _norm_json(v) != _norm_json(saved.get(k))]
+    return [
+        k
+        for k, v in asdict(cfg).items()
+        if k not in ignore
+        and not (k == "model" and v is None)
+        and not (k == "head" and v == "auto" and saved.get(k) in (*HEADS, "m4oe"))
+        and not (k not in saved and k in _LATER_DEFAULTS and v == _LATER_DEFAULTS[k])
+        and _norm_json(v) != _norm_json(saved.get(k))
+    ]
 
 
 def _norm_json(v):
@@ -461,8 +533,9 @@ def init_fingerprint(init) -> str | None:
     return file_sha256(path)
 
 
-def check_resume(ck: dict, cfg: FinetuneConfig, init, path: Path, *, kind: str = "finetune_last",
-                 head: dict | None = None) -> None:
+def check_resume(
+    ck: dict, cfg: FinetuneConfig, init, path: Path, *, kind: str = "finetune_last", head: dict | None = None
+) -> None:
     """A resumed fine-tuning run must have the settings, ``init`` and head of the run in ``last.pt``.
 
     Parameters
@@ -488,19 +561,32 @@ def check_resume(ck: dict, cfg: FinetuneConfig, init, path: Path, *, kind: str =
     """
     if ck.get("kind") != kind:
         raise ConfigError(f"{path}: not the last.pt of this kind of run (kind={ck.get('kind')!r}, expected {kind!r})")
-    diff = _config_differences(cfg, ck.get("finetune_config") or {},
-                               ("epochs", "progress", "device", "num_workers", "baselines", "confound_check"))
+    diff = _config_differences(
+        cfg,
+        ck.get("finetune_config") or {},
+        ("epochs", "progress", "device", "num_workers", "baselines", "confound_check"),
+    )
     if init_fingerprint(init) != ck.get("init_sha256"):
         diff.append("init")
     saved_head = ck.get("head_settings") or {}
     diff += [k for k, v in (head or {}).items() if _norm_json(v) != _norm_json(saved_head.get(k))]
     if diff:
-        raise ConfigError(f"{path}: the run was made with other {', '.join(diff)}; resume with the same settings "
-                          "(only --epochs may grow) or start a new run with --overwrite")
+        raise ConfigError(
+            f"{path}: the run was made with other {', '.join(diff)}; resume with the same settings "
+            "(only --epochs may grow) or start a new run with --overwrite"
+        )
 
 
-def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict | None = None,
-              leak_unit: str | None = None, resume: bool = False) -> dict[str, Any]:
+def _finetune(
+    store,
+    out: Path,
+    cfg: FinetuneConfig,
+    init,
+    info,
+    split_kw: dict | None = None,
+    leak_unit: str | None = None,
+    resume: bool = False,
+) -> dict[str, Any]:
     """Fine-tune on one store (or one evaluation fold of it) into ``out``; returns the run's report."""
     seed_everything(cfg.seed)
     ck = None
@@ -530,21 +616,48 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
         return {f"val_{k}": v for k, v in score(kind, yv, ov).items()}
 
     assert cfg.lr_head is not None  # FinetuneConfig.__post_init__ sets it
-    ocfg = OptimConfig(lr=max(cfg.lr_backbone, cfg.lr_head), weight_decay=cfg.weight_decay,
-                       min_lr=min(cfg.min_lr, cfg.lr_backbone, cfg.lr_head), clip_grad=cfg.clip_grad)
-    trainer = Trainer(model, train, loss, model_name=model_name, optim=ocfg, batch_size=min(cfg.batch_size, len(train)),
-                      epochs=cfg.epochs, param_groups=groups, seed=cfg.seed, info=info, num_workers=cfg.num_workers,
-                      out=out, validate=validate, select=f"val_{select}",
-                      augment=make_augmenter(cfg, ds_all), stage="finetune", detail=kind, progress=cfg.progress,
-                      checkpoint_extra=lambda: {"kind": "finetune_last", "model": model_name,
-                                                "model_config": init_info["model_config"], "head": head_info,
-                                                "finetune_config": saved_cfg, "init_sha256": init_fingerprint(init),
-                                                **_data_identity(meta)})
+    ocfg = OptimConfig(
+        lr=max(cfg.lr_backbone, cfg.lr_head),
+        weight_decay=cfg.weight_decay,
+        min_lr=min(cfg.min_lr, cfg.lr_backbone, cfg.lr_head),
+        clip_grad=cfg.clip_grad,
+    )
+    trainer = Trainer(
+        model,
+        train,
+        loss,
+        model_name=model_name,
+        optim=ocfg,
+        batch_size=min(cfg.batch_size, len(train)),
+        epochs=cfg.epochs,
+        param_groups=groups,
+        seed=cfg.seed,
+        info=info,
+        num_workers=cfg.num_workers,
+        out=out,
+        validate=validate,
+        select=f"val_{select}",
+        augment=make_augmenter(cfg, ds_all),
+        stage="finetune",
+        detail=kind,
+        progress=cfg.progress,
+        checkpoint_extra=lambda: {
+            "kind": "finetune_last",
+            "model": model_name,
+            "model_config": init_info["model_config"],
+            "head": head_info,
+            "finetune_config": saved_cfg,
+            "init_sha256": init_fingerprint(init),
+            **_data_identity(meta),
+        },
+    )
     if ck is not None:
         trainer.resume(ck)
         if trainer.step >= trainer.total and (out / "report.json").exists():
-            raise ConfigError(f"{out / 'last.pt'} has done {trainer.epochs_done} epoch(s); ask for more "
-                              f"(--epochs > {trainer.epochs_done}) to resume")
+            raise ConfigError(
+                f"{out / 'last.pt'} has done {trainer.epochs_done} epoch(s); ask for more "
+                f"(--epochs > {trainer.epochs_done}) to resume"
+            )
     t0 = time.perf_counter()
     probe = _fit_probe(model, parts, kind, cfg, info) if cfg.strategy == "linear-probe" else None
     res = probe or trainer.fit()
@@ -555,20 +668,34 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
     yt, ot = predict(model, parts["test"], cfg.batch_size, info.device)
     test, undefined = mark_undefined(kind, yt, score(kind, yt, ot), label_names)
     if info.is_main:
-        np.savez(out / "predictions.npz", y=yt, scores=ot, subject=parts["test"].meta("subject").astype(str),
-                 session=parts["test"].meta("session").astype(str), sample=parts["test"].sample_ids)
-    report = _finetune_report(meta, model_name, kind, label_names, how, split_kw, parts, select, res, test, init_info,
-                              head_info["kind"])
+        np.savez(
+            out / "predictions.npz",
+            y=yt,
+            scores=ot,
+            subject=parts["test"].meta("subject").astype(str),
+            session=parts["test"].meta("session").astype(str),
+            sample=parts["test"].sample_ids,
+        )
+    report = _finetune_report(
+        meta, model_name, kind, label_names, how, split_kw, parts, select, res, test, init_info, head_info["kind"]
+    )
     report["seconds"] = time.perf_counter() - t0
     report["fit_seconds"] = fit_seconds
     if init_info.get("data_mismatch"):  # differences from the init checkpoint's data, accepted by allow_mismatch
         report["data_mismatch_allowed"] = init_info["data_mismatch"]
-    report.update(strategy=cfg.strategy, trainable_params=trainable, undefined=undefined,
-                  label_fraction=getattr(train, "label_fraction_info", None))
+    report.update(
+        strategy=cfg.strategy,
+        trainable_params=trainable,
+        undefined=undefined,
+        label_fraction=getattr(train, "label_fraction_info", None),
+    )
     if probe is not None:
         report["probe"] = {"C": probe.C, "candidates": probe.records}
-    report.update(input_norm=init_info["input_norm"], pretraining_overlap=overlap,
-                  pretraining_sources=init_info.get("pretraining_sources"))
+    report.update(
+        input_norm=init_info["input_norm"],
+        pretraining_overlap=overlap,
+        pretraining_sources=init_info.get("pretraining_sources"),
+    )
     report["degenerate"] = degenerate_predictions(kind, yt, ot, label_names)  # None when the predictions inform
     if report["degenerate"]:
         run_logger.warning("%s: %s", out, report["degenerate"])
@@ -587,8 +714,9 @@ def _finetune(store, out: Path, cfg: FinetuneConfig, init, info, split_kw: dict 
             if isinstance(r.get("test"), dict):
                 r["test"], r["undefined"] = mark_undefined(kind, yt, r["test"], label_names)
     if info.is_main:
-        _save_finetuned(out, ds_all, model, model_name, init_info, head_info, kind, label_names, saved_cfg, init,
-                        report)
+        _save_finetuned(
+            out, ds_all, model, model_name, init_info, head_info, kind, label_names, saved_cfg, init, report
+        )
     return report
 
 
@@ -614,9 +742,11 @@ def _split_parts(ds_all, out: Path, cfg: FinetuneConfig, split_kw, leak_unit):
         names = list(ds_all.info.label_names)
         c = int(train_labels[0])
         one = names[c] if c < len(names) else f"class {c}"
-        raise ConfigError(f"split 'train' holds one class only ({one!r}, {len(train_labels)} samples of "
-                          f"{_kw_text(split_kw['train'])}): a classifier cannot learn from it; choose training "
-                          "subjects (runs) that hold every class")
+        raise ConfigError(
+            f"split 'train' holds one class only ({one!r}, {len(train_labels)} samples of "
+            f"{_kw_text(split_kw['train'])}): a classifier cannot learn from it; choose training "
+            "subjects (runs) that hold every class"
+        )
     out.mkdir(parents=True, exist_ok=True)
     return how, split_kw, parts
 
@@ -626,14 +756,22 @@ def _label_fraction_kw(ds_all, split_kw: dict, cfg: FinetuneConfig, *, by_subjec
     from neurokit.data.splits import label_fraction_subset
 
     full = PatchDataset(ds_all.stores, labelled=True, **split_kw["train"])
-    keep, info = label_fraction_subset(full.labels, full.meta("subject"), cfg.label_fraction, cfg.seed,
-                                       by_subject=by_subject)
+    keep, info = label_fraction_subset(
+        full.labels, full.meta("subject"), cfg.label_fraction, cfg.seed, by_subject=by_subject
+    )
     kw = {**split_kw["train"], "samples": full.sample_ids[keep].tolist()}
     if "subjects" in kw:
         kw["subjects"] = info["subjects"]
-    logger.info("label fraction %g: %d of %d training windows (%s; per class %s)", cfg.label_fraction,
-                info["n_train"], info["n_train_full"], f"whole subjects {', '.join(info['subjects'])}"
-                if info["mode"] == "subjects" else "windows stratified by class and subject", info["class_counts"])
+    logger.info(
+        "label fraction %g: %d of %d training windows (%s; per class %s)",
+        cfg.label_fraction,
+        info["n_train"],
+        info["n_train_full"],
+        f"whole subjects {', '.join(info['subjects'])}"
+        if info["mode"] == "subjects"
+        else "windows stratified by class and subject",
+        info["class_counts"],
+    )
     return {**split_kw, "train": kw}, info
 
 
@@ -655,14 +793,22 @@ def finetune_backbone(cfg: FinetuneConfig, init, ds) -> tuple[torch.nn.Module, d
     ConfigError
         ``cfg.model`` names another family than the ``init`` checkpoint's (and what ``build_backbone`` raises).
     """
-    backbone, init_info = build_backbone(init, model=cfg.model or "cbramod", model_kwargs=cfg.model_kwargs,
-                                         store_attrs=ds.attrs, sample_shape=ds.sample_shape,
-                                         allow_partial=cfg.allow_partial_init, allow_mismatch=cfg.allow_mismatch or (),
-                                         store_name=ds.stores[0].path)
+    backbone, init_info = build_backbone(
+        init,
+        model=cfg.model or "cbramod",
+        model_kwargs=cfg.model_kwargs,
+        store_attrs=ds.attrs,
+        sample_shape=ds.sample_shape,
+        allow_partial=cfg.allow_partial_init,
+        allow_mismatch=cfg.allow_mismatch or (),
+        store_name=ds.stores[0].path,
+    )
     model_name = init_info.get("model", cfg.model or "cbramod")
     if cfg.model is not None and model_name != cfg.model:
-        raise ConfigError(f"model={cfg.model!r} but --init {init} holds a {model_name!r} model; the checkpoint's family "
-                          "is the run's: drop --model")
+        raise ConfigError(
+            f"model={cfg.model!r} but --init {init} holds a {model_name!r} model; the checkpoint's family "
+            "is the run's: drop --model"
+        )
     return backbone, init_info, model_name
 
 
@@ -725,14 +871,21 @@ def add_lora(backbone: torch.nn.Module, model_name: str, rank: int = 8, alpha: f
     """
     targets = LORA_TARGETS.get(model_name)
     if not targets:
-        raise ConfigError(f"strategy='lora': no LoRA target layers are known for model {model_name!r} "
-                          f"(known: {', '.join(LORA_TARGETS)})")
+        raise ConfigError(
+            f"strategy='lora': no LoRA target layers are known for model {model_name!r} "
+            f"(known: {', '.join(LORA_TARGETS)})"
+        )
     try:
         from peft import LoraConfig, inject_adapter_in_model
     except ImportError:
         raise ConfigError("strategy='lora' needs the peft library: pip install 'neurokit-fm[lora]'") from None
-    conf = LoraConfig(r=int(rank), lora_alpha=float(alpha),  # type: ignore[arg-type]  # peft annotates int; a float scales
-                      lora_dropout=0.0, bias="none", target_modules=list(targets))
+    conf = LoraConfig(
+        r=int(rank),
+        lora_alpha=float(alpha),  # type: ignore[arg-type]  # peft annotates int; a float scales
+        lora_dropout=0.0,
+        bias="none",
+        target_modules=list(targets),
+    )
     backbone = inject_adapter_in_model(conf, backbone)
     for n, p in backbone.named_parameters():
         p.requires_grad_("lora_" in n)
@@ -758,11 +911,16 @@ def merge_lora(model: torch.nn.Module) -> int:
 def trainable_parameters(model: FinetuneModel) -> dict[str, int]:
     """Counts of trainable and total parameters of a :class:`FinetuneModel`: ``backbone``, ``head``,
     ``total`` (trainable) and ``all`` (every parameter)."""
+
     def n(ps):
         return int(sum(p.numel() for p in ps if p.requires_grad))
 
-    return {"backbone": n(model.backbone.parameters()), "head": n(model.head.parameters()),
-            "total": n(model.parameters()), "all": int(sum(p.numel() for p in model.parameters()))}
+    return {
+        "backbone": n(model.backbone.parameters()),
+        "head": n(model.head.parameters()),
+        "total": n(model.parameters()),
+        "all": int(sum(p.numel() for p in model.parameters())),
+    }
 
 
 def _fit_probe(model, parts: dict, kind: str, cfg: FinetuneConfig, info):
@@ -782,8 +940,9 @@ def _fit_probe(model, parts: dict, kind: str, cfg: FinetuneConfig, info):
     return probe
 
 
-def _finetune_report(meta: StoreMeta, model_name, kind, label_names, how, split_kw, parts, select, res, test, init_info,
-                     head_kind) -> dict[str, Any]:
+def _finetune_report(
+    meta: StoreMeta, model_name, kind, label_names, how, split_kw, parts, select, res, test, init_info, head_kind
+) -> dict[str, Any]:
     """The report of a fine-tuning run, up to its ``seconds`` (added by the caller)."""
     train_labels = parts["train"].labels
     return {
@@ -796,7 +955,9 @@ def _finetune_report(meta: StoreMeta, model_name, kind, label_names, how, split_
         "split_by": how,
         "splits": {k: {kk: list(vv) for kk, vv in kw.items()} for k, kw in split_kw.items()},
         "n_samples": {k: len(d) for k, d in parts.items()},
-        "class_counts_train": {str(c): int((train_labels == c).sum()) for c in np.unique(train_labels)} if kind != "regression" else {},
+        "class_counts_train": {str(c): int((train_labels == c).sum()) for c in np.unique(train_labels)}
+        if kind != "regression"
+        else {},
         "selection_metric": select,
         "best_epoch": res.best_epoch,
         "val_best": res.best,
@@ -808,8 +969,9 @@ def _finetune_report(meta: StoreMeta, model_name, kind, label_names, how, split_
     }
 
 
-def _save_finetuned(out: Path, ds_all, model, model_name, init_info, head_info, kind, label_names, saved_cfg, init,
-                    report) -> None:
+def _save_finetuned(
+    out: Path, ds_all, model, model_name, init_info, head_info, kind, label_names, saved_cfg, init, report
+) -> None:
     """Write ``best.pt`` (model, head, data identity, settings) and ``report.json``."""
     ident = _data_identity(ds_all.info)
     save_checkpoint(
@@ -839,6 +1001,9 @@ def _save_finetuned(out: Path, ds_all, model, model_name, init_info, head_info, 
 
 def _data_identity(meta: StoreMeta) -> dict[str, Any]:
     """The store's card, recipe and channels as a checkpoint records them (a dict and a list; ``None`` when absent)."""
-    return {"card": meta.card, "recipe": meta.recipe or None,
-            "ch_names": None if meta.ch_names is None else list(meta.ch_names),
-            "store_attrs": {k: meta.get(k) for k in ("modality", "sfreq", "units") if meta.get(k) is not None}}
+    return {
+        "card": meta.card,
+        "recipe": meta.recipe or None,
+        "ch_names": None if meta.ch_names is None else list(meta.ch_names),
+        "store_attrs": {k: meta.get(k) for k in ("modality", "sfreq", "units") if meta.get(k) is not None},
+    }

@@ -9,6 +9,7 @@ share of MToE routing mass each modality gives the task: mean and per sample) an
 not causal importance, ``ablation_contributions`` (what masking each modality does to the task's loss,
 per sample, and to its test metrics, over the split).
 """
+
 from __future__ import annotations
 
 import json
@@ -98,8 +99,10 @@ def task_layout(name: str, store: PatchStore, requested: dict[str, list[str] | N
         for m, chans in requested.items():
             if chans is None:
                 if m not in card_mods:
-                    raise ConfigError(f"task {name}: store {store.path} (card {store.info.card}) has no modality "
-                                      f"{m!r} (its card defines {sorted(card_mods)}); give --modality {m}=CH,CH")
+                    raise ConfigError(
+                        f"task {name}: store {store.path} (card {store.info.card}) has no modality "
+                        f"{m!r} (its card defines {sorted(card_mods)}); give --modality {m}=CH,CH"
+                    )
                 chans = card_mods[m]
             wanted[m] = chans
     else:
@@ -109,15 +112,19 @@ def task_layout(name: str, store: PatchStore, requested: dict[str, list[str] | N
         chans = ch if chans is None else list(chans)
         missing = [c for c in chans if c not in ch]
         if missing:
-            raise ConfigError(f"task {name}: store {store.path} lacks the channels {missing} of modality {m!r} "
-                              f"(--modality); its channels: {ch[:8]}{'…' if len(ch) > 8 else ''}")
+            raise ConfigError(
+                f"task {name}: store {store.path} lacks the channels {missing} of modality {m!r} "
+                f"(--modality); its channels: {ch[:8]}{'…' if len(ch) > 8 else ''}"
+            )
         out[m] = [ch.index(c) for c in chans]
     seen: dict[int, str] = {}
     for m, idx in out.items():
         for i in idx:
             if i in seen:
-                raise ConfigError(f"task {name}: modalities {seen[i]!r} and {m!r} overlap on channel {ch[i]!r} "
-                                  f"in store {store.path} (--modality); a channel belongs to one modality")
+                raise ConfigError(
+                    f"task {name}: modalities {seen[i]!r} and {m!r} overlap on channel {ch[i]!r} "
+                    f"in store {store.path} (--modality); a channel belongs to one modality"
+                )
             seen[i] = m
     return out
 
@@ -139,17 +146,19 @@ def match_stores(tasks: list[tuple[str, str]], stores: Sequence[str | Path]) -> 
         if not hit:
             if same_card:
                 held = ", ".join(f"{s.path} (task {s.info.task!r})" for s in same_card)
-                raise ConfigError(f"--task {name}: no store holds labels of task {task!r}: {held}; prepare one with "
-                                  f"`neuro prepare {card} --task {task}`")
-            raise ConfigError(f"--task {name}: none of the stores {[str(s.path) for s in opened]} was prepared from card {card!r}")
+                raise ConfigError(
+                    f"--task {name}: no store holds labels of task {task!r}: {held}; prepare one with "
+                    f"`neuro prepare {card} --task {task}`"
+                )
+            raise ConfigError(
+                f"--task {name}: none of the stores {[str(s.path) for s in opened]} was prepared from card {card!r}"
+            )
         st = hit[0]
         lab = st.labels
         if not (lab >= 0).any() if lab.dtype.kind in "iu" else not np.isfinite(lab).any():
             raise ConfigError(f"--task {name}: store {st.path} has none of the task's labels (all unlabelled)")
         out[name] = st
     return out
-
-
 
 
 def predict_task(model: M4oEFinetuneModel, task: str, ds: PatchDataset, bs: int, device, ablate: bool = False):
@@ -179,7 +188,10 @@ def predict_task(model: M4oEFinetuneModel, task: str, ds: PatchDataset, bs: int,
     base = (torch.cat(ys).numpy(), torch.cat(outs).numpy(), torch.cat(shares).numpy())
     if not ablate:
         return base
-    return (*base, {"loss_increase": torch.cat(dl).numpy(), "outputs": {m: torch.cat(v).numpy() for m, v in dout.items()}})
+    return (
+        *base,
+        {"loss_increase": torch.cat(dl).numpy(), "outputs": {m: torch.cat(v).numpy() for m, v in dout.items()}},
+    )
 
 
 def contributions(shares: np.ndarray, modalities: list[str], ds: PatchDataset, present: dict[str, list[int]]) -> dict:
@@ -191,13 +203,22 @@ def contributions(shares: np.ndarray, modalities: list[str], ds: PatchDataset, p
     return {
         "modalities": mods,
         "mean": {m: float(shares[:, i].mean()) for m, i in zip(mods, k)},
-        "per_sample": [{"subject": str(s), "run": str(r), **{m: round(float(v[i]), 5) for m, i in zip(mods, k)}}
-                       for s, r, v in zip(subj, run, shares)],
+        "per_sample": [
+            {"subject": str(s), "run": str(r), **{m: round(float(v[i]), 5) for m, i in zip(mods, k)}}
+            for s, r, v in zip(subj, run, shares)
+        ],
     }
 
 
-def ablation_contributions(ablation: dict, modalities: list[str], ds: PatchDataset, present: dict[str, list[int]],
-                           kind: str, labels: np.ndarray, outputs: np.ndarray) -> dict:
+def ablation_contributions(
+    ablation: dict,
+    modalities: list[str],
+    ds: PatchDataset,
+    present: dict[str, list[int]],
+    kind: str,
+    labels: np.ndarray,
+    outputs: np.ndarray,
+) -> dict:
     """The report's ``ablation_contributions`` of one task (neurokit's; the paper reports routing only).
 
     Parameters
@@ -240,9 +261,14 @@ def ablation_contributions(ablation: dict, modalities: list[str], ds: PatchDatas
         "mean_loss_increase": mean,
         "share": {m: (v / tot if tot > 0 else 0.0) for m, v in pos.items()},
         "score_change": change,
-        "per_sample": [{"subject": str(s), "run": str(r), **{m: (round(float(v[i]), 5) if np.isfinite(v[i]) else None)
-                                                             for m, i in zip(mods, k)}}
-                       for s, r, v in zip(subj, run, d)],
+        "per_sample": [
+            {
+                "subject": str(s),
+                "run": str(r),
+                **{m: (round(float(v[i]), 5) if np.isfinite(v[i]) else None) for m, i in zip(mods, k)},
+            }
+            for s, r, v in zip(subj, run, d)
+        ],
     }
 
 
@@ -255,11 +281,22 @@ def class_frequencies(labels: np.ndarray, n_classes: int) -> list[float]:
     return (counts / max(counts.sum(), 1.0)).tolist()
 
 
-def finetune_m4oe(stores: Sequence[str | Path], out_dir: str | Path, tasks: Sequence[str], cfg: FinetuneConfig | None = None,
-                  *, init: str | Path | None = None, preset: str = "small", alpha: float = 0.1,
-                  focal_gamma: float | None = 2.0, modalities: Sequence[str] | dict | None = None,
-                  head_kwargs: dict | None = None, baselines: bool = True, overwrite: bool = False,
-                  resume: bool = False) -> dict[str, Any]:
+def finetune_m4oe(
+    stores: Sequence[str | Path],
+    out_dir: str | Path,
+    tasks: Sequence[str],
+    cfg: FinetuneConfig | None = None,
+    *,
+    init: str | Path | None = None,
+    preset: str = "small",
+    alpha: float = 0.1,
+    focal_gamma: float | None = 2.0,
+    modalities: Sequence[str] | dict | None = None,
+    head_kwargs: dict | None = None,
+    baselines: bool = True,
+    overwrite: bool = False,
+    resume: bool = False,
+) -> dict[str, Any]:
     """Fine-tune one backbone with an M4oE head on several tasks at once; select on the mean of the
     tasks' validation selection metrics; score each task's test split once.
 
@@ -300,8 +337,20 @@ def finetune_m4oe(stores: Sequence[str | Path], out_dir: str | Path, tasks: Sequ
     def job(work: Path) -> dict[str, Any]:
         info = dist.setup(cfg.device)
         try:
-            return _run(by_task, layouts, work, cfg, init, info, preset, alpha, focal_gamma, head_kwargs or {},
-                        baselines, resume)
+            return _run(
+                by_task,
+                layouts,
+                work,
+                cfg,
+                init,
+                info,
+                preset,
+                alpha,
+                focal_gamma,
+                head_kwargs or {},
+                baselines,
+                resume,
+            )
         finally:
             dist.cleanup(info)
 
@@ -314,8 +363,13 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
     seed_everything(cfg.seed)
     dev = info.device
     ck = None
-    head_settings = {"preset": preset, "alpha": alpha, "focal_gamma": focal_gamma, "head_kwargs": dict(head_kwargs),
-                     "layouts": layouts}
+    head_settings = {
+        "preset": preset,
+        "alpha": alpha,
+        "focal_gamma": focal_gamma,
+        "head_kwargs": dict(head_kwargs),
+        "layouts": layouts,
+    }
     if resume:
         ck = load_checkpoint(out / "last.pt")
         if ck.get("kind") == KIND + "_last" and ck.get("tasks") != list(by_task):
@@ -323,10 +377,15 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
         check_resume(ck, cfg, init, out / "last.pt", kind=KIND + "_last", head=head_settings)
     tdata = _task_data(by_task)
     model, head, backbone, hcfg, groups, model_name, init_info = _build_m4oe_model(
-        tdata, layouts, cfg, init, dev, preset, alpha, focal_gamma, head_kwargs)
+        tdata, layouts, cfg, init, dev, preset, alpha, focal_gamma, head_kwargs
+    )
     bs = {n: min(cfg.batch_size, len(d["parts"]["train"])) for n, d in tdata.items()}
-    ocfg = OptimConfig(lr=max(cfg.lr_backbone, cfg.lr_head), weight_decay=cfg.weight_decay,
-                       min_lr=min(cfg.min_lr, cfg.lr_backbone, cfg.lr_head), clip_grad=cfg.clip_grad)
+    ocfg = OptimConfig(
+        lr=max(cfg.lr_backbone, cfg.lr_head),
+        weight_decay=cfg.weight_decay,
+        min_lr=min(cfg.min_lr, cfg.lr_backbone, cfg.lr_head),
+        clip_grad=cfg.clip_grad,
+    )
     augment = {}
     for n, d in tdata.items():
         aug = make_augmenter(cfg, d["parts"]["train"], mixup=False)
@@ -342,31 +401,59 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
         if cfg.frozen:
             backbone.eval()
 
-    trainer = Trainer(model, {n: d["parts"]["train"] for n, d in tdata.items()}, loss, model_name=model_name,
-                      optim=ocfg, batch_size=bs, epochs=cfg.epochs, param_groups=groups, seed=cfg.seed, info=info,
-                      num_workers=cfg.num_workers, out=out, validate=_m4oe_validator(tdata, cfg, dev),
-                      select="val_selection_mean",
-                      augment=augment or None, train_mode=train_mode, stage="finetune", detail="M4oE",
-                      progress=cfg.progress, find_unused_parameters=True,
-                      checkpoint_extra=lambda: {"kind": KIND + "_last", "tasks": list(tdata),
-                                                "finetune_config": {**asdict(cfg), "head": "m4oe"}, "init_sha256": init_fingerprint(init),
-                                                "head_settings": head_settings})
+    trainer = Trainer(
+        model,
+        {n: d["parts"]["train"] for n, d in tdata.items()},
+        loss,
+        model_name=model_name,
+        optim=ocfg,
+        batch_size=bs,
+        epochs=cfg.epochs,
+        param_groups=groups,
+        seed=cfg.seed,
+        info=info,
+        num_workers=cfg.num_workers,
+        out=out,
+        validate=_m4oe_validator(tdata, cfg, dev),
+        select="val_selection_mean",
+        augment=augment or None,
+        train_mode=train_mode,
+        stage="finetune",
+        detail="M4oE",
+        progress=cfg.progress,
+        find_unused_parameters=True,
+        checkpoint_extra=lambda: {
+            "kind": KIND + "_last",
+            "tasks": list(tdata),
+            "finetune_config": {**asdict(cfg), "head": "m4oe"},
+            "init_sha256": init_fingerprint(init),
+            "head_settings": head_settings,
+        },
+    )
     if ck is not None:
         if ck.get("epoch", 0) >= cfg.epochs:
-            raise ConfigError(f"{out / 'last.pt'} has done {ck['epoch']} epoch(s); ask for more (--epochs > {ck['epoch']}) to resume")
+            raise ConfigError(
+                f"{out / 'last.pt'} has done {ck['epoch']} epoch(s); ask for more (--epochs > {ck['epoch']}) to resume"
+            )
         trainer.resume(ck)
     t0 = time.perf_counter()
     res = trainer.fit()
     trainer.load_best()
     report_tasks = _score_tasks(model, head, tdata, layouts, cfg, dev, baselines)
     report = {
-        "head": "m4oe", "model": model_name, "model_title": get_model_spec(model_name).title or model_name,
+        "head": "m4oe",
+        "model": model_name,
+        "model_title": get_model_spec(model_name).title or model_name,
         "head_config": hcfg.to_dict(),
-        "tasks": report_tasks, "selection_metric": "mean of the tasks' "
-        + "/".join(sorted({SELECTION[d['kind']] for d in tdata.values()})), "best_epoch": res.best_epoch,
-        "val_best": res.best, "history": res.records, "init": init_info.get("init"), "seconds": time.perf_counter() - t0,
+        "tasks": report_tasks,
+        "selection_metric": "mean of the tasks' " + "/".join(sorted({SELECTION[d["kind"]] for d in tdata.values()})),
+        "best_epoch": res.best_epoch,
+        "val_best": res.best,
+        "history": res.records,
+        "init": init_info.get("init"),
+        "seconds": time.perf_counter() - t0,
         "note": "modality_contributions are shares of MToE routing mass, not causal importance; "
-                "ablation_contributions measure what masking each modality does to the task",
+        "ablation_contributions measure what masking each modality does to the task",
     }
     if info.is_main:
         _save_m4oe(out, model, hcfg, layouts, tdata, cfg, model_name, init_info, report)
@@ -400,19 +487,36 @@ def _build_m4oe_model(tdata, layouts, cfg, init, dev, preset, alpha, focal_gamma
     backbone, init_info, model_name = finetune_backbone(cfg, init, tr)
     spec = get_model_spec(model_name)
     if spec.modality != "eeg":
-        raise ConfigError(f"--head m4oe routes the channel groups of EEG stores; {spec.title or model_name} is a "
-                          f"{spec.modality} model: use --head avgpool")
+        raise ConfigError(
+            f"--head m4oe routes the channel groups of EEG stores; {spec.title or model_name} is a "
+            f"{spec.modality} model: use --head avgpool"
+        )
     backbone.to(dev)
     with torch.no_grad():
         backbone.eval()
         in_dim = int(backbone.forward_features(first["parts"]["train"][0][0][None].to(dev)).shape[-1])
     all_mods = list(dict.fromkeys(m for lay in layouts.values() for m in lay))
-    task_specs = [dict(name=n, kind=d["kind"], n_outputs=1 if d["kind"] != "multiclass" else d["n_classes"],
-                       class_frequencies=None if d["kind"] == "regression" else class_frequencies(
-                           _train_labels(d), 2 if d["kind"] == "binary" else d["n_classes"]))
-                  for n, d in tdata.items()]
-    hcfg = M4oEConfig(in_dim=in_dim, modalities=all_mods, tasks=task_specs, preset=preset, alpha=alpha,
-                      focal_gamma=focal_gamma, dropout=cfg.dropout, **head_kwargs)
+    task_specs = [
+        dict(
+            name=n,
+            kind=d["kind"],
+            n_outputs=1 if d["kind"] != "multiclass" else d["n_classes"],
+            class_frequencies=None
+            if d["kind"] == "regression"
+            else class_frequencies(_train_labels(d), 2 if d["kind"] == "binary" else d["n_classes"]),
+        )
+        for n, d in tdata.items()
+    ]
+    hcfg = M4oEConfig(
+        in_dim=in_dim,
+        modalities=all_mods,
+        tasks=task_specs,
+        preset=preset,
+        alpha=alpha,
+        focal_gamma=focal_gamma,
+        dropout=cfg.dropout,
+        **head_kwargs,
+    )
     head = M4oE(hcfg)
     model = M4oEFinetuneModel(backbone, head, layouts).to(dev)
     if cfg.frozen:
@@ -437,8 +541,14 @@ def _m4oe_validator(tdata, cfg, dev):
             v = val[SELECTION[d["kind"]]]
             sel.append(v if np.isfinite(v) else 0.0)
         rec["val_selection_mean"] = float(np.mean(sel))
-        logger.info("epoch: %s", {n: round(r.get("val_" + SELECTION[tdata[n]["kind"]], float("nan")), 3)
-                                  for n, r in rec.items() if n in tdata})
+        logger.info(
+            "epoch: %s",
+            {
+                n: round(r.get("val_" + SELECTION[tdata[n]["kind"]], float("nan")), 3)
+                for n, r in rec.items()
+                if n in tdata
+            },
+        )
         return rec
 
     return validate
@@ -450,15 +560,20 @@ def _score_tasks(model, head, tdata, layouts, cfg, dev, baselines) -> dict[str, 
     for n, d in tdata.items():
         yt, ot, sh, ab = predict_task(model, n, d["parts"]["test"], cfg.batch_size, dev, ablate=True)
         entry = {
-            "card": d["store"].info.card, "task": d["store"].info.task, "store": str(d["store"].path),
-            "kind": d["kind"], "label_names": d["label_names"], "split_by": d["how"],
+            "card": d["store"].info.card,
+            "task": d["store"].info.task,
+            "store": str(d["store"].path),
+            "kind": d["kind"],
+            "label_names": d["label_names"],
+            "split_by": d["how"],
             "splits": {k: {kk: list(vv) for kk, vv in kw.items()} for k, kw in d["kw"].items()},
             "n_samples": {k: len(p) for k, p in d["parts"].items()},
             "modalities": {m: [d["store"].info.ch_names[i] for i in idx] for m, idx in layouts[n].items()},
             "test": score(d["kind"], yt, ot),
             "modality_contributions": contributions(sh, head.modalities, d["parts"]["test"], layouts[n]),
-            "ablation_contributions": ablation_contributions(ab, head.modalities, d["parts"]["test"], layouts[n],
-                                                             d["kind"], yt, ot),
+            "ablation_contributions": ablation_contributions(
+                ab, head.modalities, d["parts"]["test"], layouts[n], d["kind"], yt, ot
+            ),
         }
         entry.update(_baselines_beside(d, baselines, cfg.seed))
         report_tasks[n] = entry
@@ -467,14 +582,29 @@ def _score_tasks(model, head, tdata, layouts, cfg, dev, baselines) -> dict[str, 
 
 def _save_m4oe(out, model, hcfg, layouts, tdata, cfg, model_name, init_info, report) -> None:
     """Write the M4oE run's ``best.pt`` and ``report.json``."""
-    save_checkpoint(out / "best.pt", {
-        "kind": KIND, "model": model_name, "model_config": init_info["model_config"],
-        "head_config": hcfg.to_dict(), "layouts": layouts, "state_dict": model.state_dict(),
-        "tasks": {n: {"card": d["store"].info.card, "task": d["store"].info.task, "kind": d["kind"],
-                      "label_names": d["label_names"], "ch_names": _as_list(d["store"].info.ch_names)}
-                  for n, d in tdata.items()},
-        "finetune_config": {**asdict(cfg), "model": model_name, "head": "m4oe"}, "report": {k: v for k, v in report.items() if k != "history"},
-    })
+    save_checkpoint(
+        out / "best.pt",
+        {
+            "kind": KIND,
+            "model": model_name,
+            "model_config": init_info["model_config"],
+            "head_config": hcfg.to_dict(),
+            "layouts": layouts,
+            "state_dict": model.state_dict(),
+            "tasks": {
+                n: {
+                    "card": d["store"].info.card,
+                    "task": d["store"].info.task,
+                    "kind": d["kind"],
+                    "label_names": d["label_names"],
+                    "ch_names": _as_list(d["store"].info.ch_names),
+                }
+                for n, d in tdata.items()
+            },
+            "finetune_config": {**asdict(cfg), "model": model_name, "head": "m4oe"},
+            "report": {k: v for k, v in report.items() if k != "history"},
+        },
+    )
     (out / "report.json").write_text(json.dumps(report, indent=2, default=float))
 
 

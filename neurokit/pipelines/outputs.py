@@ -1,6 +1,7 @@
 """The run folder of a fine-tuning job, handled one way for every head: locked while the job writes it,
 refused when it holds another run (unless ``overwrite`` or ``resume``), an overwritten run kept whole until the
 new one has finished, and a stop (Ctrl-C, full disk, error) said in one line with what was kept."""
+
 from __future__ import annotations
 
 import shutil
@@ -15,9 +16,16 @@ from neurokit._utils.staging import StagedOutput
 RUN_FILES = ("report.json", "best.pt", "last.pt")
 
 
-def run_in_folder(out: str | Path, job: Callable[[Path], dict[str, Any]], *, what: str = "fine-tuning run",
-                  lock_name: str = "finetune", overwrite: bool = False, resume: bool = False,
-                  resumable: bool = True) -> dict[str, Any]:
+def run_in_folder(
+    out: str | Path,
+    job: Callable[[Path], dict[str, Any]],
+    *,
+    what: str = "fine-tuning run",
+    lock_name: str = "finetune",
+    overwrite: bool = False,
+    resume: bool = False,
+    resumable: bool = True,
+) -> dict[str, Any]:
     """Run ``job(folder)`` for the output folder ``out``; returns what ``job`` returns.
 
     Parameters
@@ -62,12 +70,15 @@ def run_in_folder(out: str | Path, job: Callable[[Path], dict[str, Any]], *, wha
         stage = StagedOutput(out, replace=False)
         if resume:
             if not (out / "last.pt").exists():
-                raise FileNotFoundError(f"{out / 'last.pt'}: nothing to resume (run without resume=True (CLI: --resume) "
-                                        "first)")
+                raise FileNotFoundError(
+                    f"{out / 'last.pt'}: nothing to resume (run without resume=True (CLI: --resume) first)"
+                )
         elif any((out / f).exists() for f in RUN_FILES):
             if not overwrite:
-                raise FileExistsError(f"{out} already holds a {what}; pass overwrite=True (CLI: --overwrite), "
-                                      "resume=True (CLI: --resume) to continue it, or choose another output folder")
+                raise FileExistsError(
+                    f"{out} already holds a {what}; pass overwrite=True (CLI: --overwrite), "
+                    "resume=True (CLI: --resume) to continue it, or choose another output folder"
+                )
             stage = StagedOutput(out, replace=True)  # the new run goes beside the earlier one until it has finished
         work = stage.work
         created = not work.exists()
@@ -81,8 +92,9 @@ def run_in_folder(out: str | Path, job: Callable[[Path], dict[str, Any]], *, wha
             raise
 
 
-def _stopped(exc: BaseException, out: Path, work: Path, stage: StagedOutput, created: bool, what: str,
-             resumable: bool) -> None:
+def _stopped(
+    exc: BaseException, out: Path, work: Path, stage: StagedOutput, created: bool, what: str, resumable: bool
+) -> None:
     """Turn a stop into the one-line error that says what was kept (re-raises unchanged otherwise)."""
     if stage.staged:  # the earlier run is whole: drop the unfinished new one and say so
         stage.discard()
@@ -90,8 +102,9 @@ def _stopped(exc: BaseException, out: Path, work: Path, stage: StagedOutput, cre
         if isinstance(exc, KeyboardInterrupt):
             raise Interrupted(f"interrupted: {kept}; run the same command again") from None
         if isinstance(exc, DiskFullError):
-            raise DiskFullError(f"{out}: disk full while writing the new run; {kept}. Free space, then run the same "
-                                "command again") from None
+            raise DiskFullError(
+                f"{out}: disk full while writing the new run; {kept}. Free space, then run the same command again"
+            ) from None
         if isinstance(exc, NeurokitError):
             raise type(exc)(f"{stage.where(str(exc))}; {kept}") from None
         return
@@ -99,9 +112,12 @@ def _stopped(exc: BaseException, out: Path, work: Path, stage: StagedOutput, cre
     if created and not saved and not (work / "report.json").exists():
         shutil.rmtree(work, ignore_errors=True)  # made by this call, holding no result: leave nothing behind
     if isinstance(exc, KeyboardInterrupt) and not saved:
-        raise Interrupted(f"interrupted: the {what} saves last.pt at the end of each epoch, and none had ended, so "
-                          f"nothing was saved{f' ({work} removed)' if created else ''}; run the same command "
-                          "again") from None
+        raise Interrupted(
+            f"interrupted: the {what} saves last.pt at the end of each epoch, and none had ended, so "
+            f"nothing was saved{f' ({work} removed)' if created else ''}; run the same command "
+            "again"
+        ) from None
     if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
-        raise Interrupted(f"interrupted after training: {work / 'last.pt'} holds it; the same command with "
-                          "--resume scores it") from None
+        raise Interrupted(
+            f"interrupted after training: {work / 'last.pt'} holds it; the same command with --resume scores it"
+        ) from None

@@ -5,6 +5,7 @@ Dispatch is by the card's modality: :func:`get_preparer` gives the preparer of `
 (:func:`neurokit.preprocessing.surface.prepare.prepare_surface`), both of the shape
 ``(card, out, options, modality_options) -> Path`` (:mod:`neurokit.preprocessing.options`).
 """
+
 from __future__ import annotations
 
 import logging
@@ -25,12 +26,25 @@ logger = logging.getLogger("neurokit")
 MODALITIES = ("eeg", "surface")
 
 #: option name → CLI flag, for messages about options a modality does not take
-CLI_FLAGS = {"mesh": "--mesh", "hemi": "--hemi", "spheres": "--sphere-l/--sphere-r", "channels": "--channels",
-             "skip_bad": "--skip-bad", "encoding": "--encoding", "units": "--units", "n_jobs": "--n-jobs",
-             "scheduler": "--scheduler", "shards": "--shards", "resume": "--resume", "window_s": "--window-s",
-             "crop_start_s": "--crop-start", "crop_end_s": "--crop-end", "line_freq": "--line-freq",
-             "min_duration_s": "--min-duration", "stream_above_mb": "--stream-above"}
-
+CLI_FLAGS = {
+    "mesh": "--mesh",
+    "hemi": "--hemi",
+    "spheres": "--sphere-l/--sphere-r",
+    "channels": "--channels",
+    "skip_bad": "--skip-bad",
+    "encoding": "--encoding",
+    "units": "--units",
+    "n_jobs": "--n-jobs",
+    "scheduler": "--scheduler",
+    "shards": "--shards",
+    "resume": "--resume",
+    "window_s": "--window-s",
+    "crop_start_s": "--crop-start",
+    "crop_end_s": "--crop-end",
+    "line_freq": "--line-freq",
+    "min_duration_s": "--min-duration",
+    "stream_above_mb": "--stream-above",
+}
 
 
 def get_preparer(modality: str) -> Callable[..., Path]:
@@ -111,10 +125,16 @@ def prepare(
     if pattern is not None:  # the subject rule of folder layouts and -f files (CLI --subject-pattern)
         layout = dict(card.raw.get("layout") or {})
         if layout.get("kind") not in ("folder", None) and not files:
-            raise ConfigError(f"--subject-pattern applies to folder layouts and -f files; card {card.name!r} has a "
-                              f"{layout.get('kind')} layout, whose subjects it defines")
-        card = DataCard(name=card.name, raw={**card.raw, "layout": {**layout, "subject_pattern": pattern}},
-                        path=card.path, extra=card.extra)
+            raise ConfigError(
+                f"--subject-pattern applies to folder layouts and -f files; card {card.name!r} has a "
+                f"{layout.get('kind')} layout, whose subjects it defines"
+            )
+        card = DataCard(
+            name=card.name,
+            raw={**card.raw, "layout": {**layout, "subject_pattern": pattern}},
+            path=card.path,
+            extra=card.extra,
+        )
     if kwargs.get("resume") and not kwargs.get("shards"):
         raise ConfigError("resume applies to shard sets (CLI: --shards --resume)")
     if out.is_dir() and not kwargs.get("shards"):
@@ -123,10 +143,14 @@ def prepare(
         from neurokit.io.shards import is_shard_set
 
         if not is_shard_set(out):
-            raise StoreError(f"{out}: a folder of other files, not a shard set; give a new or empty folder for the "
-                             "shard set (--overwrite replaces only a shard set)")
+            raise StoreError(
+                f"{out}: a folder of other files, not a shard set; give a new or empty folder for the "
+                "shard set (--overwrite replaces only a shard set)"
+            )
     if out.exists() and not overwrite and not kwargs.get("resume"):
-        more = "; or resume=True (CLI: --resume) to add the recordings a shard set lacks" if kwargs.get("shards") else ""
+        more = (
+            "; or resume=True (CLI: --resume) to add the recordings a shard set lacks" if kwargs.get("shards") else ""
+        )
         raise FileExistsError(f"{out}: store exists; pass overwrite=True (CLI: --overwrite) to replace it{more}")
     fn = get_preparer(card.modality)
     kwargs = {k: v for k, v in kwargs.items() if v is not None}
@@ -136,14 +160,21 @@ def prepare(
     accepted = option_names(card.modality)
     extra = [CLI_FLAGS.get(k, k) for k in kwargs if k not in accepted]
     if extra:
-        raise ConfigError(f"card {card.name!r} (modality {card.modality}): {', '.join(extra)} does not apply to it; drop it")
+        raise ConfigError(
+            f"card {card.name!r} (modality {card.modality}): {', '.join(extra)} does not apply to it; drop it"
+        )
     if channels is not None:  # set in kwargs above
         kwargs["channels"] = card.channel_set(channels) if isinstance(channels, str) else list(channels)
     made = [p for p in (out.parent, *out.parent.parents) if not p.exists()]
     try:
         with output_lock(out, "prepare"):  # a second prepare into ``out`` is refused while this one runs
-            return _prepare_locked(fn, card, out, overwrite, dict(data_root=data_root, task=task, files=files,
-                                                                  subjects=subjects, progress=progress, **kwargs))
+            return _prepare_locked(
+                fn,
+                card,
+                out,
+                overwrite,
+                dict(data_root=data_root, task=task, files=files, subjects=subjects, progress=progress, **kwargs),
+            )
     except BaseException as exc:
         for p in made:  # folders this call made for a store it never finished: leave none behind empty
             if p.is_dir() and not any(p.iterdir()):
@@ -153,29 +184,13 @@ def prepare(
 
             if kwargs.get("shards") and is_shard_set(out):
                 n = len(read_index(out)["shards"])
-                raise Interrupted(f"interrupted: {out}: the {n} recordings written are kept; run the same command "
-                                  "with --resume to add the others") from None
+                raise Interrupted(
+                    f"interrupted: {out}: the {n} recordings written are kept; run the same command "
+                    "with --resume to add the others"
+                ) from None
             kept = "the existing store there is unchanged" if out.exists() else "no store written"
             raise Interrupted(f"interrupted: {out}: {kept}; run the same command again") from None
         raise
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def _prepare_locked(fn, card: DataCard, out: Path, overwrite: bool, kw: dict) -> Path:
@@ -196,17 +211,25 @@ def _prepare_locked(fn, card: DataCard, out: Path, overwrite: bool, kw: dict) ->
         if isinstance(exc, KeyboardInterrupt):
             raise Interrupted(f"interrupted: {kept}; run the same command again") from None
         if is_disk_full(exc) or isinstance(exc, StoreError) and "disk full" in str(exc):
-            raise DiskFullError(f"{out}: disk full while writing the new shard set; {kept}. Free space, then run "
-                                "the same command again") from None
+            raise DiskFullError(
+                f"{out}: disk full while writing the new shard set; {kept}. Free space, then run the same command again"
+            ) from None
         if isinstance(exc, NeurokitError) and str(stage.work) in str(exc):
             text = str(exc).split("; the ")[0]  # what the new set kept is gone with it
             raise type(exc)(f"{stage.where(text)}; {kept}") from None
         raise
 
 
-def store_differences(path: str | Path, card: str | Path | DataCard, *, data_root=None, task: str | None = None,
-                      subjects: list[int] | None = None, channels: Sequence[str] | str | None = None,
-                      **recipe_overrides) -> dict[str, tuple]:
+def store_differences(
+    path: str | Path,
+    card: str | Path | DataCard,
+    *,
+    data_root=None,
+    task: str | None = None,
+    subjects: list[int] | None = None,
+    channels: Sequence[str] | str | None = None,
+    **recipe_overrides,
+) -> dict[str, tuple]:
     """How the existing store at ``path`` differs from what :func:`prepare` would write with these
     arguments: data card, task, recipe, channels, units (:func:`~neurokit.models.checkpoint.data_differences`)
     and the set of subjects. Empty when the store can be reused; ``{"store": …}`` when it is unreadable.
@@ -239,8 +262,9 @@ def store_differences(path: str | Path, card: str | Path | DataCard, *, data_roo
     return diff
 
 
-def prepare_or_reuse(card: str | Path | DataCard, out: str | Path, *, overwrite: bool = False,
-                     **kwargs) -> tuple[Path, str]:
+def prepare_or_reuse(
+    card: str | Path | DataCard, out: str | Path, *, overwrite: bool = False, **kwargs
+) -> tuple[Path, str]:
     """Reuse the store at ``out`` when it holds exactly what :func:`prepare` would write (same card, task,
     recipe, channels, units and subjects: :func:`store_differences`); else (re)build it.
 
@@ -249,8 +273,15 @@ def prepare_or_reuse(card: str | Path | DataCard, out: str | Path, *, overwrite:
     """
     out = Path(out)
     if out.exists() and not overwrite:
-        diff = store_differences(out, card, **{k: v for k, v in kwargs.items() if k in
-                                               ("data_root", "task", "subjects", "channels", *EEG_RECIPE_OPTIONS)})
+        diff = store_differences(
+            out,
+            card,
+            **{
+                k: v
+                for k, v in kwargs.items()
+                if k in ("data_root", "task", "subjects", "channels", *EEG_RECIPE_OPTIONS)
+            },
+        )
         if not diff:
             return out, f"reusing {out} (same card, task, recipe, channels and subjects)"
         note = f"rebuilt {out}: the existing store differs in {', '.join(diff)}"

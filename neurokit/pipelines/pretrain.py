@@ -7,6 +7,7 @@ every ``ckpt_every`` steps and at the end of each epoch) hold the model configur
 optimiser, scheduler and RNG state, the data card and the preprocessing recipe; ``resume=True`` picks
 up exactly where ``last.pt`` stopped.
 """
+
 from __future__ import annotations
 
 import json
@@ -114,13 +115,16 @@ class PretrainConfig:
         get_objective(self.model)  # ConfigError naming the known families
         for key, (flag, families) in FAMILY_OPTIONS.items():
             if key in (self.model_kwargs or {}) and self.model not in families:
-                raise ConfigError(f"{flag}: an option of the {'/'.join(families)} model(s); --model {self.model} "
-                                  "has no such setting")
+                raise ConfigError(
+                    f"{flag}: an option of the {'/'.join(families)} model(s); --model {self.model} has no such setting"
+                )
         if not isinstance(self.optim, OptimConfig):
             given = dict(self.optim or {})
             if "min_lr" in given and given.get("schedule") == "constant":
-                raise ConfigError("--min-lr: the constant schedule keeps --lr throughout and has no final learning "
-                                  "rate; drop --min-lr or use --schedule cosine")
+                raise ConfigError(
+                    "--min-lr: the constant schedule keeps --lr throughout and has no final learning "
+                    "rate; drop --min-lr or use --schedule cosine"
+                )
             if "min_lr" in given and "schedule" not in given:
                 given["schedule"] = "cosine"
             try:
@@ -135,14 +139,17 @@ class PretrainConfig:
             self.normalize = DEFAULT_NORMALIZE if self.model == "cbramod" else "none"
         check_mode(self.normalize, "normalize")
         if self.model != "cbramod" and self.normalize != "none":
-            raise ConfigError(f"--normalize {self.normalize}: amplitude normalisation is for --model cbramod (EEG); "
-                              f"--model {self.model} takes --normalize none")
+            raise ConfigError(
+                f"--normalize {self.normalize}: amplitude normalisation is for --model cbramod (EEG); "
+                f"--model {self.model} takes --normalize none"
+            )
         if not 0.0 <= self.val_fraction < 1.0:
             raise ConfigError(f"--val-fraction {self.val_fraction}: must be in [0, 1)")
 
 
-def check_pretrain_options(cfg: PretrainConfig | None, *, resume: bool = False, overwrite: bool = False,
-                           given: Collection[str] = ()) -> None:
+def check_pretrain_options(
+    cfg: PretrainConfig | None, *, resume: bool = False, overwrite: bool = False, given: Collection[str] = ()
+) -> None:
     """Refuse option combinations a pretraining run would otherwise ignore (those of one family are refused
     by :class:`PretrainConfig` itself).
 
@@ -160,8 +167,14 @@ def check_pretrain_options(cfg: PretrainConfig | None, *, resume: bool = False, 
         raise ConfigError("--split: --subjects chooses the samples instead of a split; give one of them")
 
 
-def pretrain(stores: Sequence[str | Path] | str | Path, out_dir: str | Path, cfg: PretrainConfig | None = None,
-             *, resume: bool = False, overwrite: bool = False) -> dict[str, Any]:
+def pretrain(
+    stores: Sequence[str | Path] | str | Path,
+    out_dir: str | Path,
+    cfg: PretrainConfig | None = None,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+) -> dict[str, Any]:
     """Pretrain ``cfg.model`` on the samples of ``stores`` and write checkpoints to ``out_dir``.
 
     ``resume``: continue from ``out_dir/last.pt`` with the checkpoint's model configuration (the store
@@ -202,8 +215,9 @@ def pretrain(stores: Sequence[str | Path] | str | Path, out_dir: str | Path, cfg
             if isinstance(exc, KeyboardInterrupt):
                 raise Interrupted(f"interrupted: {kept}; run the same command again") from None
             if isinstance(exc, DiskFullError):
-                raise DiskFullError(f"{out}: disk full while writing the new run; {kept}. Free space, then run the "
-                                    "same command again") from None
+                raise DiskFullError(
+                    f"{out}: disk full while writing the new run; {kept}. Free space, then run the same command again"
+                ) from None
             if isinstance(exc, NeurokitError):
                 raise type(exc)(f"{stage.where(str(exc))}; {kept}") from None
             raise
@@ -246,12 +260,21 @@ def pretrain_or_resume(stores, out_dir: str | Path, cfg: PretrainConfig, *, over
     try:
         return pretrain(stores, out, cfg, resume=True)
     except ConfigError as exc:
-        raise ConfigError(f"{out} holds another pretraining run ({exc}); pass overwrite=True (CLI: --overwrite) "
-                          "to start it again, or choose another output folder") from None
+        raise ConfigError(
+            f"{out} holds another pretraining run ({exc}); pass overwrite=True (CLI: --overwrite) "
+            "to start it again, or choose another output folder"
+        ) from None
 
 
-def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resume: bool, overwrite: bool,
-              final: Path | None = None) -> dict[str, Any]:
+def _pretrain(
+    stores,
+    out: Path,
+    cfg: PretrainConfig,
+    info: dist.DistInfo,
+    resume: bool,
+    overwrite: bool,
+    final: Path | None = None,
+) -> dict[str, Any]:
     """Pretrain into ``out`` (``final``: the folder the run ends up in, when ``out`` is a staging sibling)."""
     seed_everything(cfg.seed + info.rank)
     ckpt_path = out / "last.pt"
@@ -276,8 +299,13 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
         batch_size = len(ds) // info.world_size
         if batch_size < 1:
             raise ConfigError(f"{len(ds)} samples for {info.world_size} process(es): too few to train on")
-        logger.warning("batch size %d is larger than the %d samples of the store(s) (%d process(es)); using %d",
-                       cfg.batch_size, len(ds), info.world_size, batch_size)
+        logger.warning(
+            "batch size %d is larger than the %d samples of the store(s) (%d process(es)); using %d",
+            cfg.batch_size,
+            len(ds),
+            info.world_size,
+            batch_size,
+        )
     objective = get_objective(cfg.model)
     if ds.stores[0].modality != objective.modality:
         raise ConfigError(f"model {cfg.model!r} trains on {objective.modality} stores; got {ds.stores[0].modality}")
@@ -318,23 +346,50 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
 
     normalization = {"mode": cfg.normalize, **({"corpus_scales": scales} if scales else {})}
     kept = kept_summary(ds.stores)
-    meta = {**_provenance(ds, cfg), "normalize": normalization, "heldout": held, "kept": kept,
-            "pretraining_sources": used_sources(ds)}
+    meta = {
+        **_provenance(ds, cfg),
+        "normalize": normalization,
+        "heldout": held,
+        "kept": kept,
+        "pretraining_sources": used_sources(ds),
+    }
     assert isinstance(cfg.optim, OptimConfig)  # PretrainConfig.__post_init__ made it one
-    trainer = Trainer(model, data, loss, model_name=cfg.model, optim=cfg.optim, batch_size=batch_size,
-                      epochs=cfg.epochs, max_steps=cfg.max_steps, seed=cfg.seed, info=info,
-                      num_workers=cfg.num_workers, out=out, ckpt_every=cfg.ckpt_every, log_steps=True,
-                      checkpoint_extra=lambda: {"kind": "pretrain", "model": cfg.model,
-                                                "model_config": model_config_dict(unwrap(model)),
-                                                "train_config": asdict(cfg), **meta},
-                      stage="pretrain", progress=cfg.progress, validate=validate)
+    trainer = Trainer(
+        model,
+        data,
+        loss,
+        model_name=cfg.model,
+        optim=cfg.optim,
+        batch_size=batch_size,
+        epochs=cfg.epochs,
+        max_steps=cfg.max_steps,
+        seed=cfg.seed,
+        info=info,
+        num_workers=cfg.num_workers,
+        out=out,
+        ckpt_every=cfg.ckpt_every,
+        log_steps=True,
+        checkpoint_extra=lambda: {
+            "kind": "pretrain",
+            "model": cfg.model,
+            "model_config": model_config_dict(unwrap(model)),
+            "train_config": asdict(cfg),
+            **meta,
+        },
+        stage="pretrain",
+        progress=cfg.progress,
+        validate=validate,
+    )
     if state is not None:
         trainer.resume(state)
         if trainer.step == trainer.total:
             logger.warning("%s: the run already completed its %d steps; nothing to do", ckpt_path, trainer.total)
     res = trainer.fit()
-    heldout = [{k: r[k] for k in ("epoch", "heldout_loss", "heldout_zero", "heldout_mean") if k in r}
-               for r in res.records if "heldout_loss" in r]
+    heldout = [
+        {k: r[k] for k in ("epoch", "heldout_loss", "heldout_zero", "heldout_mean") if k in r}
+        for r in res.records
+        if "heldout_loss" in r
+    ]
     if validate is not None and res.steps_run and trainer.step % max(trainer.per_epoch, 1):  # ended inside an epoch
         rec = {"epoch": round(trainer.step / trainer.per_epoch, 3), "at_step": trainer.step, **validate(model)}
         heldout.append({k: rec[k] for k in ("epoch", "heldout_loss", "heldout_zero", "heldout_mean")})
@@ -361,7 +416,9 @@ def _pretrain(stores, out: Path, cfg: PretrainConfig, info: dist.DistInfo, resum
         "history": history,
     }
     if info.is_main:
-        (out / "pretrain_summary.json").write_text(json.dumps({k: v for k, v in result.items() if k != "history"}, indent=2))
+        (out / "pretrain_summary.json").write_text(
+            json.dumps({k: v for k, v in result.items() if k != "history"}, indent=2)
+        )
     return result
 
 
@@ -428,7 +485,9 @@ def select_pretrain_data(stores: Sequence, cfg: PretrainConfig) -> tuple[PatchDa
     if cfg.subjects is not None:
         ds = PatchDataset(ds_all.stores, subjects=cfg.subjects)
         if len(ds) == 0:
-            raise ConfigError(f"no sample of subjects {cfg.subjects} in the store(s); subjects there: {ds.store_subjects}")
+            raise ConfigError(
+                f"no sample of subjects {cfg.subjects} in the store(s); subjects there: {ds.store_subjects}"
+            )
         return ds, f"{len(ds)} samples of subjects {_ids(sorted({str(s) for s in ds.meta('subject')}))} (as asked)"
     body = ds_all.info.card_body
     task = (body.get("tasks") or {}).get(ds_all.info.task) or {}
@@ -450,13 +509,17 @@ def select_pretrain_data(stores: Sequence, cfg: PretrainConfig) -> tuple[PatchDa
         sp = DataCard(name=body.get("name", "?"), raw=body).splits(ds_all.info.task).get(cfg.split) or []
         chosen = [x for x in sp if x in subj]
         if not chosen:
-            raise ConfigError(f"none of the store's subjects ({_ids(subj)}) is in the card's {cfg.split!r} split "
-                              f"({_ids(sp) or 'empty'}); choose subjects, or every subject with split='all' (CLI: --split all)")
+            raise ConfigError(
+                f"none of the store's subjects ({_ids(subj)}) is in the card's {cfg.split!r} split "
+                f"({_ids(sp) or 'empty'}); choose subjects, or every subject with split='all' (CLI: --split all)"
+            )
         kw = {"subjects": chosen}
     ds = PatchDataset(ds_all.stores, **kw)
     ids = next(iter(kw.values()))
-    return ds, (f"{len(ds)} samples of the {cfg.split} split ({how}s {_ids(ids)}; the others stay unseen; "
-                "--split all to use every subject)")
+    return ds, (
+        f"{len(ds)} samples of the {cfg.split} split ({how}s {_ids(ids)}; the others stay unseen; "
+        "--split all to use every subject)"
+    )
 
 
 def _ids(ids: Sequence[str]) -> str:
@@ -472,37 +535,56 @@ def _check_resume(state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path
         raise ConfigError(f"{path}: checkpoint trains {state.get('model')!r}, not {cfg.model!r}")
     was = (state.get("model_config") or {}).get("input_norm", "none") if cfg.model == "cbramod" else "none"
     if was != cfg.normalize:
-        raise ConfigError(f"{path}: the run normalises its input with --normalize {was}, not {cfg.normalize}; "
-                          "resume with the same --normalize or start a new run")
+        raise ConfigError(
+            f"{path}: the run normalises its input with --normalize {was}, not {cfg.normalize}; "
+            "resume with the same --normalize or start a new run"
+        )
     conflicts = {}
     if cfg.model_kwargs:  # the options given must describe the checkpoint's model
         kw = {**cfg.model_kwargs, **({"input_norm": cfg.normalize} if cfg.model == "cbramod" else {})}
         given = objective.build(ds.attrs, ds.sample_shape, kw).config.to_dict()
-        conflicts = {k: (state["model_config"].get(k), v) for k, v in given.items() if state["model_config"].get(k) != v}
+        conflicts = {
+            k: (state["model_config"].get(k), v) for k, v in given.items() if state["model_config"].get(k) != v
+        }
     if conflicts:
-        raise ConfigError(f"{path}: resume keeps the checkpoint's model; these options differ from it "
-                          f"(checkpoint, given): {conflicts}. Drop them or start a new run")
+        raise ConfigError(
+            f"{path}: resume keeps the checkpoint's model; these options differ from it "
+            f"(checkpoint, given): {conflicts}. Drop them or start a new run"
+        )
     old = state.get("train_config") or {}
     for k in ("batch_size", "seed"):
         if k in old and old[k] != getattr(cfg, k):
-            raise ConfigError(f"{path}: resume needs the run's {k}={old[k]!r} (given {getattr(cfg, k)!r}); "
-                              "the sampling order depends on it")
+            raise ConfigError(
+                f"{path}: resume needs the run's {k}={old[k]!r} (given {getattr(cfg, k)!r}); "
+                "the sampling order depends on it"
+            )
     for k in ("epochs", "max_steps"):
         if k in old and old[k] != getattr(cfg, k):
-            logger.warning("%s: %s changed from %r to %r: the cosine schedule now spans the new length",
-                           path, k, old[k], getattr(cfg, k))
+            logger.warning(
+                "%s: %s changed from %r to %r: the cosine schedule now spans the new length",
+                path,
+                k,
+                old[k],
+                getattr(cfg, k),
+            )
     old_attrs = state.get("store_attrs") or {}
     for k in ("modality", "grid", "mesh"):
         if k in old_attrs and old_attrs[k] != ds.info.get(k):
-            raise ConfigError(f"{path}: the checkpoint was trained on {k}={old_attrs[k]!r}; the store has {ds.info.get(k)!r}")
+            raise ConfigError(
+                f"{path}: the checkpoint was trained on {k}={old_attrs[k]!r}; the store has {ds.info.get(k)!r}"
+            )
     check_channels(old_attrs.get("ch_names"), ds.info.ch_names, store=ds.stores[0].path, checkpoint=path)
     if list(state.get("sample_shape", ds.sample_shape)) != list(ds.sample_shape):
-        raise ChannelMismatchError(f"{path}: sample shape {state['sample_shape']} differs from the store's {list(ds.sample_shape)}")
+        raise ChannelMismatchError(
+            f"{path}: sample shape {state['sample_shape']} differs from the store's {list(ds.sample_shape)}"
+        )
     check_resume_data(state, ds.attrs, what=f"{path}: resume on {ds.stores[0].path}")  # refused without a recipe
     now = sorted({str(s) for s in ds.meta("subject")})
     if state.get("subjects") is not None and list(state["subjects"]) != now:
-        raise ConfigError(f"{path}: the run trained on subjects {_ids(state['subjects'])}; the store and options "
-                          f"now select {_ids(now)}. Resume with the same store, --split and --subjects")
+        raise ConfigError(
+            f"{path}: the run trained on subjects {_ids(state['subjects'])}; the store and options "
+            f"now select {_ids(now)}. Resume with the same store, --split and --subjects"
+        )
 
 
 def _provenance(ds: PatchDataset, cfg: PretrainConfig) -> dict[str, Any]:
@@ -511,8 +593,22 @@ def _provenance(ds: PatchDataset, cfg: PretrainConfig) -> dict[str, Any]:
         "card": a.get("card"),
         "card_body": a.get("card_body"),
         "recipe": a.get("recipe"),
-        "store_attrs": {k: a.get(k) for k in ("modality", "ch_names", "sfreq", "units", "task", "label_names",
-                                                "grid", "mesh", "tr", "hemisphere") if k in a},
+        "store_attrs": {
+            k: a.get(k)
+            for k in (
+                "modality",
+                "ch_names",
+                "sfreq",
+                "units",
+                "task",
+                "label_names",
+                "grid",
+                "mesh",
+                "tr",
+                "hemisphere",
+            )
+            if k in a
+        },
         "stores": [str(s.path) for s in ds.stores],
         "subjects": sorted({str(s) for s in ds.meta("subject")}),
         "sample_shape": list(ds.sample_shape),

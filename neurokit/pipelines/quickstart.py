@@ -5,6 +5,7 @@ Pretraining sees only the *training* recordings of the downstream tasks (never t
 test subjects/segments), pooled across corpora as single-channel 4-s windows: CBraMod's weights do not
 depend on the montage, so one-channel samples from every corpus form one store of a common shape.
 """
+
 from __future__ import annotations
 
 import logging
@@ -26,8 +27,9 @@ TASKS = (
 )
 
 
-def pool_single_channel(stores: list[tuple[PatchStore, list[str]]], out: Path, *, n_patches: int = 4,
-                        max_samples: int = 3000, seed: int = 0) -> Path:
+def pool_single_channel(
+    stores: list[tuple[PatchStore, list[str]]], out: Path, *, n_patches: int = 4, max_samples: int = 3000, seed: int = 0
+) -> Path:
     """Write the training-subject windows of ``stores`` (``(store, train subjects)`` pairs) as one
     unlabelled store of single-channel samples ``(1, n_patches, 200)``, at most ``max_samples`` drawn
     at random (seeded). Stores with fewer than ``n_patches`` patches per window are skipped.
@@ -58,15 +60,30 @@ def pool_single_channel(stores: list[tuple[PatchStore, list[str]]], out: Path, *
         mine = [x for x in srcs if str(x.get("subject")) in train_ids]
         kept = sum(int(x.get("n_windows") or 0) for x in mine) if mine else len(st)
         rej = sum(int(x.get("n_rejected") or 0) for x in mine) if mine else int(st.info.n_rejected or 0)
-        pooled_from.append({"store": str(st.path), "kept": kept, "rejected": rej,
-                            "reject_uv": (st.info.recipe or {}).get("reject_uv")})
-    with PatchStoreWriter(out, (1, n_patches, 200), overwrite=True,
-                          attrs=dict(modality="eeg", card="pooled", task="pretrain", ch_names=["any"], sfreq=200.0,
-                                     sources=sources, pooled_stores=[str(st.path) for st, _ in stores],
-                                     pooled_from=pooled_from, units="100 uV")) as w:
+        pooled_from.append(
+            {"store": str(st.path), "kept": kept, "rejected": rej, "reject_uv": (st.info.recipe or {}).get("reject_uv")}
+        )
+    with PatchStoreWriter(
+        out,
+        (1, n_patches, 200),
+        overwrite=True,
+        attrs=dict(
+            modality="eeg",
+            card="pooled",
+            task="pretrain",
+            ch_names=["any"],
+            sfreq=200.0,
+            sources=sources,
+            pooled_stores=[str(st.path) for st, _ in stores],
+            pooled_from=pooled_from,
+            units="100 uV",
+        ),
+    ) as w:
         for si, i, c in (rows[k] for k in pick):
             st = stores[si][0]
-            w.append(st.patches(i)[c : c + 1, :n_patches][None], subject=f"{Path(st.path).stem}:{st.meta['subject'][i]}")
+            w.append(
+                st.patches(i)[c : c + 1, :n_patches][None], subject=f"{Path(st.path).stem}:{st.meta['subject'][i]}"
+            )
     return out
 
 
@@ -74,11 +91,23 @@ def pool_single_channel(stores: list[tuple[PatchStore, list[str]]], out: Path, *
 FRACTIONS = (0.02, 0.1, 1.0)
 
 
-def run_quickstart(data_root: Path, out: Path, *, pretrain_epochs: int = 3, finetune_epochs: int | None = None,
-                   n_layers: int = 2, channels: str = "sensorimotor", batch_size: int = 32, seed: int = 0,
-                   seeds: int = 3, label_fractions: tuple[float, ...] = FRACTIONS, max_pool: int = 8000,
-                   device: str = "auto", overwrite: bool = False,
-                   say: Callable[[str], None] = print) -> dict[str, Any]:
+def run_quickstart(
+    data_root: Path,
+    out: Path,
+    *,
+    pretrain_epochs: int = 3,
+    finetune_epochs: int | None = None,
+    n_layers: int = 2,
+    channels: str = "sensorimotor",
+    batch_size: int = 32,
+    seed: int = 0,
+    seeds: int = 3,
+    label_fractions: tuple[float, ...] = FRACTIONS,
+    max_pool: int = 8000,
+    device: str = "auto",
+    overwrite: bool = False,
+    say: Callable[[str], None] = print,
+) -> dict[str, Any]:
     """Run the quick start: prepare, pretrain on the pooled training windows, then compare pretrained and
     from-scratch fine-tuning of each task over ``seeds`` seeds at each of ``label_fractions``.
 
@@ -127,24 +156,59 @@ def run_quickstart(data_root: Path, out: Path, *, pretrain_epochs: int = 3, fine
         path, note = prepare_or_reuse(card, path, data_root=data_root, task=task, channels=chans, overwrite=overwrite)
         say(note)  # a store is reused only when it holds what prepare would write now
         stores[(card, task)] = PatchStore(path)
-    pooled = pool_single_channel([(st, load_card(c).splits(t)["train"]) for (c, t), st in stores.items()],
-                                 out / "pooled_train_1ch.h5", seed=seed, max_samples=max_pool)
+    pooled = pool_single_channel(
+        [(st, load_card(c).splits(t)["train"]) for (c, t), st in stores.items()],
+        out / "pooled_train_1ch.h5",
+        seed=seed,
+        max_samples=max_pool,
+    )
     say(f"pretraining on {len(PatchStore(pooled))} single-channel windows of the training recordings only")
-    pt = pretrain_or_resume([pooled], out / "pretrain", PretrainConfig(model_kwargs={"n_layers": n_layers}, epochs=pretrain_epochs,
-                                                            batch_size=batch_size, optim=dict(lr=1e-3), seed=seed,
-                                                            device=device), overwrite=overwrite)
-    say(f"pretrain loss {pt['loss_first']:.4f} → {pt['loss_last']:.4f} over {pt['steps']} steps"
-        + ("" if pt.get("steps_run", 1) else " (reused: the run in OUT was complete)"))
+    pt = pretrain_or_resume(
+        [pooled],
+        out / "pretrain",
+        PretrainConfig(
+            model_kwargs={"n_layers": n_layers},
+            epochs=pretrain_epochs,
+            batch_size=batch_size,
+            optim=dict(lr=1e-3),
+            seed=seed,
+            device=device,
+        ),
+        overwrite=overwrite,
+    )
+    say(
+        f"pretrain loss {pt['loss_first']:.4f} → {pt['loss_last']:.4f} over {pt['steps']} steps"
+        + ("" if pt.get("steps_run", 1) else " (reused: the run in OUT was complete)")
+    )
     for h in (pt.get("heldout_history") or [])[-1:]:  # did it learn more than the scale?
-        say(f"held-out masked loss {h['heldout_loss']:.4g} vs predict-zero {h['heldout_zero']:.4g} vs predict-mean "
-            f"{h['heldout_mean']:.4g} (input normalisation: {pt['normalize']['mode']})")
+        say(
+            f"held-out masked loss {h['heldout_loss']:.4g} vs predict-zero {h['heldout_zero']:.4g} vs predict-mean "
+            f"{h['heldout_mean']:.4g} (input normalisation: {pt['normalize']['mode']})"
+        )
     results = {}
     for card, task, _, epochs in TASKS:
-        cfg = FinetuneConfig(epochs=finetune_epochs or epochs, batch_size=batch_size, seed=seed, device=device,
-                             head="avgpool", lr_backbone=5e-4, lr_head=1e-3, progress=False)
-        say(f"{card}:{task}: pretrained vs from scratch, {seeds} seed(s) × label fractions "
-            f"{', '.join(f'{f:g}' for f in label_fractions)}")
-        results[f"{card}:{task}"] = compare_pretraining([stores[(card, task)].path], out / f"compare_{card}_{task}", cfg,
-                                                        init=pt["checkpoint"], seeds=seeds, label_fractions=label_fractions,
-                                                        overwrite=overwrite, show_progress=True)
+        cfg = FinetuneConfig(
+            epochs=finetune_epochs or epochs,
+            batch_size=batch_size,
+            seed=seed,
+            device=device,
+            head="avgpool",
+            lr_backbone=5e-4,
+            lr_head=1e-3,
+            progress=False,
+        )
+        say(
+            f"{card}:{task}: pretrained vs from scratch, {seeds} seed(s) × label fractions "
+            f"{', '.join(f'{f:g}' for f in label_fractions)}"
+        )
+        results[f"{card}:{task}"] = compare_pretraining(
+            [stores[(card, task)].path],
+            out / f"compare_{card}_{task}",
+            cfg,
+            init=pt["checkpoint"],
+            seeds=seeds,
+            label_fractions=label_fractions,
+            overwrite=overwrite,
+            show_progress=True,
+        )
     return {"tasks": results, "pretrain": pt, "seconds": time.perf_counter() - t0}

@@ -26,6 +26,7 @@ retrieve with ``segments="second_half"`` (queries and pools from the second half
 embeddings go through exactly the model's training forward (:meth:`SurfaceCLIP.embed_fmri` on the store's
 samples, z-scored per frame when the store was written) — no extra normalisation at retrieval.
 """
+
 from __future__ import annotations
 
 import json
@@ -71,9 +72,17 @@ def window_segments(onsets: np.ndarray, clips, window_s: float, rest: np.ndarray
     return seg
 
 
-def retrieval_pools(window_onsets: np.ndarray, candidates: np.ndarray, true_windows: np.ndarray, *,
-                    n_negatives: int = 32, exclude_s: float = 3.0, rng: np.random.Generator,
-                    segment_of: np.ndarray | None = None, negatives_from: str = "other_segments") -> np.ndarray:
+def retrieval_pools(
+    window_onsets: np.ndarray,
+    candidates: np.ndarray,
+    true_windows: np.ndarray,
+    *,
+    n_negatives: int = 32,
+    exclude_s: float = 3.0,
+    rng: np.random.Generator,
+    segment_of: np.ndarray | None = None,
+    negatives_from: str = "other_segments",
+) -> np.ndarray:
     """Pools of window indices ``(n_queries, 1 + n_negatives)``, the true window first.
 
     Parameters
@@ -117,7 +126,9 @@ def retrieval_pools(window_onsets: np.ndarray, candidates: np.ndarray, true_wind
     True
     """
     if negatives_from not in NEGATIVES_FROM:
-        raise ConfigError(f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)} (CLI: --negatives-from)")
+        raise ConfigError(
+            f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)} (CLI: --negatives-from)"
+        )
     if negatives_from != "same_run" and segment_of is None:
         raise ConfigError(f"negatives_from={negatives_from!r} needs the clip of each window (segment_of)")
     onsets = np.asarray(window_onsets, dtype=float)
@@ -133,8 +144,11 @@ def retrieval_pools(window_onsets: np.ndarray, candidates: np.ndarray, true_wind
             pool = pool[segment_of[pool] == segment_of[w]]
         far = pool[(np.abs(onsets[pool] - onsets[w]) > exclude_s + 1e-9) & (pool != w)]
         if len(far) < n_negatives:
-            where = {"other_segments": "in the other clips of the run", "same_run": "in the run",
-                     "same_segment": "in the query's own clip"}[negatives_from]
+            where = {
+                "other_segments": "in the other clips of the run",
+                "same_run": "in the run",
+                "same_segment": "in the query's own clip",
+            }[negatives_from]
             raise DataFileError(
                 f"only {len(far)} non-rest windows {where} more than {exclude_s:g} s from the window at {onsets[w]:g} s; "
                 f"the protocol needs {n_negatives} negatives (a longer run, clips given at embed-stimuli (--clips), "
@@ -145,8 +159,9 @@ def retrieval_pools(window_onsets: np.ndarray, candidates: np.ndarray, true_wind
     return pools
 
 
-def sample_queries(windows: np.ndarray, segment_of: np.ndarray, n_queries: int, *, rng: np.random.Generator,
-                   exclude_segments=()) -> np.ndarray:
+def sample_queries(
+    windows: np.ndarray, segment_of: np.ndarray, n_queries: int, *, rng: np.random.Generator, exclude_segments=()
+) -> np.ndarray:
     """The release's query draw: ``n_queries`` times, a clip uniformly among those that hold one of ``windows``
     (minus ``exclude_segments``, e.g. the test–retest clip), then one of its windows uniformly.
 
@@ -212,13 +227,17 @@ def resolve_retest_clip(st, retest_clip="store") -> int | None:
     try:
         k = int(retest_clip)
     except (TypeError, ValueError):
-        raise ConfigError(f"retest_clip={retest_clip!r}: give store, last, none or a clip index (CLI: --retest-clip)") from None
+        raise ConfigError(
+            f"retest_clip={retest_clip!r}: give store, last, none or a clip index (CLI: --retest-clip)"
+        ) from None
     if not -n <= k < n:
         raise ConfigError(f"retest_clip={retest_clip!r}: {getattr(st, 'path', 'the stimulus store')} has {n} clip(s)")
     return k % n
 
 
-def pool_hits(query: np.ndarray, windows: np.ndarray, pools: np.ndarray, ks: Sequence[int] = TOPK) -> dict[int, np.ndarray]:
+def pool_hits(
+    query: np.ndarray, windows: np.ndarray, pools: np.ndarray, ks: Sequence[int] = TOPK
+) -> dict[int, np.ndarray]:
     """Top-k hits of each query: ``query`` ``(Q, D)`` and ``windows`` ``(n_windows, D)`` unit vectors,
     ``pools`` ``(Q, P)`` with the true window first → ``{k: bool (Q,)}``."""
     sims = np.einsum("qd,qpd->qp", query, windows[pools])
@@ -230,9 +249,19 @@ def chance_levels(pool_size: int, ks: Sequence[int] = TOPK) -> dict[str, float]:
     return {f"top{k}": min(k, pool_size) / pool_size for k in ks}
 
 
-def protocol_units(pairs: Pairs, stimuli: Sequence, *, n_queries: int = 100, n_negatives: int = 32,
-                   exclude_s: float = 3.0, audio_exclude_s: float = 0.0, segments: str = "all", seed: int = 0,
-                   negatives_from: str = "other_segments", retest_clip="store") -> list[dict]:
+def protocol_units(
+    pairs: Pairs,
+    stimuli: Sequence,
+    *,
+    n_queries: int = 100,
+    n_negatives: int = 32,
+    exclude_s: float = 3.0,
+    audio_exclude_s: float = 0.0,
+    segments: str = "all",
+    seed: int = 0,
+    negatives_from: str = "other_segments",
+    retest_clip="store",
+) -> list[dict]:
     """The protocol's queries and pools per subject × run × hemisphere (module docstring).
 
     Parameters
@@ -272,11 +301,25 @@ def protocol_units(pairs: Pairs, stimuli: Sequence, *, n_queries: int = 100, n_n
         st = stimuli[si]
         seg = window_segments(st.onsets, st.clips, st.window_s, st.rest)
         retest = resolve_retest_clip(st, retest_clip)
-        q = idx[sample_queries(pairs.window[idx], seg, n_queries, rng=rng, exclude_segments=[] if retest is None else [retest])]
+        q = idx[
+            sample_queries(
+                pairs.window[idx], seg, n_queries, rng=rng, exclude_segments=[] if retest is None else [retest]
+            )
+        ]
         cand = (seg >= 0) & in_segment(st.onsets, st.clips, st.window_s, segments)
-        pools = {m: retrieval_pools(st.onsets, cand, pairs.window[q], n_negatives=n_negatives, exclude_s=ex, rng=rng,
-                                    segment_of=seg, negatives_from=negatives_from)
-                 for m, ex in (("video", exclude_s), ("audio", audio_exclude_s))}
+        pools = {
+            m: retrieval_pools(
+                st.onsets,
+                cand,
+                pairs.window[q],
+                n_negatives=n_negatives,
+                exclude_s=ex,
+                rng=rng,
+                segment_of=seg,
+                negatives_from=negatives_from,
+            )
+            for m, ex in (("video", exclude_s), ("audio", audio_exclude_s))
+        }
         units.append({"subject": subj, "run": run, "hemi": hemi, "pairs": q, "stim": si, "pools": pools})
     return units
 
@@ -291,8 +334,12 @@ def score_units(units: list[dict], query_emb: np.ndarray, window_emb: Sequence[d
         row = {"subject": u["subject"], "run": u["run"], "hemi": u["hemi"], "n_queries": int(len(u["pairs"]))}
         for m in mods:
             pools = u["pools"][m] if isinstance(u["pools"], dict) else u["pools"]
-            hits = pool_hits(query_emb[m][u["pairs"]] if isinstance(query_emb, dict) else query_emb[u["pairs"]],
-                             window_emb[u["stim"]][m], pools, ks)
+            hits = pool_hits(
+                query_emb[m][u["pairs"]] if isinstance(query_emb, dict) else query_emb[u["pairs"]],
+                window_emb[u["stim"]][m],
+                pools,
+                ks,
+            )
             for k in ks:
                 row[f"{m}_top{k}"] = float(hits[k].mean())
                 per[m][k].append(float(hits[k].mean()))
@@ -329,16 +376,34 @@ def embed_windows(model, stimuli: Sequence, *, device="cpu", shuffle: bool = Fal
             perm = live[rng.permutation(len(live))]
             v, a = v.copy(), a.copy()
             v[live], a[live] = v[perm], a[perm]
-        out.append({"video": model.embed_video(torch.from_numpy(v).to(device)).cpu().numpy(),
-                    "audio": model.embed_audio(torch.from_numpy(a).to(device)).cpu().numpy()})
+        out.append(
+            {
+                "video": model.embed_video(torch.from_numpy(v).to(device)).cpu().numpy(),
+                "audio": model.embed_audio(torch.from_numpy(a).to(device)).cpu().numpy(),
+            }
+        )
     return out
 
 
-def retrieve(checkpoint: str | Path, fmri: Sequence[str | Path] | str | Path, stimuli: Sequence[str | Path] | str | Path, *,
-             subjects: Sequence[str] | None = None, segments: str = "all", n_queries: int = 100, n_negatives: int = 32,
-             exclude_s: float = 3.0, seed: int = 0, shuffle: bool = False, lag_s: float | None = None,
-             device: str = "auto", out: str | Path | None = None, negatives_from: str = "other_segments",
-             audio_exclude_s: float = 0.0, retest_clip="store") -> dict:
+def retrieve(
+    checkpoint: str | Path,
+    fmri: Sequence[str | Path] | str | Path,
+    stimuli: Sequence[str | Path] | str | Path,
+    *,
+    subjects: Sequence[str] | None = None,
+    segments: str = "all",
+    n_queries: int = 100,
+    n_negatives: int = 32,
+    exclude_s: float = 3.0,
+    seed: int = 0,
+    shuffle: bool = False,
+    lag_s: float | None = None,
+    device: str = "auto",
+    out: str | Path | None = None,
+    negatives_from: str = "other_segments",
+    audio_exclude_s: float = 0.0,
+    retest_clip="store",
+) -> dict:
     """Run the retrieval protocol (module docstring) with a ``neuro pretrain --model clip`` checkpoint.
 
     Parameters
@@ -391,10 +456,14 @@ def retrieve(checkpoint: str | Path, fmri: Sequence[str | Path] | str | Path, st
     from neurokit.training.objectives import get_objective
 
     if negatives_from not in NEGATIVES_FROM:  # refused before any work
-        raise ConfigError(f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)} (CLI: --negatives-from)")
+        raise ConfigError(
+            f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)} (CLI: --negatives-from)"
+        )
     state = load_checkpoint(checkpoint)
     if state.get("model") != "clip":
-        raise ConfigError(f"{checkpoint}: a {state.get('model')!r} checkpoint; retrieval needs one of `neuro pretrain --model clip`")
+        raise ConfigError(
+            f"{checkpoint}: a {state.get('model')!r} checkpoint; retrieval needs one of `neuro pretrain --model clip`"
+        )
     model = get_objective("clip").rebuild(state["model_config"])
     model.load_state_dict(state["state_dict"])
     dev = dist.setup(device).device
@@ -404,30 +473,58 @@ def retrieve(checkpoint: str | Path, fmri: Sequence[str | Path] | str | Path, st
     paths = [fmri] if isinstance(fmri, (str, Path)) else list(fmri)
     ds = PatchDataset(paths, subjects=subjects)
     if subjects is not None and len(ds) == 0:
-        raise ConfigError(f"no sample of subjects {list(subjects)} in {[str(p) for p in paths]}; subjects there: {ds.store_subjects}")
-    if tuple(ds.sample_shape) != (model.config.fmri.n_chans, model.config.fmri.n_patches, model.config.fmri.vertices_per_patch):
-        raise ConfigError(f"{paths[0]}: samples {tuple(ds.sample_shape)} do not fit the checkpoint's fMRI encoder "
-                          f"({model.config.fmri.n_chans}, {model.config.fmri.n_patches}, {model.config.fmri.vertices_per_patch})")
+        raise ConfigError(
+            f"no sample of subjects {list(subjects)} in {[str(p) for p in paths]}; subjects there: {ds.store_subjects}"
+        )
+    if tuple(ds.sample_shape) != (
+        model.config.fmri.n_chans,
+        model.config.fmri.n_patches,
+        model.config.fmri.vertices_per_patch,
+    ):
+        raise ConfigError(
+            f"{paths[0]}: samples {tuple(ds.sample_shape)} do not fit the checkpoint's fMRI encoder "
+            f"({model.config.fmri.n_chans}, {model.config.fmri.n_patches}, {model.config.fmri.vertices_per_patch})"
+        )
     lag = model.config.lag_s if lag_s is None else float(lag_s)
     pairs = pair_samples(ds, stims, lag, segments=segments)
     if not len(pairs):
         raise DataFileError(f"{paths[0]}: no fMRI sample pairs with a non-rest stimulus window at lag {lag:g} s")
-    units = protocol_units(pairs, stims, n_queries=n_queries, n_negatives=n_negatives, exclude_s=exclude_s,
-                           audio_exclude_s=audio_exclude_s, segments=segments, seed=seed, negatives_from=negatives_from,
-                           retest_clip=retest_clip)
+    units = protocol_units(
+        pairs,
+        stims,
+        n_queries=n_queries,
+        n_negatives=n_negatives,
+        exclude_s=exclude_s,
+        audio_exclude_s=audio_exclude_s,
+        segments=segments,
+        seed=seed,
+        negatives_from=negatives_from,
+        retest_clip=retest_clip,
+    )
     q = embed_pairs(model, ds, pairs, device=dev)
     w = embed_windows(model, stims, device=dev, shuffle=shuffle, seed=seed)
     rep = score_units(units, q, w)
     pool = 1 + n_negatives
-    rep.update({
-        "chance": chance_levels(pool), "pool_size": pool, "n_units": len(units),
-        "n_queries": int(sum(u["n_queries"] for u in rep["units"])), "lag_s": lag, "segments": segments,
-        "shuffled": bool(shuffle), "seed": seed, "exclude_s": exclude_s, "audio_exclude_s": audio_exclude_s,
-        "negatives_from": negatives_from, "retest_clip": [resolve_retest_clip(s, retest_clip) for s in stims],
-        "checkpoint": str(checkpoint),
-        "fmri": [str(p) for p in paths], "stimuli": [str(s.path) for s in stims],
-        "subjects": sorted(set(pairs.subject.tolist())),
-    })
+    rep.update(
+        {
+            "chance": chance_levels(pool),
+            "pool_size": pool,
+            "n_units": len(units),
+            "n_queries": int(sum(u["n_queries"] for u in rep["units"])),
+            "lag_s": lag,
+            "segments": segments,
+            "shuffled": bool(shuffle),
+            "seed": seed,
+            "exclude_s": exclude_s,
+            "audio_exclude_s": audio_exclude_s,
+            "negatives_from": negatives_from,
+            "retest_clip": [resolve_retest_clip(s, retest_clip) for s in stims],
+            "checkpoint": str(checkpoint),
+            "fmri": [str(p) for p in paths],
+            "stimuli": [str(s.path) for s in stims],
+            "subjects": sorted(set(pairs.subject.tolist())),
+        }
+    )
     if out is not None:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text(json.dumps(rep, indent=2))

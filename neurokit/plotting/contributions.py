@@ -1,4 +1,5 @@
 """Modality contributions of an M4oE report as a figure."""
+
 from __future__ import annotations
 
 import json
@@ -53,11 +54,16 @@ def plot_contributions(report: str | Path | dict, out: str | Path) -> Path:
             raise ConfigError(f"{p}: not a JSON report ({exc})") from exc
     tasks = {n: t for n, t in (src.get("tasks") or {}).items() if isinstance(t, dict) and "modality_contributions" in t}
     if not tasks:
-        raise ConfigError(f"{report if not isinstance(report, dict) else 'report'}: no modality_contributions "
-                          "(an M4oE run's report.json from `neuro finetune --head m4oe`)")
+        raise ConfigError(
+            f"{report if not isinstance(report, dict) else 'report'}: no modality_contributions "
+            "(an M4oE run's report.json from `neuro finetune --head m4oe`)"
+        )
     mods = list(dict.fromkeys(m for t in tasks.values() for m in t["modality_contributions"]["modalities"]))
-    ablated = {n: t["ablation_contributions"] for n, t in tasks.items()
-               if "mean_loss_increase" in (t.get("ablation_contributions") or {})}
+    ablated = {
+        n: t["ablation_contributions"]
+        for n, t in tasks.items()
+        if "mean_loss_increase" in (t.get("ablation_contributions") or {})
+    }
     width_one = max(4.5, 1.5 + 1.4 * len(tasks))
     fig, axes = plt.subplots(1, 2 if ablated else 1, figsize=(width_one * (2 if ablated else 1), 3.4), squeeze=False)
     colors = plt.get_cmap("tab10")
@@ -99,7 +105,9 @@ def _bars(ax, per_task: dict, mods: list[str], key: str, colors) -> None:
             means.append(v)
             vals = [s[m] for s in t.get("per_sample", []) if s.get(m) is not None]
             if vals:
-                ax.scatter(x + rng.uniform(-width / 4, width / 4, len(vals)), vals, s=4, color="k", alpha=0.25, zorder=3)
+                ax.scatter(
+                    x + rng.uniform(-width / 4, width / 4, len(vals)), vals, s=4, color="k", alpha=0.25, zorder=3
+                )
         ax.bar(xs, means, width * 0.9, label=m, color=colors(j), zorder=2)
     ax.set_xticks(range(len(per_task)), list(per_task), rotation=15, ha="right", fontsize=8)
     ax.grid(axis="y", alpha=0.3, zorder=0)

@@ -6,6 +6,7 @@ confusion matrix, ROC and precision-recall curves (scikit-learn), per-fold and p
 the training curves. :func:`plot_report` draws them with matplotlib as PNG files. Computing and drawing
 are kept apart so that the numbers can be checked without looking at pictures.
 """
+
 from __future__ import annotations
 
 import json
@@ -61,7 +62,9 @@ def report_data(path: str | Path) -> RunData:
     for name, d in fold_dirs:
         pp = d / "predictions.npz"
         if not pp.exists():
-            raise FileNotFoundError(f"{pp}: no test predictions; rerun neuro finetune (runs save them since this version)")
+            raise FileNotFoundError(
+                f"{pp}: no test predictions; rerun neuro finetune (runs save them since this version)"
+            )
         z = np.load(pp)
         ys.append(z["y"])
         ss.append(z["scores"])
@@ -70,8 +73,16 @@ def report_data(path: str | Path) -> RunData:
         mp = d / "metrics.jsonl"
         if mp.exists():
             curves[name] = [json.loads(line) for line in mp.read_text().splitlines() if line.strip()]
-    return RunData(report=rep, kind=rep["kind"], label_names=list(rep.get("label_names") or []), y=np.concatenate(ys),
-                   scores=np.concatenate(ss), subject=np.concatenate(subj), fold=np.concatenate(fold), curves=curves)
+    return RunData(
+        report=rep,
+        kind=rep["kind"],
+        label_names=list(rep.get("label_names") or []),
+        y=np.concatenate(ys),
+        scores=np.concatenate(ss),
+        subject=np.concatenate(subj),
+        fold=np.concatenate(fold),
+        curves=curves,
+    )
 
 
 def predicted_class(kind: str, scores: np.ndarray) -> np.ndarray:
@@ -199,8 +210,15 @@ def _draw_confusion(plt, data: RunData, title: str):
     im = ax.imshow(rate, cmap="Blues", vmin=0, vmax=1)
     for i in range(len(cm)):
         for j in range(len(cm)):
-            ax.text(j, i, f"{cm[i, j]}\n{rate[i, j]:.0%}", ha="center", va="center",
-                    color="white" if rate[i, j] > 0.5 else "black", fontsize=9)
+            ax.text(
+                j,
+                i,
+                f"{cm[i, j]}\n{rate[i, j]:.0%}",
+                ha="center",
+                va="center",
+                color="white" if rate[i, j] > 0.5 else "black",
+                fontsize=9,
+            )
     ax.set_xticks(range(len(cm)), names, rotation=30, ha="right")
     ax.set_yticks(range(len(cm)), names)
     ax.set_xlabel("predicted")
@@ -216,9 +234,14 @@ def _draw_curves(plt, data: RunData, which: str, xl: str, yl: str, title: str):
     fig, ax = plt.subplots(figsize=(5, 4.5))
     for c in cs:
         pooled = c["name"] == "pooled" or data.kind != "binary" or len(data.folds) == 1
-        ax.plot(c["x"], c["y"], lw=2 if pooled else 0.8, alpha=1 if pooled else 0.5,
-                drawstyle="default" if which == "roc" else "steps-post",  # AP is the step area
-                label=f"{c['name']} ({'AUC' if which == 'roc' else 'AP'} {c['area']:.3f})")
+        ax.plot(
+            c["x"],
+            c["y"],
+            lw=2 if pooled else 0.8,
+            alpha=1 if pooled else 0.5,
+            drawstyle="default" if which == "roc" else "steps-post",  # AP is the step area
+            label=f"{c['name']} ({'AUC' if which == 'roc' else 'AP'} {c['area']:.3f})",
+        )
     if which == "roc":
         ax.plot([0, 1], [0, 1], "k--", lw=0.8)
     else:
@@ -262,7 +285,11 @@ def _draw_training(plt, data: RunData, title: str):
     for name, recs in data.curves.items():
         ep = [r["epoch"] for r in recs]
         axes[0].plot(ep, [r["train_loss"] for r in recs], marker="o", ms=3, lw=1, label=name)
-        key = f"val_{sel}" if sel and f"val_{sel}" in recs[0] else next((k for k in recs[0] if k.startswith("val_")), None)
+        key = (
+            f"val_{sel}"
+            if sel and f"val_{sel}" in recs[0]
+            else next((k for k in recs[0] if k.startswith("val_")), None)
+        )
         if key:
             axes[1].plot(ep, [r[key] for r in recs], marker="o", ms=3, lw=1, label=name)
             axes[1].set_ylabel(key.replace("_", " "))
@@ -307,17 +334,25 @@ def label_efficiency_data(comparison: dict, metric: str | None = None) -> dict[s
     for arm in comparison["arms"]:
         by_f = comparison["summary"].get(arm, {})
         st = [by_f.get(k, {}).get(metric) or {} for k in keys]
-        arms[arm] = {"mean": [float("nan") if s.get("mean") is None else s["mean"] for s in st],
-                     "std": [float("nan") if s.get("std") is None else s["std"] for s in st]}
+        arms[arm] = {
+            "mean": [float("nan") if s.get("mean") is None else s["mean"] for s in st],
+            "std": [float("nan") if s.get("std") is None else s["std"] for s in st],
+        }
     names = list(dict.fromkeys(n for k in keys for n in (comparison.get("baselines") or {}).get(k, {})))
-    base = {n: [float("nan") if (v := comparison["baselines"].get(k, {}).get(n, {}).get(metric)) is None else v
-                for k in keys] for n in names}
+    base = {
+        n: [
+            float("nan") if (v := comparison["baselines"].get(k, {}).get(n, {}).get(metric)) is None else v
+            for k in keys
+        ]
+        for n in names
+    }
     chance = (comparison.get("chance") or {}).get(metric)
     return {"metric": metric, "fractions": [float(k) for k in keys], "arms": arms, "baselines": base, "chance": chance}
 
 
-def plot_label_efficiency(path: str | Path | dict, out_png: str | Path, *, metric: str | None = None,
-                          dpi: int = 110) -> Path:
+def plot_label_efficiency(
+    path: str | Path | dict, out_png: str | Path, *, metric: str | None = None, dpi: int = 110
+) -> Path:
     """Draw the label-efficiency curve: test metric against the fraction of training labels (log x), one line
     per arm with a mean ± std band over seeds (pretrained solid, random-weight arms dashed), the classical
     baselines as thin grey lines and chance as a dotted line.

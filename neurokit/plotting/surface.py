@@ -2,6 +2,7 @@
 
 Plotting stays apart from computing: nothing else in neurokit imports this module.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -91,8 +92,9 @@ def plot_surface(
         v = np.where(mask, v, np.nan)
     if not np.isfinite(v).any():
         raise DataFileError(f"{source}: frame {frame} holds no finite value to draw")
-    return _draw_views(surf_mesh, v, h, cmap, symmetric, title or f"{Path(source).name} — hemisphere {h}, frame {frame}",
-                       Path(output))
+    return _draw_views(
+        surf_mesh, v, h, cmap, symmetric, title or f"{Path(source).name} — hemisphere {h}, frame {frame}", Path(output)
+    )
 
 
 def _frame_values(data, h, frame, allow_nan, cmap, symmetric):
@@ -125,7 +127,9 @@ def _frame_values(data, h, frame, allow_nan, cmap, symmetric):
         if values.shape[0] != 40962:
             raise DataFileError(f"array data must be on the ico6 template (40962 vertices), got {values.shape[0]}")
     if not 0 <= frame < values.shape[1]:
-        raise ConfigError(f"--frame {frame} out of range: {source} has {values.shape[1]} frames (0…{values.shape[1] - 1})")
+        raise ConfigError(
+            f"--frame {frame} out of range: {source} has {values.shape[1]} frames (0…{values.shape[1] - 1})"
+        )
     v = values[:, frame].astype(np.float64)
     if mesh == "ico6":
         v = template_to_fsaverage5(v, h, mask)
@@ -152,7 +156,9 @@ def _checked_mesh(surf_mesh, mesh: str, h: str, n_vertices: int, source: str):
         raise DataFileError(f"--surf {exc}; give an inflated .surf.gii") from exc
     surf_name = geo.path
     if geo.n_vertices != n_vertices:
-        raise DataFileError(f"--surf {surf_name} has {geo.n_vertices} vertices but {source} has {n_vertices}: give the surface of the data's mesh")
+        raise DataFileError(
+            f"--surf {surf_name} has {geo.n_vertices} vertices but {source} has {n_vertices}: give the surface of the data's mesh"
+        )
     if geo.hemi and geo.hemi != h:
         raise DataFileError(
             f"--surf {surf_name} is hemisphere {geo.hemi}, but --hemi is {h}: the picture would be wrong; give "
@@ -174,8 +180,16 @@ def _draw_views(surf_mesh, v: np.ndarray, h: str, cmap, symmetric: bool, title: 
     side = "left" if h == "L" else "right"
     for ax, view in zip(axes, ("lateral", "medial")):
         plotting.plot_surf(
-            surf_mesh, v, hemi=side, view=view, cmap=cmap, axes=ax, figure=fig,
-            vmin=vmin, vmax=vmax, colorbar=view == "medial",
+            surf_mesh,
+            v,
+            hemi=side,
+            view=view,
+            cmap=cmap,
+            axes=ax,
+            figure=fig,
+            vmin=vmin,
+            vmax=vmax,
+            colorbar=view == "medial",
             bg_on_data=False,
         )
     fig.suptitle(title)

@@ -6,6 +6,7 @@ Both preparers have the same shape, ``(card, out, options, modality_options) -> 
 :func:`~neurokit.preprocessing.surface.prepare.prepare_surface`); :func:`build_options` makes the two
 objects from the keyword arguments of :func:`neurokit.pipelines.prepare.prepare` (and so of ``neuro prepare``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -91,8 +92,13 @@ class EEGOptions:
 
     def recipe_overrides(self) -> dict[str, float | None]:
         """The recipe fields these options override (``None``: keep the card's)."""
-        return dict(window_s=self.window_s, crop_start_s=self.crop_start_s, crop_end_s=self.crop_end_s,
-                    line_freq=self.line_freq, min_duration_s=self.min_duration_s)
+        return dict(
+            window_s=self.window_s,
+            crop_start_s=self.crop_start_s,
+            crop_end_s=self.crop_end_s,
+            line_freq=self.line_freq,
+            min_duration_s=self.min_duration_s,
+        )
 
     def read_overrides(self) -> dict[str, Any]:
         """Options of :func:`~neurokit.io.read_eeg` these options set (over the card's ``reading`` block)."""

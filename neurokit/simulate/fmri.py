@@ -19,6 +19,7 @@ Files: ``sub-<id>_task-movie_run-<run>_bold.dtseries.nii`` with the cortex grayo
 template (59,412: the medial wall left out), TR in the series axis; the S1200 spheres are copied beside
 them so the ``simulated_movie`` card's ``preprocessing.spheres`` resolve against the same ``--data-root``.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,10 @@ import numpy as np
 from neurokit._utils.errors import DataFileError
 
 SPHERES = {"L": "S1200.L.sphere.32k_fs_LR.surf.gii", "R": "S1200.R.sphere.32k_fs_LR.surf.gii"}
-MIDTHICKNESS = {"L": "S1200.L.midthickness_MSMAll.32k_fs_LR.surf.gii", "R": "S1200.R.midthickness_MSMAll.32k_fs_LR.surf.gii"}
+MIDTHICKNESS = {
+    "L": "S1200.L.midthickness_MSMAll.32k_fs_LR.surf.gii",
+    "R": "S1200.R.midthickness_MSMAll.32k_fs_LR.surf.gii",
+}
 CIFTI_TEMPLATE = "S1200.sulc_MSMAll.32k_fs_LR.dscalar.nii"
 
 
@@ -99,8 +103,16 @@ def shifted_hrf(lag_s: float, tr: float, length_s: float = 32.0) -> np.ndarray:
     return h / h.sum()
 
 
-def simulate_fmri(movie: str | Path, out_dir: str | Path, surface_dir: str | Path, settings: FMRISimulation | None = None,
-                  *, video_encoder: str = "tiny", audio_encoder: str = "tiny", progress: bool = False) -> list[Path]:
+def simulate_fmri(
+    movie: str | Path,
+    out_dir: str | Path,
+    surface_dir: str | Path,
+    settings: FMRISimulation | None = None,
+    *,
+    video_encoder: str = "tiny",
+    audio_encoder: str = "tiny",
+    progress: bool = False,
+) -> list[Path]:
     """Simulate every subject's run for ``movie`` and write CIFTI-2 dtseries files into ``out_dir``.
 
     Parameters
@@ -140,9 +152,15 @@ def simulate_fmri(movie: str | Path, out_dir: str | Path, surface_dir: str | Pat
             raise DataFileError(f"{sdir / f}: missing; surface_dir must hold the HCP S1200 fs_LR 32k files")
     out.mkdir(parents=True, exist_ok=True)
     per_second = out / ".features_1s.h5"
-    embed_stimuli(movie, per_second, encoders=StimulusEncoders(video=video_encoder, audio=audio_encoder),
-                  windows=StimulusWindows(window_s=cfg.tr, hop_s=cfg.tr), overwrite=True, progress=progress,
-                  batch_size=128)
+    embed_stimuli(
+        movie,
+        per_second,
+        encoders=StimulusEncoders(video=video_encoder, audio=audio_encoder),
+        windows=StimulusWindows(window_s=cfg.tr, hop_s=cfg.tr),
+        overwrite=True,
+        progress=progress,
+        batch_size=128,
+    )
     st = StimulusStore(per_second)
     z = stimulus_components(st.video, st.audio, cfg.n_video, cfg.n_audio)  # (n_s, K)
     per_second.unlink()
@@ -185,6 +203,16 @@ def simulate_fmri(movie: str | Path, out_dir: str | Path, surface_dir: str | Pat
         paths.append(p)
     for f in SPHERES.values():
         shutil.copyfile(sdir / f, out / f)
-    (out / "simulation.json").write_text(json.dumps({**asdict(cfg), "movie": str(movie), "video_encoder": video_encoder,
-                                                     "audio_encoder": audio_encoder, "n_frames": n_t}, indent=2))
+    (out / "simulation.json").write_text(
+        json.dumps(
+            {
+                **asdict(cfg),
+                "movie": str(movie),
+                "video_encoder": video_encoder,
+                "audio_encoder": audio_encoder,
+                "n_frames": n_t,
+            },
+            indent=2,
+        )
+    )
     return paths

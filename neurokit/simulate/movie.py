@@ -5,6 +5,7 @@ Clips separated by rest (black, silent), as in the HCP 7T movie runs. Each clip 
 drift in hue, and a sound: a tone of its own pitch, amplitude-modulated, plus chirps (linear sweeps) and
 noise bursts at random times. A scene change changes everything at once.
 """
+
 from __future__ import annotations
 
 import colorsys
@@ -42,17 +43,31 @@ def _scenes(layout: MovieLayout, rng: np.random.Generator) -> list[dict]:
             d = min(float(rng.uniform(6, 12)), hi - t)
             shapes = []
             for _ in range(int(rng.integers(2, 4))):
-                shapes.append({
-                    "kind": int(rng.integers(0, 3)), "hue": float(rng.random()), "hue_rate": float(rng.uniform(-0.1, 0.1)),
-                    "r": float(rng.uniform(0.08, 0.22)), "pos": rng.uniform(0.2, 0.8, 2), "vel": rng.uniform(-0.25, 0.25, 2),
-                })
-            scenes.append({
-                "t0": t, "t1": t + d, "bg": colorsys.hsv_to_rgb(float(rng.random()), float(rng.uniform(0.3, 0.9)), float(rng.uniform(0.2, 0.8))),
-                "shapes": shapes, "f0": float(np.exp(rng.uniform(np.log(180), np.log(1200)))), "am": float(rng.uniform(0.5, 4.0)),
-                "chirps": sorted(rng.uniform(t, t + d, int(rng.integers(1, 4))).tolist()),
-                "bursts": sorted(rng.uniform(t, t + d, int(rng.integers(0, 3))).tolist()),
-                "chirp_f": (float(rng.uniform(300, 1500)), float(rng.uniform(1500, 5000))),
-            })
+                shapes.append(
+                    {
+                        "kind": int(rng.integers(0, 3)),
+                        "hue": float(rng.random()),
+                        "hue_rate": float(rng.uniform(-0.1, 0.1)),
+                        "r": float(rng.uniform(0.08, 0.22)),
+                        "pos": rng.uniform(0.2, 0.8, 2),
+                        "vel": rng.uniform(-0.25, 0.25, 2),
+                    }
+                )
+            scenes.append(
+                {
+                    "t0": t,
+                    "t1": t + d,
+                    "bg": colorsys.hsv_to_rgb(
+                        float(rng.random()), float(rng.uniform(0.3, 0.9)), float(rng.uniform(0.2, 0.8))
+                    ),
+                    "shapes": shapes,
+                    "f0": float(np.exp(rng.uniform(np.log(180), np.log(1200)))),
+                    "am": float(rng.uniform(0.5, 4.0)),
+                    "chirps": sorted(rng.uniform(t, t + d, int(rng.integers(1, 4))).tolist()),
+                    "bursts": sorted(rng.uniform(t, t + d, int(rng.integers(0, 3))).tolist()),
+                    "chirp_f": (float(rng.uniform(300, 1500)), float(rng.uniform(1500, 5000))),
+                }
+            )
             t += d
     return scenes
 
@@ -72,7 +87,7 @@ def _frame(scene: dict | None, t: float, size: int, yy: np.ndarray, xx: np.ndarr
         elif s["kind"] == 1:
             inside = (np.abs(yy - cy) < r) & (np.abs(xx - cx) < r)
         else:
-            inside = (yy - cy > -r) & (np.abs(xx - cx) < (yy - cy + r) / 2)  & (yy - cy < r)
+            inside = (yy - cy > -r) & (np.abs(xx - cx) < (yy - cy + r) / 2) & (yy - cy < r)
         img[inside] = colorsys.hsv_to_rgb((s["hue"] + s["hue_rate"] * dt) % 1.0, 0.9, 0.95)
     return (img * 255).astype(np.uint8)
 
@@ -95,8 +110,9 @@ def _sound(scenes: list[dict], duration_s: float, rng: np.random.Generator) -> n
     return np.clip(y, -1, 1)
 
 
-def make_movie(out: str | Path, layout: MovieLayout | None = None, *, fps: int = 8, size: int = 64,
-               seed: int = 0) -> tuple[Path, Path]:
+def make_movie(
+    out: str | Path, layout: MovieLayout | None = None, *, fps: int = 8, size: int = 64, seed: int = 0
+) -> tuple[Path, Path]:
     """Render the procedural movie to ``out`` (Matroska: H.264 video + 16-bit PCM audio, e.g.
     ``movie_run-1.mkv``) and its
     clip boundaries to ``<out stem>.clips.json``.

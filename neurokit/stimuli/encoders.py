@@ -13,6 +13,7 @@ randomly initialised 2-layer, 64-wide open_clip vision transformer (seeded, for 
 first time, then open_clip's cache) or a local weights file; None gives random initialisation.
 Every encoder is frozen (``requires_grad=False``, eval mode) and reports ``weights_sha256``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -51,8 +52,15 @@ def state_sha256(module: nn.Module) -> str:
     return h.hexdigest()
 
 
-def open_clip_tower(name: str, pretrained: str | Path | None = None, *, option: str = "--video-pretrained",
-                    name_option: str = "--video-encoder", seed: int = 0, tiny_size=32):
+def open_clip_tower(
+    name: str,
+    pretrained: str | Path | None = None,
+    *,
+    option: str = "--video-pretrained",
+    name_option: str = "--video-encoder",
+    seed: int = 0,
+    tiny_size=32,
+):
     """The image tower of open_clip model ``name`` with its preprocessing facts.
 
     Returns
@@ -75,8 +83,13 @@ def open_clip_tower(name: str, pretrained: str | Path | None = None, *, option: 
             raise ConfigError(f"encoder 'tiny' is random-init only; drop {option} or choose an open_clip model")
         tower = _tiny_tower(tiny_size, seed)
         size = tuple(tiny_size) if isinstance(tiny_size, (tuple, list)) else (tiny_size, tiny_size)
-        return tower, {"name": TINY, "pretrained": None, "image_size": size,
-                       "mean": list(open_clip.OPENAI_DATASET_MEAN), "std": list(open_clip.OPENAI_DATASET_STD)}
+        return tower, {
+            "name": TINY,
+            "pretrained": None,
+            "image_size": size,
+            "mean": list(open_clip.OPENAI_DATASET_MEAN),
+            "std": list(open_clip.OPENAI_DATASET_STD),
+        }
     known = open_clip.list_models()
     if name not in known:
         close = [m for m in known if m.lower().startswith(name.lower()[:5])][:8]
@@ -105,9 +118,13 @@ def open_clip_tower(name: str, pretrained: str | Path | None = None, *, option: 
     cfg = getattr(model.visual, "preprocess_cfg", {}) or {}
     size = model.visual.image_size if hasattr(model.visual, "image_size") else (224, 224)
     size = tuple(size) if isinstance(size, (tuple, list)) else (int(size), int(size))
-    return model.visual, {"name": name, "pretrained": None if pretrained is None else str(pretrained), "image_size": size,
-                          "mean": list(cfg.get("mean", open_clip.OPENAI_DATASET_MEAN)),
-                          "std": list(cfg.get("std", open_clip.OPENAI_DATASET_STD))}
+    return model.visual, {
+        "name": name,
+        "pretrained": None if pretrained is None else str(pretrained),
+        "image_size": size,
+        "mean": list(cfg.get("mean", open_clip.OPENAI_DATASET_MEAN)),
+        "std": list(cfg.get("std", open_clip.OPENAI_DATASET_STD)),
+    }
 
 
 class _Frozen(nn.Module):
@@ -135,8 +152,9 @@ class FrameEncoder(_Frozen):
 
     def __init__(self, name: str = "ViT-B-32", pretrained: str | Path | None = None, *, seed: int = 0) -> None:
         super().__init__()
-        self.tower, self.info = open_clip_tower(name, pretrained, option="--video-pretrained",
-                                                name_option="--video-encoder", seed=seed, tiny_size=32)
+        self.tower, self.info = open_clip_tower(
+            name, pretrained, option="--video-pretrained", name_option="--video-encoder", seed=seed, tiny_size=32
+        )
         self.register_buffer("mean", torch.tensor(self.info["mean"]).view(1, 3, 1, 1), persistent=False)
         self.register_buffer("std", torch.tensor(self.info["std"]).view(1, 3, 1, 1), persistent=False)
         with torch.no_grad():
@@ -158,8 +176,9 @@ def log_mel(audio: np.ndarray, rate: int = AUDIO_RATE, n_mels: int = N_MELS) -> 
     settings), natural log of power + 1e-6. Computed with :func:`torch.stft`."""
     x = torch.as_tensor(np.asarray(audio, dtype=np.float32))
     win, hop, nfft = int(0.025 * rate), int(0.010 * rate), 512
-    z = torch.stft(x, n_fft=nfft, hop_length=hop, win_length=win, window=torch.hann_window(win), center=False,
-                   return_complex=True)
+    z = torch.stft(
+        x, n_fft=nfft, hop_length=hop, win_length=win, window=torch.hann_window(win), center=False, return_complex=True
+    )
     power = z.abs() ** 2  # (..., n_freqs, n_frames)
     fb = torch.from_numpy(mel_filterbank(rate, nfft, n_mels)).float()
     return torch.log(fb @ power + 1e-6).transpose(-1, -2).numpy()
@@ -183,8 +202,9 @@ class SpectrogramEncoder(_Frozen):
 
     def __init__(self, name: str = "ViT-B-32", pretrained: str | Path | None = None, *, seed: int = 1) -> None:
         super().__init__()
-        self.tower, self.info = open_clip_tower(name, pretrained, option="--audio-pretrained",
-                                                name_option="--audio-encoder", seed=seed, tiny_size=(64, 96))
+        self.tower, self.info = open_clip_tower(
+            name, pretrained, option="--audio-pretrained", name_option="--audio-encoder", seed=seed, tiny_size=(64, 96)
+        )
         with torch.no_grad():
             self._dim = self.tower(torch.zeros(1, 3, *self.info["image_size"])).shape[-1]
         self._freeze()

@@ -4,6 +4,7 @@ Video is decoded with PyAV (FFmpeg); audio comes from a separate file read with 
 movie's own audio track (PyAV, resampled by FFmpeg). Windows follow the tri-modal HCP 7T paper
 (arXiv 2501.16471): 3-s windows with a 1-s hop (= the fMRI TR), audio at 16 kHz (48,000 samples a window).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -15,6 +15,7 @@ the paper's weights reproduce its inputs. Names for ``neuro embed-stimuli``: ``-
 id, which needs a network once); ``videomae-tiny``/``wav2vec2-tiny`` are small random configurations for tests.
 Every encoder is frozen (eval mode, no gradient) and reports ``weights_sha256``.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -45,21 +46,38 @@ def _transformers():
 
 def tiny_videomae_config():
     """A 1-layer, 32-wide VideoMAE on 4 frames of 32 × 32 (random init, for tests; no download)."""
-    return _transformers().VideoMAEConfig(image_size=32, patch_size=16, num_frames=4, tubelet_size=2, hidden_size=32,
-                                          num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
-                                          use_mean_pooling=True, num_labels=2)
+    return _transformers().VideoMAEConfig(
+        image_size=32,
+        patch_size=16,
+        num_frames=4,
+        tubelet_size=2,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        use_mean_pooling=True,
+        num_labels=2,
+    )
 
 
 def tiny_wav2vec2_config():
     """A 1-layer, 32-wide wav2vec 2.0 with the base model's 7-layer feature encoder (20 ms frames); random init."""
-    return _transformers().Wav2Vec2Config(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
-                                          conv_dim=(16,) * 7, num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2)
+    return _transformers().Wav2Vec2Config(
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        conv_dim=(16,) * 7,
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=2,
+    )
 
 
 def _load(cls, pretrained, option: str, what: str):
     try:
-        return cls.from_pretrained(str(Path(str(pretrained)).expanduser()) if Path(str(pretrained)).expanduser().exists()
-                                   else str(pretrained))
+        return cls.from_pretrained(
+            str(Path(str(pretrained)).expanduser()) if Path(str(pretrained)).expanduser().exists() else str(pretrained)
+        )
     except Exception as exc:  # network and format errors come from several libraries
         raise ConfigError(
             f"{option} {pretrained!r}: the {what} weights could not be loaded ({type(exc).__name__}: {exc}). Give a local "
@@ -130,12 +148,16 @@ class VideoMAEEncoder(_FrozenHF):
 
     clip_input = True
 
-    def __init__(self, pretrained: str | Path | None = None, *, config=None, seed: int = 0, name: str = VIDEOMAE) -> None:
+    def __init__(
+        self, pretrained: str | Path | None = None, *, config=None, seed: int = 0, name: str = VIDEOMAE
+    ) -> None:
         super().__init__()
         tf = _transformers()
         if (pretrained is None) == (config is None):
-            raise ConfigError("--video-encoder videomae: give the weights (--video-pretrained FOLDER) "
-                              "(videomae-tiny: a random test configuration)")
+            raise ConfigError(
+                "--video-encoder videomae: give the weights (--video-pretrained FOLDER) "
+                "(videomae-tiny: a random test configuration)"
+            )
         if config is not None:
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(seed)
@@ -143,13 +165,19 @@ class VideoMAEEncoder(_FrozenHF):
         else:
             self.tower = _load(tf.VideoMAEForVideoClassification, pretrained, "--video-pretrained", "VideoMAE")
         if getattr(self.tower, "fc_norm", None) is None:
-            raise ConfigError(f"--video-pretrained {pretrained!r}: a VideoMAE without mean pooling (use_mean_pooling); "
-                              "the release's embedding is the fc_norm of the mean token")
+            raise ConfigError(
+                f"--video-pretrained {pretrained!r}: a VideoMAE without mean pooling (use_mean_pooling); "
+                "the release's embedding is the fc_norm of the mean token"
+            )
         c = self.tower.config
         self.n_frames, self.image_size = int(c.num_frames), int(c.image_size)
         self._dim = int(c.hidden_size)
-        self.info = {"name": name, "pretrained": None if pretrained is None else str(pretrained),
-                     "image_size": (self.image_size, self.image_size), "n_frames": self.n_frames}
+        self.info = {
+            "name": name,
+            "pretrained": None if pretrained is None else str(pretrained),
+            "image_size": (self.image_size, self.image_size),
+            "n_frames": self.n_frames,
+        }
         self.register_buffer("mean", torch.tensor(IMAGENET_MEAN).view(1, 1, 3, 1, 1), persistent=False)
         self.register_buffer("std", torch.tensor(IMAGENET_STD).view(1, 1, 3, 1, 1), persistent=False)
         self._freeze()
@@ -202,12 +230,16 @@ class Wav2Vec2Encoder(_FrozenHF):
     torch.Size([2, 32])
     """
 
-    def __init__(self, pretrained: str | Path | None = None, *, config=None, seed: int = 1, name: str = WAV2VEC2) -> None:
+    def __init__(
+        self, pretrained: str | Path | None = None, *, config=None, seed: int = 1, name: str = WAV2VEC2
+    ) -> None:
         super().__init__()
         tf = _transformers()
         if (pretrained is None) == (config is None):
-            raise ConfigError("--audio-encoder wav2vec2: give the weights (--audio-pretrained FOLDER) "
-                              "(wav2vec2-tiny: a random test configuration)")
+            raise ConfigError(
+                "--audio-encoder wav2vec2: give the weights (--audio-pretrained FOLDER) "
+                "(wav2vec2-tiny: a random test configuration)"
+            )
         if config is not None:
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(seed)

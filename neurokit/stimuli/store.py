@@ -11,6 +11,7 @@ Layout (``format = "neurokit-stimuli-1"``)::
                  audio_rate, clips (JSON), video_encoder / audio_encoder (JSON: name, pretrained,
                  weights_sha256, dim), complete
 """
+
 from __future__ import annotations
 
 import json
@@ -117,7 +118,9 @@ class StimulusWindows:
         if int(self.every) < 1:
             raise DataFileError(f"every must be >= 1 (got {self.every})")
         if self.retest_clip is not None and not -len(self.clips or []) <= int(self.retest_clip) < len(self.clips or []):
-            raise DataFileError(f"--retest-clip {self.retest_clip}: not an index of the {len(self.clips or [])} clip(s) given (--clips)")
+            raise DataFileError(
+                f"--retest-clip {self.retest_clip}: not an index of the {len(self.clips or [])} clip(s) given (--clips)"
+            )
 
 
 def embed_stimuli(
@@ -184,8 +187,14 @@ def embed_stimuli(
     duration = min(frames.duration_s, len(wave) / AUDIO_RATE)
     onsets = window_onsets(duration, window_s=windows.window_s, hop_s=windows.hop_s)
     if len(onsets) == 0:
-        raise DataFileError(f"{movie}: {duration:.2f} s of video and audio, shorter than one {windows.window_s:g}-s window")
-    video = frames.embeddings[: len(onsets)].astype(np.float32) if clip_input else _window_means(frames, onsets, windows.window_s, movie)
+        raise DataFileError(
+            f"{movie}: {duration:.2f} s of video and audio, shorter than one {windows.window_s:g}-s window"
+        )
+    video = (
+        frames.embeddings[: len(onsets)].astype(np.float32)
+        if clip_input
+        else _window_means(frames, onsets, windows.window_s, movie)
+    )
     audio_emb = _embed_audio(wave, onsets, windows.window_s, aenc, batch_size, progress)
     clip_list = check_clips(windows.clips, duration, str(movie)) if windows.clips else None
     rest = rest_mask(onsets, clip_list, window_s=windows.window_s)
@@ -205,14 +214,24 @@ def embed_stimuli(
         "audio_rate": AUDIO_RATE,
         "clips": json.dumps(clip_list),
         # (StimulusWindows refuses a retest clip without clips)
-        **({} if windows.retest_clip is None or clip_list is None
-           else {"retest_clip": int(windows.retest_clip) % len(clip_list)}),
+        **(
+            {}
+            if windows.retest_clip is None or clip_list is None
+            else {"retest_clip": int(windows.retest_clip) % len(clip_list)}
+        ),
         "video_encoder": json.dumps({**_public(venc.info), "weights_sha256": venc.weights_sha256, "dim": venc.dim}),
-        "audio_encoder": json.dumps({**_public(aenc.info), "weights_sha256": aenc.weights_sha256, "dim": aenc.dim,
-                                     "input": getattr(aenc, "input_note", "log-mel 128 bins, 25 ms / 10 ms, AST AudioSet norm")}),
+        "audio_encoder": json.dumps(
+            {
+                **_public(aenc.info),
+                "weights_sha256": aenc.weights_sha256,
+                "dim": aenc.dim,
+                "input": getattr(aenc, "input_note", "log-mel 128 bins, 25 ms / 10 ms, AST AudioSet norm"),
+            }
+        ),
     }
-    return write_stimulus_store(out, video=video, audio=audio_emb, onsets=onsets, rest=rest, thumbnails=thumbs,
-                                attrs=attrs, overwrite=overwrite)
+    return write_stimulus_store(
+        out, video=video, audio=audio_emb, onsets=onsets, rest=rest, thumbnails=thumbs, attrs=attrs, overwrite=overwrite
+    )
 
 
 def _encoders(encoders: StimulusEncoders):
@@ -220,10 +239,16 @@ def _encoders(encoders: StimulusEncoders):
     wav2vec 2.0 through ``transformers`` (:mod:`neurokit.stimuli.paper_encoders`)."""
     from neurokit.stimuli import paper_encoders as pe
 
-    venc = (pe.paper_video_encoder(encoders.video, encoders.video_pretrained) if encoders.video in pe.PAPER_VIDEO
-            else FrameEncoder(encoders.video, encoders.video_pretrained))
-    aenc = (pe.paper_audio_encoder(encoders.audio, encoders.audio_pretrained) if encoders.audio in pe.PAPER_AUDIO
-            else SpectrogramEncoder(encoders.audio, encoders.audio_pretrained))
+    venc = (
+        pe.paper_video_encoder(encoders.video, encoders.video_pretrained)
+        if encoders.video in pe.PAPER_VIDEO
+        else FrameEncoder(encoders.video, encoders.video_pretrained)
+    )
+    aenc = (
+        pe.paper_audio_encoder(encoders.audio, encoders.audio_pretrained)
+        if encoders.audio in pe.PAPER_AUDIO
+        else SpectrogramEncoder(encoders.audio, encoders.audio_pretrained)
+    )
     return venc, aenc
 
 
@@ -238,7 +263,9 @@ class _Frames:
 def _embed_frames(movie: Path, info, venc, windows: StimulusWindows, batch_size: int, progress: bool) -> _Frames:
     """Every ``windows.every``-th frame embedded, in batches, with a thumbnail at each window centre."""
     every = int(windows.every)
-    centres = window_onsets(info.duration_s + 1.0, window_s=windows.window_s, hop_s=windows.hop_s) + windows.window_s / 2
+    centres = (
+        window_onsets(info.duration_s + 1.0, window_s=windows.window_s, hop_s=windows.hop_s) + windows.window_s / 2
+    )
     times, embs, thumbs = [], [], {}
     batch: list[np.ndarray] = []  # frames waiting for the encoder
 
@@ -249,8 +276,12 @@ def _embed_frames(movie: Path, info, venc, windows: StimulusWindows, batch_size:
             batch.clear()
 
     ti, duration = 0, 0.0
-    frame_iter = progress_bar(iter_frames(movie, every=every), description=f"video {movie.name}", enabled=progress,
-                              total=max(1, info.n_frames // every))
+    frame_iter = progress_bar(
+        iter_frames(movie, every=every),
+        description=f"video {movie.name}",
+        enabled=progress,
+        total=max(1, info.n_frames // every),
+    )
     for t, rgb in frame_iter:
         times.append(t)
         batch.append(rgb)
@@ -301,8 +332,12 @@ def _embed_clips(movie: Path, info, venc, windows: StimulusWindows, batch_size: 
 
     wi = ti = 0
     duration = 0.0
-    frame_iter = progress_bar(iter_frames(movie, every=every), description=f"video clips {movie.name}", enabled=progress,
-                              total=max(1, info.n_frames // every))
+    frame_iter = progress_bar(
+        iter_frames(movie, every=every),
+        description=f"video clips {movie.name}",
+        enabled=progress,
+        total=max(1, info.n_frames // every),
+    )
     for t, rgb in frame_iter:
         while wi < len(onsets) and t >= onsets[wi] + win - 1e-6:
             close(wi)
@@ -336,8 +371,9 @@ def _window_means(frames: _Frames, onsets: np.ndarray, window_s: float, movie: P
     return ((csum[hi] - csum[lo]) / (hi - lo)[:, None]).astype(np.float32)
 
 
-def _embed_audio(wave: np.ndarray, onsets: np.ndarray, window_s: float, aenc, batch_size: int,
-                 progress: bool) -> np.ndarray:
+def _embed_audio(
+    wave: np.ndarray, onsets: np.ndarray, window_s: float, aenc, batch_size: int, progress: bool
+) -> np.ndarray:
     """``(n_windows, D)`` float32: the audio tower's embedding of each window's waveform."""
     n_win = int(window_s * AUDIO_RATE)
     starts = np.round(onsets * AUDIO_RATE).astype(int)
@@ -353,9 +389,17 @@ def _public(info: dict) -> dict:
     return {k: info[k] for k in ("name", "pretrained")}
 
 
-def write_stimulus_store(out: str | Path, *, video: np.ndarray, audio: np.ndarray, onsets: np.ndarray,
-                         rest: np.ndarray | None = None, thumbnails: np.ndarray | None = None, attrs: dict | None = None,
-                         overwrite: bool = False) -> Path:
+def write_stimulus_store(
+    out: str | Path,
+    *,
+    video: np.ndarray,
+    audio: np.ndarray,
+    onsets: np.ndarray,
+    rest: np.ndarray | None = None,
+    thumbnails: np.ndarray | None = None,
+    attrs: dict | None = None,
+    overwrite: bool = False,
+) -> Path:
     """Write arrays as a stimulus store (see the module docstring), atomically (temporary file, then rename)."""
     import h5py
 
@@ -407,13 +451,19 @@ class StimulusStore:
 
         self.path = Path(path)
         if not self.path.exists():
-            raise FileNotFoundError(f"{self.path}: no such stimulus store (make one with `neuro embed-stimuli MOVIE -o FILE`)")
+            raise FileNotFoundError(
+                f"{self.path}: no such stimulus store (make one with `neuro embed-stimuli MOVIE -o FILE`)"
+            )
         try:
             with h5py.File(self.path, "r") as f:
-                self.attrs = {k: (v.item() if hasattr(v, "item") and np.ndim(v) == 0 else v) for k, v in f.attrs.items()}
+                self.attrs = {
+                    k: (v.item() if hasattr(v, "item") and np.ndim(v) == 0 else v) for k, v in f.attrs.items()
+                }
                 if self.attrs.get("format") != FORMAT:
-                    raise StoreError(f"{self.path}: not a stimulus store (format {self.attrs.get('format')!r}, "
-                                     f"expected {FORMAT!r}); make one with `neuro embed-stimuli`")
+                    raise StoreError(
+                        f"{self.path}: not a stimulus store (format {self.attrs.get('format')!r}, "
+                        f"expected {FORMAT!r}); make one with `neuro embed-stimuli`"
+                    )
                 if not self.attrs.get("complete"):
                     raise StoreError(f"{self.path}: incomplete stimulus store; write it again")
                 self.video = f["video"][()]

@@ -4,6 +4,7 @@
 ``RANK``/``WORLD_SIZE``/``LOCAL_RANK``; :func:`setup` then joins the process group (NCCL on CUDA, Gloo on
 the CPU) and pins one GPU per process.
 """
+
 from __future__ import annotations
 
 import os
@@ -93,8 +94,11 @@ def align_grad_strides(module: torch.nn.Module) -> None:
 
 def _restride_hook(shape: tuple, want: tuple):
     def hook(g: torch.Tensor) -> torch.Tensor:
-        if (g.stride() != want and tuple(g.shape) == shape
-                and all(a == b for a, b, n in zip(g.stride(), want, shape) if n != 1)):
+        if (
+            g.stride() != want
+            and tuple(g.shape) == shape
+            and all(a == b for a, b, n in zip(g.stride(), want, shape) if n != 1)
+        ):
             return g.as_strided(shape, want)
         return g
 

@@ -9,6 +9,7 @@ channels; 5–15 % of the measured peak) and agree with the 11.8 GB resident mea
 pretraining of 128 × 64-channel 4-s windows (issue 20). Parameters cost 16 bytes each with AdamW (weights,
 gradients, two moments).
 """
+
 from __future__ import annotations
 
 import logging
@@ -56,8 +57,10 @@ class MemoryEstimate:
 
     def text(self, device: str = "cpu") -> str:
         where = "on the CPU" if device == "cpu" else f"on {device}"
-        return (f"about {self.gib:.0f} GB resident for batch {self.batch_size} × {self.shape_text} × "
-                f"{self.layers} layer{'s' if self.layers != 1 else ''} {where}")
+        return (
+            f"about {self.gib:.0f} GB resident for batch {self.batch_size} × {self.shape_text} × "
+            f"{self.layers} layer{'s' if self.layers != 1 else ''} {where}"
+        )
 
 
 def _transformer_parts(model: nn.Module, sample_shape: Sequence[int]):
@@ -141,8 +144,9 @@ def available_bytes(device: str = "cpu") -> int | None:
         return None
 
 
-def memory_warning(model: nn.Module, sample_shape: Sequence[int], batch_size: int, device: str = "cpu",
-                   *, available: int | None = None) -> str | None:
+def memory_warning(
+    model: nn.Module, sample_shape: Sequence[int], batch_size: int, device: str = "cpu", *, available: int | None = None
+) -> str | None:
     """A one-line warning when a training step will need a lot of memory, else ``None``.
 
     It is given when the estimate (:func:`estimate_training_memory`) is at least 4 GB or more than half of the

@@ -4,6 +4,7 @@ An :class:`Objective` pairs a model family (:class:`~neurokit.models.registry.Mo
 is built and which part is the backbone) with the loss of one batch and the family's reference optimiser.
 The objectives are listed explicitly in :data:`OBJECTIVES`.
 """
+
 from __future__ import annotations
 
 import logging
@@ -139,8 +140,9 @@ def masked_baselines(target: torch.Tensor, mask: torch.Tensor) -> dict[str, torc
 
 
 @torch.no_grad()
-def heldout_masked_loss(model: nn.Module, loader, *, mask_ratio: float = 0.5, seed: int = 0,
-                        device: str | torch.device = "cpu") -> dict[str, float]:
+def heldout_masked_loss(
+    model: nn.Module, loader, *, mask_ratio: float = 0.5, seed: int = 0, device: str | torch.device = "cpu"
+) -> dict[str, float]:
     """Masked-patch reconstruction loss (MSE over the masked values, as :func:`masked_patch_loss`) of ``model``
     on held-out batches, beside the predict-zero and predict-mean baselines (:func:`masked_baselines`) on the
     same masked patches.
@@ -188,8 +190,12 @@ def heldout_masked_loss(model: nn.Module, loader, *, mask_ratio: float = 0.5, se
     finally:
         model.train(was)
     n = max(sums["n"], 1.0)
-    return {"heldout_loss": sums["loss"] / n, "heldout_zero": sums["zero"] / n, "heldout_mean": sums["mean"] / n,
-            "heldout_n": int(sums["n"])}
+    return {
+        "heldout_loss": sums["loss"] / n,
+        "heldout_zero": sums["zero"] / n,
+        "heldout_mean": sums["mean"] / n,
+        "heldout_n": int(sums["n"]),
+    }
 
 
 def vsmae_loss(module: nn.Module, x: torch.Tensor, generator: torch.Generator | None = None):
@@ -199,17 +205,21 @@ def vsmae_loss(module: nn.Module, x: torch.Tensor, generator: torch.Generator | 
     out = module(x, generator=gen)
     return out.loss, {"masked_frac": float(out.mask.float().mean())}
 
+
 def pair_for_training(ds, model: nn.Module, kwargs: dict):
     """The objective's dataset: :class:`PairedDataset` over ``ds`` and ``kwargs["stimuli"]`` at the model's lag."""
     stimuli = open_stimuli(kwargs.get("stimuli"))
     cfg = getattr(model, "module", model).config
     if not isinstance(cfg, CLIPConfig):
-        raise ConfigError(f"{type(model).__name__}: pairing with stimuli needs a CLIP model (its config is "
-                          f"{type(cfg).__name__})")
+        raise ConfigError(
+            f"{type(model).__name__}: pairing with stimuli needs a CLIP model (its config is {type(cfg).__name__})"
+        )
     check_encoders(cfg, stimuli)
     pairs = pair_samples(ds, stimuli, cfg.lag_s, segments=kwargs.get("segments") or "all")
     if not len(pairs):
-        raise DataFileError("no fMRI sample pairs with a stimulus window (all before the lag, rest, or outside the segments)")
+        raise DataFileError(
+            "no fMRI sample pairs with a stimulus window (all before the lag, rest, or outside the segments)"
+        )
     logger.info("clip: %d of %d fMRI samples paired with stimulus windows (lag %g s)", len(pairs), len(ds), cfg.lag_s)
     return PairedDataset(ds, stimuli, pairs)
 
@@ -223,13 +233,14 @@ def clip_loss(module: nn.Module, x: torch.Tensor, generator=None, y=None):
     return out.loss, out.losses
 
 
-
 #: every pretraining objective, by model name
 OBJECTIVES: dict[str, Objective] = {
     "cbramod": Objective(get_model_spec("cbramod"), masked_patch_loss),
     # the reference's optimiser (metrics-lab/surface-masked-autoencoders config/SiT/pretraining/smae.yml:
     # AdamW, LR 0.0003, weight_decay 0.01, use_scheduler False; tools/pretraining_fmri.py clips no gradient)
-    "sit": Objective(get_model_spec("sit"), vsmae_loss, optim=dict(lr=3e-4, weight_decay=0.01, schedule="constant", clip_grad=0.0)),
+    "sit": Objective(
+        get_model_spec("sit"), vsmae_loss, optim=dict(lr=3e-4, weight_decay=0.01, schedule="constant", clip_grad=0.0)
+    ),
     "clip": Objective(get_model_spec("clip"), clip_loss, pair=pair_for_training),
 }
 

@@ -1,5 +1,6 @@
 """Pieces shared by the pretraining and fine-tuning loops: deterministic resumable sampling,
 AdamW with a per-step cosine schedule, loaders."""
+
 from __future__ import annotations
 
 import math
@@ -17,8 +18,19 @@ class EpochSampler(torch.utils.data.Sampler[int]):
     ranks, and able to start part-way through (``start_batch``) so a resumed job sees exactly the
     batches it had not seen yet."""
 
-    def __init__(self, n: int, *, batch_size: int, seed: int, epoch: int = 0, shuffle: bool = True,
-                 rank: int = 0, world_size: int = 1, start_batch: int = 0, drop_last: bool = True) -> None:
+    def __init__(
+        self,
+        n: int,
+        *,
+        batch_size: int,
+        seed: int,
+        epoch: int = 0,
+        shuffle: bool = True,
+        rank: int = 0,
+        world_size: int = 1,
+        start_batch: int = 0,
+        drop_last: bool = True,
+    ) -> None:
         self.n, self.bs, self.seed, self.epoch = n, batch_size, seed, epoch
         self.shuffle, self.rank, self.world, self.start = shuffle, rank, world_size, start_batch
         self.drop_last = drop_last

@@ -1,5 +1,6 @@
 """Model outputs over a dataset in sample order (no gradient, eval mode): what validation, test scoring and
 evaluation schemes read."""
+
 from __future__ import annotations
 
 import logging
@@ -13,7 +14,6 @@ from neurokit.models.heads import backbone_features
 from neurokit.training.optim import EpochSampler, make_loader
 
 logger = logging.getLogger("neurokit")
-
 
 
 def predict(model: nn.Module, ds: PatchDataset, batch_size: int, device) -> tuple[np.ndarray, np.ndarray]:

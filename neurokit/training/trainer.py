@@ -20,6 +20,7 @@ The trainer owns what every run needs and nothing specific to one job:
 The loss is a callable of the caller: an objective's loss for pretraining, the supervised loss for
 fine-tuning, the M4oE multi-task loss.
 """
+
 from __future__ import annotations
 
 import copy
@@ -230,20 +231,29 @@ class Trainer:
             dist.align_grad_strides(self.module)
             dev = self.info.device
             self.model = nn.parallel.DistributedDataParallel(
-                self.module, device_ids=[dev.index] if dev.type == "cuda" else None,
-                find_unused_parameters=self.find_unused_parameters)
+                self.module,
+                device_ids=[dev.index] if dev.type == "cuda" else None,
+                find_unused_parameters=self.find_unused_parameters,
+            )
         self.tasks = list(self.data) if isinstance(self.data, Mapping) else None
         sets = self.data if self.tasks is not None else {None: self.data}
-        sizes: Mapping[Any, int] = self.batch_size if isinstance(self.batch_size, Mapping) else {k: self.batch_size for k in sets}
+        sizes: Mapping[Any, int] = (
+            self.batch_size if isinstance(self.batch_size, Mapping) else {k: self.batch_size for k in sets}
+        )
         self._sets, self._bs = dict(sets), {k: int(sizes[k]) for k in sets}
         for k, d in self._sets.items():
             if len(d) < self._bs[k] * self.info.world_size:
                 what = f"task {k}: " if k is not None else ""
-                raise ConfigError(f"{what}{len(d)} training samples but batch_size={self._bs[k]} × "
-                                  f"{self.info.world_size} process(es); lower --batch-size")
-        self._counts = {k: EpochSampler(len(d), batch_size=self._bs[k], seed=self.seed,
-                                        world_size=self.info.world_size).batches_per_epoch()
-                        for k, d in self._sets.items()}
+                raise ConfigError(
+                    f"{what}{len(d)} training samples but batch_size={self._bs[k]} × "
+                    f"{self.info.world_size} process(es); lower --batch-size"
+                )
+        self._counts = {
+            k: EpochSampler(
+                len(d), batch_size=self._bs[k], seed=self.seed, world_size=self.info.world_size
+            ).batches_per_epoch()
+            for k, d in self._sets.items()
+        }
         self.per_epoch = sum(self._counts.values())
         self._warn_memory()
         self.total = self.per_epoch * self.epochs
@@ -309,8 +319,14 @@ class Trainer:
             "epoch": self.epochs_done,
         }
         if self.validate is not None:
-            st.update(history=self.records, best=self.best, best_epoch=self.best_epoch, best_state=self.best_state,
-                      losses=self.losses, epoch_losses=self._epoch_losses)
+            st.update(
+                history=self.records,
+                best=self.best,
+                best_epoch=self.best_epoch,
+                best_state=self.best_state,
+                losses=self.losses,
+                epoch_losses=self._epoch_losses,
+            )
         else:
             st["history"] = self.losses
         gens = self._augment_generators()
@@ -329,9 +345,11 @@ class Trainer:
         """
         step = int(ck.get("step", 0))
         if step > self.total:
-            raise ConfigError(f"{self.checkpoint_path or 'checkpoint'}: the run already did {step} steps ({step / max(self.per_epoch, 1):.3g} epochs of "
-                              f"{self.per_epoch} steps); the settings ask for {self.total} (epochs={self.epochs}, "
-                              f"max_steps={self.max_steps}). Give more --epochs/--max-steps to extend it, or start a new run")
+            raise ConfigError(
+                f"{self.checkpoint_path or 'checkpoint'}: the run already did {step} steps ({step / max(self.per_epoch, 1):.3g} epochs of "
+                f"{self.per_epoch} steps); the settings ask for {self.total} (epochs={self.epochs}, "
+                f"max_steps={self.max_steps}). Give more --epochs/--max-steps to extend it, or start a new run"
+            )
         self.module.load_state_dict(ck["state_dict"])
         self.optimizer.load_state_dict(ck["optimizer"])
         self.scheduler.load_state_dict(ck["scheduler"])
@@ -362,15 +380,18 @@ class Trainer:
             try:
                 save_checkpoint(path, {**extra, **self.state()})
             except DiskFullError as exc:
-                raise DiskFullError(f"{exc.message.removesuffix('. Free space, then go on')}. {self._go_on()}") from None
+                raise DiskFullError(
+                    f"{exc.message.removesuffix('. Free space, then go on')}. {self._go_on()}"
+                ) from None
         self._saved = self.step
 
     def _go_on(self) -> str:
         """How to go on after a full disk, in one sentence."""
         if self._saved is None:
             return "Free space, then run the same command again"
-        return (f"Free space, then continue from step {self._saved} with resume=True (CLI: the same command with "
-                "--resume)")
+        return (
+            f"Free space, then continue from step {self._saved} with resume=True (CLI: the same command with --resume)"
+        )
 
     def _log(self, log: Path, rec: dict) -> None:
         """Append one line to ``metrics.jsonl``; a full disk becomes a :class:`DiskFullError` saying what is kept."""
@@ -380,8 +401,11 @@ class Trainer:
         except OSError as exc:
             if not is_disk_full(exc):
                 raise
-            kept = ("nothing was saved" if self._saved is None else
-                    f"{self.checkpoint_path} holds step {self._saved} of {self.total}")
+            kept = (
+                "nothing was saved"
+                if self._saved is None
+                else f"{self.checkpoint_path} holds step {self._saved} of {self.total}"
+            )
             raise DiskFullError(f"{log}: disk full while logging step {self.step}; {kept}. {self._go_on()}") from None
 
     # ------------------------------------------------------------------------------------- batches
@@ -400,8 +424,15 @@ class Trainer:
         return self.augment(x)
 
     def _sampler(self, key, epoch: int, start: int) -> EpochSampler:
-        return EpochSampler(len(self._sets[key]), batch_size=self._bs[key], seed=self.seed, epoch=epoch,
-                            rank=self.dist_info.rank, world_size=self.dist_info.world_size, start_batch=start)
+        return EpochSampler(
+            len(self._sets[key]),
+            batch_size=self._bs[key],
+            seed=self.seed,
+            epoch=epoch,
+            rank=self.dist_info.rank,
+            world_size=self.dist_info.world_size,
+            start_batch=start,
+        )
 
     def _loader(self, key, sampler):
         return make_loader(self._sets[key], sampler, self._bs[key], self.num_workers, self.dist_info.device)
@@ -496,12 +527,21 @@ class Trainer:
                     self._epoch_losses.append((task, rec_v))
                     lr = self.scheduler.get_last_lr()[0]
                     if log is not None and self.log_steps:
-                        self._log(log, {"step": self.step, "epoch": epoch, "loss": lv, "lr": lr,
-                                        "grad_norm": None if gnorm is None else float(gnorm)})
+                        self._log(
+                            log,
+                            {
+                                "step": self.step,
+                                "epoch": epoch,
+                                "loss": lv,
+                                "lr": lr,
+                                "grad_norm": None if gnorm is None else float(gnorm),
+                            },
+                        )
                     bar.update(epoch=epoch + 1, loss=lv, lr=lr)
                     if not torch.isfinite(loss):
-                        raise FloatingPointError(f"loss became {lv} at step {self.step}; lower the learning rate "
-                                                 "or check the store")
+                        raise FloatingPointError(
+                            f"loss became {lv} at step {self.step}; lower the learning rate or check the store"
+                        )
                     epoch_end = self.step % self.per_epoch == 0
                     if epoch_end:
                         self._end_epoch(epoch, log)
@@ -521,17 +561,28 @@ class Trainer:
             raise
         bar.close()
         elapsed = time.perf_counter() - t0
-        return TrainResult(step=self.step, steps_run=self.step - first, losses=list(self.losses),
-                           records=list(self.records), best=self.best, best_epoch=self.best_epoch,
-                           best_state=self.best_state,
-                           samples_per_s=n_seen / elapsed if n_seen and elapsed > 0 else float("nan"), seconds=elapsed)
+        return TrainResult(
+            step=self.step,
+            steps_run=self.step - first,
+            losses=list(self.losses),
+            records=list(self.records),
+            best=self.best,
+            best_epoch=self.best_epoch,
+            best_state=self.best_state,
+            samples_per_s=n_seen / elapsed if n_seen and elapsed > 0 else float("nan"),
+            seconds=elapsed,
+        )
 
     def interrupt_message(self) -> str:
         """What an interruption now leaves behind, in one line."""
         if self._saved is None:
-            return f"interrupted at step {self.step + 1} before the first checkpoint: nothing saved; run the command again"
-        return (f"interrupted at step {self.step + 1}: {self.checkpoint_path} holds step {self._saved} of {self.total}; "
-                "continue with resume=True (CLI: the same command with --resume)")
+            return (
+                f"interrupted at step {self.step + 1} before the first checkpoint: nothing saved; run the command again"
+            )
+        return (
+            f"interrupted at step {self.step + 1}: {self.checkpoint_path} holds step {self._saved} of {self.total}; "
+            "continue with resume=True (CLI: the same command with --resume)"
+        )
 
     def _end_epoch(self, epoch: int, log: Path | None) -> None:
         done = self._epoch_losses
@@ -578,7 +629,7 @@ def _worker_error(exc: BaseException) -> BaseException | None:
     if not last:
         return None
     try:
-        return type(exc)(last[-1][len(prefix):])
+        return type(exc)(last[-1][len(prefix) :])
     except TypeError:  # an error class that takes other arguments
         return None
 

@@ -2,6 +2,7 @@
 reference, filters, resampling: :mod:`~neurokit.preprocessing.eeg.windows`, batched filters in
 :mod:`~neurokit.preprocessing.eeg.filtering`, long recordings streamed by :mod:`~neurokit.preprocessing.eeg.stream`)
 into ``(C, N, 200)`` windows, and a card's recordings into a patch store (:mod:`~neurokit.preprocessing.eeg.prepare`)."""
+
 from neurokit.cards.recipes import EEGRecipe
 from neurokit.preprocessing.eeg.windows import (
     Windows,

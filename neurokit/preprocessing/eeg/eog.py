@@ -19,6 +19,7 @@ A recipe's ``eog_removal`` (:class:`~neurokit.cards.recipes.EEGRecipe`) chooses 
 What was done (method, channels, components removed and their scores) is returned for the store's
 ``sources`` entry of the file.
 """
+
 from __future__ import annotations
 
 import re
@@ -75,7 +76,8 @@ def resolve_eog_channels(raw, names: list[str] | None, method: str, source: str)
             raise DataFileError(
                 f"{source}: eog_removal: regression needs real EOG channels (channel type eog) and {what}; "
                 "regressing frontal EEG channels would remove brain signal too. Use eog_removal: ica (frontal "
-                "proxies) or exclude_channels")
+                "proxies) or exclude_channels"
+            )
         return use
     if names:
         out = []
@@ -90,7 +92,8 @@ def resolve_eog_channels(raw, names: list[str] | None, method: str, source: str)
                 continue
             raise ChannelMismatchError(
                 f"{source}: eog_channels names {n!r}, which is neither a channel of the recording (after the "
-                f"recipe's channel list) nor a difference 'A-B' of two of them; channels: {short_list(raw.ch_names)}")
+                f"recipe's channel list) nor a difference 'A-B' of two of them; channels: {short_list(raw.ch_names)}"
+            )
         return out
     if typed:
         return typed
@@ -103,7 +106,8 @@ def resolve_eog_channels(raw, names: list[str] | None, method: str, source: str)
     if not out:
         raise ChannelMismatchError(
             f"{source}: eog_removal: ica found no EOG channel and none of the frontal proxies F7 and F8, Fp1, Fp2 "
-            "(among the recipe's channels); name the channels to use in the recipe's eog_channels")
+            "(among the recipe's channels); name the channels to use in the recipe's eog_channels"
+        )
     return out
 
 
@@ -188,8 +192,11 @@ def remove_eog(raw, method: str, names: list[str] | None, source: str) -> dict[s
             reg = EOGRegression(picks="eeg", picks_artifact=eog, proj=False).fit(raw)
             reg.apply(raw, copy=False)
         coef = np.abs(np.asarray(reg.coef_))  # (n_eeg, n_eog)
-        return {"method": "regression", "eog_channels": eog,
-                "max_abs_coef": {c: float(coef[:, i].max()) for i, c in enumerate(eog)}}
+        return {
+            "method": "regression",
+            "eog_channels": eog,
+            "max_abs_coef": {c: float(coef[:, i].max()) for i, c in enumerate(eog)},
+        }
     from mne.preprocessing import ICA
 
     fit_copy = raw.copy().filter(FIT_L_FREQ, None, picks="all", verbose="error")
@@ -202,8 +209,10 @@ def remove_eog(raw, method: str, names: list[str] | None, source: str) -> dict[s
         ica.fit(fit_copy, picks=eeg, verbose="error")
     for msg in sorted({str(w.message) for w in caught}):
         if "converge" in msg:
-            msg = (f"ICA (FastICA, {n_comp} components) did not converge within its iterations; the components "
-                   "removed may be imprecise")
+            msg = (
+                f"ICA (FastICA, {n_comp} components) did not converge within its iterations; the components "
+                "removed may be imprecise"
+            )
         warnings.warn(f"{source}: {msg}", RuntimeWarning, stacklevel=3)
     bad, scores = ica.find_bads_eog(fit_copy, ch_name=eog, verbose="error")  # MNE's rule: |z| of |r| above 3
     scores = np.atleast_2d(np.asarray(scores, dtype=np.float64))
@@ -215,9 +224,14 @@ def remove_eog(raw, method: str, names: list[str] | None, source: str) -> dict[s
     bad = sorted({int(i) for i in bad} | {int(k) for k in np.flatnonzero(strong)})
     if bad:
         ica.apply(raw, exclude=bad, verbose="error")
-    return {"method": "ica", "eog_channels": eog, "n_components": n_comp, "random_state": ICA_SEED,
-            "components_removed": bad,
-            "scores": {c: [round(float(abs(scores[i, k])), 4) for k in bad] for i, c in enumerate(eog)}}
+    return {
+        "method": "ica",
+        "eog_channels": eog,
+        "n_components": n_comp,
+        "random_state": ICA_SEED,
+        "components_removed": bad,
+        "scores": {c: [round(float(abs(scores[i, k])), 4) for k in bad] for i, c in enumerate(eog)},
+    }
 
 
 def drop_channels(raw, exclude: list[str] | None, source: str, dropped_before: list[str] | None = None) -> list[str]:
@@ -233,8 +247,10 @@ def drop_channels(raw, exclude: list[str] | None, source: str, dropped_before: l
     gone = set(dropped_before or [])
     missing = [c for c in exclude if c not in raw.ch_names and c not in gone]
     if missing:
-        raise ChannelMismatchError(f"{source}: exclude_channels names {short_list(missing)}, not in the recording "
-                                   f"(channels: {short_list(raw.ch_names)})")
+        raise ChannelMismatchError(
+            f"{source}: exclude_channels names {short_list(missing)}, not in the recording "
+            f"(channels: {short_list(raw.ch_names)})"
+        )
     drop = [c for c in eog_typed(raw)] + [c for c in exclude if c in raw.ch_names]
     left = [c for c in raw.ch_names if c not in drop]
     if not left:

@@ -24,6 +24,7 @@ As in MNE, stretches between ``edge``/``bad_acq_skip`` annotations (EDF+D gaps, 
 filtered separately. Recordings MNE treats specially otherwise — stim channels or several joined Raw
 objects (resampling), a filter longer than a stretch — go through MNE's own methods.
 """
+
 from __future__ import annotations
 
 import functools
@@ -121,8 +122,21 @@ def _design(sfreq, l_freq, h_freq, notch):
         widths = freqs / 200.0
         tb2 = 0.5
         stop_lo, stop_hi = freqs - widths / 2 - tb2, freqs + widths / 2 + tb2
-        return create_filter(None, sfreq, list(stop_hi), list(stop_lo), "auto", tb2, tb2, "fir", None, "zero",
-                             "hamming", "firwin", verbose="error")
+        return create_filter(
+            None,
+            sfreq,
+            list(stop_hi),
+            list(stop_lo),
+            "auto",
+            tb2,
+            tb2,
+            "fir",
+            None,
+            "zero",
+            "hamming",
+            "firwin",
+            verbose="error",
+        )
     return create_filter(None, sfreq, l_freq, h_freq, verbose="error")
 
 
@@ -188,7 +202,9 @@ def apply_fir_pair(data: np.ndarray, h1: np.ndarray, h2: np.ndarray) -> None:
     data[:, n - a2 :] = ends_hi
 
 
-def resample_plan(n_times: int, sfreq_from: float, sfreq_to: float) -> tuple[int, tuple[int, int], int, tuple[int, int]]:
+def resample_plan(
+    n_times: int, sfreq_from: float, sfreq_to: float
+) -> tuple[int, tuple[int, int], int, tuple[int, int]]:
     """MNE's FFT-resampling plan (``npad='auto'``): ``(final_len, pads, new_len, cut)`` — output length, samples
     padded before/after, length of the padded signal after resampling, samples cut from its start/end."""
     ratio = float(sfreq_to) / float(sfreq_from)
@@ -239,7 +255,6 @@ def resampled_raw(raw, data: np.ndarray, sfreq: float):
         lowpass = info.get("lowpass")
         info["lowpass"] = min(np.inf if lowpass is None else lowpass, sfreq / 2.0)
         info["sfreq"] = float(sfreq)
-    out = mne.io.RawArray(data, info, first_samp=int(np.round(raw.first_samp * ratio)), copy=None,
-                          verbose="error")
+    out = mne.io.RawArray(data, info, first_samp=int(np.round(raw.first_samp * ratio)), copy=None, verbose="error")
     out.set_annotations(raw.annotations, verbose="error")
     return out

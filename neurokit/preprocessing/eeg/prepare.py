@@ -4,6 +4,7 @@ into one HDF5 patch store or a shard set, in parallel (processes or a Dask clust
 :func:`prepare_eeg` lists the recordings (:func:`eeg_entries`), sends one :class:`EEGJob` per recording to
 :func:`_eeg_job` (in this process, worker processes or a Dask cluster) and writes the results, in file order,
 through :class:`_EEGWriting` into a store or shard set."""
+
 from __future__ import annotations
 
 import errno
@@ -117,8 +118,15 @@ def _eeg_job(job: EEGJob) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            w, source = _eeg_file(job.path, EEGRecipe.from_dict(job.recipe), job.read_opts, member=job.member,
-                                  reader=job.reader, part_dir=job.part_dir, stream_above=job.stream_above)
+            w, source = _eeg_file(
+                job.path,
+                EEGRecipe.from_dict(job.recipe),
+                job.read_opts,
+                member=job.member,
+                reader=job.reader,
+                part_dir=job.part_dir,
+                stream_above=job.stream_above,
+            )
         except RecordingDropped as exc:
             return {"dropped": str(exc), "warnings": [str(c.message) for c in caught]}
         except ScratchError as exc:  # the output's disk, not the recording: never skipped as a bad file
@@ -128,8 +136,9 @@ def _eeg_job(job: EEGJob) -> dict:
     return {"windows": w, "source": source, "warnings": [str(c.message) for c in caught]}
 
 
-def prepare_eeg(card: DataCard, out: Path, options: PrepareOptions | None = None,
-                eeg: EEGOptions | None = None) -> Path:
+def prepare_eeg(
+    card: DataCard, out: Path, options: PrepareOptions | None = None, eeg: EEGOptions | None = None
+) -> Path:
     """EEG: read → :func:`~neurokit.preprocessing.eeg.windows.preprocess_raw` → windows → store.
 
     Parameters
@@ -196,8 +205,9 @@ def prepare_eeg(card: DataCard, out: Path, options: PrepareOptions | None = None
     try:
         results = map_ordered(_eeg_job, jobs, n_jobs=options.n_jobs, scheduler=options.scheduler)
         closers.append(results.close)
-        for e, res in progress_bar(zip(todo, results), description=f"prepare {card.name}",
-                                   enabled=options.progress, total=len(todo)):
+        for e, res in progress_bar(
+            zip(todo, results), description=f"prepare {card.name}", enabled=options.progress, total=len(todo)
+        ):
             writing.take(e, res)
         path, n_total = writing.close()
     except BaseException:
@@ -236,8 +246,10 @@ def eeg_entries(card: DataCard, options: PrepareOptions) -> tuple[str, list[File
 
     pattern = (card.raw.get("layout") or {}).get("subject_pattern")
     files, _ = drop_split_parts(options.files)  # later parts of split FIF recordings: read through the first
-    return tname, [FileEntry(path=f, subject=subject_of(f.name, pattern, where=card.path or card.name), run=f.stem,
-                             events=events) for f in files]
+    return tname, [
+        FileEntry(path=f, subject=subject_of(f.name, pattern, where=card.path or card.name), run=f.stem, events=events)
+        for f in files
+    ]
 
 
 def _recordings_done(out: Path, options: PrepareOptions) -> set[str]:
@@ -251,8 +263,9 @@ def _recordings_done(out: Path, options: PrepareOptions) -> set[str]:
     if not (options.shards and is_shard_set(out) and not options.overwrite):
         return set()
     if not options.resume:
-        raise FileExistsError(f"{out}: a shard set is there; --resume adds the recordings it lacks, --overwrite "
-                              "starts again")
+        raise FileExistsError(
+            f"{out}: a shard set is there; --resume adds the recordings it lacks, --overwrite starts again"
+        )
     return {sh["key"] for sh in read_index(out)["shards"]}
 
 
@@ -262,8 +275,9 @@ def _make_scratch(part_dir: Path, out: Path) -> None:
     try:
         part_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ScratchError(f"{out.parent}: cannot write beside the output ({exc.strerror or exc})",
-                           errno=exc.errno) from exc
+        raise ScratchError(
+            f"{out.parent}: cannot write beside the output ({exc.strerror or exc})", errno=exc.errno
+        ) from exc
 
 
 def _job(e: FileEntry, recipe, read_opts: dict, part_dir: str, stream_above: float | None) -> EEGJob:
@@ -272,8 +286,9 @@ def _job(e: FileEntry, recipe, read_opts: dict, part_dir: str, stream_above: flo
     return EEGJob(str(e.path), rec.to_dict(), read_opts, e.member, e.reader, part_dir, stream_above)
 
 
-def store_attrs(card: DataCard, tname: str, recipe, ch_names: list[str], entries: Sequence[FileEntry],
-                data_root=None) -> dict:
+def store_attrs(
+    card: DataCard, tname: str, recipe, ch_names: list[str], entries: Sequence[FileEntry], data_root=None
+) -> dict:
     """The attributes of an EEG store (:class:`~neurokit.io.store.StoreMeta` reads them back): card, task,
     classes, channels, rate (Hz), patch size, units, recipe, version and, for BIDS recordings, the
     ``participants.tsv`` columns of the store's subjects (subject-level labels for any task)."""
@@ -319,8 +334,16 @@ class _EEGWriting:
     (:meth:`take`, in file order); opened at the first recording with windows, so that its channels are
     known."""
 
-    def __init__(self, card: DataCard, out: Path, tname: str, recipe, entries: list[FileEntry],
-                 options: PrepareOptions, done: set[str]) -> None:
+    def __init__(
+        self,
+        card: DataCard,
+        out: Path,
+        tname: str,
+        recipe,
+        entries: list[FileEntry],
+        options: PrepareOptions,
+        done: set[str],
+    ) -> None:
         self.card, self.out, self.tname, self.recipe, self.entries = card, out, tname, recipe, entries
         self.options, self.done = options, done
         self.labelled = any(e.events or e.label is not None for e in entries)
@@ -371,11 +394,17 @@ class _EEGWriting:
             raise exc
         if not self.options.shards:
             raise disk_full_error(self.out, e.path) from exc
-        kept = (self.writer.kept() if isinstance(self.writer, ShardSetWriter) else
-                f"the {len(self.done)} recordings already in the set are kept" if self.done else
-                "no recording was written yet")
-        raise StoreError(f"{self.out}: disk full while processing {e.path}; {kept}. Free space, then rerun the "
-                         "same command with --resume") from exc
+        kept = (
+            self.writer.kept()
+            if isinstance(self.writer, ShardSetWriter)
+            else f"the {len(self.done)} recordings already in the set are kept"
+            if self.done
+            else "no recording was written yet"
+        )
+        raise StoreError(
+            f"{self.out}: disk full while processing {e.path}; {kept}. Free space, then rerun the "
+            "same command with --resume"
+        ) from exc
 
     def _check_channels(self, e: FileEntry, w) -> None:
         if self.ch_names is None:
@@ -390,8 +419,9 @@ class _EEGWriting:
         shape = w.sample_shape if isinstance(w, StreamedPart) else w.patches.shape[1:]
         attrs = store_attrs(self.card, self.tname, self.recipe, w.ch_names, self.entries, self.options.data_root)
         if self.options.shards:
-            self.writer = ShardSetWriter(self.out, shape, attrs=attrs, resume=self.options.resume,
-                                         overwrite=self.options.overwrite)
+            self.writer = ShardSetWriter(
+                self.out, shape, attrs=attrs, resume=self.options.resume, overwrite=self.options.overwrite
+            )
         else:
             self.writer = PatchStoreWriter(self.out, shape, overwrite=self.options.overwrite, attrs=attrs)
 
@@ -400,15 +430,20 @@ class _EEGWriting:
             for patches, labels, onsets in _batches(w):
                 if e.label is not None:  # subject-level class (participants.tsv column)
                     labels = np.full(len(labels), e.label, dtype=np.int64)
-                target.append(patches, labels if self.labelled else None, onsets=onsets, subject=e.subject,
-                              session=e.session, run=e.run)
+                target.append(
+                    patches,
+                    labels if self.labelled else None,
+                    onsets=onsets,
+                    subject=e.subject,
+                    session=e.session,
+                    run=e.run,
+                )
 
         if not self.options.shards:
             put(self.writer)
             return
         assert isinstance(self.writer, ShardSetWriter)  # take() opens one before writing, a set for shards
-        with self.writer.shard(recording_key(e.path, e.member), sources=[source],
-                               n_rejected=int(w.n_rejected)) as sw:
+        with self.writer.shard(recording_key(e.path, e.member), sources=[source], n_rejected=int(w.n_rejected)) as sw:
             put(sw)
 
     def close(self) -> tuple[Path, int]:
@@ -425,8 +460,12 @@ class _EEGWriting:
             why = f" ({len(self.dropped)} dropped by the recipe's min_duration_s)" if self.dropped else ""
             raise DataFileError(f"prepare {self.card.name}: no usable recording (all skipped{why})")
         if isinstance(self.writer, PatchStoreWriter):  # a single store (shards: a ShardSetWriter)
-            self.writer.set_attrs(sources=self.sources, n_rejected=self.n_rejected, dropped=self.dropped,
-                                  n_bad_annotation=self.n_bad_annotation)
+            self.writer.set_attrs(
+                sources=self.sources,
+                n_rejected=self.n_rejected,
+                dropped=self.dropped,
+                n_bad_annotation=self.n_bad_annotation,
+            )
         return self.writer.close(), self.writer.n
 
     def abort(self) -> None:
@@ -475,8 +514,16 @@ def _batches(w, batch: int = 256):
         st.close()
 
 
-def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = "", part_dir: str = "",
-              stream_above: float | None = None):
+def _eeg_file(
+    path,
+    recipe,
+    read_opts: dict,
+    *,
+    member: str = "",
+    reader: str = "",
+    part_dir: str = "",
+    stream_above: float | None = None,
+):
     """One recording → (:class:`~neurokit.preprocessing.eeg.windows.Windows`, its ``sources`` entry). Warnings are
     left to the caller (:func:`_eeg_job` collects them); any fault that is not already a neurokit error
     becomes a :class:`DataFileError` naming the file. With ``part_dir``, a recording above ``stream_above``
@@ -511,10 +558,17 @@ def _eeg_file(path, recipe, read_opts: dict, *, member: str = "", reader: str = 
         raise DataFileError(f"{path}: {describe_exception(exc)}") from exc
     ren = raw_notes(raw).renames or ChannelRenames()  # every reader records them; none: nothing renamed
     n_bad = applied.pop("n_bad_annotation", 0) if isinstance(w, StreamedPart) else w.n_bad_annotation
-    provenance = {"path": str(Path(path).resolve()), **({"member": member} if member else {}),
-                  "sha256": _sha256(path), "n_windows": int(n_windows),
-                  "n_rejected": int(w.n_rejected), "n_bad_annotation": int(n_bad), "renamed": ren.renamed,
-                  "aliases": ren.aliases, "applied": applied}
+    provenance = {
+        "path": str(Path(path).resolve()),
+        **({"member": member} if member else {}),
+        "sha256": _sha256(path),
+        "n_windows": int(n_windows),
+        "n_rejected": int(w.n_rejected),
+        "n_bad_annotation": int(n_bad),
+        "renamed": ren.renamed,
+        "aliases": ren.aliases,
+        "applied": applied,
+    }
     return w, provenance
 
 
@@ -532,16 +586,23 @@ def _stream_part(raw, recipe, part_dir: Path, source: str):
 
     def write(w):
         if "writer" not in holder:
-            holder["writer"] = scratch_call(PatchStoreWriter, path, w.patches.shape[1:], meta_columns=(), overwrite=True,
-                                        where=path)
+            holder["writer"] = scratch_call(
+                PatchStoreWriter, path, w.patches.shape[1:], meta_columns=(), overwrite=True, where=path
+            )
         scratch_call(holder["writer"].append, w.patches, w.labels, onsets=w.onsets, where=path)
         holder["n"] = holder.get("n", 0) + len(w.labels)
 
     try:
         applied, ch_names, n_rej = stream_windows(raw, recipe, part_dir, write, source=source, make_workdir=False)
         if "writer" not in holder:  # every window rejected: an empty part
-            holder["writer"] = scratch_call(PatchStoreWriter, path, (len(ch_names), recipe.n_patches, 200),
-                                        meta_columns=(), overwrite=True, where=path)
+            holder["writer"] = scratch_call(
+                PatchStoreWriter,
+                path,
+                (len(ch_names), recipe.n_patches, 200),
+                meta_columns=(),
+                overwrite=True,
+                where=path,
+            )
         scratch_call(holder["writer"].close, where=path)
     except BaseException:
         if "writer" in holder:

@@ -19,6 +19,7 @@ margins. Results equal the in-memory path to float64 rounding (``tests/test_stre
 the recording's length up to one channel (``benchmarks/eeg_memory.py``). Scratch space on disk: about
 2.25× the recording's float64 size, removed when done.
 """
+
 from __future__ import annotations
 
 import os
@@ -139,8 +140,9 @@ def scratch_call(fn, *args, where: Path, **kwargs):
     try:
         return fn(*args, **kwargs)
     except OSError as exc:
-        raise ScratchError(f"{where}: cannot write scratch data beside the output ({exc.strerror or exc})",
-                           errno=exc.errno) from exc
+        raise ScratchError(
+            f"{where}: cannot write scratch data beside the output ({exc.strerror or exc})", errno=exc.errno
+        ) from exc
 
 
 def _chunked(read, dest: RowFile, n: int, spans, kernels: list[np.ndarray], step: int, before=None) -> None:
@@ -163,9 +165,16 @@ def _chunked(read, dest: RowFile, n: int, spans, kernels: list[np.ndarray], step
             dest.write(s, x[:, s - lo : e - lo])
 
 
-def stream_windows(raw, recipe: EEGRecipe, workdir: str | Path, write: Callable[[Windows], None], *,
-                   source: str | None = None, chunk_s: float = CHUNK_S,
-                   make_workdir: bool = True) -> tuple[dict, list[str], int]:
+def stream_windows(
+    raw,
+    recipe: EEGRecipe,
+    workdir: str | Path,
+    write: Callable[[Windows], None],
+    *,
+    source: str | None = None,
+    chunk_s: float = CHUNK_S,
+    make_workdir: bool = True,
+) -> tuple[dict, list[str], int]:
     """Preprocess ``raw`` (read, not loaded) and cut its windows in bounded memory, handing each batch of
     windows (a :class:`Windows`) to ``write`` in the order :func:`~neurokit.preprocessing.eeg.windows.make_windows`
     gives them. Scratch files go to ``workdir``.
@@ -213,8 +222,7 @@ def stream_windows(raw, recipe: EEGRecipe, workdir: str | Path, write: Callable[
         stand_in = resampled_raw(raw.copy().pick(ch_names[:1]), np.zeros((1, n_src)), recipe.sfreq)
         if late and kernels:  # pass 3 (TUEG order): the filters at the new rate, stretch by stretch
             out = files.new("c", n_src)
-            _chunked(src.read, out, n_src, _stretches(stand_in), kernels,
-                     max(int(round(chunk_s * recipe.sfreq)), 1))
+            _chunked(src.read, out, n_src, _stretches(stand_in), kernels, max(int(round(chunk_s * recipe.sfreq)), 1))
             files.drop(src)
             src = out
         plan = window_plan(stand_in, recipe, source=source)
@@ -267,13 +275,26 @@ def _first_pass(raw, dest: RowFile, recipe: EEGRecipe, kernels, step: int, ch_na
         if recipe.reference == "average":
             x -= x.mean(axis=0, keepdims=True)
 
-    _chunked(lambda lo, hi: raw.get_data(start=lo, stop=hi), dest, raw.n_times, _stretches(raw), kernels, step,
-             before=first_pass)
+    _chunked(
+        lambda lo, hi: raw.get_data(start=lo, stop=hi),
+        dest,
+        raw.n_times,
+        _stretches(raw),
+        kernels,
+        step,
+        before=first_pass,
+    )
     check_amplitudes(maxs, mins, ch_names, source)
 
 
-def _write_batches(src: RowFile, plan: WindowPlan, recipe: EEGRecipe, ch_names: list[str], chunk_s: float,
-                   write: Callable[[Windows], None]) -> int:
+def _write_batches(
+    src: RowFile,
+    plan: WindowPlan,
+    recipe: EEGRecipe,
+    ch_names: list[str],
+    chunk_s: float,
+    write: Callable[[Windows], None],
+) -> int:
     """Cut the planned windows from ``src`` in batches handed to ``write``; returns the windows rejected."""
     n_rej, win = 0, plan.win
     i, span = 0, max(int(round(chunk_s * recipe.sfreq)), win)

@@ -7,6 +7,7 @@ band-passes 0.3–75 Hz; PhysioNet-MI takes the average reference, a 0.3 Hz high
 then resamples. Filtering and resampling are MNE's (FIR, ``firwin``; MNE's resampling). A dataset's
 parameters live in its data card and are written into every store, with what was applied per file.
 """
+
 from __future__ import annotations
 
 import logging
@@ -23,9 +24,6 @@ from neurokit.io.notes import raw_notes, set_raw_notes
 from neurokit.preprocessing.eeg.eog import drop_channels, eog_typed, keep_eeg_and_eog, remove_eog
 
 logger = logging.getLogger("neurokit")
-
-
-
 
 
 class RecordingDropped(DataFileError):
@@ -69,17 +67,22 @@ def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
     applied.setdefault("sfreq_orig", sf)
     duration = raw.n_times / sf
     if duration < recipe.min_duration_s:
-        raise RecordingDropped(f"{source}: {duration:.1f} s long, under the recipe's min_duration_s "
-                               f"({recipe.min_duration_s:g} s); dropped")
+        raise RecordingDropped(
+            f"{source}: {duration:.1f} s long, under the recipe's min_duration_s ({recipe.min_duration_s:g} s); dropped"
+        )
     bads = [c for c in raw.info["bads"] if c in raw.ch_names]
     if bads:
         needed = [c for c in bads if recipe.channels and c in recipe.channels]
         if needed:
-            raise DataFileError(f"{source}: channels {short_list(needed)} required by the recipe are marked bad "
-                                "(uncalibrated, or bad in the file); interpolate them or leave them out of the card's channel list")
+            raise DataFileError(
+                f"{source}: channels {short_list(needed)} required by the recipe are marked bad "
+                "(uncalibrated, or bad in the file); interpolate them or leave them out of the card's channel list"
+            )
         if len(bads) == len(raw.ch_names):
-            raise DataFileError(f"{source}: every channel is marked bad (uncalibrated, or bad in the file): "
-                                f"{short_list(bads)}; nothing to store")
+            raise DataFileError(
+                f"{source}: every channel is marked bad (uncalibrated, or bad in the file): "
+                f"{short_list(bads)}; nothing to store"
+            )
         raw.drop_channels(bads)
         applied["dropped_channels"] = bads
     if recipe.channels:
@@ -122,8 +125,12 @@ def check_amplitudes(maxs: np.ndarray, mins: np.ndarray, ch_names: list[str], so
     peak = np.maximum(maxs, -mins)
     loud = [ch_names[i] for i in np.flatnonzero(peak > MAX_EEG_VOLTS)]
     if loud:
-        warnings.warn(f"{source}: channels {short_list(loud)} reach {peak.max():.3g} V, implausible for EEG "
-                      "(check the file's units and physical ranges)", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"{source}: channels {short_list(loud)} reach {peak.max():.3g} V, implausible for EEG "
+            "(check the file's units and physical ranges)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
 
 def check_rate(sf: float, recipe: EEGRecipe, source: str) -> None:
@@ -245,7 +252,8 @@ def filter_kernels(sf: float, l_freq, h_freq, freqs) -> list[np.ndarray]:
     from neurokit.preprocessing.eeg.filtering import design_filter
 
     return ([design_filter(sf, l_freq, h_freq)] if l_freq is not None or h_freq is not None else []) + (
-        [design_filter(sf, freqs, None, notch=True)] if len(freqs) else [])
+        [design_filter(sf, freqs, None, notch=True)] if len(freqs) else []
+    )
 
 
 def record_band(applied: dict, l_freq, h_freq, freqs) -> None:
@@ -318,8 +326,15 @@ class WindowPlan:
 
     def windows(self, patches: np.ndarray, ok: np.ndarray, ch_names: list[str]) -> Windows:
         """The :class:`Windows` of the kept windows (``ok``; ``patches`` holds those, in order)."""
-        return Windows(patches=patches, labels=self.labels[ok], onsets=self.onsets[ok], ch_names=ch_names,
-                       n_rejected=int((~ok).sum()), warnings=self.notes, n_bad_annotation=self.n_bad_annotation)
+        return Windows(
+            patches=patches,
+            labels=self.labels[ok],
+            onsets=self.onsets[ok],
+            ch_names=ch_names,
+            n_rejected=int((~ok).sum()),
+            warnings=self.notes,
+            n_bad_annotation=self.n_bad_annotation,
+        )
 
 
 def bad_spans(raw) -> np.ndarray:
@@ -329,9 +344,11 @@ def bad_spans(raw) -> np.ndarray:
     sf = raw.info["sfreq"]
     ann = raw.annotations
     t0 = raw.first_samp / sf  # onsets count from the first sample ever recorded, with or without a measurement date
-    spans = [(int(np.floor((o - t0) * sf)), int(np.ceil((o + d - t0) * sf)))
-             for o, d, desc in zip(ann.onset, ann.duration, ann.description)
-             if str(desc).lower().startswith("bad") and d > 0]
+    spans = [
+        (int(np.floor((o - t0) * sf)), int(np.ceil((o + d - t0) * sf)))
+        for o, d, desc in zip(ann.onset, ann.duration, ann.description)
+        if str(desc).lower().startswith("bad") and d > 0
+    ]
     return np.asarray(spans, dtype=np.int64).reshape(-1, 2)
 
 
@@ -345,8 +362,10 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
     win = int(round(recipe.window_s * sf))
     n_times = raw.n_times
     # contiguous pieces (several for EDF+D files with gaps): (first sample, end sample, true start in s)
-    pieces = [(min(n_times, int(round(a * sf))), min(n_times, int(round((a + d) * sf))), t)
-              for a, t, d in notes.segments or [(0.0, 0.0, n_times / sf)]]
+    pieces = [
+        (min(n_times, int(round(a * sf))), min(n_times, int(round((a + d) * sf))), t)
+        for a, t, d in notes.segments or [(0.0, 0.0, n_times / sf)]
+    ]
     pieces[-1] = (pieces[-1][0], n_times, pieces[-1][2])
     if recipe.events is not None:
         starts, labels = _event_starts(raw, recipe, source)
@@ -376,8 +395,10 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
             clean = [k for k in keep if not ((spans[:, 0] < k[0] + win) & (spans[:, 1] > k[0])).any()]
             n_bad, keep = len(keep) - len(clean), clean
             if not keep:
-                raise DataFileError(f"{source}: every window overlaps a BAD… annotation ({n_bad} dropped); set the "
-                                    "recipe's reject_by_annotation: false to keep them")
+                raise DataFileError(
+                    f"{source}: every window overlaps a BAD… annotation ({n_bad} dropped); set the "
+                    "recipe's reject_by_annotation: false to keep them"
+                )
     if not keep:
         raise DataFileError(
             f"{source}: recording too short ({n_times / sf:.2f} s) for any {recipe.window_s:g}-s window"
@@ -390,14 +411,19 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
         dropped.append(f"{n_bad} window(s) overlap a BAD… annotation and were dropped (reject_by_annotation)")
     for n in dropped:
         warnings.warn(f"{source}: {n}", RuntimeWarning, stacklevel=3)
-    return WindowPlan(starts=np.asarray([s for s, _, _ in keep], dtype=np.int64),
-                      labels=np.asarray([y for (_, y, _) in keep], dtype=np.int64),
-                      onsets=np.asarray([t + (s - a) / sf for (s, _, (a, _, t)) in keep], dtype=np.float64),
-                      win=win, notes=dropped, n_bad_annotation=n_bad)
+    return WindowPlan(
+        starts=np.asarray([s for s, _, _ in keep], dtype=np.int64),
+        labels=np.asarray([y for (_, y, _) in keep], dtype=np.int64),
+        onsets=np.asarray([t + (s - a) / sf for (s, _, (a, _, t)) in keep], dtype=np.float64),
+        win=win,
+        notes=dropped,
+        n_bad_annotation=n_bad,
+    )
 
 
-def cut_windows(data: np.ndarray, starts: np.ndarray, win: int, recipe: EEGRecipe,
-                offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def cut_windows(
+    data: np.ndarray, starts: np.ndarray, win: int, recipe: EEGRecipe, offset: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """Windows of ``data`` (C, T) float64 volts starting at ``starts − offset``, scaled by ``recipe.scale``
     into float32 ``(n_kept, C, n_patches, 200)``; ``ok`` marks the windows kept by ``recipe.reject_uv``."""
     C = data.shape[0]
@@ -448,12 +474,16 @@ def _event_starts(raw, recipe: EEGRecipe, source: str) -> tuple[list[int], list[
         if hits:
             return [int(round(o * sf)) for o, _ in hits], [y for _, y in hits]
     found = sorted({str(a["description"]) for a in raw.annotations} - {"BAD boundary", "EDGE boundary"})
-    msg = (f"{source}: no annotation matches the card's events {short_list(sorted(events))} "
-           f"(annotations found: {short_list(found) if found else 'none'})")
+    msg = (
+        f"{source}: no annotation matches the card's events {short_list(sorted(events))} "
+        f"(annotations found: {short_list(found) if found else 'none'})"
+    )
     if stim:
         codes = sorted(set(stim["codes"]))
-        msg += (f"; the {stim['channel']} channel holds {len(stim['codes'])} triggers with codes "
-                f"{short_list(codes)}: map them in the card's events (e.g. '{codes[0]}': <class>)")
+        msg += (
+            f"; the {stim['channel']} channel holds {len(stim['codes'])} triggers with codes "
+            f"{short_list(codes)}: map them in the card's events (e.g. '{codes[0]}': <class>)"
+        )
     raise DataFileError(msg)
 
 

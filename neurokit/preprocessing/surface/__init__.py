@@ -1,4 +1,5 @@
 """Cortical-surface fMRI on the icosahedral template: icospheres, patch tables, resampling, patch tensors."""
+
 from neurokit.geometry.icosphere import Icosphere, icosphere, match_vertices
 from neurokit.geometry.patches import (
     extract_patches,
@@ -15,6 +16,16 @@ from neurokit.preprocessing.surface.resample import (
 )
 
 __all__ = [
-    "Icosphere", "icosphere", "match_vertices", "extract_patches", "n_patches", "parse_grid", "patch_table",
-    "vertices_per_patch", "Sphere", "load_sphere", "resample", "resampling_matrix",
+    "Icosphere",
+    "icosphere",
+    "match_vertices",
+    "extract_patches",
+    "n_patches",
+    "parse_grid",
+    "patch_table",
+    "vertices_per_patch",
+    "Sphere",
+    "load_sphere",
+    "resample",
+    "resampling_matrix",
 ]

@@ -9,6 +9,7 @@ Steps (Dahan et al., MIDL 2022; the tri-modal HCP-7T movie paper, arXiv 2501.164
 4. group ``T`` consecutive frames into tubelets ``(T, n_patches, V)`` — one stored sample each. The model
    reads the ``T`` frames as channels (``channels``: N tokens of V·T) or as frame-major tokens (``concat``).
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,6 @@
 """Surface preparer: a card's cortical-surface runs through its :class:`~neurokit.cards.recipes.SurfaceRecipe`
 into one HDF5 patch store or a shard set (same shape as the EEG preparer)."""
+
 from __future__ import annotations
 
 import logging
@@ -41,8 +42,9 @@ def _resolve(root: Path | None, p) -> Path:
     return p if p.is_absolute() or root is None else root / p
 
 
-def prepare_surface(card, out: Path, options: PrepareOptions | None = None,
-                    surface: SurfaceOptions | None = None) -> Path:
+def prepare_surface(
+    card, out: Path, options: PrepareOptions | None = None, surface: SurfaceOptions | None = None
+) -> Path:
     """Surface fMRI: read → resample to ico6 → z-score → patches → tubelets → store.
 
     Parameters
@@ -106,11 +108,18 @@ def prepare_surface(card, out: Path, options: PrepareOptions | None = None,
     runs = _task_runs(card, tname, entries, hemi)
     tr = card.recording().get("tr_s", card.recording().get("tr"))
     store = SurfaceStoreOptions(
-        spheres=spheres, card=card.name, overwrite=options.overwrite,
+        spheres=spheres,
+        card=card.name,
+        overwrite=options.overwrite,
         progress=(lambda msg: logger.info("%s", msg)) if options.progress else None,
-        attrs={"card_body": card.raw, "task": tname}, mesh=surface.mesh,
-        expected_tr=float(tr) if isinstance(tr, (int, float)) and tr > 0 else None, skip_bad=options.skip_bad,
-        label_names=card.classes(tname) or None, shards=options.shards, resume=options.resume)
+        attrs={"card_body": card.raw, "task": tname},
+        mesh=surface.mesh,
+        expected_tr=float(tr) if isinstance(tr, (int, float)) and tr > 0 else None,
+        skip_bad=options.skip_bad,
+        label_names=card.classes(tname) or None,
+        shards=options.shards,
+        resume=options.resume,
+    )
     return write_surface_store(out, runs, recipe, store)
 
 
@@ -218,8 +227,9 @@ def _task_runs(card, tname: str, entries, hemi: str | None) -> list:
         if not isinstance(by_hemi, dict) or any(c not in classes for c in by_hemi.values()):
             raise CardError(f"card {card.name!r} task {tname!r}: label_by_hemi must map L/R to classes {classes}")
     elif classes:
-        raise CardError(f"card {card.name!r} task {tname!r}: classes {classes} but no way to label the samples "
-                        "(label_by_hemi)")
+        raise CardError(
+            f"card {card.name!r} task {tname!r}: classes {classes} but no way to label the samples (label_by_hemi)"
+        )
     if blocks is not None and not (isinstance(blocks, list) and all(len(b) == 2 for b in blocks)):
         raise CardError(f"card {card.name!r} task {tname!r}: frame_blocks must be a list of [start, stop] frame ranges")
     runs = []
@@ -230,6 +240,15 @@ def _task_runs(card, tname: str, entries, hemi: str | None) -> list:
             label = classes.index(by_hemi[h]) if by_hemi is not None and h in by_hemi else None
             for k, frames in enumerate(blocks or [None], start=1):
                 run = f"{m['run']}b{k}" if blocks else m["run"]
-                runs.append(SurfaceRun(p, m["subject"], m["session"], run, hemi=h, label=label,
-                                       frames=tuple(frames) if frames else None))
+                runs.append(
+                    SurfaceRun(
+                        p,
+                        m["subject"],
+                        m["session"],
+                        run,
+                        hemi=h,
+                        label=label,
+                        frames=tuple(frames) if frames else None,
+                    )
+                )
     return runs

@@ -10,6 +10,7 @@ Masked data (a cortex mask with the medial wall outside it) are resampled with t
 the mask and renormalised, so values near the medial wall are not pulled towards 0; the target mask is
 where more than half of the weight falls on cortex (Workbench's ``-current-roi`` / ``-valid-roi-out``).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -54,7 +55,9 @@ class Sphere:
         vertex in the template's direction at the same index (any radius; float32 files pass)."""
         if self.n_vertices != 10 * 4**order + 2:
             return False
-        return bool(np.allclose(_unit(np.asarray(self.coords, np.float64)), _unit(icosphere(order).vertices), atol=atol))
+        return bool(
+            np.allclose(_unit(np.asarray(self.coords, np.float64)), _unit(icosphere(order).vertices), atol=atol)
+        )
 
     def digest(self) -> str:
         h = hashlib.sha256()
@@ -81,7 +84,9 @@ def load_sphere(sphere, hemi: str | None = None) -> Sphere:
     """
     if isinstance(sphere, Sphere):
         return sphere
-    if isinstance(sphere, (int, np.integer)) or (isinstance(sphere, str) and sphere.startswith("ico") and sphere[3:].isdigit()):
+    if isinstance(sphere, (int, np.integer)) or (
+        isinstance(sphere, str) and sphere.startswith("ico") and sphere[3:].isdigit()
+    ):
         k = int(str(sphere).removeprefix("ico"))
         ico = icosphere(k)
         return Sphere(ico.vertices, ico.faces, ico.name)
@@ -107,8 +112,10 @@ def check_spherical(coords: np.ndarray, path, geometric_type: str | None = None)
     DataFileError
         Names the file, the type or radius spread found, and what to pass instead.
     """
-    fix = ("pass the registered sphere of the data's mesh (e.g. S1200.L.sphere.32k_fs_LR.surf.gii, lh.sphere.reg; "
-           "CLI: --sphere-l/--sphere-r), not a midthickness, white, pial or inflated surface")
+    fix = (
+        "pass the registered sphere of the data's mesh (e.g. S1200.L.sphere.32k_fs_LR.surf.gii, lh.sphere.reg; "
+        "CLI: --sphere-l/--sphere-r), not a midthickness, white, pial or inflated surface"
+    )
     if geometric_type and not str(geometric_type).lower().startswith("spher"):
         raise DataFileError(f"{path}: GeometricType {geometric_type!r}, expected 'Spherical': not a sphere; {fix}")
     r = np.linalg.norm(np.asarray(coords, np.float64), axis=1)
@@ -157,9 +164,11 @@ def barycentric_weights(source: Sphere, target_coords: np.ndarray, *, k: int = 1
         p = points[:, None, :]
         # ray from the centre along p meets plane ABC at barycentrics ∝ (p·B×C, p·C×A, p·A×B)
         lam = np.stack(
-            [np.einsum("nkj,nkj->nk", p.repeat(cand.shape[1], 1), np.cross(B, C)),
-             np.einsum("nkj,nkj->nk", p.repeat(cand.shape[1], 1), np.cross(C, A)),
-             np.einsum("nkj,nkj->nk", p.repeat(cand.shape[1], 1), np.cross(A, B))],
+            [
+                np.einsum("nkj,nkj->nk", p.repeat(cand.shape[1], 1), np.cross(B, C)),
+                np.einsum("nkj,nkj->nk", p.repeat(cand.shape[1], 1), np.cross(C, A)),
+                np.einsum("nkj,nkj->nk", p.repeat(cand.shape[1], 1), np.cross(A, B)),
+            ],
             axis=-1,
         )
         lam = lam / lam.sum(-1, keepdims=True)
@@ -313,8 +322,14 @@ def default_sphere(mesh: str, hemi: str | None):
     """
     if mesh.startswith("ico") and mesh[3:].isdigit():
         return int(mesh[3:])
-    hint = (" If the data are already on the ico6 template (40,962 vertices, e.g. metrics-lab ico-6 files), "
-            "pass mesh='ico6' (CLI: --mesh ico6) and no resampling is done.") if mesh == "fsaverage6" else ""
+    hint = (
+        (
+            " If the data are already on the ico6 template (40,962 vertices, e.g. metrics-lab ico-6 files), "
+            "pass mesh='ico6' (CLI: --mesh ico6) and no resampling is done."
+        )
+        if mesh == "fsaverage6"
+        else ""
+    )
     if mesh == "fsaverage5":
         if hemi not in ("L", "R"):
             raise DataFileError("fsaverage5 data without a hemisphere: pass hemi='L' or 'R'")

@@ -11,6 +11,7 @@ columns: ``subject``, ``session``, ``run``, ``hemi``; ``onset`` is the tubelet s
 ``grid`` (``"ico6/ico2"``), ``n_patches``, ``vertices_per_patch``, ``tubelet``, ``recipe``, ``card`` and
 ``sources`` (path + SHA-256 of every file read).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -195,13 +196,15 @@ def write_surface_store(
     if not writing.total.trs:
         warnings.warn(
             f"{out}: no input file states its TR; the store's tr is NaN and sample onsets are in frames, not seconds",
-            RuntimeWarning, stacklevel=2,
+            RuntimeWarning,
+            stacklevel=2,
         )
     return path
 
 
-def surface_attrs(recipe: SurfaceRecipe, card: str | None = None, label_names: Sequence[str] | None = None,
-                  extra: dict | None = None) -> dict:
+def surface_attrs(
+    recipe: SurfaceRecipe, card: str | None = None, label_names: Sequence[str] | None = None, extra: dict | None = None
+) -> dict:
     """The attributes a surface store starts with (:class:`~neurokit.io.store.StoreMeta` reads them back):
     template, grid, sample shape, recipe, card, class names, then ``extra``; the facts of the runs read
     (sources, hemispheres, mesh, TR, onset unit) are added when they are written."""
@@ -226,8 +229,7 @@ def surface_attrs(recipe: SurfaceRecipe, card: str | None = None, label_names: S
 
 def sample_shape(recipe: SurfaceRecipe) -> tuple[int, int, int]:
     """Shape ``(T, n_patches, V)`` of one sample of ``recipe``: tubelet frames, patches, vertices per patch."""
-    return (recipe.tubelet, n_patches(recipe.grid_order),
-            vertices_per_patch(recipe.grid_order, recipe.template_order))
+    return (recipe.tubelet, n_patches(recipe.grid_order), vertices_per_patch(recipe.grid_order, recipe.template_order))
 
 
 class _SurfaceWriting:
@@ -238,8 +240,12 @@ class _SurfaceWriting:
         self.recipe, self.opts = recipe, opts
         self.shape = sample_shape(recipe)
         self.attrs = surface_attrs(recipe, opts.card, opts.label_names, opts.attrs)
-        self.layout: dict[str, Any] = dict(label_dtype=opts.label_dtype, meta_columns=("subject", "session", "run", "hemi"),
-                                           patch_index=patch_table(recipe.grid_order, recipe.template_order), compression="lzf")
+        self.layout: dict[str, Any] = dict(
+            label_dtype=opts.label_dtype,
+            meta_columns=("subject", "session", "run", "hemi"),
+            patch_index=patch_table(recipe.grid_order, recipe.template_order),
+            compression="lzf",
+        )
         self.missing_label = -1 if opts.label_dtype.startswith("int") else np.nan
         self.total = _Facts()
 
@@ -257,8 +263,15 @@ class _SurfaceWriting:
             tr = float(sd.tr) if sd.tr else 1.0  # unknown TR: onsets in frames
             first = run.frames[0] if run.frames else 0
             label = self.missing_label if run.label is None else run.label
-            w.append_samples(row0 + starts, np.full(len(starts), label), onsets=(starts + first) * tr,
-                             subject=run.subject, session=run.session, run=run.run, hemi=hemi or "")
+            w.append_samples(
+                row0 + starts,
+                np.full(len(starts), label),
+                onsets=(starts + first) * tr,
+                subject=run.subject,
+                session=run.session,
+                run=run.run,
+                hemi=hemi or "",
+            )
             facts.done.append((hemi, sd.mesh, sd.tr, len(starts)))
             del sd
         facts.sources.append({"path": str(run.path), "sha256": file_sha256(run.path)})
@@ -272,13 +285,17 @@ class _SurfaceWriting:
         from neurokit.io.shards import ShardSetWriter, recording_key
 
         opts = self.opts
-        sw = ShardSetWriter(out, self.shape, attrs=self.attrs, resume=opts.resume, overwrite=opts.overwrite,
-                            **self.layout)
+        sw = ShardSetWriter(
+            out, self.shape, attrs=self.attrs, resume=opts.resume, overwrite=opts.overwrite, **self.layout
+        )
         done = sw.keys
         self.total.add(sw.shard_info(0))  # a resumed set's mesh and TR bind the runs added to it
         for run in runs:
-            key = recording_key(run.path, f"hemi-{run.hemi}" if run.hemi else "",
-                                "frames-{}-{}".format(*run.frames) if run.frames else "")
+            key = recording_key(
+                run.path,
+                f"hemi-{run.hemi}" if run.hemi else "",
+                "frames-{}-{}".format(*run.frames) if run.frames else "",
+            )
             if key in done:
                 continue
             try:
@@ -361,8 +378,10 @@ class _Facts:
         if path is not None:
             for name, mine, theirs in (("meshes", self.meshes, other.meshes), ("TRs", self.trs, other.trs)):
                 if mine and theirs and mine != theirs:
-                    raise DataFileError(f"{path}: {name} {sorted(theirs)} differ from the runs written before "
-                                        f"({sorted(mine)}); write one store per mesh and TR")
+                    raise DataFileError(
+                        f"{path}: {name} {sorted(theirs)} differ from the runs written before "
+                        f"({sorted(mine)}); write one store per mesh and TR"
+                    )
         self.done += other.done
         self.sources += other.sources
 
@@ -376,8 +395,14 @@ class _Facts:
     def attrs(self) -> dict:
         hemis = sorted({d[0] or "" for d in self.done})
         trs = self.trs
-        return dict(sources=self.sources, hemispheres=hemis, hemisphere="+".join(hemis), mesh=next(iter(self.meshes)),
-                    tr=next(iter(trs)) if trs else float("nan"), onset_unit="s" if trs else "frames")
+        return dict(
+            sources=self.sources,
+            hemispheres=hemis,
+            hemisphere="+".join(hemis),
+            mesh=next(iter(self.meshes)),
+            tr=next(iter(trs)) if trs else float("nan"),
+            onset_unit="s" if trs else "frames",
+        )
 
     def report(self, run: SurfaceRun, progress) -> None:
         if progress:
@@ -393,13 +418,15 @@ def _check_hemisphere(run: SurfaceRun, sd, recipe: SurfaceRecipe, expected_tr) -
         warnings.warn(
             f"{run.path}: a {sd.kind} file ({sd.n_frames} maps), not a time series: its maps are stored as "
             "frames; use a .dtseries.nii / .func.gii time series for fMRI",
-            RuntimeWarning, stacklevel=5,
+            RuntimeWarning,
+            stacklevel=5,
         )
     if expected_tr and sd.tr and abs(float(sd.tr) - float(expected_tr)) > 1e-3 * float(expected_tr):
         warnings.warn(
             f"{run.path}: TR {sd.tr:g} s in the file, but the data card says {expected_tr:g} s; onsets use the "
             "file's TR. Check the card's recording.tr_s or the file",
-            RuntimeWarning, stacklevel=5,
+            RuntimeWarning,
+            stacklevel=5,
         )
     starts = np.arange(0, sd.n_frames - recipe.tubelet + 1, recipe.step)
     if len(starts) == 0:
@@ -415,8 +442,9 @@ def _template_frames(sd, recipe: SurfaceRecipe, sphere, chunk: int):
         sphere = load_sphere(sphere)  # parse the file once, not once per block
     for lo in range(0, sd.n_frames, chunk):
         part = dataclasses.replace(sd, data=sd.data[:, lo : lo + chunk])
-        data, mask = to_template(part, sphere, order=recipe.template_order, mirror_right=recipe.mirror_right,
-                                 threshold=recipe.mask_threshold)
+        data, mask = to_template(
+            part, sphere, order=recipe.template_order, mirror_right=recipe.mirror_right, threshold=recipe.mask_threshold
+        )
         if recipe.zscore:
             data = zscore_frames(data, mask, source=str(sd.path), first_frame=lo)
         yield np.ascontiguousarray(data.T, dtype=np.float32)
