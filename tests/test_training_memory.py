@@ -76,3 +76,32 @@ def test_trainer_says_it_before_training(caplog, monkeypatch):
             progress=False,
         )
     assert any("resident for batch 4 × 3 channels × 2 patches × 1 layer on" in r.getMessage() for r in caplog.records)
+
+
+def test_trainer_finds_the_shape_of_a_wrapped_dataset(caplog, monkeypatch):
+    """Pretraining wraps its dataset (corpus scaling): the estimate reads one sample's shape (the 12-layer
+    pretraining of the README said nothing before)."""
+    from neurokit.training import memory
+    from neurokit.training.optim import OptimConfig
+    from neurokit.training.trainer import Trainer
+
+    class Wrapped(torch.utils.data.Dataset):  # no sample_shape attribute
+        def __len__(self):
+            return 8
+
+        def __getitem__(self, i):
+            return torch.zeros(5, 2, 200), torch.tensor(0)
+
+    monkeypatch.setattr(memory, "QUIET_BELOW", 0)
+    with caplog.at_level(logging.WARNING, logger="neurokit"):
+        Trainer(
+            create_model("cbramod", n_layers=1),
+            Wrapped(),
+            lambda m, b: m(b.x).mean(),
+            model_name="cbramod",
+            optim=OptimConfig(),
+            batch_size=4,
+            epochs=1,
+            progress=False,
+        )
+    assert any("batch 4 × 5 channels × 2 patches × 1 layer on" in r.getMessage() for r in caplog.records)

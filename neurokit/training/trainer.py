@@ -274,8 +274,14 @@ class Trainer:
         """Say before the first step when the run will need a lot of memory (:mod:`neurokit.training.memory`)."""
         from neurokit.training.memory import memory_warning
 
-        shape = next((getattr(d, "sample_shape", None) for d in self._sets.values()), None)
-        if not self.dist_info.is_main or not shape:
+        if not self.dist_info.is_main:
+            return
+        data = next(iter(self._sets.values()))
+        shape = getattr(data, "sample_shape", None)
+        if shape is None and len(data):  # a wrapped dataset (corpus scaling, a subset): one sample tells
+            x = data[0][0]
+            shape = getattr(x, "shape", None)
+        if not shape:
             return
         msg = memory_warning(self.module, tuple(shape), max(self._bs.values()), str(self.dist_info.device))
         if msg:
