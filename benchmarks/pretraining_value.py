@@ -1,5 +1,6 @@
-"""What pretraining is worth at a larger size: CBraMod pretrained for a fixed CPU budget on the shared EEG of the
-*training* subjects, then pretrained vs from scratch and the linear probes over seeds and label fractions on
+"""What pretraining is worth at a larger size, pretrained vs from scratch over seeds and label fractions.
+
+CBraMod is pretrained for a fixed CPU budget on the shared EEG of the *training* subjects, then pretrained vs from scratch and the linear probes over seeds and label fractions on
 downstream tasks, beside the classical baselines and chance (issue 17 item 8).
 
 Corpus (built with the library's own preparation, never from validation or test subjects):
@@ -179,7 +180,7 @@ def main(argv=None) -> dict:
         n_train = int(round(n_pool * 0.9))  # approximately: the held-out subjects are 10 % of the windows
         per_epoch = max(1, math.ceil(n_train / args.batch_size))
         cap = max(1, int((budget_s - probe_s) * steps_per_s * 0.95))
-        epochs = max(1, math.ceil(cap / per_epoch))
+        epochs = math.ceil(cap / per_epoch) + 1  # the step cap, not the epochs, ends the run
         budget = {"budget_s": budget_s, "probe_steps": args.probe_steps, "probe_s": probe_s,
                   "steps_per_s": steps_per_s, "step_cap": cap, "cfg": {"epochs": epochs, "max_steps": cap}}
         print(f"timing probe: {args.probe_steps} steps, {steps_per_s:.2f} steps/s ({probe['samples_per_s']:.0f} windows/s)"
@@ -193,8 +194,12 @@ def main(argv=None) -> dict:
     held = (pt.get("heldout_history") or [{}])[-1]
     record["pretrain"] = {k: v for k, v in pt.items() if k != "history"}
     record["budget"] = budget
-    print(f"pretraining: {pt['steps']} steps of batch {args.batch_size} on ~{n_pool - (pt.get('heldout') or {}).get('n_windows', 0) if isinstance(pt.get('heldout'), dict) else n_pool} "
-          f"windows, {budget['total_s'] / 60:.1f} min (probe included; budget {args.budget_min:g} min), "
+    n_held = str(pt.get("heldout") or "0").split()[0]
+    n_held = int(n_held) if n_held.isdigit() else 0
+    record["pool"].update(train_windows=n_pool - n_held, heldout_windows=n_held)
+    print(f"pretraining: {pt['steps']} steps of batch {args.batch_size} on {n_pool - n_held} training windows "
+          f"({pt['steps'] * args.batch_size / max(1, n_pool - n_held):.1f} epochs; held out: {pt.get('heldout')}),"
+          f" {budget['total_s'] / 60:.1f} min (probe included; budget {args.budget_min:g} min), "
           f"loss {pt['loss_first']:.4f} → {pt['loss_last']:.4f}")
     if held:
         print(f"held-out masked loss {held['heldout_loss']:.4g} vs predict-zero {held['heldout_zero']:.4g} vs "
@@ -218,7 +223,7 @@ def main(argv=None) -> dict:
                                  f"{', '.join(Path(o['path']).name + ':' + str(o.get('member', '')) for o in found[:5])}")
     record["overlap_check"] = {"pretraining_sources": len(sources), "found": overlap}
     print(f"overlap check: none of the {len(sources)} pretraining recordings is a validation or test recording of "
-          f"{', '.join(tasks)} (by SHA-256 and member)")
+          f"{', '.join(stores)} (by SHA-256 and member)")
 
     # ---------------------------------------------------------------- downstream comparisons
     record["tasks"] = {}
