@@ -227,7 +227,7 @@ def main(argv=None) -> dict:
 
     # ---------------------------------------------------------------- downstream comparisons
     record["tasks"] = {}
-    pngs = []
+    pngs, titles = [], []
     for key in tasks:
         card, task, _, epochs = DOWNSTREAM[key]
         cfg = FinetuneConfig(epochs=epochs, batch_size=args.batch_size, seed=args.seed, device="cpu",
@@ -254,22 +254,23 @@ def main(argv=None) -> dict:
                   + "; ".join(f"{a} at {float(f):.0%}" for a, f in one))
         if (cmp.get("confounds") or {}).get("fired"):
             print(f"eye-movement confound: {cmp['confounds']['message']}")
-        png = plot_label_efficiency(cmp, out / f"label_efficiency_{key}.png", metric="auroc" if cmp["kind"] == "classification" else None, dpi=80)
+        png = plot_label_efficiency(cmp, out / f"label_efficiency_{key}.png", dpi=80)
         pngs.append(png)
+        titles.append(f"{card}: {task or 'rest vs arithmetic'} (test {cmp['metric']})")
         record["tasks"][key] = {"card": card, "task": task, "seconds": secs, "comparison": str(out / f"compare_{key}" / "comparison.json"),
                                 "pretraining_overlap_reported": len(reported), "png": str(png),
                                 "summary": cmp["summary"], "differences": cmp["differences"],
                                 "baselines": cmp["baselines"], "chance": cmp["chance"], "subsets": cmp["subsets"],
                                 "metric": cmp["metric"], "degenerate": [list(x) for x in one]}
-    record["figure"] = str(side_by_side(pngs, out / "label_efficiency.png"))
+    record["figure"] = str(side_by_side(pngs, out / "label_efficiency.png", titles))
     record["seconds"] = time.perf_counter() - t_start
     (out / "pretraining_value.json").write_text(json.dumps(record, indent=2, default=str))
     print(f"\ntotal {record['seconds'] / 60:.1f} min; wrote {out / 'pretraining_value.json'}, {record['figure']}")
     return record
 
 
-def side_by_side(pngs: list[Path], out_png: Path) -> Path:
-    """The label-efficiency PNGs of the tasks in one row (one figure for the docs)."""
+def side_by_side(pngs: list[Path], out_png: Path, titles: list[str] | None = None) -> Path:
+    """The label-efficiency PNGs of the tasks in one row (one figure for the docs), each under its task's name."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -277,11 +278,12 @@ def side_by_side(pngs: list[Path], out_png: Path) -> Path:
 
     imgs = [plt.imread(p) for p in pngs]
     h = max(i.shape[0] for i in imgs)
-    fig, axes = plt.subplots(1, len(imgs), figsize=(sum(i.shape[1] for i in imgs) / 80, h / 80), dpi=80)
-    for ax, im in zip(axes if len(imgs) > 1 else [axes], imgs):
+    fig, axes = plt.subplots(1, len(imgs), figsize=(sum(i.shape[1] for i in imgs) / 80, (h + 24) / 80), dpi=80)
+    for ax, im, title in zip(axes if len(imgs) > 1 else [axes], imgs, titles or [""] * len(imgs)):
         ax.imshow(im)
+        ax.set_title(title, fontsize=10)
         ax.axis("off")
-    fig.subplots_adjust(0, 0, 1, 1, 0, 0)
+    fig.subplots_adjust(0, 0, 1, 1 - 24 / (h + 24), 0, 0)
     fig.savefig(out_png, dpi=80)
     plt.close(fig)
     return out_png
