@@ -189,9 +189,13 @@ def main(argv=None) -> dict:
         t1 = time.perf_counter()
         pt = pretrain([pooled], pre_dir, PretrainConfig(**base, epochs=epochs, max_steps=cap), overwrite=args.overwrite)
         budget["pretrain_s"] = time.perf_counter() - t1
+        # kept here too: a reused run that ended inside an epoch no longer reports its last held-out evaluation
+        budget["heldout_history"] = pt.get("heldout_history")
         (pre_dir / "budget.json").write_text(json.dumps(budget, indent=2))
     budget["total_s"] = budget.get("probe_s", 0.0) + budget.get("pretrain_s", 0.0)
-    held = (pt.get("heldout_history") or [{}])[-1]
+    history = pt.get("heldout_history") or budget.get("heldout_history") or []
+    held = (history or [{}])[-1]
+    pt = {**pt, "heldout_history": history}
     record["pretrain"] = {k: v for k, v in pt.items() if k != "history"}
     record["budget"] = budget
     n_held = str(pt.get("heldout") or "0").split()[0]
