@@ -193,7 +193,7 @@ def main(argv=None) -> dict:
         budget["heldout_history"] = pt.get("heldout_history")
         (pre_dir / "budget.json").write_text(json.dumps(budget, indent=2))
     budget["total_s"] = budget.get("probe_s", 0.0) + budget.get("pretrain_s", 0.0)
-    history = pt.get("heldout_history") or budget.get("heldout_history") or []
+    history = budget.get("heldout_history") or pt.get("heldout_history") or []
     held = (history or [{}])[-1]
     pt = {**pt, "heldout_history": history}
     record["pretrain"] = {k: v for k, v in pt.items() if k != "history"}
