@@ -34,6 +34,7 @@ Usage::
     python benchmarks/pretraining_value.py --data-root ../shared/data/eeg --out /tmp/pv_smoke \\
         --budget-min 0.5 --seeds 1 --label-fractions 0.1,1          # smoke test
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,10 +61,17 @@ PRETRAIN_EXTRA = (("physionet_mi", "motor_imagery_4class", None, ("physionet_mi"
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
-    ap.add_argument("--data-root", type=Path, default=Path("../shared/data/eeg"),
-                    help="folder holding bonn/, MNE-eegbci-data/, eegmat/ (default ../shared/data/eeg)")
+    ap = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
+    ap.add_argument(
+        "--data-root",
+        type=Path,
+        default=Path("../shared/data/eeg"),
+        help="folder holding bonn/, MNE-eegbci-data/, eegmat/ (default ../shared/data/eeg)",
+    )
     ap.add_argument("--out", type=Path, required=True, help="output folder (stores and runs there are reused)")
     ap.add_argument("--budget-min", type=float, default=30.0, help="CPU minutes of pretraining (default 30)")
     ap.add_argument("--seeds", type=int, default=3, help="fine-tuning seeds per arm and fraction (default 3)")
@@ -91,9 +99,16 @@ def parse_args(argv=None) -> argparse.Namespace:
 def machine() -> dict:
     """CPU count, torch version and threads, platform, load average when the run started."""
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    return {"cpu_count": os.cpu_count(), "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
-            "python": platform.python_version(), "platform": platform.platform(), "processor": platform.processor(),
-            "cuda": torch.cuda.is_available(), "loadavg_1_5_15": load}
+    return {
+        "cpu_count": os.cpu_count(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "processor": platform.processor(),
+        "cuda": torch.cuda.is_available(),
+        "loadavg_1_5_15": load,
+    }
 
 
 def main(argv=None) -> dict:
@@ -118,14 +133,19 @@ def main(argv=None) -> dict:
     tasks = args.tasks.split(",")
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
-    record = {"command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
-              "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
-              "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}}
+    record = {
+        "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+    }
     print(f"command: {record['command']}")
     print(f"date: {record['date']}")
     m = record["machine"]
-    print(f"machine: {m['cpu_count']} CPU(s), torch {m['torch']} ({m['torch_threads']} thread(s)), "
-          f"{m['platform']}, load average {m['loadavg_1_5_15']} (other jobs share these cores)")
+    print(
+        f"machine: {m['cpu_count']} CPU(s), torch {m['torch']} ({m['torch_threads']} thread(s)), "
+        f"{m['platform']}, load average {m['loadavg_1_5_15']} (other jobs share these cores)"
+    )
 
     # ---------------------------------------------------------------- stores (downstream and pretraining)
     t0 = time.perf_counter()
@@ -133,15 +153,23 @@ def main(argv=None) -> dict:
     for key in tasks:
         card, task, chans, _ = DOWNSTREAM[key]
         path = out / f"{key}.h5"
-        path, note = prepare_or_reuse(card, path, data_root=args.data_root, task=task, channels=chans,
-                                      overwrite=args.overwrite, progress=False)
+        path, note = prepare_or_reuse(
+            card, path, data_root=args.data_root, task=task, channels=chans, overwrite=args.overwrite, progress=False
+        )
         print(note)
         stores[key] = PatchStore(path)
     for key in DOWNSTREAM:  # every corpus's training recordings go into the pool, downstream or not
         card, task, chans, _ = DOWNSTREAM[key]
         if key not in stores:
-            path, note = prepare_or_reuse(card, out / f"{key}.h5", data_root=args.data_root, task=task,
-                                          channels=chans, overwrite=args.overwrite, progress=False)
+            path, note = prepare_or_reuse(
+                card,
+                out / f"{key}.h5",
+                data_root=args.data_root,
+                task=task,
+                channels=chans,
+                overwrite=args.overwrite,
+                progress=False,
+            )
             print(note)
             stores[key] = PatchStore(path)
         if key != "mi":  # EEGMMIDB enters through its 64-channel store below
@@ -149,43 +177,79 @@ def main(argv=None) -> dict:
     for card, task, chans, (split_card, split_task) in PRETRAIN_EXTRA:
         train = load_card(split_card).splits(split_task)["train"]
         subjects = sorted(int("".join(c for c in s if c.isdigit())) for s in train)
-        path, note = prepare_or_reuse(card, out / f"pretrain_{card}_{task}.h5", data_root=args.data_root, task=task,
-                                      channels=chans, subjects=subjects, overwrite=args.overwrite, progress=False)
+        path, note = prepare_or_reuse(
+            card,
+            out / f"pretrain_{card}_{task}.h5",
+            data_root=args.data_root,
+            task=task,
+            channels=chans,
+            subjects=subjects,
+            overwrite=args.overwrite,
+            progress=False,
+        )
         print(note)
         pool_parts.append((PatchStore(path), train))
     pooled = pool_single_channel(pool_parts, out / "pooled_train_1ch.h5", seed=args.seed, max_samples=args.max_pool)
     n_pool = len(PatchStore(pooled))
-    by_corpus = {Path(st.path).stem: int(sum(st.sample_shape[0] for s in st.meta["subject"].astype(str) if s in set(tr)))
-                 for st, tr in pool_parts}
-    record["pool"] = {"path": str(pooled), "windows": n_pool, "available_by_store": by_corpus,
-                      "seconds_prepare": time.perf_counter() - t0}
-    print(f"pretraining pool: {n_pool} single-channel 4-s windows of training subjects only "
-          f"({', '.join(f'{k} {v}' for k, v in by_corpus.items())} available)")
+    by_corpus = {
+        Path(st.path).stem: int(sum(st.sample_shape[0] for s in st.meta["subject"].astype(str) if s in set(tr)))
+        for st, tr in pool_parts
+    }
+    record["pool"] = {
+        "path": str(pooled),
+        "windows": n_pool,
+        "available_by_store": by_corpus,
+        "seconds_prepare": time.perf_counter() - t0,
+    }
+    print(
+        f"pretraining pool: {n_pool} single-channel 4-s windows of training subjects only "
+        f"({', '.join(f'{k} {v}' for k, v in by_corpus.items())} available)"
+    )
 
     # ---------------------------------------------------------------- budgeted pretraining
-    base = dict(model_kwargs={"n_layers": args.n_layers}, batch_size=args.batch_size, optim=dict(lr=args.lr),
-                seed=args.seed, device="cpu", progress=False)
+    base = dict(
+        model_kwargs={"n_layers": args.n_layers},
+        batch_size=args.batch_size,
+        optim=dict(lr=args.lr),
+        seed=args.seed,
+        device="cpu",
+        progress=False,
+    )
     pre_dir = out / f"pretrain_L{args.n_layers}_b{args.budget_min:g}min"
     budget_s = args.budget_min * 60.0
     t0 = time.perf_counter()
     if (pre_dir / "last.pt").exists() and not args.overwrite:
-        pt = pretrain_or_resume([pooled], pre_dir, PretrainConfig(**{**json.loads((pre_dir / "budget.json").read_text())["cfg"], **base}))
+        pt = pretrain_or_resume(
+            [pooled], pre_dir, PretrainConfig(**{**json.loads((pre_dir / "budget.json").read_text())["cfg"], **base})
+        )
         budget = json.loads((pre_dir / "budget.json").read_text())
         print(f"reusing the pretraining in {pre_dir} (same budget)")
     else:
-        probe = pretrain([pooled], out / "pretrain_probe", PretrainConfig(**base, epochs=1, max_steps=args.probe_steps,
-                                                                           val_fraction=0.0), overwrite=True)
+        probe = pretrain(
+            [pooled],
+            out / "pretrain_probe",
+            PretrainConfig(**base, epochs=1, max_steps=args.probe_steps, val_fraction=0.0),
+            overwrite=True,
+        )
         probe_s = time.perf_counter() - t0
         steps_per_s = probe["samples_per_s"] / args.batch_size
         n_train = int(round(n_pool * 0.9))  # approximately: the held-out subjects are 10 % of the windows
         per_epoch = max(1, math.ceil(n_train / args.batch_size))
         cap = max(1, int((budget_s - probe_s) * steps_per_s * 0.95))
         epochs = math.ceil(cap / per_epoch) + 1  # the step cap, not the epochs, ends the run
-        budget = {"budget_s": budget_s, "probe_steps": args.probe_steps, "probe_s": probe_s,
-                  "steps_per_s": steps_per_s, "step_cap": cap, "cfg": {"epochs": epochs, "max_steps": cap}}
-        print(f"timing probe: {args.probe_steps} steps, {steps_per_s:.2f} steps/s ({probe['samples_per_s']:.0f} windows/s)"
-              f" → step cap {cap} (≈{cap / per_epoch:.2f} epochs of {per_epoch} steps) for the remaining "
-              f"{(budget_s - probe_s) / 60:.1f} min")
+        budget = {
+            "budget_s": budget_s,
+            "probe_steps": args.probe_steps,
+            "probe_s": probe_s,
+            "steps_per_s": steps_per_s,
+            "step_cap": cap,
+            "cfg": {"epochs": epochs, "max_steps": cap},
+        }
+        print(
+            f"timing probe: {args.probe_steps} steps, {steps_per_s:.2f} steps/s ({probe['samples_per_s']:.0f} windows/s)"
+            f" → step cap {cap} (≈{cap / per_epoch:.2f} epochs of {per_epoch} steps) for the remaining "
+            f"{(budget_s - probe_s) / 60:.1f} min"
+        )
         t1 = time.perf_counter()
         pt = pretrain([pooled], pre_dir, PretrainConfig(**base, epochs=epochs, max_steps=cap), overwrite=args.overwrite)
         budget["pretrain_s"] = time.perf_counter() - t1
@@ -201,15 +265,19 @@ def main(argv=None) -> dict:
     n_held = str(pt.get("heldout") or "0").split()[0]
     n_held = int(n_held) if n_held.isdigit() else 0
     record["pool"].update(train_windows=n_pool - n_held, heldout_windows=n_held)
-    print(f"pretraining: {pt['steps']} steps of batch {args.batch_size} on {n_pool - n_held} training windows "
-          f"({pt['steps'] * args.batch_size / max(1, n_pool - n_held):.1f} epochs; held out: {pt.get('heldout')}),"
-          f" {budget['total_s'] / 60:.1f} min (probe included; budget {args.budget_min:g} min), "
-          f"loss {pt['loss_first']:.4f} → {pt['loss_last']:.4f}")
+    print(
+        f"pretraining: {pt['steps']} steps of batch {args.batch_size} on {n_pool - n_held} training windows "
+        f"({pt['steps'] * args.batch_size / max(1, n_pool - n_held):.1f} epochs; held out: {pt.get('heldout')}),"
+        f" {budget['total_s'] / 60:.1f} min (probe included; budget {args.budget_min:g} min), "
+        f"loss {pt['loss_first']:.4f} → {pt['loss_last']:.4f}"
+    )
     if held:
-        print(f"held-out masked loss {held['heldout_loss']:.4g} vs predict-zero {held['heldout_zero']:.4g} vs "
-              f"predict-mean {held['heldout_mean']:.4g} (input normalisation: {pt['normalize']['mode']}; "
-              f"loss/zero {held['heldout_loss'] / held['heldout_zero']:.3f}, "
-              f"loss/mean {held['heldout_loss'] / held['heldout_mean']:.3f})")
+        print(
+            f"held-out masked loss {held['heldout_loss']:.4g} vs predict-zero {held['heldout_zero']:.4g} vs "
+            f"predict-mean {held['heldout_mean']:.4g} (input normalisation: {pt['normalize']['mode']}; "
+            f"loss/zero {held['heldout_loss'] / held['heldout_zero']:.3f}, "
+            f"loss/mean {held['heldout_loss'] / held['heldout_mean']:.3f})"
+        )
 
     # ---------------------------------------------------------------- no validation/test recording was pretrained on
     sources = load_checkpoint(pt["checkpoint"]).get("pretraining_sources")
@@ -223,22 +291,41 @@ def main(argv=None) -> dict:
             found = pretraining_overlap(sources, PatchDataset([st.path], subjects=list(sp[split])))
             overlap[f"{key}:{split}"] = found
             if found:
-                raise SystemExit(f"{key} {split} recordings were in the pretraining data: "
-                                 f"{', '.join(Path(o['path']).name + ':' + str(o.get('member', '')) for o in found[:5])}")
+                raise SystemExit(
+                    f"{key} {split} recordings were in the pretraining data: "
+                    f"{', '.join(Path(o['path']).name + ':' + str(o.get('member', '')) for o in found[:5])}"
+                )
     record["overlap_check"] = {"pretraining_sources": len(sources), "found": overlap}
-    print(f"overlap check: none of the {len(sources)} pretraining recordings is a validation or test recording of "
-          f"{', '.join(stores)} (by SHA-256 and member)")
+    print(
+        f"overlap check: none of the {len(sources)} pretraining recordings is a validation or test recording of "
+        f"{', '.join(stores)} (by SHA-256 and member)"
+    )
 
     # ---------------------------------------------------------------- downstream comparisons
     record["tasks"] = {}
     pngs, titles = [], []
     for key in tasks:
         card, task, _, epochs = DOWNSTREAM[key]
-        cfg = FinetuneConfig(epochs=epochs, batch_size=args.batch_size, seed=args.seed, device="cpu",
-                             head="avgpool", lr_backbone=5e-4, lr_head=1e-3, progress=False)
+        cfg = FinetuneConfig(
+            epochs=epochs,
+            batch_size=args.batch_size,
+            seed=args.seed,
+            device="cpu",
+            head="avgpool",
+            lr_backbone=5e-4,
+            lr_head=1e-3,
+            progress=False,
+        )
         t0 = time.perf_counter()
-        cmp = compare_pretraining([stores[key].path], out / f"compare_{key}", cfg, init=pt["checkpoint"],
-                                  seeds=args.seeds, label_fractions=fractions, overwrite=args.overwrite)
+        cmp = compare_pretraining(
+            [stores[key].path],
+            out / f"compare_{key}",
+            cfg,
+            init=pt["checkpoint"],
+            seeds=args.seeds,
+            label_fractions=fractions,
+            overwrite=args.overwrite,
+        )
         secs = time.perf_counter() - t0
         reported = {}
         for r in cmp["runs"]:
@@ -248,24 +335,38 @@ def main(argv=None) -> dict:
         bad = {d: o for d, o in reported.items() if o != []}
         if bad:
             raise SystemExit(f"{key}: fine-tuning runs report a pretraining overlap (or none checked): {bad}")
-        print(f"\n{card}:{task or ''} (test split; {out / f'compare_{key}'}; {secs / 60:.1f} min; "
-              f"pretraining_overlap [] in all {len(reported)} pretrained runs)")
+        print(
+            f"\n{card}:{task or ''} (test split; {out / f'compare_{key}'}; {secs / 60:.1f} min; "
+            f"pretraining_overlap [] in all {len(reported)} pretrained runs)"
+        )
         for line in comparison_lines(cmp):
             print(line)
         one = sorted({(r["arm"], r["fraction"]) for r in cmp["runs"] if r.get("degenerate")})
         if one:
-            print("one predicted class for every test window (balanced accuracy not a result there): "
-                  + "; ".join(f"{a} at {float(f):.0%}" for a, f in one))
+            print(
+                "one predicted class for every test window (balanced accuracy not a result there): "
+                + "; ".join(f"{a} at {float(f):.0%}" for a, f in one)
+            )
         if (cmp.get("confounds") or {}).get("fired"):
             print(f"eye-movement confound: {cmp['confounds']['message']}")
         png = plot_label_efficiency(cmp, out / f"label_efficiency_{key}.png", dpi=80)
         pngs.append(png)
         titles.append(f"{card}: {task or 'rest vs arithmetic'} (test {cmp['metric']})")
-        record["tasks"][key] = {"card": card, "task": task, "seconds": secs, "comparison": str(out / f"compare_{key}" / "comparison.json"),
-                                "pretraining_overlap_reported": len(reported), "png": str(png),
-                                "summary": cmp["summary"], "differences": cmp["differences"],
-                                "baselines": cmp["baselines"], "chance": cmp["chance"], "subsets": cmp["subsets"],
-                                "metric": cmp["metric"], "degenerate": [list(x) for x in one]}
+        record["tasks"][key] = {
+            "card": card,
+            "task": task,
+            "seconds": secs,
+            "comparison": str(out / f"compare_{key}" / "comparison.json"),
+            "pretraining_overlap_reported": len(reported),
+            "png": str(png),
+            "summary": cmp["summary"],
+            "differences": cmp["differences"],
+            "baselines": cmp["baselines"],
+            "chance": cmp["chance"],
+            "subsets": cmp["subsets"],
+            "metric": cmp["metric"],
+            "degenerate": [list(x) for x in one],
+        }
     record["figure"] = str(side_by_side(pngs, out / "label_efficiency.png", titles))
     record["seconds"] = time.perf_counter() - t_start
     (out / "pretraining_value.json").write_text(json.dumps(record, indent=2, default=str))
