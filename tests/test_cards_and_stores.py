@@ -54,6 +54,19 @@ def test_card_errors(tmp_path):
     bad.write_text("name: x\nmodality: eeg\n")
     with pytest.raises(CardError, match=r"missing required field\(s\)"):
         load_card(bad)
+    # a misspelt required key is named with the key it stands for (the review found only "missing" said)
+    import yaml
+
+    raw = yaml.safe_load(open(load_card("physionet_mi").path))
+    raw["preprocesing"] = raw.pop("preprocessing")
+    typo = tmp_path / "typo.yaml"
+    typo.write_text(yaml.safe_dump(raw))
+    with pytest.raises(
+        CardError,
+        match=r"missing required field\(s\) \['preprocessing'\] \(is 'preprocesing' a "
+        r"misspelling of 'preprocessing'\?\)",
+    ):
+        load_card(typo)
     assert parse_ranges("1-3,7") == [1, 2, 3, 7]
 
 

@@ -100,6 +100,31 @@ def small_stores(tmp_path_factory):
     return {"bonn": bonn, "mat": mat, "other": other, "dir": d}
 
 
+def test_baseline_cli_takes_subject_splits(small_stores, tmp_path):
+    """A store the card's splits do not fit: the error's advice (--train/--val/--test-subjects) works for
+    `neuro baseline` too (the review found the option missing)."""
+    res = runner.invoke(
+        app,
+        [
+            "baseline",
+            str(small_stores["mat"]),
+            "--train-subjects",
+            "S002",
+            "--val-subjects",
+            "S003",
+            "--test-subjects",
+            "S004",
+            "--json",
+            str(tmp_path / "b.json"),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    out = json.loads((tmp_path / "b.json").read_text())
+    assert out["n_samples"] == {"train": 8, "val": 8, "test": 8}  # one subject of 8 trials in each split
+    res = runner.invoke(app, ["baseline", str(small_stores["mat"]), "--train-subjects", "S002"])
+    assert res.exit_code == 2 and "give all three of --train-subjects, --val-subjects and --test-subjects" in res.output
+
+
 def test_baseline_cli(small_stores, tmp_path):
     res = runner.invoke(app, ["baseline", str(small_stores["mat"]), "--json", str(tmp_path / "b.json")])
     assert res.exit_code == 0, res.output
@@ -144,6 +169,7 @@ def test_m4oe_two_tasks_train_resume_evaluate_plot(small_stores, tmp_path):
     assert [h["epoch"] for h in rep["history"]] == [1, 2]
     mat = rep["tasks"]["eegmat:arithmetic"]
     assert mat["modalities"] == load_card("eegmat").raw["modalities"]  # 19 EEG channels and the ECG
+    assert "degenerate" in mat  # one predicted class is named per task (None when the predictions inform)
     mc = mat["modality_contributions"]
     assert set(mc["mean"]) == {"eeg", "ecg"} and sum(mc["mean"].values()) == pytest.approx(1.0, abs=1e-5)
     assert len(mc["per_sample"]) == mat["n_samples"]["test"]

@@ -691,6 +691,13 @@ def load_card(name_or_path: str | Path) -> DataCard:
         raise CardError(f"{p}: a card must be a YAML mapping")
     missing = [k for k in REQUIRED if k not in raw]
     if missing:
-        raise CardError(f"{p}: missing required field(s) {missing}")
+        import difflib
+
+        typos = {
+            k: difflib.get_close_matches(k, [str(x) for x in raw if x not in REQUIRED], n=1, cutoff=0.6)
+            for k in missing
+        }
+        hint = "; ".join(f"is {c[0]!r} a misspelling of {k!r}?" for k, c in typos.items() if c)
+        raise CardError(f"{p}: missing required field(s) {missing}" + (f" ({hint})" if hint else ""))
     check_card_keys(raw, str(p))
     return DataCard(name=raw["name"], raw=raw, path=p)

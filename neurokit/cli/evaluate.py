@@ -122,13 +122,31 @@ def baseline(
         None, "--json", show_default="none", help="Also write the results to this JSON file."
     ),
     seed: int = typer.Option(0, help="Random seed."),
+    train_subjects: Optional[str] = typer.Option(
+        None, show_default="the card's", help="Override the card's train subjects, e.g. '1-6' (with the two below)."
+    ),
+    val_subjects: Optional[str] = typer.Option(
+        None, show_default="the card's", help="Override the card's validation subjects."
+    ),
+    test_subjects: Optional[str] = typer.Option(
+        None, show_default="the card's", help="Override the card's test subjects."
+    ),
 ) -> None:
     """Classical baselines (CSP+LDA, Riemannian tangent space + LR, band power + LR) on the card's split."""
     setup_logging(False)
     check_json_out(json_out)
     from neurokit.evaluation.baselines import baseline as run
 
-    res = run_or_exit(run, list(stores), methods=method or None, seed=seed, band=parse_band(band))
+    splits = None
+    if train_subjects or val_subjects or test_subjects:
+        if not (train_subjects and val_subjects and test_subjects):
+            fail(ValueError("give all three of --train-subjects, --val-subjects and --test-subjects"))
+        splits = {
+            "train": parse_subjects(train_subjects),
+            "val": parse_subjects(val_subjects),
+            "test": parse_subjects(test_subjects),
+        }
+    res = run_or_exit(run, list(stores), methods=method or None, seed=seed, band=parse_band(band), splits=splits)
     t = Table(
         title=f"{res['card']}:{res['task']} ({res['kind']}), test split ({res['n_samples']['test']} samples)",
         caption=metric_legend(COMPARE),

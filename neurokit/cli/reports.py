@@ -50,7 +50,9 @@ def print_report(rep: dict, out: Path) -> None:
         console.print(f"[bold yellow]eye-movement confound:[/] {escape(rep['confounds']['message'])}")
     if rep.get("baselines") or rep.get("chance"):
         console.print(
-            comparison_table("test split: model vs classical baselines vs chance", {"model": rep}, run_title(rep))
+            comparison_table(
+                "test split: model vs classical baselines vs chance", {rep.get("task") or "": rep}, run_title(rep)
+            )
         )
     if "pretraining_overlap" in rep:
         console.print(overlap_line(rep["pretraining_overlap"], len(rep.get("pretraining_sources") or [])))
@@ -129,6 +131,9 @@ def print_m4oe_report(rep: dict, out: Path) -> None:
             f"test split per task: {title} + M4oE vs classical baselines vs chance", rep["tasks"], f"{title}+M4oE"
         )
     )
+    for name, r in rep["tasks"].items():
+        if r.get("degenerate"):
+            console.print(f"[bold yellow]not a result:[/] {escape(name)}: {escape(r['degenerate'])}")
     console.print(contributions_table(rep["tasks"]))
     console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'} (resume: {out / 'last.pt'})")
 

@@ -295,7 +295,9 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         """Class probabilities ``(n, n_classes)`` (sigmoid of the logit for two classes, softmax otherwise)."""
         z = self._run(X)
         if self.kind_ == "binary":
-            p = 1.0 / (1.0 + np.exp(-z.astype(np.float64)))
+            from scipy.special import expit
+
+            p = expit(z.astype(np.float64))  # no overflow for large logits
             return np.stack([1 - p, p], axis=1)
         z = z - z.max(axis=1, keepdims=True)
         e = np.exp(z.astype(np.float64))

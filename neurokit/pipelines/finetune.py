@@ -149,7 +149,7 @@ class FinetuneConfig:
     def _check_strategy(self) -> None:
         """``strategy``, ``frozen``, ``label_fraction`` and the LoRA sizes agree; ``frozen`` ⇔ ``strategy="frozen"``."""
         if self.strategy not in STRATEGIES:
-            raise ConfigError(f"strategy={self.strategy!r}: allowed {', '.join(STRATEGIES)} (CLI: --strategy)")
+            raise ConfigError(f"strategy={self.strategy!r} (CLI: --strategy): allowed {', '.join(STRATEGIES)}")
         if self.frozen and self.strategy not in ("full", "frozen"):
             raise ConfigError(
                 f"frozen=True (CLI: --frozen) and strategy={self.strategy!r} contradict each other: "

@@ -25,7 +25,7 @@ import torch
 from neurokit._utils.errors import ConfigError
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.splits import resolve_splits, task_kind
-from neurokit.evaluation.metrics import SELECTION, score
+from neurokit.evaluation.metrics import SELECTION, degenerate_predictions, score
 from neurokit.io.store import PatchStore
 from neurokit.models.checkpoint import load_checkpoint, save_checkpoint
 from neurokit.models.heads import M4OE_KIND, M4oEFinetuneModel
@@ -570,6 +570,8 @@ def _score_tasks(model, head, tdata, layouts, cfg, dev, baselines) -> dict[str, 
             "n_samples": {k: len(p) for k, p in d["parts"].items()},
             "modalities": {m: [d["store"].info.ch_names[i] for i in idx] for m, idx in layouts[n].items()},
             "test": score(d["kind"], yt, ot),
+            # one predicted class (or equal scores): the threshold metrics are not results (issue 17 item 4)
+            "degenerate": degenerate_predictions(d["kind"], yt, ot, d["label_names"]),
             "modality_contributions": contributions(sh, head.modalities, d["parts"]["test"], layouts[n]),
             "ablation_contributions": ablation_contributions(
                 ab, head.modalities, d["parts"]["test"], layouts[n], d["kind"], yt, ot
