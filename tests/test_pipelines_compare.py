@@ -83,7 +83,9 @@ def test_strategy_options_agree_with_frozen():
     assert FinetuneConfig(frozen=True).strategy == "frozen" and FinetuneConfig(strategy="frozen").frozen
     with pytest.raises(ConfigError, match="frozen=True .* and strategy='lora' contradict"):
         FinetuneConfig(frozen=True, strategy="lora")
-    with pytest.raises(ConfigError, match="strategy='adapter': allowed full, frozen, linear-probe, lora"):
+    with pytest.raises(
+        ConfigError, match=r"strategy='adapter' \(CLI: --strategy\): allowed full, frozen, linear-probe, lora"
+    ):
         FinetuneConfig(strategy="adapter")
     with pytest.raises(ConfigError, match="head='all_patch_reps' does not apply"):
         FinetuneConfig(strategy="linear-probe", head="all_patch_reps")
