@@ -8,6 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
+from neurokit._utils.errors import DiskFullError, Interrupted, NeurokitError
 from neurokit._utils.locks import main_process
 
 
@@ -65,6 +66,24 @@ class StagedOutput:
         """Drop the unfinished new output (the earlier one stays as it was)."""
         if self.staged and self.main:
             shutil.rmtree(self.work, ignore_errors=True)
+
+    def abandon(self, exc: BaseException) -> None:
+        """After ``exc`` stopped a staged run: drop the unfinished new output and raise the one-line error saying
+        the earlier one is unchanged (Ctrl-C → :class:`Interrupted`, a full disk → :class:`DiskFullError`, a
+        neurokit error with the sibling's path named as ``out``); other exceptions: return, for the caller to
+        re-raise. Nothing happens when the output is not staged."""
+        if not self.staged:
+            return
+        self.discard()
+        kept = f"the earlier run in {self.out} is unchanged (the new one was discarded)"
+        if isinstance(exc, KeyboardInterrupt):
+            raise Interrupted(f"interrupted: {kept}; run the same command again") from None
+        if isinstance(exc, DiskFullError):
+            raise DiskFullError(
+                f"{self.out}: disk full while writing the new run; {kept}. Free space, then run the same command again"
+            ) from None
+        if isinstance(exc, NeurokitError):
+            raise type(exc)(f"{self.where(str(exc))}; {kept}") from None
 
     def where(self, text: str) -> str:
         """``text`` with the sibling's path named as ``out`` (messages of code that wrote into :attr:`work`)."""

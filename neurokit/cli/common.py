@@ -124,6 +124,16 @@ def parse_subjects(text: Optional[str]) -> Optional[List[str]]:
     return [s.strip() for s in text.split(",") if s.strip()]
 
 
+def parse_splits(train: Optional[str], val: Optional[str], test: Optional[str]) -> Optional[dict]:
+    """``--train/--val/--test-subjects`` → ``{"train": [...], "val": [...], "test": [...]}`` (``None`` when none is
+    given); one or two of the three: exit 2 asking for all three."""
+    if not (train or val or test):
+        return None
+    if not (train and val and test):
+        fail(ValueError("give all three of --train-subjects, --val-subjects and --test-subjects"))
+    return {"train": parse_subjects(train), "val": parse_subjects(val), "test": parse_subjects(test)}
+
+
 #: short column headers of the metrics (tables fit 80 columns); :func:`metric_legend` spells them out
 SHORT_METRICS = {
     "balanced_accuracy": "bal.acc",

@@ -15,6 +15,7 @@ from neurokit.cli.common import (
     fail,
     metric_legend,
     metrics_table,
+    parse_splits,
     parse_subjects,
     run_or_exit,
     setup_logging,
@@ -137,15 +138,7 @@ def baseline(
     check_json_out(json_out)
     from neurokit.evaluation.baselines import baseline as run
 
-    splits = None
-    if train_subjects or val_subjects or test_subjects:
-        if not (train_subjects and val_subjects and test_subjects):
-            fail(ValueError("give all three of --train-subjects, --val-subjects and --test-subjects"))
-        splits = {
-            "train": parse_subjects(train_subjects),
-            "val": parse_subjects(val_subjects),
-            "test": parse_subjects(test_subjects),
-        }
+    splits = parse_splits(train_subjects, val_subjects, test_subjects)
     res = run_or_exit(run, list(stores), methods=method or None, seed=seed, band=parse_band(band), splits=splits)
     t = Table(
         title=f"{res['card']}:{res['task']} ({res['kind']}), test split ({res['n_samples']['test']} samples)",

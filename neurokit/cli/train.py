@@ -14,6 +14,7 @@ from neurokit.cli.common import (
     option_given,
     options_given,
     parse_fractions,
+    parse_splits,
     parse_subjects,
     run_or_exit,
     setup_logging,
@@ -396,15 +397,7 @@ def finetune(
             )
         )
     fractions = run_or_exit(parse_fractions, label_fractions) if label_fractions is not None else [1.0]
-    splits = None
-    if train_subjects or val_subjects or test_subjects:
-        if not (train_subjects and val_subjects and test_subjects):
-            fail(ValueError("give all three of --train-subjects, --val-subjects and --test-subjects"))
-        splits = {
-            "train": parse_subjects(train_subjects),
-            "val": parse_subjects(val_subjects),
-            "test": parse_subjects(test_subjects),
-        }
+    splits = parse_splits(train_subjects, val_subjects, test_subjects)
     kw = {"n_layers": n_layers} if n_layers is not None else {}
     cfg = run_or_exit(
         FinetuneConfig,

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Callable
 
-from neurokit._utils.errors import DiskFullError, Interrupted, NeurokitError
+from neurokit._utils.errors import Interrupted
 from neurokit._utils.locks import output_lock
 from neurokit._utils.staging import StagedOutput
 
@@ -97,16 +97,7 @@ def _stopped(
 ) -> None:
     """Turn a stop into the one-line error that says what was kept (re-raises unchanged otherwise)."""
     if stage.staged:  # the earlier run is whole: drop the unfinished new one and say so
-        stage.discard()
-        kept = f"the earlier run in {out} is unchanged (the new one was discarded)"
-        if isinstance(exc, KeyboardInterrupt):
-            raise Interrupted(f"interrupted: {kept}; run the same command again") from None
-        if isinstance(exc, DiskFullError):
-            raise DiskFullError(
-                f"{out}: disk full while writing the new run; {kept}. Free space, then run the same command again"
-            ) from None
-        if isinstance(exc, NeurokitError):
-            raise type(exc)(f"{stage.where(str(exc))}; {kept}") from None
+        stage.abandon(exc)
         return
     saved = resumable and (work / "last.pt").exists()
     if created and not saved and not (work / "report.json").exists():

@@ -19,7 +19,7 @@ from typing import Any, Collection, Sequence
 import numpy as np
 import torch
 
-from neurokit._utils.errors import ConfigError, DiskFullError, Interrupted, NeurokitError
+from neurokit._utils.errors import ConfigError
 from neurokit._utils.locks import output_lock
 from neurokit._utils.staging import StagedOutput
 from neurokit.data.corpus import ScaledDataset, corpus_ids, corpus_scales
@@ -208,18 +208,7 @@ def pretrain(
             stage.commit()
             return res
         except BaseException as exc:
-            if not stage.staged:
-                raise
-            stage.discard()
-            kept = f"the earlier run in {out} is unchanged (the new one was discarded)"
-            if isinstance(exc, KeyboardInterrupt):
-                raise Interrupted(f"interrupted: {kept}; run the same command again") from None
-            if isinstance(exc, DiskFullError):
-                raise DiskFullError(
-                    f"{out}: disk full while writing the new run; {kept}. Free space, then run the same command again"
-                ) from None
-            if isinstance(exc, NeurokitError):
-                raise type(exc)(f"{stage.where(str(exc))}; {kept}") from None
+            stage.abandon(exc)  # a staged overwrite: the earlier run is unchanged, said in one line
             raise
         finally:
             dist.cleanup(info)
