@@ -80,3 +80,24 @@ def test_scheme_table_fits_80_columns(monkeypatch):
     text = con.export_text()
     assert max(map(len, text.splitlines())) <= 80 and "…" not in text
     assert "ROC AUC" in text and "± std" in text and "0.610" in text
+
+
+def test_degenerate_summary_counts_seeds_per_arm_and_fraction():
+    from neurokit.cli.reports import degenerate_summary
+
+    runs = [
+        {"arm": a, "fraction": f, "seed": s, "degenerate": "all 90 test samples predicted 'left'" if bad else None}
+        for a, f, s, bad in [
+            ("pretrained", "0.02", 0, True),
+            ("pretrained", "0.02", 1, True),
+            ("scratch", "0.02", 0, True),
+            ("scratch", "1", 0, False),
+            ("pretrained", "1", 1, False),
+        ]
+    ]
+    line = degenerate_summary({"runs": runs, "seeds": [0, 1]})
+    assert line == (
+        "one predicted class for every test window in pretrained at 2% (2 of 2 seeds); scratch at 2% "
+        "(1 of 2 seeds): balanced accuracy and kappa are not results there; AUROC still ranks"
+    )
+    assert degenerate_summary({"runs": runs[3:], "seeds": [0, 1]}) is None

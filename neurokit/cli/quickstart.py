@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from neurokit.cli.common import console, parse_fractions, run_or_exit, setup_logging
-from neurokit.cli.reports import comparison_lines
+from neurokit.cli.reports import print_comparison
 
 
 # -------------------------------------------------------------------------------------- quickstart
@@ -76,21 +76,8 @@ def quickstart(
         say=console.print,
     )
     for task, cmp in res["tasks"].items():
-        console.print(f"\n[bold]{task}[/] (test split; comparison: {out / ('compare_' + task.replace(':', '_'))})")
-        for line in comparison_lines(cmp):
-            console.print(line, markup=False, highlight=False)
-        one: dict[tuple, list] = {}
-        for r in cmp["runs"]:  # one predicted class: the threshold metrics are not results
-            if r.get("degenerate"):
-                one.setdefault((r["arm"], r["fraction"]), []).append(r["seed"])
-        if one:
-            n = len(cmp["seeds"])
-            what = "; ".join(f"{arm} at {float(f):.0%} ({len(s)} of {n} seeds)" for (arm, f), s in one.items())
-            console.print(
-                f"[yellow]one predicted class for every test window[/] (balanced accuracy and kappa are "
-                f"not results there; AUROC still ranks): {what}",
-                highlight=False,
-            )
+        console.print(f"\n[bold]{task}[/] (test split)")
+        print_comparison(cmp, out / f"compare_{task.replace(':', '_')}")
         if (cmp.get("confounds") or {}).get("fired"):
             console.print(f"[bold yellow]eye-movement confound:[/] {cmp['confounds']['message']}")
         reused = sum(bool(r.get("reused")) for r in cmp["runs"])

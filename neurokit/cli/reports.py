@@ -272,19 +272,31 @@ def _cell(v) -> str:
     return "undefined" if v is None else f"{v:.3f}"
 
 
+def degenerate_summary(res: dict) -> str | None:
+    """The runs of a comparison whose test predictions were one class, per arm and fraction (``None``: none), e.g.
+    ``"one predicted class for every test window in scratch at 2% (3 of 3 seeds): balanced accuracy and kappa are
+    not results there; AUROC still ranks"``."""
+    one: dict[tuple, list] = {}
+    for r in res["runs"]:
+        if r.get("degenerate"):
+            one.setdefault((r["arm"], r["fraction"]), []).append(r["seed"])
+    if not one:
+        return None
+    n = len(res["seeds"])
+    what = "; ".join(f"{arm} at {float(f):.0%} ({len(s)} of {n} seeds)" for (arm, f), s in one.items())
+    return (
+        f"one predicted class for every test window in {what}: balanced accuracy and kappa are not results "
+        "there; AUROC still ranks"
+    )
+
+
 def print_comparison(res: dict, out: Path) -> None:
     """Print :func:`comparison_lines`, the label subsets taken and where the files are."""
     for line in comparison_lines(res):
         console.print(escape(line), highlight=False, soft_wrap=True)
-    bad = [r for r in res["runs"] if r.get("degenerate")]
-    if bad:
-        where = ", ".join(dict.fromkeys(f"{r['arm']} {float(r['fraction']):.0%}" for r in bad))
-        console.print(
-            f"[bold yellow]not a result:[/] {len(bad)} of {len(res['runs'])} runs gave degenerate test "
-            f"predictions ({escape(where)}; e.g. {escape(bad[0]['degenerate'])}): their thresholded "
-            "metrics say nothing",
-            highlight=False,
-        )
+    line = degenerate_summary(res)
+    if line:
+        console.print(f"[bold yellow]not a result:[/] {escape(line)}", highlight=False)
     modes = sorted({sub.get("mode") for by_seed in res.get("subsets", {}).values() for sub in by_seed.values()})
     console.print(
         f"label subsets: {', '.join(m for m in modes if m)}; per-run rows: {out / 'comparison.csv'}; "
