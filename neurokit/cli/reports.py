@@ -294,9 +294,9 @@ def print_comparison(res: dict, out: Path) -> None:
     """Print :func:`comparison_lines`, the label subsets taken and where the files are."""
     for line in comparison_lines(res):
         console.print(escape(line), highlight=False, soft_wrap=True)
-    line = degenerate_summary(res)
-    if line:
-        console.print(f"[bold yellow]not a result:[/] {escape(line)}", highlight=False)
+    one_class = degenerate_summary(res)
+    if one_class:
+        console.print(f"[bold yellow]not a result:[/] {escape(one_class)}", highlight=False)
     modes = sorted({sub.get("mode") for by_seed in res.get("subsets", {}).values() for sub in by_seed.values()})
     console.print(
         f"label subsets: {', '.join(m for m in modes if m)}; per-run rows: {out / 'comparison.csv'}; "
