@@ -64,6 +64,19 @@ def check_bids_root(root: str | Path) -> Path:
     return root
 
 
+def entities_from_name(path: str | Path) -> dict[str, str]:
+    """The BIDS entities of a file name (``subject``, ``session``, ``task``, ``run``, ``split``…, without their
+    prefixes; absent ones left out), read by :func:`mne_bids.get_entities_from_fname`.
+
+    Examples
+    --------
+    >>> entities_from_name("sub-01_ses-2_task-rest_run-03_eeg.edf")["run"]
+    '03'
+    """
+    ent = _mne_bids().get_entities_from_fname(Path(path).name, on_error="ignore")
+    return {k: str(v) for k, v in ent.items() if v is not None}
+
+
 def find_recordings(
     root: str | Path,
     task: str | None = None,
