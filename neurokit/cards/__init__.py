@@ -344,14 +344,14 @@ class DataCard:
     def _bids_explicit(self, paths, layout, tname, root: Path | None) -> list[FileEntry]:
         """:meth:`explicit_files` of a BIDS card: each file's entities from its name, its dataset folder the
         card's (``root`` / ``subdir``) or the nearest folder above it with a ``dataset_description.json``."""
-        from neurokit.io.bids import BIDSRecording, entities_from_name
+        from neurokit.io.bids import BIDSRecording, dataset_root, entities_from_name
 
         out = []
         for f in paths:
             ent = entities_from_name(f)
             if not ent.get("subject"):
                 raise CardError(f"{f}: no BIDS sub- entity in its name; card {self.name!r} reads a BIDS dataset")
-            base = root / layout.get("subdir", "") if root is not None else _bids_folder(f)
+            base = root / layout.get("subdir", "") if root is not None else dataset_root(f)
             rec = BIDSRecording(
                 path=f, subject=ent["subject"], session=ent.get("session"), task=ent.get("task"), run=ent.get("run")
             )
@@ -727,14 +727,6 @@ def _eegbci_ids(rel: Path, pattern: str) -> tuple[int, int] | None:
         if m and "subject" in m.re.groupindex and "run" in m.re.groupindex:
             return int(m["subject"]), int(m["run"])
     return None
-
-
-def _bids_folder(path: Path) -> Path:
-    """The nearest folder above ``path`` holding a ``dataset_description.json`` (a BIDS dataset), else its folder."""
-    for d in Path(path).expanduser().resolve().parents:
-        if (d / "dataset_description.json").is_file():
-            return d
-    return Path(path).parent
 
 
 @lru_cache(maxsize=1)

@@ -77,6 +77,15 @@ def entities_from_name(path: str | Path) -> dict[str, str]:
     return {k: str(v) for k, v in ent.items() if v is not None}
 
 
+def dataset_root(path: str | Path) -> Path:
+    """The BIDS dataset folder of a file: the nearest folder above it holding a ``dataset_description.json``,
+    else the file's own folder."""
+    for d in Path(path).expanduser().resolve().parents:
+        if (d / "dataset_description.json").is_file():
+            return d
+    return Path(path).parent
+
+
 def find_recordings(
     root: str | Path,
     task: str | None = None,

@@ -311,10 +311,11 @@ def store_attrs(
     if (card.raw.get("layout") or {}).get("kind") == "folder":
         attrs["subject_rule"] = card.subject_rule()
     if any(x.reader == "bids" for x in entries):
-        from neurokit.io.bids import read_participants
+        from neurokit.io.bids import dataset_root, read_participants
 
         ids = {x.subject for x in entries}
-        table = read_participants(card.bids_root(data_root))
+        first = next(x for x in entries if x.reader == "bids")
+        table = read_participants(card.bids_root(data_root) if data_root else dataset_root(first.path))
         attrs["participants"] = {card.store_subject(k): v for k, v in table.items() if card.store_subject(k) in ids}
     return attrs
 
