@@ -317,3 +317,57 @@ def test_bids_files_through_f_as_through_the_layout(eeg_root, tmp_path):
     assert r1.exit_code == 0 and r2.exit_code == 0, r1.output + r2.output
     labels, _ = _assert_same(tmp_path / "c.h5", tmp_path / "d.h5")
     assert set(labels) == {0, 1} and "labels:" not in r2.output
+
+
+def test_bids_continuation_parts_alone_are_refused(tmp_path):
+    pytest.importorskip("mne_bids")
+    from neurokit.io.bids import find_recordings
+
+    eeg = tmp_path / "sub-01" / "eeg"
+    eeg.mkdir(parents=True)
+    (tmp_path / "dataset_description.json").write_text('{"Name": "x", "BIDSVersion": "1.8.0"}')
+    ch = [
+        "Fp1",
+        "Fp2",
+        "F7",
+        "F3",
+        "Fz",
+        "F4",
+        "F8",
+        "T7",
+        "C3",
+        "Cz",
+        "C4",
+        "T8",
+        "P7",
+        "P3",
+        "Pz",
+        "P4",
+        "P8",
+        "O1",
+        "O2",
+    ]
+    raw = mne.io.RawArray(np.zeros((len(ch), 200 * 200)), mne.create_info(ch, 200.0, "eeg"), verbose="error")
+    raw.save(eeg / "sub-01_task-rest_eeg.fif", split_size="2MB", split_naming="bids", verbose="error")
+    assert len(find_recordings(tmp_path, "rest")) == 1  # every part there: one recording, read through split-01
+    (eeg / "sub-01_task-rest_split-01_eeg.fif").unlink()
+    with pytest.raises(DataFileError, match=r"split-02_eeg.fif: a later part .* first part sub-01_task-rest_split-01"):
+        find_recordings(tmp_path, "rest")
+
+
+@pytest.mark.slow
+def test_reader_card_files_through_f_as_through_the_layout(eeg_root, tmp_path):
+    """A dataset-reader card (Bonn archives, labelled by task-level events): an archive given with -f is read
+    member by member through the card's reader, as under --data-root (the old path tried MNE on the .zip)."""
+    import zipfile
+
+    (tmp_path / "root" / "bonn").mkdir(parents=True)
+    small = tmp_path / "root" / "bonn" / "S.zip"  # the first 4 segments of set S (the whole set takes 15 s)
+    with zipfile.ZipFile(eeg_root / "bonn" / "S.zip") as src, zipfile.ZipFile(small, "w") as dst:
+        for m in sorted(n for n in src.namelist() if n.lower().endswith(".txt"))[:4]:
+            dst.writestr(m, src.read(m))
+    a = prepare("bonn_epilepsy", tmp_path / "a.h5", data_root=tmp_path / "root", task="seizure", progress=False)
+    b = prepare("bonn_epilepsy", tmp_path / "b.h5", files=[small], task="seizure", progress=False)
+    labels, meta = _assert_same(a, b)
+    assert len(labels) == 20 and set(labels) == {1}  # set S: seizure, 5 windows of 4 s per 23.6-s segment
+    assert list(dict.fromkeys(meta["run"])) == ["S001", "S002", "S003", "S004"]

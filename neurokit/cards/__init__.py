@@ -331,6 +331,10 @@ class DataCard:
         pattern = layout.get("subject_pattern")
         out = []
         for f in paths:
+            listed = self._reader_explicit(f, layout, te) if kind == "reader" else []
+            if listed:  # the recordings the dataset reader finds in this file (an archive's members)
+                out += listed
+                continue
             rel = _relative(f, root)
             ids = _eegbci_ids(rel, layout["pattern"]) if kind == "mne_eegbci" and layout.get("pattern") else None
             if ids is not None:
@@ -340,6 +344,18 @@ class DataCard:
                 e = FileEntry(path=f, subject=subject, run=f.stem, events=te.of_file(f, run_of(rel, pattern)))
             out.append(e)
         return out
+
+    def _reader_explicit(self, f: Path, layout, te: TaskEvents) -> list[FileEntry]:
+        """:meth:`explicit_files` of a ``reader`` card: the entries its dataset reader lists beside ``f`` that are
+        ``f`` (an archive gives each member), labelled by the task's ``events`` as under the layout; ``[]`` when
+        the reader lists no such file."""
+        from neurokit.io.clinical import get_reader
+
+        want = Path(f).expanduser().resolve()
+        found = [e for e in get_reader(layout["reader"]).entries(want.parent) if Path(e.path).resolve() == want]
+        for e in found:
+            e.path, e.events = Path(f), te.events
+        return found
 
     def _bids_explicit(self, paths, layout, tname, root: Path | None) -> list[FileEntry]:
         """:meth:`explicit_files` of a BIDS card: each file's entities from its name, its dataset folder the

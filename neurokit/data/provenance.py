@@ -145,17 +145,28 @@ def check_split_recordings(
     """
     from neurokit._utils.errors import ConfigError
 
-    where_in: dict[tuple[str, str], dict[str, str]] = {}
+    # content → split → the recordings (path, subject, session, run) of that content it holds
+    where_in: dict[tuple[str, str], dict[str, set[tuple[str, ...]]]] = {}
     for name, ds in parts.items():
         if ds is None:
             continue
         for src in used_sources(ds):
-            where_in.setdefault(_key(src), {}).setdefault(name, str(src.get("path")))
-    shared = [
-        {"sha256": k[0], **({"member": k[1]} if k[1] else {}), "splits": splits}
-        for k, splits in where_in.items()
-        if len(splits) > 1
-    ]
+            ident = tuple(str(src.get(c) or "") for c in ("path", "subject", "session", "run"))
+            where_in.setdefault(_key(src), {}).setdefault(name, set()).add(ident)
+    shared: list[dict[str, Any]] = []
+    for k, splits in where_in.items():
+        idents = set().union(*splits.values())
+        # one recording cut into several splits (by run blocks, or a split given twice) is the leak check's
+        # business (neurokit.data.splits); here: the same content under two recordings, e.g. a copy
+        if len(splits) < 2 or len(idents) < 2:
+            continue
+        anchor = sorted(splits.get(test) or next(iter(splits.values())))[0]  # the test split's recording
+
+        paths = {
+            n: anchor[0] if anchor in ids else (sorted(i for i in ids if i != anchor) or sorted(ids))[0][0]
+            for n, ids in splits.items()
+        }
+        shared.append({"sha256": k[0], **({"member": k[1]} if k[1] else {}), "splits": paths})
     leak = [s for s in shared if test in s["splits"]]
     if leak and not allow:
         first = leak[0]["splits"]

@@ -126,8 +126,16 @@ def find_recordings(
     want_runs = None if runs is None else {int(r) for r in runs}
     out = []
     for bp in found:
-        if bp.split not in (None, "01"):
-            continue  # later parts of a split FIF are read through the first
+        if bp.split not in (None, "01"):  # later parts of a split FIF are read through the first
+            from neurokit.io.eeg import fif_split_first
+
+            first = fif_split_first(Path(bp.fpath))
+            if first is not None and not first.exists():
+                raise DataFileError(
+                    f"{bp.fpath}: a later part of a split FIF recording whose first part {first.name} is not "
+                    f"there; give the first part {first} (MNE reads every part through it), or leave the parts out"
+                )
+            continue
         if want_runs is not None and (bp.run is None or int(bp.run) not in want_runs):
             continue
         out.append(BIDSRecording(path=Path(bp.fpath), subject=bp.subject, session=bp.session, task=bp.task, run=bp.run))
