@@ -4,7 +4,7 @@ once through the first part, run groups that match no file said so."""
 import mne
 import numpy as np
 import pytest
-import yaml
+from card_build import write_card
 
 from neurokit._utils.errors import CardError, DataFileError
 from neurokit.cards import SUBJECT_PATTERN, load_card, run_of, subject_of
@@ -16,20 +16,12 @@ EEGMAT = "eegmat/1.0.0"
 
 
 def _card(tmp_path, pattern="*.edf", tasks=None, **layout):
-    card = {
-        "name": "own",
-        "modality": "eeg",
-        "title": "t",
-        "source": "s",
-        "licence": "l",
-        "citation": ["c"],
-        "layout": {"kind": "folder", "pattern": pattern, **layout},
-        "tasks": tasks or {"pre": {"classes": []}},
-        "preprocessing": {"l_freq": None, "h_freq": None, "line_freq": None, "window_s": 4.0},
-    }
-    p = tmp_path / "own.yaml"
-    p.write_text(yaml.safe_dump(card))
-    return load_card(p)
+    return write_card(
+        tmp_path,
+        layout={"kind": "folder", "pattern": pattern, **layout},
+        tasks=tasks or {"pre": {"classes": []}},
+        preprocessing={"l_freq": None, "h_freq": None, "line_freq": None, "window_s": 4.0},
+    )
 
 
 def test_eegmat_rest_and_task_files_are_one_subject(eeg_root, tmp_path):

@@ -9,7 +9,7 @@ import shutil
 import mne
 import numpy as np
 import pytest
-import yaml
+from card_build import write_card
 from edf_build import write_edf
 
 from neurokit._utils.errors import CardError, ConfigError, DataFileError
@@ -31,20 +31,8 @@ def _edf(path, seed, seconds=16):
 
 
 def _card(tmp_path, tasks, **layout):
-    card = {
-        "name": "own",
-        "modality": "eeg",
-        "title": "t",
-        "source": "s",
-        "licence": "l",
-        "citation": ["c"],
-        "layout": {"kind": "folder", "pattern": "*.edf", **layout},
-        "tasks": tasks,
-        "preprocessing": {"l_freq": None, "h_freq": None, "line_freq": None, "window_s": 1.0, "reference": None},
-    }
-    p = tmp_path / "own.yaml"
-    p.write_text(yaml.safe_dump(card))
-    return load_card(p)
+    pre = {"l_freq": None, "h_freq": None, "line_freq": None, "window_s": 1.0, "reference": None}
+    return write_card(tmp_path, layout={"kind": "folder", "pattern": "*.edf", **layout}, tasks=tasks, preprocessing=pre)
 
 
 def _store(path):
@@ -193,46 +181,28 @@ def test_same_file_twice_is_read_once(tmp_path, caplog):
     assert len(PatchStore(out)) == 7
 
 
-def _split_fif(folder, seconds=200):
-    ch = [
-        "Fp1",
-        "Fp2",
-        "F7",
-        "F3",
-        "Fz",
-        "F4",
-        "F8",
-        "T7",
-        "C3",
-        "Cz",
-        "C4",
-        "T8",
-        "P7",
-        "P3",
-        "Pz",
-        "P4",
-        "P8",
-        "O1",
-        "O2",
-    ]
-    info = mne.create_info(ch, 200.0, "eeg")
-    data = np.random.default_rng(0).normal(0, 1e-5, (len(ch), 200 * seconds))
-    raw = mne.io.RawArray(data, info, verbose="error")
-    raw.save(folder / "rec_raw.fif", split_size="2MB", buffer_size_sec=1.0, verbose="error")
-    return sorted(folder.iterdir())
+#: 19 channels of the 10-20 system: 200 s at 200 Hz make 1-MB parts with split_size="2MB"
+CH19 = "Fp1 Fp2 F7 F3 Fz F4 F8 T7 C3 Cz C4 T8 P7 P3 Pz P4 P8 O1 O2".split()
+
+
+def _split_fif(path, naming="neuromag", seconds=200):
+    data = np.random.default_rng(0).normal(0, 1e-5, (len(CH19), 200 * seconds))
+    raw = mne.io.RawArray(data, mne.create_info(CH19, 200.0, "eeg"), verbose="error")
+    raw.save(path, split_size="2MB", buffer_size_sec=1.0, split_naming=naming, verbose="error")
+    return sorted(path.parent.iterdir())
 
 
 def test_continuation_parts_alone_are_refused(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
-    parts = _split_fif(data)
-    assert [p.name for p in parts][:3] == ["rec_raw-1.fif", "rec_raw-2.fif", "rec_raw-3.fif"]
+    parts = _split_fif(data / "rec_raw.fif")
+    assert [p.name for p in parts] == ["rec_raw-1.fif", "rec_raw-2.fif", "rec_raw.fif"]
     (data / "rec_raw.fif").unlink()  # the first part is missing: only continuation parts
     card = _card(tmp_path, {"pre": {"classes": []}}, pattern="*.fif")
     with pytest.raises(DataFileError, match=r"rec_raw-1.fif.*first part rec_raw.fif is not among the files"):
         prepare(card, tmp_path / "x.h5", data_root=data, progress=False)
     with pytest.raises(DataFileError, match=r"first part rec_raw.fif is not among"):
-        prepare(card, tmp_path / "x.h5", files=[data / "rec_raw-2.fif", data / "rec_raw-3.fif"], progress=False)
+        prepare(card, tmp_path / "x.h5", files=[data / "rec_raw-2.fif"], progress=False)
     # a continuation part renamed like a recording of its own is known by its content
     shutil.copy(data / "rec_raw-2.fif", tmp_path / "run-1.fif")
     with pytest.raises(DataFileError, match=r"run-1.fif.*first part rec_raw.fif"):
@@ -326,29 +296,7 @@ def test_bids_continuation_parts_alone_are_refused(tmp_path):
     eeg = tmp_path / "sub-01" / "eeg"
     eeg.mkdir(parents=True)
     (tmp_path / "dataset_description.json").write_text('{"Name": "x", "BIDSVersion": "1.8.0"}')
-    ch = [
-        "Fp1",
-        "Fp2",
-        "F7",
-        "F3",
-        "Fz",
-        "F4",
-        "F8",
-        "T7",
-        "C3",
-        "Cz",
-        "C4",
-        "T8",
-        "P7",
-        "P3",
-        "Pz",
-        "P4",
-        "P8",
-        "O1",
-        "O2",
-    ]
-    raw = mne.io.RawArray(np.zeros((len(ch), 200 * 200)), mne.create_info(ch, 200.0, "eeg"), verbose="error")
-    raw.save(eeg / "sub-01_task-rest_eeg.fif", split_size="2MB", split_naming="bids", verbose="error")
+    _split_fif(eeg / "sub-01_task-rest_eeg.fif", naming="bids")
     assert len(find_recordings(tmp_path, "rest")) == 1  # every part there: one recording, read through split-01
     (eeg / "sub-01_task-rest_split-01_eeg.fif").unlink()
     with pytest.raises(DataFileError, match=r"split-02_eeg.fif: a later part .* first part sub-01_task-rest_split-01"):

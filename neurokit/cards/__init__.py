@@ -737,7 +737,7 @@ def _eegbci_ids(rel: Path, pattern: str) -> tuple[int, int] | None:
 
     for pat in dict.fromkeys((pattern, pattern.rsplit("/", 1)[-1])):
         try:
-            m = re.search(f"(?:^|/){regex(pat)}$", rel.as_posix())
+            m = re.search(f"(?:^|/){regex(pat)}$", rel.as_posix(), flags=re.I)
         except (re.error, ValueError):
             continue
         if m and "subject" in m.re.groupindex and "run" in m.re.groupindex:
