@@ -254,6 +254,34 @@ def test_finetune_refuses_a_test_split_holding_a_training_recording(copied_store
 
 
 @pytest.mark.slow
+def test_override_is_reported_and_evaluate_checks_too(copied_store, tmp_path):
+    from neurokit.pipelines.evaluate import evaluate
+    from neurokit.pipelines.finetune import FinetuneConfig, finetune
+
+    cfg = FinetuneConfig(
+        epochs=1,
+        batch_size=8,
+        device="cpu",
+        progress=False,
+        baselines=False,
+        confound_check=False,
+        model_kwargs={"n_layers": 1},
+        allow_duplicate_recordings=True,
+    )
+    rep = finetune(copied_store, tmp_path / "ft", cfg)
+    assert rep["split_recordings"]["allowed"] is True
+    assert rep["split_recordings"]["shared"][0]["splits"] == {
+        "train": str((tmp_path / "data" / "S001_1.edf").resolve()),
+        "test": str((tmp_path / "data" / "S004_1.edf").resolve()),
+    }
+    best = tmp_path / "ft" / "best.pt"
+    with pytest.raises(ConfigError, match=r"scored split holds 1 recording.*train split holds too"):
+        evaluate(best, copied_store, device="cpu")
+    res = evaluate(best, copied_store, device="cpu", allow_duplicate_recordings=True)
+    assert res["split_recordings"]["allowed"] is True and res["n_samples"] == 7
+
+
+@pytest.mark.slow
 def test_bids_files_through_f_as_through_the_layout(eeg_root, tmp_path):
     """A BIDS card (two run groups) and ``--bids`` (task-level events): -f files get the subjects, runs and
     events.tsv labels the BIDS layout gives them."""

@@ -84,7 +84,9 @@ def split_recordings_line(check: dict, test: str = "test") -> str:
     shared = check.get("shared") or []
     if not shared:
         return f"split recordings: none shared (the {check.get('checked', 0)} recordings of the splits, by SHA-256)"
-    names = ", ".join(escape(" = ".join(Path(v).name for v in s["splits"].values())) for s in shared[:5])
+    names = ", ".join(
+        escape(" = ".join(dict.fromkeys(f"{Path(v).name} ({k})" for k, v in s["splits"].items()))) for s in shared[:5]
+    )
     more = f" and {len(shared) - 5} more" if len(shared) > 5 else ""
     allowed = (
         f"; the {test} split holds some: scored anyway (--allow-duplicate-recordings), not a result"

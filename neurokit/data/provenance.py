@@ -184,7 +184,7 @@ def check_split_recordings(
                 where,
                 s["sha256"][:12],
                 ", ".join(s["splits"]),
-                ", ".join(s["splits"].values()),
+                ", ".join(dict.fromkeys(s["splits"].values())),
             )
     return {"checked": len(where_in), "shared": shared, "allowed": bool(allow and leak)}
 

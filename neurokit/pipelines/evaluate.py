@@ -153,22 +153,15 @@ def evaluate(
         )
     overlap = pretraining_overlap(rep.get("pretraining_sources"), ds)  # by SHA-256; None: nothing recorded
     warn_overlap(overlap, str(checkpoint))
-    split_recordings = (
-        check_split_recordings(
-            {
-                **{
-                    k: PatchDataset(ds_all.stores, labelled=True, **trained[k])
-                    for k in ("train", "val")
-                    if k in trained
-                },
-                "scored": ds,
-            },
-            allow=allow_duplicate_recordings,
-            where=str(checkpoint),
-            test="scored",
-        )
-        if not seen  # scoring seen samples on purpose (allow_seen): their recordings are the training ones
-        else None
+    # by content: a copy of a training recording under another name (the seen ones themselves are not copies)
+    split_recordings = check_split_recordings(
+        {
+            **{k: PatchDataset(ds_all.stores, labelled=True, **trained[k]) for k in ("train", "val") if k in trained},
+            "scored": ds,
+        },
+        allow=allow_duplicate_recordings,
+        where=str(checkpoint),
+        test="scored",
     )
     y, o = predict(model, ds, batch_size, dev)
     from neurokit.evaluation.metrics import mark_undefined
