@@ -96,9 +96,9 @@ def test_dataset(lr_store):
 def test_failed_prepare_leaves_no_store(eeg_root, tmp_path):
     out = tmp_path / "s.h5"
     good = eeg_root / EEGMMIDB / "S001/S001R04.edf"
-    bad = tmp_path / "broken.edf"
+    bad = tmp_path / "S002R04.edf"  # a run the task labels: reading it fails
     bad.write_bytes(good.read_bytes()[:3000])
-    with pytest.raises(DataFileError, match="broken.edf"):
+    with pytest.raises(DataFileError, match="S002R04.edf"):
         prepare("physionet_mi", out, task="left_right_imagery", files=[good, bad], progress=False)
     assert not out.exists() and not (tmp_path / "s.h5.partial").exists()
 

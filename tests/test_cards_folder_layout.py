@@ -4,9 +4,9 @@ once through the first part, run groups that match no file said so."""
 import mne
 import numpy as np
 import pytest
-import yaml
+from card_build import write_card
 
-from neurokit._utils.errors import CardError
+from neurokit._utils.errors import CardError, DataFileError
 from neurokit.cards import SUBJECT_PATTERN, load_card, run_of, subject_of
 from neurokit.io.eeg import drop_split_parts, fif_split_first
 from neurokit.io.store import PatchStore
@@ -16,20 +16,12 @@ EEGMAT = "eegmat/1.0.0"
 
 
 def _card(tmp_path, pattern="*.edf", tasks=None, **layout):
-    card = {
-        "name": "own",
-        "modality": "eeg",
-        "title": "t",
-        "source": "s",
-        "licence": "l",
-        "citation": ["c"],
-        "layout": {"kind": "folder", "pattern": pattern, **layout},
-        "tasks": tasks or {"pre": {"classes": []}},
-        "preprocessing": {"l_freq": None, "h_freq": None, "line_freq": None, "window_s": 4.0},
-    }
-    p = tmp_path / "own.yaml"
-    p.write_text(yaml.safe_dump(card))
-    return load_card(p)
+    return write_card(
+        tmp_path,
+        layout={"kind": "folder", "pattern": pattern, **layout},
+        tasks=tasks or {"pre": {"classes": []}},
+        preprocessing={"l_freq": None, "h_freq": None, "line_freq": None, "window_s": 4.0},
+    )
 
 
 def test_eegmat_rest_and_task_files_are_one_subject(eeg_root, tmp_path):
@@ -70,6 +62,7 @@ def _split_recording(folder, seconds=600):
     info = mne.create_info(["C3", "Cz", "C4"], 200.0, "eeg")
     raw = mne.io.RawArray(np.random.default_rng(0).normal(0, 1e-5, (3, int(200 * seconds))), info, verbose="error")
     raw.save(folder / "rec_raw.fif", split_size="2MB", buffer_size_sec=1.0, verbose="error")
+    raw = mne.io.RawArray(-raw.get_data(), info, verbose="error")  # another recording: not a copy of the first
     raw.save(
         folder / "sub-01_task-rest_eeg.fif", split_size="2MB", buffer_size_sec=1.0, split_naming="bids", verbose="error"
     )
@@ -121,8 +114,12 @@ def test_split_part_rule():
     assert fif_split_first("run-1.fif", present={Path("x.fif")}) is None  # no first part: a recording of its own
     assert fif_split_first("sub-1_split-01_eeg.fif") is None
     assert fif_split_first("sub-1_split-03_eeg.fif") == Path("sub-1_split-01_eeg.fif")
-    kept, later = drop_split_parts([Path("sub-1_split-02_eeg.fif"), Path("a.edf")])
-    assert kept == [Path("a.edf")] and later == {Path("sub-1_split-02_eeg.fif"): Path("sub-1_split-01_eeg.fif")}
+    kept, later = drop_split_parts([Path("sub-1_split-01_eeg.fif"), Path("sub-1_split-02_eeg.fif"), Path("a.edf")])
+    assert kept == [Path("sub-1_split-01_eeg.fif"), Path("a.edf")]
+    assert later == {Path("sub-1_split-02_eeg.fif"): Path("sub-1_split-01_eeg.fif")}
+    # a later part without its first part is refused, naming the missing first part
+    with pytest.raises(DataFileError, match=r"split-02_eeg.fif.*first part sub-1_split-01_eeg.fif is not among"):
+        drop_split_parts([Path("sub-1_split-02_eeg.fif"), Path("a.edf")])
 
 
 def test_run_groups_matching_no_file_are_said(eeg_root, tmp_path):

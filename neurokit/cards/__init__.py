@@ -60,6 +60,71 @@ def parse_ranges(spec: str | int | list) -> list[int]:
     return sorted(out)
 
 
+@dataclass(frozen=True)
+class TaskEvents:
+    """How a card's task labels a recording, the one rule for every way files come in (a card's layout under
+    ``--data-root``, ``--bids``, explicit ``-f`` files): a file's run picks its ``run_groups`` entry; the task's
+    ``events`` label every file when there are no groups, and, beside groups, the files of runs no group names.
+
+    Attributes
+    ----------
+    card, task : str
+        Names, for messages.
+    groups : tuple of (frozenset of int, dict)
+        Each run group's runs and its events (annotation description → class index).
+    events : dict | None
+        The task-level events (description → class index); ``None`` when the task has none.
+
+    Examples
+    --------
+    >>> te = load_card("physionet_mi").task_events("motor_imagery_4class")
+    >>> te.of_run(4), te.of_run(6), te.of_run(1)
+    ({'T1': 0, 'T2': 1}, {'T1': 2, 'T2': 3}, None)
+    """
+
+    card: str
+    task: str
+    groups: tuple[tuple[frozenset[int], dict[str, int]], ...] = ()
+    events: dict[str, int] | None = None
+
+    @property
+    def labels(self) -> bool:
+        """Whether the task labels windows by events at all."""
+        return bool(self.groups) or self.events is not None
+
+    def runs(self) -> list[int]:
+        """The runs the run groups name, sorted."""
+        return sorted({r for runs, _ in self.groups for r in runs})
+
+    def of_run(self, run: int | None) -> dict[str, int] | None:
+        """The events of a file of run ``run`` (``None``: its name gives no run): its group's, else the
+        task-level events, else ``None`` (the file belongs to no group and the task labels no other file)."""
+        for runs, ev in self.groups:
+            if run is not None and run in runs:
+                return dict(ev)
+        return None if self.events is None else dict(self.events)
+
+    def of_file(self, path, run: int | None) -> dict[str, int] | None:
+        """:meth:`of_run` for a file given by name (``-f``), refusing one that belongs to no group.
+
+        Raises
+        ------
+        CardError
+            The task labels by run groups, has no task-level events, and ``run`` is in none of them (the
+            message names the file, its run and the groups' runs).
+        """
+        ev = self.of_run(run)
+        if ev is None and self.groups:
+            seen = "no run (none read from its name)" if run is None else f"run {run}"
+            groups = "; ".join(f"runs {sorted(r)}" for r, _ in self.groups)
+            raise CardError(
+                f"{path}: {seen}, which no run group of card {self.card!r} task {self.task!r} names ({groups}); "
+                "give files of those runs, another task, or give the task 'events' to label the files of other "
+                "runs (a run is the BIDS run- entity, the pattern's 'run' group, or the number ending the file name)"
+            )
+        return ev
+
+
 @dataclass
 class DataCard:
     """A parsed data card (see ``data_cards/*.yaml``)."""
@@ -86,6 +151,33 @@ class DataCard:
         if name not in self.tasks:
             raise CardError(f"card {self.name!r} has no task {name!r}; tasks: {sorted(self.tasks)}")
         return name, self.tasks[name]
+
+    def task_events(self, task: str | None = None) -> TaskEvents:
+        """The labelling rule of ``task`` (:class:`TaskEvents`): its ``run_groups`` and task-level ``events``
+        with class names turned into indices.
+
+        Raises
+        ------
+        CardError
+            An event label that is not one of the task's classes (naming the group).
+        """
+        tname, t = self.task(task)
+        classes = list(t.get("classes") or [])
+
+        def events_of(mapping, what):
+            try:
+                return {str(d): classes.index(lbl) for d, lbl in (mapping or {}).items()}
+            except ValueError:
+                raise CardError(
+                    f"card {self.name!r} task {tname!r}: an event label of {what} is not in classes {classes}"
+                ) from None
+
+        groups = tuple(
+            (frozenset(int(r) for r in g["runs"]), events_of(g.get("events"), f"runs {g['runs']}"))
+            for g in t.get("run_groups") or []
+        )
+        events = events_of(t["events"], "events") if t.get("events") else None
+        return TaskEvents(card=self.name, task=tname, groups=groups, events=events)
 
     def classes(self, task: str | None = None) -> list[str]:
         return list(self.task(task)[1].get("classes") or [])
@@ -208,6 +300,80 @@ class DataCard:
             return self._reader_files(root, layout, tname, t, subjects)
         raise CardError(f"card {self.name!r}: unknown layout kind {kind!r} (known: mne_eegbci, folder, bids, reader)")
 
+    def explicit_files(
+        self, files: Sequence[str | Path], task: str | None = None, data_root: str | Path | None = None
+    ) -> list[FileEntry]:
+        """The recordings of files given by name (``neuro prepare -f``), with the subject, run and labels the
+        card's layout gives the same files under ``--data-root``: one labelling rule (:meth:`task_events`) for
+        every way in. Subject and run come from the layout: a BIDS layout's entities (read through
+        ``events.tsv`` / ``channels.tsv``), an ``mne_eegbci`` layout's pattern, a folder layout's
+        ``subject_pattern`` over the path under ``data_root`` (else the file name). Later parts of split FIF
+        recordings are read through their first part (:func:`~neurokit.io.eeg.drop_split_parts`).
+
+        Raises
+        ------
+        CardError
+            A file whose run no run group names while the task has no task-level ``events`` (naming the file,
+            its run and the groups' runs); a BIDS ``label_column`` task without its ``participants.tsv``.
+        DataFileError
+            A later part of a split FIF recording without its first part.
+        """
+        from neurokit.io.eeg import drop_split_parts
+
+        tname, _ = self.task(task)
+        te = self.task_events(tname)
+        layout = self.raw.get("layout") or {}
+        kind = layout.get("kind")
+        paths, _ = drop_split_parts(files)  # later parts of split FIF recordings: read through the first
+        root = Path(data_root).expanduser() if data_root else None
+        if kind == "bids":
+            return self._bids_explicit(paths, layout, tname, root)
+        pattern = layout.get("subject_pattern")
+        out = []
+        for f in paths:
+            listed = self._reader_explicit(f, layout, te) if kind == "reader" else []
+            if listed:  # the recordings the dataset reader finds in this file (an archive's members)
+                out += listed
+                continue
+            rel = _relative(f, root)
+            ids = _eegbci_ids(rel, layout["pattern"]) if kind == "mne_eegbci" and layout.get("pattern") else None
+            if ids is not None:
+                e = FileEntry(path=f, subject=f"S{ids[0]:03d}", run=f"R{ids[1]:02d}", events=te.of_file(f, ids[1]))
+            else:
+                subject = subject_of(rel, pattern, where=self.path or self.name)
+                e = FileEntry(path=f, subject=subject, run=f.stem, events=te.of_file(f, run_of(rel, pattern)))
+            out.append(e)
+        return out
+
+    def _reader_explicit(self, f: Path, layout, te: TaskEvents) -> list[FileEntry]:
+        """:meth:`explicit_files` of a ``reader`` card: the entries its dataset reader lists beside ``f`` that are
+        ``f`` (an archive gives each member), labelled by the task's ``events`` as under the layout; ``[]`` when
+        the reader lists no such file."""
+        from neurokit.io.clinical import get_reader
+
+        want = Path(f).expanduser().resolve()
+        found = [e for e in get_reader(layout["reader"]).entries(want.parent) if Path(e.path).resolve() == want]
+        for e in found:
+            e.path, e.events = Path(f), te.events
+        return found
+
+    def _bids_explicit(self, paths, layout, tname, root: Path | None) -> list[FileEntry]:
+        """:meth:`explicit_files` of a BIDS card: each file's entities from its name, its dataset folder the
+        card's (``root`` / ``subdir``) or the nearest folder above it with a ``dataset_description.json``."""
+        from neurokit.io.bids import BIDSRecording, dataset_root, entities_from_name
+
+        out = []
+        for f in paths:
+            ent = entities_from_name(f)
+            if not ent.get("subject"):
+                raise CardError(f"{f}: no BIDS sub- entity in its name; card {self.name!r} reads a BIDS dataset")
+            base = root / layout.get("subdir", "") if root is not None else dataset_root(f)
+            rec = BIDSRecording(
+                path=f, subject=ent["subject"], session=ent.get("session"), task=ent.get("task"), run=ent.get("run")
+            )
+            out += self._bids_entries([rec], base, layout, tname, explicit=True)
+        return out
+
     def subject_rule(self) -> str:
         """The rule giving a folder layout's subject ids, in words (``neuro cards show``, store attributes):
         the card's ``layout.subject_pattern`` or :data:`SUBJECT_PATTERN`."""
@@ -265,37 +431,22 @@ class DataCard:
         return [e for e in out if number(e) in keep]
 
     def _label_folder(self, out, root, tname, t, pattern) -> list[FileEntry]:
-        """Events of a folder layout's files from the task's ``events`` or ``run_groups`` (see :meth:`_folder_files`)."""
-        classes = list(t.get("classes") or [])
-
-        def events_of(mapping, what):
-            try:
-                return {str(d): classes.index(lbl) for d, lbl in (mapping or {}).items()}
-            except ValueError:
-                raise CardError(
-                    f"card {self.name!r} task {tname!r}: an event label of {what} is not in classes {classes}"
-                ) from None
-
-        groups = t.get("run_groups") or []
-        if t.get("events"):
-            ev = events_of(t["events"], "events")
-            for e in out:
-                e.events = ev
-            return out
-        if not groups:
+        """Events of a folder layout's files by the task's rule (:meth:`task_events`: a file's run picks its run
+        group, the task's ``events`` label the others); files the rule labels not are left out (see
+        :meth:`_folder_files`)."""
+        te = self.task_events(tname)
+        if not te.labels:
             return out
         runs = {e.path: run_of(e.path.relative_to(root), pattern) for e in out}
         labelled = []
         for e in out:
-            g = next(
-                (g for g in groups if runs[e.path] is not None and runs[e.path] in {int(r) for r in g["runs"]}), None
-            )
-            if g is not None:
-                e.events = events_of(g["events"], f"runs {g['runs']}")
+            ev = te.of_run(runs[e.path])
+            if ev is not None:
+                e.events = ev
                 labelled.append(e)
         if not labelled:
             found = sorted({r for r in runs.values() if r is not None})
-            asked = sorted({int(r) for g in groups for r in g["runs"]})
+            asked = te.runs()
             raise CardError(
                 f"card {self.name!r} task {tname!r}: its run_groups ask for runs {asked}, but no file under {root} "
                 f"has such a run (runs read from the file names: {found or 'none'}; a run is the BIDS run- entity, "
@@ -319,12 +470,7 @@ class DataCard:
         from neurokit.io.clinical import get_reader
 
         base = root / layout.get("subdir", "")
-        classes = list(t.get("classes") or [])
-        ev = t.get("events") or {}
-        bad = sorted({v for v in ev.values() if v not in classes})
-        if bad:
-            raise CardError(f"card {self.name!r} task {tname!r}: event labels {bad} not in classes {classes}")
-        events = {d: classes.index(v) for d, v in ev.items()} or None
+        events = self.task_events(tname).events
         out = get_reader(layout["reader"]).entries(base)
         if subjects:
             out = self._subjects_only(out, subjects, base)
@@ -338,7 +484,6 @@ class DataCard:
         return out
 
     def _eegbci_files(self, root, layout, tname, t, subjects, download) -> list[FileEntry]:
-        classes = list(t.get("classes") or [])
         base = root / layout.get("subdir", "")
         wanted = subjects or sorted({s for v in (t.get("splits") or {}).values() for s in parse_ranges(v)})
         if not wanted:
@@ -354,14 +499,9 @@ class DataCard:
                 )
         out: list[FileEntry] = []
         missing: list[str] = []
-        for group in t.get("run_groups") or []:
-            ev_names = group.get("events") or {}
-            try:
-                events = {str(desc): classes.index(label) for desc, label in ev_names.items()}
-            except ValueError as exc:
-                raise CardError(f"card {self.name!r} task {tname!r}: event label not in classes {classes}") from exc
+        for runs, events in self.task_events(tname).groups:
             for subj in wanted:
-                for run in group["runs"]:
+                for run in sorted(runs):
                     p = base / layout["pattern"].format(subject=subj, run=run)
                     if not p.exists() and download:
                         _try_fetch_eegbci(root, subj, run)
@@ -401,10 +541,9 @@ class DataCard:
         """Recordings of a BIDS dataset (``layout: {kind: bids, task: BIDS task label, subdir, subject_format,
         run_format}``). Labels come from ``events.tsv`` ``trial_type`` through the task's ``run_groups``
         (BIDS runs) or ``events`` mapping, or from a ``participants.tsv`` column (task ``label_column``)."""
-        from neurokit.io.bids import find_recordings, read_participants
+        from neurokit.io.bids import find_recordings
 
         base = root / layout.get("subdir", "")
-        classes = list(t.get("classes") or [])
         wanted = subjects or sorted({s for v in (t.get("splits") or {}).values() for s in parse_ranges(v)}) or None
         labels = None if wanted is None else [str(s) for s in wanted]
         recs = find_recordings(base, layout.get("task"), subjects=None)
@@ -420,24 +559,26 @@ class DataCard:
                     f"(subjects there: {', '.join(there[:20])}{'…' if len(there) > 20 else ''})"
                 )
 
-        def bad_label(what):
-            return CardError(f"card {self.name!r} task {tname!r}: {what} not in classes {classes}")
+        out = self._bids_entries(recs, base, layout, tname)
+        if not out:
+            raise CardError(
+                f"card {self.name!r} task {tname!r}: no BIDS recording under {base} belongs to its run groups"
+            )
+        return out
 
-        groups: list[tuple[set[int] | None, dict]] = []  # (runs or None, events)
-        for g in t.get("run_groups") or []:
-            try:
-                groups.append(({int(r) for r in g["runs"]}, {d: classes.index(lbl) for d, lbl in g["events"].items()}))
-            except ValueError as exc:
-                raise bad_label(f"an event label of runs {g['runs']}") from exc
-        if t.get("events"):
-            try:
-                groups.append((None, {d: classes.index(lbl) for d, lbl in t["events"].items()}))
-            except ValueError as exc:
-                raise bad_label("an event label") from exc
+    def _bids_entries(self, recs, base, layout, tname, explicit: bool = False) -> list[FileEntry]:
+        """The :class:`FileEntry` of each BIDS recording of ``recs``, labelled by the task's rule
+        (:meth:`task_events` over the BIDS run) or its ``participants.tsv`` column (``label_column``). A
+        recording the rule labels not is left out with a warning, or, ``explicit`` (named by ``-f``), refused."""
+        from neurokit.io.bids import read_participants
+
+        t = self.task(tname)[1]
+        classes = list(t.get("classes") or [])
+        te = self.task_events(tname)
         column = t.get("label_column")
         participants = read_participants(base) if column else {}
         run_fmt = layout.get("run_format")
-        out = []
+        out, left = [], 0
         for r in recs:
             run = (
                 "" if r.run is None else (run_fmt.format(int(r.run)) if run_fmt and r.run.isdigit() else f"run-{r.run}")
@@ -450,20 +591,26 @@ class DataCard:
                 if value is None:
                     raise CardError(f"{base / 'participants.tsv'}: no {column!r} value for sub-{r.subject}")
                 if value not in classes:
-                    raise bad_label(f"sub-{r.subject}'s {column}={value!r}")
+                    raise CardError(
+                        f"card {self.name!r} task {tname!r}: sub-{r.subject}'s {column}={value!r} not in classes "
+                        f"{classes}"
+                    )
                 e.label = classes.index(value)
-            elif groups:
-                ev = next(
-                    (ev for runs, ev in groups if runs is None or r.run and r.run.isdigit() and int(r.run) in runs),
-                    None,
-                )
+            elif te.labels:
+                n = int(r.run) if r.run and r.run.isdigit() else None
+                ev = te.of_file(r.path, n) if explicit else te.of_run(n)
                 if ev is None:
-                    continue  # a run no group asks for
+                    left += 1  # a run no group asks for
+                    continue
                 e.events = ev
             out.append(e)
-        if not out:
-            raise CardError(
-                f"card {self.name!r} task {tname!r}: no BIDS recording under {base} belongs to its run groups"
+        if left and out:
+            logger.warning(
+                "card %s task %s: %d of %d BIDS recordings belong to no run group and are left out",
+                self.name,
+                tname,
+                left,
+                len(recs),
             )
         return out
 
@@ -560,6 +707,42 @@ def run_of(rel_path: str | Path, pattern: str | None = None) -> int | None:
     stem = Path(rel).name.split(".")[0]
     m = re.search(r"(\d+)$", stem)
     return int(m.group(1)) if m else None
+
+
+def _relative(path: Path, root: Path | None) -> Path:
+    """``path`` under ``root`` when it lies there (resolved), else its file name: what a layout's rules read."""
+    if root is not None:
+        p, r = Path(path).expanduser().resolve(), root.resolve()
+        if p.is_relative_to(r):
+            return p.relative_to(r)
+    return Path(Path(path).name)
+
+
+def _eegbci_ids(rel: Path, pattern: str) -> tuple[int, int] | None:
+    """``(subject, run)`` numbers of a file of an ``mne_eegbci`` layout, read through the layout's ``pattern``
+    (``"S{subject:03d}/S{subject:03d}R{run:02d}.edf"``) matched at the end of its path, or of its name alone;
+    ``None`` when neither matches."""
+    import string
+
+    def regex(pat: str) -> str:
+        parts: list[str] = []
+        for literal, field_name, _spec, _conv in string.Formatter().parse(pat):
+            parts.append(re.escape(literal))
+            if field_name in ("subject", "run"):
+                seen = any(f"(?P<{field_name}>" in x for x in parts)
+                parts.append(f"(?P={field_name})" if seen else f"(?P<{field_name}>\\d+)")
+            elif field_name is not None:
+                parts.append(".*?")
+        return "".join(parts)
+
+    for pat in dict.fromkeys((pattern, pattern.rsplit("/", 1)[-1])):
+        try:
+            m = re.search(f"(?:^|/){regex(pat)}$", rel.as_posix(), flags=re.I)
+        except (re.error, ValueError):
+            continue
+        if m and "subject" in m.re.groupindex and "run" in m.re.groupindex:
+            return int(m["subject"]), int(m["run"])
+    return None
 
 
 @lru_cache(maxsize=1)

@@ -21,7 +21,13 @@ from neurokit.cli.common import (
     setup_logging,
     short_metric,
 )
-from neurokit.cli.reports import COMPARE, contributions_table, overlap_line, print_scheme_report
+from neurokit.cli.reports import (
+    COMPARE,
+    contributions_table,
+    overlap_line,
+    print_scheme_report,
+    split_recordings_line,
+)
 
 
 # ---------------------------------------------------------------------------------------- evaluate
@@ -40,6 +46,12 @@ def evaluate(
         "--allow-seen",
         show_default="off",
         help="Allow scoring subjects the model was trained or selected on (with --subjects or --split all).",
+    ),
+    allow_duplicate_recordings: bool = typer.Option(
+        False,
+        "--allow-duplicate-recordings",
+        show_default="off",
+        help="Score samples holding a recording (same SHA-256) of the checkpoint's training or validation split anyway; the result says so.",
     ),
     json_out: Optional[Path] = typer.Option(
         None, "--json", show_default="none", help="Also write the metrics to this JSON file."
@@ -77,6 +89,7 @@ def evaluate(
         subjects=subj,
         device=device,
         allow_seen=allow_seen,
+        allow_duplicate_recordings=allow_duplicate_recordings,
         **({"allow_mismatch": allow_mismatch} if allow_mismatch else {}),
     )
     what = f"subjects {', '.join(subj)}" if subj is not None else f"{split} split"
@@ -89,6 +102,8 @@ def evaluate(
         console.print(metrics_table(f"{what} metrics ({res['n_samples']} samples{seen})", res, res.get("undefined")))
         if "pretraining_overlap" in res:
             console.print(overlap_line(res["pretraining_overlap"]).replace("test recording", "scored recording"))
+        if res.get("split_recordings") is not None:
+            console.print(split_recordings_line(res["split_recordings"], "scored"))
     if json_out:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(res, indent=2))

@@ -141,6 +141,12 @@ def prepare(
         show_default="256",
         help="EEG: recordings larger than this many MiB of float64 samples are processed chunk by chunk in bounded memory (scratch files beside OUT); same windows.",
     ),
+    allow_duplicate_recordings: bool = typer.Option(
+        False,
+        "--allow-duplicate-recordings",
+        show_default="off",
+        help="Keep recordings of identical content (SHA-256) under different subjects, recorded in the store; by default they are refused, naming both files (a file given twice is always read once).",
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
 ) -> None:
     """Read recordings, preprocess them with the card's recipe and write an HDF5 patch store."""
@@ -192,6 +198,7 @@ def prepare(
                 ("shards", shards or None),
                 ("resume", resume or None),
                 ("stream_above_mb", stream_above),
+                ("allow_duplicate_recordings", allow_duplicate_recordings or None),
             )
             if v is not None
         }
@@ -222,12 +229,20 @@ def prepare(
         **kwargs,
     )
     from neurokit.data.dataset import PatchDataset
+    from neurokit.data.provenance import kept_line, kept_summary, unlabelled_line
 
     s = PatchDataset(path)
     console.print(
         f"[green]wrote[/] {path}: {len(s)} samples of shape {s.sample_shape} ({s.info.modality}, task {s.info.task})"
     )
     if s.info.modality == "eeg":
-        from neurokit.data.provenance import kept_line, kept_summary
-
         console.print(f"windows: {kept_line(kept_summary(s.stores))}")
+    line = unlabelled_line(s)
+    if line:
+        console.print(f"[bold yellow]labels:[/] {line}")
+    dups = s.stores[0].attrs.get("duplicate_recordings") or []
+    if dups:
+        console.print(
+            f"[bold yellow]duplicates:[/] {len(dups)} recording(s) kept under several subjects "
+            "(--allow-duplicate-recordings; listed in the store's duplicate_recordings)"
+        )

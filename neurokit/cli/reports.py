@@ -56,6 +56,8 @@ def print_report(rep: dict, out: Path) -> None:
         )
     if "pretraining_overlap" in rep:
         console.print(overlap_line(rep["pretraining_overlap"], len(rep.get("pretraining_sources") or [])))
+    if rep.get("split_recordings") is not None:
+        console.print(split_recordings_line(rep["split_recordings"]))
     console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'}")
 
 
@@ -74,6 +76,24 @@ def overlap_line(overlap: list | None, n_sources: int = 0) -> str:
         f"[bold yellow]pretraining overlap:[/] {len(overlap)} test recording(s) were in the model's pretraining "
         f"data: {names}{more}; the test score may be optimistic"
     )
+
+
+def split_recordings_line(check: dict, test: str = "test") -> str:
+    """The store's own splits compared by content (:func:`~neurokit.data.provenance.check_split_recordings`) as
+    one line: none shared, or the recordings shared and whether a test split holding one was scored anyway."""
+    shared = check.get("shared") or []
+    if not shared:
+        return f"split recordings: none shared (the {check.get('checked', 0)} recordings of the splits, by SHA-256)"
+    names = ", ".join(
+        escape(" = ".join(dict.fromkeys(f"{Path(v).name} ({k})" for k, v in s["splits"].items()))) for s in shared[:5]
+    )
+    more = f" and {len(shared) - 5} more" if len(shared) > 5 else ""
+    allowed = (
+        f"; the {test} split holds some: scored anyway (--allow-duplicate-recordings), not a result"
+        if check.get("allowed")
+        else ""
+    )
+    return f"[bold yellow]split recordings:[/] {len(shared)} recording(s) in two splits: {names}{more}{allowed}"
 
 
 def comparison_table(title: str, runs: dict, label: str | None = None) -> Table:

@@ -255,6 +255,12 @@ def finetune(
         show_default="none",
         help="Fine-tune a store that differs from the --init checkpoint's pretraining data in these facts anyway: sfreq, patch, units (comma-separated); recorded in the report.",
     ),
+    allow_duplicate_recordings: bool = typer.Option(
+        False,
+        "--allow-duplicate-recordings",
+        show_default="off",
+        help="Fine-tune and score although the test split holds a recording (same SHA-256) of the training or validation split; the report says so.",
+    ),
     model: Optional[str] = typer.Option(
         None,
         show_default="the --init checkpoint's, else cbramod",
@@ -420,6 +426,7 @@ def finetune(
         baselines=baselines,
         allow_partial_init=allow_partial_init,
         allow_mismatch=allow_mismatch,
+        allow_duplicate_recordings=allow_duplicate_recordings,
         strategy="full" if compare else strategies[0],
         lora_rank=lora_rank,
         lora_alpha=lora_alpha,

@@ -108,6 +108,87 @@ def pretraining_overlap(pretrained_on: Sequence[dict] | None, test_ds) -> list[d
     return out
 
 
+def check_split_recordings(
+    parts: dict[str, Any], *, allow: bool = False, where: str = "", test: str = "test"
+) -> dict[str, Any]:
+    """The store's own splits checked against each other by content: a recording (SHA-256 and archive member)
+    in two splits, e.g. a copy filed under another subject, beside :func:`pretraining_overlap`.
+
+    Parameters
+    ----------
+    parts : dict
+        Split name → :class:`~neurokit.data.dataset.PatchDataset` (``"train"``, ``"val"``, ``"test"``).
+    allow : bool
+        Score anyway a test split that holds a training or validation recording (CLI
+        ``--allow-duplicate-recordings``); the result says so.
+    where : str
+        The run or checkpoint, for messages.
+    test : str
+        The name of the scored split.
+
+    Returns
+    -------
+    dict
+        ``{"checked": n recordings compared, "shared": [{"sha256", "member", "splits": {split: path}}], "allowed":
+        bool}``; ``shared`` is empty when no recording is in two splits. Shared recordings that do not involve the
+        test split are logged as a warning.
+
+    Raises
+    ------
+    ConfigError
+        The test split holds a recording of the training or validation split (naming both files), without ``allow``.
+
+    Examples
+    --------
+    >>> check_split_recordings({"train": train_ds, "test": test_ds})  # doctest: +SKIP
+    {'checked': 12, 'shared': [], 'allowed': False}
+    """
+    from neurokit._utils.errors import ConfigError
+
+    # content → split → the recordings (path, subject, session, run) of that content it holds
+    where_in: dict[tuple[str, str], dict[str, set[tuple[str, ...]]]] = {}
+    for name, ds in parts.items():
+        if ds is None:
+            continue
+        for src in used_sources(ds):
+            ident = tuple(str(src.get(c) or "") for c in ("path", "subject", "session", "run"))
+            where_in.setdefault(_key(src), {}).setdefault(name, set()).add(ident)
+    shared: list[dict[str, Any]] = []
+    for k, splits in where_in.items():
+        idents = set().union(*splits.values())
+        # one recording cut into several splits (by run blocks, or a split given twice) is the leak check's
+        # business (neurokit.data.splits); here: the same content under two recordings, e.g. a copy
+        if len(splits) < 2 or len(idents) < 2:
+            continue
+        anchor = sorted(splits.get(test) or next(iter(splits.values())))[0]  # the test split's recording
+
+        paths = {
+            n: anchor[0] if anchor in ids else (sorted(i for i in ids if i != anchor) or sorted(ids))[0][0]
+            for n, ids in splits.items()
+        }
+        shared.append({"sha256": k[0], **({"member": k[1]} if k[1] else {}), "splits": paths})
+    leak = [s for s in shared if test in s["splits"]]
+    if leak and not allow:
+        first = leak[0]["splits"]
+        other = next(k for k in first if k != test)
+        raise ConfigError(
+            f"{where}: the {test} split holds {len(leak)} recording(s) that the {other} split holds too (same "
+            f"SHA-256), e.g. {first[test]} and {first[other]}; its score would measure memory, not generalisation. "
+            "Leave the copy out of the store (neuro prepare refuses it unless --allow-duplicate-recordings), or "
+            "score anyway with --allow-duplicate-recordings (the report says so)"
+        )
+    for s in shared:
+        if s not in leak or allow:
+            logger.warning(
+                "%s: one recording (SHA-256 %s…) is in splits %s: %s",
+                where,
+                s["sha256"][:12],
+                ", ".join(s["splits"]),
+                ", ".join(dict.fromkeys(s["splits"].values())),
+            )
+    return {"checked": len(where_in), "shared": shared, "allowed": bool(allow and leak)}
+
+
 def warn_overlap(overlap: list[dict] | None, where: str) -> None:
     """Log a warning naming the test recordings that were in the pretraining data (nothing when none)."""
     if overlap:
@@ -196,3 +277,27 @@ def kept_line(summary: dict) -> str:
     if summary.get("recordings_dropped"):
         line += f"; {summary['recordings_dropped']} recording(s) dropped as shorter than the recipe's min_duration_s"
     return line
+
+
+def unlabelled_line(ds) -> str | None:
+    """One line for the CLI when a store of a labelled task (its card's task has classes) holds no labelled
+    window, or only some: ``None`` when every window is labelled, or when the task labels none (no classes).
+
+    Examples
+    --------
+    >>> unlabelled_line(PatchDataset("mi.h5"))  # doctest: +SKIP
+    "none of the 45 windows is labelled, though task 'lr' has classes ['rest', 'task'] (all -1)"
+    """
+    names = list(ds.info.label_names or [])
+    if not names:
+        return None
+    labels = np.concatenate([np.asarray(st.labels) for st in ds.stores]) if ds.stores else np.zeros(0)
+    if labels.dtype.kind not in "iu" or not len(labels):
+        return None
+    n_un = int((labels < 0).sum())
+    if not n_un:
+        return None
+    task = ds.info.task
+    if n_un == len(labels):
+        return f"none of the {len(labels)} windows is labelled, though task {task!r} has classes {names} (all -1)"
+    return f"{n_un} of {len(labels)} windows are unlabelled (-1) under task {task!r}"

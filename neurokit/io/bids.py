@@ -64,6 +64,28 @@ def check_bids_root(root: str | Path) -> Path:
     return root
 
 
+def entities_from_name(path: str | Path) -> dict[str, str]:
+    """The BIDS entities of a file name (``subject``, ``session``, ``task``, ``run``, ``split``…, without their
+    prefixes; absent ones left out), read by :func:`mne_bids.get_entities_from_fname`.
+
+    Examples
+    --------
+    >>> entities_from_name("sub-01_ses-2_task-rest_run-03_eeg.edf")["run"]
+    '03'
+    """
+    ent = _mne_bids().get_entities_from_fname(Path(path).name, on_error="ignore")
+    return {k: str(v) for k, v in ent.items() if v is not None}
+
+
+def dataset_root(path: str | Path) -> Path:
+    """The BIDS dataset folder of a file: the nearest folder above it holding a ``dataset_description.json``,
+    else the file's own folder."""
+    for d in Path(path).expanduser().resolve().parents:
+        if (d / "dataset_description.json").is_file():
+            return d
+    return Path(path).parent
+
+
 def find_recordings(
     root: str | Path,
     task: str | None = None,
@@ -104,8 +126,16 @@ def find_recordings(
     want_runs = None if runs is None else {int(r) for r in runs}
     out = []
     for bp in found:
-        if bp.split not in (None, "01"):
-            continue  # later parts of a split FIF are read through the first
+        if bp.split not in (None, "01"):  # later parts of a split FIF are read through the first
+            from neurokit.io.eeg import fif_split_first
+
+            first = fif_split_first(Path(bp.fpath))
+            if first is not None and not first.exists():
+                raise DataFileError(
+                    f"{bp.fpath}: a later part of a split FIF recording whose first part {first.name} is not "
+                    f"there; give the first part {first} (MNE reads every part through it), or leave the parts out"
+                )
+            continue
         if want_runs is not None and (bp.run is None or int(bp.run) not in want_runs):
             continue
         out.append(BIDSRecording(path=Path(bp.fpath), subject=bp.subject, session=bp.session, task=bp.task, run=bp.run))

@@ -659,14 +659,67 @@ _SPLIT_NEUROMAG = re.compile(r"^(?P<first>.+)-(?P<n>\d+)(?P<ext>\.fif(?:\.gz)?)$
 _SPLIT_BIDS = re.compile(r"_split-(?P<n>\d+)_", re.I)
 
 
+def fif_previous_part(path: str | Path) -> tuple[str, int] | None:
+    """The part a FIF file continues, read from the file itself: ``(file name, part number)`` of the previous
+    part (part 0 is the first part), or ``None`` when the file continues no other (a whole recording, a first
+    part, not a FIF file, or unreadable).
+
+    MNE writes into each later part of a split recording a reference block (``FIFFB_REF``) whose role is
+    "previous file", before the first data buffer; this reads the tags up to there (a few kB).
+
+    Examples
+    --------
+    >>> fif_previous_part("rec_raw-2.fif")  # doctest: +SKIP
+    ('rec_raw-1.fif', 1)
+    """
+    import struct
+
+    from mne.io.constants import FIFF
+
+    path = Path(path)
+    if not path.name.lower().endswith((".fif", ".fif.gz")) or not path.is_file():
+        return None
+    import gzip
+
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    role = name = num = None
+    try:
+        with opener(path, "rb") as fh:
+            for _ in range(2000):  # the reference block comes before the data; never scan a whole file
+                head = fh.read(16)
+                if len(head) < 16:
+                    break
+                kind, _type, size, nxt = struct.unpack(">iiii", head)
+                if kind in (FIFF.FIFF_DATA_BUFFER, FIFF.FIFF_DATA_SKIP) or size < 0 or size > 1 << 20:
+                    break
+                data = fh.read(size)
+                if kind == FIFF.FIFF_REF_ROLE and len(data) >= 4:
+                    role = struct.unpack(">i", data[:4])[0]
+                    name = num = None
+                elif kind == FIFF.FIFF_REF_FILE_NAME and role == FIFF.FIFFV_ROLE_PREV_FILE:
+                    name = data.decode("utf-8", "replace").rstrip("\x00")
+                elif kind == FIFF.FIFF_REF_FILE_NUM and role == FIFF.FIFFV_ROLE_PREV_FILE and len(data) >= 4:
+                    num = struct.unpack(">i", data[:4])[0]
+                elif kind == FIFF.FIFF_BLOCK_END and role == FIFF.FIFFV_ROLE_PREV_FILE:
+                    break
+                if nxt > 0:
+                    fh.seek(nxt)
+    except (OSError, EOFError, struct.error):
+        return None
+    if role != FIFF.FIFFV_ROLE_PREV_FILE:
+        return None
+    return Path(name).name if name else "", -1 if num is None else int(num)
+
+
 def fif_split_first(path: str | Path, present=None) -> Path | None:
     """The first part of the split FIF recording that ``path`` continues, or ``None`` when ``path`` is no later part.
 
     MNE writes a FIF recording over 2 GB in parts and reads every part through the first, following the
     file's "next file" tag (:func:`mne.io.read_raw_fif`). Later parts are named ``<first stem>-1.fif``,
-    ``-2.fif`` … (Neuromag naming: a later part only when the first part is in ``present``, so a recording
-    called ``run-1.fif`` alone stays a recording) or carry a BIDS ``split-`` entity above 1
-    (``sub-01_task-rest_split-02_eeg.fif``, always a later part).
+    ``-2.fif`` … or carry a BIDS ``split-`` entity above 1 (``sub-01_task-rest_split-02_eeg.fif``, always a
+    later part). A Neuromag-style name is a later part when its first part is in ``present``; else the file
+    itself decides (:func:`fif_previous_part`: a later part names the part before it), so that a recording
+    called ``run-1.fif`` alone stays a recording and a continuation part alone is known as one.
 
     Parameters
     ----------
@@ -678,7 +731,7 @@ def fif_split_first(path: str | Path, present=None) -> Path | None:
     Returns
     -------
     Path | None
-        The first part's path (it may be missing from disk for a BIDS split), or ``None``.
+        The first part's path (it may be missing from disk), or ``None``.
 
     Examples
     --------
@@ -697,23 +750,36 @@ def fif_split_first(path: str | Path, present=None) -> Path | None:
             return None
         return path.with_name(f"{name[: m.start()]}_split-{'1'.zfill(len(m['n']))}_{name[m.end() :]}")
     m = _SPLIT_NEUROMAG.match(name)
-    if m:
-        first = path.with_name(m["first"] + m["ext"])
-        if first in present if present is not None else first.exists():
-            return first
-    return None
+    first = path.with_name(m["first"] + m["ext"]) if m else None
+    if first is not None and (first in present if present is not None else first.exists()):
+        return first
+    prev = fif_previous_part(path)  # the file's own word: it continues another part
+    if prev is None:
+        return None
+    prev_name, num = prev
+    if not prev_name:
+        return first or path.with_name("(its first part)")
+    if num != 0 and (m := _SPLIT_NEUROMAG.match(prev_name)):  # the part before is a later part: name the first
+        prev_name = m["first"] + m["ext"]
+    return path.with_name(prev_name)
 
 
 def drop_split_parts(paths) -> tuple[list[Path], dict[Path, Path]]:
     """``paths`` without the later parts of split FIF recordings (read once, through their first part).
 
     Returns ``(recordings, later)``: the paths to read as recordings, in order, and each later part dropped →
-    its first part. A later part whose first part is not among ``paths`` is dropped too, with a warning naming
-    it (a part alone is a piece of a recording, never a recording of its own). See :func:`fif_split_first`.
+    its first part. See :func:`fif_split_first`.
+
+    Raises
+    ------
+    DataFileError
+        A later part whose first part is not among ``paths`` (a part alone is a piece of a recording, and MNE
+        would read the parts after it again through it): the message names the parts and the missing first part.
     """
     paths = [Path(p) for p in paths]
     present = set(paths)
     keep, later = [], {}
+    orphans: dict[Path, list[Path]] = {}
     for p in paths:
         first = fif_split_first(p, present)
         if first is None:
@@ -721,12 +787,17 @@ def drop_split_parts(paths) -> tuple[list[Path], dict[Path, Path]]:
             continue
         later[p] = first
         if first not in present:
-            logger.warning(
-                "%s: a later part of the split FIF recording %s, whose first part is not listed; "
-                "skipped (give the first part: MNE reads every part through it)",
-                p,
-                first.name,
-            )
+            orphans.setdefault(first, []).append(p)
+    if orphans:
+        from neurokit.io.headers import short_list
+
+        first, parts = next(iter(orphans.items()))
+        more = f" (and the parts of {len(orphans) - 1} other split recording(s))" if len(orphans) > 1 else ""
+        raise DataFileError(
+            f"{short_list([str(q) for q in parts])}: later part(s) of the split FIF recording whose first part "
+            f"{first.name} is not among the files{more}; give the first part {first} (MNE reads every part "
+            "through it), or leave the parts out"
+        )
     return keep, later
 
 

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 from neurokit._utils.errors import ChannelMismatchError, ConfigError
 from neurokit.data.dataset import PatchDataset
-from neurokit.data.provenance import pretraining_overlap, warn_overlap
+from neurokit.data.provenance import check_split_recordings, pretraining_overlap, warn_overlap
 from neurokit.data.splits import resolve_splits, task_kind
 from neurokit.evaluation.metrics import score
 from neurokit.io.store import PatchStore
@@ -37,6 +37,7 @@ def evaluate(
     device: str = "auto",
     allow_seen: bool = False,
     allow_mismatch: Sequence[str] | str | None = None,
+    allow_duplicate_recordings: bool = False,
 ) -> dict[str, Any]:
     """Score a fine-tuned checkpoint on a labelled store.
 
@@ -50,11 +51,15 @@ def evaluate(
     :data:`~neurokit.models.checkpoint.DATA_FACTS`) in which the store may differ from the data the checkpoint
     was fine-tuned on; any other difference is refused.
 
+    The scored recordings are compared by content (SHA-256) with those of the checkpoint's training and
+    validation splits in the store (:func:`~neurokit.data.provenance.check_split_recordings`): a copy of a
+    training recording under another subject is refused unless ``allow_duplicate_recordings``.
+
     Returns
     -------
     dict of metrics, plus ``n_samples``, ``split``, ``subjects`` (or ``runs``) scored and ``seen`` (the
-    scored ones the model was trained or selected on), and ``data_mismatch_allowed`` when ``allow_mismatch``
-    accepted a difference.
+    scored ones the model was trained or selected on), ``split_recordings`` (the content check), and
+    ``data_mismatch_allowed`` when ``allow_mismatch`` accepted a difference.
 
     Raises
     ------
@@ -148,6 +153,16 @@ def evaluate(
         )
     overlap = pretraining_overlap(rep.get("pretraining_sources"), ds)  # by SHA-256; None: nothing recorded
     warn_overlap(overlap, str(checkpoint))
+    # by content: a copy of a training recording under another name (the seen ones themselves are not copies)
+    split_recordings = check_split_recordings(
+        {
+            **{k: PatchDataset(ds_all.stores, labelled=True, **trained[k]) for k in ("train", "val") if k in trained},
+            "scored": ds,
+        },
+        allow=allow_duplicate_recordings,
+        where=str(checkpoint),
+        test="scored",
+    )
     y, o = predict(model, ds, batch_size, dev)
     from neurokit.evaluation.metrics import mark_undefined
 
@@ -161,6 +176,7 @@ def evaluate(
         f"{key}s": scored,
         "seen": seen,
         "pretraining_overlap": overlap,
+        "split_recordings": split_recordings,
         **met,
         "undefined": undefined,
     }

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 from neurokit._utils.errors import ConfigError
 from neurokit.data.dataset import PatchDataset, open_labelled
-from neurokit.data.provenance import pretraining_overlap, warn_overlap
+from neurokit.data.provenance import check_split_recordings, pretraining_overlap, warn_overlap
 from neurokit.data.splits import resolve_splits
 from neurokit.evaluation.metrics import SELECTION, degenerate_predictions, mark_undefined, score
 from neurokit.io.store import StoreMeta
@@ -58,7 +58,13 @@ STRATEGIES = ("full", "frozen", "linear-probe", "lora")
 LORA_TARGETS = {"cbramod": ("out_proj", "linear1", "linear2"), "sit": ("to_qkv", "to_out.0")}
 
 #: FinetuneConfig fields added after runs were first saved, with the value an older run had
-_LATER_DEFAULTS = {"label_fraction": 1.0, "strategy": "full", "lora_rank": 8, "lora_alpha": 16.0}
+_LATER_DEFAULTS = {
+    "label_fraction": 1.0,
+    "strategy": "full",
+    "lora_rank": 8,
+    "lora_alpha": 16.0,
+    "allow_duplicate_recordings": False,
+}
 
 
 @dataclass
@@ -119,6 +125,7 @@ class FinetuneConfig:
     augment: dict[str, float] | str | None = None  # EEG augmentation (neurokit.data.augment.AugmentConfig); off
     allow_partial_init: bool = False  # load an ``init`` file that covers only part of the backbone
     allow_mismatch: list[str] | str | None = None  # data facts (sfreq, patch, units) the store may differ in from init
+    allow_duplicate_recordings: bool = False  # score a test split sharing a recording (SHA-256) with train/val
     label_fraction: float = 1.0  # fraction of the training labels learnt from (stratified, seeded)
     strategy: str = "full"  # full | frozen | linear-probe | lora
     lora_rank: int = 8  # strategy="lora": rank r of each adapter
@@ -597,6 +604,7 @@ def _finetune(
     if ck is not None:
         check_resume_data(ck, ds_all.attrs, what=f"{out / 'last.pt'}: resume on {ds_all.stores[0].path}")
     how, split_kw, parts = _split_parts(ds_all, out, cfg, split_kw, leak_unit)
+    split_recordings = check_split_recordings(parts, allow=cfg.allow_duplicate_recordings, where=str(out))
     model, groups, model_name, init_info, head_info = _build_finetune_model(ds_all, cfg, init, info, kind, n_classes)
     trainable = trainable_parameters(model)
     train = parts["train"]
@@ -695,6 +703,7 @@ def _finetune(
         input_norm=init_info["input_norm"],
         pretraining_overlap=overlap,
         pretraining_sources=init_info.get("pretraining_sources"),
+        split_recordings=split_recordings,
     )
     report["degenerate"] = degenerate_predictions(kind, yt, ot, label_names)  # None when the predictions inform
     if report["degenerate"]:

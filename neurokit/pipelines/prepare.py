@@ -44,6 +44,7 @@ CLI_FLAGS = {
     "line_freq": "--line-freq",
     "min_duration_s": "--min-duration",
     "stream_above_mb": "--stream-above",
+    "allow_duplicate_recordings": "--allow-duplicate-recordings",
 }
 
 
@@ -94,8 +95,9 @@ def prepare(
     task : str, optional
         Card task (labels and splits); default the card's first task.
     files : sequence of paths, optional
-        Explicit recordings instead of the card's layout (no labels unless the card's task gives events
-        for a single run group).
+        Explicit recordings instead of the card's layout, given the subjects, runs and labels the layout would
+        give them (:meth:`~neurokit.cards.DataCard.explicit_files`; a file whose run no run group names is
+        refused unless the task has task-level ``events``).
     subjects : list of int, optional
         Restrict to these subject numbers.
     channels : list of str or str, optional
@@ -104,6 +106,10 @@ def prepare(
     overwrite : bool
         Replace an existing store (a store file is renamed into place when complete; a shard set is written
         beside the earlier one and swapped in when complete, so a stopped run leaves the earlier one whole).
+    allow_duplicate_recordings : bool, optional (keyword)
+        Keep recordings of identical content under different subjects (CLI ``--allow-duplicate-recordings``;
+        recorded in the store's ``duplicate_recordings``); by default they are refused, naming both files, and a
+        file given twice is read once (:mod:`neurokit.preprocessing.duplicates`).
     subject_pattern : str, optional (keyword)
         Folder layouts and ``files``: the regular expression giving subject ids (CLI ``--subject-pattern``;
         replaces the card's ``layout.subject_pattern``; see :func:`neurokit.cards.subject_of`).

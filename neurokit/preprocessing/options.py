@@ -42,6 +42,9 @@ class PrepareOptions:
         With ``shards``: add only the recordings the set at ``out`` lacks.
     n_jobs : int
         Recordings processed by this many local worker processes (-1: every core). EEG only.
+    allow_duplicate_recordings : bool
+        Keep recordings of identical content (SHA-256) under different subjects (recorded in the store's
+        ``duplicate_recordings``) instead of refusing them (:mod:`neurokit.preprocessing.duplicates`).
     scheduler : str | distributed.Client | None
         A Dask scheduler (address) to send recordings to instead (default ``$DASK_SCHEDULER_ADDRESS``). EEG only.
     """
@@ -57,6 +60,7 @@ class PrepareOptions:
     resume: bool = False
     n_jobs: int = 1
     scheduler: Any = None
+    allow_duplicate_recordings: bool = False
 
 
 @dataclass(frozen=True)

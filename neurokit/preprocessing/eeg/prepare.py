@@ -40,6 +40,7 @@ from neurokit.io.shards import (
     recording_key,
 )
 from neurokit.io.store import PatchStoreWriter
+from neurokit.preprocessing.duplicates import unique_recordings
 from neurokit.preprocessing.options import EEGOptions, PrepareOptions
 
 logger = logging.getLogger("neurokit")
@@ -93,6 +94,8 @@ class EEGJob(NamedTuple):
         Scratch folder of streamed recordings; ``""``: never stream (Dask workers may not share the disk).
     stream_above : float | None
         Stream recordings above this many bytes of float64 samples (``None``: the default).
+    sha256 : str
+        The file's SHA-256 when known (hashed by the duplicate check); ``""``: the worker hashes it.
     """
 
     path: str
@@ -102,6 +105,7 @@ class EEGJob(NamedTuple):
     reader: str = ""
     part_dir: str = ""
     stream_above: float | None = None
+    sha256: str = ""
 
 
 def _eeg_job(job: EEGJob) -> dict:
@@ -126,6 +130,7 @@ def _eeg_job(job: EEGJob) -> dict:
                 reader=job.reader,
                 part_dir=job.part_dir,
                 stream_above=job.stream_above,
+                sha256=job.sha256,
             )
         except RecordingDropped as exc:
             return {"dropped": str(exc), "warnings": [str(c.message) for c in caught]}
@@ -192,6 +197,9 @@ def prepare_eeg(
     recipe = eeg_recipe(card, channels=eeg.channels, **eeg.recipe_overrides())
     read_opts = {**card.read_options(), **eeg.read_overrides()}
     tname, entries = eeg_entries(card, options)
+    entries, duplicates, hashes = unique_recordings(
+        entries, lambda e: (e.path, e.member, e.subject), allow_duplicates=options.allow_duplicate_recordings
+    )
     done = _recordings_done(out, options)
     todo = [e for e in entries if recording_key(e.path, e.member) not in done]
     # long recordings are streamed into part stores beside the output (local workers share its disk)
@@ -199,8 +207,8 @@ def prepare_eeg(
     stream_above = eeg.stream_above_bytes()
     if part_dir and todo:
         _make_scratch(Path(part_dir), out)
-    jobs = [_job(e, recipe, read_opts, part_dir, stream_above) for e in todo]
-    writing = _EEGWriting(card, out, tname, recipe, entries, options, done)
+    jobs = [_job(e, recipe, read_opts, part_dir, stream_above, hashes) for e in todo]
+    writing = _EEGWriting(card, out, tname, recipe, entries, options, done, duplicates)
     closers = []
     try:
         results = map_ordered(_eeg_job, jobs, n_jobs=options.n_jobs, scheduler=options.scheduler)
@@ -225,31 +233,21 @@ def prepare_eeg(
 
 
 def eeg_entries(card: DataCard, options: PrepareOptions) -> tuple[str, list[FileEntry]]:
-    """``(task name, recordings)`` to prepare: ``options.files`` (labelled by the task's events when it has
-    a single run group) or the card's layout under ``options.data_root`` (``options.subjects`` only).
+    """``(task name, recordings)`` to prepare: ``options.files`` (:meth:`~neurokit.cards.DataCard.explicit_files`:
+    the subjects, runs and labels the card's layout gives them) or the card's layout under ``options.data_root``
+    (``options.subjects`` only). One labelling rule either way (:meth:`~neurokit.cards.DataCard.task_events`).
 
     Raises
     ------
     CardError
-        An unknown task, or no recording of the task.
+        An unknown task, no recording of the task, or a file the task's run groups cannot label.
+    DataFileError
+        A later part of a split FIF recording without its first part.
     """
-    tname, tdef = card.task(options.task)
+    tname, _ = card.task(options.task)
     if not options.files:
         return tname, card.files(options.data_root, tname, subjects=options.subjects)
-    groups = tdef.get("run_groups") or []
-    classes = card.classes(tname)
-    events = None
-    if len(groups) == 1 and classes:
-        events = {str(d): classes.index(lbl) for d, lbl in groups[0]["events"].items()}
-    from neurokit.cards import subject_of
-    from neurokit.io.eeg import drop_split_parts
-
-    pattern = (card.raw.get("layout") or {}).get("subject_pattern")
-    files, _ = drop_split_parts(options.files)  # later parts of split FIF recordings: read through the first
-    return tname, [
-        FileEntry(path=f, subject=subject_of(f.name, pattern, where=card.path or card.name), run=f.stem, events=events)
-        for f in files
-    ]
+    return tname, card.explicit_files(options.files, tname, data_root=options.data_root)
 
 
 def _recordings_done(out: Path, options: PrepareOptions) -> set[str]:
@@ -280,10 +278,14 @@ def _make_scratch(part_dir: Path, out: Path) -> None:
         ) from exc
 
 
-def _job(e: FileEntry, recipe, read_opts: dict, part_dir: str, stream_above: float | None) -> EEGJob:
-    """The :class:`EEGJob` of one recording: the recipe with the entry's own events, if it has them."""
+def _job(
+    e: FileEntry, recipe, read_opts: dict, part_dir: str, stream_above: float | None, hashes: dict | None = None
+) -> EEGJob:
+    """The :class:`EEGJob` of one recording: the recipe with the entry's own events, if it has them, and the
+    file's SHA-256 when the duplicate check hashed it already."""
     rec = recipe if e.events is None else type(recipe).from_dict({**recipe.to_dict(), "events": e.events})
-    return EEGJob(str(e.path), rec.to_dict(), read_opts, e.member, e.reader, part_dir, stream_above)
+    sha = (hashes or {}).get(str(Path(e.path).resolve()), "")
+    return EEGJob(str(e.path), rec.to_dict(), read_opts, e.member, e.reader, part_dir, stream_above, sha)
 
 
 def store_attrs(
@@ -309,10 +311,11 @@ def store_attrs(
     if (card.raw.get("layout") or {}).get("kind") == "folder":
         attrs["subject_rule"] = card.subject_rule()
     if any(x.reader == "bids" for x in entries):
-        from neurokit.io.bids import read_participants
+        from neurokit.io.bids import dataset_root, read_participants
 
         ids = {x.subject for x in entries}
-        table = read_participants(card.bids_root(data_root))
+        first = next(x for x in entries if x.reader == "bids")
+        table = read_participants(card.bids_root(data_root) if data_root else dataset_root(first.path))
         attrs["participants"] = {card.store_subject(k): v for k, v in table.items() if card.store_subject(k) in ids}
     return attrs
 
@@ -343,10 +346,20 @@ class _EEGWriting:
         entries: list[FileEntry],
         options: PrepareOptions,
         done: set[str],
+        duplicates: list[dict] | None = None,
     ) -> None:
         self.card, self.out, self.tname, self.recipe, self.entries = card, out, tname, recipe, entries
-        self.options, self.done = options, done
+        self.options, self.done, self.duplicates = options, done, duplicates or []
         self.labelled = any(e.events or e.label is not None for e in entries)
+        if card.classes(tname) and not self.labelled:
+            logger.warning(
+                "card %s task %s has classes %s, but none of the %d recordings is labelled by it (no events or "
+                "run group applies): the store's windows are unlabelled (-1)",
+                card.name,
+                tname,
+                card.classes(tname),
+                len(entries),
+            )
         self.writer: PatchStoreWriter | ShardSetWriter | None = None
         self.sources: list[dict] = []
         self.dropped: list[str] = []
@@ -418,6 +431,8 @@ class _EEGWriting:
     def _open(self, w) -> None:
         shape = w.sample_shape if isinstance(w, StreamedPart) else w.patches.shape[1:]
         attrs = store_attrs(self.card, self.tname, self.recipe, w.ch_names, self.entries, self.options.data_root)
+        if self.duplicates:  # identical recordings kept under several subjects, on purpose
+            attrs["duplicate_recordings"] = self.duplicates
         if self.options.shards:
             self.writer = ShardSetWriter(
                 self.out, shape, attrs=attrs, resume=self.options.resume, overwrite=self.options.overwrite
@@ -523,6 +538,7 @@ def _eeg_file(
     reader: str = "",
     part_dir: str = "",
     stream_above: float | None = None,
+    sha256: str = "",
 ):
     """One recording → (:class:`~neurokit.preprocessing.eeg.windows.Windows`, its ``sources`` entry). Warnings are
     left to the caller (:func:`_eeg_job` collects them); any fault that is not already a neurokit error
@@ -561,7 +577,7 @@ def _eeg_file(
     provenance = {
         "path": str(Path(path).resolve()),
         **({"member": member} if member else {}),
-        "sha256": _sha256(path),
+        "sha256": sha256 or _sha256(path),
         "n_windows": int(n_windows),
         "n_rejected": int(w.n_rejected),
         "n_bad_annotation": int(n_bad),

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from neurokit._utils.errors import CardError, ConfigError
+from neurokit.preprocessing.duplicates import unique_recordings
 from neurokit.preprocessing.options import PrepareOptions, SurfaceOptions
 
 logger = logging.getLogger("neurokit")
@@ -98,6 +99,9 @@ def prepare_surface(
     tname, _ = card.task(options.task)
     _check_task(card, tname)
     root, entries = _surface_entries(card, tname, options)
+    entries, duplicates, _ = unique_recordings(
+        entries, lambda pm: (pm[0], "", pm[1]["subject"]), allow_duplicates=options.allow_duplicate_recordings
+    )
     spheres = _spheres(card, root, {**card_spheres, **(surface.spheres or {})}, hemi)
     if hemi:  # files named for the other hemisphere (lh/rh pairs) are left out, not refused
         from neurokit.io.surface import hemi_from_name
@@ -112,7 +116,7 @@ def prepare_surface(
         card=card.name,
         overwrite=options.overwrite,
         progress=(lambda msg: logger.info("%s", msg)) if options.progress else None,
-        attrs={"card_body": card.raw, "task": tname},
+        attrs={"card_body": card.raw, "task": tname, **({"duplicate_recordings": duplicates} if duplicates else {})},
         mesh=surface.mesh,
         expected_tr=float(tr) if isinstance(tr, (int, float)) and tr > 0 else None,
         skip_bad=options.skip_bad,
@@ -173,7 +177,14 @@ def _surface_entries(card, tname: str, options: PrepareOptions) -> tuple[Path | 
     from neurokit.cards import resolve_data_root
 
     pats = (card.raw.get("layout") or {}).get("entities")
-    if options.files:
+    if options.files and (card.raw.get("layout") or {}).get("kind") in ("folder", None):
+        # the subject and run the card's folder layout gives the same files (one rule for -f and --data-root)
+        root = Path(options.data_root) if options.data_root else None
+        entries = [
+            (e.path, _entities(e.path, e.subject, e.run, pats))
+            for e in card.explicit_files(options.files, tname, data_root=root)
+        ]
+    elif options.files:
         files = [Path(f) for f in options.files]
         entries = [(f, _entities(f, subject_from_name(f), "", pats)) for f in files]
         root = Path(options.data_root) if options.data_root else None
