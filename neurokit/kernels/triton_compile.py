@@ -93,6 +93,7 @@ class CompileReport:
     fma_f32: int
     seconds: float
     ptxas_log: str = dataclasses.field(repr=False, default="")
+    ptx: str = dataclasses.field(repr=False, default="")
 
     def line(self) -> str:
         m = self.meta
@@ -241,6 +242,7 @@ def compile_launch(launch: Launch, arch: int) -> CompileReport:
         fma_f32=len(re.findall(r"\bfma\.rn\.f32\b", ptx)),
         seconds=seconds,
         ptxas_log=text,
+        ptx=ptx,
     )
 
 

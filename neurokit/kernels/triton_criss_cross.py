@@ -127,6 +127,17 @@ if _HAVE_TRITON:
         return c
 
     @triton.jit
+    def _bdot_int8(a, b):
+        """Batched INT8 ``(HB, M, K) @ (HB, K, N)`` with an explicit INT32 accumulator (``mma …s8.s8.s32``),
+        returned in fp32 (exact while |sum| < 2²⁴: K ≤ 256 products of |codes| ≤ 127 stay below 2²²)."""
+        if a.shape[0] == 1:
+            c = tl.dot(tl.reshape(a, (a.shape[1], a.shape[2])), tl.reshape(b, (b.shape[1], b.shape[2])), out_dtype=tl.int32)
+            c = tl.reshape(c, (1, a.shape[1], b.shape[2]))
+        else:
+            c = tl.dot(a, b, out_dtype=tl.int32)
+        return c.to(tl.float32)
+
+    @triton.jit
     def _problem_qkv(
         Q,
         K,
@@ -197,7 +208,7 @@ if _HAVE_TRITON:
         sk = tl.where(sk > 0, sk, 1.0)
         qi = _quantize_int8(qf, sq)
         ki = _quantize_int8(kf, sk)
-        s = _bdot(qi, tl.permute(ki, (0, 2, 1)), "tf32").to(tl.float32)
+        s = _bdot_int8(qi, tl.permute(ki, (0, 2, 1)))
         return s * (sq * sk * qk_scale)[:, None, None]
 
     @triton.jit
@@ -853,7 +864,7 @@ def _plan(
         raise ValueError(f"{grid[0]} programs: over the CUDA grid limit (2³¹ − 1) for shape {tuple(q.shape)}")
     tile = max(hb_s * block_c * block_c if heads_s else 0, hb_t * block_n * block_n if heads_t else 0)
     num_warps = 2
-    weight = (2 if which == "bwd" else 1) * (2 if fp32 else 1)  # live tiles per score element
+    weight = (2 if which == "bwd" else 1) * (4 if fp32 else 1)  # live registers per score element (relative)
     while num_warps < 8 and num_warps * 1024 < tile * weight:
         num_warps *= 2
     # bf16 has no interpreter arithmetic; fp32 inputs stay fp32 in registers (tf32x3 / ieee dots)
