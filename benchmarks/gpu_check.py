@@ -199,7 +199,7 @@ def _report_compiled(tag: dict) -> None:
     """Registers and spills of the kernels compiled in this process, as the driver loaded them."""
     from neurokit.kernels import triton_criss_cross as tcc
 
-    for jit in (tcc._cc_fwd_kernel, tcc._cc_bwd_kernel):
+    for jit in (tcc.forward_kernel, tcc.backward_kernel):
         for cache in getattr(jit, "device_caches", {}).values():
             for kernel in cache[0].values():
                 try:

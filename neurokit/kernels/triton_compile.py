@@ -118,7 +118,8 @@ class _Recorder:
     """Stands in for a JIT kernel in ``_launch``: records the launch instead of running it."""
 
     def __init__(self, kernel) -> None:
-        self.kernel, self.launches = kernel, []
+        self.kernel = kernel
+        self.launches: list[Launch] = []
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
@@ -139,9 +140,9 @@ def launch_of(spec: Specialisation, arch: int, batch: int = 2) -> Launch:
     train = spec.kind.endswith("train")
     p = 0.1 if train else 0.0
     if spec.kind == "bwd_train":
-        rec = _Recorder(tcc._cc_bwd_kernel)
+        rec = _Recorder(tcc.backward_kernel)
         do, dq = torch.empty_like(o), torch.empty_like(o)
-        tcc._launch(
+        tcc.launch_pass(
             rec,
             q,
             spec.heads_s,
@@ -153,9 +154,9 @@ def launch_of(spec: Specialisation, arch: int, batch: int = 2) -> Launch:
             HAS_DROPOUT=True,
         )
     else:
-        rec = _Recorder(tcc._cc_fwd_kernel)
+        rec = _Recorder(tcc.forward_kernel)
         int8 = spec.kind == "fwd_int8"
-        tcc._launch(
+        tcc.launch_pass(
             rec,
             q,
             spec.heads_s,
@@ -213,7 +214,9 @@ def compile_launch(launch: Launch, arch: int) -> CompileReport:
         try:
             with knobs.nvidia.scope(), contextlib.redirect_stdout(log):
                 knobs.nvidia.dump_ptxas_log = True
-                kernel = triton.compile(ASTSource(jit, signature, constexprs, attrs), target=target, options=options.__dict__)
+                kernel = triton.compile(
+                    ASTSource(jit, signature, constexprs, attrs), target=target, options=options.__dict__
+                )
         finally:
             if env_before is None:
                 os.environ.pop("TRITON_CACHE_DIR", None)

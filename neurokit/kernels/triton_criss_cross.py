@@ -15,6 +15,15 @@ saves the log-sum-exp ``LSE`` (natural log, ``(B, C, N, H)`` fp32); the backward
 probabilities from it, computes ``Δ = rowsum(O·dO)`` in the same program and writes dQ, dK and dV of
 its problem without atomics (FlashAttention-2, Dao 2023, in the single-tile case).
 
+GPU code generation, checked without a GPU by compiling every CBraMod specialisation for sm_80 and sm_90
+(:mod:`neurokit.kernels.triton_compile`, ``tests/test_kernels_compile.py``): fp32 inputs use 3-pass TF32
+dots (``input_precision="tf32x3"``: tensor cores, error near fp32's; ``precision="ieee"`` keeps the exact,
+scalar-FMA mode), 16-bit inputs their native MMA, INT8 Q·Kᵀ an s8·s8→s32 MMA. Head blocks are sized so that
+ptxas does not spill (score elements per program ≤ :data:`TILE_BUDGET`, halved for fp32), and on sm_90
+sequences of 64 take one head per program so that Triton can emit ``wgmma`` (it lowers only 2-D dots with
+M ≥ 64 to it). Offsets of a problem's first token are int64 (batch × stride can pass 2³¹); the grid is 1-D
+(no 65535 limit on y/z), at most 2³¹ − 1 programs.
+
 Attention-weight dropout runs inside the kernel: a Philox stream (``tl.rand``) keyed by a seed drawn
 from torch's default CPU generator and counted by (problem, head, query, key) gives the keep mask; the
 backward regenerates the same mask from the same seed, so no mask is stored.
@@ -131,7 +140,9 @@ if _HAVE_TRITON:
         """Batched INT8 ``(HB, M, K) @ (HB, K, N)`` with an explicit INT32 accumulator (``mma …s8.s8.s32``),
         returned in fp32 (exact while |sum| < 2²⁴: K ≤ 256 products of |codes| ≤ 127 stay below 2²²)."""
         if a.shape[0] == 1:
-            c = tl.dot(tl.reshape(a, (a.shape[1], a.shape[2])), tl.reshape(b, (b.shape[1], b.shape[2])), out_dtype=tl.int32)
+            c = tl.dot(
+                tl.reshape(a, (a.shape[1], a.shape[2])), tl.reshape(b, (b.shape[1], b.shape[2])), out_dtype=tl.int32
+            )
             c = tl.reshape(c, (1, a.shape[1], b.shape[2]))
         else:
             c = tl.dot(a, b, out_dtype=tl.int32)
@@ -808,7 +819,7 @@ def _pow2_at_least(n: int) -> int:
 #: Most score-tile elements (heads × keys × queries, fp32) one program holds, forward and backward. Sized
 #: by the ahead-of-time compile (``tests/test_kernels_compile.py``): beyond these ptxas spills registers
 #: (the backward keeps P, dP and dS plus five (heads × L × d) tiles live; dropout adds the Philox state).
-_TILE_BUDGET = {"fwd": 8192, "bwd": 2048}
+TILE_BUDGET = {"fwd": 8192, "bwd": 2048}
 #: ``input_precision`` of the fp32 dots per ``precision`` option: "auto" is 3-pass TF32 (tensor cores, error
 #: near fp32's); "ieee" the exact fp32 FMA path (slow: no tensor cores); "tf32" one pass (≈1e-3 error).
 PRECISIONS = ("auto", "ieee", "tf32x3", "tf32")
@@ -848,7 +859,7 @@ def _plan(
     heads_t = H - heads_s
     # fp32 operands take twice the registers (and tf32x3 splits each into a high and a low part)
     fp32 = q.dtype == torch.float32
-    budget = _TILE_BUDGET[which] // (2 if fp32 else 1)
+    budget = TILE_BUDGET[which] // (2 if fp32 else 1)
     most = _heads_cap or _pow2_at_least(int(os.environ.get("NEUROKIT_CC_MAX_HEADS_PER_PROGRAM", "64")))
 
     def heads_per_program(heads: int, block: int) -> int:
@@ -1013,6 +1024,14 @@ def _forward(
         STORE_LSE=store_lse,
     )
     return o, (lse if store_lse else None), seed
+
+
+#: The plan-and-launch step, public for the ahead-of-time compile report (:mod:`neurokit.kernels.triton_compile`),
+#: which hands it a recorder in place of the JIT kernel.
+launch_pass = _launch
+if _HAVE_TRITON:
+    forward_kernel = _cc_fwd_kernel
+    backward_kernel = _cc_bwd_kernel
 
 
 class _CrissCrossFunction(torch.autograd.Function):
