@@ -361,6 +361,28 @@ def test_exact_precision_mode_matches_reference():
         criss_cross_attention_triton(q, k, v, heads_s=1, precision="bf16")
 
 
+@needs_triton
+def test_auto_backend_on_cuda_says_once_why_it_falls_back(monkeypatch):
+    """On CUDA, ``backend="auto"`` takes the PyTorch path for inputs the kernel does not take, with one
+    warning per reason (not silently, and not once per layer call)."""
+    from neurokit.kernels import criss_cross as cc
+
+    class CudaLooking(torch.Tensor):  # only the dispatcher's ``is_cuda`` check sees a GPU tensor
+        @property
+        def is_cuda(self):
+            return True
+
+    monkeypatch.setattr(cc, "_fallbacks_warned", set())
+    q = torch.zeros(1, 3, 2, 2, 8, dtype=torch.float64).as_subclass(CudaLooking)
+    with pytest.warns(RuntimeWarning, match="PyTorch path on CUDA: q, k, v must share one dtype"):
+        assert cc._resolve_backend("auto", q, q, q, 1, 0.0) == "torch"
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cc._resolve_backend("auto", q, q, q, 1, 0.0) == "torch"  # same reason: no second warning
+
+
 @pytest.mark.skipif(INTERPRET or torch.cuda.is_available(), reason="checks the error without CUDA or interpreter")
 def test_forced_triton_on_cpu_without_interpreter_raises():
     _, (q, k, v) = make_qkv(1, 3, 2, 2, 8)

@@ -922,14 +922,27 @@ def _check(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads_s: int, drop
         raise ValueError(f"dropout_p={dropout_p} outside [0, 1)")
 
 
-def supports(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads_s: int, dropout_p: float = 0.0) -> bool:
-    """Whether ``backend="auto"`` runs the kernel: Triton can run here, it accepts these inputs, and
-    C, N ≤ :data:`AUTO_MAX_SEQ`."""
+def unsupported_reason(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads_s: int, dropout_p: float = 0.0
+) -> str | None:
+    """Why ``backend="auto"`` would not run the kernel on these inputs (None when it would): the error
+    :func:`criss_cross_attention_triton` would raise, Triton unable to run here, or C, N over
+    :data:`AUTO_MAX_SEQ`."""
     try:
         _check(q, k, v, heads_s, dropout_p)
-    except (RuntimeError, ValueError, TypeError):
-        return False
-    return AVAILABLE and max(q.shape[1], q.shape[2]) <= AUTO_MAX_SEQ
+    except (RuntimeError, ValueError, TypeError) as exc:  # the errors _check raises, nothing else
+        return str(exc)
+    if not AVAILABLE:
+        return "triton cannot run here (no CUDA device and TRITON_INTERPRET is not 1)"
+    if max(q.shape[1], q.shape[2]) > AUTO_MAX_SEQ:
+        return f"C={q.shape[1]}, N={q.shape[2]}: over {AUTO_MAX_SEQ}, where the score tile would spill registers"
+    return None
+
+
+def supports(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads_s: int, dropout_p: float = 0.0) -> bool:
+    """Whether ``backend="auto"`` runs the kernel: Triton can run here, it accepts these inputs, and
+    C, N ≤ :data:`AUTO_MAX_SEQ` (see :func:`unsupported_reason`)."""
+    return unsupported_reason(q, k, v, heads_s, dropout_p) is None
 
 
 #: Set to 1 after a batched (3-D) dot failed to compile on this machine: one head per program from then on.
