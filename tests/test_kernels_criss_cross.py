@@ -325,10 +325,11 @@ def test_plan_precision_and_sm90_head_blocking():
     assert tcc._plan(q16, 4, "fwd", precision="ieee")[2]["PREC"] == "tf32"  # 16-bit dots: native MMA
     with pytest.raises(ValueError, match="precision"):
         tcc._plan(q32, 4, "fwd", precision="fp64")
-    hb = lambda q, which, arch: (
-        tcc._plan(q, 4, which, arch=arch)[2]["HB_S"],
-        tcc._plan(q, 4, which, arch=arch)[2]["HB_T"],
-    )  # noqa: E731
+
+    def hb(q, which, arch):
+        meta = tcc._plan(q, 4, which, arch=arch)[2]
+        return meta["HB_S"], meta["HB_T"]
+
     assert hb(q16, "fwd", 80) == (2, 4)  # 2·64² and 4·32² score elements fit the forward budget
     assert hb(q16, "fwd", 90) == (1, 4)
     assert hb(q16, "bwd", 80) == (1, 2)
