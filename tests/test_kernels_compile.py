@@ -67,7 +67,7 @@ def test_every_cbramod_launch_meets_the_dot_and_grid_rules():
             if arch >= 90 and m["BLOCK_C"] >= 64:
                 assert m["HB_S"] == 1, "sm_90: wgmma needs a 2-D dot (one head per program)"
             which = "bwd" if spec.kind.startswith("bwd") else "fwd"
-            budget = tc.tcc.TILE_BUDGET[which] // (4 if spec.dtype == "fp32" else 1)
+            budget = tc.tcc.TILE_BUDGET[which] // (2 if spec.dtype == "fp32" else 1)
             for hb, block in ((m["HB_S"], m["BLOCK_C"]), (m["HB_T"], m["BLOCK_N"])):
                 assert hb == 1 or hb * block * block <= budget, (spec, arch, m)
 
@@ -105,7 +105,14 @@ COMPILED = [
 #: tf32x3 high/low splits of five operand tiles: at L ≤ 32 ptxas spills a few dozen bytes; at L = 64 (C 62/64)
 #: ptxas 12.9 falls back to 32 registers and spills ~20 KB (one head per program and 8 warps already).
 SPILL_BOUND = {("bwd_train", "fp32", 80): 128}
-SPILL_BOUND_L64 = {("bwd_train", "fp32", 80): 32 * 1024, ("bwd_train", "bf16", 80): 64, ("bwd_train", "fp16", 80): 64}
+#: At L = 64 (one head per program, 8 warps): the fp32 training forward on sm_80 spills 84 B (the 64×64 fp32
+#: score tile with its Philox dropout state), the 16-bit backward 32 B; the fp32 backward is the outlier.
+SPILL_BOUND_L64 = {
+    ("bwd_train", "fp32", 80): 32 * 1024,
+    ("fwd_train", "fp32", 80): 128,
+    ("bwd_train", "bf16", 80): 64,
+    ("bwd_train", "fp16", 80): 64,
+}
 
 
 @pytest.mark.slow

@@ -19,7 +19,7 @@ GPU code generation, checked without a GPU by compiling every CBraMod specialisa
 (:mod:`neurokit.kernels.triton_compile`, ``tests/test_kernels_compile.py``): fp32 inputs use 3-pass TF32
 dots (``input_precision="tf32x3"``: tensor cores, error near fp32's; ``precision="ieee"`` keeps the exact,
 scalar-FMA mode), 16-bit inputs their native MMA, INT8 Q·Kᵀ an s8·s8→s32 MMA. Head blocks are sized so that
-ptxas does not spill (score elements per program ≤ :data:`TILE_BUDGET`, a quarter of it for fp32), and on sm_90
+ptxas does not spill (score elements per program ≤ :data:`TILE_BUDGET`, halved for fp32), and on sm_90
 sequences of 64 take one head per program so that Triton can emit ``wgmma`` (it lowers only 2-D dots with
 M ≥ 64 to it). Offsets of a problem's first token are int64 (batch × stride can pass 2³¹); the grid is 1-D
 (no 65535 limit on y/z), at most 2³¹ − 1 programs.
@@ -859,7 +859,7 @@ def _plan(
     heads_t = H - heads_s
     # fp32 operands take twice the registers, and tf32x3 splits each into a high and a low part
     fp32 = q.dtype == torch.float32
-    budget = TILE_BUDGET[which] // (4 if fp32 else 1)
+    budget = TILE_BUDGET[which] // (2 if fp32 else 1)
     most = _heads_cap or _pow2_at_least(int(os.environ.get("NEUROKIT_CC_MAX_HEADS_PER_PROGRAM", "64")))
 
     def heads_per_program(heads: int, block: int) -> int:
