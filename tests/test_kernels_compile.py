@@ -8,8 +8,8 @@ Two layers:
   no register spills, tensor-core instructions are present (``mma.sync`` on sm_80, ``wgmma`` on sm_90 where
   Triton can use it: 2-D dots with M ≥ 64) and no scalar fp32 FMA dot, shared memory within the per-block
   limit. The set is the worst tile of each pass and dtype family on each arch, ~1 min on 2 cores.
-  ``NEUROKIT_COMPILE_ALL=1`` compiles every distinct specialisation instead (~30 min; its table is in the
-  CHANGELOG entry's issue note).
+  ``NEUROKIT_COMPILE_ALL=1`` also compiles every distinct specialisation (~120 per arch, tens of minutes on 2
+  cores; not run in CI).
 
 Each compile uses a fresh temporary Triton cache, so nothing is written outside tmp.
 """
