@@ -229,6 +229,7 @@ def test_batched_tile_compile_failure_falls_back_to_one_head_per_program(monkeyp
     from neurokit.kernels import triton_criss_cross as tcc
 
     monkeypatch.setattr(tcc, "_heads_cap", None)
+    monkeypatch.setattr(tcc, "_warned", set())
     seen = []
 
     class FailsOnBatchedTiles:  # stands in for a kernel whose 3-D dots do not compile here
@@ -236,7 +237,7 @@ def test_batched_tile_compile_failure_falls_back_to_one_head_per_program(monkeyp
             def launch(*args, **meta):
                 seen.append((grid, meta["HB_S"], meta["HB_T"], args[-3:]))
                 if meta["HB_S"] > 1 or meta["HB_T"] > 1:
-                    raise RuntimeError("3-D dot unsupported")
+                    raise RuntimeError("PassManager::run failed")  # an MLIR lowering failure
 
             return launch
 
@@ -246,6 +247,141 @@ def test_batched_tile_compile_failure_falls_back_to_one_head_per_program(monkeyp
     assert [(g, hs, ht) for g, hs, ht, _ in seen] == [((2 * 3 + 2 * 19,), 4, 4), ((2 * 3 * 4 + 2 * 19 * 4,), 1, 1)]
     assert seen[-1][3] == (0.5, 0, 0.0)
     assert tcc._plan(q, 4, "bwd")[2]["HB_S"] == 1  # the cap sticks for later launches
+
+
+needs_triton = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="triton is not installed")
+
+
+class _FailingKernel:
+    """Stands in for a JIT kernel whose batched-head launches raise ``exc`` (one-head launches succeed)."""
+
+    def __init__(self, exc):
+        self.exc, self.calls = exc, []
+
+    def __getitem__(self, grid):
+        def launch(*args, **meta):
+            self.calls.append((meta["HB_S"], meta["HB_T"]))
+            if meta["HB_S"] > 1 or meta["HB_T"] > 1:
+                raise self.exc
+
+        return launch
+
+
+@needs_triton
+@pytest.mark.parametrize(
+    "exc",
+    [
+        RuntimeError("CUDA error: an illegal memory access was encountered"),
+        torch.cuda.OutOfMemoryError("CUDA out of memory"),
+        ValueError("pointer argument cannot be accessed from Triton"),
+        KeyboardInterrupt(),
+    ],
+    ids=["cuda-fault", "oom", "bad-argument", "interrupt"],
+)
+def test_fallback_does_not_swallow_errors_other_than_compile_failures(monkeypatch, exc):
+    from neurokit.kernels import triton_criss_cross as tcc
+
+    monkeypatch.setattr(tcc, "_heads_cap", None)
+    kernel = _FailingKernel(exc)
+    q = torch.zeros(2, 19, 3, 8, 25)
+    with pytest.raises(type(exc)):
+        tcc._launch(kernel, q, 4, "fwd", (), (q,), (0.5, 0, 0.0))
+    assert kernel.calls == [(4, 4)], "no retry after a non-compile error"
+    assert tcc._heads_cap is None
+
+
+@needs_triton
+def test_fallback_on_compile_failure_warns_once_with_the_reason(monkeypatch):
+    from triton.runtime.errors import OutOfResources
+
+    from neurokit.kernels import triton_criss_cross as tcc
+
+    monkeypatch.setattr(tcc, "_heads_cap", None)
+    monkeypatch.setattr(tcc, "_warned", set())
+    kernel = _FailingKernel(OutOfResources(300000, 232448, "shared memory"))
+    q = torch.zeros(2, 19, 3, 8, 25)
+    with pytest.warns(RuntimeWarning, match=r"OutOfResources: .*shared memory.*one head per program") as rec:
+        tcc._launch(kernel, q, 4, "fwd", (), (q,), (0.5, 0, 0.0))
+    assert len(rec) == 1
+    monkeypatch.setattr(tcc, "_heads_cap", None)  # a second failing launch: falls back again, no new warning
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tcc._launch(kernel, q, 4, "fwd", (), (q,), (0.5, 0, 0.0))
+    assert kernel.calls == [(4, 4), (1, 1), (4, 4), (1, 1)]
+
+
+@needs_triton
+def test_plan_precision_and_sm90_head_blocking():
+    """fp32 dots get an explicit precision (tf32x3 unless asked for the exact ieee mode); on sm_90 sequences of
+    64 take one head per program (2-D dots, wgmma); register budgets shrink the head blocks of big tiles."""
+    from neurokit.kernels import triton_criss_cross as tcc
+
+    q32 = torch.empty(2, 64, 30, 8, 25)
+    q16 = q32.to(torch.bfloat16)
+    assert tcc._plan(q32, 4, "fwd")[2]["PREC"] == "tf32x3"
+    assert tcc._plan(q32, 4, "fwd", precision="ieee")[2]["PREC"] == "ieee"
+    assert tcc._plan(q16, 4, "fwd", precision="ieee")[2]["PREC"] == "tf32"  # 16-bit dots: native MMA
+    with pytest.raises(ValueError, match="precision"):
+        tcc._plan(q32, 4, "fwd", precision="fp64")
+
+    def hb(q, which, arch):
+        meta = tcc._plan(q, 4, which, arch=arch)[2]
+        return meta["HB_S"], meta["HB_T"]
+
+    assert hb(q16, "fwd", 80) == (2, 4)  # 2·64² and 4·32² score elements fit the forward budget
+    assert hb(q16, "fwd", 90) == (1, 4)
+    assert hb(q16, "bwd", 80) == (1, 2)
+    assert hb(q32, "bwd", 90) == (1, 1)
+    assert tcc._plan(q32, 4, "bwd", arch=80)[2]["num_warps"] == 8
+
+
+@needs_kernel
+@pytest.mark.parametrize("arch,dtype", [(90, torch.float32), (80, torch.bfloat16)], ids=["sm90-fp32", "sm80-bf16"])
+def test_cbramod_heads_on_the_planned_tiles_of_each_arch(monkeypatch, arch, dtype):
+    """Eight heads of 25 over 33 channels (BLOCK_C 64: one head per program on sm_90, two heads per program on
+    sm_80 in bf16) and 2 patches (four temporal heads in one block), forward and backward, against the reference."""
+    from neurokit.kernels import triton_criss_cross as tcc
+
+    monkeypatch.setattr(tcc, "_target_arch", lambda q: arch)
+    rel = 1e-5 if dtype == torch.float32 else 2.5e-2
+    out, grad, ref, grad_ref = run_both((1, 33, 2, 8, 25), 4, dtype=dtype)
+    assert_rel(out, ref, rel)
+    assert_rel(grad, grad_ref, 2 * rel)
+
+
+@needs_kernel
+def test_exact_precision_mode_matches_reference():
+    from neurokit.kernels.triton_criss_cross import criss_cross_attention_triton
+
+    _, (q, k, v) = make_qkv(1, 5, 3, 2, 25, device=DEVICE)
+    out = criss_cross_attention_triton(q, k, v, heads_s=1, precision="ieee")
+    assert_rel(out, criss_cross_attention_reference(q, k, v, heads_s=1), 1e-5)
+    with pytest.raises(ValueError, match="precision"):
+        criss_cross_attention_triton(q, k, v, heads_s=1, precision="bf16")
+
+
+@needs_triton
+def test_auto_backend_on_cuda_says_once_why_it_falls_back(monkeypatch):
+    """On CUDA, ``backend="auto"`` takes the PyTorch path for inputs the kernel does not take, with one
+    warning per reason (not silently, and not once per layer call)."""
+    from neurokit.kernels import criss_cross as cc
+
+    class CudaLooking(torch.Tensor):  # only the dispatcher's ``is_cuda`` check sees a GPU tensor
+        @property
+        def is_cuda(self):
+            return True
+
+    monkeypatch.setattr(cc, "_fallbacks_warned", set())
+    q = torch.zeros(1, 3, 2, 2, 8, dtype=torch.float64).as_subclass(CudaLooking)
+    with pytest.warns(RuntimeWarning, match="PyTorch path on CUDA: q, k, v must share one dtype"):
+        assert cc._resolve_backend("auto", q, q, q, 1, 0.0) == "torch"
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cc._resolve_backend("auto", q, q, q, 1, 0.0) == "torch"  # same reason: no second warning
 
 
 @pytest.mark.skipif(INTERPRET or torch.cuda.is_available(), reason="checks the error without CUDA or interpreter")

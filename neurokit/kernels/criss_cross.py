@@ -9,6 +9,7 @@ kernel on CUDA when one is available.
 from __future__ import annotations
 
 import os
+import warnings
 
 import torch
 import torch.nn.functional as F
@@ -31,11 +32,30 @@ def _resolve_backend(
             return "torch"
         try:
             from neurokit.kernels import triton_criss_cross
-        except ImportError:
+        except ImportError as exc:  # triton missing or broken: the reference path, said once
+            _warn_once(f"triton is not importable ({exc})")
             return "torch"
-        # shapes, dtypes or devices the kernel does not take fall back to the reference
-        return "triton" if triton_criss_cross.supports(q, k, v, heads_s, dropout_p) else "torch"
+        # shapes, dtypes or devices the kernel does not take fall back to the reference, said once per reason
+        reason = triton_criss_cross.unsupported_reason(q, k, v, heads_s, dropout_p)
+        if reason is not None:
+            _warn_once(reason)
+            return "torch"
+        return "triton"
     return backend
+
+
+#: Reasons ``backend="auto"`` fell back to the PyTorch path on CUDA, already warned about in this process.
+_fallbacks_warned: set[str] = set()
+
+
+def _warn_once(reason: str) -> None:
+    if reason not in _fallbacks_warned:
+        _fallbacks_warned.add(reason)
+        warnings.warn(
+            f"criss-cross attention: backend='auto' uses the PyTorch path on CUDA: {reason}",
+            RuntimeWarning,
+            stacklevel=4,
+        )
 
 
 def criss_cross_attention_reference(

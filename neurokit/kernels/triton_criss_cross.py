@@ -15,6 +15,15 @@ saves the log-sum-exp ``LSE`` (natural log, ``(B, C, N, H)`` fp32); the backward
 probabilities from it, computes ``Δ = rowsum(O·dO)`` in the same program and writes dQ, dK and dV of
 its problem without atomics (FlashAttention-2, Dao 2023, in the single-tile case).
 
+GPU code generation, checked without a GPU by compiling every CBraMod specialisation for sm_80 and sm_90
+(:mod:`neurokit.kernels.triton_compile`, ``tests/test_kernels_compile.py``): fp32 inputs use 3-pass TF32
+dots (``input_precision="tf32x3"``: tensor cores, error near fp32's; ``precision="ieee"`` keeps the exact,
+scalar-FMA mode), 16-bit inputs their native MMA, INT8 Q·Kᵀ an s8·s8→s32 MMA. Head blocks are sized so that
+ptxas does not spill (score elements per program ≤ :data:`TILE_BUDGET`, halved for fp32), and on sm_90
+sequences of 64 take one head per program so that Triton can emit ``wgmma`` (it lowers only 2-D dots with
+M ≥ 64 to it). Offsets of a problem's first token are int64 (batch × stride can pass 2³¹); the grid is 1-D
+(no 65535 limit on y/z), at most 2³¹ − 1 programs.
+
 Attention-weight dropout runs inside the kernel: a Philox stream (``tl.rand``) keyed by a seed drawn
 from torch's default CPU generator and counted by (problem, head, query, key) gives the keep mask; the
 backward regenerates the same mask from the same seed, so no mask is stored.
@@ -127,6 +136,19 @@ if _HAVE_TRITON:
         return c
 
     @triton.jit
+    def _bdot_int8(a, b):
+        """Batched INT8 ``(HB, M, K) @ (HB, K, N)`` with an explicit INT32 accumulator (``mma …s8.s8.s32``),
+        returned in fp32 (exact while |sum| < 2²⁴: K ≤ 256 products of |codes| ≤ 127 stay below 2²²)."""
+        if a.shape[0] == 1:
+            c = tl.dot(
+                tl.reshape(a, (a.shape[1], a.shape[2])), tl.reshape(b, (b.shape[1], b.shape[2])), out_dtype=tl.int32
+            )
+            c = tl.reshape(c, (1, a.shape[1], b.shape[2]))
+        else:
+            c = tl.dot(a, b, out_dtype=tl.int32)
+        return c.to(tl.float32)
+
+    @triton.jit
     def _problem_qkv(
         Q,
         K,
@@ -197,7 +219,7 @@ if _HAVE_TRITON:
         sk = tl.where(sk > 0, sk, 1.0)
         qi = _quantize_int8(qf, sq)
         ki = _quantize_int8(kf, sk)
-        s = _bdot(qi, tl.permute(ki, (0, 2, 1)), "tf32").to(tl.float32)
+        s = _bdot_int8(qi, tl.permute(ki, (0, 2, 1)))
         return s * (sq * sk * qk_scale)[:, None, None]
 
     @triton.jit
@@ -794,37 +816,74 @@ def _pow2_at_least(n: int) -> int:
     return 1 << max(0, n - 1).bit_length()
 
 
-#: Most score-tile elements (heads × keys × queries, fp32) one program holds: forward and backward (the
-#: backward keeps P, dP and dS plus five (heads × L × d) tiles live).
-_TILE_BUDGET = {"fwd": 16384, "bwd": 8192}
+#: Most score-tile elements (heads × keys × queries, fp32) one program holds, forward and backward. Sized
+#: by the ahead-of-time compile (``tests/test_kernels_compile.py``): beyond these ptxas spills registers
+#: (the backward keeps P, dP and dS plus five (heads × L × d) tiles live; dropout adds the Philox state).
+TILE_BUDGET = {"fwd": 8192, "bwd": 2048}
+#: ``input_precision`` of the fp32 dots per ``precision`` option: "auto" is 3-pass TF32 (tensor cores, error
+#: near fp32's); "ieee" the exact fp32 FMA path (slow: no tensor cores); "tf32" one pass (≈1e-3 error).
+PRECISIONS = ("auto", "ieee", "tf32x3", "tf32")
 
 
-def _plan(q: torch.Tensor, heads_s: int, which: str, qk_int8: bool = False) -> tuple[tuple[int], dict, dict]:
+def _target_arch(q: torch.Tensor) -> int | None:
+    """Compute capability ``10·major + minor`` of q's GPU (None on the CPU / interpreter)."""
+    if not q.is_cuda:
+        return None
+    major, minor = torch.cuda.get_device_capability(q.device)
+    return 10 * major + minor
+
+
+def _plan(
+    q: torch.Tensor,
+    heads_s: int,
+    which: str,
+    qk_int8: bool = False,
+    precision: str = "auto",
+    arch: int | None = None,
+) -> tuple[tuple[int], dict, dict]:
     """Grid, runtime arguments and compile-time parameters of one pass.
 
     Each program takes one (batch, patch) spatial or (batch, channel) temporal sequence and a block of
     ``HB`` heads of that group (a power of two ≥ the group's head count unless the score tiles would
     exceed the register budget), as a batched ``(HB, L, L)`` tile. ``NEUROKIT_CC_MAX_HEADS_PER_PROGRAM``
-    caps HB (1 gives plain 2-D dots, one head per program).
+    caps HB (1 gives plain 2-D dots, one head per program). On sm_90 (``arch`` ≥ 90) sequences of 64 or
+    more take one head per program: Triton lowers only 2-D dots with M ≥ 64 to ``wgmma``; batched 3-D
+    dots stay on ``mma.sync``.
     """
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision={precision!r}; allowed: {PRECISIONS}")
     B, C, N, H, d = q.shape
     block_c, block_n, block_d = _block(C), _block(N), _block(d)
     if qk_int8:
         block_d = max(block_d, 32)  # INT8 tensor-core dots need K ≥ 32
     heads_t = H - heads_s
-    budget = _TILE_BUDGET[which]
+    # fp32 operands take twice the registers, and tf32x3 splits each into a high and a low part
+    fp32 = q.dtype == torch.float32
+    budget = TILE_BUDGET[which] // (2 if fp32 else 1)
     most = _heads_cap or _pow2_at_least(int(os.environ.get("NEUROKIT_CC_MAX_HEADS_PER_PROGRAM", "64")))
-    hb_s = min(_pow2_at_least(max(heads_s, 1)), max(1, budget // (block_c * block_c)), most)
-    hb_t = min(_pow2_at_least(max(heads_t, 1)), max(1, budget // (block_n * block_n)), most)
+
+    def heads_per_program(heads: int, block: int) -> int:
+        if arch is not None and arch >= 90 and block >= 64:
+            return 1
+        return min(_pow2_at_least(max(heads, 1)), max(1, budget // (block * block)), most)
+
+    hb_s, hb_t = heads_per_program(heads_s, block_c), heads_per_program(heads_t, block_n)
     gs, gt = -(-heads_s // hb_s), -(-heads_t // hb_t)
     n_spatial = B * N * gs
     grid = (n_spatial + B * C * gt,)
+    if grid[0] >= 2**31:
+        raise ValueError(f"{grid[0]} programs: over the CUDA grid limit (2³¹ − 1) for shape {tuple(q.shape)}")
     tile = max(hb_s * block_c * block_c if heads_s else 0, hb_t * block_n * block_n if heads_t else 0)
     num_warps = 2
-    while num_warps < 8 and num_warps * 1024 < tile:
+    weight = (2 if which == "bwd" else 1) * (4 if fp32 else 1)  # live registers per score element (relative)
+    while num_warps < 8 and num_warps * 1024 < tile * weight:
         num_warps *= 2
-    # bf16 has no interpreter arithmetic; fp32 must not silently drop to TF32 on tensor cores
+    # bf16 has no interpreter arithmetic; fp32 inputs stay fp32 in registers (tf32x3 / ieee dots)
     upcast = q.dtype == torch.float32 or (INTERPRET and q.dtype == torch.bfloat16)
+    if q.dtype == torch.float32:
+        prec = "tf32x3" if precision == "auto" else precision
+    else:
+        prec = "tf32"  # ignored by 16-bit dots (native bf16/fp16 MMA, fp32 accumulation)
     runtime = dict(B=B, C=C, N=N, H=H, HS=heads_s, D=d, GS=gs, GT=gt, n_spatial=n_spatial)
     meta = dict(
         HB_S=hb_s,
@@ -833,7 +892,7 @@ def _plan(q: torch.Tensor, heads_s: int, which: str, qk_int8: bool = False) -> t
         BLOCK_N=block_n,
         BLOCK_D=block_d,
         UPCAST=upcast,
-        PREC="ieee" if upcast else "tf32",
+        PREC=prec,
         num_warps=num_warps,
     )
     return grid, runtime, meta
@@ -863,28 +922,69 @@ def _check(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads_s: int, drop
         raise ValueError(f"dropout_p={dropout_p} outside [0, 1)")
 
 
-def supports(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads_s: int, dropout_p: float = 0.0) -> bool:
-    """Whether ``backend="auto"`` runs the kernel: Triton can run here, it accepts these inputs, and
-    C, N ≤ :data:`AUTO_MAX_SEQ`."""
+def unsupported_reason(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads_s: int, dropout_p: float = 0.0
+) -> str | None:
+    """Why ``backend="auto"`` would not run the kernel on these inputs (None when it would): the error
+    :func:`criss_cross_attention_triton` would raise, Triton unable to run here, or C, N over
+    :data:`AUTO_MAX_SEQ`."""
     try:
         _check(q, k, v, heads_s, dropout_p)
-    except (RuntimeError, ValueError, TypeError):
-        return False
-    return AVAILABLE and max(q.shape[1], q.shape[2]) <= AUTO_MAX_SEQ
+    except (RuntimeError, ValueError, TypeError) as exc:  # the errors _check raises, nothing else
+        return str(exc)
+    if not AVAILABLE:
+        return "triton cannot run here (no CUDA device and TRITON_INTERPRET is not 1)"
+    if max(q.shape[1], q.shape[2]) > AUTO_MAX_SEQ:
+        return f"C={q.shape[1]}, N={q.shape[2]}: over {AUTO_MAX_SEQ}, where the score tile would spill registers"
+    return None
+
+
+def supports(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads_s: int, dropout_p: float = 0.0) -> bool:
+    """Whether ``backend="auto"`` runs the kernel: Triton can run here, it accepts these inputs, and
+    C, N ≤ :data:`AUTO_MAX_SEQ` (see :func:`unsupported_reason`)."""
+    return unsupported_reason(q, k, v, heads_s, dropout_p) is None
 
 
 #: Set to 1 after a batched (3-D) dot failed to compile on this machine: one head per program from then on.
 _heads_cap: int | None = None
+#: Fallback reasons already warned about (one warning per reason and process).
+_warned: set[str] = set()
+
+
+def _compile_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` says the kernel did not compile or does not fit the device (the cases a smaller,
+    one-head-per-program tile can cure): Triton's frontend errors, ptxas errors, too much shared memory
+    or too many registers, and MLIR pass failures. Anything else (bad arguments, CUDA faults, out of
+    memory, interrupts) is re-raised by the caller."""
+    from triton.compiler.errors import CompilationError
+    from triton.runtime.errors import OutOfResources, PTXASError
+
+    if isinstance(exc, (CompilationError, OutOfResources, PTXASError)):
+        return True
+    return isinstance(exc, RuntimeError) and str(exc).startswith("PassManager::run failed")
 
 
 def _launch(
-    kernel, q, heads_s: int, which: str, pointers: tuple, strided: tuple, scalars: tuple, qk_int8=False, **flags
+    kernel,
+    q,
+    heads_s: int,
+    which: str,
+    pointers: tuple,
+    strided: tuple,
+    scalars: tuple,
+    qk_int8=False,
+    precision: str = "auto",
+    arch: int | None = None,
+    **flags,
 ):
     """Plan and launch one pass: ``kernel[grid](*pointers, *strides of strided, *sizes, *scalars)``.
 
-    If the batched-dot variant fails to compile, warn and fall back to one head per program (plain
-    2-D dots)."""
-    grid, rt, meta = _plan(q, heads_s, which, qk_int8)
+    ``arch`` (compute capability, e.g. 90) defaults to q's GPU. If the batched-head variant fails to
+    compile or does not fit (see :func:`_compile_failure`), warn once with the reason and fall back to
+    one head per program (plain 2-D dots); other errors propagate.
+    """
+    arch = _target_arch(q) if arch is None else arch
+    grid, rt, meta = _plan(q, heads_s, which, qk_int8, precision, arch)
     if grid[0] == 0:
         return
 
@@ -895,22 +995,27 @@ def _launch(
 
     try:
         go(rt, meta)
-    except Exception as exc:  # compile errors surface at the first launch
-        if meta["HB_S"] == 1 and meta["HB_T"] == 1:
+    except Exception as exc:  # compile errors surface at the first launch; only those are handled
+        if (meta["HB_S"] == 1 and meta["HB_T"] == 1) or not _compile_failure(exc):
             raise
-        warnings.warn(
-            f"criss-cross kernel: batched-head tiles failed to compile ({type(exc).__name__}: {exc}); "
-            "using one head per program",
-            RuntimeWarning,
-            stacklevel=3,
-        )
+        reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        if reason not in _warned:
+            _warned.add(reason)
+            warnings.warn(
+                f"criss-cross kernel: batched-head tiles (HB {meta['HB_S']}/{meta['HB_T']}) failed to compile "
+                f"({reason}); using one head per program from now on",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         global _heads_cap
         _heads_cap = 1
-        grid, rt, meta = _plan(q, heads_s, which, qk_int8)
+        grid, rt, meta = _plan(q, heads_s, which, qk_int8, precision, arch)
         go(rt, meta)
 
 
-def _forward(q, k, v, heads_s: int, dropout_p: float, scale: float, store_lse: bool, qk_int8: bool = False):
+def _forward(
+    q, k, v, heads_s: int, dropout_p: float, scale: float, store_lse: bool, qk_int8: bool = False, precision="auto"
+):
     """Launch the forward kernel; returns ``(O, LSE or None, dropout seed)``."""
     B, C, N, H, d = q.shape
     o = torch.empty((B, C, N, H, d), dtype=q.dtype, device=q.device)
@@ -926,6 +1031,7 @@ def _forward(q, k, v, heads_s: int, dropout_p: float, scale: float, store_lse: b
         (q, k, v, o, lse),
         (scale * _LOG2E, seed, float(dropout_p)),
         qk_int8=qk_int8,
+        precision=precision,
         HAS_DROPOUT=dropout_p > 0,
         QK_INT8=qk_int8,
         STORE_LSE=store_lse,
@@ -933,14 +1039,22 @@ def _forward(q, k, v, heads_s: int, dropout_p: float, scale: float, store_lse: b
     return o, (lse if store_lse else None), seed
 
 
+#: The plan-and-launch step, public for the ahead-of-time compile report (:mod:`neurokit.kernels.triton_compile`),
+#: which hands it a recorder in place of the JIT kernel.
+launch_pass = _launch
+if _HAVE_TRITON:
+    forward_kernel = _cc_fwd_kernel
+    backward_kernel = _cc_bwd_kernel
+
+
 class _CrissCrossFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, heads_s: int, dropout_p: float, scale: float):
+    def forward(ctx, q, k, v, heads_s: int, dropout_p: float, scale: float, precision: str):
         needs_grad = any(ctx.needs_input_grad[:3])
-        o, lse, seed = _forward(q, k, v, heads_s, dropout_p, scale, store_lse=needs_grad)
+        o, lse, seed = _forward(q, k, v, heads_s, dropout_p, scale, store_lse=needs_grad, precision=precision)
         if needs_grad:
             ctx.save_for_backward(q, k, v, o, lse)
-        ctx.heads_s, ctx.dropout_p, ctx.scale, ctx.seed = heads_s, dropout_p, scale, seed
+        ctx.heads_s, ctx.dropout_p, ctx.scale, ctx.seed, ctx.precision = heads_s, dropout_p, scale, seed, precision
         return o
 
     @staticmethod
@@ -958,9 +1072,10 @@ class _CrissCrossFunction(torch.autograd.Function):
             (q, k, v, o, do, lse, dq, dk, dv),
             (q, k, v, o, do, lse, dq),
             (ctx.scale, ctx.seed, float(ctx.dropout_p)),
+            precision=ctx.precision,
             HAS_DROPOUT=ctx.dropout_p > 0,
         )
-        return dq, dk, dv, None, None, None
+        return dq, dk, dv, None, None, None, None
 
 
 def criss_cross_attention_triton(
@@ -972,6 +1087,7 @@ def criss_cross_attention_triton(
     dropout_p: float = 0.0,
     scale: float | None = None,
     qk_int8: bool = False,
+    precision: str | None = None,
 ) -> torch.Tensor:
     """Fused criss-cross attention (CBraMod, Wang et al., ICLR 2025): one Triton launch forward, one
     backward, differentiable in q, k and v.
@@ -996,6 +1112,12 @@ def criss_cross_attention_triton(
         INT8 QKᵀ with INT32 accumulation, P·V in the input dtype with fp32 accumulation. Forward only
         (raises ValueError with dropout or when gradients are required); error against fp32 is
         reported by ``benchmarks/kernels.py`` and bounded in the tests.
+    precision : {"auto", "ieee", "tf32x3", "tf32"}, optional
+        Dots of fp32 inputs (16-bit inputs always use their native tensor-core MMA with fp32
+        accumulation). ``"auto"`` (default; the environment variable ``NEUROKIT_CC_PRECISION`` overrides
+        it) is ``"tf32x3"``: three TF32 tensor-core passes, error near fp32's (≤ 1e-5 relative in the
+        tests). ``"ieee"`` is the exact fp32 mode (scalar FMA, no tensor cores: slow); ``"tf32"`` one
+        pass (≈1e-3 relative error).
 
     Returns
     -------
@@ -1008,10 +1130,13 @@ def criss_cross_attention_triton(
     ``heads_s`` outside ``[0, H]`` or ``dropout_p`` outside ``[0, 1)``.
     """
     _check(q, k, v, heads_s, dropout_p)
+    precision = precision or os.environ.get("NEUROKIT_CC_PRECISION", "auto")
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision={precision!r} (argument or NEUROKIT_CC_PRECISION); allowed: {PRECISIONS}")
     d = q.shape[-1]
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     if qk_int8:
         if dropout_p > 0 or (torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad)):
             raise ValueError("qk_int8=True is for inference: no dropout, no gradients (use torch.no_grad())")
-        return _forward(q, k, v, int(heads_s), 0.0, scale, store_lse=False, qk_int8=True)[0]
-    return _CrissCrossFunction.apply(q, k, v, int(heads_s), float(dropout_p), scale)
+        return _forward(q, k, v, int(heads_s), 0.0, scale, store_lse=False, qk_int8=True, precision=precision)[0]
+    return _CrissCrossFunction.apply(q, k, v, int(heads_s), float(dropout_p), scale, precision)
