@@ -27,6 +27,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
+#: largest difference allowed between the store's windows and the plain MNE loop's data, in 100 µV units:
+#: the stream-vs-memory tolerance of tests/test_preprocessing_eeg_stream.py (float32 windows, float32 FFTs)
+STORE_TOLERANCE = 1e-6
+
+
 class _MIFiles:
     """The EEGMMIDB left/right imagery runs of ``subjects`` through the physionet_mi card: ``entries``, their
     total ``seconds`` of EEG and the card's ``recipe``; :meth:`rate` times a call, :meth:`prepare` runs ``prepare``."""
@@ -65,13 +70,17 @@ class _MIFiles:
 
 def bench_preprocessing(
     data_root: Path, subjects: list[int], n_jobs: int = 1, repeats: int = 3
-) -> tuple[float, float, list[float], float]:
-    """Seconds of EEG per wall second: ``prepare`` (``n_jobs`` workers) and a plain MNE loop, interleaved.
+) -> tuple[float, float, list[float], float, float, list[float]]:
+    """Seconds of EEG per wall second: ``prepare`` (``n_jobs`` workers), a plain MNE loop and MNE's read alone,
+    interleaved.
 
     The plain loop applies the card's recipe (PhysioNet-MI: average reference, 0.3 Hz high-pass, 60 Hz notch,
     resample to 200 Hz) with MNE's ``Raw`` methods and their defaults, one file after another, and keeps the
-    result in memory (no windows, no store). Returns the medians (ours, baseline), the per-repeat ratios and
-    the largest difference between the store's windows and the plain loop's data (in the store's units)."""
+    result in memory (no windows, no store). The read-only pass is ``mne.io.read_raw_edf(preload=True)`` of
+    each file: the floor of any EDF → store path. Returns the medians (ours, plain loop), the per-repeat
+    ratios ours / plain loop, the largest difference between the store's windows and the plain loop's data
+    (in the store's units), the median read-only rate and the per-repeat ratios of prepare's time to the
+    read-only time."""
     import mne
     import numpy as np
 
@@ -91,9 +100,14 @@ def bench_preprocessing(
         for e in entries:
             plain_one(e.path)
 
-    r_ours, r_base = [], []
+    def read_only() -> None:
+        for e in entries:
+            mne.io.read_raw_edf(e.path, preload=True, verbose="error")
+
+    r_ours, r_base, r_read = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(repeats):
+            r_read.append(mi.rate(read_only))
             r_base.append(mi.rate(plain))
             r_ours.append(mi.rate(lambda: mi.prepare(Path(tmp) / "s.h5")))
         # same output: the first window of the first file, store vs the plain loop (store units: 100 µV)
@@ -104,7 +118,14 @@ def bench_preprocessing(
         want = (ref.get_data()[:, s : s + shape[1] * shape[2]] * recipe.scale).reshape(shape)
         diff = float(np.abs(st.patches(0) - want).max())
         st.close()
-    return statistics.median(r_ours), statistics.median(r_base), [float(o / b) for o, b in zip(r_ours, r_base)], diff
+    return (
+        statistics.median(r_ours),
+        statistics.median(r_base),
+        [float(o / b) for o, b in zip(r_ours, r_base)],
+        diff,
+        statistics.median(r_read),
+        [float(r / o) for o, r in zip(r_ours, r_read)],
+    )
 
 
 def bench_peers(data_root: Path, subjects: list[int], n_jobs: int = 1, repeats: int = 3) -> dict[str, tuple]:
@@ -478,13 +499,18 @@ def main() -> None:
     if a.threads:
         torch.set_num_threads(a.threads)
     if "preprocessing" in a.only:
-        ours, base, ratios, diff = bench_preprocessing(a.data_root, parse_ranges(a.subjects), a.n_jobs, a.repeats)
+        ours, base, ratios, diff, read, slow = bench_preprocessing(
+            a.data_root, parse_ranges(a.subjects), a.n_jobs, a.repeats
+        )
         print(
             f"preprocessing EDF→store (n_jobs={a.n_jobs}): {ours:8.1f} s of EEG per s | plain MNE "
             f"read-reference-filter-notch-resample loop: {base:8.1f} | ratio {statistics.median(ratios):.2f} "
-            f"(median of {[round(r, 2) for r in ratios]}); store vs plain loop: max abs diff {diff:.1e} "
-            "(100 µV units)"
+            f"(median of {[round(r, 2) for r in ratios]}) | MNE read only: {read:8.1f} | prepare time / read "
+            f"time {statistics.median(slow):.2f} (median of {[round(r, 2) for r in slow]}); store vs plain "
+            f"loop: max abs diff {diff:.1e} (100 µV units; bound {STORE_TOLERANCE:g})"
         )
+        if diff > STORE_TOLERANCE:
+            raise SystemExit(f"the store differs from the plain loop's data by {diff:.1e} > {STORE_TOLERANCE:g}")
     if "peers" in a.only:
         for name, (r, ratio, ratios) in bench_peers(a.data_root, parse_ranges(a.subjects), a.n_jobs, a.repeats).items():
             if name != "prepare":

@@ -549,7 +549,8 @@ def _eeg_file(
         if part_dir and streamable(raw, recipe, limit):
             w, applied, n_windows = _stream_part(raw, recipe, Path(part_dir), str(path))
         else:
-            raw = preprocess_raw(raw, recipe, source=str(path))
+            # float32 FFTs: the store holds float32 windows (error ≈ their rounding, benchmarks/README.md)
+            raw = preprocess_raw(raw, recipe, source=str(path), fft_dtype=np.float32)
             w = make_windows(raw, recipe, source=str(path))
             applied, n_windows = raw_notes(raw).applied, len(w.labels)
     except (NeurokitError, FileNotFoundError):
