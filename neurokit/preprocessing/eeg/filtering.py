@@ -6,8 +6,10 @@ resampling with ``npad='auto'`` and a boxcar window) filter one channel at a tim
 search for events before resampling. Here the **same filters** — designed by MNE itself,
 :func:`mne.filter.create_filter` — are applied to blocks of channels by :func:`scipy.signal.oaconvolve`, and
 resampling takes one batched real FFT per block. Results equal MNE's to float64 rounding (``tests/
-test_filtering.py`` checks each step and the whole PhysioNet-MI recipe against MNE on real recordings:
-≤ 1e-9 of the signal's RMS), in ≈ half the time (``benchmarks/eeg_pipeline.py``).
+test_preprocessing_eeg_filtering.py`` checks each step and the whole PhysioNet-MI recipe against MNE on real
+recordings: ≤ 1e-9 of the signal's RMS), in ≈ half the time (``benchmarks/eeg_pipeline.py``). With
+``dtype=np.float32`` (what ``prepare`` uses, its stores being float32) the large FFTs run in float32, about
+twice as fast, within ~3e-6 of the RMS (:data:`FFT_DTYPES`).
 
 Facts of MNE's method that the results depend on (MNE 1.x, ``mne/filter.py``, ``mne/cuda.py``):
 
@@ -158,8 +160,7 @@ def apply_fir(data: np.ndarray, h: np.ndarray, dtype=np.float64) -> None:
     kernel = np.asarray(h, dtype)[None, :]
     for c0 in range(0, data.shape[0], BLOCK_CHANNELS):
         block = data[c0 : c0 + BLOCK_CHANNELS]
-        padded = np.pad(block, ((0, 0), (n_edge, n_edge)), mode="reflect", reflect_type="odd") if n_edge else block
-        padded = padded.astype(dtype, copy=False)
+        padded = odd_pad(block, (n_edge, n_edge), dtype)
         block[:] = oaconvolve(padded, kernel, mode="full", axes=-1)[:, start : start + n]
 
 
@@ -180,37 +181,49 @@ def apply_fir_pair(data: np.ndarray, h1: np.ndarray, h2: np.ndarray, dtype=np.fl
         apply_fir(data, h1, dtype)
         apply_fir(data, h2, dtype)
         return
-    a1, a2, e1 = (n1 - 1) // 2, (n2 - 1) // 2, n1 - 1
-    ends_lo, ends_hi = pair_ends(data, h1, h2)
-    # elsewhere h1 * h2 over the first padding: one FFT per channel
-    n_fft = fft.next_fast_len(n + 2 * e1 + n1 + n2 - 2, real=True)
+    a1, a2 = (n1 - 1) // 2, (n2 - 1) // 2
+    a = a1 + a2
+    ends_lo, ends_hi = pair_ends(data, h1, h2, dtype)
+    # elsewhere h1 * h2 over a1 samples of odd reflection: one FFT pair per channel on a circle of at least
+    # n + 2 a1 samples, whose wrap reaches only the first 2 a outputs of the full convolution (not kept)
+    n_fft = fft.next_fast_len(n + 2 * a1, real=True)
     spec12 = fft.rfft(np.convolve(h1, h2), n_fft).astype(np.result_type(dtype, np.complex64))
-    start = a1 + a2 + e1
     for c0 in range(0, data.shape[0], BLOCK_CHANNELS):
         block = data[c0 : c0 + BLOCK_CHANNELS]
-        padded = np.pad(block, ((0, 0), (e1, e1)), mode="reflect", reflect_type="odd").astype(dtype, copy=False)
-        spec = fft.rfft(padded, n_fft, axis=-1)
-        del padded
+        spec = fft.rfft(odd_pad(block, (a1, a1), dtype), n_fft, axis=-1)
         spec *= spec12
-        block[:] = fft.irfft(spec, n_fft, axis=-1)[:, start : start + n]
+        block[:, a2 : n - a2] = fft.irfft(spec, n_fft, axis=-1)[:, 2 * a : n + 2 * a1]
     data[:, :a2] = ends_lo
     data[:, n - a2 :] = ends_hi
 
 
-def pair_ends(data: np.ndarray, h1: np.ndarray, h2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def odd_pad(x: np.ndarray, pads: tuple[int, int], dtype=np.float64) -> np.ndarray:
+    """``np.pad(x, ((0, 0), pads), mode="reflect", reflect_type="odd")`` (``x``: (n_channels, n_times); each pad
+    below ``n_times``) written straight into a new array of ``dtype``, without numpy's intermediate copies."""
+    n, (p0, p1) = x.shape[-1], pads
+    out = np.empty((x.shape[0], n + p0 + p1), dtype)
+    out[:, p0 : p0 + n] = x
+    if p0:
+        out[:, :p0] = 2 * x[:, :1] - x[:, p0:0:-1]
+    if p1:
+        out[:, p0 + n :] = 2 * x[:, -1:] - x[:, -2 : -2 - p1 : -1]
+    return out
+
+
+def pair_ends(data: np.ndarray, h1: np.ndarray, h2: np.ndarray, dtype=np.float64) -> tuple[np.ndarray, np.ndarray]:
     """The first and last ``(len(h2) − 1) / 2`` samples of ``apply_fir(apply_fir(data, h1), h2)``: those that
     depend on the second pass's padding (odd reflection of the *once-filtered* signal), every channel at
     once from the ends of ``data`` (n_channels, n_times) float64. Returns two (n_channels, (len(h2) − 1) / 2)
-    float64 arrays; needs ``n_times ≥ len(h1) + len(h2)``."""
+    arrays of ``dtype`` (the precision of the convolutions); needs ``n_times ≥ len(h1) + len(h2)``."""
     from scipy.signal import fftconvolve
 
     n, n1, n2 = data.shape[-1], len(h1), len(h2)
     a1, a2 = (n1 - 1) // 2, (n2 - 1) // 2
-    k1 = np.asarray(h1, np.float64)[None, :]
-    k2 = np.asarray(h2, np.float64)[None, :]
+    k1 = np.asarray(h1, dtype)[None, :]
+    k2 = np.asarray(h2, dtype)[None, :]
     # the once-filtered signal on its first and last len(h2) samples
-    lo_in = np.concatenate([2 * data[:, :1] - data[:, a1:0:-1], data[:, : a1 + n2]], axis=-1)
-    hi_in = np.concatenate([data[:, n - n2 - a1 :], 2 * data[:, -1:] - data[:, -2 : -a1 - 2 : -1]], axis=-1)
+    lo_in = odd_pad(data[:, : a1 + n2], (a1, 0), dtype)
+    hi_in = odd_pad(data[:, n - n2 - a1 :], (0, a1), dtype)
     y1_lo = fftconvolve(lo_in, k1, mode="valid", axes=-1)
     y1_hi = fftconvolve(hi_in, k1, mode="valid", axes=-1)
     # the second filter over the odd reflection of those once-filtered ends
@@ -254,9 +267,7 @@ def resample_fft(data: np.ndarray, sfreq_from: float, sfreq_to: float, dtype=np.
     use_len = min(new_len, old_len)
     out = np.empty((data.shape[0], final_len), np.float64)
     for c0 in range(0, data.shape[0], BLOCK_CHANNELS):
-        padded = np.pad(data[c0 : c0 + BLOCK_CHANNELS], ((0, 0), pads), mode="reflect", reflect_type="odd")
-        spec = fft.rfft(padded.astype(dtype, copy=False), axis=-1)
-        del padded
+        spec = fft.rfft(odd_pad(data[c0 : c0 + BLOCK_CHANNELS], pads, dtype), axis=-1)
         if use_len % 2 == 0:
             spec[:, use_len // 2] *= 2.0 if new_len < old_len else 0.5
         spec *= float(new_len) / float(old_len)
@@ -280,3 +291,23 @@ def resampled_raw(raw, data: np.ndarray, sfreq: float):
     out.set_annotations(raw.annotations, verbose="error")
     return out
 
+
+def resample_in_place(raw, data: np.ndarray, sfreq: float) -> None:
+    """Make ``raw`` (one run, loaded) hold ``data`` (n_channels, n_new) at ``sfreq`` Hz, **in place**, as MNE's
+    ``Raw.resample`` leaves it (``mne/io/base.py``): first and last samples scaled by the rate ratio, info's
+    ``sfreq`` and low-pass (at most the new Nyquist) updated; annotations, which are in seconds, kept. Unlike
+    :func:`resampled_raw` no new Raw is built: no copy of ``info``, the montage or the annotations.
+
+    Raises ``ValueError`` when ``raw`` is several joined runs or ``data`` has another number of channels."""
+    if len(raw._raw_lengths) != 1 or data.shape[0] != len(raw.ch_names):
+        raise ValueError(f"in-place resampling needs one run of {len(raw.ch_names)} channels, got {data.shape}")
+    ratio = float(sfreq) / float(raw.info["sfreq"])
+    n_new = data.shape[1]
+    raw._cropped_samp = int(np.round(raw._cropped_samp * ratio))
+    raw._first_samps = np.round(raw._first_samps * ratio).astype(int)
+    raw._last_samps = np.array(raw._first_samps) + n_new - 1
+    raw._data = data
+    lowpass = raw.info.get("lowpass")
+    with raw.info._unlock():
+        raw.info["lowpass"] = min(np.inf if lowpass is None else lowpass, sfreq / 2.0)
+        raw.info["sfreq"] = float(sfreq)

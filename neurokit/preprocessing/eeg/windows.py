@@ -142,8 +142,9 @@ def check_rate(sf: float, recipe: EEGRecipe, source: str) -> None:
 
 
 def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None, fft_dtype=np.float64):
-    """Apply the filtering part of ``recipe`` to ``raw`` and return the processed recording: ``raw`` itself
-    (filtered in place) or, when it is resampled, a new :class:`mne.io.RawArray` — use the return value.
+    """Apply the filtering part of ``recipe`` to ``raw`` and return the processed recording: ``raw`` itself,
+    filtered and resampled in place as MNE's methods do (a recording MNE resamples itself — joined runs, stim
+    channels — may come back as a new object: use the return value).
     Filters and resampling are MNE's defaults (FIR ``firwin``, FFT resampling), applied to blocks of
     channels at once (:mod:`neurokit.preprocessing.eeg.filtering`; equal to ``Raw.filter`` / ``notch_filter`` /
     ``resample`` to float64 rounding).
@@ -211,18 +212,16 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None, fft_dty
 
 def _resample(raw, recipe: EEGRecipe, applied: dict, fft_dtype=np.float64):
     """Resample to ``recipe.sfreq`` (MNE's FFT method, batched: :mod:`.filtering`); returns the recording."""
-    from neurokit.preprocessing.eeg.filtering import (
-        fast_path_ok,
-        resample_fft,
-        resampled_raw,
-    )
+    from neurokit.preprocessing.eeg.filtering import fast_path_ok, resample_fft, resample_in_place
 
     if abs(raw.info["sfreq"] - recipe.sfreq) > 1e-6:
         applied["resampled"] = [raw.info["sfreq"], recipe.sfreq]
         if fast_path_ok(raw):
             try:
-                data = resample_fft(raw._data, raw.info["sfreq"], recipe.sfreq, fft_dtype)
-                return resampled_raw(raw, data, recipe.sfreq)
+                resample_in_place(
+                    raw, resample_fft(raw._data, raw.info["sfreq"], recipe.sfreq, fft_dtype), recipe.sfreq
+                )
+                return raw
             except ValueError:  # too short for the batched plan: MNE's own method
                 pass
         raw.resample(recipe.sfreq, npad="auto", verbose="error")
