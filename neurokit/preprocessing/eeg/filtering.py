@@ -221,18 +221,19 @@ def pair_ends(data: np.ndarray, h1: np.ndarray, h2: np.ndarray, dtype=np.float64
     a1, a2 = (n1 - 1) // 2, (n2 - 1) // 2
     k1 = np.asarray(h1, dtype)[None, :]
     k2 = np.asarray(h2, dtype)[None, :]
-    # the once-filtered signal on its first and last len(h2) samples
-    lo_in = odd_pad(data[:, : a1 + n2], (a1, 0), dtype)
-    hi_in = odd_pad(data[:, n - n2 - a1 :], (0, a1), dtype)
-    y1_lo = fftconvolve(lo_in, k1, mode="valid", axes=-1)
-    y1_hi = fftconvolve(hi_in, k1, mode="valid", axes=-1)
-    # the second filter over the odd reflection of those once-filtered ends
-    lo = np.concatenate([2 * y1_lo[:, :1] - y1_lo[:, n2 - 1 : 0 : -1], y1_lo], axis=-1)
-    hi = np.concatenate([y1_hi, 2 * y1_hi[:, -1:] - y1_hi[:, -2 : -n2 - 1 : -1]], axis=-1)
-    return (
-        fftconvolve(lo, k2, mode="valid", axes=-1)[:, a2 : 2 * a2],
-        fftconvolve(hi, k2, mode="valid", axes=-1)[:, 1 : a2 + 1],
+    # the once-filtered signal on its first and last len(h2) samples (start and end stacked: one convolution)
+    c = data.shape[0]
+    ends_in = np.concatenate(
+        [odd_pad(data[:, : a1 + n2], (a1, 0), dtype), odd_pad(data[:, n - n2 - a1 :], (0, a1), dtype)]
     )
+    y1 = fftconvolve(ends_in, k1, mode="valid", axes=-1)
+    y1_lo, y1_hi = y1[:c], y1[c:]
+    # the second filter over the odd reflection of those once-filtered ends (the end reversed, so that both
+    # reflect at their first sample: one convolution)
+    y2 = fftconvolve(
+        np.concatenate([odd_pad(y1_lo, (n2 - 1, 0)), odd_pad(y1_hi[:, ::-1], (n2 - 1, 0))]), k2, mode="valid", axes=-1
+    )
+    return y2[:c, a2 : 2 * a2], y2[c:, a2 : 2 * a2][:, ::-1]
 
 
 def resample_plan(
