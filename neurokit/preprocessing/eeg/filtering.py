@@ -167,10 +167,12 @@ def apply_fir(data: np.ndarray, h: np.ndarray, dtype=np.float64) -> None:
 def apply_fir_pair(data: np.ndarray, h1: np.ndarray, h2: np.ndarray, dtype=np.float64) -> None:
     """``apply_fir(data, h1)`` then ``apply_fir(data, h2)`` in one convolution pass, in place.
 
-    Away from the ends the two filters act as one, ``h1 * h2``, on the first padded signal; the first and
-    last ``(len(h2) − 1) / 2`` samples depend on the second padding (odd reflection of the *filtered*
-    signal) and are computed from the once-filtered edges, so the result equals the two passes to
-    float64 rounding. Recordings shorter than ``2 (len(h1) + len(h2))`` samples take the two passes.
+    The two filters act as one, ``h1 * h2``, on the signal with odd reflection at its ends, except that the
+    second pass reflects the *once-filtered* signal ``y1``. As ``h1`` is symmetric, ``h1`` over the reflected
+    signal is itself odd about ``x[0]·Σh1``, whereas the second pass reflects about ``y1[0]``: the two
+    differ by the constant ``2 (y1[0] − x[0] Σh1)`` over the reflection, so the first ``(len(h2) − 1) / 2``
+    outputs get that step times the sum of ``h2``'s taps reaching past the start (the end likewise). The
+    result equals the two passes to float64 rounding. Recordings shorter than ``2 (len(h1) + len(h2))`` samples take the two passes.
     ``dtype=np.float32`` does the one large FFT pair in float32 (the ends stay float64; :data:`FFT_DTYPES`)."""
     from scipy import fft
 
@@ -183,18 +185,24 @@ def apply_fir_pair(data: np.ndarray, h1: np.ndarray, h2: np.ndarray, dtype=np.fl
         return
     a1, a2 = (n1 - 1) // 2, (n2 - 1) // 2
     a = a1 + a2
-    ends_lo, ends_hi = pair_ends(data, h1, h2, dtype)
-    # elsewhere h1 * h2 over a1 samples of odd reflection: one FFT pair per channel on a circle of at least
-    # n + 2 a1 samples, whose wrap reaches only the first 2 a outputs of the full convolution (not kept)
-    n_fft = fft.next_fast_len(n + 2 * a1, real=True)
+    h1 = np.asarray(h1, np.float64)
+    # MNE's first pass at the two end samples (one dot product per channel) and the step its second padding
+    # adds: 2·(y1[0] − x[0]·Σh1) at the start, likewise at the end
+    s1 = float(h1.sum())
+    step_lo = 2.0 * (odd_pad(data[:, : a1 + 1], (a1, 0)) @ h1 - data[:, 0] * s1)
+    step_hi = 2.0 * (odd_pad(data[:, n - a1 - 1 :], (0, a1)) @ h1 - data[:, -1] * s1)
+    tail = np.cumsum(np.asarray(h2, np.float64)[: a2 - n2 : -1])[::-1]  # Σ of h2's taps beyond k, k = 0 … a2 − 1
+    # h1 * h2 over a samples of odd reflection: one FFT pair per channel on a circle of at least n + 2a
+    # samples, whose wrap reaches only the first 2a outputs of the full convolution (not kept)
+    n_fft = fft.next_fast_len(n + 2 * a, real=True)
     spec12 = fft.rfft(np.convolve(h1, h2), n_fft).astype(np.result_type(dtype, np.complex64))
     for c0 in range(0, data.shape[0], BLOCK_CHANNELS):
         block = data[c0 : c0 + BLOCK_CHANNELS]
-        spec = fft.rfft(odd_pad(block, (a1, a1), dtype), n_fft, axis=-1)
+        spec = fft.rfft(odd_pad(block, (a, a), dtype), n_fft, axis=-1)
         spec *= spec12
-        block[:, a2 : n - a2] = fft.irfft(spec, n_fft, axis=-1)[:, 2 * a : n + 2 * a1]
-    data[:, :a2] = ends_lo
-    data[:, n - a2 :] = ends_hi
+        block[:] = fft.irfft(spec, n_fft, axis=-1)[:, 2 * a : 2 * a + n]
+    data[:, :a2] += step_lo[:, None] * tail
+    data[:, n - a2 :] += step_hi[:, None] * tail[::-1]
 
 
 def odd_pad(x: np.ndarray, pads: tuple[int, int], dtype=np.float64) -> np.ndarray:
@@ -208,32 +216,6 @@ def odd_pad(x: np.ndarray, pads: tuple[int, int], dtype=np.float64) -> np.ndarra
     if p1:
         out[:, p0 + n :] = 2 * x[:, -1:] - x[:, -2 : -2 - p1 : -1]
     return out
-
-
-def pair_ends(data: np.ndarray, h1: np.ndarray, h2: np.ndarray, dtype=np.float64) -> tuple[np.ndarray, np.ndarray]:
-    """The first and last ``(len(h2) − 1) / 2`` samples of ``apply_fir(apply_fir(data, h1), h2)``: those that
-    depend on the second pass's padding (odd reflection of the *once-filtered* signal), every channel at
-    once from the ends of ``data`` (n_channels, n_times) float64. Returns two (n_channels, (len(h2) − 1) / 2)
-    arrays of ``dtype`` (the precision of the convolutions); needs ``n_times ≥ len(h1) + len(h2)``."""
-    from scipy.signal import fftconvolve
-
-    n, n1, n2 = data.shape[-1], len(h1), len(h2)
-    a1, a2 = (n1 - 1) // 2, (n2 - 1) // 2
-    k1 = np.asarray(h1, dtype)[None, :]
-    k2 = np.asarray(h2, dtype)[None, :]
-    # the once-filtered signal on its first and last len(h2) samples (start and end stacked: one convolution)
-    c = data.shape[0]
-    ends_in = np.concatenate(
-        [odd_pad(data[:, : a1 + n2], (a1, 0), dtype), odd_pad(data[:, n - n2 - a1 :], (0, a1), dtype)]
-    )
-    y1 = fftconvolve(ends_in, k1, mode="valid", axes=-1)
-    y1_lo, y1_hi = y1[:c], y1[c:]
-    # the second filter over the odd reflection of those once-filtered ends (the end reversed, so that both
-    # reflect at their first sample: one convolution)
-    y2 = fftconvolve(
-        np.concatenate([odd_pad(y1_lo, (n2 - 1, 0)), odd_pad(y1_hi[:, ::-1], (n2 - 1, 0))]), k2, mode="valid", axes=-1
-    )
-    return y2[:c, a2 : 2 * a2], y2[c:, a2 : 2 * a2][:, ::-1]
 
 
 def resample_plan(
