@@ -250,11 +250,11 @@ def resample_fft(data: np.ndarray, sfreq_from: float, sfreq_to: float, dtype=np.
     use_len = min(new_len, old_len)
     out = np.empty((data.shape[0], final_len), np.float64)
     for c0 in range(0, data.shape[0], BLOCK_CHANNELS):
-        spec = fft.rfft(odd_pad(data[c0 : c0 + BLOCK_CHANNELS], pads, dtype), axis=-1)
+        # gain new_len / old_len and irfft's 1 / new_len: rfft's "forward" scaling (1 / old_len), irfft's none
+        spec = fft.rfft(odd_pad(data[c0 : c0 + BLOCK_CHANNELS], pads, dtype), axis=-1, norm="forward")
         if use_len % 2 == 0:
             spec[:, use_len // 2] *= 2.0 if new_len < old_len else 0.5
-        spec *= float(new_len) / float(old_len)
-        y = fft.irfft(spec, new_len, axis=-1)
+        y = fft.irfft(spec, new_len, axis=-1, norm="forward", overwrite_x=True)
         out[c0 : c0 + BLOCK_CHANNELS] = y[:, cut[0] : new_len - cut[1]]
     return out
 
