@@ -198,23 +198,26 @@ def apply_fir_pair(data: np.ndarray, h1: np.ndarray, h2: np.ndarray, dtype=np.fl
     spec12 = fft.rfft(np.convolve(h1, h2), n_fft).astype(np.result_type(dtype, np.complex64))
     for c0 in range(0, data.shape[0], BLOCK_CHANNELS):
         block = data[c0 : c0 + BLOCK_CHANNELS]
-        spec = fft.rfft(odd_pad(block, (a, a), dtype), n_fft, axis=-1)
+        spec = fft.rfft(odd_pad(block, (a, a), dtype, n_fft), axis=-1, overwrite_x=True)
         spec *= spec12
         block[:] = fft.irfft(spec, n_fft, axis=-1)[:, 2 * a : 2 * a + n]
     data[:, :a2] += step_lo[:, None] * tail
     data[:, n - a2 :] += step_hi[:, None] * tail[::-1]
 
 
-def odd_pad(x: np.ndarray, pads: tuple[int, int], dtype=np.float64) -> np.ndarray:
+def odd_pad(x: np.ndarray, pads: tuple[int, int], dtype=np.float64, length: int | None = None) -> np.ndarray:
     """``np.pad(x, ((0, 0), pads), mode="reflect", reflect_type="odd")`` (``x``: (n_channels, n_times); each pad
-    below ``n_times``) written straight into a new array of ``dtype``, without numpy's intermediate copies."""
+    below ``n_times``) written straight into a new array of ``dtype``, without numpy's intermediate copies;
+    ``length`` (at least the padded length) adds zeros at the end (an FFT's length)."""
     n, (p0, p1) = x.shape[-1], pads
-    out = np.empty((x.shape[0], n + p0 + p1), dtype)
+    total = n + p0 + p1
+    out = np.empty((x.shape[0], total if length is None else length), dtype)
     out[:, p0 : p0 + n] = x
     if p0:
-        out[:, :p0] = 2 * x[:, :1] - x[:, p0:0:-1]
+        np.subtract(2 * x[:, :1], x[:, p0:0:-1], out=out[:, :p0], casting="same_kind")
     if p1:
-        out[:, p0 + n :] = 2 * x[:, -1:] - x[:, -2 : -2 - p1 : -1]
+        np.subtract(2 * x[:, -1:], x[:, -2 : -2 - p1 : -1], out=out[:, p0 + n : total], casting="same_kind")
+    out[:, total:] = 0
     return out
 
 
@@ -251,7 +254,8 @@ def resample_fft(data: np.ndarray, sfreq_from: float, sfreq_to: float, dtype=np.
     out = np.empty((data.shape[0], final_len), np.float64)
     for c0 in range(0, data.shape[0], BLOCK_CHANNELS):
         # gain new_len / old_len and irfft's 1 / new_len: rfft's "forward" scaling (1 / old_len), irfft's none
-        spec = fft.rfft(odd_pad(data[c0 : c0 + BLOCK_CHANNELS], pads, dtype), axis=-1, norm="forward")
+        padded = odd_pad(data[c0 : c0 + BLOCK_CHANNELS], pads, dtype)
+        spec = fft.rfft(padded, axis=-1, norm="forward", overwrite_x=True)
         if use_len % 2 == 0:
             spec[:, use_len // 2] *= 2.0 if new_len < old_len else 0.5
         y = fft.irfft(spec, new_len, axis=-1, norm="forward", overwrite_x=True)
