@@ -167,13 +167,12 @@ def apply_fir(data: np.ndarray, h: np.ndarray, dtype=np.float64) -> None:
 def apply_fir_pair(data: np.ndarray, h1: np.ndarray, h2: np.ndarray, dtype=np.float64) -> None:
     """``apply_fir(data, h1)`` then ``apply_fir(data, h2)`` in one convolution pass, in place.
 
-    The two filters act as one, ``h1 * h2``, on the signal with odd reflection at its ends, except that the
-    second pass reflects the *once-filtered* signal ``y1``. As ``h1`` is symmetric, ``h1`` over the reflected
-    signal is itself odd about ``x[0]·Σh1``, whereas the second pass reflects about ``y1[0]``: the two
-    differ by the constant ``2 (y1[0] − x[0] Σh1)`` over the reflection, so the first ``(len(h2) − 1) / 2``
-    outputs get that step times the sum of ``h2``'s taps reaching past the start (the end likewise). The
-    result equals the two passes to float64 rounding. Recordings shorter than ``2 (len(h1) + len(h2))`` samples take the two passes.
-    ``dtype=np.float32`` does the one large FFT pair in float32 (the ends stay float64; :data:`FFT_DTYPES`)."""
+    The two filters act as one, ``h1 * h2``, on the signal with ``(len(h1) + len(h2)) / 2 − 1`` samples of odd
+    reflection at each end. The second pass reflects the *once-filtered* signal ``y1`` about ``y1[0]``, but
+    as ``h1`` is symmetric and the reflected signal odd about ``x[0]``, ``y1[0] = x[0]·Σh1`` and ``h1`` over
+    the reflected signal is itself odd about that value: the two paddings agree, and the result equals the
+    two passes to float64 rounding (``tests/test_preprocessing_eeg_filtering.py``).
+    ``dtype=np.float32`` does the FFT pair in float32 (:data:`FFT_DTYPES`)."""
     from scipy import fft
 
     n, n1, n2 = data.shape[-1], len(h1), len(h2)
@@ -185,13 +184,6 @@ def apply_fir_pair(data: np.ndarray, h1: np.ndarray, h2: np.ndarray, dtype=np.fl
         return
     a1, a2 = (n1 - 1) // 2, (n2 - 1) // 2
     a = a1 + a2
-    h1 = np.asarray(h1, np.float64)
-    # MNE's first pass at the two end samples (one dot product per channel) and the step its second padding
-    # adds: 2·(y1[0] − x[0]·Σh1) at the start, likewise at the end
-    s1 = float(h1.sum())
-    step_lo = 2.0 * (odd_pad(data[:, : a1 + 1], (a1, 0)) @ h1 - data[:, 0] * s1)
-    step_hi = 2.0 * (odd_pad(data[:, n - a1 - 1 :], (0, a1)) @ h1 - data[:, -1] * s1)
-    tail = np.cumsum(np.asarray(h2, np.float64)[: a2 - n2 : -1])[::-1]  # Σ of h2's taps beyond k, k = 0 … a2 − 1
     # h1 * h2 over a samples of odd reflection: one FFT pair per channel on a circle of at least n + 2a
     # samples, whose wrap reaches only the first 2a outputs of the full convolution (not kept)
     n_fft = fft.next_fast_len(n + 2 * a, real=True)
@@ -201,8 +193,6 @@ def apply_fir_pair(data: np.ndarray, h1: np.ndarray, h2: np.ndarray, dtype=np.fl
         spec = fft.rfft(odd_pad(block, (a, a), dtype, n_fft), axis=-1, overwrite_x=True)
         spec *= spec12
         block[:] = fft.irfft(spec, n_fft, axis=-1)[:, 2 * a : 2 * a + n]
-    data[:, :a2] += step_lo[:, None] * tail
-    data[:, n - a2 :] += step_hi[:, None] * tail[::-1]
 
 
 def odd_pad(x: np.ndarray, pads: tuple[int, int], dtype=np.float64, length: int | None = None) -> np.ndarray:
