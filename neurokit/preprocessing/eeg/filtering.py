@@ -83,7 +83,7 @@ def apply_filters(data: np.ndarray, kernels: list[np.ndarray], dtype=np.float64)
     """Apply zero, one or two zero-phase FIR filters to ``data`` (n_channels, n_times) in place, in order:
     :func:`apply_fir`, or :func:`apply_fir_pair` for two (``dtype``: precision of the large FFTs, as there)."""
     if len(kernels) == 2:
-        apply_fir_pair(data, *kernels, dtype=dtype)
+        apply_fir_pair(data, kernels[0], kernels[1], dtype=dtype)
     elif len(kernels) == 1:
         apply_fir(data, kernels[0], dtype=dtype)
     elif kernels:
