@@ -17,10 +17,13 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import tempfile
 import statistics
+import sys
+import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's neurokit, not an installed one
 
 import torch
 import torch.nn as nn
