@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from neurokit.preprocessing.eeg.prepare import PREPARE_FFT_DTYPE
 from neurokit._utils.errors import CardError
 from neurokit.cards import DataCard, load_card
 from neurokit.io.store import PatchStore
@@ -112,7 +113,7 @@ def test_bids_bad_channel_is_interpolated(eeg_root, lr_store, tmp_path):
     recipe = card.recipe().from_dict(
         {**card.recipe().to_dict(), "channels": card.channel_set("sensorimotor"), "events": {"T1": 0, "T2": 1}}
     )
-    raw = preprocess_raw(raw, recipe)
+    raw = preprocess_raw(raw, recipe, fft_dtype=PREPARE_FFT_DTYPE)  # prepare's precision
     w = make_windows(raw, recipe)
     np.testing.assert_array_equal(st.patches(slice(None)), w.patches)
     # …and not the recorded C3: the bad channel really was replaced

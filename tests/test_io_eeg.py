@@ -117,3 +117,24 @@ def test_partially_truncated_edf(eeg_root, tmp_path):
 def test_bipolar_reference_derivation_not_renamed():
     assert normalize_ch_name("EEG A2-A1") == ("EEG A2-A1", False)
     assert normalize_ch_name("EEG Fp1-A1") == ("Fp1", True)
+
+
+def test_montage_subset_equals_whole_montage(eeg_root):
+    """read_eeg sets the positions from the file's channels' part of the 10-05 montage: the same channel
+    locations and digitisation points (kinds, idents, frames, positions) as MNE's set_montage with the whole one."""
+    import mne
+
+    from neurokit.geometry.channels import montage_1005
+
+    path = eeg_root / "MNE-eegbci-data/files/eegmmidb/1.0.0/S001/S001R04.edf"
+    ours = neurokit.read_eeg(path)
+    ref = neurokit.read_eeg(path, set_montage=False)
+    ref.set_montage(montage_1005(), on_missing="ignore", verbose="error")
+    assert len(ours.info["dig"]) == len(ref.info["dig"]) == 64 + 3
+    for a, b in zip(ours.info["dig"], ref.info["dig"]):
+        assert (a["kind"], a["ident"], a["coord_frame"]) == (b["kind"], b["ident"], b["coord_frame"])
+        np.testing.assert_array_equal(a["r"], b["r"])
+    for a, b in zip(ours.info["chs"], ref.info["chs"]):
+        np.testing.assert_array_equal(a["loc"], b["loc"])
+        assert a["coord_frame"] == b["coord_frame"]
+    assert isinstance(ours.get_montage(), mne.channels.DigMontage)

@@ -303,7 +303,7 @@ def test_reader_faults_become_neurokit_errors(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise AssertionError  # a bare failed check, as MNE's readers raise them
 
-    monkeypatch.setattr(io_eeg, "montage_1005", boom)
+    monkeypatch.setattr(io_eeg, "montage_for", boom)
     with pytest.raises(
         DataFileError, match=r"ok.edf: could not read this file \(AssertionError: failed check `raise AssertionError"
     ):

@@ -39,6 +39,26 @@ def _montage_1005():
     return mne.channels.make_standard_montage("colin27_1005" if "colin27_1005" in builtin else "standard_1005")
 
 
+def montage_for(ch_names):
+    """The part of :func:`montage_1005` holding only the electrodes among ``ch_names`` (and the fiducials), as
+    a fresh :class:`mne.channels.DigMontage`: ``raw.set_montage`` gives the same positions and digitisation
+    points as with the whole montage (``on_missing="ignore"``), without copying and transforming its 345
+    electrodes per file. Subsets are cached per channel list."""
+    return _montage_for(tuple(ch_names)).copy()
+
+
+@lru_cache(maxsize=16)
+def _montage_for(ch_names: tuple[str, ...]):
+    import mne
+    from mne.io.constants import FIFF
+
+    full = _montage_1005()
+    eeg = [d for d in full.dig if d["kind"] == FIFF.FIFFV_POINT_EEG]
+    keep = [i for i, name in enumerate(full.ch_names) if name in set(ch_names)]
+    other = [d for d in full.dig if d["kind"] != FIFF.FIFFV_POINT_EEG]
+    return mne.channels.DigMontage(dig=other + [eeg[i] for i in keep], ch_names=[full.ch_names[i] for i in keep])
+
+
 @lru_cache(maxsize=1)
 def _standard_1005() -> dict[str, str]:
     return {n.upper(): n for n in montage_1005().ch_names}

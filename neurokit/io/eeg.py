@@ -20,7 +20,7 @@ from neurokit._utils.errors import DataFileError
 from neurokit.geometry.channels import (
     OLD_TO_NEW,
     ChannelRenames,
-    montage_1005,
+    montage_for,
     normalize_ch_name,
     strip_affixes,
 )
@@ -188,7 +188,7 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
 
     renames = _normalize_names(raw, dup_labels, path) if normalize_names else ChannelRenames()
     if set_montage:
-        raw.set_montage(montage_1005(), on_missing="ignore", verbose="error")
+        raw.set_montage(montage_for(raw.ch_names), on_missing="ignore", verbose="error")
     if raw.info["bads"]:
         applied["bad_channels"] = list(raw.info["bads"])
     set_raw_notes(

@@ -6,8 +6,10 @@ resampling with ``npad='auto'`` and a boxcar window) filter one channel at a tim
 search for events before resampling. Here the **same filters** — designed by MNE itself,
 :func:`mne.filter.create_filter` — are applied to blocks of channels by :func:`scipy.signal.oaconvolve`, and
 resampling takes one batched real FFT per block. Results equal MNE's to float64 rounding (``tests/
-test_filtering.py`` checks each step and the whole PhysioNet-MI recipe against MNE on real recordings:
-≤ 1e-9 of the signal's RMS), in ≈ half the time (``benchmarks/eeg_pipeline.py``).
+test_preprocessing_eeg_filtering.py`` checks each step and the whole PhysioNet-MI recipe against MNE on real
+recordings: ≤ 1e-9 of the signal's RMS), in ≈ half the time (``benchmarks/eeg_pipeline.py``). With
+``dtype=np.float32`` (what ``prepare`` uses, its stores being float32) the large FFTs run in float32, about
+twice as fast, within ~3e-6 of the RMS (:data:`FFT_DTYPES`).
 
 Facts of MNE's method that the results depend on (MNE 1.x, ``mne/filter.py``, ``mne/cuda.py``):
 
@@ -35,6 +37,10 @@ import numpy as np
 BLOCK_CHANNELS = 8
 
 _SPECIAL_ANNOTATIONS = ("edge", "bad_acq_skip")
+
+#: precisions of the large FFTs: float64 (default) equals MNE to ~1e-14 of the signal's RMS; float32 is about
+#: twice as fast and within ~3e-6 of the RMS (S001R04: 2.8e-6), under the rounding of float32 stores
+FFT_DTYPES = (np.float64, np.float32)
 
 
 def filter_segments(raw) -> list[tuple[int, int]] | None:
@@ -73,13 +79,13 @@ def fast_path_ok(raw) -> bool:
     return raw.preload and one_run_without_stim(raw)
 
 
-def apply_filters(data: np.ndarray, kernels: list[np.ndarray]) -> None:
+def apply_filters(data: np.ndarray, kernels: list[np.ndarray], dtype=np.float64) -> None:
     """Apply zero, one or two zero-phase FIR filters to ``data`` (n_channels, n_times) in place, in order:
-    :func:`apply_fir`, or :func:`apply_fir_pair` for two."""
+    :func:`apply_fir`, or :func:`apply_fir_pair` for two (``dtype``: precision of the large FFTs, as there)."""
     if len(kernels) == 2:
-        apply_fir_pair(data, *kernels)
+        apply_fir_pair(data, kernels[0], kernels[1], dtype=dtype)
     elif len(kernels) == 1:
-        apply_fir(data, kernels[0])
+        apply_fir(data, kernels[0], dtype=dtype)
     elif kernels:
         raise ValueError(f"at most two filters are applied together, got {len(kernels)}")
 
@@ -140,9 +146,10 @@ def _design(sfreq, l_freq, h_freq, notch):
     return create_filter(None, sfreq, l_freq, h_freq, verbose="error")
 
 
-def apply_fir(data: np.ndarray, h: np.ndarray) -> None:
+def apply_fir(data: np.ndarray, h: np.ndarray, dtype=np.float64) -> None:
     """Filter ``data`` (n_channels, n_times), float64, **in place** with the zero-phase FIR ``h`` (odd length),
-    odd-reflection padding as MNE's ``pad='reflect_limited'`` (equal to MNE's ``_overlap_add_filter``)."""
+    odd-reflection padding as MNE's ``pad='reflect_limited'`` (equal to MNE's ``_overlap_add_filter``).
+    ``dtype=np.float32`` convolves in float32 (:data:`FFT_DTYPES`)."""
     from scipy.signal import oaconvolve
 
     n, n_h = data.shape[-1], len(h)
@@ -150,56 +157,58 @@ def apply_fir(data: np.ndarray, h: np.ndarray) -> None:
         raise ValueError(f"zero-phase FIR filters have an odd length, got {n_h}")
     n_edge = max(min(n_h, n) - 1, 0)
     start = (n_h - 1) // 2 + n_edge
-    kernel = np.asarray(h, np.float64)[None, :]
+    kernel = np.asarray(h, dtype)[None, :]
     for c0 in range(0, data.shape[0], BLOCK_CHANNELS):
         block = data[c0 : c0 + BLOCK_CHANNELS]
-        padded = np.pad(block, ((0, 0), (n_edge, n_edge)), mode="reflect", reflect_type="odd") if n_edge else block
+        padded = odd_pad(block, (n_edge, n_edge), dtype)
         block[:] = oaconvolve(padded, kernel, mode="full", axes=-1)[:, start : start + n]
 
 
-def apply_fir_pair(data: np.ndarray, h1: np.ndarray, h2: np.ndarray) -> None:
+def apply_fir_pair(data: np.ndarray, h1: np.ndarray, h2: np.ndarray, dtype=np.float64) -> None:
     """``apply_fir(data, h1)`` then ``apply_fir(data, h2)`` in one convolution pass, in place.
 
-    Away from the ends the two filters act as one, ``h1 * h2``, on the first padded signal; the first and
-    last ``(len(h2) − 1) / 2`` samples depend on the second padding (odd reflection of the *filtered*
-    signal) and are computed from the once-filtered edges, so the result equals the two passes to
-    float64 rounding. Recordings shorter than ``2 (len(h1) + len(h2))`` samples take the two passes."""
+    The two filters act as one, ``h1 * h2``, on the signal with ``(len(h1) + len(h2)) / 2 − 1`` samples of odd
+    reflection at each end. The second pass reflects the *once-filtered* signal ``y1`` about ``y1[0]``, but
+    as ``h1`` is symmetric and the reflected signal odd about ``x[0]``, ``y1[0] = x[0]·Σh1`` and ``h1`` over
+    the reflected signal is itself odd about that value: the two paddings agree, and the result equals the
+    two passes to float64 rounding (``tests/test_preprocessing_eeg_filtering.py``).
+    ``dtype=np.float32`` does the FFT pair in float32 (:data:`FFT_DTYPES`)."""
     from scipy import fft
-    from scipy.signal import fftconvolve
 
     n, n1, n2 = data.shape[-1], len(h1), len(h2)
     if n1 % 2 == 0 or n2 % 2 == 0:
         raise ValueError(f"zero-phase FIR filters have an odd length, got {n1} and {n2}")
     if n < 2 * (n1 + n2):
-        apply_fir(data, h1)
-        apply_fir(data, h2)
+        apply_fir(data, h1, dtype)
+        apply_fir(data, h2, dtype)
         return
-    a1, a2, e1 = (n1 - 1) // 2, (n2 - 1) // 2, n1 - 1
-    k1 = np.asarray(h1, np.float64)[None, :]
-    k2 = np.asarray(h2, np.float64)[None, :]
-    # the once-filtered signal on its first and last len(h2) samples, every channel at once
-    lo_in = np.concatenate([2 * data[:, :1] - data[:, a1:0:-1], data[:, : a1 + n2]], axis=-1)
-    hi_in = np.concatenate([data[:, n - n2 - a1 :], 2 * data[:, -1:] - data[:, -2 : -a1 - 2 : -1]], axis=-1)
-    y1_lo = fftconvolve(lo_in, k1, mode="valid", axes=-1)
-    y1_hi = fftconvolve(hi_in, k1, mode="valid", axes=-1)
-    # the second filter over the odd reflection of those once-filtered ends
-    lo = np.concatenate([2 * y1_lo[:, :1] - y1_lo[:, n2 - 1 : 0 : -1], y1_lo], axis=-1)
-    hi = np.concatenate([y1_hi, 2 * y1_hi[:, -1:] - y1_hi[:, -2 : -n2 - 1 : -1]], axis=-1)
-    ends_lo = fftconvolve(lo, k2, mode="valid", axes=-1)[:, a2 : 2 * a2]
-    ends_hi = fftconvolve(hi, k2, mode="valid", axes=-1)[:, 1 : a2 + 1]
-    # elsewhere h1 * h2 over the first padding: one FFT per channel
-    n_fft = fft.next_fast_len(n + 2 * e1 + n1 + n2 - 2, real=True)
-    spec12 = fft.rfft(np.convolve(h1, h2), n_fft)
-    start = a1 + a2 + e1
+    a1, a2 = (n1 - 1) // 2, (n2 - 1) // 2
+    a = a1 + a2
+    # h1 * h2 over a samples of odd reflection: one FFT pair per channel on a circle of at least n + 2a
+    # samples, whose wrap reaches only the first 2a outputs of the full convolution (not kept)
+    n_fft = fft.next_fast_len(n + 2 * a, real=True)
+    spec12 = fft.rfft(np.convolve(h1, h2), n_fft).astype(np.result_type(dtype, np.complex64))
     for c0 in range(0, data.shape[0], BLOCK_CHANNELS):
         block = data[c0 : c0 + BLOCK_CHANNELS]
-        padded = np.pad(block, ((0, 0), (e1, e1)), mode="reflect", reflect_type="odd")
-        spec = fft.rfft(padded, n_fft, axis=-1)
-        del padded
+        spec = fft.rfft(odd_pad(block, (a, a), dtype, n_fft), axis=-1, overwrite_x=True)
         spec *= spec12
-        block[:] = fft.irfft(spec, n_fft, axis=-1)[:, start : start + n]
-    data[:, :a2] = ends_lo
-    data[:, n - a2 :] = ends_hi
+        block[:] = fft.irfft(spec, n_fft, axis=-1)[:, 2 * a : 2 * a + n]
+
+
+def odd_pad(x: np.ndarray, pads: tuple[int, int], dtype=np.float64, length: int | None = None) -> np.ndarray:
+    """``np.pad(x, ((0, 0), pads), mode="reflect", reflect_type="odd")`` (``x``: (n_channels, n_times); each pad
+    below ``n_times``) written straight into a new array of ``dtype``, without numpy's intermediate copies;
+    ``length`` (at least the padded length) adds zeros at the end (an FFT's length)."""
+    n, (p0, p1) = x.shape[-1], pads
+    total = n + p0 + p1
+    out = np.empty((x.shape[0], total if length is None else length), dtype)
+    out[:, p0 : p0 + n] = x
+    if p0:
+        np.subtract(2 * x[:, :1], x[:, p0:0:-1], out=out[:, :p0], casting="same_kind")
+    if p1:
+        np.subtract(2 * x[:, -1:], x[:, -2 : -2 - p1 : -1], out=out[:, p0 + n : total], casting="same_kind")
+    out[:, total:] = 0
+    return out
 
 
 def resample_plan(
@@ -218,9 +227,10 @@ def resample_plan(
     return final_len, pads, new_len, (cut0, new_len - final_len - cut0)
 
 
-def resample_fft(data: np.ndarray, sfreq_from: float, sfreq_to: float) -> np.ndarray:
+def resample_fft(data: np.ndarray, sfreq_from: float, sfreq_to: float, dtype=np.float64) -> np.ndarray:
     """``data`` (n_channels, n_times) float64 resampled from ``sfreq_from`` to ``sfreq_to`` Hz by FFT, equal to
     MNE's ``Raw.resample(sfreq_to)`` defaults. Returns a new (n_channels, round(n_times · ratio)) float64 array.
+    ``dtype=np.float32`` does the FFTs in float32 (:data:`FFT_DTYPES`).
 
     Raises ``ValueError`` when the padding would exceed the recording (very short signals: use MNE)."""
     from scipy import fft
@@ -233,13 +243,12 @@ def resample_fft(data: np.ndarray, sfreq_from: float, sfreq_to: float) -> np.nda
     use_len = min(new_len, old_len)
     out = np.empty((data.shape[0], final_len), np.float64)
     for c0 in range(0, data.shape[0], BLOCK_CHANNELS):
-        padded = np.pad(data[c0 : c0 + BLOCK_CHANNELS], ((0, 0), pads), mode="reflect", reflect_type="odd")
-        spec = fft.rfft(padded, axis=-1)
-        del padded
+        # gain new_len / old_len and irfft's 1 / new_len: rfft's "forward" scaling (1 / old_len), irfft's none
+        padded = odd_pad(data[c0 : c0 + BLOCK_CHANNELS], pads, dtype)
+        spec = fft.rfft(padded, axis=-1, norm="forward", overwrite_x=True)
         if use_len % 2 == 0:
             spec[:, use_len // 2] *= 2.0 if new_len < old_len else 0.5
-        spec *= float(new_len) / float(old_len)
-        y = fft.irfft(spec, new_len, axis=-1)
+        y = fft.irfft(spec, new_len, axis=-1, norm="forward", overwrite_x=True)
         out[c0 : c0 + BLOCK_CHANNELS] = y[:, cut[0] : new_len - cut[1]]
     return out
 
@@ -258,3 +267,24 @@ def resampled_raw(raw, data: np.ndarray, sfreq: float):
     out = mne.io.RawArray(data, info, first_samp=int(np.round(raw.first_samp * ratio)), copy=None, verbose="error")
     out.set_annotations(raw.annotations, verbose="error")
     return out
+
+
+def resample_in_place(raw, data: np.ndarray, sfreq: float) -> None:
+    """Make ``raw`` (one run, loaded) hold ``data`` (n_channels, n_new) at ``sfreq`` Hz, **in place**, as MNE's
+    ``Raw.resample`` leaves it (``mne/io/base.py``): first and last samples scaled by the rate ratio, info's
+    ``sfreq`` and low-pass (at most the new Nyquist) updated; annotations, which are in seconds, kept. Unlike
+    :func:`resampled_raw` no new Raw is built: no copy of ``info``, the montage or the annotations.
+
+    Raises ``ValueError`` when ``raw`` is several joined runs or ``data`` has another number of channels."""
+    if len(raw._raw_lengths) != 1 or data.shape[0] != len(raw.ch_names):
+        raise ValueError(f"in-place resampling needs one run of {len(raw.ch_names)} channels, got {data.shape}")
+    ratio = float(sfreq) / float(raw.info["sfreq"])
+    n_new = data.shape[1]
+    raw._cropped_samp = int(np.round(raw._cropped_samp * ratio))
+    raw._first_samps = np.round(raw._first_samps * ratio).astype(int)
+    raw._last_samps = np.array(raw._first_samps) + n_new - 1
+    raw._data = data
+    lowpass = raw.info.get("lowpass")
+    with raw.info._unlock():
+        raw.info["lowpass"] = min(np.inf if lowpass is None else lowpass, sfreq / 2.0)
+        raw.info["sfreq"] = float(sfreq)
