@@ -330,6 +330,23 @@ def _planted_set(n, g, counts, informative, D=16):
     return {f"m{i + 1}": x for i, x in enumerate(xs)}, ys
 
 
+def _train(model, tokens, targets, epochs, batch=64, lr=3e-3):
+    """A plain AdamW loop over ``model.loss`` (the Python API only); returns the last step's loss parts."""
+    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    n = len(next(iter(targets.values())))
+    for _ in range(epochs):
+        perm = torch.randperm(n)
+        for i in range(0, n, batch):
+            idx = perm[i : i + batch]
+            loss, parts = model.loss(
+                model({k: v[idx] for k, v in tokens.items()}), {t: y[idx] for t, y in targets.items()}
+            )
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return parts
+
+
 def _planted(n, g, D=16, counts=(2, 3, 4)):
     """Three modalities of 2, 3 and 4 tokens (token shares 0.22, 0.33, 0.44): task A's label lives in
     modality m1 only, task B's in m2 only (same direction), m3 is noise."""
@@ -355,15 +372,7 @@ def test_planted_contributions_from_the_models_own_loss(counts, informative, see
     names = ["A", "B"]
     cfg = M4oEConfig(in_dim=16, modalities=list(tr), tasks=[dict(name=n, kind="binary") for n in names], preset="small")
     model = M4oE(cfg)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    for _ in range(6):
-        perm = torch.randperm(256)
-        for i in range(0, 256, 64):
-            idx = perm[i : i + 64]
-            loss, _ = model.loss(model({k: v[idx] for k, v in tr.items()}), {n: y[idx] for n, y in zip(names, ytr)})
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+    _train(model, tr, dict(zip(names, ytr)), epochs=6)
     model.eval()
     with torch.no_grad():
         out = model(te)
@@ -393,16 +402,7 @@ def test_planted_modality_contributions_default_head():
         preset="small",
     )
     model = M4oE(cfg)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    for _ in range(8):
-        perm = torch.randperm(512)
-        for i in range(0, 512, 64):
-            idx = perm[i : i + 64]
-            out = model({k: v[idx] for k, v in tr[0].items()})
-            loss, parts = model.loss(out, {"A": tr[1][idx], "B": tr[2][idx]})
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+    parts = _train(model, tr[0], {"A": tr[1], "B": tr[2]}, epochs=8)
     assert "routing_alignment" in parts
     model.eval()
     with torch.no_grad():

@@ -355,7 +355,6 @@ def finetune_m4oe(
         finally:
             dist.cleanup(info)
 
-    # locked while it runs; an overwritten run stays whole until the new one has finished
     record = finetune_record(
         cfg,
         head="m4oe",
@@ -374,6 +373,7 @@ def finetune_m4oe(
         resume=resume,
         head_settings={"preset", "alpha", "focal_gamma", "head_kwargs", "layouts", "tasks"},
     )
+    # locked while it runs; an overwritten run stays whole until the new one has finished
     return run_in_folder(out, job, what="M4oE run", overwrite=overwrite, resume=resume, record=record)
 
 
