@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
@@ -59,7 +60,8 @@ def record_run(folder: str | Path, sections: Mapping[str, Any], *, report: str =
     Returns
     -------
     dict
-        The record as written (with ``neurokit_version`` and ``recorded_at``, UTC ISO 8601).
+        The record as written (with ``neurokit_version`` and ``recorded_at``, UTC ISO 8601); under
+        ``torchrun`` only the process of ``RANK`` 0 writes it.
 
     Examples
     --------
@@ -77,6 +79,8 @@ def record_run(folder: str | Path, sections: Mapping[str, Any], *, report: str =
     record.update(json_ready(dict(sections)))
     record["neurokit_version"] = VERSION
     record["recorded_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    if os.environ.get("RANK", "0") != "0":  # under torchrun the main process writes the record
+        return record
     folder.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=2, default=str))
     rp = folder / report
