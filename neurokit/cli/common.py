@@ -193,6 +193,18 @@ def options_given(ctx) -> set[str]:
     }
 
 
+def record_command(ctx, out: Path, *, report: str = "report.json") -> None:
+    """Add the command line to the run's record (:func:`neurokit.pipelines.outputs.record_run`): ``cli``, the
+    command, every one of its options with the value it took (given or defaulted) and the flags given, in
+    ``OUT/run_config.json`` and the ``config`` section of ``OUT/<report>``. Written by the main rank only."""
+    from neurokit.pipelines.outputs import record_run
+
+    if not is_main_rank() or not Path(out).is_dir():
+        return
+    cli = {"command": f"neuro {ctx.info_name}", "options": dict(ctx.params), "given": sorted(options_given(ctx))}
+    record_run(out, {"cli": cli}, report=report)
+
+
 def check_json_out(path: Optional[Path]) -> None:
     """Refuse a ``--json`` path that cannot be written (a folder) before any work is done."""
     if path is not None and path.is_dir():

@@ -14,6 +14,7 @@ from neurokit.cli.common import (
     option_given,
     options_given,
     parse_fractions,
+    record_command,
     parse_splits,
     parse_subjects,
     run_or_exit,
@@ -188,6 +189,7 @@ def pretrain(
         _, used = run_or_exit(select_pretrain_data, list(stores), cfg)
         console.print(f"pretraining on {used}")
     res = run_or_exit(run, list(stores), out, cfg, resume=resume, overwrite=overwrite)
+    record_command(ctx, out, report="pretrain_summary.json")
     if is_main_rank():
         speed = f" ({res['samples_per_s']:.1f} samples/s)" if res["steps_run"] else " (nothing left to run)"
         console.print(
@@ -467,6 +469,7 @@ def finetune(
             overwrite=overwrite,
             resume=resume,
         )
+        record_command(ctx, out)
         print_m4oe_report(rep, out)
         if plots:
             from neurokit.plotting import plot_contributions
@@ -491,6 +494,7 @@ def finetune(
             probe=probe,
             overwrite=overwrite,
         )
+        record_command(ctx, out, report="comparison.json")
         print_comparison(res, out)
         if plots:
             from neurokit.plotting.report import plot_report as draw
@@ -501,6 +505,7 @@ def finetune(
     rep = run_or_exit(
         run, list(stores), out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=folds, resume=resume
     )
+    record_command(ctx, out)
     if "folds" in rep:
         print_scheme_report(rep, out)
     else:

@@ -187,7 +187,9 @@ def load_m4oe(path: str | Path, device="cpu") -> tuple[M4oEFinetuneModel, dict]:
         raise ConfigError(f"{path}: not an M4oE fine-tuned checkpoint (kind={ck.get('kind')!r})")
     obj = get_model_spec(ck["model"])
     backbone = obj.backbone(obj.rebuild(ck["model_config"]))
-    model = M4oEFinetuneModel(backbone, M4oE(M4oEConfig(**ck["head_config"])), ck["layouts"])
+    # heads saved before the gate's logit scale existed computed their gate at scale 1
+    hcfg = M4oEConfig(**{"gate_scale": 1.0, **ck["head_config"]})
+    model = M4oEFinetuneModel(backbone, M4oE(hcfg), ck["layouts"])
     try:
         model.load_state_dict(ck["state_dict"])
     except RuntimeError as exc:

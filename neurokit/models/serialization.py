@@ -5,9 +5,13 @@ neurokit reads goes through :func:`safe_load`."""
 from __future__ import annotations
 
 import importlib
+import json
+import math
 import pickle
 import re
+import struct
 import warnings
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +35,174 @@ SAFE_GLOBALS = (
     "pathlib.PureWindowsPath",
 )
 _NUMPY_DTYPE = re.compile(r"^numpy\.dtypes\.\w+DType$")
+
+
+#: Bounds checked before a weights file is read, so that a crafted file cannot make neurokit allocate without
+#: limit. The largest family neurokit builds (SiT base, 768 wide, 12 blocks) holds 176 tensors and 331 MiB of
+#: float32 weights; a checkpoint adds two AdamW moments and a step per tensor (about 4× the tensors, 3× the
+#: bytes). The bounds leave room for wider or deeper models configured by hand: 250× that tensor count and about
+#: 25× those bytes. A file past any of them is refused in one line naming the file and the bound.
+MAX_TENSORS = 50_000
+#: total bytes a file may declare (tensor data of a safetensors file, members of a ``torch.save`` archive)
+MAX_DECLARED_BYTES = 8 << 30
+#: a safetensors file's JSON header, and a ``torch.save`` archive's central directory
+MAX_HEADER_BYTES = 16 << 20
+#: a ``torch.save`` archive's pickle (``data.pkl``: the container around the tensors, a few hundred KiB for the
+#: largest checkpoint); unpickling it may take some tens of times its size in memory
+MAX_PICKLE_BYTES = 8 << 20
+#: members a ``torch.save`` archive holds besides one per tensor storage (data.pkl, version, byteorder…)
+_ARCHIVE_EXTRA_MEMBERS = 16
+_SAFETENSORS_ITEMSIZE = {
+    "BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
+    "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8,
+}  # fmt: skip
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:,.1f} MiB" if n < 1 << 30 else f"{n / 2**30:,.1f} GiB"
+
+
+def check_weights_bounds(path: str | Path, *, error: type[Exception] = WeightsError) -> None:
+    """Refuse a weights file whose layout would make reading it allocate without limit, before reading it.
+
+    A safetensors file: its header length within :data:`MAX_HEADER_BYTES` and the file, at most
+    :data:`MAX_TENSORS` tensors, each tensor's shape × dtype size equal to its byte range, every range inside the
+    file, the total within :data:`MAX_DECLARED_BYTES`. Any other file must be a zip-format ``torch.save``
+    archive (torch ≥ 1.6; a legacy pickle declares its storages' sizes only while being unpickled): at most
+    :data:`MAX_TENSORS` members (plus a few), its central directory within :data:`MAX_HEADER_BYTES`, its members'
+    declared sizes together within the file's size (``torch.save`` stores them uncompressed) and
+    :data:`MAX_DECLARED_BYTES`, its pickle within :data:`MAX_PICKLE_BYTES`. Reads at most the header (or the
+    archive's end record and central directory); memory stays within a few times :data:`MAX_HEADER_BYTES`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The weights file.
+    error : exception class
+        Raised for a file past a bound (default :class:`~neurokit._utils.errors.WeightsError`).
+
+    Raises
+    ------
+    WeightsError (or ``error``)
+        One line naming the file, what it declares and the bound it passes.
+
+    Examples
+    --------
+    >>> import torch, tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "w.pt"); torch.save({"w": torch.ones(2)}, p)
+    >>> check_weights_bounds(p)  # within every bound: nothing raised
+    """
+    path = Path(path)
+    size = path.stat().st_size
+    if path.suffix == ".safetensors" or _is_safetensors(path):
+        _check_safetensors(path, size, error)
+    else:
+        _check_archive(path, size, error)
+
+
+def _check_safetensors(path: Path, size: int, error: type[Exception]) -> None:
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+        if len(head) < 8:
+            raise error(f"{path}: not a readable safetensors file ({size} bytes: no header length)")
+        n = int.from_bytes(head, "little")
+        if n > MAX_HEADER_BYTES:
+            raise error(
+                f"{path}: refused, its safetensors header declares {n:,} bytes (bound {_mib(MAX_HEADER_BYTES)})"
+            )
+        if n > size - 8:
+            raise error(
+                f"{path}: not a readable safetensors file (truncated: its header declares {n:,} bytes, "
+                f"the file holds {size - 8:,} after the length)"
+            )
+        header = fh.read(n)
+    count = header.count(b'"data_offsets"')  # before parsing: JSON of a million entries costs ~1 GB
+    if count > MAX_TENSORS:
+        raise error(f"{path}: refused, its safetensors header declares {count:,} tensors (bound {MAX_TENSORS:,})")
+    try:
+        meta = json.loads(header)
+        if not isinstance(meta, dict):
+            raise ValueError("the header is not a JSON object")
+        data = size - 8 - n
+        total = 0
+        for name, t in meta.items():
+            if name == "__metadata__":
+                continue
+            itemsize = _SAFETENSORS_ITEMSIZE.get(t["dtype"])
+            begin, end = (int(v) for v in t["data_offsets"])
+            shape = [int(d) for d in t["shape"]]
+            if itemsize is None or min(shape, default=0) < 0 or not 0 <= begin <= end:
+                raise ValueError(f"tensor {name!r}: bad dtype, shape or offsets")
+            nbytes = math.prod(shape) * itemsize
+            if nbytes != end - begin or end > data:
+                raise error(
+                    f"{path}: refused, tensor {name!r} declares shape {shape} {t['dtype']} ({nbytes:,} bytes) at "
+                    f"bytes {begin:,}-{end:,}, past the file's {data:,} bytes of tensor data"
+                )
+            total += nbytes
+    except error:
+        raise
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: not a readable safetensors file (bad header: {str(exc)[:200]})") from None
+    if total > MAX_DECLARED_BYTES:
+        raise error(f"{path}: refused, it declares {_mib(total)} of tensors (bound {_mib(MAX_DECLARED_BYTES)})")
+
+
+def _zip_directory(path: Path, size: int) -> tuple[int, int] | None:
+    """(members, central directory bytes) from a zip's end records, or None when there are none."""
+    with open(path, "rb") as fh:
+        tail_at = max(0, size - (1 << 16) - 22)
+        fh.seek(tail_at)
+        tail = fh.read()
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or len(tail) - at < 22:
+            return None
+        _, _, _, _, count, cd_size, _, _ = struct.unpack("<4s4H2LH", tail[at : at + 22])
+        loc = tail[at - 20 : at] if at >= 20 else b""
+        if loc[:4] == b"PK\x06\x07":  # zip64: the counts are in the zip64 end record
+            (offset,) = struct.unpack("<Q", loc[8:16])
+            if offset + 56 > size:
+                return (count, size + 1)
+            fh.seek(offset)
+            rec = fh.read(56)
+            if rec[:4] == b"PK\x06\x06":
+                count, cd_size = struct.unpack("<QQ", rec[32:48])
+        return count, cd_size
+
+
+def _check_archive(path: Path, size: int, error: type[Exception]) -> None:
+    found = _zip_directory(path, size)
+    if found is None:
+        raise error(
+            f"{path}: refused, not a zip-format torch.save file (torch >= 1.6 writes one): the sizes a legacy "
+            "pickle declares cannot be bounded before reading it; re-save it with torch.save"
+        )
+    count, cd_size = found
+    if count > MAX_TENSORS + _ARCHIVE_EXTRA_MEMBERS:
+        raise error(f"{path}: refused, its archive declares {count:,} members (bound {MAX_TENSORS:,} tensors)")
+    if cd_size > min(MAX_HEADER_BYTES, size):
+        raise error(
+            f"{path}: refused, its archive's directory declares {cd_size:,} bytes, past the bound of "
+            f"min({_mib(MAX_HEADER_BYTES)}, the file's {size:,} bytes)"
+        )
+    try:
+        with zipfile.ZipFile(path) as zf:
+            members = zf.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, struct.error) as exc:
+        raise error(f"{path}: not a readable PyTorch weights file (a damaged zip archive: {str(exc)[:200]})") from None
+    total = sum(m.file_size for m in members)
+    if total > min(size, MAX_DECLARED_BYTES):
+        big = max(members, key=lambda m: m.file_size)
+        raise error(
+            f"{path}: refused, its archive declares {total:,} bytes of members (largest {big.filename!r}: "
+            f"{big.file_size:,}), past the bound of min({_mib(MAX_DECLARED_BYTES)}, the file's {size:,} bytes)"
+        )
+    pkl = [m for m in members if m.filename.endswith(".pkl") and m.file_size > MAX_PICKLE_BYTES]
+    if pkl:
+        raise error(
+            f"{path}: refused, its pickle {pkl[0].filename!r} declares {pkl[0].file_size:,} bytes "
+            f"(bound {_mib(MAX_PICKLE_BYTES)})"
+        )
 
 
 def _is_safe(name: str) -> bool:
@@ -67,7 +239,8 @@ def safe_load(path: str | Path, map_location: Any = "cpu", *, error: type[Except
     ------
     WeightsError (or ``error``)
         The file would import anything outside :data:`SAFE_GLOBALS` (a pickled custom class: loading it may
-        run code), or it is not a readable ``torch.save`` file.
+        run code), it is not a readable ``torch.save`` file, or it is past a bound of :func:`check_weights_bounds`
+        (tensor count, header or directory size, declared bytes against the file's size), checked before reading.
     FileNotFoundError
         No such file.
 
@@ -83,6 +256,7 @@ def safe_load(path: str | Path, map_location: Any = "cpu", *, error: type[Except
         raise FileNotFoundError(f"{path}: no such weights file")
     if path.suffix == ".safetensors" or _is_safetensors(path):
         return load_safetensors(path, map_location, error=error)
+    check_weights_bounds(path, error=error)
     try:
         names = list(torch.serialization.get_unsafe_globals_in_checkpoint(str(path)))
     except Exception:  # not a zip-format torch.save file: the weights_only load below says what is wrong
@@ -151,7 +325,8 @@ def load_safetensors(path: str | Path, map_location: Any = "cpu", *, error: type
     Raises
     ------
     WeightsError (or ``error``)
-        Not a readable safetensors file (truncated, bad header).
+        Not a readable safetensors file (truncated, bad header), or one past a bound of
+        :func:`check_weights_bounds` (header size, tensor count, declared bytes), checked before reading it.
 
     Examples
     --------
@@ -165,6 +340,7 @@ def load_safetensors(path: str | Path, map_location: Any = "cpu", *, error: type
         from safetensors.torch import load_file
     except ImportError:  # pragma: no cover - a dependency of neurokit
         raise error(f"{path}: a safetensors file; install the safetensors package to read it") from None
+    _check_safetensors(Path(path), Path(path).stat().st_size, error)
     device = str(map_location) if isinstance(map_location, (str, torch.device)) else "cpu"
     try:
         return dict(load_file(str(path), device=device))

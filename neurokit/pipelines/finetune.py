@@ -446,6 +446,33 @@ def finetune(
     )
 
 
+#: FinetuneConfig fields a resumed run may change (``--epochs`` may grow); every other one is checked
+RESUME_MAY_CHANGE = ("epochs", "progress", "device", "num_workers", "baselines", "confound_check")
+
+
+def finetune_record(cfg: FinetuneConfig, *, head: str | None = None, **call: Any) -> dict[str, Any]:
+    """The record of a fine-tuning run (:func:`~neurokit.pipelines.outputs.record_run`): ``settings``, every
+    field of ``cfg`` and every argument of the call (given or defaulted), and ``resume``, what a resumed run
+    must repeat (``checked``: the settings, ``init`` by SHA-256, the store's identity) and may change.
+
+    Examples
+    --------
+    >>> finetune_record(FinetuneConfig(epochs=3), scheme="card")["settings"]["epochs"]
+    3
+    """
+    head_settings = sorted(call.pop("head_settings", {}) or {})
+    settings = {**asdict(cfg), **({"head": head} if head else {}), **call}
+    checked = [f for f in asdict(cfg) if f not in RESUME_MAY_CHANGE] + ["init (SHA-256)", "store identity"]
+    return {
+        "settings": settings,
+        "resume": {
+            "checked": checked + [f"head: {k}" for k in head_settings],
+            "may_change": list(RESUME_MAY_CHANGE),
+            "resumable": call.get("scheme", "card") == "card",
+        },
+    }
+
+
 def _finetune_locked(
     store, out: Path, cfg: FinetuneConfig, *, init, overwrite: bool, scheme: str, n_folds: int, resume: bool
 ) -> dict[str, Any]:
@@ -470,7 +497,10 @@ def _finetune_locked(
         finally:
             dist.cleanup(info)
 
-    return run_in_folder(out, job, overwrite=overwrite, resume=resume, resumable=scheme == "card")
+    record = finetune_record(
+        cfg, store=store, out_dir=out, init=init, overwrite=overwrite, scheme=scheme, n_folds=n_folds, resume=resume
+    )
+    return run_in_folder(out, job, overwrite=overwrite, resume=resume, resumable=scheme == "card", record=record)
 
 
 def finetune_or_reuse(
@@ -568,11 +598,7 @@ def check_resume(
     """
     if ck.get("kind") != kind:
         raise ConfigError(f"{path}: not the last.pt of this kind of run (kind={ck.get('kind')!r}, expected {kind!r})")
-    diff = _config_differences(
-        cfg,
-        ck.get("finetune_config") or {},
-        ("epochs", "progress", "device", "num_workers", "baselines", "confound_check"),
-    )
+    diff = _config_differences(cfg, ck.get("finetune_config") or {}, RESUME_MAY_CHANGE)
     if init_fingerprint(init) != ck.get("init_sha256"):
         diff.append("init")
     saved_head = ck.get("head_settings") or {}

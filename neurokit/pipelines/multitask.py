@@ -36,6 +36,7 @@ from neurokit.pipelines.finetune import (
     check_finetune_options,
     check_resume,
     finetune_backbone,
+    finetune_record,
     init_fingerprint,
     make_augmenter,
 )
@@ -354,8 +355,26 @@ def finetune_m4oe(
         finally:
             dist.cleanup(info)
 
+    record = finetune_record(
+        cfg,
+        head="m4oe",
+        stores=stores,
+        out_dir=out,
+        tasks=list(tasks),
+        init=init,
+        preset=preset,
+        alpha=alpha,
+        focal_gamma=focal_gamma,
+        head_kwargs=head_kwargs or {},
+        modalities=modalities,
+        layouts=layouts,
+        baselines=baselines,
+        overwrite=overwrite,
+        resume=resume,
+        head_settings={"preset", "alpha", "focal_gamma", "head_kwargs", "layouts", "tasks"},
+    )
     # locked while it runs; an overwritten run stays whole until the new one has finished
-    return run_in_folder(out, job, what="M4oE run", overwrite=overwrite, resume=resume)
+    return run_in_folder(out, job, what="M4oE run", overwrite=overwrite, resume=resume, record=record)
 
 
 def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, head_kwargs, baselines, resume):

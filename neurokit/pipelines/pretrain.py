@@ -32,6 +32,7 @@ from neurokit.models.checkpoint import (
 )
 from neurokit.models.config import model_config_dict
 from neurokit.models.input_norm import check_mode
+from neurokit.pipelines.outputs import record_run
 from neurokit.training import distributed as dist
 from neurokit.training.objectives import get_objective, heldout_masked_loss
 from neurokit.training.optim import OptimConfig, seed_everything, unwrap
@@ -205,6 +206,10 @@ def pretrain(
         info = dist.setup(cfg.device)
         try:
             res = _pretrain(stores, stage.work, cfg, info, resume, overwrite, final=out)
+            if info.is_main:
+                res["config"] = record_run(
+                    stage.work, pretrain_record(cfg, stores, out, resume, overwrite), report=SUMMARY
+                )
             stage.commit()
             return res
         except BaseException as exc:
@@ -212,6 +217,28 @@ def pretrain(
             raise
         finally:
             dist.cleanup(info)
+
+
+#: the pretraining run's report in its folder
+SUMMARY = "pretrain_summary.json"
+
+
+def pretrain_record(cfg: PretrainConfig, stores, out_dir, resume: bool, overwrite: bool) -> dict[str, Any]:
+    """The record of a pretraining run (:func:`~neurokit.pipelines.outputs.record_run`): ``settings``, every
+    field of ``cfg`` and argument of the call, and ``resume``: a resumed run keeps the checkpoint's settings
+    (options given again change them), and must repeat the model, its configuration, ``--normalize``,
+    ``batch_size``, ``seed``, the data's modality, grid, mesh, channels, sample shape, recipe and subjects."""
+    return {
+        "settings": {**asdict(cfg), "stores": stores, "out_dir": out_dir, "resume": resume, "overwrite": overwrite},
+        "resume": {
+            "checked": [
+                "model", "model_kwargs (the model's configuration)", "normalize", "batch_size", "seed",
+                "store modality, grid, mesh, channels, sample shape, recipe", "subjects",
+            ],
+            "may_change": ["epochs", "max_steps (the schedule spans the new length)", "optim", "device",
+                           "num_workers", "ckpt_every", "progress"],
+        },
+    }  # fmt: skip
 
 
 def resume_config(out_dir: str | Path, **given: Any) -> PretrainConfig:
@@ -405,9 +432,7 @@ def _pretrain(
         "history": history,
     }
     if info.is_main:
-        (out / "pretrain_summary.json").write_text(
-            json.dumps({k: v for k, v in result.items() if k != "history"}, indent=2)
-        )
+        (out / SUMMARY).write_text(json.dumps({k: v for k, v in result.items() if k != "history"}, indent=2))
     return result
 
 
