@@ -173,8 +173,8 @@ def test_comparison_runs_resumes_and_reports(store, init_ckpt, tmp_path):
 
     cfg = FinetuneConfig(**{**TINY, "baselines": True})
     res = compare_pretraining(store, tmp_path / "c", cfg, init=init_ckpt, seeds=2, label_fractions=(0.2, 1.0))
-    assert res["arms"] == ["pretrained", "scratch", "linear-probe", "linear-probe-random"]
-    assert len(res["runs"]) == 4 * 2 * 2 and (tmp_path / "c" / "scratch" / "frac0.2" / "seed1" / "report.json").exists()
+    assert res["arms"] == ["pretrained", "scratch", "eegnet", "linear-probe", "linear-probe-random"]
+    assert len(res["runs"]) == 5 * 2 * 2 and (tmp_path / "c" / "scratch" / "frac0.2" / "seed1" / "report.json").exists()
     # the arms of one seed share the label subset; seeds differ
     sub = {
         (r["arm"], r["seed"]): json.loads(
@@ -183,15 +183,31 @@ def test_comparison_runs_resumes_and_reports(store, init_ckpt, tmp_path):
         for r in res["runs"]
         if r["fraction"] == "0.2"
     }
-    assert sub[("pretrained", 0)] == sub[("scratch", 0)] == sub[("linear-probe-random", 0)]
+    assert sub[("pretrained", 0)] == sub[("scratch", 0)] == sub[("eegnet", 0)] == sub[("linear-probe-random", 0)]
     assert res["subsets"]["0.2"]["0"]["mode"] == "subjects" and res["subsets"]["0.2"]["0"]["n_train"] == 20
     # the scratch arm has the init checkpoint's architecture, from random weights
     rep = json.loads((tmp_path / "c" / "scratch" / "frac1" / "seed0" / "report.json").read_text())
     assert rep["init"] is None and rep["trainable_params"]["all"] == 495_601
+    # the EEGNet arm: EEGNet-8,2 on 2 channels × 400 samples (2 patches of 200), one logit (binary):
+    # 1104 + 16·2 + 1·(16·12 + 1) = 1329, 12 = ⌊(⌊401 / 4⌋ + 1) / 8⌋; the paper's cross-subject dropout
+    eeg = json.loads((tmp_path / "c" / "eegnet" / "frac1" / "seed0" / "report.json").read_text())
+    assert (eeg["model"], eeg["head"], eeg["init"], eeg["trainable_params"]["all"]) == ("eegnet", "flatten", None, 1329)
+    ck = torch.load(tmp_path / "c" / "eegnet" / "frac1" / "seed0" / "best.pt", weights_only=True)
+    assert ck["model_config"]["dropout"] == 0.25 and ck["finetune_config"]["epochs"] == cfg.epochs
     # the paired difference is the mean of the per-seed differences
     by = {(r["arm"], r["fraction"], r["seed"]): r["auroc"] for r in res["runs"]}
     diffs = [by[("pretrained", "1", s)] - by[("scratch", "1", s)] for s in (0, 1)]
     assert res["differences"]["pretrained − scratch"]["1"]["auroc"]["mean"] == pytest.approx(np.mean(diffs))
+    diffs = [by[("pretrained", "1", s)] - by[("eegnet", "1", s)] for s in (0, 1)]
+    assert res["differences"]["pretrained − eegnet"]["1"]["auroc"]["mean"] == pytest.approx(np.mean(diffs))
+    # the verdict: the best of scratch, eegnet and the baselines by mean, seeds counted against it
+    rivals = {a: [by[(a, "1", s)] for s in (0, 1)] for a in ("scratch", "eegnet")}
+    rivals.update({n: [m["auroc"]] * 2 for n, m in res["baselines"]["1"].items()})
+    best = max(rivals, key=lambda n: np.mean(rivals[n]))
+    v = res["verdict"]["pretrained"]["1"]
+    assert (v["best"], v["best_mean"], v["n"]) == (best, pytest.approx(np.mean(rivals[best])), 2)
+    assert v["better"] == sum(by[("pretrained", "1", s)] > rivals[best][i] for i, s in enumerate((0, 1)))
+    assert v["beats"] == (np.mean([by[("pretrained", "1", s)] for s in (0, 1)]) > np.mean(rivals[best]))
     assert set(res["baselines"]) == {"0.2", "1"} and res["chance"]["auroc"] == 0.5
     rows = list(csv.reader((tmp_path / "c" / "comparison.csv").open()))
     assert rows[0][:5] == ["arm", "fraction", "seed", "n_train", "subset_mode"] and len(rows) > 16
@@ -201,6 +217,8 @@ def test_comparison_runs_resumes_and_reports(store, init_ckpt, tmp_path):
     # the table fits 80 columns; the figure's numbers are the summary's
     lines = comparison_lines(res)
     assert max(map(len, lines)) <= 80 and any(line.startswith("Δ pretrained − scratch") for line in lines)
+    assert any(line.startswith("eegnet ") for line in lines) and any(line.startswith("Δ pretrained − eegnet") for line in lines)
+    assert any(line.startswith("pretrained at 100%: " + ("yes" if v["beats"] else "no")) for line in lines)
     d = label_efficiency_data(res)
     assert (
         d["fractions"] == [0.2, 1.0]
