@@ -164,6 +164,10 @@ def test_aggregate_mean_std_and_paired_difference():
         ("pretrained-lora", "scratch"),
         ("linear-probe", "linear-probe-random"),
     ]
+    arms = comparison_arms(["full"], pretrained=True, scratch=True, probe=False, eegnet=True)
+    assert arms["eegnet"] == {"pretrained": False, "strategy": "full", "model": "eegnet"}
+    assert paired_arms(list(arms)) == [("pretrained", "scratch"), ("pretrained", "eegnet")]
+    assert "eegnet" not in comparison_arms(["full"], pretrained=True, scratch=False, probe=False, eegnet=True)
 
 
 # ------------------------------------------------------------------------------------------ end to end
@@ -427,3 +431,25 @@ def test_lora_targets_exist_in_each_family():
         for t in targets:
             hits = [m for n, m in names.items() if n == t or n.endswith("." + t)]
             assert hits and all(isinstance(m, torch.nn.Linear) for m in hits), (family, t)
+
+
+@pytest.mark.slow
+def test_surface_store_lists_eegnet_as_not_applicable(tmp_path):
+    """EEGNet is an EEG model: on a surface store the comparison runs scratch only and its table says why."""
+    from neurokit.cli.reports import comparison_lines
+
+    rng = np.random.default_rng(1)
+    path = tmp_path / "surf.h5"
+    with PatchStoreWriter(path, (3, 20, 15), attrs=dict(modality="surface", label_names=["a", "b"], tr=1.0)) as w:
+        for r in ("r1", "r2", "r3", "r4"):
+            y = np.array([0, 1, 0, 1])
+            x = rng.normal(0, 1, (4, 3, 20, 15)).astype(np.float32) + y[:, None, None, None]
+            w.append(x, y, subject="sub01", run=r)
+    cfg = FinetuneConfig(
+        model="sit", model_kwargs={"n_layers": 1}, epochs=1, batch_size=4, progress=False, device="cpu", baselines=False
+    )
+    res = compare_pretraining(path, tmp_path / "c", cfg, init=None, seeds=1, probe=False)
+    assert res["arms"] == ["scratch", "eegnet"] and res["not_applicable"] == {"eegnet": "n/a: EEG only"}
+    assert [r["arm"] for r in res["runs"]] == ["scratch"] and not (tmp_path / "c" / "eegnet").exists()
+    row = next(line for line in comparison_lines(res) if line.startswith("eegnet"))
+    assert row.split() == ["eegnet", "n/a:", "EEG", "only"]

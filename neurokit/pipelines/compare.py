@@ -39,6 +39,7 @@ import numpy as np
 from neurokit._utils.errors import ConfigError
 from neurokit.data.dataset import PatchDataset, open_labelled
 from neurokit.data.splits import resolve_splits
+from neurokit.evaluation.baselines import MI_BAND
 from neurokit.evaluation.metrics import SELECTION
 from neurokit.models.eegnet import eegnet_dropout
 from neurokit.pipelines.finetune import (
@@ -388,6 +389,98 @@ def compare_pretraining(
     (out / "comparison.json").write_text(json.dumps(result, indent=2, default=float))
     write_comparison_csv(result, out / "comparison.csv")
     return result
+
+
+def baseline_with_eegnet(
+    stores,
+    *,
+    methods: Sequence[str] | None = None,
+    splits: dict[str, list[str]] | None = None,
+    seed: int = 0,
+    band: tuple[float, float] | None = MI_BAND,
+    epochs: int = 50,
+    batch_size: int = 64,
+    device: str = "auto",
+    out: str | Path | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """``neuro baseline``: the classical baselines (:func:`neurokit.evaluation.baselines.baseline`) and, when
+    ``methods`` names ``eegnet``, EEGNet trained from random weights on the same split by ``neuro finetune``'s run
+    (:func:`eegnet_config` of the default :class:`FinetuneConfig`: the same optimiser, best epoch chosen on the
+    validation split, ``report.json`` and ``best.pt`` in ``out``).
+
+    Parameters
+    ----------
+    stores : path or sequence of paths
+        Labelled patch store(s).
+    methods : sequence of str, optional
+        :data:`~neurokit.evaluation.baselines.METHODS` and ``"eegnet"``; default the classical ones that apply.
+    splits, seed, band
+        As :func:`~neurokit.evaluation.baselines.baseline`.
+    epochs, batch_size, device : int, int, str
+        EEGNet's training (the fine-tuning defaults: 50 epochs, batch 64).
+    out : path, optional
+        EEGNet's run folder (replaced if it holds a run); default a temporary folder, removed afterwards.
+    progress : bool
+        EEGNet's progress bar.
+
+    Returns
+    -------
+    :func:`~neurokit.evaluation.baselines.baseline`'s dict; ``baselines["eegnet"]`` holds ``val`` (the selected
+    epoch's validation metrics), ``test``, ``undefined``, ``seconds``, ``best_epoch`` and ``run`` (the folder, or
+    ``None`` for a temporary one), or ``{"error": "n/a: EEG only"}`` for a store that is not EEG.
+
+    Raises
+    ------
+    ConfigError
+        An unknown method, and whatever the baselines or the run refuse.
+
+    Examples
+    --------
+    >>> res = baseline_with_eegnet("lr.h5", methods=["eegnet", "csp_lda"], epochs=20)  # doctest: +SKIP
+    >>> res["baselines"]["eegnet"]["test"]["balanced_accuracy"]  # doctest: +SKIP
+    """
+    import tempfile
+
+    from neurokit.evaluation.baselines import baseline
+    from neurokit.pipelines.finetune import finetune
+
+    wants = list(methods) if methods else None
+    classical = [m for m in wants if m != EEGNET] if wants is not None else None
+    res = baseline(stores, methods=classical, splits=splits, seed=seed, band=band)
+    if not wants or EEGNET not in wants:
+        return res
+    stores = list(stores) if isinstance(stores, (list, tuple)) else [stores]
+    ds_all = open_labelled(stores)[0]
+    if (ds_all.info.modality or "eeg") != "eeg":
+        res["baselines"][EEGNET] = {"error": EEG_ONLY}
+        return res
+    cfg = eegnet_config(
+        FinetuneConfig(
+            epochs=epochs,
+            batch_size=batch_size,
+            seed=seed,
+            device=device,
+            splits=splits,
+            progress=progress,
+            baselines=False,
+            confound_check=False,
+        ),
+        resolve_splits(ds_all, splits)[0],
+    )
+    with tempfile.TemporaryDirectory(prefix="neurokit-eegnet-") as tmp:
+        run = Path(out) if out is not None else Path(tmp) / "eegnet"
+        rep = finetune(stores, run, cfg, overwrite=out is not None)
+    best = next((r for r in rep["history"] if r.get("epoch") == rep["best_epoch"]), {})
+    res["baselines"][EEGNET] = {
+        "val": {k[4:]: v for k, v in best.items() if k.startswith("val_")},
+        "test": rep["test"],
+        "undefined": rep.get("undefined") or {},
+        "seconds": rep["seconds"],
+        "best_epoch": rep["best_epoch"],
+        "run": None if out is None else str(out),
+    }
+    return res
 
 
 #: the arms a pretrained model must beat, besides the classical baselines
