@@ -241,9 +241,7 @@ def comparison_lines(res: dict, metric: str | None = None) -> list[str]:
             by_f = res["summary"].get(arm, {})
             lines.append(
                 f"{arm[: _ARM_W - 1]:<{_ARM_W}}"
-                + "".join(
-                    f"{na[arm] if arm in na else ms(by_f.get(f, {}).get(metric)):>{_CELL_W}}" for f in block
-                )
+                + "".join(f"{na[arm] if arm in na else ms(by_f.get(f, {}).get(metric)):>{_CELL_W}}" for f in block)
             )
         for name, by_f in res["differences"].items():
             a, b = name.split(" − ")

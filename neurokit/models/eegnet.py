@@ -154,17 +154,20 @@ class EEGNet(nn.Module):
         cfg = config or EEGNetConfig(**kwargs)
         self.config = cfg
         f1, f12, f2 = cfg.F1, cfg.F1 * cfg.D, int(cfg.F2 or cfg.F1 * cfg.D)
-        bn = dict(momentum=cfg.bn_momentum, eps=cfg.bn_eps, affine=True)
+
+        def bn(n: int) -> nn.BatchNorm2d:
+            return nn.BatchNorm2d(n, eps=cfg.bn_eps, momentum=cfg.bn_momentum, affine=True)
+
         self.conv_temporal = nn.Conv2d(1, f1, (1, cfg.kernel_length), padding=(0, cfg.kernel_length // 2), bias=False)
-        self.bn_temporal = nn.BatchNorm2d(f1, **bn)
+        self.bn_temporal = bn(f1)
         self.conv_spatial = nn.Conv2d(f1, f12, (cfg.n_chans, 1), groups=f1, bias=False)
-        self.bn_spatial = nn.BatchNorm2d(f12, **bn)
+        self.bn_spatial = bn(f12)
         self.pool1 = nn.AvgPool2d((1, cfg.pool1))
         self.drop1 = nn.Dropout(cfg.dropout)
         k2 = cfg.depthwise_kernel_length
         self.conv_depthwise = nn.Conv2d(f12, f12, (1, k2), padding=(0, k2 // 2), groups=f12, bias=False)
         self.conv_pointwise = nn.Conv2d(f12, f2, (1, 1), bias=False)
-        self.bn_separable = nn.BatchNorm2d(f2, **bn)
+        self.bn_separable = bn(f2)
         self.pool2 = nn.AvgPool2d((1, cfg.pool2))
         self.drop2 = nn.Dropout(cfg.dropout)
         self.classifier = nn.Linear(f2 * cfg.feature_times(), cfg.n_outputs) if cfg.n_outputs else None

@@ -471,7 +471,7 @@ def baseline_with_eegnet(
     with tempfile.TemporaryDirectory(prefix="neurokit-eegnet-") as tmp:
         run = Path(out) if out is not None else Path(tmp) / "eegnet"
         rep = finetune(stores, run, cfg, overwrite=out is not None)
-    best = next((r for r in rep["history"] if r.get("epoch") == rep["best_epoch"]), {})
+    best: dict[str, Any] = next((r for r in rep["history"] if r.get("epoch") == rep["best_epoch"]), {})
     res["baselines"][EEGNET] = {
         "val": {k[4:]: v for k, v in best.items() if k.startswith("val_")},
         "test": rep["test"],
