@@ -361,6 +361,7 @@ def main(argv=None) -> dict:
             "png": str(png),
             "summary": cmp["summary"],
             "differences": cmp["differences"],
+            "verdict": cmp["verdict"],
             "baselines": cmp["baselines"],
             "chance": cmp["chance"],
             "subsets": cmp["subsets"],

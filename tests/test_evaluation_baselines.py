@@ -137,3 +137,39 @@ def test_cli_baseline_band_option_and_surface_store(tmp_path):
         env={"COLUMNS": "200"},
     )
     assert r.exit_code == 0 and json.loads((tmp_path / "n.json").read_text())["band"] is None
+
+
+@pytest.mark.slow
+def test_cli_baseline_method_eegnet(tmp_path):
+    """``neuro baseline --method eegnet`` trains EEGNet on the same split beside the classical baselines; on a surface
+    store it says it does not apply."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from neurokit.cli.main import app
+
+    rng = np.random.default_rng(0)
+    t = np.arange(200) / 200.0
+    path = tmp_path / "eeg.h5"
+    attrs = dict(modality="eeg", card="synthetic", label_names=["rest", "rhythm"], ch_names=["C3", "C4"], sfreq=200.0)
+    with PatchStoreWriter(path, (2, 1, 200), attrs=attrs) as w:
+        for s in ("S001", "S002", "S003", "S004"):
+            y = np.tile([0, 1], 6)
+            x = rng.normal(0, 0.3, (12, 2, 1, 200)) + y[:, None, None, None] * np.sin(2 * np.pi * 10 * t)
+            w.append(x.astype(np.float32), y, onsets=np.arange(12) * 2.0, subject=s, session="1", run="R01")
+    split = ["--train-subjects", "S001,S002", "--val-subjects", "S003", "--test-subjects", "S004"]
+    args = ["baseline", str(path), "--method", "bandpower_lr", "--method", "eegnet", "--epochs", "2", *split]
+    args += ["--eegnet-out", str(tmp_path / "run"), "--device", "cpu", "--json", str(tmp_path / "b.json")]
+    r = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    res = json.loads((tmp_path / "b.json").read_text())
+    assert list(res["baselines"]) == ["bandpower_lr", "eegnet"] and "eegnet" in r.output
+    eeg = res["baselines"]["eegnet"]
+    rep = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert eeg["test"] == rep["test"] and eeg["best_epoch"] == rep["best_epoch"] in (1, 2)
+    assert (rep["model"], rep["head"], rep["splits"]["test"]) == ("eegnet", "flatten", {"subjects": ["S004"]})
+    assert rep["trainable_params"]["all"] == 1104 + 16 * 2 + (16 * 6 + 1)  # 200 samples: T_out = ⌊(⌊201/4⌋+1)/8⌋ = 6
+    surface = _surface(tmp_path / "surf.h5", [("S001", f"R0{r}") for r in range(1, 5)])
+    r = CliRunner().invoke(app, ["baseline", str(surface), "--method", "eegnet"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0 and "n/a: EEG only" in r.output, r.output

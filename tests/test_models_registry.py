@@ -100,13 +100,13 @@ def test_create_model_sizes_and_configs():
 
     assert neurokit.create_model is create_model and neurokit.from_pretrained is from_pretrained
     assert neurokit.models.create_model is create_model and neurokit.models.from_pretrained is from_pretrained
-    assert list_models() == ["cbramod", "clip", "sit"]
+    assert list_models() == ["cbramod", "clip", "eegnet", "sit"]
 
 
 def test_unknown_names_and_options_are_refused():
-    with pytest.raises(ConfigError, match=r"unknown model 'vit'; known: cbramod, clip, sit"):
+    with pytest.raises(ConfigError, match=r"unknown model 'vit'; known: cbramod, clip, eegnet, sit"):
         create_model("vit")
-    with pytest.raises(ConfigError, match=r"unknown model 'vit'; known: cbramod, clip, sit"):
+    with pytest.raises(ConfigError, match=r"unknown model 'vit'; known: cbramod, clip, eegnet, sit"):
         from_pretrained("unused.pt", model="vit")
     with pytest.raises(ConfigError, match=r"unknown cbramod option\(s\) \['n_layer'\]; allowed: .*n_layers"):
         create_model("cbramod", n_layer=2)

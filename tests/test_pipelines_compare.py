@@ -164,6 +164,10 @@ def test_aggregate_mean_std_and_paired_difference():
         ("pretrained-lora", "scratch"),
         ("linear-probe", "linear-probe-random"),
     ]
+    arms = comparison_arms(["full"], pretrained=True, scratch=True, probe=False, eegnet=True)
+    assert arms["eegnet"] == {"pretrained": False, "strategy": "full", "model": "eegnet"}
+    assert paired_arms(list(arms)) == [("pretrained", "scratch"), ("pretrained", "eegnet")]
+    assert "eegnet" not in comparison_arms(["full"], pretrained=True, scratch=False, probe=False, eegnet=True)
 
 
 # ------------------------------------------------------------------------------------------ end to end
@@ -173,8 +177,8 @@ def test_comparison_runs_resumes_and_reports(store, init_ckpt, tmp_path):
 
     cfg = FinetuneConfig(**{**TINY, "baselines": True})
     res = compare_pretraining(store, tmp_path / "c", cfg, init=init_ckpt, seeds=2, label_fractions=(0.2, 1.0))
-    assert res["arms"] == ["pretrained", "scratch", "linear-probe", "linear-probe-random"]
-    assert len(res["runs"]) == 4 * 2 * 2 and (tmp_path / "c" / "scratch" / "frac0.2" / "seed1" / "report.json").exists()
+    assert res["arms"] == ["pretrained", "scratch", "eegnet", "linear-probe", "linear-probe-random"]
+    assert len(res["runs"]) == 5 * 2 * 2 and (tmp_path / "c" / "scratch" / "frac0.2" / "seed1" / "report.json").exists()
     # the arms of one seed share the label subset; seeds differ
     sub = {
         (r["arm"], r["seed"]): json.loads(
@@ -183,15 +187,31 @@ def test_comparison_runs_resumes_and_reports(store, init_ckpt, tmp_path):
         for r in res["runs"]
         if r["fraction"] == "0.2"
     }
-    assert sub[("pretrained", 0)] == sub[("scratch", 0)] == sub[("linear-probe-random", 0)]
+    assert sub[("pretrained", 0)] == sub[("scratch", 0)] == sub[("eegnet", 0)] == sub[("linear-probe-random", 0)]
     assert res["subsets"]["0.2"]["0"]["mode"] == "subjects" and res["subsets"]["0.2"]["0"]["n_train"] == 20
     # the scratch arm has the init checkpoint's architecture, from random weights
     rep = json.loads((tmp_path / "c" / "scratch" / "frac1" / "seed0" / "report.json").read_text())
     assert rep["init"] is None and rep["trainable_params"]["all"] == 495_601
+    # the EEGNet arm: EEGNet-8,2 on 2 channels × 400 samples (2 patches of 200), one logit (binary):
+    # 1104 + 16·2 + 1·(16·12 + 1) = 1329, 12 = ⌊(⌊401 / 4⌋ + 1) / 8⌋; the paper's cross-subject dropout
+    eeg = json.loads((tmp_path / "c" / "eegnet" / "frac1" / "seed0" / "report.json").read_text())
+    assert (eeg["model"], eeg["head"], eeg["init"], eeg["trainable_params"]["all"]) == ("eegnet", "flatten", None, 1329)
+    ck = torch.load(tmp_path / "c" / "eegnet" / "frac1" / "seed0" / "best.pt", weights_only=True)
+    assert ck["model_config"]["dropout"] == 0.25 and ck["finetune_config"]["epochs"] == cfg.epochs
     # the paired difference is the mean of the per-seed differences
     by = {(r["arm"], r["fraction"], r["seed"]): r["auroc"] for r in res["runs"]}
     diffs = [by[("pretrained", "1", s)] - by[("scratch", "1", s)] for s in (0, 1)]
     assert res["differences"]["pretrained − scratch"]["1"]["auroc"]["mean"] == pytest.approx(np.mean(diffs))
+    diffs = [by[("pretrained", "1", s)] - by[("eegnet", "1", s)] for s in (0, 1)]
+    assert res["differences"]["pretrained − eegnet"]["1"]["auroc"]["mean"] == pytest.approx(np.mean(diffs))
+    # the verdict: the best of scratch, eegnet and the baselines by mean, seeds counted against it
+    rivals = {a: [by[(a, "1", s)] for s in (0, 1)] for a in ("scratch", "eegnet")}
+    rivals.update({n: [m["auroc"]] * 2 for n, m in res["baselines"]["1"].items()})
+    best = max(rivals, key=lambda n: np.mean(rivals[n]))
+    v = res["verdict"]["pretrained"]["1"]
+    assert (v["best"], v["best_mean"], v["n"]) == (best, pytest.approx(np.mean(rivals[best])), 2)
+    assert v["better"] == sum(by[("pretrained", "1", s)] > rivals[best][i] for i, s in enumerate((0, 1)))
+    assert v["beats"] == (np.mean([by[("pretrained", "1", s)] for s in (0, 1)]) > np.mean(rivals[best]))
     assert set(res["baselines"]) == {"0.2", "1"} and res["chance"]["auroc"] == 0.5
     rows = list(csv.reader((tmp_path / "c" / "comparison.csv").open()))
     assert rows[0][:5] == ["arm", "fraction", "seed", "n_train", "subset_mode"] and len(rows) > 16
@@ -201,6 +221,10 @@ def test_comparison_runs_resumes_and_reports(store, init_ckpt, tmp_path):
     # the table fits 80 columns; the figure's numbers are the summary's
     lines = comparison_lines(res)
     assert max(map(len, lines)) <= 80 and any(line.startswith("Δ pretrained − scratch") for line in lines)
+    assert any(line.startswith("eegnet ") for line in lines) and any(
+        line.startswith("Δ pretrained − eegnet") for line in lines
+    )
+    assert any(line.startswith("pretrained at 100%: " + ("yes" if v["beats"] else "no")) for line in lines)
     d = label_efficiency_data(res)
     assert (
         d["fractions"] == [0.2, 1.0]
@@ -409,3 +433,25 @@ def test_lora_targets_exist_in_each_family():
         for t in targets:
             hits = [m for n, m in names.items() if n == t or n.endswith("." + t)]
             assert hits and all(isinstance(m, torch.nn.Linear) for m in hits), (family, t)
+
+
+@pytest.mark.slow
+def test_surface_store_lists_eegnet_as_not_applicable(tmp_path):
+    """EEGNet is an EEG model: on a surface store the comparison runs scratch only and its table says why."""
+    from neurokit.cli.reports import comparison_lines
+
+    rng = np.random.default_rng(1)
+    path = tmp_path / "surf.h5"
+    with PatchStoreWriter(path, (3, 20, 15), attrs=dict(modality="surface", label_names=["a", "b"], tr=1.0)) as w:
+        for r in ("r1", "r2", "r3", "r4"):
+            y = np.array([0, 1, 0, 1])
+            x = rng.normal(0, 1, (4, 3, 20, 15)).astype(np.float32) + y[:, None, None, None]
+            w.append(x, y, subject="sub01", run=r)
+    cfg = FinetuneConfig(
+        model="sit", model_kwargs={"n_layers": 1}, epochs=1, batch_size=4, progress=False, device="cpu", baselines=False
+    )
+    res = compare_pretraining(path, tmp_path / "c", cfg, init=None, seeds=1, probe=False)
+    assert res["arms"] == ["scratch", "eegnet"] and res["not_applicable"] == {"eegnet": "n/a: EEG only"}
+    assert [r["arm"] for r in res["runs"]] == ["scratch"] and not (tmp_path / "c" / "eegnet").exists()
+    row = next(line for line in comparison_lines(res) if line.startswith("eegnet"))
+    assert row.split() == ["eegnet", "n/a:", "EEG", "only"]

@@ -127,7 +127,7 @@ def baseline(
         None,
         "--method",
         show_default="those that fit the channel count and modality",
-        help="csp_lda, riemann_lr, bandpower_lr (EEG) or patchmean_lr (surface fMRI) (repeatable).",
+        help="csp_lda, riemann_lr, bandpower_lr (EEG), patchmean_lr (surface fMRI), or eegnet (EEGNet-8,2 trained from scratch on the same split; EEG only) (repeatable).",
     ),
     band: str = typer.Option(
         "8,32",
@@ -138,6 +138,14 @@ def baseline(
         None, "--json", show_default="none", help="Also write the results to this JSON file."
     ),
     seed: int = typer.Option(0, help="Random seed."),
+    epochs: int = typer.Option(50, help="--method eegnet: training epochs (the best on the validation split is kept)."),
+    eegnet_out: Optional[Path] = typer.Option(
+        None,
+        "--eegnet-out",
+        show_default="a temporary folder",
+        help="--method eegnet: keep its run (best.pt, report.json) in this folder (replaced if it holds one).",
+    ),
+    device: str = typer.Option("auto", help="--method eegnet: auto, cpu, cuda."),
     train_subjects: Optional[str] = typer.Option(
         None, show_default="the card's", help="Override the card's train subjects, e.g. '1-6' (with the two below)."
     ),
@@ -148,13 +156,25 @@ def baseline(
         None, show_default="the card's", help="Override the card's test subjects."
     ),
 ) -> None:
-    """Classical baselines (CSP+LDA, Riemannian tangent space + LR, band power + LR) on the card's split."""
+    """Classical baselines (CSP+LDA, Riemannian tangent space + LR, band power + LR) on the card's split, and
+    with --method eegnet EEGNet-8,2 trained from scratch on it."""
     setup_logging(False)
     check_json_out(json_out)
-    from neurokit.evaluation.baselines import baseline as run
+    from neurokit.pipelines.compare import baseline_with_eegnet as run
 
     splits = parse_splits(train_subjects, val_subjects, test_subjects)
-    res = run_or_exit(run, list(stores), methods=method or None, seed=seed, band=parse_band(band), splits=splits)
+    res = run_or_exit(
+        run,
+        list(stores),
+        methods=method or None,
+        seed=seed,
+        band=parse_band(band),
+        splits=splits,
+        epochs=epochs,
+        out=eegnet_out,
+        device=device,
+        progress=True,
+    )
     t = Table(
         title=f"{res['card']}:{res['task']} ({res['kind']}), test split ({res['n_samples']['test']} samples)",
         caption=metric_legend(COMPARE),

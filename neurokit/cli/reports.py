@@ -256,17 +256,18 @@ def comparison_lines(res: dict, metric: str | None = None) -> list[str]:
         lines.append("")
         lines.append(f"{'arm':<{_ARM_W}}" + "".join(f"{'labels ' + f'{float(f):.0%}':>{_CELL_W}}" for f in block))
         lines.append("-" * (_ARM_W + _CELL_W * len(block)))
+        na = res.get("not_applicable") or {}
         for arm in res["arms"]:
             by_f = res["summary"].get(arm, {})
             lines.append(
                 f"{arm[: _ARM_W - 1]:<{_ARM_W}}"
-                + "".join(f"{ms(by_f.get(f, {}).get(metric)):>{_CELL_W}}" for f in block)
+                + "".join(f"{na[arm] if arm in na else ms(by_f.get(f, {}).get(metric)):>{_CELL_W}}" for f in block)
             )
         for name, by_f in res["differences"].items():
             a, b = name.split(" − ")
             short = "pretrained" if a == "pretrained" else a.replace("pretrained-", "")
             lines.append(
-                f"{('Δ ' + short + ' − ' + ('scratch' if b == 'scratch' else 'random'))[: _ARM_W - 1]:<{_ARM_W}}"
+                f"{('Δ ' + short + ' − ' + (b if b in ('scratch', 'eegnet') else 'random'))[: _ARM_W - 1]:<{_ARM_W}}"
                 + "".join(f"{ms(by_f.get(f, {}).get(metric), True):>{_CELL_W}}" for f in block)
             )
             lines.append(
@@ -281,6 +282,30 @@ def comparison_lines(res: dict, metric: str | None = None) -> list[str]:
             )
         if res.get("chance") and metric in res["chance"]:
             lines.append(f"{'chance':<{_ARM_W}}" + "".join(f"{res['chance'][metric]:>{_CELL_W}.3f}" for f in block))
+    lines += verdict_lines(res, metric)
+    return lines
+
+
+def verdict_lines(res: dict, metric: str) -> list[str]:
+    """Per pretrained arm and fraction, one line of at most 80 characters: does it beat the best of scratch,
+    EEGNet and the classical baselines (:func:`neurokit.pipelines.compare.verdicts`), and in how many seeds."""
+    from neurokit.pipelines.compare import verdicts
+
+    table = verdicts(res, metric)
+    if not table:
+        return []
+    lines = ["", "does the pretrained model beat the best of scratch, eegnet and the baselines?"]
+    for arm, by_f in table.items():
+        for f, v in by_f.items():
+            head = f"{arm} at {float(f):.0%}: "
+            if v["beats"] is None:
+                lines.append(f"{head}no rival or no score to compare")
+                continue
+            word = "yes" if v["beats"] else "no"
+            lines.append(
+                f"{head}{word}, {v['mean']:.3f} vs {v['best']} {v['best_mean']:.3f}; "
+                f"above it in {v['better']} of {v['n']} seeds"[:80]
+            )
     return lines
 
 

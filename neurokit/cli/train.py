@@ -356,7 +356,7 @@ def finetune(
         False,
         "--compare-scratch",
         show_default="off",
-        help="Also train the same architecture from random weights (same settings, split, seeds, label subsets) and linear probes of both; print pretrained vs scratch with the difference. Needs --init.",
+        help="Also train the same architecture from random weights and EEGNet-8,2 (same settings, split, seeds, label subsets) and linear probes of both; print pretrained vs scratch vs EEGNet with the differences. Needs --init.",
     ),
     seeds: Optional[int] = typer.Option(
         None,

@@ -227,7 +227,9 @@ def run_baselines(
     kind : ``"binary"``, ``"multiclass"`` or ``"regression"``
     sfreq : float
         Rate of the stored series (200 Hz for CBraMod stores).
-    methods : names from :data:`METHODS`; default :func:`applicable` to the channel count and modality.
+    methods : names from :data:`METHODS`; default (``None``) :func:`applicable` to the channel count and modality;
+        an empty sequence fits none (``neuro baseline --method eegnet`` alone:
+        :func:`neurokit.pipelines.compare.baseline_with_eegnet` trains EEGNet beside them).
     band : (float, float) or None
         Band-pass of the spatial methods (default :data:`MI_BAND`, 8–32 Hz); ``None`` keeps the store's band.
 
@@ -260,7 +262,7 @@ def run_baselines(
     raw = {k: (_load(d, reduce), np.asarray(d.labels)) for k, d in parts.items()}
     data = {k: (x if modality != "eeg" else _series(x), y) for k, (x, y) in raw.items()}
     n_ch = data["train"][0].shape[1]
-    methods = list(methods) if methods else applicable(n_ch, kind, modality)
+    methods = list(methods) if methods is not None else applicable(n_ch, kind, modality)
     for m in methods:
         if m not in METHODS:
             raise ConfigError(f"baseline {m!r}; allowed: {METHODS}")

@@ -22,7 +22,7 @@ logger = logging.getLogger("neurokit")
 #: checkpoint kind of an M4oE fine-tuning run
 M4OE_KIND = "finetune_m4oe"
 
-HEADS = ("avgpool", "all_patch_reps")
+HEADS = ("avgpool", "all_patch_reps", "flatten")
 
 
 MAX_HEAD_PARAMS = 200_000_000  # beyond this a flatten head is a mistake, not a model
@@ -69,6 +69,8 @@ class Head(nn.Module):
     ``avgpool``: mean over every token → Linear(D → n_outputs).
     ``all_patch_reps`` (CBraMod): flatten all tokens → Linear(→ N·D) → ELU → Dropout →
     Linear(→ D) → ELU → Dropout → Linear(→ n_outputs), where N is the second-to-last feature axis.
+    ``flatten`` (EEGNet's classifier, :mod:`neurokit.models.eegnet`): flatten all features → Linear(→ n_outputs),
+    no dropout (braindecode's final convolution over the whole feature map is this linear layer).
     """
 
     def __init__(self, kind: str, feature_shape: Sequence[int], n_outputs: int, dropout: float = 0.1) -> None:
@@ -81,6 +83,10 @@ class Head(nn.Module):
         self.net: nn.Module
         if kind == "avgpool":
             self.net = nn.Linear(d, n_outputs)
+        elif kind == "flatten":
+            self.net = nn.Linear(int(np.prod(self.feature_shape)), n_outputs)
+            nn.init.xavier_uniform_(self.net.weight)  # EEGNet's init (Glorot weights, zero bias)
+            nn.init.zeros_(self.net.bias)
         else:
             flat = int(np.prod(self.feature_shape))
             n = self.feature_shape[-2] if len(self.feature_shape) >= 2 else 1
@@ -100,10 +106,10 @@ class Head(nn.Module):
             )
 
     def forward(self, feats: torch.Tensor) -> torch.Tensor:
-        if tuple(feats.shape[1:]) != self.feature_shape and self.kind == "all_patch_reps":
+        if tuple(feats.shape[1:]) != self.feature_shape and self.kind != "avgpool":
             raise ChannelMismatchError(
                 f"features {tuple(feats.shape[1:])} differ from the {self.feature_shape} this head was built for "
-                "(all_patch_reps fixes the channel and patch counts; use head='avgpool' for varying inputs)"
+                f"({self.kind} fixes the channel and patch counts; use head='avgpool' for varying inputs)"
             )
         if self.kind == "avgpool":
             return self.net(feats.flatten(1, -2).mean(dim=1))

@@ -19,7 +19,8 @@ from neurokit.data.pairs import open_stimuli
 from neurokit.models.cbramod import CBraMod, CBraModConfig
 from neurokit.models.checkpoint import CBRAMOD_RELEASE_FACTS, check_data_facts, data_facts
 from neurokit.models.clip import CLIPConfig, SurfaceCLIP
-from neurokit.models.config import model_config_dict
+from neurokit.models.config import config_from_dict, model_config_dict
+from neurokit.models.eegnet import EEGNet, EEGNetConfig
 from neurokit.models.pretrained import (
     FAMILY_TITLES,
     cbramod_layers,
@@ -198,6 +199,50 @@ def rebuild_vsmae(model_config: dict) -> VSMAE:
     return VSMAE(VSMAEConfig.from_dict(dict(model_config)))
 
 
+# --------------------------------------------------------------------------- EEGNet (a compact supervised baseline)
+EEGNET_OPTIONS = tuple(f.name for f in fields(EEGNetConfig))
+
+
+def make_eegnet(kwargs: dict) -> EEGNet:
+    """:class:`~neurokit.models.eegnet.EEGNet` from :func:`create_model` options (the
+    :class:`~neurokit.models.eegnet.EEGNetConfig` fields: ``n_chans``, ``n_times``, ``n_outputs``, ``dropout``…).
+
+    Raises
+    ------
+    ConfigError
+        An unknown option (the message lists the allowed ones) or sizes out of range.
+
+    Examples
+    --------
+    >>> make_eegnet({"n_chans": 3, "n_times": 800}).config.F2
+    16
+    """
+    unknown_options(kwargs, EEGNET_OPTIONS, "eegnet")
+    return EEGNet(EEGNetConfig(**kwargs))
+
+
+def build_eegnet(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> EEGNet:
+    """EEGNet (features only: fine-tuning adds the ``flatten`` head, its classifier) for an EEG store's
+    ``(C, N, P)`` samples read as ``C`` channels × ``N·P`` samples.
+
+    Raises
+    ------
+    ConfigError
+        Not an EEG store of ``(C, N, P)`` samples (EEGNet is an EEG model), or an unknown option.
+    """
+    if (store_attrs.get("modality") or "eeg") != "eeg" or len(sample_shape) != 3:
+        raise ConfigError(
+            f"EEGNet is an EEG model (channels × samples); this store is {store_attrs.get('modality')!r} with "
+            f"samples {tuple(sample_shape)}"
+        )
+    c, n, p = (int(s) for s in sample_shape)
+    return make_eegnet({**kwargs, "n_chans": c, "n_times": n * p, "n_outputs": None})
+
+
+def rebuild_eegnet(model_config: dict) -> EEGNet:
+    return EEGNet(config_from_dict(EEGNetConfig, dict(model_config), "EEGNet"))
+
+
 # --------------------------------------------------------------------------- tri-modal CLIP
 def encoder_facts(stimuli: Sequence) -> dict:
     """What the model must know of the stimulus encoders (checked again at retrieval)."""
@@ -367,6 +412,18 @@ MODELS: dict[str, ModelSpec] = {
     ),
     "clip": ModelSpec(
         "clip", "surface", build_clip, rebuild_clip, _encoder, "avgpool", FAMILY_TITLES["clip"], make_clip, CLIP_OPTIONS
+    ),
+    # supervised only (no pretraining objective): the compact network a comparison trains beside the pretrained one
+    "eegnet": ModelSpec(
+        "eegnet",
+        "eeg",
+        build_eegnet,
+        rebuild_eegnet,
+        lambda m: m,
+        "flatten",
+        FAMILY_TITLES["eegnet"],
+        make_eegnet,
+        EEGNET_OPTIONS,
     ),
 }
 

@@ -10,13 +10,18 @@ Bench's strategies):
   weights fine-tuned;
 - ``scratch``: the same architecture from random weights, with the same settings, split, seeds and label
   subsets;
+- ``eegnet``: EEGNet-8,2 (:mod:`neurokit.models.eegnet`, the compact network BCI papers train as their deep
+  baseline) from random weights with its ``flatten`` classifier, wherever ``scratch`` runs, with the same
+  optimiser settings, epochs, split, seeds and label subsets; EEG stores only (a surface store's table says
+  :data:`EEG_ONLY`);
 - ``linear-probe`` and ``linear-probe-random``: a logistic regression on the pooled features of the frozen
   pretrained backbone and of the same backbone at random initial values;
 
 plus the classical baselines and chance once per fraction (on the first seed's subset). Means and standard
 deviations are over seeds (sample std, ``ddof=1``; 0 for one seed); a paired difference is taken seed by seed
 (the two arms of a seed share the label subset and the seed), with the number of seeds where the first arm
-scored higher.
+scored higher. The ``verdict`` (:func:`verdicts`) says per pretrained arm and fraction whether it beats the best of
+``scratch``, ``eegnet`` and the classical baselines, and in how many seeds.
 """
 
 from __future__ import annotations
@@ -33,7 +38,10 @@ import numpy as np
 
 from neurokit._utils.errors import ConfigError
 from neurokit.data.dataset import PatchDataset, open_labelled
+from neurokit.data.splits import resolve_splits
+from neurokit.evaluation.baselines import MI_BAND
 from neurokit.evaluation.metrics import SELECTION
+from neurokit.models.eegnet import eegnet_dropout
 from neurokit.pipelines.finetune import (
     STRATEGIES,
     FinetuneConfig,
@@ -46,6 +54,31 @@ logger = logging.getLogger("neurokit")
 #: metrics a comparison aggregates, in the order its tables show them
 COMPARE_METRICS = ("balanced_accuracy", "cohen_kappa", "auroc", "auc_pr", "f1_weighted", "pearson_r", "r2", "rmse")
 SCRATCH, PROBE, PROBE_RANDOM = "scratch", "linear-probe", "linear-probe-random"
+EEGNET = "eegnet"
+#: what a comparison's table shows for the EEGNet arm of a store that is not EEG
+EEG_ONLY = "n/a: EEG only"
+
+
+def eegnet_config(base: FinetuneConfig, split_by: str, **changes: Any) -> FinetuneConfig:
+    """The settings of an EEGNet run beside ``base``: the same optimiser, epochs, batch, seed and split, with
+    ``model="eegnet"``, its ``flatten`` classifier and the paper's dropout for the split (:func:`eegnet_dropout`:
+    0.25 across subjects, 0.5 within one subject's runs); ``base.model_kwargs`` (another family's) are dropped.
+
+    Examples
+    --------
+    >>> c = eegnet_config(FinetuneConfig(model_kwargs={"n_layers": 2}), "subject")
+    >>> c.model, c.head, c.model_kwargs
+    ('eegnet', 'flatten', {'dropout': 0.25})
+    """
+    return replace(
+        base,
+        model="eegnet",
+        model_kwargs={"dropout": eegnet_dropout(split_by)},
+        head="flatten",
+        frozen=False,
+        strategy="full",
+        **changes,
+    )
 
 
 def arm_name(strategy: str) -> str:
@@ -53,8 +86,11 @@ def arm_name(strategy: str) -> str:
     return "pretrained" if strategy == "full" else PROBE if strategy == "linear-probe" else f"pretrained-{strategy}"
 
 
-def comparison_arms(strategies: Sequence[str], *, pretrained: bool, scratch: bool, probe: bool) -> dict[str, dict]:
-    """The arms of a comparison: name → ``{"pretrained": bool, "strategy": str}``, pretrained arms first.
+def comparison_arms(
+    strategies: Sequence[str], *, pretrained: bool, scratch: bool, probe: bool, eegnet: bool = False
+) -> dict[str, dict]:
+    """The arms of a comparison: name → ``{"pretrained": bool, "strategy": str}``, pretrained arms first;
+    ``eegnet`` adds the EEGNet arm beside ``scratch`` (``"model": "eegnet"``).
 
     Raises
     ------
@@ -69,6 +105,8 @@ def comparison_arms(strategies: Sequence[str], *, pretrained: bool, scratch: boo
             arms[arm_name(st)] = {"pretrained": True, "strategy": st}
     if scratch:
         arms[SCRATCH] = {"pretrained": False, "strategy": "full"}
+        if eegnet:
+            arms[EEGNET] = {"pretrained": False, "strategy": "full", "model": "eegnet"}
     if probe:
         if pretrained:
             arms[PROBE] = {"pretrained": True, "strategy": "linear-probe"}
@@ -79,8 +117,10 @@ def comparison_arms(strategies: Sequence[str], *, pretrained: bool, scratch: boo
 
 
 def paired_arms(arms: Sequence[str]) -> list[tuple[str, str]]:
-    """The (pretrained arm, its random-weight twin) pairs whose seed-by-seed difference is reported."""
+    """The (pretrained arm, its random-weight twin) pairs whose seed-by-seed difference is reported, then
+    (pretrained arm, ``eegnet``)."""
     pairs = [(a, SCRATCH) for a in arms if a.startswith("pretrained") and SCRATCH in arms]
+    pairs += [(a, EEGNET) for a in arms if a.startswith("pretrained") and EEGNET in arms]
     if PROBE in arms and PROBE_RANDOM in arms:
         pairs.append((PROBE, PROBE_RANDOM))
     return pairs
@@ -167,6 +207,7 @@ def compare_pretraining(
     strategies: Sequence[str] = ("full",),
     scratch: bool = True,
     probe: bool = True,
+    eegnet: bool = True,
     overwrite: bool = False,
     show_progress: bool = False,
 ) -> dict[str, Any]:
@@ -192,6 +233,9 @@ def compare_pretraining(
         Strategies of the pretrained arms (:data:`~neurokit.pipelines.finetune.STRATEGIES`).
     scratch, probe : bool
         Also run the ``scratch`` arm; also run the linear probes of the pretrained and the random backbone.
+    eegnet : bool
+        Run the ``eegnet`` arm wherever ``scratch`` runs (:func:`eegnet_config`); on a store that is not EEG it
+        is listed as :data:`EEG_ONLY` (``not_applicable``) and not run.
     overwrite : bool
         Replace sub-runs made with other settings (otherwise they raise :class:`FileExistsError`); sub-runs of
         the same settings are reused either way.
@@ -204,7 +248,8 @@ def compare_pretraining(
     ``metric`` (the task's selection metric), ``runs`` (one row per arm × fraction × seed: test metrics,
     ``None`` where undefined, training windows, subset mode, folder, whether reused), ``summary`` and
     ``differences`` (:func:`aggregate`), ``baselines`` (fraction → method → test metrics), ``chance``,
-    ``subsets`` (fraction → seed → the label subset's mode and counts).
+    ``subsets`` (fraction → seed → the label subset's mode and counts), ``verdict`` (:func:`verdicts`),
+    ``not_applicable`` (arm → why it was not run).
 
     Raises
     ------
@@ -231,9 +276,12 @@ def compare_pretraining(
         raise ConfigError(f"label fractions {fractions}: each must be in (0, 1] (CLI: --label-fractions 0.02,0.1,1)")
     fractions = sorted(dict.fromkeys(fractions))
     strategies = list(dict.fromkeys([*strategies, *([cfg.strategy] if cfg.strategy != "full" else [])]))
-    arms = comparison_arms(strategies, pretrained=init is not None, scratch=scratch or init is None, probe=probe)
+    arms = comparison_arms(
+        strategies, pretrained=init is not None, scratch=scratch or init is None, probe=probe, eegnet=eegnet
+    )
     stores = list(stores) if isinstance(stores, (list, tuple)) else [stores]
-    _, label_names, _, kind = open_labelled(stores)
+    ds_all, label_names, _, kind = open_labelled(stores)
+    not_applicable = {EEGNET: EEG_ONLY} if EEGNET in arms and (ds_all.info.modality or "eeg") != "eeg" else {}
     base = replace(cfg, frozen=False, strategy="full")
     random_kw = dict(base.model_kwargs)
     model_name = cfg.model
@@ -246,7 +294,14 @@ def compare_pretraining(
     confounds = None  # the eye-movement check of the training split (the same for every run)
     from neurokit._utils.progress import progress_bar
 
-    jobs = [(f, seed, arm, spec) for f in fractions for seed in seed_list for arm, spec in arms.items()]
+    jobs = [
+        (f, seed, arm, spec)
+        for f in fractions
+        for seed in seed_list
+        for arm, spec in arms.items()
+        if arm not in not_applicable
+    ]
+    split_by = resolve_splits(ds_all, base.splits)[0] if EEGNET in arms and not not_applicable else "subject"
     done_first: set[float] = set()
     with quiet_runs():  # each run's findings (degenerate predictions) are this comparison's rows
         for f, seed, arm, spec in progress_bar(
@@ -267,6 +322,8 @@ def compare_pretraining(
                 augment=None if probe_arm else base.augment,
                 **own,
             )
+            if spec.get("model") == "eegnet":
+                run_cfg = eegnet_config(run_cfg, split_by)
             d = out / arm / f"frac{fk}" / f"seed{seed}"
             rep, reused = finetune_or_reuse(
                 stores, d, run_cfg, init=init if spec["pretrained"] else None, overwrite=overwrite
@@ -308,7 +365,7 @@ def compare_pretraining(
             chance = chance or rep.get("chance")
             confounds = confounds or rep.get("confounds")
     metrics = [m for m in COMPARE_METRICS if any(m in r for r in rows)]
-    agg = aggregate(rows, metrics, paired_arms(list(arms)))
+    agg = aggregate(rows, metrics, paired_arms([a for a in arms if a not in not_applicable]))
     result = {
         "init": None if init is None else str(init),
         "kind": kind,
@@ -324,12 +381,176 @@ def compare_pretraining(
         "chance": chance,
         "subsets": subsets,
         "confounds": confounds,
+        "not_applicable": not_applicable,
         "std": "sample standard deviation over seeds (ddof=1; 0 for one seed)",
     }
+    result["verdict"] = verdicts(result)
     out.mkdir(parents=True, exist_ok=True)
     (out / "comparison.json").write_text(json.dumps(result, indent=2, default=float))
     write_comparison_csv(result, out / "comparison.csv")
     return result
+
+
+def baseline_with_eegnet(
+    stores,
+    *,
+    methods: Sequence[str] | None = None,
+    splits: dict[str, list[str]] | None = None,
+    seed: int = 0,
+    band: tuple[float, float] | None = MI_BAND,
+    epochs: int = 50,
+    batch_size: int = 64,
+    device: str = "auto",
+    out: str | Path | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """``neuro baseline``: the classical baselines (:func:`neurokit.evaluation.baselines.baseline`) and, when
+    ``methods`` names ``eegnet``, EEGNet trained from random weights on the same split by ``neuro finetune``'s run
+    (:func:`eegnet_config` of the default :class:`FinetuneConfig`: the same optimiser, best epoch chosen on the
+    validation split, ``report.json`` and ``best.pt`` in ``out``).
+
+    Parameters
+    ----------
+    stores : path or sequence of paths
+        Labelled patch store(s).
+    methods : sequence of str, optional
+        :data:`~neurokit.evaluation.baselines.METHODS` and ``"eegnet"``; default the classical ones that apply.
+    splits, seed, band
+        As :func:`~neurokit.evaluation.baselines.baseline`.
+    epochs, batch_size, device : int, int, str
+        EEGNet's training (the fine-tuning defaults: 50 epochs, batch 64).
+    out : path, optional
+        EEGNet's run folder (replaced if it holds a run); default a temporary folder, removed afterwards.
+    progress : bool
+        EEGNet's progress bar.
+
+    Returns
+    -------
+    :func:`~neurokit.evaluation.baselines.baseline`'s dict; ``baselines["eegnet"]`` holds ``val`` (the selected
+    epoch's validation metrics), ``test``, ``undefined``, ``seconds``, ``best_epoch`` and ``run`` (the folder, or
+    ``None`` for a temporary one), or ``{"error": "n/a: EEG only"}`` for a store that is not EEG.
+
+    Raises
+    ------
+    ConfigError
+        An unknown method, and whatever the baselines or the run refuse.
+
+    Examples
+    --------
+    >>> res = baseline_with_eegnet("lr.h5", methods=["eegnet", "csp_lda"], epochs=20)  # doctest: +SKIP
+    >>> res["baselines"]["eegnet"]["test"]["balanced_accuracy"]  # doctest: +SKIP
+    """
+    import tempfile
+
+    from neurokit.evaluation.baselines import baseline
+    from neurokit.pipelines.finetune import finetune
+
+    wants = list(methods) if methods else None
+    classical = [m for m in wants if m != EEGNET] if wants is not None else None
+    res = baseline(stores, methods=classical, splits=splits, seed=seed, band=band)
+    if not wants or EEGNET not in wants:
+        return res
+    stores = list(stores) if isinstance(stores, (list, tuple)) else [stores]
+    ds_all = open_labelled(stores)[0]
+    if (ds_all.info.modality or "eeg") != "eeg":
+        res["baselines"][EEGNET] = {"error": EEG_ONLY}
+        return res
+    cfg = eegnet_config(
+        FinetuneConfig(
+            epochs=epochs,
+            batch_size=batch_size,
+            seed=seed,
+            device=device,
+            splits=splits,
+            progress=progress,
+            baselines=False,
+            confound_check=False,
+        ),
+        resolve_splits(ds_all, splits)[0],
+    )
+    with tempfile.TemporaryDirectory(prefix="neurokit-eegnet-") as tmp:
+        run = Path(out) if out is not None else Path(tmp) / "eegnet"
+        rep = finetune(stores, run, cfg, overwrite=out is not None)
+    best: dict[str, Any] = next((r for r in rep["history"] if r.get("epoch") == rep["best_epoch"]), {})
+    res["baselines"][EEGNET] = {
+        "val": {k[4:]: v for k, v in best.items() if k.startswith("val_")},
+        "test": rep["test"],
+        "undefined": rep.get("undefined") or {},
+        "seconds": rep["seconds"],
+        "best_epoch": rep["best_epoch"],
+        "run": None if out is None else str(out),
+    }
+    return res
+
+
+#: the arms a pretrained model must beat, besides the classical baselines
+RIVALS = (SCRATCH, EEGNET)
+
+
+def verdicts(result: dict, metric: str | None = None) -> dict[str, dict[str, dict]]:
+    """Per pretrained arm and label fraction: does it beat the best of ``scratch``, ``eegnet`` and the classical
+    baselines on the test ``metric`` (default the task's selection metric; higher is better), and in how many seeds?
+
+    The best rival is the one of highest mean over seeds (a baseline's one value: it is fitted once per fraction).
+    A seed counts as better when the pretrained run of that seed scored above the best rival's run of the same
+    seed (above the baseline's value when the best is a baseline).
+
+    Parameters
+    ----------
+    result : dict
+        :func:`compare_pretraining`'s result (``runs``, ``summary``, ``baselines``, ``arms``, ``fractions``).
+    metric : str, optional
+
+    Returns
+    -------
+    ``{arm: {fraction: {"metric", "mean", "best", "best_mean", "beats", "better", "n"}}}``: ``best`` the rival's
+    name (``None`` when no rival has a number), ``beats`` ``None`` then; ``better`` of ``n`` seeds.
+
+    Examples
+    --------
+    >>> runs = [{"arm": a, "fraction": "1", "seed": s, "auroc": v} for a, s, v in
+    ...         [("pretrained", 0, 0.8), ("pretrained", 1, 0.7), ("scratch", 0, 0.6), ("scratch", 1, 0.75)]]
+    >>> res = {"metric": "auroc", "arms": ["pretrained", "scratch"], "fractions": ["1"], "runs": runs,
+    ...        "baselines": {"1": {"bandpower_lr": {"auroc": 0.72}}}}
+    >>> v = verdicts(res)["pretrained"]["1"]
+    >>> v["best"], v["beats"], v["better"], v["n"]
+    ('bandpower_lr', True, 1, 2)
+    """
+    metric = metric or result["metric"]
+    by = {(r["arm"], r["fraction"], r["seed"]): r.get(metric) for r in result["runs"]}
+    out: dict[str, dict[str, dict]] = {}
+    for arm in (a for a in result["arms"] if a.startswith("pretrained")):
+        for f in result["fractions"]:
+            mine = {s: v for (a, ff, s), v in by.items() if a == arm and ff == f and v is not None}
+            rivals: dict[str, dict] = {}  # name → seed → value (a baseline: the same value for every seed)
+            for r in RIVALS:
+                vals = {s: v for (a, ff, s), v in by.items() if a == r and ff == f and v is not None}
+                if vals:
+                    rivals[r] = vals
+            for name, ms in (result.get("baselines") or {}).get(f, {}).items():
+                if ms.get(metric) is not None:
+                    rivals[name] = {s: ms[metric] for s in mine}
+            entry: dict[str, Any] = {
+                "metric": metric,
+                "mean": float(np.mean(list(mine.values()))) if mine else None,
+                "best": None,
+                "best_mean": None,
+                "beats": None,
+                "better": 0,
+                "n": 0,
+            }
+            if rivals and mine:
+                best = max(rivals, key=lambda n: float(np.mean(list(rivals[n].values()))))
+                seeds = [s for s in mine if s in rivals[best]]
+                entry.update(
+                    best=best,
+                    best_mean=float(np.mean(list(rivals[best].values()))),
+                    better=int(sum(mine[s] > rivals[best][s] for s in seeds)),
+                    n=len(seeds),
+                )
+                entry["beats"] = bool(entry["mean"] > entry["best_mean"])
+            out.setdefault(arm, {})[f] = entry
+    return out
 
 
 @contextmanager

@@ -39,7 +39,6 @@ from neurokit.models.input_norm import fit_input_norm
 from neurokit.models.registry import build_backbone, get_model_spec
 from neurokit.pipelines.outputs import run_in_folder
 from neurokit.training import distributed as dist
-from neurokit.training.objectives import get_objective
 from neurokit.training.optim import OptimConfig, seed_everything
 from neurokit.training.predict import predict
 from neurokit.training.trainer import Trainer
@@ -859,7 +858,7 @@ def _build_finetune_model(ds_all, cfg: FinetuneConfig, init, info, kind: str, n_
         backbone.eval()
         feat_shape = tuple(backbone_features(backbone, x0).shape[1:])
     n_out = 1 if kind in ("binary", "regression") else n_classes
-    head_kind = get_objective(model_name).default_head if cfg.head == "auto" else cfg.head
+    head_kind = get_model_spec(model_name).default_head if cfg.head == "auto" else cfg.head
     if cfg.strategy == "linear-probe":
         head_kind = "avgpool"
     head = Head(head_kind, feat_shape, n_out, cfg.dropout).to(info.device)
