@@ -21,7 +21,7 @@ from neurokit.cli.common import (
     setup_logging,
     short_metric,
 )
-from neurokit.cli.reports import COMPARE, contributions_table, overlap_line, print_scheme_report
+from neurokit.cli.reports import COMPARE, contributions_table, overlap_line, print_not_a_result, print_scheme_report
 
 
 # ---------------------------------------------------------------------------------------- evaluate
@@ -83,10 +83,12 @@ def evaluate(
     if "tasks" in res:  # M4oE: one table per task, then the contributions
         for name, r in res["tasks"].items():
             console.print(metrics_table(f"{name}: {what} metrics ({r['n_samples']} samples)", r))
+            print_not_a_result(r, name)
         console.print(contributions_table(res["tasks"]))
     else:
         seen = f"; [yellow]seen in training/selection: {', '.join(res['seen'])}[/]" if res.get("seen") else ""
         console.print(metrics_table(f"{what} metrics ({res['n_samples']} samples{seen})", res, res.get("undefined")))
+        print_not_a_result(res)
         if "pretraining_overlap" in res:
             console.print(overlap_line(res["pretraining_overlap"]).replace("test recording", "scored recording"))
     if json_out:

@@ -44,8 +44,7 @@ def print_report(rep: dict, out: Path) -> None:
             f"{run_title(rep)}: test metrics ({rep['n_samples']['test']} samples)", rep["test"], rep.get("undefined")
         )
     )
-    if rep.get("degenerate"):
-        console.print(f"[bold yellow]not a result:[/] {escape(rep['degenerate'])}")
+    print_not_a_result(rep)
     if (rep.get("confounds") or {}).get("fired"):
         console.print(f"[bold yellow]eye-movement confound:[/] {escape(rep['confounds']['message'])}")
     if rep.get("baselines") or rep.get("chance"):
@@ -57,6 +56,14 @@ def print_report(rep: dict, out: Path) -> None:
     if "pretraining_overlap" in rep:
         console.print(overlap_line(rep["pretraining_overlap"], len(rep.get("pretraining_sources") or [])))
     console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'}")
+
+
+def print_not_a_result(rep: dict, name: str | None = None) -> None:
+    """The "not a result" note of a report or score whose predictions carry no information (one predicted class,
+    equal scores, one class scored: ``rep["degenerate"]``); nothing otherwise. ``name``: the task, for M4oE."""
+    if rep.get("degenerate"):
+        task = f"{escape(name)}: " if name else ""
+        console.print(f"[bold yellow]not a result:[/] {task}{escape(rep['degenerate'])}")
 
 
 def overlap_line(overlap: list | None, n_sources: int = 0) -> str:
@@ -132,8 +139,7 @@ def print_m4oe_report(rep: dict, out: Path) -> None:
         )
     )
     for name, r in rep["tasks"].items():
-        if r.get("degenerate"):
-            console.print(f"[bold yellow]not a result:[/] {escape(name)}: {escape(r['degenerate'])}")
+        print_not_a_result(r, name)
     console.print(contributions_table(rep["tasks"]))
     console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'} (resume: {out / 'last.pt'})")
 
