@@ -322,7 +322,7 @@ def baseline(
     >>> res = baseline("lr.h5", band=None)  # doctest: +SKIP
     """
     from neurokit.data.dataset import PatchDataset, open_labelled
-    from neurokit.data.splits import resolve_splits
+    from neurokit.data.splits import check_training_classes, resolve_splits
 
     ds_all, names, n_classes, kind = open_labelled(store)
     stores = [st.path for st in ds_all.stores]
@@ -331,6 +331,11 @@ def baseline(
     for k, d in parts.items():
         if len(d) == 0:
             raise ConfigError(f"{stores[0]}: split {k!r} is empty ({kw[k]})")
+    if "train" in parts:  # as fine-tuning refuses it: no baseline can be fitted to one class
+        try:
+            check_training_classes(parts["train"].labels, names, kw["train"])
+        except ConfigError as exc:
+            raise ConfigError(f"{stores[0]}: {exc}") from None
     sfreq = float(ds_all.info.sfreq or 200.0)
     res = run_baselines(parts, kind, sfreq=sfreq, methods=methods, seed=seed, band=band)
     return {
