@@ -21,7 +21,14 @@ from neurokit.cli.common import (
     setup_logging,
     short_metric,
 )
-from neurokit.cli.reports import COMPARE, contributions_table, overlap_line, print_not_a_result, print_scheme_report
+from neurokit.cli.reports import (
+    COMPARE,
+    contributions_table,
+    overlap_line,
+    print_not_a_result,
+    print_scheme_report,
+    row_title,
+)
 
 
 # ---------------------------------------------------------------------------------------- evaluate
@@ -152,7 +159,7 @@ def baseline(
     for name, r in list(res["baselines"].items()) + [("chance", {"test": res["chance"]})]:
         met = r.get("test") or {}
         t.add_row(
-            name,
+            name if name == "chance" else f"{row_title(name)} ({name})",
             *(
                 f"{met[m]:.3f}"
                 if isinstance(met.get(m), float)

@@ -109,9 +109,9 @@ def comparison_table(title: str, runs: dict, label: str | None = None) -> Table:
         row(task, label or run_title(rep), rep["test"])
         for b, r in (rep.get("baselines") or {}).items():
             if "test" in r:
-                row("", b, r["test"])
+                row("", row_title(b), r["test"])
             else:
-                t.add_row("", b, f"failed: {r.get('error', '')}"[:60], *[""] * (len(COMPARE) - 1))
+                t.add_row("", row_title(b), f"failed: {r.get('error', '')}"[:60], *[""] * (len(COMPARE) - 1))
         if rep.get("chance"):
             row("", "chance", rep["chance"])
         t.add_section()
@@ -210,7 +210,33 @@ def label_fraction_line(info: dict) -> str:
 
 
 #: width of the comparison table's first column and of each fraction's column (3 fractions fit 80 columns)
-_ARM_W, _CELL_W, _PER_BLOCK = 24, 18, 3
+_ARM_W, _CELL_W, _PER_BLOCK = 34, 15, 3
+
+#: the names the comparison's rows go by, printed and in the README's table (the ids stay in comparison.json)
+ARM_TITLES = {
+    "scratch": "from scratch",
+    "linear-probe": "linear probe: pretrained features",
+    "linear-probe-random": "linear probe: random features",
+}
+
+
+def row_title(name: str) -> str:
+    """The printed name of a comparison arm or a classical baseline (:data:`ARM_TITLES`,
+    :data:`~neurokit.evaluation.baselines.BASELINE_TITLES`; others as they are): ``"riemann_lr"`` →
+    ``"tangent space + LR"``."""
+    from neurokit.evaluation.baselines import BASELINE_TITLES
+
+    return ARM_TITLES.get(name) or BASELINE_TITLES.get(name) or name
+
+
+def _difference_title(name: str) -> str:
+    """``"pretrained − scratch"`` → ``"Δ pretrained − scratch"``; ``"linear-probe − linear-probe-random"`` →
+    ``"Δ probe: pretrained − random"``; ``"pretrained-lora − scratch"`` → ``"Δ lora − scratch"``."""
+    a, b = name.split(" − ")
+    if a == "linear-probe":
+        return "Δ probe: pretrained − random"
+    short = "pretrained" if a == "pretrained" else a.replace("pretrained-", "")
+    return f"Δ {short} − {'scratch' if b == 'scratch' else 'random'}"
 
 
 def comparison_lines(res: dict, metric: str | None = None) -> list[str]:
@@ -245,14 +271,12 @@ def comparison_lines(res: dict, metric: str | None = None) -> list[str]:
         for arm in res["arms"]:
             by_f = res["summary"].get(arm, {})
             lines.append(
-                f"{arm[: _ARM_W - 1]:<{_ARM_W}}"
+                f"{row_title(arm)[: _ARM_W - 1]:<{_ARM_W}}"
                 + "".join(f"{ms(by_f.get(f, {}).get(metric)):>{_CELL_W}}" for f in block)
             )
         for name, by_f in res["differences"].items():
-            a, b = name.split(" − ")
-            short = "pretrained" if a == "pretrained" else a.replace("pretrained-", "")
             lines.append(
-                f"{('Δ ' + short + ' − ' + ('scratch' if b == 'scratch' else 'random'))[: _ARM_W - 1]:<{_ARM_W}}"
+                f"{_difference_title(name)[: _ARM_W - 1]:<{_ARM_W}}"
                 + "".join(f"{ms(by_f.get(f, {}).get(metric), True):>{_CELL_W}}" for f in block)
             )
             lines.append(
@@ -262,7 +286,7 @@ def comparison_lines(res: dict, metric: str | None = None) -> list[str]:
         names = list(dict.fromkeys(n for f in block for n in res.get("baselines", {}).get(f, {})))
         for n in names:
             lines.append(
-                f"{n[: _ARM_W - 1]:<{_ARM_W}}"
+                f"{row_title(n)[: _ARM_W - 1]:<{_ARM_W}}"
                 + "".join(f"{_cell(res['baselines'].get(f, {}).get(n, {}).get(metric)):>{_CELL_W}}" for f in block)
             )
         if res.get("chance") and metric in res["chance"]:

@@ -33,6 +33,15 @@ from neurokit._utils.errors import ConfigError
 
 logger = logging.getLogger("neurokit")
 
+#: the name each baseline goes by in printed tables, figures and the README (the ids stay the options' values)
+BASELINE_TITLES = {
+    "csp_lda": "CSP + LDA",
+    "riemann_lr": "tangent space + LR",
+    "bandpower_lr": "band power + LR",
+    "patchmean_lr": "patch mean + LR",
+}
+
+
 BANDS = ((1, 4), (4, 8), (8, 13), (13, 30), (30, 45))
 METHODS = ("csp_lda", "riemann_lr", "bandpower_lr", "patchmean_lr")
 MULTICHANNEL = ("csp_lda", "riemann_lr")
