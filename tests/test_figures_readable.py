@@ -48,6 +48,8 @@ def tick_overlaps(fig: Figure) -> list[str]:
     r = fig.canvas.get_renderer()
     faults = []
     for ax in fig.axes:
+        if not ax.axison:  # no axis drawn (a 3-D sphere view): no tick labels to read
+            continue
         for name in ("xaxis", "yaxis"):
             labels = [(t.get_text(), t.get_window_extent(r)) for t in _tick_labels(getattr(ax, name))]
             for (ta, ba), (tb, bb) in combinations(labels, 2):
