@@ -32,7 +32,7 @@ print(res.message)
 names = list(res.single_aurocs)
 fig, ax = plt.subplots(figsize=(7, 3.6))
 ax.bar(range(len(names)), [res.single_aurocs[n] for n in names], color="tab:orange")
-ax.set_xticks(range(len(names)), names, rotation=60, ha="right", fontsize=8)  # one label per bar, none overlapping
+ax.set_xticks(range(len(names)), names, rotation=90, fontsize=8)  # one label per bar, none overlapping
 ax.axhline(0.5, color="k", ls="--", lw=1, label="chance")
 ax.axhline(res.min_auroc, color="tab:red", ls=":", lw=1, label="firing threshold\n(with p < 0.01)")
 ax.set_ylabel("AUROC (left vs right fist)")
