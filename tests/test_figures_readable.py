@@ -5,7 +5,6 @@ legend covers data (bars, markers, curve points)."""
 
 from __future__ import annotations
 
-import os
 import runpy
 from itertools import combinations
 from pathlib import Path
@@ -18,7 +17,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
-from test_plotting_report import scheme_run  # noqa: E402, F401  (the hand-made two-fold run, as a fixture here)
+from test_plotting_report import scheme_run  # noqa: E402, F401  (the hand-made two-fold run, a fixture here)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("plot_*.py"))
@@ -132,7 +131,7 @@ def test_the_measure_finds_overlapping_ticks_and_a_legend_on_bars():
 
 
 # ------------------------------------------------------------------------------------ the CLI's figures
-def test_report_figures_are_readable(saved_figures, scheme_run, tmp_path):
+def test_report_figures_are_readable(saved_figures, scheme_run, tmp_path):  # noqa: F811
     from neurokit.plotting.report import plot_report
 
     files = plot_report(scheme_run, tmp_path / "figs")

@@ -59,7 +59,9 @@ def test_printed_rows_and_the_readme_table_name_arms_and_baselines_alike():
         if method != "patchmean_lr":
             assert title in printed
     assert "band power + LR" in rows[4] and "best baseline (tangent space + LR); chance" in rows
-    assert BASELINE_TITLES["riemann_lr"] == "tangent space + LR" and BASELINE_TITLES["bandpower_lr"] == "band power + LR"
+    assert (
+        BASELINE_TITLES["riemann_lr"] == "tangent space + LR" and BASELINE_TITLES["bandpower_lr"] == "band power + LR"
+    )
     ids = ("riemann_lr", "csp_lda", "bandpower_lr", "linear-probe-random", "linear-probe")
     assert not [line for line in comparison_lines(_comparison()) if any(i in line for i in ids)]
 

@@ -238,7 +238,6 @@ def channels_tsv(path: str | Path) -> Path:
 
 def _remedies(path, bads: Sequence[str]) -> str:
     """The ways on from a refused interpolation, in the words of the API and of ``neuro prepare --bids``."""
-    names = ",".join(bads)
     return (
         "read with interpolate_bads=False (CLI: neuro prepare --bids … --no-interpolate-bads), drop them before "
         f"the interpolation with drop_channels=[…] (CLI: --drop-channels {','.join(bads)}), or mark them good in "

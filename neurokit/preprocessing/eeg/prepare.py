@@ -286,7 +286,9 @@ def _bids_options(eeg: EEGOptions, entries) -> dict:
     refused for recordings of other kinds, which have no ``channels.tsv``."""
     opts = eeg.bids_overrides()
     if opts and any(e.reader != "bids" for e in entries):
-        flags = ", ".join({"interpolate_bads": "--no-interpolate-bads", "drop_channels": "--drop-channels"}[k] for k in opts)
+        flags = ", ".join(
+            {"interpolate_bads": "--no-interpolate-bads", "drop_channels": "--drop-channels"}[k] for k in opts
+        )
         raise ConfigError(
             f"{flags}: for BIDS recordings (neuro prepare --bids), whose channels.tsv marks bad channels; "
             "for other recordings choose the channels with --channels"
