@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from test_evaluation_confounds import _store
+from test_pipelines_runs import tiny_store  # noqa: F401  (S001, S002 train, S007 val, S009 test; C3 Cz C4)
 from typer.testing import CliRunner
 
 from neurokit.cli.main import app
@@ -40,33 +41,16 @@ def test_binary_metrics_sigmoid_does_not_overflow():
 
 
 @pytest.fixture(scope="module")
-def tiny_run(eeg_root, tmp_path_factory):
-    """A 1-layer CBraMod fine-tuned for one epoch on left/right imagery of S001 (train) and S002 (val, test)."""
+def tiny_run(tiny_store, tmp_path_factory):  # noqa: F811
+    """A 1-layer CBraMod fine-tuned for one epoch on the card's splits of the tiny left/right imagery store."""
     from neurokit.pipelines.finetune import FinetuneConfig, finetune
-    from neurokit.pipelines.prepare import prepare
 
-    tmp = tmp_path_factory.mktemp("notes")
-    store = prepare(
-        "physionet_mi",
-        tmp / "tiny.h5",
-        data_root=eeg_root,
-        task="left_right_imagery",
-        subjects=[1, 2],
-        channels="C3,Cz,C4",
-        progress=False,
-    )
     cfg = FinetuneConfig(
-        model_kwargs={"n_layers": 1},
-        epochs=1,
-        batch_size=16,
-        progress=False,
-        device="cpu",
-        baselines=False,
-        confound_check=False,
-        splits={"train": ["S001"], "val": ["S002"], "test": ["S002"]},
+        model_kwargs={"n_layers": 1}, epochs=1, batch_size=16, progress=False, device="cpu", baselines=False
     )
-    finetune(store, tmp / "ft", cfg)
-    return store, tmp / "ft" / "best.pt"
+    out = tmp_path_factory.mktemp("notes") / "ft"
+    finetune(tiny_store, out, cfg)
+    return tiny_store, out / "best.pt"
 
 
 @pytest.mark.slow

@@ -7,7 +7,6 @@ import ast
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 import typer.main
 from typer.testing import CliRunner
@@ -158,17 +157,9 @@ def test_bids_bad_channel_remedies_are_options_of_neuro_prepare(tmp_path):
 
 # ------------------------------------------------------------------------------------- baseline, one class
 def test_baseline_refuses_a_one_class_training_split(tmp_path):
-    from neurokit.io.store import PatchStoreWriter
+    from test_pipelines_eeg import one_class_subject_store
 
-    rng = np.random.default_rng(0)
-    w = PatchStoreWriter(
-        tmp_path / "s.h5",
-        (2, 1, 200),
-        attrs={"modality": "eeg", "label_names": ["rest", "task"], "ch_names": ["C3", "C4"], "sfreq": 200.0},
-    )
-    for subj, labels in (("S1", [0] * 6), ("S2", [0, 1] * 3), ("S3", [0, 1] * 3)):
-        w.append(rng.normal(size=(6, 2, 1, 200)).astype(np.float32), np.asarray(labels), subject=subj)
-    store = w.close()
+    store = one_class_subject_store(tmp_path / "s.h5")
     args = ["baseline", str(store), "--train-subjects", "S1", "--val-subjects", "S2", "--test-subjects", "S3"]
     r = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
     msg = " ".join(r.output.split())

@@ -5,6 +5,7 @@
 import json
 
 import pytest
+from test_pipelines_runs import tiny_store  # noqa: F401  (S001, S002 train, S007 val, S009 test; C3 Cz C4)
 from typer.testing import CliRunner
 
 from neurokit._utils.staging import run_files
@@ -14,21 +15,6 @@ from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
 #: the log of a dead run: eight pretraining steps, no checkpoint
 STALE = "".join(json.dumps({"step": s, "epoch": 0, "loss": 9.0, "stale": True}) + "\n" for s in range(1, 9))
-
-
-@pytest.fixture(scope="module")
-def tiny_store(eeg_root, tmp_path_factory):
-    from neurokit.pipelines.prepare import prepare
-
-    return prepare(
-        "physionet_mi",
-        tmp_path_factory.mktemp("tiny") / "tiny.h5",
-        data_root=eeg_root,
-        task="left_right_imagery",
-        subjects=[1, 2],
-        channels="C3,Cz,C4",
-        progress=False,
-    )
 
 
 def _dead_run(folder, name="metrics.jsonl"):
@@ -58,7 +44,7 @@ def test_run_files_lists_logs_reports_checkpoints_configs(tmp_path):
     ]
 
 
-def test_pretrain_refuses_a_dead_runs_log_and_overwrite_clears_it(tiny_store, tmp_path):
+def test_pretrain_refuses_a_dead_runs_log_and_overwrite_clears_it(tiny_store, tmp_path):  # noqa: F811
     out = _dead_run(tmp_path / "pre")
     cfg = PretrainConfig(model_kwargs={"n_layers": 1}, epochs=1, max_steps=2, batch_size=16, progress=False, seed=0)
     with pytest.raises(FileExistsError, match=r"already holds a run \(metrics\.jsonl.*--resume.*--overwrite"):
@@ -76,7 +62,7 @@ def test_pretrain_refuses_a_dead_runs_log_and_overwrite_clears_it(tiny_store, tm
 
 
 @pytest.mark.parametrize("name", ["metrics.jsonl", "report.json", "config.json"])
-def test_finetune_refuses_a_folder_holding_any_run_file(tiny_store, tmp_path, name):
+def test_finetune_refuses_a_folder_holding_any_run_file(tiny_store, tmp_path, name):  # noqa: F811
     out = _dead_run(tmp_path / "ft", name)
     cfg = FinetuneConfig(model_kwargs={"n_layers": 1}, epochs=1, batch_size=16, progress=False, device="cpu")
     with pytest.raises(FileExistsError, match=rf"already holds a run \({name}.*--resume.*--overwrite"):
