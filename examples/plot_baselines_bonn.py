@@ -46,17 +46,17 @@ for name, r in res["baselines"].items():
         {m: round(v, 3) for m, v in r["test"].items() if m in ("balanced_accuracy", "auroc")},
     )
 names = list(EEG_METHODS)
-fig, ax = plt.subplots(figsize=(7, 3))
+fig, ax = plt.subplots(figsize=(7, 3), layout="constrained")
 x = np.arange(len(names))
 for dx, metric, label in ((-0.2, "balanced_accuracy", "balanced accuracy"), (0.2, "auroc", "AUROC")):
     ran = [i for i, n in enumerate(names) if n in res["baselines"]]
     ax.bar(x[ran] + dx, [res["baselines"][names[i]]["test"][metric] for i in ran], 0.4, label=label)
 for i, n in enumerate(names):
     if n not in res["baselines"]:
-        ax.text(i, 0.5, "not applicable:\none channel", ha="center", va="center", fontsize=8, color="0.4")
+        ax.text(i, 0.25, "not applicable:\none channel", ha="center", va="center", fontsize=8, color="0.4")
 ax.axhline(0.5, color="k", ls="--", lw=1, label="chance")
 ax.set_xticks(x, [BASELINE_TITLES[n] for n in names])
+ax.set_xlim(-0.6, len(names) - 0.4)  # room for every method's bars, those that ran and those that do not apply
 ax.set_ylim(0, 1.05)
 ax.set_ylabel("test split")
 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)  # beside the bars
-fig.tight_layout()

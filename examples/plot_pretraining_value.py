@@ -50,7 +50,7 @@ for f in res["fractions"]:
     )
 
 # %%
-fig, ax = plt.subplots(figsize=(6, 4))
+fig, ax = plt.subplots(figsize=(6, 4), layout="constrained")
 fr = [float(f) for f in res["fractions"]]
 for arm, label, colour in (("pretrained", "pretrained", "tab:blue"), ("scratch", "from scratch", "tab:gray")):
     m = [res["summary"][arm][f]["auroc"]["mean"] for f in res["fractions"]]
@@ -62,4 +62,3 @@ ax.set_xscale("log")
 ax.set_xlabel("fraction of the training labels")
 ax.set_ylabel("test AUROC (mean ± std, 2 seeds)")
 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)  # beside the curves
-fig.tight_layout()

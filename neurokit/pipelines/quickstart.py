@@ -79,7 +79,9 @@ def pool_single_channel(
             units="100 uV",
         ),
     ) as w:
-        for si, i, c in (rows[k] for k in pick):
+        from neurokit._utils.progress import progress_bar
+
+        for si, i, c in progress_bar((rows[k] for k in pick), description="pool training windows", total=len(pick)):
             st = stores[si][0]
             w.append(
                 st.patches(i)[c : c + 1, :n_patches][None], subject=f"{Path(st.path).stem}:{st.meta['subject'][i]}"
