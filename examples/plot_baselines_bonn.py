@@ -60,3 +60,4 @@ ax.set_xlim(-0.6, len(names) - 0.4)  # room for every method's bars, those that 
 ax.set_ylim(0, 1.05)
 ax.set_ylabel("test split")
 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)  # beside the bars
+plt.show()

@@ -39,6 +39,7 @@ ax.set_ylabel("AUROC (left vs right fist)")
 ax.set_ylim(0.4, 1.0)
 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)  # beside the bars, not on them
 ax.set_title(f"classifier on all proxies: AUROC {res.auroc:.2f}, p = {res.p_value:.3f}")
+plt.show()
 
 # %%
 # The mean of F8 − F7 per window, by class: the horizontal-EOG pattern.
@@ -52,3 +53,4 @@ for c, name in enumerate(ds.info.label_names):
 ax.set_xlabel("mean F8 − F7 over the 4-s window (µV)")
 ax.set_ylabel("windows")
 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+plt.show()

@@ -62,3 +62,4 @@ ax.set_xscale("log")
 ax.set_xlabel("fraction of the training labels")
 ax.set_ylabel("test AUROC (mean ± std, 2 seeds)")
 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)  # beside the curves
+plt.show()
