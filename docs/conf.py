@@ -60,7 +60,10 @@ myst_heading_anchors = 3
 html_theme = "pydata_sphinx_theme"
 html_title = f"neurokit {release}"
 html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["neurokit.css"]  # gallery code and output wrapped to the column
+# pages that are a section of their own, without sub-pages: no empty "Section Navigation" sidebar beside them
+html_sidebars = {page: [] for page in ("index", "install", "quickstart", "architecture", "changelog")}
 
 _shared = Path(os.environ.get("NEUROKIT_SHARED", ROOT.parent / "shared"))
 os.environ.setdefault("NEUROKIT_SHARED", str(_shared))

@@ -30,15 +30,16 @@ print(res.message)
 # %%
 # AUROC of each proxy's per-window mean alone, on the training subjects (0.5: no information).
 names = list(res.single_aurocs)
-fig, ax = plt.subplots(figsize=(7, 3))
-ax.bar(names, [res.single_aurocs[n] for n in names], color="tab:orange")
+fig, ax = plt.subplots(figsize=(7, 3.6), layout="constrained")
+ax.bar(range(len(names)), [res.single_aurocs[n] for n in names], color="tab:orange")
+ax.set_xticks(range(len(names)), names, rotation=90, fontsize=8)  # one label per bar, none overlapping
 ax.axhline(0.5, color="k", ls="--", lw=1, label="chance")
-ax.axhline(res.min_auroc, color="tab:red", ls=":", lw=1, label="firing threshold (with p < 0.01)")
+ax.axhline(res.min_auroc, color="tab:red", ls=":", lw=1, label="firing threshold\n(with p < 0.01)")
 ax.set_ylabel("AUROC (left vs right fist)")
 ax.set_ylim(0.4, 1.0)
-ax.legend(loc="upper right")
+ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)  # beside the bars, not on them
 ax.set_title(f"classifier on all proxies: AUROC {res.auroc:.2f}, p = {res.p_value:.3f}")
-fig.tight_layout()
+plt.show()
 
 # %%
 # The mean of F8 − F7 per window, by class: the horizontal-EOG pattern.
@@ -46,9 +47,10 @@ ds = PatchDataset(path).split()["train"]
 ch = list(ds.info.ch_names)
 x = np.stack([ds[i][0].numpy() for i in range(len(ds))])  # (n, C, N, 200), units of 100 µV
 heog = (x[:, ch.index("F8")] - x[:, ch.index("F7")]).mean(axis=(1, 2)) * 100  # µV
-fig, ax = plt.subplots(figsize=(6, 3))
+fig, ax = plt.subplots(figsize=(6, 3), layout="constrained")
 for c, name in enumerate(ds.info.label_names):
     ax.hist(heog[ds.labels == c], bins=30, alpha=0.6, label=name)
 ax.set_xlabel("mean F8 − F7 over the 4-s window (µV)")
-ax.legend()
-fig.tight_layout()
+ax.set_ylabel("windows")
+ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+plt.show()

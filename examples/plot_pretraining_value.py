@@ -50,16 +50,16 @@ for f in res["fractions"]:
     )
 
 # %%
-fig, ax = plt.subplots(figsize=(6, 4))
+fig, ax = plt.subplots(figsize=(6, 4), layout="constrained")
 fr = [float(f) for f in res["fractions"]]
-for arm, colour in (("pretrained", "tab:blue"), ("scratch", "tab:gray")):
+for arm, label, colour in (("pretrained", "pretrained", "tab:blue"), ("scratch", "from scratch", "tab:gray")):
     m = [res["summary"][arm][f]["auroc"]["mean"] for f in res["fractions"]]
     s = [res["summary"][arm][f]["auroc"]["std"] for f in res["fractions"]]
-    ax.errorbar(fr, m, yerr=s, marker="o", capsize=3, color=colour, label=arm)
+    ax.errorbar(fr, m, yerr=s, marker="o", capsize=3, color=colour, label=label)
 ax.plot(fr, [res["baselines"][f]["bandpower_lr"]["auroc"] for f in res["fractions"]], "k--", label="band power + LR")
 ax.axhline(0.5, color="k", lw=0.8, label="chance")
 ax.set_xscale("log")
 ax.set_xlabel("fraction of the training labels")
 ax.set_ylabel("test AUROC (mean ± std, 2 seeds)")
-ax.legend()
-fig.tight_layout()
+ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)  # beside the curves
+plt.show()

@@ -40,7 +40,7 @@ def test_comparison_table_fits_80_columns_without_cutting_names():
         "bal.acc",
         "kappa",
         "AUROC",
-        "bandpower_lr",
+        "band power + LR",
         "chance",
         "0.956",
         "1.000",

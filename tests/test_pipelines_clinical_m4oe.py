@@ -162,7 +162,7 @@ def test_m4oe_two_tasks_train_resume_evaluate_plot(small_stores, tmp_path):
     ]
     res = runner.invoke(app, ["finetune", *common, "--epochs", "1"])
     assert res.exit_code == 0, res.output
-    assert "CBraMod+M4oE" in res.output and "bandpower_lr" in res.output and "chance" in res.output
+    assert "CBraMod+M4oE" in res.output and "band power + LR" in res.output and "chance" in res.output
     res = runner.invoke(app, ["finetune", *common, "--epochs", "2", "--resume"])
     assert res.exit_code == 0, res.output
     rep = json.loads((out / "report.json").read_text())

@@ -333,19 +333,24 @@ def test_flatten_head_size_guard():
     )
 
 
-def test_a_training_split_of_one_class_is_refused(tmp_path):
-    """A training subject with one class only: refused before any folder is made."""
+def one_class_subject_store(path):
+    """Noise windows of S1 (class 'rest' only), S2 and S3 (both classes), two channels."""
     from neurokit.io.store import PatchStoreWriter
 
     rng = np.random.default_rng(0)
     w = PatchStoreWriter(
-        tmp_path / "s.h5",
+        path,
         (2, 1, 200),
         attrs={"modality": "eeg", "label_names": ["rest", "task"], "ch_names": ["C3", "C4"], "sfreq": 200.0},
     )
     for subj, labels in (("S1", [0] * 6), ("S2", [0, 1] * 3), ("S3", [0, 1] * 3)):
         w.append(rng.normal(size=(6, 2, 1, 200)).astype(np.float32), np.asarray(labels), subject=subj)
-    store = w.close()
+    return w.close()
+
+
+def test_a_training_split_of_one_class_is_refused(tmp_path):
+    """A training subject with one class only: refused before any folder is made."""
+    store = one_class_subject_store(tmp_path / "s.h5")
     cfg = FinetuneConfig(
         epochs=1,
         batch_size=4,

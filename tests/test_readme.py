@@ -184,7 +184,7 @@ def test_quickstart_compares_pretrained_with_scratch(readme_run):
     diffs = [runs[("pretrained", s)] - runs[("scratch", s)] for s in (0, 1)]
     assert d["mean"] == pytest.approx(np.mean(diffs)) and d["std"] == pytest.approx(np.std(diffs, ddof=1))
     assert d["better"] == sum(x > 0 for x in diffs) and d["n"] == 2
-    for line in ("Δ pretrained − scratch", "better in seeds", "bandpower_lr", "chance", "labels 10%", "labels 100%"):
+    for line in ("Δ pretrained − scratch", "better in seeds", "band power + LR", "chance", "labels 10%", "labels 100%"):
         assert line in text
     assert max(len(line) for line in text.splitlines() if "labels" in line or line.startswith("Δ")) <= 80
 

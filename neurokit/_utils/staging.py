@@ -4,12 +4,80 @@ a full disk, an error) leaves the earlier one as it was."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import shutil
 from pathlib import Path
 
 from neurokit._utils.errors import DiskFullError, Interrupted, NeurokitError
 from neurokit._utils.locks import main_process
+
+
+#: names of the files a run writes into its folder (fnmatch patterns): logs, reports, checkpoints, configs,
+#: summaries. A folder holding any of them, or a sub-folder holding any (the folds of an evaluation scheme,
+#: the runs of a comparison), holds a run.
+RUN_FILE_PATTERNS = (
+    "*.jsonl",  # metrics.jsonl
+    "report.json",
+    "*summary.json",
+    "comparison.json",
+    "*.pt",
+    "*.safetensors",
+    "*config*.json",
+    "*config*.yaml",
+    "*config*.yml",
+    "run.json",
+    "run_record*.json",
+)
+
+
+def run_files(out: str | Path) -> list[Path]:
+    """The run files in folder ``out`` and in its sub-folders (one level down), sorted; ``[]`` when ``out``
+    does not exist or holds none (:data:`RUN_FILE_PATTERNS`; hidden entries such as locks are ignored).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp()); _ = (out / "metrics.jsonl").write_text("{}")
+    >>> [p.name for p in run_files(out)]
+    ['metrics.jsonl']
+    """
+    out = Path(out)
+    if not out.is_dir():
+        return []
+    found = []
+    for p in out.iterdir():
+        if p.name.startswith("."):
+            continue
+        if p.is_dir():
+            found += [q for q in p.iterdir() if q.is_file() and _is_run_file(q.name)]
+        elif _is_run_file(p.name):
+            found.append(p)
+    return sorted(found)
+
+
+def _is_run_file(name: str) -> bool:
+    return any(fnmatch.fnmatch(name, pat) for pat in RUN_FILE_PATTERNS)
+
+
+def refuse_run_folder(out: str | Path, what: str = "run") -> None:
+    """Refuse a fresh run into ``out`` when it holds the files of another (:func:`run_files`), so two runs never
+    mix their logs: the message names the files and the two ways on (``--overwrite``, ``--resume``).
+
+    Raises
+    ------
+    FileExistsError
+        ``out`` holds run files.
+    """
+    found = run_files(out)
+    if found:
+        names = ", ".join(str(p.relative_to(out)) for p in found[:6]) + (
+            f" and {len(found) - 6} more" if len(found) > 6 else ""
+        )
+        raise FileExistsError(
+            f"{out} already holds a run ({names}, of a {what}); pass resume=True (CLI: --resume) to continue it, "
+            "overwrite=True (CLI: --overwrite) to clear it and start again, or choose another output folder"
+        )
 
 
 class StagedOutput:

@@ -19,6 +19,11 @@ from neurokit.cli.common import (
 )
 
 
+#: exit status of ``neuro check-confounds`` when the check fires (0: it did not fire or could not check;
+#: 2: an error, as every command), so a script can stop before training on a confounded store
+CONFOUND_EXIT_CODE = 1
+
+
 def check_confounds_cmd(
     stores: List[Path] = typer.Argument(..., help="Labelled EEG patch store(s)."),
     split: str = typer.Option("train", help="Split to test, as fine-tuning splits the store: train, val, test or all."),
@@ -29,10 +34,17 @@ def check_confounds_cmd(
     json_out: Optional[Path] = typer.Option(
         None, "--json", show_default="none", help="Also write the result to this JSON file."
     ),
+    no_fail: bool = typer.Option(
+        False,
+        "--no-fail",
+        show_default="off",
+        help=f"Exit 0 when the check fires (default: exit {CONFOUND_EXIT_CODE}, so a script can tell).",
+    ),
 ) -> None:
     """Test whether the labels are decodable from eye-movement proxies (EOG or frontal channels, F8 − F7): a
     cross-validated ridge classifier on their per-window mean and log-variance, folds grouped by subject; it
-    fires at permutation p < 0.01 and AUROC >= 0.60. Prints the figures and the verdict (exit 0 either way)."""
+    fires at permutation p < 0.01 and AUROC >= 0.60. Prints the figures and the verdict; exit status 1 when it
+    fires (0 with --no-fail), 0 when it does not or cannot check, 2 on an error."""
     setup_logging(False)
     check_json_out(json_out)
     if split not in ("train", "val", "test", "all"):
@@ -46,6 +58,8 @@ def check_confounds_cmd(
     if json_out:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(res.to_dict(), indent=2))
+    if res.fired and not no_fail:
+        raise typer.Exit(code=CONFOUND_EXIT_CODE)
 
 
 def print_confounds(res) -> None:

@@ -25,7 +25,9 @@ from neurokit.cli.reports import (
     COMPARE,
     contributions_table,
     overlap_line,
+    print_not_a_result,
     print_scheme_report,
+    row_title,
     split_recordings_line,
 )
 
@@ -96,10 +98,12 @@ def evaluate(
     if "tasks" in res:  # M4oE: one table per task, then the contributions
         for name, r in res["tasks"].items():
             console.print(metrics_table(f"{name}: {what} metrics ({r['n_samples']} samples)", r))
+            print_not_a_result(r, name)
         console.print(contributions_table(res["tasks"]))
     else:
         seen = f"; [yellow]seen in training/selection: {', '.join(res['seen'])}[/]" if res.get("seen") else ""
         console.print(metrics_table(f"{what} metrics ({res['n_samples']} samples{seen})", res, res.get("undefined")))
+        print_not_a_result(res)
         if "pretraining_overlap" in res:
             console.print(overlap_line(res["pretraining_overlap"]).replace("test recording", "scored recording"))
         if res.get("split_recordings") is not None:
@@ -185,7 +189,7 @@ def baseline(
     for name, r in list(res["baselines"].items()) + [("chance", {"test": res["chance"]})]:
         met = r.get("test") or {}
         t.add_row(
-            name,
+            name if name == "chance" else f"{row_title(name)} ({name})",
             *(
                 f"{met[m]:.3f}"
                 if isinstance(met.get(m), float)

@@ -13,7 +13,7 @@ from neurokit.cli.common import console, fail, run_or_exit, setup_logging
 # ------------------------------------------------------------------------------------- plot-report
 def plot_report(
     report: Path = typer.Argument(
-        ..., help="A `neuro finetune` run folder (or its report.json), single split or --scheme."
+        ..., help="A `neuro finetune` run folder (or its report.json), of one split or of `neuro finetune --scheme`."
     ),
     out: Path = typer.Option(Path("plots"), "--out", "-o", help="Folder for the PNG files."),
 ) -> None:

@@ -30,6 +30,17 @@ def prepare(
         show_default="none",
         help="With --bids: label every window with this participants.tsv column (e.g. group).",
     ),
+    interpolate_bads: bool = typer.Option(
+        True,
+        "--interpolate-bads/--no-interpolate-bads",
+        help="With --bids: interpolate the channels channels.tsv marks bad (MNE spherical spline); --no-interpolate-bads leaves them marked bad.",
+    ),
+    drop_channels: Optional[str] = typer.Option(
+        None,
+        "--drop-channels",
+        show_default="none",
+        help="With --bids: channels to remove before the bad ones are interpolated, e.g. 'Xref,EOG1' (file labels or 10-05 names).",
+    ),
     data_root: Optional[Path] = typer.Option(
         None,
         "--data-root",
@@ -172,7 +183,15 @@ def prepare(
         data_root = bids
     elif events or label_column:
         fail(ValueError("--events and --label-column go with --bids (a card's task defines its labels)"))
+    elif drop_channels or not interpolate_bads:
+        fail(
+            ValueError(
+                f"{'--drop-channels' if drop_channels else '--no-interpolate-bads'}: for BIDS recordings (--bids), "
+                "whose channels.tsv marks bad channels; for a card's recordings choose the channels with --channels"
+            )
+        )
     kwargs: dict[str, Any] = {"skip_bad": skip_bad} if skip_bad else {}
+    kwargs.update(_bids_reading(interpolate_bads, drop_channels))
     if subject_pattern is not None:
         kwargs["subject_pattern"] = subject_pattern
     sph = {h: p.expanduser().resolve() for h, p in (("L", sphere_l), ("R", sphere_r)) if p is not None}
@@ -246,3 +265,12 @@ def prepare(
             f"[bold yellow]duplicates:[/] {len(dups)} recording(s) kept under several subjects "
             "(--allow-duplicate-recordings; listed in the store's duplicate_recordings)"
         )
+
+
+def _bids_reading(interpolate_bads: bool, drop_channels: Optional[str]) -> dict[str, Any]:
+    """``--no-interpolate-bads`` / ``--drop-channels`` as preparer options (only those given)."""
+    out: dict[str, Any] = {} if interpolate_bads else {"interpolate_bads": False}
+    names = [c.strip() for c in (drop_channels or "").split(",") if c.strip()]
+    if names:
+        out["drop_channels"] = names
+    return out

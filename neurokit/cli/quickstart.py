@@ -84,4 +84,5 @@ def quickstart(
         reused = sum(bool(r.get("reused")) for r in cmp["runs"])
         if reused:
             console.print(f"reused {reused} of {len(cmp['runs'])} runs (same settings, init and data)")
-    console.print(f"total {res['seconds']:.0f} s; reports under {out}")
+    stages = ", ".join(f"{k} {v:.0f} s" for k, v in (res.get("stage_seconds") or {}).items())
+    console.print(f"total {res['seconds']:.0f} s ({stages}); reports under {out}")

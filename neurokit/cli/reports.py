@@ -44,8 +44,7 @@ def print_report(rep: dict, out: Path) -> None:
             f"{run_title(rep)}: test metrics ({rep['n_samples']['test']} samples)", rep["test"], rep.get("undefined")
         )
     )
-    if rep.get("degenerate"):
-        console.print(f"[bold yellow]not a result:[/] {escape(rep['degenerate'])}")
+    print_not_a_result(rep)
     if (rep.get("confounds") or {}).get("fired"):
         console.print(f"[bold yellow]eye-movement confound:[/] {escape(rep['confounds']['message'])}")
     if rep.get("baselines") or rep.get("chance"):
@@ -59,6 +58,14 @@ def print_report(rep: dict, out: Path) -> None:
     if rep.get("split_recordings") is not None:
         console.print(split_recordings_line(rep["split_recordings"]))
     console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'}")
+
+
+def print_not_a_result(rep: dict, name: str | None = None) -> None:
+    """The "not a result" note of a report or score whose predictions carry no information (one predicted class,
+    equal scores, one class scored: ``rep["degenerate"]``); nothing otherwise. ``name``: the task, for M4oE."""
+    if rep.get("degenerate"):
+        task = f"{escape(name)}: " if name else ""
+        console.print(f"[bold yellow]not a result:[/] {task}{escape(rep['degenerate'])}")
 
 
 def overlap_line(overlap: list | None, n_sources: int = 0) -> str:
@@ -122,9 +129,9 @@ def comparison_table(title: str, runs: dict, label: str | None = None) -> Table:
         row(task, label or run_title(rep), rep["test"])
         for b, r in (rep.get("baselines") or {}).items():
             if "test" in r:
-                row("", b, r["test"])
+                row("", row_title(b), r["test"])
             else:
-                t.add_row("", b, f"failed: {r.get('error', '')}"[:60], *[""] * (len(COMPARE) - 1))
+                t.add_row("", row_title(b), f"failed: {r.get('error', '')}"[:60], *[""] * (len(COMPARE) - 1))
         if rep.get("chance"):
             row("", "chance", rep["chance"])
         t.add_section()
@@ -152,8 +159,7 @@ def print_m4oe_report(rep: dict, out: Path) -> None:
         )
     )
     for name, r in rep["tasks"].items():
-        if r.get("degenerate"):
-            console.print(f"[bold yellow]not a result:[/] {escape(name)}: {escape(r['degenerate'])}")
+        print_not_a_result(r, name)
     console.print(contributions_table(rep["tasks"]))
     console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'} (resume: {out / 'last.pt'})")
 
@@ -224,7 +230,34 @@ def label_fraction_line(info: dict) -> str:
 
 
 #: width of the comparison table's first column and of each fraction's column (3 fractions fit 80 columns)
-_ARM_W, _CELL_W, _PER_BLOCK = 24, 18, 3
+_ARM_W, _CELL_W, _PER_BLOCK = 34, 15, 3
+
+#: the names the comparison's rows go by, printed and in the README's table (the ids stay in comparison.json)
+ARM_TITLES = {
+    "scratch": "from scratch",
+    "linear-probe": "linear probe: pretrained features",
+    "linear-probe-random": "linear probe: random features",
+    "eegnet": "EEGNet-8,2",
+}
+
+
+def row_title(name: str) -> str:
+    """The printed name of a comparison arm or a classical baseline (:data:`ARM_TITLES`,
+    :data:`~neurokit.evaluation.baselines.BASELINE_TITLES`; others as they are): ``"riemann_lr"`` →
+    ``"tangent space + LR"``."""
+    from neurokit.evaluation.baselines import BASELINE_TITLES
+
+    return ARM_TITLES.get(name) or BASELINE_TITLES.get(name) or name
+
+
+def _difference_title(name: str) -> str:
+    """``"pretrained − scratch"`` → ``"Δ pretrained − scratch"``; ``"linear-probe − linear-probe-random"`` →
+    ``"Δ probe: pretrained − random"``; ``"pretrained-lora − scratch"`` → ``"Δ lora − scratch"``."""
+    a, b = name.split(" − ")
+    if a == "linear-probe":
+        return "Δ probe: pretrained − random"
+    short = "pretrained" if a == "pretrained" else a.replace("pretrained-", "")
+    return f"Δ {short} − {b if b in ('scratch', 'eegnet') else 'random'}"
 
 
 def comparison_lines(res: dict, metric: str | None = None) -> list[str]:
@@ -260,14 +293,12 @@ def comparison_lines(res: dict, metric: str | None = None) -> list[str]:
         for arm in res["arms"]:
             by_f = res["summary"].get(arm, {})
             lines.append(
-                f"{arm[: _ARM_W - 1]:<{_ARM_W}}"
+                f"{row_title(arm)[: _ARM_W - 1]:<{_ARM_W}}"
                 + "".join(f"{na[arm] if arm in na else ms(by_f.get(f, {}).get(metric)):>{_CELL_W}}" for f in block)
             )
         for name, by_f in res["differences"].items():
-            a, b = name.split(" − ")
-            short = "pretrained" if a == "pretrained" else a.replace("pretrained-", "")
             lines.append(
-                f"{('Δ ' + short + ' − ' + (b if b in ('scratch', 'eegnet') else 'random'))[: _ARM_W - 1]:<{_ARM_W}}"
+                f"{_difference_title(name)[: _ARM_W - 1]:<{_ARM_W}}"
                 + "".join(f"{ms(by_f.get(f, {}).get(metric), True):>{_CELL_W}}" for f in block)
             )
             lines.append(
@@ -277,7 +308,7 @@ def comparison_lines(res: dict, metric: str | None = None) -> list[str]:
         names = list(dict.fromkeys(n for f in block for n in res.get("baselines", {}).get(f, {})))
         for n in names:
             lines.append(
-                f"{n[: _ARM_W - 1]:<{_ARM_W}}"
+                f"{row_title(n)[: _ARM_W - 1]:<{_ARM_W}}"
                 + "".join(f"{_cell(res['baselines'].get(f, {}).get(n, {}).get(metric)):>{_CELL_W}}" for f in block)
             )
         if res.get("chance") and metric in res["chance"]:

@@ -64,6 +64,45 @@ def _check_disjoint(splits: dict[str, list[str]]) -> None:
         logger.warning("subjects %s are in both 'val' and 'test': model selection sees the test subjects", both)
 
 
+def check_training_classes(labels: np.ndarray, label_names, split_kw: dict) -> None:
+    """Refuse a classification training split that holds one class only: no classifier (network or baseline)
+    can learn from it. Regression targets (float) pass.
+
+    Parameters
+    ----------
+    labels : int array ``(n,)``
+        Class indices of the training split.
+    label_names : sequence of str
+        The store's class names, for the message.
+    split_kw : dict
+        The training split's selection (``{"subjects": [...]}`` or ``{"runs": [...]}``), for the message.
+
+    Raises
+    ------
+    ConfigError
+        One class, named with its sample count, the split and the option that chooses another.
+
+    Examples
+    --------
+    >>> check_training_classes(np.array([0, 0]), ["rest", "task"], {"subjects": ["S1"]})
+    Traceback (most recent call last):
+    ...
+    neurokit._utils.errors.ConfigError: split 'train' holds one class only ('rest', 2 samples of subjects S1): a classifier cannot learn from it; choose training subjects (runs) that hold every class with splits={'train': [...], ...} (CLI: --train-subjects)
+    """
+    labels = np.asarray(labels)
+    if labels.dtype.kind not in "iu" or len(np.unique(labels)) >= 2:
+        return
+    names = list(label_names or [])
+    c = int(labels[0])
+    one = names[c] if c < len(names) else f"class {c}"
+    where = "; ".join(f"{k} {', '.join(map(str, v))}" for k, v in split_kw.items())
+    raise ConfigError(
+        f"split 'train' holds one class only ({one!r}, {len(labels)} samples of {where}): a classifier cannot "
+        "learn from it; choose training subjects (runs) that hold every class with splits={'train': [...], ...} "
+        "(CLI: --train-subjects)"
+    )
+
+
 def check_no_leak(ds, split_kw: dict[str, dict], unit: str = "subject") -> None:
     """Refuse a split whose test (or validation) set shares data with its training set.
 

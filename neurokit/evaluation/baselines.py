@@ -33,6 +33,15 @@ from neurokit._utils.errors import ConfigError
 
 logger = logging.getLogger("neurokit")
 
+#: the name each baseline goes by in printed tables, figures and the README (the ids stay the options' values)
+BASELINE_TITLES = {
+    "csp_lda": "CSP + LDA",
+    "riemann_lr": "tangent space + LR",
+    "bandpower_lr": "band power + LR",
+    "patchmean_lr": "patch mean + LR",
+}
+
+
 BANDS = ((1, 4), (4, 8), (8, 13), (13, 30), (30, 45))
 METHODS = ("csp_lda", "riemann_lr", "bandpower_lr", "patchmean_lr")
 MULTICHANNEL = ("csp_lda", "riemann_lr")
@@ -324,7 +333,7 @@ def baseline(
     >>> res = baseline("lr.h5", band=None)  # doctest: +SKIP
     """
     from neurokit.data.dataset import PatchDataset, open_labelled
-    from neurokit.data.splits import resolve_splits
+    from neurokit.data.splits import check_training_classes, resolve_splits
 
     ds_all, names, n_classes, kind = open_labelled(store)
     stores = [st.path for st in ds_all.stores]
@@ -333,6 +342,11 @@ def baseline(
     for k, d in parts.items():
         if len(d) == 0:
             raise ConfigError(f"{stores[0]}: split {k!r} is empty ({kw[k]})")
+    if "train" in parts:  # as fine-tuning refuses it: no baseline can be fitted to one class
+        try:
+            check_training_classes(parts["train"].labels, names, kw["train"])
+        except ConfigError as exc:
+            raise ConfigError(f"{stores[0]}: {exc}") from None
     sfreq = float(ds_all.info.sfreq or 200.0)
     res = run_baselines(parts, kind, sfreq=sfreq, methods=methods, seed=seed, band=band)
     return {

@@ -39,7 +39,9 @@ def classification_metrics(y_true: np.ndarray, scores: np.ndarray) -> dict[str, 
     y_true = np.asarray(y_true).astype(int)
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim == 1:  # binary, one logit
-        prob = 1.0 / (1.0 + np.exp(-scores))
+        from scipy.special import expit
+
+        prob = expit(scores)  # the logistic sigmoid without overflow at large |logit|
         pred = (prob >= 0.5).astype(int)
         out = {
             "balanced_accuracy": float(balanced_accuracy_score(y_true, pred)),

@@ -153,7 +153,12 @@ def find_recordings(
 
 
 def read_bids_eeg(
-    path: str | Path, *, interpolate_bads: bool = True, verbose: bool | str | None = "error", **read_opts
+    path: str | Path,
+    *,
+    interpolate_bads: bool = True,
+    drop_channels: Sequence[str] | None = None,
+    verbose: bool | str | None = "error",
+    **read_opts,
 ):
     """Read one BIDS EEG recording with its sidecars.
 
@@ -170,6 +175,11 @@ def read_bids_eeg(
         Replace the channels ``channels.tsv`` marks bad by MNE's spherical-spline interpolation from the
         good ones (Perrin et al. 1989), so every recording keeps the dataset's channel set; they are listed in
         ``raw_notes(raw).applied["interpolated_channels"]`` (:func:`~neurokit.io.notes.raw_notes`). ``False``: leave them marked bad.
+        CLI: ``neuro prepare --bids … --no-interpolate-bads``.
+    drop_channels : sequence of str, optional
+        Channels removed before the interpolation (labels as in the file or their 10-05 names, any case; names
+        the recording lacks are ignored, as a dataset's recordings differ), e.g. a bad channel without a sensor
+        position. They are listed in ``raw_notes(raw).applied["dropped_channels"]``. CLI: ``--drop-channels``.
 
     Returns
     -------
@@ -208,6 +218,7 @@ def read_bids_eeg(
         raw.set_channel_types(change, on_unit_change="ignore", verbose="error")
     raw.pick("eeg", exclude=[])
     raw.set_annotations(side.annotations)
+    dropped = _drop(raw, drop_channels, {v: k for k, v in name.items()})
     bids_bads = [name[c] for c in side.info["bads"] if name.get(c) in raw.ch_names]
     raw.info["bads"] = sorted(set(raw.info["bads"]) | set(bids_bads), key=raw.ch_names.index)
     if interpolate_bads and bids_bads:
@@ -216,7 +227,7 @@ def read_bids_eeg(
         if no_pos:
             raise DataFileError(
                 f"{path}: bad channel(s) {no_pos} (channels.tsv) have no sensor position to interpolate "
-                "from; read with interpolate_bads=False, or leave them out of the card's channel list"
+                f"from; {_remedies(path, no_pos)}"
             )
         others = [c for c in raw.info["bads"] if c not in bids_bads]
         no_pos_good = _check_neighbours(raw, bids_bads, others, path)
@@ -229,7 +240,39 @@ def read_bids_eeg(
         else:
             raw.interpolate_bads(reset_bads=True, exclude=others, verbose="error")
         set_raw_notes(raw, applied={**raw_notes(raw).applied, "interpolated_channels": bids_bads})
+    if dropped:
+        set_raw_notes(raw, applied={**raw_notes(raw).applied, "dropped_channels": dropped})
     return raw
+
+
+def _drop(raw, drop: Sequence[str] | None, original: dict[str, str]) -> list[str]:
+    """Remove the channels ``drop`` names (file labels or 10-05 names, any case) from ``raw``; returns them."""
+    if not drop:
+        return []
+    want = {str(d).strip().lower() for d in drop if str(d).strip()}
+    gone = [c for c in raw.ch_names if c.lower() in want or original.get(c, c).lower() in want]
+    if gone:
+        raw.drop_channels(gone)
+        raw.info["bads"] = [c for c in raw.info["bads"] if c not in gone]
+    return gone
+
+
+def channels_tsv(path: str | Path) -> Path:
+    """The ``channels.tsv`` sidecar of a BIDS data file (``sub-01_task-x_eeg.edf`` → ``sub-01_task-x_channels.tsv``
+    beside it), where its bad channels are marked."""
+    path = Path(path)
+    stem = path.name.split(".")[0]
+    base = stem[: stem.rfind("_")] if "_" in stem else stem
+    return path.with_name(f"{base}_channels.tsv")
+
+
+def _remedies(path, bads: Sequence[str]) -> str:
+    """The ways on from a refused interpolation, in the words of the API and of ``neuro prepare --bids``."""
+    return (
+        "read with interpolate_bads=False (CLI: neuro prepare --bids … --no-interpolate-bads), drop them before "
+        f"the interpolation with drop_channels=[…] (CLI: --drop-channels {','.join(bads)}), or mark them good in "
+        f"{channels_tsv(path)} (a channel subset does not help: bad channels are interpolated before the pick)"
+    )
 
 
 #: Fewest good EEG channels with sensor positions that :func:`read_bids_eeg` interpolates bad channels from.
@@ -256,8 +299,7 @@ def _check_neighbours(raw, bads: list[str], others: list[str], path) -> list[str
         raise DataFileError(
             f"{path}: cannot interpolate the bad channels {short_list(bads)} (channels.tsv): only {len(placed)} good "
             f"EEG channel(s) with a sensor position {short_list(placed)}, and interpolation needs at least "
-            f"{MIN_GOOD_NEIGHBOURS}{without}. Read with interpolate_bads=False, or leave the bad channels out of the "
-            "card's channel list"
+            f"{MIN_GOOD_NEIGHBOURS}{without}; {_remedies(path, bads)}"
         )
     if no_pos:
         warnings.warn(

@@ -124,7 +124,7 @@ def check_channels(want, have, *, store, checkpoint) -> None:
     raise ChannelMismatchError(
         f"{store}: channel set differs from the checkpoint {checkpoint}: trained on channels {list(want)[:6]}… "
         f"({len(want)}); the store has {list(have)[:6]}… ({len(have)}) (missing {missing[:8]}, extra {extra[:8]}{order}). "
-        "Prepare the store with the checkpoint's channel list (card preprocessing.channels, CLI --channels)."
+        "Prepare the store with the checkpoint's channel list (card preprocessing.channels; CLI: neuro prepare --channels)."
     )
 
 

@@ -11,7 +11,7 @@ from neurokit._utils.errors import ChannelMismatchError, ConfigError
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.provenance import check_split_recordings, pretraining_overlap, warn_overlap
 from neurokit.data.splits import resolve_splits, task_kind
-from neurokit.evaluation.metrics import score
+from neurokit.evaluation.metrics import degenerate_predictions, score
 from neurokit.io.store import PatchStore
 from neurokit.models.checkpoint import check_allow_mismatch, check_channels, check_data_facts, data_facts
 from neurokit.models.heads import load_finetuned, load_m4oe
@@ -57,9 +57,10 @@ def evaluate(
 
     Returns
     -------
-    dict of metrics, plus ``n_samples``, ``split``, ``subjects`` (or ``runs``) scored and ``seen`` (the
-    scored ones the model was trained or selected on), ``split_recordings`` (the content check), and
-    ``data_mismatch_allowed`` when ``allow_mismatch`` accepted a difference.
+    dict of metrics, plus ``n_samples``, ``split``, ``subjects`` (or ``runs``) scored, ``seen`` (the
+    scored ones the model was trained or selected on), ``split_recordings`` (the content check), ``degenerate``
+    (why the predictions are not a result, as :func:`~neurokit.evaluation.metrics.degenerate_predictions` says,
+    or ``None``), and ``data_mismatch_allowed`` when ``allow_mismatch`` accepted a difference.
 
     Raises
     ------
@@ -179,6 +180,8 @@ def evaluate(
         "split_recordings": split_recordings,
         **met,
         "undefined": undefined,
+        # as fine-tuning reports it: predictions that carry no information are not a result (None: they inform)
+        "degenerate": degenerate_predictions(ck["task_kind"], y, o, ck.get("label_names")),
     }
     if accepted:
         res["data_mismatch_allowed"] = accepted
@@ -225,6 +228,7 @@ def evaluate_m4oe(
         res[name] = {
             "n_samples": len(ds),
             **score(kind, y, o),
+            "degenerate": degenerate_predictions(kind, y, o, ck["tasks"][name].get("label_names")),
             "modality_contributions": contributions(sh, model.head.modalities, ds, model.layouts[name]),
             "ablation_contributions": ablation_contributions(
                 ab, model.head.modalities, ds, model.layouts[name], kind, y, o

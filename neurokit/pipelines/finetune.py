@@ -760,7 +760,7 @@ def _split_parts(ds_all, out: Path, cfg: FinetuneConfig, split_kw, leak_unit):
         how, split_kw = resolve_splits(ds_all, cfg.splits)
     else:  # one fold of an evaluation scheme
         how = "fold"
-    from neurokit.data.splits import check_no_leak
+    from neurokit.data.splits import check_no_leak, check_training_classes
 
     fraction_info = None
     if cfg.label_fraction < 1:
@@ -771,16 +771,7 @@ def _split_parts(ds_all, out: Path, cfg: FinetuneConfig, split_kw, leak_unit):
     for k, d in parts.items():
         if len(d) == 0:
             raise ConfigError(f"split {k!r} is empty ({split_kw[k]})")
-    train_labels = parts["train"].labels
-    if train_labels.dtype.kind in "iu" and len(np.unique(train_labels)) < 2:
-        names = list(ds_all.info.label_names)
-        c = int(train_labels[0])
-        one = names[c] if c < len(names) else f"class {c}"
-        raise ConfigError(
-            f"split 'train' holds one class only ({one!r}, {len(train_labels)} samples of "
-            f"{_kw_text(split_kw['train'])}): a classifier cannot learn from it; choose training "
-            "subjects (runs) that hold every class"
-        )
+    check_training_classes(parts["train"].labels, ds_all.info.label_names, split_kw["train"])
     out.mkdir(parents=True, exist_ok=True)
     return how, split_kw, parts
 
@@ -807,11 +798,6 @@ def _label_fraction_kw(ds_all, split_kw: dict, cfg: FinetuneConfig, *, by_subjec
         info["class_counts"],
     )
     return {**split_kw, "train": kw}, info
-
-
-def _kw_text(kw: dict) -> str:
-    """``{"subjects": [...]}`` → ``"subjects S001, S002"`` for messages."""
-    return "; ".join(f"{k} {', '.join(map(str, v))}" for k, v in kw.items())
 
 
 def finetune_backbone(cfg: FinetuneConfig, init, ds) -> tuple[torch.nn.Module, dict, str]:

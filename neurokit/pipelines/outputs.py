@@ -16,10 +16,8 @@ from typing import Any, Callable, Mapping
 
 from neurokit._utils.errors import Interrupted
 from neurokit._utils.locks import output_lock
-from neurokit._utils.staging import StagedOutput
+from neurokit._utils.staging import StagedOutput, refuse_run_folder, run_files
 
-#: files whose presence means a folder holds a fine-tuning run
-RUN_FILES = ("report.json", "best.pt", "last.pt")
 #: the run record in a run folder (also the ``config`` section of its report)
 RUN_CONFIG = "run_config.json"
 
@@ -127,7 +125,8 @@ def run_in_folder(
     Raises
     ------
     FileExistsError
-        ``out`` holds a run and neither ``overwrite`` nor ``resume`` is given.
+        ``out`` holds a run file (:func:`~neurokit._utils.staging.run_files`: ``metrics.jsonl``, ``report.json``,
+        checkpoints, configs) and neither ``overwrite`` nor ``resume`` is given.
     FileNotFoundError
         ``resume`` without ``out/last.pt``.
     OutputLockedError
@@ -152,12 +151,9 @@ def run_in_folder(
                 raise FileNotFoundError(
                     f"{out / 'last.pt'}: nothing to resume (run without resume=True (CLI: --resume) first)"
                 )
-        elif any((out / f).exists() for f in RUN_FILES):
+        elif run_files(out):  # any run file: a log, report, checkpoint or config of an earlier (maybe dead) run
             if not overwrite:
-                raise FileExistsError(
-                    f"{out} already holds a {what}; pass overwrite=True (CLI: --overwrite), "
-                    "resume=True (CLI: --resume) to continue it, or choose another output folder"
-                )
+                refuse_run_folder(out, what)
             stage = StagedOutput(out, replace=True)  # the new run goes beside the earlier one until it has finished
         work = stage.work
         created = not work.exists()

@@ -21,7 +21,7 @@ import torch
 
 from neurokit._utils.errors import ConfigError
 from neurokit._utils.locks import output_lock
-from neurokit._utils.staging import StagedOutput
+from neurokit._utils.staging import StagedOutput, refuse_run_folder, run_files
 from neurokit.data.corpus import ScaledDataset, corpus_ids, corpus_scales
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.provenance import kept_summary, used_sources
@@ -182,7 +182,8 @@ def pretrain(
     must have the same channels and sample shape, and batch size and seed must match; a longer
     ``epochs``/``max_steps`` extends the run and re-spans the cosine schedule). ``overwrite``: start again in an ``out_dir`` that
     already holds a run; the new run is written beside it (``.NAME.new``) and replaces it only once finished,
-    so a stopped overwrite leaves the earlier run whole. Without either, an ``out_dir`` holding ``last.pt``
+    so a stopped overwrite leaves the earlier run whole. Without either, an ``out_dir`` holding any run file
+    (``metrics.jsonl``, ``last.pt``, a summary or config: :func:`~neurokit._utils.staging.run_files`)
     raises :class:`FileExistsError`, so two runs never mix their logs; a second process pretraining into
     ``out_dir`` meanwhile is refused (:class:`~neurokit._utils.locks.OutputLockedError`, naming this one).
 
@@ -202,7 +203,7 @@ def pretrain(
     out = Path(out_dir)
     with output_lock(out, "pretrain"):  # a second run into ``out`` is refused while this one holds it
         # an earlier run replaced by ``overwrite`` stays whole until the new one has finished beside it
-        stage = StagedOutput(out, replace=overwrite and not resume and (out / "last.pt").exists())
+        stage = StagedOutput(out, replace=overwrite and not resume and bool(run_files(out)))
         info = dist.setup(cfg.device)
         try:
             res = _pretrain(stores, stage.work, cfg, info, resume, overwrite, final=out)
@@ -294,14 +295,8 @@ def _pretrain(
     """Pretrain into ``out`` (``final``: the folder the run ends up in, when ``out`` is a staging sibling)."""
     seed_everything(cfg.seed + info.rank)
     ckpt_path = out / "last.pt"
-    if ckpt_path.exists() and not resume:
-        if not overwrite:
-            raise FileExistsError(
-                f"{out} already holds a run ({ckpt_path.name}); pass resume=True (CLI: --resume) to continue it "
-                "or overwrite=True (CLI: --overwrite) to start again"
-            )
-        if info.is_main:
-            (out / "metrics.jsonl").unlink(missing_ok=True)
+    if not resume and not overwrite:
+        refuse_run_folder(out, "pretraining run")  # a dead run's metrics.jsonl too: two runs never share a log
     ds_sel, used = select_pretrain_data(stores if isinstance(stores, (list, tuple)) else [stores], cfg)
     val_ds: PatchDataset | ScaledDataset | None
     if cfg.model == "cbramod":  # the held-out masked loss and its baselines are CBraMod's objective

@@ -79,7 +79,9 @@ def pool_single_channel(
             units="100 uV",
         ),
     ) as w:
-        for si, i, c in (rows[k] for k in pick):
+        from neurokit._utils.progress import progress_bar
+
+        for si, i, c in progress_bar((rows[k] for k in pick), description="pool training windows", total=len(pick)):
             st = stores[si][0]
             w.append(
                 st.patches(i)[c : c + 1, :n_patches][None], subject=f"{Path(st.path).stem}:{st.meta['subject'][i]}"
@@ -89,6 +91,46 @@ def pool_single_channel(
 
 #: label fractions of the quick start's comparison: where pretraining can show (few labels) and all labels
 FRACTIONS = (0.02, 0.1, 1.0)
+
+#: wall seconds of the default quick start on 2 idle CPU cores, as it reports them (README, measured on this
+#: version's numbers: 166 s, 2 min 49 s wall); the stage times of any run are printed at its end
+IDLE_SECONDS = 166
+
+
+def stage_plan(*, seeds: int, label_fractions: tuple[float, ...], pretrain_epochs: int, default: bool) -> list[str]:
+    """What the quick start will do and how long it takes, said at its start (a log shows where it stands).
+
+    Examples
+    --------
+    >>> print(stage_plan(seeds=3, label_fractions=FRACTIONS, pretrain_epochs=3, default=True)[0])
+    stages: prepare 2 stores; pool their training windows; pretrain CBraMod (3 epochs); compare, per task, 36 fine-tuning runs (4 arms × 3 seeds × 3 label fractions)
+    """
+    n_runs = 4 * seeds * len(label_fractions)
+    when = (
+        f"on 2 idle CPU cores the default settings take about {IDLE_SECONDS} s in all (the README's figure)"
+        if default
+        else f"on 2 idle CPU cores the default settings take about {IDLE_SECONDS} s; these settings differ"
+    )
+    return [
+        f"stages: prepare {len(TASKS)} stores; pool their training windows; pretrain CBraMod ({pretrain_epochs} "
+        f"epochs); compare, per task, {n_runs} fine-tuning runs (4 arms × {seeds} seeds × {len(label_fractions)} "
+        "label fractions)",
+        f"{when}; several times that on a busy machine. Off a terminal each stage prints a line at least every "
+        "30 s with the time it has left",
+    ]
+
+
+class _StageClock:
+    """Wall seconds per stage of one run, in order (``tick(name)`` ends the stage ``name``)."""
+
+    def __init__(self) -> None:
+        self.t = time.perf_counter()
+        self.seconds: dict[str, float] = {}
+
+    def tick(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = round(now - self.t, 1)
+        self.t = now
 
 
 def run_quickstart(
@@ -134,7 +176,8 @@ def run_quickstart(
     -------
     dict
         ``{"tasks": {card:task: comparison (neurokit.pipelines.compare.compare_pretraining)}, "pretrain":
-        pretraining summary, "seconds": wall time}``.
+        pretraining summary, "seconds": wall time, "stage_seconds": {stage: wall seconds}}`` (stages ``prepare``,
+        ``pool``, ``pretrain``, ``compare CARD`` per task).
 
     Examples
     --------
@@ -148,6 +191,12 @@ def run_quickstart(
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain_or_resume
 
     t0 = time.perf_counter()
+    default = (pretrain_epochs, seeds, tuple(label_fractions), n_layers, batch_size) == (3, 3, FRACTIONS, 2, 32)
+    for line in stage_plan(
+        seeds=seeds, label_fractions=label_fractions, pretrain_epochs=pretrain_epochs, default=default
+    ):
+        say(line)
+    clock = _StageClock()
     out.mkdir(parents=True, exist_ok=True)
     stores = {}
     for card, task, chans, _ in TASKS:
@@ -156,12 +205,14 @@ def run_quickstart(
         path, note = prepare_or_reuse(card, path, data_root=data_root, task=task, channels=chans, overwrite=overwrite)
         say(note)  # a store is reused only when it holds what prepare would write now
         stores[(card, task)] = PatchStore(path)
+    clock.tick("prepare")
     pooled = pool_single_channel(
         [(st, load_card(c).splits(t)["train"]) for (c, t), st in stores.items()],
         out / "pooled_train_1ch.h5",
         seed=seed,
         max_samples=max_pool,
     )
+    clock.tick("pool")
     say(f"pretraining on {len(PatchStore(pooled))} single-channel windows of the training recordings only")
     pt = pretrain_or_resume(
         [pooled],
@@ -176,6 +227,7 @@ def run_quickstart(
         ),
         overwrite=overwrite,
     )
+    clock.tick("pretrain")
     say(
         f"pretrain loss {pt['loss_first']:.4f} → {pt['loss_last']:.4f} over {pt['steps']} steps"
         + ("" if pt.get("steps_run", 1) else " (reused: the run in OUT was complete)")
@@ -211,4 +263,5 @@ def run_quickstart(
             overwrite=overwrite,
             show_progress=True,
         )
-    return {"tasks": results, "pretrain": pt, "seconds": time.perf_counter() - t0}
+        clock.tick(f"compare {card}")
+    return {"tasks": results, "pretrain": pt, "seconds": time.perf_counter() - t0, "stage_seconds": clock.seconds}

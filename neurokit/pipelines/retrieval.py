@@ -151,8 +151,8 @@ def retrieval_pools(
             }[negatives_from]
             raise DataFileError(
                 f"only {len(far)} non-rest windows {where} more than {exclude_s:g} s from the window at {onsets[w]:g} s; "
-                f"the protocol needs {n_negatives} negatives (a longer run, clips given at embed-stimuli (--clips), "
-                f"another --negatives-from, or fewer --negatives)"
+                f"the protocol needs {n_negatives} negatives (a longer run; clips given to neuro embed-stimuli --clips; "
+                f"another --negatives-from; or fewer --negatives)"
             )
         pools[q, 0] = w
         pools[q, 1:] = rng.choice(far, size=n_negatives, replace=False)

@@ -82,6 +82,11 @@ class EEGOptions:
     stream_above_mb : float | None
         Recordings larger than this (MiB of float64 samples; default 256) are streamed in bounded memory;
         ``inf``: never.
+    interpolate_bads : bool
+        BIDS: interpolate the channels ``channels.tsv`` marks bad (default); ``False`` leaves them marked bad
+        (:func:`~neurokit.io.bids.read_bids_eeg`).
+    drop_channels : sequence of str | None
+        BIDS: channels removed before the interpolation (file labels or 10-05 names).
     """
 
     channels: Sequence[str] | None = None
@@ -93,6 +98,8 @@ class EEGOptions:
     encoding: str | None = None
     units: str | dict | None = None
     stream_above_mb: float | None = None
+    interpolate_bads: bool = True
+    drop_channels: Sequence[str] | None = None
 
     def recipe_overrides(self) -> dict[str, float | None]:
         """The recipe fields these options override (``None``: keep the card's)."""
@@ -107,6 +114,13 @@ class EEGOptions:
     def read_overrides(self) -> dict[str, Any]:
         """Options of :func:`~neurokit.io.read_eeg` these options set (over the card's ``reading`` block)."""
         return {k: v for k, v in (("encoding", self.encoding), ("units", self.units)) if v is not None}
+
+    def bids_overrides(self) -> dict[str, Any]:
+        """Options of :func:`~neurokit.io.bids.read_bids_eeg` these options set (``{}``: its defaults)."""
+        out: dict[str, Any] = {} if self.interpolate_bads else {"interpolate_bads": False}
+        if self.drop_channels:
+            out["drop_channels"] = list(self.drop_channels)
+        return out
 
     def stream_above_bytes(self) -> float | None:
         """:attr:`stream_above_mb` in bytes (``None``: the default).

@@ -205,6 +205,7 @@ def prepare_eeg(
     entries, duplicates, hashes = unique_recordings(
         entries, lambda e: (e.path, e.member, e.subject), allow_duplicates=options.allow_duplicate_recordings
     )
+    read_opts.update(_bids_options(eeg, entries))
     done = _recordings_done(out, options)
     todo = [e for e in entries if recording_key(e.path, e.member) not in done]
     # long recordings are streamed into part stores beside the output (local workers share its disk)
@@ -281,6 +282,21 @@ def _make_scratch(part_dir: Path, out: Path) -> None:
         raise ScratchError(
             f"{out.parent}: cannot write beside the output ({exc.strerror or exc})", errno=exc.errno
         ) from exc
+
+
+def _bids_options(eeg: EEGOptions, entries) -> dict:
+    """The reading options only BIDS recordings take (interpolation of bad channels, channels dropped before it);
+    refused for recordings of other kinds, which have no ``channels.tsv``."""
+    opts = eeg.bids_overrides()
+    if opts and any(e.reader != "bids" for e in entries):
+        flags = ", ".join(
+            {"interpolate_bads": "--no-interpolate-bads", "drop_channels": "--drop-channels"}[k] for k in opts
+        )
+        raise ConfigError(
+            f"{flags}: for BIDS recordings (neuro prepare --bids), whose channels.tsv marks bad channels; "
+            "for other recordings choose the channels with --channels"
+        )
+    return opts
 
 
 def _job(

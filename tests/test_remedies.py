@@ -1,0 +1,168 @@
+"""Issue 28 item 3: every remedy within reach. Each ``--option`` that a message in neurokit's source names is an
+option of a command that can print that message (typer introspection of the ``neuro`` app); BIDS bad channels
+that cannot be interpolated have their remedies on ``neuro prepare``; ``neuro baseline`` refuses a one-class
+training split as ``neuro finetune`` does."""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+import neurokit
+from neurokit.cli.main import app
+
+SRC = Path(neurokit.__file__).parent
+
+#: which commands print the messages of a module (by path prefix under neurokit/, longest match wins); a module
+#: not listed may be reached from any command
+PRINTED_BY = {
+    "cli/prepare.py": ["prepare"],
+    "cli/train.py": ["pretrain", "finetune"],
+    "cli/evaluate.py": ["evaluate", "baseline"],
+    "cli/confounds.py": ["check-confounds"],
+    "cli/plots.py": ["plot-report", "plot-contributions", "plot-surface"],
+    "cli/stimuli.py": ["embed-stimuli", "retrieve"],
+    "cli/quickstart.py": ["quickstart"],
+    "cli/main.py": [""],
+    "io/": ["prepare"],
+    "cards/": ["prepare", "quickstart"],
+    "preprocessing/": ["prepare", "quickstart"],
+    "pipelines/prepare.py": ["prepare", "quickstart"],
+    "pipelines/pretrain.py": ["pretrain", "quickstart"],
+    "pipelines/finetune.py": ["finetune", "quickstart"],
+    "pipelines/multitask.py": ["finetune"],
+    "pipelines/compare.py": ["finetune", "quickstart"],
+    "pipelines/evaluate.py": ["evaluate"],
+    "pipelines/retrieval.py": ["retrieve"],
+    "pipelines/outputs.py": ["finetune"],
+    "evaluation/baselines.py": ["baseline", "finetune"],
+    "evaluation/schemes.py": ["finetune", "evaluate"],
+    "evaluation/confounds.py": ["check-confounds", "finetune"],
+    "training/": ["pretrain", "finetune"],
+    "models/checkpoint.py": ["finetune", "evaluate"],
+    "models/weights.py": ["finetune"],
+    "models/heads.py": ["finetune", "evaluate"],
+    "models/registry.py": ["pretrain", "finetune"],
+    "models/sit.py": ["pretrain"],
+    "stimuli/": ["embed-stimuli", "retrieve"],
+    "plotting/": ["plot-report", "plot-contributions", "plot-surface", "finetune"],
+    "data/pairs.py": ["pretrain", "retrieve", "embed-stimuli"],
+    "data/splits.py": ["finetune", "baseline", "quickstart"],
+}
+
+OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9](?![\w-])")
+NAMED_COMMAND = re.compile(r"\bneuro ([a-z][a-z-]+)")
+
+
+def command_options() -> dict[str, set[str]]:
+    """Command name → its long options (both sides of a ``--x/--no-x`` flag); ``""``: the app's own."""
+    group = typer.main.get_command(app)
+    out = {"": {o for p in group.params for o in p.opts + p.secondary_opts}}
+    for name, cmd in group.commands.items():
+        subs = getattr(cmd, "commands", None) or {name: cmd}
+        for c in subs.values():
+            out.setdefault(name, set()).update(o for p in c.params for o in p.opts + p.secondary_opts)
+    return out
+
+
+def messages():
+    """``(module, line, text)`` of every string in a ``raise`` or a call (messages, warnings, logs) of the source."""
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, (ast.Raise, ast.Call)):
+                continue
+            parts = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+            text = " ".join(parts)
+            if "--" in text:
+                yield rel, node.lineno, text
+
+
+def printed_by(rel: str, known: dict) -> list[str]:
+    keys = [k for k in PRINTED_BY if rel.startswith(k)]
+    return PRINTED_BY[max(keys, key=len)] if keys else sorted(known)
+
+
+def remedy_faults() -> list[str]:
+    known = command_options()
+    faults: list[str] = []
+    for rel, line, text in messages():
+        for seg_cmd, seg in _segments(text):
+            cmds = [seg_cmd] if seg_cmd is not None else printed_by(rel, known)
+            for opt in OPTION.findall(seg):
+                fault = f"{rel}:{line}: {opt} is not an option of {' / '.join(c or 'neuro' for c in cmds)}"
+                if not any(opt in known.get(c, set()) for c in cmds) and fault not in faults:
+                    faults.append(fault)
+    return faults
+
+
+def _segments(text: str):
+    """The text cut at each ``neuro CMD`` it names: ``(CMD, text up to the next one)``; before the first: ``None``."""
+    cuts = [(m.start(), m.group(1)) for m in NAMED_COMMAND.finditer(text)]
+    first = cuts[0][0] if cuts else len(text)
+    yield None, text[:first]
+    for (start, cmd), (end, _) in zip(cuts, [*cuts[1:], (len(text), "")]):
+        seg = text[start:end]
+        stop = min([i for i in (seg.find(c) for c in (";", ")", "`", ". ")) if i > 0] + [len(seg)])
+        yield (cmd if cmd in command_options() else None), seg[:stop]  # the command's own clause
+        yield None, seg[stop:]
+
+
+def test_every_option_a_message_names_exists_on_its_command():
+    faults = remedy_faults()
+    assert not faults, "\n".join(faults)
+
+
+def test_the_collector_sees_a_wrong_option(monkeypatch):
+    """A planted message naming an option its command lacks is found (the check above can fail)."""
+    planted = [("io/bids.py", 1, "read with interpolate_bads=False (CLI: --no-interpolate-bad)")]
+    planted.append(("cli/evaluate.py", 2, "run neuro finetune --allow-seen to score them"))
+    monkeypatch.setattr(__import__(__name__), "messages", lambda: iter(planted))
+    assert remedy_faults() == [
+        "io/bids.py:1: --no-interpolate-bad is not an option of prepare",
+        "cli/evaluate.py:2: --allow-seen is not an option of finetune",
+    ]
+
+
+# ------------------------------------------------------------------------------------- BIDS bad channels
+def test_bids_bad_channel_remedies_are_options_of_neuro_prepare(tmp_path):
+    pytest.importorskip("mne_bids")
+    from test_io_bids_interpolation import _bids
+
+    path = _bids(tmp_path, ["Xref"])  # Xref: an EEG channel without a sensor position, marked bad
+    root = str(tmp_path / "bids")
+
+    def prepare(name, *extra):
+        args = ["prepare", "--bids", root, "--task", "rest", "-o", str(tmp_path / name), *extra]
+        return CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+
+    r = prepare("a.h5")
+    msg = " ".join(r.output.split())
+    assert r.exit_code == 2 and "bad channel(s) ['Xref'] (channels.tsv) have no sensor position" in msg
+    assert "--no-interpolate-bads" in msg and "--drop-channels Xref" in msg
+    assert str(path.parent / "sub-01_task-rest_channels.tsv") in msg  # the file to edit, named
+    from neurokit.io.store import PatchStore
+
+    for opts in (["--no-interpolate-bads"], ["--drop-channels", "xref"]):  # either way on: Xref is not stored
+        r = prepare(f"{opts[0]}.h5", *opts)
+        assert r.exit_code == 0, r.output
+        assert PatchStore(tmp_path / f"{opts[0]}.h5").info.ch_names == ("C3", "Cz", "C4", "Fz", "Pz", "Oz")
+    # not a BIDS recording: refused, naming the option that does apply
+    r = CliRunner().invoke(app, ["prepare", "physionet_mi", "-o", str(tmp_path / "x.h5"), "--drop-channels", "Fp1"])
+    assert r.exit_code == 2 and "--drop-channels: for BIDS recordings" in " ".join(r.output.split())
+
+
+# ------------------------------------------------------------------------------------- baseline, one class
+def test_baseline_refuses_a_one_class_training_split(tmp_path):
+    from test_pipelines_eeg import one_class_subject_store
+
+    store = one_class_subject_store(tmp_path / "s.h5")
+    args = ["baseline", str(store), "--train-subjects", "S1", "--val-subjects", "S2", "--test-subjects", "S3"]
+    r = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+    msg = " ".join(r.output.split())
+    assert r.exit_code == 2, r.output
+    assert "split 'train' holds one class only ('rest', 6 samples of subjects S1)" in msg
+    assert "--train-subjects" in msg and "ValueError" not in msg
