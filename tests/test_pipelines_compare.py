@@ -197,7 +197,10 @@ def test_comparison_runs_resumes_and_reports(store, init_ckpt, tmp_path):
     eeg = json.loads((tmp_path / "c" / "eegnet" / "frac1" / "seed0" / "report.json").read_text())
     assert (eeg["model"], eeg["head"], eeg["init"], eeg["trainable_params"]["all"]) == ("eegnet", "flatten", None, 1329)
     ck = torch.load(tmp_path / "c" / "eegnet" / "frac1" / "seed0" / "best.pt", weights_only=True)
-    assert ck["model_config"]["dropout"] == 0.25 and ck["finetune_config"]["epochs"] == cfg.epochs
+    # its own recipe: Adam's 1e-3 for every weight, at least EEGNET_MIN_EPOCHS epochs
+    fc = ck["finetune_config"]
+    assert ck["model_config"]["dropout"] == 0.25 and fc["epochs"] == max(cfg.epochs, 10)
+    assert fc["lr_backbone"] == fc["lr_head"] == 1e-3
     # the paired difference is the mean of the per-seed differences
     by = {(r["arm"], r["fraction"], r["seed"]): r["auroc"] for r in res["runs"]}
     diffs = [by[("pretrained", "1", s)] - by[("scratch", "1", s)] for s in (0, 1)]
