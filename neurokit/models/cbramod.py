@@ -512,6 +512,31 @@ class CBraMod(nn.Module):
             )
         return self.proj_out(self.forward_features(x, mask))
 
+    def zero_reconstruction_head(self) -> None:
+        """Set ``proj_out``'s weight and bias to zero, so the reconstruction starts at 0 (a masked-reconstruction
+        loss at initialisation then equals predicting zero, the masked patches' power, instead of several times it:
+        the release's Kaiming-normal init gives outputs of about twice the encoder features' variance).
+
+        Raises
+        ------
+        TypeError
+            ``proj_out`` is no longer the linear reconstruction head (after :meth:`drop_reconstruction_head`).
+
+        Examples
+        --------
+        >>> m = CBraMod(n_layers=1)
+        >>> m.zero_reconstruction_head()
+        >>> float(m(torch.randn(1, 2, 3, 200)).abs().max())
+        0.0
+        """
+        head = self.proj_out[0] if isinstance(self.proj_out, nn.Sequential) else self.proj_out
+        if not isinstance(head, nn.Linear):
+            raise TypeError(f"zero_reconstruction_head: proj_out is {type(self.proj_out).__name__}, not the linear head")
+        with torch.no_grad():
+            head.weight.zero_()
+            if head.bias is not None:
+                head.bias.zero_()
+
     def drop_reconstruction_head(self) -> None:
         """Replace ``proj_out`` by identity, as for fine-tuning."""
         self.proj_out = nn.Identity()

@@ -2,8 +2,9 @@
 scored beside the classical baselines and chance.
 
 Pretraining sees only the *training* recordings of the downstream tasks (never their validation or
-test subjects/segments), pooled across corpora as single-channel 4-s windows: CBraMod's weights do not
-depend on the montage, so one-channel samples from every corpus form one store of a common shape.
+test subjects/segments), each store with its own channels: CBraMod's weights do not depend on the montage, so the
+single-channel Bonn windows and the multi-channel EEGMMIDB windows train side by side, one layout per batch
+(:func:`neurokit.pipelines.pretrain.select_layouts`), and the spatial attention sees the channels it is for.
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ def run_quickstart(
     label_fractions : tuple of float
         Fractions of the training labels each arm is fine-tuned on (:data:`FRACTIONS`).
     max_pool : int
-        Most single-channel windows pooled for pretraining (drawn at random, seeded).
+        Most windows of each store pretrained on (drawn at random, seeded).
     channels : str
         The EEGMMIDB channel set.
 
@@ -141,7 +142,6 @@ def run_quickstart(
     >>> res = run_quickstart(Path("../shared/data/eeg"), Path("runs/quickstart"))  # doctest: +SKIP
     >>> res["tasks"]["bonn_epilepsy:seizure"]["differences"]["pretrained − scratch"]  # doctest: +SKIP
     """
-    from neurokit.cards import load_card
     from neurokit.pipelines.compare import compare_pretraining
     from neurokit.pipelines.finetune import FinetuneConfig
     from neurokit.pipelines.prepare import prepare_or_reuse
@@ -156,35 +156,29 @@ def run_quickstart(
         path, note = prepare_or_reuse(card, path, data_root=data_root, task=task, channels=chans, overwrite=overwrite)
         say(note)  # a store is reused only when it holds what prepare would write now
         stores[(card, task)] = PatchStore(path)
-    pooled = pool_single_channel(
-        [(st, load_card(c).splits(t)["train"]) for (c, t), st in stores.items()],
-        out / "pooled_train_1ch.h5",
-        seed=seed,
-        max_samples=max_pool,
-    )
-    say(f"pretraining on {len(PatchStore(pooled))} single-channel windows of the training recordings only")
+    from neurokit.pipelines.pretrain import heldout_line
+
+    say("pretraining on the training recordings only, each store with its own channels (one layout per batch)")
     pt = pretrain_or_resume(
-        [pooled],
+        [st.path for st in stores.values()],
         out / "pretrain",
         PretrainConfig(
             model_kwargs={"n_layers": n_layers},
             epochs=pretrain_epochs,
             batch_size=batch_size,
-            optim=dict(lr=1e-3),
             seed=seed,
             device=device,
+            max_windows=max_pool,
         ),
         overwrite=overwrite,
     )
+    say(f"pretrained on {pt['data']}; held out: {pt['heldout']}")
     say(
         f"pretrain loss {pt['loss_first']:.4f} → {pt['loss_last']:.4f} over {pt['steps']} steps"
         + ("" if pt.get("steps_run", 1) else " (reused: the run in OUT was complete)")
     )
-    for h in (pt.get("heldout_history") or [])[-1:]:  # did it learn more than the scale?
-        say(
-            f"held-out masked loss {h['heldout_loss']:.4g} vs predict-zero {h['heldout_zero']:.4g} vs predict-mean "
-            f"{h['heldout_mean']:.4g} (input normalisation: {pt['normalize']['mode']})"
-        )
+    for h in (pt.get("heldout_history") or [])[-1:]:  # did it learn more than the scale, and than a linear fit?
+        say(f"{heldout_line(h)} (input normalisation: {pt['normalize']['mode']})")
     results = {}
     for card, task, _, epochs in TASKS:
         cfg = FinetuneConfig(
