@@ -52,9 +52,26 @@ def mask_leak(model: torch.nn.Module) -> float:
         return float((model(x, mask=mask) - model(x2, mask=mask)).abs().max())
 
 
-@pytest.mark.parametrize("fault, leaks", [(None, False), (_leaky, True)])
-def test_changing_masked_inputs_leaves_the_output_unchanged(fault, leaks):
-    m = _model()
+def _norm_over_all_values(m: CBraMod) -> CBraMod:
+    """Planted fault (the behaviour before this fix): the window RMS is taken over every value, masked ones too, so
+    it gives away the masked patches' power."""
+    norm = m.input_norm
+    m.input_norm.forward = lambda x, mask=None: type(norm).forward(norm, x)  # type: ignore[method-assign]
+    return m
+
+
+@pytest.mark.parametrize(
+    "norm, fault, leaks",
+    [
+        ("none", None, False),
+        ("none", _leaky, True),
+        ("window", None, False),
+        ("channel", None, False),
+        ("window", _norm_over_all_values, True),
+    ],
+)
+def test_changing_masked_inputs_leaves_the_output_unchanged(norm, fault, leaks):
+    m = _model(input_norm=norm)
     if fault is not None:
         m = fault(m)
     leak = mask_leak(m)

@@ -497,13 +497,14 @@ class CBraMod(nn.Module):
             raise ValueError(f"backend={backend!r}; allowed: 'auto', 'torch', 'triton'")
         self.config.attn_backend = backend
 
-    def normalize_input(self, x: torch.Tensor) -> torch.Tensor:
-        """``x`` as the encoder sees it: through the model's :class:`InputNorm` (the reconstruction target)."""
+    def normalize_input(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``x`` as the encoder sees it: through the model's :class:`InputNorm` (the reconstruction target); with
+        ``mask``, a per-window or per-channel RMS is taken over the visible patches only (no leak of the masked ones)."""
         norm = getattr(self, "input_norm", None)
-        return x if norm is None else norm(x)
+        return x if norm is None else norm(x, mask)
 
     def forward_features(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        return self.encoder(self.patch_embedding(self.normalize_input(x), mask))
+        return self.encoder(self.patch_embedding(self.normalize_input(x, mask), mask))
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         if x.dim() != 4 or x.shape[-1] != self.config.patch_size:

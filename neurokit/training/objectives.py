@@ -90,15 +90,15 @@ def masked_patch_loss(
         mask.view(-1)[0] = 1
     y = model(x, mask=mask)
     sel = mask.bool()
-    target = _target(model, x)  # the input as the encoder sees it (after the model's InputNorm, if any)
+    target = _target(model, x, mask)  # the input as the encoder sees it (after the model's InputNorm, if any)
     loss = F.mse_loss(y[sel], target[sel])
     return loss, {"masked_frac": float(sel.float().mean())}
 
 
-def _target(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+def _target(model: nn.Module, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     inner = getattr(model, "module", model)  # DDP
     norm = getattr(inner, "normalize_input", None)
-    return x if norm is None else norm(x)
+    return x if norm is None else norm(x, mask)
 
 
 def masked_baselines(target: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -193,7 +193,7 @@ def heldout_masked_loss(
             if mask.sum() == 0:
                 mask.view(-1)[0] = 1
             y = model(x, mask=mask)
-            target = _target(model, x)
+            target = _target(model, x, mask)
             sel = mask.bool()
             sums["loss"] += float(((y[sel].double() - target[sel].double()) ** 2).sum())
             for k, v in masked_baselines(target, mask).items():
