@@ -532,7 +532,9 @@ class CBraMod(nn.Module):
         """
         head = self.proj_out[0] if isinstance(self.proj_out, nn.Sequential) else self.proj_out
         if not isinstance(head, nn.Linear):
-            raise TypeError(f"zero_reconstruction_head: proj_out is {type(self.proj_out).__name__}, not the linear head")
+            raise TypeError(
+                f"zero_reconstruction_head: proj_out is {type(self.proj_out).__name__}, not the linear head"
+            )
         with torch.no_grad():
             head.weight.zero_()
             if head.bias is not None:

@@ -389,8 +389,12 @@ def _pretrain(
         meta["stores"] = [str(st.path) for st in every_store]
         meta["subjects"] = all_subjects
         meta["layouts"] = [
-            {"stores": [str(st.path) for st in t.stores], "ch_names": list(t.info.ch_names or []),
-             "sample_shape": list(t.sample_shape), "windows": len(t)}
+            {
+                "stores": [str(st.path) for st in t.stores],
+                "ch_names": list(t.info.ch_names or []),
+                "sample_shape": list(t.sample_shape),
+                "windows": len(t),
+            }
             for t, _, _ in parts
         ]
     assert isinstance(cfg.optim, OptimConfig)  # PretrainConfig.__post_init__ made it one
@@ -466,7 +470,12 @@ BASELINE_WINDOWS = 256
 
 
 #: the baselines of :func:`heldout_line`, in its order: key suffix → name
-BASELINE_NAMES = {"zero": "predict-zero", "mean": "predict-mean", "spatial": "spatial ridge", "temporal": "temporal ridge"}
+BASELINE_NAMES = {
+    "zero": "predict-zero",
+    "mean": "predict-mean",
+    "spatial": "spatial ridge",
+    "temporal": "temporal ridge",
+}
 
 
 def heldout_line(h: dict[str, Any]) -> str:
