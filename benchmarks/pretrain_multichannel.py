@@ -112,7 +112,7 @@ def main() -> None:
 
     args.out.mkdir(parents=True, exist_ok=True)
     store, note = prepare_or_reuse(
-        "physionet_mi", args.out / "mi64.h5", data_root=args.data_root, task="left_right_imagery", subjects="1-10"
+        "physionet_mi", args.out / "mi64.h5", data_root=args.data_root, task="left_right_imagery", subjects=list(range(1, 11))
     )
     print(note)
     runs: dict[str, list[dict]] = {}

@@ -222,4 +222,8 @@ def test_pretraining_keeps_each_stores_channels_and_holds_out_subjects_as_asked(
         "2ch:two.h5: 4 windows (subjects S0, as asked); 1ch:one.h5: 2 windows (subjects S0, as asked)"
     )
     h = res["heldout_history"][-1]
-    assert {"heldout_spatial", "heldout_temporal"} <= set(h)  # spatial from the 2-channel layout only
+    assert {"heldout_spatial", "heldout_temporal"} <= set(h)
+    # the spatial ridge applies to the 2-channel layout only: its predict-zero is that layout's, not the pool's
+    assert "heldout_spatial_zero" in h and "heldout_temporal_zero" not in h
+    assert h["heldout_spatial_zero"] != h["heldout_zero"]
+    assert h["heldout_spatial"] == pytest.approx(h["heldout_spatial_zero"], rel=0.2)  # independent noise

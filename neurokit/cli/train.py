@@ -226,10 +226,15 @@ def pretrain_lines(res: dict) -> list[str]:
         from neurokit.pipelines.pretrain import heldout_line
 
         h = hist[-1]
-        best = min(v for k, v in h.items() if k.startswith("heldout_") and k != "heldout_loss")
+        zero = h["heldout_zero"]
+        ratios = [
+            h[k] / h.get(f"{k}_zero", zero)
+            for k in ("heldout_mean", "heldout_spatial", "heldout_temporal")
+            if h.get(k) is not None
+        ]
         verdict = (
             "below every baseline"
-            if h["heldout_loss"] < best
+            if h["heldout_loss"] / zero < min([1.0, *ratios])
             else "below predict-zero and predict-mean, not below every baseline"
             if h["heldout_loss"] < min(h["heldout_zero"], h["heldout_mean"])
             else "[yellow]not below predict-zero and predict-mean: the model learned no more than the scale[/]"

@@ -464,7 +464,16 @@ def _pretrain(
 
 
 #: what each entry of a run's ``heldout_history`` keeps of the held-out evaluation (the model's loss, four baselines)
-HELDOUT_KEYS = ("epoch", "heldout_loss", "heldout_zero", "heldout_mean", "heldout_spatial", "heldout_temporal")
+HELDOUT_KEYS = (
+    "epoch",
+    "heldout_loss",
+    "heldout_zero",
+    "heldout_mean",
+    "heldout_spatial",
+    "heldout_temporal",
+    "heldout_spatial_zero",
+    "heldout_temporal_zero",
+)
 #: at most this many training windows fit the spatial and temporal baselines
 BASELINE_WINDOWS = 256
 
@@ -479,8 +488,8 @@ BASELINE_NAMES = {
 
 
 def heldout_line(h: dict[str, Any]) -> str:
-    """One entry of ``heldout_history`` in words: the held-out masked loss, each baseline with the loss's ratio to it,
-    and the loss's ratio to predict-zero.
+    """One entry of ``heldout_history`` in words: the held-out masked loss and each baseline, with their ratios to
+    predict-zero (a fitted baseline that applied to only some layouts, to predict-zero on those: ``heldout_K_zero``).
 
     Examples
     --------
@@ -489,7 +498,8 @@ def heldout_line(h: dict[str, Any]) -> str:
     """
     zero = h["heldout_zero"]
     parts = [
-        f"{name} {h['heldout_' + k]:.4g}" + ("" if k == "zero" else f" ({h['heldout_' + k] / zero:.3f}×)")
+        f"{name} {h['heldout_' + k]:.4g}"
+        + ("" if k == "zero" else f" ({h['heldout_' + k] / h.get(f'heldout_{k}_zero', zero):.3f}×)")
         for k, name in BASELINE_NAMES.items()
         if h.get("heldout_" + k) is not None
     ]

@@ -170,7 +170,8 @@ def heldout_masked_loss(
     dict ``{"heldout_loss", "heldout_zero", "heldout_mean", "heldout_n"}``: mean squared errors over every
     masked value of the held-out windows, and the number of masked values; with ``baselines`` also
     ``"heldout_spatial"`` and ``"heldout_temporal"`` (over the batches each applies to: the spatial one needs
-    two channels or more, the temporal one two patches or more; absent where it applied to none).
+    two channels or more, the temporal one two patches or more; absent where it applied to none), and, when one
+    applied to only some batches, ``"heldout_spatial_zero"``/``"heldout_temporal_zero"``: predict-zero on those.
 
     Examples
     --------
@@ -200,10 +201,12 @@ def heldout_masked_loss(
                 sums[k] += float(v)
             if baselines is not None:
                 n_masked = float(sel.sum()) * target.shape[-1]
+                zero_here = float((target[sel].double() ** 2).sum())
                 for k, v in baselines.masked_sse(target, mask).items():
-                    acc = fitted.setdefault(k, [0.0, 0.0])
+                    acc = fitted.setdefault(k, [0.0, 0.0, 0.0])
                     acc[0] += float(v)
                     acc[1] += n_masked
+                    acc[2] += zero_here
     finally:
         model.train(was)
     n = max(sums["n"], 1.0)
@@ -211,7 +214,9 @@ def heldout_masked_loss(
         "heldout_loss": sums["loss"] / n,
         "heldout_zero": sums["zero"] / n,
         "heldout_mean": sums["mean"] / n,
-        **{f"heldout_{k}": sse / max(cnt, 1.0) for k, (sse, cnt) in fitted.items()},
+        **{f"heldout_{k}": sse / max(cnt, 1.0) for k, (sse, cnt, _) in fitted.items()},
+        # predict-zero on the batches a fitted baseline applied to, where that is not all of them
+        **{f"heldout_{k}_zero": z / max(cnt, 1.0) for k, (_, cnt, z) in fitted.items() if cnt < sums["n"]},
         "heldout_n": int(sums["n"]),
     }
 
