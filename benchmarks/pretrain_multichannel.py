@@ -93,7 +93,7 @@ def plot(runs: dict, path: Path, per_epoch: int) -> None:
     ax.set_ylabel("held-out masked loss / predict-zero")
     ax.set_title("CBraMod, 2 layers, EEGMMIDB 64 ch: held out S007-S010")
     ax.set_ylim(0.4, 1.6)
-    ax.legend(fontsize=7, loc="upper right")
+    ax.legend(fontsize=7, loc="lower left", ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -112,7 +112,11 @@ def main() -> None:
 
     args.out.mkdir(parents=True, exist_ok=True)
     store, note = prepare_or_reuse(
-        "physionet_mi", args.out / "mi64.h5", data_root=args.data_root, task="left_right_imagery", subjects=list(range(1, 11))
+        "physionet_mi",
+        args.out / "mi64.h5",
+        data_root=args.data_root,
+        task="left_right_imagery",
+        subjects=list(range(1, 11)),
     )
     print(note)
     runs: dict[str, list[dict]] = {}

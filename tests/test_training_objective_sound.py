@@ -107,6 +107,7 @@ def _frozen_head(m: CBraMod) -> CBraMod:
     return m
 
 
+@pytest.mark.slow  # 60 Adam steps of a 2-layer model: a few seconds
 @pytest.mark.parametrize("fault, overfits", [(None, True), (_frozen_head, False)])
 def test_a_tiny_batch_overfits_to_near_zero_masked_loss(fault, overfits):
     m = _model()
@@ -171,6 +172,10 @@ def test_spatial_and_temporal_baselines_on_a_hand_made_example():
     sse = b.masked_sse(t, mask)
     assert float(sse["spatial"]) == pytest.approx(P * (3.0 - 2.0 * 1.0) ** 2)  # 2 × channel 0 = 2 against 3
     assert float(sse["temporal"]) == pytest.approx(0.0)  # (2 + 4) / 2 = 3
+    # a masked channel counts as 0: masking channel 0's middle patch too leaves 2 × 0 against 3 (and 0 against 1)
+    both = mask.clone()
+    both[0, 0, 1] = 1
+    assert float(b.masked_sse(t, both)["spatial"]) == pytest.approx(P * (3.0 - 0.0) ** 2 + P * 1.0**2)
     # a masked neighbour counts as 0: masking the next patch too leaves 0.5 × 2 = 1 against 3
     mask[0, 1, 2] = 1
     assert float(b.masked_sse(t, mask)["temporal"]) == pytest.approx(P * (3 - 1) ** 2 + P * 4**2)
