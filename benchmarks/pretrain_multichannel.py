@@ -87,7 +87,7 @@ def plot(runs: dict, path: Path, per_epoch: int) -> None:
     styles = {"zero": ":", "mean": "-.", "spatial": "--", "temporal": (0, (1, 3))}
     for k, r in ratios(base).items():
         if k in styles:
-            ax.axhline(r, color="grey", linestyle=styles[k], label=f"{k} baseline ({r:.2f})")
+            ax.axhline(r, color="grey", linestyle=styles[k], label=f"{k} baseline ({r:.2f}; first run's)")
     ax.axhline(1.0, color="black", linestyle=":", label="predict-zero (1)")
     ax.set_xlabel("optimiser step (batch 32)")
     ax.set_ylabel("held-out masked loss / predict-zero")
