@@ -73,7 +73,7 @@ def plot(runs: dict, path: Path, per_epoch: int) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(8, 4.5))
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     base = None
     for i, (name, seeds) in enumerate(runs.items()):
@@ -93,7 +93,7 @@ def plot(runs: dict, path: Path, per_epoch: int) -> None:
     ax.set_ylabel("held-out masked loss / predict-zero")
     ax.set_title("CBraMod, 2 layers, EEGMMIDB 64 ch: held out S007-S010")
     ax.set_ylim(0.4, 1.6)
-    ax.legend(fontsize=7, loc="lower left", ncol=2)
+    ax.legend(fontsize=6, loc="lower left", ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
