@@ -11,8 +11,9 @@ Corpus (built with the library's own preparation, never from validation or test 
   channel of every 4-s event window becomes one pretraining window, about 3 times the quick start's pool;
 - EEGMAT, its training subject (rest and arithmetic, all 20 channels).
 
-Their training-subject windows are pooled as single-channel 4-s samples
-(:func:`neurokit.pipelines.quickstart.pool_single_channel`), and the pooled store's recordings are checked against
+Their training-subject windows pretrain with their own channels, one store layout per batch
+(:func:`neurokit.pipelines.pretrain.select_layouts`; at most ``--max-pool`` windows of each), and the pretraining
+recordings are checked against
 the validation and test recordings of every downstream task by content (SHA-256 and archive member,
 :func:`neurokit.data.provenance.pretraining_overlap`): the script stops if any is found, and checks again that
 every pretrained fine-tuning run recorded ``pretraining_overlap == []``.
@@ -42,6 +43,7 @@ import json
 import math
 import os
 import platform
+import re
 import shlex
 import sys
 import time
@@ -79,8 +81,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--tasks", default="bonn,mi", help=f"downstream tasks, of {','.join(DOWNSTREAM)} (default bonn,mi)")
     ap.add_argument("--n-layers", type=int, default=2, help="CBraMod layers, 2-4 (default 2)")
     ap.add_argument("--batch-size", type=int, default=32)
-    ap.add_argument("--lr", type=float, default=1e-3, help="pretraining learning rate (AdamW, cosine)")
-    ap.add_argument("--max-pool", type=int, default=100_000, help="most single-channel windows pooled")
+    ap.add_argument("--lr", type=float, default=5e-4, help="pretraining learning rate (AdamW, cosine)")
+    ap.add_argument("--max-pool", type=int, default=100_000, help="most windows of each store pretrained on")
     ap.add_argument("--probe-steps", type=int, default=30, help="optimiser steps of the timing probe")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1: shared machine)")
@@ -124,8 +126,7 @@ def main(argv=None) -> dict:
     from neurokit.pipelines.compare import compare_pretraining
     from neurokit.pipelines.finetune import FinetuneConfig
     from neurokit.pipelines.prepare import prepare_or_reuse
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain, pretrain_or_resume
-    from neurokit.pipelines.quickstart import pool_single_channel
+    from neurokit.pipelines.pretrain import PretrainConfig, heldout_line, pretrain, pretrain_or_resume
     from neurokit.plotting.report import plot_label_efficiency
 
     t_start = time.perf_counter()
@@ -189,21 +190,20 @@ def main(argv=None) -> dict:
         )
         print(note)
         pool_parts.append((PatchStore(path), train))
-    pooled = pool_single_channel(pool_parts, out / "pooled_train_1ch.h5", seed=args.seed, max_samples=args.max_pool)
-    n_pool = len(PatchStore(pooled))
+    pooled = [st.path for st, _ in pool_parts]  # each store keeps its channels; its card's train split is used
     by_corpus = {
-        Path(st.path).stem: int(sum(st.sample_shape[0] for s in st.meta["subject"].astype(str) if s in set(tr)))
-        for st, tr in pool_parts
+        Path(st.path).stem: int(sum(1 for s in st.meta["subject"].astype(str) if s in set(tr))) for st, tr in pool_parts
     }
+    n_pool = int(sum(min(v, args.max_pool) for v in by_corpus.values()))
     record["pool"] = {
-        "path": str(pooled),
+        "paths": [str(p) for p in pooled],
         "windows": n_pool,
         "available_by_store": by_corpus,
         "seconds_prepare": time.perf_counter() - t0,
     }
     print(
-        f"pretraining pool: {n_pool} single-channel 4-s windows of training subjects only "
-        f"({', '.join(f'{k} {v}' for k, v in by_corpus.items())} available)"
+        f"pretraining data: {n_pool} 4-s windows of training subjects only, every channel kept "
+        f"({', '.join(f'{Path(st.path).stem} {st.sample_shape[0]} ch × {by_corpus[Path(st.path).stem]}' for st, _ in pool_parts)})"
     )
 
     # ---------------------------------------------------------------- budgeted pretraining
@@ -214,19 +214,20 @@ def main(argv=None) -> dict:
         seed=args.seed,
         device="cpu",
         progress=False,
+        max_windows=args.max_pool,
     )
     pre_dir = out / f"pretrain_L{args.n_layers}_b{args.budget_min:g}min"
     budget_s = args.budget_min * 60.0
     t0 = time.perf_counter()
     if (pre_dir / "last.pt").exists() and not args.overwrite:
         pt = pretrain_or_resume(
-            [pooled], pre_dir, PretrainConfig(**{**json.loads((pre_dir / "budget.json").read_text())["cfg"], **base})
+            pooled, pre_dir, PretrainConfig(**{**json.loads((pre_dir / "budget.json").read_text())["cfg"], **base})
         )
         budget = json.loads((pre_dir / "budget.json").read_text())
         print(f"reusing the pretraining in {pre_dir} (same budget)")
     else:
         probe = pretrain(
-            [pooled],
+            pooled,
             out / "pretrain_probe",
             PretrainConfig(**base, epochs=1, max_steps=args.probe_steps, val_fraction=0.0),
             overwrite=True,
@@ -251,7 +252,7 @@ def main(argv=None) -> dict:
             f"{(budget_s - probe_s) / 60:.1f} min"
         )
         t1 = time.perf_counter()
-        pt = pretrain([pooled], pre_dir, PretrainConfig(**base, epochs=epochs, max_steps=cap), overwrite=args.overwrite)
+        pt = pretrain(pooled, pre_dir, PretrainConfig(**base, epochs=epochs, max_steps=cap), overwrite=args.overwrite)
         budget["pretrain_s"] = time.perf_counter() - t1
         # kept here too: a reused run that ended inside an epoch no longer reports its last held-out evaluation
         budget["heldout_history"] = pt.get("heldout_history")
@@ -262,8 +263,7 @@ def main(argv=None) -> dict:
     pt = {**pt, "heldout_history": history}
     record["pretrain"] = {k: v for k, v in pt.items() if k != "history"}
     record["budget"] = budget
-    n_held = str(pt.get("heldout") or "0").split()[0]
-    n_held = int(n_held) if n_held.isdigit() else 0
+    n_held = sum(int(k) for k in re.findall(r"(\d+) windows \(", str(pt.get("heldout") or "")))
     record["pool"].update(train_windows=n_pool - n_held, heldout_windows=n_held)
     print(
         f"pretraining: {pt['steps']} steps of batch {args.batch_size} on {n_pool - n_held} training windows "
@@ -272,12 +272,7 @@ def main(argv=None) -> dict:
         f"loss {pt['loss_first']:.4f} → {pt['loss_last']:.4f}"
     )
     if held:
-        print(
-            f"held-out masked loss {held['heldout_loss']:.4g} vs predict-zero {held['heldout_zero']:.4g} vs "
-            f"predict-mean {held['heldout_mean']:.4g} (input normalisation: {pt['normalize']['mode']}; "
-            f"loss/zero {held['heldout_loss'] / held['heldout_zero']:.3f}, "
-            f"loss/mean {held['heldout_loss'] / held['heldout_mean']:.3f})"
-        )
+        print(f"{heldout_line(held)} (input normalisation: {pt['normalize']['mode']})")
 
     # ---------------------------------------------------------------- no validation/test recording was pretrained on
     sources = load_checkpoint(pt["checkpoint"]).get("pretraining_sources")

@@ -69,8 +69,8 @@ def test_printed_rows_and_the_readme_table_name_arms_and_baselines_alike():
 def test_the_quick_start_says_its_stages_and_the_idle_time_first():
     lines = stage_plan(seeds=3, label_fractions=FRACTIONS, pretrain_epochs=3, default=True)
     assert lines[0] == (
-        "stages: prepare 2 stores; pool their training windows; pretrain CBraMod (3 epochs); compare, per task, "
-        "36 fine-tuning runs (4 arms × 3 seeds × 3 label fractions)"
+        "stages: prepare 2 stores; pretrain CBraMod on their training windows, each with its channels (3 epochs); "
+        "compare, per task, 45 fine-tuning runs (5 arms × 3 seeds × 3 label fractions)"
     )
     assert f"about {IDLE_SECONDS} s in all" in lines[1] and "every 30 s" in lines[1]
     assert f"Measured on 2 idle CPU cores: {IDLE_SECONDS} s as the command reports it" in README  # the same figure

@@ -100,9 +100,11 @@ def test_pretraining_logs_heldout_beside_baselines_each_epoch(tmp_path):
         if '"heldout_loss"' in line
     ]
     assert [e["epoch"] for e in epochs] == [1, 2]
-    assert res["heldout_history"] == [
-        {k: e[k] for k in ("epoch", "heldout_loss", "heldout_zero", "heldout_mean")} for e in epochs
-    ]
+    keys = ("epoch", "heldout_loss", "heldout_zero", "heldout_mean", "heldout_spatial", "heldout_temporal")
+    assert res["heldout_history"] == [{k: e[k] for k in keys} for e in epochs]
+    # independent noise: neither the other channel nor the neighbouring patch tells anything
+    assert epochs[0]["heldout_spatial"] == pytest.approx(epochs[0]["heldout_zero"], rel=0.1)
+    assert epochs[0]["heldout_temporal"] == pytest.approx(epochs[0]["heldout_zero"], rel=0.2)  # 20 windows fit it
     # the baselines depend on the held-out windows and the seeded masks only: the same each epoch
     assert epochs[0]["heldout_zero"] == epochs[1]["heldout_zero"]
     assert epochs[0]["heldout_zero"] == pytest.approx(1.0, rel=0.25)  # unit-variance noise
@@ -148,9 +150,12 @@ def test_cli_prints_the_heldout_line(tmp_path):
     )
     line = next(ln for ln in r.output.splitlines() if ln.startswith("held-out masked loss"))
     rec = json.loads([ln for ln in (tmp_path / "pt" / "metrics.jsonl").read_text().splitlines() if "heldout" in ln][-1])
+    z = rec["heldout_zero"]
     assert line.startswith(
-        f"held-out masked loss {rec['heldout_loss']:.4g} vs predict-zero {rec['heldout_zero']:.4g} "
-        f"vs predict-mean {rec['heldout_mean']:.4g} (epoch 1;"
+        f"held-out masked loss {rec['heldout_loss']:.4g} ({rec['heldout_loss'] / z:.3f}× predict-zero) vs "
+        f"predict-zero {z:.4g} · predict-mean {rec['heldout_mean']:.4g} ({rec['heldout_mean'] / z:.3f}×) · "
+        f"spatial ridge {rec['heldout_spatial']:.4g} ({rec['heldout_spatial'] / z:.3f}×) · "
+        f"temporal ridge {rec['heldout_temporal']:.4g} ({rec['heldout_temporal'] / z:.3f}×) (epoch 1);"
     )
     bad = CliRunner().invoke(app, ["pretrain", str(store), "-o", str(tmp_path / "x"), "--normalize", "batch"])
     assert bad.exit_code == 2 and "error: --normalize batch; allowed: none, window, channel, corpus" in bad.output
@@ -176,3 +181,49 @@ def test_a_run_ending_inside_an_epoch_still_reports_the_heldout_loss(tmp_path):
     assert [h["epoch"] for h in res["heldout_history"]] == [1, 1.5]
     last = json.loads((tmp_path / "pt" / "metrics.jsonl").read_text().splitlines()[-1])
     assert last["at_step"] == 3 and last["heldout_loss"] == res["heldout_history"][-1]["heldout_loss"]
+
+
+def test_pretraining_keeps_each_stores_channels_and_holds_out_subjects_as_asked(tmp_path):
+    """Two stores of different channel sets train side by side (one layout per batch), never cut into single
+    channels; --heldout-subjects holds out exactly the subjects named."""
+    from neurokit.io.store import PatchStoreWriter
+    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+
+    two = _store(tmp_path / "two.h5")  # 2 channels, 24 windows of 6 subjects
+    rng = np.random.default_rng(1)
+    with PatchStoreWriter(
+        tmp_path / "one.h5", (1, 3, 200), attrs=dict(modality="eeg", ch_names=["Cz"], sfreq=200.0)
+    ) as w:
+        for i in range(12):
+            w.append(rng.normal(size=(1, 1, 3, 200)).astype(np.float32), subject=f"S{i % 6}")
+    seen = []
+    import neurokit.training.objectives as obj
+
+    real = obj.OBJECTIVES["cbramod"].loss
+    obj.OBJECTIVES["cbramod"].loss = lambda m, x, g: (seen.append(tuple(x.shape[1:])), real(m, x, g))[1]
+    try:
+        cfg = PretrainConfig(
+            model_kwargs={"n_layers": 1},
+            epochs=1,
+            batch_size=4,
+            device="cpu",
+            progress=False,
+            heldout_subjects=["S0"],
+            split=None,
+        )
+        res = pretrain([two, tmp_path / "one.h5"], tmp_path / "pt", cfg)
+    finally:
+        obj.OBJECTIVES["cbramod"].loss = real
+    # 20 + 10 training windows in batches of 4: 5 of (2, 2, 200), 2 of (1, 3, 200), interleaved
+    assert sorted(seen) == [(1, 3, 200)] * 2 + [(2, 2, 200)] * 5 and len(set(seen[:5])) == 2
+    assert [lay["sample_shape"] for lay in res["layouts"]] == [[2, 2, 200], [1, 3, 200]]
+    assert [lay["windows"] for lay in res["layouts"]] == [20, 10]
+    assert res["heldout"] == (
+        "2ch:two.h5: 4 windows (subjects S0, as asked); 1ch:one.h5: 2 windows (subjects S0, as asked)"
+    )
+    h = res["heldout_history"][-1]
+    assert {"heldout_spatial", "heldout_temporal"} <= set(h)
+    # the spatial ridge applies to the 2-channel layout only: its predict-zero is that layout's, not the pool's
+    assert "heldout_spatial_zero" in h and "heldout_temporal_zero" not in h
+    assert h["heldout_spatial_zero"] != h["heldout_zero"]
+    assert h["heldout_spatial"] == pytest.approx(h["heldout_spatial_zero"], rel=0.2)  # independent noise

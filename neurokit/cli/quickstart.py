@@ -38,7 +38,7 @@ def quickstart(
     label_fractions: str = typer.Option(
         "0.02,0.1,1", "--label-fractions", help="Fractions of the training labels every arm is fine-tuned on."
     ),
-    max_pool: int = typer.Option(8000, help="Most single-channel training windows pooled for pretraining."),
+    max_pool: int = typer.Option(8000, help="Most training windows of each store pretrained on (every channel kept)."),
     device: str = typer.Option("auto", help="auto, cpu, cuda."),
     overwrite: bool = typer.Option(
         False,

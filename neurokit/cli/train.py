@@ -108,6 +108,12 @@ def pretrain(
         show_default="0.1",
         help="Share of the windows held out (whole subjects of corpora with 5 or more) to log the masked loss beside predict-zero and predict-mean each epoch (0: none).",
     ),
+    heldout_subjects: Optional[str] = typer.Option(
+        None,
+        "--heldout-subjects",
+        show_default="none",
+        help="Hold out exactly these subjects for the held-out masked loss, e.g. '7-10' with --split all (replaces --val-fraction).",
+    ),
     seed: int = typer.Option(0, help="Random seed (sampling, masks, initialisation)."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K (under torchrun: one GPU per process)."),
     num_workers: int = typer.Option(0, help="DataLoader worker processes."),
@@ -135,7 +141,7 @@ def pretrain(
         PretrainConfig,
         check_pretrain_options,
         resume_config,
-        select_pretrain_data,
+        select_layouts,
     )
     from neurokit.pipelines.pretrain import pretrain as run
 
@@ -171,6 +177,7 @@ def pretrain(
         ckpt_every=ckpt_every,
         split=None if split == "all" else split,
         subjects=parse_subjects(subjects),
+        heldout_subjects=parse_subjects(heldout_subjects),
         progress=progress,
     )
     opts.update({k: v for k, v in (("normalize", normalize), ("val_fraction", val_fraction)) if v is not None})
@@ -186,7 +193,7 @@ def pretrain(
         cfg = run_or_exit(PretrainConfig, **opts)
     run_or_exit(check_pretrain_options, cfg, resume=resume, overwrite=overwrite, given=options_given(ctx))
     if is_main_rank():
-        _, used = run_or_exit(select_pretrain_data, list(stores), cfg)
+        used = "; ".join(u for _, u in run_or_exit(select_layouts, list(stores), cfg))
         console.print(f"pretraining on {used}")
     res = run_or_exit(run, list(stores), out, cfg, resume=resume, overwrite=overwrite)
     record_command(ctx, out, report="pretrain_summary.json")
@@ -218,16 +225,23 @@ def pretrain_lines(res: dict) -> list[str]:
         lines.append(f"data: {kept_line(res['kept'])}")
     hist = res.get("heldout_history") or []
     if hist:
+        from neurokit.pipelines.pretrain import heldout_line
+
         h = hist[-1]
+        zero = h["heldout_zero"]
+        ratios = [
+            h[k] / h.get(f"{k}_zero", zero)
+            for k in ("heldout_mean", "heldout_spatial", "heldout_temporal")
+            if h.get(k) is not None
+        ]
         verdict = (
-            "below both baselines"
+            "below every baseline"
+            if h["heldout_loss"] / zero < min([1.0, *ratios])
+            else "below predict-zero and predict-mean, not below every baseline"
             if h["heldout_loss"] < min(h["heldout_zero"], h["heldout_mean"])
-            else "[yellow]not below both baselines: the model learned no more than the scale[/]"
+            else "[yellow]not below predict-zero and predict-mean: the model learned no more than the scale[/]"
         )
-        lines.append(
-            f"held-out masked loss {h['heldout_loss']:.4g} vs predict-zero {h['heldout_zero']:.4g} vs "
-            f"predict-mean {h['heldout_mean']:.4g} (epoch {h['epoch']}; {verdict})"
-        )
+        lines.append(f"{heldout_line(h)}; {verdict}")
     else:
         lines.append(f"held-out masked loss: none computed ({res.get('heldout') or 'no held-out windows'})")
     return lines

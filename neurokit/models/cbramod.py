@@ -497,13 +497,14 @@ class CBraMod(nn.Module):
             raise ValueError(f"backend={backend!r}; allowed: 'auto', 'torch', 'triton'")
         self.config.attn_backend = backend
 
-    def normalize_input(self, x: torch.Tensor) -> torch.Tensor:
-        """``x`` as the encoder sees it: through the model's :class:`InputNorm` (the reconstruction target)."""
+    def normalize_input(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``x`` as the encoder sees it: through the model's :class:`InputNorm` (the reconstruction target); with
+        ``mask``, a per-window or per-channel RMS is taken over the visible patches only (no leak of the masked ones)."""
         norm = getattr(self, "input_norm", None)
-        return x if norm is None else norm(x)
+        return x if norm is None else norm(x, mask)
 
     def forward_features(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        return self.encoder(self.patch_embedding(self.normalize_input(x), mask))
+        return self.encoder(self.patch_embedding(self.normalize_input(x, mask), mask))
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         if x.dim() != 4 or x.shape[-1] != self.config.patch_size:
@@ -511,6 +512,33 @@ class CBraMod(nn.Module):
                 f"CBraMod expects (batch, channels, n_patches, {self.config.patch_size}); got {tuple(x.shape)}"
             )
         return self.proj_out(self.forward_features(x, mask))
+
+    def zero_reconstruction_head(self) -> None:
+        """Set ``proj_out``'s weight and bias to zero, so the reconstruction starts at 0 (a masked-reconstruction
+        loss at initialisation then equals predicting zero, the masked patches' power, instead of several times it:
+        the release's Kaiming-normal init gives outputs of about twice the encoder features' variance).
+
+        Raises
+        ------
+        TypeError
+            ``proj_out`` is no longer the linear reconstruction head (after :meth:`drop_reconstruction_head`).
+
+        Examples
+        --------
+        >>> m = CBraMod(n_layers=1)
+        >>> m.zero_reconstruction_head()
+        >>> float(m(torch.randn(1, 2, 3, 200)).abs().max())
+        0.0
+        """
+        head = self.proj_out[0] if isinstance(self.proj_out, nn.Sequential) else self.proj_out
+        if not isinstance(head, nn.Linear):
+            raise TypeError(
+                f"zero_reconstruction_head: proj_out is {type(self.proj_out).__name__}, not the linear head"
+            )
+        with torch.no_grad():
+            head.weight.zero_()
+            if head.bias is not None:
+                head.bias.zero_()
 
     def drop_reconstruction_head(self) -> None:
         """Replace ``proj_out`` by identity, as for fine-tuning."""

@@ -81,13 +81,31 @@ class InputNorm(nn.Module):
         if mode == "corpus":
             self.register_buffer("scale", torch.tensor(float(scale)))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``x`` ``(B, C, N, P)`` normalised. ``mask`` ``(B, C, N)`` (1 = masked patch, masked-patch pretraining):
+        the ``"window"`` and ``"channel"`` RMS is taken over the visible patches only, so the divisor tells nothing
+        of the masked ones (over all values it would give away their power); a channel with no visible patch is
+        divided by its window's visible RMS, a window with none by 1."""
         if self.mode == "none":
             return x
         if self.mode == "corpus":
             return x / self.scale.clamp_min(EPS).to(x.dtype)
         dims = (1, 2, 3) if self.mode == "window" else (2, 3)
-        rms = x.pow(2).mean(dim=dims, keepdim=True).sqrt()
+        if mask is None:
+            rms = x.pow(2).mean(dim=dims, keepdim=True).sqrt()
+            return x / rms.clamp_min(EPS)
+        vis = (1.0 - mask.to(x.dtype)).unsqueeze(-1)
+        P = x.shape[-1]
+
+        def visible_rms(d):
+            n = (vis.sum(dim=d, keepdim=True) * P).clamp_min(1.0)
+            return ((x.pow(2) * vis).sum(dim=d, keepdim=True) / n).sqrt(), vis.sum(dim=d, keepdim=True) > 0
+
+        rms, any_vis = visible_rms((1, 2, 3))
+        rms = torch.where(any_vis, rms, torch.ones_like(rms))
+        if self.mode == "channel":
+            ch, ch_vis = visible_rms((2, 3))
+            rms = torch.where(ch_vis, ch, rms)
         return x / rms.clamp_min(EPS)
 
     def extra_repr(self) -> str:

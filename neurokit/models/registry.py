@@ -550,7 +550,11 @@ def build_backbone(
     (logger.info if report.complete else logger.warning)("%s", report.line())
     pre_ch = (pf.checkpoint.get("store_attrs") or {}).get("ch_names")
     now_ch = store_attrs.get("ch_names")
-    if pre_ch and now_ch and list(pre_ch) != list(now_ch) and list(pre_ch) != ["any"]:  # any: a pooled store
+    # a run over several stores records every layout's channels: the store may match any of them
+    sets = [list(lay.get("ch_names") or []) for lay in pf.checkpoint.get("layouts") or []] or [list(pre_ch or [])]
+    if len(sets) > 1:
+        pre_ch = sorted({c for chs in sets for c in chs})
+    if pre_ch and now_ch and list(now_ch) not in sets and list(pre_ch) != ["any"]:  # any: a pooled store
         logger.warning(
             "%s was pretrained on %d channels, the store has %d (%d in common); the backbone is "
             "montage-independent, fine-tuning adapts it",

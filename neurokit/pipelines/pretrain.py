@@ -34,6 +34,7 @@ from neurokit.models.config import model_config_dict
 from neurokit.models.input_norm import check_mode
 from neurokit.pipelines.outputs import record_run
 from neurokit.training import distributed as dist
+from neurokit.training.masked_baselines import MaskedBaselines
 from neurokit.training.objectives import get_objective, heldout_masked_loss
 from neurokit.training.optim import OptimConfig, seed_everything, unwrap
 from neurokit.training.trainer import Batch, Trainer
@@ -43,6 +44,9 @@ logger = logging.getLogger("neurokit")
 
 #: the default of ``PretrainConfig.normalize`` for CBraMod, chosen by the measurements in docs/guide/pretraining.md
 DEFAULT_NORMALIZE = "corpus"
+#: start CBraMod's reconstruction head at zero (:meth:`~neurokit.models.cbramod.CBraMod.zero_reconstruction_head`):
+#: the loss then starts at predict-zero instead of ~7× it (measured in docs/guide/pretraining.md)
+ZERO_INIT_HEAD = True
 #: a corpus with at least this many subjects holds out whole subjects; one with fewer, a share of its windows
 MIN_HOLDOUT_SUBJECTS = 5
 
@@ -78,7 +82,11 @@ class PretrainConfig:
     downstream store's training windows). ``val_fraction``: the share of the selected windows held out to log,
     at each epoch, the masked reconstruction loss beside the predict-zero and predict-mean baselines (whole
     subjects of each corpus when it has at least :data:`MIN_HOLDOUT_SUBJECTS`, else a seeded share of its windows;
-    0: none).
+    0: none). ``heldout_subjects``: hold out exactly these subjects instead (they must be among the selected
+    ones; ``val_fraction`` is then unused), e.g. the card's validation and test subjects with ``split="all"``.
+    ``max_windows``: at most this many of the selected windows of each sample layout (drawn at random, seeded),
+    before the held-out ones are set apart. Stores of different layouts (channel sets, patch counts) train side by
+    side, one layout per batch (:func:`select_layouts`).
 
     Raises
     ------
@@ -104,6 +112,8 @@ class PretrainConfig:
     progress: bool = True
     normalize: str | None = None  # None: DEFAULT_NORMALIZE for cbramod, "none" for the other families
     val_fraction: float = 0.1
+    heldout_subjects: list[str] | None = None
+    max_windows: int | None = None
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
@@ -134,6 +144,8 @@ class PretrainConfig:
                 raise ConfigError(f"optim: {exc}") from exc
         if self.split not in (None, "all", "train", "val", "test"):
             raise ConfigError(f"split={self.split!r}; allowed: train, val, test, all")
+        if self.max_windows is not None and self.max_windows < 2:
+            raise ConfigError(f"max_windows={self.max_windows}: must be >= 2 when given")
         if self.ckpt_every < 0:
             raise ConfigError(f"ckpt_every must be >= 0 (got {self.ckpt_every})")
         if self.normalize is None:
@@ -297,49 +309,78 @@ def _pretrain(
     ckpt_path = out / "last.pt"
     if not resume and not overwrite:
         refuse_run_folder(out, "pretraining run")  # a dead run's metrics.jsonl too: two runs never share a log
-    ds_sel, used = select_pretrain_data(stores if isinstance(stores, (list, tuple)) else [stores], cfg)
-    val_ds: PatchDataset | ScaledDataset | None
-    if cfg.model == "cbramod":  # the held-out masked loss and its baselines are CBraMod's objective
-        ds, val_ds, held = holdout_split(ds_sel, cfg.val_fraction, cfg.seed)
-    else:
-        ds, val_ds, held = ds_sel, None, f"nothing (the held-out masked loss is computed for cbramod, not {cfg.model})"
+    selected = select_layouts(stores if isinstance(stores, (list, tuple)) else [stores], cfg)
+    if len(selected) > 1 and cfg.model != "cbramod":
+        raise ConfigError(
+            f"--model {cfg.model}: the stores have {len(selected)} different sample layouts; only cbramod pretrains "
+            "on several channel sets (one batch from one layout at a time)"
+        )
+    parts = []  # per layout: (train, held-out, phrase)
+    for ds_sel, _ in selected:
+        if cfg.model == "cbramod":  # the held-out masked loss and its baselines are CBraMod's objective
+            parts.append(holdout_split(ds_sel, cfg.val_fraction, cfg.seed, subjects=cfg.heldout_subjects))
+        else:
+            parts.append((ds_sel, None, f"nothing (the held-out masked loss is computed for cbramod, not {cfg.model})"))
+    used = "; ".join(u for _, u in selected)
+    held = parts[0][2] if len(parts) == 1 else "; ".join(f"{layout_name(t)}: {h}" for t, _, h in parts)
+    ds = parts[0][0]  # the first layout: the model's build, the recorded store attributes
     if info.is_main:
         logger.info("pretraining on %s; held out: %s", used, held)
-    batch_size = cfg.batch_size
-    if len(ds) < batch_size * info.world_size:
-        batch_size = len(ds) // info.world_size
-        if batch_size < 1:
-            raise ConfigError(f"{len(ds)} samples for {info.world_size} process(es): too few to train on")
-        logger.warning(
-            "batch size %d is larger than the %d samples of the store(s) (%d process(es)); using %d",
-            cfg.batch_size,
-            len(ds),
-            info.world_size,
-            batch_size,
-        )
+    sizes = []
+    for train, _, _ in parts:
+        bs = cfg.batch_size
+        if len(train) < bs * info.world_size:
+            bs = len(train) // info.world_size
+            if bs < 1:
+                raise ConfigError(f"{len(train)} samples for {info.world_size} process(es): too few to train on")
+            logger.warning(
+                "batch size %d is larger than the %d samples of the store(s) (%d process(es)); using %d",
+                cfg.batch_size,
+                len(train),
+                info.world_size,
+                bs,
+            )
+        sizes.append(bs)
+    batch_size = min(sizes)
     objective = get_objective(cfg.model)
     if ds.stores[0].modality != objective.modality:
         raise ConfigError(f"model {cfg.model!r} trains on {objective.modality} stores; got {ds.stores[0].modality}")
+    all_subjects = sorted({str(s) for train, _, _ in parts for s in train.meta("subject")})
     state = None
     if resume:
         if not ckpt_path.exists():
             raise FileNotFoundError(f"--resume: no checkpoint at {ckpt_path}")
         state = load_checkpoint(ckpt_path)
-        _check_resume(state, ds, cfg, ckpt_path, objective)
+        _check_resume(state, ds, cfg, ckpt_path, objective, subjects=all_subjects)
         model = objective.rebuild(state["model_config"])
         model.load_state_dict(state["state_dict"])
     else:
         kw = {**cfg.model_kwargs, **({"input_norm": cfg.normalize} if cfg.normalize != "none" else {})}
         model = objective.build(ds.attrs, ds.sample_shape, kw)
+        if cfg.model == "cbramod" and ZERO_INIT_HEAD:
+            model.zero_reconstruction_head()
     model.to(info.device)
-    scales = None
-    ds_train: PatchDataset | ScaledDataset
-    if cfg.normalize == "corpus":  # each corpus of the pool by its own training RMS; the model's scale stays 1
-        scales = {**(corpus_scales(val_ds) if val_ds is not None else {}), **corpus_scales(ds)}
-        ds_train, val_ds = ScaledDataset(ds, scales), (None if val_ds is None else ScaledDataset(val_ds, scales))
-    else:
-        ds_train = ds
-    data = ds_train if objective.pair is None else objective.pair(ds, model, dict(cfg.model_kwargs))
+    scales: dict[str, float] = {}
+    trains: list[PatchDataset | ScaledDataset] = []
+    vals: list[PatchDataset | ScaledDataset] = []
+    for train, val, _ in parts:
+        if cfg.normalize == "corpus":  # each corpus of the pool by its own training RMS; the model's scale stays 1
+            sc = {**(corpus_scales(val) if val is not None else {}), **corpus_scales(train)}
+            scales.update(sc)
+            trains.append(ScaledDataset(train, sc))
+            vals += [] if val is None else [ScaledDataset(val, sc)]
+        else:
+            trains.append(train)
+            vals += [] if val is None else [val]
+    data: Any
+    if objective.pair is not None:
+        data = objective.pair(ds, model, dict(cfg.model_kwargs))
+    elif len(trains) == 1:
+        data = trains[0]
+    else:  # one named dataset per layout: the trainer interleaves their batches (bucketing by channel set)
+        names = [layout_name(p[0]) for p in parts]
+        data = dict(zip(names, trains))
+        batch_size_of: dict[str, int] | int = dict(zip(names, sizes))
     gen = torch.Generator(device=info.device)
 
     def loss(module, b: Batch):
@@ -349,21 +390,35 @@ def _pretrain(
         return objective.loss(module, b.x, gen) if objective.pair is None else objective.loss(module, b.x, gen, b.y)
 
     validate = None
-    if val_ds is not None and cfg.model == "cbramod":
-        loader = torch.utils.data.DataLoader(val_ds, batch_size=batch_size, shuffle=False)
+    if vals and cfg.model == "cbramod":
+        loader = Chained([torch.utils.data.DataLoader(v, batch_size=batch_size, shuffle=False) for v in vals])
+        fitted = fit_masked_baselines(unwrap(model), trains, seed=cfg.seed, batch_size=batch_size)
 
-        def validate(module):  # the held-out masked loss beside its two baselines
-            return heldout_masked_loss(unwrap(module), loader, seed=cfg.seed, device=info.device)
+        def validate(module):  # the held-out masked loss beside its four baselines
+            return heldout_masked_loss(unwrap(module), loader, seed=cfg.seed, device=info.device, baselines=fitted)
 
     normalization = {"mode": cfg.normalize, **({"corpus_scales": scales} if scales else {})}
-    kept = kept_summary(ds.stores)
+    every_store = [st for train, _, _ in parts for st in train.stores]
+    kept = kept_summary(every_store)
     meta = {
         **_provenance(ds, cfg),
         "normalize": normalization,
         "heldout": held,
         "kept": kept,
-        "pretraining_sources": used_sources(ds),
+        "pretraining_sources": [src for train, _, _ in parts for src in used_sources(train)],
     }
+    if len(parts) > 1:
+        meta["stores"] = [str(st.path) for st in every_store]
+        meta["subjects"] = all_subjects
+        meta["layouts"] = [
+            {
+                "stores": [str(st.path) for st in t.stores],
+                "ch_names": list(t.info.ch_names or []),
+                "sample_shape": list(t.sample_shape),
+                "windows": len(t),
+            }
+            for t, _, _ in parts
+        ]
     assert isinstance(cfg.optim, OptimConfig)  # PretrainConfig.__post_init__ made it one
     trainer = Trainer(
         model,
@@ -371,7 +426,7 @@ def _pretrain(
         loss,
         model_name=cfg.model,
         optim=cfg.optim,
-        batch_size=batch_size,
+        batch_size=batch_size if len(trains) == 1 or objective.pair is not None else batch_size_of,
         epochs=cfg.epochs,
         max_steps=cfg.max_steps,
         seed=cfg.seed,
@@ -396,14 +451,10 @@ def _pretrain(
         if trainer.step == trainer.total:
             logger.warning("%s: the run already completed its %d steps; nothing to do", ckpt_path, trainer.total)
     res = trainer.fit()
-    heldout = [
-        {k: r[k] for k in ("epoch", "heldout_loss", "heldout_zero", "heldout_mean") if k in r}
-        for r in res.records
-        if "heldout_loss" in r
-    ]
+    heldout = [{k: r[k] for k in HELDOUT_KEYS if k in r} for r in res.records if "heldout_loss" in r]
     if validate is not None and res.steps_run and trainer.step % max(trainer.per_epoch, 1):  # ended inside an epoch
         rec = {"epoch": round(trainer.step / trainer.per_epoch, 3), "at_step": trainer.step, **validate(model)}
-        heldout.append({k: rec[k] for k in ("epoch", "heldout_loss", "heldout_zero", "heldout_mean")})
+        heldout.append({k: rec[k] for k in HELDOUT_KEYS if k in rec})
         if info.is_main:
             with (out / "metrics.jsonl").open("a") as fh:
                 fh.write(json.dumps(rec) + "\n")
@@ -418,7 +469,8 @@ def _pretrain(
         "samples_per_s": res.samples_per_s,
         "batch_size": batch_size,
         "data": used,
-        "subjects": sorted({str(s) for s in ds.meta("subject")}),
+        "subjects": all_subjects,
+        **({"layouts": meta["layouts"]} if "layouts" in meta else {}),
         "normalize": normalization,
         "heldout": held,
         "heldout_history": heldout,
@@ -431,18 +483,88 @@ def _pretrain(
     return result
 
 
-def holdout_split(ds: PatchDataset, fraction: float, seed: int = 0) -> tuple[PatchDataset, PatchDataset | None, str]:
+#: what each entry of a run's ``heldout_history`` keeps of the held-out evaluation (the model's loss, four baselines)
+HELDOUT_KEYS = (
+    "epoch",
+    "heldout_loss",
+    "heldout_zero",
+    "heldout_mean",
+    "heldout_spatial",
+    "heldout_temporal",
+    "heldout_spatial_zero",
+    "heldout_temporal_zero",
+)
+#: at most this many training windows fit the spatial and temporal baselines
+BASELINE_WINDOWS = 256
+
+
+#: the baselines of :func:`heldout_line`, in its order: key suffix → name
+BASELINE_NAMES = {
+    "zero": "predict-zero",
+    "mean": "predict-mean",
+    "spatial": "spatial ridge",
+    "temporal": "temporal ridge",
+}
+
+
+def heldout_line(h: dict[str, Any]) -> str:
+    """One entry of ``heldout_history`` in words: the held-out masked loss and each baseline, with their ratios to
+    predict-zero (a fitted baseline that applied to only some layouts, to predict-zero on those: ``heldout_K_zero``).
+
+    Examples
+    --------
+    >>> heldout_line({"epoch": 3, "heldout_loss": 0.8, "heldout_zero": 1.0, "heldout_mean": 1.6, "heldout_spatial": 0.75})
+    'held-out masked loss 0.8 (0.800× predict-zero) vs predict-zero 1 · predict-mean 1.6 (1.600×) · spatial ridge 0.75 (0.750×) (epoch 3)'
+    """
+    zero = h["heldout_zero"]
+    parts = [
+        f"{name} {h['heldout_' + k]:.4g}"
+        + ("" if k == "zero" else f" ({h['heldout_' + k] / h.get(f'heldout_{k}_zero', zero):.3f}×)")
+        for k, name in BASELINE_NAMES.items()
+        if h.get("heldout_" + k) is not None
+    ]
+    return (
+        f"held-out masked loss {h['heldout_loss']:.4g} ({h['heldout_loss'] / zero:.3f}× predict-zero) vs "
+        + " · ".join(parts)
+        + f" (epoch {h['epoch']})"
+    )
+
+
+@torch.no_grad()
+def fit_masked_baselines(model, trains: Sequence, *, seed: int = 0, batch_size: int = 32) -> MaskedBaselines:
+    """The spatial and temporal predictors (:class:`~neurokit.training.masked_baselines.MaskedBaselines`) fitted on
+    at most :data:`BASELINE_WINDOWS` windows of each training dataset of ``trains`` (one per layout; drawn at
+    random, seeded), normalised as ``model`` reconstructs them (:meth:`~neurokit.models.cbramod.CBraMod.normalize_input`)."""
+    rng = np.random.default_rng(seed)
+    loaders = []
+    for train in trains:
+        pick = np.sort(rng.choice(len(train), min(len(train), BASELINE_WINDOWS), replace=False))
+        sub = torch.utils.data.Subset(train, pick.tolist())
+        loaders.append(torch.utils.data.DataLoader(sub, batch_size=batch_size, shuffle=False))
+    norm = getattr(model, "normalize_input", lambda x: x)
+    dev = next(model.parameters()).device
+    return MaskedBaselines.fit((norm(x.to(dev)) for x, *_ in Chained(loaders)), seed=seed + 1)
+
+
+def holdout_split(
+    ds: PatchDataset, fraction: float, seed: int = 0, *, subjects: Sequence[str] | None = None
+) -> tuple[PatchDataset, PatchDataset | None, str]:
     """Split the pretraining samples ``ds`` into a training part and a held-out part.
 
     Per corpus (:func:`~neurokit.data.corpus.corpus_ids`: a store, or one corpus of a pooled store): with at
     least :data:`MIN_HOLDOUT_SUBJECTS` subjects, ``max(1, round(fraction × subjects))`` whole subjects drawn at
     random (seeded) are held out; with fewer, ``round(fraction × windows)`` of its windows (at least one when it
-    has two or more).
+    has two or more). ``subjects``: hold out exactly these subjects (of every corpus) instead.
 
     Returns
     -------
     ``(train, heldout, phrase)``: ``heldout`` is ``None`` when ``fraction`` is 0 or nothing could be held out;
     the phrase says what was held out (for the log and the summary).
+
+    Raises
+    ------
+    ConfigError
+        ``subjects`` that hold none of the samples, or every one of them.
 
     Examples
     --------
@@ -450,6 +572,17 @@ def holdout_split(ds: PatchDataset, fraction: float, seed: int = 0) -> tuple[Pat
     >>> how  # doctest: +SKIP
     '465 windows (6 of 60 subjects of pooled.h5#bonn_epilepsy; 1 of 6 subjects of pooled.h5#physionet_mi)'
     """
+    if subjects is not None:
+        subj = ds.meta("subject").astype(str)
+        val = np.isin(subj, list(subjects))
+        if not val.any() or val.all():
+            raise ConfigError(
+                f"--heldout-subjects {','.join(subjects)}: {'none' if not val.any() else 'all'} of the selected "
+                f"samples belong to them (selected subjects: {_ids(sorted(set(subj)))})"
+            )
+        ids = ds.sample_ids
+        train, held = PatchDataset(ds.stores, samples=ids[~val]), PatchDataset(ds.stores, samples=ids[val])
+        return train, held, f"{len(held)} windows (subjects {_ids(sorted(set(subj[val])))}, as asked)"
     if fraction <= 0 or len(ds) < 2:
         return ds, None, "nothing (--val-fraction 0)" if fraction <= 0 else "nothing (fewer than 2 windows)"
     rng = np.random.default_rng(seed)
@@ -474,6 +607,51 @@ def holdout_split(ds: PatchDataset, fraction: float, seed: int = 0) -> tuple[Pat
     train = PatchDataset(ds.stores, samples=ids[~val])
     held = PatchDataset(ds.stores, samples=ids[val])
     return train, held, f"{len(held)} windows ({'; '.join(parts)})"
+
+
+def layout_name(ds: PatchDataset) -> str:
+    """How a layout of a multi-layout run is named (its batches' ``task``): channel count and first store."""
+    return f"{ds.sample_shape[0]}ch:{Path(ds.stores[0].path).name}"
+
+
+class Chained:
+    """Batches of several loaders, one after the other, each time it is iterated (the held-out windows of every
+    layout)."""
+
+    def __init__(self, loaders: Sequence) -> None:
+        self.loaders = list(loaders)
+
+    def __iter__(self):
+        for loader in self.loaders:
+            yield from loader
+
+
+def select_layouts(stores: Sequence, cfg: PretrainConfig) -> list[tuple[PatchDataset, str]]:
+    """:func:`select_pretrain_data` for each group of ``stores`` that share a sample layout (modality, sample shape
+    and channel names), in the order of their first store: pretraining keeps every recording's channels, so stores
+    of different montages train side by side, one layout per batch, instead of being cut into single channels.
+
+    Examples
+    --------
+    >>> [phrase for _, phrase in select_layouts(["bonn.h5", "mi_21ch.h5"], PretrainConfig())]  # doctest: +SKIP
+    ['500 samples of the train split (…)', '270 samples of the train split (…)']
+    """
+    from neurokit.io.store import PatchStore
+
+    groups: dict[tuple, list] = {}
+    for s in stores:
+        st = s if isinstance(s, PatchStore) else PatchStore(s)
+        key = (st.modality, tuple(st.sample_shape), tuple(st.info.ch_names or ()))
+        groups.setdefault(key, []).append(s)
+    out = []
+    for g in groups.values():
+        ds, phrase = select_pretrain_data(g, cfg)
+        if cfg.max_windows is not None and len(ds) > cfg.max_windows:
+            pick = np.sort(np.random.default_rng(cfg.seed).choice(len(ds), cfg.max_windows, replace=False))
+            ds = PatchDataset(ds.stores, samples=ds.sample_ids[pick])
+            phrase = f"{cfg.max_windows} drawn at random of {phrase}"
+        out.append((ds, phrase))
+    return out
 
 
 def select_pretrain_data(stores: Sequence, cfg: PretrainConfig) -> tuple[PatchDataset, str]:
@@ -536,7 +714,9 @@ def _ids(ids: Sequence[str]) -> str:
     return ", ".join(ids) if len(ids) <= 8 else f"{', '.join(ids[:3])}, …, {ids[-1]} ({len(ids)})"
 
 
-def _check_resume(state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path, objective) -> None:
+def _check_resume(
+    state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path, objective, subjects: list[str] | None = None
+) -> None:
     """A resumed job must train the same model on data of the same layout."""
     from neurokit._utils.errors import ChannelMismatchError
 
@@ -588,7 +768,7 @@ def _check_resume(state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path
             f"{path}: sample shape {state['sample_shape']} differs from the store's {list(ds.sample_shape)}"
         )
     check_resume_data(state, ds.attrs, what=f"{path}: resume on {ds.stores[0].path}")  # refused without a recipe
-    now = sorted({str(s) for s in ds.meta("subject")})
+    now = subjects if subjects is not None else sorted({str(s) for s in ds.meta("subject")})
     if state.get("subjects") is not None and list(state["subjects"]) != now:
         raise ConfigError(
             f"{path}: the run trained on subjects {_ids(state['subjects'])}; the store and options "

@@ -17,6 +17,7 @@ import torch.nn.functional as F
 
 from neurokit._utils.errors import ConfigError, DataFileError
 from neurokit.data.pairs import PairedDataset, open_stimuli, pair_samples
+from neurokit.training.masked_baselines import MaskedBaselines
 from neurokit.models.clip import CLIPConfig
 from neurokit.models.registry import ModelSpec, check_encoders, get_model_spec
 
@@ -89,15 +90,15 @@ def masked_patch_loss(
         mask.view(-1)[0] = 1
     y = model(x, mask=mask)
     sel = mask.bool()
-    target = _target(model, x)  # the input as the encoder sees it (after the model's InputNorm, if any)
+    target = _target(model, x, mask)  # the input as the encoder sees it (after the model's InputNorm, if any)
     loss = F.mse_loss(y[sel], target[sel])
     return loss, {"masked_frac": float(sel.float().mean())}
 
 
-def _target(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+def _target(model: nn.Module, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     inner = getattr(model, "module", model)  # DDP
     norm = getattr(inner, "normalize_input", None)
-    return x if norm is None else norm(x)
+    return x if norm is None else norm(x, mask)
 
 
 def masked_baselines(target: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -141,11 +142,18 @@ def masked_baselines(target: torch.Tensor, mask: torch.Tensor) -> dict[str, torc
 
 @torch.no_grad()
 def heldout_masked_loss(
-    model: nn.Module, loader, *, mask_ratio: float = 0.5, seed: int = 0, device: str | torch.device = "cpu"
+    model: nn.Module,
+    loader,
+    *,
+    mask_ratio: float = 0.5,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    baselines: MaskedBaselines | None = None,
 ) -> dict[str, float]:
     """Masked-patch reconstruction loss (MSE over the masked values, as :func:`masked_patch_loss`) of ``model``
-    on held-out batches, beside the predict-zero and predict-mean baselines (:func:`masked_baselines`) on the
-    same masked patches.
+    on held-out batches, beside the predict-zero and predict-mean baselines (:func:`masked_baselines`) and, when
+    ``baselines`` is given, the fitted spatial and temporal predictors
+    (:class:`~neurokit.training.masked_baselines.MaskedBaselines`) on the same masked patches.
 
     The masks are drawn from a generator seeded with ``seed`` at each call, so every epoch's figures compare
     the same patches. The model runs in evaluation mode (no dropout) and is put back in training mode after.
@@ -160,7 +168,10 @@ def heldout_masked_loss(
     Returns
     -------
     dict ``{"heldout_loss", "heldout_zero", "heldout_mean", "heldout_n"}``: mean squared errors over every
-    masked value of the held-out windows, and the number of masked values.
+    masked value of the held-out windows, and the number of masked values; with ``baselines`` also
+    ``"heldout_spatial"`` and ``"heldout_temporal"`` (over the batches each applies to: the spatial one needs
+    two channels or more, the temporal one two patches or more; absent where it applied to none), and, when one
+    applied to only some batches, ``"heldout_spatial_zero"``/``"heldout_temporal_zero"``: predict-zero on those.
 
     Examples
     --------
@@ -174,6 +185,7 @@ def heldout_masked_loss(
     was = model.training
     model.eval()
     sums = {"loss": 0.0, "zero": 0.0, "mean": 0.0, "n": 0.0}
+    fitted: dict[str, list[float]] = {}  # name → [sum of squared errors, masked values it predicted]
     try:
         for x, *_ in loader:
             x = x.to(device)
@@ -182,11 +194,19 @@ def heldout_masked_loss(
             if mask.sum() == 0:
                 mask.view(-1)[0] = 1
             y = model(x, mask=mask)
-            target = _target(model, x)
+            target = _target(model, x, mask)
             sel = mask.bool()
             sums["loss"] += float(((y[sel].double() - target[sel].double()) ** 2).sum())
             for k, v in masked_baselines(target, mask).items():
                 sums[k] += float(v)
+            if baselines is not None:
+                n_masked = float(sel.sum()) * target.shape[-1]
+                zero_here = float((target[sel].double() ** 2).sum())
+                for k, v in baselines.masked_sse(target, mask).items():
+                    acc = fitted.setdefault(k, [0.0, 0.0, 0.0])
+                    acc[0] += float(v)
+                    acc[1] += n_masked
+                    acc[2] += zero_here
     finally:
         model.train(was)
     n = max(sums["n"], 1.0)
@@ -194,6 +214,9 @@ def heldout_masked_loss(
         "heldout_loss": sums["loss"] / n,
         "heldout_zero": sums["zero"] / n,
         "heldout_mean": sums["mean"] / n,
+        **{f"heldout_{k}": sse / max(cnt, 1.0) for k, (sse, cnt, _) in fitted.items()},
+        # predict-zero on the batches a fitted baseline applied to, where that is not all of them
+        **{f"heldout_{k}_zero": z / max(cnt, 1.0) for k, (_, cnt, z) in fitted.items() if cnt < sums["n"]},
         "heldout_n": int(sums["n"]),
     }
 
