@@ -533,7 +533,7 @@ def verdicts(result: dict, metric: str | None = None) -> dict[str, dict[str, dic
     ('bandpower_lr', True, 1, 2)
     """
     metric = metric or result["metric"]
-    by = {(r["arm"], r["fraction"], r["seed"]): r.get(metric) for r in result["runs"]}
+    by = {(r["arm"], r["fraction"], r["seed"]): r.get(metric) for r in result.get("runs", [])}
     out: dict[str, dict[str, dict]] = {}
     for arm in (a for a in result["arms"] if a.startswith("pretrained")):
         for f in result["fractions"]:
