@@ -347,3 +347,17 @@ def test_reader_card_files_through_f_as_through_the_layout(eeg_root, tmp_path):
     labels, meta = _assert_same(a, b)
     assert len(labels) == 20 and set(labels) == {1}  # set S: seizure, 5 windows of 4 s per 23.6-s segment
     assert list(dict.fromkeys(meta["run"])) == ["S001", "S002", "S003", "S004"]
+
+
+def test_a_file_without_a_run_takes_the_only_group():
+    """A task of one run group labels a file whose name gives no run with that group, through -f and --data-root
+    alike (nothing to choose between); with two groups such a file belongs to neither."""
+    from neurokit.cards import TaskEvents
+
+    one = TaskEvents("c", "t", groups=((frozenset({0}), {"T1": 0, "T2": 1}),))
+    assert one.of_run(None) == one.of_file("x.edf", None) == {"T1": 0, "T2": 1}
+    assert one.of_run(3) is None
+    two = TaskEvents("c", "t", groups=((frozenset({4}), {"T1": 0}), (frozenset({6}), {"T1": 1})))
+    assert two.of_run(None) is None and two.of_run(6) == {"T1": 1}
+    with pytest.raises(CardError, match="no run"):
+        two.of_file("x.edf", None)
