@@ -170,6 +170,13 @@ def test_cli_baseline_method_eegnet(tmp_path):
     assert eeg["test"] == rep["test"] and eeg["best_epoch"] == rep["best_epoch"] in (1, 2)
     assert (rep["model"], rep["head"], rep["splits"]["test"]) == ("eegnet", "flatten", {"subjects": ["S004"]})
     assert rep["trainable_params"]["all"] == 1104 + 16 * 2 + (16 * 6 + 1)  # 200 samples: T_out = ⌊(⌊201/4⌋+1)/8⌋ = 6
+    # a second run into the same folder is refused, naming its files, and leaves the run whole; --overwrite replaces it
+    before = (tmp_path / "run" / "best.pt").read_bytes()
+    r = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert r.exit_code != 0 and "already holds a run" in r.output and "best.pt" in r.output, r.output
+    assert (tmp_path / "run" / "best.pt").read_bytes() == before
+    r = CliRunner().invoke(app, [*args, "--overwrite"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
     surface = _surface(tmp_path / "surf.h5", [("S001", f"R0{r}") for r in range(1, 5)])
     r = CliRunner().invoke(app, ["baseline", str(surface), "--method", "eegnet"], env={"COLUMNS": "200"})
     assert r.exit_code == 0 and "n/a: EEG only" in r.output, r.output

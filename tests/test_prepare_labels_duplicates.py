@@ -361,3 +361,10 @@ def test_a_file_without_a_run_takes_the_only_group():
     assert two.of_run(None) is None and two.of_run(6) == {"T1": 1}
     with pytest.raises(CardError, match="no run"):
         two.of_file("x.edf", None)
+
+
+def test_a_missing_file_is_said_before_its_name_is_read(tmp_path):
+    """``-f`` of a file that does not exist: 'no such file', not the run its name lacks."""
+    card = load_card("physionet_mi")
+    with pytest.raises(DataFileError, match=r"nope\.edf: no such file"):
+        card.explicit_files([tmp_path / "nope.edf"], "left_right_imagery")

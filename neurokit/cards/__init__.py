@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
-from neurokit._utils.errors import CardError
+from neurokit._utils.errors import CardError, DataFileError
 from neurokit.cards.schema import READING, check_card_keys
 from neurokit.io.entry import FileEntry
 
@@ -319,10 +319,15 @@ class DataCard:
             A file whose run no run group names while the task has no task-level ``events`` (naming the file,
             its run and the groups' runs); a BIDS ``label_column`` task without its ``participants.tsv``.
         DataFileError
-            A later part of a split FIF recording without its first part.
+            A file that does not exist; a later part of a split FIF recording without its first part.
         """
         from neurokit.io.eeg import drop_split_parts
 
+        for f in files:  # a missing file is said as such, before its name is read for a subject or a run
+            if not Path(f).expanduser().is_file():
+                raise DataFileError(
+                    f"{f}: no such file" + (" (a folder: give it as --data-root)" if Path(f).is_dir() else "")
+                )
         tname, _ = self.task(task)
         te = self.task_events(tname)
         layout = self.raw.get("layout") or {}

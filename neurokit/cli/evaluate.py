@@ -147,8 +147,9 @@ def baseline(
         None,
         "--eegnet-out",
         show_default="a temporary folder",
-        help="--method eegnet: keep its run (best.pt, report.json) in this folder (replaced if it holds one).",
+        help="--method eegnet: keep its run (best.pt, report.json) in this folder (refused if it holds a run).",
     ),
+    overwrite: bool = typer.Option(False, "--overwrite", help="--eegnet-out: replace the run it holds."),
     device: str = typer.Option("auto", help="--method eegnet: auto, cpu, cuda."),
     train_subjects: Optional[str] = typer.Option(
         None, show_default="the card's", help="Override the card's train subjects, e.g. '1-6' (with the two below)."
@@ -176,6 +177,7 @@ def baseline(
         splits=splits,
         epochs=epochs,
         out=eegnet_out,
+        overwrite=overwrite,
         device=device,
         progress=True,
     )

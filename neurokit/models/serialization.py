@@ -123,6 +123,9 @@ def _check_safetensors(path: Path, size: int, error: type[Exception]) -> None:
         meta = json.loads(header)
         if not isinstance(meta, dict):
             raise ValueError("the header is not a JSON object")
+        parsed = len(meta) - ("__metadata__" in meta)  # keys spelt with JSON escapes pass the byte count above
+        if parsed > MAX_TENSORS:
+            raise error(f"{path}: refused, its safetensors header declares {parsed:,} tensors (bound {MAX_TENSORS:,})")
         data = size - 8 - n
         total = 0
         for name, t in meta.items():
@@ -174,8 +177,9 @@ def _check_archive(path: Path, size: int, error: type[Exception]) -> None:
     found = _zip_directory(path, size)
     if found is None:
         raise error(
-            f"{path}: refused, not a zip-format torch.save file (torch >= 1.6 writes one): the sizes a legacy "
-            "pickle declares cannot be bounded before reading it; re-save it with torch.save"
+            f"{path}: refused, not a zip-format torch.save file (torch >= 1.6 writes one){' (empty)' if size == 0 else ''}: "
+            "a weights file is a .safetensors file or a torch.save archive (a legacy pickle, whose sizes cannot be "
+            "bounded before reading it, must be re-saved with torch.save)"
         )
     count, cd_size = found
     if count > MAX_TENSORS + _ARCHIVE_EXTRA_MEMBERS:

@@ -417,6 +417,7 @@ def baseline_with_eegnet(
     batch_size: int = 64,
     device: str = "auto",
     out: str | Path | None = None,
+    overwrite: bool = False,
     progress: bool = False,
 ) -> dict[str, Any]:
     """``neuro baseline``: the classical baselines (:func:`neurokit.evaluation.baselines.baseline`) and, when
@@ -435,7 +436,10 @@ def baseline_with_eegnet(
     epochs, batch_size, device : int, int, str
         EEGNet's training (the fine-tuning defaults: 50 epochs, batch 64).
     out : path, optional
-        EEGNet's run folder (replaced if it holds a run); default a temporary folder, removed afterwards.
+        EEGNet's run folder; default a temporary folder, removed afterwards. A folder that holds a run is
+        refused (``FileExistsError``, naming its files) unless ``overwrite``.
+    overwrite : bool
+        Replace the run in ``out`` (CLI: ``neuro baseline --overwrite``).
     progress : bool
         EEGNet's progress bar.
 
@@ -486,7 +490,7 @@ def baseline_with_eegnet(
     )
     with tempfile.TemporaryDirectory(prefix="neurokit-eegnet-") as tmp:
         run = Path(out) if out is not None else Path(tmp) / "eegnet"
-        rep = finetune(stores, run, cfg, overwrite=out is not None)
+        rep = finetune(stores, run, cfg, overwrite=overwrite and out is not None)
     best: dict[str, Any] = next((r for r in rep["history"] if r.get("epoch") == rep["best_epoch"]), {})
     res["baselines"][EEGNET] = {
         "val": {k[4:]: v for k, v in best.items() if k.startswith("val_")},
