@@ -225,7 +225,7 @@ def test_comparison_runs_resumes_and_reports(store, init_ckpt, tmp_path):
     lines = comparison_lines(res)
     assert max(map(len, lines)) <= 80 and any(line.startswith("Δ pretrained − scratch") for line in lines)
     assert any(line.startswith("eegnet ") for line in lines) and any(
-        line.startswith("Δ pretrained − eegnet") for line in lines
+        line.startswith("Δ pretrained − EEGNet") for line in lines
     )
     assert any(line.startswith("pretrained at 100%: " + ("yes" if v["beats"] else "no")) for line in lines)
     d = label_efficiency_data(res)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from neurokit.cli.reports import comparison_lines, row_title
 from neurokit.evaluation.baselines import BASELINE_TITLES
-from neurokit.pipelines.quickstart import FRACTIONS, IDLE_SECONDS, stage_plan
+from neurokit.pipelines.quickstart import FRACTIONS, CPU_SECONDS, stage_plan
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-ARMS = ["pretrained", "scratch", "linear-probe", "linear-probe-random"]
+ARMS = ["pretrained", "scratch", "eegnet", "linear-probe", "linear-probe-random"]
 
 
 def _table_rows() -> list[str]:
@@ -38,17 +38,20 @@ def _comparison() -> dict:
 
 def test_printed_rows_and_the_readme_table_name_arms_and_baselines_alike():
     rows = _table_rows()
-    assert rows[:5] == [
+    assert rows[:7] == [
         "pretrained",
         "from scratch",
+        "EEGNet-8,2",
         "Δ pretrained − scratch (better in)",
+        "Δ pretrained − EEGNet (better in)",
         "linear probe: pretrained / random features",
         "band power + LR; chance",
     ]
     printed = [line[:34].strip() for line in comparison_lines(_comparison())]
     for arm in ARMS:
         assert row_title(arm) in printed
-    assert row_title("scratch") == rows[1] and rows[2].startswith("Δ pretrained − scratch")
+    assert row_title("scratch") == rows[1] and row_title("eegnet") == rows[2]
+    assert rows[3].startswith("Δ pretrained − scratch") and rows[4].startswith("Δ pretrained − EEGNet")
     assert "Δ pretrained − scratch" in printed
     # the README joins the two probe rows: "linear probe: pretrained / random features"
     assert (row_title("linear-probe"), row_title("linear-probe-random")) == (
@@ -58,7 +61,7 @@ def test_printed_rows_and_the_readme_table_name_arms_and_baselines_alike():
     for method, title in BASELINE_TITLES.items():
         if method != "patchmean_lr":
             assert title in printed
-    assert "band power + LR" in rows[4] and "best baseline (tangent space + LR); chance" in rows
+    assert "band power + LR" in rows[6] and "best baseline (tangent space + LR); chance" in rows
     assert (
         BASELINE_TITLES["riemann_lr"] == "tangent space + LR" and BASELINE_TITLES["bandpower_lr"] == "band power + LR"
     )
@@ -72,5 +75,5 @@ def test_the_quick_start_says_its_stages_and_the_idle_time_first():
         "stages: prepare 2 stores; pretrain CBraMod on their training windows, each with its channels (3 epochs); "
         "compare, per task, 45 fine-tuning runs (5 arms × 3 seeds × 3 label fractions)"
     )
-    assert f"about {IDLE_SECONDS} s in all" in lines[1] and "every 30 s" in lines[1]
-    assert f"Measured on 2 idle CPU cores: {IDLE_SECONDS} s as the command reports it" in README  # the same figure
+    assert f"about {CPU_SECONDS} s of CPU time in all" in lines[1] and "every 30 s" in lines[1]
+    assert f"Measured: about {CPU_SECONDS} s of CPU time" in README  # the same figure

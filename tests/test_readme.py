@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 #: the guide's pages in the documentation site's order: their commands run after the README's
 GUIDE = [
+    "index",
     "reading",
     "cards",
     "preprocessing",

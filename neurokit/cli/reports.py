@@ -252,12 +252,12 @@ def row_title(name: str) -> str:
 
 def _difference_title(name: str) -> str:
     """``"pretrained − scratch"`` → ``"Δ pretrained − scratch"``; ``"linear-probe − linear-probe-random"`` →
-    ``"Δ probe: pretrained − random"``; ``"pretrained-lora − scratch"`` → ``"Δ lora − scratch"``."""
+    ``"Δ probe: pretrained − random"``; ``"pretrained-lora − scratch"`` → ``"Δ lora − scratch"``; ``"pretrained − eegnet"`` → ``"Δ pretrained − EEGNet"``."""
     a, b = name.split(" − ")
     if a == "linear-probe":
         return "Δ probe: pretrained − random"
     short = "pretrained" if a == "pretrained" else a.replace("pretrained-", "")
-    return f"Δ {short} − {b if b in ('scratch', 'eegnet') else 'random'}"
+    return f"Δ {short} − {'scratch' if b == 'scratch' else 'EEGNet' if b == 'eegnet' else 'random'}"
 
 
 def comparison_lines(res: dict, metric: str | None = None) -> list[str]:
