@@ -177,14 +177,7 @@ def _surface_entries(card, tname: str, options: PrepareOptions) -> tuple[Path | 
     from neurokit.cards import resolve_data_root
 
     pats = (card.raw.get("layout") or {}).get("entities")
-    if options.files and (card.raw.get("layout") or {}).get("kind") in ("folder", None):
-        # the subject and run the card's folder layout gives the same files (one rule for -f and --data-root)
-        root = Path(options.data_root) if options.data_root else None
-        entries = [
-            (e.path, _entities(e.path, e.subject, e.run, pats))
-            for e in card.explicit_files(options.files, tname, data_root=root)
-        ]
-    elif options.files:
+    if options.files:
         files = [Path(f) for f in options.files]
         entries = [(f, _entities(f, subject_from_name(f), "", pats)) for f in files]
         root = Path(options.data_root) if options.data_root else None
