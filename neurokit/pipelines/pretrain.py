@@ -636,11 +636,11 @@ def select_layouts(stores: Sequence, cfg: PretrainConfig) -> list[tuple[PatchDat
     >>> [phrase for _, phrase in select_layouts(["bonn.h5", "mi_21ch.h5"], PretrainConfig())]  # doctest: +SKIP
     ['500 samples of the train split (…)', '270 samples of the train split (…)']
     """
-    from neurokit.io.store import PatchStore
+    from neurokit.io.shards import open_stores
 
     groups: dict[tuple, list] = {}
     for s in stores:
-        st = s if isinstance(s, PatchStore) else PatchStore(s)
+        st = open_stores([s])[0]  # a store file, or a shard-set folder (its shards share one layout)
         key = (st.modality, tuple(st.sample_shape), tuple(st.info.ch_names or ()))
         groups.setdefault(key, []).append(s)
     out = []
