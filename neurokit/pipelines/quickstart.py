@@ -96,6 +96,8 @@ FRACTIONS = (0.02, 0.1, 1.0)
 #: CPU seconds of the default quick start (README: 497 s in one thread, 2026-12-03, on a machine shared with other
 #: jobs; no idle-core wall time was measured for this version); the stage times of any run are printed at its end
 CPU_SECONDS = 500
+#: wall seconds of each stage of the default quick start in that measured run (README)
+STAGE_SECONDS = {"prepare": 9, "pretrain": 29, "compare bonn_epilepsy": 538, "compare physionet_mi": 899}
 
 
 def stage_plan(*, seeds: int, label_fractions: tuple[float, ...], pretrain_epochs: int, default: bool) -> list[str]:
@@ -119,6 +121,8 @@ def stage_plan(*, seeds: int, label_fractions: tuple[float, ...], pretrain_epoch
         "label fractions)",
         f"{when}; several times that on a busy machine. Off a terminal each stage prints a line at least every "
         "30 s with the time it has left",
+        f"stage times as measured (2026-12-03, 2 cores shared with other jobs, {sum(STAGE_SECONDS.values()):,} s in "
+        "all): " + ", ".join(f"{k} {v:,} s" for k, v in STAGE_SECONDS.items()),
     ]
 
 
