@@ -391,7 +391,11 @@ def _pretrain(
 
     validate = None
     if vals and cfg.model == "cbramod":
-        loader = Chained([torch.utils.data.DataLoader(v, batch_size=batch_size, shuffle=False) for v in vals])
+        # one loader per layout, in order: the pooled figures and each layout's (``heldout_layouts``)
+        loader = {
+            layout_name(t): torch.utils.data.DataLoader(v, batch_size=batch_size, shuffle=False)
+            for (t, _, _), v in zip([p for p in parts if p[1] is not None], vals)
+        }
         fitted = fit_masked_baselines(unwrap(model), trains, seed=cfg.seed, batch_size=batch_size)
 
         def validate(module):  # the held-out masked loss beside its four baselines
@@ -493,6 +497,7 @@ HELDOUT_KEYS = (
     "heldout_temporal",
     "heldout_spatial_zero",
     "heldout_temporal_zero",
+    "heldout_layouts",
 )
 #: at most this many training windows fit the spatial and temporal baselines
 BASELINE_WINDOWS = 256
@@ -526,8 +531,25 @@ def heldout_line(h: dict[str, Any]) -> str:
     return (
         f"held-out masked loss {h['heldout_loss']:.4g} ({h['heldout_loss'] / zero:.3f}× predict-zero) vs "
         + " · ".join(parts)
-        + f" (epoch {h['epoch']})"
+        + (f" (epoch {h['epoch']})" if "epoch" in h else "")
     )
+
+
+def heldout_lines(h: dict[str, Any]) -> list[str]:
+    """:func:`heldout_line` of the pooled figures, then, when the run had several layouts (``heldout_layouts``), one
+    line per layout (its name, then its own loss beside its own predict-zero and baselines).
+
+    Examples
+    --------
+    >>> h = {"epoch": 1, "heldout_loss": 0.9, "heldout_zero": 1.0, "heldout_mean": 1.2,
+    ...      "heldout_layouts": {"1ch:a.h5": {"heldout_loss": 1.0, "heldout_zero": 1.0, "heldout_mean": 1.1},
+    ...                          "21ch:b.h5": {"heldout_loss": 0.6, "heldout_zero": 1.0, "heldout_mean": 1.5}}}
+    >>> print("\\n".join(heldout_lines(h)))
+    held-out masked loss 0.9 (0.900× predict-zero) vs predict-zero 1 · predict-mean 1.2 (1.200×) (epoch 1)
+      1ch:a.h5: held-out masked loss 1 (1.000× predict-zero) vs predict-zero 1 · predict-mean 1.1 (1.100×)
+      21ch:b.h5: held-out masked loss 0.6 (0.600× predict-zero) vs predict-zero 1 · predict-mean 1.5 (1.500×)
+    """
+    return [heldout_line(h)] + [f"  {name}: {heldout_line(v)}" for name, v in (h.get("heldout_layouts") or {}).items()]
 
 
 @torch.no_grad()

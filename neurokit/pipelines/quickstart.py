@@ -207,7 +207,7 @@ def run_quickstart(
         say(note)  # a store is reused only when it holds what prepare would write now
         stores[(card, task)] = PatchStore(path)
     clock.tick("prepare")
-    from neurokit.pipelines.pretrain import heldout_line
+    from neurokit.pipelines.pretrain import heldout_lines
 
     say("pretraining on the training recordings only, each store with its own channels (one layout per batch)")
     pt = pretrain_or_resume(
@@ -233,7 +233,10 @@ def run_quickstart(
         + ("" if pt.get("steps_run", 1) else " (reused: the run in OUT was complete)")
     )
     for h in (pt.get("heldout_history") or [])[-1:]:  # did it learn more than the scale, and than a linear fit?
-        say(f"{heldout_line(h)} (input normalisation: {pt['normalize']['mode']})")
+        pooled, *per_layout = heldout_lines(h)
+        say(f"{pooled} (input normalisation: {pt['normalize']['mode']})")
+        for line in per_layout:  # each layout beside its own predict-zero: Bonn's would hide the multi-channel one
+            say(line)
     results = {}
     for card, task, _, epochs in TASKS:
         cfg = FinetuneConfig(
