@@ -250,6 +250,12 @@ def test_heldout_figures_per_layout_by_hand():
     assert heldout_masked_loss(_Const(0.0), [(a, None), (b, None)], mask_ratio=1.0) == {
         k: v for k, v in zero.items() if k != "heldout_layouts"
     }
+    # random masks: one generator runs through the layouts in order, so the pool is the chained loaders' figures
+    x = torch.randn(2, 2, 3, 200, generator=torch.Generator().manual_seed(3))
+    half = heldout_masked_loss(_Const(0.5), {"a": [(x[:1], None)], "b": [(x[1:], None)]}, seed=2)
+    assert {k: v for k, v in half.items() if k != "heldout_layouts"} == heldout_masked_loss(
+        _Const(0.5), [(x[:1], None), (x[1:], None)], seed=2
+    )
 
 
 def test_pretraining_reports_each_layouts_heldout_figures(tmp_path):
@@ -304,3 +310,39 @@ def test_pretraining_reports_each_layouts_heldout_figures(tmp_path):
         f"({one['heldout_temporal'] / one['heldout_zero']:.3f}×)"
     )
     assert lines[at + 1].startswith("  2ch:two.h5: held-out masked loss") and len(lines) == at + 3
+
+
+def test_layout_repeats_give_a_layout_more_steps_per_epoch(tmp_path):
+    """``layout_repeats`` goes through one layout's training windows k times an epoch; the held-out part and the
+    fitted baselines stay those of a single pass."""
+    from neurokit._utils.errors import ConfigError
+    from neurokit.io.store import PatchStoreWriter
+    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+
+    two = _store(tmp_path / "two.h5")  # 20 training windows of 2 channels once S0 is held out
+    rng = np.random.default_rng(1)
+    with PatchStoreWriter(
+        tmp_path / "one.h5", (1, 3, 200), attrs=dict(modality="eeg", ch_names=["Cz"], sfreq=200.0)
+    ) as w:
+        for i in range(12):
+            w.append(rng.normal(size=(1, 1, 3, 200)).astype(np.float32), subject=f"S{i % 6}")
+    seen = []
+    import neurokit.training.objectives as obj
+
+    real = obj.OBJECTIVES["cbramod"].loss
+    obj.OBJECTIVES["cbramod"].loss = lambda m, x, g: (seen.append(tuple(x.shape[1:])), real(m, x, g))[1]
+    kw = dict(model_kwargs={"n_layers": 1}, epochs=1, batch_size=4, device="cpu", progress=False, split=None)
+    try:
+        res = pretrain(
+            [two, tmp_path / "one.h5"],
+            tmp_path / "pt",
+            PretrainConfig(**kw, heldout_subjects=["S0"], layout_repeats={"two.h5": 3}),
+        )
+    finally:
+        obj.OBJECTIVES["cbramod"].loss = real
+    # 3 × 20 two-channel windows and 10 one-channel ones in batches of 4: 15 + 2 steps
+    assert sorted(seen) == [(1, 3, 200)] * 2 + [(2, 2, 200)] * 15 and res["steps"] == 17
+    assert [(lay["windows"], lay["repeats"]) for lay in res["layouts"]] == [(20, 3), (10, 1)]
+    assert res["heldout"].startswith("2ch:two.h5: 4 windows")
+    with pytest.raises(ConfigError, match=r"layout_repeats\['two.h5'\]=0: must be an integer >= 1"):
+        PretrainConfig(**kw, layout_repeats={"two.h5": 0})

@@ -86,7 +86,10 @@ class PretrainConfig:
     ones; ``val_fraction`` is then unused), e.g. the card's validation and test subjects with ``split="all"``.
     ``max_windows``: at most this many of the selected windows of each sample layout (drawn at random, seeded),
     before the held-out ones are set apart. Stores of different layouts (channel sets, patch counts) train side by
-    side, one layout per batch (:func:`select_layouts`).
+    side, one layout per batch (:func:`select_layouts`). ``layout_repeats``: store file name (or path) → how many times
+    each epoch goes through the training windows of that store's layout (default once), so a small multi-channel
+    layout pooled with a large single-channel one gets enough steps (the quick start's EEGMMIDB store:
+    docs/guide/pretraining.md).
 
     Raises
     ------
@@ -114,6 +117,7 @@ class PretrainConfig:
     val_fraction: float = 0.1
     heldout_subjects: list[str] | None = None
     max_windows: int | None = None
+    layout_repeats: dict[str, int] | None = None
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
@@ -158,6 +162,9 @@ class PretrainConfig:
             )
         if not 0.0 <= self.val_fraction < 1.0:
             raise ConfigError(f"--val-fraction {self.val_fraction}: must be in [0, 1)")
+        for name, k in (self.layout_repeats or {}).items():
+            if not isinstance(k, int) or k < 1:
+                raise ConfigError(f"layout_repeats[{name!r}]={k!r}: must be an integer >= 1")
 
 
 def check_pretrain_options(
@@ -373,13 +380,15 @@ def _pretrain(
             trains.append(train)
             vals += [] if val is None else [val]
     data: Any
+    repeats = [layout_repeat(t, cfg.layout_repeats) for t, _, _ in parts]
+    epoch_sets = [t if k == 1 else torch.utils.data.ConcatDataset([t] * k) for t, k in zip(trains, repeats)]
     if objective.pair is not None:
         data = objective.pair(ds, model, dict(cfg.model_kwargs))
     elif len(trains) == 1:
-        data = trains[0]
+        data = epoch_sets[0]
     else:  # one named dataset per layout: the trainer interleaves their batches (bucketing by channel set)
         names = [layout_name(p[0]) for p in parts]
-        data = dict(zip(names, trains))
+        data = dict(zip(names, epoch_sets))
         batch_size_of: dict[str, int] | int = dict(zip(names, sizes))
     gen = torch.Generator(device=info.device)
 
@@ -420,8 +429,9 @@ def _pretrain(
                 "ch_names": list(t.info.ch_names or []),
                 "sample_shape": list(t.sample_shape),
                 "windows": len(t),
+                "repeats": k,
             }
-            for t, _, _ in parts
+            for (t, _, _), k in zip(parts, repeats)
         ]
     assert isinstance(cfg.optim, OptimConfig)  # PretrainConfig.__post_init__ made it one
     trainer = Trainer(
@@ -629,6 +639,22 @@ def holdout_split(
     train = PatchDataset(ds.stores, samples=ids[~val])
     held = PatchDataset(ds.stores, samples=ids[val])
     return train, held, f"{len(held)} windows ({'; '.join(parts)})"
+
+
+def layout_repeat(ds: PatchDataset, repeats: dict[str, int] | None) -> int:
+    """How many times an epoch goes through the windows of ``ds`` (``PretrainConfig.layout_repeats``, keyed by any of
+    its stores' file names or paths; 1 when none is named).
+
+    Raises
+    ------
+    ConfigError
+        Two of its stores named with different counts.
+    """
+    names = {str(st.path) for st in ds.stores} | {Path(st.path).name for st in ds.stores}
+    found = {k for n, k in (repeats or {}).items() if n in names}
+    if len(found) > 1:
+        raise ConfigError(f"layout_repeats: stores of one layout ({layout_name(ds)}) named with counts {sorted(found)}")
+    return found.pop() if found else 1
 
 
 def layout_name(ds: PatchDataset) -> str:
