@@ -253,6 +253,7 @@ def pretrain_record(cfg: PretrainConfig, stores, out_dir, resume: bool, overwrit
         "resume": {
             "checked": [
                 "model", "model_kwargs (the model's configuration)", "normalize", "batch_size", "seed",
+                "layout_repeats",
                 "store modality, grid, mesh, channels, sample shape, recipe", "subjects",
             ],
             "may_change": ["epochs", "max_steps (the schedule spans the new length)", "optim", "device",
@@ -381,7 +382,7 @@ def _pretrain(
             vals += [] if val is None else [val]
     data: Any
     repeats = [layout_repeat(t, cfg.layout_repeats) for t, _, _ in parts]
-    epoch_sets = [t if k == 1 else torch.utils.data.ConcatDataset([t] * k) for t, k in zip(trains, repeats)]
+    epoch_sets: list[Any] = [t if k == 1 else torch.utils.data.ConcatDataset([t] * k) for t, k in zip(trains, repeats)]
     if objective.pair is not None:
         data = objective.pair(ds, model, dict(cfg.model_kwargs))
     elif len(trains) == 1:
@@ -789,7 +790,7 @@ def _check_resume(
             f"(checkpoint, given): {conflicts}. Drop them or start a new run"
         )
     old = state.get("train_config") or {}
-    for k in ("batch_size", "seed"):
+    for k in ("batch_size", "seed", "layout_repeats"):
         if k in old and old[k] != getattr(cfg, k):
             raise ConfigError(
                 f"{path}: resume needs the run's {k}={old[k]!r} (given {getattr(cfg, k)!r}); "

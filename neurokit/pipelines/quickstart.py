@@ -90,6 +90,11 @@ def pool_single_channel(
     return out
 
 
+#: card → how many times each pretraining epoch goes through that store's training windows
+#: (``PretrainConfig.layout_repeats``): EEGMMIDB's 225 multi-channel windows give 7 batches an epoch beside Bonn's 42,
+#: too few steps for the model to learn from the other channels (measured in docs/guide/pretraining.md)
+PRETRAIN_REPEATS = {"physionet_mi": 8}
+
 #: label fractions of the quick start's comparison: where pretraining can show (few labels) and all labels
 FRACTIONS = (0.02, 0.1, 1.0)
 
@@ -223,6 +228,9 @@ def run_quickstart(
             seed=seed,
             device=device,
             max_windows=max_pool,
+            layout_repeats={
+                st.path.name: PRETRAIN_REPEATS[card] for (card, _), st in stores.items() if card in PRETRAIN_REPEATS
+            },
         ),
         overwrite=overwrite,
     )

@@ -199,8 +199,8 @@ def heldout_masked_loss(
     for s, f in acc.values():
         for k, v in s.items():
             sums[k] = sums.get(k, 0.0) + v
-        for k, v in f.items():
-            fitted[k] = [a + b for a, b in zip(fitted.get(k, [0.0, 0.0, 0.0]), v)]
+        for k, part_sums in f.items():
+            fitted[k] = [a + b for a, b in zip(fitted.get(k, [0.0, 0.0, 0.0]), part_sums)]
     out = _heldout_result(sums, fitted)
     if len(groups) > 1:
         out["heldout_layouts"] = {name: _heldout_result(*acc[name]) for name in groups}
