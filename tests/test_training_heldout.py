@@ -84,6 +84,17 @@ def _store(path, n=24):
     return path
 
 
+def _one_channel_store(path, scale=1.0):
+    """12 windows of 1 channel × 3 patches, six subjects (a second layout beside :func:`_store`)."""
+    from neurokit.io.store import PatchStoreWriter
+
+    rng = np.random.default_rng(1)
+    with PatchStoreWriter(path, (1, 3, 200), attrs=dict(modality="eeg", ch_names=["Cz"], sfreq=200.0)) as w:
+        for i in range(12):
+            w.append(scale * rng.normal(size=(1, 1, 3, 200)).astype(np.float32), subject=f"S{i % 6}")
+    return path
+
+
 def test_pretraining_logs_heldout_beside_baselines_each_epoch(tmp_path):
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
@@ -186,16 +197,10 @@ def test_a_run_ending_inside_an_epoch_still_reports_the_heldout_loss(tmp_path):
 def test_pretraining_keeps_each_stores_channels_and_holds_out_subjects_as_asked(tmp_path):
     """Two stores of different channel sets train side by side (one layout per batch), never cut into single
     channels; --heldout-subjects holds out exactly the subjects named."""
-    from neurokit.io.store import PatchStoreWriter
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
     two = _store(tmp_path / "two.h5")  # 2 channels, 24 windows of 6 subjects
-    rng = np.random.default_rng(1)
-    with PatchStoreWriter(
-        tmp_path / "one.h5", (1, 3, 200), attrs=dict(modality="eeg", ch_names=["Cz"], sfreq=200.0)
-    ) as w:
-        for i in range(12):
-            w.append(rng.normal(size=(1, 1, 3, 200)).astype(np.float32), subject=f"S{i % 6}")
+    _one_channel_store(tmp_path / "one.h5")
     seen = []
     import neurokit.training.objectives as obj
 
@@ -262,16 +267,10 @@ def test_pretraining_reports_each_layouts_heldout_figures(tmp_path):
     """A run on two layouts records and prints each layout's held-out loss beside its own predict-zero; a model
     that has not moved from its zero-initialised head predicts 0, so each layout's loss is its predict-zero."""
     from neurokit.cli.train import pretrain_lines
-    from neurokit.io.store import PatchStoreWriter
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
     two = _store(tmp_path / "two.h5")
-    rng = np.random.default_rng(1)
-    with PatchStoreWriter(
-        tmp_path / "one.h5", (1, 3, 200), attrs=dict(modality="eeg", ch_names=["Cz"], sfreq=200.0)
-    ) as w:
-        for i in range(12):
-            w.append(3 * rng.normal(size=(1, 1, 3, 200)).astype(np.float32), subject=f"S{i % 6}")
+    _one_channel_store(tmp_path / "one.h5", scale=3.0)
     cfg = PretrainConfig(
         model_kwargs={"n_layers": 1},
         epochs=1,
@@ -316,16 +315,10 @@ def test_layout_repeats_give_a_layout_more_steps_per_epoch(tmp_path):
     """``layout_repeats`` goes through one layout's training windows k times an epoch; the held-out part and the
     fitted baselines stay those of a single pass."""
     from neurokit._utils.errors import ConfigError
-    from neurokit.io.store import PatchStoreWriter
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
     two = _store(tmp_path / "two.h5")  # 20 training windows of 2 channels once S0 is held out
-    rng = np.random.default_rng(1)
-    with PatchStoreWriter(
-        tmp_path / "one.h5", (1, 3, 200), attrs=dict(modality="eeg", ch_names=["Cz"], sfreq=200.0)
-    ) as w:
-        for i in range(12):
-            w.append(rng.normal(size=(1, 1, 3, 200)).astype(np.float32), subject=f"S{i % 6}")
+    _one_channel_store(tmp_path / "one.h5")
     seen = []
     import neurokit.training.objectives as obj
 
