@@ -126,7 +126,7 @@ def main(argv=None) -> dict:
     from neurokit.pipelines.compare import compare_pretraining
     from neurokit.pipelines.finetune import FinetuneConfig
     from neurokit.pipelines.prepare import prepare_or_reuse
-    from neurokit.pipelines.pretrain import PretrainConfig, heldout_line, pretrain, pretrain_or_resume
+    from neurokit.pipelines.pretrain import PretrainConfig, heldout_line, heldout_lines, pretrain, pretrain_or_resume
     from neurokit.plotting.report import plot_label_efficiency
 
     t_start = time.perf_counter()
@@ -273,6 +273,7 @@ def main(argv=None) -> dict:
     )
     if held:
         print(f"{heldout_line(held)} (input normalisation: {pt['normalize']['mode']})")
+        print("\n".join(heldout_lines(held)[1:]))  # each layout's figures, when there are several
 
     # ---------------------------------------------------------------- no validation/test recording was pretrained on
     sources = load_checkpoint(pt["checkpoint"]).get("pretraining_sources")

@@ -84,6 +84,17 @@ def _store(path, n=24):
     return path
 
 
+def _one_channel_store(path, scale=1.0):
+    """12 windows of 1 channel × 3 patches, six subjects (a second layout beside :func:`_store`)."""
+    from neurokit.io.store import PatchStoreWriter
+
+    rng = np.random.default_rng(1)
+    with PatchStoreWriter(path, (1, 3, 200), attrs=dict(modality="eeg", ch_names=["Cz"], sfreq=200.0)) as w:
+        for i in range(12):
+            w.append(scale * rng.normal(size=(1, 1, 3, 200)).astype(np.float32), subject=f"S{i % 6}")
+    return path
+
+
 def test_pretraining_logs_heldout_beside_baselines_each_epoch(tmp_path):
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
@@ -186,16 +197,10 @@ def test_a_run_ending_inside_an_epoch_still_reports_the_heldout_loss(tmp_path):
 def test_pretraining_keeps_each_stores_channels_and_holds_out_subjects_as_asked(tmp_path):
     """Two stores of different channel sets train side by side (one layout per batch), never cut into single
     channels; --heldout-subjects holds out exactly the subjects named."""
-    from neurokit.io.store import PatchStoreWriter
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
     two = _store(tmp_path / "two.h5")  # 2 channels, 24 windows of 6 subjects
-    rng = np.random.default_rng(1)
-    with PatchStoreWriter(
-        tmp_path / "one.h5", (1, 3, 200), attrs=dict(modality="eeg", ch_names=["Cz"], sfreq=200.0)
-    ) as w:
-        for i in range(12):
-            w.append(rng.normal(size=(1, 1, 3, 200)).astype(np.float32), subject=f"S{i % 6}")
+    _one_channel_store(tmp_path / "one.h5")
     seen = []
     import neurokit.training.objectives as obj
 
@@ -227,3 +232,110 @@ def test_pretraining_keeps_each_stores_channels_and_holds_out_subjects_as_asked(
     assert "heldout_spatial_zero" in h and "heldout_temporal_zero" not in h
     assert h["heldout_spatial_zero"] != h["heldout_zero"]
     assert h["heldout_spatial"] == pytest.approx(h["heldout_spatial_zero"], rel=0.2)  # independent noise
+
+
+def test_heldout_figures_per_layout_by_hand():
+    """Two layouts, every patch masked: each layout's figures are its own, the pooled ones their weighted mean."""
+    a = torch.full((1, 1, 2, 200), 2.0)  # 1 channel: 400 masked values of 2
+    b = torch.ones(1, 2, 2, 200)  # 2 channels: 800 masked values of 1
+    loaders = {"1ch:a": [(a, None)], "2ch:b": [(b, None)]}
+    zero = heldout_masked_loss(_Const(0.0), loaders, mask_ratio=1.0)
+    lay = zero["heldout_layouts"]
+    assert list(lay) == ["1ch:a", "2ch:b"]
+    assert (lay["1ch:a"]["heldout_n"], lay["2ch:b"]["heldout_n"], zero["heldout_n"]) == (400, 800, 1200)
+    # a zero model: each layout's loss is its own predict-zero (4 and 1), the pool's (4·400 + 1·800) / 1200 = 2
+    assert (lay["1ch:a"]["heldout_loss"], lay["1ch:a"]["heldout_zero"]) == (4.0, 4.0)
+    assert (lay["2ch:b"]["heldout_loss"], lay["2ch:b"]["heldout_zero"]) == (1.0, 1.0)
+    assert (zero["heldout_loss"], zero["heldout_zero"]) == (2.0, 2.0)
+    one = heldout_masked_loss(_Const(1.0), loaders, mask_ratio=1.0)  # (2 − 1)² on a, 0 on b
+    assert [one["heldout_layouts"][k]["heldout_loss"] for k in loaders] == [1.0, 0.0]
+    assert one["heldout_loss"] == pytest.approx(400 / 1200, rel=1e-12)
+    # one loader, or a plain iterable: no per-layout figures, the pooled ones unchanged
+    assert "heldout_layouts" not in heldout_masked_loss(_Const(0.0), {"2ch:b": [(b, None)]}, mask_ratio=1.0)
+    assert heldout_masked_loss(_Const(0.0), [(a, None), (b, None)], mask_ratio=1.0) == {
+        k: v for k, v in zero.items() if k != "heldout_layouts"
+    }
+    # random masks: one generator runs through the layouts in order, so the pool is the chained loaders' figures
+    x = torch.randn(2, 2, 3, 200, generator=torch.Generator().manual_seed(3))
+    half = heldout_masked_loss(_Const(0.5), {"a": [(x[:1], None)], "b": [(x[1:], None)]}, seed=2)
+    assert {k: v for k, v in half.items() if k != "heldout_layouts"} == heldout_masked_loss(
+        _Const(0.5), [(x[:1], None), (x[1:], None)], seed=2
+    )
+
+
+def test_pretraining_reports_each_layouts_heldout_figures(tmp_path):
+    """A run on two layouts records and prints each layout's held-out loss beside its own predict-zero; a model
+    that has not moved from its zero-initialised head predicts 0, so each layout's loss is its predict-zero."""
+    from neurokit.cli.train import pretrain_lines
+    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+
+    two = _store(tmp_path / "two.h5")
+    _one_channel_store(tmp_path / "one.h5", scale=3.0)
+    cfg = PretrainConfig(
+        model_kwargs={"n_layers": 1},
+        epochs=1,
+        batch_size=4,
+        device="cpu",
+        progress=False,
+        heldout_subjects=["S0"],
+        split=None,
+        optim=dict(lr=1e-12, schedule="constant"),  # the head stays at zero
+    )
+    res = pretrain([two, tmp_path / "one.h5"], tmp_path / "pt", cfg)
+    h = res["heldout_history"][-1]
+    lay = h["heldout_layouts"]
+    assert list(lay) == ["2ch:two.h5", "1ch:one.h5"]
+    for v in lay.values():
+        assert v["heldout_loss"] == pytest.approx(v["heldout_zero"], rel=1e-6)
+    # 4 held-out windows of 2 × 2 patches and 2 of 1 × 3, about half of them masked; the pool weighs them by that
+    rec = [json.loads(x) for x in (tmp_path / "pt" / "metrics.jsonl").read_text().splitlines() if "heldout" in x]
+    n = [lay[k]["heldout_n"] for k in lay]
+    assert sum(n) == rec[-1]["heldout_n"] and all(k % 200 == 0 for k in n)
+    assert h["heldout_zero"] == pytest.approx(sum(lay[k]["heldout_zero"] * lay[k]["heldout_n"] for k in lay) / sum(n))
+    # the spatial ridge is the 2-channel layout's only; its predict-zero there is that layout's
+    assert "heldout_spatial" in lay["2ch:two.h5"] and "heldout_spatial" not in lay["1ch:one.h5"]
+    assert h["heldout_spatial_zero"] == pytest.approx(lay["2ch:two.h5"]["heldout_zero"], rel=1e-12)
+    assert h["heldout_spatial"] == pytest.approx(lay["2ch:two.h5"]["heldout_spatial"], rel=1e-12)
+    summary = json.loads((tmp_path / "pt" / "pretrain_summary.json").read_text())
+    assert summary["heldout_history"][-1]["heldout_layouts"] == lay
+    assert rec[-1]["heldout_layouts"] == lay
+    lines = pretrain_lines(res)
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("held-out masked loss"))
+    one = lay["1ch:one.h5"]
+    assert lines[at + 2] == (
+        f"  1ch:one.h5: held-out masked loss {one['heldout_loss']:.4g} (1.000× predict-zero) vs predict-zero "
+        f"{one['heldout_zero']:.4g} · predict-mean {one['heldout_mean']:.4g} "
+        f"({one['heldout_mean'] / one['heldout_zero']:.3f}×) · temporal ridge {one['heldout_temporal']:.4g} "
+        f"({one['heldout_temporal'] / one['heldout_zero']:.3f}×)"
+    )
+    assert lines[at + 1].startswith("  2ch:two.h5: held-out masked loss") and len(lines) == at + 3
+
+
+def test_layout_repeats_give_a_layout_more_steps_per_epoch(tmp_path):
+    """``layout_repeats`` goes through one layout's training windows k times an epoch; the held-out part and the
+    fitted baselines stay those of a single pass."""
+    from neurokit._utils.errors import ConfigError
+    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+
+    two = _store(tmp_path / "two.h5")  # 20 training windows of 2 channels once S0 is held out
+    _one_channel_store(tmp_path / "one.h5")
+    seen = []
+    import neurokit.training.objectives as obj
+
+    real = obj.OBJECTIVES["cbramod"].loss
+    obj.OBJECTIVES["cbramod"].loss = lambda m, x, g: (seen.append(tuple(x.shape[1:])), real(m, x, g))[1]
+    kw = dict(model_kwargs={"n_layers": 1}, epochs=1, batch_size=4, device="cpu", progress=False, split=None)
+    try:
+        res = pretrain(
+            [two, tmp_path / "one.h5"],
+            tmp_path / "pt",
+            PretrainConfig(**kw, heldout_subjects=["S0"], layout_repeats={"two.h5": 3}),
+        )
+    finally:
+        obj.OBJECTIVES["cbramod"].loss = real
+    # 3 × 20 two-channel windows and 10 one-channel ones in batches of 4: 15 + 2 steps
+    assert sorted(seen) == [(1, 3, 200)] * 2 + [(2, 2, 200)] * 15 and res["steps"] == 17
+    assert [(lay["windows"], lay["repeats"]) for lay in res["layouts"]] == [(20, 3), (10, 1)]
+    assert res["heldout"].startswith("2ch:two.h5: 4 windows")
+    with pytest.raises(ConfigError, match=r"layout_repeats\['two.h5'\]=0: must be an integer >= 1"):
+        PretrainConfig(**kw, layout_repeats={"two.h5": 0})

@@ -225,7 +225,7 @@ def pretrain_lines(res: dict) -> list[str]:
         lines.append(f"data: {kept_line(res['kept'])}")
     hist = res.get("heldout_history") or []
     if hist:
-        from neurokit.pipelines.pretrain import heldout_line
+        from neurokit.pipelines.pretrain import heldout_line, heldout_lines
 
         h = hist[-1]
         zero = h["heldout_zero"]
@@ -242,6 +242,7 @@ def pretrain_lines(res: dict) -> list[str]:
             else "[yellow]not below predict-zero and predict-mean: the model learned no more than the scale[/]"
         )
         lines.append(f"{heldout_line(h)}; {verdict}")
+        lines += heldout_lines(h)[1:]  # each layout's own figures, when there are several
     else:
         lines.append(f"held-out masked loss: none computed ({res.get('heldout') or 'no held-out windows'})")
     return lines

@@ -86,7 +86,10 @@ class PretrainConfig:
     ones; ``val_fraction`` is then unused), e.g. the card's validation and test subjects with ``split="all"``.
     ``max_windows``: at most this many of the selected windows of each sample layout (drawn at random, seeded),
     before the held-out ones are set apart. Stores of different layouts (channel sets, patch counts) train side by
-    side, one layout per batch (:func:`select_layouts`).
+    side, one layout per batch (:func:`select_layouts`). ``layout_repeats``: store file name (or path) → how many times
+    each epoch goes through the training windows of that store's layout (default once), so a small multi-channel
+    layout pooled with a large single-channel one gets enough steps (the quick start's EEGMMIDB store:
+    docs/guide/pretraining.md).
 
     Raises
     ------
@@ -114,6 +117,7 @@ class PretrainConfig:
     val_fraction: float = 0.1
     heldout_subjects: list[str] | None = None
     max_windows: int | None = None
+    layout_repeats: dict[str, int] | None = None
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
@@ -158,6 +162,9 @@ class PretrainConfig:
             )
         if not 0.0 <= self.val_fraction < 1.0:
             raise ConfigError(f"--val-fraction {self.val_fraction}: must be in [0, 1)")
+        for name, k in (self.layout_repeats or {}).items():
+            if not isinstance(k, int) or k < 1:
+                raise ConfigError(f"layout_repeats[{name!r}]={k!r}: must be an integer >= 1")
 
 
 def check_pretrain_options(
@@ -246,6 +253,7 @@ def pretrain_record(cfg: PretrainConfig, stores, out_dir, resume: bool, overwrit
         "resume": {
             "checked": [
                 "model", "model_kwargs (the model's configuration)", "normalize", "batch_size", "seed",
+                "layout_repeats",
                 "store modality, grid, mesh, channels, sample shape, recipe", "subjects",
             ],
             "may_change": ["epochs", "max_steps (the schedule spans the new length)", "optim", "device",
@@ -373,13 +381,15 @@ def _pretrain(
             trains.append(train)
             vals += [] if val is None else [val]
     data: Any
+    repeats = [layout_repeat(t, cfg.layout_repeats) for t, _, _ in parts]
+    epoch_sets: list[Any] = [t if k == 1 else torch.utils.data.ConcatDataset([t] * k) for t, k in zip(trains, repeats)]
     if objective.pair is not None:
         data = objective.pair(ds, model, dict(cfg.model_kwargs))
     elif len(trains) == 1:
-        data = trains[0]
+        data = epoch_sets[0]
     else:  # one named dataset per layout: the trainer interleaves their batches (bucketing by channel set)
         names = [layout_name(p[0]) for p in parts]
-        data = dict(zip(names, trains))
+        data = dict(zip(names, epoch_sets))
         batch_size_of: dict[str, int] | int = dict(zip(names, sizes))
     gen = torch.Generator(device=info.device)
 
@@ -391,7 +401,11 @@ def _pretrain(
 
     validate = None
     if vals and cfg.model == "cbramod":
-        loader = Chained([torch.utils.data.DataLoader(v, batch_size=batch_size, shuffle=False) for v in vals])
+        # one loader per layout, in order: the pooled figures and each layout's (``heldout_layouts``)
+        loader = {
+            layout_name(t): torch.utils.data.DataLoader(v, batch_size=batch_size, shuffle=False)
+            for (t, _, _), v in zip([p for p in parts if p[1] is not None], vals)
+        }
         fitted = fit_masked_baselines(unwrap(model), trains, seed=cfg.seed, batch_size=batch_size)
 
         def validate(module):  # the held-out masked loss beside its four baselines
@@ -416,8 +430,9 @@ def _pretrain(
                 "ch_names": list(t.info.ch_names or []),
                 "sample_shape": list(t.sample_shape),
                 "windows": len(t),
+                "repeats": k,
             }
-            for t, _, _ in parts
+            for (t, _, _), k in zip(parts, repeats)
         ]
     assert isinstance(cfg.optim, OptimConfig)  # PretrainConfig.__post_init__ made it one
     trainer = Trainer(
@@ -493,6 +508,7 @@ HELDOUT_KEYS = (
     "heldout_temporal",
     "heldout_spatial_zero",
     "heldout_temporal_zero",
+    "heldout_layouts",
 )
 #: at most this many training windows fit the spatial and temporal baselines
 BASELINE_WINDOWS = 256
@@ -526,8 +542,25 @@ def heldout_line(h: dict[str, Any]) -> str:
     return (
         f"held-out masked loss {h['heldout_loss']:.4g} ({h['heldout_loss'] / zero:.3f}× predict-zero) vs "
         + " · ".join(parts)
-        + f" (epoch {h['epoch']})"
+        + (f" (epoch {h['epoch']})" if "epoch" in h else "")
     )
+
+
+def heldout_lines(h: dict[str, Any]) -> list[str]:
+    """:func:`heldout_line` of the pooled figures, then, when the run had several layouts (``heldout_layouts``), one
+    line per layout (its name, then its own loss beside its own predict-zero and baselines).
+
+    Examples
+    --------
+    >>> h = {"epoch": 1, "heldout_loss": 0.9, "heldout_zero": 1.0, "heldout_mean": 1.2,
+    ...      "heldout_layouts": {"1ch:a.h5": {"heldout_loss": 1.0, "heldout_zero": 1.0, "heldout_mean": 1.1},
+    ...                          "21ch:b.h5": {"heldout_loss": 0.6, "heldout_zero": 1.0, "heldout_mean": 1.5}}}
+    >>> print("\\n".join(heldout_lines(h)))
+    held-out masked loss 0.9 (0.900× predict-zero) vs predict-zero 1 · predict-mean 1.2 (1.200×) (epoch 1)
+      1ch:a.h5: held-out masked loss 1 (1.000× predict-zero) vs predict-zero 1 · predict-mean 1.1 (1.100×)
+      21ch:b.h5: held-out masked loss 0.6 (0.600× predict-zero) vs predict-zero 1 · predict-mean 1.5 (1.500×)
+    """
+    return [heldout_line(h)] + [f"  {name}: {heldout_line(v)}" for name, v in (h.get("heldout_layouts") or {}).items()]
 
 
 @torch.no_grad()
@@ -607,6 +640,22 @@ def holdout_split(
     train = PatchDataset(ds.stores, samples=ids[~val])
     held = PatchDataset(ds.stores, samples=ids[val])
     return train, held, f"{len(held)} windows ({'; '.join(parts)})"
+
+
+def layout_repeat(ds: PatchDataset, repeats: dict[str, int] | None) -> int:
+    """How many times an epoch goes through the windows of ``ds`` (``PretrainConfig.layout_repeats``, keyed by any of
+    its stores' file names or paths; 1 when none is named).
+
+    Raises
+    ------
+    ConfigError
+        Two of its stores named with different counts.
+    """
+    names = {str(st.path) for st in ds.stores} | {Path(st.path).name for st in ds.stores}
+    found = {k for n, k in (repeats or {}).items() if n in names}
+    if len(found) > 1:
+        raise ConfigError(f"layout_repeats: stores of one layout ({layout_name(ds)}) named with counts {sorted(found)}")
+    return found.pop() if found else 1
 
 
 def layout_name(ds: PatchDataset) -> str:
@@ -741,7 +790,7 @@ def _check_resume(
             f"(checkpoint, given): {conflicts}. Drop them or start a new run"
         )
     old = state.get("train_config") or {}
-    for k in ("batch_size", "seed"):
+    for k in ("batch_size", "seed", "layout_repeats"):
         if k in old and old[k] != getattr(cfg, k):
             raise ConfigError(
                 f"{path}: resume needs the run's {k}={old[k]!r} (given {getattr(cfg, k)!r}); "

@@ -90,6 +90,11 @@ def pool_single_channel(
     return out
 
 
+#: card → how many times each pretraining epoch goes through that store's training windows
+#: (``PretrainConfig.layout_repeats``): EEGMMIDB's 225 multi-channel windows give 7 batches an epoch beside Bonn's 42,
+#: too few steps for the model to learn from the other channels (measured in docs/guide/pretraining.md)
+PRETRAIN_REPEATS = {"physionet_mi": 8}
+
 #: label fractions of the quick start's comparison: where pretraining can show (few labels) and all labels
 FRACTIONS = (0.02, 0.1, 1.0)
 
@@ -211,7 +216,7 @@ def run_quickstart(
         say(note)  # a store is reused only when it holds what prepare would write now
         stores[(card, task)] = PatchStore(path)
     clock.tick("prepare")
-    from neurokit.pipelines.pretrain import heldout_line
+    from neurokit.pipelines.pretrain import heldout_lines
 
     say("pretraining on the training recordings only, each store with its own channels (one layout per batch)")
     pt = pretrain_or_resume(
@@ -227,6 +232,9 @@ def run_quickstart(
             seed=seed,
             device=device,
             max_windows=max_pool,
+            layout_repeats={
+                st.path.name: PRETRAIN_REPEATS[card] for (card, _), st in stores.items() if card in PRETRAIN_REPEATS
+            },
         ),
         overwrite=overwrite,
     )
@@ -237,7 +245,10 @@ def run_quickstart(
         + ("" if pt.get("steps_run", 1) else " (reused: the run in OUT was complete)")
     )
     for h in (pt.get("heldout_history") or [])[-1:]:  # did it learn more than the scale, and than a linear fit?
-        say(f"{heldout_line(h)} (input normalisation: {pt['normalize']['mode']})")
+        pooled, *per_layout = heldout_lines(h)
+        say(f"{pooled} (input normalisation: {pt['normalize']['mode']})")
+        for line in per_layout:  # each layout beside its own predict-zero: Bonn's would hide the multi-channel one
+            say(line)
     results = {}
     for card, task, _, epochs in TASKS:
         cfg = FinetuneConfig(

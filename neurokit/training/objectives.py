@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import torch
 import torch.nn as nn
@@ -162,8 +162,9 @@ def heldout_masked_loss(
     ----------
     model : nn.Module
         A CBraMod-like module: ``model(x, mask=…)`` reconstructs ``(B, C, N, P)``.
-    loader : iterable of ``(x, y)`` batches
-        ``x`` ``(B, C, N, P)`` float.
+    loader : iterable of ``(x, y)`` batches, or a mapping name → such an iterable
+        ``x`` ``(B, C, N, P)`` float. A mapping (one loader per sample layout, e.g. channel set) is read in its
+        order with one mask generator, so the pooled figures are those of its loaders chained.
 
     Returns
     -------
@@ -172,6 +173,8 @@ def heldout_masked_loss(
     ``"heldout_spatial"`` and ``"heldout_temporal"`` (over the batches each applies to: the spatial one needs
     two channels or more, the temporal one two patches or more; absent where it applied to none), and, when one
     applied to only some batches, ``"heldout_spatial_zero"``/``"heldout_temporal_zero"``: predict-zero on those.
+    With a mapping of two loaders or more, also ``"heldout_layouts"``: name → the same figures over that loader's
+    batches alone (the pooled ones are their averages weighted by ``heldout_n``).
 
     Examples
     --------
@@ -184,31 +187,55 @@ def heldout_masked_loss(
     gen = torch.Generator().manual_seed(seed)
     was = model.training
     model.eval()
-    sums = {"loss": 0.0, "zero": 0.0, "mean": 0.0, "n": 0.0}
-    fitted: dict[str, list[float]] = {}  # name → [sum of squared errors, masked values it predicted]
+    groups = dict(loader) if isinstance(loader, Mapping) else {"": loader}
+    acc: dict[str, tuple[dict[str, float], dict[str, list[float]]]] = {}
     try:
-        for x, *_ in loader:
-            x = x.to(device)
-            B, C, N, _ = x.shape
-            mask = torch.bernoulli(torch.full((B, C, N), mask_ratio), generator=gen).to(device)
-            if mask.sum() == 0:
-                mask.view(-1)[0] = 1
-            y = model(x, mask=mask)
-            target = _target(model, x, mask)
-            sel = mask.bool()
-            sums["loss"] += float(((y[sel].double() - target[sel].double()) ** 2).sum())
-            for k, v in masked_baselines(target, mask).items():
-                sums[k] += float(v)
-            if baselines is not None:
-                n_masked = float(sel.sum()) * target.shape[-1]
-                zero_here = float((target[sel].double() ** 2).sum())
-                for k, v in baselines.masked_sse(target, mask).items():
-                    acc = fitted.setdefault(k, [0.0, 0.0, 0.0])
-                    acc[0] += float(v)
-                    acc[1] += n_masked
-                    acc[2] += zero_here
+        for name, part in groups.items():  # one generator through every layout: the pooled figures are the same
+            acc[name] = _heldout_sums(model, part, gen, mask_ratio, device, baselines)
     finally:
         model.train(was)
+    sums: dict[str, float] = {}
+    fitted: dict[str, list[float]] = {}
+    for s, f in acc.values():
+        for k, v in s.items():
+            sums[k] = sums.get(k, 0.0) + v
+        for k, part_sums in f.items():
+            fitted[k] = [a + b for a, b in zip(fitted.get(k, [0.0, 0.0, 0.0]), part_sums)]
+    out = _heldout_result(sums, fitted)
+    if len(groups) > 1:
+        out["heldout_layouts"] = {name: _heldout_result(*acc[name]) for name in groups}
+    return out
+
+
+def _heldout_sums(model, loader, gen, mask_ratio, device, baselines) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """The sums of :func:`heldout_masked_loss` over the batches of ``loader``: the model's and the baselines'
+    squared errors and masked values, and per fitted baseline ``[squared errors, values, predict-zero's]``."""
+    sums = {"loss": 0.0, "zero": 0.0, "mean": 0.0, "n": 0.0}
+    fitted: dict[str, list[float]] = {}  # name → [sum of squared errors, masked values it predicted, zero's]
+    for x, *_ in loader:
+        x = x.to(device)
+        B, C, N, _ = x.shape
+        mask = torch.bernoulli(torch.full((B, C, N), mask_ratio), generator=gen).to(device)
+        if mask.sum() == 0:
+            mask.view(-1)[0] = 1
+        y = model(x, mask=mask)
+        target = _target(model, x, mask)
+        sel = mask.bool()
+        sums["loss"] += float(((y[sel].double() - target[sel].double()) ** 2).sum())
+        for k, v in masked_baselines(target, mask).items():
+            sums[k] += float(v)
+        if baselines is not None:
+            n_masked = float(sel.sum()) * target.shape[-1]
+            zero_here = float((target[sel].double() ** 2).sum())
+            for k, v in baselines.masked_sse(target, mask).items():
+                acc = fitted.setdefault(k, [0.0, 0.0, 0.0])
+                acc[0] += float(v)
+                acc[1] += n_masked
+                acc[2] += zero_here
+    return sums, fitted
+
+
+def _heldout_result(sums: dict[str, float], fitted: dict[str, list[float]]) -> dict[str, Any]:
     n = max(sums["n"], 1.0)
     return {
         "heldout_loss": sums["loss"] / n,
