@@ -98,11 +98,12 @@ PRETRAIN_REPEATS = {"physionet_mi": 8}
 #: label fractions of the quick start's comparison: where pretraining can show (few labels) and all labels
 FRACTIONS = (0.02, 0.1, 1.0)
 
-#: CPU seconds of the default quick start (README: 497 s in one thread, 2026-12-03, on a machine shared with other
-#: jobs; no idle-core wall time was measured for this version); the stage times of any run are printed at its end
-CPU_SECONDS = 500
-#: wall seconds of each stage of the default quick start in that measured run (README)
-STAGE_SECONDS = {"prepare": 9, "pretrain": 29, "compare bonn_epilepsy": 538, "compare physionet_mi": 899}
+#: CPU seconds of the default quick start (README: 497 s in one thread with the 147-step pretraining, 2026-12-03, on a
+#: machine shared with other jobs, plus the 294-step pretraining's extra; no idle-core wall time was measured); the stage times of any run are printed at its end
+CPU_SECONDS = 600
+#: wall seconds of each stage of the default quick start as measured on that shared machine (README; the pretraining
+#: from the run with PRETRAIN_REPEATS)
+STAGE_SECONDS = {"prepare": 9, "pretrain": 119, "compare bonn_epilepsy": 538, "compare physionet_mi": 899}
 
 
 def stage_plan(*, seeds: int, label_fractions: tuple[float, ...], pretrain_epochs: int, default: bool) -> list[str]:
