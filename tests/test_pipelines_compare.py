@@ -224,7 +224,7 @@ def test_comparison_runs_resumes_and_reports(store, init_ckpt, tmp_path):
     # the table fits 80 columns; the figure's numbers are the summary's
     lines = comparison_lines(res)
     assert max(map(len, lines)) <= 80 and any(line.startswith("Δ pretrained − scratch") for line in lines)
-    assert any(line.startswith("eegnet ") for line in lines) and any(
+    assert any(line.startswith("EEGNet-8,2 ") for line in lines) and any(
         line.startswith("Δ pretrained − EEGNet") for line in lines
     )
     assert any(line.startswith("pretrained at 100%: " + ("yes" if v["beats"] else "no")) for line in lines)
