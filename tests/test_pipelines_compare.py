@@ -456,5 +456,5 @@ def test_surface_store_lists_eegnet_as_not_applicable(tmp_path):
     res = compare_pretraining(path, tmp_path / "c", cfg, init=None, seeds=1, probe=False)
     assert res["arms"] == ["scratch", "eegnet"] and res["not_applicable"] == {"eegnet": "n/a: EEG only"}
     assert [r["arm"] for r in res["runs"]] == ["scratch"] and not (tmp_path / "c" / "eegnet").exists()
-    row = next(line for line in comparison_lines(res) if line.startswith("eegnet"))
-    assert row.split() == ["eegnet", "n/a:", "EEG", "only"]
+    row = next(line for line in comparison_lines(res) if line.startswith("EEGNet-8,2"))
+    assert row.split() == ["EEGNet-8,2", "n/a:", "EEG", "only"]

@@ -63,7 +63,7 @@ def test_cli_and_finetune_report_it(stores, tmp_path, capsys):
 
     plain, _ = stores
     r = CliRunner().invoke(app, ["check-confounds", str(plain), "--split", "all", "--json", str(tmp_path / "c.json")])
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 1, r.output  # the check fires: exit 1 (--no-fail keeps 0)
     res = json.loads((tmp_path / "c.json").read_text())
     assert res["fired"] and f"AUROC {res['single_auroc']:.2f} from F8 − F7" in " ".join(r.output.split())
     assert "confound:" in r.output and "p = 0.00" in r.output

@@ -30,7 +30,12 @@ def pretrained(lr_store, tmp_path_factory):
 def test_pretrain_loss_falls_on_real_data(pretrained):
     out, res = pretrained
     assert res["steps"] == 15  # 90 samples // 16 = 5 steps per epoch, 3 epochs
-    assert res["loss_last"] < 0.5 * res["loss_first"], (res["loss_first"], res["loss_last"])
+    # the reconstruction head starts at zero, so the first loss is that of predicting zero on RMS-scaled input (≈ 1;
+    # it was ~7× that with the release's initialisation) and falls from there
+    assert 0.5 < res["loss_first"] < 2.0 and res["loss_last"] < 0.9 * res["loss_first"], (
+        res["loss_first"],
+        res["loss_last"],
+    )
     lines = [json.loads(l) for l in (out / "metrics.jsonl").read_text().splitlines()]
     lines = [l for l in lines if "step" in l]  # the epoch records (held-out loss) are checked in test_training_heldout
     assert [l["step"] for l in lines] == list(range(1, 16))
