@@ -167,8 +167,8 @@ def test_quickstart_reruns_and_reuses(readme_run):
     assert r.exit_code == 0, r.output
     assert "reusing runs/quickstart/physionet_mi_left_right_imagery_C3-Cz-C4.h5" in r.output
     assert "(reused: the run in OUT was complete)" in r.output
-    # 4 arms (pretrained, scratch, the two linear probes) × 2 fractions × 2 seeds, every one reused
-    assert r.output.count("reused 16 of 16 runs (same settings, init and data)") == 2
+    # 5 arms (pretrained, scratch, EEGNet, the two linear probes) × 2 fractions × 2 seeds, every one reused
+    assert r.output.count("reused 20 of 20 runs (same settings, init and data)") == 2
 
 
 @pytest.mark.slow
@@ -178,7 +178,7 @@ def test_quickstart_compares_pretrained_with_scratch(readme_run):
     work, out = readme_run
     text = next(v for k, v in out.items() if k.startswith("neuro quickstart"))
     cmp = json.loads((work / "runs/quickstart/compare_bonn_epilepsy_seizure/comparison.json").read_text())
-    assert cmp["arms"] == ["pretrained", "scratch", "linear-probe", "linear-probe-random"]
+    assert cmp["arms"] == ["pretrained", "scratch", "eegnet", "linear-probe", "linear-probe-random"]
     assert cmp["fractions"] == ["0.1", "1"] and cmp["seeds"] == [0, 1] and cmp["metric"] == "auroc"
     d = cmp["differences"]["pretrained − scratch"]["0.1"]["auroc"]
     runs = {(r["arm"], r["seed"]): r["auroc"] for r in cmp["runs"] if r["fraction"] == "0.1"}
