@@ -10,7 +10,10 @@ line per measurement, so a crash or time-out part-way still leaves the lines bef
   the inputs, and the achieved HBM bandwidth (algorithmic bytes / time) as a fraction of ``--peak-tbs``;
 * ``int8``: the INT8 Q/K inference path's time and max error against fp32;
 * ``compiled``: registers and spills the driver reports for each kernel this process compiled (the figures
-  ``tests/test_kernels_compile.py`` predicts from ptxas without a GPU).
+  ``tests/test_kernels_compile.py`` predicts from ptxas without a GPU);
+* ``model`` (with ``--model-step``): a whole CBraMod training step (forward, masked MSE, backward, AdamW) and
+  an eval forward, per attention backend (``triton`` and ``torch``), in ms and windows/s, under bf16 autocast
+  when ``--dtype bf16``.
 
 ``--dry-run`` (with ``TRITON_INTERPRET=1``) runs the same code on CPU tensors at the given tiny shape.
 """
@@ -67,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--peak-tbs", type=float, default=4.8, help="HBM peak in TB/s (H200: 4.8)")
     ap.add_argument("--dry-run", action="store_true", help="CPU tensors under TRITON_INTERPRET=1, one call each")
     ap.add_argument("--compile-only", action="store_true", help="run each kernel variant once (fills Triton's cache)")
+    ap.add_argument("--model-step", action="store_true", help="time whole CBraMod training steps per backend")
+    ap.add_argument("--layers", type=int, default=12, help="CBraMod layers for --model-step")
     args = ap.parse_args(argv)
     if args.dry_run:
         if os.environ.get("TRITON_INTERPRET") != "1":
@@ -82,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     tag = dict(B=B, C=C, N=N, dtype=args.dtype)
     if args.compile_only:
         return _compile_only(B, C, N, H, d, dtype, device, tag)
+    if args.model_step:
+        return _model_step(B, C, N, args.layers, dtype, device, tag, iters, warmup)
     g = torch.Generator().manual_seed(0)
     qkv32 = torch.randn(B, C, N, 3, H, d, generator=g)
     qkv = qkv32.to(device=device, dtype=dtype).requires_grad_(True)
@@ -173,6 +180,57 @@ def _compile_only(B, C, N, H, d, dtype, device, tag) -> int:
     if device == "cuda":
         torch.cuda.synchronize()
     emit(**tag, compiled="all", seconds=time.perf_counter() - t0)
+    return 0
+
+
+def _model_step(B, C, N, layers, dtype, device, tag, iters, warmup) -> int:
+    """CBraMod (d_model 200, 8 heads) training step and eval forward with each attention backend."""
+    from neurokit.models.cbramod import CBraMod
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(B, C, N, 200, generator=g).to(device)
+    mask = torch.rand(B, C, N, generator=g).lt(0.5).to(device)
+    autocast = torch.autocast(device, dtype=dtype) if dtype != torch.float32 else _null()
+    times = {}
+    for backend in ("triton", "torch"):
+        torch.manual_seed(0)
+        model = CBraMod(n_layers=layers, attn_backend=backend).to(device)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+        def step(model=model, opt=opt):
+            with autocast:
+                out = model(x.masked_fill(mask[..., None], 0.0))
+                loss = (out.float() - x)[mask].pow(2).mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            return loss
+
+        def infer(model=model):
+            with torch.no_grad(), autocast:
+                return model(x)
+
+        try:
+            loss0 = float(step())
+            t_step = timer(step, device, iters, warmup)
+            model.eval()
+            t_eval = timer(infer, device, iters, warmup)
+        except (RuntimeError, NotImplementedError) as exc:
+            emit(**tag, model=backend, status="failed", reason=str(exc).splitlines()[0][:120])
+            continue
+        times[backend] = t_step
+        emit(
+            **tag,
+            model=backend,
+            layers=layers,
+            step_ms=t_step * 1e3,
+            train_windows_s=B / t_step,
+            eval_ms=t_eval * 1e3,
+            eval_windows_s=B / t_eval,
+            first_loss=loss0,
+        )
+    if len(times) == 2:
+        emit(**tag, model="speedup", step_torch_over_triton=times["torch"] / times["triton"])
     return 0
 
 

@@ -47,19 +47,23 @@ step() {  # step <seconds> <command…>: run with a time limit if the budget all
   return "$rc"
 }
 
-# GPU_CHECK_SHAPES / GPU_CHECK_FP32_SHAPES ("B C N;B C N", empty for none) override the shape lists
+# GPU_CHECK_SHAPES / GPU_CHECK_FP32_SHAPES ("B C N;B C N", empty for none) and GPU_CHECK_MODEL_SHAPES
+# ("B C N dtype;…", whole CBraMod training steps) override the shape lists
 split_shapes() { local IFS=';'; read -r -a "$1" <<< "$2"; }
 if [ "$DRY" = 1 ]; then
   export TRITON_INTERPRET=1 CUDA_VISIBLE_DEVICES=""
   SHAPES=("1 3 2" "1 2 3"); FP32_SHAPES=("1 3 2"); COMPILE_SETS=(); MODE=(--dry-run); SHAPE_LIMIT=90
+  MODEL_SHAPES=("2 3 2 bf16"); MODEL_LAYERS=1
 else
   SHAPES=(); for B in 64 128; do for C in 19 22 64; do for N in 4 30; do SHAPES+=("$B $C $N"); done; done; done
   FP32_SHAPES=("64 19 30" "64 22 4" "64 64 30")
   COMPILE_SETS=("19 4" "19 30" "64 4" "64 30")   # C = 19 and 22 compile to the same kernels
   MODE=(); SHAPE_LIMIT=40
+  MODEL_SHAPES=("64 19 30 bf16" "64 22 4 bf16" "64 64 4 fp32"); MODEL_LAYERS=12   # whole CBraMod steps (19×30: TUEG)
 fi
 if [ -n "${GPU_CHECK_SHAPES+set}" ]; then split_shapes SHAPES "$GPU_CHECK_SHAPES"; fi
 if [ -n "${GPU_CHECK_FP32_SHAPES+set}" ]; then split_shapes FP32_SHAPES "$GPU_CHECK_FP32_SHAPES"; fi
+if [ -n "${GPU_CHECK_MODEL_SHAPES+set}" ]; then split_shapes MODEL_SHAPES "$GPU_CHECK_MODEL_SHAPES"; fi
 
 log "# gpu_check $(date -u +%FT%TZ) $(git rev-parse --short HEAD 2>/dev/null || echo no-git) dry_run=$DRY"
 if [ "$DRY" = 0 ]; then
@@ -100,7 +104,6 @@ for shape in "${FP32_SHAPES[@]+"${FP32_SHAPES[@]}"}"; do
   set -- $shape
   step "$SHAPE_LIMIT" python benchmarks/gpu_check.py "${MODE[@]}" --batch "$1" --channels "$2" --patches "$3" --dtype fp32
 done
-
 # the CUDA tests of the kernel (fixture, CBraMod shapes), if pytest is installed and time is left
 if [ "$DRY" = 0 ] && python -c "import pytest" 2>/dev/null; then
   if [ -z "${NEUROKIT_SHARED:-}" ] && [ ! -d ../shared ] && [ -d shared ]; then export NEUROKIT_SHARED="$PWD/shared"; fi
@@ -109,6 +112,13 @@ if [ "$DRY" = 0 ] && python -c "import pytest" 2>/dev/null; then
 else
   log "## CUDA tests skipped (dry run or no pytest)"
 fi
+
+# whole CBraMod training steps per attention backend (last: the budget may skip them)
+for shape in "${MODEL_SHAPES[@]+"${MODEL_SHAPES[@]}"}"; do
+  set -- $shape
+  step "$((SHAPE_LIMIT + 20))" python benchmarks/gpu_check.py "${MODE[@]}" --model-step --layers "$MODEL_LAYERS" \
+    --batch "$1" --channels "$2" --patches "$3" --dtype "$4"
+done
 
 log "# gpu_check done after ${SECONDS}s: status=$status, results in $RESULT"
 if [ -n "${OUT:-}" ] && [ -d "${OUT}" ]; then cp "$RESULT" "$OUT/"; fi

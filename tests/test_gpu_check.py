@@ -41,4 +41,8 @@ def test_gpu_check_dry_run_writes_every_figure(tmp_path):
     grad_err = float(re.search(r"grad_err=(\S+)", rows["triton"]).group(1))
     assert 0 < grad_err < 0.1
     assert re.search(r"speedup=fwdbwd vs_sdpa_math=\S+", text)
+    # a whole CBraMod training step (forward, loss, backward, AdamW) timed per attention backend
+    steps = dict(re.findall(r"^B=2 C=3 N=2 dtype=bf16 model=(triton|torch) .*first_loss=(\S+)$", text, re.M))
+    assert set(steps) == {"triton", "torch"}, text
+    assert re.search(r"model=speedup step_torch_over_triton=\S+", text)
     assert not list(tmp_path.glob("gpu_check_triton.*")), "the Triton cache of the run is removed"

@@ -173,6 +173,7 @@ SCRIPT = textwrap.dedent(
     neurokit.from_pretrained  # every module the loading path imports, mapped before the limit
     vm = int(next(l for l in open("/proc/self/status") if l.startswith("VmSize")).split()[1]) * 1024
     resource.setrlimit(resource.RLIMIT_AS, (vm + (1 << 30), vm + (1 << 30)))  # 1 GiB beyond what is mapped now
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     out = {}
     for p in sorted(Path(sys.argv[1]).iterdir()):
         t0 = time.perf_counter()
@@ -181,7 +182,7 @@ SCRIPT = textwrap.dedent(
             out[p.name] = ["loaded", 0]
         except Exception as exc:
             out[p.name] = [f"{type(exc).__name__}: {exc}", round(time.perf_counter() - t0, 3)]
-    out["maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    out["maxrss_mib"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024  # growth past the imports
     print(json.dumps(out))
     """
 )
@@ -201,7 +202,9 @@ def test_crafted_weights_are_refused_under_an_address_space_limit(tmp_path):
     )
     assert run.returncode == 0, run.stderr[-2000:]
     out = json.loads(run.stdout.strip().splitlines()[-1])
-    assert out.pop("maxrss_mib") < 1024
+    # the imports alone take 0.5 GiB here and 1.5 GiB on CI's machine: what the files add is bounded, not the sum
+    grown = out.pop("maxrss_mib")
+    assert grown < 512, f"{grown} MiB past the imports"
     assert out["million.safetensors"][0].endswith("header declares 67,666,677 bytes (bound 16.0 MiB)")
     for name, (message, seconds) in out.items():
         assert message.startswith("PretrainedError: ") and "refused" in message and "\n" not in message, name

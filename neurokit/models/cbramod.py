@@ -343,8 +343,10 @@ def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout_p: float)
     """Softmax attention over the second-to-last axis, ``(..., L, d)`` → ``(..., L, d)``; with dropout the
     weights go through :func:`~neurokit.models.dropout.fast_dropout` (what SDPA's CPU path does with
     ``torch.bernoulli``, at a third of the cost)."""
-    if dropout_p == 0.0:
-        return F.scaled_dot_product_attention(q, k, v)
+    if dropout_p == 0.0:  # flattened to 4-D: on 5-D inputs SDPA takes its math path (9× slower on the CPU)
+        lead, (L, d) = q.shape[:-2], q.shape[-2:]
+        q4, k4, v4 = (t.reshape(-1, t.shape[-3], L, d) for t in (q, k, v))
+        return F.scaled_dot_product_attention(q4, k4, v4).reshape(*lead, L, d)
     w = torch.softmax(torch.matmul(q * (q.shape[-1] ** -0.5), k.transpose(-2, -1)), dim=-1)
     return torch.matmul(fast_dropout(w, dropout_p), v)
 
