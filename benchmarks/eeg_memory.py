@@ -67,6 +67,8 @@ def main() -> None:
     ap.add_argument("--minutes", type=float, nargs="+", default=[10, 120])
     ap.add_argument("--stream-above", type=float, default=None, help="MiB; default prepare's own (256)")
     a = ap.parse_args()
+    if not a.data_root.is_dir():
+        ap.error(f"--data-root {a.data_root}: no such folder; give the folder holding MNE-eegbci-data/")
     with tempfile.TemporaryDirectory() as tmp:
         for m in a.minutes:
             edf, in_mem = long_recording(a.data_root, m, Path(tmp) / f"long{m:g}.edf")

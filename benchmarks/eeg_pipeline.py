@@ -507,6 +507,11 @@ def main() -> None:
     ap.add_argument("--compile", action="store_true", help="torch.compile CBraMod (not the baseline)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = ap.parse_args()
+    if {"preprocessing", "peers"} & set(a.only) and not a.data_root.is_dir():
+        ap.error(
+            f"--data-root {a.data_root}: no such folder; give the folder holding MNE-eegbci-data/ "
+            "(e.g. --data-root ../shared/data/eeg), or --only pretrain layer (no recordings needed)"
+        )
     if a.threads:
         torch.set_num_threads(a.threads)
     if "preprocessing" in a.only:

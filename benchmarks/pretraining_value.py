@@ -88,6 +88,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1: shared machine)")
     ap.add_argument("--overwrite", action="store_true", help="redo pretraining and every fine-tuning run")
     args = ap.parse_args(argv)
+    if not args.data_root.is_dir():
+        ap.error(f"--data-root {args.data_root}: no such folder; give the folder holding bonn/, MNE-eegbci-data/")
     if not 2 <= args.n_layers <= 4:
         ap.error(f"--n-layers {args.n_layers}: 2 to 4")
     if args.budget_min <= 0:

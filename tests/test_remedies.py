@@ -34,7 +34,7 @@ PRINTED_BY = {
     "pipelines/pretrain.py": ["pretrain", "quickstart"],
     "pipelines/finetune.py": ["finetune", "quickstart"],
     "pipelines/multitask.py": ["finetune"],
-    "pipelines/compare.py": ["finetune", "quickstart"],
+    "pipelines/compare.py": ["finetune", "quickstart", "baseline"],  # baseline: baseline_with_eegnet
     "pipelines/evaluate.py": ["evaluate"],
     "pipelines/retrieval.py": ["retrieve"],
     "pipelines/outputs.py": ["finetune"],

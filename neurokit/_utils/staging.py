@@ -5,11 +5,12 @@ a full disk, an error) leaves the earlier one as it was."""
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import shutil
 from pathlib import Path
 
-from neurokit._utils.errors import DiskFullError, Interrupted, NeurokitError
+from neurokit._utils.errors import ConfigError, DiskFullError, Interrupted, NeurokitError
 from neurokit._utils.locks import main_process
 
 
@@ -60,9 +61,46 @@ def _is_run_file(name: str) -> bool:
     return any(fnmatch.fnmatch(name, pat) for pat in RUN_FILE_PATTERNS)
 
 
+def run_kind(out: str | Path) -> str | None:
+    """What folder ``out`` holds, by the report its command writes there: ``"pretraining run"``
+    (``pretrain_summary.json``), ``"comparison"`` (``comparison.json``), ``"M4oE run"`` (a ``report.json`` of
+    head ``m4oe``), ``"fine-tuning run"`` (another ``report.json``, or ``best.pt``); ``None`` when it holds none
+    of them (no run, or one stopped before its report: a log or ``last.pt`` only).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp()); _ = (out / "pretrain_summary.json").write_text("{}")
+    >>> run_kind(out)
+    'pretraining run'
+    """
+    out = Path(out)
+    if (out / "pretrain_summary.json").is_file():
+        return "pretraining run"
+    if (out / "comparison.json").is_file():
+        return "comparison"
+    if (out / "report.json").is_file():
+        try:
+            head = json.loads((out / "report.json").read_text()).get("head")
+        except (OSError, ValueError, AttributeError):  # unreadable, not JSON, not an object
+            head = None
+        return "M4oE run" if head == "m4oe" else "fine-tuning run"
+    return "fine-tuning run" if (out / "best.pt").is_file() else None
+
+
+#: the command that writes each kind of run folder (:func:`run_kind`)
+RUN_COMMANDS = {
+    "pretraining run": "neuro pretrain",
+    "fine-tuning run": "neuro finetune",
+    "M4oE run": "neuro finetune --head m4oe",
+    "comparison": "neuro finetune --compare-scratch/--seeds/--label-fractions",
+}
+
+
 def refuse_run_folder(out: str | Path, what: str = "run") -> None:
-    """Refuse a fresh run into ``out`` when it holds the files of another (:func:`run_files`), so two runs never
-    mix their logs: the message names the files and the two ways on (``--overwrite``, ``--resume``).
+    """Refuse a fresh run (a ``what``: ``"pretraining run"``…) into ``out`` when it holds the files of another
+    (:func:`run_files`), so two runs never mix their logs: the message names the files, the kind of run they are
+    (:func:`run_kind`) and the ways on (``--overwrite``; ``--resume`` where the run is of the same kind).
 
     Raises
     ------
@@ -74,10 +112,22 @@ def refuse_run_folder(out: str | Path, what: str = "run") -> None:
         names = ", ".join(str(p.relative_to(out)) for p in found[:6]) + (
             f" and {len(found) - 6} more" if len(found) > 6 else ""
         )
+        kind = run_kind(out)
+        if kind is not None and what != "run" and kind != what:  # another command's run: nothing to resume
+            raise FileExistsError(
+                f"{out} already holds a run ({names}: {_a(kind)}, from {RUN_COMMANDS[kind]}), not {_a(what)}; "
+                "choose another output folder, or pass overwrite=True (CLI: --overwrite) to replace it"
+            )
+        of = f", of {_a(kind)}" if kind else ""  # none: a run stopped before its report (a log, last.pt)
         raise FileExistsError(
-            f"{out} already holds a run ({names}, of a {what}); pass resume=True (CLI: --resume) to continue it, "
+            f"{out} already holds a run ({names}{of}); pass resume=True (CLI: --resume) to continue it, "
             "overwrite=True (CLI: --overwrite) to clear it and start again, or choose another output folder"
         )
+
+
+def _a(name: str) -> str:
+    """``name`` with its article: ``"a fine-tuning run"``, ``"an M4oE run"``."""
+    return f"{'an' if name[:1] in 'aeiouM' else 'a'} {name}"
 
 
 class StagedOutput:
@@ -113,6 +163,18 @@ class StagedOutput:
     def __init__(self, out: str | Path, replace: bool, *, main: bool | None = None) -> None:
         self.out = Path(out)
         self.staged = bool(replace)
+        if self.out.exists() and not self.out.is_dir():
+            raise NotADirectoryError(f"{self.out} is a file, not a run folder; choose another output folder")
+        here = Path.cwd().resolve() if self.staged else None
+        if here is not None and (self.out.resolve() == here or self.out.resolve() in here.parents):
+            where = (
+                "is the folder you are in" if self.out.resolve() == here else f"holds the folder you are in ({here})"
+            )
+            raise ConfigError(
+                f"{self.out} {where}: overwrite=True (CLI: --overwrite) moves the earlier output aside and the new "
+                "one in its place, which would pull the current folder from under you; run the command from outside "
+                "that folder, or choose another output folder"
+            )
         self.main = main_process() if main is None else main
         self.work = self.out.with_name(f".{self.out.name}.new") if self.staged else self.out
         if self.staged and self.main:

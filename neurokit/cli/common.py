@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 import typer
 from rich.console import Console
@@ -88,9 +88,42 @@ def run_or_exit(fn, *args, **kwargs):
         raise typer.Exit(code=130) from None
 
 
+def model_families(pretrain: bool) -> str:
+    """The model families ``--model`` takes, from the registry (:data:`neurokit.models.registry.MODELS`; those with a
+    pretraining objective, :data:`neurokit.training.objectives.OBJECTIVES`, for ``pretrain``), each with the data it
+    trains on: ``"cbramod (EEG), sit (surface fMRI) or clip (surface fMRI, needs --stimuli)"``."""
+    from neurokit.models.registry import MODELS
+    from neurokit.training.objectives import OBJECTIVES
+
+    data = {"eeg": "EEG", "surface": "surface fMRI"}
+    names = [n for n in MODELS if n in OBJECTIVES] if pretrain else list(MODELS)
+    parts = [
+        f"{n} ({data.get(MODELS[n].modality, MODELS[n].modality)}"
+        + (", needs --stimuli" if pretrain and OBJECTIVES[n].pair is not None else "")
+        + ")"
+        for n in names
+    ]
+    return ", ".join(parts[:-1]) + f" or {parts[-1]}" if len(parts) > 1 else "".join(parts)
+
+
+#: option help that needs imports a run does not make (the model registry imports torch), filled in when the help
+#: is shown: ``{NAME}`` in an option's help becomes ``HELP_TEXT[NAME]()``
+HELP_TEXT: dict[str, Callable[[], str]] = {
+    "pretrain_models": lambda: model_families(pretrain=True),
+    "finetune_models": lambda: model_families(pretrain=False),
+}
+
+
 class NeuroCommand(TyperCommand):
     """A command whose on/off flags given a value (``--frozen False``) get a message saying how flags work,
-    instead of click's "unexpected extra argument"."""
+    instead of click's "unexpected extra argument"; its options' help may hold ``{NAME}`` of :data:`HELP_TEXT`."""
+
+    def format_help(self, ctx, formatter):
+        for prm in self.params:
+            text = getattr(prm, "help", None)
+            if text and "{" in text:
+                prm.help = re.sub(r"\{(\w+)\}", lambda m: HELP_TEXT[m[1]]() if m[1] in HELP_TEXT else m[0], text)
+        return super().format_help(ctx, formatter)
 
     BOOL_WORDS = {"true", "false", "yes", "no", "on", "off", "0", "1"}
     running: "NeuroCommand | None" = None  # the command being run (for cli_words)

@@ -160,6 +160,7 @@ def baseline(
     test_subjects: Optional[str] = typer.Option(
         None, show_default="the card's", help="Override the card's test subjects."
     ),
+    progress: bool = typer.Option(True, help="--method eegnet: show a progress bar."),
 ) -> None:
     """Classical baselines (CSP+LDA, Riemannian tangent space + LR, band power + LR) on the card's split, and
     with --method eegnet EEGNet-8,2 trained from scratch on it."""
@@ -179,7 +180,7 @@ def baseline(
         out=eegnet_out,
         overwrite=overwrite,
         device=device,
-        progress=True,
+        progress=progress,
     )
     t = Table(
         title=f"{res['card']}:{res['task']} ({res['kind']}), test split ({res['n_samples']['test']} samples)",

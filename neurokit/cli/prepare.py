@@ -158,6 +158,7 @@ def prepare(
         show_default="off",
         help="Keep recordings of identical content (SHA-256) under different subjects, recorded in the store; by default they are refused, naming both files (a file given twice is always read once).",
     ),
+    progress: bool = typer.Option(True, help="Show a progress bar."),
     verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
 ) -> None:
     """Read recordings, preprocess them with the card's recipe and write an HDF5 patch store."""
@@ -245,6 +246,7 @@ def prepare(
         subjects=subj,
         channels=channels,
         overwrite=overwrite,
+        progress=progress,
         **kwargs,
     )
     from neurokit.data.dataset import PatchDataset

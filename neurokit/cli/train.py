@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, List, Optional
 
@@ -30,7 +31,7 @@ def pretrain(
     out: Path = typer.Option(Path("runs/pretrain"), "--out", "-o", help="Output folder (checkpoints, metrics.jsonl)."),
     model: str = typer.Option(
         "cbramod",
-        help="Model family: cbramod (EEG), sit (surface fMRI, vsMAE) or clip (fMRI-video-audio, needs --stimuli).",
+        help="Model family: {pretrain_models}.",
     ),
     epochs: int = typer.Option(40, help="Epochs (CBraMod: 40)."),
     max_steps: Optional[int] = typer.Option(
@@ -281,7 +282,7 @@ def finetune(
     model: Optional[str] = typer.Option(
         None,
         show_default="the --init checkpoint's, else cbramod",
-        help="Model family of a from-scratch backbone: cbramod (EEG) or sit (surface fMRI).",
+        help="Model family of a from-scratch backbone: {finetune_models}.",
     ),
     head: str = typer.Option(
         "auto",
@@ -517,9 +518,14 @@ def finetune(
             files = run_or_exit(draw, out, out / "plots")
             console.print(f"figures: {', '.join(str(p) for p in files.values())}")
         return
-    rep = run_or_exit(
-        run, list(stores), out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=folds, resume=resume
-    )
+    from neurokit.pipelines.compare import quiet_runs
+
+    # the report printed below says what the run found (a confound, degenerate predictions): not its log too;
+    # the folds of a scheme print no such lines, so their log keeps them
+    with quiet_runs() if scheme == "card" else nullcontext():
+        rep = run_or_exit(
+            run, list(stores), out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=folds, resume=resume
+        )
     record_command(ctx, out)
     if "folds" in rep:
         print_scheme_report(rep, out)

@@ -14,6 +14,7 @@ frequency shift (Rommel et al., eq. 3: the analytic signal times ``exp(2πi Δf 
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields
 
 import torch
@@ -87,6 +88,14 @@ def mixup(x: torch.Tensor, lam: torch.Tensor, perm: torch.Tensor) -> torch.Tenso
 
 
 # ------------------------------------------------------------------------------------- config + driver
+#: the settings with an upper bound: (bound, whether the bound itself is allowed, what the bound keeps)
+AUGMENT_BOUNDS = {
+    "scale": (1.0, False, "factors U(1-s, 1+s) stay positive"),
+    "channel_dropout": (1.0, False, "the probability that a channel is zeroed"),
+    "p": (1.0, True, "the probability that each transform is applied to a sample"),
+}
+
+
 @dataclass
 class AugmentConfig:
     """Augmentation settings; every transform is off at 0 (the default).
@@ -120,12 +129,11 @@ class AugmentConfig:
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
-            if not isinstance(v, (int, float)) or v < 0:
-                raise ConfigError(f"augment {f.name}={v!r} must be a number >= 0")
-        if self.scale >= 1:
-            raise ConfigError(f"augment scale={self.scale} must be below 1 (factors U(1-s, 1+s) stay positive)")
-        if self.channel_dropout >= 1 or self.p > 1:
-            raise ConfigError("augment channel_dropout must be below 1 and p at most 1")
+            top, closed, what = AUGMENT_BOUNDS.get(f.name, (math.inf, False, ""))
+            if not isinstance(v, (int, float)) or not (0 <= v <= top if closed else 0 <= v < top):
+                shown = f"{v:g}" if isinstance(v, (int, float)) else repr(v)
+                allowed = "a number >= 0" if top == math.inf else f"in [0, {top:g}{']' if closed else ')'} ({what})"
+                raise ConfigError(f"augment {f.name}={shown} must be {allowed}")
 
     @property
     def enabled(self) -> bool:

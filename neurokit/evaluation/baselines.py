@@ -199,7 +199,7 @@ def make_estimator(method: str, kind: str, sfreq: float, seed: int = 0, band: tu
         return make_pipeline(
             FunctionTransformer(patch_means), StandardScaler(), Ridge(alpha=1.0) if kind == "regression" else lr
         )
-    raise ConfigError(f"baseline {method!r}; allowed: {METHODS}")
+    raise ConfigError(f"baseline {method!r}; allowed: {', '.join(METHODS)}")
 
 
 def _scores(est, x: np.ndarray, kind: str) -> np.ndarray:
@@ -274,7 +274,7 @@ def run_baselines(
     methods = list(methods) if methods is not None else applicable(n_ch, kind, modality)
     for m in methods:
         if m not in METHODS:
-            raise ConfigError(f"baseline {m!r}; allowed: {METHODS}")
+            raise ConfigError(f"baseline {m!r}; allowed: {', '.join(METHODS)}")
         if m in MULTICHANNEL and n_ch < 2:
             raise ConfigError(f"baseline {m!r} needs >= 2 channels; the store has {n_ch} (use bandpower_lr)")
     if "patchmean_lr" in methods and modality == "eeg":

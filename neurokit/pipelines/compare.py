@@ -39,7 +39,7 @@ import numpy as np
 from neurokit._utils.errors import ConfigError
 from neurokit.data.dataset import PatchDataset, open_labelled
 from neurokit.data.splits import resolve_splits
-from neurokit.evaluation.baselines import MI_BAND
+from neurokit.evaluation.baselines import METHODS, MI_BAND
 from neurokit.evaluation.metrics import SELECTION
 from neurokit.models.eegnet import eegnet_dropout
 from neurokit.pipelines.finetune import (
@@ -465,6 +465,11 @@ def baseline_with_eegnet(
     from neurokit.pipelines.finetune import finetune
 
     wants = list(methods) if methods else None
+    unknown = [m for m in wants or () if m not in (*METHODS, EEGNET)]
+    if unknown:  # before any store is read; the classical baselines alone do not know eegnet
+        raise ConfigError(
+            f"method={unknown[0]!r} (CLI: --method {unknown[0]}): unknown baseline; allowed: {', '.join((*METHODS, EEGNET))}"
+        )
     classical = [m for m in wants if m != EEGNET] if wants is not None else None
     res = baseline(stores, methods=classical, splits=splits, seed=seed, band=band)
     if not wants or EEGNET not in wants:
