@@ -175,8 +175,11 @@ def test_cli_baseline_method_eegnet(tmp_path):
     r = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert r.exit_code != 0 and "already holds a run" in r.output and "best.pt" in r.output, r.output
     assert (tmp_path / "run" / "best.pt").read_bytes() == before
+    (tmp_path / "run" / "notes.txt").write_text("mine")  # the user's: --overwrite keeps it, replacing the run
     r = CliRunner().invoke(app, [*args, "--overwrite"], env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
+    assert (tmp_path / "run" / "notes.txt").read_text() == "mine" and (tmp_path / "run" / "best.pt").exists()
+    assert "kept 1 file that is not this run's: notes.txt" in " ".join(r.output.split())
     surface = _surface(tmp_path / "surf.h5", [("S001", f"R0{r}") for r in range(1, 5)])
     r = CliRunner().invoke(app, ["baseline", str(surface), "--method", "eegnet"], env={"COLUMNS": "200"})
     assert r.exit_code == 0 and "n/a: EEG only" in r.output, r.output

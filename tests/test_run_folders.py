@@ -1,5 +1,5 @@
 """Issue 28 item 4: one run per run folder. A fresh run into a folder that holds any run file (a dead run's
-``metrics.jsonl``, a report, a checkpoint, a config) is refused unless ``--overwrite`` (which clears them) or
+``metrics.jsonl``, a report, a checkpoint, a config) is refused unless ``--overwrite`` (which replaces them, keeping the user's other files) or
 ``--resume``, so two runs never share a log."""
 
 import json

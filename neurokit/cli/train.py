@@ -8,6 +8,7 @@ from typing import Any, List, Optional
 
 import typer
 
+from neurokit._utils.staging import claim_entries
 from neurokit.cli.common import (
     console,
     fail,
@@ -128,7 +129,10 @@ def pretrain(
         help="Continue from OUT/last.pt with its settings (options given again change them; more --epochs/--max-steps extend it).",
     ),
     overwrite: bool = typer.Option(
-        False, "--overwrite", show_default="off", help="Start again in an OUT that holds a run."
+        False,
+        "--overwrite",
+        show_default="off",
+        help="Start again in an OUT that holds a run (its files only; yours there stay).",
     ),
     progress: bool = typer.Option(True, help="Show a progress bar."),
     verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
@@ -330,7 +334,12 @@ def finetune(
     seed: int = typer.Option(0, help="Random seed."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K."),
     num_workers: int = typer.Option(0, help="DataLoader worker processes."),
-    overwrite: bool = typer.Option(False, "--overwrite", show_default="off", help="Replace an earlier run in OUT."),
+    overwrite: bool = typer.Option(
+        False,
+        "--overwrite",
+        show_default="off",
+        help="Replace an earlier run in OUT (its files only; yours there stay).",
+    ),
     progress: bool = typer.Option(True, help="Show a progress bar."),
     verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
     task: Optional[List[str]] = typer.Option(
@@ -491,6 +500,7 @@ def finetune(
             from neurokit.plotting import plot_contributions
 
             path = run_or_exit(plot_contributions, rep, out / "plots" / "contributions.png")
+            claim_entries(out, ["plots"])  # the run's figures: a later --overwrite replaces them
             console.print(f"figures: {path}")
         return
     if compare:
@@ -535,6 +545,7 @@ def finetune(
         from neurokit.plotting.report import plot_report as draw
 
         files = run_or_exit(draw, out, out / "plots")
+        claim_entries(out, ["plots"])  # the run's figures: a later --overwrite replaces them
         console.print(f"figures: {', '.join(str(p) for p in files.values())}")
 
 

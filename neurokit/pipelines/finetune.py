@@ -406,7 +406,8 @@ def finetune(
         (a warning lists the difference).
     overwrite : bool
         Replace an earlier run in ``out_dir`` (otherwise :class:`FileExistsError`): the new run is written
-        beside it and swapped in when finished, so a stopped overwrite leaves the earlier run whole.
+        beside it and swapped in when finished, so a stopped overwrite leaves the earlier run whole; only the
+        earlier run's own files are replaced, the user's other entries in ``out_dir`` stay.
     scheme : str
         Evaluation scheme (:mod:`neurokit.evaluation.schemes`): ``"card"`` (one run on the card's splits),
         ``"loso"``, ``"kfold-subject"``, ``"cross-session"`` or ``"within-session"`` (one run per fold in

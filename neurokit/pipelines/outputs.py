@@ -9,14 +9,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from neurokit._utils.errors import Interrupted
 from neurokit._utils.locks import output_lock
-from neurokit._utils.staging import StagedOutput, refuse_run_folder, run_files
+from neurokit._utils.staging import StagedOutput, refuse_run_folder, remove_run, run_files
 
 #: the run record in a run folder (also the ``config`` section of its report)
 RUN_CONFIG = "run_config.json"
@@ -114,7 +113,8 @@ def run_in_folder(
     lock_name : str
         The command named in the lock record (:func:`~neurokit._utils.locks.output_lock`).
     overwrite, resume : bool
-        Replace an earlier run in ``out`` / continue it from its ``last.pt``.
+        Replace an earlier run in ``out`` (its own files only: the user's other entries stay, named in one
+        line) / continue it from its ``last.pt``.
     resumable : bool
         Whether ``job`` writes a ``last.pt`` at each epoch end that ``resume`` continues (an evaluation scheme's
         folder holds one run per fold instead).
@@ -145,7 +145,7 @@ def run_in_folder(
     """
     out = Path(out)
     with output_lock(out, lock_name):
-        stage = StagedOutput(out, replace=False)
+        stage = StagedOutput(out, replace=False, run_folder=True, resume=resume)
         if resume:
             if not (out / "last.pt").exists():
                 raise FileNotFoundError(
@@ -154,7 +154,8 @@ def run_in_folder(
         elif run_files(out):  # any run file: a log, report, checkpoint or config of an earlier (maybe dead) run
             if not overwrite:
                 refuse_run_folder(out, what)
-            stage = StagedOutput(out, replace=True)  # the new run goes beside the earlier one until it has finished
+            # the new run goes beside the earlier one until it has finished; it replaces only the earlier run's files
+            stage = StagedOutput(out, replace=True, run_folder=True)
         work = stage.work
         created = not work.exists()
         work.mkdir(parents=True, exist_ok=True)
@@ -177,12 +178,13 @@ def _stopped(
         stage.abandon(exc)
         return
     saved = resumable and (work / "last.pt").exists()
+    removed = False
     if created and not saved and not (work / "report.json").exists():
-        shutil.rmtree(work, ignore_errors=True)  # made by this call, holding no result: leave nothing behind
+        removed = remove_run(work)  # made by this call, holding no result: leave nothing of the run behind
     if isinstance(exc, KeyboardInterrupt) and not saved:
         raise Interrupted(
             f"interrupted: the {what} saves last.pt at the end of each epoch, and none had ended, so "
-            f"nothing was saved{f' ({work} removed)' if created else ''}; run the same command "
+            f"nothing was saved{f' ({work} removed)' if removed else ''}; run the same command "
             "again"
         ) from None
     if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):

@@ -21,7 +21,7 @@ import torch
 
 from neurokit._utils.errors import ConfigError
 from neurokit._utils.locks import output_lock
-from neurokit._utils.staging import StagedOutput, refuse_run_folder, run_files
+from neurokit._utils.staging import StagedOutput, recover_run_folder, refuse_run_folder, run_files
 from neurokit.data.corpus import ScaledDataset, corpus_ids, corpus_scales
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.provenance import kept_summary, used_sources
@@ -201,7 +201,8 @@ def pretrain(
     must have the same channels and sample shape, and batch size and seed must match; a longer
     ``epochs``/``max_steps`` extends the run and re-spans the cosine schedule). ``overwrite``: start again in an ``out_dir`` that
     already holds a run; the new run is written beside it (``.NAME.new``) and replaces it only once finished,
-    so a stopped overwrite leaves the earlier run whole. Without either, an ``out_dir`` holding any run file
+    so a stopped overwrite leaves the earlier run whole; only the earlier run's own files are replaced, the
+    user's other entries in ``out_dir`` stay (:class:`~neurokit._utils.staging.StagedOutput`). Without either, an ``out_dir`` holding any run file
     (``metrics.jsonl``, ``last.pt``, a summary or config: :func:`~neurokit._utils.staging.run_files`)
     raises :class:`FileExistsError`, so two runs never mix their logs; a second process pretraining into
     ``out_dir`` meanwhile is refused (:class:`~neurokit._utils.locks.OutputLockedError`, naming this one).
@@ -221,8 +222,12 @@ def pretrain(
     check_pretrain_options(cfg, resume=resume, overwrite=overwrite)
     out = Path(out_dir)
     with output_lock(out, "pretrain"):  # a second run into ``out`` is refused while this one holds it
-        # an earlier run replaced by ``overwrite`` stays whole until the new one has finished beside it
-        stage = StagedOutput(out, replace=overwrite and not resume and bool(run_files(out)))
+        # an earlier run replaced by ``overwrite`` stays whole until the new one has finished beside it; only its
+        # own files are replaced (the user's entries in ``out`` stay)
+        recover_run_folder(out)
+        stage = StagedOutput(
+            out, replace=overwrite and not resume and bool(run_files(out)), run_folder=True, resume=resume
+        )
         info = dist.setup(cfg.device)
         try:
             res = _pretrain(stores, stage.work, cfg, info, resume, overwrite, final=out)
