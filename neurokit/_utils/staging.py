@@ -216,6 +216,7 @@ def _free_name(folder: Path, name: str, taken: set[str]) -> str:
 
 
 def _old_sibling(out: Path) -> Path:
+    out = out if out.name else out.resolve()  # ``.`` or ``..`` has no name of its own
     return out.with_name(f".{out.name}.old")
 
 
