@@ -160,6 +160,9 @@ def test_cli_prints_the_heldout_line(tmp_path):
         "data: kept 24 of 32 windows (75.0 %); dropped 8 (a sample's |amplitude| above reject_uv = 100 µV)" in r.output
     )
     line = next(ln for ln in r.output.splitlines() if ln.startswith("held-out masked loss"))
+    # what was set aside is said, from the run's own summary (not only "pretraining on … every subject")
+    summary = json.loads((tmp_path / "pt" / "pretrain_summary.json").read_text())
+    assert f"held out (not trained on): {summary['heldout']}" in r.output.splitlines()
     rec = json.loads([ln for ln in (tmp_path / "pt" / "metrics.jsonl").read_text().splitlines() if "heldout" in ln][-1])
     z = rec["heldout_zero"]
     assert line.startswith(

@@ -199,7 +199,8 @@ def pretrain(
     run_or_exit(check_pretrain_options, cfg, resume=resume, overwrite=overwrite, given=options_given(ctx))
     if is_main_rank():
         used = "; ".join(u for _, u in run_or_exit(select_layouts, list(stores), cfg))
-        console.print(f"pretraining on {used}")
+        held = " (the held-out windows below are set aside from it)" if cfg.model == "cbramod" else ""
+        console.print(f"pretraining on {used}{held}")
     res = run_or_exit(run, list(stores), out, cfg, resume=resume, overwrite=overwrite)
     record_command(ctx, out, report="pretrain_summary.json")
     if is_main_rank():
@@ -228,6 +229,8 @@ def pretrain_lines(res: dict) -> list[str]:
     ]
     if res.get("kept"):
         lines.append(f"data: {kept_line(res['kept'])}")
+    if res.get("heldout"):
+        lines.append(f"held out (not trained on): {res['heldout']}")
     hist = res.get("heldout_history") or []
     if hist:
         from neurokit.pipelines.pretrain import heldout_line, heldout_lines
