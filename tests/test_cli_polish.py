@@ -214,3 +214,56 @@ def test_model_help_lists_the_registrys_families(monkeypatch):
     code = "import sys, neurokit.cli.main; print('torch' in sys.modules)"
     res = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert res.stdout.strip() == "False", res.stderr
+
+
+# ------------------------------------------------------------------ neuro prepare's output and its remedies
+@pytest.fixture
+def edf_case(shared, tmp_path):
+    """The shared plain card and one of its EDF cases copied into ``tmp_path``, and a truncated copy."""
+    edges = shared / "cases" / "edges"
+    good = tmp_path / "rec.edf"
+    shutil.copy(edges / "blank_units.edf", good)
+    data = good.read_bytes()
+    bad = tmp_path / "cut.edf"
+    bad.write_bytes(data[: len(data) - (len(data) - 256 * 4) // 2])  # header kept, half the data records gone
+    return edges / "plain_card.yaml", good, bad
+
+
+@pytest.mark.parametrize("name", ["notes.txt", "mine.h5"])
+def test_prepare_never_replaces_a_file_that_is_not_a_store(edf_case, tmp_path, name):
+    """A user's file at the output path, even with --overwrite: refused in one line, the file untouched (before,
+    --overwrite replaced it with a store and the refusal without it called it a store)."""
+    card, good, _ = edf_case
+    mine = tmp_path / name
+    mine.write_text("my own notes\n")
+    for extra in ([], ["--overwrite"]):
+        r = _neuro("prepare", card, "--task", "lr", "-f", good, "-o", mine, "--units", "uV", "--no-progress", *extra)
+        assert r.exit_code == 2, r.output
+        line = r.output.strip().splitlines()[-1]
+        assert line == (
+            f"error: {mine}: exists and is not a neurokit patch store; it is not replaced (not even with "
+            "--overwrite): choose another output path, or move the file away yourself"
+        ), r.output
+        assert mine.read_text() == "my own notes\n"
+    # a store of neurokit's is still replaced with --overwrite
+    store = tmp_path / "s.h5"
+    for extra in ([], ["--overwrite"]):
+        r = _neuro("prepare", card, "--task", "lr", "-f", good, "-o", store, "--units", "uV", "--no-progress", *extra)
+        assert r.exit_code == 0, r.output
+
+
+def test_a_truncated_file_is_read_with_allow_truncated_from_the_cli(edf_case, tmp_path):
+    """The refusal of a truncated file names the CLI's remedies, and --allow-truncated reads the part there."""
+    card, _, bad = edf_case
+    r = _neuro("prepare", card, "--task", "lr", "-f", bad, "-o", tmp_path / "a.h5", "--units", "uV", "--no-progress")
+    assert r.exit_code == 2 and "truncated file" in r.output, r.output
+    assert "neuro prepare --allow-truncated" in _flat(r.output) and "--skip-bad" in r.output
+    r = _neuro(
+        "prepare", card, "--task", "lr", "-f", bad, "-o", tmp_path / "b.h5", "--units", "uV", "--no-progress",
+        "--allow-truncated",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    from neurokit.io.store import PatchStore
+
+    st = PatchStore(tmp_path / "b.h5")
+    assert len(st) > 0 and st.sample_shape[0] == 3

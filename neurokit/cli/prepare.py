@@ -79,6 +79,11 @@ def prepare(
         show_default="card's, else UTF-8 (Latin-1 fallback)",
         help="EEG cards: text encoding of EDF/BDF annotations (e.g. latin1).",
     ),
+    allow_truncated: bool = typer.Option(
+        False,
+        help="EEG cards: read the part of a truncated EDF/BDF/BrainVision file that is there (with a warning) "
+        "instead of refusing it.",
+    ),
     units: Optional[str] = typer.Option(
         None,
         show_default="card's, else µV with a warning",
@@ -205,6 +210,7 @@ def prepare(
                 ("spheres", sph or None),
                 ("encoding", encoding),
                 ("units", units),
+                ("allow_truncated", allow_truncated or None),
             )
             if v is not None
         }

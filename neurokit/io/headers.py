@@ -219,7 +219,7 @@ def check_edf(path: str | Path, *, allow_truncated: bool = False) -> HeaderRepor
             raise DataFileError(
                 f"{path}: truncated file: the header announces more data records than the file holds "
                 f"({announced} announced, {n_file} present; an interrupted recording or a partial copy). Copy "
-                "the file again, or read the part that is there with read_eeg(..., allow_truncated=True)."
+                "the file again, or read the part that is there with read_eeg(..., allow_truncated=True) (CLI: neuro prepare --allow-truncated; --skip-bad skips the file)."
             )
         rep.warnings.append(
             f"truncated file: reading only the data records present ({n_file} of {announced} announced)"
@@ -414,7 +414,7 @@ def check_brainvision(path: str | Path, *, allow_truncated: bool = False) -> Hea
             if not allow_truncated:
                 raise DataFileError(
                     f"{path}: truncated file: {msg}. Copy the file again, or read the frames that are "
-                    "there with read_eeg(..., allow_truncated=True)"
+                    "there with read_eeg(..., allow_truncated=True) (CLI: neuro prepare --allow-truncated; --skip-bad skips the file)"
                 )
             rep.warnings.append(msg + "; it is dropped")
     marker = common.get("MarkerFile", "").strip()

@@ -748,6 +748,29 @@ class PatchStore:
         return f"PatchStore({str(self.path)!r}, n={self.n_samples}, sample_shape={self.sample_shape}, modality={self.modality!r})"
 
 
+def is_store_file(path: str | Path) -> bool:
+    """Whether ``path`` is an HDF5 file written by neurokit's store writer (complete or not): what ``prepare``'s
+    ``overwrite`` may replace. Any other file (a user's text, an HDF5 file of another program) is not.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "notes.h5"; _ = p.write_text("my notes")
+    >>> is_store_file(p)
+    False
+    """
+    import h5py
+
+    path = Path(path)
+    try:
+        if not path.is_file() or not h5py.is_hdf5(path):
+            return False
+        with h5py.File(path, "r") as f:
+            return "format" in f.attrs
+    except OSError:
+        return False
+
+
 def _identity(f, path: Path) -> tuple[int, int, int, int]:
     """``(device, inode, size, mtime_ns)`` of the file an open h5py file ``f`` reads (its descriptor when
     the driver gives one, else the path)."""

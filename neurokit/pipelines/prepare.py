@@ -33,6 +33,7 @@ CLI_FLAGS = {
     "channels": "--channels",
     "skip_bad": "--skip-bad",
     "encoding": "--encoding",
+    "allow_truncated": "--allow-truncated",
     "units": "--units",
     "n_jobs": "--n-jobs",
     "scheduler": "--scheduler",
@@ -152,6 +153,14 @@ def prepare(
             raise StoreError(
                 f"{out}: a folder of other files, not a shard set; give a new or empty folder for the "
                 "shard set (--overwrite replaces only a shard set)"
+            )
+    if out.is_file() and not kwargs.get("shards"):
+        from neurokit.io.store import is_store_file
+
+        if not is_store_file(out):  # a user's file: never replaced, not even with overwrite
+            raise StoreError(
+                f"{out}: exists and is not a neurokit patch store; it is not replaced (not even with --overwrite): "
+                "choose another output path, or move the file away yourself"
             )
     if out.exists() and not overwrite and not kwargs.get("resume"):
         more = (

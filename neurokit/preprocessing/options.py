@@ -87,6 +87,9 @@ class EEGOptions:
         (:func:`~neurokit.io.bids.read_bids_eeg`).
     drop_channels : sequence of str | None
         BIDS: channels removed before the interpolation (file labels or 10-05 names).
+    allow_truncated : bool
+        Read the part of a truncated EDF/BDF/BrainVision file that is there, with a warning, instead of refusing
+        it (:func:`~neurokit.io.read_eeg`'s ``allow_truncated``).
     """
 
     channels: Sequence[str] | None = None
@@ -100,6 +103,7 @@ class EEGOptions:
     stream_above_mb: float | None = None
     interpolate_bads: bool = True
     drop_channels: Sequence[str] | None = None
+    allow_truncated: bool = False
 
     def recipe_overrides(self) -> dict[str, float | None]:
         """The recipe fields these options override (``None``: keep the card's)."""
@@ -113,7 +117,8 @@ class EEGOptions:
 
     def read_overrides(self) -> dict[str, Any]:
         """Options of :func:`~neurokit.io.read_eeg` these options set (over the card's ``reading`` block)."""
-        return {k: v for k, v in (("encoding", self.encoding), ("units", self.units)) if v is not None}
+        out = {k: v for k, v in (("encoding", self.encoding), ("units", self.units)) if v is not None}
+        return {**out, "allow_truncated": True} if self.allow_truncated else out
 
     def bids_overrides(self) -> dict[str, Any]:
         """Options of :func:`~neurokit.io.bids.read_bids_eeg` these options set (``{}``: its defaults)."""
