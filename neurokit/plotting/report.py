@@ -405,7 +405,8 @@ def plot_label_efficiency(
     ax.set_ylabel(f"test {d['metric']}")
     n_seeds = len(comparison.get("seeds") or [])
     ax.set_title(f"label efficiency: mean ± std over {n_seeds} seed(s)", fontsize=9)
-    ax.legend(fontsize=7, loc="best")
+    # beside the axes: with seven arms and baselines no corner inside is free of curves
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     out = Path(out_png)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=dpi, bbox_inches="tight")
