@@ -162,7 +162,11 @@ def test_cli_prints_the_heldout_line(tmp_path):
     line = next(ln for ln in r.output.splitlines() if ln.startswith("held-out masked loss"))
     # what was set aside is said, from the run's own summary (not only "pretraining on … every subject")
     summary = json.loads((tmp_path / "pt" / "pretrain_summary.json").read_text())
-    assert f"held out (not trained on): {summary['heldout']}" in r.output.splitlines()
+    held = next(ln for ln in r.output.splitlines() if ln.startswith("held out (not trained on): "))
+    subj = summary["subjects"]
+    assert held == f"held out (not trained on): {summary['heldout']}; trained on {len(subj)} subject(s): " + ", ".join(
+        subj
+    ), held
     rec = json.loads([ln for ln in (tmp_path / "pt" / "metrics.jsonl").read_text().splitlines() if "heldout" in ln][-1])
     z = rec["heldout_zero"]
     assert line.startswith(

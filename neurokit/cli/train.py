@@ -230,7 +230,10 @@ def pretrain_lines(res: dict) -> list[str]:
     if res.get("kept"):
         lines.append(f"data: {kept_line(res['kept'])}")
     if res.get("heldout"):
-        lines.append(f"held out (not trained on): {res['heldout']}")
+        subj = [str(x) for x in res.get("subjects") or []]
+        shown = ", ".join(subj[:6]) + (f", … (+{len(subj) - 6} more)" if len(subj) > 6 else "")
+        trained = f"; trained on {len(subj)} subject(s): {shown}" if subj else ""
+        lines.append(f"held out (not trained on): {res['heldout']}{trained}")
     hist = res.get("heldout_history") or []
     if hist:
         from neurokit.pipelines.pretrain import heldout_line, heldout_lines
