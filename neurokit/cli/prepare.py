@@ -161,7 +161,7 @@ def prepare(
         False,
         "--allow-duplicate-recordings",
         show_default="off",
-        help="Keep recordings of identical content (SHA-256) under different subjects, recorded in the store; by default they are refused, naming both files (a file given twice is always read once).",
+        help="Keep the same recording under different subjects (identical files by SHA-256, or matching samples: an edited header, another format), recorded in the store; by default they are refused, naming both files (a file given twice is always read once).",
     ),
     progress: bool = typer.Option(True, help="Show a progress bar."),
     verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
@@ -267,7 +267,8 @@ def prepare(
     line = unlabelled_line(s)
     if line:
         console.print(f"[bold yellow]labels:[/] {line}")
-    dups = s.stores[0].attrs.get("duplicate_recordings") or []
+    # a shard set's later shards (and its index) hold the copies found while it was written
+    dups = max((st.attrs.get("duplicate_recordings") or [] for st in s.stores), key=len, default=[])
     if dups:
         console.print(
             f"[bold yellow]duplicates:[/] {len(dups)} recording(s) kept under several subjects "

@@ -108,9 +108,10 @@ def prepare(
         Replace an existing store (a store file is renamed into place when complete; a shard set is written
         beside the earlier one and swapped in when complete, so a stopped run leaves the earlier one whole).
     allow_duplicate_recordings : bool, optional (keyword)
-        Keep recordings of identical content under different subjects (CLI ``--allow-duplicate-recordings``;
-        recorded in the store's ``duplicate_recordings``); by default they are refused, naming both files, and a
-        file given twice is read once (:mod:`neurokit.preprocessing.duplicates`).
+        Keep the same recording under different subjects (CLI ``--allow-duplicate-recordings``; recorded in the
+        store's ``duplicate_recordings``): identical files (SHA-256), or files whose samples match though their
+        bytes differ (an edited header, another format; found as they are read). By default they are refused,
+        naming both files, and a file given twice is read once (:mod:`neurokit.preprocessing.duplicates`).
     subject_pattern : str, optional (keyword)
         Folder layouts and ``files``: the regular expression giving subject ids (CLI ``--subject-pattern``;
         replaces the card's ``layout.subject_pattern``; see :func:`neurokit.cards.subject_of`).

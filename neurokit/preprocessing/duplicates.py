@@ -1,5 +1,5 @@
-"""Recordings compared by content before a store is written (both preparers): the same file given twice is read
-once, identical recordings (same SHA-256) under different subjects are refused unless kept on purpose.
+"""Recordings compared by content before and while a store is written (both preparers): the same file given twice
+is read once, the same recording under different subjects is refused unless kept on purpose.
 
 A file reached by two names (a repeated ``-f`` path, two spellings, a symbolic or hard link) is one file: the
 second is dropped with a warning. Files of equal size are hashed (:func:`~neurokit._utils.hashing.file_sha256`),
@@ -7,14 +7,33 @@ and those of equal SHA-256 (and archive member) are one recording: under the sam
 warning; under different subjects (a copy filed as another person, which would put one recording in two splits)
 the preparation stops, naming both files, unless ``allow_duplicate_recordings`` keeps them, and the store then
 records them in its ``duplicate_recordings`` attribute.
+
+Copies whose bytes differ (a header edited, anonymised otherwise, or another start date; the recording exported
+to another format: EDF → FIF, BrainVision, or EDF again) are known by their samples: each recording read gets a
+:func:`signal_fingerprint` of the samples as read (after the recipe's channel selection, before any filter; EEG in
+volts): its sampling rate, channel and sample counts, and the mean and RMS of each channel over
+:data:`N_BLOCKS` equal stretches that tile it and over one-second blocks in their middles. Two fingerprints
+match when rate, channel and sample counts are equal and every statistic agrees within
+:data:`SIGNAL_TOLERANCE` of the recording's RMS: float32 storage and 16-bit EDF re-quantisation stay far below
+it, while different recordings, two runs of one subject, a recording and its cropped version (another length)
+or the same recording a sample later differ by far more. The fingerprint is taken from the samples the preparer
+reads anyway, so the check comes while the store is written (:class:`SignalDuplicates`, in file order): a match
+under another subject stops the preparation as a SHA-256 copy does (the unfinished store is discarded, a store
+that was there before is kept, a shard set keeps its finished shards), or is kept and recorded
+(``"match": "signal"``) with ``allow_duplicate_recordings``; a match under the same subject is written once,
+with a warning naming both.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
+
+import numpy as np
 
 from neurokit._utils.errors import DataFileError
 from neurokit._utils.hashing import file_sha256
@@ -44,8 +63,8 @@ def unique_recordings(
     Returns
     -------
     (kept, duplicates, hashes)
-        ``kept``: the items to read, in order; ``duplicates``: one ``{"sha256", "member", "files", "subjects"}`` per
-        recording kept under several subjects (``[]`` without ``allow_duplicates``); ``hashes``: resolved path →
+        ``kept``: the items to read, in order; ``duplicates``: one ``{"match": "sha256", "sha256", "member", "files",
+        "subjects"}`` per recording kept under several subjects (``[]`` without ``allow_duplicates``); ``hashes``: resolved path →
         SHA-256 of each file hashed here (the preparer records it without hashing again).
 
     Raises
@@ -113,13 +132,18 @@ def unique_recordings(
             if not allow_duplicates:
                 a, b = group[0], next(it for it in group if ids(it)[2] != ids(group[0])[2])
                 raise DataFileError(
-                    f"{ids(a)[0]} (subject {ids(a)[2]}) and {ids(b)[0]} (subject {ids(b)[2]}) hold the same "
-                    f"recording (SHA-256 {sha[:12]}…{', member ' + member if member else ''}); one recording under "
-                    "two subjects would be trained and tested on. Leave the copy out, or keep both on purpose "
-                    "with --allow-duplicate-recordings (recorded in the store)"
+                    _refusal(
+                        str(ids(a)[0]),
+                        ids(a)[2],
+                        str(ids(b)[0]),
+                        ids(b)[2],
+                        f"SHA-256 {sha[:12]}…{', member ' + member if member else ''}",
+                    )
                     + (f"; {len(files)} files in all: {', '.join(files)}" if len(files) > 2 else "")
                 )
-            duplicates.append({"sha256": sha, "member": member, "files": files, "subjects": subjects})
+            duplicates.append(
+                {"match": "sha256", "sha256": sha, "member": member, "files": files, "subjects": subjects}
+            )
             logger.warning(
                 "%s: the same recording (SHA-256 %s…) under subjects %s; kept (--allow-duplicate-recordings)",
                 ", ".join(files),
@@ -136,3 +160,299 @@ def unique_recordings(
         )
         drop.update(id(it) for it in group[1:])
     return [it for it in kept if id(it) not in drop], duplicates, hashes
+
+
+def _refusal(a: str, subject_a: str, b: str, subject_b: str, how: str) -> str:
+    """The one line that refuses one recording under two subjects (``how``: what shows it is the same)."""
+    return (
+        f"{a} (subject {subject_a}) and {b} (subject {subject_b}) hold the same recording ({how}); one recording "
+        "under two subjects would be trained and tested on. Leave the copy out, or keep both on purpose with "
+        "--allow-duplicate-recordings (recorded in the store)"
+    )
+
+
+# ------------------------------------------------------------------------------------------ signal fingerprints
+#: two fingerprints match when every statistic agrees within this fraction of the recording's RMS. Measured on
+#: EEGMMIDB S001R04, 64 channels (``tests/test_preprocessing_duplicates_signal.py``): FIF (float32) 2e-8,
+#: BrainVision 0, EDF written again by ``mne.export`` (16-bit, a new gain) 2e-5, and 1.2e-4 when a 5 mV spike
+#: on one channel widens the exported physical range; different recordings (other runs, other subjects) differ
+#: by 2-5 × the RMS in their largest statistic, the same recording one sample later by 2.5e-2.
+SIGNAL_TOLERANCE = 1e-3
+#: the recording is cut into this many equal stretches (every sample counts), and as many one-second blocks
+#: are taken, one in the middle of each stretch (a copy shifted in time differs in them)
+N_BLOCKS = 8
+#: rows (channels; surface vertices) beyond this many are pooled into this many contiguous groups
+MAX_ROWS = 256
+
+
+class SignalAccumulator:
+    """A :func:`signal_fingerprint` built from a recording's samples as they are read, whole or in chunks.
+
+    Parameters
+    ----------
+    n_times : int
+        Samples (frames) of the recording.
+    rate : float | None
+        Samples per second (EEG ``sfreq``; surface ``1 / TR``); ``None``: blocks of one sample.
+
+    Examples
+    --------
+    >>> acc = SignalAccumulator(raw.n_times, raw.info["sfreq"])  # doctest: +SKIP
+    >>> acc.add(0, raw.get_data())  # doctest: +SKIP
+    >>> acc.fingerprint()["n_rows"]  # doctest: +SKIP
+    64
+    """
+
+    def __init__(self, n_times: int, rate: float | None) -> None:
+        self.n_times = int(n_times)
+        self.rate = float(rate) if rate and math.isfinite(rate) and rate > 0 else None
+        n = max(self.n_times, 1)
+        length = max(1, min(int(round(self.rate or 1)), n // N_BLOCKS))
+        tiles = [(k * n // N_BLOCKS, (k + 1) * n // N_BLOCKS) for k in range(N_BLOCKS)]
+        mids = [min(n - length, max(0, int((k + 0.5) * n / N_BLOCKS - length / 2))) for k in range(N_BLOCKS)]
+        self.ranges = [r for r in tiles if r[1] > r[0]] + [(m, m + length) for m in mids]
+        self.n_rows = 0
+        self.edges = np.zeros(0, dtype=int)  # row groups, set by the first block
+        self.sums = np.zeros((0, 0))  # (ranges, row groups): sums of the samples, then of their squares
+        self.squares = np.zeros((0, 0))
+
+    def add(self, start: int, block) -> None:
+        """Take in ``block`` (``(n_rows, k)``: the samples ``start … start + k - 1`` of every row)."""
+        x = np.asarray(block)
+        if not self.n_rows:
+            self.n_rows = x.shape[0]
+            self.edges = np.linspace(0, self.n_rows, min(self.n_rows, MAX_ROWS) + 1).astype(int)
+            self.sums = np.zeros((len(self.ranges), len(self.edges) - 1))
+            self.squares = np.zeros_like(self.sums)
+        for i, (lo, hi) in enumerate(self.ranges):
+            a, b = max(lo, start), min(hi, start + x.shape[1])
+            if a < b:
+                part = x[:, a - start : b - start].astype(np.float64, copy=False)
+                self.sums[i] += np.add.reduceat(part.sum(axis=1), self.edges[:-1])
+                self.squares[i] += np.add.reduceat(np.einsum("ij,ij->i", part, part), self.edges[:-1])
+
+    def fingerprint(self) -> dict | None:
+        """``{"rate", "n_rows", "n_times", "rms", "stats"}``: ``stats`` the mean, then the RMS, of each row (or
+        group of rows, past :data:`MAX_ROWS`) over each stretch and each block; ``rms`` over the whole recording.
+        ``None`` with nothing to compare (no samples, every sample 0, values not finite)."""
+        if self.n_rows < 1 or self.n_times < 1:
+            return None
+        size = np.outer([hi - lo for lo, hi in self.ranges], np.diff(self.edges))
+        mean, sq = self.sums / size, self.squares / size
+        tiles = len(self.ranges) - N_BLOCKS
+        rms = float(np.sqrt(self.squares[:tiles].sum() / size[:tiles].sum()))
+        if not (math.isfinite(rms) and rms > 0 and np.isfinite(mean).all()):
+            return None
+        stats = np.concatenate([mean.ravel(), np.sqrt(sq).ravel()])
+        return {
+            "rate": self.rate or 0.0,
+            "n_rows": self.n_rows,
+            "n_times": self.n_times,
+            "rms": rms,
+            "stats": stats.tolist(),
+        }
+
+
+def signal_fingerprint(data, rate: float | None) -> dict | None:
+    """The fingerprint of one recording's samples (``data``: ``(n_rows, n_times)``; ``rate`` in samples per
+    second): what stays when its file's bytes change but its samples do not (:class:`SignalAccumulator`, whole).
+
+    Examples
+    --------
+    >>> fp = signal_fingerprint(np.random.default_rng(0).normal(size=(3, 1600)), 160.0)
+    >>> fp["n_rows"], fp["n_times"], len(fp["stats"])
+    (3, 1600, 96)
+    """
+    acc = SignalAccumulator(np.shape(data)[1], rate)
+    acc.add(0, data)
+    return acc.fingerprint()
+
+
+def raw_fingerprint(raw) -> dict | None:
+    """:func:`signal_fingerprint` of an MNE ``Raw`` (every channel it holds, in volts; read whole)."""
+    return signal_fingerprint(raw.get_data(), float(raw.info["sfreq"]))
+
+
+def fingerprint_distance(a: dict, b: dict) -> float:
+    """Largest difference of two fingerprints' block statistics, as a fraction of the larger RMS; ``inf`` when
+    their rate, channel or sample counts differ. They match at :data:`SIGNAL_TOLERANCE` or less."""
+    if _shape(a) != _shape(b):
+        return math.inf
+    diff = np.abs(np.asarray(a["stats"], dtype=np.float64) - np.asarray(b["stats"], dtype=np.float64))
+    return float(diff.max() / max(a["rms"], b["rms"]))
+
+
+def _shape(fp: dict) -> tuple:
+    return round(float(fp["rate"]), 6), int(fp["n_rows"]), int(fp["n_times"]), len(fp["stats"])
+
+
+@dataclass
+class _Seen:
+    """A recording written (or indexed) with its fingerprint: who it is, and its record when kept as a copy."""
+
+    name: str
+    subject: str
+    fingerprint: dict
+    record: dict | None = None
+
+
+class DuplicateRecordingError(DataFileError):
+    """One recording under two subjects, found by its samples (never skipped as a bad file by ``skip_bad``)."""
+
+
+class SignalDuplicates:
+    """The signal-fingerprint check of one preparation, fed each recording as it is read, in file order.
+
+    Fingerprints are bucketed by rate, channel and sample counts and by the RMS to 1 % (a recording is compared
+    only with those of its bucket and the two beside it), so the check stays about linear in the recordings.
+
+    Parameters
+    ----------
+    allow : bool
+        Keep a match under another subject (``allow_duplicate_recordings``), recorded in ``records``.
+    records : list of dict, optional
+        The store's ``duplicate_recordings`` (the SHA-256 ones of :func:`unique_recordings` first); matches kept
+        are appended (``{"match": "signal", "files", "subjects", "distance"}``), and pairs already there (one
+        SHA-256) are not recorded again.
+    rows, times : str
+        Words for rows and samples in messages (``"channels"``, ``"samples"``; surface ``"vertices"``, ``"frames"``).
+
+    Examples
+    --------
+    >>> check = SignalDuplicates(allow=False)
+    >>> check.check(raw_fingerprint(raw), "S001R04.edf", "S001")  # True: write it  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        allow: bool = False,
+        records: list[dict] | None = None,
+        *,
+        rows: str = "channels",
+        times: str = "samples",
+        tolerance: float = SIGNAL_TOLERANCE,
+    ) -> None:
+        self.allow, self.records = allow, records if records is not None else []
+        self.rows, self.times, self.tolerance = rows, times, tolerance
+        self._buckets: dict[tuple, list[_Seen]] = {}
+
+    def _cell(self, fp: dict) -> int:
+        return math.floor(math.log(fp["rms"]) / math.log(1.01))
+
+    def _match(self, fp: dict) -> tuple[_Seen, float] | None:
+        shape, cell = _shape(fp), self._cell(fp)
+        for c in (cell - 1, cell, cell + 1):
+            for seen in self._buckets.get((shape, c), ()):
+                d = fingerprint_distance(fp, seen.fingerprint)
+                if d <= self.tolerance:
+                    return seen, d
+        return None
+
+    def written(self, fp: dict | None, name: str, subject: str) -> None:
+        """Index a recording already in the store (a resumed shard set's), without checking it."""
+        if fp:
+            self._add(_Seen(name, str(subject), fp))
+
+    def discard(self, fingerprints) -> None:
+        """Forget recordings indexed by :meth:`check` whose writing failed after all (these fingerprints)."""
+        gone = {id(fp) for fp in fingerprints if fp}
+        for bucket in self._buckets.values():
+            bucket[:] = [x for x in bucket if id(x.fingerprint) not in gone]
+
+    def _add(self, seen: _Seen) -> None:
+        self._buckets.setdefault((_shape(seen.fingerprint), self._cell(seen.fingerprint)), []).append(seen)
+
+    def _known(self, a: str, b: str) -> bool:
+        """Whether ``a`` and ``b`` are one SHA-256 recording kept already (recorded by :func:`unique_recordings`)."""
+        return any(r.get("match") == "sha256" and a in r["files"] and b in r["files"] for r in self.records)
+
+    def check(self, fp: dict | None, name: str, subject: str) -> bool:
+        """Whether to write the recording ``name`` of ``subject`` (fingerprint ``fp``; ``None``: not compared).
+
+        ``False``: its samples are those of a recording of the same subject written before (a warning names
+        both). A match under another subject is kept and recorded with ``allow``.
+
+        Raises
+        ------
+        DuplicateRecordingError
+            Its samples are those of another subject's recording, without ``allow`` (naming both files and
+            subjects, and the option).
+        """
+        if not fp:
+            return True
+        subject = str(subject)
+        hit = self._match(fp)
+        if hit is None:
+            self._add(_Seen(name, subject, fp))
+            return True
+        first, d = hit
+        if first.name == name or self._known(first.name, name):
+            return True
+        at = f" at {fp['rate']:g} Hz" if fp["rate"] else ""
+        how = (
+            f"the same samples, though the files differ: {fp['n_rows']} {self.rows} × {fp['n_times']} "
+            f"{self.times}{at}, statistics within {d:.1e} of the RMS"
+        )
+        if first.subject == subject:
+            logger.warning(
+                "%s: %s as %s (subject %s); written once, from %s", name, how, first.name, subject, first.name
+            )
+            return False
+        if not self.allow:
+            raise DuplicateRecordingError(_refusal(first.name, first.subject, name, subject, how))
+        if first.record is None:
+            first.record = {"match": "signal", "files": [first.name], "subjects": [first.subject], "distance": d}
+            self.records.append(first.record)
+        rec = first.record
+        rec["files"].append(name)
+        if subject not in rec["subjects"]:
+            rec["subjects"].append(subject)
+        rec["distance"] = max(rec["distance"], d)
+        self._add(_Seen(name, subject, fp, rec))
+        logger.warning(
+            "%s, %s: the same recording (%s) under subjects %s and %s; kept (--allow-duplicate-recordings)",
+            first.name,
+            name,
+            how,
+            first.subject,
+            subject,
+        )
+        return True
+
+    def index_shards(self, folder: str | Path, keys: set[str] | None = None) -> None:
+        """Index the recordings of the shard set at ``folder`` (those of ``keys``; default all), from the
+        ``signal_fingerprints`` its shards record (:meth:`shard_attrs`), so that a resumed run compares the
+        recordings it adds with them."""
+        from neurokit.io.shards import read_index
+        from neurokit.io.store import PatchStore
+
+        idx = read_index(folder)
+        # the copies an earlier run kept stay recorded (a later copy of one joins its record)
+        kept = [r for r in idx.get("duplicate_recordings") or [] if r.get("match") == "signal"]
+        self.records.extend(r for r in kept if r not in self.records)
+        for sh in idx["shards"]:
+            if keys is not None and sh["key"] not in keys:
+                continue
+            st = PatchStore(Path(folder) / sh["file"])
+            try:
+                for item in st.attrs.get("signal_fingerprints") or []:
+                    if item.get("fingerprint"):
+                        rec = next((r for r in kept if item["name"] in r["files"]), None)
+                        self._add(_Seen(item["name"], str(item["subject"]), item["fingerprint"], rec))
+            finally:
+                st.close()
+
+    @staticmethod
+    def shard_attrs(items: Sequence[tuple[dict | None, str, str]]) -> dict:
+        """The shard attribute that records ``(fingerprint, name, subject)`` of its recordings (for a resume)."""
+        return {"signal_fingerprints": [{"name": n, "subject": str(s), "fingerprint": fp} for fp, n, s in items if fp]}
+
+
+def stopped_by(exc: DuplicateRecordingError, out: str | Path, kept: str | None) -> DuplicateRecordingError:
+    """``exc`` with what the stop keeps: ``kept`` (a shard set's finished shards, :meth:`ShardSetWriter.kept`,
+    then how to go on), or, for ``None``, that ``out`` was not written and a store there before is unchanged
+    (the unfinished one is discarded: :meth:`~neurokit.io.store.PatchStoreWriter.abort`)."""
+    if kept:
+        return DuplicateRecordingError(f"{exc}; {kept}; then rerun the same command with --resume")
+    before = " (the store that was there is unchanged)" if Path(out).exists() else ""
+    return DuplicateRecordingError(f"{exc}; {out} was not written{before}")

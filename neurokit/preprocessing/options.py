@@ -43,8 +43,9 @@ class PrepareOptions:
     n_jobs : int
         Recordings processed by this many local worker processes (-1: every core). EEG only.
     allow_duplicate_recordings : bool
-        Keep recordings of identical content (SHA-256) under different subjects (recorded in the store's
-        ``duplicate_recordings``) instead of refusing them (:mod:`neurokit.preprocessing.duplicates`).
+        Keep the same recording under different subjects (identical files by SHA-256, or files whose bytes differ
+        but whose samples match: an edited header, another format) recorded in the store's
+        ``duplicate_recordings``, instead of refusing them (:mod:`neurokit.preprocessing.duplicates`).
     scheduler : str | distributed.Client | None
         A Dask scheduler (address) to send recordings to instead (default ``$DASK_SCHEDULER_ADDRESS``). EEG only.
     """

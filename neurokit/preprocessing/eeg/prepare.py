@@ -40,7 +40,7 @@ from neurokit.io.shards import (
     recording_key,
 )
 from neurokit.io.store import PatchStoreWriter
-from neurokit.preprocessing.duplicates import unique_recordings
+from neurokit.preprocessing.duplicates import DuplicateRecordingError, SignalDuplicates, stopped_by, unique_recordings
 from neurokit.preprocessing.options import EEGOptions, PrepareOptions
 
 logger = logging.getLogger("neurokit")
@@ -116,8 +116,9 @@ class EEGJob(NamedTuple):
 def _eeg_job(job: EEGJob) -> dict:
     """One recording → windows (runs in a worker process or on a Dask worker; module level to pickle).
 
-    Returns ``{"windows", "source", "warnings"}``; ``{"dropped", "warnings"}`` for a recording the recipe
-    drops by rule; ``{"error", "warnings"}`` for a file that raises :class:`DataFileError` /
+    Returns ``{"windows", "source", "fingerprint", "warnings"}`` (``fingerprint``: the recording's
+    :func:`~neurokit.preprocessing.duplicates.signal_fingerprint`, or ``None``); ``{"dropped", "warnings"}``
+    for a recording the recipe drops by rule; ``{"error", "warnings"}`` for a file that raises :class:`DataFileError` /
     :class:`ChannelMismatchError` (the caller decides to skip or stop); ``{"fatal", "warnings"}`` for a
     :class:`ScratchError` (the output's disk, never skipped)."""
     from neurokit.cards.recipes import EEGRecipe
@@ -127,7 +128,7 @@ def _eeg_job(job: EEGJob) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            w, source = _eeg_file(
+            w, source, fingerprint = _eeg_file(
                 job.path,
                 EEGRecipe.from_dict(job.recipe),
                 job.read_opts,
@@ -143,7 +144,7 @@ def _eeg_job(job: EEGJob) -> dict:
             return {"fatal": exc, "warnings": [str(c.message) for c in caught]}
         except (DataFileError, ChannelMismatchError) as exc:
             return {"error": exc, "warnings": [str(c.message) for c in caught]}
-    return {"windows": w, "source": source, "warnings": [str(c.message) for c in caught]}
+    return {"windows": w, "source": source, "fingerprint": fingerprint, "warnings": [str(c.message) for c in caught]}
 
 
 def prepare_eeg(
@@ -214,7 +215,10 @@ def prepare_eeg(
     if part_dir and todo:
         _make_scratch(Path(part_dir), out)
     jobs = [_job(e, recipe, read_opts, part_dir, stream_above, hashes) for e in todo]
-    writing = _EEGWriting(card, out, tname, recipe, entries, options, done, duplicates)
+    signals = SignalDuplicates(options.allow_duplicate_recordings, duplicates)
+    if done:  # a resumed set: the recordings added are compared with those it holds
+        signals.index_shards(out, done)
+    writing = _EEGWriting(card, out, tname, recipe, entries, options, done, signals)
     closers = []
     try:
         results = map_ordered(_eeg_job, jobs, n_jobs=options.n_jobs, scheduler=options.scheduler)
@@ -367,10 +371,12 @@ class _EEGWriting:
         entries: list[FileEntry],
         options: PrepareOptions,
         done: set[str],
-        duplicates: list[dict] | None = None,
+        signals: SignalDuplicates | None = None,
     ) -> None:
         self.card, self.out, self.tname, self.recipe, self.entries = card, out, tname, recipe, entries
-        self.options, self.done, self.duplicates = options, done, duplicates or []
+        self.options, self.done = options, done
+        # recordings compared by their samples as they come (the SHA-256 copies kept are in its records)
+        self.signals = signals or SignalDuplicates(options.allow_duplicate_recordings)
         self.labelled = any(e.events or e.label is not None for e in entries)
         if card.classes(tname) and not self.labelled:
             logger.warning(
@@ -405,13 +411,22 @@ class _EEGWriting:
                 return
             raise self.writer.stopped(res["error"]) if isinstance(self.writer, ShardSetWriter) else res["error"]
         w = res["windows"]
+        name = f"{e.path}[{e.member}]" if e.member else str(e.path)
+        try:
+            write = self.signals.check(res.get("fingerprint"), name, str(e.subject))
+        except DuplicateRecordingError as exc:
+            raise self._refused(exc) from None
+        if not write:  # the same samples as a recording of this subject written before: written once
+            if isinstance(w, StreamedPart):
+                Path(w.path).unlink(missing_ok=True)
+            return
         # the store ids the recording is written under: which sources a split's samples came from
         res["source"].update(subject=str(e.subject), session=str(e.session or ""), run=str(e.run or ""))
         self._check_channels(e, w)
         if self.writer is None:
             self._open(w)
         try:
-            self._write(e, w, res["source"])
+            self._write(e, w, res["source"], res.get("fingerprint"))
             if isinstance(w, StreamedPart):
                 Path(w.path).unlink(missing_ok=True)
         except OSError as exc:  # a shard set says itself what it keeps (a StoreError)
@@ -440,6 +455,15 @@ class _EEGWriting:
             "same command with --resume"
         ) from exc
 
+    def _refused(self, exc: DuplicateRecordingError) -> DuplicateRecordingError:
+        """``exc`` with what the stop keeps: a shard set its finished shards, a single store nothing (the store
+        that was at ``out`` before is left as it was)."""
+        if isinstance(self.writer, ShardSetWriter) and self.writer.index["shards"]:
+            return stopped_by(exc, self.out, self.writer.kept())
+        return stopped_by(
+            exc, self.out, f"the {len(self.done)} recordings already in {self.out} are kept" if self.done else None
+        )
+
     def _check_channels(self, e: FileEntry, w) -> None:
         if self.ch_names is None:
             self.ch_names = w.ch_names
@@ -452,8 +476,8 @@ class _EEGWriting:
     def _open(self, w) -> None:
         shape = w.sample_shape if isinstance(w, StreamedPart) else w.patches.shape[1:]
         attrs = store_attrs(self.card, self.tname, self.recipe, w.ch_names, self.entries, self.options.data_root)
-        if self.duplicates:  # identical recordings kept under several subjects, on purpose
-            attrs["duplicate_recordings"] = self.duplicates
+        if self.signals.records:  # the same recording kept under several subjects, on purpose
+            attrs["duplicate_recordings"] = self.signals.records
         if self.options.shards:
             self.writer = ShardSetWriter(
                 self.out, shape, attrs=attrs, resume=self.options.resume, overwrite=self.options.overwrite
@@ -461,7 +485,7 @@ class _EEGWriting:
         else:
             self.writer = PatchStoreWriter(self.out, shape, overwrite=self.options.overwrite, attrs=attrs)
 
-    def _write(self, e: FileEntry, w, source: dict) -> None:
+    def _write(self, e: FileEntry, w, source: dict, fingerprint: dict | None = None) -> None:
         def put(target):
             for patches, labels, onsets in _batches(w):
                 if e.label is not None:  # subject-level class (participants.tsv column)
@@ -479,7 +503,15 @@ class _EEGWriting:
             put(self.writer)
             return
         assert isinstance(self.writer, ShardSetWriter)  # take() opens one before writing, a set for shards
-        with self.writer.shard(recording_key(e.path, e.member), sources=[source], n_rejected=int(w.n_rejected)) as sw:
+        if self.signals.records:  # copies kept so far, in every shard from here on (and the index, at close)
+            self.writer.attrs["duplicate_recordings"] = self.signals.records
+        name = f"{e.path}[{e.member}]" if e.member else str(e.path)
+        with self.writer.shard(
+            recording_key(e.path, e.member),
+            sources=[source],
+            n_rejected=int(w.n_rejected),
+            **SignalDuplicates.shard_attrs([(fingerprint, name, str(e.subject))]),
+        ) as sw:
             put(sw)
 
     def close(self) -> tuple[Path, int]:
@@ -495,14 +527,17 @@ class _EEGWriting:
         if self.writer is None:
             why = f" ({len(self.dropped)} dropped by the recipe's min_duration_s)" if self.dropped else ""
             raise DataFileError(f"prepare {self.card.name}: no usable recording (all skipped{why})")
+        dups = {"duplicate_recordings": self.signals.records} if self.signals.records else {}
         if isinstance(self.writer, PatchStoreWriter):  # a single store (shards: a ShardSetWriter)
             self.writer.set_attrs(
                 sources=self.sources,
                 n_rejected=self.n_rejected,
                 dropped=self.dropped,
                 n_bad_annotation=self.n_bad_annotation,
+                **dups,
             )
-        return self.writer.close(), self.writer.n
+            return self.writer.close(), self.writer.n
+        return self.writer.close(**dups), self.writer.n
 
     def abort(self) -> None:
         """Discard a single store being written (a shard set keeps its finished shards)."""
@@ -561,9 +596,10 @@ def _eeg_file(
     stream_above: float | None = None,
     sha256: str = "",
 ):
-    """One recording → (:class:`~neurokit.preprocessing.eeg.windows.Windows`, its ``sources`` entry). Warnings are
-    left to the caller (:func:`_eeg_job` collects them); any fault that is not already a neurokit error
-    becomes a :class:`DataFileError` naming the file. With ``part_dir``, a recording above ``stream_above``
+    """One recording → (:class:`~neurokit.preprocessing.eeg.windows.Windows`, its ``sources`` entry, the
+    :func:`~neurokit.preprocessing.duplicates.signal_fingerprint` of its samples as read: channels selected, before
+    any filter). Warnings are left to the caller (:func:`_eeg_job` collects them); any fault that is not already
+    a neurokit error becomes a :class:`DataFileError` naming the file. With ``part_dir``, a recording above ``stream_above``
     bytes as float64 samples (default :data:`~neurokit.preprocessing.eeg.windows.stream.STREAM_ABOVE_BYTES`) is
     streamed in bounded memory into a part store there, returned as a :class:`StreamedPart`."""
     from neurokit._utils.errors import NeurokitError
@@ -571,6 +607,7 @@ def _eeg_file(
     from neurokit.io.clinical import get_reader
     from neurokit.io.eeg import describe_exception, read_eeg
     from neurokit.io.entry import FileEntry
+    from neurokit.preprocessing.duplicates import SignalAccumulator
     from neurokit.preprocessing.eeg.eog import read_options as eog_read_options
     from neurokit.preprocessing.eeg.stream import STREAM_ABOVE_BYTES, streamable
     from neurokit.preprocessing.eeg.windows import make_windows, preprocess_raw
@@ -583,10 +620,11 @@ def _eeg_file(
         else:
             raw = read_eeg(path, **read_opts, **eog_read_options(recipe))  # EOG channels kept for eog_removal
         limit = STREAM_ABOVE_BYTES if stream_above is None else stream_above
+        samples = SignalAccumulator(raw.n_times, raw.info["sfreq"])  # sees the samples as they are read
         if part_dir and streamable(raw, recipe, limit):
-            w, applied, n_windows = _stream_part(raw, recipe, Path(part_dir), str(path))
+            w, applied, n_windows = _stream_part(raw, recipe, Path(part_dir), str(path), samples.add)
         else:
-            raw = preprocess_raw(raw, recipe, source=str(path), fft_dtype=PREPARE_FFT_DTYPE)
+            raw = preprocess_raw(raw, recipe, source=str(path), fft_dtype=PREPARE_FFT_DTYPE, on_samples=samples.add)
             w = make_windows(raw, recipe, source=str(path))
             applied, n_windows = raw_notes(raw).applied, len(w.labels)
     except (NeurokitError, FileNotFoundError):
@@ -606,10 +644,10 @@ def _eeg_file(
         "aliases": ren.aliases,
         "applied": applied,
     }
-    return w, provenance
+    return w, provenance, samples.fingerprint()
 
 
-def _stream_part(raw, recipe, part_dir: Path, source: str):
+def _stream_part(raw, recipe, part_dir: Path, source: str, on_samples=None):
     """Stream ``raw`` through the recipe into a part store in ``part_dir``: (StreamedPart, applied, n)."""
     import os
     import uuid
@@ -630,7 +668,9 @@ def _stream_part(raw, recipe, part_dir: Path, source: str):
         holder["n"] = holder.get("n", 0) + len(w.labels)
 
     try:
-        applied, ch_names, n_rej = stream_windows(raw, recipe, part_dir, write, source=source, make_workdir=False)
+        applied, ch_names, n_rej = stream_windows(
+            raw, recipe, part_dir, write, source=source, make_workdir=False, on_samples=on_samples
+        )
         if "writer" not in holder:  # every window rejected: an empty part
             holder["writer"] = scratch_call(
                 PatchStoreWriter,

@@ -147,9 +147,9 @@ def scratch_call(fn, *args, where: Path, **kwargs):
 
 def _chunked(read, dest: RowFile, n: int, spans, kernels: list[np.ndarray], step: int, before=None) -> None:
     """One pass over ``n`` samples in chunks of ``step``: ``read(lo, hi)`` → (C, hi − lo) float64, then
-    ``before(x, core)`` (``core``: the chunk without margins), the FIR ``kernels`` over the chunk and margins
-    of their total length inside its span (``spans`` from :func:`_stretches`: unfiltered spans get none),
-    and the chunk written to ``dest``. Away from a span's ends the margins make each chunk's filtered
+    ``before(x, core, s)`` (``core``: the chunk without margins, from sample ``s``), the FIR ``kernels`` over
+    the chunk and margins of their total length inside its span (``spans`` from :func:`_stretches`: unfiltered
+    spans get none), and the chunk written to ``dest``. Away from a span's ends the margins make each chunk's filtered
     samples those of the whole span; at its ends the reflection is the span's own, as in memory."""
     margin = sum(len(h) for h in kernels)
     for a, b, filtered in spans:
@@ -159,7 +159,7 @@ def _chunked(read, dest: RowFile, n: int, spans, kernels: list[np.ndarray], step
             lo, hi = max(a, s - m), min(b, e + m)
             x = read(lo, hi)
             if before is not None:
-                before(x, x[:, s - lo : e - lo])
+                before(x, x[:, s - lo : e - lo], s)
             if filtered:
                 apply_filters(x, kernels)
             dest.write(s, x[:, s - lo : e - lo])
@@ -174,14 +174,15 @@ def stream_windows(
     source: str | None = None,
     chunk_s: float = CHUNK_S,
     make_workdir: bool = True,
+    on_samples: Callable[[int, np.ndarray], None] | None = None,
 ) -> tuple[dict, list[str], int]:
     """Preprocess ``raw`` (read, not loaded) and cut its windows in bounded memory, handing each batch of
     windows (a :class:`Windows`) to ``write`` in the order :func:`~neurokit.preprocessing.eeg.windows.make_windows`
     gives them. Scratch files go to ``workdir``.
 
     Returns ``(applied, ch_names, n_rejected)``: what was applied (as ``preprocess_raw`` records it), the
-    channels, and the windows dropped by the amplitude bound. Raises as ``preprocess_raw`` and
-    ``make_windows``.
+    channels, and the windows dropped by the amplitude bound. ``on_samples(start, chunk)`` sees the samples as
+    read, chunk by chunk (as ``preprocess_raw``'s). Raises as ``preprocess_raw`` and ``make_windows``.
     """
     notes = raw_notes(raw)
     source = source or notes.source_or()
@@ -206,7 +207,8 @@ def stream_windows(
     try:
         # pass 1: checks, reference and (PhysioNet order) the filters, chunk by chunk
         src = files.new("a", n)
-        _first_pass(raw, src, recipe, [] if late else kernels, max(int(round(chunk_s * sf0)), 1), ch_names, source)
+        step = max(int(round(chunk_s * sf0)), 1)
+        _first_pass(raw, src, recipe, [] if late else kernels, step, ch_names, source, on_samples)
         n_src = n
         # pass 2: each channel resampled over its whole length
         if resample:
@@ -261,16 +263,21 @@ class _ScratchFiles:
             f.close()
 
 
-def _first_pass(raw, dest: RowFile, recipe: EEGRecipe, kernels, step: int, ch_names: list[str], source) -> None:
-    """Pass 1 into ``dest``: finite and amplitude checks, average reference and the filters (``kernels``)."""
+def _first_pass(
+    raw, dest: RowFile, recipe: EEGRecipe, kernels, step: int, ch_names: list[str], source, on_samples=None
+) -> None:
+    """Pass 1 into ``dest``: finite and amplitude checks, ``on_samples``, average reference and the filters
+    (``kernels``)."""
     from neurokit.io.eeg import check_finite
 
     C = len(ch_names)
     maxs, mins = np.full(C, -np.inf), np.full(C, np.inf)
 
-    def first_pass(x, core):
+    def first_pass(x, core, start):
         nonlocal maxs, mins
         check_finite(core, ch_names, source)
+        if on_samples is not None:
+            on_samples(start, core)
         maxs, mins = np.maximum(maxs, core.max(axis=1)), np.minimum(mins, core.min(axis=1))
         if recipe.reference == "average":
             x -= x.mean(axis=0, keepdims=True)

@@ -141,7 +141,7 @@ def check_rate(sf: float, recipe: EEGRecipe, source: str) -> None:
         )
 
 
-def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None, fft_dtype=np.float64):
+def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None, fft_dtype=np.float64, on_samples=None):
     """Apply the filtering part of ``recipe`` to ``raw`` and return the processed recording: ``raw`` itself,
     filtered and resampled in place as MNE's methods do (a recording MNE resamples itself — joined runs, stim
     channels — may come back as a new object: use the return value).
@@ -159,6 +159,9 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None, fft_dty
     uses it, as its stores hold float32 windows (:data:`~neurokit.preprocessing.eeg.filtering.FFT_DTYPES`).
     The data stay in volts; :func:`make_windows` scales them. What was applied (the band edges used, the
     original rate, dropped channels) is added to the recording's notes' ``applied`` (:func:`~neurokit.io.notes.raw_notes`).
+    ``on_samples(0, data)``, when given, sees the samples as read (channels selected, loaded and checked, before
+    the reference or any filter): ``prepare`` fingerprints them
+    (:class:`~neurokit.preprocessing.duplicates.SignalAccumulator`).
 
     Raises
     ------
@@ -182,6 +185,8 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None, fft_dty
     raw.load_data(verbose="error")
     # MNE holds float64 samples; we keep that one copy and filter it in place.
     check_finite(raw._data, raw.ch_names, source)
+    if on_samples is not None:
+        on_samples(0, raw._data)
     check_amplitudes(raw._data.max(axis=1), raw._data.min(axis=1), raw.ch_names, source)
     check_rate(sf, recipe, source)
     if recipe.reference == "average":

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from neurokit._utils.errors import CardError, ConfigError
-from neurokit.preprocessing.duplicates import unique_recordings
+from neurokit.preprocessing.duplicates import SignalDuplicates, unique_recordings
 from neurokit.preprocessing.options import PrepareOptions, SurfaceOptions
 
 logger = logging.getLogger("neurokit")
@@ -117,6 +117,8 @@ def prepare_surface(
         overwrite=options.overwrite,
         progress=(lambda msg: logger.info("%s", msg)) if options.progress else None,
         attrs={"card_body": card.raw, "task": tname, **({"duplicate_recordings": duplicates} if duplicates else {})},
+        # runs compared by their samples as they are read (copies whose bytes differ: another format, header)
+        signals=SignalDuplicates(options.allow_duplicate_recordings, duplicates, rows="vertices", times="frames"),
         mesh=surface.mesh,
         expected_tr=float(tr) if isinstance(tr, (int, float)) and tr > 0 else None,
         skip_bad=options.skip_bad,

@@ -29,6 +29,7 @@ from neurokit.cards.recipes import SurfaceRecipe
 from neurokit.geometry.patches import n_patches, patch_table, vertices_per_patch
 from neurokit.io.store import PatchStoreWriter, StoreMeta
 from neurokit.io.surface import iter_cifti_hemispheres, normalize_hemi, read_surface
+from neurokit.preprocessing.duplicates import DuplicateRecordingError, SignalDuplicates, signal_fingerprint, stopped_by
 from neurokit.preprocessing.surface.patching import to_template, zscore_frames
 from neurokit.preprocessing.surface.resample import load_sphere
 
@@ -116,6 +117,11 @@ class SurfaceStoreOptions:
         into place when done, so a run stopped by a full disk, a bad file or a kill keeps every run written.
     resume : bool
         With ``shards``: add only the runs the set at ``out`` lacks (its card, task and recipe must agree).
+    signals : SignalDuplicates | None
+        The preparer's check of recordings by their samples (:mod:`neurokit.preprocessing.duplicates`): each
+        hemisphere, as read, is compared with those written before; one of another subject stops the store
+        (:class:`~neurokit.preprocessing.duplicates.DuplicateRecordingError`, also with ``skip_bad``) unless the
+        check allows it, one of the same subject leaves its run out with a warning. ``None``: no check.
     """
 
     spheres: dict | None = None
@@ -131,6 +137,11 @@ class SurfaceStoreOptions:
     skip_bad: bool = False
     shards: bool = False
     resume: bool = False
+    signals: SignalDuplicates | None = None
+
+
+class _WrittenBefore(Exception):
+    """A run whose samples a run of the same subject written before holds: left out (the check warned)."""
 
 
 def write_surface_store(
@@ -171,8 +182,8 @@ def write_surface_store(
         ``resume`` without ``shards``.
     DataFileError
         Unreadable files, mismatched spheres, NaN frames, runs with different TRs or meshes, a run shorter
-        than one tubelet (the message names the file; for a shard set it adds what is kept and to rerun
-        with ``--resume``).
+        than one tubelet, the samples of another subject's run (``signals``) (the message names the file; for a
+        shard set it adds what is kept and to rerun with ``--resume``).
     StoreError
         The disk filled up (a shard set keeps every finished run and says to rerun with ``--resume``).
     FileExistsError
@@ -253,29 +264,49 @@ class _SurfaceWriting:
         """Append every hemisphere of ``run`` to ``w``: its frames once, then its tubelets. Returns its facts."""
         recipe, opts = self.recipe, self.opts
         facts = _Facts()
-        for hemi, sd in _hemispheres(run, opts.mesh):  # a failing hemisphere drops the run's others too
-            starts = _check_hemisphere(run, sd, recipe, opts.expected_tr)
-            sphere = (opts.spheres or {}).get(hemi) if hemi else None
-            row0 = None
-            for block in _template_frames(sd, recipe, sphere, opts.chunk):
-                row = w.append_frames(block)
-                row0 = row if row0 is None else row0
-            tr = float(sd.tr) if sd.tr else 1.0  # unknown TR: onsets in frames
-            first = run.frames[0] if run.frames else 0
-            label = self.missing_label if run.label is None else run.label
-            w.append_samples(
-                row0 + starts,
-                np.full(len(starts), label),
-                onsets=(starts + first) * tr,
-                subject=run.subject,
-                session=run.session,
-                run=run.run,
-                hemi=hemi or "",
-            )
-            facts.done.append((hemi, sd.mesh, sd.tr, len(starts)))
-            del sd
+        try:
+            for hemi, sd in _hemispheres(run, opts.mesh):  # a failing hemisphere drops the run's others too
+                starts = _check_hemisphere(run, sd, recipe, opts.expected_tr)
+                self._compare(run, sd, facts)
+                sphere = (opts.spheres or {}).get(hemi) if hemi else None
+                row0 = None
+                for block in _template_frames(sd, recipe, sphere, opts.chunk):
+                    row = w.append_frames(block)
+                    row0 = row if row0 is None else row0
+                tr = float(sd.tr) if sd.tr else 1.0  # unknown TR: onsets in frames
+                first = run.frames[0] if run.frames else 0
+                label = self.missing_label if run.label is None else run.label
+                w.append_samples(
+                    row0 + starts,
+                    np.full(len(starts), label),
+                    onsets=(starts + first) * tr,
+                    subject=run.subject,
+                    session=run.session,
+                    run=run.run,
+                    hemi=hemi or "",
+                )
+                facts.done.append((hemi, sd.mesh, sd.tr, len(starts)))
+                del sd
+        except BaseException:  # the run is rolled back: the hemispheres compared so far are not in the store
+            if opts.signals is not None:
+                opts.signals.discard(fp for fp, _, _ in facts.fingerprints)
+            raise
         facts.sources.append({"path": str(run.path), "sha256": file_sha256(run.path)})
         return facts
+
+    def _compare(self, run: SurfaceRun, sd, facts: "_Facts") -> None:
+        """Compare one hemisphere's samples, as read, with those written before (``opts.signals``)."""
+        if self.opts.signals is None:
+            return
+        fp = signal_fingerprint(sd.data, None)  # blocks of one frame: a TR missing or edited in a copy is no matter
+        if not self.opts.signals.check(fp, str(run.path), run.subject):
+            raise _WrittenBefore(str(run.path))
+        facts.fingerprints.append((fp, str(run.path), run.subject))
+
+    def _records(self) -> dict:
+        """``duplicate_recordings``, when the check kept any (SHA-256 copies included)."""
+        recs = self.opts.signals.records if self.opts.signals is not None else []
+        return {"duplicate_recordings": recs} if recs else {}
 
     def _skip(self, run: SurfaceRun, exc: DataFileError) -> None:
         warnings.warn(f"skipped {run.path}: {exc}", RuntimeWarning, stacklevel=4)
@@ -290,6 +321,8 @@ class _SurfaceWriting:
         )
         done = sw.keys
         self.total.add(sw.shard_info(0))  # a resumed set's mesh and TR bind the runs added to it
+        if done and opts.signals is not None:  # the runs added are compared with those the set holds
+            opts.signals.index_shards(out, done)
         for run in runs:
             key = recording_key(
                 run.path,
@@ -298,11 +331,16 @@ class _SurfaceWriting:
             )
             if key in done:
                 continue
+            sw.attrs.update(self._records())  # copies kept so far, in every shard from here on
             try:
                 with sw.shard(key) as w:
                     facts = self.write_run(w, run)
                     self.total.add(facts.check(), run.path)
-                    w.set_attrs(**facts.attrs())
+                    w.set_attrs(**facts.attrs(), **SignalDuplicates.shard_attrs(facts.fingerprints))
+            except _WrittenBefore:
+                continue
+            except DuplicateRecordingError as exc:
+                raise stopped_by(exc, out, sw.kept() if sw.index["shards"] else None) from None
             except DataFileError as exc:
                 if not opts.skip_bad:
                     stop = sw.stopped(exc)
@@ -314,7 +352,7 @@ class _SurfaceWriting:
             facts.report(run, opts.progress)
         if not sw.index["shards"]:
             raise DataFileError(f"no usable input file: all {len(runs)} were skipped (see the warnings above)")
-        return sw.close()
+        return sw.close(**self._records())
 
     def one_store(self, out: str | Path, runs: list[SurfaceRun]) -> Path:
         """Write every run into the single store ``out`` (a run that fails is rolled back); returns ``out``."""
@@ -329,6 +367,11 @@ class _SurfaceWriting:
                     mark = w.mark()
                     try:
                         facts = self.write_run(w, run)
+                    except _WrittenBefore:
+                        w.rollback(mark)
+                        continue
+                    except DuplicateRecordingError as exc:
+                        raise stopped_by(exc, out, None) from None
                     except DataFileError as exc:
                         w.rollback(mark)
                         if not opts.skip_bad:
@@ -340,7 +383,7 @@ class _SurfaceWriting:
                 what = out
                 if not self.total.n:
                     raise DataFileError(f"no usable input file: all {len(runs)} were skipped (see the warnings above)")
-                w.set_attrs(**self.total.check().attrs())
+                w.set_attrs(**self.total.check().attrs(), **self._records())
         except OSError as exc:
             if not disk_full(exc):
                 raise
@@ -350,10 +393,12 @@ class _SurfaceWriting:
 
 @dataclass
 class _Facts:
-    """What runs written so far hold: ``done`` ``(hemi, mesh, tr, n_samples)`` per hemisphere, and sources."""
+    """What runs written so far hold: ``done`` ``(hemi, mesh, tr, n_samples)`` per hemisphere, sources, and
+    ``(fingerprint, file, subject)`` per hemisphere compared (``fingerprints``: a shard records its own)."""
 
     done: list = dataclasses.field(default_factory=list)
     sources: list = dataclasses.field(default_factory=list)
+    fingerprints: list = dataclasses.field(default_factory=list)
 
     @property
     def n(self) -> int:
