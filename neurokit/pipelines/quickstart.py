@@ -98,12 +98,11 @@ PRETRAIN_REPEATS = {"physionet_mi": 8}
 #: label fractions of the quick start's comparison: where pretraining can show (few labels) and all labels
 FRACTIONS = (0.02, 0.1, 1.0)
 
-#: CPU seconds of the default quick start (README: 497 s in one thread with the 147-step pretraining, 2026-12-03, on a
-#: machine shared with other jobs, plus the 294-step pretraining's extra; no idle-core wall time was measured); the stage times of any run are printed at its end
-CPU_SECONDS = 600
-#: wall seconds of each stage of the default quick start as measured on that shared machine (README; the pretraining
-#: from the run with PRETRAIN_REPEATS)
-STAGE_SECONDS = {"prepare": 9, "pretrain": 119, "compare bonn_epilepsy": 538, "compare physionet_mi": 899}
+#: CPU seconds of the default quick start (README: 374 s, 2026-12-04, 2 lightly loaded cores); the stage times of
+#: any run are printed at its end
+CPU_SECONDS = 380
+#: wall seconds of each stage of the default quick start as measured then (README)
+STAGE_SECONDS = {"prepare": 4, "pretrain": 45, "compare bonn_epilepsy": 91, "compare physionet_mi": 90}
 
 
 def stage_plan(*, seeds: int, label_fractions: tuple[float, ...], pretrain_epochs: int, default: bool) -> list[str]:
@@ -127,7 +126,7 @@ def stage_plan(*, seeds: int, label_fractions: tuple[float, ...], pretrain_epoch
         "label fractions)",
         f"{when}; several times that on a busy machine. Off a terminal each stage prints a line at least every "
         "30 s with the time it has left",
-        f"stage times as measured (2026-12-03, 2 cores shared with other jobs, {sum(STAGE_SECONDS.values()):,} s in "
+        f"stage times as measured (2026-12-04, 2 lightly loaded cores, {sum(STAGE_SECONDS.values()):,} s in "
         "all): " + ", ".join(f"{k} {v:,} s" for k, v in STAGE_SECONDS.items()),
     ]
 
