@@ -346,3 +346,20 @@ def test_layout_repeats_give_a_layout_more_steps_per_epoch(tmp_path):
     assert res["heldout"].startswith("2ch:two.h5: 4 windows")
     with pytest.raises(ConfigError, match=r"layout_repeats\['two.h5'\]=0: must be an integer >= 1"):
         PretrainConfig(**kw, layout_repeats={"two.h5": 0})
+
+
+def test_pretrain_lines_say_when_held_out_subjects_are_louder():
+    """Under corpus normalisation training windows have unit power; held-out ones of 4.2 get a note saying why their
+    loss is on another scale than the training loss, and none when they are of the training windows' power."""
+    from neurokit.cli.train import pretrain_lines
+
+    def res(zero):
+        h = {"epoch": 1, "heldout_loss": 0.9 * zero, "heldout_zero": zero, "heldout_mean": 1.3 * zero}
+        return {"normalize": {"mode": "corpus"}, "heldout_history": [h], "heldout": "2 windows (as asked)"}
+
+    loud = pretrain_lines(res(4.249))
+    assert loud[-1].startswith("note: the held-out windows have 4.25× the power of the training windows") and (
+        "louder than the training subjects" in loud[-1]
+    )
+    assert not any(ln.startswith("note:") for ln in pretrain_lines(res(1.1)))
+    assert "quieter" in pretrain_lines(res(0.3))[-1]
