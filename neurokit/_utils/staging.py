@@ -216,7 +216,7 @@ def _free_name(folder: Path, name: str, taken: set[str]) -> str:
 
 
 def _old_sibling(out: Path) -> Path:
-    out = out if out.name else out.resolve()  # ``.`` or ``..`` has no name of its own
+    out = Path(os.path.abspath(out))  # ``.`` and ``..`` named by the folder they are (links are not followed)
     return out.with_name(f".{out.name}.old")
 
 

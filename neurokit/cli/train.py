@@ -256,7 +256,7 @@ def pretrain_lines(res: dict) -> list[str]:
         lines += heldout_lines(h)[1:]  # each layout's own figures, when there are several
         # corpus normalisation scales the training windows to unit power, so their masked predict-zero is ≈ 1; held-out
         # subjects far louder or quieter give losses on another scale than the training loss: say why
-        if norm.get("mode") == "corpus" and len(hist) and not 0.5 <= zero <= 2.0:
+        if norm.get("mode") == "corpus" and not 0.5 <= zero <= 2.0:
             lines.append(
                 f"note: the held-out windows have {zero:.3g}× the power of the training windows (predict-zero "
                 f"{zero:.4g} where training windows give ≈ 1): their subjects are {'louder' if zero > 1 else 'quieter'} "

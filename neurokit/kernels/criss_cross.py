@@ -90,24 +90,47 @@ def criss_cross_attention_reference(
     if heads_s > 0:
         # spatial: one sequence of length C per (batch, patch, head)
         qs, ks, vs = (t[:, :, :, :heads_s].permute(0, 2, 3, 1, 4) for t in (q, k, v))  # (B, N, hs, C, d)
-        os_ = _sdpa(qs, ks, vs, dropout_p, scale)
+        os_ = grouped_sdpa(qs, ks, vs, dropout_p=dropout_p, scale=scale)
         out[:, :, :, :heads_s] = os_.permute(0, 3, 1, 2, 4)
     if heads_s < H:
         # temporal: one sequence of length N per (batch, channel, head)
         qt, kt, vt = (t[:, :, :, heads_s:].permute(0, 1, 3, 2, 4) for t in (q, k, v))  # (B, C, ht, N, d)
-        ot = _sdpa(qt, kt, vt, dropout_p, scale)
+        ot = grouped_sdpa(qt, kt, vt, dropout_p=dropout_p, scale=scale)
         out[:, :, :, heads_s:] = ot.permute(0, 1, 3, 2, 4)
     return out
 
 
-def _sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout_p: float, scale: float | None) -> torch.Tensor:
-    """SDPA on ``(B, G, h, L, d)`` views, flattened to the 4-D ``(B·G, h, L, d)`` its fused kernels need.
+def grouped_sdpa(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, dropout_p: float = 0.0, scale: float | None = None
+) -> torch.Tensor:
+    """``scaled_dot_product_attention`` over the second-to-last axis of ``(*G, h, L, d)`` tensors, flattened to
+    the 4-D ``(prod(G), h, L, d)`` that SDPA's fused kernels need.
 
-    On 5-D inputs every backend but the math one refuses ("All fused kernels requires query, key and value to
-    be 4 dimensional"), which cost 9× in the forward pass on the CPU (B 32, C 64, N 4, 4 heads, d 25). On CUDA
-    the head dimension is zero-padded to a multiple of 8 so that the flash and memory-efficient kernels take
-    CBraMod's d = 25: zeros add nothing to ``q·k`` and the padded output columns are dropped (the scale stays
-    ``1/sqrt(d)`` of the unpadded d).
+    On inputs of more than 4 dimensions every SDPA backend but the math one refuses ("All fused kernels requires
+    query, key and value to be 4 dimensional"), which cost 9× in the forward pass on the CPU (B 32, C 64, N 4,
+    4 heads, d 25; found on the first GPU run, ``benchmarks/README.md``). On CUDA the head dimension is
+    zero-padded to a multiple of 8 so that the flash and memory-efficient kernels take CBraMod's d = 25: zeros
+    add nothing to ``q·k`` and the padded output columns are dropped (the scale stays ``1/sqrt(d)`` of the
+    unpadded d).
+
+    Parameters
+    ----------
+    q, k, v : Tensor, shape ``(*G, h, L, d)``
+        Queries, keys, values; any leading group axes ``G`` and strides (views are copied once by the reshape).
+    dropout_p : float
+        Dropout probability on the attention weights.
+    scale : float, optional
+        Softmax scale; default ``1/sqrt(d)``.
+
+    Returns
+    -------
+    Tensor, shape ``(*G, h, L, d)``, same dtype as ``q``.
+
+    Examples
+    --------
+    >>> q = torch.randn(2, 3, 4, 5, 25)
+    >>> grouped_sdpa(q, q, q).shape
+    torch.Size([2, 3, 4, 5, 25])
     """
     lead, (L, d) = q.shape[:-2], q.shape[-2:]
     q4, k4, v4 = (t.reshape(-1, t.shape[-3], L, d) for t in (q, k, v))

@@ -43,6 +43,18 @@ logger = logging.getLogger("neurokit")
 T = TypeVar("T")
 
 
+def recording_name(path: str | Path, member: str = "") -> str:
+    """How the duplicate checks name a recording (in messages and ``duplicate_recordings``): its path, and
+    ``[member]`` inside an archive.
+
+    Examples
+    --------
+    >>> recording_name("bonn/Z.zip", "Z/Z001.txt")
+    'bonn/Z.zip[Z/Z001.txt]'
+    """
+    return f"{path}[{member}]" if member else str(path)
+
+
 def unique_recordings(
     items: Sequence[T],
     ids: Callable[[T], tuple[Path, str, str]],
@@ -127,7 +139,7 @@ def unique_recordings(
         if len(group) < 2:
             continue
         subjects = list(dict.fromkeys(ids(it)[2] for it in group))
-        files = [str(ids(it)[0]) + (f"[{member}]" if member else "") for it in group]
+        files = [recording_name(ids(it)[0], member) for it in group]
         if len(subjects) > 1:
             if not allow_duplicates:
                 a, b = group[0], next(it for it in group if ids(it)[2] != ids(group[0])[2])
@@ -347,11 +359,6 @@ class SignalDuplicates:
                 if d <= self.tolerance:
                     return seen, d
         return None
-
-    def written(self, fp: dict | None, name: str, subject: str) -> None:
-        """Index a recording already in the store (a resumed shard set's), without checking it."""
-        if fp:
-            self._add(_Seen(name, str(subject), fp))
 
     def discard(self, fingerprints) -> None:
         """Forget recordings indexed by :meth:`check` whose writing failed after all (these fingerprints)."""

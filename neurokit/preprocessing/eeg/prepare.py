@@ -40,7 +40,13 @@ from neurokit.io.shards import (
     recording_key,
 )
 from neurokit.io.store import PatchStoreWriter
-from neurokit.preprocessing.duplicates import DuplicateRecordingError, SignalDuplicates, stopped_by, unique_recordings
+from neurokit.preprocessing.duplicates import (
+    DuplicateRecordingError,
+    SignalDuplicates,
+    recording_name,
+    stopped_by,
+    unique_recordings,
+)
 from neurokit.preprocessing.options import EEGOptions, PrepareOptions
 
 logger = logging.getLogger("neurokit")
@@ -411,7 +417,7 @@ class _EEGWriting:
                 return
             raise self.writer.stopped(res["error"]) if isinstance(self.writer, ShardSetWriter) else res["error"]
         w = res["windows"]
-        name = f"{e.path}[{e.member}]" if e.member else str(e.path)
+        name = recording_name(e.path, e.member)
         try:
             write = self.signals.check(res.get("fingerprint"), name, str(e.subject))
         except DuplicateRecordingError as exc:
@@ -505,7 +511,7 @@ class _EEGWriting:
         assert isinstance(self.writer, ShardSetWriter)  # take() opens one before writing, a set for shards
         if self.signals.records:  # copies kept so far, in every shard from here on (and the index, at close)
             self.writer.attrs["duplicate_recordings"] = self.signals.records
-        name = f"{e.path}[{e.member}]" if e.member else str(e.path)
+        name = recording_name(e.path, e.member)
         with self.writer.shard(
             recording_key(e.path, e.member),
             sources=[source],
