@@ -151,3 +151,58 @@ def test_in_place_resampling_keeps_times_and_events(eeg_root, raw160):
     ev, ev_ref = (mne.events_from_annotations(r, verbose="error")[0] for r in (out, ref))
     np.testing.assert_array_equal(ev, ev_ref)
     assert out.copy().crop(10.0, 20.0).n_times == ref.copy().crop(10.0, 20.0).n_times == 2001
+
+
+def _mne_chain(raw, band, notch, sfreq):
+    out = raw.copy()
+    if band is not None:
+        out.filter(*band, verbose="error")
+    if notch:
+        out.notch_filter(notch, verbose="error")
+    return out.resample(sfreq, verbose="error").get_data()
+
+
+@pytest.mark.parametrize(
+    ("band", "notch"), [((0.3, None), [60.0]), ((0.3, None), None), (None, [60.0]), ((1.0, 30.0), [20.0, 40.0])]
+)
+@pytest.mark.parametrize(("n", "sfreq"), [(19680, 200.0), (19680, 100.0), (5640, 256.0), (7001, 173.61)])
+def test_one_pass_filter_resample_equals_mne(raw160, band, notch, n, sfreq):
+    """Filtering and resampling in one spectral pass, the wrap of the circle corrected at both ends: MNE's
+    Raw.filter → notch_filter → resample to float64 rounding (without the correction: ~1e-4 of the RMS)."""
+    raw = raw160.copy().crop(0, (n - 1) / 160.0)
+    kernels = ([filtering.design_filter(160.0, *band)] if band else []) + (
+        [filtering.design_filter(160.0, notch, None, notch=True)] if notch else []
+    )
+    data = raw.get_data()
+    before = data.copy()
+    out = filtering.filter_resample_fft(data, kernels, 160.0, sfreq)
+    np.testing.assert_array_equal(data, before)  # the input is left as it was
+    ref = _mne_chain(raw, band, notch, sfreq)
+    assert out.shape == ref.shape and out.dtype == np.float64
+    assert _rel(out, ref) < 1e-9
+    # float32 FFTs: within the float32 two-pass error (tests above: < 1e-5 of the RMS)
+    assert _rel(filtering.filter_resample_fft(data, kernels, 160.0, sfreq, np.float32), ref) < 1e-5
+
+
+def test_one_pass_refuses_what_it_cannot_do_and_preprocess_falls_back(raw160, monkeypatch):
+    h = filtering.design_filter(160.0, 0.3, None)  # 1761 taps: a = 880
+    short = raw160.get_data()[:, :1849]  # resampling pads 1123 and 1124 samples (to 4096): 1124 + 880 > 1848
+    with pytest.raises(ValueError, match="too few for one pass"):
+        filtering.filter_resample_fft(short, [h], 160.0, 200.0)
+    with pytest.raises(ValueError, match="too few for the two filters"):
+        filtering.filter_resample_fft(
+            short, [h, filtering.design_filter(160.0, [60.0], None, notch=True)], 160.0, 200.0
+        )
+    with pytest.raises(ValueError, match="odd-length"):
+        filtering.filter_resample_fft(short, [np.ones(4)], 160.0, 200.0)
+    calls = []
+    real = filtering.filter_resample_fft
+    monkeypatch.setattr(filtering, "filter_resample_fft", lambda *a, **k: calls.append(a[0].shape) or real(*a, **k))
+    rec = EEGRecipe(l_freq=0.3, h_freq=None, line_freq=None, reference=None, window_s=1.0, sfreq=200.0)
+    for n in (1849, 19680):  # the short one through the two passes, the long one in one pass: both equal MNE
+        raw = raw160.copy().crop(0, (n - 1) / 160.0)
+        out = preprocess_raw(raw.copy(), rec)
+        assert _rel(out.get_data(), _mne_chain(raw, (0.3, None), None, 200.0)) < 1e-9
+        assert (out.info["sfreq"], out.info["highpass"], out.n_times) == (200.0, 0.3, round(n * 1.25))
+        assert out.info["temp"]["neurokit_applied"]["resampled"] == [160.0, 200.0]
+    assert calls == [(64, 1849), (64, 19680)]  # tried on both, refused (ValueError) on the short one

@@ -127,9 +127,11 @@ def _eeg_job(job: EEGJob) -> dict:
     for a recording the recipe drops by rule; ``{"error", "warnings"}`` for a file that raises :class:`DataFileError` /
     :class:`ChannelMismatchError` (the caller decides to skip or stop); ``{"fatal", "warnings"}`` for a
     :class:`ScratchError` (the output's disk, never skipped)."""
+    from neurokit._utils.memory import keep_heap_top
     from neurokit.cards.recipes import EEGRecipe
     from neurokit.preprocessing.eeg.windows import RecordingDropped
 
+    keep_heap_top()  # the next recording reuses this one's freed pages (neurokit._utils.memory)
     job = EEGJob(*job)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

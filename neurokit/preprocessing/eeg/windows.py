@@ -184,10 +184,12 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None, fft_dty
     select_channels(raw, recipe, source, applied)
     raw.load_data(verbose="error")
     # MNE holds float64 samples; we keep that one copy and filter it in place.
-    check_finite(raw._data, raw.ch_names, source)
+    maxs, mins = raw._data.max(axis=1), raw._data.min(axis=1)
+    if not (np.isfinite(maxs).all() and np.isfinite(mins).all()):  # NaN or ±inf somewhere: name the channels
+        check_finite(raw._data, raw.ch_names, source)
     if on_samples is not None:
         on_samples(0, raw._data)
-    check_amplitudes(raw._data.max(axis=1), raw._data.min(axis=1), raw.ch_names, source)
+    check_amplitudes(maxs, mins, raw.ch_names, source)
     check_rate(sf, recipe, source)
     if recipe.reference == "average":
         from neurokit.preprocessing.eeg.filtering import average_reference
@@ -197,8 +199,9 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None, fft_dty
     try:
         if recipe.resample_first:
             raw = _resample(raw, recipe, applied, fft_dtype)
-        _filter(raw, recipe, applied, source, fft_dtype)
-        if not recipe.resample_first:
+            _filter(raw, recipe, applied, source, fft_dtype)
+        elif not _filter_and_resample(raw, recipe, applied, source, fft_dtype):
+            _filter(raw, recipe, applied, source, fft_dtype)
             raw = _resample(raw, recipe, applied, fft_dtype)
     except ValueError as exc:  # MNE's filter design refuses bands that do not fit the rate or length
         raise DataFileError(
@@ -231,6 +234,36 @@ def _resample(raw, recipe: EEGRecipe, applied: dict, fft_dtype=np.float64):
                 pass
         raw.resample(recipe.sfreq, npad="auto", verbose="error")
     return raw
+
+
+def _filter_and_resample(raw, recipe: EEGRecipe, applied: dict, source: str, fft_dtype=np.float64) -> bool:
+    """Filter then resample ``raw`` in place in one spectral pass
+    (:func:`~neurokit.preprocessing.eeg.filtering.filter_resample_fft`, equal to :func:`_filter` then
+    :func:`_resample`) when it is one loaded run without gaps or stim channels, long enough for the pass, with
+    a filter to apply and a rate to change; returns whether it did (otherwise nothing was changed)."""
+    from neurokit.preprocessing.eeg.filtering import (
+        fast_path_ok,
+        filter_resample_fft,
+        filter_segments,
+        resample_in_place,
+    )
+
+    sf = raw.info["sfreq"]
+    if abs(sf - recipe.sfreq) <= 1e-6 or not fast_path_ok(raw) or filter_segments(raw) != [(0, raw.n_times)]:
+        return False
+    l_freq, h_freq, freqs = band_plan(sf, recipe, source)
+    kernels = filter_kernels(sf, l_freq, h_freq, freqs)
+    if not kernels or any(len(h) > raw.n_times for h in kernels):
+        return False
+    try:
+        data = filter_resample_fft(raw._data, kernels, sf, recipe.sfreq, fft_dtype)
+    except ValueError:  # too short for one pass: the two passes (and their fallbacks) do it
+        return False
+    _record_filter(raw, l_freq, h_freq)
+    record_band(applied, l_freq, h_freq, freqs)
+    applied["resampled"] = [sf, recipe.sfreq]
+    resample_in_place(raw, data, recipe.sfreq)
+    return True
 
 
 def band_plan(sf: float, recipe: EEGRecipe, source: str) -> tuple[float | None, float | None, np.ndarray]:

@@ -86,12 +86,14 @@ def prepare_surface(
     DataFileError, StoreError, FileExistsError
         As :func:`~neurokit.preprocessing.surface.store.write_surface_store`.
     """
+    from neurokit._utils.memory import keep_heap_top
     from neurokit.io.surface import normalize_hemi
     from neurokit.preprocessing.surface.store import (
         SurfaceStoreOptions,
         write_surface_store,
     )
 
+    keep_heap_top()  # each run reuses the last one's freed pages (neurokit._utils.memory)
     options, surface = options or PrepareOptions(), surface or SurfaceOptions()
     hemi = normalize_hemi(surface.hemi) if surface.hemi else None
     card_spheres = _card_spheres(card, surface)
