@@ -141,6 +141,99 @@ def bench_preprocessing(
     )
 
 
+def bench_floor(data_root: Path, subjects: list[int], repeats: int = 3) -> dict[str, float]:
+    """CPU seconds (medians of ``repeats``, one untimed round first) of what any EDF → store path equal to
+    MNE's results must do for these files, each part alone: MNE's read (``read_raw_edf(preload=True)``); the
+    FFTs that MNE's plan dictates, at its lengths and in float32 (``prepare``'s one pass per recording: two
+    real FFTs of resampling's padded length and one inverse of its output length, on random data of each
+    file's shape); writing the store's windows (h5py, one window per chunk, as ``PatchStoreWriter``); the
+    SHA-256 of each file; and the whole ``prepare``. The sum of the first four is the floor of prepare / read
+    that no change of neurokit's own code can go below while the store stays equal to MNE's data."""
+    import hashlib
+
+    import h5py
+    import mne
+    import numpy as np
+    from scipy import fft
+
+    from neurokit.io.store import PatchStore
+    from neurokit.preprocessing.eeg.filtering import resample_plan
+
+    mi = _MIFiles(data_root, subjects, 1)
+    with tempfile.TemporaryDirectory() as tmp:
+        mi.prepare(Path(tmp) / "s.h5")
+        st = PatchStore(Path(tmp) / "s.h5")
+        windows = [st.patches(slice(a, b)) for a, b in _source_ranges(st)]
+        st.close()
+    shapes = []
+    for e in mi.entries:
+        raw = mne.io.read_raw_edf(e.path, verbose="error")
+        shapes.append((len(raw.ch_names), raw.n_times, raw.info["sfreq"]))
+    rng = np.random.default_rng(0)
+    inputs = [
+        rng.standard_normal((8, n + sum(resample_plan(n, sf, mi.recipe.sfreq)[1]))).astype(np.float32)
+        for c, n, sf in shapes
+    ]
+
+    def read() -> None:
+        for e in mi.entries:
+            mne.io.read_raw_edf(e.path, preload=True, verbose="error")
+
+    def ffts() -> None:
+        for (c, n, sf), x in zip(shapes, inputs):
+            new_len = resample_plan(n, sf, mi.recipe.sfreq)[2]
+            for _ in range(0, c, 8):  # blocks of 8 channels, as prepare
+                spec = fft.rfft(x, axis=-1)
+                spec += fft.rfft(x, axis=-1)
+                fft.irfft(spec, new_len, axis=-1)
+
+    def write(out: Path) -> None:
+        with h5py.File(out, "w") as f:
+            ds = f.create_dataset(
+                "patches",
+                (0, *windows[0].shape[1:]),
+                np.float32,
+                maxshape=(None, *windows[0].shape[1:]),
+                chunks=(1, *windows[0].shape[1:]),
+            )
+            for w in windows:
+                ds.resize(len(ds) + len(w), axis=0)
+                ds[len(ds) - len(w) :] = w
+
+    def sha() -> None:
+        for e in mi.entries:
+            h = hashlib.sha256()
+            with open(e.path, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+
+    times: dict[str, list[float]] = {k: [] for k in ("read", "ffts", "write", "sha256", "prepare")}
+    with tempfile.TemporaryDirectory() as tmp:
+        parts = {
+            "read": read,
+            "ffts": ffts,
+            "write": lambda i: write(Path(tmp) / f"w{i}.h5"),
+            "sha256": sha,
+            "prepare": lambda i: mi.prepare(Path(tmp) / f"p{i}.h5"),
+        }
+        for i in range(-1, repeats):  # round -1: untimed
+            for name, fn in parts.items():
+                t = time.process_time()
+                fn(i) if name in ("write", "prepare") else fn()
+                if i >= 0:
+                    times[name].append(time.process_time() - t)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _source_ranges(st) -> list[tuple[int, int]]:
+    """The store's sample ranges, one per recording (in order)."""
+    edges, start = [], 0
+    for src in st.attrs["sources"]:
+        edges.append((start, start + int(src["n_windows"])))
+        start += int(src["n_windows"])
+    return edges
+
+
 def bench_peers(data_root: Path, subjects: list[int], n_jobs: int = 1, repeats: int = 3) -> dict[str, tuple]:
     """Seconds of EEG per wall second of ``prepare`` beside braindecode and MOABB on the same files, interleaved.
 
@@ -494,8 +587,9 @@ def main() -> None:
         "--only",
         nargs="*",
         default=["preprocessing", "pretrain"],
-        choices=["preprocessing", "peers", "pretrain", "layer"],
-        help="sections (peers: braindecode, MOABB; layer: one criss-cross layer)",
+        choices=["preprocessing", "floor", "peers", "pretrain", "layer"],
+        help="sections (floor: what any EDF → store path equal to MNE must do, part by part; peers: braindecode, "
+        "MOABB; layer: one criss-cross layer)",
     )
     ap.add_argument("--subjects", default="1-3")
     ap.add_argument("--n-jobs", type=int, default=2, help="prepare workers (preprocessing)")
@@ -509,7 +603,7 @@ def main() -> None:
     ap.add_argument("--compile", action="store_true", help="torch.compile CBraMod (not the baseline)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = ap.parse_args()
-    if {"preprocessing", "peers"} & set(a.only) and not a.data_root.is_dir():
+    if {"preprocessing", "floor", "peers"} & set(a.only) and not a.data_root.is_dir():
         ap.error(
             f"--data-root {a.data_root}: no such folder; give the folder holding MNE-eegbci-data/ "
             "(e.g. --data-root ../shared/data/eeg), or --only pretrain layer (no recordings needed)"
@@ -531,6 +625,16 @@ def main() -> None:
         )
         if diff > STORE_TOLERANCE:
             raise SystemExit(f"the store differs from the plain loop's data by {diff:.1e} > {STORE_TOLERANCE:g}")
+    if "floor" in a.only:
+        t = bench_floor(a.data_root, parse_ranges(a.subjects), a.repeats)
+        floor = t["read"] + t["ffts"] + t["write"] + t["sha256"]
+        print(
+            "floor of an EDF → store path equal to MNE's data (CPU s, medians; × MNE's read): "
+            + " | ".join(f"{k} {v:.3f} s ({v / t['read']:.2f}×)" for k, v in t.items())
+            + f" | read + FFTs + write + SHA-256: {floor:.3f} s ({floor / t['read']:.2f}×); prepare spends "
+            f"{t['prepare'] - floor:.3f} s beyond it (header checks, names, montage, reference, fingerprints, "
+            "windows, copies)"
+        )
     if "peers" in a.only:
         for name, (r, ratio, ratios) in bench_peers(a.data_root, parse_ranges(a.subjects), a.n_jobs, a.repeats).items():
             if name != "prepare":

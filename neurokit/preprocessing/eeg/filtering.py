@@ -22,6 +22,9 @@ Facts of MNE's method that the results depend on (MNE 1.x, ``mne/filter.py``, ``
   evenly, the odd sample at the end), odd-reflection padding, the Nyquist bin of the shorter length scaled by
   2 (down) or 1/2 (up), gain ``new_len / old_len``, then ``round(ratio · pad)`` samples cut from each end.
 
+When a recording is filtered and then resampled, :func:`filter_resample_fft` does both in one spectral pass
+(used by :func:`~neurokit.preprocessing.eeg.windows.preprocess_raw` where it applies), equal to the two.
+
 As in MNE, stretches between ``edge``/``bad_acq_skip`` annotations (EDF+D gaps, concatenated runs) are
 filtered separately. Recordings MNE treats specially otherwise — stim channels or several joined Raw
 objects (resampling), a filter longer than a stretch — go through MNE's own methods.
@@ -275,8 +278,33 @@ def filter_resample_fft(
     (``tests/test_preprocessing_eeg_filtering.py``); the filter's own FFT pair, its padded copy and the
     copy back are saved.
 
-    Raises ``ValueError`` when the recording is too short for the padding (``p + a`` must stay below
-    ``n_times``: use the two passes) or a kernel has an even length.
+    Parameters
+    ----------
+    data : ndarray, shape (n_channels, n_times), float64
+        The recording in volts (any unit: the pass is linear).
+    kernels : list of ndarray
+        One or two odd-length zero-phase FIR filters (:func:`design_filter`), in the order MNE applies them.
+    sfreq_from, sfreq_to : float
+        Rates in Hz.
+    dtype : numpy dtype
+        Precision of the FFTs (``np.float32`` or ``np.float64``).
+
+    Returns
+    -------
+    ndarray, shape (n_channels, round(n_times · sfreq_to / sfreq_from)), float64
+
+    Raises
+    ------
+    ValueError
+        The recording is too short for the padding (``p + a`` must stay below ``n_times``: use the two passes),
+        for two filters as one, or a kernel has an even length.
+
+    Examples
+    --------
+    >>> x = np.random.default_rng(0).standard_normal((2, 19680))
+    >>> ks = [design_filter(160.0, 0.3, None), design_filter(160.0, [60.0], None, notch=True)]
+    >>> filter_resample_fft(x, ks, 160.0, 200.0).shape
+    (2, 24600)
     """
     from scipy import fft
 
