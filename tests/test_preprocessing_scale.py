@@ -155,6 +155,23 @@ def test_training_step_equals_the_release_structure():
     assert bench.check_same_outputs(n_layers=2) < 1e-4
 
 
+def test_preprocessing_floor_parts_are_timed_on_the_same_files(eeg_root):
+    """``eeg_pipeline.py --only floor``: each part timed on EEGMMIDB S001's 3 imagery runs, the FFT part at the
+    lengths MNE's plan gives them, the write of the store's own windows (one range per recording)."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "eeg_pipeline.py"
+    spec = importlib.util.spec_from_file_location("_eeg_pipeline_floor", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    t = bench.bench_floor(eeg_root, [1], repeats=1)
+    assert set(t) == {"read", "ffts", "write", "sha256", "prepare"} and min(t.values()) > 0
+    assert t["prepare"] > t["read"] and t["prepare"] > t["ffts"]
+
+    class Store:  # two recordings of 3 and 4 windows
+        attrs = {"sources": [{"n_windows": 3}, {"n_windows": 4}]}
+
+    assert bench._source_ranges(Store()) == [(0, 3), (3, 7)]
+
+
 # surface stores: every frame once -----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def spheres(surface_root):
