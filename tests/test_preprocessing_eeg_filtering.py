@@ -206,3 +206,12 @@ def test_one_pass_refuses_what_it_cannot_do_and_preprocess_falls_back(raw160, mo
         assert (out.info["sfreq"], out.info["highpass"], out.n_times) == (200.0, 0.3, round(n * 1.25))
         assert out.info["temp"]["neurokit_applied"]["resampled"] == [160.0, 200.0]
     assert calls == [(64, 1849), (64, 19680)]  # tried on both, refused (ValueError) on the short one
+
+
+@pytest.mark.parametrize("seconds", [10.0, 100.0])  # too short for the filters (MNE's path) / one pass
+def test_band_edge_near_nyquist_is_warned_once(raw160, seconds):
+    rec = EEGRecipe(l_freq=0.3, h_freq=79.0, line_freq=60.0, reference=None, window_s=1.0, sfreq=200.0)
+    with pytest.warns(RuntimeWarning, match="too close to Nyquist") as record:
+        out = preprocess_raw(raw160.copy().crop(0, seconds), rec)
+    assert sum("too close to Nyquist" in str(w.message) for w in record) == 1
+    assert out.info["lowpass"] == 72.0 and out.info["sfreq"] == 200.0  # 0.9 × Nyquist, then the new rate's bound

@@ -200,9 +200,11 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None, fft_dty
         if recipe.resample_first:
             raw = _resample(raw, recipe, applied, fft_dtype)
             _filter(raw, recipe, applied, source, fft_dtype)
-        elif not _filter_and_resample(raw, recipe, applied, source, fft_dtype):
-            _filter(raw, recipe, applied, source, fft_dtype)
-            raw = _resample(raw, recipe, applied, fft_dtype)
+        else:
+            plan = band_plan(sf, recipe, source)  # once: its warning (band edge near Nyquist) is said once
+            if not _filter_and_resample(raw, recipe, applied, plan, fft_dtype):
+                _filter(raw, recipe, applied, source, fft_dtype, plan)
+                raw = _resample(raw, recipe, applied, fft_dtype)
     except ValueError as exc:  # MNE's filter design refuses bands that do not fit the rate or length
         raise DataFileError(
             f"{source}: filtering failed at {sf:g} Hz over {raw.n_times / sf:.1f} s ({exc}); "
@@ -236,11 +238,12 @@ def _resample(raw, recipe: EEGRecipe, applied: dict, fft_dtype=np.float64):
     return raw
 
 
-def _filter_and_resample(raw, recipe: EEGRecipe, applied: dict, source: str, fft_dtype=np.float64) -> bool:
+def _filter_and_resample(raw, recipe: EEGRecipe, applied: dict, plan: tuple, fft_dtype=np.float64) -> bool:
     """Filter then resample ``raw`` in place in one spectral pass
     (:func:`~neurokit.preprocessing.eeg.filtering.filter_resample_fft`, equal to :func:`_filter` then
     :func:`_resample`) when it is one loaded run without gaps or stim channels, long enough for the pass, with
-    a filter to apply and a rate to change; returns whether it did (otherwise nothing was changed)."""
+    a filter to apply and a rate to change; returns whether it did (otherwise nothing was changed). ``plan``:
+    :func:`band_plan` at the recording's rate."""
     from neurokit.preprocessing.eeg.filtering import (
         fast_path_ok,
         filter_resample_fft,
@@ -251,7 +254,7 @@ def _filter_and_resample(raw, recipe: EEGRecipe, applied: dict, source: str, fft
     sf = raw.info["sfreq"]
     if abs(sf - recipe.sfreq) <= 1e-6 or not fast_path_ok(raw) or filter_segments(raw) != [(0, raw.n_times)]:
         return False
-    l_freq, h_freq, freqs = band_plan(sf, recipe, source)
+    l_freq, h_freq, freqs = plan
     kernels = filter_kernels(sf, l_freq, h_freq, freqs)
     if not kernels or any(len(h) > raw.n_times for h in kernels):
         return False
@@ -316,11 +319,11 @@ def _record_filter(raw, l_freq, h_freq) -> None:
             info["highpass"] = float(l_freq)
 
 
-def _filter(raw, recipe: EEGRecipe, applied: dict, source: str, fft_dtype=np.float64) -> None:
+def _filter(raw, recipe: EEGRecipe, applied: dict, source: str, fft_dtype=np.float64, plan=None) -> None:
     from neurokit.preprocessing.eeg.filtering import apply_filters, filter_segments
 
     sf = raw.info["sfreq"]
-    l_freq, h_freq, freqs = band_plan(sf, recipe, source)
+    l_freq, h_freq, freqs = plan if plan is not None else band_plan(sf, recipe, source)
     band = l_freq is not None or h_freq is not None
     kernels, segments = None, filter_segments(raw)
     if segments is not None:  # MNE's filters, applied to blocks of channels at once (.filtering)
