@@ -316,9 +316,9 @@ def filter_resample_fft(
     h = kernels[0] if len(kernels) == 1 else np.convolve(kernels[0], kernels[1])
     a = (len(h) - 1) // 2
     final_len, (p0, p1), new_len, cut = resample_plan(n, sfreq_from, sfreq_to)
-    if max(p0, p1) + a > n - 1:
-        raise ValueError(f"{n} samples are too few for one pass of filtering and resampling")
     old_len = n + p0 + p1
+    if max(p0, p1) + a > n - 1 or a >= old_len:  # one reflection each side; the circle wraps h's tails once
+        raise ValueError(f"{n} samples are too few for one pass of filtering and resampling")
     use_len = min(new_len, old_len)
     cdt = np.result_type(dtype, np.complex64)
     spec_h, spec_tail, n_corr = _pass_spectra(h.tobytes(), len(h), old_len, np.dtype(dtype).str)
@@ -339,7 +339,11 @@ def filter_resample_fft(
         # correction at output j < a (and old_len - 1 - j): sum over m > j of h[a + m] · miss[m - j - 1]
         corr = fft.irfft(fft.rfft(miss[:, ::-1], n_corr, axis=-1) * spec_tail, n_corr, axis=-1)[:, a - 1 : 2 * a - 1]
         d[:k, :a] = corr[:k]
-        d[:k, old_len - a :] = corr[k:, ::-1]
+        if 2 * a <= old_len:
+            d[:k, old_len - a :] = corr[k:, ::-1]
+        else:  # a filter longer than half the circle: outputs near the middle take both ends' corrections
+            d[:k, a:] = 0
+            d[:k, old_len - a :] += corr[k:, ::-1]
         spec += fft.rfft(d[:k], axis=-1).astype(cdt, copy=False)
         if use_len % 2 == 0:
             spec[:, use_len // 2] *= 2.0 if new_len < old_len else 0.5
@@ -358,7 +362,8 @@ def _pass_spectra(h_bytes: bytes, n_h: int, length: int, dtype: str) -> tuple[np
     h = np.frombuffer(h_bytes, np.float64, n_h)
     a = (n_h - 1) // 2
     centred = np.zeros(length)
-    centred[: a + 1], centred[length - a :] = h[a:], h[:a]
+    centred[: a + 1] = h[a:]
+    centred[length - a :] += h[:a]  # a filter longer than the circle's half: its two tails overlap there
     cdt = np.result_type(np.dtype(dtype), np.complex64)
     n_corr = fft.next_fast_len(2 * a - 1, real=True)
     spec_h = (fft.rfft(centred) / length).astype(cdt)
