@@ -4,7 +4,7 @@ lack, card subject ranges, and the --head message."""
 import pytest
 
 from neurokit._utils.errors import CardError, ConfigError
-from neurokit.cards import load_card
+from neurokit.cards import format_ranges, load_card, parse_ranges
 from neurokit.data.dataset import PatchDataset
 
 
@@ -26,10 +26,12 @@ def test_subject_ranges_checked_against_the_card(eeg_root):
     card = load_card("physionet_mi")
     with pytest.raises(
         CardError,
-        match=r"--subjects ask for subjects \[110, 200\], which the dataset does not have "
-        r"\(its subjects: 1-109\)",
+        match=r"--subjects ask for subjects 110,200, which the dataset does not have \(its subjects: 1-109\)",
     ):
         card.files(eeg_root, "left_right_imagery", subjects=[1, 110, 200], download=False)
+    with pytest.raises(CardError, match=r"ask for subjects 110-100000, which") as err:  # a range, not 99,891 numbers
+        card.files(eeg_root, "left_right_imagery", subjects=parse_ranges("1,110-100000"), download=False)
+    assert len(str(err.value)) < 300
     eegmat = load_card("eegmat")
     with pytest.raises(CardError, match=r"no recording of subjects \[9\].*subjects there: S002, S003, S004"):
         eegmat.files(eeg_root, eegmat.task(None)[0], subjects=[2, 9])
@@ -41,3 +43,33 @@ def test_head_message_lists_m4oe():
 
     with pytest.raises(ConfigError, match=r"head='bogus': allowed .*m4oe"):
         FinetuneConfig(model="cbramod", head="bogus")
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("3-1", r"subject range '3-1' runs backwards \(did you mean '1-3'\?\)"),
+        ("", r"no subject in ''"),
+        (" , ", r"no subject in ' , '"),
+        ("1-30000000", r"subject range '1-30000000' names 30,000,000 subjects \(at most 1,000,000\)"),
+        ("1-x", r"cannot parse subject range '1-x'"),
+    ],
+)
+def test_subject_ranges_that_name_no_subject_or_too_many_are_refused(spec, message):
+    with pytest.raises(CardError, match=message):
+        parse_ranges(spec)
+    assert parse_ranges("1-3,7,9-10") == [1, 2, 3, 7, 9, 10]
+    assert format_ranges([10, 9, 7, 3, 2, 1]) == "1-3,7,9-10"
+
+
+def test_prepare_with_a_backwards_subject_range_is_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from neurokit.cli.main import app
+
+    res = CliRunner().invoke(
+        app,
+        ["prepare", "physionet_mi", "--task", "left_right_imagery", "--subjects", "3-1", "-o", str(tmp_path / "s.h5")],
+    )
+    assert res.exit_code == 2 and "runs backwards (did you mean '1-3'?)" in res.output
+    assert not (tmp_path / "s.h5").exists()

@@ -171,7 +171,7 @@ def prepare(
     from neurokit.cards import parse_ranges
     from neurokit.pipelines.prepare import prepare as run_prepare
 
-    subj = run_or_exit(parse_ranges, subjects) if subjects else None
+    subj = run_or_exit(parse_ranges, subjects) if subjects is not None else None
     if (card is None) == (bids is None):
         fail(ValueError("give a data card, or --bids ROOT --task TASK (not both)"))
     if bids is not None:
