@@ -227,3 +227,24 @@ def test_one_pass_with_a_filter_longer_than_half_the_circle(l_freq):
     raw = mne.io.RawArray(x.copy(), mne.create_info(3, 160.0, "eeg"), verbose="error")
     ref = raw.filter(l_freq, None, verbose="error").resample(200.0, verbose="error").get_data()
     assert _rel(filtering.filter_resample_fft(x, [h], 160.0, 200.0), ref) < 1e-9
+
+
+def test_crop_applies_to_event_windows(eeg_root):
+    """--crop-start/--crop-end drop the event windows that reach into the cropped parts (a fresh user's 60 s,
+    118 s and 1000 s crops all gave the same 15 windows); cropping everything is one clear error."""
+    from neurokit._utils.errors import DataFileError
+    from neurokit.preprocessing.eeg.windows import make_windows
+
+    rec = EEGRecipe.from_dict({**neurokit.load_card("physionet_mi").recipe().to_dict(), "events": {"T1": 0, "T2": 1}})
+    raw = preprocess_raw(neurokit.read_eeg(eeg_root / S001R04), rec)
+    full = make_windows(raw, rec)
+    assert len(full.labels) == 15
+    cropped = EEGRecipe.from_dict({**rec.to_dict(), "crop_start_s": 60.0, "crop_end_s": 10.0})
+    with pytest.warns(RuntimeWarning, match=r"event window\(s\) reach into the cropped first 60 s or last 10 s"):
+        w = make_windows(raw, cropped)
+    t_end = raw.n_times / raw.info["sfreq"]
+    want = [(o, y) for o, y in zip(full.onsets, full.labels) if o >= 60.0 and o + rec.window_s <= t_end - 10.0]
+    assert 0 < len(w.labels) < 15 and list(zip(w.onsets, w.labels)) == want
+    np.testing.assert_array_equal(w.patches, full.patches[[o in w.onsets for o in full.onsets]])
+    with pytest.raises(DataFileError, match="all 15 event windows lie in the cropped part"):
+        make_windows(raw, EEGRecipe.from_dict({**rec.to_dict(), "crop_start_s": 1000.0}))

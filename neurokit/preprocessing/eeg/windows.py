@@ -347,16 +347,18 @@ def make_windows(raw, recipe: EEGRecipe, *, source: str | None = None) -> Window
 
     Event windows (``recipe.events`` set) start at each matching annotation's onset and last
     ``window_s``; when no annotation matches, the stim channel's triggers whose codes the events name
-    are used (``events: {"1": left}``). Otherwise windows slide by ``stride_s`` between ``crop_start_s``
-    and the end minus ``crop_end_s``. No window spans a gap of an EDF+D recording, and onsets are true
-    recording times (the time-stamps of the data records); windows running past the end or into a gap
-    are dropped with a warning.
+    are used (``events: {"1": left}``). Otherwise windows slide by ``stride_s``. Either kind lies between
+    ``crop_start_s`` and the end minus ``crop_end_s``: event windows reaching into the cropped parts are
+    dropped with a warning. No window spans a gap of an EDF+D recording, and onsets are true recording
+    times (the time-stamps of the data records); windows running past the end or into a gap are dropped
+    with a warning.
 
     Raises
     ------
     DataFileError
-        The usable part of the recording is shorter than one window, or no annotation (or stim-channel
-        trigger) matches the card's events; the message lists the triggers a stim channel holds.
+        The usable part of the recording is shorter than one window, no annotation (or stim-channel
+        trigger) matches the card's events (the message lists the triggers a stim channel holds), or every
+        event window lies in the cropped parts.
     """
     plan = window_plan(raw, recipe, source=source)
     patches, ok = cut_windows(raw._data, plan.starts, plan.win, recipe)
@@ -417,11 +419,22 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
         for a, t, d in notes.segments or [(0.0, 0.0, n_times / sf)]
     ]
     pieces[-1] = (pieces[-1][0], n_times, pieces[-1][2])
+    first = int(round(recipe.crop_start_s * sf))
+    last = n_times - int(round(recipe.crop_end_s * sf))
+    n_cropped = 0
     if recipe.events is not None:
         starts, labels = _event_starts(raw, recipe, source)
+        if first > 0 or last < n_times:  # the crop applies to event windows too: those reaching into it go
+            kept = [(s, y) for s, y in zip(starts, labels) if s >= first and s + win <= last]
+            n_cropped = len(starts) - len(kept)
+            if starts and not kept:
+                raise DataFileError(
+                    f"{source}: all {len(starts)} event windows lie in the cropped part (the first "
+                    f"{recipe.crop_start_s:g} s and the last {recipe.crop_end_s:g} s of a {n_times / sf:.1f}-s "
+                    "recording); crop less (--crop-start/--crop-end, the card's crop_start_s/crop_end_s)"
+                )
+            starts, labels = [s for s, _ in kept], [y for _, y in kept]
     else:
-        first = int(round(recipe.crop_start_s * sf))
-        last = n_times - int(round(recipe.crop_end_s * sf))
         hop = int(round((recipe.stride_s or recipe.window_s) * sf))
         starts = [s for a, b, _ in pieces for s in range(max(a, first), min(b, last) - win + 1, hop)]
         labels = [-1] * len(starts)
@@ -454,6 +467,11 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
             f"{source}: recording too short ({n_times / sf:.2f} s) for any {recipe.window_s:g}-s window"
         )
     dropped: list[str] = []
+    if n_cropped:
+        dropped.append(
+            f"{n_cropped} event window(s) reach into the cropped first {recipe.crop_start_s:g} s or last "
+            f"{recipe.crop_end_s:g} s and were dropped"
+        )
     if dropped_edge:
         where = "the end of the recording" if len(pieces) == 1 else "the end of the recording or into a gap"
         dropped.append(f"{dropped_edge} window(s) ran past {where} and were dropped")
