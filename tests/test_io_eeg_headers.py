@@ -381,3 +381,20 @@ def test_seeded_mutants_load_plausibly_or_fail_clearly(eeg_root, tmp_path):
         assert outcomes[what] == "error", what
     assert outcomes["vhdr 'MarkerFile=bv_dig_test.vmrk\\n' -> ''"] == "warned load"
     assert outcomes["subsecond_starttime.edf: signal0.pmax=1e8"] == "warned load"
+
+
+@pytest.mark.parametrize("head", [b"this is a plain text file, renamed. " * 10, bytes(range(256)) * 2])
+def test_a_file_that_is_not_edf_says_so(tmp_path, head):
+    """A text or binary file renamed .edf: 'not an EDF/BDF file' and what it starts with, not a header field."""
+    p = tmp_path / "notes.edf"
+    p.write_bytes(head)
+    with pytest.raises(DataFileError, match=r"notes.edf: not an EDF/BDF file \(an EDF file starts with '0' and seven"):
+        neurokit.read_eeg(p)
+
+
+def test_a_txt_file_is_not_read_as_fnirs(tmp_path):
+    """MNE's read_raw takes .txt for BOXY optical data and fails in an assertion; neurokit says what it is."""
+    p = tmp_path / "recording.txt"
+    p.write_text("Fp1,Fp2\n1,2\n")
+    with pytest.raises(DataFileError, match=r"recording.txt: a .txt file is not an EEG recording neurokit reads"):
+        neurokit.read_eeg(p)

@@ -163,6 +163,11 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
 
     suffix = path.suffix.lower()
     edf = suffix in (".edf", ".bdf", ".rec")
+    if suffix in _NOT_EEG:
+        raise DataFileError(
+            f"{path}: a {suffix} file is not an EEG recording neurokit reads ({_NOT_EEG[suffix]}); give the "
+            "recording as EDF, BDF, GDF, BrainVision, EEGLAB, FIF or another format MNE reads as EEG"
+        )
     report = _check_header(path, suffix, allow_truncated)
     out_warnings = list(report.warnings)
     raw, caught, used_encoding = _open_raw(path, edf, encoding, verbose, out_warnings)
@@ -206,6 +211,14 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
     if renames.nonstandard:
         logger.info("%s: channels without a 10-05 position: %s", path, renames.nonstandard)
     return raw
+
+
+#: suffixes MNE's read_raw takes for data that are not EEG: what it would read them as
+_NOT_EEG = {
+    ".txt": "MNE reads .txt as BOXY optical-imaging data",
+    ".snirf": "an fNIRS file",
+    ".nirx": "an fNIRS file",
+}
 
 
 def _check_header(path, suffix, allow_truncated):

@@ -101,10 +101,19 @@ def read_edf_header(path: str | Path) -> EDFHeader:
         bdf = head[:8] == b"\xffBIOSEMI"
         reserved = head[192:236].decode("latin-1").strip()
         plus = reserved[4] if reserved[:4] in ("EDF+", "BDF+") and len(reserved) > 4 else ""
-        header_bytes = _field(head[184:192], "number of bytes in header", path, int)
-        n_records = _field(head[236:244], "number of data records", path, int)
-        record_s = _field(head[244:252], "duration of a data record", path, float)
-        ns = _field(head[252:256], "number of signals", path, int)
+        try:
+            header_bytes = _field(head[184:192], "number of bytes in header", path, int)
+            n_records = _field(head[236:244], "number of data records", path, int)
+            record_s = _field(head[244:252], "duration of a data record", path, float)
+            ns = _field(head[252:256], "number of signals", path, int)
+        except DataFileError:
+            if not bdf and head[:8].strip(b" ") != b"0":  # not even the version field: another kind of file
+                raise DataFileError(
+                    f"{path}: not an EDF/BDF file (an EDF file starts with '0' and seven spaces, a BDF file with "
+                    f"0xFF and 'BIOSEMI'; this one starts with {head[:8]!r}). Check that the file is a recording and "
+                    "not a renamed text, archive or other file"
+                ) from None
+            raise
         if not 1 <= ns <= 9999:
             raise DataFileError(f"{path}: header says {ns} signals; an EDF/BDF file holds 1 to 9999")
         if header_bytes != 256 * (ns + 1):

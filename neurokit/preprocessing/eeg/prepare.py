@@ -398,6 +398,7 @@ class _EEGWriting:
         self.writer: PatchStoreWriter | ShardSetWriter | None = None
         self.sources: list[dict] = []
         self.dropped: list[str] = []
+        self.skipped: list[str] = []  # unreadable recordings passed over (skip_bad)
         self.n_rejected = 0
         self.n_bad_annotation = 0  # windows dropped for overlapping a BAD… annotation
         self.ch_names: list[str] | None = None
@@ -416,6 +417,7 @@ class _EEGWriting:
         if "error" in res:
             if self.options.skip_bad:
                 logger.warning("skipping %s", res["error"])
+                self.skipped.append(str(e.path))
                 return
             raise self.writer.stopped(res["error"]) if isinstance(self.writer, ShardSetWriter) else res["error"]
         w = res["windows"]
@@ -533,8 +535,11 @@ class _EEGWriting:
         if self.writer is None and self.done:  # every recording was already in the set: mark it finished
             self.writer = ShardSetWriter(self.out, (), attrs=read_index(self.out)["attrs"], resume=True)
         if self.writer is None:
-            why = f" ({len(self.dropped)} dropped by the recipe's min_duration_s)" if self.dropped else ""
-            raise DataFileError(f"prepare {self.card.name}: no usable recording (all skipped{why})")
+            why = [f"{len(self.skipped)} unreadable and skipped (--skip-bad)"] if self.skipped else []
+            why += [f"{len(self.dropped)} dropped by the recipe's min_duration_s"] if self.dropped else []
+            raise DataFileError(
+                f"prepare {self.card.name}: no usable recording of {len(self.entries)} ({'; '.join(why) or 'all skipped'})"
+            )
         dups = {"duplicate_recordings": self.signals.records} if self.signals.records else {}
         if isinstance(self.writer, PatchStoreWriter):  # a single store (shards: a ShardSetWriter)
             self.writer.set_attrs(
