@@ -267,3 +267,27 @@ def test_a_truncated_file_is_read_with_allow_truncated_from_the_cli(edf_case, tm
 
     st = PatchStore(tmp_path / "b.h5")
     assert len(st) > 0 and st.sample_shape[0] == 3
+
+
+def test_prepare_with_zero_jobs_names_the_option(tmp_path, eeg_root):
+    res = CliRunner().invoke(
+        app,
+        [
+            "prepare",
+            "physionet_mi",
+            "--task",
+            "left_right_imagery",
+            "--subjects",
+            "1",
+            "--data-root",
+            str(eeg_root),
+            "-o",
+            str(tmp_path / "s.h5"),
+            "-j",
+            "0",
+            "--no-progress",
+        ],
+    )
+    assert res.exit_code == 2, res.output
+    assert "n_jobs (--n-jobs) 0: give 1 (this process)" in res.output and "Parallel has no meaning" not in res.output
+    assert not (tmp_path / "s.h5").exists()

@@ -54,8 +54,13 @@ def map_ordered(
     Raises
     ------
     ConfigError
-        A scheduler is named but ``dask.distributed`` is not installed or cannot reach it.
+        A scheduler is named but ``dask.distributed`` is not installed or cannot reach it; ``n_jobs`` 0.
     """
+    if n_jobs == 0:
+        raise ConfigError(
+            "n_jobs (--n-jobs) 0: give 1 (this process), a number of worker processes, or -1 (every core; -2 all "
+            "but one, as joblib counts)"
+        )
     items = list(items)
     address = scheduler if scheduler is not None and not isinstance(scheduler, str) else scheduler_address(scheduler)
     if address is not None:
