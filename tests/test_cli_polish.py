@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import typer.main
+import typer
 from test_evaluation_confounds import _store
 from typer.testing import CliRunner
 
@@ -290,4 +291,89 @@ def test_prepare_with_zero_jobs_names_the_option(tmp_path, eeg_root):
     )
     assert res.exit_code == 2, res.output
     assert "n_jobs (--n-jobs) 0: give 1 (this process)" in res.output and "Parallel has no meaning" not in res.output
+    assert not (tmp_path / "s.h5").exists()
+
+
+def test_subjects_options_of_every_command_refuse_empty_and_backwards_values():
+    from neurokit.cli.common import parse_splits, parse_subjects
+
+    assert parse_subjects(None) is None
+    assert parse_subjects(" 1 - 3 ,7") == ["S001", "S002", "S003", "S007"]
+    assert parse_subjects("1,,2") == ["S001", "S002"]
+    assert parse_subjects("sub-01, sub-02") == ["sub-01", "sub-02"]
+    for bad in ("", " , ", "3-1", "1-30000000"):
+        with pytest.raises(typer.Exit) as exc:
+            parse_subjects(bad)
+        assert exc.value.exit_code == 2
+    with pytest.raises(typer.Exit):  # an empty split is not "the card's splits"
+        parse_splits("", "", "")
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--crop-start", "-5"), ("--crop-end", "nan"), ("--min-duration", "inf")])
+def test_crops_and_durations_are_seconds_zero_or_more(tmp_path, eeg_root, flag, value):
+    """Negative crops were taken silently; nan/inf failed inside a file's processing, blamed on the file."""
+    res = CliRunner().invoke(
+        app,
+        [
+            "prepare",
+            "physionet_mi",
+            "--task",
+            "left_right_imagery",
+            "--subjects",
+            "1",
+            "--data-root",
+            str(eeg_root),
+            "-o",
+            str(tmp_path / "s.h5"),
+            f"{flag}={value}",
+            "--no-progress",
+        ],
+    )
+    assert res.exit_code == 2, res.output
+    assert f"{flag} {float(value)!r}: give a number of seconds, 0 or more" in res.output
+    assert not (tmp_path / "s.h5").exists()
+
+
+def test_worker_counts_are_bounded(monkeypatch):
+    from neurokit._utils import parallel
+    from neurokit._utils.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"n_jobs \(--n-jobs\) -1000: this machine has \d+ cores"):
+        list(parallel.map_ordered(abs, [1, 2], n_jobs=-1000))
+    started = []
+
+    class Parallel:  # joblib's, recording how many workers it would start
+        def __init__(self, n_jobs, **kwargs):
+            started.append(n_jobs)
+
+        def __call__(self, tasks):
+            return [f(*a, **k) for f, a, k in tasks]
+
+    import joblib
+
+    monkeypatch.setattr(joblib, "Parallel", Parallel)
+    assert list(parallel.map_ordered(abs, [-1, -2, -3], n_jobs=99999)) == [1, 2, 3]
+    assert started == [3]  # three recordings: three workers, not 99,999
+
+
+def test_prepare_refuses_subjects_beside_explicit_files(tmp_path, eeg_root):
+    """--subjects 2 with -f S001R04.edf wrote subject 1's windows without a word."""
+    f = eeg_root / "MNE-eegbci-data/files/eegmmidb/1.0.0/S001/S001R04.edf"
+    res = CliRunner().invoke(
+        app,
+        [
+            "prepare",
+            "physionet_mi",
+            "--task",
+            "left_right_imagery",
+            "-f",
+            str(f),
+            "--subjects",
+            "2",
+            "-o",
+            str(tmp_path / "s.h5"),
+            "--no-progress",
+        ],
+    )
+    assert res.exit_code == 2 and "with -f the files given (1) are the selection" in res.output
     assert not (tmp_path / "s.h5").exists()

@@ -33,7 +33,7 @@ def test_subject_ranges_checked_against_the_card(eeg_root):
         card.files(eeg_root, "left_right_imagery", subjects=parse_ranges("1,110-100000"), download=False)
     assert len(str(err.value)) < 300
     eegmat = load_card("eegmat")
-    with pytest.raises(CardError, match=r"no recording of subjects \[9\].*subjects there: S002, S003, S004"):
+    with pytest.raises(CardError, match=r"no recording of subjects 9 under .*subjects there: S002, S003, S004"):
         eegmat.files(eeg_root, eegmat.task(None)[0], subjects=[2, 9])
     assert {e.subject for e in eegmat.files(eeg_root, eegmat.task(None)[0], subjects=[3])} == {"S003"}
 
@@ -73,3 +73,21 @@ def test_prepare_with_a_backwards_subject_range_is_one_line(tmp_path):
     )
     assert res.exit_code == 2 and "runs backwards (did you mean '1-3'?)" in res.output
     assert not (tmp_path / "s.h5").exists()
+
+
+def test_folder_subject_numbers_are_the_first_number_of_the_id(eeg_root):
+    """A file stem as subject id (S001R10) is subject 1, not 110: the first number, not every digit."""
+    card = load_card("eeg_folder")
+    root = eeg_root / "MNE-eegbci-data/files/eegmmidb/1.0.0/S001"
+    task = card.task(None)[0]
+    assert len(card.files(root, task, subjects=[1], download=False)) == 12
+    with pytest.raises(CardError, match=r"no recording of subjects 110 under"):
+        card.files(root, task, subjects=[110], download=False)
+    with pytest.raises(CardError, match=r"no recording of subjects 2-100000 under"):  # a range, not 99,999 numbers
+        card.files(root, task, subjects=parse_ranges("1-100000"), download=False)
+
+
+@pytest.mark.parametrize("spec", ["²", "٣", "1-٣"])
+def test_subject_ranges_take_ascii_digits_only(spec):
+    with pytest.raises(CardError, match="cannot parse subject range"):
+        parse_ranges(spec)

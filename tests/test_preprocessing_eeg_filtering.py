@@ -248,3 +248,22 @@ def test_crop_applies_to_event_windows(eeg_root):
     np.testing.assert_array_equal(w.patches, full.patches[[o in w.onsets for o in full.onsets]])
     with pytest.raises(DataFileError, match="all 15 event windows lie in the cropped part"):
         make_windows(raw, EEGRecipe.from_dict({**rec.to_dict(), "crop_start_s": 1000.0}))
+
+
+def test_one_pass_refuses_malformed_input(raw160):
+    h = filtering.design_filter(160.0, 0.3, None)
+    x = raw160.get_data()[:2, :6000]
+    for data, rates, match in [
+        (x[0], (160.0, 200.0), r"\(n_channels, n_times\)"),
+        (x[:, :0], (160.0, 200.0), r"with samples, got shape \(2, 0\)"),
+        (x, (160.0, 0.0), "sampling rates must be positive"),
+        (x, (-160.0, 200.0), "sampling rates must be positive"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            filtering.filter_resample_fft(data, [h], *rates)
+    # float32 samples are reflected in float64: the same result as their float64 copy
+    x32 = x.astype(np.float32)
+    np.testing.assert_array_equal(
+        filtering.filter_resample_fft(x32, [h], 160.0, 200.0),
+        filtering.filter_resample_fft(x32.astype(np.float64), [h], 160.0, 200.0),
+    )

@@ -54,7 +54,8 @@ def map_ordered(
     Raises
     ------
     ConfigError
-        A scheduler is named but ``dask.distributed`` is not installed or cannot reach it; ``n_jobs`` 0.
+        A scheduler is named but ``dask.distributed`` is not installed or cannot reach it; ``n_jobs`` 0, or
+        a negative count beyond the machine's cores. More workers than items are not started.
     """
     if n_jobs == 0:
         raise ConfigError(
@@ -62,6 +63,11 @@ def map_ordered(
             "but one, as joblib counts)"
         )
     items = list(items)
+    if n_jobs < 0:  # joblib's count from the end: -1 every core, -2 all but one
+        cores = os.cpu_count() or 1
+        if cores + 1 + n_jobs < 1:
+            raise ConfigError(f"n_jobs (--n-jobs) {n_jobs}: this machine has {cores} cores (-1 uses every core)")
+    n_jobs = min(n_jobs, len(items)) if n_jobs > 0 else n_jobs  # never more workers than recordings
     address = scheduler if scheduler is not None and not isinstance(scheduler, str) else scheduler_address(scheduler)
     if address is not None:
         yield from _map_dask(fn, items, address)

@@ -61,7 +61,7 @@ def parse_ranges(spec: str | int | list) -> list[int]:
         part = part.strip()
         if not part:
             continue
-        m = re.fullmatch(r"(\d+)\s*-\s*(\d+)", part)
+        m = re.fullmatch(r"([0-9]+)\s*-\s*([0-9]+)", part)
         if m:
             lo, hi = int(m.group(1)), int(m.group(2))
             if hi < lo:
@@ -69,7 +69,7 @@ def parse_ranges(spec: str | int | list) -> list[int]:
             if hi - lo + 1 + len(out) > MAX_SUBJECTS:
                 raise CardError(f"subject range {part!r} names {hi - lo + 1:,} subjects (at most {MAX_SUBJECTS:,})")
             out.update(range(lo, hi + 1))
-        elif part.isdigit():
+        elif re.fullmatch(r"[0-9]+", part):
             out.add(int(part))
         else:
             raise CardError(f"cannot parse subject range {part!r} (use e.g. '1-70' or '1,3,5')")
@@ -452,11 +452,13 @@ class DataCard:
         return self._label_folder(out, root, tname, t, pattern)
 
     def _subjects_only(self, out: list[FileEntry], subjects, where, how: str = "") -> list[FileEntry]:
-        """The entries of the subject numbers ``subjects`` (the digits of their ids); a number no entry has raises
-        :class:`CardError` naming it and the subjects there are."""
+        """The entries of the subject numbers ``subjects`` (the first number in their ids: ``sub-01`` → 1, a file
+        stem ``S001R10`` → 1, not 110); a number no entry has raises :class:`CardError` naming it and the subjects
+        there are."""
 
         def number(e):
-            return int(re.sub(r"\D", "", e.subject) or -1)
+            m = re.search(r"[0-9]+", e.subject)
+            return int(m.group(0)) if m else -1
 
         keep = {int(s) for s in subjects}
         missing = sorted(keep - {number(e) for e in out})
@@ -464,7 +466,7 @@ class DataCard:
             ids = sorted({e.subject for e in out})
             shown = ", ".join(ids[:20]) + (f", … ({len(ids)} in all)" if len(ids) > 20 else "")
             raise CardError(
-                f"card {self.name!r}: no recording of subjects {missing} under {where}{how}; subjects "
+                f"card {self.name!r}: no recording of subjects {format_ranges(missing)} under {where}{how}; subjects "
                 f"there: {shown or 'none'}"
             )
         return [e for e in out if number(e) in keep]

@@ -4,6 +4,8 @@ store and checkpoint, and validated when built."""
 
 from __future__ import annotations
 
+import math
+
 import logging
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -123,6 +125,14 @@ class EEGRecipe:
             )
         if self.reference not in (None, "average"):
             raise ConfigError(f"reference={self.reference!r}: allowed values are None and 'average'")
+        for key, flag in (
+            ("crop_start_s", "--crop-start"),
+            ("crop_end_s", "--crop-end"),
+            ("min_duration_s", "--min-duration"),
+        ):
+            v = getattr(self, key)  # seconds: a number, 0 or more
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise ConfigError(f"{key}={v!r} (CLI: {flag} {v!r}): give a number of seconds, 0 or more")
         if self.l_freq is not None and self.h_freq is not None and self.l_freq >= self.h_freq:
             raise ConfigError(f"l_freq={self.l_freq} must be below h_freq={self.h_freq}")
 

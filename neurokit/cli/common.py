@@ -148,19 +148,23 @@ class NeuroCommand(TyperCommand):
 
 
 def parse_subjects(text: Optional[str]) -> Optional[List[str]]:
-    if not text:
+    """``--subjects`` → store subject ids: numbers and ranges (``1-3,7``) become ``S001`` …, other parts are ids
+    as written (``sub-01,sub-02``); ``None`` (not given) means every subject. An empty value, a backwards range or
+    one of more than a million subjects exits with one line (:func:`~neurokit.cards.parse_ranges`)."""
+    if text is None:
         return None
     from neurokit.cards import parse_ranges
 
-    if all(part.strip().replace("-", "").isdigit() for part in text.split(",")):
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts or all(re.fullmatch(r"[0-9]+(\s*-\s*[0-9]+)?", p) for p in parts):
         return [f"S{s:03d}" for s in run_or_exit(parse_ranges, text)]
-    return [s.strip() for s in text.split(",") if s.strip()]
+    return parts
 
 
 def parse_splits(train: Optional[str], val: Optional[str], test: Optional[str]) -> Optional[dict]:
     """``--train/--val/--test-subjects`` → ``{"train": [...], "val": [...], "test": [...]}`` (``None`` when none is
     given); one or two of the three: exit 2 asking for all three."""
-    if not (train or val or test):
+    if train is None and val is None and test is None:
         return None
     if not (train and val and test):
         fail(ValueError("give all three of --train-subjects, --val-subjects and --test-subjects"))

@@ -172,6 +172,13 @@ def prepare(
     from neurokit.pipelines.prepare import prepare as run_prepare
 
     subj = run_or_exit(parse_ranges, subjects) if subjects is not None else None
+    if files and subjects is not None:
+        fail(
+            ValueError(
+                f"--subjects {subjects} selects recordings of a card's layout under --data-root; with -f the files "
+                f"given ({len(files)}) are the selection: leave out --subjects, or the -f files"
+            )
+        )
     if (card is None) == (bids is None):
         fail(ValueError("give a data card, or --bids ROOT --task TASK (not both)"))
     if bids is not None:

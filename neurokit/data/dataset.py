@@ -9,6 +9,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
+from neurokit.io.headers import short_list
 from neurokit._utils.errors import ConfigError
 from neurokit.data.splits import check_no_leak, resolve_splits, task_kind
 from neurokit.io.shards import open_stores
@@ -74,11 +75,13 @@ class PatchDataset(torch.utils.data.Dataset):
             known = self.store_subjects
             unknown = sorted({str(x) for x in subjects} - set(known))
             if unknown and len(unknown) < len({str(x) for x in subjects}):  # a part: e.g. a card split over a subset
-                logger.warning("subjects %s are in none of the stores; using the others", unknown)
+                logger.warning("subjects %s are in none of the stores; using the others", short_list(unknown, 20))
             elif unknown:
-                shown = f"{known[:20]}" + (f" … ({len(known)} in all)" if len(known) > 20 else "")
+                shown = short_list(known, 20)
                 where = ", ".join(str(st.path) for st in self.stores[:3]) + ("…" if len(self.stores) > 3 else "")
-                raise ConfigError(f"no sample of subjects {unknown} in the store(s); subjects there: {shown} ({where})")
+                raise ConfigError(
+                    f"no sample of subjects {short_list(unknown, 20)} in the store(s); subjects there: {shown} ({where})"
+                )
         index = []
         offset = 0
         for si, st in enumerate(self.stores):

@@ -218,6 +218,7 @@ _NOT_EEG = {
     ".txt": "MNE reads .txt as BOXY optical-imaging data",
     ".snirf": "an fNIRS file",
     ".nirx": "an fNIRS file",
+    ".csv": "a table of numbers: read it with numpy and make a recording with mne.io.RawArray",
 }
 
 

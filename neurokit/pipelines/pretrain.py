@@ -19,6 +19,7 @@ from typing import Any, Collection, Sequence
 import numpy as np
 import torch
 
+from neurokit.io.headers import short_list
 from neurokit._utils.errors import ConfigError
 from neurokit._utils.locks import output_lock
 from neurokit._utils.staging import StagedOutput, recover_run_folder, refuse_run_folder, run_files
@@ -727,7 +728,8 @@ def select_pretrain_data(stores: Sequence, cfg: PretrainConfig) -> tuple[PatchDa
         ds = PatchDataset(ds_all.stores, subjects=cfg.subjects)
         if len(ds) == 0:
             raise ConfigError(
-                f"no sample of subjects {cfg.subjects} in the store(s); subjects there: {ds.store_subjects}"
+                f"no sample of subjects {short_list(cfg.subjects, 20)} in the store(s); subjects there: "
+                f"{short_list(ds.store_subjects, 20)}"
             )
         return ds, f"{len(ds)} samples of subjects {_ids(sorted({str(s) for s in ds.meta('subject')}))} (as asked)"
     body = ds_all.info.card_body

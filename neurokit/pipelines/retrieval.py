@@ -37,6 +37,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from neurokit.io.headers import short_list
 from neurokit._utils.errors import ConfigError, DataFileError
 from neurokit.data.pairs import Pairs, in_segment, open_stimuli, pair_samples
 from neurokit.models.registry import check_encoders
@@ -474,7 +475,8 @@ def retrieve(
     ds = PatchDataset(paths, subjects=subjects)
     if subjects is not None and len(ds) == 0:
         raise ConfigError(
-            f"no sample of subjects {list(subjects)} in {[str(p) for p in paths]}; subjects there: {ds.store_subjects}"
+            f"no sample of subjects {short_list(subjects, 20)} in {[str(p) for p in paths]}; subjects there: "
+            f"{short_list(ds.store_subjects, 20)}"
         )
     if tuple(ds.sample_shape) != (
         model.config.fmri.n_chans,

@@ -297,7 +297,8 @@ def filter_resample_fft(
     ------
     ValueError
         The recording is too short for the padding (``p + a`` must stay below ``n_times``: use the two passes),
-        for two filters as one, or a kernel has an even length.
+        for two filters as one, or a kernel has an even length; ``data`` is not 2-D with samples; a rate is not
+        positive.
 
     Examples
     --------
@@ -308,6 +309,11 @@ def filter_resample_fft(
     """
     from scipy import fft
 
+    data = np.asarray(data, dtype=np.float64)  # the reflections in float64 whatever the FFTs' precision
+    if data.ndim != 2 or data.shape[1] == 0:
+        raise ValueError(f"data must be (n_channels, n_times) with samples, got shape {data.shape}")
+    if not all(np.isfinite(f) and f > 0 for f in (sfreq_from, sfreq_to)):
+        raise ValueError(f"sampling rates must be positive, got {sfreq_from} and {sfreq_to} Hz")
     n = data.shape[-1]
     if not 1 <= len(kernels) <= 2 or any(len(h) % 2 == 0 for h in kernels):
         raise ValueError(f"one or two odd-length zero-phase FIR filters are applied, got {[len(h) for h in kernels]}")
