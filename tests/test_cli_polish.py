@@ -377,3 +377,33 @@ def test_prepare_refuses_subjects_beside_explicit_files(tmp_path, eeg_root):
     )
     assert res.exit_code == 2 and "with -f the files given (1) are the selection" in res.output
     assert not (tmp_path / "s.h5").exists()
+
+
+def test_every_window_rejected_says_why(tmp_path, eeg_root):
+    """reject_uv 100 µV rejects all 4 windows of S001R04 (EEGMMIDB's unfiltered amplitudes): the reason is named,
+    not only 'no samples were written'."""
+    f = eeg_root / "MNE-eegbci-data/files/eegmmidb/1.0.0/S001/S001R04.edf"
+    res = CliRunner().invoke(
+        app,
+        [
+            "prepare",
+            "eeg_folder",
+            "-f",
+            str(f),
+            "--min-duration",
+            "0",
+            "--crop-start",
+            "0",
+            "--crop-end",
+            "0",
+            "-o",
+            str(tmp_path / "s.h5"),
+            "--no-progress",
+        ],
+        env={"COLUMNS": "300"},
+    )
+    assert res.exit_code == 2, res.output
+    assert (
+        "every window of the 1 recording(s) read was rejected (4 above the recipe's reject_uv (100 µV))" in res.output
+    )
+    assert not (tmp_path / "s.h5").exists() and not list(tmp_path.iterdir())

@@ -541,6 +541,20 @@ class _EEGWriting:
                 f"prepare {self.card.name}: no usable recording of {len(self.entries)} ({'; '.join(why) or 'all skipped'})"
             )
         dups = {"duplicate_recordings": self.signals.records} if self.signals.records else {}
+        if isinstance(self.writer, PatchStoreWriter) and self.writer.n == 0:  # recordings read, no window kept
+            self.writer.abort()
+            why = (
+                [f"{self.n_rejected} above the recipe's reject_uv ({self.recipe.reject_uv:g} µV)"]
+                if self.n_rejected
+                else []
+            )
+            why += [f"{self.n_bad_annotation} overlapping BAD… annotations"] if self.n_bad_annotation else []
+            why += [f"{len(self.skipped)} recording(s) skipped as bad files"] if self.skipped else []
+            raise DataFileError(
+                f"prepare {self.card.name}: every window of the {len(self.sources)} recording(s) read was rejected "
+                f"({'; '.join(why) or 'none kept'}); the store {self.out} was not created. Raise reject_uv in the card "
+                "(or null to keep all), or check the recordings' units"
+            )
         if isinstance(self.writer, PatchStoreWriter):  # a single store (shards: a ShardSetWriter)
             self.writer.set_attrs(
                 sources=self.sources,
