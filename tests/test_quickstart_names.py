@@ -77,8 +77,8 @@ def test_the_quick_start_says_its_stages_and_the_idle_time_first():
     )
     assert f"about {CPU_SECONDS} s of CPU time in all" in lines[1] and "every 30 s" in lines[1]
     assert lines[2].endswith(
-        "230 s in all): prepare 4 s, pretrain 45 s, compare bonn_epilepsy 91 s, compare physionet_mi 90 s"
+        "190 s in all): prepare 4 s, pretrain 33 s, compare bonn_epilepsy 76 s, compare physionet_mi 77 s"
     )
     text = README.replace("\n", " ")  # the same figures
-    assert "prepare 4 s, pretrain 45 s, Bonn 91 s, EEGMMIDB 90 s" in text
+    assert "prepare 4 s, pretrain 33 s, Bonn 76 s, EEGMMIDB 77 s" in text
     assert f"Measured: about {CPU_SECONDS} s of CPU time" in README  # the same figure

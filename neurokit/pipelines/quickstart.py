@@ -100,9 +100,9 @@ FRACTIONS = (0.02, 0.1, 1.0)
 
 #: CPU seconds of the default quick start (README: 374 s, 2026-12-04, 2 lightly loaded cores); the stage times of
 #: any run are printed at its end
-CPU_SECONDS = 380
+CPU_SECONDS = 350
 #: wall seconds of each stage of the default quick start as measured then (README)
-STAGE_SECONDS = {"prepare": 4, "pretrain": 45, "compare bonn_epilepsy": 91, "compare physionet_mi": 90}
+STAGE_SECONDS = {"prepare": 4, "pretrain": 33, "compare bonn_epilepsy": 76, "compare physionet_mi": 77}
 
 
 def stage_plan(*, seeds: int, label_fractions: tuple[float, ...], pretrain_epochs: int, default: bool) -> list[str]:
