@@ -7,6 +7,8 @@ import textwrap
 
 import pytest
 
+from neurokit._utils.memory import ALLOCATOR_ENV
+
 #: prepares the same 3 EEGMMIDB runs (64 channels, 160 Hz → 200 Hz) three times; prints the page faults of
 #: the last two passes and whether the pad was set
 CHILD = textwrap.dedent(
@@ -48,7 +50,7 @@ def _run(eeg_root, mode: str, env: dict) -> dict[str, list[str]]:
 def test_prepare_reuses_freed_pages_from_one_recording_to_the_next(eeg_root):
     """Without the pad glibc hands each recording's freed arrays back to the system and the next recording
     faults the same pages in again (~3,000 per recording here); with it ``prepare`` reuses them."""
-    env = {k: v for k, v in os.environ.items() if k != "MALLOC_TOP_PAD_"}
+    env = {k: v for k, v in os.environ.items() if k not in ALLOCATOR_ENV}  # Dask's nanny sets MALLOC_TRIM_THRESHOLD_
     padded = _run(eeg_root, "on", env)
     if padded["set"] != ["True"]:
         pytest.skip("not glibc: mallopt(M_TOP_PAD) is not there")
@@ -91,7 +93,7 @@ def test_the_pad_does_not_make_later_training_fault_more():
     same process (the quick start pretrains after it prepares) was mapped and faulted anew — 4× the faults, the
     quick start's system time 8 s → 55 s. With the threshold set where glibc's own adjustment ends, no more faults
     than without the pad."""
-    env = {k: v for k, v in os.environ.items() if k != "MALLOC_TOP_PAD_"}
+    env = {k: v for k, v in os.environ.items() if k not in ALLOCATOR_ENV}  # Dask's nanny sets MALLOC_TRIM_THRESHOLD_
 
     def faults(mode):
         out = subprocess.run(

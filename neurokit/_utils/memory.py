@@ -26,7 +26,7 @@ _M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD_BYTES = 32 << 20
 
 #: environment variables by which a user tunes glibc's allocator: then neurokit leaves it alone
-_USER_TUNING = ("MALLOC_TOP_PAD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES")
+ALLOCATOR_ENV = ("MALLOC_TOP_PAD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES")
 
 #: the pad ``prepare`` asks for: a 64-channel recording of a few minutes and its resampled copy
 HEAP_TOP_PAD_BYTES = 64 << 20
@@ -43,7 +43,7 @@ def keep_heap_top(nbytes: int = HEAP_TOP_PAD_BYTES) -> bool:
     global _done
     if _done:
         return True
-    if not sys.platform.startswith("linux") or any(k in os.environ for k in _USER_TUNING):
+    if not sys.platform.startswith("linux") or any(k in os.environ for k in ALLOCATOR_ENV):
         return False
     try:
         libc = ctypes.CDLL(None)
