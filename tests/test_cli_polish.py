@@ -270,27 +270,20 @@ def test_a_truncated_file_is_read_with_allow_truncated_from_the_cli(edf_case, tm
     assert len(st) > 0 and st.sample_shape[0] == 3
 
 
+def _prepare_mi_s001(eeg_root, out, *extra):
+    """``neuro prepare physionet_mi`` (left/right imagery) of subject 1 into ``out``, with ``extra`` options."""
+    return _neuro("prepare", "physionet_mi", "--task", "left_right_imagery", "--subjects", "1",
+                  "--data-root", eeg_root, "-o", out, "--no-progress", *extra)  # fmt: skip
+
+
+S001R04 = "MNE-eegbci-data/files/eegmmidb/1.0.0/S001/S001R04.edf"
+
+
 def test_prepare_with_zero_jobs_names_the_option(tmp_path, eeg_root):
-    res = CliRunner().invoke(
-        app,
-        [
-            "prepare",
-            "physionet_mi",
-            "--task",
-            "left_right_imagery",
-            "--subjects",
-            "1",
-            "--data-root",
-            str(eeg_root),
-            "-o",
-            str(tmp_path / "s.h5"),
-            "-j",
-            "0",
-            "--no-progress",
-        ],
-    )
+    res = _prepare_mi_s001(eeg_root, tmp_path / "s.h5", "-j", "0")
     assert res.exit_code == 2, res.output
-    assert "n_jobs (--n-jobs) 0: give 1 (this process)" in res.output and "Parallel has no meaning" not in res.output
+    assert "n_jobs (--n-jobs) 0: give 1 (this process)" in _flat(res.output)
+    assert "Parallel has no meaning" not in res.output
     assert not (tmp_path / "s.h5").exists()
 
 
@@ -312,25 +305,9 @@ def test_subjects_options_of_every_command_refuse_empty_and_backwards_values():
 @pytest.mark.parametrize(("flag", "value"), [("--crop-start", "-5"), ("--crop-end", "nan"), ("--min-duration", "inf")])
 def test_crops_and_durations_are_seconds_zero_or_more(tmp_path, eeg_root, flag, value):
     """Negative crops were taken silently; nan/inf failed inside a file's processing, blamed on the file."""
-    res = CliRunner().invoke(
-        app,
-        [
-            "prepare",
-            "physionet_mi",
-            "--task",
-            "left_right_imagery",
-            "--subjects",
-            "1",
-            "--data-root",
-            str(eeg_root),
-            "-o",
-            str(tmp_path / "s.h5"),
-            f"{flag}={value}",
-            "--no-progress",
-        ],
-    )
+    res = _prepare_mi_s001(eeg_root, tmp_path / "s.h5", f"{flag}={value}")
     assert res.exit_code == 2, res.output
-    assert f"{flag} {float(value)!r}: give a number of seconds, 0 or more" in res.output
+    assert f"{flag} {float(value)!r}: give a number of seconds, 0 or more" in _flat(res.output)
     assert not (tmp_path / "s.h5").exists()
 
 
@@ -358,52 +335,19 @@ def test_worker_counts_are_bounded(monkeypatch):
 
 def test_prepare_refuses_subjects_beside_explicit_files(tmp_path, eeg_root):
     """--subjects 2 with -f S001R04.edf wrote subject 1's windows without a word."""
-    f = eeg_root / "MNE-eegbci-data/files/eegmmidb/1.0.0/S001/S001R04.edf"
-    res = CliRunner().invoke(
-        app,
-        [
-            "prepare",
-            "physionet_mi",
-            "--task",
-            "left_right_imagery",
-            "-f",
-            str(f),
-            "--subjects",
-            "2",
-            "-o",
-            str(tmp_path / "s.h5"),
-            "--no-progress",
-        ],
-    )
-    assert res.exit_code == 2 and "with -f the files given (1) are the selection" in res.output
+    res = _neuro("prepare", "physionet_mi", "--task", "left_right_imagery", "-f", eeg_root / S001R04,
+                 "--subjects", "2", "-o", tmp_path / "s.h5", "--no-progress")  # fmt: skip
+    assert res.exit_code == 2 and "with -f the files given (1) are the selection" in _flat(res.output)
     assert not (tmp_path / "s.h5").exists()
 
 
 def test_every_window_rejected_says_why(tmp_path, eeg_root):
     """reject_uv 100 µV rejects all 4 windows of S001R04 (EEGMMIDB's unfiltered amplitudes): the reason is named,
     not only 'no samples were written'."""
-    f = eeg_root / "MNE-eegbci-data/files/eegmmidb/1.0.0/S001/S001R04.edf"
-    res = CliRunner().invoke(
-        app,
-        [
-            "prepare",
-            "eeg_folder",
-            "-f",
-            str(f),
-            "--min-duration",
-            "0",
-            "--crop-start",
-            "0",
-            "--crop-end",
-            "0",
-            "-o",
-            str(tmp_path / "s.h5"),
-            "--no-progress",
-        ],
-        env={"COLUMNS": "300"},
-    )
+    res = _neuro("prepare", "eeg_folder", "-f", eeg_root / S001R04, "--min-duration", "0", "--crop-start", "0",
+                 "--crop-end", "0", "-o", tmp_path / "s.h5", "--no-progress")  # fmt: skip
     assert res.exit_code == 2, res.output
-    assert (
-        "every window of the 1 recording(s) read was rejected (4 above the recipe's reject_uv (100 µV))" in res.output
+    assert "every window of the 1 recording(s) read was rejected (4 above the recipe's reject_uv (100 µV))" in _flat(
+        res.output
     )
     assert not (tmp_path / "s.h5").exists() and not list(tmp_path.iterdir())
