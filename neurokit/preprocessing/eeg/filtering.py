@@ -246,17 +246,25 @@ def resample_fft(data: np.ndarray, sfreq_from: float, sfreq_to: float, dtype=np.
     if max(pads) > n - 1:
         raise ValueError(f"{n} samples are too few for batched resampling")
     old_len = n + sum(pads)
-    use_len = min(new_len, old_len)
     out = np.empty((data.shape[0], final_len), np.float64)
     for c0 in range(0, data.shape[0], BLOCK_CHANNELS):
         # gain new_len / old_len and irfft's 1 / new_len: rfft's "forward" scaling (1 / old_len), irfft's none
         padded = odd_pad(data[c0 : c0 + BLOCK_CHANNELS], pads, dtype)
         spec = fft.rfft(padded, axis=-1, norm="forward", overwrite_x=True)
-        if use_len % 2 == 0:
-            spec[:, use_len // 2] *= 2.0 if new_len < old_len else 0.5
-        y = fft.irfft(spec, new_len, axis=-1, norm="forward", overwrite_x=True)
-        out[c0 : c0 + BLOCK_CHANNELS] = y[:, cut[0] : new_len - cut[1]]
+        out[c0 : c0 + BLOCK_CHANNELS] = _resampled(spec, old_len, new_len, cut)
     return out
+
+
+def _resampled(spec: np.ndarray, old_len: int, new_len: int, cut: tuple[int, int]) -> np.ndarray:
+    """The last steps of MNE's FFT resampling from the spectrum ``spec`` (rfft of the padded signal of
+    ``old_len`` samples, gain already in it; changed in place): the Nyquist bin of the shorter length scaled by
+    2 (down) or 1/2 (up), the inverse FFT of ``new_len`` samples, ``cut`` samples off each end."""
+    from scipy import fft
+
+    use_len = min(new_len, old_len)
+    if use_len % 2 == 0:
+        spec[:, use_len // 2] *= 2.0 if new_len < old_len else 0.5
+    return fft.irfft(spec, new_len, axis=-1, norm="forward", overwrite_x=True)[:, cut[0] : new_len - cut[1]]
 
 
 def filter_resample_fft(
@@ -325,7 +333,6 @@ def filter_resample_fft(
     old_len = n + p0 + p1
     if max(p0, p1) + a > n - 1 or a >= old_len:  # one reflection each side; the circle wraps h's tails once
         raise ValueError(f"{n} samples are too few for one pass of filtering and resampling")
-    use_len = min(new_len, old_len)
     cdt = np.result_type(dtype, np.complex64)
     spec_h, spec_tail, n_corr = _pass_spectra(h.tobytes(), len(h), old_len, np.dtype(dtype).str)
     out = np.empty((data.shape[0], final_len), np.float64)
@@ -351,10 +358,7 @@ def filter_resample_fft(
             d[:k, a:] = 0
             d[:k, old_len - a :] += corr[k:, ::-1]
         spec += fft.rfft(d[:k], axis=-1).astype(cdt, copy=False)
-        if use_len % 2 == 0:
-            spec[:, use_len // 2] *= 2.0 if new_len < old_len else 0.5
-        y = fft.irfft(spec, new_len, axis=-1, norm="forward", overwrite_x=True)  # gain in the spectra
-        out[c0 : c0 + k] = y[:, cut[0] : new_len - cut[1]]
+        out[c0 : c0 + k] = _resampled(spec, old_len, new_len, cut)  # gain in the spectra
     return out
 
 
