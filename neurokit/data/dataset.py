@@ -9,9 +9,9 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from neurokit.io.headers import short_list
 from neurokit._utils.errors import ConfigError
 from neurokit.data.splits import check_no_leak, resolve_splits, task_kind
+from neurokit.io.headers import short_list
 from neurokit.io.shards import open_stores
 from neurokit.io.store import PatchStore, StoreMeta
 

@@ -19,13 +19,13 @@ from typing import Any, Collection, Sequence
 import numpy as np
 import torch
 
-from neurokit.io.headers import short_list
 from neurokit._utils.errors import ConfigError
 from neurokit._utils.locks import output_lock
 from neurokit._utils.staging import StagedOutput, recover_run_folder, refuse_run_folder, run_files
 from neurokit.data.corpus import ScaledDataset, corpus_ids, corpus_scales
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.provenance import kept_summary, used_sources
+from neurokit.io.headers import short_list
 from neurokit.models.checkpoint import (
     check_channels,
     check_resume_data,

@@ -98,7 +98,7 @@ PRETRAIN_REPEATS = {"physionet_mi": 8}
 #: label fractions of the quick start's comparison: where pretraining can show (few labels) and all labels
 FRACTIONS = (0.02, 0.1, 1.0)
 
-#: CPU seconds of the default quick start (README: 374 s, 2026-12-04, 2 lightly loaded cores); the stage times of
+#: CPU seconds of the default quick start (README: 350 s, 2026-12-04, 2 lightly loaded cores); the stage times of
 #: any run are printed at its end
 CPU_SECONDS = 350
 #: wall seconds of each stage of the default quick start as measured then (README)

@@ -37,9 +37,9 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from neurokit.io.headers import short_list
 from neurokit._utils.errors import ConfigError, DataFileError
 from neurokit.data.pairs import Pairs, in_segment, open_stimuli, pair_samples
+from neurokit.io.headers import short_list
 from neurokit.models.registry import check_encoders
 
 logger = logging.getLogger("neurokit")
