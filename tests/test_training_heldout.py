@@ -111,7 +111,7 @@ def test_pretraining_logs_heldout_beside_baselines_each_epoch(tmp_path):
         if '"heldout_loss"' in line
     ]
     assert [e["epoch"] for e in epochs] == [1, 2]
-    keys = ("epoch", "heldout_loss", "heldout_zero", "heldout_mean", "heldout_spatial", "heldout_temporal")
+    keys = ("epoch", "heldout_loss", "heldout_zero", "heldout_mean", "heldout_spatial", "heldout_temporal", "heldout_n")
     assert res["heldout_history"] == [{k: e[k] for k in keys} for e in epochs]
     # independent noise: neither the other channel nor the neighbouring patch tells anything
     assert epochs[0]["heldout_spatial"] == pytest.approx(epochs[0]["heldout_zero"], rel=0.1)

@@ -170,15 +170,15 @@ def test_spatial_and_temporal_baselines_on_a_hand_made_example():
     w_t[EDGE] = 0.5  # plus half the next patch's first sample
     b = MaskedBaselines(spatial={2: torch.tensor([[0.0, 0.0], [2.0, 0.0]], dtype=torch.float64)}, temporal=w_t)
     sse = b.masked_sse(t, mask)
-    assert float(sse["spatial"]) == pytest.approx(P * (3.0 - 2.0 * 1.0) ** 2)  # 2 × channel 0 = 2 against 3
-    assert float(sse["temporal"]) == pytest.approx(0.0)  # (2 + 4) / 2 = 3
+    assert sse["spatial"][0] == pytest.approx(P * (3.0 - 2.0 * 1.0) ** 2)  # 2 × channel 0 = 2 against 3
+    assert sse["temporal"][0] == pytest.approx(0.0)  # (2 + 4) / 2 = 3
     # a masked channel counts as 0: masking channel 0's middle patch too leaves 2 × 0 against 3 (and 0 against 1)
     both = mask.clone()
     both[0, 0, 1] = 1
-    assert float(b.masked_sse(t, both)["spatial"]) == pytest.approx(P * (3.0 - 0.0) ** 2 + P * 1.0**2)
+    assert b.masked_sse(t, both)["spatial"][0] == pytest.approx(P * (3.0 - 0.0) ** 2 + P * 1.0**2)
     # a masked neighbour counts as 0: masking the next patch too leaves 0.5 × 2 = 1 against 3
     mask[0, 1, 2] = 1
-    assert float(b.masked_sse(t, mask)["temporal"]) == pytest.approx(P * (3 - 1) ** 2 + P * 4**2)
+    assert b.masked_sse(t, mask)["temporal"][0] == pytest.approx(P * (3 - 1) ** 2 + P * 4**2)
 
 
 def test_the_fitted_spatial_ridge_reads_a_channel_from_its_copy():

@@ -63,6 +63,12 @@ def pretrain(
     mask_ratio: Optional[float] = typer.Option(
         None, show_default="none", help="SiT video-MAE tube-mask ratio (default 0.75)."
     ),
+    recipe: Optional[str] = typer.Option(
+        None,
+        "--recipe",
+        show_default="neurokit",
+        help="sit: neurokit (positions from the sphere, attention biased by distance between patches, output started at zero; learns on the shared fMRI) or reference (the metrics-lab vsMAE: 1-D index positions; stays at predict-zero there). docs/guide/surface.md.",
+    ),
     split: str = typer.Option(
         "train", help="Card split to pretrain on: train (validation and test subjects stay unseen), val, test or all."
     ),
@@ -108,13 +114,19 @@ def pretrain(
         None,
         "--val-fraction",
         show_default="0.1",
-        help="Share of the windows held out (whole subjects of corpora with 5 or more) to log the masked loss beside predict-zero and predict-mean each epoch (0: none).",
+        help="Share of the samples held out to log the masked loss beside its baselines each epoch: whole subjects of corpora with 5 or more; else EEG windows at random, surface fMRI a whole block of frames at the end of each run (0: none).",
     ),
     heldout_subjects: Optional[str] = typer.Option(
         None,
         "--heldout-subjects",
         show_default="none",
         help="Hold out exactly these subjects for the held-out masked loss, e.g. '7-10' with --split all (replaces --val-fraction).",
+    ),
+    heldout_own_scale: bool = typer.Option(
+        False,
+        "--heldout-own-scale",
+        show_default="off: the training windows' RMS",
+        help="--normalize corpus: scale a held-out store that has no training windows by its own RMS (a statistic of held-out data) instead of the training windows'.",
     ),
     seed: int = typer.Option(0, help="Random seed (sampling, masks, initialisation)."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K (under torchrun: one GPU per process)."),
@@ -151,7 +163,9 @@ def pretrain(
     from neurokit.pipelines.pretrain import pretrain as run
 
     kw: dict[str, Any] = {
-        k: v for k, v in (("n_layers", n_layers), ("size", model_size), ("mask_ratio", mask_ratio)) if v is not None
+        k: v
+        for k, v in (("n_layers", n_layers), ("size", model_size), ("mask_ratio", mask_ratio), ("recipe", recipe))
+        if v is not None
     }
     for k, v in (
         ("stimuli", [str(p) for p in stimuli or []]),
@@ -183,6 +197,7 @@ def pretrain(
         split=None if split == "all" else split,
         subjects=parse_subjects(subjects),
         heldout_subjects=parse_subjects(heldout_subjects),
+        heldout_own_scale=heldout_own_scale,
         progress=progress,
     )
     opts.update({k: v for k, v in (("normalize", normalize), ("val_fraction", val_fraction)) if v is not None})
@@ -199,7 +214,7 @@ def pretrain(
     run_or_exit(check_pretrain_options, cfg, resume=resume, overwrite=overwrite, given=options_given(ctx))
     if is_main_rank():
         used = "; ".join(u for _, u in run_or_exit(select_layouts, list(stores), cfg))
-        held = " (the held-out windows below are set aside from it)" if cfg.model == "cbramod" else ""
+        held = " (the held-out samples below are set aside from it)" if cfg.model != "clip" else ""
         console.print(f"pretraining on {used}{held}")
     res = run_or_exit(run, list(stores), out, cfg, resume=resume, overwrite=overwrite)
     record_command(ctx, out, report="pretrain_summary.json")
@@ -242,7 +257,7 @@ def pretrain_lines(res: dict) -> list[str]:
         zero = h["heldout_zero"]
         ratios = [
             h[k] / h.get(f"{k}_zero", zero)
-            for k in ("heldout_mean", "heldout_spatial", "heldout_temporal")
+            for k in ("heldout_mean", "heldout_spatial", "heldout_temporal", "heldout_neighbours", "heldout_frame")
             if h.get(k) is not None
         ]
         verdict = (

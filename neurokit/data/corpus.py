@@ -6,12 +6,15 @@ A corpus is one store, or, in a pooled store (``neurokit.pipelines.quickstart.po
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
 import torch
 
 from neurokit._utils.errors import ConfigError
+
+logger = logging.getLogger("neurokit")
 
 
 def corpus_ids(ds) -> np.ndarray:
@@ -68,6 +71,52 @@ def corpus_scales(ds, max_windows: int = 4096, seed: int = 0) -> dict[str, float
             raise ConfigError(f"normalize=corpus: the windows of {c} are all zero; nothing to scale them by")
         out[c] = rms
     return out
+
+
+def heldout_scales(train, heldout=None, *, own: bool = False) -> dict[str, float]:
+    """The divisor of every corpus of the training windows ``train`` and the held-out windows ``heldout``, from
+    training data only: each training corpus's RMS (:func:`corpus_scales`); a held-out corpus with no training
+    window (a second store held out whole) takes the pooled RMS of the training windows (every training corpus's
+    RMS weighted by its windows), said in the log, since its own RMS is a statistic of held-out data.
+
+    Parameters
+    ----------
+    own : bool
+        Scale such a held-out corpus by its own RMS instead (said in the log).
+
+    Returns
+    -------
+    dict corpus → divisor.
+
+    Examples
+    --------
+    >>> heldout_scales(PatchDataset("a.h5"), PatchDataset("b.h5"))  # doctest: +SKIP
+    {'a.h5': 1.73, 'b.h5': 1.73}
+    """
+    scales = corpus_scales(train)
+    if heldout is None:
+        return scales
+    ids = corpus_ids(train)
+    missing = sorted(set(corpus_ids(heldout)) - set(scales))
+    if not missing:
+        return scales
+    if own:
+        theirs = corpus_scales(heldout)
+        for c in missing:
+            logger.warning("held-out corpus %s has no training window: scaled by its own RMS %.4g, as asked", c, theirs[c])
+            scales[c] = theirs[c]
+        return scales
+    n = {c: int((ids == c).sum()) for c in scales}
+    pooled = float(np.sqrt(sum(n[c] * scales[c] ** 2 for c in scales) / max(sum(n.values()), 1)))
+    for c in missing:
+        logger.warning(
+            "held-out corpus %s has no training window: scaled by the training windows' RMS %.4g (not its own, a "
+            "statistic of held-out data; --heldout-own-scale to use its own)",
+            c,
+            pooled,
+        )
+        scales[c] = pooled
+    return scales
 
 
 class ScaledDataset(torch.utils.data.Dataset):

@@ -173,3 +173,44 @@ def extract_patches(data: np.ndarray, grid_order: int = 2, template_order: int =
     if data.shape[0] != expected:
         raise ConfigError(f"data has {data.shape[0]} vertices; the ico{template_order} template has {expected}")
     return data[table]
+
+
+def grid_of(n_patches: int, n_vertices_per_patch: int, template_order: int = TEMPLATE_ORDER) -> int | None:
+    """The ico-k grid (``k``) whose patch table has ``n_patches`` patches of ``n_vertices_per_patch`` template
+    vertices, or ``None`` when no grid on ico-``template_order`` has that shape (e.g. made-up test shapes).
+
+    Examples
+    --------
+    >>> grid_of(1280, 45), grid_of(320, 153), grid_of(20, 45)
+    (3, 2, None)
+    """
+    for k in range(1, template_order):
+        if n_patches == n_faces(k) and n_vertices_per_patch == vertices_per_patch(k, template_order):
+            return k
+    return None
+
+
+@lru_cache(maxsize=None)
+def patch_centres(grid_order: int, template_order: int = TEMPLATE_ORDER) -> np.ndarray:
+    """Unit vectors ``(n_patches, 3)`` towards the centroid of each patch's template vertices (read-only): where
+    a patch lies on the sphere, for position codes that know which patches are neighbours."""
+    from neurokit.geometry.icosphere import icosphere
+
+    c = icosphere(template_order).vertices[patch_table(grid_order, template_order)].mean(axis=1)
+    c = c / np.linalg.norm(c, axis=1, keepdims=True)
+    c.setflags(write=False)
+    return c
+
+
+@lru_cache(maxsize=None)
+def patch_neighbours(grid_order: int, template_order: int = TEMPLATE_ORDER) -> np.ndarray:
+    """Boolean adjacency ``(n_patches, n_patches)``: patches that share at least one template vertex (an edge
+    or a corner), the diagonal False (read-only). On ico3, 12 neighbours a patch (9 next to an ico0 corner)."""
+    table = patch_table(grid_order, template_order)
+    n = len(table)
+    inc = np.zeros((n, 10 * 4**template_order + 2), dtype=np.int32)
+    inc[np.repeat(np.arange(n), table.shape[1]), table.ravel()] = 1
+    adj = (inc @ inc.T) > 0
+    np.fill_diagonal(adj, False)
+    adj.setflags(write=False)
+    return adj

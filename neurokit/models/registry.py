@@ -132,9 +132,18 @@ def rebuild_cbramod(cfg: dict) -> nn.Module:
 
 
 # --------------------------------------------------------------------------- SiT (vsMAE pretraining)
-_DECODER_KEYS = {"mask_ratio", "decoder_dim", "decoder_depth", "decoder_heads", "decoder_dim_head", "decoder_mlp_dim"}
+_DECODER_KEYS = {
+    "mask_ratio", "decoder_dim", "decoder_depth", "decoder_heads", "decoder_dim_head", "decoder_mlp_dim", "score",
+    "zero_output",
+}  # fmt: skip
 SIT_FIELDS = tuple(f.name for f in fields(SiTConfig))
-SIT_OPTIONS = ("size", "n_layers", *SIT_FIELDS, *sorted(_DECODER_KEYS))
+SIT_OPTIONS = ("size", "n_layers", "recipe", *SIT_FIELDS, *sorted(_DECODER_KEYS))
+#: what ``neuro pretrain --model sit`` builds unless told otherwise (``recipe="reference"``: the metrics-lab vsMAE's
+#: 1-D index positions, no attention bias, default output init): measured in docs/guide/surface.md
+SURFACE_RECIPES: dict[str, dict] = {
+    "neurokit": {"pos_embedding": "sphere", "attn_bias": "distance", "zero_output": True, "score": "hidden"},
+    "reference": {"pos_embedding": "sincos", "attn_bias": "none", "zero_output": False, "score": "hidden"},
+}
 
 
 def make_vsmae(kwargs: dict) -> VSMAE:
@@ -166,6 +175,8 @@ def make_vsmae(kwargs: dict) -> VSMAE:
     """
     kw = dict(kwargs)
     unknown_options(kw, SIT_OPTIONS, "sit")
+    if "recipe" in kw:
+        kw.update({k: v for k, v in SURFACE_RECIPES.get(kw.pop("recipe"), {}).items() if k not in kw})
     size = kw.pop("size", "tiny")
     if "n_layers" in kw:
         kw["depth"] = kw.pop("n_layers")
@@ -191,7 +202,11 @@ def build_vsmae(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> VSMAE:
             f"{store_attrs.get('modality')!r} with samples {tuple(sample_shape)}"
         )
     T, N, V = (int(s) for s in sample_shape)
-    return make_vsmae({**kwargs, "n_chans": T, "n_patches": N, "vertices_per_patch": V})
+    kw = dict(kwargs)
+    recipe = kw.pop("recipe", "neurokit")
+    if recipe not in SURFACE_RECIPES:
+        raise ConfigError(f"SiT recipe {recipe!r}; allowed: {', '.join(SURFACE_RECIPES)}")
+    return make_vsmae({**SURFACE_RECIPES[recipe], **kw, "n_chans": T, "n_patches": N, "vertices_per_patch": V})
 
 
 def rebuild_vsmae(model_config: dict) -> VSMAE:

@@ -20,6 +20,7 @@ import math
 from dataclasses import asdict, dataclass, replace
 from typing import cast
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -46,21 +47,33 @@ class SiTConfig:
     mlp_ratio: float = 4.0
     dropout: float = 0.0
     emb_dropout: float = 0.0
-    pos_embedding: str = "sincos"  # "sincos" | "learned"
+    pos_embedding: str = "sincos"  # "sincos" | "learned" | "sphere"
     temporal: str = "channels"  # "channels" | "concat"
     pool: str = "cls"  # "cls" | "mean"
+    attn_bias: str = "none"  # "none" | "distance"
 
     def __post_init__(self) -> None:
         for name, allowed in (
-            ("pos_embedding", ("sincos", "learned")),
+            ("pos_embedding", ("sincos", "learned", "sphere")),
             ("temporal", ("channels", "concat")),
             ("pool", ("cls", "mean")),
+            ("attn_bias", ("none", "distance")),
         ):
             if getattr(self, name) not in allowed:
                 raise ConfigError(f"SiTConfig.{name}={getattr(self, name)!r}; allowed: {', '.join(allowed)}")
         for name in ("n_chans", "n_patches", "vertices_per_patch", "dim", "depth", "heads", "dim_head"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"SiTConfig.{name} must be ≥ 1, got {getattr(self, name)}")
+        if self.attn_bias == "distance" and self.temporal != "channels":
+            raise ConfigError(
+                f"SiTConfig.attn_bias='distance' biases attention between patches, one token a patch: it needs "
+                f"temporal='channels' (got {self.temporal!r})"
+            )
+        if self.pos_embedding == "sphere" and self.temporal != "channels":
+            raise ConfigError(
+                "SiTConfig.pos_embedding='sphere' codes where each patch lies, one token a patch: it needs "
+                f"temporal='channels' (got {self.temporal!r}); use 'sincos' or 'learned' with 'concat'"
+            )
 
     @property
     def n_tokens(self) -> int:
@@ -114,6 +127,31 @@ def sincos_1d(n: int, dim: int) -> torch.Tensor:
     return pe.float()
 
 
+def sphere_code(n_patches: int, vertices_per_patch: int, dim: int) -> torch.Tensor:
+    """Fixed position code ``(n_patches, dim)`` from where each patch lies on the sphere: sines and cosines of
+    each coordinate of the patch centre (:func:`~neurokit.geometry.patches.patch_centres`, unit sphere) at
+    ``dim // 6`` angular frequencies spaced geometrically from 1 to ``2π / spacing`` (the mean distance between
+    neighbouring patch centres), the remaining dimensions 0. The dot product of two codes is a sum of cosines of
+    the coordinate differences, largest between neighbours, so attention can find a patch's neighbours from
+    the code alone (a 1-D code over the patch index only knows the quad-tree's order).
+
+    Shapes that are no ico-k patch grid on ico6 (made-up test shapes) fall back to :func:`sincos_1d`.
+    """
+    from neurokit.geometry.patches import grid_of, patch_centres
+
+    k = grid_of(n_patches, vertices_per_patch)
+    f = dim // 6
+    if k is None or f < 1:
+        return sincos_1d(n_patches, dim)
+    c = torch.as_tensor(np.array(patch_centres(k)), dtype=torch.float64)  # (N, 3)
+    spacing = math.sqrt(4 * math.pi / n_patches)
+    freq = torch.logspace(0.0, math.log10(2 * math.pi / spacing), f, dtype=torch.float64)
+    ang = c[:, :, None] * freq[None, None, :]  # (N, 3, f)
+    pe = torch.zeros(n_patches, dim, dtype=torch.float64)
+    pe[:, : 6 * f] = torch.cat([torch.sin(ang), torch.cos(ang)], dim=-1).reshape(n_patches, 6 * f)
+    return pe.float()
+
+
 class Attention(nn.Module):
     def __init__(self, dim: int, heads: int, dim_head: int, dropout: float) -> None:
         super().__init__()
@@ -124,10 +162,14 @@ class Attention(nn.Module):
         self.to_out = nn.Sequential(nn.Linear(inner, dim), nn.Dropout(dropout))
         self.dropout = dropout
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
         B, L, _ = x.shape
         q, k, v = self.to_qkv(self.norm(x)).reshape(B, L, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
-        o = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0)
+        if bias is not None:
+            bias = bias.to(q.dtype)
+        o = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=bias, dropout_p=self.dropout if self.training else 0.0
+        )
         return self.to_out(o.transpose(1, 2).reshape(B, L, -1))
 
 
@@ -158,12 +200,57 @@ class Transformer(nn.Module):
         )
         self.norm = nn.LayerNorm(dim)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+        """``x`` ``(B, L, dim)``; ``bias``: an additive attention bias ``(B or 1, heads, L, L)``, optional."""
         for layer in self.layers:
             attn, ff = cast(nn.ModuleList, layer)  # each layer: [Attention, FeedForward]
-            x = x + attn(x)
+            x = x + attn(x, bias)
             x = x + ff(x)
         return self.norm(x)
+
+
+class DistanceBias(nn.Module):
+    """Attention bias from where patches lie on the sphere: ``−exp(a_h) · |c_i − c_j|² / s²`` between the tokens
+    of patches ``i`` and ``j`` for head ``h`` (``c``: patch centres on the unit sphere,
+    :func:`~neurokit.geometry.patches.patch_centres`; ``s``: the mean spacing of neighbouring centres). The
+    learned widths ``a_h`` start spread over the heads, from 1 to 1/64 per squared spacing, so some heads start
+    local (a patch's ring of neighbours) and others wide; a patch grid's signal is smooth, and per-frame z-scored
+    data average to 0 over the whole sphere, so attention that starts uniform has nothing to learn from.
+    Shapes that are no ico-k grid (made-up test shapes) get no bias.
+
+    Parameters
+    ----------
+    n_patches, vertices_per_patch : int
+        The patch grid (ico-k on ico6, :func:`~neurokit.geometry.patches.grid_of`).
+    heads : int
+    """
+
+    centres: torch.Tensor
+
+    def __init__(self, n_patches: int, vertices_per_patch: int, heads: int) -> None:
+        super().__init__()
+        from neurokit.geometry.patches import grid_of, patch_centres
+
+        k = grid_of(n_patches, vertices_per_patch)
+        spacing = math.sqrt(4 * math.pi / n_patches)
+        c = np.array(patch_centres(k)) / spacing if k is not None else np.zeros((n_patches, 3))
+        self.register_buffer("centres", torch.as_tensor(c, dtype=torch.float32), persistent=False)
+        self.active = k is not None
+        self.log_width = nn.Parameter(torch.linspace(0.0, -math.log(64.0), heads))
+
+    def forward(self, index: torch.Tensor | None = None, *, extra: int = 0) -> torch.Tensor | None:
+        """The bias ``(B or 1, heads, L, L)`` between the patches ``index`` ``(B, L)`` (default all, in order);
+        ``extra`` leading tokens with no position (a cls token) get 0 to and from every token."""
+        if not self.active:
+            return None
+        c = self.centres if index is None else self.centres[index]  # (L, 3) or (B, L, 3)
+        if c.ndim == 2:
+            c = c[None]
+        d2 = torch.cdist(c, c).pow(2)  # (B, L, L)
+        bias = -self.log_width.exp()[None, :, None, None] * d2[:, None]
+        if extra:
+            bias = F.pad(bias, (extra, 0, extra, 0))
+        return bias
 
 
 def to_tokens(x: torch.Tensor, temporal: str) -> torch.Tensor:
@@ -195,11 +282,17 @@ class SiT(nn.Module):
         n_pos = cfg.n_tokens  # patch tokens only: the cls token gets no position
         if cfg.pos_embedding == "learned":
             self.pos_embedding = nn.Parameter(torch.randn(1, n_pos, D) * 0.02)
+        elif cfg.pos_embedding == "sphere":
+            code = sphere_code(cfg.n_patches, cfg.vertices_per_patch, D)
+            self.register_buffer("pos_embedding", code[None], persistent=False)
         else:
             self.register_buffer("pos_embedding", sincos_1d(n_pos, D)[None], persistent=False)
         self.cls_token = nn.Parameter(torch.randn(1, 1, D) * 0.02) if cfg.pool == "cls" else None
         self.dropout = nn.Dropout(cfg.emb_dropout)
         self.transformer = Transformer(D, cfg.depth, cfg.heads, cfg.dim_head, int(cfg.mlp_ratio * D), cfg.dropout)
+        self.attn_bias = (
+            DistanceBias(cfg.n_patches, cfg.vertices_per_patch, cfg.heads) if cfg.attn_bias == "distance" else None
+        )
         self.head = nn.Linear(D, cfg.n_outputs) if cfg.n_outputs else nn.Identity()
 
     def _check(self, x: torch.Tensor) -> None:
@@ -217,7 +310,8 @@ class SiT(nn.Module):
         t = t + self.pos_embedding.to(t.dtype)
         if self.cls_token is not None:
             t = torch.cat([self.cls_token.to(t.dtype).expand(len(t), -1, -1), t], dim=1)
-        return self.transformer(self.dropout(t))
+        bias = None if self.attn_bias is None else self.attn_bias(extra=0 if self.cls_token is None else 1)
+        return self.transformer(self.dropout(t), bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``(B, C, N, V)`` → ``(B, n_outputs)`` (or pooled ``(B, D)`` features without a head)."""

@@ -17,17 +17,20 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
 import torch
 import torch.nn as nn
 
 from neurokit._utils.errors import ConfigError
 from neurokit.models.config import config_from_dict
 from neurokit.models.sit import (
+    DistanceBias,
     SiT,
     SiTConfig,
     Transformer,
     sincos_1d,
     sit_config,
+    sphere_code,
     to_tokens,
 )
 
@@ -44,11 +47,15 @@ class VSMAEConfig:
     decoder_heads: int = 3
     decoder_dim_head: int = 64
     decoder_mlp_dim: int = 768
+    score: str = "hidden"  # "hidden" | "patches"
+    zero_output: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.encoder, dict):
             self.encoder = SiTConfig(**self.encoder)
         self.encoder = SiTConfig(**{**self.encoder.to_dict(), "pool": "mean", "n_outputs": 0})
+        if self.score not in ("hidden", "patches"):
+            raise ConfigError(f"VSMAEConfig.score={self.score!r}; allowed: hidden, patches")
         if not 0.0 < self.mask_ratio < 1.0:
             raise ConfigError(f"mask_ratio must be in (0, 1), got {self.mask_ratio}")
         if n_kept(self.encoder.n_patches, self.mask_ratio) < 1:
@@ -68,13 +75,15 @@ class VSMAEConfig:
 
 @dataclass
 class MAEOutput:
-    """``loss``: scalar MSE on masked tokens; ``pred``/``target``: ``(B, n_tokens, token_dim)``;
-    ``mask``: ``(B, n_tokens)`` bool, True where masked."""
+    """``loss``: scalar MSE on the scored values; ``pred``/``target``: ``(B, n_tokens, token_dim)``;
+    ``mask``: ``(B, n_tokens)`` bool, True where masked; ``scored``: ``(B, n_tokens, token_dim)`` bool, the values
+    the loss is taken over (masked values that no visible patch holds, or every masked value: ``VSMAEConfig.score``)."""
 
     loss: torch.Tensor
     pred: torch.Tensor
     target: torch.Tensor
     mask: torch.Tensor
+    scored: torch.Tensor
 
 
 def n_kept(n_patches: int, ratio: float) -> int:
@@ -131,7 +140,19 @@ class VSMAE(nn.Module):
         self.decoder = Transformer(
             c.decoder_dim, c.decoder_depth, c.decoder_heads, c.decoder_dim_head, c.decoder_mlp_dim
         )
+        # the decoder's attention knows the sphere when the encoder's does
+        self.decoder_bias = (
+            DistanceBias(enc_cfg.n_patches, enc_cfg.vertices_per_patch, c.decoder_heads)
+            if enc_cfg.attn_bias == "distance"
+            else None
+        )
         self.to_pixels = nn.Linear(c.decoder_dim, enc_cfg.token_dim)
+        if c.zero_output:  # the reconstruction starts at 0: the loss starts at predict-zero
+            nn.init.zeros_(self.to_pixels.weight)
+            nn.init.zeros_(self.to_pixels.bias)
+        if enc_cfg.pos_embedding == "sphere":  # the decoder's positions know the sphere too
+            self.decoder_pos = sphere_code(enc_cfg.n_patches, enc_cfg.vertices_per_patch, c.decoder_dim)[None]
+        self.register_buffer("vertex_ids", patch_vertex_ids(enc_cfg.n_patches, enc_cfg.vertices_per_patch), False)
 
     @classmethod
     def from_pretrained(cls, source, *, map_location="cpu", allow_partial: bool = False, **config) -> "VSMAE":
@@ -212,16 +233,85 @@ class VSMAE(nn.Module):
         L = tokens.shape[1]
         emb = enc.to_patch_embedding(tokens) + enc.pos_embedding.to(tokens.dtype)[:, :L]
         idx = vis[..., None].expand(-1, -1, emb.shape[-1])
-        h = enc.transformer(enc.dropout(torch.gather(emb, 1, idx)))
+        enc_bias = None if enc.attn_bias is None else enc.attn_bias(vis)
+        h = enc.transformer(enc.dropout(torch.gather(emb, 1, idx)), enc_bias)
         d = self.enc_to_dec(h)
         full = self.mask_token.to(d.dtype).expand(B, L, -1).clone()
         full.scatter_(1, vis[..., None].expand(-1, -1, d.shape[-1]), d)
-        pred = self.to_pixels(self.decoder(full + self.decoder_pos.to(d.dtype)))
+        dec_bias = None if self.decoder_bias is None else self.decoder_bias()
+        pred = self.to_pixels(self.decoder(full + self.decoder_pos.to(d.dtype), dec_bias))
         mask = torch.ones(B, L, dtype=torch.bool, device=x.device)
         mask.scatter_(1, vis, False)
-        err = ((pred - tokens) ** 2).mean(-1)
-        loss = (err * mask).sum() / mask.sum().clamp(min=1)
-        return MAEOutput(loss=loss, pred=pred, target=tokens, mask=mask)
+        if self.config.score == "hidden":
+            hidden = hidden_values(self.vertex_ids, masked_patch)  # (B, N, V)
+        else:
+            hidden = masked_patch[:, :, None].expand(-1, -1, cfg.vertices_per_patch)
+        scored = to_tokens(hidden[:, None].expand(-1, cfg.n_chans, -1, -1), cfg.temporal)
+        err = (pred - tokens) ** 2
+        loss = (err * scored).sum() / scored.sum().clamp(min=1)
+        return MAEOutput(loss=loss, pred=pred, target=tokens, mask=mask, scored=scored)
+
+    def patch_view(self, out: MAEOutput) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``out`` in the sample's layout: ``pred``, ``target`` ``(B, C, N, V)``, the patch mask ``(B, C, N)``
+        (float, 1 = masked) and the scored values ``(B, C, N, V)`` (bool)."""
+        cfg = self.encoder.config
+        C, N, V = cfg.n_chans, cfg.n_patches, cfg.vertices_per_patch
+        pred, target, scored = (from_tokens(t, cfg.temporal, C, N, V) for t in (out.pred, out.target, out.scored))
+        if cfg.temporal == "channels":
+            mask = out.mask[:, None, :].expand(-1, C, -1)
+        else:
+            mask = out.mask.reshape(len(out.mask), C, N)
+        return pred, target, mask.to(pred.dtype), scored
+
+
+def from_tokens(t: torch.Tensor, temporal: str, C: int, N: int, V: int) -> torch.Tensor:
+    """Inverse of :func:`~neurokit.models.sit.to_tokens`: ``(B, L, token_dim)`` → ``(B, C, N, V)``."""
+    B = t.shape[0]
+    if temporal == "channels":
+        return t.reshape(B, N, V, C).permute(0, 3, 1, 2)
+    return t.reshape(B, C, N, V)
+
+
+def patch_vertex_ids(n_patches: int, vertices_per_patch: int) -> torch.Tensor:
+    """``(n_patches, V)`` template vertex of every patch slot (:func:`~neurokit.geometry.patches.patch_table`)
+    when the shape is an ico-k grid on ico6, so patches that share a border vertex share its id; otherwise every
+    slot its own id (no vertex shared)."""
+    from neurokit.geometry.patches import grid_of, patch_table
+
+    k = grid_of(n_patches, vertices_per_patch)
+    if k is None:
+        return torch.arange(n_patches * vertices_per_patch).reshape(n_patches, vertices_per_patch)
+    return torch.as_tensor(np.array(patch_table(k)), dtype=torch.long)
+
+
+def hidden_values(vertex_ids: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
+    """Which values of masked patches no visible patch holds.
+
+    Parameters
+    ----------
+    vertex_ids : LongTensor ``(N, V)``
+        Template vertex of each patch slot (:func:`patch_vertex_ids`).
+    masked : BoolTensor ``(B, N)``
+        True for masked patches.
+
+    Returns
+    -------
+    BoolTensor ``(B, N, V)``: True where the patch is masked and its vertex is in no visible patch (on ico3
+    patches of ico6, the border vertices a masked patch shares with a visible neighbour are False).
+
+    Examples
+    --------
+    >>> ids = torch.tensor([[0, 1, 2], [2, 3, 4]])  # two patches sharing vertex 2
+    >>> hidden_values(ids, torch.tensor([[True, False]])).int().tolist()
+    [[[1, 1, 0], [0, 0, 0]]]
+    """
+    B, N = masked.shape
+    ids = vertex_ids.to(masked.device)
+    seen = torch.zeros(B, int(ids.max()) + 1, device=masked.device)
+    flat = ids.reshape(1, -1).expand(B, -1)
+    seen.scatter_add_(1, flat, (~masked)[:, :, None].expand(-1, -1, ids.shape[1]).reshape(B, -1).to(seen.dtype))
+    held = seen.gather(1, flat).reshape(B, N, -1) > 0
+    return masked[:, :, None] & ~held
 
 
 def create_vsmae(name: str = "sit_tiny", mask_ratio: float = 0.75, **encoder_overrides) -> VSMAE:

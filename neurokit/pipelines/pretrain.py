@@ -22,7 +22,7 @@ import torch
 from neurokit._utils.errors import ConfigError
 from neurokit._utils.locks import output_lock
 from neurokit._utils.staging import StagedOutput, recover_run_folder, refuse_run_folder, run_files
-from neurokit.data.corpus import ScaledDataset, corpus_ids, corpus_scales
+from neurokit.data.corpus import ScaledDataset, corpus_ids, heldout_scales
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.provenance import kept_summary, used_sources
 from neurokit.io.headers import short_list
@@ -35,7 +35,7 @@ from neurokit.models.config import model_config_dict
 from neurokit.models.input_norm import check_mode
 from neurokit.pipelines.outputs import record_run
 from neurokit.training import distributed as dist
-from neurokit.training.masked_baselines import MaskedBaselines
+from neurokit.training.masked_baselines import MaskedBaselines, SurfaceBaselines
 from neurokit.training.objectives import get_objective, heldout_masked_loss
 from neurokit.training.optim import OptimConfig, seed_everything, unwrap
 from neurokit.training.trainer import Batch, Trainer
@@ -55,6 +55,7 @@ MIN_HOLDOUT_SUBJECTS = 5
 FAMILY_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "size": ("--model-size", ("sit", "clip")),
     "mask_ratio": ("--mask-ratio", ("sit",)),
+    "recipe": ("--recipe", ("sit",)),
     "stimuli": ("--stimuli", ("clip",)),
     "lag_s": ("--lag", ("clip",)),
     "segments": ("--segments", ("clip",)),
@@ -119,6 +120,7 @@ class PretrainConfig:
     heldout_subjects: list[str] | None = None
     max_windows: int | None = None
     layout_repeats: dict[str, int] | None = None
+    heldout_own_scale: bool = False
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
@@ -330,11 +332,12 @@ def _pretrain(
             "on several channel sets (one batch from one layout at a time)"
         )
     parts = []  # per layout: (train, held-out, phrase)
+    objective = get_objective(cfg.model)
     for ds_sel, _ in selected:
-        if cfg.model == "cbramod":  # the held-out masked loss and its baselines are CBraMod's objective
+        if objective.masked is not None:  # every masked-reconstruction objective is read on held-out data
             parts.append(holdout_split(ds_sel, cfg.val_fraction, cfg.seed, subjects=cfg.heldout_subjects))
         else:
-            parts.append((ds_sel, None, f"nothing (the held-out masked loss is computed for cbramod, not {cfg.model})"))
+            parts.append((ds_sel, None, f"nothing (--model {cfg.model} has no masked reconstruction to score)"))
     used = "; ".join(u for _, u in selected)
     held = parts[0][2] if len(parts) == 1 else "; ".join(f"{layout_name(t)}: {h}" for t, _, h in parts)
     ds = parts[0][0]  # the first layout: the model's build, the recorded store attributes
@@ -356,7 +359,6 @@ def _pretrain(
             )
         sizes.append(bs)
     batch_size = min(sizes)
-    objective = get_objective(cfg.model)
     if ds.stores[0].modality != objective.modality:
         raise ConfigError(f"model {cfg.model!r} trains on {objective.modality} stores; got {ds.stores[0].modality}")
     all_subjects = sorted({str(s) for train, _, _ in parts for s in train.meta("subject")})
@@ -379,7 +381,7 @@ def _pretrain(
     vals: list[PatchDataset | ScaledDataset] = []
     for train, val, _ in parts:
         if cfg.normalize == "corpus":  # each corpus of the pool by its own training RMS; the model's scale stays 1
-            sc = {**(corpus_scales(val) if val is not None else {}), **corpus_scales(train)}
+            sc = heldout_scales(train, val, own=cfg.heldout_own_scale)
             scales.update(sc)
             trains.append(ScaledDataset(train, sc))
             vals += [] if val is None else [ScaledDataset(val, sc)]
@@ -406,16 +408,19 @@ def _pretrain(
         return objective.loss(module, b.x, gen) if objective.pair is None else objective.loss(module, b.x, gen, b.y)
 
     validate = None
-    if vals and cfg.model == "cbramod":
+    if vals and objective.masked is not None:
         # one loader per layout, in order: the pooled figures and each layout's (``heldout_layouts``)
         loader = {
             layout_name(t): torch.utils.data.DataLoader(v, batch_size=batch_size, shuffle=False)
             for (t, _, _), v in zip([p for p in parts if p[1] is not None], vals)
         }
         fitted = fit_masked_baselines(unwrap(model), trains, seed=cfg.seed, batch_size=batch_size)
+        masked = objective.masked
 
-        def validate(module):  # the held-out masked loss beside its four baselines
-            return heldout_masked_loss(unwrap(module), loader, seed=cfg.seed, device=info.device, baselines=fitted)
+        def validate(module):  # the held-out masked loss beside its baselines
+            return heldout_masked_loss(
+                unwrap(module), loader, seed=cfg.seed, device=info.device, baselines=fitted, predict=masked
+            )
 
     normalization = {"mode": cfg.normalize, **({"corpus_scales": scales} if scales else {})}
     every_store = [st for train, _, _ in parts for st in train.stores]
@@ -514,6 +519,11 @@ HELDOUT_KEYS = (
     "heldout_temporal",
     "heldout_spatial_zero",
     "heldout_temporal_zero",
+    "heldout_neighbours",
+    "heldout_frame",
+    "heldout_neighbours_zero",
+    "heldout_frame_zero",
+    "heldout_n",
     "heldout_layouts",
 )
 #: at most this many training windows fit the spatial and temporal baselines
@@ -526,6 +536,8 @@ BASELINE_NAMES = {
     "mean": "predict-mean",
     "spatial": "spatial ridge",
     "temporal": "temporal ridge",
+    "neighbours": "neighbouring patches' mean",
+    "frame": "nearest visible frame",
 }
 
 
@@ -570,10 +582,20 @@ def heldout_lines(h: dict[str, Any]) -> list[str]:
 
 
 @torch.no_grad()
-def fit_masked_baselines(model, trains: Sequence, *, seed: int = 0, batch_size: int = 32) -> MaskedBaselines:
-    """The spatial and temporal predictors (:class:`~neurokit.training.masked_baselines.MaskedBaselines`) fitted on
+def fit_masked_baselines(
+    model, trains: Sequence, *, seed: int = 0, batch_size: int = 32
+) -> MaskedBaselines | SurfaceBaselines | None:
+    """The baselines a held-out masked loss is read against beside predict-zero and predict-mean.
+
+    EEG: the spatial and temporal ridges (:class:`~neurokit.training.masked_baselines.MaskedBaselines`) fitted on
     at most :data:`BASELINE_WINDOWS` windows of each training dataset of ``trains`` (one per layout; drawn at
-    random, seeded), normalised as ``model`` reconstructs them (:meth:`~neurokit.models.cbramod.CBraMod.normalize_input`)."""
+    random, seeded), normalised as ``model`` reconstructs them (:meth:`~neurokit.models.cbramod.CBraMod.normalize_input`).
+    Surface: the visible neighbouring patches' mean and the nearest visible frame
+    (:class:`~neurokit.training.masked_baselines.SurfaceBaselines`; nothing to fit), ``None`` for samples on no
+    icosahedral patch grid."""
+    first = getattr(trains[0], "ds", trains[0]) if trains else None  # a ScaledDataset's own dataset
+    if first is not None and first.stores[0].modality == "surface":
+        return SurfaceBaselines.for_shape(first.sample_shape)
     rng = np.random.default_rng(seed)
     loaders = []
     for train in trains:
@@ -592,8 +614,11 @@ def holdout_split(
 
     Per corpus (:func:`~neurokit.data.corpus.corpus_ids`: a store, or one corpus of a pooled store): with at
     least :data:`MIN_HOLDOUT_SUBJECTS` subjects, ``max(1, round(fraction × subjects))`` whole subjects drawn at
-    random (seeded) are held out; with fewer, ``round(fraction × windows)`` of its windows (at least one when it
-    has two or more). ``subjects``: hold out exactly these subjects (of every corpus) instead.
+    random (seeded) are held out. With fewer: EEG, ``round(fraction × windows)`` of its windows (at least one when
+    it has two or more); surface fMRI, whose frames one TR apart are nearly equal, a whole block of frames at the
+    end of every run (:func:`frame_block_split`: the last ``max(1, round(fraction × tubelets))`` tubelet onsets of
+    the run, both hemispheres, and no training tubelet overlapping them). ``subjects``: hold out exactly these
+    subjects (of every corpus) instead.
 
     Returns
     -------
@@ -628,7 +653,9 @@ def holdout_split(
     ids = ds.sample_ids
     corpus = corpus_ids(ds)
     subj = ds.meta("subject").astype(str)
+    surface = ds.stores[0].modality == "surface"
     val = np.zeros(len(ds), dtype=bool)
+    drop = np.zeros(len(ds), dtype=bool)  # neither trained on nor held out (overlapping the held-out frames)
     parts = []
     for c in sorted(set(corpus)):
         rows = np.flatnonzero(corpus == c)
@@ -637,15 +664,68 @@ def holdout_split(
             pick = rng.choice(subs, max(1, round(fraction * len(subs))), replace=False)
             val[rows[np.isin(subj[rows], pick)]] = True
             parts.append(f"{len(pick)} of {len(subs)} subjects of {Path(c).name}")
+        elif surface and len(rows) >= 2:
+            held_rows, gap_rows, phrase = frame_block_split(ds, rows, fraction)
+            val[held_rows] = True
+            drop[gap_rows] = True
+            parts.append(f"{phrase} of {Path(c).name}")
         elif len(rows) >= 2:
             k = max(1, round(fraction * len(rows)))
             val[rng.choice(rows, k, replace=False)] = True
             parts.append(f"{k} of {len(rows)} windows of {Path(c).name}")
-    if not val.any() or val.all():
+    if not val.any() or (val | drop).all():
         return ds, None, "nothing (too few windows)"
-    train = PatchDataset(ds.stores, samples=ids[~val])
+    train = PatchDataset(ds.stores, samples=ids[~val & ~drop])
     held = PatchDataset(ds.stores, samples=ids[val])
-    return train, held, f"{len(held)} windows ({'; '.join(parts)})"
+    unit = "tubelets" if surface else "windows"
+    return train, held, f"{len(held)} {unit} ({'; '.join(parts)})"
+
+
+def frame_block_split(ds: PatchDataset, rows: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndarray, str]:
+    """Hold out a whole block of frames at the end of every run of the surface samples ``rows`` of ``ds``.
+
+    Per run (subject, session, run): the last ``max(1, round(fraction × onsets))`` distinct tubelet onsets of
+    the run (every hemisphere's tubelets at those onsets) are held out; training tubelets whose frames reach into
+    the held-out block (overlapping tubelets, ``stride`` < tubelet) are dropped from training, so no frame is in
+    both. Interleaved frames would not be held out: frames one TR apart are nearly equal.
+
+    Returns
+    -------
+    ``(held_rows, dropped_rows, phrase)``: rows of ``ds``, and words for the log (e.g. ``"frames 54–59 s of
+    each of 1 run (2 of 20 tubelet onsets, both hemispheres)"``).
+    """
+    onset = ds.meta("onset").astype(float)
+    have = set.intersection(*(set(st.meta.keys()) for st in ds.stores))
+    keys = [ds.meta(k).astype(str) if k in have else np.full(len(ds), "") for k in ("subject", "session", "run")]
+    span = float(ds.info.tr or 1.0) * int(ds.sample_shape[0])  # seconds a tubelet covers
+    held, gap = [], []
+    runs = {}
+    for r in rows:
+        runs.setdefault((keys[0][r], keys[1][r], keys[2][r]), []).append(r)
+    firsts, n_on, k_on = [], [], []
+    for rr in runs.values():
+        rr = np.asarray(rr)
+        on = np.unique(onset[rr])
+        k = max(1, round(fraction * len(on)))
+        if k >= len(on):  # a run of one onset stays in training
+            continue
+        first = on[-k]
+        held += rr[onset[rr] >= first].tolist()
+        gap += rr[(onset[rr] < first) & (onset[rr] + span > first + 1e-9)].tolist()
+        firsts.append(first)
+        n_on.append(len(on))
+        k_on.append(k)
+    if not held:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), "nothing (runs of one tubelet onset)"
+    if len(set(firsts)) == 1:
+        where = f"frames from {firsts[0]:g} s to the end of {len(firsts)} run(s)"
+    else:
+        where = f"the last frames of each of {len(firsts)} runs (from {min(firsts):g}–{max(firsts):g} s)"
+    phrase = (
+        f"{where}: {sum(k_on)} of {sum(n_on)} tubelet onsets, every hemisphere, whole blocks"
+        + (f", {len(gap)} overlapping training tubelets left out" if gap else "")
+    )
+    return np.asarray(held, dtype=np.int64), np.asarray(gap, dtype=np.int64), phrase
 
 
 def layout_repeat(ds: PatchDataset, repeats: dict[str, int] | None) -> int:

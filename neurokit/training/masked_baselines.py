@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
+import numpy as np
 import torch
 
 #: samples of each neighbouring patch the temporal predictor reads (at 200 Hz: 0.1 s)
@@ -147,8 +148,98 @@ class MaskedBaselines:
             out["temporal"] = (temporal_features(t, mask) @ self.temporal).reshape(B, C, N, P)
         return out
 
-    def masked_sse(self, t: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Sum of squared errors on the masked values of ``t`` of each applicable predictor (0-d float64)."""
-        t64 = t.detach().to("cpu", torch.float64)
+    def masked_sse(
+        self, t: torch.Tensor, mask: torch.Tensor, scored: torch.Tensor | None = None
+    ) -> dict[str, tuple[float, float, float]]:
+        """Per applicable predictor: (sum of squared errors, number of values, predict-zero's sum of squares) on
+        the scored values of ``t`` (default: every value of the masked patches)."""
+        return masked_sse_of(t, mask, scored, self.predict(t, mask))
+
+
+def masked_sse_of(t, mask, scored, preds: dict[str, torch.Tensor]) -> dict[str, tuple[float, float, float]]:
+    """Per prediction of ``preds`` (name → ``(B, C, N, P)``, NaN where the predictor does not apply): the sum of
+    squared errors, the number of values and predict-zero's sum of squares, on the scored values of ``t``
+    (``scored``, or every value of the masked patches of ``mask`` when ``None``); predictions that apply to no
+    scored value are left out."""
+    t64 = t.detach().to("cpu", torch.float64)
+    if scored is None:
         sel = mask.detach().to("cpu").bool().unsqueeze(-1).expand_as(t64)
-        return {k: ((p - t64)[sel] ** 2).sum() for k, p in self.predict(t, mask).items()}
+    else:
+        sel = scored.detach().to("cpu").bool()
+    out = {}
+    for k, p in preds.items():
+        here = sel & ~torch.isnan(p)
+        if here.any():
+            out[k] = (float(((p - t64)[here] ** 2).sum()), float(here.sum()), float((t64[here] ** 2).sum()))
+    return out
+
+
+@dataclass
+class SurfaceBaselines:
+    """Predictors of masked surface patches from what the same sample shows, for samples ``(B, T, N, V)``
+    (frames, icosahedral patches, vertices per patch):
+
+    ``neighbours``
+        every value of a masked patch in frame ``t`` predicted by the mean of every value of the visible patches
+        that share a vertex with it (:func:`~neurokit.geometry.patches.patch_neighbours`) in the same frame:
+        what spatial smoothness of the cortical signal gives (EEG's counterpart is the spatial ridge). Applies to
+        the patches with a visible neighbour.
+    ``frame``
+        every value of a masked patch predicted by the same vertex in the nearest frame of the sample where that
+        patch is visible (the earlier one at a tie): what the slow haemodynamics give. Applies only where a frame
+        of the same patch is visible, so never under tube masking (every frame of a patch hidden together).
+
+    Neither is fitted; both use only the sample's visible values.
+
+    Parameters
+    ----------
+    neighbours : BoolTensor ``(N, N)``
+        Patch adjacency (no self-loops).
+
+    Examples
+    --------
+    >>> adj = torch.tensor([[False, True], [True, False]])
+    >>> t = torch.tensor([[[[1.0, 3.0], [5.0, 7.0]]]])  # one frame, two patches of 2 vertices
+    >>> b = SurfaceBaselines(adj)
+    >>> b.predict(t, torch.tensor([[[1.0, 0.0]]]))["neighbours"][0, 0, 0].tolist()  # patch 0 from patch 1's mean
+    [6.0, 6.0]
+    """
+
+    neighbours: torch.Tensor
+
+    @classmethod
+    def for_shape(cls, sample_shape) -> "SurfaceBaselines | None":
+        """The baselines for samples of ``sample_shape`` ``(T, N, V)`` on an ico-k patch grid, else ``None``."""
+        from neurokit.geometry.patches import grid_of, patch_neighbours
+
+        k = grid_of(int(sample_shape[1]), int(sample_shape[2]))
+        if k is None:
+            return None
+        return cls(torch.as_tensor(np.array(patch_neighbours(k))))
+
+    @torch.no_grad()
+    def predict(self, t: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Predictions ``(B, T, N, V)`` (float64; NaN where a predictor does not apply) of both predictors."""
+        t = t.detach().to("cpu", torch.float64)
+        vis = 1.0 - mask.detach().to("cpu", torch.float64)  # (B, T, N)
+        adj = self.neighbours.to(torch.float64)
+        means = t.mean(-1)  # (B, T, N)
+        num = (means * vis) @ adj.T
+        den = vis @ adj.T
+        nb = torch.where(den > 0, num / den.clamp_min(1.0), torch.nan)[..., None].expand_as(t)
+        T = t.shape[1]
+        frame = torch.full_like(t, torch.nan)
+        for f in range(T):  # nearest visible frame of the same patch, earlier first at a tie
+            for d in sorted(range(-T + 1, T), key=lambda d: (abs(d), d)):
+                g = f + d
+                if d == 0 or not 0 <= g < T:
+                    continue
+                fill = torch.isnan(frame[:, f]) & (vis[:, g] > 0)[..., None]
+                frame[:, f] = torch.where(fill, t[:, g], frame[:, f])
+        return {"neighbours": nb, "frame": frame}
+
+    def masked_sse(
+        self, t: torch.Tensor, mask: torch.Tensor, scored: torch.Tensor | None = None
+    ) -> dict[str, tuple[float, float, float]]:
+        """As :meth:`MaskedBaselines.masked_sse`."""
+        return masked_sse_of(t, mask, scored, self.predict(t, mask))

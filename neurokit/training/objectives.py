@@ -17,7 +17,6 @@ import torch.nn.functional as F
 
 from neurokit._utils.errors import ConfigError, DataFileError
 from neurokit.data.pairs import PairedDataset, open_stimuli, pair_samples
-from neurokit.training.masked_baselines import MaskedBaselines
 from neurokit.models.clip import CLIPConfig
 from neurokit.models.registry import ModelSpec, check_encoders, get_model_spec
 
@@ -40,12 +39,17 @@ class Objective:
         The family's reference pretraining optimiser: fields of
         :class:`~neurokit.training.optim.OptimConfig` that differ from its (CBraMod's) defaults; what
         the user sets overrides them.
+    masked : callable ``(module, x, generator: torch.Generator) -> MaskedPrediction``, optional
+        For masked-reconstruction objectives: one held-out batch's reconstruction, target, mask and scored
+        values in the sample's layout, masks drawn from ``generator`` (a CPU generator), so that
+        :func:`heldout_masked_loss` reads every such objective the same way.
     """
 
     model: ModelSpec
     loss: Callable[..., tuple[torch.Tensor, dict[str, Any]]]
     pair: Callable[..., Any] | None = None
     optim: dict[str, Any] = field(default_factory=dict)
+    masked: Callable[..., "MaskedPrediction"] | None = None
 
     @property
     def name(self) -> str:
@@ -101,7 +105,38 @@ def _target(model: nn.Module, x: torch.Tensor, mask: torch.Tensor) -> torch.Tens
     return x if norm is None else norm(x, mask)
 
 
-def masked_baselines(target: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
+@dataclass
+class MaskedPrediction:
+    """One batch of a masked-reconstruction objective, in the sample's layout ``(B, C, N, P)`` (EEG: channels,
+    patches, samples; surface: frames, patches, vertices).
+
+    Attributes
+    ----------
+    pred, target : Tensor ``(B, C, N, P)``
+        The reconstruction and what it is scored against (the input as the model sees it).
+    mask : Tensor ``(B, C, N)``
+        1 = masked patch.
+    scored : BoolTensor ``(B, C, N, P)`` or None
+        The values the loss is taken over; ``None``: every value of the masked patches. A masked value that a
+        visible patch also holds (a border vertex of a surface patch) is not hidden and is left out.
+    """
+
+    pred: torch.Tensor
+    target: torch.Tensor
+    mask: torch.Tensor
+    scored: torch.Tensor | None = None
+
+    @property
+    def selected(self) -> torch.Tensor:
+        """The scored values as a bool tensor ``(B, C, N, P)``."""
+        if self.scored is not None:
+            return self.scored.bool()
+        return self.mask.bool().unsqueeze(-1).expand_as(self.target)
+
+
+def masked_baselines(
+    target: torch.Tensor, mask: torch.Tensor, scored: torch.Tensor | None = None
+) -> dict[str, torch.Tensor]:
     """Sums of squared errors on the masked patches of two predictors that learn nothing, for a held-out
     masked-reconstruction loss to be read against.
 
@@ -116,10 +151,12 @@ def masked_baselines(target: torch.Tensor, mask: torch.Tensor) -> dict[str, torc
         What the model reconstructs (the normalised input).
     mask : Tensor ``(B, C, N)``
         1 = masked patch.
+    scored : BoolTensor ``(B, C, N, P)``, optional
+        The values to sum over (default: every value of the masked patches; :class:`MaskedPrediction`).
 
     Returns
     -------
-    dict ``{"zero": sum, "mean": sum, "n": number of masked values}`` (0-d float64 tensors).
+    dict ``{"zero": sum, "mean": sum, "n": number of scored values}`` (0-d float64 tensors).
 
     Examples
     --------
@@ -134,10 +171,34 @@ def masked_baselines(target: torch.Tensor, mask: torch.Tensor) -> dict[str, torc
     vis = (1.0 - m).unsqueeze(-1)
     n_vis = vis.sum(dim=(2, 3)) * 1.0  # (B, C) patches × 1: divided by P below
     mean = (t * vis).sum(dim=(2, 3)) / (n_vis * P).clamp_min(1.0)  # (B, C); 0 when nothing is visible
-    sel = m.unsqueeze(-1).expand_as(t).bool()
+    sel = m.unsqueeze(-1).expand_as(t).bool() if scored is None else scored.bool()
     zero = (t[sel] ** 2).sum()
     pred = mean[:, :, None, None].expand_as(t)
     return {"zero": zero, "mean": ((t - pred)[sel] ** 2).sum(), "n": sel.sum().to(t.dtype)}
+
+
+def cbramod_masked(
+    model: nn.Module, x: torch.Tensor, generator: torch.Generator, mask_ratio: float = 0.5
+) -> MaskedPrediction:
+    """CBraMod's masked prediction of one batch ``(B, C, N, P)``: a Bernoulli(``mask_ratio``) patch mask drawn
+    from ``generator`` on the CPU (one patch masked when none is), the reconstruction and its target (the input
+    after the model's input normalisation)."""
+    B, C, N, _ = x.shape
+    mask = torch.bernoulli(torch.full((B, C, N), mask_ratio), generator=generator).to(x.device)
+    if mask.sum() == 0:
+        mask.view(-1)[0] = 1
+    y = model(x, mask=mask)
+    return MaskedPrediction(pred=y, target=_target(model, x, mask), mask=mask)
+
+
+def vsmae_masked(model: nn.Module, x: torch.Tensor, generator: torch.Generator) -> MaskedPrediction:
+    """A vsMAE's masked prediction of one batch ``(B, T, N, V)``: its own tube masks (drawn from ``generator``),
+    the reconstruction and the input in the sample's layout, and the values its loss scores
+    (:attr:`VSMAEConfig.score <neurokit.models.vsmae.VSMAEConfig>`)."""
+    inner = getattr(model, "module", model)
+    out = inner(x, generator=generator)
+    pred, target, mask, scored = inner.patch_view(out)
+    return MaskedPrediction(pred=pred, target=target, mask=mask, scored=scored)
 
 
 @torch.no_grad()
@@ -148,31 +209,40 @@ def heldout_masked_loss(
     mask_ratio: float = 0.5,
     seed: int = 0,
     device: str | torch.device = "cpu",
-    baselines: MaskedBaselines | None = None,
-) -> dict[str, float]:
-    """Masked-patch reconstruction loss (MSE over the masked values, as :func:`masked_patch_loss`) of ``model``
-    on held-out batches, beside the predict-zero and predict-mean baselines (:func:`masked_baselines`) and, when
-    ``baselines`` is given, the fitted spatial and temporal predictors
-    (:class:`~neurokit.training.masked_baselines.MaskedBaselines`) on the same masked patches.
+    baselines=None,
+    predict: Callable[..., MaskedPrediction] | None = None,
+) -> dict[str, Any]:
+    """Masked reconstruction loss (mean squared error over the scored values) of ``model`` on held-out
+    batches, beside the predict-zero and predict-mean baselines (:func:`masked_baselines`) and, when
+    ``baselines`` is given, fitted or averaged predictors on the same values: one function for every
+    masked-reconstruction objective (CBraMod's masked patches, a vsMAE's tube masks).
 
-    The masks are drawn from a generator seeded with ``seed`` at each call, so every epoch's figures compare
-    the same patches. The model runs in evaluation mode (no dropout) and is put back in training mode after.
+    The masks are drawn from a CPU generator seeded with ``seed`` at each call, so every epoch's figures compare
+    the same values. The model runs in evaluation mode (no dropout) and is put back in training mode after.
 
     Parameters
     ----------
     model : nn.Module
-        A CBraMod-like module: ``model(x, mask=…)`` reconstructs ``(B, C, N, P)``.
+        The model being pretrained.
     loader : iterable of ``(x, y)`` batches, or a mapping name → such an iterable
         ``x`` ``(B, C, N, P)`` float. A mapping (one loader per sample layout, e.g. channel set) is read in its
         order with one mask generator, so the pooled figures are those of its loaders chained.
+    mask_ratio : float
+        The share of patches masked by the default ``predict`` (CBraMod's Bernoulli mask).
+    baselines : object with ``masked_sse(target, mask, scored) -> {name: sum}``, optional
+        :class:`~neurokit.training.masked_baselines.MaskedBaselines` (EEG: spatial and temporal ridges) or
+        :class:`~neurokit.training.masked_baselines.SurfaceBaselines` (the visible neighbouring patches' mean,
+        the nearest visible frame of the same patch).
+    predict : callable ``(model, x, generator) -> MaskedPrediction``, optional
+        The objective's masked prediction (:attr:`Objective.masked`); default :func:`cbramod_masked` at
+        ``mask_ratio``.
 
     Returns
     -------
     dict ``{"heldout_loss", "heldout_zero", "heldout_mean", "heldout_n"}``: mean squared errors over every
-    masked value of the held-out windows, and the number of masked values; with ``baselines`` also
-    ``"heldout_spatial"`` and ``"heldout_temporal"`` (over the batches each applies to: the spatial one needs
-    two channels or more, the temporal one two patches or more; absent where it applied to none), and, when one
-    applied to only some batches, ``"heldout_spatial_zero"``/``"heldout_temporal_zero"``: predict-zero on those.
+    scored value of the held-out windows, and the number of scored values; with ``baselines`` also
+    ``"heldout_<name>"`` for each of its predictors (over the batches it applies to; absent where it applied to
+    none), and, when one applied to only some values, ``"heldout_<name>_zero"``: predict-zero on those.
     With a mapping of two loaders or more, also ``"heldout_layouts"``: name → the same figures over that loader's
     batches alone (the pooled ones are their averages weighted by ``heldout_n``).
 
@@ -184,6 +254,11 @@ def heldout_masked_loss(
     >>> sorted(r)
     ['heldout_loss', 'heldout_mean', 'heldout_n', 'heldout_zero']
     """
+    if predict is None:
+
+        def predict(m, x, g):
+            return cbramod_masked(m, x, g, mask_ratio)
+
     gen = torch.Generator().manual_seed(seed)
     was = model.training
     model.eval()
@@ -191,7 +266,7 @@ def heldout_masked_loss(
     acc: dict[str, tuple[dict[str, float], dict[str, list[float]]]] = {}
     try:
         for name, part in groups.items():  # one generator through every layout: the pooled figures are the same
-            acc[name] = _heldout_sums(model, part, gen, mask_ratio, device, baselines)
+            acc[name] = _heldout_sums(model, part, gen, predict, device, baselines)
     finally:
         model.train(was)
     sums: dict[str, float] = {}
@@ -207,31 +282,24 @@ def heldout_masked_loss(
     return out
 
 
-def _heldout_sums(model, loader, gen, mask_ratio, device, baselines) -> tuple[dict[str, float], dict[str, list[float]]]:
+def _heldout_sums(model, loader, gen, predict, device, baselines) -> tuple[dict[str, float], dict[str, list[float]]]:
     """The sums of :func:`heldout_masked_loss` over the batches of ``loader``: the model's and the baselines'
-    squared errors and masked values, and per fitted baseline ``[squared errors, values, predict-zero's]``."""
+    squared errors and scored values, and per other baseline ``[squared errors, values, predict-zero's]``."""
     sums = {"loss": 0.0, "zero": 0.0, "mean": 0.0, "n": 0.0}
-    fitted: dict[str, list[float]] = {}  # name → [sum of squared errors, masked values it predicted, zero's]
+    fitted: dict[str, list[float]] = {}  # name → [sum of squared errors, values it predicted, zero's]
     for x, *_ in loader:
-        x = x.to(device)
-        B, C, N, _ = x.shape
-        mask = torch.bernoulli(torch.full((B, C, N), mask_ratio), generator=gen).to(device)
-        if mask.sum() == 0:
-            mask.view(-1)[0] = 1
-        y = model(x, mask=mask)
-        target = _target(model, x, mask)
-        sel = mask.bool()
-        sums["loss"] += float(((y[sel].double() - target[sel].double()) ** 2).sum())
-        for k, v in masked_baselines(target, mask).items():
+        mp = predict(model, x.to(device), gen)
+        sel = mp.selected
+        target = mp.target
+        sums["loss"] += float(((mp.pred[sel].double() - target[sel].double()) ** 2).sum())
+        for k, v in masked_baselines(target, mp.mask, sel).items():
             sums[k] += float(v)
         if baselines is not None:
-            n_masked = float(sel.sum()) * target.shape[-1]
-            zero_here = float((target[sel].double() ** 2).sum())
-            for k, v in baselines.masked_sse(target, mask).items():
+            for k, (sse, n, zero) in baselines.masked_sse(target, mp.mask, sel).items():
                 acc = fitted.setdefault(k, [0.0, 0.0, 0.0])
-                acc[0] += float(v)
-                acc[1] += n_masked
-                acc[2] += zero_here
+                acc[0] += float(sse)
+                acc[1] += float(n)
+                acc[2] += float(zero)
     return sums, fitted
 
 
@@ -241,9 +309,9 @@ def _heldout_result(sums: dict[str, float], fitted: dict[str, list[float]]) -> d
         "heldout_loss": sums["loss"] / n,
         "heldout_zero": sums["zero"] / n,
         "heldout_mean": sums["mean"] / n,
-        **{f"heldout_{k}": sse / max(cnt, 1.0) for k, (sse, cnt, _) in fitted.items()},
-        # predict-zero on the batches a fitted baseline applied to, where that is not all of them
-        **{f"heldout_{k}_zero": z / max(cnt, 1.0) for k, (_, cnt, z) in fitted.items() if cnt < sums["n"]},
+        **{f"heldout_{k}": sse / max(cnt, 1.0) for k, (sse, cnt, _) in fitted.items() if cnt > 0},
+        # predict-zero on the values a baseline applied to, where that is not all of them
+        **{f"heldout_{k}_zero": z / max(cnt, 1.0) for k, (_, cnt, z) in fitted.items() if 0 < cnt < sums["n"]},
         "heldout_n": int(sums["n"]),
     }
 
@@ -285,11 +353,14 @@ def clip_loss(module: nn.Module, x: torch.Tensor, generator=None, y=None):
 
 #: every pretraining objective, by model name
 OBJECTIVES: dict[str, Objective] = {
-    "cbramod": Objective(get_model_spec("cbramod"), masked_patch_loss),
+    "cbramod": Objective(get_model_spec("cbramod"), masked_patch_loss, masked=cbramod_masked),
     # the reference's optimiser (metrics-lab/surface-masked-autoencoders config/SiT/pretraining/smae.yml:
     # AdamW, LR 0.0003, weight_decay 0.01, use_scheduler False; tools/pretraining_fmri.py clips no gradient)
     "sit": Objective(
-        get_model_spec("sit"), vsmae_loss, optim=dict(lr=3e-4, weight_decay=0.01, schedule="constant", clip_grad=0.0)
+        get_model_spec("sit"),
+        vsmae_loss,
+        optim=dict(lr=3e-4, weight_decay=0.01, schedule="constant", clip_grad=0.0),
+        masked=vsmae_masked,
     ),
     "clip": Objective(get_model_spec("clip"), clip_loss, pair=pair_for_training),
 }
