@@ -160,6 +160,8 @@ def test_finetune_refuses_options_that_do_not_apply(eeg_store, tmp_path, args, w
     [
         (["--model-size", "small"], ["--model-size", "--model cbramod"]),
         (["--mask-ratio", "0.5"], ["--mask-ratio", "--model cbramod"]),
+        (["--recipe", "reference"], ["--recipe", "--model cbramod"]),
+        (["--model", "sit", "--recipe", "bogus"], ["--recipe bogus", "neurokit, reference"]),
         (["--model", "sit", "--stimuli", "x.h5"], ["--stimuli", "--model sit"]),
         (["--model", "sit", "--lag", "4"], ["--lag", "--model sit"]),
         (["--segments", "first_half"], ["--segments", "--model cbramod"]),

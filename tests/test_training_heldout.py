@@ -363,3 +363,44 @@ def test_pretrain_lines_say_when_held_out_subjects_are_louder():
     )
     assert not any(ln.startswith("note:") for ln in pretrain_lines(res(1.1)))
     assert "quieter" in pretrain_lines(res(0.3))[-1]
+
+
+def _scaled_store(path, scale, subject):
+    from neurokit.io.store import PatchStoreWriter
+
+    rng = np.random.default_rng(2)
+    with PatchStoreWriter(path, (2, 2, 200), attrs=dict(modality="eeg", ch_names=["C3", "C4"], sfreq=200.0)) as w:
+        for _ in range(6):
+            w.append(scale * rng.normal(size=(1, 2, 2, 200)).astype(np.float32), subject=subject)
+    return path
+
+
+def test_a_heldout_store_without_training_windows_is_scaled_by_the_training_windows(tmp_path, caplog):
+    """Issue 33 item 4: a second store held out whole is divided by the training corpora's RMS (a statistic of
+    training data), not by its own; its own only when asked, and said either way."""
+    from neurokit.data.corpus import heldout_scales
+    from neurokit.data.dataset import PatchDataset
+
+    a = _scaled_store(tmp_path / "a.h5", 1.0, "S1")
+    b = _scaled_store(tmp_path / "b.h5", 3.0, "S2")
+    c = _scaled_store(tmp_path / "c.h5", 10.0, "S3")
+    train = PatchDataset([a, c])
+    every = np.concatenate([np.ravel(train[i][0].numpy()) for i in range(len(train))]).astype(np.float64)
+    pooled = float(np.sqrt(np.mean(every**2)))  # by hand: the RMS of every training value
+    held = PatchDataset(b)
+    with caplog.at_level("WARNING", logger="neurokit"):
+        sc = heldout_scales(train, held)
+    assert sc[str(b)] == pytest.approx(pooled, rel=1e-6)
+    assert sc[str(a)] == pytest.approx(np.sqrt(np.mean(np.concatenate([np.ravel(train[i][0]) for i in range(6)]) ** 2)))
+    assert "no training window: scaled by the training windows' RMS" in caplog.text
+    own = heldout_scales(train, held, own=True)
+    assert own[str(b)] == pytest.approx(3.0 * sc[str(a)], rel=1e-6)  # b is a's values × 3
+    # through neuro pretrain's pipeline: the held-out store's scale in the summary is the training windows'
+    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+
+    cfg = PretrainConfig(
+        model_kwargs={"n_layers": 1}, max_steps=1, batch_size=4, device="cpu", progress=False, split="all",
+        heldout_subjects=["S2"],
+    )  # fmt: skip
+    res = pretrain([a, b], tmp_path / "pt", cfg)
+    assert res["normalize"]["corpus_scales"][str(b)] == pytest.approx(res["normalize"]["corpus_scales"][str(a)])

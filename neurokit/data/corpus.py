@@ -103,7 +103,9 @@ def heldout_scales(train, heldout=None, *, own: bool = False) -> dict[str, float
     if own:
         theirs = corpus_scales(heldout)
         for c in missing:
-            logger.warning("held-out corpus %s has no training window: scaled by its own RMS %.4g, as asked", c, theirs[c])
+            logger.warning(
+                "held-out corpus %s has no training window: scaled by its own RMS %.4g, as asked", c, theirs[c]
+            )
             scales[c] = theirs[c]
         return scales
     n = {c: int((ids == c).sum()) for c in scales}

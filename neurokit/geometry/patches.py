@@ -206,11 +206,13 @@ def patch_centres(grid_order: int, template_order: int = TEMPLATE_ORDER) -> np.n
 def patch_neighbours(grid_order: int, template_order: int = TEMPLATE_ORDER) -> np.ndarray:
     """Boolean adjacency ``(n_patches, n_patches)``: patches that share at least one template vertex (an edge
     or a corner), the diagonal False (read-only). On ico3, 12 neighbours a patch (9 next to an ico0 corner)."""
+    from scipy.sparse import csr_matrix
+
     table = patch_table(grid_order, template_order)
     n = len(table)
-    inc = np.zeros((n, 10 * 4**template_order + 2), dtype=np.int32)
-    inc[np.repeat(np.arange(n), table.shape[1]), table.ravel()] = 1
-    adj = (inc @ inc.T) > 0
+    ones = np.ones(table.size, dtype=np.float32)
+    inc = csr_matrix((ones, (np.repeat(np.arange(n), table.shape[1]), table.ravel())), shape=(n, table.max() + 1))
+    adj = (inc @ inc.T).toarray() > 0
     np.fill_diagonal(adj, False)
     adj.setflags(write=False)
     return adj

@@ -167,9 +167,7 @@ class Attention(nn.Module):
         q, k, v = self.to_qkv(self.norm(x)).reshape(B, L, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
         if bias is not None:
             bias = bias.to(q.dtype)
-        o = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=bias, dropout_p=self.dropout if self.training else 0.0
-        )
+        o = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=self.dropout if self.training else 0.0)
         return self.to_out(o.transpose(1, 2).reshape(B, L, -1))
 
 

@@ -127,6 +127,7 @@ class VSMAE(nn.Module):
     """
 
     decoder_pos: torch.Tensor  # buffer ``(1, n_tokens, decoder_dim)``: fixed sin-cos positions
+    vertex_ids: torch.Tensor  # buffer ``(n_patches, V)``: template vertex of every patch slot
 
     def __init__(self, config: VSMAEConfig | None = None) -> None:
         super().__init__()

@@ -33,6 +33,7 @@ from neurokit.models.checkpoint import (
 )
 from neurokit.models.config import model_config_dict
 from neurokit.models.input_norm import check_mode
+from neurokit.models.registry import SURFACE_RECIPES
 from neurokit.pipelines.outputs import record_run
 from neurokit.training import distributed as dist
 from neurokit.training.masked_baselines import MaskedBaselines, SurfaceBaselines
@@ -136,6 +137,9 @@ class PretrainConfig:
                 raise ConfigError(
                     f"{flag}: an option of the {'/'.join(families)} model(s); --model {self.model} has no such setting"
                 )
+        recipe = (self.model_kwargs or {}).get("recipe")
+        if recipe is not None and recipe not in SURFACE_RECIPES:
+            raise ConfigError(f"--recipe {recipe}: allowed: {', '.join(SURFACE_RECIPES)}")
         if not isinstance(self.optim, OptimConfig):
             given = dict(self.optim or {})
             if "min_lr" in given and given.get("schedule") == "constant":
@@ -699,12 +703,12 @@ def frame_block_split(ds: PatchDataset, rows: np.ndarray, fraction: float) -> tu
     keys = [ds.meta(k).astype(str) if k in have else np.full(len(ds), "") for k in ("subject", "session", "run")]
     span = float(ds.info.tr or 1.0) * int(ds.sample_shape[0])  # seconds a tubelet covers
     held, gap = [], []
-    runs = {}
+    runs: dict[tuple[str, str, str], list[int]] = {}
     for r in rows:
         runs.setdefault((keys[0][r], keys[1][r], keys[2][r]), []).append(r)
     firsts, n_on, k_on = [], [], []
-    for rr in runs.values():
-        rr = np.asarray(rr)
+    for members in runs.values():
+        rr = np.asarray(members)
         on = np.unique(onset[rr])
         k = max(1, round(fraction * len(on)))
         if k >= len(on):  # a run of one onset stays in training
@@ -721,9 +725,8 @@ def frame_block_split(ds: PatchDataset, rows: np.ndarray, fraction: float) -> tu
         where = f"frames from {firsts[0]:g} s to the end of {len(firsts)} run(s)"
     else:
         where = f"the last frames of each of {len(firsts)} runs (from {min(firsts):g}–{max(firsts):g} s)"
-    phrase = (
-        f"{where}: {sum(k_on)} of {sum(n_on)} tubelet onsets, every hemisphere, whole blocks"
-        + (f", {len(gap)} overlapping training tubelets left out" if gap else "")
+    phrase = f"{where}: {sum(k_on)} of {sum(n_on)} tubelet onsets, every hemisphere, whole blocks" + (
+        f", {len(gap)} overlapping training tubelets left out" if gap else ""
     )
     return np.asarray(held, dtype=np.int64), np.asarray(gap, dtype=np.int64), phrase
 

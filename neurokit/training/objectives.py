@@ -195,7 +195,7 @@ def vsmae_masked(model: nn.Module, x: torch.Tensor, generator: torch.Generator) 
     """A vsMAE's masked prediction of one batch ``(B, T, N, V)``: its own tube masks (drawn from ``generator``),
     the reconstruction and the input in the sample's layout, and the values its loss scores
     (:attr:`VSMAEConfig.score <neurokit.models.vsmae.VSMAEConfig>`)."""
-    inner = getattr(model, "module", model)
+    inner: Any = getattr(model, "module", model)  # a VSMAE (DDP-wrapped or not)
     out = inner(x, generator=generator)
     pred, target, mask, scored = inner.patch_view(out)
     return MaskedPrediction(pred=pred, target=target, mask=mask, scored=scored)
