@@ -114,13 +114,17 @@ def prev_frames(store: Path, ds) -> list[torch.Tensor]:
         return [torch.from_numpy(np.asarray(frames[int(starts[r]) - 1])[table]) for r in rows]
 
 
-def run_seed(fsa5: Path, msc: Path, out: Path, recipe: str, steps: int, seed: int, n_layers: int | None) -> dict:
+def run_seed(
+    fsa5: Path, msc: Path, out: Path, recipe: str, steps: int, seed: int, n_layers: int | None, optim: dict
+) -> dict:
     import neurokit.pipelines.pretrain as P
     from neurokit.data.dataset import PatchDataset
     from neurokit.models.vsmae import VSMAE
 
-    run = out / f"{recipe}_L{n_layers or 12}_s{seed}_n{steps}"
-    optim = {"lr": 3e-4, "schedule": "constant", "warmup_steps": 0} if recipe == "reference" else {}
+    tag = "".join(f"_{k}{v:g}" for k, v in sorted(optim.items()))
+    run = out / f"{recipe}_L{n_layers or 12}_s{seed}_n{steps}{tag}"
+    if recipe == "reference":
+        optim = {"lr": 3e-4, "schedule": "constant", "warmup_steps": 0, **optim}
     cfg = P.PretrainConfig(
         model="sit",
         model_kwargs={"recipe": recipe, **({"n_layers": n_layers} if n_layers else {})},
@@ -167,12 +171,15 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--recipe", default="neurokit", choices=["neurokit", "reference"])
     ap.add_argument("--n-layers", type=int, default=None, help="encoder depth (default SiT-tiny's 12)")
+    ap.add_argument("--lr", type=float, default=None, help="learning rate (default: neuro pretrain's)")
+    ap.add_argument("--warmup-steps", type=int, default=None, help="linear warm-up steps (default: neuro pretrain's)")
     a = ap.parse_args(argv)
     torch.set_num_threads(max(1, torch.get_num_threads()))
     fsa5, msc = stores(a.data_root, a.out)
     results = []
     for seed in (int(s) for s in a.seeds.split(",")):
-        r = run_seed(fsa5, msc, a.out, a.recipe, a.steps, seed, a.n_layers)
+        optim = {k: v for k, v in (("lr", a.lr), ("warmup_steps", a.warmup_steps)) if v is not None}
+        r = run_seed(fsa5, msc, a.out, a.recipe, a.steps, seed, a.n_layers, optim)
         results.append(r)
         print(f"seed {seed}: {r['steps']} steps, {r['cpu_min']:.1f} CPU-min ({r['wall_min']:.1f} min wall), "
               f"training loss {r['loss_first']:.3f} → {r['loss_last']:.3f}", flush=True)  # fmt: skip

@@ -81,6 +81,13 @@ class EEGRecipe:
         ``eog_removal``.
     exclude_channels : list[str] | None
         EEG channels dropped just before windowing (after EOG removal, which may use them as proxies).
+    bipolar : list[str] | None
+        Bipolar derivations ``"A-B"`` (channel A minus channel B, named ``"A-B"``) made after filtering,
+        resampling, EOG removal and exclusion; the recording keeps only them, in this order (e.g. the 16 TCP
+        derivations of TUH and CHB-MIT, ``Fp1-F7``, ``F7-T7``…). A and B are channel names after renaming (the
+        10-05 labels: ``EEG T3-REF`` reads as ``T7``); with ``channels``, both must be among them. Filters are
+        linear and per channel, so deriving after them equals deriving before (CBraMod's TUAB/TUEV scripts
+        derive last). ``None``: no derivation.
     reject_by_annotation : bool
         Drop windows that overlap an annotation whose description starts with ``BAD`` (any case; MNE's
         ``reject_by_annotation`` convention, e.g. ``BAD_muscle``), counted per file in the store's
@@ -110,9 +117,11 @@ class EEGRecipe:
     eog_channels: list[str] | None = None
     exclude_channels: list[str] | None = None
     reject_by_annotation: bool = True
+    bipolar: list[str] | None = None
 
     def __post_init__(self) -> None:
         self._check_eog()
+        self._check_bipolar()
         if self.event_windows not in ("onset", "tile"):
             raise ConfigError(f"event_windows={self.event_windows!r}: allowed values are 'onset' and 'tile'")
         if self.sfreq != TARGET_SFREQ:
@@ -135,6 +144,28 @@ class EEGRecipe:
                 raise ConfigError(f"{key}={v!r} (CLI: {flag} {v!r}): give a number of seconds, 0 or more")
         if self.l_freq is not None and self.h_freq is not None and self.l_freq >= self.h_freq:
             raise ConfigError(f"l_freq={self.l_freq} must be below h_freq={self.h_freq}")
+
+    def bipolar_pairs(self) -> list[tuple[str, str]]:
+        """``bipolar`` as ``(anode, cathode)`` pairs (empty without derivations)."""
+        return [tuple(d.split("-", 1)) for d in self.bipolar or []]  # type: ignore[misc]
+
+    def _check_bipolar(self) -> None:
+        if self.bipolar is None:
+            return
+        bad = [d for d in self.bipolar if not isinstance(d, str) or d.count("-") != 1 or "" in d.split("-")]
+        if isinstance(self.bipolar, str) or bad or not self.bipolar:
+            raise ConfigError(
+                f"bipolar={self.bipolar!r}: give a list of derivations 'A-B' (channel A minus channel B), "
+                f"e.g. [Fp1-F7, F7-T7]{'; not of that form: ' + ', '.join(map(str, bad)) if bad else ''}"
+            )
+        if len(set(self.bipolar)) < len(self.bipolar):
+            raise ConfigError(f"bipolar lists a derivation twice: {self.bipolar}")
+        if self.channels:
+            missing = sorted({c for pair in self.bipolar_pairs() for c in pair} - set(self.channels))
+            if missing:
+                raise ConfigError(f"bipolar derivations use {missing}, not among the recipe's channels")
+        if self.reference == "average":
+            raise ConfigError("bipolar derivations cancel any common reference: give reference: null with bipolar")
 
     def _check_eog(self) -> None:
         if self.eog_removal not in EOG_METHODS:
@@ -181,7 +212,7 @@ class EEGRecipe:
 
 
 #: recipe fields written only when set (see :meth:`EEGRecipe.to_dict`)
-_OPTIONAL_DEFAULTS = {"eog_removal": "none", "eog_channels": None, "exclude_channels": None}
+_OPTIONAL_DEFAULTS = {"eog_removal": "none", "eog_channels": None, "exclude_channels": None, "bipolar": None}
 
 
 @dataclass

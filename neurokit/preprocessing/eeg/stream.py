@@ -106,7 +106,9 @@ def streamable(raw, recipe: EEGRecipe, limit_bytes: float = STREAM_ABOVE_BYTES) 
     (processed in memory)."""
     if raw.preload or raw.n_times * len(raw.ch_names) * 8 <= limit_bytes:
         return False
-    if recipe.eog_removal != "none" or recipe.exclude_channels:  # ICA / regression fit the whole recording
+    if (
+        recipe.eog_removal != "none" or recipe.exclude_channels or recipe.bipolar
+    ):  # ICA / regression fit the whole recording
         return False
     if not one_run_without_stim(raw) or len(raw_notes(raw).segments or []) > 1 or raw.info["projs"]:
         return False

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neurokit._utils.errors import DataFileError
+from neurokit._utils.errors import ChannelMismatchError, DataFileError
 from neurokit.cards.recipes import PATCH_SIZE, EEGRecipe
 from neurokit.io.headers import MAX_EEG_VOLTS, short_list
 from neurokit.io.notes import raw_notes, set_raw_notes
@@ -61,7 +61,6 @@ class Windows:
 def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
     """The steps of :func:`preprocess_raw` before any sample is read: the recipe's minimum duration, bad
     channels dropped, ``recipe.channels`` picked (in place; ``raw`` need not be loaded)."""
-    from neurokit._utils.errors import ChannelMismatchError
 
     sf = raw.info["sfreq"]
     applied.setdefault("sfreq_orig", sf)
@@ -216,8 +215,43 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None, fft_dty
         excluded = drop_channels(raw, recipe.exclude_channels, source, applied.get("dropped_channels"))
         if excluded:
             applied["excluded_channels"] = excluded
+    if recipe.bipolar:
+        derive_bipolar(raw, recipe.bipolar_pairs(), source)
+        applied["bipolar"] = list(recipe.bipolar)
     set_raw_notes(raw, None if raw.info.get("temp") else notes, applied=applied)
     return raw
+
+
+def derive_bipolar(raw, pairs, source: str | None = None) -> None:
+    """Replace the channels of ``raw`` (loaded) by the bipolar derivations ``pairs`` ``[(A, B), …]``, each
+    ``A − B`` named ``"A-B"``, in that order, through :func:`mne.set_bipolar_reference` (in place; the other
+    channels are dropped).
+
+    Raises
+    ------
+    ChannelMismatchError
+        A channel of a derivation is not in the recording (the message names the file, the derivations it
+        cannot make and the channels it has).
+    """
+    import mne
+
+    have = set(raw.ch_names)
+    missing = [f"{a}-{b}" for a, b in pairs if a not in have or b not in have]
+    if missing:
+        absent = sorted({c for a, b in pairs for c in (a, b)} - have)
+        raise ChannelMismatchError(
+            f"{source or 'recording'}: cannot derive {', '.join(missing)}: {', '.join(absent)} not in the recording "
+            f"(it has {', '.join(raw.ch_names[:24])}{' …' if len(raw.ch_names) > 24 else ''}); "
+            "--skip-bad leaves such files out and counts them"
+        )
+    names = [f"{a}-{b}" for a, b in pairs]
+    clash = [n for n in names if n in have]
+    if clash:
+        raise ChannelMismatchError(f"{source or 'recording'}: already has channels named {clash}; rename them first")
+    mne.set_bipolar_reference(
+        raw, [a for a, _ in pairs], [b for _, b in pairs], ch_name=names, drop_refs=True, copy=False, verbose="error"
+    )
+    raw.pick(names)
 
 
 def _resample(raw, recipe: EEGRecipe, applied: dict, fft_dtype=np.float64):
