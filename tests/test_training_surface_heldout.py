@@ -199,3 +199,26 @@ def test_pretrain_sit_prints_heldout_loss_with_baselines_computed_by_hand(fsa5_i
         assert h["heldout_neighbours_zero"] == pytest.approx(sums["nb_zero"] / sums["nb_n"], rel=1e-6)
     assert "heldout_frame" not in h  # tube masks hide every frame of a patch: no visible frame to copy
     assert f"neighbouring patches' mean {h['heldout_neighbours']:.4g}" in line
+
+
+@pytest.mark.slow
+def test_a_sit_run_resumes_with_its_own_settings_and_keeps_its_heldout_figures(fsa5_ico3, tmp_path):
+    """A default SiT run (constant schedule, whose saved optimiser still holds ``min_lr``) resumes with only
+    ``max_steps`` given; a run stopped inside an epoch keeps its held-out figures in ``last.pt``, and the resumed
+    run's history holds both evaluations. A different ``recipe`` is refused in one line naming the option."""
+    from neurokit._utils.errors import ConfigError
+    from neurokit.models.checkpoint import load_checkpoint
+    from neurokit.pipelines.pretrain import PretrainConfig, pretrain, resume_config
+
+    out = tmp_path / "pt"
+    cfg = PretrainConfig(model="sit", model_kwargs={"n_layers": 1}, max_steps=1, batch_size=4, progress=False,
+                         device="cpu", split="all")  # fmt: skip
+    first = pretrain([fsa5_ico3], out, cfg)
+    assert [h["epoch"] for h in first["heldout_history"]] == [round(1 / 5, 3)]  # 20 training tubelets, batch 4
+    assert [r["at_step"] for r in load_checkpoint(out / "last.pt")["history"]] == [1]
+    again = resume_config(out, max_steps=2)
+    assert again.optim.schedule == "constant" and again.optim.lr == 3e-4
+    res = pretrain([fsa5_ico3], out, again, resume=True)
+    assert [h["epoch"] for h in res["heldout_history"]] == [0.2, 0.4]
+    with pytest.raises(ConfigError, match=r"--recipe.*encoder\.attn_bias: 'distance' in the checkpoint, 'none' given"):
+        pretrain([fsa5_ico3], out, resume_config(out, max_steps=3, model_kwargs={"recipe": "reference"}), resume=True)

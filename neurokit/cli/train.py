@@ -214,7 +214,8 @@ def pretrain(
     run_or_exit(check_pretrain_options, cfg, resume=resume, overwrite=overwrite, given=options_given(ctx))
     if is_main_rank():
         used = "; ".join(u for _, u in run_or_exit(select_layouts, list(stores), cfg))
-        held = " (the held-out samples below are set aside from it)" if cfg.model != "clip" else ""
+        sets_aside = cfg.model != "clip" and (cfg.val_fraction > 0 or cfg.heldout_subjects)
+        held = " (the held-out samples below are set aside from it)" if sets_aside else ""
         console.print(f"pretraining on {used}{held}")
     res = run_or_exit(run, list(stores), out, cfg, resume=resume, overwrite=overwrite)
     record_command(ctx, out, report="pretrain_summary.json")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Collection, Sequence
@@ -167,6 +168,11 @@ class PretrainConfig:
                 f"--normalize {self.normalize}: amplitude normalisation is for --model cbramod (EEG); "
                 f"--model {self.model} takes --normalize none"
             )
+        if self.heldout_own_scale and self.normalize != "corpus":
+            raise ConfigError(
+                f"--heldout-own-scale: held-out stores are scaled only under --normalize corpus (--model cbramod); "
+                f"this run normalises with {self.normalize!r}"
+            )
         if not 0.0 <= self.val_fraction < 1.0:
             raise ConfigError(f"--val-fraction {self.val_fraction}: must be in [0, 1)")
         for name, k in (self.layout_repeats or {}).items():
@@ -292,9 +298,22 @@ def resume_config(out_dir: str | Path, **given: Any) -> PretrainConfig:
     # runs from before these settings: the input as stored, nothing held out
     old.setdefault("normalize", (ck.get("model_config") or {}).get("input_norm", "none"))
     old.setdefault("val_fraction", 0.0)
-    for k in ("optim", "model_kwargs"):
-        if k in given:
-            given[k] = {**(old.get(k) or {}), **given[k]}
+    if "model_kwargs" in given:
+        given["model_kwargs"] = {**(old.get("model_kwargs") or {}), **given["model_kwargs"]}
+    # the run's optimiser (a whole OptimConfig, min_lr included whatever its schedule), with what is given again
+    g_optim = dict(given.pop("optim", None) or {})
+    if "min_lr" in g_optim and g_optim.get("schedule") == "constant":
+        raise ConfigError(
+            "--min-lr: the constant schedule keeps --lr throughout and has no final learning rate; drop --min-lr "
+            "or use --schedule cosine"
+        )
+    if "min_lr" in g_optim and "schedule" not in g_optim:
+        g_optim["schedule"] = "cosine"
+    if old.get("optim") or g_optim:
+        try:
+            given["optim"] = OptimConfig(**{**dict(old.get("optim") or {}), **g_optim})
+        except TypeError as exc:
+            raise ConfigError(f"{path}: its optimiser settings cannot be read ({exc}); start a new run") from None
     known = set(PretrainConfig.__dataclass_fields__)
     return PretrainConfig(**{k: v for k, v in {**old, **given}.items() if k in known})
 
@@ -481,13 +500,14 @@ def _pretrain(
         if trainer.step == trainer.total:
             logger.warning("%s: the run already completed its %d steps; nothing to do", ckpt_path, trainer.total)
     res = trainer.fit()
-    heldout = [{k: r[k] for k in HELDOUT_KEYS if k in r} for r in res.records if "heldout_loss" in r]
     if validate is not None and res.steps_run and trainer.step % max(trainer.per_epoch, 1):  # ended inside an epoch
         rec = {"epoch": round(trainer.step / trainer.per_epoch, 3), "at_step": trainer.step, **validate(model)}
-        heldout.append({k: rec[k] for k in HELDOUT_KEYS if k in rec})
+        trainer.records.append(rec)
+        trainer.save()  # the checkpoint's history holds it too (and a resumed run keeps it)
         if info.is_main:
             with (out / "metrics.jsonl").open("a") as fh:
                 fh.write(json.dumps(rec) + "\n")
+    heldout = [{k: r[k] for k in HELDOUT_KEYS if k in r} for r in trainer.records if "heldout_loss" in r]
     history = res.losses
     k = max(1, len(history) // 10)
     result = {
@@ -555,9 +575,15 @@ def heldout_line(h: dict[str, Any]) -> str:
     'held-out masked loss 0.8 (0.800× predict-zero) vs predict-zero 1 · predict-mean 1.6 (1.600×) · spatial ridge 0.75 (0.750×) (epoch 3)'
     """
     zero = h["heldout_zero"]
+
+    def ratio(k: str) -> str:
+        own = h.get(f"heldout_{k}_zero")  # a baseline that covers only some values: its ratio is to their power
+        if own is None:
+            return f" ({h['heldout_' + k] / zero:.3f}×)"
+        return f" ({h['heldout_' + k] / own:.3f}× the predict-zero {own:.4g} of the values it covers)"
+
     parts = [
-        f"{name} {h['heldout_' + k]:.4g}"
-        + ("" if k == "zero" else f" ({h['heldout_' + k] / h.get(f'heldout_{k}_zero', zero):.3f}×)")
+        f"{name} {h['heldout_' + k]:.4g}" + ("" if k == "zero" else ratio(k))
         for k, name in BASELINE_NAMES.items()
         if h.get("heldout_" + k) is not None
     ]
@@ -678,6 +704,8 @@ def holdout_split(
             val[rng.choice(rows, k, replace=False)] = True
             parts.append(f"{k} of {len(rows)} windows of {Path(c).name}")
     if not val.any() or (val | drop).all():
+        if surface:
+            return ds, None, "nothing (every run too short to hold out a block of frames and keep some to train on)"
         return ds, None, "nothing (too few windows)"
     train = PatchDataset(ds.stores, samples=ids[~val & ~drop])
     held = PatchDataset(ds.stores, samples=ids[val])
@@ -688,10 +716,12 @@ def holdout_split(
 def frame_block_split(ds: PatchDataset, rows: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndarray, str]:
     """Hold out a whole block of frames at the end of every run of the surface samples ``rows`` of ``ds``.
 
-    Per run (subject, session, run): the last ``max(1, round(fraction × onsets))`` distinct tubelet onsets of
-    the run (every hemisphere's tubelets at those onsets) are held out; training tubelets whose frames reach into
-    the held-out block (overlapping tubelets, ``stride`` < tubelet) are dropped from training, so no frame is in
-    both. Interleaved frames would not be held out: frames one TR apart are nearly equal.
+    Per run (subject, session, run; the frame blocks a card cuts one recording into, runs ``<run>b<k>``, count as
+    their recording): the last ``max(1, round(fraction × onsets))`` distinct tubelet onsets of the run (every
+    hemisphere's tubelets at those onsets) are held out; training tubelets whose frames reach into the held-out
+    block (overlapping tubelets, ``stride`` < tubelet) are dropped from training, so no frame is in both. A run
+    that would keep no training tubelet stays whole in training. Interleaved frames would not be held out: frames
+    one TR apart are nearly equal.
 
     Returns
     -------
@@ -701,6 +731,9 @@ def frame_block_split(ds: PatchDataset, rows: np.ndarray, fraction: float) -> tu
     onset = ds.meta("onset").astype(float)
     have = set.intersection(*(set(st.meta.keys()) for st in ds.stores))
     keys = [ds.meta(k).astype(str) if k in have else np.full(len(ds), "") for k in ("subject", "session", "run")]
+    task = (ds.info.card_body.get("tasks") or {}).get(ds.info.task) or {}
+    if task.get("frame_blocks"):  # the card cut each recording into blocks, runs "<run>b<k>": one timeline again
+        keys[2] = np.asarray([re.sub(r"b\d+$", "", r) for r in keys[2]])
     span = float(ds.info.tr or 1.0) * int(ds.sample_shape[0])  # seconds a tubelet covers
     held, gap = [], []
     runs: dict[tuple[str, str, str], list[int]] = {}
@@ -714,8 +747,11 @@ def frame_block_split(ds: PatchDataset, rows: np.ndarray, fraction: float) -> tu
         if k >= len(on):  # a run of one onset stays in training
             continue
         first = on[-k]
+        overlap = (onset[rr] < first) & (onset[rr] + span > first + 1e-9)
+        if not (onset[rr] + span <= first + 1e-9).any():  # nothing would be left to train on: keep the run whole
+            continue
         held += rr[onset[rr] >= first].tolist()
-        gap += rr[(onset[rr] < first) & (onset[rr] + span > first + 1e-9)].tolist()
+        gap += rr[overlap].tolist()
         firsts.append(first)
         n_on.append(len(on))
         k_on.append(k)
@@ -870,14 +906,15 @@ def _check_resume(
     conflicts = {}
     if cfg.model_kwargs:  # the options given must describe the checkpoint's model
         kw = {**cfg.model_kwargs, **({"input_norm": cfg.normalize} if cfg.model == "cbramod" else {})}
-        given = objective.build(ds.attrs, ds.sample_shape, kw).config.to_dict()
-        conflicts = {
-            k: (state["model_config"].get(k), v) for k, v in given.items() if state["model_config"].get(k) != v
-        }
+        given = _flat(objective.build(ds.attrs, ds.sample_shape, kw).config.to_dict())
+        was = _flat(state["model_config"])
+        conflicts = {k: (was.get(k), v) for k, v in given.items() if was.get(k) != v}
     if conflicts:
+        shown = "; ".join(f"{k}: {a!r} in the checkpoint, {b!r} given" for k, (a, b) in conflicts.items())
+        flags = [f for key, (f, _) in FAMILY_OPTIONS.items() if key in (cfg.model_kwargs or {})]
         raise ConfigError(
-            f"{path}: resume keeps the checkpoint's model; these options differ from it "
-            f"(checkpoint, given): {conflicts}. Drop them or start a new run"
+            f"{path}: resume keeps the checkpoint's model; the options given ({', '.join(flags) or 'model options'}) "
+            f"make another: {shown}. Drop them or start a new run"
         )
     old = state.get("train_config") or {}
     for k in ("batch_size", "seed", "layout_repeats"):
@@ -913,6 +950,17 @@ def _check_resume(
             f"{path}: the run trained on subjects {_ids(state['subjects'])}; the store and options "
             f"now select {_ids(now)}. Resume with the same store, --split and --subjects"
         )
+
+
+def _flat(d: dict, prefix: str = "") -> dict[str, Any]:
+    """Nested configuration dicts as ``{"encoder.depth": 12, …}`` (what differs is named key by key)."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
 
 
 def _provenance(ds: PatchDataset, cfg: PretrainConfig) -> dict[str, Any]:
