@@ -222,3 +222,16 @@ def test_a_sit_run_resumes_with_its_own_settings_and_keeps_its_heldout_figures(f
     assert [h["epoch"] for h in res["heldout_history"]] == [0.2, 0.4]
     with pytest.raises(ConfigError, match=r"--recipe.*encoder\.attn_bias: 'distance' in the checkpoint, 'none' given"):
         pretrain([fsa5_ico3], out, resume_config(out, max_steps=3, model_kwargs={"recipe": "reference"}), resume=True)
+
+
+def test_two_stores_of_one_recording_are_said(fsa5_ico3, tmp_path):
+    """What one store holds out, a second store of the same recording would train on: said, naming both."""
+    import shutil
+
+    from neurokit.io.store import PatchStore
+    from neurokit.pipelines.pretrain import warn_shared_recordings
+
+    copy = shutil.copy(fsa5_ico3, tmp_path / "copy.h5")
+    said = warn_shared_recordings([PatchStore(fsa5_ico3), PatchStore(copy)])
+    assert len(said) == 2 and all(str(copy) in w and "trained on through the other" in w for w in said)
+    assert warn_shared_recordings([PatchStore(fsa5_ico3)]) == []

@@ -361,6 +361,7 @@ def _pretrain(
             parts.append(holdout_split(ds_sel, cfg.val_fraction, cfg.seed, subjects=cfg.heldout_subjects))
         else:
             parts.append((ds_sel, None, f"nothing (--model {cfg.model} has no masked reconstruction to score)"))
+    warn_shared_recordings([st for ds_sel, _ in selected for st in ds_sel.stores])
     used = "; ".join(u for _, u in selected)
     held = parts[0][2] if len(parts) == 1 else "; ".join(f"{layout_name(t)}: {h}" for t, _, h in parts)
     ds = parts[0][0]  # the first layout: the model's build, the recorded store attributes
@@ -950,6 +951,28 @@ def _check_resume(
             f"{path}: the run trained on subjects {_ids(state['subjects'])}; the store and options "
             f"now select {_ids(now)}. Resume with the same store, --split and --subjects"
         )
+
+
+def warn_shared_recordings(stores) -> list[str]:
+    """Warn when two of the pretraining ``stores`` were made from the same recording (by SHA-256 of the source
+    file, each store's ``sources``): what one store holds out, the other may train on. Returns the warnings."""
+    first: dict[str, str] = {}
+    said = []
+    for st in stores:
+        for src in st.info.sources:
+            sha = src.get("sha256") if isinstance(src, dict) else None
+            if not sha:
+                continue
+            where = first.setdefault(sha, str(st.path))
+            if where != str(st.path):
+                said.append(
+                    f"{Path(str(src.get('path', '?'))).name} is in both {where} and {st.path}: what one store holds "
+                    "out may be trained on through the other; pretrain on one of them"
+                )
+    said = list(dict.fromkeys(said))
+    for w in said:
+        logger.warning("%s", w)
+    return said
 
 
 def _flat(d: dict, prefix: str = "") -> dict[str, Any]:
