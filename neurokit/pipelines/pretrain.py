@@ -142,14 +142,7 @@ class PretrainConfig:
         if recipe is not None and recipe not in SURFACE_RECIPES:
             raise ConfigError(f"--recipe {recipe}: allowed: {', '.join(SURFACE_RECIPES)}")
         if not isinstance(self.optim, OptimConfig):
-            given = dict(self.optim or {})
-            if "min_lr" in given and given.get("schedule") == "constant":
-                raise ConfigError(
-                    "--min-lr: the constant schedule keeps --lr throughout and has no final learning "
-                    "rate; drop --min-lr or use --schedule cosine"
-                )
-            if "min_lr" in given and "schedule" not in given:
-                given["schedule"] = "cosine"
+            given = optim_given(self.optim)
             try:
                 self.optim = OptimConfig(**{**get_objective(self.model).optim, **given})
             except TypeError as exc:
@@ -178,6 +171,26 @@ class PretrainConfig:
         for name, k in (self.layout_repeats or {}).items():
             if not isinstance(k, int) or k < 1:
                 raise ConfigError(f"layout_repeats[{name!r}]={k!r}: must be an integer >= 1")
+
+
+def optim_given(optim: dict | None) -> dict:
+    """The optimiser fields the user gave, checked: ``min_lr`` with the constant schedule is refused (it has no
+    final learning rate), ``min_lr`` without a schedule asks for the cosine one.
+
+    Raises
+    ------
+    ConfigError
+        ``min_lr`` with ``schedule="constant"``.
+    """
+    given = dict(optim or {})
+    if "min_lr" in given and given.get("schedule") == "constant":
+        raise ConfigError(
+            "--min-lr: the constant schedule keeps --lr throughout and has no final learning rate; drop --min-lr "
+            "or use --schedule cosine"
+        )
+    if "min_lr" in given and "schedule" not in given:
+        given["schedule"] = "cosine"
+    return given
 
 
 def check_pretrain_options(
@@ -301,14 +314,7 @@ def resume_config(out_dir: str | Path, **given: Any) -> PretrainConfig:
     if "model_kwargs" in given:
         given["model_kwargs"] = {**(old.get("model_kwargs") or {}), **given["model_kwargs"]}
     # the run's optimiser (a whole OptimConfig, min_lr included whatever its schedule), with what is given again
-    g_optim = dict(given.pop("optim", None) or {})
-    if "min_lr" in g_optim and g_optim.get("schedule") == "constant":
-        raise ConfigError(
-            "--min-lr: the constant schedule keeps --lr throughout and has no final learning rate; drop --min-lr "
-            "or use --schedule cosine"
-        )
-    if "min_lr" in g_optim and "schedule" not in g_optim:
-        g_optim["schedule"] = "cosine"
+    g_optim = optim_given(given.pop("optim", None))
     if old.get("optim") or g_optim:
         try:
             given["optim"] = OptimConfig(**{**dict(old.get("optim") or {}), **g_optim})
