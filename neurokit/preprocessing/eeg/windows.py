@@ -423,13 +423,31 @@ class WindowPlan:
         )
 
 
+def annotation_origin(raw) -> float:
+    """The time (s) of ``raw``'s first sample on the clock its annotation onsets use: MNE keeps ``raw.annotations``
+    onsets from the first sample ever recorded (``first_samp`` 0), with or without a measurement date, so a
+    recording cropped and saved (``first_samp`` > 0) has its onsets shifted by ``raw.first_time``. The one rule for
+    every window mode (event onsets, tiled events, BAD spans), as :func:`mne.events_from_annotations` applies it.
+
+    Examples
+    --------
+    >>> import mne, numpy as np
+    >>> raw = mne.io.RawArray(np.zeros((1, 4000)), mne.create_info(1, 200.0), first_samp=2000, verbose="error")
+    >>> raw.set_annotations(mne.Annotations([5.0], [4.0], ["rest"]))  # doctest: +ELLIPSIS
+    <RawArray ...>
+    >>> float(raw.annotations.onset[0] - annotation_origin(raw))  # 5 s into the data, meas_date or not
+    5.0
+    """
+    return raw.first_samp / raw.info["sfreq"]
+
+
 def bad_spans(raw) -> np.ndarray:
     """``(n, 2)`` int64 sample spans ``[start, stop)`` (from the first sample of ``raw``) of its annotations whose
     description starts with ``BAD`` (any case, as MNE's ``reject_by_annotation``); zero-length marks (the
     ``BAD boundary`` of joined pieces) are left out."""
     sf = raw.info["sfreq"]
     ann = raw.annotations
-    t0 = raw.first_samp / sf  # onsets count from the first sample ever recorded, with or without a measurement date
+    t0 = annotation_origin(raw)
     spans = [
         (int(np.floor((o - t0) * sf)), int(np.ceil((o + d - t0) * sf)))
         for o, d, desc in zip(ann.onset, ann.duration, ann.description)
@@ -556,7 +574,7 @@ def _event_starts(raw, recipe: EEGRecipe, source: str) -> tuple[list[int], list[
         sf = raw.info["sfreq"]
         win = int(round(recipe.window_s * sf))
         hop = int(round((recipe.stride_s or recipe.window_s) * sf))
-        t0 = raw.first_samp / sf if raw.annotations.orig_time is not None else 0.0
+        t0 = annotation_origin(raw)  # the same origin with or without a measurement date, as MNE's events
         starts, labels = [], []
         for a in raw.annotations:
             if str(a["description"]) in event_id:

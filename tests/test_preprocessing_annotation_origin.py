@@ -1,0 +1,69 @@
+"""One origin for annotation times in every window mode (issue 35, item 1): a recording cropped and saved has
+``first_samp`` > 0, and MNE keeps annotation onsets from the first sample ever recorded, with or without a
+measurement date. Event windows (through ``mne.events_from_annotations``), tiled event windows and BAD spans must
+all put an annotation made at 5 s into the data at 5 s."""
+
+from __future__ import annotations
+
+import mne
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from neurokit.preprocessing.eeg.windows import annotation_origin, bad_spans
+
+
+def _recording(path, *, cropped: bool, dated: bool):
+    """Two channels at 200 Hz with 'rest' at 5 s and 'task' at 30 s of the data (8 s each), and a BAD span at
+    50-52 s; ``cropped``: cut from a longer recording (first 10 s dropped) and saved, so ``first_samp`` is 2000."""
+    rng = np.random.default_rng(0)
+    n = 200 * (70 if cropped else 60)
+    raw = mne.io.RawArray(rng.normal(size=(2, n)) * 20e-6, mne.create_info(["C3", "C4"], 200.0, "eeg"), verbose="error")
+    if dated:
+        raw.set_meas_date(1_700_000_000.0)
+    shift = 10.0 if cropped else 0.0
+    raw.set_annotations(mne.Annotations([5 + shift, 30 + shift, 50 + shift], [8, 8, 2], ["rest", "task", "BAD_x"]))
+    if cropped:
+        raw.crop(10.0, None)
+    raw.save(path, overwrite=True, verbose="error")
+    return mne.io.read_raw_fif(path, verbose="error")
+
+
+@pytest.mark.parametrize("cropped", [False, True])
+@pytest.mark.parametrize("dated", [False, True])
+def test_tiled_and_bad_spans_use_mnes_origin(tmp_path, cropped, dated):
+    raw = _recording(tmp_path / "rec_raw.fif", cropped=cropped, dated=dated)
+    assert raw.first_samp == (2000 if cropped else 0)
+    assert bad_spans(raw).tolist() == [[50 * 200, 52 * 200]]
+    ev, _ = mne.events_from_annotations(raw, event_id={"rest": 0, "task": 1}, verbose="error")
+    assert (ev[:, 0] - raw.first_samp).tolist() == [1000, 6000]  # MNE's own answer: 5 s and 30 s
+    assert raw.annotations.onset[0] - annotation_origin(raw) == pytest.approx(5.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cropped,dated", [(True, False), (True, True), (False, False)])
+def test_prepare_tiles_event_windows_at_their_times(tmp_path, cropped, dated):
+    """``event_windows: tile`` stores the windows of 'rest' at 5 and 9 s and of 'task' at 30 and 34 s, their
+    samples those of the file at those times (no filter, no resampling), cropped or not, dated or not."""
+    from neurokit.cli.main import app
+    from neurokit.io.store import PatchStore
+
+    root = tmp_path / "data"
+    root.mkdir()
+    raw = _recording(root / "sub-01_raw.fif", cropped=cropped, dated=dated)
+    card = tmp_path / "c.yaml"
+    card.write_text(
+        "name: origin_test\nmodality: eeg\ntitle: t\nsource: t\nlicence: none\ncitation: [none]\n"
+        "layout: {kind: folder, pattern: '*.fif'}\n"
+        "tasks: {state: {description: x, classes: [rest, task], events: {rest: rest, task: task}}}\n"
+        "preprocessing: {sfreq: 200.0, l_freq: null, h_freq: null, line_freq: null, reference: null, "
+        "scale: 10000.0, window_s: 4.0, event_windows: tile}\n"
+    )
+    r = CliRunner().invoke(app, ["prepare", str(card), "--data-root", str(root), "-o", str(tmp_path / "s.h5")])
+    assert r.exit_code == 0, r.output
+    st = PatchStore(tmp_path / "s.h5")
+    assert st.meta["onset"].tolist() == [5.0, 9.0, 30.0, 34.0] and st.labels.tolist() == [0, 0, 1, 1]
+    data = raw.get_data() * 1e4
+    for i, t in enumerate([5, 9, 30, 34]):
+        want = data[:, t * 200 : (t + 4) * 200].reshape(2, 4, 200)
+        assert np.abs(np.asarray(st.patches(i)) - want).max() < 1e-6
