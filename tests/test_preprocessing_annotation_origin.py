@@ -67,3 +67,48 @@ def test_prepare_tiles_event_windows_at_their_times(tmp_path, cropped, dated):
     for i, t in enumerate([5, 9, 30, 34]):
         want = data[:, t * 200 : (t + 4) * 200].reshape(2, 4, 200)
         assert np.abs(np.asarray(st.patches(i)) - want).max() < 1e-6
+
+
+def _marked(markers):
+    """Two channels, 60 s at 200 Hz, with the given (onset, description) markers."""
+    rng = np.random.default_rng(1)
+    raw = mne.io.RawArray(rng.normal(size=(2, 12000)) * 20e-6, mne.create_info(["C3", "C4"], 200.0, "eeg"),
+                          verbose="error")  # fmt: skip
+    raw.set_annotations(mne.Annotations([o for o, _ in markers], [0.0] * len(markers), [d for _, d in markers]))
+    return raw
+
+
+@pytest.mark.parametrize(
+    "policy,onsets,labels",
+    [("first", [5.0, 20.0, 40.0], [0, 1, 0]), ("drop", [5.0, 40.0], [0, 0])],
+)
+def test_repeated_and_conflicting_markers(policy, onsets, labels):
+    """Issue 35 item 2: 'rest' twice at 5 s (repeated), 'task' and 'rest' at 20 s (conflicting), 'rest' at 40 s.
+    By default refused as MNE's Epochs refuses them, naming the file, the times, the markers and the option; with
+    the option, the first marker kept or the conflicting ones dropped, and said."""
+    from neurokit._utils.errors import DataFileError
+    from neurokit.cards.recipes import EEGRecipe
+    from neurokit.preprocessing.eeg.windows import window_plan
+
+    raw = _marked([(5.0, "rest"), (5.0, "rest"), (20.0, "task"), (20.0, "rest"), (40.0, "rest")])
+    events = {"rest": 0, "task": 1}
+    with pytest.raises(DataFileError, match=r"rec\.edf: 2 time\(s\).*5\.000 s: rest, rest; 20\.000 s: task, rest.*"
+                       r"--event-repeated first.*--event-repeated drop"):  # fmt: skip
+        window_plan(raw, EEGRecipe(l_freq=None, h_freq=None, line_freq=None, events=events), source="rec.edf")
+    r = EEGRecipe(l_freq=None, h_freq=None, line_freq=None, events=events, event_repeated=policy)
+    with pytest.warns(RuntimeWarning, match="event_repeated"):
+        plan = window_plan(raw, r, source="rec.edf")
+    assert plan.onsets.tolist() == onsets and plan.labels.tolist() == labels
+    assert r.to_dict()["event_repeated"] == policy and "event_repeated" not in EEGRecipe().to_dict()
+
+
+def test_a_tiled_marker_too_short_for_a_window_is_said():
+    from neurokit.cards.recipes import EEGRecipe
+    from neurokit.preprocessing.eeg.windows import window_plan
+
+    raw = _marked([(5.0, "rest")])
+    raw.set_annotations(mne.Annotations([5.0, 20.0], [0.0, 8.0], ["rest", "rest"]))
+    r = EEGRecipe(l_freq=None, h_freq=None, line_freq=None, events={"rest": 0}, event_windows="tile")
+    with pytest.warns(RuntimeWarning, match=r"1 tiled event marker\(s\) shorter than one 4-s window.*rest at 5\.000 s"):
+        plan = window_plan(raw, r, source="rec.edf")
+    assert plan.onsets.tolist() == [20.0, 24.0]

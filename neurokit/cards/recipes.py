@@ -21,6 +21,9 @@ PATCH_SIZE = 200
 
 TARGET_SFREQ = 200.0
 
+#: ``event_repeated`` values of an EEG recipe: what two event windows at one time do
+EVENT_REPEATED = ("error", "first", "drop")
+
 #: ``eog_removal`` values of an EEG recipe (:mod:`neurokit.preprocessing.eeg.eog`)
 EOG_METHODS = ("none", "ica", "regression")
 
@@ -88,6 +91,11 @@ class EEGRecipe:
         10-05 labels: ``EEG T3-REF`` reads as ``T7``); with ``channels``, both must be among them. Filters are
         linear and per channel, so deriving after them equals deriving before (CBraMod's TUAB/TUEV scripts
         derive last). ``None``: no derivation.
+    event_repeated : str
+        Two event windows at one time (a marker repeated, or two markers at one instant): ``"error"`` (default,
+        as MNE's ``Epochs``) refuses the file naming the times and markers; ``"first"`` keeps the first marker
+        at each time (MNE's ``event_repeated="drop"``); ``"drop"`` keeps a repeated marker once and drops the
+        windows whose markers conflict. What was dropped is counted in the store's notes.
     reject_by_annotation : bool
         Drop windows that overlap an annotation whose description starts with ``BAD`` (any case; MNE's
         ``reject_by_annotation`` convention, e.g. ``BAD_muscle``), counted per file in the store's
@@ -118,10 +126,16 @@ class EEGRecipe:
     exclude_channels: list[str] | None = None
     reject_by_annotation: bool = True
     bipolar: list[str] | None = None
+    event_repeated: str = "error"
 
     def __post_init__(self) -> None:
         self._check_eog()
         self._check_bipolar()
+        if self.event_repeated not in EVENT_REPEATED:
+            raise ConfigError(
+                f"event_repeated={self.event_repeated!r} (CLI: --event-repeated): allowed values are "
+                f"{', '.join(EVENT_REPEATED)}"
+            )
         if self.event_windows not in ("onset", "tile"):
             raise ConfigError(f"event_windows={self.event_windows!r}: allowed values are 'onset' and 'tile'")
         if self.sfreq != TARGET_SFREQ:
@@ -212,7 +226,13 @@ class EEGRecipe:
 
 
 #: recipe fields written only when set (see :meth:`EEGRecipe.to_dict`)
-_OPTIONAL_DEFAULTS = {"eog_removal": "none", "eog_channels": None, "exclude_channels": None, "bipolar": None}
+_OPTIONAL_DEFAULTS = {
+    "eog_removal": "none",
+    "eog_channels": None,
+    "exclude_channels": None,
+    "bipolar": None,
+    "event_repeated": "error",
+}
 
 
 @dataclass

@@ -112,6 +112,12 @@ def prepare(
     window_s: Optional[float] = typer.Option(
         None, "--window-s", show_default="card", help="EEG cards: window (sample) length in seconds, a multiple of 1 s."
     ),
+    event_repeated: Optional[str] = typer.Option(
+        None,
+        "--event-repeated",
+        show_default="card (error)",
+        help="EEG cards: two event windows at one time (a repeated marker, or two markers at one instant): error (refuse, as MNE's Epochs), first (keep the first marker) or drop (keep a repeated one once, drop conflicting ones).",
+    ),
     crop_start: Optional[float] = typer.Option(
         None, "--crop-start", show_default="card", help="EEG cards: seconds dropped at the start of each recording."
     ),
@@ -242,6 +248,7 @@ def prepare(
             for k, v in (
                 ("window_s", window_s),
                 ("crop_start_s", crop_start),
+                ("event_repeated", event_repeated),
                 ("crop_end_s", crop_end),
                 ("line_freq", line_freq),
                 ("min_duration_s", min_duration),

@@ -41,6 +41,7 @@ CLI_FLAGS = {
     "resume": "--resume",
     "window_s": "--window-s",
     "crop_start_s": "--crop-start",
+    "event_repeated": "--event-repeated",
     "crop_end_s": "--crop-end",
     "line_freq": "--line-freq",
     "min_duration_s": "--min-duration",

@@ -91,6 +91,8 @@ class EEGOptions:
     allow_truncated : bool
         Read the part of a truncated EDF/BDF/BrainVision file that is there, with a warning, instead of refusing
         it (:func:`~neurokit.io.read_eeg`'s ``allow_truncated``).
+    event_repeated : str | None
+        Override the recipe's ``event_repeated`` (``error``, ``first``, ``drop``); ``None`` keeps it.
     """
 
     channels: Sequence[str] | None = None
@@ -105,10 +107,12 @@ class EEGOptions:
     interpolate_bads: bool = True
     drop_channels: Sequence[str] | None = None
     allow_truncated: bool = False
+    event_repeated: str | None = None
 
-    def recipe_overrides(self) -> dict[str, float | None]:
+    def recipe_overrides(self) -> dict[str, Any]:
         """The recipe fields these options override (``None``: keep the card's)."""
         return dict(
+            event_repeated=self.event_repeated,
             window_s=self.window_s,
             crop_start_s=self.crop_start_s,
             crop_end_s=self.crop_end_s,

@@ -58,7 +58,7 @@ logger = logging.getLogger("neurokit")
 PREPARE_FFT_DTYPE = np.float32
 
 #: recipe fields of an EEG card that ``prepare`` (CLI: the flags above) may override
-EEG_RECIPE_OPTIONS = ("window_s", "crop_start_s", "crop_end_s", "line_freq", "min_duration_s")
+EEG_RECIPE_OPTIONS = ("window_s", "crop_start_s", "crop_end_s", "line_freq", "min_duration_s", "event_repeated")
 
 
 def eeg_recipe(card: DataCard, *, channels: Sequence[str] | None = None, **overrides):

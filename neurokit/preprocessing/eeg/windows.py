@@ -475,7 +475,9 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
     last = n_times - int(round(recipe.crop_end_s * sf))
     n_cropped = 0
     if recipe.events is not None:
-        starts, labels = _event_starts(raw, recipe, source)
+        starts, labels, said = _event_starts(raw, recipe, source)
+        starts, labels, repeated = repeated_events(starts, labels, recipe, source, sf)
+        said += repeated
         if first > 0 or last < n_times:  # the crop applies to event windows too: those reaching into it go
             kept = [(s, y) for s, y in zip(starts, labels) if s >= first and s + win <= last]
             n_cropped = len(starts) - len(kept)
@@ -518,7 +520,7 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
         raise DataFileError(
             f"{source}: recording too short ({n_times / sf:.2f} s) for any {recipe.window_s:g}-s window"
         )
-    dropped: list[str] = []
+    dropped: list[str] = list(said) if recipe.events is not None else []
     if n_cropped:
         dropped.append(
             f"{n_cropped} event window(s) reach into the cropped first {recipe.crop_start_s:g} s or last "
@@ -561,9 +563,72 @@ def cut_windows(
     return out[:j], ok
 
 
-def _event_starts(raw, recipe: EEGRecipe, source: str) -> tuple[list[int], list[int]]:
+def repeated_events(
+    starts: list[int], labels: list[int], recipe: EEGRecipe, source: str, sfreq: float
+) -> tuple[list[int], list[int], list[str]]:
+    """Apply ``recipe.event_repeated`` to event windows that start at the same sample.
+
+    Returns
+    -------
+    ``(starts, labels, said)``: the windows kept (in time order) and what was dropped, in words.
+
+    Raises
+    ------
+    DataFileError
+        ``"error"`` (the default) and two windows at one time: the file, the times and the markers, and the
+        option that keeps the first or drops the conflicting ones.
+
+    Examples
+    --------
+    >>> r = EEGRecipe(events={"rest": 0, "task": 1}, event_repeated="drop")
+    >>> repeated_events([200, 200, 600, 600], [0, 0, 0, 1], r, "x.edf", 200.0)[:2]
+    ([200], [0])
+    """
+    by: dict[int, list[int]] = {}
+    for st, y in zip(starts, labels):
+        by.setdefault(int(st), []).append(int(y))
+    if all(len(v) == 1 for v in by.values()):
+        return list(starts), list(labels), []
+    names: dict[int, list[str]] = {}
+    for desc, y in (recipe.events or {}).items():
+        names.setdefault(int(y), []).append(str(desc))
+
+    def marker(y: int) -> str:
+        return "/".join(names.get(y, [str(y)]))
+
+    many = {st: ys for st, ys in sorted(by.items()) if len(ys) > 1}
+    if recipe.event_repeated == "error":
+        shown = "; ".join(
+            f"{st / sfreq:.3f} s: {', '.join(marker(y) for y in ys)}" for st, ys in list(many.items())[:5]
+        )
+        more = f" (and {len(many) - 5} more times)" if len(many) > 5 else ""
+        raise DataFileError(
+            f"{source}: {len(many)} time(s) carry more than one event marker ({shown}{more}); a window stored twice "
+            "is a leak between folds, one under two labels a wrong label. Keep the first marker at each time "
+            "(--event-repeated first) or drop the conflicting ones (--event-repeated drop), as MNE's Epochs "
+            "event_repeated does"
+        )
+    kept_s, kept_y = [], []
+    n_rep = n_conf = 0
+    for st, ys in sorted(by.items()):
+        if len(set(ys)) == 1 or recipe.event_repeated == "first":
+            kept_s.append(st)
+            kept_y.append(ys[0])
+            n_rep += len(ys) - 1 if len(set(ys)) == 1 else 0
+            n_conf += len(ys) - 1 if len(set(ys)) > 1 else 0
+        else:
+            n_conf += len(ys)
+    said = [
+        f"event_repeated={recipe.event_repeated}: {n_rep} repeated marker(s) kept once, {n_conf} window(s) of "
+        "conflicting markers dropped"
+    ]
+    return kept_s, kept_y, said
+
+
+def _event_starts(raw, recipe: EEGRecipe, source: str) -> tuple[list[int], list[int], list[str]]:
     """Window starts (samples) and classes of the annotations matching ``recipe.events``; when none
-    matches, the triggers of the file's stim channel whose codes the events name (``"1": left``)."""
+    matches, the triggers of the file's stim channel whose codes the events name (``"1": left``); and what was
+    not windowed, in words (tiled annotations too short for one window)."""
     import mne
 
     assert recipe.events is not None  # window_plan calls this only for a recipe with events
@@ -576,23 +641,33 @@ def _event_starts(raw, recipe: EEGRecipe, source: str) -> tuple[list[int], list[
         hop = int(round((recipe.stride_s or recipe.window_s) * sf))
         t0 = annotation_origin(raw)  # the same origin with or without a measurement date, as MNE's events
         starts, labels = [], []
+        short = []
         for a in raw.annotations:
             if str(a["description"]) in event_id:
                 lo = int(round((a["onset"] - t0) * sf))
                 hi = min(raw.n_times, lo + int(round(a["duration"] * sf)))
-                for st in range(max(lo, 0), hi - win + 1, hop):
+                tiles = range(max(lo, 0), hi - win + 1, hop)
+                if not len(tiles):
+                    short.append(f"{a['description']} at {a['onset'] - t0:.3f} s ({a['duration']:g} s)")
+                for st in tiles:
                     starts.append(st)
                     labels.append(int(event_id[str(a["description"])]))
-        return starts, labels
+        said = []
+        if short:
+            said.append(
+                f"{len(short)} tiled event marker(s) shorter than one {recipe.window_s:g}-s window gave no window: "
+                f"{', '.join(short[:5])}{' …' if len(short) > 5 else ''}"
+            )
+        return starts, labels, said
     if event_id:
         ev, _ = mne.events_from_annotations(raw, event_id=event_id, verbose="error")
-        return [int(s) - raw.first_samp for s in ev[:, 0]], [int(v) for v in ev[:, 2]]
+        return [int(s) - raw.first_samp for s in ev[:, 0]], [int(v) for v in ev[:, 2]], []
     stim = raw_notes(raw).stim
     sf = raw.info["sfreq"]
     if stim:
         hits = [(o, events[str(c)]) for o, c in zip(stim["onsets"], stim["codes"]) if str(c) in events]
         if hits:
-            return [int(round(o * sf)) for o, _ in hits], [y for _, y in hits]
+            return [int(round(o * sf)) for o, _ in hits], [y for _, y in hits], []
     found = sorted({str(a["description"]) for a in raw.annotations} - {"BAD boundary", "EDGE boundary"})
     msg = (
         f"{source}: no annotation matches the card's events {short_list(sorted(events))} "
