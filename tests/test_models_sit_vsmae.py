@@ -148,7 +148,10 @@ def test_pretrain_sit_cifti(cifti_store, tmp_path):
         device="cpu",
     )
     res = pretrain([cifti_store], tmp_path, cfg)
-    assert _falls(res["history"]), res["history"]
+    # the output starts at 0 (the loss at predict-zero), so what it learned is read on the held-out frame (the last
+    # of each hemisphere): after 12 steps 0.876 against predict-zero 0.950 and the neighbouring patches' 0.925
+    h = res["heldout_history"][-1]
+    assert h["heldout_loss"] < 0.95 * h["heldout_zero"] and h["heldout_loss"] < h["heldout_neighbours"], h
 
 
 @pytest.mark.slow
