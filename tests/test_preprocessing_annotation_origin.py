@@ -112,3 +112,47 @@ def test_a_tiled_marker_too_short_for_a_window_is_said():
     with pytest.warns(RuntimeWarning, match=r"1 tiled event marker\(s\) shorter than one 4-s window.*rest at 5\.000 s"):
         plan = window_plan(raw, r, source="rec.edf")
     assert plan.onsets.tolist() == [20.0, 24.0]
+
+
+@pytest.mark.parametrize("scale,factor", [(1e-6, "1e6"), (1e3, "1e-3"), (1e-3, "1e3")])
+def test_units_that_lie_are_said(scale, factor):
+    """Issue 35 item 3: a header whose unit lies (volts labelled µV read 1e-6 too small; µV labelled mV 1e3 too
+    large; nV labelled µV 1e-3 too small) is read faithfully; its amplitude is outside scalp EEG and is said,
+    naming the file, the channels, the figure and the factor that would fix it."""
+    from neurokit.cards.recipes import EEGRecipe
+    from neurokit.preprocessing.eeg.windows import preprocess_raw
+
+    raw = _marked([])
+    raw._data *= scale
+    with pytest.warns(
+        RuntimeWarning, match=rf"lie\.edf: the EEG has a robust RMS of .* µV \(C3, C4\).*scaled by {factor}"
+    ):
+        preprocess_raw(raw, EEGRecipe(l_freq=None, h_freq=None, line_freq=None), source="lie.edf")
+
+
+def test_no_shared_recording_looks_mislabelled(shared):
+    """The units check stays quiet on every real EEG recording of the shared data (EDF, BDF, GDF, BrainVision,
+    EEGLAB, FIF, EEGMMIDB, EEGMAT)."""
+    import warnings
+
+    from neurokit.io.eeg import read_eeg
+    from neurokit.preprocessing.eeg.windows import check_units
+
+    root = shared / "data" / "eeg"
+    files = sorted(root.glob("formats/*/*.edf")) + sorted(root.glob("formats/*/*.bdf"))
+    files += sorted(root.glob("formats/*/*.vhdr")) + sorted(root.glob("formats/*/*.set"))
+    files += sorted(root.glob("formats/*/*.fif")) + sorted(root.glob("formats/*/*.gdf"))
+    files += sorted(root.glob("MNE-eegbci-data/files/eegmmidb/1.0.0/S00[1-3]/*.edf"))[:6]
+    files += sorted(root.glob("eegmat/1.0.0/*.edf"))
+    said = []
+    for f in files:
+        try:
+            raw = read_eeg(f)
+        except Exception:  # files without EEG (a hypnogram, one ECG channel) are not this check's business
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            msg = check_units(raw.get_data(), raw.ch_names, str(f))
+        if msg:
+            said.append(msg)
+    assert len(files) > 10 and said == []

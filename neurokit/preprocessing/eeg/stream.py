@@ -44,6 +44,7 @@ from neurokit.preprocessing.eeg.windows import (
     band_plan,
     check_amplitudes,
     check_rate,
+    check_units,
     cut_windows,
     filter_kernels,
     record_band,
@@ -274,10 +275,12 @@ def _first_pass(
 
     C = len(ch_names)
     maxs, mins = np.full(C, -np.inf), np.full(C, np.inf)
+    sampled: list[np.ndarray] = []  # a few samples of every chunk, for the units check
 
     def first_pass(x, core, start):
         nonlocal maxs, mins
         check_finite(core, ch_names, source)
+        sampled.append(core[:, :: max(1, core.shape[1] // 2000)].copy())
         if on_samples is not None:
             on_samples(start, core)
         maxs, mins = np.maximum(maxs, core.max(axis=1)), np.minimum(mins, core.min(axis=1))
@@ -294,6 +297,8 @@ def _first_pass(
         before=first_pass,
     )
     check_amplitudes(maxs, mins, ch_names, source)
+    if sampled:
+        check_units(np.concatenate(sampled, axis=1), ch_names, source)
 
 
 def _write_batches(

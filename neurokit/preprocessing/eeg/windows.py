@@ -132,6 +132,61 @@ def check_amplitudes(maxs: np.ndarray, mins: np.ndarray, ch_names: list[str], so
         )
 
 
+#: robust RMS (V) of scalp EEG outside which a recording's units are suspect: 0.1 µV … 5 mV
+PLAUSIBLE_RMS_V = (1e-7, 5e-3)
+#: at most this many samples per channel are read for :func:`check_units`
+UNITS_SAMPLES = 20_000
+
+
+def robust_rms(x: np.ndarray) -> np.ndarray:
+    """Per channel of ``x`` ``(C, n)``: 1.4826 × the median absolute deviation from the median (the RMS of a
+    Gaussian signal, unmoved by artefacts and flat stretches), on at most :data:`UNITS_SAMPLES` evenly spaced
+    samples."""
+    step = max(1, x.shape[1] // UNITS_SAMPLES)
+    y = np.asarray(x[:, ::step], dtype=np.float64)
+    return 1.4826 * np.median(np.abs(y - np.median(y, axis=1, keepdims=True)), axis=1)
+
+
+def check_units(x: np.ndarray, ch_names: list[str], source: str) -> str | None:
+    """Warn when the recording's amplitude (median over its non-flat channels of :func:`robust_rms`, in volts as
+    read) lies outside :data:`PLAUSIBLE_RMS_V`, the range of scalp EEG: a header whose units lie (µV labelled
+    on volts, mV on µV, nV on µV) is read faithfully, and only its amplitude shows it. The warning names the
+    file, the channels out of range, the figure and the power of 1000 that would bring it into range. Returns the
+    warning (``None`` when in range).
+
+    Examples
+    --------
+    >>> x = np.random.default_rng(0).normal(size=(2, 2000)) * 15.0  # 15 "V": volts read where µV were meant
+    >>> check_units(x, ["C3", "C4"], "x.edf")[:60]  # doctest: +SKIP
+    'x.edf: the EEG has a robust RMS of 1.5e+07 µV (C3, C4), outsi'
+    """
+    rms = robust_rms(x)
+    live = rms > 0
+    if not live.any():
+        return None
+    level = float(np.median(rms[live]))
+    lo, hi = PLAUSIBLE_RMS_V
+    if lo <= level <= hi:
+        return None
+    out = [ch_names[i] for i in np.flatnonzero(live & ((rms < lo) | (rms > hi)))]
+    k = int(np.round(np.log10(20e-6 / level) / 3))  # the power of 1000 that brings it nearest 20 µV
+    fixed = level * 1000.0**k
+    shown = ", ".join(out[:8]) + (f" and {len(out) - 8} more" if len(out) > 8 else "")
+    why = (
+        f"the samples are likely in a unit 1e{3 * k} times the one the header states (V labelled µV: 1e6; "
+        "mV labelled µV: 1e3)"
+        if k > 0
+        else f"the samples are likely in a unit 1e{-3 * k} times smaller than the header states (µV labelled mV: 1e3)"
+    )
+    msg = (
+        f"{source}: the EEG has a robust RMS of {level * 1e6:.3g} µV ({shown}), outside scalp EEG's "
+        f"{lo * 1e6:g} µV – {hi * 1e3:g} mV; scaled by 1e{3 * k} it would be {fixed * 1e6:.3g} µV: {why}. Check the "
+        "header's physical dimension (--units sets the unit of channels whose header gives none)"
+    )
+    warnings.warn(msg, RuntimeWarning, stacklevel=3)
+    return msg
+
+
 def check_rate(sf: float, recipe: EEGRecipe, source: str) -> None:
     if sf < recipe.min_sfreq:
         raise DataFileError(
@@ -189,6 +244,7 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None, fft_dty
     if on_samples is not None:
         on_samples(0, raw._data)
     check_amplitudes(maxs, mins, raw.ch_names, source)
+    check_units(raw._data, raw.ch_names, source)
     check_rate(sf, recipe, source)
     if recipe.reference == "average":
         from neurokit.preprocessing.eeg.filtering import average_reference
