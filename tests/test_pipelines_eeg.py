@@ -282,7 +282,9 @@ def test_run_folders_are_not_mixed(pretrained, lr_store, tmp_path):
     cfg = PretrainConfig(model_kwargs=SMALL, epochs=3, batch_size=16, optim={"lr": 2e-3}, progress=False, seed=0)
     with pytest.raises(FileExistsError, match="already holds a run .*--resume.*--overwrite"):
         pretrain(lr_store, out, cfg)
-    with pytest.raises(ConfigError, match=r"resume keeps the checkpoint's model; .*'n_layers': \(1, 2\)"):
+    with pytest.raises(
+        ConfigError, match=r"resume keeps the checkpoint's model; .*n_layers: 1 in the checkpoint, 2 given"
+    ):
         pretrain(lr_store, out, PretrainConfig(**{**cfg.__dict__, "model_kwargs": {"n_layers": 2}}), resume=True)
     with pytest.raises(ConfigError, match="resume needs the run's batch_size=16"):
         pretrain(lr_store, out, PretrainConfig(**{**cfg.__dict__, "batch_size": 8}), resume=True)
