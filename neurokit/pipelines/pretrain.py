@@ -732,8 +732,8 @@ def frame_block_split(ds: PatchDataset, rows: np.ndarray, fraction: float) -> tu
 
     Returns
     -------
-    ``(held_rows, dropped_rows, phrase)``: rows of ``ds``, and words for the log (e.g. ``"frames 54–59 s of
-    each of 1 run (2 of 20 tubelet onsets, both hemispheres)"``).
+    ``(held_rows, dropped_rows, phrase)``: rows of ``ds``, and words for the log, e.g.
+    ``"frames from 54 s to the end of 1 run(s): 2 of 20 tubelet onsets, every hemisphere, whole blocks"``.
     """
     onset = ds.meta("onset").astype(float)
     have = set.intersection(*(set(st.meta.keys()) for st in ds.stores))
