@@ -620,6 +620,10 @@ class _OpenFiles:
 OPEN_FILES = _OpenFiles(32)
 
 
+#: a store of at most this many values is scanned for NaN/inf when opened (about 256 MB of float32)
+FINITE_SCAN_VALUES = 64_000_000
+
+
 class PatchStore:
     """Read-only view of one complete patch store.
 
@@ -687,6 +691,77 @@ class PatchStore:
         self.info = info
         self._h5 = None
         self._h5_pid = os.getpid()
+        problems = self.problems()
+        if problems:
+            raise StoreError("\n".join(f"{self.path}: {p}" for p in problems))
+
+    def problems(self, max_scan_values: int | None = None) -> list[str]:
+        """What makes this store unusable, one sentence each (empty when it is sound): labels and metadata of
+        another length than the samples, a missing ``meta/subject``, channel names of another count than the
+        samples' channels, labels outside ``label_names``, and non-finite samples (named by window; scanned when
+        the store holds at most ``max_scan_values`` values, else found when read by :meth:`patches`). A store
+        edited or written by another tool is caught when it is opened, by every command that reads it.
+
+        Examples
+        --------
+        >>> PatchStore("runs/mi.h5").problems()  # doctest: +SKIP
+        []
+        """
+        n = self.n_samples
+        out = []
+        if len(self.labels) != n:
+            out.append(f"'labels' holds {len(self.labels)} values for {n} samples; rerun prepare")
+        for k, v in self.meta.items():
+            if len(v) != n:
+                out.append(f"'meta/{k}' holds {len(v)} values for {n} samples; rerun prepare")
+        if "subject" not in self.meta:
+            out.append("no 'meta/subject' column (every split and holdout needs it); rerun prepare")
+        ch = self.info.ch_names
+        if self.modality == "eeg" and ch is not None and len(ch) != self.sample_shape[0]:
+            out.append(
+                f"{len(ch)} channel names (ch_names) for samples of {self.sample_shape[0]} channels "
+                f"{tuple(self.sample_shape)}; rerun prepare"
+            )
+        names = list(self.info.label_names or ())
+        if names and self.labels.dtype.kind in "iu" and len(self.labels) == n:
+            bad = np.flatnonzero((self.labels < -1) | (self.labels >= len(names)))
+            if len(bad):
+                vals = sorted({int(v) for v in self.labels[bad]})
+                out.append(
+                    f"labels {vals} outside its {len(names)} classes ({', '.join(names)}; -1 = unlabelled) in "
+                    f"{len(bad)} sample(s), e.g. {', '.join(map(str, bad[:5]))}"
+                )
+        limit = FINITE_SCAN_VALUES if max_scan_values is None else max_scan_values
+        if not out and self._values() <= limit:
+            bad_windows = self._nonfinite_windows()
+            if len(bad_windows):
+                out.append(
+                    f"{len(bad_windows)} sample(s) hold NaN or inf values (e.g. {', '.join(map(str, bad_windows[:5]))}); "
+                    "rerun prepare, or drop those samples"
+                )
+        return out
+
+    def _values(self) -> int:
+        return int(self.n_samples * int(np.prod(self.sample_shape)))
+
+    def _nonfinite_windows(self) -> np.ndarray:
+        """Samples holding a NaN or inf value, read in blocks."""
+        import h5py
+
+        bad = []
+        with h5py.File(self.path, "r") as f:
+            if self._starts is None:
+                d = f["patches"]
+                step = max(1, (1 << 22) // max(1, int(np.prod(d.shape[1:]))))
+                for lo in range(0, d.shape[0], step):
+                    x = d[lo : lo + step]
+                    ok = np.isfinite(x.reshape(len(x), -1)).all(axis=1)
+                    bad += (lo + np.flatnonzero(~ok)).tolist()
+            else:
+                fr = np.isfinite(f["frames"][:]).all(axis=1)  # frames (n_frames, vertices)
+                T = self.sample_shape[0]
+                bad = [i for i, st in enumerate(self._starts) if not fr[int(st) : int(st) + T].all()]
+        return np.asarray(bad, dtype=np.int64)
 
     def __len__(self) -> int:
         return self.n_samples
@@ -723,7 +798,22 @@ class PatchStore:
         return self._h5
 
     def patches(self, idx) -> np.ndarray:
-        """Patch tensor(s) at ``idx`` (int, slice or sorted index array) as float32."""
+        """Patch tensor(s) at ``idx`` (int, slice or sorted index array) as float32.
+
+        Raises
+        ------
+        StoreError
+            A sample holds NaN or inf (a store too large to scan when opened: :meth:`problems`).
+        """
+        x = self._patches(idx)
+        if self._values() > FINITE_SCAN_VALUES and not np.isfinite(x).all():
+            raise StoreError(
+                f"{self.path}: sample(s) {idx if isinstance(idx, (int, np.integer)) else 'in this batch'} hold NaN or "
+                "inf values; rerun prepare, or drop those samples"
+            )
+        return x
+
+    def _patches(self, idx) -> np.ndarray:
         if self._starts is None:
             return self._file()["patches"][idx]
         frames, T = self._file()["frames"], self.sample_shape[0]

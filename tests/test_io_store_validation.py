@@ -1,0 +1,89 @@
+"""Stores edited by hand or written by other tools are refused when opened, one line per problem naming the file
+(issue 35, item 4): labels shorter than the samples, samples widened beside their channel names, a missing
+``meta/subject``, NaN windows, a label outside the classes."""
+
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from neurokit._utils.errors import StoreError
+from neurokit.io.store import PatchStore, PatchStoreWriter
+
+
+def _store(path):
+    rng = np.random.default_rng(0)
+    attrs = dict(modality="eeg", ch_names=["C3", "Cz", "C4"], sfreq=200.0, label_names=["left", "right"])
+    with PatchStoreWriter(path, (3, 2, 200), attrs=attrs) as w:
+        for i in range(12):
+            w.append(rng.normal(size=(1, 3, 2, 200)).astype(np.float32), label=i % 2, subject=f"S{i % 4:03d}")
+    return path
+
+
+def _labels_short(f):
+    del f["labels"]
+    f["labels"] = np.zeros(10, dtype=np.int64)
+
+
+def _widened(f):
+    x = f["patches"][:]
+    del f["patches"]
+    f["patches"] = np.concatenate([x, x[:, :1]], axis=1)
+
+
+def _no_subject(f):
+    del f["meta/subject"]
+
+
+def _nan(f):
+    x = f["patches"][:]
+    x[3, 1, 0, 7] = np.nan
+    x[8] = np.inf
+    f["patches"][...] = x
+
+
+def _label_5(f):
+    y = f["labels"][:]
+    y[4] = 5
+    f["labels"][...] = y
+
+
+@pytest.mark.parametrize(
+    "edit,words",
+    [
+        (_labels_short, "'labels' holds 10 values for 12 samples"),
+        (_widened, r"3 channel names \(ch_names\) for samples of 4 channels"),
+        (_no_subject, "no 'meta/subject' column"),
+        (_nan, r"2 sample\(s\) hold NaN or inf values \(e\.g\. 3, 8\)"),
+        (_label_5, r"labels \[5\] outside its 2 classes \(left, right; -1 = unlabelled\) in 1 sample\(s\), e\.g\. 4"),
+    ],
+)
+def test_an_edited_store_is_refused_when_opened(tmp_path, edit, words):
+    p = _store(tmp_path / "s.h5")
+    assert PatchStore(p).problems() == []
+    with h5py.File(p, "r+") as f:
+        edit(f)
+    with pytest.raises(StoreError, match=rf"s\.h5: {words}"):
+        PatchStore(p)
+    from neurokit.cli.main import app
+
+    for cmd in (["pretrain", str(p), "-o", str(tmp_path / "pt")], ["finetune", str(p), "-o", str(tmp_path / "ft")]):
+        r = CliRunner().invoke(app, cmd)
+        assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+        assert "s.h5: " in r.output and not (tmp_path / cmd[3].split("/")[-1]).exists()
+
+
+def test_a_large_store_says_its_nan_window_when_read(tmp_path, monkeypatch):
+    """Stores too large to scan when opened say a non-finite sample when it is read, in one line."""
+    import neurokit.io.store as store
+
+    p = _store(tmp_path / "s.h5")
+    with h5py.File(p, "r+") as f:
+        _nan(f)
+    monkeypatch.setattr(store, "FINITE_SCAN_VALUES", 10)
+    st = PatchStore(p)
+    assert st.patches(2).shape == (3, 2, 200)
+    with pytest.raises(StoreError, match=r"s\.h5: sample\(s\) 3 hold NaN or inf"):
+        st.patches(3)
