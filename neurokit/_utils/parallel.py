@@ -70,17 +70,86 @@ def map_ordered(
     n_jobs = min(n_jobs, len(items)) if n_jobs > 0 else n_jobs  # never more workers than recordings
     address = scheduler if scheduler is not None and not isinstance(scheduler, str) else scheduler_address(scheduler)
     if address is not None:
-        yield from _map_dask(fn, items, address)
+        yield from _map_dask(ParentWatched(fn), items, address)
     elif n_jobs == 1 or len(items) <= 1:
         for it in items:
             yield fn(it)
     else:
         from joblib import Parallel, delayed
 
-        # a bounded window of files in flight (pre_dispatch), handed back in order as they complete
+        # a bounded window of files in flight (pre_dispatch), handed back in order as they complete; each worker
+        # ends when this process dies (a SIGKILL from a scheduler's time limit or the OOM killer leaves no orphan)
+        watched = ParentWatched(fn)
         yield from Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="2*n_jobs")(
-            delayed(fn)(it) for it in items
+            delayed(watched)(it) for it in items
         )
+
+
+#: seconds between a worker's checks that the process which started the work is still alive
+WATCH_EVERY_S = 1.0
+
+
+class ParentWatched:
+    """``fn`` run in a worker process that ends itself when the process that started the work dies.
+
+    A joblib (loky) or local Dask worker outlives its parent when the parent is killed with SIGKILL (a scheduler's
+    time limit, the out-of-memory killer): re-parented to init, it goes on using CPU. The first call in a worker
+    starts a daemon thread that checks every :data:`WATCH_EVERY_S` s that the starting process (its pid, on the
+    same host) still exists, and ends the worker (``os._exit``) when it does not. In the starting process itself,
+    or on another host (a remote Dask cluster, whose scheduler cleans up), nothing is started.
+
+    Examples
+    --------
+    >>> ParentWatched(abs)(-3)
+    3
+    """
+
+    def __init__(self, fn: Callable) -> None:
+        import socket
+
+        self.fn = fn
+        self.pid = os.getpid()
+        self.host = socket.gethostname()
+
+    def __call__(self, item):
+        _watch(self.pid, self.host)
+        return self.fn(item)
+
+
+_WATCHING: set[int] = set()
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped by its parent, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by someone else
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:  # no /proc (not Linux): kill(0) said it exists
+        return True
+
+
+def _watch(pid: int, host: str) -> None:
+    import socket
+    import threading
+    import time
+
+    if pid == os.getpid() or pid in _WATCHING or host != socket.gethostname():
+        return
+    _WATCHING.add(pid)
+
+    def check() -> None:
+        while True:
+            time.sleep(WATCH_EVERY_S)
+            if not _alive(pid):
+                os._exit(1)
+
+    threading.Thread(target=check, name="neurokit-parent-watch", daemon=True).start()
 
 
 def _map_dask(fn, items, address) -> Iterator:
