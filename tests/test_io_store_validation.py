@@ -87,3 +87,22 @@ def test_a_large_store_says_its_nan_window_when_read(tmp_path, monkeypatch):
     assert st.patches(2).shape == (3, 2, 200)
     with pytest.raises(StoreError, match=r"s\.h5: sample\(s\) 3 hold NaN or inf"):
         st.patches(3)
+
+
+def test_a_foreign_state_dict_is_said_not_to_be_a_backbone(tmp_path):
+    """Issue 35 item 7: a plain ``nn.TransformerEncoder`` state dict given to ``--init`` with ``--n-layers 1`` was
+    refused as "the checkpoint's backbone has n_layers=12"; it has no CBraMod layer at all, and that is said first."""
+    import torch
+
+    from neurokit._utils.errors import NeurokitError
+    from neurokit.models.registry import build_backbone
+
+    enc = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(16, 2, 32, batch_first=True), 2)
+    torch.save(enc.state_dict(), tmp_path / "foreign.pt")
+    attrs = dict(modality="eeg", ch_names=["C3", "Cz", "C4"], sfreq=200.0, units="100uV")
+    for kw in ({}, {"n_layers": 1}):
+        with pytest.raises(NeurokitError) as e:
+            build_backbone(tmp_path / "foreign.pt", model="cbramod", model_kwargs=kw, store_attrs=attrs,
+                           sample_shape=(3, 2, 200))  # fmt: skip
+        text = str(e.value)
+        assert "none of its" in text and "belongs to the" in text and "n_layers=12" not in text, text

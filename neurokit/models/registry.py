@@ -538,7 +538,7 @@ def build_backbone(
         data_facts(ck_attrs, pf.checkpoint.get("sample_shape"))
         if ck_attrs
         else dict(CBRAMOD_RELEASE_FACTS)
-        if model_name == "cbramod" and pf.family is None
+        if model_name == "cbramod" and pf.family is None and cbramod_layers(pf.state_dict) is not None
         else {}
     )
     info["data_mismatch"] = check_data_facts(
@@ -550,7 +550,11 @@ def build_backbone(
     )
     mcfg = dict(pf.model_config)
     if pf.family is None and model_name == "cbramod" and "n_layers" not in mcfg:
-        mcfg["n_layers"] = cbramod_layers(pf.state_dict) or 12
+        # a bare state dict: its layer count is read from its keys; one with no CBraMod layer at all is not said to
+        # have 12 (load_weights below says first that none of its tensors belongs to the backbone)
+        layers = cbramod_layers(pf.state_dict)
+        if layers is not None:
+            mcfg["n_layers"] = layers
     shape_keys = [k for k in ARCHITECTURE_KEYS if k in model_kwargs and k in mcfg and model_kwargs[k] != mcfg[k]]
     if shape_keys:
         k = shape_keys[0]
