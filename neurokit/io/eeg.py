@@ -170,7 +170,15 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
         )
     report = _check_header(path, suffix, allow_truncated)
     out_warnings = list(report.warnings)
-    raw, caught, used_encoding = _open_raw(path, edf, encoding, verbose, out_warnings)
+    include = None
+    split = report.eeg_rate_only() if edf and eeg_only else None
+    if split is not None:  # EEG at its own rate: MNE would resample it to the fastest signal's (a half-sample shift)
+        include, left = split
+        out_warnings.append(
+            f"signals at other rates left out ({', '.join(f'{x} {report.rates[x]:g} Hz' for x in left[:6])}"
+            f"{' …' if len(left) > 6 else ''}); the EEG is read at its own {report.rates[include[0]]:g} Hz"
+        )
+    raw, caught, used_encoding = _open_raw(path, edf, encoding, verbose, out_warnings, include=include)
     onsets = report.record_onsets
     gapped = (
         onsets is not None
@@ -242,7 +250,7 @@ def _check_header(path, suffix, allow_truncated):
     return HeaderReport()
 
 
-def _open_raw(path, edf, encoding, verbose, out_warnings):
+def _open_raw(path, edf, encoding, verbose, out_warnings, include=None):
     """Open the file with MNE, recording its warnings; EDF annotations fall back to Latin-1 when not UTF-8.
 
     Returns ``(raw, caught warnings, encoding used or None)``.
@@ -250,9 +258,11 @@ def _open_raw(path, edf, encoding, verbose, out_warnings):
     import mne
 
     mne_verbose = "warning" if verbose == "error" else verbose
-    kw = {}
+    kw: dict = {}
     if edf:
         kw["encoding"] = encoding or "utf8"
+    if include is not None:
+        kw["include"] = list(include)
     real, path = path, _edf_alias(path) if path.suffix.lower() == ".rec" else path  # MNE reads EDF by suffix only
     try:
         with warnings.catch_warnings(record=True) as caught:

@@ -180,6 +180,22 @@ class HeaderReport:
     record_onsets: np.ndarray | None = None  # EDF+/BDF+: start of each data record (s, from the first)
     record_s: float | None = None
     onset_tol: float = 0.0  # slack allowed between a record's time-stamp and the previous record's end
+    rates: dict[str, float] = field(default_factory=dict)  # EDF/BDF: label → sampling rate (Hz) of each signal
+
+    def eeg_rate_only(self) -> tuple[list[str], list[str]] | None:
+        """Mixed-rate EDF/BDF whose 10-05 EEG channels share one rate below the file's highest: ``(labels at
+        that rate, labels left out)``, so the EEG is read at its own rate instead of MNE's resampling of every
+        signal to the highest rate; ``None`` otherwise (one rate, or EEG at several rates)."""
+        if len(set(self.rates.values())) < 2:
+            return None
+        eeg = {r for lab, r in self.rates.items() if _looks_eeg(lab)}
+        if len(eeg) != 1:
+            return None
+        r = eeg.pop()
+        if r >= max(self.rates.values()):
+            return None
+        keep = [lab for lab, v in self.rates.items() if v == r]
+        return keep, [lab for lab in self.rates if lab not in keep]
 
 
 def check_edf(path: str | Path, *, allow_truncated: bool = False) -> HeaderReport:
@@ -211,6 +227,9 @@ def check_edf(path: str | Path, *, allow_truncated: bool = False) -> HeaderRepor
             f"{path}: data-record duration is {h.record_s!r} s; it must be a positive number of seconds"
         )
     sfreqs = h.spr[sig] / h.record_s
+    labels = [h.labels[i] for i in sig]
+    if len(set(labels)) == len(labels):  # duplicate labels: MNE renames them, so no reading by label
+        rep.rates = {lab: float(f) for lab, f in zip(labels, sfreqs)}
     top = float(sfreqs.max())
     if not SFREQ_BOUNDS[0] <= top <= SFREQ_BOUNDS[1]:
         raise DataFileError(

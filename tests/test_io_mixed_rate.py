@@ -1,0 +1,64 @@
+"""EEG already at its rate inside a mixed-rate EDF (issue 35, item 5): EEG at 200 Hz beside a 1000-Hz ECG was read
+at 1000 Hz by MNE and resampled back (a half-sample shift, up to 14 µV off the file's samples). The EEG is now read at
+its own rate, the other signals left out and said."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+edfio = pytest.importorskip("edfio")
+
+
+def _mixed(path, seconds=20):
+    t = np.arange(200 * seconds) / 200
+    eeg = [30 * np.sin(2 * np.pi * (5 + i) * t + i) for i in range(3)]
+    sig = [
+        edfio.EdfSignal(
+            x, sampling_frequency=200, label=f"EEG {c}", physical_dimension="uV", physical_range=(-100, 100)
+        )
+        for x, c in zip(eeg, ["C3", "Cz", "C4"])
+    ]
+    t1k = np.arange(1000 * seconds) / 1000
+    sig.append(edfio.EdfSignal(500 * np.sin(2 * np.pi * 1.2 * t1k), sampling_frequency=1000, label="ECG",
+                               physical_dimension="uV", physical_range=(-1000, 1000)))  # fmt: skip
+    edfio.Edf(sig).write(path)
+    return np.stack(eeg)  # µV, as constructed
+
+
+def test_eeg_is_read_at_its_own_rate(tmp_path):
+    from neurokit.io.eeg import read_eeg
+
+    want = _mixed(tmp_path / "mixed.edf")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        raw = read_eeg(tmp_path / "mixed.edf", preload=True)
+    assert raw.info["sfreq"] == 200.0 and raw.ch_names == ["C3", "Cz", "C4"]
+    assert np.abs(raw.get_data() * 1e6 - want).max() < 0.01  # the file's own samples (16-bit steps of 0.003 µV)
+    assert any("signals at other rates left out (ECG 1000 Hz); the EEG is read at its own 200 Hz" in str(w.message)
+               for w in caught)  # fmt: skip
+
+
+@pytest.mark.slow
+def test_prepare_stores_the_files_samples(tmp_path):
+    from neurokit.cli.main import app
+    from neurokit.io.store import PatchStore
+
+    root = tmp_path / "d"
+    root.mkdir()
+    want = _mixed(root / "sub-01_rec.edf")
+    card = tmp_path / "c.yaml"
+    card.write_text(
+        "name: mixed_test\nmodality: eeg\ntitle: t\nsource: t\nlicence: none\ncitation: [none]\n"
+        "layout: {kind: folder, pattern: '*.edf'}\ntasks: {pretrain: {description: x, classes: []}}\n"
+        "preprocessing: {sfreq: 200.0, l_freq: null, h_freq: null, line_freq: null, reference: null, "
+        "scale: 10000.0, window_s: 4.0}\n"
+    )
+    r = CliRunner().invoke(app, ["prepare", str(card), "--data-root", str(root), "-o", str(tmp_path / "s.h5")])
+    assert r.exit_code == 0, r.output
+    st = PatchStore(tmp_path / "s.h5")
+    got = np.concatenate([np.asarray(st.patches(i)).reshape(3, 800) for i in range(len(st))], axis=1)
+    assert len(st) == 5 and np.abs(got * 100 - want).max() < 0.01
