@@ -640,13 +640,21 @@ class PatchStore:
     sample_shape : tuple of int
         EEG ``(C, N, 200)``; surface ``(T, n_patches, V)``.
 
+    Parameters
+    ----------
+    path : str or Path
+        The store file.
+    validate : bool
+        Check the store when opening it (:meth:`problems`; default). ``False`` only for prepare's own
+        intermediate files.
+
     Raises
     ------
     StoreError
         The file is not a neurokit store, or it was never completed.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, validate: bool = True) -> None:
         import h5py
 
         self.path = Path(path)
@@ -691,7 +699,7 @@ class PatchStore:
         self.info = info
         self._h5 = None
         self._h5_pid = os.getpid()
-        problems = self.problems()
+        problems = self.problems() if validate else []
         if problems:
             raise StoreError("\n".join(f"{self.path}: {p}" for p in problems))
 

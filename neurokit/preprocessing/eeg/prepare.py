@@ -603,7 +603,7 @@ def _batches(w, batch: int = 256):
         return
     from neurokit.io.store import PatchStore
 
-    st = PatchStore(w.path)
+    st = PatchStore(w.path, validate=False)  # a streamed recording's own part, written by prepare a moment ago
     try:
         for i in range(0, len(st), batch):
             sl = slice(i, min(len(st), i + batch))
