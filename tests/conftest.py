@@ -81,3 +81,30 @@ def two_torch_threads():
     torch.set_num_threads(min(2, before))
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture
+def prepare_folder(tmp_path):
+    """``run(root, pattern, preprocessing, tasks=None)``: ``neuro prepare`` through a folder card written here (the
+    files of ``root`` matching ``pattern``, the EEG recipe ``preprocessing``, ``tasks`` or one unlabelled task) into
+    ``tmp_path/s.h5``; returns the store (the command must succeed)."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from neurokit.cli.main import app
+    from neurokit.io.store import PatchStore
+
+    def run(root, pattern: str, preprocessing: dict, tasks: dict | None = None):
+        card = {
+            "name": "folder_test", "modality": "eeg", "title": "test", "source": "test", "licence": "none",
+            "citation": ["none"], "layout": {"kind": "folder", "pattern": pattern},
+            "tasks": tasks or {"pretrain": {"description": "unlabelled", "classes": []}},
+            "preprocessing": preprocessing,
+        }  # fmt: skip
+        path = tmp_path / "card.yaml"
+        path.write_text(yaml.safe_dump(card))
+        r = CliRunner().invoke(app, ["prepare", str(path), "--data-root", str(root), "-o", str(tmp_path / "s.h5")])
+        assert r.exit_code == 0, r.output
+        return PatchStore(tmp_path / "s.h5")
+
+    return run

@@ -8,7 +8,6 @@ import warnings
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 edfio = pytest.importorskip("edfio")
 
@@ -43,22 +42,11 @@ def test_eeg_is_read_at_its_own_rate(tmp_path):
 
 
 @pytest.mark.slow
-def test_prepare_stores_the_files_samples(tmp_path):
-    from neurokit.cli.main import app
-    from neurokit.io.store import PatchStore
-
+def test_prepare_stores_the_files_samples(tmp_path, prepare_folder):
     root = tmp_path / "d"
     root.mkdir()
     want = _mixed(root / "sub-01_rec.edf")
-    card = tmp_path / "c.yaml"
-    card.write_text(
-        "name: mixed_test\nmodality: eeg\ntitle: t\nsource: t\nlicence: none\ncitation: [none]\n"
-        "layout: {kind: folder, pattern: '*.edf'}\ntasks: {pretrain: {description: x, classes: []}}\n"
-        "preprocessing: {sfreq: 200.0, l_freq: null, h_freq: null, line_freq: null, reference: null, "
-        "scale: 10000.0, window_s: 4.0}\n"
-    )
-    r = CliRunner().invoke(app, ["prepare", str(card), "--data-root", str(root), "-o", str(tmp_path / "s.h5")])
-    assert r.exit_code == 0, r.output
-    st = PatchStore(tmp_path / "s.h5")
+    raw_recipe = dict(sfreq=200.0, l_freq=None, h_freq=None, line_freq=None, reference=None, scale=1e4, window_s=4.0)
+    st = prepare_folder(root, "*.edf", raw_recipe)
     got = np.concatenate([np.asarray(st.patches(i)).reshape(3, 800) for i in range(len(st))], axis=1)
     assert len(st) == 5 and np.abs(got * 100 - want).max() < 0.01

@@ -8,7 +8,6 @@ from __future__ import annotations
 import mne
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from neurokit.preprocessing.eeg.windows import annotation_origin, bad_spans
 
@@ -42,26 +41,16 @@ def test_tiled_and_bad_spans_use_mnes_origin(tmp_path, cropped, dated):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("cropped,dated", [(True, False), (True, True), (False, False)])
-def test_prepare_tiles_event_windows_at_their_times(tmp_path, cropped, dated):
+def test_prepare_tiles_event_windows_at_their_times(tmp_path, prepare_folder, cropped, dated):
     """``event_windows: tile`` stores the windows of 'rest' at 5 and 9 s and of 'task' at 30 and 34 s, their
     samples those of the file at those times (no filter, no resampling), cropped or not, dated or not."""
-    from neurokit.cli.main import app
-    from neurokit.io.store import PatchStore
-
     root = tmp_path / "data"
     root.mkdir()
     raw = _recording(root / "sub-01_raw.fif", cropped=cropped, dated=dated)
-    card = tmp_path / "c.yaml"
-    card.write_text(
-        "name: origin_test\nmodality: eeg\ntitle: t\nsource: t\nlicence: none\ncitation: [none]\n"
-        "layout: {kind: folder, pattern: '*.fif'}\n"
-        "tasks: {state: {description: x, classes: [rest, task], events: {rest: rest, task: task}}}\n"
-        "preprocessing: {sfreq: 200.0, l_freq: null, h_freq: null, line_freq: null, reference: null, "
-        "scale: 10000.0, window_s: 4.0, event_windows: tile}\n"
-    )
-    r = CliRunner().invoke(app, ["prepare", str(card), "--data-root", str(root), "-o", str(tmp_path / "s.h5")])
-    assert r.exit_code == 0, r.output
-    st = PatchStore(tmp_path / "s.h5")
+    recipe = dict(sfreq=200.0, l_freq=None, h_freq=None, line_freq=None, reference=None, scale=1e4, window_s=4.0,
+                  event_windows="tile")  # fmt: skip
+    st = prepare_folder(root, "*.fif", recipe, {"state": {"description": "x", "classes": ["rest", "task"],
+                                                          "events": {"rest": "rest", "task": "task"}}})  # fmt: skip
     assert st.meta["onset"].tolist() == [5.0, 9.0, 30.0, 34.0] and st.labels.tolist() == [0, 0, 1, 1]
     data = raw.get_data() * 1e4
     for i, t in enumerate([5, 9, 30, 34]):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import mne
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from neurokit._utils.errors import ChannelMismatchError, ConfigError
 from neurokit.cards.recipes import EEGRecipe
@@ -77,31 +76,19 @@ def test_a_missing_electrode_names_the_file_and_the_derivation():
 
 
 @pytest.mark.slow
-def test_prepare_a_tuh_style_edf_with_the_tcp_montage(tmp_path):
+def test_prepare_a_tuh_style_edf_with_the_tcp_montage(tmp_path, prepare_folder):
     """``neuro prepare`` on an EDF named as TUH names its channels (``EEG FP1-REF``…, 250 Hz, an extra channel the
     montage does not use), through a card whose recipe derives the TCP montage: the store equals the release's
     steps within 1e-3 of the signal's RMS."""
-    from neurokit.cli.main import app
-    from neurokit.io.store import PatchStore
-
     names = [f"EEG {TUH.get(c, c).upper()}-REF" for c in ELECTRODES] + ["EEG A1-REF"]
     raw = mne.io.RawArray(_signals(len(names), 250.0, 40.0, 2), mne.create_info(names, 250.0, "eeg"))
     root = tmp_path / "edf"
     root.mkdir()
     edf = root / "aaaaaaaa_s001_t000.edf"
     mne.export.export_raw(edf, raw, fmt="edf", verbose="error")
-    card = tmp_path / "tcp.yaml"
-    card.write_text(
-        "name: tcp_test\nmodality: eeg\ntitle: TCP montage test\nsource: test\nlicence: none\ncitation: [none]\n"
-        "layout: {kind: folder, pattern: '**/*.edf'}\n"
-        "tasks: {pretrain: {description: x, classes: []}}\n"
-        "preprocessing:\n  sfreq: 200.0\n  l_freq: 0.3\n  h_freq: 75.0\n  line_freq: 60.0\n  reference: null\n"
-        "  scale: 10000.0\n  window_s: 10.0\n  resample_first: true\n"
-        f"  channels: [{', '.join(ELECTRODES)}]\n  bipolar: [{', '.join(TCP)}]\n"
-    )
-    r = CliRunner().invoke(app, ["prepare", str(card), "--data-root", str(root), "-o", str(tmp_path / "s.h5")])
-    assert r.exit_code == 0, r.output
-    st = PatchStore(tmp_path / "s.h5")
+    recipe = dict(sfreq=200.0, l_freq=0.3, h_freq=75.0, line_freq=60.0, reference=None, scale=1e4, window_s=10.0,
+                  resample_first=True, channels=ELECTRODES, bipolar=TCP)  # fmt: skip
+    st = prepare_folder(root, "**/*.edf", recipe)
     assert list(st.info.ch_names) == TCP and st.sample_shape == (16, 10, 200)
     want = _release(mne.io.read_raw_edf(edf, verbose="error").rename_channels(
         {f"EEG {TUH.get(c, c).upper()}-REF": c for c in ELECTRODES}))  # fmt: skip
