@@ -50,3 +50,17 @@ def test_prepare_stores_the_files_samples(tmp_path, prepare_folder):
     st = prepare_folder(root, "*.edf", raw_recipe)
     got = np.concatenate([np.asarray(st.patches(i)).reshape(3, 800) for i in range(len(st))], axis=1)
     assert len(st) == 5 and np.abs(got * 100 - want).max() < 0.01
+
+
+def test_eeg_at_two_rates_is_said(tmp_path):
+    """EEG channels at two rates are resampled by MNE to the faster one: said, naming the rates and channels."""
+    from neurokit.io.eeg import read_eeg
+
+    t2, t1 = np.arange(200 * 10) / 200, np.arange(100 * 10) / 100
+    sig = [edfio.EdfSignal(20 * np.sin(2 * np.pi * 5 * t2), sampling_frequency=200, label="EEG C3",
+                           physical_dimension="uV", physical_range=(-100, 100)),
+           edfio.EdfSignal(20 * np.sin(2 * np.pi * 5 * t1), sampling_frequency=100, label="EEG Cz",
+                           physical_dimension="uV", physical_range=(-100, 100))]  # fmt: skip
+    edfio.Edf(sig).write(tmp_path / "two.edf")
+    with pytest.warns(RuntimeWarning, match=r"EEG channels at several rates \(100 Hz: EEG Cz; 200 Hz: EEG C3\)"):
+        read_eeg(tmp_path / "two.edf")

@@ -15,7 +15,9 @@ from neurokit.io.store import PatchStore, PatchStoreWriter
 
 def _store(path):
     rng = np.random.default_rng(0)
-    attrs = dict(modality="eeg", ch_names=["C3", "Cz", "C4"], sfreq=200.0, label_names=["left", "right"])
+    attrs = dict(
+        modality="eeg", ch_names=["C3", "Cz", "C4"], sfreq=200.0, label_names=["left", "right"], patch_size=200
+    )
     with PatchStoreWriter(path, (3, 2, 200), attrs=attrs) as w:
         for i in range(12):
             w.append(rng.normal(size=(1, 3, 2, 200)).astype(np.float32), label=i % 2, subject=f"S{i % 4:03d}")
@@ -106,3 +108,43 @@ def test_a_foreign_state_dict_is_said_not_to_be_a_backbone(tmp_path):
                            sample_shape=(3, 2, 200))  # fmt: skip
         text = str(e.value)
         assert "none of its" in text and "belongs to the" in text and "n_layers=12" not in text, text
+
+
+def _float_labels(f):
+    y = f["labels"][:].astype(np.float32) + 0.5
+    del f["labels"]
+    f["labels"] = y
+
+
+def _longer_patches(f):
+    x = f["patches"][:]
+    del f["patches"]
+    f["patches"] = np.concatenate([x, x[..., :50]], axis=-1)
+
+
+@pytest.mark.parametrize(
+    "edit,words",
+    [
+        (_longer_patches, "patches of 250 samples where the store says patch_size 200"),
+        (_float_labels, r"labels that are not whole numbers \(-0\.5\) though it lists 2 classes"),
+    ],
+)
+def test_more_edits_are_refused(tmp_path, edit, words):
+    p = _store(tmp_path / "s.h5")
+    with h5py.File(p, "r+") as f:
+        edit(f)
+    with pytest.raises(StoreError, match=rf"s\.h5: {words}"):
+        PatchStore(p)
+
+
+def test_a_minority_of_channels_in_another_unit_is_said():
+    """Three of eight channels hold volts under a µV header (read 1e6 too small): named, though the median is fine."""
+    from neurokit.preprocessing.eeg.windows import check_units
+
+    x = np.random.default_rng(0).normal(size=(8, 4000)) * 15e-6
+    x[:3] *= 1e-6
+    names = ["Fp1", "Fp2", "C3", "C4", "Cz", "P3", "P4", "O1"]
+    with pytest.warns(
+        RuntimeWarning, match=r"x\.edf: Fp1, Fp2, C3 have a robust RMS of .*scaled by 1e6.*V labelled µV"
+    ):
+        check_units(x, names, "x.edf")

@@ -291,6 +291,11 @@ def _mne_scale(unit: str) -> float:
     return 1e-6 if unit in ("\u03bcV", "\u00b5V", "\x83\xcaV", "uV") else 1e-3 if unit == "mV" else 1.0
 
 
+def looks_eeg(label: str) -> bool:
+    """Whether an EDF signal label names a 10-05 EEG electrode (``EEG Fp1-REF``, ``C3``…)."""
+    return _looks_eeg(label)
+
+
 def _looks_eeg(label: str) -> bool:
     from neurokit.geometry.channels import normalize_ch_name
 

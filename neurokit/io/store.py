@@ -730,7 +730,19 @@ class PatchStore:
                 f"{len(ch)} channel names (ch_names) for samples of {self.sample_shape[0]} channels "
                 f"{tuple(self.sample_shape)}; rerun prepare"
             )
+        ps = self.info.patch_size
+        if self.modality == "eeg" and ps and self.sample_shape[-1] != ps:
+            out.append(
+                f"patches of {self.sample_shape[-1]} samples where the store says patch_size {ps}; rerun prepare"
+            )
         names = list(self.info.label_names or ())
+        if names and self.labels.dtype.kind == "f" and len(self.labels) == n:
+            y = self.labels[np.isfinite(self.labels)]
+            if (y != np.round(y)).any():
+                out.append(
+                    f"labels that are not whole numbers ({', '.join(f'{v:g}' for v in np.unique(y[y != np.round(y)])[:5])}) "
+                    f"though it lists {len(names)} classes ({', '.join(names)}); rerun prepare"
+                )
         if names and self.labels.dtype.kind in "iu" and len(self.labels) == n:
             bad = np.flatnonzero((self.labels < -1) | (self.labels >= len(names)))
             if len(bad):

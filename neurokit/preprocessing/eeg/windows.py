@@ -164,24 +164,30 @@ def check_units(x: np.ndarray, ch_names: list[str], source: str) -> str | None:
     live = rms > 0
     if not live.any():
         return None
-    level = float(np.median(rms[live]))
     lo, hi = PLAUSIBLE_RMS_V
-    if lo <= level <= hi:
-        return None
-    out = [ch_names[i] for i in np.flatnonzero(live & ((rms < lo) | (rms > hi)))]
+    off = live & ((rms < lo) | (rms > hi))
+    level = float(np.median(rms[live]))
+    if lo <= level <= hi:  # most channels plausible: a minority far out (≥ 100× off the others) is named too
+        off &= (rms < level / 100) | (rms > level * 100)
+        if not off.any():
+            return None
+        level = float(np.median(rms[off]))
+    out = [ch_names[i] for i in np.flatnonzero(off)]
     k = int(np.round(np.log10(20e-6 / level) / 3))  # the power of 1000 that brings it nearest 20 µV
     fixed = level * 1000.0**k
     shown = ", ".join(out[:8]) + (f" and {len(out) - 8} more" if len(out) > 8 else "")
+    examples = {
+        3: "V labelled nV", 2: "V labelled µV", 1: "V labelled mV, or mV labelled µV",
+        -1: "µV labelled mV, or mV labelled V", -2: "µV labelled V", -3: "nV labelled V",
+    }  # fmt: skip
     why = (
-        f"the samples are likely in a unit 1e{3 * k} times the one the header states (V labelled µV: 1e6; "
-        "mV labelled µV: 1e3)"
-        if k > 0
-        else f"the samples are likely in a unit 1e{-3 * k} times smaller than the header states (µV labelled mV: 1e3)"
+        f"the samples are likely in a unit 1e{abs(3 * k)} times {'larger' if k > 0 else 'smaller'} than the header "
+        f"states ({examples.get(k, 'a unit prefix off')})"
     )
     msg = (
-        f"{source}: the EEG has a robust RMS of {level * 1e6:.3g} µV ({shown}), outside scalp EEG's "
-        f"{lo * 1e6:g} µV – {hi * 1e3:g} mV; scaled by 1e{3 * k} it would be {fixed * 1e6:.3g} µV: {why}. Check the "
-        "header's physical dimension (--units sets the unit of channels whose header gives none)"
+        f"{source}: {shown} {'has' if len(out) == 1 else 'have'} a robust RMS of {level * 1e6:.3g} µV, outside scalp "
+        f"EEG's {lo * 1e6:g} µV – {hi * 1e3:g} mV; scaled by 1e{3 * k} it would be {fixed * 1e6:.3g} µV: {why}. Check "
+        "the header's physical dimension (--units sets the unit of channels whose header gives none)"
     )
     warnings.warn(msg, RuntimeWarning, stacklevel=3)
     return msg
