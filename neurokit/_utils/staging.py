@@ -277,7 +277,7 @@ def refuse_run_folder(out: str | Path, what: str = "run") -> None:
             )
         of = f", of {_a(kind)}" if kind else ""  # none: a run stopped before its report (a log, last.pt)
         # resuming needs a checkpoint: offered only where there is one
-        again = "pass resume=True (CLI: --resume) to continue it, " if (out / "last.pt").is_file() else "pass "
+        again = "pass resume=True (CLI: --resume) to continue it, " if (Path(out) / "last.pt").is_file() else "pass "
         raise FileExistsError(
             f"{out} already holds a run ({names}{of}); {again}overwrite=True (CLI: --overwrite) to clear it and "
             "start again, or choose another output folder"
