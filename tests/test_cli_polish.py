@@ -155,8 +155,12 @@ def test_a_folder_of_another_kind_of_run_is_named_by_its_kind(eog_store, eog_run
     (pre / "pretrain_summary.json").write_text("{}")
     line = _neuro("finetune", eog_store, "-o", pre, *SPLIT, *SMALL).output.splitlines()[-1]
     assert "(pretrain_summary.json: a pretraining run, from neuro pretrain), not a fine-tuning run;" in line, line
-    line = _neuro("pretrain", eog_store, "-o", pre, *SMALL).output.splitlines()[-1]  # the same kind: --resume
-    assert "(pretrain_summary.json, of a pretraining run); pass --resume to continue it, --overwrite" in line, line
+    line = _neuro("pretrain", eog_store, "-o", pre, *SMALL).output.splitlines()[-1]  # the same kind, no last.pt
+    assert "(pretrain_summary.json, of a pretraining run); pass --overwrite to clear it" in line, line
+    assert "--resume" not in line  # nothing to resume without a checkpoint
+    (pre / "last.pt").write_bytes(b"")  # with one, --resume is offered
+    line = _neuro("pretrain", eog_store, "-o", pre, *SMALL).output.splitlines()[-1]
+    assert "pass --resume to continue it, --overwrite" in line, line
 
 
 # ------------------------------------------------------------------------------------------ item 7
