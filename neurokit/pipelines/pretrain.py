@@ -691,6 +691,7 @@ def holdout_split(
     corpus = corpus_ids(ds)
     subj = ds.meta("subject").astype(str)
     surface = ds.stores[0].modality == "surface"
+    timeline = None
     val = np.zeros(len(ds), dtype=bool)
     drop = np.zeros(len(ds), dtype=bool)  # neither trained on nor held out (overlapping the held-out frames)
     parts = []
@@ -702,7 +703,8 @@ def holdout_split(
             val[rows[np.isin(subj[rows], pick)]] = True
             parts.append(f"{len(pick)} of {len(subs)} subjects of {Path(c).name}")
         elif surface and len(rows) >= 2:
-            held_rows, gap_rows, phrase = frame_block_split(ds, rows, fraction)
+            timeline = timeline or run_timeline(ds)  # gathered once for every corpus
+            held_rows, gap_rows, phrase = frame_block_split(timeline, rows, fraction)
             val[held_rows] = True
             drop[gap_rows] = True
             parts.append(f"{phrase} of {Path(c).name}")
@@ -720,8 +722,26 @@ def holdout_split(
     return train, held, f"{len(held)} {unit} ({'; '.join(parts)})"
 
 
-def frame_block_split(ds: PatchDataset, rows: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndarray, str]:
-    """Hold out a whole block of frames at the end of every run of the surface samples ``rows`` of ``ds``.
+def run_timeline(ds: PatchDataset) -> tuple[np.ndarray, np.ndarray, float]:
+    """What :func:`frame_block_split` reads of the surface samples of ``ds``, gathered once: each sample's onset
+    (s), its run (subject, session and run joined; the frame blocks a card cuts one recording into, runs
+    ``<run>b<k>``, count as their recording) and the seconds a tubelet covers."""
+    onset = ds.meta("onset").astype(float)
+    have = set.intersection(*(set(st.meta.keys()) for st in ds.stores))
+    keys = [ds.meta(k).astype(str) if k in have else np.full(len(ds), "") for k in ("subject", "session", "run")]
+    task = (ds.info.card_body.get("tasks") or {}).get(ds.info.task) or {}
+    if task.get("frame_blocks"):  # the card cut each recording into blocks, runs "<run>b<k>": one timeline again
+        keys[2] = np.asarray([re.sub(r"b\d+$", "", r) for r in keys[2]])
+    run = np.char.add(np.char.add(np.char.add(keys[0], "\x00"), np.char.add(keys[1], "\x00")), keys[2])
+    span = float(ds.info.tr or 1.0) * int(ds.sample_shape[0])
+    return onset, run, span
+
+
+def frame_block_split(
+    timeline: tuple[np.ndarray, np.ndarray, float], rows: np.ndarray, fraction: float
+) -> tuple[np.ndarray, np.ndarray, str]:
+    """Hold out a whole block of frames at the end of every run of the surface samples ``rows`` of a dataset
+    whose :func:`run_timeline` is ``timeline``.
 
     Per run (subject, session, run; the frame blocks a card cuts one recording into, runs ``<run>b<k>``, count as
     their recording): the last ``max(1, round(fraction × onsets))`` distinct tubelet onsets of the run (every
@@ -735,20 +755,14 @@ def frame_block_split(ds: PatchDataset, rows: np.ndarray, fraction: float) -> tu
     ``(held_rows, dropped_rows, phrase)``: rows of ``ds``, and words for the log, e.g.
     ``"frames from 54 s to the end of 1 run(s): 2 of 20 tubelet onsets, every hemisphere, whole blocks"``.
     """
-    onset = ds.meta("onset").astype(float)
-    have = set.intersection(*(set(st.meta.keys()) for st in ds.stores))
-    keys = [ds.meta(k).astype(str) if k in have else np.full(len(ds), "") for k in ("subject", "session", "run")]
-    task = (ds.info.card_body.get("tasks") or {}).get(ds.info.task) or {}
-    if task.get("frame_blocks"):  # the card cut each recording into blocks, runs "<run>b<k>": one timeline again
-        keys[2] = np.asarray([re.sub(r"b\d+$", "", r) for r in keys[2]])
-    span = float(ds.info.tr or 1.0) * int(ds.sample_shape[0])  # seconds a tubelet covers
+    onset, run, span = timeline
     held, gap = [], []
-    runs: dict[tuple[str, str, str], list[int]] = {}
-    for r in rows:
-        runs.setdefault((keys[0][r], keys[1][r], keys[2][r]), []).append(r)
     firsts, n_on, k_on = [], [], []
-    for members in runs.values():
-        rr = np.asarray(members)
+    _, first_at, which = np.unique(run[rows], return_index=True, return_inverse=True)
+    order = np.argsort(which, kind="stable")
+    groups = np.split(rows[order], np.cumsum(np.bincount(which))[:-1])  # the rows of each run, in row order
+    for g in np.argsort(first_at):  # runs in order of first appearance
+        rr = groups[g]
         on = np.unique(onset[rr])
         k = max(1, round(fraction * len(on)))
         if k >= len(on):  # a run of one onset stays in training
