@@ -146,6 +146,19 @@ SURFACE_RECIPES: dict[str, dict] = {
 }
 
 
+def surface_recipe(name: str) -> dict:
+    """The SiT/vsMAE settings of recipe ``name`` (:data:`SURFACE_RECIPES`).
+
+    Raises
+    ------
+    ConfigError
+        An unknown recipe (the message names the allowed ones and the CLI flag).
+    """
+    if name not in SURFACE_RECIPES:
+        raise ConfigError(f"SiT recipe {name!r} (CLI: --recipe {name}): allowed: {', '.join(SURFACE_RECIPES)}")
+    return SURFACE_RECIPES[name]
+
+
 def make_vsmae(kwargs: dict) -> VSMAE:
     """:class:`VSMAE` (the ``"sit"`` family's pretraining module) from :func:`create_model` options.
 
@@ -175,8 +188,8 @@ def make_vsmae(kwargs: dict) -> VSMAE:
     """
     kw = dict(kwargs)
     unknown_options(kw, SIT_OPTIONS, "sit")
-    if "recipe" in kw:
-        kw.update({k: v for k, v in SURFACE_RECIPES.get(kw.pop("recipe"), {}).items() if k not in kw})
+    if "recipe" in kw:  # the recipe's settings where the options give none
+        kw = {**surface_recipe(kw.pop("recipe")), **kw}
     size = kw.pop("size", "tiny")
     if "n_layers" in kw:
         kw["depth"] = kw.pop("n_layers")
@@ -202,11 +215,7 @@ def build_vsmae(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> VSMAE:
             f"{store_attrs.get('modality')!r} with samples {tuple(sample_shape)}"
         )
     T, N, V = (int(s) for s in sample_shape)
-    kw = dict(kwargs)
-    recipe = kw.pop("recipe", "neurokit")
-    if recipe not in SURFACE_RECIPES:
-        raise ConfigError(f"SiT recipe {recipe!r}; allowed: {', '.join(SURFACE_RECIPES)}")
-    return make_vsmae({**SURFACE_RECIPES[recipe], **kw, "n_chans": T, "n_patches": N, "vertices_per_patch": V})
+    return make_vsmae({"recipe": "neurokit", **kwargs, "n_chans": T, "n_patches": N, "vertices_per_patch": V})
 
 
 def rebuild_vsmae(model_config: dict) -> VSMAE:

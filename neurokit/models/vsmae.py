@@ -137,7 +137,12 @@ class VSMAE(nn.Module):
         # reference: Linear only when the widths differ; mask token ~ N(0, 1) (torch.randn, init_weights False)
         self.enc_to_dec = nn.Linear(enc_cfg.dim, c.decoder_dim) if enc_cfg.dim != c.decoder_dim else nn.Identity()
         self.mask_token = nn.Parameter(torch.randn(1, 1, c.decoder_dim))
-        self.register_buffer("decoder_pos", sincos_1d(enc_cfg.n_tokens, c.decoder_dim)[None], persistent=False)
+        # fixed decoder positions; from the sphere when the encoder's are
+        if enc_cfg.pos_embedding == "sphere":
+            pos = sphere_code(enc_cfg.n_patches, enc_cfg.vertices_per_patch, c.decoder_dim)
+        else:
+            pos = sincos_1d(enc_cfg.n_tokens, c.decoder_dim)
+        self.register_buffer("decoder_pos", pos[None], persistent=False)
         self.decoder = Transformer(
             c.decoder_dim, c.decoder_depth, c.decoder_heads, c.decoder_dim_head, c.decoder_mlp_dim
         )
@@ -151,9 +156,8 @@ class VSMAE(nn.Module):
         if c.zero_output:  # the reconstruction starts at 0: the loss starts at predict-zero
             nn.init.zeros_(self.to_pixels.weight)
             nn.init.zeros_(self.to_pixels.bias)
-        if enc_cfg.pos_embedding == "sphere":  # the decoder's positions know the sphere too
-            self.decoder_pos = sphere_code(enc_cfg.n_patches, enc_cfg.vertices_per_patch, c.decoder_dim)[None]
         self.register_buffer("vertex_ids", patch_vertex_ids(enc_cfg.n_patches, enc_cfg.vertices_per_patch), False)
+        self.n_vertices = int(self.vertex_ids.max()) + 1  # read once: a .max() per step would wait for the GPU
 
     @classmethod
     def from_pretrained(cls, source, *, map_location="cpu", allow_partial: bool = False, **config) -> "VSMAE":
@@ -244,7 +248,7 @@ class VSMAE(nn.Module):
         mask = torch.ones(B, L, dtype=torch.bool, device=x.device)
         mask.scatter_(1, vis, False)
         if self.config.score == "hidden":
-            hidden = hidden_values(self.vertex_ids, masked_patch)  # (B, N, V)
+            hidden = hidden_values(self.vertex_ids, masked_patch, self.n_vertices)  # (B, N, V)
         else:
             hidden = masked_patch[:, :, None].expand(-1, -1, cfg.vertices_per_patch)
         scored = to_tokens(hidden[:, None].expand(-1, cfg.n_chans, -1, -1), cfg.temporal)
@@ -285,7 +289,7 @@ def patch_vertex_ids(n_patches: int, vertices_per_patch: int) -> torch.Tensor:
     return torch.as_tensor(np.array(patch_table(k)), dtype=torch.long)
 
 
-def hidden_values(vertex_ids: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
+def hidden_values(vertex_ids: torch.Tensor, masked: torch.Tensor, n_vertices: int | None = None) -> torch.Tensor:
     """Which values of masked patches no visible patch holds.
 
     Parameters
@@ -294,6 +298,8 @@ def hidden_values(vertex_ids: torch.Tensor, masked: torch.Tensor) -> torch.Tenso
         Template vertex of each patch slot (:func:`patch_vertex_ids`).
     masked : BoolTensor ``(B, N)``
         True for masked patches.
+    n_vertices : int, optional
+        ``vertex_ids.max() + 1`` when the caller knows it (read from the ids otherwise).
 
     Returns
     -------
@@ -308,7 +314,7 @@ def hidden_values(vertex_ids: torch.Tensor, masked: torch.Tensor) -> torch.Tenso
     """
     B, N = masked.shape
     ids = vertex_ids.to(masked.device)
-    seen = torch.zeros(B, int(ids.max()) + 1, device=masked.device)
+    seen = torch.zeros(B, n_vertices or int(ids.max()) + 1, device=masked.device)
     flat = ids.reshape(1, -1).expand(B, -1)
     seen.scatter_add_(1, flat, (~masked)[:, :, None].expand(-1, -1, ids.shape[1]).reshape(B, -1).to(seen.dtype))
     held = seen.gather(1, flat).reshape(B, N, -1) > 0

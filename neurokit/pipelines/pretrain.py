@@ -34,7 +34,7 @@ from neurokit.models.checkpoint import (
 )
 from neurokit.models.config import model_config_dict
 from neurokit.models.input_norm import check_mode
-from neurokit.models.registry import SURFACE_RECIPES
+from neurokit.models.registry import surface_recipe
 from neurokit.pipelines.outputs import record_run
 from neurokit.training import distributed as dist
 from neurokit.training.masked_baselines import MaskedBaselines, SurfaceBaselines
@@ -138,9 +138,8 @@ class PretrainConfig:
                 raise ConfigError(
                     f"{flag}: an option of the {'/'.join(families)} model(s); --model {self.model} has no such setting"
                 )
-        recipe = (self.model_kwargs or {}).get("recipe")
-        if recipe is not None and recipe not in SURFACE_RECIPES:
-            raise ConfigError(f"--recipe {recipe}: allowed: {', '.join(SURFACE_RECIPES)}")
+        if "recipe" in (self.model_kwargs or {}):
+            surface_recipe(self.model_kwargs["recipe"])  # refused before anything is written
         if not isinstance(self.optim, OptimConfig):
             given = optim_given(self.optim)
             try:
