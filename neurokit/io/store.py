@@ -622,6 +622,8 @@ OPEN_FILES = _OpenFiles(32)
 
 #: a store of at most this many values is scanned for NaN/inf when opened (about 256 MB of float32)
 FINITE_SCAN_VALUES = 64_000_000
+#: what the scan found, by the scanned file's identity (device, inode, size, mtime): an edited file is scanned again
+_NONFINITE: dict[tuple[int, int, int, int], np.ndarray] = {}
 
 
 class PatchStore:
@@ -765,7 +767,14 @@ class PatchStore:
         return int(self.n_samples * int(np.prod(self.sample_shape)))
 
     def _nonfinite_windows(self) -> np.ndarray:
-        """Samples holding a NaN or inf value, read in blocks."""
+        """Samples holding a NaN or inf value, read in blocks; once per file as it is on disk (a pipeline opens
+        one store several times: :data:`_NONFINITE` remembers the answer by the file's identity)."""
+        known = _NONFINITE.get(self.identity)
+        if known is None:
+            known = _NONFINITE[self.identity] = self._scan_nonfinite()
+        return known
+
+    def _scan_nonfinite(self) -> np.ndarray:
         import h5py
 
         bad = []
