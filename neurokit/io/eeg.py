@@ -161,8 +161,6 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
     """Read, check and annotate one recording; :func:`read_eeg` without its argument checks."""
     import mne
 
-    from neurokit.io.headers import looks_eeg
-
     suffix = path.suffix.lower()
     edf = suffix in (".edf", ".bdf", ".rec")
     if suffix in _NOT_EEG:
@@ -174,9 +172,8 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
     out_warnings = list(report.warnings)
     include = None
     split = report.eeg_rate_only() if edf and eeg_only else None
-    eeg_rates = sorted({r for lab, r in report.rates.items() if looks_eeg(lab)}) if edf else []
-    if len(eeg_rates) > 1:
-        by = {r: [lab for lab, v in report.rates.items() if v == r and looks_eeg(lab)] for r in eeg_rates}
+    by = report.eeg_rates() if edf else {}
+    if len(by) > 1:
         out_warnings.append(
             "EEG channels at several rates ("
             + "; ".join(f"{r:g} Hz: {', '.join(labs[:4])}{' …' if len(labs) > 4 else ''}" for r, labs in by.items())

@@ -182,16 +182,22 @@ class HeaderReport:
     onset_tol: float = 0.0  # slack allowed between a record's time-stamp and the previous record's end
     rates: dict[str, float] = field(default_factory=dict)  # EDF/BDF: label → sampling rate (Hz) of each signal
 
+    def eeg_rates(self) -> dict[float, list[str]]:
+        """EDF/BDF: rate (Hz) → labels of the signals at it that name a 10-05 EEG electrode, slowest first."""
+        out: dict[float, list[str]] = {}
+        for lab, r in sorted(self.rates.items(), key=lambda kv: kv[1]):
+            if _looks_eeg(lab):
+                out.setdefault(r, []).append(lab)
+        return out
+
     def eeg_rate_only(self) -> tuple[list[str], list[str]] | None:
         """Mixed-rate EDF/BDF whose 10-05 EEG channels share one rate below the file's highest: ``(labels at
         that rate, labels left out)``, so the EEG is read at its own rate instead of MNE's resampling of every
         signal to the highest rate; ``None`` otherwise (one rate, or EEG at several rates)."""
-        if len(set(self.rates.values())) < 2:
+        eeg = self.eeg_rates()
+        if len(eeg) != 1 or len(set(self.rates.values())) < 2:
             return None
-        eeg = {r for lab, r in self.rates.items() if _looks_eeg(lab)}
-        if len(eeg) != 1:
-            return None
-        r = eeg.pop()
+        r = next(iter(eeg))
         if r >= max(self.rates.values()):
             return None
         keep = [lab for lab, v in self.rates.items() if v == r]
@@ -289,11 +295,6 @@ def check_edf(path: str | Path, *, allow_truncated: bool = False) -> HeaderRepor
 def _mne_scale(unit: str) -> float:
     """The factor MNE's EDF/BDF reader applies for ``unit`` (µV and mV spellings; anything else as V)."""
     return 1e-6 if unit in ("\u03bcV", "\u00b5V", "\x83\xcaV", "uV") else 1e-3 if unit == "mV" else 1.0
-
-
-def looks_eeg(label: str) -> bool:
-    """Whether an EDF signal label names a 10-05 EEG electrode (``EEG Fp1-REF``, ``C3``…)."""
-    return _looks_eeg(label)
 
 
 def _looks_eeg(label: str) -> bool:
