@@ -148,17 +148,17 @@ def robust_rms(x: np.ndarray) -> np.ndarray:
 
 
 def check_units(x: np.ndarray, ch_names: list[str], source: str) -> str | None:
-    """Warn when the recording's amplitude (median over its non-flat channels of :func:`robust_rms`, in volts as
-    read) lies outside :data:`PLAUSIBLE_RMS_V`, the range of scalp EEG: a header whose units lie (µV labelled
-    on volts, mV on µV, nV on µV) is read faithfully, and only its amplitude shows it. The warning names the
-    file, the channels out of range, the figure and the power of 1000 that would bring it into range. Returns the
-    warning (``None`` when in range).
+    """Warn when channels' amplitudes (:func:`robust_rms`, in volts as read) lie outside :data:`PLAUSIBLE_RMS_V`,
+    the range of scalp EEG: the recording as a whole (the median over its non-flat channels), or a minority of
+    channels ≥ 100× off that median and outside the range. A header whose units lie (µV labelled on volts, mV on
+    µV, nV on µV) is read faithfully, and only the amplitude shows it. The warning names the file, the channels,
+    the figure and the power of 1000 that would bring it into range. Returns the warning (``None`` when in range).
 
     Examples
     --------
     >>> x = np.random.default_rng(0).normal(size=(2, 2000)) * 15.0  # 15 "V": volts read where µV were meant
-    >>> check_units(x, ["C3", "C4"], "x.edf")[:60]  # doctest: +SKIP
-    'x.edf: the EEG has a robust RMS of 1.5e+07 µV (C3, C4), outsi'
+    >>> check_units(x, ["C3", "C4"], "x.edf")[:50]  # doctest: +SKIP
+    'x.edf: C3, C4 have a robust RMS of 1.5e+07 µV, ou'
     """
     rms = robust_rms(x)
     live = rms > 0
