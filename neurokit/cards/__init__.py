@@ -213,12 +213,39 @@ class DataCard:
         events = events_of(t["events"], "events") if t.get("events") else None
         return TaskEvents(card=self.name, task=tname, groups=groups, events=events)
 
+    def split_unit(self, task: str | None = None) -> str:
+        """What the task's splits list: ``"subject"`` (fixed lists, or a ``split_rule`` that keeps every subject in
+        one split) or ``"run"`` (a ``split_rule`` that splits some subject's recordings, as the release's)."""
+        return str(self.task(task)[1].get("split_unit") or "subject")
+
+    def apply_split_rule(self, task: str | None, entries: Sequence[FileEntry]) -> None:
+        """Resolve the task's ``split_rule`` (:mod:`neurokit.cards.split_rules`) over ``entries`` (every recording
+        the layout lists) into the card's ``splits`` and ``split_unit``, which the store records; nothing without
+        a rule.
+
+        Raises
+        ------
+        CardError
+            A bad rule, or a recording the rule cannot place.
+        """
+        from neurokit.cards.split_rules import resolve_split_rule
+
+        tname, t = self.task(task)
+        rule = t.get("split_rule")
+        if not rule or not entries:
+            return
+        unit, lists = resolve_split_rule(entries, rule, where=str(self.path or self.name))
+        tasks = {**self.tasks, tname: {**t, "splits": lists, "split_unit": unit}}
+        self.raw = {**self.raw, "tasks": tasks}
+
     def classes(self, task: str | None = None) -> list[str]:
         return list(self.task(task)[1].get("classes") or [])
 
     def splits(self, task: str | None = None) -> dict[str, list[str]]:
         """Split name → subject ids as stored in patch stores (e.g. ``"S001"``)."""
         _, t = self.task(task)
+        if t.get("split_unit"):  # resolved from the task's split_rule when the store was prepared: ids as stored
+            return {k: [str(s) for s in v] for k, v in (t.get("splits") or {}).items()}
         fmt = self.raw.get("layout", {}).get("subject_format", "S{:03d}")
         out = {}
         for k, v in (t.get("splits") or {}).items():
@@ -382,6 +409,8 @@ class DataCard:
                 subject = subject_of(rel, pattern, where=self.path or self.name)
                 e = FileEntry(path=f, subject=subject, run=f.stem, events=te.of_file(f, run_of(rel, pattern)))
             out.append(e)
+        if kind == "reader":
+            self.apply_split_rule(tname, out)
         return out
 
     def _reader_explicit(self, f: Path, layout, te: TaskEvents) -> list[FileEntry]:
@@ -513,6 +542,7 @@ class DataCard:
         base = root / layout.get("subdir", "")
         events = self.task_events(tname).events
         out = get_reader(layout["reader"]).entries(base)
+        self.apply_split_rule(tname, out)  # over every recording, before --subjects picks some
         if subjects:
             out = self._subjects_only(out, subjects, base)
         if not out:

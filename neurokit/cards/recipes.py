@@ -22,7 +22,7 @@ PATCH_SIZE = 200
 TARGET_SFREQ = 200.0
 
 #: ``event_repeated`` values of an EEG recipe: what two event windows at one time do
-EVENT_REPEATED = ("error", "first", "drop")
+EVENT_REPEATED = ("error", "first", "drop", "keep")
 
 #: ``eog_removal`` values of an EEG recipe (:mod:`neurokit.preprocessing.eeg.eog`)
 EOG_METHODS = ("none", "ica", "regression")
@@ -127,6 +127,8 @@ class EEGRecipe:
     reject_by_annotation: bool = True
     bipolar: list[str] | None = None
     event_repeated: str = "error"
+    event_offset_s: float = 0.0
+    resample_windows: bool = False
 
     def __post_init__(self) -> None:
         self._check_eog()
@@ -136,6 +138,12 @@ class EEGRecipe:
                 f"event_repeated={self.event_repeated!r} (CLI: --event-repeated): allowed values are "
                 f"{', '.join(EVENT_REPEATED)}"
             )
+        if not (isinstance(self.event_offset_s, (int, float)) and math.isfinite(self.event_offset_s)):
+            raise ConfigError(f"event_offset_s={self.event_offset_s!r}: give a number of seconds (negative: before)")
+        if self.event_offset_s and self.event_windows != "onset":
+            raise ConfigError("event_offset_s applies to event_windows: onset (windows at each marker), not tile")
+        if self.resample_windows and self.resample_first:
+            raise ConfigError("resample_windows and resample_first exclude each other: choose one resampling")
         if self.event_windows not in ("onset", "tile"):
             raise ConfigError(f"event_windows={self.event_windows!r}: allowed values are 'onset' and 'tile'")
         if self.sfreq != TARGET_SFREQ:
@@ -232,6 +240,8 @@ _OPTIONAL_DEFAULTS = {
     "exclude_channels": None,
     "bipolar": None,
     "event_repeated": "error",
+    "event_offset_s": 0.0,
+    "resample_windows": False,
 }
 
 

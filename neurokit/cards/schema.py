@@ -45,7 +45,23 @@ LAYOUT = (
     "subject_pattern",
 )
 #: keys of one task under ``tasks:``
-TASK = ("description", "classes", "events", "run_groups", "splits", "frame_blocks", "label_by_hemi", "label_column")
+TASK = (
+    "description",
+    "classes",
+    "events",
+    "run_groups",
+    "splits",
+    "split_rule",
+    "split_unit",
+    "counts",
+    "kind",
+    "metrics",
+    "finetune",
+    "paper",
+    "frame_blocks",
+    "label_by_hemi",
+    "label_column",
+)
 #: keys of one of a task's ``run_groups``
 RUN_GROUP = ("runs", "events")
 #: a task's ``splits:``

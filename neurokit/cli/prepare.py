@@ -116,7 +116,7 @@ def prepare(
         None,
         "--event-repeated",
         show_default="card (error)",
-        help="EEG cards: two event windows at one time (a repeated marker, or two markers at one instant): error (refuse, as MNE's Epochs), first (keep the first marker) or drop (keep a repeated one once, drop conflicting ones).",
+        help="EEG cards: two event windows at one time (a repeated marker, or two markers at one instant): error (refuse, as MNE's Epochs), first (keep the first marker), drop (keep a repeated one once, drop conflicting ones) or keep (a window per marker, as the CBraMod release's TUEV script).",
     ),
     crop_start: Optional[float] = typer.Option(
         None, "--crop-start", show_default="card", help="EEG cards: seconds dropped at the start of each recording."
@@ -270,7 +270,7 @@ def prepare(
         **kwargs,
     )
     from neurokit.data.dataset import PatchDataset
-    from neurokit.data.provenance import kept_line, kept_summary, unlabelled_line
+    from neurokit.data.provenance import kept_line, kept_summary, split_line, unlabelled_line
 
     s = PatchDataset(path)
     console.print(
@@ -278,6 +278,9 @@ def prepare(
     )
     if s.info.modality == "eeg":
         console.print(f"windows: {kept_line(kept_summary(s.stores))}")
+    splits = split_line(s)
+    if splits:
+        console.print(f"splits: {splits}")
     line = unlabelled_line(s)
     if line:
         console.print(f"[bold yellow]labels:[/] {line}")

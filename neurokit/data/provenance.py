@@ -301,3 +301,32 @@ def unlabelled_line(ds) -> str | None:
     if n_un == len(labels):
         return f"none of the {len(labels)} windows is labelled, though task {task!r} has classes {names} (all -1)"
     return f"{n_un} of {len(labels)} windows are unlabelled (-1) under task {task!r}"
+
+
+def split_line(ds) -> str | None:
+    """The samples per split of a store's card task in one line, beside the counts the dataset's release published
+    (the task's ``counts``, per dataset version), or ``None`` when the card gives no splits.
+
+    Examples
+    --------
+    >>> split_line(PatchDataset("tuab.h5"))  # doctest: +SKIP
+    'train 297,103 · val 75,407 · test 36,945 (published, v3.0.1: train 297,103 · val 75,407 · test 36,945)'
+    """
+    from neurokit.data.splits import split_counts
+
+    try:
+        counts = split_counts(ds)
+    except Exception:  # a card body another version wrote: no line rather than no store
+        return None
+    if counts is None:
+        return None
+
+    def fmt(c: dict) -> str:
+        return " · ".join(f"{k} {int(c[k]):,}" for k in ("train", "val", "test") if k in c)
+
+    line = fmt(counts)
+    task = ((ds.info.card_body or {}).get("tasks") or {}).get(ds.info.task) or {}
+    published = task.get("counts") or {}
+    if published:
+        line += " (published by the release, " + "; ".join(f"{v}: {fmt(c)}" for v, c in published.items()) + ")"
+    return line

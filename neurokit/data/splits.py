@@ -41,16 +41,45 @@ def resolve_splits(ds_all, override: dict[str, list[str]] | None = None) -> tupl
         raise ConfigError("the store names no data card: pass splits={'train': [...], 'val': [...], 'test': [...]}")
     card = DataCard(name=body["name"], raw=body)
     sp = card.splits(info.task)
+    unit = card.split_unit(info.task)  # "run": the card's rule splits recordings (as the release's own split)
+    have = subjects if unit == "subject" else sorted({str(r) for r in ds_all.meta("run")})
     out = {}
     for k in ("train", "val", "test"):
-        chosen = [s for s in sp.get(k, []) if s in subjects]
+        chosen = [s for s in sp.get(k, []) if s in set(have)]
         if not chosen:
             raise ConfigError(
-                f"split {k!r} of card {card.name!r} has no subject in the store (store subjects: {subjects}); "
+                f"split {k!r} of card {card.name!r} has no {unit} in the store (store {unit}s: "
+                f"{have[:20]}{' …' if len(have) > 20 else ''}); "
                 "pass explicit splits (CLI: --train-subjects/--val-subjects/--test-subjects)"
             )
-        out[k] = {"subjects": chosen}
-    return "subject", out
+        out[k] = {"subjects": chosen} if unit == "subject" else {"runs": chosen}
+    return unit, out
+
+
+def split_counts(ds_all) -> dict[str, int] | None:
+    """Samples per split of the store's card task (``{"train": n, "val": n, "test": n}``), by the card's subjects
+    (or recordings, ``split_unit: run``); ``None`` when the store's card gives no splits.
+
+    Parameters
+    ----------
+    ds_all : PatchDataset
+        The whole store (or shard set).
+
+    Examples
+    --------
+    >>> split_counts(PatchDataset("tuab.h5"))  # doctest: +SKIP
+    {'train': 297103, 'val': 75407, 'test': 36945}
+    """
+    from neurokit.cards import DataCard
+
+    body = ds_all.info.card_body
+    task = (body.get("tasks") or {}).get(ds_all.info.task) if body else None
+    if not task or not task.get("splits"):
+        return None
+    card = DataCard(name=body.get("name", "?"), raw=body)
+    sp = card.splits(ds_all.info.task)
+    col = ds_all.meta("subject" if card.split_unit(ds_all.info.task) == "subject" else "run").astype(str)
+    return {k: int(np.isin(col, [str(x) for x in sp.get(k, [])]).sum()) for k in ("train", "val", "test")}
 
 
 def _check_disjoint(splits: dict[str, list[str]]) -> None:

@@ -104,12 +104,12 @@ def streamable(raw, recipe: EEGRecipe, limit_bytes: float = STREAM_ABOVE_BYTES) 
     """Whether ``raw`` (as read, not loaded) is long enough to stream and plain enough for it: one run
     without the time gaps of an EDF+D file (``edge`` marks of joined runs are fine), no projectors or stim
     channel, only EEG channels when the recipe average-references; not with EOG removal or excluded channels
-    (processed in memory)."""
+    (processed in memory), bipolar derivations or windows resampled one by one."""
     if raw.preload or raw.n_times * len(raw.ch_names) * 8 <= limit_bytes:
         return False
     if (
-        recipe.eog_removal != "none" or recipe.exclude_channels or recipe.bipolar
-    ):  # ICA / regression fit the whole recording
+        recipe.eog_removal != "none" or recipe.exclude_channels or recipe.bipolar or recipe.resample_windows
+    ):  # ICA / regression fit the whole recording; windows resampled one by one are cut in memory
         return False
     if not one_run_without_stim(raw) or len(raw_notes(raw).segments or []) > 1 or raw.info["projs"]:
         return False

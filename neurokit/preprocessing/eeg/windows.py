@@ -258,7 +258,10 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None, fft_dty
         average_reference(raw)
         applied["reference"] = "average"
     try:
-        if recipe.resample_first:
+        if recipe.resample_windows:  # windows are resampled one by one when cut (cut_windows)
+            _filter(raw, recipe, applied, source, fft_dtype)
+            applied["resampled_windows"] = [sf, recipe.sfreq]
+        elif recipe.resample_first:
             raw = _resample(raw, recipe, applied, fft_dtype)
             _filter(raw, recipe, applied, source, fft_dtype)
         else:
@@ -561,7 +564,7 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
                 f"{recipe.window_s:g} s. Lower window_s or crop less."
             )
 
-    def piece_of(s):
+    def piece_of(s):  # the piece holding the whole window (none for a window starting before 0: event_offset_s)
         return next((p for p in pieces if p[0] <= s and s + win <= p[1]), None)
 
     keep = [(s, y, piece_of(s)) for s, y in zip(starts, labels)]
@@ -589,7 +592,7 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
             f"{recipe.crop_end_s:g} s and were dropped"
         )
     if dropped_edge:
-        where = "the end of the recording" if len(pieces) == 1 else "the end of the recording or into a gap"
+        where = "an edge of the recording" if len(pieces) == 1 else "an edge of the recording or into a gap"
         dropped.append(f"{dropped_edge} window(s) ran past {where} and were dropped")
     if n_bad:
         dropped.append(f"{n_bad} window(s) overlap a BAD… annotation and were dropped (reject_by_annotation)")
@@ -611,6 +614,9 @@ def cut_windows(
     """Windows of ``data`` (C, T) float64 volts starting at ``starts − offset``, scaled by ``recipe.scale``
     into float32 ``(n_kept, C, n_patches, 200)``; ``ok`` marks the windows kept by ``recipe.reject_uv``."""
     C = data.shape[0]
+    n_out = recipe.n_patches * PATCH_SIZE
+    if win != n_out and not recipe.resample_windows:
+        raise ValueError(f"windows of {win} samples where the recipe stores {n_out}: resample first")
     out = np.empty((len(starts), C, recipe.n_patches, PATCH_SIZE), dtype=np.float32)
     ok = np.ones(len(starts), dtype=bool)
     bound = None if recipe.reject_uv is None else recipe.reject_uv * 1e-6
@@ -620,7 +626,11 @@ def cut_windows(
         if bound is not None and np.abs(seg).max() > bound:
             ok[i] = False
             continue
-        np.multiply(seg, recipe.scale, out=out[j].reshape(C, win), casting="same_kind")
+        if win != n_out:  # resample_windows: this window alone, by FFT (scipy.signal.resample)
+            from scipy.signal import resample
+
+            seg = resample(seg, n_out, axis=1)
+        np.multiply(seg, recipe.scale, out=out[j].reshape(C, n_out), casting="same_kind")
         j += 1
     return out[:j], ok
 
@@ -659,6 +669,9 @@ def repeated_events(
         return "/".join(names.get(y, [str(y)]))
 
     many = {st: ys for st, ys in sorted(by.items()) if len(ys) > 1}
+    if recipe.event_repeated == "keep":  # the release's way (TUEV, CHB-MIT): a window per marker
+        extra = sum(len(ys) - 1 for ys in many.values())
+        return list(starts), list(labels), [f"event_repeated=keep: {extra} window(s) repeat another's start time"]
     if recipe.event_repeated == "error":
         shown = "; ".join(
             f"{st / sfreq:.3f} s: {', '.join(marker(y) for y in ys)}" for st, ys in list(many.items())[:5]
@@ -723,7 +736,8 @@ def _event_starts(raw, recipe: EEGRecipe, source: str) -> tuple[list[int], list[
         return starts, labels, said
     if event_id:
         ev, _ = mne.events_from_annotations(raw, event_id=event_id, verbose="error")
-        return [int(s) - raw.first_samp for s in ev[:, 0]], [int(v) for v in ev[:, 2]], []
+        shift = int(round(recipe.event_offset_s * raw.info["sfreq"]))
+        return [int(s) - raw.first_samp + shift for s in ev[:, 0]], [int(v) for v in ev[:, 2]], []
     stim = raw_notes(raw).stim
     sf = raw.info["sfreq"]
     if stim:

@@ -1,0 +1,140 @@
+"""The TUAB and TUEV cards (issue 34): ``neuro prepare tuab|tuev --data-root ROOT`` on small corpora in TUH's
+published layouts equals the CBraMod release's scripts (``preprocessing_tuab.py``, ``preprocessing_tuev.py``),
+computed here with MNE calls in the release's order: the same windows per recording and label, the release's split
+rule, values within 1e-3 of the signal's RMS."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from neurokit.cli.main import app
+from neurokit.io.store import PatchStore
+from tests.release_corpus import TUH_REF, close, store_windows, tuh_release, write_edf
+
+pytestmark = pytest.mark.slow
+
+
+def _prepare(card: str, root, out, *extra):
+    r = CliRunner().invoke(app, ["prepare", card, "--data-root", str(root), "-o", str(out), *extra])
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+def test_tuab_equals_the_release(tmp_path):
+    root = tmp_path / "tuh_eeg_abnormal" / "v3.0.1" / "edf"
+    files = {}  # path → (label, part)
+    seed = 0
+    # 5 abnormal and 4 normal training patients (one with two sessions), one of each in eval
+    for part, cls, patients in (
+        ("train", "abnormal", ["aaaaaaba", "aaaaaaac", "aaaaaaae", "aaaaaaaf", "aaaaaaad"]),
+        ("train", "normal", ["aaaaaabb", "aaaaaabc", "aaaaaabe", "aaaaaabd"]),
+        ("eval", "abnormal", ["aaaaaacz"]),
+        ("eval", "normal", ["aaaaaacy"]),
+    ):
+        for p in patients:
+            sessions = ["s001", "s002"] if p == "aaaaaaac" else ["s001"]
+            for s in sessions:
+                seed += 1
+                sf = 256.0 if seed % 3 == 0 else 250.0
+                f = write_edf(root / part / cls / "01_tcp_ar" / f"{p}_{s}_t000.edf", TUH_REF, sf, 21.0 + seed % 3, seed)
+                files[f] = (cls, part)
+    out = _prepare("tuab", tmp_path / "tuh_eeg_abnormal", tmp_path / "tuab.h5")
+    st = PatchStore(tmp_path / "tuab.h5")
+    assert list(st.info.ch_names[:2]) == ["Fp1-F7", "F7-T7"] and st.sample_shape == (16, 10, 200)
+    for f, (cls, _) in files.items():
+        want, _ = tuh_release(f)
+        k = want.shape[1] // 2000
+        want = want[:, : k * 2000].reshape(16, k, 2000).transpose(1, 0, 2) / 100.0
+        got = store_windows(st, f.stem)
+        assert close(got, want) < 1e-3
+        labels = st.labels[st.meta["run"].astype(str) == f.stem]
+        assert set(labels.tolist()) == {1 if cls == "abnormal" else 0}
+    # the split: each class folder's sorted patients, int(0.8 n) train
+    card = st.info.card_body["tasks"]["abnormal"]
+    assert card["split_unit"] == "subject"
+    # abnormal: ac ad ae af | ba (int(5 * 0.8) = 4); normal: bb bc bd | be (int(4 * 0.8) = 3)
+    assert card["splits"]["train"] == [
+        "aaaaaaac",
+        "aaaaaaad",
+        "aaaaaaae",
+        "aaaaaaaf",
+        "aaaaaabb",
+        "aaaaaabc",
+        "aaaaaabd",
+    ]
+    assert card["splits"]["val"] == ["aaaaaaba", "aaaaaabe"]
+    assert card["splits"]["test"] == ["aaaaaacy", "aaaaaacz"]
+    n = {k: int(np.isin(st.meta["subject"].astype(str), v).sum()) for k, v in card["splits"].items()}
+    assert f"train {n['train']:,} · val {n['val']:,} · test {n['test']:,}" in out
+    assert "v3.0.1: train 297,103 · val 75,407 · test 36,945" in out
+
+
+def _rec(path, rows):
+    path.write_text("".join(f"{c},{a:.4f},{b:.4f},{y}\n" for c, a, b, y in rows))
+
+
+def test_tuev_equals_the_release(tmp_path):
+    root = tmp_path / "tuev" / "edf"
+    events = {}
+    seed = 10
+    for part, patients in (
+        ("train", ["aaaaaaaa", "aaaaaaab", "aaaaaaac", "aaaaaaad", "aaaaaaae"]),
+        ("eval", ["bbbbbbbb"]),
+    ):
+        for p in patients:
+            seed += 1
+            f = write_edf(root / part / p / f"{p}_00000001.edf", TUH_REF, 250.0, 30.0, seed)
+            # events on two channels at one time (the release makes a window of each), at sample and off-sample
+            # times, and one 1 s from the start (the release wraps around the recording's start; neurokit drops it)
+            rows = [
+                (0, 5.0, 6.0, 1 + seed % 6),
+                (3, 5.0, 6.0, 1 + seed % 6),
+                (1, 12.004, 13.004, 6),
+                (2, 20.5, 21.5, 4),
+            ]
+            rows.append((5, 1.0, 2.0, 5))
+            _rec(f.with_suffix(".rec"), rows)
+            events[f] = rows
+    _prepare("tuev", tmp_path / "tuev", tmp_path / "tuev.h5")
+    st = PatchStore(tmp_path / "tuev.h5")
+    assert st.sample_shape == (16, 5, 200)
+    for f, rows in events.items():
+        sig, times = tuh_release(f)
+        want, labels = [], []
+        for _, a, b, y in rows:
+            start = int(np.where(times >= a)[0][0])
+            end = int(np.where(times >= b)[0][0])
+            if start - 400 < 0:  # the release would wrap around to the recording's end
+                continue
+            want.append(sig[:, start - 400 : end + 400] / 100.0)
+            labels.append(y - 1)
+        got = store_windows(st, f.stem)
+        assert close(got, np.stack(want)) < 1e-3
+        sel = st.meta["run"].astype(str) == f.stem
+        order = np.argsort(st.meta["onset"][sel], kind="stable")
+        assert sorted(st.labels[sel][order].tolist()) == sorted(labels)
+    card = st.info.card_body["tasks"]["events"]
+    assert card["splits"]["train"] == ["aaaaaaaa", "aaaaaaab", "aaaaaaac", "aaaaaaad"]
+    assert card["splits"]["val"] == ["aaaaaaae"] and card["splits"]["test"] == ["bbbbbbbb"]
+
+
+def test_tuev_label_file_that_does_not_match_its_recording(tmp_path):
+    f = write_edf(tmp_path / "tuev" / "train" / "aaaaaaaa" / "aaaaaaaa_00000001.edf", TUH_REF, 250.0, 12.0, 1)
+    _rec(f.with_suffix(".rec"), [(0, 40.0, 41.0, 1)])
+    r = CliRunner().invoke(
+        app, ["prepare", "tuev", "--data-root", str(tmp_path / "tuev"), "-o", str(tmp_path / "x.h5")]
+    )
+    assert r.exit_code != 0
+    assert "aaaaaaaa_00000001.rec: 1 event(s) start at or after the end of aaaaaaaa_00000001.edf" in r.output
+
+
+def test_tuab_file_without_a_montage_electrode_is_named(tmp_path):
+    root = tmp_path / "edf"
+    write_edf(root / "train" / "normal" / "01_tcp_ar" / "aaaaaaaa_s001_t000.edf", TUH_REF, 250.0, 12.0, 1)
+    names = [c for c in TUH_REF if c != "EEG T3-REF"]
+    write_edf(root / "train" / "abnormal" / "01_tcp_ar" / "aaaaaaab_s001_t000.edf", names, 250.0, 12.0, 2)
+    r = CliRunner().invoke(app, ["prepare", "tuab", "--data-root", str(root), "-o", str(tmp_path / "x.h5")])
+    assert r.exit_code != 0
+    assert "aaaaaaab_s001_t000.edf" in r.output and "T7" in r.output
