@@ -285,10 +285,11 @@ class DataCard:
             raise CardError(f"{self.path or self.name}: unknown reading keys {unknown}; allowed: {list(READING)}")
         return opts
 
-    def recipe(self):
+    def recipe(self, task: str | None = None):
         """The card's preprocessing recipe: an :class:`~neurokit.cards.recipes.EEGRecipe` for an EEG card, a
         :class:`~neurokit.cards.recipes.SurfaceRecipe` for a surface card (its ``spheres`` are read by
-        :meth:`spheres`).
+        :meth:`spheres`). A task's own ``preprocessing`` block, when ``task`` names one that gives it, replaces the
+        card's fields it names (e.g. a task equal to a release's script beside the card's default recipe).
 
         Raises
         ------
@@ -299,6 +300,13 @@ class DataCard:
         from neurokit.cards.recipes import EEGRecipe, SurfaceRecipe
 
         pre = dict(self.raw.get("preprocessing") or {})
+        if task is not None and self.tasks:
+            own = self.task(task)[1].get("preprocessing") or {}
+            if not isinstance(own, dict):
+                raise CardError(
+                    f"{self.path or self.name}: tasks.{task}.preprocessing must be a mapping of recipe fields"
+                )
+            pre.update(own)
         try:
             if self.modality == "eeg":
                 return EEGRecipe.from_dict(pre)

@@ -58,6 +58,7 @@ TASK = (
     "metrics",
     "finetune",
     "paper",
+    "preprocessing",
     "frame_blocks",
     "label_by_hemi",
     "label_column",

@@ -263,7 +263,7 @@ def store_differences(
     want: dict = {"card": card.name, "task": tname}
     if card.modality == "eeg":
         chans = card.channel_set(channels) if isinstance(channels, str) else channels
-        recipe = eeg_recipe(card, channels=chans, **recipe_overrides)
+        recipe = eeg_recipe(card, channels=chans, task=tname, **recipe_overrides)
         want.update(recipe=recipe.to_dict(), units="100 uV")
         if recipe.channels:
             want["ch_names"] = list(recipe.channels)

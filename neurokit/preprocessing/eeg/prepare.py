@@ -61,9 +61,10 @@ PREPARE_FFT_DTYPE = np.float32
 EEG_RECIPE_OPTIONS = ("window_s", "crop_start_s", "crop_end_s", "line_freq", "min_duration_s", "event_repeated")
 
 
-def eeg_recipe(card: DataCard, *, channels: Sequence[str] | None = None, **overrides):
-    """The :class:`~neurokit.cards.recipes.EEGRecipe` a store of ``card`` is prepared with: the card's,
-    with ``channels`` and the non-``None`` ``overrides`` (:data:`EEG_RECIPE_OPTIONS`) applied.
+def eeg_recipe(card: DataCard, *, channels: Sequence[str] | None = None, task: str | None = None, **overrides):
+    """The :class:`~neurokit.cards.recipes.EEGRecipe` a store of ``card`` is prepared with: the card's (with the
+    ``preprocessing`` of ``task`` over it, when that task gives one), with ``channels`` and the non-``None``
+    ``overrides`` (:data:`EEG_RECIPE_OPTIONS`) applied.
 
     Raises
     ------
@@ -74,7 +75,7 @@ def eeg_recipe(card: DataCard, *, channels: Sequence[str] | None = None, **overr
     """
     if card.modality != "eeg":
         raise CardError(f"card {card.name!r} is a {card.modality} card, not EEG")
-    recipe = card.recipe()
+    recipe = card.recipe(task)
     bad = sorted(set(overrides) - set(EEG_RECIPE_OPTIONS))
     if bad:
         raise ConfigError(f"recipe options {bad} cannot be overridden; allowed: {list(EEG_RECIPE_OPTIONS)}")
@@ -208,7 +209,9 @@ def prepare_eeg(
     from neurokit._utils.parallel import map_ordered, scheduler_address
 
     options, eeg = options or PrepareOptions(), eeg or EEGOptions()
-    recipe = eeg_recipe(card, channels=eeg.channels, **eeg.recipe_overrides())
+    recipe = eeg_recipe(
+        card, channels=eeg.channels, task=card.task(options.task)[0] if card.tasks else None, **eeg.recipe_overrides()
+    )
     read_opts = {**card.read_options(), **eeg.read_overrides()}
     tname, entries = eeg_entries(card, options)
     entries, duplicates, hashes = unique_recordings(
