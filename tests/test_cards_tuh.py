@@ -69,6 +69,21 @@ def test_tuab_equals_the_release(tmp_path):
     n = {k: int(np.isin(st.meta["subject"].astype(str), v).sum()) for k, v in card["splits"].items()}
     assert f"train {n['train']:,} · val {n['val']:,} · test {n['test']:,}" in out
     assert "v3.0.1: train 297,103 · val 75,407 · test 36,945" in out
+    # fine-tuning on the card's store: the release's settings (tiny here), the paper's metrics and figures beside
+    r = CliRunner().invoke(
+        app,
+        ["finetune", str(tmp_path / "tuab.h5"), "-o", str(tmp_path / "ft"), "--epochs", "1", "--batch-size", "8",
+         "--n-layers", "1", "--no-baselines", "--no-progress"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "settings from the store's card" in r.output and "dropout 0.1" in r.output and "clip_grad 1.0" in r.output
+    assert "epochs 50" not in r.output  # the options given override the card's
+    assert "paper: CBraMod" in r.output and "0.8289" in r.output and "0.9227" in r.output
+    import json
+
+    rep = json.loads((tmp_path / "ft" / "report.json").read_text())
+    assert rep["kind"] == "binary" and rep["paper"]["CBraMod"]["auroc"] == 0.9227
+    assert set(rep["paper_metrics"]) <= set(rep["test"])
 
 
 def _rec(path, rows):

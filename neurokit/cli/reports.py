@@ -45,6 +45,8 @@ def print_report(rep: dict, out: Path) -> None:
         )
     )
     print_not_a_result(rep)
+    if rep.get("paper"):
+        console.print(paper_table(rep))
     if (rep.get("confounds") or {}).get("fired"):
         console.print(f"[bold yellow]eye-movement confound:[/] {escape(rep['confounds']['message'])}")
     if rep.get("baselines") or rep.get("chance"):
@@ -379,3 +381,21 @@ def print_comparison(res: dict, out: Path) -> None:
         f"all numbers: {out / 'comparison.json'}",
         highlight=False,
     )
+
+
+def paper_table(rep: dict) -> Table:
+    """The run's test metrics beside the figures the paper reports for the dataset (the card's ``paper``), each
+    column labelled as the paper's."""
+    paper = rep.get("paper") or {}
+    metrics = list(rep.get("paper_metrics") or []) or sorted({m for figs in paper.values() for m in figs})
+    t = Table(title="test split: this run vs the paper's reported figures (not rerun here)")
+    t.add_column("metric")
+    t.add_column("this run", justify="right")
+    for model in paper:
+        t.add_column(f"paper: {model}", justify="right")
+    for m in metrics:
+        mine = (rep.get("test") or {}).get(m)
+        t.add_row(
+            m, _num(mine) if mine is not None else "-", *(f"{paper[p][m]:.4f}" if m in paper[p] else "-" for p in paper)
+        )
+    return t

@@ -495,6 +495,15 @@ def finetune(
         strategies = ["frozen"]
     if task and head != "m4oe":
         fail(ValueError(f"--task is for --head m4oe (got --head {head})"))
+    if head != "m4oe":  # the release's settings for the store's dataset, where the card gives them
+        from neurokit.pipelines.finetune import card_defaults
+
+        cfg, taken = run_or_exit(card_defaults, cfg, list(stores), given)
+        if taken:
+            console.print(
+                "settings from the store's card (the release's for this dataset; options given override them): "
+                + ", ".join(f"{k} {v}" for k, v in taken.items())
+            )
     run_or_exit(
         check_finetune_options,
         cfg,

@@ -987,7 +987,56 @@ def _finetune_report(
         "init": init_info.get("init"),
         "init_weights": init_info.get("weights"),
         "head": head_kind,
+        **_paper_figures(meta),
     }
+
+
+def _paper_figures(meta: StoreMeta) -> dict[str, Any]:
+    """``{"paper": {model: {metric: figure}}, "paper_metrics": [...]}`` from the store card's task (the figures the
+    paper reports for this dataset, printed beside the run's), or ``{}``."""
+    from neurokit.evaluation.protocol import card_protocol
+
+    try:
+        p = card_protocol(meta.card_body or None, meta.task)
+    except Exception:  # a card body another version wrote: no figures rather than no report
+        return {}
+    return {"paper": p.paper, "paper_metrics": p.metrics} if p.paper else {}
+
+
+#: FinetuneConfig fields → the ``neuro finetune`` option that sets them (dropout and clip_grad have none)
+CONFIG_FLAGS = {
+    "epochs": "--epochs",
+    "batch_size": "--batch-size",
+    "lr_backbone": "--lr-backbone",
+    "lr_head": "--lr-head",
+    "weight_decay": "--weight-decay",
+    "label_smoothing": "--label-smoothing",
+    "head": "--head",
+}
+
+
+def card_defaults(cfg: FinetuneConfig, stores, given: Collection[str] = ()) -> tuple[FinetuneConfig, dict[str, Any]]:
+    """``cfg`` with the fine-tuning settings of the stores' card task (its ``finetune`` block: the release's
+    ``finetune_main.py`` values for that dataset) where the user gave no option (``given``: the flags given, e.g.
+    ``{"--epochs"}``); and the settings taken, ``{field: value}`` (empty when the card gives none).
+
+    Raises
+    ------
+    CardError
+        A bad ``finetune`` block (:func:`~neurokit.evaluation.protocol.card_protocol`).
+    ConfigError
+        A card value that :class:`FinetuneConfig` refuses.
+    """
+    import dataclasses
+
+    from neurokit.evaluation.protocol import card_protocol
+
+    info = PatchDataset(stores).info
+    proto = card_protocol(info.card_body or None, info.task)
+    taken = {k: v for k, v in proto.finetune.items() if CONFIG_FLAGS.get(k) not in set(given)}
+    if not taken:
+        return cfg, {}
+    return dataclasses.replace(cfg, **taken), taken
 
 
 def _save_finetuned(
