@@ -145,11 +145,17 @@ def test_tuev_label_file_that_does_not_match_its_recording(tmp_path):
     assert "aaaaaaaa_00000001.rec: 1 event(s) start at or after the end of aaaaaaaa_00000001.edf" in r.output
 
 
-def test_tuab_file_without_a_montage_electrode_is_named(tmp_path):
+def test_tuab_file_without_a_montage_electrode_is_left_out_and_named(tmp_path):
+    """The release skips a file lacking a montage electrode silently; the card skips it and says which and why."""
     root = tmp_path / "edf"
     write_edf(root / "train" / "normal" / "01_tcp_ar" / "aaaaaaaa_s001_t000.edf", TUH_REF, 250.0, 12.0, 1)
     names = [c for c in TUH_REF if c != "EEG T3-REF"]
     write_edf(root / "train" / "abnormal" / "01_tcp_ar" / "aaaaaaab_s001_t000.edf", names, 250.0, 12.0, 2)
     r = CliRunner().invoke(app, ["prepare", "tuab", "--data-root", str(root), "-o", str(tmp_path / "x.h5")])
-    assert r.exit_code != 0
-    assert "aaaaaaab_s001_t000.edf" in r.output and "T7" in r.output
+    assert r.exit_code == 0, r.output
+    flat = " ".join(r.output.split())
+    assert "no channel T7 of the recipe's channels; left out (missing_channels: skip)" in flat
+    assert "1 recording(s) left out by the recipe's rules" in flat
+    st = PatchStore(tmp_path / "x.h5")
+    assert set(st.meta["subject"].astype(str)) == {"aaaaaaaa"}
+    assert [p.rsplit("/", 1)[-1] for p in st.info.dropped] == ["aaaaaaab_s001_t000.edf"]

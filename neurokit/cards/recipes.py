@@ -129,6 +129,7 @@ class EEGRecipe:
     event_repeated: str = "error"
     event_offset_s: float = 0.0
     resample_windows: bool = False
+    missing_channels: str = "error"
 
     def __post_init__(self) -> None:
         self._check_eog()
@@ -144,6 +145,8 @@ class EEGRecipe:
             raise ConfigError("event_offset_s applies to event_windows: onset (windows at each marker), not tile")
         if self.resample_windows and self.resample_first:
             raise ConfigError("resample_windows and resample_first exclude each other: choose one resampling")
+        if self.missing_channels not in ("error", "skip"):
+            raise ConfigError(f"missing_channels={self.missing_channels!r}: allowed values are 'error' and 'skip'")
         if self.event_windows not in ("onset", "tile"):
             raise ConfigError(f"event_windows={self.event_windows!r}: allowed values are 'onset' and 'tile'")
         if self.sfreq != TARGET_SFREQ:
@@ -242,6 +245,7 @@ _OPTIONAL_DEFAULTS = {
     "event_repeated": "error",
     "event_offset_s": 0.0,
     "resample_windows": False,
+    "missing_channels": "error",
 }
 
 

@@ -275,7 +275,10 @@ def kept_line(summary: dict) -> str:
             else "; none above reject_uv"
         )
     if summary.get("recordings_dropped"):
-        line += f"; {summary['recordings_dropped']} recording(s) dropped as shorter than the recipe's min_duration_s"
+        line += (
+            f"; {summary['recordings_dropped']} recording(s) left out by the recipe's rules (shorter than min_duration_s,"
+            " or without a channel under missing_channels: skip; listed in the store's dropped attribute)"
+        )
     return line
 
 

@@ -539,7 +539,11 @@ class _EEGWriting:
             self.writer = ShardSetWriter(self.out, (), attrs=read_index(self.out)["attrs"], resume=True)
         if self.writer is None:
             why = [f"{len(self.skipped)} skipped as bad files (--skip-bad)"] if self.skipped else []
-            why += [f"{len(self.dropped)} dropped by the recipe's min_duration_s"] if self.dropped else []
+            why += (
+                [f"{len(self.dropped)} left out by the recipe's rules (min_duration_s, missing_channels)"]
+                if self.dropped
+                else []
+            )
             raise DataFileError(
                 f"prepare {self.card.name}: no usable recording of {len(self.entries)} ({'; '.join(why) or 'all skipped'})"
             )

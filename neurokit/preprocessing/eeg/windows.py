@@ -86,6 +86,11 @@ def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
         applied["dropped_channels"] = bads
     if recipe.channels:
         missing = [c for c in recipe.channels if c not in raw.ch_names]
+        if missing and recipe.missing_channels == "skip":
+            raise RecordingDropped(
+                f"{source}: no channel {', '.join(missing)} of the recipe's channels; left out (missing_channels: "
+                "skip) and listed in the store's dropped recordings"
+            )
         if missing:
             raise ChannelMismatchError(
                 f"{source}: channels {short_list(missing)} required by the recipe are missing "
