@@ -131,7 +131,7 @@ def test_folder_corpus_card(eeg_root, tmp_path):
     folder = eeg_root / EEGMMIDB / "S001"
     body = yaml.safe_load((cards_dir() / "eeg_folder.yaml").read_text())
     # EEGMMIDB runs last about 2 min: the TUEG recipe drops recordings under 5 min, here all 12 (125 s each)
-    with pytest.raises(DataFileError, match=r"no usable recording of 12 \(12 dropped by the recipe's min_duration_s\)"):
+    with pytest.raises(DataFileError, match=r"no usable recording of 12 \(12 left out by the recipe's rules \(min_duration_s"):
         prepare("eeg_folder", tmp_path / "c.h5", data_root=folder, progress=False)
     assert not (tmp_path / "c.h5").exists()
     # unreadable files skipped are counted beside the dropped ones (they were not)
@@ -141,8 +141,8 @@ def test_folder_corpus_card(eeg_root, tmp_path):
         (tmp_path / "bad" / run).write_bytes((folder / run).read_bytes())
     with pytest.raises(
         DataFileError,
-        match=r"no usable recording of 3 \(1 skipped as bad files \(--skip-bad\); 2 dropped by the recipe's "
-        r"min_duration_s\)",
+        match=r"no usable recording of 3 \(1 skipped as bad files \(--skip-bad\); 2 left out by the recipe's "
+        r"rules \(min_duration_s",
     ):
         prepare("eeg_folder", tmp_path / "c.h5", data_root=tmp_path / "bad", progress=False, skip_bad=True)
     body["preprocessing"].update(crop_start_s=0.0, crop_end_s=0.0, window_s=10.0, reject_uv=None, min_duration_s=120.0)
