@@ -95,7 +95,23 @@ class EEGRecipe:
         Two event windows at one time (a marker repeated, or two markers at one instant): ``"error"`` (default,
         as MNE's ``Epochs``) refuses the file naming the times and markers; ``"first"`` keeps the first marker
         at each time (MNE's ``event_repeated="drop"``); ``"drop"`` keeps a repeated marker once and drops the
-        windows whose markers conflict. What was dropped is counted in the store's notes.
+        windows whose markers conflict. ``"keep"`` stores a window per marker, repeats included (the CBraMod
+        release's TUEV and CHB-MIT scripts do this: one TUEV event marked on several channels gives as many
+        identical windows, all of one recording and so of one split). What was dropped or repeated is counted in
+        the store's notes.
+    event_offset_s : float
+        Event windows (``event_windows: onset``) start this many seconds after each marker's onset; negative:
+        before it (CBraMod's TUEV windows start 2 s before each 1-s event: ``-2.0`` with ``window_s: 5``).
+        Windows that would start before the recording or run past its end are dropped and counted.
+    resample_windows : bool
+        Leave the recording at its own rate, cut each window of ``window_s`` seconds at that rate and resample
+        the window alone to ``window_s × sfreq`` samples with :func:`scipy.signal.resample` (FFT, treating the
+        window as periodic), as the CBraMod release's CHB-MIT loader does (10 s at 256 Hz → 2,000 samples).
+        Default ``False``: the whole recording is resampled (MNE's method) before windowing.
+    missing_channels : str
+        A recording without a channel of ``channels``: ``"error"`` (default) refuses it naming the channels;
+        ``"skip"`` leaves it out, says so naming the file and the channels, and lists it in the store's
+        ``dropped`` (the CBraMod release's TUH scripts skip such files without a word).
     reject_by_annotation : bool
         Drop windows that overlap an annotation whose description starts with ``BAD`` (any case; MNE's
         ``reject_by_annotation`` convention, e.g. ``BAD_muscle``), counted per file in the store's

@@ -1,0 +1,94 @@
+"""The ``mne_eegbci`` layout: PhysioNet's EEG Motor Movement/Imagery files as :func:`mne.datasets.eegbci.load_data` lays
+them out (``pattern``: ``"S{subject:03d}/S{subject:03d}R{run:02d}.edf"``), fetched when missing and a network is
+reachable."""
+
+from __future__ import annotations
+
+import logging
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from neurokit._utils.errors import CardError
+from neurokit.cards.ranges import format_ranges, parse_ranges
+from neurokit.io.entry import FileEntry
+
+
+logger = logging.getLogger("neurokit")
+
+
+def eegbci_ids(rel: Path, pattern: str) -> tuple[int, int] | None:
+    """``(subject, run)`` numbers of a file of an ``mne_eegbci`` layout, read through the layout's ``pattern``
+    (``"S{subject:03d}/S{subject:03d}R{run:02d}.edf"``) matched at the end of its path, or of its name alone;
+    ``None`` when neither matches."""
+
+
+@lru_cache(maxsize=1)
+def online() -> bool:
+    """Whether PhysioNet is reachable (checked once per process; never in CI or with NEUROKIT_OFFLINE)."""
+    if os.environ.get("NEUROKIT_OFFLINE") or os.environ.get("CI"):
+        return False
+    import socket
+
+    try:
+        socket.create_connection(("physionet.org", 443), timeout=3).close()
+        return True
+    except OSError:
+        return False
+
+
+def try_fetch_eegbci(root: Path, subject: int, run: int) -> None:
+    if not online():
+        return
+    try:
+        import mne
+
+        mne.datasets.eegbci.load_data(subject, [run], path=str(root), update_path=False, verbose="error")
+    except Exception as exc:  # network errors: keep going with what is on disk
+        logger.warning("could not fetch EEGMMIDB S%03d R%02d: %s", subject, run, exc)
+
+
+def eegbci_files(card, root, layout, tname, t, subjects, download) -> list[FileEntry]:
+    base = root / layout.get("subdir", "")
+    wanted = subjects or sorted({s for v in (t.get("splits") or {}).values() for s in parse_ranges(v)})
+    if not wanted:
+        wanted = parse_ranges(layout.get("subjects", "1"))
+    if layout.get("subjects") is not None:  # the subjects the dataset has: nothing else can be fetched or found
+        have = set(parse_ranges(layout["subjects"]))
+        outside = sorted(set(wanted) - have)
+        if outside:
+            what = "--subjects" if subjects else f"task {tname!r}'s splits"
+            raise CardError(
+                f"card {card.name!r}: {what} ask for subjects {format_ranges(outside)}, which the dataset does "
+                "not have "
+                f"(its subjects: {layout['subjects']})"
+            )
+    out: list[FileEntry] = []
+    missing: list[str] = []
+    for runs, events in card.task_events(tname).groups:
+        for subj in wanted:
+            for run in sorted(runs):
+                p = base / layout["pattern"].format(subject=subj, run=run)
+                if not p.exists() and download:
+                    try_fetch_eegbci(root, subj, run)
+                if not p.exists():
+                    missing.append(str(p.relative_to(root)))
+                    continue
+                out.append(FileEntry(path=p, subject=f"S{subj:03d}", session="", run=f"R{run:02d}", events=events))
+    if missing:
+        logger.warning(
+            "card %s: %d file(s) not found under %s (e.g. %s); continuing with %d",
+            card.name,
+            len(missing),
+            root,
+            missing[0],
+            len(out),
+        )
+    if not out:
+        raise CardError(
+            f"card {card.name!r}: no recording of task {tname!r} under {base}. Expected e.g. "
+            f"{base / layout['pattern'].format(subject=wanted[0], run=t['run_groups'][0]['runs'][0])}; "
+            "pass --data-root (or set NEUROKIT_DATA) to the folder holding MNE-eegbci-data/"
+        )
+    out.sort(key=lambda e: (e.subject, e.run))
+    return out

@@ -1,0 +1,179 @@
+"""The ``folder`` layout (``layout: {kind: folder, pattern, subject_pattern}``): every file the card's globs find under
+the data root, subjects and runs read from their paths (:func:`subject_of`, :func:`run_of`), labelled by the task's
+run groups or events."""
+
+from __future__ import annotations
+
+import glob
+import logging
+import re
+from pathlib import Path
+
+from neurokit._utils.errors import CardError
+from neurokit.cards.layouts.common import subjects_only
+from neurokit.io.entry import FileEntry
+
+
+logger = logging.getLogger("neurokit")
+
+#: The default subject rule of folder layouts (a card's ``layout.subject_pattern`` or ``neuro prepare
+#: --subject-pattern`` replaces it): a BIDS ``sub-<label>`` entity anywhere in the path relative to the data
+#: root gives ``sub-<label>``; otherwise the file name up to its first ``_`` or ``.`` (``Subject02_1.edf`` and
+#: ``Subject02_2.edf`` → ``Subject02``; TUEG ``aaaaaaab_s001_t000.edf`` → ``aaaaaaab``, the patient).
+SUBJECT_PATTERN = r"(?P<subject>[^/_.]+)[^/]*$"
+SUBJECT_RULE = (
+    "the BIDS sub- entity of the path, else the file name up to its first '_' or '.' "
+    f"(subject_pattern {SUBJECT_PATTERN!r})"
+)
+BIDS_SUB = re.compile(r"(?:^|[/_])sub-(?P<subject>[A-Za-z0-9]+)")
+BIDS_RUN = re.compile(r"(?:^|[/_])run-(?P<run>\d+)")
+
+
+def subject_of(rel_path: str | Path, pattern: str | None = None, *, where: str | Path = "card") -> str:
+    """The subject id of a file of a folder layout, from its path relative to the data root.
+
+    Parameters
+    ----------
+    rel_path : str | Path
+        The file's path under the data root (matched with ``/`` separators).
+    pattern : str, optional
+        A regular expression searched in ``rel_path``: the subject is its group ``subject``, else its first group,
+        else the whole match (``"^(?P<subject>[^/]+)/"``: the first folder). ``None``: the default rule
+        (:data:`SUBJECT_RULE`): a BIDS ``sub-`` entity, else :data:`SUBJECT_PATTERN` over the file name.
+    where : str | Path
+        The card, for messages.
+
+    Returns
+    -------
+    str
+        The subject id.
+
+    Raises
+    ------
+    CardError
+        ``pattern`` is not a valid regular expression, or does not match ``rel_path``.
+
+    Examples
+    --------
+    >>> subject_of("Subject02_1.edf"), subject_of("Subject02_2.edf")
+    ('Subject02', 'Subject02')
+    >>> subject_of("sub-07/eeg/sub-07_task-rest_eeg.edf")
+    'sub-07'
+    >>> subject_of("S001/S001R04.edf", r"^(?P<subject>[^/]+)/")
+    'S001'
+    """
+    rel = Path(rel_path).as_posix()
+    if pattern is None:
+        m = BIDS_SUB.search(rel)
+        if m:
+            return f"sub-{m['subject']}"
+        pattern = SUBJECT_PATTERN
+    try:
+        rx = re.compile(pattern)
+    except re.error as exc:
+        raise CardError(f"{where}: subject_pattern {pattern!r} is not a valid regular expression ({exc})") from None
+    m = rx.search(rel)
+    if m is None:
+        raise CardError(
+            f"{where}: subject_pattern {pattern!r} does not match the file {rel!r}; give a pattern "
+            "that matches every file (its group 'subject' is the subject id)"
+        )
+    subj = m["subject"] if "subject" in rx.groupindex else m.group(1) if rx.groups else m.group(0)
+    if not subj:
+        raise CardError(f"{where}: subject_pattern {pattern!r} gives an empty subject id for {rel!r}")
+    return subj
+
+
+def run_of(rel_path: str | Path, pattern: str | None = None) -> int | None:
+    """The run number of a folder layout's file: the group ``run`` of ``pattern`` (a card's
+    ``layout.subject_pattern``) when it has one, else a BIDS ``run-`` entity, else the number ending the file
+    name (``Subject02_1.edf`` → 1, ``S001R04.edf`` → 4); ``None`` when there is none.
+
+    Examples
+    --------
+    >>> run_of("Subject02_2.edf"), run_of("sub-01_task-x_run-03_eeg.edf"), run_of("rec.edf")
+    (2, 3, None)
+    """
+    rel = Path(rel_path).as_posix()
+    if pattern:
+        m = re.search(pattern, rel)
+        if m and "run" in m.re.groupindex and m["run"] is not None:
+            return int(m["run"]) if m["run"].isdigit() else None
+    m = BIDS_RUN.search(rel)
+    if m:
+        return int(m["run"])
+    stem = Path(rel).name.split(".")[0]
+    m = re.search(r"(\d+)$", stem)
+    return int(m.group(1)) if m else None
+
+
+def folder_files(card, root, layout, tname, t, subjects) -> list[FileEntry]:
+    """Recordings of a ``layout: {kind: folder, pattern, subject_pattern}`` card: the files the globs find
+    (later parts of split FIF recordings left out: :func:`~neurokit.io.eeg.fif_split_first`), each with the
+    subject :func:`subject_of` gives and the run :func:`run_of` reads from its name. A task's ``events``
+    label every file; its ``run_groups`` label the files of their runs (and leave the others out)."""
+    from neurokit.io.eeg import drop_split_parts
+
+    pats = layout.get("pattern", "**/*")
+    pats = [pats] if isinstance(pats, str) else list(pats)
+    paths = sorted({Path(p) for pat in pats for p in glob.glob(str(root / pat), recursive=True)})
+    paths = [p for p in paths if p.is_file()]
+    if not paths:
+        raise CardError(f"card {card.name!r}: no file matches {pats} under {root}")
+    paths, later = drop_split_parts(paths)
+    if later:
+        logger.info(
+            "card %s: %d later part(s) of split FIF recordings are read through their first part",
+            card.name,
+            len(later),
+        )
+    pattern = layout.get("subject_pattern")
+    # stable subject ids from the relative path: sorted listing, never listing order of the OS
+    out = [
+        FileEntry(path=p, subject=subject_of(p.relative_to(root), pattern, where=card.path or card.name), run=p.stem)
+        for p in paths
+    ]
+    if subjects:
+        out = subjects_only(card, out, subjects, root, f" (subject ids by {subject_rule(card)})")
+    return label_folder(card, out, root, tname, t, pattern)
+
+
+def label_folder(card, out, root, tname, t, pattern) -> list[FileEntry]:
+    """Events of a folder layout's files by the task's rule (:meth:`task_events`: a file's run picks its run
+    group, the task's ``events`` label the others); files the rule labels not are left out (see
+    :meth:`_folder_files`)."""
+    te = card.task_events(tname)
+    if not te.labels:
+        return out
+    runs = {e.path: run_of(e.path.relative_to(root), pattern) for e in out}
+    labelled = []
+    for e in out:
+        ev = te.of_run(runs[e.path])
+        if ev is not None:
+            e.events = ev
+            labelled.append(e)
+    if not labelled:
+        found = sorted({r for r in runs.values() if r is not None})
+        asked = te.runs()
+        raise CardError(
+            f"card {card.name!r} task {tname!r}: its run_groups ask for runs {asked}, but no file under {root} "
+            f"has such a run (runs read from the file names: {found or 'none'}; a run is the BIDS run- entity, "
+            "the pattern's 'run' group, or the number ending the file name, e.g. Subject02_1.edf: run 1). "
+            "Fix the runs, or give the task 'events' to label every file"
+        )
+    if len(labelled) < len(out):
+        logger.warning(
+            "card %s task %s: %d of %d files belong to no run group and are left out",
+            card.name,
+            tname,
+            len(out) - len(labelled),
+            len(out),
+        )
+    return labelled
+
+
+def subject_rule(card) -> str:
+    """The rule giving a folder layout's subject ids, in words (``neuro cards show``, store attributes):
+    the card's ``layout.subject_pattern`` or :data:`SUBJECT_PATTERN`."""
+    pat = (card.raw.get("layout") or {}).get("subject_pattern")
+    return f"subject_pattern {pat!r}" if pat else SUBJECT_RULE

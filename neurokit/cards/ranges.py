@@ -1,0 +1,58 @@
+"""Subject numbers as cards and options write them: ``"1-70"``, ``"1-3,7"``."""
+
+from __future__ import annotations
+
+import re
+
+from neurokit._utils.errors import CardError
+
+#: the most subjects one range may name (a typo such as ``1-30000000`` would otherwise fill memory)
+MAX_SUBJECTS = 1_000_000
+
+
+def parse_ranges(spec: str | int | list) -> list[int]:
+    """``"1-70"``, ``"1-3,7"``, ``5`` or ``[1, 2]`` → sorted list of ints.
+
+    Raises
+    ------
+    CardError
+        A part that is not a number or ``a-b``, a range that runs backwards (``3-1``), no subject at all (``""``),
+        or more than :data:`MAX_SUBJECTS` subjects.
+    """
+    if isinstance(spec, int):
+        return [spec]
+    if isinstance(spec, (list, tuple)):
+        return sorted({int(s) for s in spec})
+    out: set[int] = set()
+    for part in str(spec).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        m = re.fullmatch(r"([0-9]+)\s*-\s*([0-9]+)", part)
+        if m:
+            lo, hi = int(m.group(1)), int(m.group(2))
+            if hi < lo:
+                raise CardError(f"subject range {part!r} runs backwards (did you mean '{hi}-{lo}'?)")
+            if hi - lo + 1 + len(out) > MAX_SUBJECTS:
+                raise CardError(f"subject range {part!r} names {hi - lo + 1:,} subjects (at most {MAX_SUBJECTS:,})")
+            out.update(range(lo, hi + 1))
+        elif re.fullmatch(r"[0-9]+", part):
+            out.add(int(part))
+        else:
+            raise CardError(f"cannot parse subject range {part!r} (use e.g. '1-70' or '1,3,5')")
+    if not out:
+        raise CardError(f"no subject in {str(spec)!r} (use e.g. '1-70' or '1,3,5')")
+    return sorted(out)
+
+
+def format_ranges(numbers) -> str:
+    """``[1, 2, 3, 7, 9, 10]`` → ``"1-3,7,9-10"``: the inverse of :func:`parse_ranges`, for messages."""
+    nums = sorted({int(n) for n in numbers})
+    parts, i = [], 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        parts.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
+        i = j + 1
+    return ",".join(parts)
