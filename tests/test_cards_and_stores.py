@@ -131,7 +131,9 @@ def test_folder_corpus_card(eeg_root, tmp_path):
     folder = eeg_root / EEGMMIDB / "S001"
     body = yaml.safe_load((cards_dir() / "eeg_folder.yaml").read_text())
     # EEGMMIDB runs last about 2 min: the TUEG recipe drops recordings under 5 min, here all 12 (125 s each)
-    with pytest.raises(DataFileError, match=r"no usable recording of 12 \(12 left out by the recipe's rules \(min_duration_s"):
+    with pytest.raises(
+        DataFileError, match=r"no usable recording of 12 \(12 left out by the recipe's rules \(min_duration_s"
+    ):
         prepare("eeg_folder", tmp_path / "c.h5", data_root=folder, progress=False)
     assert not (tmp_path / "c.h5").exists()
     # unreadable files skipped are counted beside the dropped ones (they were not)

@@ -50,12 +50,18 @@ def test_subject_rule():
         subject_of("rec.edf", r"Subject(?P<subject>\d+)")
     with pytest.raises(CardError, match="not a valid regular expression"):
         subject_of("rec.edf", "(")
+    # a run comes from where the layout says (BIDS run-, the pattern's run group), never from a number ending a name
     assert (
         run_of("Subject02_2.edf"),
         run_of("S001R04.edf"),
         run_of("sub-1_task-a_run-03_eeg.edf"),
         run_of("rec_raw.fif"),
-    ) == (2, 4, 3, None)
+        run_of("t4_and_t8.edf"),
+        run_of("rec_v2.edf"),
+        run_of("S1_2024.edf"),
+    ) == (None, None, 3, None, None, None, None)
+    assert run_of("Subject02_2.edf", r"(?P<subject>Subject\d+)_(?P<run>\d+)") == 2
+    assert run_of("S001/S001R04.edf", r"(?P<subject>S\d+)R(?P<run>\d+)") == 4
 
 
 def _split_recording(folder, seconds=600):
@@ -124,11 +130,16 @@ def test_split_part_rule():
 
 def test_run_groups_matching_no_file_are_said(eeg_root, tmp_path):
     tasks = {"lr": {"classes": ["rest", "task"], "run_groups": [{"runs": [0], "events": {"T1": "rest"}}]}}
-    card = _card(tmp_path, tasks=tasks)
-    with pytest.raises(CardError, match=r"run_groups ask for runs \[0\].*runs read from the file names: \[1, 2\]"):
+    runs = r"(?P<subject>Subject\d+)_(?P<run>\d+)"
+    card = _card(tmp_path, tasks=tasks, subject_pattern=runs)
+    with pytest.raises(CardError, match=r"run_groups ask for runs \[0\].*runs found: \[1, 2\]; a run is the BIDS"):
         card.files(eeg_root / EEGMAT, "lr")
+    # without a 'run' group the layout names no run: the trailing digit of Subject02_2.edf is not one
+    tasks["lr"]["run_groups"] = [{"runs": [2], "events": {"T1": "task"}}, {"runs": [1], "events": {"T1": "rest"}}]
+    with pytest.raises(CardError, match=r"runs found: none; a run is the BIDS run- entity or the 'run' group"):
+        _card(tmp_path, tasks=tasks).files(eeg_root / EEGMAT, "lr")
     tasks["lr"]["run_groups"] = [{"runs": [2], "events": {"T1": "task"}}]
-    files = _card(tmp_path, tasks=tasks).files(eeg_root / EEGMAT, "lr")
+    files = _card(tmp_path, tasks=tasks, subject_pattern=runs).files(eeg_root / EEGMAT, "lr")
     assert [e.path.name for e in files] == ["Subject02_2.edf", "Subject03_2.edf", "Subject04_2.edf"]
     assert all(e.events == {"T1": 1} for e in files)
 

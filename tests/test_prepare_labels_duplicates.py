@@ -32,6 +32,8 @@ def _edf(path, seed, seconds=16):
 
 def _card(tmp_path, tasks, **layout):
     pre = {"l_freq": None, "h_freq": None, "line_freq": None, "window_s": 1.0, "reference": None}
+    # the run is the number after the subject (a layout names where runs are; none is guessed from a file name)
+    layout = {"subject_pattern": r"(?P<subject>[^/_.]+)_(?P<run>\d+)", **layout}
     return write_card(tmp_path, layout={"kind": "folder", "pattern": "*.edf", **layout}, tasks=tasks, preprocessing=pre)
 
 
@@ -108,7 +110,7 @@ def test_file_of_no_run_group_is_refused_or_labelled_by_task_events(tmp_path):
 
 def test_task_without_labels_for_the_files_says_so(tmp_path, caplog):
     f = _edf(tmp_path / "rec.edf", 0)
-    card = _card(tmp_path, {"lr": {"classes": ["left", "right"]}})  # classes, but no events to label with
+    card = _card(tmp_path, {"lr": {"classes": ["left", "right"]}}, subject_pattern=r"(?P<subject>[^/_.]+)")  # no run
     with caplog.at_level("WARNING", logger="neurokit"):
         out = prepare(card, tmp_path / "x.h5", files=[f], progress=False)
     assert "none of the 1 recordings is labelled" in caplog.text

@@ -97,12 +97,17 @@ class TaskEvents:
         """
         ev = self.of_run(run)
         if ev is None and self.groups:
-            seen = "no run (none read from its name)" if run is None else f"run {run}"
+            seen = (
+                "no run (neither a BIDS run- entity nor the layout's 'run' group names one)"
+                if run is None
+                else f"run {run}"
+            )
             groups = "; ".join(f"runs {sorted(r)}" for r, _ in self.groups)
             raise CardError(
                 f"{path}: {seen}, which no run group of card {self.card!r} task {self.task!r} names ({groups}); "
                 "give files of those runs, another task, or give the task 'events' to label the files of other "
-                "runs (a run is the BIDS run- entity, the pattern's 'run' group, or the number ending the file name)"
+                "runs (a run is the BIDS run- entity, the 'run' group of the layout's pattern or subject_pattern; a "
+                "number ending a file name is not read as a run)"
             )
         return ev
 

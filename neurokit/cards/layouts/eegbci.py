@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -21,6 +22,27 @@ def eegbci_ids(rel: Path, pattern: str) -> tuple[int, int] | None:
     """``(subject, run)`` numbers of a file of an ``mne_eegbci`` layout, read through the layout's ``pattern``
     (``"S{subject:03d}/S{subject:03d}R{run:02d}.edf"``) matched at the end of its path, or of its name alone;
     ``None`` when neither matches."""
+    import string
+
+    def regex(pat: str) -> str:
+        parts: list[str] = []
+        for literal, field_name, _spec, _conv in string.Formatter().parse(pat):
+            parts.append(re.escape(literal))
+            if field_name in ("subject", "run"):
+                seen = any(f"(?P<{field_name}>" in x for x in parts)
+                parts.append(f"(?P={field_name})" if seen else f"(?P<{field_name}>\\d+)")
+            elif field_name is not None:
+                parts.append(".*?")
+        return "".join(parts)
+
+    for pat in dict.fromkeys((pattern, pattern.rsplit("/", 1)[-1])):
+        try:
+            m = re.search(f"(?:^|/){regex(pat)}$", rel.as_posix(), flags=re.I)
+        except (re.error, ValueError):
+            continue
+        if m and "subject" in m.re.groupindex and "run" in m.re.groupindex:
+            return int(m["subject"]), int(m["run"])
+    return None
 
 
 @lru_cache(maxsize=1)

@@ -85,14 +85,17 @@ def subject_of(rel_path: str | Path, pattern: str | None = None, *, where: str |
 
 
 def run_of(rel_path: str | Path, pattern: str | None = None) -> int | None:
-    """The run number of a folder layout's file: the group ``run`` of ``pattern`` (a card's
-    ``layout.subject_pattern``) when it has one, else a BIDS ``run-`` entity, else the number ending the file
-    name (``Subject02_1.edf`` → 1, ``S001R04.edf`` → 4); ``None`` when there is none.
+    """The run number of a folder layout's file, from where the layout says runs are: the group ``run`` of
+    ``pattern`` (a card's ``layout.subject_pattern``, e.g. ``"(?P<subject>Subject\\d+)_(?P<run>\\d+)"``), else a
+    BIDS ``run-`` entity; ``None`` when neither names one. A number that merely ends the file name is not a run
+    (``t4_and_t8.edf``, ``rec_v2.edf``, ``S1_2024.edf`` have none).
 
     Examples
     --------
     >>> run_of("Subject02_2.edf"), run_of("sub-01_task-x_run-03_eeg.edf"), run_of("rec.edf")
-    (2, 3, None)
+    (None, 3, None)
+    >>> run_of("Subject02_2.edf", r"(?P<subject>Subject\d+)_(?P<run>\d+)")
+    2
     """
     rel = Path(rel_path).as_posix()
     if pattern:
@@ -102,9 +105,14 @@ def run_of(rel_path: str | Path, pattern: str | None = None) -> int | None:
     m = BIDS_RUN.search(rel)
     if m:
         return int(m["run"])
-    stem = Path(rel).name.split(".")[0]
-    m = re.search(r"(\d+)$", stem)
-    return int(m.group(1)) if m else None
+    return None
+
+
+#: where a folder layout's runs come from, for messages
+RUN_RULE = (
+    "a run is the BIDS run- entity or the 'run' group of the layout's subject_pattern "
+    "(e.g. '(?P<subject>Subject\\d+)_(?P<run>\\d+)'); a number ending a file name is not read as a run"
+)
 
 
 def folder_files(card, root, layout, tname, t, subjects) -> list[FileEntry]:
@@ -157,9 +165,8 @@ def label_folder(card, out, root, tname, t, pattern) -> list[FileEntry]:
         asked = te.runs()
         raise CardError(
             f"card {card.name!r} task {tname!r}: its run_groups ask for runs {asked}, but no file under {root} "
-            f"has such a run (runs read from the file names: {found or 'none'}; a run is the BIDS run- entity, "
-            "the pattern's 'run' group, or the number ending the file name, e.g. Subject02_1.edf: run 1). "
-            "Fix the runs, or give the task 'events' to label every file"
+            f"has such a run (runs found: {found or 'none'}; {RUN_RULE}). "
+            "Give the layout a subject_pattern with a 'run' group, or give the task 'events' to label every file"
         )
     if len(labelled) < len(out):
         logger.warning(
