@@ -116,6 +116,60 @@ def test_every_option_a_message_names_exists_on_its_command():
     assert not faults, "\n".join(faults)
 
 
+#: a Python keyword written as a remedy (``allow_nan=True``, ``hemi='L'``)
+PY_KWARG = re.compile(r"\b([a-z][a-z0-9_]*)=(True|False|None|'[^']*'|\.\.\.|[0-9][0-9.]*)")
+#: modules whose messages only the Python API prints (no command reaches them with a Python keyword as the fix)
+API_ONLY = (
+    "kernels/",
+    "models/cbramod.py",
+    "models/clip.py",
+    "models/sit.py",
+    "models/m4oe.py",
+    "models/registry.py",  # from_pretrained(...)
+    "models/serialization.py",  # says how it reads (torch.load(weights_only=True)), names no remedy
+    "data/augment.py",  # examples of --augment's own value
+    "cli/train.py",
+)
+
+
+def all_messages():
+    """``(module, line, text)`` of every string in a ``raise`` or a call of the source (not only those naming an
+    option)."""
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Raise, ast.Call)):
+                parts = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+                yield rel, node.lineno, " ".join(parts)
+
+
+def python_only_remedies(found=None) -> list[str]:
+    """Messages a command prints that name a Python keyword as the remedy without the command's way to do it (an
+    ``--option``, ``CLI:`` or the card's key)."""
+    faults = []
+    for rel, line, text in found if found is not None else all_messages():
+        if rel.startswith(API_ONLY) or not PY_KWARG.search(text):
+            continue
+        if "--" in text or "CLI" in text or "card's" in text:
+            continue
+        kw = PY_KWARG.search(text).group(0)
+        fault = f"{rel}:{line}: names {kw} and no way to do it from the command"
+        if fault not in faults:
+            faults.append(fault)
+    return faults
+
+
+def test_no_message_a_command_prints_names_only_a_python_keyword():
+    """Issue 35 item 8: ``normalize_names=False``, ``allow_nan=True``, ``eeg_only=False`` were named to users of
+    ``neuro prepare`` with no option to do it."""
+    faults = python_only_remedies()
+    assert not faults, "\n".join(faults)
+    planted = [("io/eeg.py", 1, "read it with normalize_names=False"), ("io/eeg.py", 2, "x=True (CLI: --x)")]
+    assert python_only_remedies(planted) == [
+        "io/eeg.py:1: names normalize_names=False and no way to do it from the command"
+    ]
+
+
 def test_the_collector_sees_a_wrong_option(monkeypatch):
     """A planted message naming an option its command lacks is found (the check above can fail)."""
     planted = [("io/bids.py", 1, "read with interpolate_bads=False (CLI: --no-interpolate-bad)")]
@@ -166,3 +220,32 @@ def test_baseline_refuses_a_one_class_training_split(tmp_path):
     assert r.exit_code == 2, r.output
     assert "split 'train' holds one class only ('rest', 6 samples of subjects S1)" in msg
     assert "--train-subjects" in msg and "ValueError" not in msg
+
+
+def test_the_named_reading_remedy_works_from_the_command(tmp_path):
+    """The clash message's remedy, the card's ``reading: {normalize_names: false}``, is within reach of ``neuro
+    prepare``: refused without it (naming the remedy), stored with it under the file's own labels."""
+    import numpy as np
+    import yaml
+    from edf_build import write_edf
+
+    data = tmp_path / "data"
+    data.mkdir()
+    x = np.random.default_rng(0).normal(0, 20, (4, 200 * 12))
+    write_edf(data / "rec.edf", x, 200.0, ["C3", "T3", "T7", "Cz"])
+    card = {
+        "name": "own", "modality": "eeg", "title": "t", "source": "s", "licence": "l", "citation": ["c"],
+        "layout": {"kind": "folder", "pattern": "*.edf"}, "tasks": {"pre": {"classes": []}},
+        "preprocessing": {"l_freq": None, "h_freq": None, "line_freq": None, "window_s": 4.0},
+    }  # fmt: skip
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(card))
+    args = ["prepare", str(tmp_path / "c.yaml"), "--data-root", str(data), "-o", str(tmp_path / "a.h5")]
+    r = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+    assert r.exit_code != 0 and "the card's reading: {normalize_names: false}" in " ".join(r.output.split())
+    card["reading"] = {"normalize_names": False}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(card))
+    r = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+    assert r.exit_code == 0, r.output
+    from neurokit.io.store import PatchStore
+
+    assert list(PatchStore(tmp_path / "a.h5").info.ch_names) == ["C3", "T3", "T7", "Cz"]

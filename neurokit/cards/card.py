@@ -230,8 +230,9 @@ class DataCard:
 
     def read_options(self) -> dict[str, Any]:
         """Options for :func:`~neurokit.io.read_eeg` from the card's optional ``reading`` block:
-        ``encoding`` (of EDF/BDF annotations) and ``units`` (of channels whose unit is blank or unknown;
-        one unit or label → unit)."""
+        ``encoding`` (of EDF/BDF annotations), ``units`` (of channels whose unit is blank or unknown;
+        one unit or label → unit), ``eeg_only`` (``false``: keep channels not typed EEG), ``normalize_names``
+        (``false``: keep the file's own labels) and ``allow_truncated`` (read the records a truncated file holds)."""
         opts = dict(self.raw.get("reading") or {})
         unknown = sorted(set(opts) - set(READING))
         if unknown:

@@ -334,7 +334,8 @@ def _sort_read_warnings(caught, path, edf, gapped, allow_truncated, out_warnings
                 raise DataFileError(
                     f"{path}: the number of data records in the header does not match the file size "
                     "(an interrupted recording or a partial copy). Copy the file again, or read the part "
-                    "that is there with read_eeg(..., allow_truncated=True)."
+                    "that is there with read_eeg(..., allow_truncated=True) (CLI: neuro prepare --allow-truncated; "
+                    "--skip-bad skips the file)."
                 )
             msg = "truncated file: reading only the data records present"
         out_warnings.append(msg[:500])
@@ -493,7 +494,8 @@ def _pick_eeg(raw, path, mne) -> None:
         found = sorted(set(raw.get_channel_types()))
         raise DataFileError(
             f"{path}: no EEG channels (channel types found: {', '.join(found)}). "
-            "Set the channel types with raw.set_channel_types() or pass eeg_only=False."
+            "Type the EEG channels in the file (MNE: raw.set_channel_types()), or keep every channel with "
+            "read_eeg(..., eeg_only=False) (CLI: the card's reading: {eeg_only: false})."
         )
     if len(picks) < len(raw.ch_names):  # picking every channel would only cost MNE's info checks
         raw.pick(picks)
@@ -525,7 +527,8 @@ def _normalize_names(raw, dup_labels, path) -> ChannelRenames:
         raise DataFileError(
             f"{path}: channels {short_list(labs)} all become {n} after name standardisation{why}: two signals "
             f"for one position{f' ({len(clashes)} such clashes)' if len(clashes) > 1 else ''}. Drop one of "
-            "them from the file, or read it with normalize_names=False"
+            "them from the file, or keep the file's own labels with read_eeg(..., normalize_names=False) (CLI: the card's "
+            "reading: {normalize_names: false})"
         )
     mapping = {labs[0]: n for n, labs in targets.items() if labs[0] != n}
     for ch, new in mapping.items():

@@ -652,7 +652,7 @@ def _eeg_file(
         elif reader:  # a dataset reader of neurokit.io.clinical (Bonn, SMNI, EEGMAT)
             raw = get_reader(reader).read(FileEntry(path=Path(path), subject="", member=member, reader=reader))
         else:
-            raw = read_eeg(path, **read_opts, **eog_read_options(recipe))  # EOG channels kept for eog_removal
+            raw = read_eeg(path, **{**read_opts, **eog_read_options(recipe)})  # EOG channels kept for eog_removal
         limit = STREAM_ABOVE_BYTES if stream_above is None else stream_above
         samples = SignalAccumulator(raw.n_times, raw.info["sfreq"])  # sees the samples as they are read
         if part_dir and streamable(raw, recipe, limit):

@@ -75,7 +75,8 @@ def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
         if needed:
             raise DataFileError(
                 f"{source}: channels {short_list(needed)} required by the recipe are marked bad "
-                "(uncalibrated, or bad in the file); interpolate them or leave them out of the card's channel list"
+                "(uncalibrated, or bad in the file); leave them out of the channels (--channels, or the card's channel "
+                "list), or leave the file out (--skip-bad)"
             )
         if len(bads) == len(raw.ch_names):
             raise DataFileError(
@@ -94,8 +95,8 @@ def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
         if missing:
             raise ChannelMismatchError(
                 f"{source}: channels {short_list(missing)} required by the recipe are missing "
-                f"(file has {len(raw.ch_names)}: {raw.ch_names[:8]}…). Edit the card's channel list or "
-                "interpolate the missing channels."
+                f"(file has {len(raw.ch_names)}: {raw.ch_names[:8]}…). Choose channels the files have (--channels, or "
+                "the card's channel list), leave such files out (--skip-bad, or the recipe's missing_channels: skip)"
             )
         # also reorders to the recipe's order; EOG channels stay for the recipe's eog_removal (dropped after it)
         raw.pick(list(recipe.channels) + (eog_typed(raw) if recipe.eog_removal != "none" else []))
