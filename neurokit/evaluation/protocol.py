@@ -99,12 +99,13 @@ def card_protocol(card_body: dict | None, task: str | None) -> Protocol:
     kind = t.get("kind")
     if kind is not None and kind not in KINDS:
         raise CardError(f"{where}: kind {kind!r}; allowed: {', '.join(KINDS)}")
-    ft = {}
+    ft: dict[str, Any] = {}
     for k, v in (t.get("finetune") or {}).items():
         if k not in FINETUNE_KEYS:
             raise CardError(f"{where}: finetune key {k!r}; allowed: {', '.join(FINETUNE_KEYS)}")
-        if FINETUNE_KEYS[k]:
-            ft[FINETUNE_KEYS[k]] = v
+        field_name = FINETUNE_KEYS[k]
+        if field_name:
+            ft[field_name] = v
     paper: dict[str, dict[str, float]] = {}
     for model, figs in (t.get("paper") or {}).items():
         try:

@@ -158,10 +158,10 @@ def read_isruc(path: str | Path):
     stages = read_hypnogram(hyp)
     raw = read_eeg(path, eeg_only=False, normalize_names=False, set_montage=False)
     labels = list(raw.ch_names)
-    got = [labels[i] if i < len(labels) else None for i in EEG_POSITIONS]
-    if None in got or tuple(_electrode(c) for c in got) != EEG_NAMES:
+    got = [labels[i] for i in EEG_POSITIONS if i < len(labels)]
+    if len(got) < len(EEG_POSITIONS) or tuple(_electrode(c) for c in got) != EEG_NAMES:
         raise DataFileError(
-            f"{path}: channels 2-7 are {got if None not in got else labels} ({len(labels)} channels in all); the "
+            f"{path}: channels 2-7 are {got if len(got) == len(EEG_POSITIONS) else labels} ({len(labels)} channels in all); the "
             f"release takes these six as {', '.join(EEG_NAMES)} (against A2/A1 or M2/M1), as ISRUC orders them"
         )
     raw.pick([labels[i] for i in EEG_POSITIONS])
