@@ -148,3 +148,48 @@ def test_a_minority_of_channels_in_another_unit_is_said():
         RuntimeWarning, match=r"x\.edf: Fp1, Fp2, C3 have a robust RMS of .*scaled by 1e6.*V labelled µV"
     ):
         check_units(x, names, "x.edf")
+
+
+def test_a_header_whose_units_lie_is_said_refused_when_strict_and_read_right_with_the_remedy(tmp_path):
+    """Issue 35 item 3: an EDF whose header says µV over samples in volts. Warned naming the file, the figure and
+    the remedy; refused under the card's ``units_check: error``; the remedy it names (``--units V
+    --override-units``) stores the true amplitude (15 µV RMS sines → 15 / 100 in the store's unit)."""
+    import yaml
+    from edf_build import write_edf
+    from typer.testing import CliRunner
+
+    from neurokit.cli.main import app
+
+    data = tmp_path / "data"
+    data.mkdir()
+    t = np.arange(200 * 12) / 200.0
+    volts = np.stack([15e-6 * np.sqrt(2) * np.sin(2 * np.pi * f * t) for f in (7.0, 9.0, 11.0)])
+    # volts' values under a µV header (the physical range written as ±0.0001 "µV")
+    write_edf(data / "rec.edf", volts, 200.0, ["C3", "Cz", "C4"], units="uV", phys=[(-1e-4, 1e-4)] * 3)
+    card = {
+        "name": "own", "modality": "eeg", "title": "t", "source": "s", "licence": "l", "citation": ["c"],
+        "layout": {"kind": "folder", "pattern": "*.edf"}, "tasks": {"pre": {"classes": []}},
+        "preprocessing": {"l_freq": None, "h_freq": None, "line_freq": None, "window_s": 4.0},
+    }  # fmt: skip
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(card))
+
+    def run(out, *extra):
+        args = ["prepare", str(path), "--data-root", str(data), "-o", str(tmp_path / out), *extra]
+        return CliRunner().invoke(app, args, env={"COLUMNS": "400"})
+
+    r = run("a.h5")
+    said = " ".join(r.output.split())
+    assert r.exit_code == 0 and "rec.edf: C3, Cz, C4 have a robust RMS of" in said
+    assert "--units UNIT --override-units" in said and "e.g. --units V for volts labelled µV" in said
+    # read as the header says: 1.5e-5 µV RMS, 1.5e-7 in the store's 100-µV unit (the issue's figure)
+    assert abs(float(PatchStore(tmp_path / "a.h5").patches(0).std()) - 1.5e-7) < 1e-8
+    card["preprocessing"]["units_check"] = "error"
+    path.write_text(yaml.safe_dump(card))
+    r = run("b.h5")
+    assert r.exit_code != 0 and "the card's units_check: error refuses it" in " ".join(r.output.split())
+    assert not (tmp_path / "b.h5").exists()
+    r = run("c.h5", "--units", "V", "--override-units")
+    assert r.exit_code == 0, r.output
+    x = PatchStore(tmp_path / "c.h5").patches(slice(None))
+    np.testing.assert_allclose(x.reshape(len(x), 3, -1).std(axis=-1), 0.15, rtol=0.02)  # 15 µV / 100

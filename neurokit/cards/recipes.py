@@ -112,6 +112,11 @@ class EEGRecipe:
         A recording without a channel of ``channels``: ``"error"`` (default) refuses it naming the channels;
         ``"skip"`` leaves it out, says so naming the file and the channels, and lists it in the store's
         ``dropped`` (the CBraMod release's TUH scripts skip such files without a word).
+    units_check : str
+        A recording whose amplitudes are outside scalp EEG's range (robust RMS below 0.1 µV or above 5 mV: a header
+        whose units lie, :func:`~neurokit.preprocessing.eeg.windows.check_units`): ``"warn"`` (default) names the
+        file, the channels, the figure and the likely unit error; ``"error"`` (a card's strict setting) refuses the
+        file with that message; ``"off"`` checks nothing (non-scalp recordings).
     reject_by_annotation : bool
         Drop windows that overlap an annotation whose description starts with ``BAD`` (any case; MNE's
         ``reject_by_annotation`` convention, e.g. ``BAD_muscle``), counted per file in the store's
@@ -146,6 +151,7 @@ class EEGRecipe:
     event_offset_s: float = 0.0
     resample_windows: bool = False
     missing_channels: str = "error"
+    units_check: str = "warn"
 
     def __post_init__(self) -> None:
         self._check_eog()
@@ -161,6 +167,8 @@ class EEGRecipe:
             raise ConfigError("event_offset_s applies to event_windows: onset (windows at each marker), not tile")
         if self.resample_windows and self.resample_first:
             raise ConfigError("resample_windows and resample_first exclude each other: choose one resampling")
+        if self.units_check not in ("warn", "error", "off"):
+            raise ConfigError(f"units_check={self.units_check!r}: allowed values are 'warn', 'error' and 'off'")
         if self.missing_channels not in ("error", "skip"):
             raise ConfigError(f"missing_channels={self.missing_channels!r}: allowed values are 'error' and 'skip'")
         if self.event_windows not in ("onset", "tile"):
@@ -262,6 +270,7 @@ _OPTIONAL_DEFAULTS = {
     "event_offset_s": 0.0,
     "resample_windows": False,
     "missing_channels": "error",
+    "units_check": "warn",
 }
 
 

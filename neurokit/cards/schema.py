@@ -68,7 +68,7 @@ RUN_GROUP = ("runs", "events")
 #: a task's ``splits:``
 SPLITS = ("train", "val", "test")
 #: ``reading:`` options of the EEG reader
-READING = ("encoding", "units", "eeg_only", "normalize_names", "allow_truncated")
+READING = ("encoding", "units", "override_units", "eeg_only", "normalize_names", "allow_truncated")
 #: ``recording:`` — what the recordings are (documentation, shown by ``neuro cards show``)
 RECORDING = (
     "channels",

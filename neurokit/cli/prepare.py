@@ -87,7 +87,13 @@ def prepare(
     units: Optional[str] = typer.Option(
         None,
         show_default="card's, else µV with a warning",
-        help="EEG cards: unit (V, mV, uV, nV) of channels whose unit is blank or unknown.",
+        help="EEG cards: unit (V, mV, uV, nV) of channels whose unit is blank or unknown (with --override-units: of every EEG channel).",
+    ),
+    override_units: bool = typer.Option(
+        False,
+        "--override-units",
+        show_default="off",
+        help="EEG cards: --units replaces the unit every EEG channel's header states (a header that says µV over samples in volts: --units V --override-units).",
     ),
     mesh: Optional[str] = typer.Option(
         None,
@@ -223,6 +229,7 @@ def prepare(
                 ("spheres", sph or None),
                 ("encoding", encoding),
                 ("units", units),
+                ("override_units", override_units or None),
                 ("allow_truncated", allow_truncated or None),
             )
             if v is not None

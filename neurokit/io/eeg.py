@@ -39,6 +39,7 @@ def read_eeg(
     allow_truncated: bool = False,
     encoding: str | None = None,
     units: str | dict[str, str] | None = None,
+    override_units: bool = False,
     verbose: bool | str | None = "error",
 ):
     """Read one EEG recording, lazily, with EEG channels picked and 10-05 channel names.
@@ -76,7 +77,11 @@ def read_eeg(
     units : str | dict | None
         EDF/BDF: the unit (``"uV"``, ``"mV"``, ``"V"``, ``"nV"``) of channels whose physical dimension is
         blank or not a voltage unit — one unit for all, or label → unit. ``None``: such EEG channels are
-        taken as µV with a warning naming them. Channels with a voltage unit keep it.
+        taken as µV with a warning naming them. Channels with a voltage unit keep it, unless ``override_units``.
+    override_units : bool
+        EDF/BDF: ``units`` replaces the header's unit of every EEG channel it covers, stated or not (a header that
+        says µV over samples in volts: ``units="V", override_units=True``); recorded in the notes' ``applied``
+        as ``units_overridden``. Needs ``units``.
     verbose : bool | str | None
         MNE's logging level for the read.
 
@@ -123,7 +128,16 @@ def read_eeg(
             ) from None
     try:
         return _read_eeg(
-            path, preload, eeg_only, normalize_names, set_montage, allow_truncated, encoding, units, verbose
+            path,
+            preload,
+            eeg_only,
+            normalize_names,
+            set_montage,
+            allow_truncated,
+            encoding,
+            units,
+            verbose,
+            override_units,
         )
     except (NeurokitError, FileNotFoundError):
         raise
@@ -157,7 +171,18 @@ _MNE_SAID_BETTER = (
 _MNE_GAP_NOTES = ("outside data range", "Omitted")
 
 
-def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_truncated, encoding, units, verbose):
+def _read_eeg(
+    path,
+    preload,
+    eeg_only,
+    normalize_names,
+    set_montage,
+    allow_truncated,
+    encoding,
+    units,
+    verbose,
+    override_units=False,
+):
     """Read, check and annotate one recording; :func:`read_eeg` without its argument checks."""
     import mne
 
@@ -198,6 +223,8 @@ def _read_eeg(path, preload, eeg_only, normalize_names, set_montage, allow_trunc
     if edf:
         applied["encoding"] = used_encoding
     _calibrate(raw, report, units, path, applied, out_warnings)
+    if override_units:
+        _override_units(raw, units, path, applied)
     stim = _stim_events(raw, path)
 
     segments = None
@@ -539,6 +566,30 @@ def _normalize_names(raw, dup_labels, path) -> ChannelRenames:
         raw.rename_channels(mapping)
     renames.renamed = mapping
     return renames
+
+
+def _override_units(raw, units, path, applied) -> None:
+    """``units`` (one unit, or label → unit) as the unit of every EEG channel it covers, whatever the header
+    states (``override_units``)."""
+    from neurokit._utils.errors import ConfigError
+    from neurokit.io.headers import unit_scale
+
+    if not units:
+        raise ConfigError("override_units needs units (CLI: --override-units with --units V|mV|uV|nV)")
+    types = dict(zip(raw.ch_names, raw.get_channel_types()))
+    chosen = {
+        ch: (units.get(ch) if isinstance(units, dict) else units)
+        for ch in raw.ch_names
+        if types.get(ch) == "eeg" and (not isinstance(units, dict) or ch in units)
+    }
+    scales = {}
+    for ch, unit in chosen.items():
+        scale = unit_scale(str(unit))
+        if scale is None:
+            raise ConfigError(f"units={unit!r} for channel {ch!r}: allowed values are V, mV, uV (µV), nV")
+        scales[ch] = scale
+    _set_gains(raw, scales, path)
+    applied["units_overridden"] = {ch: str(u) for ch, u in chosen.items()}
 
 
 def _apply_units(raw, unknown: dict[str, str], units, types, path) -> dict[str, str]:

@@ -35,6 +35,7 @@ CLI_FLAGS = {
     "encoding": "--encoding",
     "allow_truncated": "--allow-truncated",
     "units": "--units",
+    "override_units": "--override-units",
     "n_jobs": "--n-jobs",
     "scheduler": "--scheduler",
     "shards": "--shards",

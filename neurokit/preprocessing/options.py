@@ -103,6 +103,7 @@ class EEGOptions:
     min_duration_s: float | None = None
     encoding: str | None = None
     units: str | dict | None = None
+    override_units: bool = False
     stream_above_mb: float | None = None
     interpolate_bads: bool = True
     drop_channels: Sequence[str] | None = None
@@ -123,6 +124,8 @@ class EEGOptions:
     def read_overrides(self) -> dict[str, Any]:
         """Options of :func:`~neurokit.io.read_eeg` these options set (over the card's ``reading`` block)."""
         out = {k: v for k, v in (("encoding", self.encoding), ("units", self.units)) if v is not None}
+        if self.override_units:
+            out["override_units"] = True
         return {**out, "allow_truncated": True} if self.allow_truncated else out
 
     def bids_overrides(self) -> dict[str, Any]:

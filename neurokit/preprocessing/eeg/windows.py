@@ -153,7 +153,18 @@ def robust_rms(x: np.ndarray) -> np.ndarray:
     return 1.4826 * np.median(np.abs(y - np.median(y, axis=1, keepdims=True)), axis=1)
 
 
-def check_units(x: np.ndarray, ch_names: list[str], source: str) -> str | None:
+#: an example of the units remedy per power of 1000 off (see :func:`check_units`)
+_REMEDY_EXAMPLE = {
+    3: ", e.g. --units V for volts labelled nV",
+    2: ", e.g. --units V for volts labelled µV",
+    1: ", e.g. --units mV for millivolts labelled µV",
+    -1: ", e.g. --units uV for microvolts labelled mV",
+    -2: ", e.g. --units uV for microvolts labelled V",
+    -3: ", e.g. --units nV for nanovolts labelled V",
+}
+
+
+def check_units(x: np.ndarray, ch_names: list[str], source: str, *, warn: bool = True) -> str | None:
     """Warn when channels' amplitudes (:func:`robust_rms`, in volts as read) lie outside :data:`PLAUSIBLE_RMS_V`,
     the range of scalp EEG: the recording as a whole (the median over its non-flat channels), or a minority of
     channels ≥ 100× off that median and outside the range. A header whose units lie (µV labelled on volts, mV on
@@ -193,9 +204,11 @@ def check_units(x: np.ndarray, ch_names: list[str], source: str) -> str | None:
     msg = (
         f"{source}: {shown} {'has' if len(out) == 1 else 'have'} a robust RMS of {level * 1e6:.3g} µV, outside scalp "
         f"EEG's {lo * 1e6:g} µV – {hi * 1e3:g} mV; scaled by 1e{3 * k} it would be {fixed * 1e6:.3g} µV: {why}. Check "
-        "the header's physical dimension (--units sets the unit of channels whose header gives none)"
+        "the header's physical dimension, and read the samples in their true unit with --units UNIT "
+        f"--override-units (the card's reading: {{units: UNIT, override_units: true}}){_REMEDY_EXAMPLE.get(k, '')}"
     )
-    warnings.warn(msg, RuntimeWarning, stacklevel=3)
+    if warn:
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)
     return msg
 
 
@@ -256,7 +269,10 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None, fft_dty
     if on_samples is not None:
         on_samples(0, raw._data)
     check_amplitudes(maxs, mins, raw.ch_names, source)
-    check_units(raw._data, raw.ch_names, source)
+    if recipe.units_check != "off":  # a card's strict setting refuses what is otherwise a warning
+        said = check_units(raw._data, raw.ch_names, source, warn=recipe.units_check == "warn")
+        if said and recipe.units_check == "error":
+            raise DataFileError(said + " (the card's units_check: error refuses it)")
     check_rate(sf, recipe, source)
     if recipe.reference == "average":
         from neurokit.preprocessing.eeg.filtering import average_reference
