@@ -123,7 +123,7 @@ class EEGOptions:
 
     def read_overrides(self) -> dict[str, Any]:
         """Options of :func:`~neurokit.io.read_eeg` these options set (over the card's ``reading`` block)."""
-        out = {k: v for k, v in (("encoding", self.encoding), ("units", self.units)) if v is not None}
+        out: dict[str, Any] = {k: v for k, v in (("encoding", self.encoding), ("units", self.units)) if v is not None}
         if self.override_units:
             out["override_units"] = True
         return {**out, "allow_truncated": True} if self.allow_truncated else out
