@@ -80,6 +80,9 @@ class EEGOptions:
         Encoding of EDF/BDF annotations (overrides the card's ``reading`` block).
     units : str | dict | None
         Unit of channels whose unit is blank or unknown: one unit, or label → unit (overrides the card's).
+    override_units : bool
+        ``units`` replaces the unit every EEG channel's header states (a header whose units lie;
+        :func:`~neurokit.io.read_eeg`'s ``override_units``).
     stream_above_mb : float | None
         Recordings larger than this (MiB of float64 samples; default 256) are streamed in bounded memory;
         ``inf``: never.
@@ -92,7 +95,7 @@ class EEGOptions:
         Read the part of a truncated EDF/BDF/BrainVision file that is there, with a warning, instead of refusing
         it (:func:`~neurokit.io.read_eeg`'s ``allow_truncated``).
     event_repeated : str | None
-        Override the recipe's ``event_repeated`` (``error``, ``first``, ``drop``); ``None`` keeps it.
+        Override the recipe's ``event_repeated`` (``error``, ``first``, ``drop``, ``keep``); ``None`` keeps it.
     """
 
     channels: Sequence[str] | None = None
