@@ -67,7 +67,7 @@ def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
     duration = raw.n_times / sf
     if duration < recipe.min_duration_s:
         raise RecordingDropped(
-            f"{source}: {duration:.1f} s long, under the recipe's min_duration_s ({recipe.min_duration_s:g} s); dropped"
+            f"{source}: {duration:.3f} s long, under the recipe's min_duration_s ({recipe.min_duration_s:g} s); dropped"
         )
     bads = [c for c in raw.info["bads"] if c in raw.ch_names]
     if bads:
