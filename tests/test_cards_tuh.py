@@ -154,8 +154,34 @@ def test_tuab_file_without_a_montage_electrode_is_left_out_and_named(tmp_path):
     r = CliRunner().invoke(app, ["prepare", "tuab", "--data-root", str(root), "-o", str(tmp_path / "x.h5")])
     assert r.exit_code == 0, r.output
     flat = " ".join(r.output.split())
-    assert "no channel T7 of the recipe's channels; left out (missing_channels: skip)" in flat
+    assert "no channel T7 (T3 in old 10-20 names) of the recipe's channels; left out (missing_channels: skip)" in flat
     assert "1 recording(s) left out by the recipe's rules" in flat
     st = PatchStore(tmp_path / "x.h5")
     assert set(st.meta["subject"].astype(str)) == {"aaaaaaaa"}
     assert [p.rsplit("/", 1)[-1] for p in st.info.dropped] == ["aaaaaaab_s001_t000.edf"]
+
+
+def test_tuev_split_counts_only_patients_with_windows_and_tuh_ids_and_files_select(tmp_path):
+    """Review findings: TUEV's release lists its processed files, so a patient whose only file was skipped is not in
+    the 80 % cut (kept_only); --subjects takes TUH patient ids; -f finds a file's labels where the dataset lays it
+    out, and a loose file is refused naming the way in."""
+    root = tmp_path / "tuev"
+    lacking = [c for c in TUH_REF if c != "EEG O2-REF"]
+    for i, p in enumerate(["bbbbbbba", "bbbbbbbb", "bbbbbbbc", "bbbbbbbd", "bbbbbbbe", "bbbbbbbf"]):
+        f = write_edf(root / "train" / p / f"{p}_00000001.edf", lacking if p == "bbbbbbba" else TUH_REF, 250.0, 12.0, i)
+        _rec(f.with_suffix(".rec"), [(0, 5.0, 6.0, 6)])
+    f = write_edf(root / "eval" / "cccccccc" / "cccccccc_00000001.edf", TUH_REF, 250.0, 12.0, 9)
+    _rec(f.with_suffix(".rec"), [(0, 5.0, 6.0, 6)])
+    _prepare("tuev", root, tmp_path / "a.h5")
+    sp = PatchStore(tmp_path / "a.h5").info.card_body["tasks"]["events"]["splits"]
+    # the release's cut over b…f (5 patients with windows): int(5 * 0.8) = 4 train
+    assert sp["train"] == ["bbbbbbbb", "bbbbbbbc", "bbbbbbbd", "bbbbbbbe"] and sp["val"] == ["bbbbbbbf"]
+    _prepare("tuev", root, tmp_path / "b.h5", "--subjects", "bbbbbbbc,cccccccc")
+    assert set(PatchStore(tmp_path / "b.h5").meta["subject"].astype(str)) == {"bbbbbbbc", "cccccccc"}
+    r = CliRunner().invoke(app, ["prepare", "tuev", "-o", str(tmp_path / "c.h5"), "-f", str(f)])
+    assert r.exit_code == 0, r.output
+    st = PatchStore(tmp_path / "c.h5")
+    assert st.labels.tolist() == [5] and list(st.meta["subject"].astype(str)) == ["cccccccc"]
+    loose = write_edf(tmp_path / "loose.edf", TUH_REF, 250.0, 12.0, 3)
+    r = CliRunner().invoke(app, ["prepare", "tuev", "-o", str(tmp_path / "d.h5"), "-f", str(loose)])
+    assert r.exit_code != 0 and "does not find this file where the dataset lays it out" in " ".join(r.output.split())

@@ -190,6 +190,26 @@ class DataCard:
         unit, lists = resolve_split_rule(entries, rule, where=str(self.path or self.name))
         tasks = {**self.tasks, tname: {**t, "splits": lists, "split_unit": unit}}
         self.raw = {**self.raw, "tasks": tasks}
+        self.extra["split_entries"] = list(entries)  # the whole listing, for a rule over the recordings kept
+
+    def resolve_split_over_kept(self, task: str | None, left_out: set[str]) -> bool:
+        """Resolve again a ``split_rule`` with ``kept_only: true`` over the recordings of the whole listing that
+        gave windows (those whose paths are not in ``left_out``: dropped by the recipe, skipped as bad), as a
+        release that lists its processed files does (TUEV: a patient whose every file was skipped does not count
+        in the 80 % cut). Returns whether the splits were resolved again.
+        """
+        tname, t = self.task(task)
+        rule = t.get("split_rule") or {}
+        listing = self.extra.get("split_entries")
+        if not (isinstance(rule, dict) and rule.get("kept_only")) or not listing or not left_out:
+            return False
+        kept = [e for e in listing if str(e.path) not in left_out]
+        self.raw = {
+            **self.raw,
+            "tasks": {**self.tasks, tname: {k: v for k, v in t.items() if k not in ("splits", "split_unit")}},
+        }
+        self.apply_split_rule(tname, kept)
+        return True
 
     def classes(self, task: str | None = None) -> list[str]:
         return list(self.task(task)[1].get("classes") or [])
@@ -358,7 +378,7 @@ class DataCard:
         pattern = layout.get("subject_pattern")
         out = []
         for f in paths:
-            listed = reader_explicit(self, f, layout, te) if kind == "reader" else []
+            listed = reader_explicit(self, f, layout, te, root) if kind == "reader" else []
             if listed:  # the recordings the dataset reader finds in this file (an archive's members)
                 out += listed
                 continue

@@ -56,3 +56,27 @@ def format_ranges(numbers) -> str:
         parts.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
         i = j + 1
     return ",".join(parts)
+
+
+def parse_subject_selection(spec: str) -> list:
+    """``--subjects`` of ``neuro prepare``: numbers and ranges (``"1-70,75"`` → ``[1, …, 70, 75]``, matched against
+    the first number in each subject id), or subject ids as the layout names them (``"aaaaaaab,chb01"``, matched
+    exactly: TUH patients, CHB-MIT cases, BIDS labels with their zeros); both kinds may be mixed.
+
+    Raises
+    ------
+    CardError
+        As :func:`parse_ranges` for the numeric parts; nothing selected.
+
+    Examples
+    --------
+    >>> parse_subject_selection("1-3,chb21")
+    [1, 2, 3, 'chb21']
+    """
+    parts = [p.strip() for p in str(spec).split(",") if p.strip()]
+    numeric = [p for p in parts if re.fullmatch(r"[0-9]+(\s*-\s*[0-9]+)?", p)]
+    ids = [p for p in parts if p not in numeric]
+    out: list = parse_ranges(",".join(numeric)) if numeric else []
+    if not out and not ids:
+        raise CardError(f"no subject in {str(spec)!r} (use e.g. '1-70', '1,3,5' or subject ids 'aaaaaaab,chb01')")
+    return out + ids

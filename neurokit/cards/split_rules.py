@@ -13,7 +13,9 @@ Rules (``split_rule: {rule: NAME, ...}``):
 ``sorted_subjects``
     ``test``: the folder name marking test recordings (``eval``); ``groups``: folder names whose subjects are
     sorted and cut apart (``[abnormal, normal]``; none: all together); ``fraction``: the share of each group's
-    sorted subjects that trains (``0.8``), the others validate: ``subjects[:int(n * fraction)]``.
+    sorted subjects that trains (``0.8``), the others validate: ``subjects[:int(n * fraction)]``; ``kept_only``:
+    ``true`` counts only the recordings that gave windows (the release's TUEV script lists its processed files, so a
+    patient whose every file was skipped is not in its 80 % cut; TUAB lists the raw folders).
 ``sorted_files``
     ``groups``: file-name prefix → ``[train_end, val_end]`` positions in that group's sorted file names
     (``{MDD: [42, 52], H: [40, 48]}``: ``[:42]`` train, ``[42:52]`` validation, the rest test). A file takes the

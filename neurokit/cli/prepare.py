@@ -59,7 +59,9 @@ def prepare(
         help="Explicit recording(s) instead of the card's layout (repeatable).",
     ),
     subjects: Optional[str] = typer.Option(
-        None, show_default="none", help="Subject numbers to include, e.g. '1-10' (default: all in the card's splits)."
+        None,
+        show_default="none",
+        help="Subjects to include: numbers, e.g. '1-10', or ids as the layout names them, e.g. 'aaaaaaab,chb01' (default: all in the card's splits).",
     ),
     subject_pattern: Optional[str] = typer.Option(
         None,
@@ -180,10 +182,10 @@ def prepare(
 ) -> None:
     """Read recordings, preprocess them with the card's recipe and write an HDF5 patch store."""
     setup_logging(verbose)
-    from neurokit.cards import parse_ranges
+    from neurokit.cards.ranges import parse_subject_selection
     from neurokit.pipelines.prepare import prepare as run_prepare
 
-    subj = run_or_exit(parse_ranges, subjects) if subjects is not None else None
+    subj = run_or_exit(parse_subject_selection, subjects) if subjects is not None else None
     if files and subjects is not None:
         fail(
             ValueError(

@@ -24,11 +24,13 @@ def bids_files(card, root, layout, tname, t, subjects) -> list[FileEntry]:
     labels = None if wanted is None else [str(s) for s in wanted]
     recs = find_recordings(base, layout.get("task"), subjects=None)
     if labels is not None:  # BIDS labels may be zero-padded: match by number
-        nums = {int(x) for x in labels}
+        labels = [x.removeprefix("sub-") for x in labels]  # ids typed as stored (sub-01) or as labels (01)
+        nums = {int(x) for x in labels if x.isdigit()}
         there = sorted({r.subject for r in recs})
         recs = [r for r in recs if (int(r.subject) if r.subject.isdigit() else None) in nums or r.subject in labels]
         found = {int(r.subject) if r.subject.isdigit() else r.subject for r in recs}
-        missing = sorted(n for n in nums if n not in found and str(n) not in found)
+        missing: list = sorted(n for n in nums if n not in found and str(n) not in found)
+        missing += sorted(x for x in labels if not x.isdigit() and x not in found)
         if not recs or subjects and missing:
             raise CardError(
                 f"card {card.name!r}: no BIDS recording of subjects {missing or labels} under {base} "

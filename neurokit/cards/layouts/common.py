@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
 from neurokit._utils.errors import CardError
 from neurokit.cards.ranges import format_ranges
 from neurokit.io.entry import FileEntry
+
+logger = logging.getLogger("neurokit")
 
 
 def relative(path: Path, root: Path | None) -> Path:
@@ -28,13 +31,33 @@ def subjects_only(card, out: list[FileEntry], subjects, where, how: str = "") ->
         m = re.search(r"[0-9]+", e.subject)
         return int(m.group(0)) if m else -1
 
-    keep = {int(s) for s in subjects}
+    named = {str(s) for s in subjects if not str(s).isdigit()}  # ids as the layout names them: matched exactly
+    keep = {int(s) for s in subjects if str(s).isdigit()}
+    have = {e.subject for e in out}
     missing = sorted(keep - {number(e) for e in out})
-    if missing:
-        ids = sorted({e.subject for e in out})
+    unknown = sorted(named - have)
+    if missing or unknown:
+        ids = sorted(have)
         shown = ", ".join(ids[:20]) + (f", … ({len(ids)} in all)" if len(ids) > 20 else "")
+        asked = ", ".join(([format_ranges(missing)] if missing else []) + unknown)
         raise CardError(
-            f"card {card.name!r}: no recording of subjects {format_ranges(missing)} under {where}{how}; subjects "
-            f"there: {shown or 'none'}"
+            f"card {card.name!r}: no recording of subjects {asked} under {where}{how}; subjects there: "
+            f"{shown or 'none'}"
         )
-    return [e for e in out if number(e) in keep]
+    by_number: dict[int, set[str]] = {}
+    for e in out:
+        if number(e) in keep:
+            by_number.setdefault(number(e), set()).add(e.subject)
+    several = {n: sorted(v) for n, v in by_number.items() if len(v) > 1}
+    if several:  # TUH ids (aaaaaab1, aaaaaac1) share numbers: say which ids a number picked
+        n, v = next(iter(sorted(several.items())))
+        logger.warning(
+            "card %s: subject number %d picks %d subject ids (%s%s); give ids to pick one (--subjects %s)",
+            card.name,
+            n,
+            len(v),
+            ", ".join(v[:6]),
+            " …" if len(v) > 6 else "",
+            v[0],
+        )
+    return [e for e in out if e.subject in named or number(e) in keep]

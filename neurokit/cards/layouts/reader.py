@@ -33,14 +33,35 @@ def reader_files(card, root, layout, tname, t, subjects) -> list[FileEntry]:
     return out
 
 
-def reader_explicit(card, f: Path, layout, te) -> list[FileEntry]:
-    """:meth:`explicit_files` of a ``reader`` card: the entries its dataset reader lists beside ``f`` that are
-    ``f`` (an archive gives each member), labelled by the task's ``events`` as under the layout; ``[]`` when
-    the reader lists no such file."""
+#: folders above a file given by name in which its dataset reader looks for it (TUAB's labels are 4 folders up)
+SEARCH_UP = 6
+
+
+def reader_explicit(card, f: Path, layout, te, root: Path | None = None) -> list[FileEntry]:
+    """:meth:`explicit_files` of a ``reader`` card: the entries its dataset reader lists for ``f`` (an archive gives
+    each member) where the dataset lays it out — under ``root`` (``--data-root``) when ``f`` lies there, else the
+    nearest folder above ``f`` (at most :data:`SEARCH_UP`) from which the reader finds it (a TUAB file's
+    ``train/abnormal`` folders, a CHB-MIT file's summary), labelled by the task's ``events`` as under the layout.
+
+    Raises
+    ------
+    CardError
+        The reader finds ``f`` from no folder above it (its label lies in the layout: give that folder).
+    """
     from neurokit.io.clinical import get_reader
 
+    reader = get_reader(layout["reader"])
     want = Path(f).expanduser().resolve()
-    found = [e for e in get_reader(layout["reader"]).entries(want.parent) if Path(e.path).resolve() == want]
-    for e in found:
-        e.path, e.events = Path(f), te.events
-    return found
+    bases = [Path(root).expanduser().resolve() / layout.get("subdir", "")] if root is not None else []
+    bases = [b for b in bases if want.is_relative_to(b)] + list(want.parents)[:SEARCH_UP]
+    for base in bases:
+        found = [e for e in reader.entries(base) if Path(e.path).resolve() == want]
+        if found:
+            for e in found:
+                e.path, e.events = Path(f), te.events
+            return found
+    raise CardError(
+        f"{f}: the reader of card {card.name!r} ({layout['reader']}) does not find this file where the dataset lays it "
+        "out (its labels come from that layout: folders, label files, summaries); give the dataset's folder as "
+        "--data-root instead of -f"
+    )

@@ -562,7 +562,17 @@ class _EEGWriting:
                 f"({'; '.join(why) or 'none kept'}); the store {self.out} was not created. Raise reject_uv in the card "
                 "(or null to keep all), or check the recordings' units"
             )
+        resolved = self.card.resolve_split_over_kept(self.tname, {*self.dropped, *self.skipped})
+        if resolved and isinstance(self.writer, ShardSetWriter):
+            logger.warning(
+                "card %s: its split counts only the recordings kept; a shard set records the split of every "
+                "recording listed (%d left out here)",
+                self.card.name,
+                len(self.dropped) + len(self.skipped),
+            )
         if isinstance(self.writer, PatchStoreWriter):  # a single store (shards: a ShardSetWriter)
+            if resolved:
+                self.writer.set_attrs(card_body=self.card.raw)
             self.writer.set_attrs(
                 sources=self.sources,
                 n_rejected=self.n_rejected,

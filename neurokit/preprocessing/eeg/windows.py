@@ -87,14 +87,18 @@ def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
         applied["dropped_channels"] = bads
     if recipe.channels:
         missing = [c for c in recipe.channels if c not in raw.ch_names]
+        from neurokit.geometry.channels import OLD_TO_NEW
+
+        old = {new: f"{new} ({o} in old 10-20 names)" for o, new in OLD_TO_NEW.items()}
         if missing and recipe.missing_channels == "skip":
             raise RecordingDropped(
-                f"{source}: no channel {', '.join(missing)} of the recipe's channels; left out (missing_channels: "
+                f"{source}: no channel {', '.join(old.get(c, c) for c in missing)} of the recipe's channels; left "
+                "out (missing_channels: "
                 "skip) and listed in the store's dropped recordings"
             )
         if missing:
             raise ChannelMismatchError(
-                f"{source}: channels {short_list(missing)} required by the recipe are missing "
+                f"{source}: channels {short_list([old.get(c, c) for c in missing])} required by the recipe are missing "
                 f"(file has {len(raw.ch_names)}: {raw.ch_names[:8]}…). Choose channels the files have (--channels, or "
                 "the card's channel list), leave such files out (--skip-bad, or the recipe's missing_channels: skip)"
             )
