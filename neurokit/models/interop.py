@@ -141,3 +141,66 @@ def load_braindecode_cbramod(
     model = CBraMod(**cfg)
     load_into(model, backbone, name=f"{name} (braindecode CBraMod)", what="CBraMod")
     return model.to(map_location), {k: v.to(map_location) for k, v in head.items()}
+
+
+#: braindecode ``EEGNet`` tensor names (braindecode 1.8) → neurokit :class:`~neurokit.models.eegnet.EEGNet` names
+BRAINDECODE_EEGNET_MAP = (
+    (r"^conv_temporal\.weight$", "conv_temporal.weight"),
+    (r"^bnorm_temporal\.(.+)$", r"bn_temporal.\1"),
+    (r"^conv_spatial\.(.+)$", r"conv_spatial.\1"),
+    (r"^bnorm_1\.(.+)$", r"bn_spatial.\1"),
+    (r"^conv_separable_depth\.weight$", "conv_depthwise.weight"),
+    (r"^conv_separable_point\.weight$", "conv_pointwise.weight"),
+    (r"^bnorm_2\.(.+)$", r"bn_separable.\1"),
+    (r"^final_layer\.conv_classifier\.bias$", "classifier.bias"),
+)
+
+
+def map_braindecode_eegnet(sd: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Rename a braindecode ``EEGNet`` state dict into neurokit's :class:`~neurokit.models.eegnet.EEGNet` names.
+
+    braindecode classifies with a convolution over the whole ``(F2, 1, T_out)`` feature map
+    (``final_layer.conv_classifier``, weight ``(K, F2, 1, T_out)``); neurokit with a Linear over the same features
+    flattened F2-major: the same weights, reshaped to ``(K, F2·T_out)``.
+
+    Parameters
+    ----------
+    sd : mapping of str to Tensor
+        ``braindecode.models.EEGNet(n_chans, n_outputs, n_times).state_dict()`` (braindecode 1.8 names).
+
+    Returns
+    -------
+    dict
+        neurokit names → tensors (the classifier's weight reshaped, the others unchanged).
+
+    Raises
+    ------
+    WeightsError
+        A tensor name that has no place in neurokit's EEGNet (naming the first ones).
+
+    Examples
+    --------
+    >>> import torch
+    >>> sorted(map_braindecode_eegnet({"bnorm_1.weight": torch.ones(16),
+    ...                                "final_layer.conv_classifier.weight": torch.ones(3, 16, 1, 12)}).items(),
+    ...        key=lambda kv: kv[0])[0][1].shape
+    torch.Size([16])
+    """
+    out: dict[str, torch.Tensor] = {}
+    unknown = []
+    for k, v in sd.items():
+        if k == "final_layer.conv_classifier.weight":
+            out["classifier.weight"] = v.reshape(v.shape[0], -1)
+            continue
+        for pat, tmpl in BRAINDECODE_EEGNET_MAP:
+            if re.match(pat, k):
+                out[re.sub(pat, tmpl, k)] = v
+                break
+        else:
+            unknown.append(k)
+    if unknown:
+        raise WeightsError(
+            f"not a braindecode EEGNet state dict: {len(unknown)} tensor names have no place in neurokit's EEGNet "
+            f"(e.g. {unknown[:3]})"
+        )
+    return out
