@@ -85,6 +85,12 @@ def test_isruc_equals_the_release(tmp_path):
     card = st.info.card_body["tasks"]["sleep_stages"]
     assert card["splits"] == {"train": "1-80", "val": "81-90", "test": "91-100"}
     assert "train 40 · val 20 · test 40" in r.output
+    # neuro finetune on the store with the card's settings (tiny here): the pooled head, the paper's figures beside
+    args = ["finetune", str(tmp_path / "isruc.h5"), "-o", str(tmp_path / "ft"), "--epochs", "1", "--batch-size", "8",
+            "--n-layers", "1", "--no-baselines", "--no-progress"]  # fmt: skip
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert "head avgpool" in r.output and "paper: CBraMod" in r.output and "0.7442" in r.output
 
 
 def test_isruc_hypnogram_that_does_not_match_its_recording(tmp_path):
