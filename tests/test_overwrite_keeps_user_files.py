@@ -58,6 +58,7 @@ def test_pretrain_overwrite_keeps_the_users_files_and_names_them(tiny_store, tmp
     assert _steps(out) == [1, 2, 3]
     assert json.loads((out / MANIFEST).read_text())["entries"] == [
         "last.pt",
+        "metrics.csv",
         "metrics.jsonl",
         "pretrain_summary.json",
         "run_config.json",
@@ -75,6 +76,7 @@ def test_pretrain_overwrite_keeps_the_users_files_and_names_them(tiny_store, tmp
         MANIFEST,
         "figs",
         "last.pt",
+        "metrics.csv",
         "metrics.jsonl",
         "my_config.yaml",
         "notes.txt",

@@ -113,6 +113,7 @@ RUN_OUTPUTS = frozenset(
         "last.pt",
         "best.pt",
         "metrics.jsonl",
+        "metrics.csv",
         "report.json",
         "predictions.npz",
         "results.csv",
@@ -123,13 +124,14 @@ RUN_OUTPUTS = frozenset(
         "last.pt.tmp",  # left by a save stopped half-way
         "best.pt.tmp",
         "metrics.jsonl.tmp",
+        "metrics.csv.tmp",
     }
 )
 
 #: the sub-folders a run writes (fnmatch patterns): its figures (``--plots``) and an evaluation scheme's folds;
 #: one is the run's when it holds only run outputs and figures
-RUN_FOLDERS = ("plots", "fold-*")
-_FIGURES = ("*.png",)
+RUN_FOLDERS = ("plots", "fold-*", "tensorboard")
+_FIGURES = ("*.png", "events.out.tfevents.*")  # figures, and TensorBoard's event files
 
 
 def is_run_output(path: str | Path) -> bool:

@@ -32,7 +32,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -188,6 +188,11 @@ class Trainer:
     find_unused_parameters : bool
         Passed to DistributedDataParallel: a step may leave parameters without a gradient (the M4oE head's
         other tasks).
+    callbacks : sequence
+        Objects with ``on_step`` / ``on_epoch`` / ``on_fit_end`` methods (:mod:`neurokit.training.callbacks`:
+        loggers, :class:`~neurokit.training.callbacks.EarlyStopping`), called on rank 0 beside the run folder's
+        own (``metrics.csv``, TensorBoard events when installed). One sets ``trainer.stop_requested`` to end
+        training after the current epoch.
 
     Raises
     ------
@@ -223,6 +228,7 @@ class Trainer:
     detail: str = ""
     progress: bool = True
     find_unused_parameters: bool = False
+    callbacks: Sequence[Any] = ()
 
     def __post_init__(self) -> None:
         self.info = self.info or dist.DistInfo()
@@ -511,6 +517,14 @@ class Trainer:
         if log is not None and out is not None:
             out.mkdir(parents=True, exist_ok=True)
         first, n_seen = self.step, 0
+        self.stop_requested = False
+        from neurokit.training.callbacks import default_callbacks
+
+        cbs = list(self.callbacks) + (default_callbacks(out) if info.is_main and log is not None else [])
+        if not info.is_main:
+            cbs = []
+        self._callbacks = cbs
+        self._epoch_t0 = time.perf_counter()
         desc = f"{self.stage} {self.title}" + (f" ({self.detail})" if self.detail else "")
         bar = TrainProgress(self.total, start=self.step, description=desc, enabled=self.progress and info.is_main)
         t0 = time.perf_counter()
@@ -532,17 +546,18 @@ class Trainer:
                     self.losses.append(lv)
                     self._epoch_losses.append((task, rec_v))
                     lr = self.scheduler.get_last_lr()[0]
+                    step_rec = {
+                        "step": self.step,
+                        "epoch": epoch,
+                        "loss": lv,
+                        "lr": lr,
+                        "grad_norm": None if gnorm is None else float(gnorm),
+                    }
                     if log is not None and self.log_steps:
-                        self._log(
-                            log,
-                            {
-                                "step": self.step,
-                                "epoch": epoch,
-                                "loss": lv,
-                                "lr": lr,
-                                "grad_norm": None if gnorm is None else float(gnorm),
-                            },
-                        )
+                        self._log(log, step_rec)
+                    for cb in cbs:
+                        if hasattr(cb, "on_step"):
+                            cb.on_step(self, step_rec)
                     bar.update(epoch=epoch + 1, loss=lv, lr=lr)
                     if not torch.isfinite(loss):
                         raise FloatingPointError(
@@ -553,8 +568,16 @@ class Trainer:
                         self._end_epoch(epoch, log)
                     if epoch_end or self.step == self.total or (self.ckpt_every and self.step % self.ckpt_every == 0):
                         self.save()
-                    if self.step >= self.total:
+                    if self.step >= self.total or epoch_end and self.stop_requested:
                         break
+                if self.stop_requested:  # a callback's stopping rule (EarlyStopping): the epoch's checkpoint holds it
+                    logger.info(
+                        "training stopped by a callback after epoch %d (step %d of %d)",
+                        epoch + 1,
+                        self.step,
+                        self.total,
+                    )
+                    break
         except BaseException as exc:
             bar.close()
             if info.is_main and self._saved is None and created and out is not None and out.exists():
@@ -567,7 +590,7 @@ class Trainer:
             raise
         bar.close()
         elapsed = time.perf_counter() - t0
-        return TrainResult(
+        result = TrainResult(
             step=self.step,
             steps_run=self.step - first,
             losses=list(self.losses),
@@ -578,6 +601,10 @@ class Trainer:
             samples_per_s=n_seen / elapsed if n_seen and elapsed > 0 else float("nan"),
             seconds=elapsed,
         )
+        for cb in cbs:
+            if hasattr(cb, "on_fit_end"):
+                cb.on_fit_end(self, result)
+        return result
 
     def interrupt_message(self) -> str:
         """What an interruption now leaves behind, in one line."""
@@ -593,6 +620,8 @@ class Trainer:
     def _end_epoch(self, epoch: int, log: Path | None) -> None:
         done = self._epoch_losses
         self._epoch_losses = []
+        now = time.perf_counter()
+        epoch_time, self._epoch_t0 = now - self._epoch_t0, now
         if self.validate is None:
             return
         rec: dict[str, Any] = {"epoch": epoch + 1}
@@ -604,9 +633,13 @@ class Trainer:
                 rec[n] = {"train_loss": float(np.mean(vals)) if vals else float("nan")}
         for k, v in self.validate(self.module).items():
             rec[k] = {**rec[k], **v} if isinstance(v, dict) and isinstance(rec.get(k), dict) else v
+        rec["epoch_time_s"] = round(epoch_time, 3)
         self.records.append(rec)
         if log is not None:
             self._log(log, rec)
+        for cb in getattr(self, "_callbacks", []):
+            if hasattr(cb, "on_epoch"):
+                cb.on_epoch(self, rec)
         if self.select is not None:
             if self.select not in rec:
                 raise ConfigError(f"selection metric {self.select!r} is not among the validation results {sorted(rec)}")

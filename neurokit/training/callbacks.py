@@ -1,0 +1,181 @@
+"""What a user adds to the one training loop without wiring it into the loop: loggers and stopping rules.
+
+A callback is any object with some of these methods (each optional), called by
+:class:`~neurokit.training.trainer.Trainer` on rank 0:
+
+* ``on_step(trainer, record)`` — after every optimiser step, ``record`` = ``{"step", "epoch", "loss", "lr",
+  "grad_norm"}``;
+* ``on_epoch(trainer, record)`` — after each epoch's validation, ``record`` = the epoch's entry of
+  ``metrics.jsonl`` (``epoch``, ``train_loss``, the validation metrics, ``epoch_time_s``);
+* ``on_fit_end(trainer, result)`` — once, with the :class:`~neurokit.training.trainer.TrainResult`.
+
+A callback stops training after the current epoch by setting ``trainer.stop_requested = True``
+(:class:`EarlyStopping`). Every run folder gets :class:`CSVLog` (``metrics.csv`` beside ``metrics.jsonl``, for a
+spreadsheet or pandas) and, when the ``tensorboard`` package is installed, :class:`TensorBoardLog` (event files in
+``OUT/tensorboard``): :func:`default_callbacks`.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger("neurokit")
+
+
+def flatten(record: dict, prefix: str = "") -> dict[str, Any]:
+    """``{"lr": {"loss": 1}}`` → ``{"lr/loss": 1}``: one column per number (a task's metrics under its name).
+
+    Examples
+    --------
+    >>> flatten({"epoch": 1, "lr": {"auroc": 0.5, "n": [1, 2]}})
+    {'epoch': 1, 'lr/auroc': 0.5, 'lr/n': '[1, 2]'}
+    """
+    out: dict[str, Any] = {}
+    for k, v in record.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(flatten(v, f"{name}/"))
+        elif isinstance(v, (list, tuple)):
+            out[name] = json.dumps(v)
+        else:
+            out[name] = v
+    return out
+
+
+class CSVLog:
+    """``metrics.csv`` beside ``metrics.jsonl``: every line of it as a row (steps and epochs, one column per number,
+    nested metrics as ``task/metric``), rewritten from the JSON lines at each epoch end and at the end of training,
+    so a resumed run's file holds what its ``metrics.jsonl`` holds.
+
+    Parameters
+    ----------
+    out : Path
+        The run folder.
+    """
+
+    def __init__(self, out: Path) -> None:
+        self.out = Path(out)
+
+    def write(self) -> Path | None:
+        """(Re)write ``metrics.csv`` from ``metrics.jsonl``; ``None`` when there is no log yet."""
+        log = self.out / "metrics.jsonl"
+        if not log.exists():
+            return None
+        rows = [flatten(json.loads(line)) for line in log.read_text().splitlines() if line.strip()]
+        cols: list[str] = []
+        for r in rows:
+            cols += [c for c in r if c not in cols]
+        first = [c for c in ("step", "epoch") if c in cols]
+        cols = first + [c for c in cols if c not in first]
+        path = self.out / "metrics.csv"
+        tmp = path.with_suffix(".csv.tmp")
+        with tmp.open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=cols)
+            w.writeheader()
+            w.writerows(rows)
+        tmp.replace(path)
+        return path
+
+    def on_epoch(self, trainer, record: dict) -> None:
+        self.write()
+
+    def on_fit_end(self, trainer, result) -> None:
+        self.write()
+
+
+class TensorBoardLog:
+    """TensorBoard event files in ``OUT/tensorboard``: the step loss, learning rate and gradient norm, and every
+    number of the epoch records (``train_loss``, validation metrics, ``epoch_time_s``), through
+    :class:`torch.utils.tensorboard.SummaryWriter` (needs the ``tensorboard`` package).
+
+    Raises
+    ------
+    ImportError
+        ``tensorboard`` is not installed (:func:`default_callbacks` then leaves this logger out).
+    """
+
+    def __init__(self, out: Path) -> None:
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.writer = SummaryWriter(log_dir=str(Path(out) / "tensorboard"))
+
+    def _scalars(self, record: dict, step: int, skip: tuple[str, ...]) -> None:
+        for k, v in flatten(record).items():
+            if k not in skip and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+                self.writer.add_scalar(k, v, step)
+
+    def on_step(self, trainer, record: dict) -> None:
+        self._scalars(record, int(record["step"]), ("step", "epoch"))
+
+    def on_epoch(self, trainer, record: dict) -> None:
+        self._scalars({f"epoch/{k}": v for k, v in record.items()}, int(record["epoch"]), ("epoch/epoch",))
+        self.writer.flush()
+
+    def on_fit_end(self, trainer, result) -> None:
+        self.writer.close()
+
+
+class EarlyStopping:
+    """Stop after an epoch whose ``metric`` (a key of the epoch record, e.g. the selection metric ``val_auroc``) has
+    not improved on the best by more than ``min_delta`` for ``patience`` epochs (larger is better; ``mode="min"``
+    for a loss).
+
+    Parameters
+    ----------
+    metric : str
+    patience : int
+    min_delta : float
+    mode : {"max", "min"}
+
+    Examples
+    --------
+    >>> class T:
+    ...     stop_requested = False
+    >>> t, stop = T(), EarlyStopping("val", patience=2)
+    >>> for v in (0.5, 0.6, 0.6, 0.59):
+    ...     stop.on_epoch(t, {"val": v})
+    >>> t.stop_requested, stop.best
+    (True, 0.6)
+    """
+
+    def __init__(self, metric: str, patience: int = 5, min_delta: float = 0.0, mode: str = "max") -> None:
+        if mode not in ("max", "min"):
+            raise ValueError(f"mode={mode!r}: 'max' or 'min'")
+        self.metric, self.patience, self.min_delta, self.mode = metric, int(patience), float(min_delta), mode
+        self.best: float | None = None
+        self.bad = 0
+
+    def on_epoch(self, trainer, record: dict) -> None:
+        v = float(flatten(record).get(self.metric, math.nan))
+        if not math.isfinite(v):
+            return
+        better = self.best is None or (
+            v > self.best + self.min_delta if self.mode == "max" else v < self.best - self.min_delta
+        )
+        if better:
+            self.best, self.bad = v, 0
+            return
+        self.bad += 1
+        if self.bad >= self.patience:
+            logger.info(
+                "early stopping: %s has not improved for %d epochs (best %.4g)", self.metric, self.bad, self.best
+            )
+            trainer.stop_requested = True
+
+
+def default_callbacks(out: Path | None) -> list:
+    """The loggers every run folder gets: :class:`CSVLog`, and :class:`TensorBoardLog` when ``tensorboard`` is
+    installed; ``[]`` without a folder."""
+    if out is None:
+        return []
+    cbs: list = [CSVLog(Path(out))]
+    try:
+        cbs.append(TensorBoardLog(Path(out)))
+    except ImportError:
+        pass
+    return cbs
