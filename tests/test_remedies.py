@@ -144,14 +144,19 @@ def all_messages():
 
 
 def python_only_remedies(found=None) -> list[str]:
-    """Messages a command prints that name a Python keyword as the remedy without the command's way to do it (an
-    ``--option``, ``CLI:`` or the card's key)."""
+    """Messages a command prints that name a Python keyword as the remedy without the command's way to do it: an
+    ``--option``, ``CLI:`` or the card's key in the message, or a keyword the CLI turns into the command's own option
+    (:func:`neurokit.cli.common.cli_words`: ``hemi='L'`` → ``--hemi L`` under ``neuro prepare``)."""
+    known = command_options()
     faults = []
     for rel, line, text in found if found is not None else all_messages():
         if rel.startswith(API_ONLY) or not PY_KWARG.search(text):
             continue
         if "--" in text or "CLI" in text or "card's" in text:
             continue
+        names = {f"--{m.group(1).replace('_', '-')}" for m in PY_KWARG.finditer(text)}
+        if all(any(n in known.get(c, set()) for c in printed_by(rel, known)) for n in names):
+            continue  # the CLI says it with the command's own option
         kw = PY_KWARG.search(text).group(0)
         fault = f"{rel}:{line}: names {kw} and no way to do it from the command"
         if fault not in faults:

@@ -366,9 +366,7 @@ def _mesh_object(mesh, hemi: str | None) -> SurfaceData:
         if not named:
             raise DataFileError(f"nilearn {type(mesh).__name__} without any part")
         if hemi is None and len(named) > 1:
-            raise ConfigError(
-                f"nilearn {type(mesh).__name__} with parts {sorted(parts)}: pass hemi='L' or hemi='R' (CLI: --hemi L)"
-            )
+            raise ConfigError(f"nilearn {type(mesh).__name__} with parts {sorted(parts)}: pass hemi='L' or hemi='R'")
         h = hemi if hemi in named else next(iter(named))
         sd = _mesh_object(named[h], None)
         sd.hemi = h
@@ -713,7 +711,7 @@ def _read_cifti(path: Path, want: str | None, mesh: str | None, img=None, parsed
     if want is None:
         if len(present) > 1:
             raise ConfigError(
-                f"{path}: holds both hemispheres; pass hemi='L' or hemi='R' (CLI: neuro prepare --hemi L; or read_cifti_hemispheres)"
+                f"{path}: holds both hemispheres; pass hemi='L' or hemi='R' (or use read_cifti_hemispheres)"
             )
         want = present[0]
     if want not in present:

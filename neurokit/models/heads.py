@@ -109,7 +109,7 @@ class Head(nn.Module):
         if tuple(feats.shape[1:]) != self.feature_shape and self.kind != "avgpool":
             raise ChannelMismatchError(
                 f"features {tuple(feats.shape[1:])} differ from the {self.feature_shape} this head was built for "
-                f"({self.kind} fixes the channel and patch counts; use head='avgpool' for varying inputs; CLI: --head avgpool)"
+                f"({self.kind} fixes the channel and patch counts; use head='avgpool' for varying inputs)"
             )
         if self.kind == "avgpool":
             return self.net(feats.flatten(1, -2).mean(dim=1))

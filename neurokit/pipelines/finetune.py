@@ -893,15 +893,13 @@ def add_lora(backbone: torch.nn.Module, model_name: str, rank: int = 8, alpha: f
     targets = LORA_TARGETS.get(model_name)
     if not targets:
         raise ConfigError(
-            f"strategy='lora' (--strategy lora): no LoRA target layers are known for model {model_name!r} "
+            f"strategy='lora': no LoRA target layers are known for model {model_name!r} "
             f"(known: {', '.join(LORA_TARGETS)})"
         )
     try:
         from peft import LoraConfig, inject_adapter_in_model
     except ImportError:
-        raise ConfigError(
-            "strategy='lora' (--strategy lora) needs the peft library: pip install 'neurokit-fm[lora]'"
-        ) from None
+        raise ConfigError("strategy='lora' needs the peft library: pip install 'neurokit-fm[lora]'") from None
     conf = LoraConfig(
         r=int(rank),
         lora_alpha=float(alpha),  # type: ignore[arg-type]  # peft annotates int; a float scales

@@ -332,9 +332,7 @@ def default_sphere(mesh: str, hemi: str | None):
     )
     if mesh == "fsaverage5":
         if hemi not in ("L", "R"):
-            raise DataFileError(
-                "fsaverage5 data without a hemisphere: pass hemi='L' or 'R' (CLI: neuro prepare --hemi L)"
-            )
+            raise DataFileError("fsaverage5 data without a hemisphere: pass hemi='L' or 'R'")
         from nilearn.datasets import fetch_surf_fsaverage
 
         fs = fetch_surf_fsaverage("fsaverage5")  # packaged with nilearn: no download
