@@ -231,9 +231,25 @@ class DatasetReader:
 
     entries: Callable[[Path], list]  # folder → FileEntry rows (reader, member set)
     read: Callable[..., object]  # FileEntry → mne Raw
+    # a file given by name (-f) → the folder its listing starts from (the file's own folder, or the dataset folder
+    # above it whose layout labels it: TUAB's train/abnormal, a CHB-MIT case's summary)
+    base_of: Callable[[Path], Path] = lambda p: Path(p).parent
 
 
-def _elsewhere(module: str, name: str) -> DatasetReader:
+def _above(*names: str, up: int = 0) -> Callable[[Path], Path]:
+    """``base_of`` of a dataset whose labels lie in folders: the folder above the nearest ancestor of a file named one
+    of ``names`` (TUH's ``train``/``eval``), else ``up`` folders above the file's own."""
+
+    def base(p: Path) -> Path:
+        for a in Path(p).parents:
+            if a.name.lower() in names:
+                return a.parent
+        return list(Path(p).parents)[min(up, len(Path(p).parents) - 1)]
+
+    return base
+
+
+def _elsewhere(module: str, name: str, base_of: Callable[[Path], Path] | None = None) -> DatasetReader:
     """A reader whose functions ``<name>_entries(base)`` and ``read_<name>(path)`` live in ``neurokit.io.<module>``
     (imported when first used)."""
     import importlib
@@ -244,7 +260,7 @@ def _elsewhere(module: str, name: str) -> DatasetReader:
     def read(e):
         return getattr(importlib.import_module(f"neurokit.io.{module}"), f"read_{name}")(e.path)
 
-    return DatasetReader(entries, read)
+    return DatasetReader(entries, read, base_of or (lambda p: Path(p).parent))
 
 
 DATASETS: dict[str, DatasetReader] = {
@@ -252,10 +268,10 @@ DATASETS: dict[str, DatasetReader] = {
     "smni": DatasetReader(_smni_entries, lambda e: read_smni(e.path)),
     "eegmat": DatasetReader(_eegmat_entries, lambda e: read_eegmat(e.path)),
     # the datasets CBraMod is judged on (github.com/wjq-learning/CBraMod), one module per dataset family
-    "tuab": _elsewhere("tuh", "tuab"),
-    "tuev": _elsewhere("tuh", "tuev"),
-    "chb_mit": _elsewhere("chbmit", "chb_mit"),
-    "isruc": _elsewhere("isruc", "isruc"),
+    "tuab": _elsewhere("tuh", "tuab", _above("train", "eval")),
+    "tuev": _elsewhere("tuh", "tuev", _above("train", "eval")),
+    "chb_mit": _elsewhere("chbmit", "chb_mit", _above(up=1)),  # chbNN/chbNN_MM.edf: the folder of the cases
+    "isruc": _elsewhere("isruc", "isruc", _above(up=1)),  # N/N.rec: the folder of the subjects
     "mumtaz": _elsewhere("mumtaz", "mumtaz"),
 }
 

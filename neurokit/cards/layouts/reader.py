@@ -33,15 +33,12 @@ def reader_files(card, root, layout, tname, t, subjects) -> list[FileEntry]:
     return out
 
 
-#: folders above a file given by name in which its dataset reader looks for it (TUAB's labels are 4 folders up)
-SEARCH_UP = 6
-
-
 def reader_explicit(card, f: Path, layout, te, root: Path | None = None) -> list[FileEntry]:
     """:meth:`explicit_files` of a ``reader`` card: the entries its dataset reader lists for ``f`` (an archive gives
-    each member) where the dataset lays it out — under ``root`` (``--data-root``) when ``f`` lies there, else the
-    nearest folder above ``f`` (at most :data:`SEARCH_UP`) from which the reader finds it (a TUAB file's
-    ``train/abnormal`` folders, a CHB-MIT file's summary), labelled by the task's ``events`` as under the layout.
+    each member) where the dataset lays it out — under ``root`` (``--data-root``) when ``f`` lies there, else from
+    the folder the reader names for it (its own folder, or the dataset folder above whose layout labels it: a TUAB
+    file's ``train/abnormal`` folders, a CHB-MIT case's summary), labelled by the task's ``events`` as under the
+    layout.
 
     Raises
     ------
@@ -53,8 +50,8 @@ def reader_explicit(card, f: Path, layout, te, root: Path | None = None) -> list
     reader = get_reader(layout["reader"])
     want = Path(f).expanduser().resolve()
     bases = [Path(root).expanduser().resolve() / layout.get("subdir", "")] if root is not None else []
-    bases = [b for b in bases if want.is_relative_to(b)] + list(want.parents)[:SEARCH_UP]
-    for base in bases:
+    bases = [b for b in bases if want.is_relative_to(b)] + [reader.base_of(want)]
+    for base in dict.fromkeys(bases):
         found = [e for e in reader.entries(base) if Path(e.path).resolve() == want]
         if found:
             for e in found:
