@@ -13,7 +13,7 @@ import pytest
 from neurokit.pipelines.estimator import FoundationClassifier
 from neurokit.pipelines.finetune import FinetuneConfig, head_lr
 
-TINY = dict(model_kwargs={"n_layers": 1}, epochs=1, batch_size=8, scale=0.01, seed=0)
+TINY = dict(model_kwargs={"n_layers": 1}, epochs=1, batch_size=8, scale=0.01, seed=0, sfreq=200.0)
 
 
 def test_head_lr_follows_the_cbramod_release_unless_given():
@@ -38,7 +38,9 @@ def test_estimator_is_a_scikit_learn_classifier():
     from sklearn.base import clone
 
     x, y = _trials()
-    clf = FoundationClassifier(model_kwargs={"n_layers": 1}, epochs=2, batch_size=8, head="avgpool")
+    with pytest.raises(ValueError, match=r"carries no sampling rate: give FoundationClassifier\(sfreq=\.\.\.\)"):
+        FoundationClassifier(model_kwargs={"n_layers": 1}, epochs=1).fit(*_trials())  # a rate is never assumed
+    clf = FoundationClassifier(model_kwargs={"n_layers": 1}, epochs=2, batch_size=8, head="avgpool", sfreq=200.0)
     twin = clone(clf)
     assert twin.get_params() == clf.get_params() and twin is not clf
     assert twin.set_params(epochs=3).epochs == 3 and clf.epochs == 2
@@ -55,7 +57,7 @@ def test_estimator_is_a_scikit_learn_classifier():
     assert not hasattr(clone(clf), "model_")
     # 100 Hz input is resampled to 200 Hz: 2 s → two patches again
     half = x[..., ::2]
-    assert FoundationClassifier(sfreq=100.0, **{**TINY, "scale": 1e4}).fit(half, y).sample_shape_ == (3, 2, 200)
+    assert FoundationClassifier(**{**TINY, "scale": 1e4, "sfreq": 100.0}).fit(half, y).sample_shape_ == (3, 2, 200)
     with pytest.raises(ValueError, match="shorter than one 200-sample patch"):
         FoundationClassifier(**TINY).fit(x[..., :150], y)
     with pytest.raises(ValueError, match="one class"):
@@ -117,7 +119,7 @@ def test_estimator_starts_from_init_weights(tmp_path):
     released = CBraMod(n_layers=1).state_dict()  # a state dict in the release's layout
     torch.save(released, tmp_path / "w.pth")
     x, y = _trials()
-    clf = FoundationClassifier(init=str(tmp_path / "w.pth"), epochs=1, batch_size=8, frozen=True).fit(x, y)
+    clf = FoundationClassifier(init=str(tmp_path / "w.pth"), epochs=1, batch_size=8, frozen=True, sfreq=200.0).fit(x, y)
     own = clf.model_.backbone.state_dict()
     shared = [k for k in own if k in released]
     assert len(shared) == len(own) and len(shared) > 30  # the whole backbone comes from the file
@@ -312,3 +314,47 @@ def test_moabb_evaluations_benchmark_the_neurokit_estimator(fake):
         return_epochs=True,
     )
     assert len(res) == 6 and res.score.between(0, 1).all() and (res.samples == 80).all()
+
+
+@pytest.mark.slow
+def test_moabb_trials_at_another_rate_reach_the_model_resampled(tmp_path_factory):
+    """Issue 36 item 2: MOABB passes arrays without a rate; at 160 Hz the estimator (given the paradigm's rate) gives
+    the model each trial resampled to 200 Hz, every patch kept (3 s → 3 patches), equal to MNE's resampling."""
+    import mne
+
+    moabb_datasets = pytest.importorskip("moabb.datasets.fake")
+    from moabb.evaluations import WithinSessionEvaluation
+    from moabb.paradigms import LeftRightImagery
+    from sklearn.pipeline import make_pipeline
+
+    root = tmp_path_factory.mktemp("moabb160")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("MNE_DATA", str(root / "mne_data"))
+    mp.setenv("MOABB_RESULTS", str(root / "results"))
+    seen: list[np.ndarray] = []
+    raw_seen: list[np.ndarray] = []
+
+    class Spy(FoundationClassifier):
+        def _samples(self, X):
+            raw_seen.append(np.asarray(X))
+            out = super()._samples(X)
+            seen.append(out[0])
+            return out
+
+    try:
+        ds = moabb_datasets.FakeDataset(event_list=("left_hand", "right_hand"), n_sessions=1, n_runs=1, n_subjects=1,
+                                        n_events=20, duration=60, seed=1, sfreq=160)  # fmt: skip
+        paradigm = LeftRightImagery(resample=160)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            X, _, _ = paradigm.get_data(ds, subjects=[1])
+            ev = WithinSessionEvaluation(paradigm=paradigm, datasets=[ds], overwrite=True, suffix="r160",
+                                         hdf5_path=str(root / "results"))  # fmt: skip
+            res = ev.process({"cbramod": make_pipeline(Spy(**{**TINY, "scale": 1e4, "sfreq": paradigm.resample}))})
+    finally:
+        mp.undo()
+    n_in = X.shape[-1]
+    assert n_in == 481 or n_in == 480  # 3 s at 160 Hz (MOABB's interval, its end sample included or not)
+    assert len(res) == 1 and seen and all(s.shape[1:] == (3, 3, 200) for s in seen)  # 600 samples at 200 Hz
+    want = mne.filter.resample(raw_seen[0], up=200.0, down=160.0, axis=-1, verbose="error")[..., :600] * 1e4
+    np.testing.assert_allclose(seen[0].reshape(len(want), 3, 600), want, rtol=1e-5, atol=1e-6)

@@ -42,9 +42,10 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         ``hub:ORG/NAME[@REV]`` (as ``neuro finetune --init``). Default: from scratch.
     model_kwargs : dict, optional
         Architecture of a from-scratch backbone (e.g. ``{"n_layers": 2}``).
-    sfreq : float
+    sfreq : float, optional
         Rate of array inputs, Hz (ignored for ``Epochs``, which carry theirs). CBraMod inputs are resampled
-        to 200 Hz (``mne.filter.resample``).
+        to 200 Hz (``mne.filter.resample``). Arrays carry no rate, so CBraMod refuses them without it: under MOABB,
+        the paradigm's (``FoundationClassifier(sfreq=paradigm.resample)``), or ``return_epochs=True``.
     scale : float
         Factor from the input's unit to CBraMod's (100 µV): ``1e4`` for volts (MNE, MOABB; the default),
         ``0.01`` for µV. Unused for ``Epochs`` (always volts) and for models other than CBraMod.
@@ -77,6 +78,9 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         One sample's shape after preparation, e.g. ``(C, N, 200)``.
     fit_seconds_ : float
         Training time, s.
+    sfreq_ : float or None
+        The rate of the trials fitted on (``sfreq``, or the ``Epochs``' own): arrays given to ``predict`` without
+        ``sfreq`` are read at it.
 
     Raises
     ------
@@ -90,7 +94,7 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
     --------
     >>> import numpy as np
     >>> X = np.random.default_rng(0).normal(0, 1e-5, (8, 3, 400))  # 8 trials, 3 channels, 2 s at 200 Hz, volts
-    >>> clf = FoundationClassifier(model_kwargs={"n_layers": 1}, epochs=1, batch_size=4).fit(X, [0, 1] * 4)
+    >>> clf = FoundationClassifier(sfreq=200.0, model_kwargs={"n_layers": 1}, epochs=1, batch_size=4).fit(X, [0, 1] * 4)
     >>> clf.predict_proba(X).shape, clf.transform(X).shape
     ((8, 2), (8, 200))
     """
@@ -100,7 +104,7 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         model: str = "cbramod",
         init: str | None = None,
         model_kwargs: dict | None = None,
-        sfreq: float = TARGET_SFREQ,
+        sfreq: float | None = None,
         scale: float = VOLTS_TO_CBRAMOD,
         head: str = "auto",
         epochs: int = 50,
@@ -150,7 +154,15 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
             ch_names = [X.ch_names[i] for i in picks]
             codes = X.events[:, 2]
         else:
-            data, sfreq, scale = np.asarray(X, dtype=np.float64), float(self.sfreq), float(self.scale)
+            rate = self.sfreq if self.sfreq is not None else getattr(self, "sfreq_", None)
+            if rate is None and self.model == "cbramod":
+                raise ValueError(
+                    "X: an array of trials carries no sampling rate: give FoundationClassifier(sfreq=...) in Hz "
+                    "(under MOABB the paradigm's rate, e.g. sfreq=paradigm.resample), or pass mne.Epochs "
+                    "(MOABB: return_epochs=True); trials are resampled to 200 Hz from it"
+                )
+            data, scale = np.asarray(X, dtype=np.float64), float(self.scale)
+            sfreq = float(rate or TARGET_SFREQ)
         if self.model != "cbramod":
             if data.ndim < 3:
                 raise ValueError(f"X: {self.model} takes store-shaped samples (n, ...); got shape {data.shape}")
@@ -193,7 +205,12 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         from neurokit.pipelines.finetune import head_lr, supervised_loss
         from neurokit.training.objectives import get_objective
 
+        import mne
+
+        self.__dict__.pop("sfreq_", None)  # a refit learns its rate anew
         x, ch_names, codes = self._samples(X)
+        # the rate of the trials fitted on (Epochs carry theirs): arrays given to predict later are read at it
+        self.sfreq_ = float(X.info["sfreq"]) if isinstance(X, mne.BaseEpochs) else self.sfreq
         if y is None:
             if codes is None:
                 raise ValueError("y is required with array inputs")
