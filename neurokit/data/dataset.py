@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from neurokit._utils.errors import ConfigError
-from neurokit.data.splits import check_no_leak, resolve_splits, task_kind
+from neurokit.data.splits import check_no_leak, resolve_splits, store_ids, task_kind
 from neurokit.io.headers import short_list
 from neurokit.io.shards import open_stores
 from neurokit.io.store import PatchStore, StoreMeta
@@ -73,6 +73,7 @@ class PatchDataset(torch.utils.data.Dataset):
         self.transform = transform
         if subjects is not None:
             known = self.store_subjects
+            subjects = store_ids(subjects, known)
             unknown = sorted({str(x) for x in subjects} - set(known))
             if unknown and len(unknown) < len({str(x) for x in subjects}):  # a part: e.g. a card split over a subset
                 logger.warning("subjects %s are in none of the stores; using the others", short_list(unknown, 20))

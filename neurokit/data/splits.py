@@ -4,6 +4,7 @@ labelled store, and the leak check every split and fold passes before training."
 from __future__ import annotations
 
 import logging
+from typing import Sequence
 
 import numpy as np
 
@@ -26,6 +27,7 @@ def resolve_splits(ds_all, override: dict[str, list[str]] | None = None) -> tupl
     """
     subjects = sorted({str(s) for s in ds_all.meta("subject")})
     if override:
+        override = {k: store_ids(v, subjects) for k, v in override.items()}  # --train-subjects 1 → sub-01
         _check_disjoint(override)
         return "subject", {k: {"subjects": v} for k, v in override.items()}
     if len(subjects) == 1:
@@ -310,3 +312,33 @@ def label_fraction_subset(
         "n_subjects_full": int(len(all_subjects)),
     }
     return keep, info
+
+
+def store_ids(subjects: Sequence[str], known: Sequence[str]) -> list[str]:
+    """Subjects as a store names them: an id the store has stays; a number it has not (``"1"``, or the CLI's ``S001``
+    for ``--train-subjects 1``) becomes the one store id with that first number (BIDS ``sub-01``, ``001``), when
+    exactly one has it; anything else stays (and is said unknown by the caller).
+
+    Examples
+    --------
+    >>> store_ids(["S001", "S002", "sub-03"], ["sub-01", "sub-02", "sub-03"])
+    ['sub-01', 'sub-02', 'sub-03']
+    >>> store_ids(["S001"], ["S001", "sub-01"])
+    ['S001']
+    """
+    import re
+
+    have = {str(k) for k in known}
+    by_number: dict[int, list[str]] = {}
+    for k in sorted(have):
+        m = re.search(r"[0-9]+", k)
+        if m:
+            by_number.setdefault(int(m.group(0)), []).append(k)
+    out = []
+    for s in map(str, subjects):
+        m = re.fullmatch(r"S?([0-9]+)", s)  # a number as typed, or as the CLI writes it (S001); ids stay ids
+        if s in have or m is None or len(by_number.get(int(m.group(1)), [])) != 1:
+            out.append(s)
+        else:
+            out.append(by_number[int(m.group(1))][0])
+    return out
