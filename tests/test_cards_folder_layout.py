@@ -226,3 +226,19 @@ def test_bids_split_parts_read_once(tmp_path):
     recs = find_recordings(tmp_path / "bids", "rest")
     assert [r.path.name for r in recs] == ["sub-01_task-rest_split-01_eeg.fif"]
     assert read_bids_eeg(recs[0].path).n_times == 200 * 600
+
+
+def test_one_run_group_does_not_take_files_of_no_run(tmp_path):
+    """Review of issue 35 item 6: files whose layout names no run (t4_and_t8.edf, rec_v2.edf) count as run 0; a task
+    whose only group names run 8 labels none of them and says where runs come from."""
+    from edf_build import write_edf
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for i, name in enumerate(["t4_and_t8.edf", "rec_v2.edf", "S1_2024.edf"]):
+        write_edf(data / name, np.random.default_rng(i).normal(0, 20, (2, 200 * 10)), 200.0, ["C3", "C4"])
+    tasks = {"lr": {"classes": ["a", "b"], "run_groups": [{"runs": [8], "events": {"T1": "a"}}]}}
+    with pytest.raises(CardError, match=r"ask for runs \[8\].*runs found: none; a run is the BIDS run- entity"):
+        _card(tmp_path, tasks=tasks).files(data, "lr")
+    tasks["lr"]["run_groups"] = [{"runs": [0], "events": {"T1": "a"}}]  # run 0: the files of no run
+    assert len(_card(tmp_path, tasks=tasks).files(data, "lr")) == 3

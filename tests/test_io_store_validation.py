@@ -146,8 +146,10 @@ def test_a_minority_of_channels_in_another_unit_is_said():
     names = ["Fp1", "Fp2", "C3", "C4", "Cz", "P3", "P4", "O1"]
     with pytest.warns(
         RuntimeWarning, match=r"x\.edf: Fp1, Fp2, C3 have a robust RMS of .*scaled by 1e6.*V labelled µV"
-    ):
+    ) as rec:
         check_units(x, names, "x.edf")
+    # the remedy is for those channels only (--override-units on all would spoil the others)
+    assert "Only these channels: read them in it with the card's reading: {units: {Fp1: UNIT, …}" in str(rec[0].message)
 
 
 def test_a_header_whose_units_lie_is_said_refused_when_strict_and_read_right_with_the_remedy(tmp_path):
@@ -181,7 +183,7 @@ def test_a_header_whose_units_lie_is_said_refused_when_strict_and_read_right_wit
     r = run("a.h5")
     said = " ".join(r.output.split())
     assert r.exit_code == 0 and "rec.edf: C3, Cz, C4 have a robust RMS of" in said
-    assert "--units UNIT --override-units" in said and "e.g. --units V for volts labelled µV" in said
+    assert "the samples' true unit is the header's × 1e6" in said and "--units UNIT --override-units" in said
     # read as the header says: 1.5e-5 µV RMS, 1.5e-7 in the store's 100-µV unit (the issue's figure)
     assert abs(float(PatchStore(tmp_path / "a.h5").patches(0).std()) - 1.5e-7) < 1e-8
     card["preprocessing"]["units_check"] = "error"
@@ -193,3 +195,17 @@ def test_a_header_whose_units_lie_is_said_refused_when_strict_and_read_right_wit
     assert r.exit_code == 0, r.output
     x = PatchStore(tmp_path / "c.h5").patches(slice(None))
     np.testing.assert_allclose(x.reshape(len(x), 3, -1).std(axis=-1), 0.15, rtol=0.02)  # 15 µV / 100
+
+
+@pytest.mark.parametrize("content", [[1, 2, 3], "tensor"])
+def test_weights_that_are_not_a_mapping_are_refused_in_one_line(tmp_path, content):
+    """Review of issue 35: a file holding a list or a lone tensor ended in a TypeError traceback."""
+    import torch
+
+    from neurokit._utils.errors import NeurokitError
+    from neurokit.models.registry import build_backbone
+
+    torch.save(torch.zeros(3) if content == "tensor" else content, tmp_path / "w.pt")
+    attrs = dict(modality="eeg", ch_names=["C3", "Cz", "C4"], sfreq=200.0, units="100uV")
+    with pytest.raises(NeurokitError, match=r"w\.pt: neither a neurokit checkpoint nor a state dict \(holds a "):
+        build_backbone(tmp_path / "w.pt", model="cbramod", store_attrs=attrs, sample_shape=(3, 2, 200))

@@ -132,3 +132,21 @@ def test_tueg_recipe_resamples_before_filtering(eeg_root):
     ref.filter(0.3, 75.0, verbose="error")
     ref.notch_filter([60.0], verbose="error")
     np.testing.assert_allclose(raw.get_data(), ref.get_data(), rtol=1e-6, atol=1e-12)
+
+
+def test_tiled_markers_all_too_short_say_so_not_too_short_a_recording():
+    """Review of issue 35: a 60-s recording whose tiled markers are all zero-length was refused as 'recording too
+    short'; the markers are named instead."""
+    import mne
+
+    from neurokit._utils.errors import DataFileError
+    from neurokit.cards.recipes import EEGRecipe
+    from neurokit.preprocessing.eeg.windows import make_windows
+
+    raw = mne.io.RawArray(np.zeros((2, 200 * 60)), mne.create_info(["C3", "C4"], 200.0, "eeg"), verbose="error")
+    raw.set_annotations(mne.Annotations([12.0, 25.0], [0.0, 0.0], ["T1", "T2"]))
+    r = EEGRecipe(
+        window_s=2.0, events={"T1": 0, "T2": 1}, event_windows="tile", l_freq=None, h_freq=None, line_freq=None
+    )
+    with pytest.raises(DataFileError, match=r"x\.edf: no event window: 2 tiled event marker\(s\) shorter than one 2-s"):
+        make_windows(raw, r, source="x.edf")

@@ -76,14 +76,13 @@ class TaskEvents:
         return sorted({r for runs, _ in self.groups for r in runs})
 
     def of_run(self, run: int | None) -> dict[str, int] | None:
-        """The events of a file of run ``run`` (``None``: its name gives no run): its group's, else the
-        task-level events, else ``None`` (the file belongs to no group and the task labels no other file).
-        A file whose name gives no run takes the only group of a task that has one (nothing to choose between)."""
+        """The events of a file of run ``run`` (``None``: the layout names no run for it, which counts as run 0): its
+        group's, else the task-level events, else ``None`` (the file belongs to no group and the task labels no
+        other file). A run is never guessed: a group naming run 8 does not take a file of no run."""
+        run = 0 if run is None else run
         for runs, ev in self.groups:
-            if run is not None and run in runs:
+            if run in runs:
                 return dict(ev)
-        if run is None and len(self.groups) == 1 and self.events is None:
-            return dict(self.groups[0][1])
         return None if self.events is None else dict(self.events)
 
     def of_file(self, path, run: int | None) -> dict[str, int] | None:

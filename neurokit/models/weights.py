@@ -97,6 +97,8 @@ def read_state_dict(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, t
     """
     if isinstance(source, Mapping):
         obj, name = source, "<state dict>"
+    elif not isinstance(source, (str, Path)):  # a file's content that is no mapping (a list, a lone tensor)
+        raise WeightsError(f"holds a {type(source).__name__}, not a mapping of tensor names to tensors")
     else:
         path = resolve_weights_source(source)
         name = str(path)

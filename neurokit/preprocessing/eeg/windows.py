@@ -157,17 +157,6 @@ def robust_rms(x: np.ndarray) -> np.ndarray:
     return 1.4826 * np.median(np.abs(y - np.median(y, axis=1, keepdims=True)), axis=1)
 
 
-#: an example of the units remedy per power of 1000 off (see :func:`check_units`)
-_REMEDY_EXAMPLE = {
-    3: ", e.g. --units V for volts labelled nV",
-    2: ", e.g. --units V for volts labelled µV",
-    1: ", e.g. --units mV for millivolts labelled µV",
-    -1: ", e.g. --units uV for microvolts labelled mV",
-    -2: ", e.g. --units uV for microvolts labelled V",
-    -3: ", e.g. --units nV for nanovolts labelled V",
-}
-
-
 def check_units(x: np.ndarray, ch_names: list[str], source: str, *, warn: bool = True) -> str | None:
     """Warn when channels' amplitudes (:func:`robust_rms`, in volts as read) lie outside :data:`PLAUSIBLE_RMS_V`,
     the range of scalp EEG: the recording as a whole (the median over its non-flat channels), or a minority of
@@ -188,7 +177,8 @@ def check_units(x: np.ndarray, ch_names: list[str], source: str, *, warn: bool =
     lo, hi = PLAUSIBLE_RMS_V
     off = live & ((rms < lo) | (rms > hi))
     level = float(np.median(rms[live]))
-    if lo <= level <= hi:  # most channels plausible: a minority far out (≥ 100× off the others) is named too
+    minority = lo <= level <= hi
+    if minority:  # most channels plausible: a minority far out (≥ 100× off the others) is named too
         off &= (rms < level / 100) | (rms > level * 100)
         if not off.any():
             return None
@@ -208,8 +198,14 @@ def check_units(x: np.ndarray, ch_names: list[str], source: str, *, warn: bool =
     msg = (
         f"{source}: {shown} {'has' if len(out) == 1 else 'have'} a robust RMS of {level * 1e6:.3g} µV, outside scalp "
         f"EEG's {lo * 1e6:g} µV – {hi * 1e3:g} mV; scaled by 1e{3 * k} it would be {fixed * 1e6:.3g} µV: {why}. Check "
-        "the header's physical dimension, and read the samples in their true unit with --units UNIT "
-        f"--override-units (the card's reading: {{units: UNIT, override_units: true}}){_REMEDY_EXAMPLE.get(k, '')}"
+        f"the header's physical dimension; the samples' true unit is the header's × 1e{3 * k} (e.g. V for µV × 1e6). "
+        + (
+            f"Only these channels: read them in it with the card's reading: {{units: {{{out[0]}: UNIT, …}}, "
+            "override_units: true}, or leave them out (--channels)"
+            if minority
+            else "Read them in it with --units UNIT --override-units (the card's reading: {units: UNIT, "
+            "override_units: true})"
+        )
     )
     if warn:
         warnings.warn(msg, RuntimeWarning, stacklevel=3)
@@ -569,6 +565,8 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
         starts, labels, said = _event_starts(raw, recipe, source)
         starts, labels, repeated = repeated_events(starts, labels, recipe, source, sf)
         said += repeated
+        if not starts and said:  # every marker said why it gave no window (tile mode: all shorter than a window)
+            raise DataFileError(f"{source}: no event window: {'; '.join(said)}")
         if first > 0 or last < n_times:  # the crop applies to event windows too: those reaching into it go
             kept = [(s, y) for s, y in zip(starts, labels) if s >= first and s + win <= last]
             n_cropped = len(starts) - len(kept)
