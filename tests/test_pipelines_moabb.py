@@ -83,6 +83,26 @@ def test_estimator_passes_scikit_learn_s_parameter_checks(check):
     getattr(estimator_checks, check)("FoundationClassifier", FoundationClassifier())
 
 
+def test_scikit_learn_checks_that_apply_pass_and_inputs_are_validated_as_scikit_learn_does():
+    """Issue 36 item 3: the estimator declares its 3-D input through scikit-learn's tags (its checks that build 2-D
+    tables are then not run: they cannot apply to trials), every check scikit-learn runs passes, and inputs are
+    validated as scikit-learn estimators validate theirs: non-finite values and continuous targets refused."""
+    from sklearn.utils.estimator_checks import check_estimator
+
+    est = FoundationClassifier(**TINY)
+    tags = est.__sklearn_tags__()
+    assert tags.input_tags.three_d_array and not tags.input_tags.two_d_array and not tags.input_tags.allow_nan
+    results = check_estimator(est, on_fail=None)
+    assert results and all(r["status"] in ("passed", "skipped") for r in results), results
+    x, y = _trials()
+    bad = x.copy()
+    bad[3, 1, 10] = np.nan
+    with pytest.raises(ValueError, match=r"X holds NaN or infinity in 1 of 16 trials"):
+        FoundationClassifier(**TINY).fit(bad, y)
+    with pytest.raises(ValueError, match="Unknown label type: continuous"):
+        FoundationClassifier(**TINY).fit(x, np.linspace(0, 1, 16))
+
+
 def test_estimator_reads_mne_epochs_and_frozen_features_are_the_backbone_s():
     import mne
 

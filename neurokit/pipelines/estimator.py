@@ -13,7 +13,6 @@ number of epochs and without a validation split: the estimator keeps the last st
 from __future__ import annotations
 
 import logging
-import math
 from typing import Any
 
 import numpy as np
@@ -163,6 +162,11 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
                 )
             data, scale = np.asarray(X, dtype=np.float64), float(self.scale)
             sfreq = float(rate or TARGET_SFREQ)
+        if not np.isfinite(data).all():  # as scikit-learn's validation: NaN/inf are refused, naming how many trials
+            bad = int((~np.isfinite(data.reshape(len(data), -1))).any(axis=1).sum())
+            raise ValueError(
+                f"X holds NaN or infinity in {bad} of {len(data)} trials; neurokit's models need finite input"
+            )
         if self.model != "cbramod":
             if data.ndim < 3:
                 raise ValueError(f"X: {self.model} takes store-shaped samples (n, ...); got shape {data.shape}")
@@ -215,9 +219,12 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
             if codes is None:
                 raise ValueError("y is required with array inputs")
             y = codes
+        from sklearn.utils.multiclass import check_classification_targets
+
         y = np.asarray(y)
         if len(y) != len(x):
             raise ValueError(f"X has {len(x)} trials, y {len(y)} labels")
+        check_classification_targets(y)  # continuous targets refused, as any scikit-learn classifier does
         enc = LabelEncoder().fit(y)
         self.classes_ = enc.classes_
         if len(self.classes_) < 2:
@@ -252,28 +259,37 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         bb = [p for p in backbone.parameters() if p.requires_grad]
         if bb:
             groups.insert(0, {"params": bb, "lr": self.lr_backbone})
-        opt = torch.optim.AdamW(groups, weight_decay=self.weight_decay)
-        bs = max(1, min(self.batch_size, len(x)))
-        steps = max(1, self.epochs * math.ceil(len(x) / bs))
-        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps, eta_min=self.min_lr)
-        g = torch.Generator().manual_seed(self.seed)
-        xt, yt = torch.from_numpy(x), torch.from_numpy(yi)
-        import time
+        # the one training loop of every neurokit model (neuro finetune's): AdamW with the backbone and head rates,
+        # per-step cosine schedule to min_lr, gradient clipping; no run folder and no validation (a scikit-learn fit)
+        from neurokit.training.distributed import DistInfo
+        from neurokit.training.optim import OptimConfig
+        from neurokit.training.trainer import Trainer
 
-        t0 = time.perf_counter()
-        model.train()
-        for _ in range(self.epochs):
-            order = torch.randperm(len(x), generator=g)
-            for i in range(0, len(x), bs):
-                idx = order[i : i + bs]
-                loss = supervised_loss(kind, model(xt[idx].to(dev)), yt[idx].to(dev), self.label_smoothing)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                if self.clip_grad:
-                    torch.nn.utils.clip_grad_norm_([p for grp in groups for p in grp["params"]], self.clip_grad)
-                opt.step()
-                sched.step()
-        self.fit_seconds_ = time.perf_counter() - t0
+        rates = [grp["lr"] for grp in groups]
+        ocfg = OptimConfig(
+            lr=max(rates), weight_decay=self.weight_decay, min_lr=min(self.min_lr, *rates), clip_grad=self.clip_grad
+        )
+        smoothing = self.label_smoothing
+
+        def loss(module, b):
+            return supervised_loss(kind, module(b.x), b.y, smoothing)
+
+        trainer = Trainer(
+            model,
+            torch.utils.data.TensorDataset(torch.from_numpy(x), torch.from_numpy(yi)),
+            loss,
+            model_name=self.init_info_.get("model", self.model),
+            optim=ocfg,
+            batch_size=max(1, min(self.batch_size, len(x))),
+            epochs=self.epochs,
+            param_groups=groups,
+            seed=self.seed,
+            info=DistInfo(device=dev),
+            stage="fit",
+            progress=False,
+        )
+        res = trainer.fit()
+        self.fit_seconds_ = res.seconds
         self.model_ = model.eval()
         self.kind_ = kind
         self.sample_shape_ = tuple(x.shape[1:])
@@ -330,8 +346,13 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         return self._run(X, features=True)
 
     def __sklearn_tags__(self):
+        """Trials ``(n, channels, times)`` (or store-shaped samples) in, not 2-D feature tables: scikit-learn's
+        checks that build 2-D data do not apply; NaN/inf are refused; labels are classes."""
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.device != "cpu"
+        tags.input_tags.two_d_array = False
+        tags.input_tags.three_d_array = True
+        tags.input_tags.allow_nan = False
         return tags
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
