@@ -94,3 +94,145 @@ def to_epochs(store: str | Path | Sequence[str | Path], *, subjects: Sequence[st
     if set(ch_names) <= set(montage.ch_names):
         epochs.set_montage(montage, verbose="error")
     return epochs
+
+
+def to_braindecode(store: str | Path | Sequence[str | Path], *, subjects: Sequence[str] | None = None):
+    """The labelled windows of an EEG store as a braindecode dataset its ``EEGClassifier`` trains on.
+
+    Parameters
+    ----------
+    store : path or list of paths
+        Labelled EEG patch store(s).
+    subjects : list of str, optional
+        Only these subjects.
+
+    Returns
+    -------
+    braindecode.datasets.BaseConcatDataset
+        One window dataset per stored window (``braindecode.datasets.create_from_mne_epochs`` over
+        :func:`to_epochs`: volts, the store's rate and channels), ``description`` with ``subject``, ``session``,
+        ``run`` and ``target``; items ``(x (C, T) float32 volts, label, window indices)``.
+
+    Raises
+    ------
+    StoreError
+        As :func:`to_epochs`.
+    ImportError
+        braindecode is not installed (``pip install braindecode``).
+
+    Examples
+    --------
+    >>> ds = to_braindecode("runs/mi.h5")  # doctest: +SKIP
+    >>> EEGClassifier(EEGNet, module__n_chans=3, module__n_outputs=2, module__n_times=800).fit(ds, y=None)  # doctest: +SKIP
+    """
+    from braindecode.datasets import create_from_X_y
+
+    ep = to_epochs(store, subjects=subjects)
+    x = ep.get_data(copy=False).astype(np.float32)
+    meta = ep.metadata.reset_index(drop=True)
+    ds = create_from_X_y(
+        x,
+        meta["target"].to_numpy(),
+        drop_last_window=False,
+        sfreq=float(ep.info["sfreq"]),
+        ch_names=list(ep.ch_names),
+        window_size_samples=x.shape[-1],
+        window_stride_samples=x.shape[-1],
+    )
+    desc = meta[["subject", "session", "run", "onset", "target"]]
+    for d, (_, row) in zip(ds.datasets, desc.iterrows()):
+        # which subject, session and run each window came from (braindecode's splits use it)
+        d.set_description(row.to_dict(), overwrite=True)
+    return ds
+
+
+def from_braindecode(
+    dataset, out: str | Path, *, label_names: Sequence[str] | None = None, scale: float = DEFAULT_SCALE
+) -> Path:
+    """Write a braindecode windows dataset (``WindowsDataset`` / ``EEGWindowsDataset`` or their
+    ``BaseConcatDataset``) into a neurokit patch store.
+
+    Parameters
+    ----------
+    dataset : braindecode dataset
+        Items ``(x (C, T) volts, label, …)``; ``T`` a multiple of 200 at 200 Hz (resample in braindecode first:
+        ``preprocess(ds, [Preprocessor("resample", sfreq=200)])``).
+    out : path
+        The store to write (``.h5``).
+    label_names : list of str, optional
+        Class names (default ``"0"``, ``"1"``, …).
+    scale : float
+        Volts → the store's unit (1e4: CBraMod's 100 µV).
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    StoreError
+        A rate other than 200 Hz, a window not a whole number of 200-sample patches, or windows of unequal shape.
+
+    Examples
+    --------
+    >>> from_braindecode(windows, "bd.h5", label_names=["left", "right"])  # doctest: +SKIP
+    """
+    from neurokit.io.store import PatchStoreWriter
+
+    parts = list(getattr(dataset, "datasets", [dataset]))
+    out = Path(out)
+    writer = None
+    labels_seen: set[int] = set()
+    try:
+        for k, part in enumerate(parts):
+            sfreq = _braindecode_sfreq(part)
+            if sfreq is not None and abs(sfreq - 200.0) > 1e-6:
+                raise StoreError(f"{out}: braindecode dataset {k} is at {sfreq:g} Hz; resample it to 200 Hz first")
+            desc = getattr(part, "description", None)
+            subject = str(desc.get("subject", k)) if desc is not None else str(k)
+            session = str(desc.get("session", "")) if desc is not None else ""
+            run = str(desc.get("run", "")) if desc is not None else ""
+            xs, ys = [], []
+            for i in range(len(part)):
+                item = part[i]
+                x, y = np.asarray(item[0], dtype=np.float64), int(item[1])
+                if x.ndim != 2 or x.shape[1] % 200:
+                    raise StoreError(f"{out}: a window of shape {x.shape}; windows must be (C, T), T a multiple of 200")
+                xs.append(x.reshape(x.shape[0], -1, 200) * scale)
+                ys.append(y)
+            if not xs:
+                continue
+            arr = np.stack(xs).astype(np.float32)
+            if writer is None:
+                names = list(getattr(part, "ch_names", None) or _braindecode_channels(part) or [])
+                attrs = dict(modality="eeg", card="braindecode", sfreq=200.0, patch_size=200, units="100 uV",
+                             ch_names=names or [f"EEG{i + 1:03d}" for i in range(arr.shape[1])],
+                             recipe={"scale": scale, "window_s": arr.shape[2] * 1.0})  # fmt: skip
+                writer = PatchStoreWriter(out, arr.shape[1:], attrs=attrs)
+            onsets = np.arange(len(arr), dtype=np.float64) * arr.shape[2]
+            writer.append(arr, np.asarray(ys), onsets=onsets, subject=subject, session=session, run=run)
+            labels_seen.update(ys)
+        if writer is None:
+            raise StoreError(f"{out}: the braindecode dataset holds no window")
+        n = max(labels_seen) + 1 if labels_seen else 0
+        writer.set_attrs(label_names=list(label_names) if label_names else [str(i) for i in range(n)])
+        return writer.close()
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
+
+
+def _braindecode_sfreq(part) -> float | None:
+    for obj in (getattr(part, "windows", None), getattr(part, "raw", None)):
+        info = getattr(obj, "info", None)
+        if info is not None:
+            return float(info["sfreq"])
+    return None
+
+
+def _braindecode_channels(part) -> list[str] | None:
+    for obj in (getattr(part, "windows", None), getattr(part, "raw", None)):
+        if obj is not None and hasattr(obj, "ch_names"):
+            return list(obj.ch_names)
+    return None
