@@ -186,3 +186,36 @@ def test_cli_prepare_bids(bids_root, tmp_path):
         from neurokit.cards import bids_card
 
         bids_card(bids_root, "imagery", events=["T9"])
+
+
+def test_channels_renamed_after_mne_bids_wrote_them_and_subjects_by_number(tmp_path):
+    """Issue 36 item 4: a BIDS dataset whose channels.tsv was edited after write_raw_bids (E1, E2, E3 renamed to C3,
+    Cz, C4) is refused naming the option; --on-ch-mismatch rename reads it under channels.tsv's names; and
+    --train-subjects 1 on the BIDS store selects sub-01."""
+    root = tmp_path / "bids"
+    rng = np.random.default_rng(0)
+    for s in ("01", "02", "03"):
+        raw = mne.io.RawArray(rng.normal(0, 2e-5, (3, 200 * 30)), mne.create_info(["E1", "E2", "E3"], 200.0, "eeg"))
+        raw.set_annotations(mne.Annotations([2.0, 10.0, 18.0], [4.0] * 3, ["left", "right", "left"]))
+        raw.info["line_freq"] = 50
+        bp = mne_bids.BIDSPath(subject=s, task="mi", datatype="eeg", root=root)
+        mne_bids.write_raw_bids(raw, bp, overwrite=True, allow_preload=True, format="EDF", verbose="error")
+        tsv = bp.copy().update(suffix="channels", extension=".tsv").fpath
+        tsv.write_text(tsv.read_text().replace("E1\t", "C3\t").replace("E2\t", "Cz\t").replace("E3\t", "C4\t"))
+    from neurokit.cli.main import app
+
+    def run(*extra, out="a.h5"):
+        args = ["prepare", "--bids", str(root), "--task", "mi", "-o", str(tmp_path / out), *extra]
+        return CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+
+    r = run()
+    assert r.exit_code != 0 and "--on-ch-mismatch rename" in " ".join(r.output.split())
+    r = run("--on-ch-mismatch", "rename")
+    assert r.exit_code == 0, r.output
+    st = PatchStore(tmp_path / "a.h5")
+    assert list(st.info.ch_names) == ["C3", "Cz", "C4"]
+    assert sorted(set(st.meta["subject"].astype(str))) == ["sub-01", "sub-02", "sub-03"]
+    from neurokit.data.dataset import PatchDataset
+
+    parts = PatchDataset(tmp_path / "a.h5", labelled=True).split({"train": ["S001"], "val": ["S002"], "test": ["S003"]})
+    assert sorted({str(s) for s in parts["train"].meta("subject")}) == ["sub-01"]  # --train-subjects 1

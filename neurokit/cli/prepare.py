@@ -41,6 +41,12 @@ def prepare(
         show_default="none",
         help="With --bids: channels to remove before the bad ones are interpolated, e.g. 'Xref,EOG1' (file labels or 10-05 names).",
     ),
+    on_ch_mismatch: Optional[str] = typer.Option(
+        None,
+        "--on-ch-mismatch",
+        show_default="raise",
+        help="With --bids: a channels.tsv whose names differ from the data file's (channels renamed after mne-bids wrote them): raise, reorder (match by name) or rename (its names, by position), as mne-bids' read_raw_bids.",
+    ),
     data_root: Optional[Path] = typer.Option(
         None,
         "--data-root",
@@ -210,15 +216,20 @@ def prepare(
         data_root = bids
     elif events or label_column:
         fail(ValueError("--events and --label-column go with --bids (a card's task defines its labels)"))
-    elif drop_channels or not interpolate_bads:
+    elif drop_channels or not interpolate_bads or on_ch_mismatch:
+        what = "--drop-channels" if drop_channels else "--on-ch-mismatch" if on_ch_mismatch else "--no-interpolate-bads"
         fail(
             ValueError(
-                f"{'--drop-channels' if drop_channels else '--no-interpolate-bads'}: for BIDS recordings (--bids), "
+                f"{what}: for BIDS recordings (--bids), "
                 "whose channels.tsv marks bad channels; for a card's recordings choose the channels with --channels"
             )
         )
     kwargs: dict[str, Any] = {"skip_bad": skip_bad} if skip_bad else {}
     kwargs.update(_bids_reading(interpolate_bads, drop_channels))
+    if on_ch_mismatch is not None:
+        if on_ch_mismatch not in ("raise", "reorder", "rename"):
+            fail(ValueError(f"--on-ch-mismatch {on_ch_mismatch}: allowed values are raise, reorder, rename"))
+        kwargs["on_ch_mismatch"] = on_ch_mismatch
     if subject_pattern is not None:
         kwargs["subject_pattern"] = subject_pattern
     sph = {h: p.expanduser().resolve() for h, p in (("L", sphere_l), ("R", sphere_r)) if p is not None}

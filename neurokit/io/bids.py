@@ -157,6 +157,7 @@ def read_bids_eeg(
     *,
     interpolate_bads: bool = True,
     drop_channels: Sequence[str] | None = None,
+    on_ch_mismatch: str = "raise",
     verbose: bool | str | None = "error",
     **read_opts,
 ):
@@ -180,6 +181,10 @@ def read_bids_eeg(
         Channels removed before the interpolation (labels as in the file or their 10-05 names, any case; names
         the recording lacks are ignored, as a dataset's recordings differ), e.g. a bad channel without a sensor
         position. They are listed in ``raw_notes(raw).applied["dropped_channels"]``. CLI: ``--drop-channels``.
+    on_ch_mismatch : {"raise", "reorder", "rename"}
+        mne-bids' rule for a ``channels.tsv`` whose names differ from the data file's (channels renamed after
+        ``write_raw_bids``): refuse (mne-bids' default), match them by name in another order, or take the
+        ``channels.tsv`` names position by position (:func:`mne_bids.read_raw_bids`). CLI: ``--on-ch-mismatch``.
 
     Returns
     -------
@@ -204,10 +209,20 @@ def read_bids_eeg(
         raise FileNotFoundError(f"{path}: no such file")
     try:
         bp = mne_bids.get_bids_path_from_fname(path, verbose="error")
-        side = mne_bids.read_raw_bids(bp, verbose=verbose)
+        side = mne_bids.read_raw_bids(bp, on_ch_mismatch=on_ch_mismatch, verbose=verbose)
     except Exception as exc:  # mne-bids raises many types for bad names and sidecars
-        raise DataFileError(f"{path}: mne-bids could not read this recording ({type(exc).__name__}: {exc})") from exc
+        hint = (
+            "; channels.tsv names other channels than the file: read with --on-ch-mismatch rename (its names, by "
+            "position) or reorder"
+            if "channel" in str(exc).lower() and on_ch_mismatch == "raise"
+            else ""
+        )
+        raise DataFileError(
+            f"{path}: mne-bids could not read this recording ({type(exc).__name__}: {exc}){hint}"
+        ) from exc
     raw = read_eeg(path, eeg_only=False, **read_opts)
+    if on_ch_mismatch == "rename":
+        _take_tsv_names(raw, side, path)
     renames = raw_notes(raw).renames
     assert renames is not None  # read_eeg records them on every recording it reads
     renamed = renames.renamed  # original label → 10-05 name
@@ -243,6 +258,32 @@ def read_bids_eeg(
     if dropped:
         set_raw_notes(raw, applied={**raw_notes(raw).applied, "dropped_channels": dropped})
     return raw
+
+
+def _take_tsv_names(raw, side, path) -> None:
+    """``on_ch_mismatch="rename"``: give ``raw`` (read from the file) the ``channels.tsv`` names mne-bids gave
+    ``side``, position by position, in their 10-05 form; the file's labels stay recorded as the originals."""
+    from neurokit.geometry.channels import normalize_ch_name
+
+    notes = raw_notes(raw)
+    renames = notes.renames
+    assert renames is not None
+    back = {v: k for k, v in renames.renamed.items()}  # 10-05 name → the file's label
+    if len(side.ch_names) != len(raw.ch_names):
+        raise DataFileError(
+            f"{path}: channels.tsv lists {len(side.ch_names)} channels, the file {len(raw.ch_names)}: they cannot be "
+            "renamed position by position (--on-ch-mismatch rename)"
+        )
+    new = {c: normalize_ch_name(t)[0] for c, t in zip(raw.ch_names, side.ch_names)}
+    if len(set(new.values())) < len(new):
+        raise DataFileError(f"{path}: channels.tsv names repeat after name standardisation: {list(side.ch_names)}")
+    raw.rename_channels({c: n for c, n in new.items() if c != n})
+    renames.renamed = {back.get(c, c): n for c, n in new.items() if back.get(c, c) != n}
+    set_raw_notes(raw, renames=renames)
+    side.rename_channels({t: new[c] for c, t in zip(list(new), side.ch_names) if t != new[c]})
+    from neurokit.geometry.channels import montage_1005
+
+    raw.set_montage(montage_1005(), on_missing="ignore", verbose="error")  # positions of the names now held
 
 
 def _drop(raw, drop: Sequence[str] | None, original: dict[str, str]) -> list[str]:

@@ -36,6 +36,7 @@ CLI_FLAGS = {
     "allow_truncated": "--allow-truncated",
     "units": "--units",
     "override_units": "--override-units",
+    "on_ch_mismatch": "--on-ch-mismatch",
     "n_jobs": "--n-jobs",
     "scheduler": "--scheduler",
     "shards": "--shards",

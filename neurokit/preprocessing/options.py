@@ -91,6 +91,9 @@ class EEGOptions:
         (:func:`~neurokit.io.bids.read_bids_eeg`).
     drop_channels : sequence of str | None
         BIDS: channels removed before the interpolation (file labels or 10-05 names).
+    on_ch_mismatch : str | None
+        BIDS: mne-bids' rule for a ``channels.tsv`` whose names differ from the file's (``raise``, ``reorder``,
+        ``rename``; :func:`~neurokit.io.bids.read_bids_eeg`); ``None``: mne-bids' default (raise).
     allow_truncated : bool
         Read the part of a truncated EDF/BDF/BrainVision file that is there, with a warning, instead of refusing
         it (:func:`~neurokit.io.read_eeg`'s ``allow_truncated``).
@@ -110,6 +113,7 @@ class EEGOptions:
     stream_above_mb: float | None = None
     interpolate_bads: bool = True
     drop_channels: Sequence[str] | None = None
+    on_ch_mismatch: str | None = None
     allow_truncated: bool = False
     event_repeated: str | None = None
 
@@ -136,6 +140,8 @@ class EEGOptions:
         out: dict[str, Any] = {} if self.interpolate_bads else {"interpolate_bads": False}
         if self.drop_channels:
             out["drop_channels"] = list(self.drop_channels)
+        if self.on_ch_mismatch:
+            out["on_ch_mismatch"] = self.on_ch_mismatch
         return out
 
     def stream_above_bytes(self) -> float | None:
