@@ -1,0 +1,31 @@
+"""A generic surface card (issue 36 item 5): a CIFTI dense time series of another study prepares under its own
+name — the surface_folder card, no HCP name, licence or citation stamped on it — with its spheres as options."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from neurokit.cli.main import app
+from neurokit.io.store import PatchStore
+
+pytestmark = pytest.mark.slow
+
+
+def test_surface_folder_prepares_a_cifti_series_under_its_own_name(surface_root, tmp_path):
+    data = tmp_path / "study"
+    data.mkdir()
+    shutil.copy(surface_root / "cifti/sub-MSC01_test.dtseries.nii", data)
+    sph = surface_root / "hcp_fs_LR32k"
+    args = ["prepare", "surface_folder", "--data-root", str(data), "-o", str(tmp_path / "s.h5"),
+            "--sphere-l", str(sph / "S1200.L.sphere.32k_fs_LR.surf.gii"),
+            "--sphere-r", str(sph / "S1200.R.sphere.32k_fs_LR.surf.gii")]  # fmt: skip
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    st = PatchStore(tmp_path / "s.h5")
+    body = st.info.card_body
+    assert st.info.card == "surface_folder" and "HCP" not in str(body.get("title")) + str(body.get("licence"))
+    # 5 frames → 3 tubelets of 3 frames at a hop of 1, both hemispheres; subject from the BIDS name
+    assert len(st) == 6 and set(st.meta["subject"].astype(str)) == {"MSC01"}
