@@ -633,13 +633,13 @@ class Trainer:
                 rec[n] = {"train_loss": float(np.mean(vals)) if vals else float("nan")}
         for k, v in self.validate(self.module).items():
             rec[k] = {**rec[k], **v} if isinstance(v, dict) and isinstance(rec.get(k), dict) else v
-        rec["epoch_time_s"] = round(epoch_time, 3)
-        self.records.append(rec)
+        self.records.append(rec)  # the history reports keep: no clock in it (a resumed run's equals a whole one's)
+        logged = {**rec, "epoch_time_s": round(epoch_time, 3)}  # the logs people open say how long it took
         if log is not None:
-            self._log(log, rec)
+            self._log(log, logged)
         for cb in getattr(self, "_callbacks", []):
             if hasattr(cb, "on_epoch"):
-                cb.on_epoch(self, rec)
+                cb.on_epoch(self, logged)
         if self.select is not None:
             if self.select not in rec:
                 raise ConfigError(f"selection metric {self.select!r} is not among the validation results {sorted(rec)}")
