@@ -209,3 +209,23 @@ def test_weights_that_are_not_a_mapping_are_refused_in_one_line(tmp_path, conten
     attrs = dict(modality="eeg", ch_names=["C3", "Cz", "C4"], sfreq=200.0, units="100uV")
     with pytest.raises(NeurokitError, match=r"w\.pt: neither a neurokit checkpoint nor a state dict \(holds a "):
         build_backbone(tmp_path / "w.pt", model="cbramod", store_attrs=attrs, sample_shape=(3, 2, 200))
+
+
+def test_every_problem_of_an_edited_store_is_said_at_once(tmp_path):
+    """Review of issue 35 item 4: a store with short labels, a label outside its classes, a NaN window and no
+    meta/subject listed two of its four problems; every one is said, one line each."""
+    p = _store(tmp_path / "s.h5")
+    with h5py.File(p, "r+") as f:
+        x = f["patches"][:]
+        x[2] = np.nan
+        f["patches"][...] = x
+        y = f["labels"][:]
+        y[1] = 7
+        del f["labels"]
+        f["labels"] = y[:-1]
+        del f["meta/subject"]
+    with pytest.raises(StoreError) as e:
+        PatchStore(p)
+    text = str(e.value)
+    assert "'labels' holds" in text and "no 'meta/subject'" in text and "labels [7] outside" in text
+    assert "sample(s) hold NaN or inf values (e.g. 2)" in text and len(text.splitlines()) == 4

@@ -745,7 +745,7 @@ class PatchStore:
                     f"labels that are not whole numbers ({', '.join(f'{v:g}' for v in np.unique(y[y != np.round(y)])[:5])}) "
                     f"though it lists {len(names)} classes ({', '.join(names)}); rerun prepare"
                 )
-        if names and self.labels.dtype.kind in "iu" and len(self.labels) == n:
+        if names and self.labels.dtype.kind in "iu":  # whatever their count: every problem is said at once
             bad = np.flatnonzero((self.labels < -1) | (self.labels >= len(names)))
             if len(bad):
                 vals = sorted({int(v) for v in self.labels[bad]})
@@ -754,12 +754,12 @@ class PatchStore:
                     f"{len(bad)} sample(s), e.g. {', '.join(map(str, bad[:5]))}"
                 )
         limit = FINITE_SCAN_VALUES if max_scan_values is None else max_scan_values
-        if not out and self._values() <= limit:
+        if self._values() <= limit and self.sample_shape and len(self.sample_shape) >= 1:
             bad_windows = self._nonfinite_windows()
             if len(bad_windows):
                 out.append(
                     f"{len(bad_windows)} sample(s) hold NaN or inf values (e.g. {', '.join(map(str, bad_windows[:5]))}); "
-                    "rerun prepare, or drop those samples"
+                    "rerun prepare (which refuses a recording with NaN/inf, naming its channels)"
                 )
         return out
 
@@ -838,7 +838,7 @@ class PatchStore:
         if self._values() > FINITE_SCAN_VALUES and not np.isfinite(x).all():
             raise StoreError(
                 f"{self.path}: sample(s) {idx if isinstance(idx, (int, np.integer)) else 'in this batch'} hold NaN or "
-                "inf values; rerun prepare, or drop those samples"
+                "inf values; rerun prepare (which refuses a recording with NaN/inf, naming its channels)"
             )
         return x
 

@@ -100,7 +100,9 @@ def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
             raise ChannelMismatchError(
                 f"{source}: channels {short_list([old.get(c, c) for c in missing])} required by the recipe are missing "
                 f"(file has {len(raw.ch_names)}: {raw.ch_names[:8]}…). Choose channels the files have (--channels, or "
-                "the card's channel list), leave such files out (--skip-bad, or the recipe's missing_channels: skip)"
+                "the card's channel list), leave such files out (--skip-bad, or the recipe's missing_channels: skip); "
+                "a channel the file holds but not as EEG (ECG, EOG, one at another rate than the EEG) is left out "
+                "when read: keep every channel with the card's reading: {eeg_only: false}"
             )
         # also reorders to the recipe's order; EOG channels stay for the recipe's eog_removal (dropped after it)
         raw.pick(list(recipe.channels) + (eog_typed(raw) if recipe.eog_removal != "none" else []))
