@@ -15,6 +15,14 @@ T = TypeVar("T")
 #: most seconds between two progress lines when the output is not a terminal
 PLAIN_INTERVAL_S = 30.0
 
+#: ``neuro --quiet``: no progress at all (set by :func:`set_quiet`)
+_QUIET = {"on": False}
+
+
+def set_quiet(on: bool) -> None:
+    """Silence every progress bar and progress line of this process (``neuro --quiet``)."""
+    _QUIET["on"] = bool(on)
+
 
 def output_is_terminal() -> bool:
     """Whether rich would draw live bars on standard output (a terminal; rich's ``FORCE_COLOR``/``TTY_*`` rules)."""
@@ -128,7 +136,7 @@ def progress_bar(
 ) -> Iterator[T]:
     """Iterate ``items`` with a rich progress bar (elapsed and remaining time) on a terminal, or
     :class:`PlainProgress` lines on any other output."""
-    if not enabled:
+    if not enabled or _QUIET["on"]:
         yield from items
         return
     if total is None:
@@ -173,9 +181,9 @@ class TrainProgress:
     output is not a terminal)."""
 
     def __init__(self, total: int, start: int = 0, description: str = "train", enabled: bool = True) -> None:
-        self.enabled = enabled
+        self.enabled = enabled and not _QUIET["on"]
         self.plain: PlainProgress | None = None
-        if not enabled:
+        if not self.enabled:
             return
         if not output_is_terminal():
             self.plain = PlainProgress(description, total, start=start)

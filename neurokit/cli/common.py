@@ -28,11 +28,29 @@ def is_main_rank() -> bool:
     return os.environ.get("RANK", "0") == "0"
 
 
+#: ``neuro -v`` / ``neuro --quiet`` (the app's own options, before the command): more or less than the default
+VERBOSITY = {"verbose": False, "quiet": False}
+
+
 def setup_logging(verbose: bool) -> None:
+    """Logging of a command, as MNE's ``verbose`` means it: warnings by default; ``-v`` (the command's, or ``neuro
+    -v``) adds the INFO lines (each file, each stage) and MNE's own; ``neuro --quiet`` keeps errors only and no
+    progress."""
     from rich.logging import RichHandler
 
+    from neurokit._utils.progress import set_quiet
+
+    quiet = VERBOSITY["quiet"]
+    verbose = (verbose or VERBOSITY["verbose"]) and not quiet
+    set_quiet(quiet)
+    try:
+        import mne
+
+        mne.set_log_level("INFO" if verbose else "ERROR" if quiet else "WARNING")
+    except ImportError:  # pragma: no cover - mne is a dependency
+        pass
     logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
+        level=logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING,
         format="%(message)s",
         handlers=[RichHandler(console=err, show_path=False)],
         force=True,

@@ -36,8 +36,19 @@ def _main(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Say more: each file and stage (INFO), MNE's own messages (neuro -v CMD …)."
+    ),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="Say less: errors only, no progress (neuro --quiet CMD …)."
+    ),
 ) -> None:
     """neurokit: raw EEG / surface fMRI → patch stores → foundation models (CBraMod, SiT)."""
+    from neurokit._utils.progress import set_quiet
+    from neurokit.cli.common import VERBOSITY
+
+    VERBOSITY.update(verbose=verbose, quiet=quiet)
+    set_quiet(quiet)
 
 
 app.command(cls=NeuroCommand)(prepare.prepare)
