@@ -369,3 +369,17 @@ def test_eeg_folder_card_reads_listed_formats(eeg_root):
 
     found = {p.path.name.split(".", 1)[1] for p in load_card("eeg_folder").files(eeg_root / "formats")}
     assert {"edf", "bdf", "gdf", "vhdr", "set"} <= found and any(f.endswith("fif") for f in found)
+
+
+def test_init_weights_pinned_by_sha256_from_the_cli(tiny_store, tmp_path):
+    """Issue 36 item 8: the CLI pins a weights file's SHA-256 (before, only the Python API could)."""
+    from neurokit._utils.hashing import file_sha256
+
+    torch.manual_seed(0)
+    torch.save(CBraMod(n_layers=1).state_dict(), tmp_path / "w.pth")
+    common = ["finetune", tiny_store, "--init", tmp_path / "w.pth", "--epochs", "1", "--batch-size", "16",
+              "--no-progress", "--no-baselines"]  # fmt: skip
+    r = cli(*common, "-o", tmp_path / "a", "--init-sha256", "0" * 64)
+    assert r.exit_code != 0 and "differs from the expected 0000000000" in " ".join(r.output.split())
+    r = cli(*common, "-o", tmp_path / "b", "--init-sha256", file_sha256(tmp_path / "w.pth"))
+    assert r.exit_code == 0, r.output

@@ -295,6 +295,12 @@ def finetune(
         show_default="none",
         help="`neuro pretrain` checkpoint, released CBraMod state_dict, or Hub weights hub:ORG/NAME[@REVISION] (e.g. hub:weighting666/CBraMod; default: from scratch). Its model family is the run's.",
     ),
+    init_sha256: Optional[str] = typer.Option(
+        None,
+        "--init-sha256",
+        show_default="none",
+        help="Pin the --init weights: refuse a file whose SHA-256 is not this one (a local file or Hub weights).",
+    ),
     allow_partial_init: bool = typer.Option(
         False,
         "--allow-partial-init",
@@ -484,6 +490,7 @@ def finetune(
         allow_partial_init=allow_partial_init,
         allow_mismatch=allow_mismatch,
         allow_duplicate_recordings=allow_duplicate_recordings,
+        init_sha256=init_sha256,
         strategy="full" if compare else strategies[0],
         lora_rank=lora_rank,
         lora_alpha=lora_alpha,

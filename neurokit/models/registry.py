@@ -480,6 +480,7 @@ def build_backbone(
     allow_partial: bool = False,
     allow_mismatch: Sequence[str] = (),
     store_name: str | Path | None = None,
+    init_sha256: str | None = None,
 ) -> tuple[nn.Module, dict]:
     """The backbone fine-tuning starts from: a new ``model`` sized for the store's samples (``init=None``), or
     the module of a pretraining checkpoint, a released state dict or a Hub name (``hub:ORG/NAME[@REV]``).
@@ -503,6 +504,11 @@ def build_backbone(
         which the store may differ from the checkpoint's pretraining data; any other difference is refused
         (:func:`~neurokit.models.checkpoint.check_data_facts`). A bare CBraMod state dict counts as pretrained
         on :data:`~neurokit.models.checkpoint.CBRAMOD_RELEASE_FACTS` (200 Hz, 200-sample patches, 100 µV).
+    store_name : str or Path, optional
+        The store, for messages.
+    init_sha256 : str, optional
+        The SHA-256 the weights file must have (a local file or Hub weights): another file is refused
+        (:class:`~neurokit.models.hub.HubError`). CLI: ``--init-sha256``.
 
     Returns
     -------
@@ -527,7 +533,7 @@ def build_backbone(
     if init is None:
         module = objective.build(store_attrs, tuple(sample_shape), dict(model_kwargs))
         return objective.backbone(module), {**info, "model_config": model_config_dict(module)}
-    pf = read_pretrained(init)  # hub:ORG/NAME[@REV] or a path, read with weights_only=True
+    pf = read_pretrained(init, sha256=init_sha256)  # hub:ORG/NAME[@REV] or a path, weights_only=True; pinned hash
     weights_info = pf.info  # name, revision, commit, sha256
     info["weights"] = weights_info
     if not pf.whole_module:

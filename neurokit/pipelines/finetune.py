@@ -125,6 +125,7 @@ class FinetuneConfig:
     allow_partial_init: bool = False  # load an ``init`` file that covers only part of the backbone
     allow_mismatch: list[str] | str | None = None  # data facts (sfreq, patch, units) the store may differ in from init
     allow_duplicate_recordings: bool = False  # score a test split sharing a recording (SHA-256) with train/val
+    init_sha256: str | None = None  # the SHA-256 the --init weights file must have (refused otherwise)
     label_fraction: float = 1.0  # fraction of the training labels learnt from (stratified, seeded)
     strategy: str = "full"  # full | frozen | linear-probe | lora
     lora_rank: int = 8  # strategy="lora": rank r of each adapter
@@ -823,6 +824,7 @@ def finetune_backbone(cfg: FinetuneConfig, init, ds) -> tuple[torch.nn.Module, d
         allow_partial=cfg.allow_partial_init,
         allow_mismatch=cfg.allow_mismatch or (),
         store_name=ds.stores[0].path,
+        init_sha256=cfg.init_sha256,
     )
     model_name = init_info.get("model", cfg.model or "cbramod")
     if cfg.model is not None and model_name != cfg.model:
