@@ -94,13 +94,13 @@ CRAFTED = {
     "shape_beyond_the_file": (
         "w.safetensors",
         safetensors_bytes({"w": {"dtype": "F32", "shape": [1 << 20, 1 << 20], "data_offsets": [0, 1 << 42]}}, bytes(8)),
-        r"w\.safetensors: refused, tensor 'w' declares shape \[1048576, 1048576\] F32 \(4,398,046,511,104 bytes\) "
-        r"at bytes 0-4,398,046,511,104, past the file's 8 bytes of tensor data",
+        r"w\.safetensors: refused, not a valid safetensors file \(SafetensorError: .*file not fully covered",
     ),
     "shape_beyond_its_offsets": (
         "w.safetensors",
         safetensors_bytes({"w": {"dtype": "F32", "shape": [1 << 30], "data_offsets": [0, 8]}}, bytes(8)),
-        r"w\.safetensors: refused, tensor 'w' declares shape \[1073741824\] F32 \(4,294,967,296 bytes\) at bytes 0-8",
+        r"w\.safetensors: refused, not a valid safetensors file \(SafetensorError: .*invalid shape, data type, or "
+        r"offset for tensor",
     ),
     "many_members": (
         "w.pt",

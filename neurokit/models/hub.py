@@ -91,18 +91,6 @@ def hub_cache_dir(cache_dir: str | Path | None = None) -> Path:
     return Path("~/.cache/huggingface/hub").expanduser()
 
 
-def _repo_dir(cache: Path, repo_id: str) -> Path:
-    return cache / ("models--" + repo_id.replace("/", "--"))
-
-
-def _cached_commit(cache: Path, repo_id: str, revision: str | None) -> str | None:
-    rev = revision or "main"
-    if re.fullmatch(r"[0-9a-f]{40}", rev):
-        return rev
-    ref = _repo_dir(cache, repo_id) / "refs" / rev
-    return ref.read_text().strip() if ref.exists() else None
-
-
 def _pick_file(files: list[str], spec: HubSpec) -> str:
     weights = sorted(f for f in files if f.endswith(WEIGHT_SUFFIXES))
     if len(weights) == 1:
@@ -120,15 +108,20 @@ def _pick_file(files: list[str], spec: HubSpec) -> str:
 
 
 def _list_files(spec: HubSpec, cache: Path, offline: bool) -> list[str]:
-    if offline:
-        commit = _cached_commit(cache, spec.repo_id, spec.revision)
-        snap = _repo_dir(cache, spec.repo_id) / "snapshots" / (commit or "-")
-        if not snap.is_dir():
+    if offline:  # the cached snapshot of the revision, as huggingface_hub resolves it (refs, commit hashes)
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import LocalEntryNotFoundError
+
+        try:
+            snap = Path(
+                snapshot_download(spec.repo_id, revision=spec.revision, cache_dir=str(cache), local_files_only=True)
+            )
+        except (LocalEntryNotFoundError, FileNotFoundError, ValueError) as exc:
             raise HubError(
                 f"{spec}: not in the Hub cache {cache} and offline mode is on (HF_HUB_OFFLINE/NEUROKIT_OFFLINE); "
                 "fetch it once online, or copy a cache that holds it"
-            )
-        return [str(p.relative_to(snap)) for p in snap.rglob("*") if p.is_file()]
+            ) from exc
+        return [p.relative_to(snap).as_posix() for p in snap.rglob("*") if p.is_file()]
     from huggingface_hub import HfApi
 
     try:
