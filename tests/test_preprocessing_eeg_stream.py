@@ -88,9 +88,9 @@ def test_prepare_streams_long_recordings_to_the_same_store(eeg_root, tmp_path):
 def test_stream_bad_samples_named_and_nothing_left(eeg_root, tmp_path):
     raw = mne.io.read_raw_edf(eeg_root / RUNS / "S001R04.edf", preload=True, verbose="error")
     raw._data[5, 9000:9010] = np.nan
-    path = tmp_path / "nan_raw.fif"
+    path = tmp_path / "nan_run-04_raw.fif"  # its run where a layout reads runs (a BIDS run- entity): run 4's group
     raw.save(path, verbose="error")
-    with pytest.raises(DataFileError, match=r"nan_raw\.fif: non-finite samples .* \[.FC4.\]"):
+    with pytest.raises(DataFileError, match=r"nan_run-04_raw\.fif: non-finite samples .* \[.FC4.\]"):
         prepare(
             "physionet_mi",
             tmp_path / "s.h5",
@@ -99,7 +99,7 @@ def test_stream_bad_samples_named_and_nothing_left(eeg_root, tmp_path):
             progress=False,
             stream_above_mb=0.5,
         )
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["nan_raw.fif"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nan_run-04_raw.fif"]
 
 
 def _fill_disk_after(monkeypatch, n_ok):
