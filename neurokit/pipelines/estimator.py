@@ -139,8 +139,10 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         self.seed = seed
 
     # ------------------------------------------------------------------ inputs
-    def _samples(self, X) -> tuple[np.ndarray, list[str] | None, np.ndarray | None]:
-        """``(samples float32 (n, *sample_shape), ch_names or None, event codes of Epochs or None)``."""
+    def _samples(self, X, reset: bool = False) -> tuple[np.ndarray, list[str] | None, np.ndarray | None]:
+        """``(samples float32 (n, *sample_shape), ch_names or None, event codes of Epochs or None)``. Arrays are
+        validated as scikit-learn validates them (``validate_data``: dense, numeric, finite, not empty; the channel
+        count — ``n_features_in_`` — set at ``fit`` (``reset``) and checked afterwards)."""
         import mne
 
         codes = None
@@ -153,6 +155,11 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
             ch_names = [X.ch_names[i] for i in picks]
             codes = X.events[:, 2]
         else:
+            from sklearn.utils.validation import validate_data
+
+            X = validate_data(self, X, reset=reset, allow_nd=True, dtype="numeric", ensure_all_finite=False)
+            if self.sfreq is not None and not (isinstance(self.sfreq, (int, float)) and self.sfreq > 0):
+                raise ValueError(f"sfreq={self.sfreq!r}: give the arrays' sampling rate in Hz (> 0)")
             rate = self.sfreq if self.sfreq is not None else getattr(self, "sfreq_", None)
             if rate is None and self.model == "cbramod":
                 raise ValueError(
@@ -161,7 +168,7 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
                     "(MOABB: return_epochs=True); trials are resampled to 200 Hz from it"
                 )
             data, scale = np.asarray(X, dtype=np.float64), float(self.scale)
-            sfreq = float(rate or TARGET_SFREQ)
+            sfreq = float(rate) if rate is not None else TARGET_SFREQ
         if not np.isfinite(data).all():  # as scikit-learn's validation: NaN/inf are refused, naming how many trials
             bad = int((~np.isfinite(data.reshape(len(data), -1))).any(axis=1).sum())
             raise ValueError(
@@ -171,17 +178,21 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
             if data.ndim < 3:
                 raise ValueError(f"X: {self.model} takes store-shaped samples (n, ...); got shape {data.shape}")
             return np.ascontiguousarray(data, dtype=np.float32), ch_names, codes
+        if data.ndim == 2:  # (n_trials, n_times): trials of one channel (scikit-learn's 2-D arrays)
+            data = data[:, None, :]
         if data.ndim != 3:
             raise ValueError(
-                f"X: expected EEG trials (n_trials, n_channels, n_times) or mne.Epochs; got shape {data.shape}"
+                f"X: expected EEG trials (n_trials, n_channels, n_times), one-channel trials (n_trials, n_times) "
+                f"or mne.Epochs; got shape {data.shape}"
             )
+        given = data.shape[-1]
         if sfreq != TARGET_SFREQ:
             data = mne.filter.resample(data, up=TARGET_SFREQ, down=sfreq, axis=-1, verbose="error")
         n_patches = data.shape[-1] // PATCH
         if n_patches < 1:
             raise ValueError(
-                f"X: trials of {data.shape[-1]} samples at 200 Hz are shorter than one {PATCH}-sample "
-                "patch (1 s); CBraMod needs at least 1 s per trial"
+                f"X: trials of n_features = {given} samples at {sfreq:g} Hz ({data.shape[-1]} at 200 Hz) are shorter "
+                f"than one {PATCH}-sample patch (1 s); CBraMod needs at least 1 s per trial"
             )
         data = data[..., : n_patches * PATCH] * scale
         return data.reshape(*data.shape[:2], n_patches, PATCH).astype(np.float32), ch_names, codes
@@ -212,12 +223,19 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         import mne
 
         self.__dict__.pop("sfreq_", None)  # a refit learns its rate anew
-        x, ch_names, codes = self._samples(X)
+        for name in ("epochs", "batch_size"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name}={v!r}: give a whole number, 1 or more")
+        x, ch_names, codes = self._samples(X, reset=True)
         # the rate of the trials fitted on (Epochs carry theirs): arrays given to predict later are read at it
         self.sfreq_ = float(X.info["sfreq"]) if isinstance(X, mne.BaseEpochs) else self.sfreq
         if y is None:
-            if codes is None:
-                raise ValueError("y is required with array inputs")
+            if codes is None:  # scikit-learn's words for it
+                raise ValueError(
+                    f"{type(self).__name__} requires y to be passed, but the target y is None (arrays carry no "
+                    "labels; mne.Epochs carry theirs as event codes)"
+                )
             y = codes
         from sklearn.utils.multiclass import check_classification_targets
 
@@ -342,15 +360,18 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         return self.classes_[self.predict_proba(X).argmax(axis=1)]
 
     def transform(self, X) -> np.ndarray:
-        """Backbone features averaged over tokens, ``(n, d_model)`` float32 (with ``frozen=True``: ``init``'s)."""
-        return self._run(X, features=True)
+        """Backbone features averaged over tokens, ``(n, d_model)``, in the input's float precision (float32 for
+        ``Epochs``; with ``frozen=True``: ``init``'s)."""
+        out = self._run(X, features=True)
+        kind = getattr(X, "dtype", None)
+        return out.astype(kind, copy=False) if kind is not None and np.dtype(kind).kind == "f" else out
 
     def __sklearn_tags__(self):
         """Trials ``(n, channels, times)`` (or store-shaped samples) in, not 2-D feature tables: scikit-learn's
         checks that build 2-D data do not apply; NaN/inf are refused; labels are classes."""
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.device != "cpu"
-        tags.input_tags.two_d_array = False
+        tags.input_tags.two_d_array = True  # (n, times): one-channel trials, so scikit-learn's checks run
         tags.input_tags.three_d_array = True
         tags.input_tags.allow_nan = False
         return tags
