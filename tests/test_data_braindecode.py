@@ -46,3 +46,19 @@ def test_braindecode_trains_on_a_store_and_a_store_comes_back(tmp_path):
     np.testing.assert_allclose(b.patches(slice(None)), st.patches(slice(None)), rtol=1e-5, atol=1e-7)
     assert b.labels.tolist() == st.labels.tolist() and list(b.info.label_names) == ["left", "right"]
     assert b.meta["subject"].astype(str).tolist() == st.meta["subject"].astype(str).tolist()
+
+
+def test_a_braindecode_dataset_without_subjects_is_one_subject_with_true_onsets(tmp_path, caplog):
+    """Review of issue 36: windows without a subject became one 'subject' each, at made-up onsets."""
+    from braindecode.datasets import create_from_X_y
+
+    x = np.random.default_rng(1).normal(0, 2e-5, (2, 3, 1200)).astype(np.float32)
+    ds = create_from_X_y(x, [0, 1], drop_last_window=True, sfreq=200.0, ch_names=["C3", "Cz", "C4"],
+                         window_size_samples=400, window_stride_samples=400)  # fmt: skip
+    with caplog.at_level("WARNING", logger="neurokit"):
+        st = PatchStore(from_braindecode(ds, tmp_path / "b.h5"))
+    assert "name no subject" in caplog.text and set(st.meta["subject"].astype(str)) == {"braindecode"}
+    assert st.meta["onset"].tolist() == [0.0, 2.0, 4.0, 0.0, 2.0, 4.0]  # each trial's windows at 0, 2, 4 s
+    with pytest.raises(Exception, match="exists"):
+        from_braindecode(ds, tmp_path / "b.h5")
+    assert from_braindecode(ds, tmp_path / "b.h5", overwrite=True).exists()

@@ -84,3 +84,9 @@ def test_tensorboard_events_when_installed(tmp_path):
     pytest.importorskip("tensorboard")
     _trainer(tmp_path, epochs=1).fit()
     assert list((tmp_path / "run" / "tensorboard").glob("events.out.tfevents.*"))
+
+
+def test_early_stopping_on_a_metric_the_epochs_do_not_have_is_refused(tmp_path):
+    """Review of issue 36: a misspelt metric never stopped anything, silently."""
+    with pytest.raises(ValueError, match=r"EarlyStopping: no 'vall' in the epoch record; its numbers are epoch, "):
+        _trainer(tmp_path, epochs=3, callbacks=[EarlyStopping("vall", patience=1)]).fit()

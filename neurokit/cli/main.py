@@ -40,7 +40,10 @@ def _main(
         False, "--verbose", "-v", help="Say more: each file and stage (INFO), MNE's own messages (neuro -v CMD …)."
     ),
     quiet: bool = typer.Option(
-        False, "--quiet", "-q", help="Say less: errors only, no progress (neuro --quiet CMD …)."
+        False,
+        "--quiet",
+        "-q",
+        help="Say less: no progress and no warnings; results and errors stay (neuro --quiet CMD …).",
     ),
 ) -> None:
     """neurokit: raw EEG / surface fMRI → patch stores → foundation models (CBraMod, SiT)."""

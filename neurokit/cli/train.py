@@ -502,6 +502,8 @@ def finetune(
         strategies = ["frozen"]
     if task and head != "m4oe":
         fail(ValueError(f"--task is for --head m4oe (got --head {head})"))
+    if init_sha256 and not init:
+        fail(ValueError("--init-sha256 pins the --init weights file: give --init FILE (or hub:ORG/NAME) with it"))
     if head != "m4oe":  # the release's settings for the store's dataset, where the card gives them
         from neurokit.pipelines.finetune import card_defaults
 

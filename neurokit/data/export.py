@@ -147,7 +147,12 @@ def to_braindecode(store: str | Path | Sequence[str | Path], *, subjects: Sequen
 
 
 def from_braindecode(
-    dataset, out: str | Path, *, label_names: Sequence[str] | None = None, scale: float = DEFAULT_SCALE
+    dataset,
+    out: str | Path,
+    *,
+    label_names: Sequence[str] | None = None,
+    scale: float = DEFAULT_SCALE,
+    overwrite: bool = False,
 ) -> Path:
     """Write a braindecode windows dataset (``WindowsDataset`` / ``EEGWindowsDataset`` or their
     ``BaseConcatDataset``) into a neurokit patch store.
@@ -163,10 +168,15 @@ def from_braindecode(
         Class names (default ``"0"``, ``"1"``, …).
     scale : float
         Volts → the store's unit (1e4: CBraMod's 100 µV).
+    overwrite : bool
+        Replace a store at ``out``.
 
     Returns
     -------
     Path
+        The store: each window's subject, session and run from its dataset's ``description`` (one subject,
+        ``"braindecode"``, with a warning, when the descriptions name none: subject splits need them), its onset the
+        window's start sample / 200 (the window indices braindecode gives).
 
     Raises
     ------
@@ -177,9 +187,18 @@ def from_braindecode(
     --------
     >>> from_braindecode(windows, "bd.h5", label_names=["left", "right"])  # doctest: +SKIP
     """
+    import logging
+
     from neurokit.io.store import PatchStoreWriter
 
     parts = list(getattr(dataset, "datasets", [dataset]))
+    named = any(getattr(p, "description", None) is not None and "subject" in p.description for p in parts)
+    if not named:
+        logging.getLogger("neurokit").warning(
+            "%s: the braindecode descriptions name no subject: every window is stored under subject 'braindecode' "
+            "(subject splits need them: set_description({'subject': …}) in braindecode first)",
+            out,
+        )
     out = Path(out)
     writer = None
     labels_seen: set[int] = set()
@@ -189,13 +208,15 @@ def from_braindecode(
             if sfreq is not None and abs(sfreq - 200.0) > 1e-6:
                 raise StoreError(f"{out}: braindecode dataset {k} is at {sfreq:g} Hz; resample it to 200 Hz first")
             desc = getattr(part, "description", None)
-            subject = str(desc.get("subject", k)) if desc is not None else str(k)
+            subject = str(desc.get("subject")) if named and desc is not None and "subject" in desc else "braindecode"
             session = str(desc.get("session", "")) if desc is not None else ""
             run = str(desc.get("run", "")) if desc is not None else ""
-            xs, ys = [], []
+            xs, ys, starts = [], [], []
             for i in range(len(part)):
                 item = part[i]
                 x, y = np.asarray(item[0], dtype=np.float64), int(item[1])
+                inds = item[2] if len(item) > 2 else None  # [window in trial, start sample, stop sample]
+                starts.append(float(inds[1]) / 200.0 if inds is not None and len(inds) > 1 else float(i))
                 if x.ndim != 2 or x.shape[1] % 200:
                     raise StoreError(f"{out}: a window of shape {x.shape}; windows must be (C, T), T a multiple of 200")
                 xs.append(x.reshape(x.shape[0], -1, 200) * scale)
@@ -208,8 +229,8 @@ def from_braindecode(
                 attrs = dict(modality="eeg", card="braindecode", sfreq=200.0, patch_size=200, units="100 uV",
                              ch_names=names or [f"EEG{i + 1:03d}" for i in range(arr.shape[1])],
                              recipe={"scale": scale, "window_s": arr.shape[2] * 1.0})  # fmt: skip
-                writer = PatchStoreWriter(out, arr.shape[1:], attrs=attrs)
-            onsets = np.arange(len(arr), dtype=np.float64) * arr.shape[2]
+                writer = PatchStoreWriter(out, arr.shape[1:], attrs=attrs, overwrite=overwrite)
+            onsets = np.asarray(starts, dtype=np.float64)
             writer.append(arr, np.asarray(ys), onsets=onsets, subject=subject, session=session, run=run)
             labels_seen.update(ys)
         if writer is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import math
 import time
 from dataclasses import asdict, dataclass, field
@@ -132,6 +133,10 @@ class FinetuneConfig:
     lora_alpha: float = 16.0  # strategy="lora": adapter scaling alpha / r
 
     def __post_init__(self) -> None:
+        if self.init_sha256 is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", str(self.init_sha256)):
+            raise ConfigError(
+                f"init_sha256={self.init_sha256!r} (CLI: --init-sha256): give the 64 hexadecimal digits of a SHA-256"
+            )
         from neurokit.data.augment import AugmentConfig
 
         aug = AugmentConfig.parse(self.augment)

@@ -151,7 +151,13 @@ class EarlyStopping:
         self.bad = 0
 
     def on_epoch(self, trainer, record: dict) -> None:
-        v = float(flatten(record).get(self.metric, math.nan))
+        flat = flatten(record)
+        if self.metric not in flat:  # a misspelt metric would never stop anything: said at the first epoch
+            raise ValueError(
+                f"EarlyStopping: no {self.metric!r} in the epoch record; its numbers are "
+                f"{', '.join(k for k, v in flat.items() if isinstance(v, (int, float)))}"
+            )
+        v = float(flat[self.metric])
         if not math.isfinite(v):
             return
         better = self.best is None or (

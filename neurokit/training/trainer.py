@@ -531,6 +531,7 @@ class Trainer:
         try:
             while self.step < self.total:
                 epoch, start = divmod(self.step, self.per_epoch)
+                self._epoch_t0 = time.perf_counter()
                 (self.train_mode or (lambda m: m.train()))(self.model)
                 for task, x, y in self.batches(epoch, start):
                     x = x.to(info.device, non_blocking=True)
@@ -620,8 +621,6 @@ class Trainer:
     def _end_epoch(self, epoch: int, log: Path | None) -> None:
         done = self._epoch_losses
         self._epoch_losses = []
-        now = time.perf_counter()
-        epoch_time, self._epoch_t0 = now - self._epoch_t0, now
         if self.validate is None:
             return
         rec: dict[str, Any] = {"epoch": epoch + 1}
@@ -634,7 +633,14 @@ class Trainer:
         for k, v in self.validate(self.module).items():
             rec[k] = {**rec[k], **v} if isinstance(v, dict) and isinstance(rec.get(k), dict) else v
         self.records.append(rec)  # the history reports keep: no clock in it (a resumed run's equals a whole one's)
+        epoch_time = time.perf_counter() - self._epoch_t0  # this epoch's training and validation
         logged = {**rec, "epoch_time_s": round(epoch_time, 3)}  # the logs people open say how long it took
+        logger.info(
+            "epoch %d: %s (%.1f s)",
+            epoch + 1,
+            ", ".join(f"{k} {v:.4g}" for k, v in rec.items() if isinstance(v, float) and k != "epoch"),
+            epoch_time,
+        )
         if log is not None:
             self._log(log, logged)
         for cb in getattr(self, "_callbacks", []):
