@@ -40,7 +40,10 @@ def resolve_splits(ds_all, override: dict[str, list[str]] | None = None) -> tupl
     info = ds_all.info
     body = info.card_body
     if not body:
-        raise ConfigError("the store names no data card: pass splits={'train': [...], 'val': [...], 'test': [...]}")
+        raise ConfigError(
+            "the store names no data card to split it by: pass splits={'train': [...], 'val': [...], 'test': [...]} "
+            "(CLI: --train-subjects, --val-subjects and --test-subjects)"
+        )
     card = DataCard(name=body["name"], raw=body)
     sp = card.splits(info.task)
     unit = card.split_unit(info.task)  # "run": the card's rule splits recordings (as the release's own split)
