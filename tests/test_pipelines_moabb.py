@@ -385,9 +385,9 @@ def test_moabb_trials_at_another_rate_reach_the_model_resampled(tmp_path_factory
     raw_seen: list[np.ndarray] = []
 
     class Spy(FoundationClassifier):
-        def _samples(self, X):
+        def _samples(self, X, reset=False):
             raw_seen.append(np.asarray(X))
-            out = super()._samples(X)
+            out = super()._samples(X, reset=reset)
             seen.append(out[0])
             return out
 
