@@ -273,6 +273,10 @@ DATASETS: dict[str, DatasetReader] = {
     "chb_mit": _elsewhere("chbmit", "chb_mit", _above(up=1)),  # chbNN/chbNN_MM.edf: the folder of the cases
     "isruc": _elsewhere("isruc", "isruc", _above(up=1)),  # N/N.rec: the folder of the subjects
     "mumtaz": _elsewhere("mumtaz", "mumtaz"),
+    # part 2 (issue 37): MATLAB, Neuroscan and pickle datasets
+    "bciciv2a": _elsewhere("bciciv2a", "bciciv2a"),
+    "faced": _elsewhere("faced", "faced"),
+    "seed_v": _elsewhere("seedv", "seed_v"),
 }
 
 
