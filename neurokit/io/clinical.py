@@ -31,7 +31,7 @@ BONN_SFREQ = 173.61
 BONN_SETS = {"Z": "A", "O": "B", "N": "C", "F": "D", "S": "E"}  # file letter → set name in the paper
 
 
-def _raw(
+def raw_from_uv(
     data_uv: np.ndarray,
     ch_names: list[str],
     sfreq: float,
@@ -39,7 +39,15 @@ def _raw(
     types=None,
     annotations: Sequence[tuple[float, float, str]] = (),
 ):
-    """RawArray from ``(n_channels, n_times)`` µV, 10-05 names where possible, labelled annotations."""
+    """An :class:`mne.io.RawArray` in volts from ``(n_channels, n_times)`` µV, with 10-05 channel names where the
+    labels have them and the labelled annotations ``(onset_s, duration_s, description)``; the dataset readers'
+    common last step.
+
+    Raises
+    ------
+    DataFileError
+        NaN/inf samples (naming ``source``).
+    """
     import mne
 
     renames = ChannelRenames()
@@ -98,7 +106,7 @@ def read_bonn(path: str | Path, member: str | None = None):
     letter = Path(member or path).stem[:1].upper()
     if letter not in BONN_SETS:
         raise DataFileError(f"{src}: the file name does not start with a set letter {sorted(BONN_SETS)}")
-    return _raw(x[None], ["EEG"], BONN_SFREQ, src, annotations=[(0.0, x.size / BONN_SFREQ, f"set/{letter}")])
+    return raw_from_uv(x[None], ["EEG"], BONN_SFREQ, src, annotations=[(0.0, x.size / BONN_SFREQ, f"set/{letter}")])
 
 
 def _bonn_entries(base: Path):
@@ -169,7 +177,7 @@ def read_smni(path: str | Path):
     names = [c for c in chans if c not in _SMNI_NON_EEG]  # EEG electrodes only
     n = lens.pop()
     dur = n / 256.0
-    return _raw(
+    return raw_from_uv(
         np.array([chans[c] for c in names]),
         names,
         256.0,

@@ -1,0 +1,172 @@
+"""MATLAB ``.mat`` files: v4–v7 through :func:`scipy.io.loadmat`, v7.3 (HDF5) through h5py, read into one shape.
+
+The caller names the variables it needs and, for arrays, the meaning of each axis as the file stores it; what comes
+back is the same for both formats: a struct is a ``dict`` of its fields, a cell array a ``list`` (a struct array a
+``list`` of ``dict``), a char array a ``str``, a numeric array an ``ndarray`` in MATLAB's axis order with singleton
+axes removed (scipy's ``simplify_cells``; h5py's transposed storage is put back). Every fault — an unreadable file,
+a missing variable or field, an array of the wrong number of axes — is one :class:`DataFileError` line naming the
+file and the problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neurokit._utils.errors import DataFileError
+
+__all__ = ["load_mat", "mat_array", "mat_field", "read_mat"]
+
+
+def _h5_value(f, obj) -> Any:
+    """One HDF5 object of a MATLAB v7.3 file as :func:`load_mat` returns it."""
+    import h5py
+
+    if isinstance(obj, h5py.Group):
+        return {k: _h5_value(f, obj[k]) for k in obj.keys() if not k.startswith("#")}
+    cls = obj.attrs.get("MATLAB_class", b"")
+    cls = cls.decode() if isinstance(cls, bytes) else str(cls)
+    if obj.attrs.get("MATLAB_empty", 0):
+        return np.zeros(0)
+    data = obj[()]
+    if obj.dtype == h5py.ref_dtype or cls == "cell":
+        refs = np.asarray(data).T  # h5py sees MATLAB's column-major dims reversed
+        return [_h5_value(f, f[r]) for r in refs.ravel(order="F")]
+    arr = np.asarray(data).T
+    if cls == "char":
+        return "".join(chr(c) for c in arr.ravel(order="F"))
+    arr = np.squeeze(arr)
+    return arr.item() if arr.ndim == 0 else arr
+
+
+def load_mat(path: str | Path, names: Sequence[str]) -> dict[str, Any]:
+    """The variables ``names`` of the MATLAB file ``path`` (v5 or v7.3), each as described in the module.
+
+    Raises
+    ------
+    DataFileError
+        No such file, not a MATLAB file (or a damaged one), or a variable of ``names`` not in it.
+
+    Examples
+    --------
+    >>> import tempfile, scipy.io
+    >>> p = Path(tempfile.mkdtemp()) / "a.mat"
+    >>> scipy.io.savemat(p, {"x": np.zeros((3, 2)), "s": {"fs": 250.0}})
+    >>> v = load_mat(p, ["x", "s"])
+    >>> v["x"].shape, v["s"]["fs"]
+    ((3, 2), 250.0)
+    >>> load_mat(p, ["data"])
+    Traceback (most recent call last):
+    ...
+    neurokit._utils.errors.DataFileError: ...a.mat: no variable 'data' (it holds: s, x)
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataFileError(f"{path}: no such file")
+    names = list(names)
+    try:
+        import h5py
+
+        hdf5 = h5py.is_hdf5(path)
+    except ImportError:  # pragma: no cover - h5py is a dependency
+        hdf5 = False
+    try:
+        if hdf5:
+            import h5py
+
+            with h5py.File(path, "r") as f:
+                held = sorted(k for k in f.keys() if not k.startswith("#"))
+                missing = [n for n in names if n not in held]
+                if missing:
+                    raise DataFileError(f"{path}: no variable {missing[0]!r} (it holds: {', '.join(held)})")
+                return {n: _h5_value(f, f[n]) for n in names}
+        import scipy.io
+
+        held = sorted(n for n, *_ in scipy.io.whosmat(path))
+        missing = [n for n in names if n not in held]
+        if missing:
+            raise DataFileError(f"{path}: no variable {missing[0]!r} (it holds: {', '.join(held)})")
+        got = scipy.io.loadmat(path, variable_names=names, simplify_cells=True)
+        return {n: got[n] for n in names}
+    except DataFileError:
+        raise
+    except Exception as exc:  # scipy/h5py raise many kinds on a damaged or foreign file
+        why = " ".join(str(exc).split()) or type(exc).__name__
+        raise DataFileError(f"{path}: not a readable MATLAB .mat file ({why})") from None
+
+
+def mat_field(value: Any, name: str, *, source: str | Path, what: str = "struct") -> Any:
+    """Field ``name`` of a struct read by :func:`load_mat`; a :class:`DataFileError` naming ``source`` and ``what``
+    when ``value`` is not a struct or lacks the field."""
+    if not isinstance(value, Mapping):
+        raise DataFileError(f"{source}: {what} is not a MATLAB struct ({type(value).__name__})")
+    if name not in value:
+        raise DataFileError(f"{source}: {what} has no field {name!r} (it has: {', '.join(sorted(value))})")
+    return value[name]
+
+
+def mat_array(
+    value: Any,
+    axes: Sequence[str],
+    *,
+    source: str | Path,
+    what: str,
+    want: Sequence[str] | None = None,
+    dtype=np.float64,
+) -> np.ndarray:
+    """``value`` as an array with one axis per name of ``axes`` (the file's order), transposed to ``want``.
+
+    A scalar counts as one element of a one-axis array (:func:`load_mat` removes singleton axes, so a 1 × 1 list of
+    trials is a scalar); an empty value gives an empty array of ``len(axes)`` axes.
+
+    Raises
+    ------
+    DataFileError
+        ``value`` is not numeric or has another number of axes, naming ``source``, ``what`` and its shape.
+
+    Examples
+    --------
+    >>> mat_array(np.zeros((5, 3)), ("time", "channel"), source="f.mat", what="X", want=("channel", "time")).shape
+    (3, 5)
+    >>> mat_array(np.zeros(4), ("time", "channel"), source="f.mat", what="X")
+    Traceback (most recent call last):
+    ...
+    neurokit._utils.errors.DataFileError: f.mat: X has shape (4,); expected 2 axes (time, channel)
+    """
+    axes = list(axes)
+    try:
+        arr = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError):
+        raise DataFileError(f"{source}: {what} is not a numeric array ({type(value).__name__})") from None
+    if arr.size == 0:
+        arr = arr.reshape((0,) * len(axes))
+    elif arr.ndim == 0 and len(axes) == 1:
+        arr = arr.reshape(1)
+    if arr.ndim != len(axes):
+        raise DataFileError(f"{source}: {what} has shape {arr.shape}; expected {len(axes)} axes ({', '.join(axes)})")
+    if want is not None:
+        arr = arr.transpose([axes.index(a) for a in want])
+    return arr
+
+
+def read_mat(path: str | Path, variables: Mapping[str, Sequence[str] | None]) -> dict[str, Any]:
+    """The variables of a MATLAB file named by ``variables``: name → the file's axis names (an array, checked by
+    :func:`mat_array`), or ``None`` (a struct or cell, returned as :func:`load_mat` reads it).
+
+    Examples
+    --------
+    >>> import tempfile, scipy.io
+    >>> p = Path(tempfile.mkdtemp()) / "b.mat"
+    >>> scipy.io.savemat(p, {"eeg": np.ones((62, 1000)), "info": {"fs": 200}})
+    >>> v = read_mat(p, {"eeg": ("channel", "time"), "info": None})
+    >>> v["eeg"].shape, v["info"]["fs"]
+    ((62, 1000), 200)
+    """
+    got = load_mat(path, list(variables))
+    return {
+        n: got[n] if axes is None else mat_array(got[n], axes, source=path, what=f"variable {n!r}")
+        for n, axes in variables.items()
+    }
