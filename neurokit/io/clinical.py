@@ -285,6 +285,7 @@ DATASETS: dict[str, DatasetReader] = {
     "bciciv2a": _elsewhere("bciciv2a", "bciciv2a"),
     "faced": _elsewhere("faced", "faced"),
     "seed_v": _elsewhere("seedv", "seed_v"),
+    "shu_mi": _elsewhere("shumi", "shu_mi"),
 }
 
 
