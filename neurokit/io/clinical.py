@@ -266,7 +266,8 @@ def _elsewhere(module: str, name: str, base_of: Callable[[Path], Path] | None = 
         return getattr(importlib.import_module(f"neurokit.io.{module}"), f"{name}_entries")(base)
 
     def read(e):
-        return getattr(importlib.import_module(f"neurokit.io.{module}"), f"read_{name}")(e.path)
+        fn = getattr(importlib.import_module(f"neurokit.io.{module}"), f"read_{name}")
+        return fn(e.path, e.member) if getattr(e, "member", "") else fn(e.path)  # a member: one part of the file
 
     return DatasetReader(entries, read, base_of or (lambda p: Path(p).parent))
 
