@@ -69,21 +69,12 @@ def bciciv2a_entries(base: Path) -> list:
     >>> [(e.subject, e.session, e.run) for e in bciciv2a_entries(d)]
     [('A01', 'T', 'A01T'), ('A02', 'E', 'A02E')]
     """
-    from neurokit.io.entry import FileEntry
+    from neurokit.io.entry import FileEntry, named_files
 
-    found: dict[str, Path] = {}
-    for p in sorted(Path(base).rglob("*.mat")):
-        if not _NAME.match(p.name):
-            continue
-        if p.name in found:
-            raise DataFileError(f"{p}: a second {p.name} (the first is {found[p.name]}); keep one copy of the dataset")
-        found[p.name] = p
-    out = []
-    for name in sorted(found):
-        m = _NAME.match(name)
-        assert m is not None  # only names the pattern matched were kept above
-        out.append(FileEntry(path=found[name], subject=f"A{m[1]}", session=m[2], run=name[:-4], reader="bciciv2a"))
-    return out
+    return [
+        FileEntry(path=p, subject=f"A{m[1]}", session=m[2], run=p.stem, reader="bciciv2a")
+        for p, m in named_files(base, "*.mat", _NAME)
+    ]
 
 
 def release_trials(path: str | Path) -> tuple[np.ndarray, list[int]]:

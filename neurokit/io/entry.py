@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,3 +23,36 @@ class FileEntry:
     reader: str = ""  # "": neurokit.io.eeg.read_eeg; "bids": neurokit.io.bids.read_bids_eeg (sidecars); else a
     #                   dataset reader in neurokit.io.clinical.DATASETS (Bonn, SMNI, EEGMAT)
     label: int | None = None  # subject-level class of every window (a participants.tsv column)
+
+
+def named_files(base: Path, glob: str, name: re.Pattern) -> list[tuple[Path, re.Match]]:
+    """The files under ``base`` (with its subfolders) matching ``glob`` whose names match ``name``, sorted by name,
+    each with its match: the recordings of a dataset whose file names carry its subjects and sessions.
+
+    Raises
+    ------
+    DataFileError
+        One name found twice (a dataset's release reads one folder), naming both files.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> for n in ("A02E.mat", "A01T.mat", "B01T.mat"):
+    ...     _ = (d / n).write_bytes(b"")
+    >>> [(p.name, m[1]) for p, m in named_files(d, "*.mat", re.compile(r"^A(0[1-9])[TE]\\.mat$"))]
+    [('A01T.mat', '01'), ('A02E.mat', '02')]
+    """
+    from neurokit._utils.errors import DataFileError
+
+    found: dict[str, tuple[Path, re.Match]] = {}
+    for p in sorted(Path(base).rglob(glob)):
+        m = name.match(p.name)
+        if m is None:
+            continue
+        if p.name in found:
+            raise DataFileError(
+                f"{p}: a second {p.name} (the first is {found[p.name][0]}); keep one copy of the dataset"
+            )
+        found[p.name] = (p, m)
+    return [found[n] for n in sorted(found)]

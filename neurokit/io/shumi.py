@@ -59,23 +59,12 @@ def shu_mi_entries(base: Path) -> list:
     >>> [(e.subject, e.session) for e in shu_mi_entries(d)]
     [('sub-001', 'ses-05'), ('sub-002', 'ses-01')]
     """
-    from neurokit.io.entry import FileEntry
+    from neurokit.io.entry import FileEntry, named_files
 
-    found: dict[str, Path] = {}
-    for p in sorted(Path(base).rglob("*.mat")):
-        if not _NAME.match(p.name):
-            continue
-        if p.name in found:
-            raise DataFileError(f"{p}: a second {p.name} (the first is {found[p.name]}); keep one copy of the dataset")
-        found[p.name] = p
-    out = []
-    for name in sorted(found):
-        m = _NAME.match(name)
-        assert m is not None  # only names the pattern matched were kept above
-        out.append(
-            FileEntry(path=found[name], subject=f"sub-{m[1]}", session=f"ses-{m[2]}", run=name[:-4], reader="shu_mi")
-        )
-    return out
+    return [
+        FileEntry(path=p, subject=f"sub-{m[1]}", session=f"ses-{m[2]}", run=p.stem, reader="shu_mi")
+        for p, m in named_files(base, "*.mat", _NAME)
+    ]
 
 
 def release_trials(path: str | Path) -> tuple[np.ndarray, list[int]]:
