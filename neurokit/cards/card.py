@@ -376,8 +376,9 @@ class DataCard:
             return bids_explicit(self, paths, layout, tname, root)
         pattern = layout.get("subject_pattern")
         out = []
+        listings: dict = {}  # a reader's listing of a dataset folder, made once for all the files given
         for f in paths:
-            listed = reader_explicit(self, f, layout, te, root) if kind == "reader" else []
+            listed = reader_explicit(self, f, layout, te, root, listings) if kind == "reader" else []
             if listed:  # the recordings the dataset reader finds in this file (an archive's members)
                 out += listed
                 continue

@@ -754,7 +754,7 @@ class PatchStore:
                     f"{len(bad)} sample(s), e.g. {', '.join(map(str, bad[:5]))}"
                 )
         limit = FINITE_SCAN_VALUES if max_scan_values is None else max_scan_values
-        if self._values() <= limit and self.sample_shape and len(self.sample_shape) >= 1:
+        if self._values() <= limit:
             bad_windows = self._nonfinite_windows()
             if len(bad_windows):
                 out.append(

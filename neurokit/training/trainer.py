@@ -520,9 +520,8 @@ class Trainer:
         self.stop_requested = False
         from neurokit.training.callbacks import default_callbacks
 
-        cbs = list(self.callbacks) + (default_callbacks(out) if info.is_main and log is not None else [])
-        if not info.is_main:
-            cbs = []
+        # on rank 0 only: the user's callbacks and the run folder's loggers
+        cbs = (list(self.callbacks) + (default_callbacks(out) if log is not None else [])) if info.is_main else []
         self._callbacks = cbs
         self._epoch_t0 = time.perf_counter()
         desc = f"{self.stage} {self.title}" + (f" ({self.detail})" if self.detail else "")

@@ -4,6 +4,7 @@ ISRUC, Mumtaz), labelled by the task's ``events``; a task's ``split_rule`` is re
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 from neurokit._utils.errors import CardError
@@ -33,7 +34,9 @@ def reader_files(card, root, layout, tname, t, subjects) -> list[FileEntry]:
     return out
 
 
-def reader_explicit(card, f: Path, layout, te, root: Path | None = None) -> list[FileEntry]:
+def reader_explicit(
+    card, f: Path, layout, te, root: Path | None = None, listings: dict | None = None
+) -> list[FileEntry]:
     """:meth:`explicit_files` of a ``reader`` card: the entries its dataset reader lists for ``f`` (an archive gives
     each member) where the dataset lays it out — under ``root`` (``--data-root``) when ``f`` lies there, else from
     the folder the reader names for it (its own folder, or the dataset folder above whose layout labels it: a TUAB
@@ -51,8 +54,13 @@ def reader_explicit(card, f: Path, layout, te, root: Path | None = None) -> list
     want = Path(f).expanduser().resolve()
     bases = [Path(root).expanduser().resolve() / layout.get("subdir", "")] if root is not None else []
     bases = [b for b in bases if want.is_relative_to(b)] + [reader.base_of(want)]
+    listings = (
+        {} if listings is None else listings
+    )  # folder → its listing: several -f files of one dataset list it once
     for base in dict.fromkeys(bases):
-        found = [e for e in reader.entries(base) if Path(e.path).resolve() == want]
+        if base not in listings:
+            listings[base] = reader.entries(base)
+        found = [copy.copy(e) for e in listings[base] if Path(e.path).resolve() == want]
         if found:
             for e in found:
                 e.path, e.events = Path(f), te.events

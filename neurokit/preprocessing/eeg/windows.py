@@ -87,9 +87,10 @@ def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
         applied["dropped_channels"] = bads
     if recipe.channels:
         missing = [c for c in recipe.channels if c not in raw.ch_names]
-        from neurokit.geometry.channels import OLD_TO_NEW
+        if missing:
+            from neurokit.geometry.channels import OLD_TO_NEW
 
-        old = {new: f"{new} ({o} in old 10-20 names)" for o, new in OLD_TO_NEW.items()}
+            old = {new: f"{new} ({o} in old 10-20 names)" for o, new in OLD_TO_NEW.items()}
         if missing and recipe.missing_channels == "skip":
             raise RecordingDropped(
                 f"{source}: no channel {', '.join(old.get(c, c) for c in missing)} of the recipe's channels; left "
@@ -645,6 +646,9 @@ def cut_windows(
         raise ValueError(f"windows of {win} samples where the recipe stores {n_out}: resample first")
     out = np.empty((len(starts), C, recipe.n_patches, PATCH_SIZE), dtype=np.float32)
     ok = np.ones(len(starts), dtype=bool)
+    per_window = win != n_out  # resample_windows: each window resampled alone (the function imported once)
+    if per_window:
+        from scipy.signal import resample
     bound = None if recipe.reject_uv is None else recipe.reject_uv * 1e-6
     j = 0  # kept windows are packed to the front: no second copy of the windows
     for i, s in enumerate(starts):
@@ -652,9 +656,7 @@ def cut_windows(
         if bound is not None and np.abs(seg).max() > bound:
             ok[i] = False
             continue
-        if win != n_out:  # resample_windows: this window alone, by FFT (scipy.signal.resample)
-            from scipy.signal import resample
-
+        if per_window:  # this window alone, by FFT (scipy.signal.resample)
             seg = resample(seg, n_out, axis=1)
         np.multiply(seg, recipe.scale, out=out[j].reshape(C, n_out), casting="same_kind")
         j += 1
