@@ -45,7 +45,11 @@ def test_subject_rule():
     assert subject_of("a/b/sub-07/eeg/sub-07_task-rest_eeg.edf") == "sub-07"
     assert subject_of("S001/S001R04.edf", r"^(?P<subject>[^/]+)/") == "S001"
     assert subject_of("x/S001R04.edf", r"(S\d{3})R") == "S001"
-    assert SUBJECT_PATTERN == r"(?P<subject>[^/_.]+)[^/]*$"
+    assert SUBJECT_PATTERN == r"(?:^|/)(?:[lr]h\.)?(?P<subject>[^/_.]+)[^/]*$"
+    # FreeSurfer hemisphere files: the subject, not the hemisphere (lh./rh. names, a subject's surf/ folder)
+    assert subject_of("lh.sub01.fsaverage5.mgz") == subject_of("rh.sub01.fsaverage5.mgz") == "sub01"
+    assert subject_of("bert/surf/lh.rest.fsaverage5.mgz") == subject_of("bert/surf/rh.rest.fsaverage5.mgz") == "bert"
+    assert subject_of("lhasa_01.edf") == "lhasa" and subject_of("rest/lh.x.mgz") == "x"
     with pytest.raises(CardError, match=r"does not match the file 'rec\.edf'"):
         subject_of("rec.edf", r"Subject(?P<subject>\d+)")
     with pytest.raises(CardError, match="not a valid regular expression"):

@@ -29,7 +29,7 @@ def _to_bids(eeg_root, root, subjects, runs, groups=None):
             mne_bids.write_raw_bids(raw, bp, overwrite=True, verbose="error")
     if groups:  # a participants.tsv column of our own: subject-level labels
         p = root / "participants.tsv"
-        rows = list(csv.DictReader(p.open(), delimiter="\t"))
+        rows = list(csv.DictReader(p.open(encoding="utf-8-sig"), delimiter="\t"))
         with p.open("w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=[*rows[0], "group"], delimiter="\t")
             w.writeheader()
@@ -219,3 +219,13 @@ def test_channels_renamed_after_mne_bids_wrote_them_and_subjects_by_number(tmp_p
 
     parts = PatchDataset(tmp_path / "a.h5", labelled=True).split({"train": ["S001"], "val": ["S002"], "test": ["S003"]})
     assert sorted({str(s) for s in parts["train"].meta("subject")}) == ["sub-01"]  # --train-subjects 1
+
+
+def test_participants_and_events_tsv_with_a_byte_order_mark(tmp_path):
+    """mne-bids 0.18 and spreadsheet programs write TSV files starting with a UTF-8 byte-order mark."""
+    from neurokit.io.bids import read_participants, trial_types
+
+    (tmp_path / "participants.tsv").write_text("participant_id\tage\nsub-01\t30\nsub-02\tn/a\n", encoding="utf-8-sig")
+    assert read_participants(tmp_path) == {"01": {"age": "30"}, "02": {"age": "n/a"}}
+    (tmp_path / "sub-01_task-a_events.tsv").write_text("trial_type\tonset\nleft\t1\nright\t2\n", encoding="utf-8-sig")
+    assert trial_types(tmp_path / "sub-01_task-a_eeg.edf") == ["left", "right"]

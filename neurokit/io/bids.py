@@ -360,7 +360,8 @@ def read_participants(root: str | Path) -> dict[str, dict[str, str]]:
     p = Path(root) / "participants.tsv"
     if not p.exists():
         return {}
-    with p.open(newline="", encoding="utf-8") as fh:
+    # utf-8-sig: a byte-order mark (mne-bids 0.18 writes one; so do spreadsheet programs) is not a column name
+    with p.open(newline="", encoding="utf-8-sig") as fh:
         rows = list(csv.DictReader(fh, delimiter="\t"))
     if rows and "participant_id" not in rows[0]:
         raise DataFileError(f"{p}: no participant_id column (columns: {list(rows[0])})")
@@ -386,5 +387,5 @@ def trial_types(path: str | Path) -> list[str]:
     ev = Path(str(path).rsplit("_", 1)[0] + "_events.tsv")
     if not ev.exists():
         return []
-    with ev.open(newline="", encoding="utf-8") as fh:
+    with ev.open(newline="", encoding="utf-8-sig") as fh:
         return sorted({r.get("trial_type", "n/a") for r in csv.DictReader(fh, delimiter="\t")} - {"n/a", None})

@@ -16,7 +16,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import importlib.metadata
+
 import numpy as np
+from packaging.version import Version
 
 from neurokit._utils.errors import DataFileError
 
@@ -373,6 +376,11 @@ def _hidden_annotation_signal(h: EDFHeader) -> int | None:
 
 
 # ----------------------------------------------------------------------------------------------- BrainVision
+def mne_reads_without_marker_file() -> bool:
+    """Whether the installed MNE reads a BrainVision header with no ``MarkerFile`` line (MNE 1.13 and later)."""
+    return Version(importlib.metadata.version("mne")) >= Version("1.13")
+
+
 _BV_BYTES = {"INT_16": 2, "UINT_16": 2, "INT_32": 4, "IEEE_FLOAT_32": 4}
 
 
@@ -454,10 +462,13 @@ def check_brainvision(path: str | Path, *, allow_truncated: bool = False) -> Hea
     marker = common.get("MarkerFile", "").strip()
     if not marker:
         beside = sorted(p.name for p in path.parent.glob(path.stem + ".vmrk"))
-        rep.warnings.append(
-            "the header names no MarkerFile, so no marker (event) is read"
-            + (f"; {beside[0]} lies beside it: add 'MarkerFile={beside[0]}'" if beside else "")
-        )
+        add = f"; {beside[0]} lies beside it: add 'MarkerFile={beside[0]}'" if beside else ""
+        if not mne_reads_without_marker_file():
+            raise DataFileError(
+                f"{path}: the header names no MarkerFile, which MNE {importlib.metadata.version('mne')} cannot read (MNE 1.13 reads it "
+                f"without markers){add or ': add a MarkerFile= line to its [Common Infos]'}, or upgrade MNE"
+            )
+        rep.warnings.append("the header names no MarkerFile, so no marker (event) is read" + add)
     elif not (path.parent / marker).is_file():
         raise DataFileError(f"{path}: MarkerFile {marker!r} not found beside the header")
     # BrainVision Recorder repeats rate and resolutions in the comment: disagreement = an edited header

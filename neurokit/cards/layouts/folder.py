@@ -18,13 +18,16 @@ logger = logging.getLogger("neurokit")
 
 #: The default subject rule of folder layouts (a card's ``layout.subject_pattern`` or ``neuro prepare
 #: --subject-pattern`` replaces it): a BIDS ``sub-<label>`` entity anywhere in the path relative to the data
-#: root gives ``sub-<label>``; otherwise the file name up to its first ``_`` or ``.`` (``Subject02_1.edf`` and
-#: ``Subject02_2.edf`` → ``Subject02``; TUEG ``aaaaaaab_s001_t000.edf`` → ``aaaaaaab``, the patient).
-SUBJECT_PATTERN = r"(?P<subject>[^/_.]+)[^/]*$"
+#: root gives ``sub-<label>``; a FreeSurfer hemisphere file (``lh.``/``rh.`` names) in a subject's ``surf/`` folder
+#: gives that subject's folder (``bert/surf/lh.rest.mgz`` → ``bert``); otherwise the file name up to its first ``_``
+#: or ``.``, after a leading ``lh.``/``rh.`` (``Subject02_1.edf`` and ``Subject02_2.edf`` → ``Subject02``; TUEG
+#: ``aaaaaaab_s001_t000.edf`` → ``aaaaaaab``, the patient; ``lh.sub01.mgz`` and ``rh.sub01.mgz`` → ``sub01``).
+SUBJECT_PATTERN = r"(?:^|/)(?:[lr]h\.)?(?P<subject>[^/_.]+)[^/]*$"
 SUBJECT_RULE = (
-    "the BIDS sub- entity of the path, else the file name up to its first '_' or '.' "
-    f"(subject_pattern {SUBJECT_PATTERN!r})"
+    "the BIDS sub- entity of the path, else the FreeSurfer subject folder above surf/, else the file name up to "
+    f"its first '_' or '.' after a leading lh./rh. (subject_pattern {SUBJECT_PATTERN!r})"
 )
+FREESURFER_SUB = re.compile(r"(?:^|/)(?P<subject>[^/]+)/surf/[lr]h\.[^/]*$")
 BIDS_SUB = re.compile(r"(?:^|[/_])sub-(?P<subject>[A-Za-z0-9]+)")
 BIDS_RUN = re.compile(r"(?:^|[/_])run-(?P<run>\d+)")
 
@@ -39,7 +42,8 @@ def subject_of(rel_path: str | Path, pattern: str | None = None, *, where: str |
     pattern : str, optional
         A regular expression searched in ``rel_path``: the subject is its group ``subject``, else its first group,
         else the whole match (``"^(?P<subject>[^/]+)/"``: the first folder). ``None``: the default rule
-        (:data:`SUBJECT_RULE`): a BIDS ``sub-`` entity, else :data:`SUBJECT_PATTERN` over the file name.
+        (:data:`SUBJECT_RULE`): a BIDS ``sub-`` entity, else the FreeSurfer subject folder above ``surf/``, else
+        :data:`SUBJECT_PATTERN` over the file name.
     where : str | Path
         The card, for messages.
 
@@ -59,6 +63,8 @@ def subject_of(rel_path: str | Path, pattern: str | None = None, *, where: str |
     ('Subject02', 'Subject02')
     >>> subject_of("sub-07/eeg/sub-07_task-rest_eeg.edf")
     'sub-07'
+    >>> subject_of("lh.sub01.fsaverage5.mgz"), subject_of("bert/surf/rh.rest.fsaverage5.mgz")
+    ('sub01', 'bert')
     >>> subject_of("S001/S001R04.edf", r"^(?P<subject>[^/]+)/")
     'S001'
     """
@@ -67,6 +73,9 @@ def subject_of(rel_path: str | Path, pattern: str | None = None, *, where: str |
         m = BIDS_SUB.search(rel)
         if m:
             return f"sub-{m['subject']}"
+        m = FREESURFER_SUB.search(rel)
+        if m:
+            return m["subject"]
         pattern = SUBJECT_PATTERN
     try:
         rx = re.compile(pattern)

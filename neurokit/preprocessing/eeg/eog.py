@@ -22,6 +22,8 @@ What was done (method, channels, components removed and their scores) is returne
 
 from __future__ import annotations
 
+import inspect
+
 import re
 import warnings
 from typing import Any
@@ -203,7 +205,9 @@ def remove_eog(raw, method: str, names: list[str] | None, source: str) -> dict[s
 
     rank = len(eeg) - (1 if raw.info.get("custom_ref_applied") else 0)
     n_comp = int(max(1, min(rank, 20)))
-    ica = ICA(n_components=n_comp, method="fastica", rng=ICA_SEED, max_iter="auto")
+    # MNE 1.13 names the seed ``rng`` (``random_state`` deprecated); earlier releases know only ``random_state``
+    seed = {"rng": ICA_SEED} if "rng" in inspect.signature(ICA).parameters else {"random_state": ICA_SEED}
+    ica = ICA(n_components=n_comp, method="fastica", max_iter="auto", **seed)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ica.fit(fit_copy, picks=eeg, verbose="error")
