@@ -70,7 +70,7 @@ def map_ordered(
     n_jobs = min(n_jobs, len(items)) if n_jobs > 0 else n_jobs  # never more workers than recordings
     address = scheduler if scheduler is not None and not isinstance(scheduler, str) else scheduler_address(scheduler)
     if address is not None:
-        yield from _map_dask(ParentWatched(fn), items, address)
+        yield from _map_dask(AllocatorKept(ParentWatched(fn)), items, address)
     elif n_jobs == 1 or len(items) <= 1:
         for it in items:
             yield fn(it)
@@ -114,6 +114,69 @@ class ParentWatched:
     def __call__(self, item):
         _watch(self.pid, self.host)
         return self.fn(item)
+
+
+class AllocatorKept:
+    """``fn`` run on a Dask worker with neurokit's allocator setting (:func:`~neurokit._utils.memory.keep_heap_top`)
+    asserted there, as in a local worker.
+
+    A Dask nanny starts its workers with ``MALLOC_TRIM_THRESHOLD_`` set (its ``distributed.nanny.pre-spawn-environ``
+    configuration; a local cluster's nanny sets it in the starting process too), and
+    :func:`~neurokit._utils.memory.keep_heap_top` stands back when that variable is set (taken for a user's own
+    tuning), so each recording on a Dask worker took its pages back from the system one fault at a time. The first
+    call in a worker process drops the allocator variables whose value is the nanny's (a value of the user's own,
+    any other, is kept) and sets the heap-top pad; the variable only gave glibc its start-up setting, which
+    ``mallopt`` overrides.
+
+    Examples
+    --------
+    >>> AllocatorKept(abs)(-3)
+    3
+    """
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+        self.pid = os.getpid()
+
+    def __call__(self, item):
+        if os.getpid() != self.pid:
+            allocator_on_worker()
+        return self.fn(item)
+
+
+def nanny_environ() -> dict[str, str]:
+    """The environment a Dask nanny gives the workers it starts (``distributed.nanny.pre-spawn-environ`` and
+    ``environ``), as strings; empty without dask."""
+    try:
+        import dask.config
+        import distributed  # noqa: F401  (its defaults join dask's configuration when imported)
+    except ImportError:
+        return {}
+    out: dict[str, str] = {}
+    for key in ("distributed.nanny.pre-spawn-environ", "distributed.nanny.environ"):
+        for k, v in (dask.config.get(key, default=None) or {}).items():
+            out[str(k)] = str(v)
+    return out
+
+
+_ALLOCATOR_SET: set[int] = set()
+
+
+def allocator_on_worker() -> bool:
+    """In a Dask worker: drop the allocator variables its nanny set (those holding the nanny's value), then
+    :func:`~neurokit._utils.memory.keep_heap_top`; once per process. Returns whether the heap-top pad is set."""
+    from neurokit._utils.memory import ALLOCATOR_ENV, keep_heap_top
+
+    if os.getpid() in _ALLOCATOR_SET:
+        return True
+    nanny = nanny_environ()
+    for k in ALLOCATOR_ENV:
+        if k in os.environ and os.environ[k] == nanny.get(k):
+            del os.environ[k]  # glibc read it at start-up; mallopt below sets what neurokit asks for
+    done = keep_heap_top()
+    if done:
+        _ALLOCATOR_SET.add(os.getpid())
+    return done
 
 
 _WATCHING: set[int] = set()

@@ -142,6 +142,10 @@ class DataCard:
         """The labelling rule of ``task`` (:class:`TaskEvents`): its ``run_groups`` and task-level ``events``
         with class names turned into indices.
 
+        A ``kind: regression`` task has no classes: its events name the annotations ``"<event>=<number>"`` (a
+        dataset reader's) whose numbers label their windows
+        (:func:`~neurokit.preprocessing.eeg.windows.annotation_targets`), each mapped to 0 here.
+
         Raises
         ------
         CardError
@@ -151,6 +155,8 @@ class DataCard:
         classes = list(t.get("classes") or [])
 
         def events_of(mapping, what):
+            if t.get("kind") == "regression":  # no classes: the windows take their annotations' targets (float)
+                return {str(d): 0 for d in mapping or {}}
             try:
                 return {str(d): classes.index(lbl) for d, lbl in (mapping or {}).items()}
             except ValueError:

@@ -11,6 +11,8 @@ from neurokit.cli.common import console, metric_legend, metrics_table, short_met
 
 #: the metrics the comparison tables show, in order
 COMPARE = ("balanced_accuracy", "cohen_kappa", "auroc", "r2")
+#: the metrics the comparison tables show when every run is a regression (CBraMod's: Pearson r, R², RMSE)
+COMPARE_REGRESSION = ("pearson_r", "r2", "rmse")
 
 
 def print_report(rep: dict, out: Path) -> None:
@@ -106,11 +108,14 @@ def split_recordings_line(check: dict, test: str = "test") -> str:
 
 
 def comparison_table(title: str, runs: dict, label: str | None = None) -> Table:
-    """One row per (task, method): the fine-tuned model, each baseline, chance; test metrics."""
-    t = Table(title=title, caption=metric_legend(COMPARE))
+    """One row per (task, method): the fine-tuned model, each baseline, chance; test metrics (a regression's:
+    :data:`COMPARE_REGRESSION`)."""
+    regression = bool(runs) and all(r.get("kind") == "regression" for r in runs.values())
+    cols = COMPARE_REGRESSION if regression else COMPARE
+    t = Table(title=title, caption=metric_legend(cols))
     t.add_column("task", overflow="fold", max_width=24)
     t.add_column("method", overflow="fold")
-    for m in COMPARE:
+    for m in cols:
         t.add_column(short_metric(m), justify="right")
 
     def row(task, name, metrics):
@@ -123,17 +128,18 @@ def comparison_table(title: str, runs: dict, label: str | None = None) -> Table:
                 else "undefined"
                 if m in metrics and metrics[m] is None
                 else ""
-                for m in COMPARE
+                for m in cols
             ),
         )
 
     for task, rep in runs.items():  # the task named once, on its first row
         row(task, label or run_title(rep), rep["test"])
         for b, r in (rep.get("baselines") or {}).items():
+            name = row_title(b, rep.get("kind"))
             if "test" in r:
-                row("", row_title(b), r["test"])
+                row("", name, r["test"])
             else:
-                t.add_row("", row_title(b), f"failed: {r.get('error', '')}"[:60], *[""] * (len(COMPARE) - 1))
+                t.add_row("", name, f"failed: {r.get('error', '')}"[:60], *[""] * (len(cols) - 1))
         if rep.get("chance"):
             row("", "chance", rep["chance"])
         t.add_section()
@@ -243,13 +249,15 @@ ARM_TITLES = {
 }
 
 
-def row_title(name: str) -> str:
+def row_title(name: str, kind: str | None = None) -> str:
     """The printed name of a comparison arm or a classical baseline (:data:`ARM_TITLES`,
-    :data:`~neurokit.evaluation.baselines.BASELINE_TITLES`; others as they are): ``"riemann_lr"`` →
+    :data:`~neurokit.evaluation.baselines.BASELINE_TITLES`; on a ``kind`` ``"regression"`` task the ridge ones'
+    :data:`~neurokit.evaluation.baselines.REGRESSION_TITLES`; others as they are): ``"riemann_lr"`` →
     ``"tangent space + LR"``."""
-    from neurokit.evaluation.baselines import BASELINE_TITLES
+    from neurokit.evaluation.baselines import BASELINE_TITLES, REGRESSION_TITLES
 
-    return ARM_TITLES.get(name) or BASELINE_TITLES.get(name) or name
+    reg = REGRESSION_TITLES.get(name) if kind == "regression" else None
+    return ARM_TITLES.get(name) or reg or BASELINE_TITLES.get(name) or name
 
 
 def _difference_title(name: str) -> str:

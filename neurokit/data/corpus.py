@@ -1,6 +1,6 @@
 """Corpora inside a dataset, and scaling each by its own RMS (pretraining's ``normalize="corpus"``).
 
-A corpus is one store, or, in a pooled store (``neurokit.pipelines.quickstart.pool_single_channel``, attribute
+A corpus is one store (a shard set's folder counts as one store), or, in a pooled store (``neurokit.pipelines.quickstart.pool_single_channel``, attribute
 ``pooled_from``), one of the stores it pooled: its samples' subject ids are ``"<store stem>:<subject>"``.
 """
 
@@ -13,36 +13,42 @@ import numpy as np
 import torch
 
 from neurokit._utils.errors import ConfigError
+from neurokit.io.shards import ShardStore, store_corpus
 
 logger = logging.getLogger("neurokit")
 
 
 def corpus_ids(ds) -> np.ndarray:
     """The corpus of each sample of ``ds`` (a :class:`~neurokit.data.dataset.PatchDataset`), ``(n,)`` strings:
-    the store's path, or for a pooled store ``"<path>#<origin store stem>"``.
+    the store's path; a shard set's folder for each of its shards (a set is one corpus, as the single store of
+    the same recordings is: :func:`~neurokit.io.shards.store_corpus`); for a pooled store
+    ``"<path>#<origin store stem>"``.
 
     Examples
     --------
     >>> corpus_ids(PatchDataset("pool.h5"))[:2]  # doctest: +SKIP
     array(['pool.h5#bonn_epilepsy_seizure', 'pool.h5#physionet_mi_left_right_imagery'], dtype='<U…')
     """
-    out = np.empty(len(ds), dtype=object)
     idx = np.asarray(ds.index).reshape(-1, 2)
+    if not len(idx):
+        return np.zeros(0, dtype=str)
+    # one name per store, looked up by each sample's store: O(samples + stores), however many shards
+    names = np.asarray([store_corpus(st) for st in ds.stores], dtype=object)
+    out = names[idx[:, 0]]
     for si, st in enumerate(ds.stores):
-        rows = idx[:, 0] == si
-        if not rows.any():
+        if isinstance(st, ShardStore) or not st.attrs.get("pooled_from"):  # a shard is never a pooled store
             continue
-        if st.attrs.get("pooled_from"):
+        rows = idx[:, 0] == si
+        if rows.any():
             subj = st.meta["subject"].astype(str)[idx[rows, 1]]
             out[rows] = [f"{st.path}#{s.split(':', 1)[0]}" for s in subj]
-        else:
-            out[rows] = str(st.path)
     return out.astype(str)
 
 
 def corpus_scales(ds, max_windows: int = 4096, seed: int = 0) -> dict[str, float]:
     """RMS of every value of each corpus's samples in ``ds`` (the training windows): corpus → RMS, in the
-    store's unit (100 µV for EEG). At most ``max_windows`` windows of a corpus are read (drawn at random, seeded).
+    store's unit (100 µV for EEG). At most ``max_windows`` windows of a corpus are read (drawn at random, seeded),
+    so the cost is bounded whatever the corpus's size (a shard set is one corpus: :func:`corpus_ids`).
 
     Raises
     ------
@@ -68,7 +74,10 @@ def corpus_scales(ds, max_windows: int = 4096, seed: int = 0) -> dict[str, float
             k += x.size
         rms = float(np.sqrt(s / max(k, 1.0)))
         if not rms > 0:
-            raise ConfigError(f"normalize=corpus: the windows of {c} are all zero; nothing to scale them by")
+            raise ConfigError(
+                f"normalize=corpus: the windows of {c} are all zero; nothing to scale them by (check the store's "
+                "recordings, or train with --normalize none)"
+            )
         out[c] = rms
     return out
 
@@ -145,3 +154,16 @@ class ScaledDataset(torch.utils.data.Dataset):
     def __getitem__(self, k: int) -> tuple[Any, Any]:
         x, y = self.ds[k]
         return x / float(self.divisor[k]), y
+
+    def __getitems__(self, indices) -> Any:
+        """Items ``indices`` at once: the wrapped dataset's batch read (its ``__getitems__``, else item by item),
+        each sample divided by its corpus's scale; equal to ``[self[k] for k in indices]``."""
+        from neurokit.data.dataset import PatchBatch
+
+        get = getattr(self.ds, "__getitems__", None)
+        batch = get(indices) if get is not None else [self.ds[k] for k in indices]
+        div = self.divisor[np.asarray(indices, dtype=np.int64).reshape(-1)]
+        if isinstance(batch, PatchBatch):  # in place, in float32 as x / float(d) computes it
+            batch.x.div_(torch.from_numpy(div).to(batch.x.dtype).view(-1, *[1] * (batch.x.dim() - 1)))
+            return batch
+        return [(x / float(d), y) for (x, y), d in zip(batch, div.tolist())]

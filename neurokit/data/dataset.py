@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import logging
+import os
+import sys
+import threading
+from collections.abc import Sequence as SequenceABC
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -85,10 +89,15 @@ class PatchDataset(torch.utils.data.Dataset):
                 )
         index = []
         offset = 0
+        chosen = None  # samples: one mask over all stores' samples, sliced per store (linear in the stores)
+        if samples is not None:
+            chosen = np.zeros(sum(len(st) for st in self.stores), dtype=bool)
+            picked = np.asarray(samples, dtype=np.int64).reshape(-1)
+            chosen[picked[(picked >= 0) & (picked < len(chosen))]] = True  # as np.isin: other numbers match none
         for si, st in enumerate(self.stores):
             keep = np.ones(len(st), dtype=bool)
-            if samples is not None:
-                keep &= np.isin(np.arange(offset, offset + len(st)), np.asarray(samples, dtype=np.int64))
+            if chosen is not None:
+                keep &= chosen[offset : offset + len(st)]
             offset += len(st)
             if subjects is not None:
                 keep &= np.isin(st.meta["subject"].astype(str), [str(s) for s in subjects])
@@ -179,6 +188,241 @@ class PatchDataset(torch.utils.data.Dataset):
         if self.transform is not None:
             x = self.transform(x)
         return x, torch.as_tensor(self.stores[s].labels[i])
+
+    def __getitems__(self, indices: Sequence[int]) -> "PatchBatch | list":
+        """Items ``indices`` read at once (``torch.utils.data.DataLoader`` calls this for each batch).
+
+        The batch's samples are read store by store in increasing order, each straight into its place in one
+        float32 tensor (:meth:`~neurokit.io.store.PatchStore.read_into`). In a DataLoader worker that tensor is
+        one of a few shared-memory buffers the worker reuses; with :func:`collate_patches` the main process
+        copies the batch out on receipt and hands the buffer back, instead of torch sending each batch in a
+        new shared-memory file (whose page faults cost more than the read). The items equal
+        ``[self[k] for k in indices]``, in that order.
+
+        Returns
+        -------
+        PatchBatch
+            The batch ``(x, y)``, as :func:`collate_patches` passes it on; a list of ``(x, y)`` items when a
+            ``transform`` is set (applied item by item).
+        """
+        k = np.asarray(indices, dtype=np.int64).reshape(-1)
+        rows = self.index[k]
+        x, slot = _batch_tensor((len(k), *self.sample_shape), pooled=self.transform is None)
+        xn = x.numpy()
+        if len(self.stores) == 1:
+            self.stores[0].read_into(rows[:, 1], xn)
+            y = self.stores[0].labels[rows[:, 1]]
+        else:
+            y = np.empty(len(k), dtype=np.result_type(*[st.labels.dtype for st in self.stores]))
+            for si in np.unique(rows[:, 0]).tolist():
+                at = np.flatnonzero(rows[:, 0] == si)
+                st = self.stores[si]
+                st.read_into(rows[at, 1], xn, at)
+                y[at] = st.labels[rows[at, 1]]
+        yt = torch.from_numpy(np.ascontiguousarray(y))
+        if self.transform is not None:
+            return [(self.transform(x[j]), yt[j]) for j in range(len(k))]
+        return PatchBatch(x, yt, slot)
+
+
+def _shared_tensor(storage: torch.UntypedStorage, shape: tuple[int, ...]) -> torch.Tensor:
+    strides = tuple(int(np.prod(shape[i + 1 :])) for i in range(len(shape)))
+    return torch.empty(0, dtype=torch.float32).set_(storage, 0, shape, strides)
+
+
+class _SlotPool:
+    """A DataLoader worker's batch buffers in shared memory, reused from batch to batch.
+
+    Torch sends a worker's batch to the main process as a new shared-memory file per batch; filling its
+    fresh pages costs more than reading the windows (page faults: ≈ 15 ms per 7 MB batch on the 2-core VM,
+    against ≈ 1 ms to read it). Here a worker fills one of a few slots that stay mapped in both processes;
+    the main process copies the batch out when it receives it (:func:`_receive_slot`, into memory its
+    allocator reuses) and hands the slot back through a pipe (a syscall on both sides: the copy is complete
+    before the worker writes the slot again). A slot's storage handle and the pipe go with its batches until the
+    worker has seen that slot handed back once; from then on the main process holds them (:data:`_PEERS`, until
+    the worker exits). A slot is taken only when free; when none is (or for a larger batch, or under a collate
+    that never hands slots back) the batch goes in ordinary memory, which torch sends as it sends any batch.
+    """
+
+    #: slots per worker: the batches it has in flight (torch's ``prefetch_factor`` 2, and the one being filled)
+    MAX_SLOTS = 4
+
+    def __init__(self, nbytes: int) -> None:
+        self.nbytes = nbytes
+        self.storages: list[torch.UntypedStorage] = []
+        self.free: list[bool] = []
+        self.r, self.w = os.pipe()
+        os.set_blocking(self.r, False)
+        self.token = os.urandom(8)  # names this pool in the main process (:func:`_receive_slot`)
+        #: slots handed back at least once: the main process holds their storage (and the pipe) from then on, so
+        #: their batches are sent without them
+        self.acked: list[bool] = []
+
+    def take(self, nbytes: int) -> int | None:
+        if nbytes > self.nbytes:
+            return None
+        try:
+            for i in os.read(self.r, 4096):  # slots the main process has copied out
+                self.free[i] = self.acked[i] = True
+        except BlockingIOError:
+            pass
+        for i, ok in enumerate(self.free):
+            if ok:
+                self.free[i] = False
+                return i
+        if len(self.storages) >= self.MAX_SLOTS:
+            return None
+        self.storages.append(torch.UntypedStorage._new_shared(self.nbytes))
+        self.free.append(False)
+        self.acked.append(False)
+        return len(self.storages) - 1
+
+
+#: this worker process's slot pool (keyed by process id: a pool is never used across a fork)
+_POOL: dict[int, _SlotPool] = {}
+
+
+def _batch_tensor(shape: tuple[int, ...], pooled: bool = True) -> tuple[torch.Tensor, tuple | None]:
+    """An uninitialised float32 tensor and its slot: in a DataLoader worker, a free slot of the worker's
+    :class:`_SlotPool` when ``pooled``; else ordinary memory."""
+    if torch.utils.data.get_worker_info() is None:
+        return torch.empty(shape, dtype=torch.float32), None
+    nbytes = int(np.prod(shape)) * 4
+    # the pool's pipe and poll are POSIX; Linux is where it is tested (other platforms: torch's own transfer)
+    if pooled and sys.platform.startswith("linux") and hasattr(torch.UntypedStorage, "_new_shared"):
+        pool = _POOL.get(os.getpid())
+        if pool is None:
+            _POOL.clear()  # a pool inherited through a fork belongs to the parent
+            pool = _POOL[os.getpid()] = _SlotPool(nbytes)
+        i = pool.take(nbytes)
+        if i is not None:
+            return _shared_tensor(pool.storages[i], shape), (pool, i)
+    # no free slot (or a collate that never hands slots back): ordinary memory, sent as torch sends any batch
+    return torch.empty(shape, dtype=torch.float32), None
+
+
+class _Peer:
+    """Main process: a worker's pool, as received: the write end of its pipe and its slots' storages."""
+
+    __slots__ = ("fd", "storages")
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.storages: dict[int, torch.UntypedStorage] = {}
+
+
+#: the workers' pools this process has received batches from, by token; a pool is forgotten (its storages
+#: unmapped) once its worker has exited (its pipe has no reader)
+_PEERS: dict[bytes, _Peer] = {}
+#: batches are received by the main thread, or by each DataLoader's pin-memory thread
+_PEERS_LOCK = threading.Lock()
+
+
+def _forget_exited() -> None:
+    import select
+
+    poll = select.poll()
+    for peer in list(_PEERS.values()):
+        poll.register(peer.fd, 0)  # a pipe whose reader is gone reports POLLERR
+    gone = {fd for fd, ev in poll.poll(0) if ev & (select.POLLERR | select.POLLHUP | select.POLLNVAL)}
+    for token in [t for t, peer in list(_PEERS.items()) if peer.fd in gone]:
+        os.close(_PEERS.pop(token).fd)
+
+
+def _receive_slot(
+    storage: torch.UntypedStorage | None, token: bytes, free_fd: Any, slot: int, shape: tuple, y: np.ndarray
+) -> list:
+    """Main process: a batch sent in a worker's slot, copied out; the slot handed back (:class:`_SlotPool`).
+    ``storage`` and ``free_fd`` come until the worker has seen the slot handed back once (then they are kept
+    here). A slot not handed back only makes the worker use ordinary memory for later batches."""
+    fd = None
+    if free_fd is not None:
+        try:
+            fd = free_fd.detach()
+        except OSError:  # the worker has exited
+            fd = None
+    with _PEERS_LOCK:
+        peer = _PEERS.get(token)
+        if fd is not None and peer is None:
+            _forget_exited()
+            peer = _PEERS[token] = _Peer(fd)
+        elif fd is not None:
+            os.close(fd)
+        if storage is None:
+            if peer is None or slot not in peer.storages:
+                raise RuntimeError("a DataLoader worker's batch names a shared buffer this process no longer holds")
+            storage = peer.storages[slot]
+        elif peer is not None:
+            peer.storages[slot] = storage
+    x = torch.empty(shape, dtype=torch.float32)
+    x.copy_(_shared_tensor(storage, shape))
+    with _PEERS_LOCK:  # the descriptor is closed only under the lock (by another thread's _forget_exited too)
+        if peer is not None and _PEERS.get(token) is peer:
+            try:
+                os.write(peer.fd, bytes([slot]))
+            except OSError:  # the worker has exited: nobody to hand it back to
+                os.close(_PEERS.pop(token).fd)
+    return [x, torch.from_numpy(y)]
+
+
+class _SlotBatch:
+    """What a worker sends for a batch in a slot: pickled as the slot's storage (torch's shared-memory handle),
+    the pipe that frees it, and the labels; unpickled in the main process as ``[x, y]`` (:func:`_receive_slot`)."""
+
+    def __init__(self, batch: "PatchBatch") -> None:
+        self.batch = batch
+
+    def __reduce__(self):
+        from multiprocessing.reduction import DupFd
+
+        b = self.batch
+        pool, i = b.slot
+        fd = None if any(pool.acked) else DupFd(pool.w)
+        storage = None if pool.acked[i] else pool.storages[i]
+        return (_receive_slot, (storage, pool.token, fd, i, tuple(b.x.shape), b.y.numpy()))
+
+
+class PatchBatch(SequenceABC):
+    """A batch read at once (:meth:`PatchDataset.__getitems__`): ``x`` ``(B, *sample_shape)`` float32 and ``y``
+    ``(B,)``. As a sequence its items are ``(x[j], y[j])``, so ``torch.utils.data.default_collate`` stacks it
+    like items read one by one; :func:`collate_patches` returns ``[x, y]`` without that copy.
+
+    Attributes
+    ----------
+    x : torch.Tensor
+        The samples.
+    y : torch.Tensor
+        Their labels.
+    """
+
+    __slots__ = ("x", "y", "slot")
+
+    def __init__(self, x: torch.Tensor, y: torch.Tensor, slot: tuple | None = None) -> None:
+        self.x, self.y, self.slot = x, y, slot
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    def __getitem__(self, j):  # type: ignore[override]
+        if isinstance(j, slice):
+            return [(self.x[i], self.y[i]) for i in range(*j.indices(len(self)))]
+        return self.x[j], self.y[j]
+
+
+def collate_patches(batch: Any) -> Any:
+    """``collate_fn`` of a DataLoader over patch datasets: a :class:`PatchBatch` becomes ``[x, y]`` as it was read
+    (no stacking copy); anything else (items read one by one) goes to ``torch.utils.data.default_collate``.
+
+    Examples
+    --------
+    >>> dl = torch.utils.data.DataLoader(ds, batch_size=16, collate_fn=collate_patches)  # doctest: +SKIP
+    >>> x, y = next(iter(dl))  # doctest: +SKIP
+    """
+    if isinstance(batch, PatchBatch):
+        if batch.slot is not None and torch.utils.data.get_worker_info() is not None:
+            return _SlotBatch(batch)  # reaches the main process as [x, y]
+        return [batch.x, batch.y]
+    return torch.utils.data.default_collate(batch)
 
 
 def open_labelled(store) -> tuple[PatchDataset, list[str], int, str]:

@@ -13,6 +13,8 @@ shows at once whether the foundation model earns its cost.
   the one that applies to few-channel data such as the single-channel Bonn segments.
 - ``patchmean_lr`` (surface fMRI and any non-EEG store): the mean of each patch (each tubelet's vertices)
   → standardised → logistic regression (ridge for regression). The EEG baselines do not apply there.
+- ``train_mean`` (regression tasks only): every window predicted the mean target of the training split, the
+  floor a regression must clear (its R² on a test split is ≤ 0: the training mean is not the test's own).
 
 Inputs are the store's patches joined back into ``(n, C, N·200)`` series at the store's rate. The band of the
 spatial methods (:data:`MI_BAND`, MOABB's ``MotorImagery``/``LeftRightImagery`` default ``fmin=8, fmax=32``)
@@ -40,10 +42,18 @@ BASELINE_TITLES = {
     "bandpower_lr": "band power + LR",
     "patchmean_lr": "patch mean + LR",
 }
+#: the names of the baselines on a regression task (those that fit a ridge there, not a logistic regression)
+REGRESSION_TITLES = {
+    "train_mean": "training mean",
+    "bandpower_lr": "band power + ridge",
+    "patchmean_lr": "patch mean + ridge",
+}
 
 
 BANDS = ((1, 4), (4, 8), (8, 13), (13, 30), (30, 45))
 METHODS = ("csp_lda", "riemann_lr", "bandpower_lr", "patchmean_lr")
+#: the baselines of regression tasks only, scored beside :data:`METHODS` that apply (not a ``--method`` choice)
+REGRESSION_METHODS = ("train_mean",)
 MULTICHANNEL = ("csp_lda", "riemann_lr")
 #: the EEG methods; ``patchmean_lr`` is the one for other modalities
 EEG_METHODS = ("csp_lda", "riemann_lr", "bandpower_lr")
@@ -55,17 +65,20 @@ CSP_FILTERS = 6
 
 def applicable(n_channels: int, kind: str, modality: str = "eeg") -> list[str]:
     """Baselines that fit ``n_channels``, a task ``kind`` and a store ``modality``: spatial methods need ≥ 2
-    channels and classes; band power fits every EEG store; a non-EEG store gets ``patchmean_lr``.
+    channels and classes; band power fits every EEG store; a non-EEG store gets ``patchmean_lr``; a regression
+    is also judged against predicting the training mean (``train_mean``).
 
     Examples
     --------
     >>> applicable(1, "binary"), applicable(64, "binary"), applicable(320, "binary", "surface")
     (['bandpower_lr'], ['csp_lda', 'riemann_lr', 'bandpower_lr'], ['patchmean_lr'])
+    >>> applicable(17, "regression")
+    ['train_mean', 'bandpower_lr']
     """
     if modality != "eeg":
-        return ["patchmean_lr"]
+        return ["train_mean", "patchmean_lr"] if kind == "regression" else ["patchmean_lr"]
     if kind == "regression":
-        return ["bandpower_lr"]
+        return ["train_mean", "bandpower_lr"]
     return (list(MULTICHANNEL) if n_channels >= 2 else []) + ["bandpower_lr"]
 
 
@@ -158,7 +171,7 @@ def make_estimator(method: str, kind: str, sfreq: float, seed: int = 0, band: tu
     Raises
     ------
     ConfigError
-        An unknown method, or a band outside ``(0, sfreq / 2)``.
+        An unknown method, ``train_mean`` for a classification, or a band outside ``(0, sfreq / 2)``.
 
     Examples
     --------
@@ -171,6 +184,14 @@ def make_estimator(method: str, kind: str, sfreq: float, seed: int = 0, band: tu
     from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
     lr = LogisticRegression(max_iter=2000, C=1.0, class_weight="balanced", random_state=seed)
+    if method == "train_mean":
+        if kind != "regression":
+            raise ConfigError(
+                f"baseline 'train_mean' predicts a regression target; this is a {kind} task: use {', '.join(METHODS)}"
+            )
+        from sklearn.dummy import DummyRegressor
+
+        return make_pipeline(FunctionTransformer(patch_means), DummyRegressor(strategy="mean"))
     spatial = []
     if method in MULTICHANNEL and band is not None:
         _check_band(band, sfreq)  # checked when the pipeline is made, not at the first fit
@@ -273,7 +294,7 @@ def run_baselines(
     n_ch = data["train"][0].shape[1]
     methods = list(methods) if methods is not None else applicable(n_ch, kind, modality)
     for m in methods:
-        if m not in METHODS:
+        if m not in METHODS and not (m in REGRESSION_METHODS and kind == "regression"):
             raise ConfigError(f"baseline {m!r}; allowed: {', '.join(METHODS)}")
         if m in MULTICHANNEL and n_ch < 2:
             raise ConfigError(f"baseline {m!r} needs >= 2 channels; the store has {n_ch} (use bandpower_lr)")

@@ -287,6 +287,8 @@ DATASETS: dict[str, DatasetReader] = {
     "faced": _elsewhere("faced", "faced"),
     "seed_v": _elsewhere("seedv", "seed_v"),
     "shu_mi": _elsewhere("shumi", "shu_mi"),
+    "seed_vig": _elsewhere("seedvig", "seed_vig", _above(up=1)),  # Raw_Data/X.mat: labels in perclos_labels/
+    "bcic2020_3": _elsewhere("bcic2020", "bcic2020_3", _above("training set", "validation set", "test set")),
 }
 
 

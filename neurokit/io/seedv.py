@@ -89,10 +89,18 @@ def seed_v_entries(base: Path) -> list:
 
 
 def load_cnt(path: Path):
-    """The Neuroscan file as MNE reads it (the release's call); replaced in tests, MNE cannot write ``.cnt``."""
+    """The Neuroscan file as MNE reads it (the release's call: ``data_format='auto'``, 16- or 32-bit counts)."""
     import mne
 
     return mne.io.read_raw_cnt(path, preload=True, verbose="error")
+
+
+def _one_line(exc: Exception) -> str:
+    """A reader's exception as one line: MNE's ``read_raw_cnt`` wraps its error in a multi-line text (a traceback
+    excerpt, then ``<Type>Error: <message>``, then a note on ANT Neuro files); keep that last error line."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    errors = [ln for ln in lines if re.match(r"\w+(Error|Exception): ", ln)]
+    return errors[-1] if errors else f"{type(exc).__name__}: {' '.join(lines)}"
 
 
 def _processed(path: Path):
@@ -108,12 +116,16 @@ def _processed_cached(path: str, size: int, mtime_ns: int) -> tuple[np.ndarray, 
     except DataFileError:
         raise
     except Exception as exc:
-        raise DataFileError(f"{path}: not a readable Neuroscan .cnt ({type(exc).__name__}: {exc})") from exc
+        raise DataFileError(
+            f"{path}: not a readable Neuroscan .cnt ({_one_line(exc)}); download the file again from SEED-V's "
+            "EEG_raw folder or move it out of the data root"
+        ) from exc
     missing = [c for c in DROPPED if c not in raw.ch_names]
     if missing or len(raw.ch_names) - len(DROPPED) != N_EEG:
         raise DataFileError(
             f"{path}: {len(raw.ch_names)} channels{' without ' + ', '.join(missing) if missing else ''}; a SEED-V "
-            f"recording holds {N_EEG} EEG channels plus {', '.join(DROPPED)} (66), which the release drops"
+            f"recording holds {N_EEG} EEG channels plus {', '.join(DROPPED)} (66), which the release drops; use "
+            "SEED-V's EEG_raw file as released or move it out of the data root"
         )
     raw.drop_channels(list(DROPPED))
     raw.resample(RELEASE_SFREQ, verbose="error")
@@ -144,7 +156,8 @@ def read_seed_v(path: str | Path, trial: int | str | None = None):
     n = int(round(RELEASE_SFREQ))
     if data.shape[1] < ends[-1] * n:
         raise DataFileError(
-            f"{path}: {data.shape[1] / n:.1f} s at 200 Hz; session {session}'s last trial ends at {ends[-1]} s"
+            f"{path}: {data.shape[1] / n:.1f} s at 200 Hz; session {session}'s last trial ends at {ends[-1]} s; "
+            "download the whole file again or move it out of the data root"
         )
     if isinstance(trial, str):
         trial = int(trial.removeprefix("trial"))

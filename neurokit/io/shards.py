@@ -2,18 +2,28 @@
 
 Layout of a shard set (a folder)::
 
-    OUT/index.json        {"format", "complete", "attrs" (shared: card, recipe, ch_names, …),
-                           "shards": [{"file", "key", "n_samples"}, …]}
+    OUT/index.json        {"format", "version", "complete", "attrs" (shared: card, recipe, ch_names, …),
+                           "corpus" (facts of the whole corpus, stored once: subject_files, participants),
+                           "shards": [{"file", "key", "n_samples"}, …],
+                           "rejected": [{"key", "n_samples": 0, "n_rejected", "reason"}, …]}
+    OUT/index.jsonl       while writing: one line per shard (or rejected recording) since index.json was written
     OUT/shard-000000.h5   a complete PatchStore (its own ``sources``); written as .partial, then renamed
 
 One shard holds one recording: an EEG file (or one member of an archive), or a surface fMRI run (one
-file, or one hemisphere or frame block of it); its ``key`` (:func:`recording_key`) names it uniquely.
-Crash safety: a shard is renamed into place only when complete, and the index is replaced atomically
-(write + fsync + ``os.replace``) after each shard, so a ``prepare`` killed or stopped by a full disk keeps
-every recording already written; ``resume=True`` (CLI ``--resume``) skips them. Readers
-(:func:`~neurokit.io.shards.open_stores`, :class:`~neurokit.data.dataset.PatchDataset`) take the folder
-as one store. :func:`merge_shard_sets` joins sets made on different machines after checking that card
-(name and content), task, recipe and channels agree, and the shards' sample shape, mesh and TR.
+file, or one hemisphere or frame block of it); its ``key`` (:func:`recording_key`) names it uniquely. A
+recording whose windows were all rejected gets no shard but an entry of ``rejected`` (its key, the windows
+rejected and why), so that the set reports it and ``--resume`` does not read it again.
+
+Crash safety: a shard is renamed into place only when complete, and then one line naming it is appended
+(and fsynced) to ``index.jsonl``; :meth:`ShardSetWriter.close` folds the journal into ``index.json``
+(write + fsync + ``os.replace``) and removes it. Writing N shards thus costs O(N), not the O(N²) of
+rewriting the whole index after each shard, and a ``prepare`` killed or stopped by a full disk keeps every
+recording already written; ``resume=True`` (CLI ``--resume``) skips them. A finished set's ``index.json``
+lists every shard, so code that predates the journal reads it; a set written before (version 1: every
+shard carrying the corpus's ``subject_files``) is still read. Readers (:func:`open_stores`,
+:class:`~neurokit.data.dataset.PatchDataset`) take the folder as one store (:class:`ShardStore`: each shard
+opened once, when first read). :func:`merge_shard_sets` joins sets made on different machines after checking
+that card (name and content), task, recipe and channels agree, and the shards' sample shape, mesh and TR.
 """
 
 from __future__ import annotations
@@ -29,7 +39,12 @@ from neurokit._utils.errors import StoreError
 from neurokit.io.store import PatchStore, PatchStoreWriter, StoreMeta
 
 SET_FORMAT = "neurokit-shard-set/1"
+#: version of the index: 2 keeps corpus-level facts once (``corpus``), appends a journal and lists rejected
+#: recordings; version 1 (no ``version`` key) put ``subject_files`` in every shard (still read)
+SET_VERSION = 2
 INDEX = "index.json"
+#: the index's journal: one JSON line per shard written since ``index.json`` was last written
+JOURNAL = "index.jsonl"
 #: attributes that must agree for shards to belong to one set (EEG and surface alike; absent keys agree)
 SHARED_KEYS = (
     "modality",
@@ -44,6 +59,9 @@ SHARED_KEYS = (
     "template",
     "grid",
 )
+#: facts of the whole corpus (one entry per subject or file of every recording): kept once, in the index's
+#: ``corpus``, not in each shard (each shard read them back as its own attributes)
+CORPUS_KEYS = ("subject_files", "participants")
 #: facts of each shard (known once its recording is read) that must agree between merged sets
 SHARD_FACTS = ("mesh", "tr", "onset_unit")
 
@@ -81,21 +99,69 @@ def is_shard_set(path: str | Path) -> bool:
     return (Path(path) / INDEX).is_file()
 
 
+def _read_journal(folder: Path) -> list[dict]:
+    """The entries appended to the set's journal since its ``index.json`` was written (a torn last line, from a
+    process killed while appending, is left out: its shard never counted as written)."""
+    try:
+        text = (folder / JOURNAL).read_text()
+    except FileNotFoundError:
+        return []
+    out = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            if i == len(lines) - 1:
+                break
+            raise StoreError(
+                f"{folder / JOURNAL}: line {i + 1} is not JSON; the shard set's journal is damaged: rerun the "
+                "prepare command with --overwrite"
+            ) from None
+    return out
+
+
 def read_index(path: str | Path) -> dict:
-    """The index of the shard set at ``path``.
+    """The index of the shard set at ``path``: ``index.json`` with the entries its journal appended since.
+
+    Always has ``version`` (1 for sets written before the journal), ``corpus`` (corpus-level facts; empty for
+    version 1, whose shards hold them) and ``rejected`` (recordings with no window kept; empty for version 1).
 
     Raises
     ------
     StoreError
         No index, or not a neurokit shard set.
     """
-    p = Path(path) / INDEX
+    folder = Path(path)
+    p = folder / INDEX
     try:
         idx = json.loads(p.read_text())
     except (OSError, ValueError) as exc:
-        raise StoreError(f"{path}: not a readable shard set ({exc})") from exc
+        raise StoreError(
+            f"{path}: not a readable shard set ({exc}); give the folder a prepare --shards run wrote"
+        ) from exc
     if idx.get("format") != SET_FORMAT:
-        raise StoreError(f"{path}: format {idx.get('format')!r}, expected {SET_FORMAT!r}")
+        raise StoreError(
+            f"{path}: format {idx.get('format')!r}, expected {SET_FORMAT!r}; rewrite it with this neurokit's "
+            "prepare --shards --overwrite"
+        )
+    version = int(idx.get("version", 1))
+    if version > SET_VERSION:
+        raise StoreError(
+            f"{path}: a shard set of index version {version}, newer than this neurokit reads ({SET_VERSION}); "
+            "upgrade neurokit, or rewrite the set with this one (prepare --shards --overwrite)"
+        )
+    idx["version"] = version
+    idx.setdefault("corpus", {})
+    idx.setdefault("rejected", [])
+    entries = _read_journal(folder)
+    if entries:
+        have = {s["key"] for s in idx["shards"]} | {r["key"] for r in idx["rejected"]}
+        for e in entries:  # a journal left beside an index that already folded it in (killed in between)
+            kind = "rejected" if "rejected" in e else "shard"
+            if e[kind]["key"] not in have:
+                idx["shards" if kind == "shard" else "rejected"].append(e[kind])
+                have.add(e[kind]["key"])
     return idx
 
 
@@ -108,12 +174,16 @@ def shard_paths(path: str | Path, *, allow_incomplete: bool = False) -> list[Pat
         The set is unfinished (``prepare`` stopped: rerun it with ``--resume``) unless ``allow_incomplete``.
     """
     idx = read_index(path)
+    _check_complete(path, idx, allow_incomplete)
+    return [Path(path) / s["file"] for s in idx["shards"]]
+
+
+def _check_complete(path: str | Path, idx: dict, allow_incomplete: bool = False) -> None:
     if not idx.get("complete") and not allow_incomplete:
         raise StoreError(
             f"{path}: unfinished shard set ({len(idx['shards'])} recordings written); rerun the same prepare "
             "command with --resume to finish it"
         )
-    return [Path(path) / s["file"] for s in idx["shards"]]
 
 
 def _shared(attrs: dict) -> dict:
@@ -121,25 +191,37 @@ def _shared(attrs: dict) -> dict:
 
 
 def _write_index(folder: Path, index: dict) -> None:
+    """Replace ``index.json`` atomically with ``index`` (every entry: the journal is folded in and removed)."""
     tmp = folder / (INDEX + ".tmp")
     with open(tmp, "w") as f:
-        json.dump(index, f, indent=1)
+        json.dump(index, f, separators=(",", ":"))
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, folder / INDEX)
+    (folder / JOURNAL).unlink(missing_ok=True)
+
+
+def _append_journal(folder: Path, entry: dict) -> None:
+    """Append one entry to the set's journal, on disk (fsynced) before the call returns: O(1) per shard."""
+    with open(folder / JOURNAL, "a") as f:
+        f.write(json.dumps(entry, separators=(",", ":"), default=str) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
 
 
 class ShardSetWriter:
     """Writer of a shard set: :meth:`shard` gives a :class:`~neurokit.io.store.PatchStoreWriter` for one
-    recording; the shard joins the index when its ``with`` block ends without error. A new set touches the
-    disk only when its first shard is written (a run that fails before leaves no folder behind).
+    recording; the shard joins the index (one line appended to its journal) when its ``with`` block ends
+    without error. A new set touches the disk only when its first shard is written (a run that fails before
+    leaves no folder behind).
 
     Parameters
     ----------
     folder : path
         The set's folder (made if missing).
     sample_shape, attrs, **writer_kw
-        As :class:`~neurokit.io.store.PatchStoreWriter`; ``attrs`` are written into every shard.
+        As :class:`~neurokit.io.store.PatchStoreWriter`; ``attrs`` are written into every shard, except the
+        corpus-level ones (:data:`CORPUS_KEYS`), kept once in the index.
     resume : bool
         Continue an unfinished (or finished) set: its shared attributes must equal ``attrs``'.
     overwrite : bool
@@ -165,12 +247,22 @@ class ShardSetWriter:
     ) -> None:
         self.folder = Path(folder)
         self.sample_shape = tuple(sample_shape)
-        self.attrs = dict(attrs)
+        self.attrs = {k: v for k, v in attrs.items() if k not in CORPUS_KEYS}
+        corpus = json.loads(json.dumps({k: attrs[k] for k in CORPUS_KEYS if k in attrs}, default=str))
         self.writer_kw = writer_kw
         if self.folder.exists() and not self.folder.is_dir():
             raise StoreError(f"{self.folder}: exists and is not a folder; a shard set is written to a folder")
         shared = _shared(self.attrs)
-        self.index: dict[str, Any] = {"format": SET_FORMAT, "complete": False, "attrs": shared, "shards": []}
+        self.index: dict[str, Any] = {
+            "format": SET_FORMAT,
+            "version": SET_VERSION,
+            "complete": False,
+            "attrs": shared,
+            "corpus": corpus,
+            "shards": [],
+            "rejected": [],
+        }
+        self._started = False  # index.json written with this run's header (the journal appends to it)
         if self.folder.is_dir() and not is_shard_set(self.folder) and any(self.folder.iterdir()):
             raise StoreError(
                 f"{self.folder}: a folder of other files, not a shard set; give a new or empty folder "
@@ -184,23 +276,34 @@ class ShardSetWriter:
                 diff = _differences(old["attrs"], shared)
                 if diff:
                     raise StoreError(f"{self.folder}: cannot resume: the set was made with other {', '.join(diff)}")
-                self.index = {**old, "complete": False}
+                # the journal folded in once (O(N) per resume); this run's corpus facts replace the old ones
+                self.index = {**old, "version": SET_VERSION, "complete": False, "corpus": corpus or old["corpus"]}
                 _write_index(self.folder, self.index)
+                self._started = True
             else:
                 raise FileExistsError(
                     f"{self.folder}: a shard set is there; pass resume=True (CLI: --resume) to add the recordings it "
                     "lacks, or overwrite=True (--overwrite) to start again"
                 )
         self._made = not self.folder.exists()
+        self._keys = {s["key"] for s in self.index["shards"]} | {r["key"] for r in self.index["rejected"]}
+        self._n = sum(int(s["n_samples"]) for s in self.index["shards"])
 
     @property
     def keys(self) -> set[str]:
-        """Keys of the recordings already in the set."""
-        return {s["key"] for s in self.index["shards"]}
+        """Keys of the recordings already in the set (those with a shard, and those whose windows were all
+        rejected)."""
+        return set(self._keys)
 
     @property
     def n(self) -> int:
-        return sum(s["n_samples"] for s in self.index["shards"])
+        return self._n
+
+    @property
+    def rejected(self) -> list[dict]:
+        """Entries of the recordings that got no shard: every window rejected (``key``, ``n_rejected``,
+        ``reason``)."""
+        return list(self.index["rejected"])
 
     def kept(self) -> str:
         """What a stop keeps, for messages: ``"the N recordings written before are kept in FOLDER"``."""
@@ -221,8 +324,6 @@ class ShardSetWriter:
 
     def shard_attrs(self, i: int = 0) -> dict | None:
         """Store attributes of the set's ``i``-th shard (None when it has fewer shards)."""
-        from neurokit.io.store import PatchStore
-
         shards = self.index["shards"]
         return PatchStore(self.folder / shards[i]["file"]).attrs if len(shards) > i else None
 
@@ -232,9 +333,27 @@ class ShardSetWriter:
         shards = self.index["shards"]
         return PatchStore(self.folder / shards[i]["file"]).info if len(shards) > i else None
 
+    def _record(self, kind: str, entry: dict) -> None:
+        """Add one entry (``kind``: ``"shard"`` or ``"rejected"``) to the index: appended to the journal, or, the
+        first time, written with the set's header as ``index.json``."""
+        self.index["shards" if kind == "shard" else "rejected"].append(entry)
+        try:
+            if self._started:
+                _append_journal(self.folder, {kind: entry})
+            else:
+                _write_index(self.folder, self.index)
+                self._started = True
+        except BaseException:
+            self.index["shards" if kind == "shard" else "rejected"].remove(entry)
+            raise
+        self._keys.add(entry["key"])
+        self._n += int(entry["n_samples"])
+
     @contextmanager
-    def shard(self, key: str, **attrs: Any):
-        """Write one recording's shard (``key``: :func:`recording_key`); empty shards are not kept.
+    def shard(self, key: str, *, reason: str | None = None, **attrs: Any):
+        """Write one recording's shard (``key``: :func:`recording_key`). A recording that gives no window gets
+        no shard but an entry of the index's ``rejected`` (``reason``: why, default "no window kept"; its
+        ``n_rejected`` attribute is recorded with it), so the set counts it and a resume skips it.
 
         Raises
         ------
@@ -256,13 +375,20 @@ class ShardSetWriter:
             yield w
             if w.n == 0:
                 w.abort()
+                self._record(
+                    "rejected",
+                    {
+                        "key": key,
+                        "n_samples": 0,
+                        "n_rejected": int(attrs.get("n_rejected") or 0),
+                        "reason": reason or "no window kept",
+                    },
+                )
                 return
             w.close()
             try:
-                self.index["shards"].append({"file": name, "key": key, "n_samples": int(w.n)})
-                _write_index(self.folder, self.index)
+                self._record("shard", {"file": name, "key": key, "n_samples": int(w.n)})
             except BaseException:  # the index does not list it: take the file away too
-                self.index["shards"] = [s for s in self.index["shards"] if s["file"] != name]
                 (self.folder / name).unlink(missing_ok=True)
                 raise
         except BaseException as exc:
@@ -283,11 +409,24 @@ class ShardSetWriter:
             raise
 
     def close(self, **attrs: Any) -> Path:
-        """Mark the set complete (``attrs``: extra set-level facts for the index). Returns the folder."""
+        """Mark the set complete (``attrs``: extra set-level facts for the index), folding the journal into
+        ``index.json``. Returns the folder.
+
+        Raises
+        ------
+        StoreError
+            No shard was written (every recording's windows rejected, or none read), or the disk filled up.
+        """
         if not self.index["shards"]:
-            raise StoreError(f"{self.folder}: no samples were written")
+            rej = self.index["rejected"]
+            why = f" (every window of the {len(rej)} recording(s) read was rejected)" if rej else ""
+            raise StoreError(
+                f"{self.folder}: no samples were written{why}; raise the recipe's reject_uv (or check the "
+                "recordings' units), then run the command again"
+            )
         self.index.update(attrs)
         self.index["complete"] = True
+        self.index["n_rejected_recordings"] = len(self.index["rejected"])
         try:
             _write_index(self.folder, self.index)
         except OSError as exc:
@@ -306,7 +445,8 @@ def merge_shard_sets(sets: Iterable[str | Path], out: str | Path, *, link: bool 
     The sets must be complete and agree on card (name and content), task, recipe, channels (EEG), template
     and grid (surface), and on their shards' sample shape, mesh and TR (:data:`SHARED_KEYS`,
     :data:`SHARD_FACTS`); shards are hard-linked into ``out`` (copied across file systems, or when
-    ``link=False``).
+    ``link=False``). The corpus-level facts of the sets (:data:`CORPUS_KEYS`) are joined, and their rejected
+    recordings kept.
 
     Raises
     ------
@@ -315,8 +455,6 @@ def merge_shard_sets(sets: Iterable[str | Path], out: str | Path, *, link: bool 
     FileExistsError
         ``out`` exists.
     """
-    from neurokit.io.store import PatchStore
-
     sets = [Path(s) for s in sets]
     out = Path(out)
     if out.exists():
@@ -350,7 +488,15 @@ def merge_shard_sets(sets: Iterable[str | Path], out: str | Path, *, link: bool 
     tmp = out.with_name(out.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    merged = {"format": SET_FORMAT, "complete": True, "attrs": indexes[0]["attrs"], "shards": []}
+    merged: dict[str, Any] = {
+        "format": SET_FORMAT,
+        "version": SET_VERSION,
+        "complete": True,
+        "attrs": indexes[0]["attrs"],
+        "corpus": _merge_corpus([idx["corpus"] for idx in indexes]),
+        "shards": [],
+        "rejected": [],
+    }
     seen = set()
     for s, idx in zip(sets, indexes):
         for sh in idx["shards"]:
@@ -365,33 +511,195 @@ def merge_shard_sets(sets: Iterable[str | Path], out: str | Path, *, link: bool 
             except OSError:
                 shutil.copy2(s / sh["file"], tmp / name)
             merged["shards"].append({**sh, "file": name})
+        for r in idx["rejected"]:
+            if r["key"] not in seen:
+                seen.add(r["key"])
+                merged["rejected"].append(r)
+    merged["n_rejected_recordings"] = len(merged["rejected"])
     _write_index(tmp, merged)
     os.replace(tmp, out)
     return out
 
 
-def open_stores(paths: Iterable[str | Path | PatchStore]) -> list[PatchStore]:
-    """Open several stores (files, or shard-set folders: each of their shards) and check they agree on
-    sample shape, modality and channel names."""
-    from neurokit.io.shards import is_shard_set, shard_paths
+def _merge_corpus(corpora: Sequence[dict]) -> dict:
+    """The corpus-level facts of several sets as one: mappings (subject → files, subject → columns) joined,
+    a subject's file lists joined."""
+    out: dict[str, Any] = {}
+    for c in corpora:
+        for k, v in c.items():
+            if not isinstance(v, dict):
+                out.setdefault(k, v)
+                continue
+            mine = out.setdefault(k, {})
+            for sk, sv in v.items():
+                if isinstance(sv, list) and isinstance(mine.get(sk), list):
+                    mine[sk] = sorted(set(mine[sk]) | set(sv))
+                else:
+                    mine.setdefault(sk, sv)
+    return out
 
-    stores = []
+
+class ShardStore(PatchStore):
+    """One shard of a shard set, read as a :class:`~neurokit.io.store.PatchStore` that opens its file only when
+    first read (its labels, metadata, attributes or samples): its length comes from the set's index, so a
+    dataset over a set of N shards costs O(N) to build and one read opens one shard. Its :attr:`attrs` are its own
+    with the set's corpus-level facts (:data:`CORPUS_KEYS`) beside them.
+
+    Parameters
+    ----------
+    path : path
+        The shard file.
+    set_path : path
+        The shard set's folder (:attr:`set_path`; the corpus of :func:`store_corpus`).
+    n_samples : int
+        Its windows, as the index says (checked when the file is opened).
+    shared : dict
+        The set's shared attributes (``modality``, ``ch_names``, …).
+    corpus : dict
+        The set's corpus-level facts.
+    sample_shape : tuple of int, optional
+        The set's sample shape (checked when the file is opened); ``None`` opens the file now.
+
+    Raises
+    ------
+    StoreError
+        When the file is opened: not a complete store, or it differs from what the index says.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        set_path: str | Path,
+        n_samples: int,
+        shared: dict | None = None,
+        corpus: dict | None = None,
+        sample_shape: Sequence[int] | None = None,
+    ) -> None:
+        d = self.__dict__
+        d["path"] = Path(path)
+        d["set_path"] = Path(set_path)
+        d["n_samples"] = int(n_samples)
+        d["_shared"] = dict(shared or {})
+        d["_corpus"] = dict(corpus or {})
+        d["_loaded"] = False
+        if sample_shape is None:
+            self._load()
+        else:
+            d["sample_shape"] = tuple(int(v) for v in sample_shape)
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the shard's file has been opened (its labels and metadata read)."""
+        return bool(self.__dict__.get("_loaded"))
+
+    def _load(self) -> None:
+        d = self.__dict__
+        want_n, want_shape = d["n_samples"], d.get("sample_shape")
+        PatchStore.__init__(self, d["path"])
+        d["_loaded"] = True
+        if d["_corpus"]:  # the corpus-level facts, kept once in the index, read as the shard's own
+            self.attrs = {**d["_corpus"], **self.attrs}
+            self.info = StoreMeta.from_attrs(self.attrs, where=str(self.path))
+        if self.n_samples != want_n or (want_shape is not None and tuple(self.sample_shape) != want_shape):
+            raise StoreError(
+                f"{self.path}: holds {self.n_samples} samples of shape {tuple(self.sample_shape)}, where the index of "
+                f"{d['set_path']} says {want_n} of shape {want_shape}; the set was changed after it was written: "
+                "rerun prepare --shards --overwrite"
+            )
+
+    def __getattr__(self, name: str) -> Any:
+        # called only for attributes not set yet: those PatchStore.__init__ sets, read from the file on first use
+        if name.startswith("__") or self.__dict__.get("_loaded", True):
+            raise AttributeError(name)
+        self._load()
+        return object.__getattribute__(self, name)
+
+    @property
+    def modality(self) -> str:
+        return self._shared.get("modality") or self.info.modality
+
+    def close(self) -> None:
+        if self.loaded:
+            super().close()
+
+    def __repr__(self) -> str:
+        return f"ShardStore({str(self.path)!r}, n={self.n_samples}, sample_shape={self.sample_shape}, set={str(self.set_path)!r})"
+
+
+def store_corpus(store: PatchStore) -> str:
+    """The corpus a store's samples belong to: a shard set's folder for its shards (:class:`ShardStore`), the
+    file for any other store.
+
+    Examples
+    --------
+    >>> store_corpus(open_stores(["runs/set"])[3])  # doctest: +SKIP
+    'runs/set'
+    """
+    return str(store.set_path) if isinstance(store, ShardStore) else str(store.path)
+
+
+def open_shard_set(path: str | Path, *, allow_incomplete: bool = False) -> list[ShardStore]:
+    """The shards of the set at ``path`` as :class:`ShardStore`\\ s, in order: the index is read once and the
+    first shard opened (its sample shape is the set's); the others open when first read.
+
+    Raises
+    ------
+    StoreError
+        Unfinished (rerun prepare with ``--resume``), or no shard.
+    """
+    idx = read_index(path)
+    _check_complete(path, idx, allow_incomplete)
+    if not idx["shards"]:
+        raise StoreError(f"{path}: a shard set without shards; rerun the prepare command with --overwrite")
+    shared, corpus = idx["attrs"], idx["corpus"]
+    first = ShardStore(
+        Path(path) / idx["shards"][0]["file"],
+        set_path=path,
+        n_samples=idx["shards"][0]["n_samples"],
+        shared=shared,
+        corpus=corpus,
+    )
+    shape = first.sample_shape
+    return [first] + [
+        ShardStore(
+            Path(path) / s["file"],
+            set_path=path,
+            n_samples=s["n_samples"],
+            shared=shared,
+            corpus=corpus,
+            sample_shape=shape,
+        )
+        for s in idx["shards"][1:]
+    ]
+
+
+def open_stores(paths: Iterable[str | Path | PatchStore]) -> list[PatchStore]:
+    """Open several stores (files, or shard-set folders: each of their shards, opened when first read) and check
+    they agree on sample shape, modality and channel names (a set's shards: by its index)."""
+    stores: list[PatchStore] = []
     for p in paths:
         if isinstance(p, PatchStore):
             stores.append(p)
         elif is_shard_set(p):  # a shard set reads as its shards, in order
-            stores.extend(PatchStore(s) for s in shard_paths(p))
+            stores.extend(open_shard_set(p))
         else:
             stores.append(PatchStore(p))
     if not stores:
         raise StoreError("no store given")
     ref = stores[0]
+    ref_ch = ref.info.ch_names
     for s in stores[1:]:
         if s.sample_shape != ref.sample_shape or s.modality != ref.modality:
             raise StoreError(
                 f"{s.path}: sample shape {s.sample_shape}/{s.modality} differs from "
-                f"{ref.path}: {ref.sample_shape}/{ref.modality}"
+                f"{ref.path}: {ref.sample_shape}/{ref.modality}; give stores of one kind"
             )
-        if s.info.ch_names != ref.info.ch_names:
-            raise StoreError(f"{s.path}: channel names differ from {ref.path}")
+        if isinstance(s, ShardStore) and not s.loaded:  # its set's shared channels (checked against its own when read)
+            ch = s._shared.get("ch_names")
+            ch = tuple(ch) if ch is not None else None
+        else:
+            ch = s.info.ch_names
+        if ch != ref_ch:
+            raise StoreError(f"{s.path}: channel names differ from {ref.path}; give stores of one montage")
     return stores

@@ -2,7 +2,9 @@
 
 Layout (h5py)::
 
-    /patches   (n_samples, *sample_shape) float32, chunked one sample per chunk
+    /patches   (n_samples, *sample_shape) float32, chunked one sample per chunk (``(1, *sample_shape)``), no
+               filter by default: a window is one contiguous chunk, read straight into a batch
+               (:meth:`PatchStore.read_into`); stores of any other chunking or with a filter (lzf) read too
                EEG: (n, C, N, 200); surface fMRI: (n, F, N, V)
     /labels    (n_samples,) int64 class index (-1 = none) or float32 target
     /meta/<k>  (n_samples,) per-sample columns: subject, session, run (strings), onset (s), …
@@ -701,6 +703,8 @@ class PatchStore:
         self.info = info
         self._h5 = None
         self._h5_pid = os.getpid()
+        self._pds: Any = None  # this process's open 'patches' dataset (:meth:`_patches_dataset`)
+        self._direct = False  # its chunks are whole unfiltered float32 windows: read chunk by chunk
         problems = self.problems() if validate else []
         if problems:
             raise StoreError("\n".join(f"{self.path}: {p}" for p in problems))
@@ -804,7 +808,9 @@ class PatchStore:
 
         if self._h5 is not None and self._h5_pid != os.getpid():
             # a forked DataLoader worker inherited the parent's handle: HDF5 handles are not fork-safe, and the
-            # path must be checked again (the store may have been replaced since the parent opened it)
+            # path must be checked again (the store may have been replaced since the parent opened it); the
+            # inherited objects are dropped (the dataset first) before this process opens its own
+            self._pds = None
             self._h5 = None
         if self._h5 is None:
             try:
@@ -827,24 +833,148 @@ class PatchStore:
         return self._h5
 
     def patches(self, idx) -> np.ndarray:
-        """Patch tensor(s) at ``idx`` (int, slice or sorted index array) as float32.
+        """Patch tensor(s) at ``idx`` as float32: an int (one sample), a slice, or a 1-D sequence of sample
+        numbers in any order (repeats allowed; read as :meth:`read_into` does).
 
         Raises
         ------
         StoreError
             A sample holds NaN or inf (a store too large to scan when opened: :meth:`problems`).
+        IndexError
+            A sample number outside the store.
         """
+        if isinstance(idx, (int, np.integer)):
+            out = np.empty((1, *self.sample_shape), dtype=np.float32)
+            self.read_into(np.asarray([idx]), out)
+            return out[0]
+        if not isinstance(idx, slice):
+            rows = np.asarray(idx)
+            if rows.ndim == 1 and (rows.dtype.kind in "iu" or len(rows) == 0):
+                out = np.empty((len(rows), *self.sample_shape), dtype=np.float32)
+                self.read_into(rows.astype(np.int64, copy=False), out)
+                return out
         x = self._patches(idx)
         if self._values() > FINITE_SCAN_VALUES and not np.isfinite(x).all():
             raise StoreError(
-                f"{self.path}: sample(s) {idx if isinstance(idx, (int, np.integer)) else 'in this batch'} hold NaN or "
-                "inf values; rerun prepare (which refuses a recording with NaN/inf, naming its channels)"
+                f"{self.path}: sample(s) in this batch hold NaN or inf values; rerun prepare (which refuses a "
+                "recording with NaN/inf, naming its channels)"
             )
         return x
 
+    def read_into(self, rows: np.ndarray, out: np.ndarray, at: np.ndarray | None = None) -> np.ndarray:
+        """Read samples ``rows`` into ``out[at]`` (default ``out[:len(rows)]``) without a copy in between.
+
+        The rows are read in increasing order, whatever their order in ``rows``, each sample into its place.
+        When the store's chunks are whole windows without a filter (what :class:`PatchStoreWriter` writes
+        by default) each is read straight from its chunk into ``out`` (``read_direct_chunk``: no chunk
+        cache, no selection); other layouts (a compressed store, other chunk shapes, the frame layout) go
+        through HDF5's selections, consecutive rows in one read. Stores of every chunking read alike.
+
+        Parameters
+        ----------
+        rows : ndarray of int, shape (k,)
+            Sample numbers (negative ones count from the end; repeats allowed).
+        out : ndarray of float32, C-contiguous, shape (m, *sample_shape)
+            Destination (e.g. the numpy view of a batch tensor in shared memory).
+        at : ndarray of int, shape (k,), optional
+            Row of ``out`` for each of ``rows``.
+
+        Returns
+        -------
+        ``out``.
+
+        Raises
+        ------
+        IndexError
+            A row outside the store.
+        ValueError
+            ``out`` not C-contiguous float32 of the store's sample shape.
+        StoreError
+            A sample holds NaN or inf (a store too large to scan when opened: :meth:`problems`).
+
+        Examples
+        --------
+        >>> out = np.empty((2, *st.sample_shape), dtype=np.float32)  # doctest: +SKIP
+        >>> st.read_into(np.array([7, 3]), out)  # out[0] = sample 7, out[1] = sample 3  # doctest: +SKIP
+        """
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        at = np.arange(len(rows), dtype=np.int64) if at is None else np.asarray(at, dtype=np.int64).reshape(-1)
+        if out.dtype != np.float32 or not out.flags.c_contiguous or tuple(out.shape[1:]) != self.sample_shape:
+            raise ValueError(
+                f"read_into: out must be C-contiguous float32 of shape (k, {', '.join(map(str, self.sample_shape))}); "
+                f"got {out.dtype} {out.shape}"
+            )
+        if len(at) != len(rows) or (len(at) and (at.min() < 0 or at.max() >= len(out))):
+            raise ValueError(f"read_into: {len(rows)} rows into {len(at)} places of an output of {len(out)}")
+        if len(rows) == 0:
+            return out
+        rows = np.where(rows < 0, rows + self.n_samples, rows)
+        if rows.min() < 0 or rows.max() >= self.n_samples:
+            bad = rows[(rows < 0) | (rows >= self.n_samples)]
+            raise IndexError(f"{self.path}: sample {int(bad[0])} outside the store's {self.n_samples}")
+        order = np.argsort(rows, kind="stable")
+        rows, at = rows[order], at[order]
+        if self._starts is not None:
+            frames, T = self._file()["frames"], self.sample_shape[0]
+            for r, k in zip(rows.tolist(), at.tolist()):
+                s = int(self._starts[r])
+                out[k] = frames[s : s + T][:, self._patch_index]
+        else:
+            d = self._patches_dataset()
+            if self._direct:
+                self._read_chunks(d, rows, at, out)
+            else:
+                self._read_runs(d, rows, at, out)
+        if self._values() > FINITE_SCAN_VALUES and not (len(at) == len(out) and np.isfinite(out).all()):
+            ok = np.isfinite(out.reshape(len(out), -1)[at]).all(axis=1)
+            if not ok.all():
+                raise StoreError(
+                    f"{self.path}: sample(s) {', '.join(map(str, rows[~ok][:5].tolist()))} hold NaN or inf values; "
+                    "rerun prepare (which refuses a recording with NaN/inf, naming its channels)"
+                )
+        return out
+
+    def _patches_dataset(self):
+        """This process's ``patches`` dataset, opened once per file opening. One window per chunk: the chunk cache
+        is off (each chunk is read once per window read; through the cache it would be copied twice)."""
+        f = self._file()
+        if self._pds is None:
+            import h5py
+
+            d = f["patches"]
+            if d.chunks is not None and d.chunks[0] == 1:
+                dapl = h5py.h5p.create(h5py.h5p.DATASET_ACCESS)
+                dapl.set_chunk_cache(521, 0, 1.0)
+                d = h5py.Dataset(h5py.h5d.open(f.id, b"patches", dapl))
+            self._direct = bool(
+                d.chunks == (1, *self.sample_shape)
+                and d.id.get_create_plist().get_nfilters() == 0
+                and d.dtype == np.dtype(np.float32)
+            )
+            self._pds = d
+        return self._pds
+
+    def _read_chunks(self, d, rows: np.ndarray, at: np.ndarray, out: np.ndarray) -> None:
+        """Each row's chunk (a whole unfiltered window) straight into ``out[at]``."""
+        flat = out.reshape(len(out), -1).view(np.uint8)
+        read, tail = d.id.read_direct_chunk, (0,) * (d.ndim - 1)
+        for r, k in zip(rows.tolist(), at.tolist()):
+            try:
+                read((r, *tail), out=flat[k])
+            except Exception:  # a chunk never written (reads as the fill value), an h5py without `out`
+                d.read_direct(out, np.s_[r : r + 1], np.s_[k : k + 1])
+
+    @staticmethod
+    def _read_runs(d, rows: np.ndarray, at: np.ndarray, out: np.ndarray) -> None:
+        """Rows through HDF5 selections: each run of consecutive rows bound for consecutive places in one read."""
+        cut = np.flatnonzero((np.diff(rows) != 1) | (np.diff(at) != 1)) + 1
+        for lo, hi in zip([0, *cut.tolist()], [*cut.tolist(), len(rows)]):
+            r, k, n = int(rows[lo]), int(at[lo]), hi - lo
+            d.read_direct(out, np.s_[r : r + n], np.s_[k : k + n])
+
     def _patches(self, idx) -> np.ndarray:
         if self._starts is None:
-            return self._file()["patches"][idx]
+            return self._patches_dataset()[idx]
         frames, T = self._file()["frames"], self.sample_shape[0]
         if isinstance(idx, (int, np.integer)):
             s = int(self._starts[idx])
@@ -854,13 +984,14 @@ class PatchStore:
         )
 
     def close(self) -> None:
+        self._pds = None
         if self._h5 is not None:
             self._h5.close()
             self._h5 = None
 
     def __getstate__(self):  # DataLoader workers reopen the file themselves
         d = dict(self.__dict__)
-        d["_h5"] = None
+        d["_h5"] = d["_pds"] = None
         return d
 
     def __repr__(self) -> str:

@@ -27,6 +27,7 @@ from neurokit.data.corpus import ScaledDataset, corpus_ids, heldout_scales
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.provenance import kept_summary, used_sources
 from neurokit.io.headers import short_list
+from neurokit.io.shards import open_stores, store_corpus
 from neurokit.models.checkpoint import (
     check_channels,
     check_resume_data,
@@ -462,11 +463,11 @@ def _pretrain(
         "pretraining_sources": [src for train, _, _ in parts for src in used_sources(train)],
     }
     if len(parts) > 1:
-        meta["stores"] = [str(st.path) for st in every_store]
+        meta["stores"] = store_names(every_store)
         meta["subjects"] = all_subjects
         meta["layouts"] = [
             {
-                "stores": [str(st.path) for st in t.stores],
+                "stores": store_names(t.stores),
                 "ch_names": list(t.info.ch_names or []),
                 "sample_shape": list(t.sample_shape),
                 "windows": len(t),
@@ -796,7 +797,8 @@ def layout_repeat(ds: PatchDataset, repeats: dict[str, int] | None) -> int:
     ConfigError
         Two of its stores named with different counts.
     """
-    names = {str(st.path) for st in ds.stores} | {Path(st.path).name for st in ds.stores}
+    paths = {store_corpus(st) for st in ds.stores}  # a shard set by its folder
+    names = paths | {Path(p).name for p in paths}
     found = {k for n, k in (repeats or {}).items() if n in names}
     if len(found) > 1:
         raise ConfigError(f"layout_repeats: stores of one layout ({layout_name(ds)}) named with counts {sorted(found)}")
@@ -805,7 +807,7 @@ def layout_repeat(ds: PatchDataset, repeats: dict[str, int] | None) -> int:
 
 def layout_name(ds: PatchDataset) -> str:
     """How a layout of a multi-layout run is named (its batches' ``task``): channel count and first store."""
-    return f"{ds.sample_shape[0]}ch:{Path(ds.stores[0].path).name}"
+    return f"{ds.sample_shape[0]}ch:{Path(store_corpus(ds.stores[0])).name}"
 
 
 class Chained:
@@ -830,13 +832,14 @@ def select_layouts(stores: Sequence, cfg: PretrainConfig) -> list[tuple[PatchDat
     >>> [phrase for _, phrase in select_layouts(["bonn.h5", "mi_21ch.h5"], PretrainConfig())]  # doctest: +SKIP
     ['500 samples of the train split (…)', '270 samples of the train split (…)']
     """
-    from neurokit.io.shards import open_stores
-
     groups: dict[tuple, list] = {}
     for s in stores:
-        st = open_stores([s])[0]  # a store file, or a shard-set folder (its shards share one layout)
+        # a store file, or a shard-set folder (its shards share one layout), opened once here: its shards are
+        # read when first used, each once (select_pretrain_data takes them as opened)
+        opened = open_stores([s])
+        st = opened[0]
         key = (st.modality, tuple(st.sample_shape), tuple(st.info.ch_names or ()))
-        groups.setdefault(key, []).append(s)
+        groups.setdefault(key, []).extend(opened)
     out = []
     for g in groups.values():
         ds, phrase = select_pretrain_data(g, cfg)
@@ -982,16 +985,22 @@ def warn_shared_recordings(stores) -> list[str]:
             sha = src.get("sha256") if isinstance(src, dict) else None
             if not sha:
                 continue
-            where = first.setdefault(sha, str(st.path))
-            if where != str(st.path):
+            name = store_corpus(st)  # a shard set's shards are one store
+            where = first.setdefault(sha, name)
+            if where != name:
                 said.append(
-                    f"{Path(str(src.get('path', '?'))).name} is in both {where} and {st.path}: what one store holds "
+                    f"{Path(str(src.get('path', '?'))).name} is in both {where} and {name}: what one store holds "
                     "out may be trained on through the other; pretrain on one of them"
                 )
     said = list(dict.fromkeys(said))
     for w in said:
         logger.warning("%s", w)
     return said
+
+
+def store_names(stores) -> list[str]:
+    """The stores a run read, for its record: each store's path, a shard set once by its folder."""
+    return list(dict.fromkeys(store_corpus(st) for st in stores))
 
 
 def _flat(d: dict, prefix: str = "") -> dict[str, Any]:
@@ -1027,7 +1036,7 @@ def _provenance(ds: PatchDataset, cfg: PretrainConfig) -> dict[str, Any]:
             )
             if k in a
         },
-        "stores": [str(s.path) for s in ds.stores],
+        "stores": store_names(ds.stores),
         "subjects": sorted({str(s) for s in ds.meta("subject")}),
         "sample_shape": list(ds.sample_shape),
     }

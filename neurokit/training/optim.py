@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from neurokit._utils.errors import ConfigError
+from neurokit.data.dataset import collate_patches
 
 
 class EpochSampler(torch.utils.data.Sampler[int]):
@@ -129,11 +130,15 @@ def _cosine_lambda(base_lr: float, min_lr: float, total: int, warmup: int):
 
 
 def make_loader(dataset, sampler, batch_size: int, num_workers: int = 0, device: torch.device | None = None):
+    """A DataLoader that reads each batch at once where the dataset can (``__getitems__``:
+    :class:`~neurokit.data.dataset.PatchDataset`, its ``ScaledDataset`` and ``Subset`` wrappers) and passes it on
+    uncopied (:func:`~neurokit.data.dataset.collate_patches`); pinned memory when ``device`` is a GPU."""
     return torch.utils.data.DataLoader(
         dataset,
         batch_size=batch_size,
         sampler=sampler,
         num_workers=num_workers,
+        collate_fn=collate_patches,
         pin_memory=bool(device is not None and device.type == "cuda"),
         persistent_workers=False,
         drop_last=False,

@@ -250,6 +250,15 @@ def prepare_eeg(
 
             shutil.rmtree(part_dir, ignore_errors=True)
     logger.info("wrote %s (%d samples, %d rejected)", path, n_total, writing.n_rejected)
+    if options.shards:
+        rejected = read_index(path)["rejected"]
+        if rejected:  # recorded in the set, so that a --resume does not read them again
+            logger.warning(
+                "%s: %d recording(s) gave no window (every window rejected), recorded in its index: %s",
+                path,
+                len(rejected),
+                ", ".join(r["key"] for r in rejected[:5]) + ("…" if len(rejected) > 5 else ""),
+            )
     return path
 
 
@@ -272,7 +281,8 @@ def eeg_entries(card: DataCard, options: PrepareOptions) -> tuple[str, list[File
 
 
 def _recordings_done(out: Path, options: PrepareOptions) -> set[str]:
-    """Keys of the recordings already in the shard set at ``out`` that a ``resume`` keeps (else none).
+    """Keys of the recordings already in the shard set at ``out`` that a ``resume`` keeps (else none): those
+    with a shard and those recorded as rejected (every window rejected).
 
     Raises
     ------
@@ -285,7 +295,15 @@ def _recordings_done(out: Path, options: PrepareOptions) -> set[str]:
         raise FileExistsError(
             f"{out}: a shard set is there; --resume adds the recordings it lacks, --overwrite starts again"
         )
-    return {sh["key"] for sh in read_index(out)["shards"]}
+    idx = read_index(out)
+    if idx["rejected"]:
+        logger.info(
+            "%s: %d recording(s) whose windows were all rejected are recorded in the set; not read again",
+            out,
+            len(idx["rejected"]),
+        )
+    # a recording whose windows were all rejected has no shard, but an entry: it is not read again
+    return {sh["key"] for sh in idx["shards"]} | {r["key"] for r in idx["rejected"]}
 
 
 def _make_scratch(part_dir: Path, out: Path) -> None:
@@ -389,6 +407,8 @@ class _EEGWriting:
         # recordings compared by their samples as they come (the SHA-256 copies kept are in its records)
         self.signals = signals or SignalDuplicates(options.allow_duplicate_recordings)
         self.labelled = any(e.events or e.label is not None for e in entries)
+        # a regression task: float32 targets (the windows' annotation targets), not class indices
+        self.regression = card.task(tname)[1].get("kind") == "regression"
         if card.classes(tname) and not self.labelled:
             logger.warning(
                 "card %s task %s has classes %s, but none of the %d recordings is labelled by it (no events or "
@@ -491,18 +511,32 @@ class _EEGWriting:
         attrs = store_attrs(self.card, self.tname, self.recipe, w.ch_names, self.entries, self.options.data_root)
         if self.signals.records:  # the same recording kept under several subjects, on purpose
             attrs["duplicate_recordings"] = self.signals.records
+        if self.options.shards and self.regression:
+            raise ConfigError(
+                f"{self.out}: card {self.card.name!r} task {self.tname!r} is a regression, whose float targets a "
+                "shard set does not hold yet; prepare one store (leave out --shards)"
+            )
         if self.options.shards:
             self.writer = ShardSetWriter(
                 self.out, shape, attrs=attrs, resume=self.options.resume, overwrite=self.options.overwrite
             )
         else:
-            self.writer = PatchStoreWriter(self.out, shape, overwrite=self.options.overwrite, attrs=attrs)
+            dtype = "float32" if self.regression else "int64"
+            self.writer = PatchStoreWriter(
+                self.out, shape, overwrite=self.options.overwrite, attrs=attrs, label_dtype=dtype
+            )
 
     def _write(self, e: FileEntry, w, source: dict, fingerprint: dict | None = None) -> None:
         def put(target):
             for patches, labels, onsets in _batches(w):
                 if e.label is not None:  # subject-level class (participants.tsv column)
                     labels = np.full(len(labels), e.label, dtype=np.int64)
+                if self.regression and labels.dtype.kind != "f":
+                    raise DataFileError(
+                        f"{e.path}: card {self.card.name!r} task {self.tname!r} is a regression, but the windows "
+                        "of this file carry no target (annotations '<event>=<number>'); read it with the "
+                        "card's dataset reader"
+                    )
                 target.append(
                     patches,
                     labels if self.labelled else None,
@@ -521,11 +555,21 @@ class _EEGWriting:
         name = recording_name(e.path, e.member)
         with self.writer.shard(
             recording_key(e.path, e.member),
+            reason=self._no_window_reason(w, source),
             sources=[source],
             n_rejected=int(w.n_rejected),
             **SignalDuplicates.shard_attrs([(fingerprint, name, str(e.subject))]),
         ) as sw:
             put(sw)
+
+    def _no_window_reason(self, w, source: dict) -> str:
+        """Why a recording gave no window (recorded in a shard set's ``rejected`` when it gives none)."""
+        why = []
+        if w.n_rejected:
+            why.append(f"{int(w.n_rejected)} window(s) above reject_uv ({self.recipe.reject_uv or 0:g} µV)")
+        if source.get("n_bad_annotation"):
+            why.append(f"{int(source['n_bad_annotation'])} overlapping BAD… annotations")
+        return "every window rejected: " + "; ".join(why) if why else "no window (shorter than one window)"
 
     def close(self) -> tuple[Path, int]:
         """Finish the store (or set): ``(path, n_samples)``.
@@ -706,7 +750,13 @@ def _stream_part(raw, recipe, part_dir: Path, source: str, on_samples=None):
     def write(w):
         if "writer" not in holder:
             holder["writer"] = scratch_call(
-                PatchStoreWriter, path, w.patches.shape[1:], meta_columns=(), overwrite=True, where=path
+                PatchStoreWriter,
+                path,
+                w.patches.shape[1:],
+                meta_columns=(),
+                overwrite=True,
+                where=path,
+                label_dtype="float32" if w.labels.dtype.kind == "f" else "int64",  # regression targets
             )
         scratch_call(holder["writer"].append, w.patches, w.labels, onsets=w.onsets, where=path)
         holder["n"] = holder.get("n", 0) + len(w.labels)

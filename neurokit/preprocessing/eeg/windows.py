@@ -39,7 +39,8 @@ class Windows:
     patches : np.ndarray, float32, shape ``(n_windows, n_channels, n_patches, 200)``
         In units of 100 µV.
     labels : np.ndarray, int64, shape ``(n_windows,)``
-        Class index per window (-1 for unlabelled windows).
+        Class index per window (-1 for unlabelled windows); float64 regression targets when the matching
+        annotations read ``"<event>=<number>"`` (:func:`annotation_targets`).
     onsets : np.ndarray, float64, shape ``(n_windows,)``
         Window start in seconds from the start of the recording.
     ch_names : list[str]
@@ -564,8 +565,10 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
     first = int(round(recipe.crop_start_s * sf))
     last = n_times - int(round(recipe.crop_end_s * sf))
     n_cropped = 0
+    targets = False  # float labels: the annotations' regression targets
     if recipe.events is not None:
         starts, labels, said = _event_starts(raw, recipe, source)
+        targets = any(isinstance(y, float) for y in labels)
         starts, labels, repeated = repeated_events(starts, labels, recipe, source, sf)
         said += repeated
         if not starts and said:  # every marker said why it gave no window (tile mode: all shorter than a window)
@@ -627,7 +630,7 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
         warnings.warn(f"{source}: {n}", RuntimeWarning, stacklevel=3)
     return WindowPlan(
         starts=np.asarray([s for s, _, _ in keep], dtype=np.int64),
-        labels=np.asarray([y for (_, y, _) in keep], dtype=np.int64),
+        labels=np.asarray([y for (_, y, _) in keep], dtype=np.float64 if targets else np.int64),
         onsets=np.asarray([t + (s - a) / sf for (s, _, (a, _, t)) in keep], dtype=np.float64),
         win=win,
         notes=dropped,
@@ -686,7 +689,7 @@ def repeated_events(
     """
     by: dict[int, list[int]] = {}
     for st, y in zip(starts, labels):
-        by.setdefault(int(st), []).append(int(y))
+        by.setdefault(int(st), []).append(y)  # a class index, or a float target (kept as it is)
     if all(len(v) == 1 for v in by.values()):
         return list(starts), list(labels), []
     names: dict[int, list[str]] = {}
@@ -728,10 +731,45 @@ def repeated_events(
     return kept_s, kept_y, said
 
 
-def _event_starts(raw, recipe: EEGRecipe, source: str) -> tuple[list[int], list[int], list[str]]:
-    """Window starts (samples) and classes of the annotations matching ``recipe.events``; when none
-    matches, the triggers of the file's stim channel whose codes the events name (``"1": left``); and what was
-    not windowed, in words (tiled annotations too short for one window)."""
+def annotation_targets(descriptions, events: dict, source: str) -> dict[str, float]:
+    """The regression targets that annotation ``descriptions`` carry: ``"<event>=<number>"`` for an ``<event>`` of
+    ``events`` (the description a dataset reader of a regression task gives each window: SEED-VIG's
+    ``seed_vig/perclos=0.4312``) → the number; empty when none does (class labels).
+
+    Raises
+    ------
+    DataFileError
+        A number that does not parse; or plain ``<event>`` annotations beside ones with targets (naming the file).
+
+    Examples
+    --------
+    >>> annotation_targets(["seed_vig/perclos=0.25", "BAD_x", "seed_vig/perclos=1.0"], {"seed_vig/perclos": 0}, "f")
+    {'seed_vig/perclos=0.25': 0.25, 'seed_vig/perclos=1.0': 1.0}
+    """
+    out: dict[str, float] = {}
+    for d in dict.fromkeys(str(d) for d in descriptions):
+        name, sep, value = d.rpartition("=")
+        if not sep or name not in events:
+            continue
+        try:
+            out[d] = float(value)
+        except ValueError:
+            raise DataFileError(
+                f"{source}: annotation {d!r} carries no number after '='; a regression target reads '{name}=<number>'"
+            ) from None
+    plain = sorted(set(map(str, descriptions)) & set(events))
+    if out and plain:
+        raise DataFileError(
+            f"{source}: annotations {plain[0]!r} without a target beside ones with targets ({next(iter(out))!r}); "
+            "its reader must give every window of a regression task its target"
+        )
+    return out
+
+
+def _event_starts(raw, recipe: EEGRecipe, source: str) -> tuple[list[int], list, list[str]]:
+    """Window starts (samples) and classes (or float targets: :func:`annotation_targets`) of the annotations
+    matching ``recipe.events``; when none matches, the triggers of the file's stim channel whose codes the events
+    name (``"1": left``); and what was not windowed, in words (tiled annotations too short for one window)."""
     import mne
 
     assert recipe.events is not None  # window_plan calls this only for a recipe with events
@@ -762,10 +800,15 @@ def _event_starts(raw, recipe: EEGRecipe, source: str) -> tuple[list[int], list[
                 f"{', '.join(short[:5])}{' …' if len(short) > 5 else ''}"
             )
         return starts, labels, said
+    targets = annotation_targets(present, events, source) if recipe.event_windows == "onset" else {}
+    values = [0.0, *targets.values()]  # event id k (from 1) → its target
+    if targets:  # a window at each annotation "<event>=<number>", labelled with the number (a regression)
+        event_id = {d: k + 1 for k, d in enumerate(targets)}
     if event_id:
         ev, _ = mne.events_from_annotations(raw, event_id=event_id, verbose="error")
         shift = int(round(recipe.event_offset_s * raw.info["sfreq"]))
-        return [int(s) - raw.first_samp + shift for s in ev[:, 0]], [int(v) for v in ev[:, 2]], []
+        starts = [int(s) - raw.first_samp + shift for s in ev[:, 0]]
+        return starts, [values[int(v)] if targets else int(v) for v in ev[:, 2]], []
     stim = raw_notes(raw).stim
     sf = raw.info["sfreq"]
     if stim:
