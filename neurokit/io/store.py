@@ -874,14 +874,16 @@ class PatchStore:
         ----------
         rows : ndarray of int, shape (k,)
             Sample numbers (negative ones count from the end; repeats allowed).
-        out : ndarray of float32, C-contiguous, shape (m, *sample_shape)
-            Destination (e.g. the numpy view of a batch tensor in shared memory).
+        out : ndarray of float32, C-contiguous, shape (m, C, N, P)
+            Destination, ``m`` samples of the store's sample shape (e.g. the numpy view of a batch tensor in
+            shared memory).
         at : ndarray of int, shape (k,), optional
             Row of ``out`` for each of ``rows``.
 
         Returns
         -------
-        ``out``.
+        out : ndarray
+            ``out``, filled.
 
         Raises
         ------
