@@ -72,3 +72,20 @@ def close(got: np.ndarray, want: np.ndarray, tol: float = 1e-3) -> float:
     """Largest difference as a share of ``want``'s RMS (asserted below ``tol`` by the caller)."""
     assert got.shape == want.shape, (got.shape, want.shape)
     return float(np.abs(got - want).max() / np.sqrt((want**2).mean()))
+
+
+def finetune_tiny(store: Path, out: Path) -> str:
+    """``neuro finetune`` on a card's store with tiny settings (1 epoch, 1 layer, batch 8, the pooled head) and
+    everything else from the card (the release's lr, weight decay, dropout, clip…); its output, checked: exit 0,
+    the card's settings said, the test metrics of the card's kind printed."""
+    from typer.testing import CliRunner
+
+    from neurokit.cli.main import app
+
+    args = ["finetune", str(store), "-o", str(out), "--epochs", "1", "--batch-size", "8", "--n-layers", "1",
+            "--head", "avgpool", "--no-baselines", "--no-progress"]  # fmt: skip
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert "settings from the store's card" in r.output and "lr_backbone 0.0001" in r.output, r.output
+    assert "weight_decay 0.05" in r.output and "clip_grad 1.0" in r.output, r.output
+    return r.output

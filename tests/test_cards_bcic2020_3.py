@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from neurokit.cli.main import app
 from neurokit.io.bcic2020 import CHANNELS
 from neurokit.io.store import PatchStore
-from tests.release_corpus import close, signals
+from tests.release_corpus import finetune_tiny, close, signals
 
 pytestmark = pytest.mark.slow
 
@@ -207,6 +207,8 @@ def test_bcic2020_3_equals_the_release(tmp_path):
         assert int(sel.sum()) == n * len(SUBJECTS)
     out = " ".join(r.output.split())
     assert "train 9 · val 6 · test 6" in out and "train 4,500 · val 750 · test 750" in out
+    # neuro finetune on the store with the card's (the release's) settings
+    finetune_tiny(tmp_path / "s.h5", tmp_path / "ft")
 
 
 def test_bad_files_give_one_line(tmp_path):

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from neurokit._utils.errors import DataFileError
 from neurokit.cli.main import app
 from neurokit.io.store import PatchStore
-from tests.release_corpus import close, signals, store_windows
+from tests.release_corpus import finetune_tiny, close, signals, store_windows
 
 pytestmark = pytest.mark.slow
 
@@ -97,6 +97,9 @@ def test_bciciv2a_equals_the_release(tmp_path):
     assert "train 50 · val 20 · test 20" in r.output
     assert n == {"train": 50, "val": 20, "test": 20}  # 5 trials per file, T and E sessions
     assert card["paper"]["CBraMod"]["cohen_kappa"] == 0.3518
+    # neuro finetune on the store: the card's (the release's) settings, the paper's figures beside the run's
+    out = finetune_tiny(tmp_path / "s.h5", tmp_path / "ft")
+    assert "paper: CBraMod" in out and "0.3518" in out
 
 
 def test_bad_files_give_one_line(tmp_path):

@@ -18,7 +18,7 @@ import neurokit.io.seedv as seedv
 from neurokit.cli.main import app
 from neurokit.io.store import PatchStore
 from tests.cnt_build import write_cnt
-from tests.release_corpus import close, signals
+from tests.release_corpus import finetune_tiny, close, signals
 
 pytestmark = pytest.mark.slow
 
@@ -90,6 +90,7 @@ def test_seed_v_cnt_files_equal_the_release(tmp_path, monkeypatch):
     assert body["split_unit"] == "run" and "paper" not in body
     assert body["splits"]["train"] == [f"t{j:02d}" for j in range(5)]
     assert body["splits"]["test"] == [f"t{j:02d}" for j in range(10, 15)]
+    finetune_tiny(tmp_path / "s.h5", tmp_path / "ft")  # the card's (the release's) fine-tuning settings
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from neurokit.cli.main import app
 from neurokit.io.store import PatchStore
-from tests.release_corpus import close, signals, store_windows
+from tests.release_corpus import finetune_tiny, close, signals, store_windows
 
 pytestmark = pytest.mark.slow
 
@@ -79,6 +79,9 @@ def test_shu_mi_equals_the_release(tmp_path):
     want = {k: sum(len(_release(f)[1]) for r_, f in files.items() if r_[:7] in v) for k, v in ids.items()}
     assert n == want
     assert f"train {want['train']} · val {want['val']} · test {want['test']}" in r.output
+    # neuro finetune runs on the store with the card's (the release's) settings, binary metrics
+    out = finetune_tiny(tmp_path / "s.h5", tmp_path / "ft")
+    assert "auroc" in out.lower() or "auc" in out.lower()
 
 
 def test_bad_files_give_one_line(tmp_path):
