@@ -163,3 +163,13 @@ def test_bad_files_give_one_line(tmp_path):
         "3_20151024_noon.mat: EEG.data holds 4800 samples (3 8-s windows at 200 Hz) but 3_20151024_noon.mat holds "
         "4 PERCLOS values" in msg
     )
+    # PERCLOS that is not a fraction: a NaN, or values in percent
+    for name, bad in (("d", [0.2, np.nan]), ("e", [20.0, 35.0])):
+        d = tmp_path / name / "mat"
+        _write(d, "4_20151105_noon", 2, 4)
+        scipy.io.savemat(d / "perclos_labels" / "4_20151105_noon.mat", {"perclos": np.array(bad)[:, None]})
+        r = _prepare(tmp_path / name, tmp_path / f"{name}.h5")
+        assert r.exit_code != 0
+        msg = " ".join(r.output.split())
+        assert "perclos_labels/4_20151105_noon.mat:" in msg and "PERCLOS value(s) outside 0-1 or not finite" in msg
+        assert not (tmp_path / f"{name}.h5").exists()

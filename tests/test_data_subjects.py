@@ -91,3 +91,23 @@ def test_folder_subject_numbers_are_the_first_number_of_the_id(eeg_root):
 def test_subject_ranges_take_ascii_digits_only(spec):
     with pytest.raises(CardError, match="cannot parse subject range"):
         parse_ranges(spec)
+
+
+def test_one_subject_store_keeps_its_cards_split_of_recordings(tmp_path):
+    """A card that splits recordings (split_unit: run, e.g. BCIC2020-3's competition folders) keeps its split on a
+    one-subject store; the last-runs rule is only for cards that do not say."""
+    import numpy as np
+
+    from neurokit.data import PatchDataset
+    from neurokit.data.splits import resolve_splits
+    from neurokit.io.store import PatchStoreWriter
+
+    body = {"name": "c", "tasks": {"t": {"classes": ["a", "b"], "split_unit": "run",
+                                         "splits": {"train": ["train"], "val": ["val"], "test": ["test"]}}}}  # fmt: skip
+    attrs = dict(modality="eeg", card="c", task="t", card_body=body, label_names=["a", "b"], ch_names=["C3"],
+                 sfreq=200.0)  # fmt: skip
+    with PatchStoreWriter(tmp_path / "s.h5", (1, 1, 200), attrs=attrs) as w:
+        for run in ("test", "train", "val"):  # sorted, the last-runs rule would train on 'test'
+            w.append(np.zeros((2, 1, 1, 200), np.float32), np.array([0, 1]), subject="S01", session="1", run=run)
+    how, kw = resolve_splits(PatchDataset(tmp_path / "s.h5", labelled=True))
+    assert how == "run" and kw == {"train": {"runs": ["train"]}, "val": {"runs": ["val"]}, "test": {"runs": ["test"]}}

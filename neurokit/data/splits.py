@@ -30,15 +30,18 @@ def resolve_splits(ds_all, override: dict[str, list[str]] | None = None) -> tupl
         override = {k: store_ids(v, subjects) for k, v in override.items()}  # --train-subjects 1 → sub-01
         _check_disjoint(override)
         return "subject", {k: {"subjects": v} for k, v in override.items()}
-    if len(subjects) == 1:
-        runs = sorted({str(r) for r in ds_all.meta("run")})
-        if len(runs) < 3:
-            raise ConfigError(f"one subject and {len(runs)} run(s): need >= 3 runs to split train/val/test by run")
-        return "run", {"train": {"runs": runs[:-2]}, "val": {"runs": [runs[-2]]}, "test": {"runs": [runs[-1]]}}
     from neurokit.cards import DataCard
 
     info = ds_all.info
     body = info.card_body
+    if len(subjects) == 1:
+        runs = sorted({str(r) for r in ds_all.meta("run")})
+        card_runs = _card_run_splits(body, info.task, runs)
+        if card_runs is not None:  # the card splits recordings (split_unit: run): its split, even for one subject
+            return "run", card_runs
+        if len(runs) < 3:
+            raise ConfigError(f"one subject and {len(runs)} run(s): need >= 3 runs to split train/val/test by run")
+        return "run", {"train": {"runs": runs[:-2]}, "val": {"runs": [runs[-2]]}, "test": {"runs": [runs[-1]]}}
     if not body:
         raise ConfigError(
             "the store names no data card to split it by: pass splits={'train': [...], 'val': [...], 'test': [...]} "
@@ -59,6 +62,21 @@ def resolve_splits(ds_all, override: dict[str, list[str]] | None = None) -> tupl
             )
         out[k] = {"subjects": chosen} if unit == "subject" else {"runs": chosen}
     return unit, out
+
+
+def _card_run_splits(body: dict | None, task: str | None, runs: list[str]) -> dict[str, dict] | None:
+    """The card's split of recordings (``split_unit: run``) as ``runs=`` filters, when every part of it has a
+    run in the store; else ``None``."""
+    from neurokit.cards import DataCard
+
+    if not body or not ((body.get("tasks") or {}).get(task) or {}).get("splits"):
+        return None
+    card = DataCard(name=body.get("name", "?"), raw=body)
+    if card.split_unit(task) != "run":
+        return None
+    sp = card.splits(task)
+    out = {k: [r for r in sp.get(k, []) if r in set(runs)] for k in ("train", "val", "test")}
+    return {k: {"runs": v} for k, v in out.items()} if all(out.values()) else None
 
 
 def split_counts(ds_all) -> dict[str, int] | None:

@@ -310,13 +310,18 @@ def release_trials(path: str | Path) -> tuple[np.ndarray, list[int]]:
     )
     n, c, t = x.shape
     if c != len(CHANNELS):
-        raise DataFileError(f"{path}: {var}.x has {c} channels; expected 64 (samples x 64 channels x trials)")
+        raise DataFileError(
+            f"{path}: {var}.x has {c} channels; expected 64 (samples x 64 channels x trials); download the file again, or move it out of the data root"
+        )
     if t < KEEP_N:
         raise DataFileError(
-            f"{path}: {var}.x holds trials of {t} samples; the release keeps the last {KEEP_N} (3 s at 256 Hz)"
+            f"{path}: {var}.x holds trials of {t} samples; the release keeps the last {KEEP_N} (3 s at 256 Hz);"
+            " download the file again, or move it out of the data root"
         )
     if n == 0:
-        raise DataFileError(f"{path}: no trials ({var}.x is empty)")
+        raise DataFileError(
+            f"{path}: no trials ({var}.x is empty); download the file again, or move it out of the data root"
+        )
     if split == "test":
         m = _NAME.match(path.name)
         labels = sheet_labels(answer_sheet(path), int(m[1]) if m else 0, n)
@@ -327,10 +332,12 @@ def release_trials(path: str | Path) -> tuple[np.ndarray, list[int]]:
         if y.shape[1] != n:
             raise DataFileError(
                 f"{path}: {var}.y labels {y.shape[1]} trials but {var}.x holds {n}: the trial list does not match "
-                "the recording"
+                "the recording; download the file again, or move it out of the data root"
             )
         if y.shape[0] != len(CLASSES) or not (np.isin(y, (0, 1)).all() and (y.sum(axis=0) == 1).all()):
-            raise DataFileError(f"{path}: {var}.y has shape {y.shape}; expected one-hot labels, 5 classes x trials")
+            raise DataFileError(
+                f"{path}: {var}.y has shape {y.shape}; expected one-hot labels, 5 classes x trials; download the file again, or move it out of the data root"
+            )
         labels = [int(k) + 1 for k in np.argmax(y, axis=0)]
     return x[:, :, t - KEEP_N :], labels
 

@@ -21,6 +21,10 @@ from neurokit._utils.errors import DataFileError
 __all__ = ["load_mat", "mat_array", "mat_field", "read_mat"]
 
 
+#: the remedy of a file that is not as its dataset publishes it
+AS_PUBLISHED = "download the file again, or move it out of the data root if it is not one of the dataset's"
+
+
 def _h5_value(f, obj) -> Any:
     """One HDF5 object of a MATLAB v7.3 file as :func:`load_mat` returns it."""
     import h5py
@@ -58,10 +62,10 @@ def load_mat(path: str | Path, names: Sequence[str]) -> dict[str, Any]:
     >>> v = load_mat(p, ["x", "s"])
     >>> v["x"].shape, v["s"]["fs"]
     ((3, 2), 250.0)
-    >>> load_mat(p, ["data"])
+    >>> load_mat(p, ["data"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    neurokit._utils.errors.DataFileError: ...a.mat: no variable 'data' (it holds: s, x)
+    neurokit._utils.errors.DataFileError: ...a.mat: no variable 'data' (it holds: s, x); download the file again, ...
     """
     path = Path(path)
     if not path.is_file():
@@ -81,30 +85,34 @@ def load_mat(path: str | Path, names: Sequence[str]) -> dict[str, Any]:
                 held = sorted(k for k in f.keys() if not k.startswith("#"))
                 missing = [n for n in names if n not in held]
                 if missing:
-                    raise DataFileError(f"{path}: no variable {missing[0]!r} (it holds: {', '.join(held)})")
+                    raise DataFileError(
+                        f"{path}: no variable {missing[0]!r} (it holds: {', '.join(held)}); {AS_PUBLISHED}"
+                    )
                 return {n: _h5_value(f, f[n]) for n in names}
         import scipy.io
 
         held = sorted(n for n, *_ in scipy.io.whosmat(path))
         missing = [n for n in names if n not in held]
         if missing:
-            raise DataFileError(f"{path}: no variable {missing[0]!r} (it holds: {', '.join(held)})")
+            raise DataFileError(f"{path}: no variable {missing[0]!r} (it holds: {', '.join(held)}); {AS_PUBLISHED}")
         got = scipy.io.loadmat(path, variable_names=names, simplify_cells=True)
         return {n: got[n] for n in names}
     except DataFileError:
         raise
     except Exception as exc:  # scipy/h5py raise many kinds on a damaged or foreign file
         why = " ".join(str(exc).split()) or type(exc).__name__
-        raise DataFileError(f"{path}: not a readable MATLAB .mat file ({why})") from None
+        raise DataFileError(f"{path}: not a readable MATLAB .mat file ({why}); {AS_PUBLISHED}") from None
 
 
 def mat_field(value: Any, name: str, *, source: str | Path, what: str = "struct") -> Any:
     """Field ``name`` of a struct read by :func:`load_mat`; a :class:`DataFileError` naming ``source`` and ``what``
     when ``value`` is not a struct or lacks the field."""
     if not isinstance(value, Mapping):
-        raise DataFileError(f"{source}: {what} is not a MATLAB struct ({type(value).__name__})")
+        raise DataFileError(f"{source}: {what} is not a MATLAB struct ({type(value).__name__}); {AS_PUBLISHED}")
     if name not in value:
-        raise DataFileError(f"{source}: {what} has no field {name!r} (it has: {', '.join(sorted(value))})")
+        raise DataFileError(
+            f"{source}: {what} has no field {name!r} (it has: {', '.join(sorted(value))}); {AS_PUBLISHED}"
+        )
     return value[name]
 
 
@@ -131,22 +139,26 @@ def mat_array(
     --------
     >>> mat_array(np.zeros((5, 3)), ("time", "channel"), source="f.mat", what="X", want=("channel", "time")).shape
     (3, 5)
-    >>> mat_array(np.zeros(4), ("time", "channel"), source="f.mat", what="X")
+    >>> mat_array(np.zeros(4), ("time", "channel"), source="f.mat", what="X")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    neurokit._utils.errors.DataFileError: f.mat: X has shape (4,); expected 2 axes (time, channel)
+    neurokit._utils.errors.DataFileError: f.mat: X has shape (4,); expected 2 axes (time, channel); download the ...
     """
     axes = list(axes)
     try:
         arr = np.asarray(value, dtype=dtype)
     except (TypeError, ValueError):
-        raise DataFileError(f"{source}: {what} is not a numeric array ({type(value).__name__})") from None
+        raise DataFileError(
+            f"{source}: {what} is not a numeric array ({type(value).__name__}); {AS_PUBLISHED}"
+        ) from None
     if arr.size == 0:
         arr = arr.reshape((0,) * len(axes))
     elif arr.ndim == 0 and len(axes) == 1:
         arr = arr.reshape(1)
     if arr.ndim != len(axes):
-        raise DataFileError(f"{source}: {what} has shape {arr.shape}; expected {len(axes)} axes ({', '.join(axes)})")
+        raise DataFileError(
+            f"{source}: {what} has shape {arr.shape}; expected {len(axes)} axes ({', '.join(axes)}); {AS_PUBLISHED}"
+        )
     if want is not None:
         arr = arr.transpose([axes.index(a) for a in want])
     return arr

@@ -100,7 +100,8 @@ def release_windows(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     ------
     DataFileError
         No struct ``EEG`` (or ``perclos`` in the label file, or no label file); ``EEG``'s first field not samples ×
-        17 channels; a sample count that is not 1600 × the number of PERCLOS values (naming both counts).
+        17 channels; a sample count that is not 1600 × the number of PERCLOS values (naming both counts);
+        PERCLOS values that are not finite or outside 0-1 (naming the windows).
     """
     path = Path(path)
     eeg = load_mat(path, ["EEG"])["EEG"]
@@ -124,6 +125,13 @@ def release_windows(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         raise DataFileError(
             f"{path}: EEG.{field} holds {n} samples ({n / WINDOW_N:g} 8-s windows at 200 Hz) but {lab.name} "
             f"holds {len(y)} PERCLOS values; give the label file of this experiment (one value per 8 s)"
+        )
+    bad = np.flatnonzero(~np.isfinite(y) | (y < 0) | (y > 1))
+    if len(bad):  # PERCLOS is a fraction of time with the eyes closed: a NaN, or percent, would train silently
+        shown = ", ".join(f"{int(i)} ({float(y[i]):g})" for i in bad[:5]) + (" …" if len(bad) > 5 else "")
+        raise DataFileError(
+            f"{lab}: {len(bad)} PERCLOS value(s) outside 0-1 or not finite, at windows {shown}; PERCLOS is a "
+            "fraction (0-1): give SEED-VIG's perclos_labels file of this experiment (values in percent: divide by 100)"
         )
     return x, y
 
