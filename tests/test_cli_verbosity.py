@@ -21,3 +21,23 @@ def test_verbose_says_more_and_quiet_says_less(tmp_path, eeg_root):
     assert "prepare eegmat:" not in less.output and "WARNING" not in less.output  # --quiet: no progress, no warnings
     assert len(more.output) > len(plain.output) > len(less.output)
     assert "INFO" in more.output and "INFO" not in plain.output
+
+
+def test_quiet_silences_python_warnings(monkeypatch):
+    """--quiet: no warning of Python's warnings module either (MNE's, scikit-learn's, neurokit's own)."""
+    import warnings
+
+    from neurokit.cli import common
+
+    monkeypatch.setitem(common.VERBOSITY, "quiet", True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        common.setup_logging(False)
+        warnings.warn("a run's warning", RuntimeWarning, stacklevel=1)
+    assert caught == []
+    monkeypatch.setitem(common.VERBOSITY, "quiet", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        common.setup_logging(False)
+        warnings.warn("a run's warning", RuntimeWarning, stacklevel=1)
+    assert [str(w.message) for w in caught] == ["a run's warning"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+import warnings
 from pathlib import Path
 from typing import Callable, List, Optional
 
@@ -49,6 +50,8 @@ def setup_logging(verbose: bool) -> None:
         mne.set_log_level("INFO" if verbose else "ERROR" if quiet else "WARNING")
     except ImportError:  # pragma: no cover - mne is a dependency
         pass
+    if quiet:  # Python warnings too (a run's own, MNE's, scikit-learn's): --quiet promises none
+        warnings.simplefilter("ignore")
     logging.basicConfig(
         level=logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING,
         format="%(message)s",
