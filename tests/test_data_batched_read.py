@@ -136,6 +136,8 @@ def test_two_forked_workers_return_every_window_once_per_epoch(tmp_path):
         peers = list(dataset_mod._PEERS.values())[-2:]
         assert len(held) == 17 and all(1 <= len(p.storages) <= dataset_mod._SlotPool.MAX_SLOTS for p in peers)
     assert len(dataset_mod._PEERS) <= 3  # the first epoch's exited workers were forgotten
+    del dl  # the loop is over and its workers gone: their buffers are given back without waiting for another loader
+    assert dataset_mod.release_worker_buffers() >= 1 and dataset_mod._PEERS == {}
 
 
 def test_a_non_finite_window_of_a_large_store_is_named_when_read(tmp_path, monkeypatch):

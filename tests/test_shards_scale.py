@@ -210,6 +210,13 @@ def test_rejected_recording_is_recorded_and_skipped_on_resume(tmp_path):
         "shard-000000.h5",
         "shard-000001.h5",
     ]
+    # the set's summary counts the windows of the recording that has no shard (as a single store's would)
+    from neurokit.data.provenance import kept_summary
+
+    summ = kept_summary(PatchDataset(folder).stores)
+    # 9 rejected windows recorded by each of the 3 recordings; the files with rejections: the one without a shard
+    # (these test shards record no sources, which is where a prepared shard names its file's rejections)
+    assert (summ["kept"], summ["rejected"], summ["files_with_rejections"]) == (2 * len(recs[0][1]), 27, 1)
     # prepare --resume: the recordings already done include the rejected one (it is not read again)
     done = prep._recordings_done(folder, PrepareOptions(shards=True, resume=True))
     assert done == {"/data/s00.edf", "/data/s01.edf", "/data/s02.edf"}

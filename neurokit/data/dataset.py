@@ -329,6 +329,24 @@ def _forget_exited() -> None:
         os.close(_PEERS.pop(token).fd)
 
 
+def release_worker_buffers() -> int:
+    """Main process: unmap the reused batch buffers of DataLoader workers that have exited (:class:`_SlotPool`).
+
+    They are otherwise kept until a later loader's first batch arrives (at most 4 batches per worker). The
+    :class:`~neurokit.training.trainer.Trainer` calls this when a run ends; call it after a loop of your own over
+    a ``DataLoader(..., collate_fn=collate_patches, num_workers>0)`` to give the shared memory back at once.
+
+    Returns
+    -------
+    int
+        The workers whose buffers were released.
+    """
+    with _PEERS_LOCK:
+        n = len(_PEERS)
+        _forget_exited()
+        return n - len(_PEERS)
+
+
 def _receive_slot(
     storage: torch.UntypedStorage | None, token: bytes, free_fd: Any, slot: int, shape: tuple, y: np.ndarray
 ) -> list:

@@ -14,6 +14,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from neurokit.io.shards import read_index
+
 logger = logging.getLogger("neurokit")
 
 _KEEP = ("path", "sha256", "member", "subject", "session", "run")
@@ -223,6 +225,12 @@ def kept_summary(stores: Iterable) -> dict[str, Any]:
     """
     kept = rej = dropped = files = 0
     thresholds = set()
+    stores = list(stores)
+    # a shard set's recordings whose windows were all rejected have no shard: its index lists them
+    for set_path in dict.fromkeys(p for p in (getattr(st, "set_path", None) for st in stores) if p is not None):
+        for r in read_index(set_path).get("rejected", []):
+            rej += int(r.get("n_rejected") or 0)
+            files += int(r.get("n_rejected") or 0) > 0
     for st in stores:
         pooled = st.attrs.get("pooled_from")
         if pooled:

@@ -671,7 +671,7 @@ def holdout_split(
     --------
     >>> train, val, how = holdout_split(PatchDataset("pool.h5"), 0.1)  # doctest: +SKIP
     >>> how  # doctest: +SKIP
-    '465 windows (6 of 60 subjects of pooled.h5#bonn_epilepsy; 1 of 6 subjects of pooled.h5#physionet_mi)'
+    '465 windows (6 of 60 subjects of pooled.h5#bonn_epilepsy: A003, A011, A020, A034, A041, A057; 1 of 6 subjects of pooled.h5#physionet_mi: S004)'
     """
     if subjects is not None:
         subj = ds.meta("subject").astype(str)
@@ -701,7 +701,7 @@ def holdout_split(
         if len(subs) >= MIN_HOLDOUT_SUBJECTS:
             pick = rng.choice(subs, max(1, round(fraction * len(subs))), replace=False)
             val[rows[np.isin(subj[rows], pick)]] = True
-            parts.append(f"{len(pick)} of {len(subs)} subjects of {Path(c).name}")
+            parts.append(f"{len(pick)} of {len(subs)} subjects of {Path(c).name}: {_ids(sorted(pick))}")
         elif surface and len(rows) >= 2:
             timeline = timeline or run_timeline(ds)  # gathered once for every corpus
             held_rows, gap_rows, phrase = frame_block_split(timeline, rows, fraction)

@@ -41,6 +41,7 @@ import torch.nn as nn
 from neurokit._utils.disk import is_disk_full
 from neurokit._utils.errors import ConfigError, DiskFullError, Interrupted
 from neurokit._utils.progress import TrainProgress
+from neurokit.data.dataset import release_worker_buffers
 from neurokit.models.checkpoint import rng_state, save_checkpoint, set_rng_state
 from neurokit.training import distributed as dist
 from neurokit.training.optim import (
@@ -589,6 +590,7 @@ class Trainer:
                 raise worker from None
             raise
         bar.close()
+        release_worker_buffers()  # the loaders' workers have exited: their batch buffers are given back now
         elapsed = time.perf_counter() - t0
         result = TrainResult(
             step=self.step,
