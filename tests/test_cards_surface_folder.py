@@ -54,3 +54,6 @@ def test_surface_folder_takes_the_subject_of_freesurfer_hemisphere_files(surface
     # 4 frames → 2 tubelets per hemisphere file, 2 hemisphere files per subject
     assert sorted(set(subjects)) == ["bert", "sub01", "sub02"]
     assert [int((subjects == s).sum()) for s in ("bert", "sub01", "sub02")] == [4, 4, 4]
+    # the two hemisphere files of one scan are one run (its frames held out together), not runs 'lh.x' and 'rh.x'
+    runs = {(s, str(r)) for s, r in zip(subjects, st.meta["run"].astype(str))}
+    assert len(runs) == 3 and {h for h in st.meta["run"].astype(str)} & {"lh.sub01", "rh.sub01"} == set()

@@ -17,7 +17,10 @@ _BIDS = {"subject": r"sub-([A-Za-z0-9]+)", "session": r"ses-([A-Za-z0-9]+)", "ru
 
 
 def _entities(path: Path, default_subject: str, default_run: str, patterns: dict | None = None) -> dict[str, str]:
-    out = {"subject": default_subject, "session": "", "run": default_run}
+    # a run named after its file: the two hemisphere files of one scan (lh.x.mgz, rh.x.mgz) are one run, whose
+    # frames are held out together
+    run = _HEMI_PREFIX.sub("", _SUFFIXES.sub("", str(default_run))) or str(default_run)
+    out = {"subject": default_subject, "session": "", "run": run}
     for k, pat in {**_BIDS, **(patterns or {})}.items():
         m = re.search(pat, str(path) if k in (patterns or {}) else path.name)
         if m:
@@ -29,6 +32,9 @@ _SUFFIXES = re.compile(
     r"([._-](lh|rh|L|R|left|right|hemi-[LR]))?(\.(dtseries|dscalar|dlabel|func|shape|label|surf))?"
     r"(\.(nii|gii|mgh|mgz)(\.gz)?)?$"
 )
+
+
+_HEMI_PREFIX = re.compile(r"^(lh|rh)\.")
 
 
 def subject_from_name(path: Path) -> str:
