@@ -183,3 +183,21 @@ def test_cli_baseline_method_eegnet(tmp_path):
     surface = _surface(tmp_path / "surf.h5", [("S001", f"R0{r}") for r in range(1, 5)])
     r = CliRunner().invoke(app, ["baseline", str(surface), "--method", "eegnet"], env={"COLUMNS": "200"})
     assert r.exit_code == 0 and "n/a: EEG only" in r.output, r.output
+
+
+def test_metrics_of_a_degenerate_split_warn_nothing():
+    """A test split without a predicted class, or near-constant regression outputs: the values are computed (or
+    NaN, which mark_undefined says in words), without scikit-learn's or scipy's warnings on the console."""
+    import warnings
+
+    from neurokit.evaluation.metrics import classification_metrics, regression_metrics
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = classification_metrics(np.array([0, 0, 1, 1]), np.eye(3)[[0, 2, 1, 1]] * 5)  # predicts class 2, absent
+        assert m["balanced_accuracy"] == 0.75
+        y = np.array([0.1, 0.2, 0.3, 0.4])
+        r = regression_metrics(y, np.full(4, 0.5))  # constant: r undefined
+        assert np.isnan(r["pearson_r"]) and r["rmse"] == pytest.approx(np.sqrt(np.mean((y - 0.5) ** 2)))
+        r = regression_metrics(y, np.array([0.5, 0.5, 0.5, 0.5 * (1 + 1e-14)]))  # nearly constant (scipy warns)
+        assert r["rmse"] > 0

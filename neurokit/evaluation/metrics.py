@@ -12,6 +12,8 @@ is reported separately as ``average_precision``.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 #: metric used for model selection on the validation split, per task kind
@@ -26,6 +28,12 @@ def classification_metrics(y_true: np.ndarray, scores: np.ndarray) -> dict[str, 
     y_true : int array ``(n,)``
     scores : float array ``(n,)`` (binary: logit of class 1) or ``(n, n_classes)`` (logits)
     """
+    with warnings.catch_warnings():  # a test split that lacks a predicted class: said by mark_undefined instead
+        warnings.filterwarnings("ignore", message="y_pred contains classes not in y_true", category=UserWarning)
+        return _classification_metrics(np.asarray(y_true).astype(int), np.asarray(scores, dtype=np.float64))
+
+
+def _classification_metrics(y_true: np.ndarray, scores: np.ndarray) -> dict[str, float]:
     from sklearn.metrics import (
         auc,
         average_precision_score,
@@ -36,8 +44,6 @@ def classification_metrics(y_true: np.ndarray, scores: np.ndarray) -> dict[str, 
         roc_auc_score,
     )
 
-    y_true = np.asarray(y_true).astype(int)
-    scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim == 1:  # binary, one logit
         from scipy.special import expit
 
@@ -71,7 +77,10 @@ def regression_metrics(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, floa
 
     y_true = np.asarray(y_true, dtype=np.float64)
     y_pred = np.asarray(y_pred, dtype=np.float64).reshape(y_true.shape)
-    r = pearsonr(y_true, y_pred)[0] if np.std(y_pred) > 0 and np.std(y_true) > 0 else float("nan")
+    with warnings.catch_warnings():  # (nearly) constant predictions: r is undefined (NaN), said by mark_undefined
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.filterwarnings("ignore", message=".*constant.*")
+        r = pearsonr(y_true, y_pred)[0] if np.std(y_pred) > 0 and np.std(y_true) > 0 else float("nan")
     return {
         "pearson_r": float(r),
         "r2": float(r2_score(y_true, y_pred)),
