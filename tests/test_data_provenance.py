@@ -251,3 +251,20 @@ def test_a_store_whose_sources_name_no_subject_is_rebuilt(lr_store, eeg_root, tm
     }
     # and such a store's recordings all count as used, whatever the subjects selected
     assert len(used_sources(PatchDataset(old, subjects=["S001"]))) == len(src)
+
+
+def test_split_line_says_which_splits_a_partial_store_lacks(tmp_path):
+    import numpy as np
+
+    from neurokit.data import PatchDataset
+    from neurokit.data.provenance import split_line
+    from neurokit.io.store import PatchStoreWriter
+
+    body = {"name": "c", "tasks": {"t": {"classes": ["a", "b"], "split_unit": "run",
+                                         "splits": {"train": ["r1"], "val": ["r2"], "test": ["r3"]}}}}  # fmt: skip
+    attrs = dict(modality="eeg", card="c", task="t", card_body=body, label_names=["a", "b"], ch_names=["C3"],
+                 sfreq=200.0)  # fmt: skip
+    with PatchStoreWriter(tmp_path / "s.h5", (1, 1, 200), attrs=attrs) as w:
+        w.append(np.zeros((3, 1, 1, 200), np.float32), np.array([0, 1, 0]), subject="S01", session="1", run="r1")
+    line = split_line(PatchDataset(tmp_path / "s.h5"))
+    assert line.startswith("train 3 · val 0 · test 0; val and test empty: the card's split names recordings")

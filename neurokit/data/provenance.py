@@ -340,4 +340,10 @@ def split_line(ds) -> str | None:
     published = task.get("counts") or {}
     if published:
         line += " (published by the release, " + "; ".join(f"{v}: {fmt(c)}" for v, c in published.items()) + ")"
+    empty = [k for k in ("train", "val", "test") if not counts.get(k)]
+    if empty:  # e.g. a part of the dataset: fine-tuning will need splits of its own
+        line += (
+            f"; {' and '.join(empty)} empty: the card's split names recordings this store lacks (fine-tune with "
+            "--train-subjects/--val-subjects/--test-subjects, or prepare the whole dataset)"
+        )
     return line
