@@ -138,6 +138,9 @@ def test_corpus_facts_kept_once_and_shards_opened_lazily(tmp_path):
     x, _ = ds[7 * PER_REC + 1]  # one random read opens its own shard, and only it
     assert float(x[0, 0, 0]) == 7 * PER_REC + 1
     assert [i for i, s in enumerate(ds.stores) if s.loaded] == [0, 7]
+    batch = ds.__getitems__([3 * PER_REC, 7 * PER_REC])  # a batch read opens its shards only, not every shard's
+    assert batch.x[:, 0, 0, 0].tolist() == [3 * PER_REC, 7 * PER_REC]
+    assert [i for i, s in enumerate(ds.stores) if s.loaded] == [0, 3, 7]
     # the corpus-level facts still read as each shard's attributes
     assert ds.stores[7].attrs["subject_files"]["s03"] == ["s03.edf"]
     assert ds.stores[7].info.extra["subject_files"] == idx["corpus"]["subject_files"]

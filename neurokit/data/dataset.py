@@ -209,16 +209,14 @@ class PatchDataset(torch.utils.data.Dataset):
         rows = self.index[k]
         x, slot = _batch_tensor((len(k), *self.sample_shape), pooled=self.transform is None)
         xn = x.numpy()
-        if len(self.stores) == 1:
-            self.stores[0].read_into(rows[:, 1], xn)
-            y = self.stores[0].labels[rows[:, 1]]
-        else:
-            y = np.empty(len(k), dtype=np.result_type(*[st.labels.dtype for st in self.stores]))
-            for si in np.unique(rows[:, 0]).tolist():
-                at = np.flatnonzero(rows[:, 0] == si)
-                st = self.stores[si]
-                st.read_into(rows[at, 1], xn, at)
-                y[at] = st.labels[rows[at, 1]]
+        batch_stores = np.unique(rows[:, 0]).tolist()  # only these are opened (a shard set's others stay closed)
+        dtypes = [self.stores[si].labels.dtype for si in batch_stores] or [np.dtype(np.int64)]  # an empty batch
+        y = np.empty(len(k), dtype=np.result_type(*dtypes))
+        for si in batch_stores:  # store by store, each sample into its place in the batch
+            at = np.flatnonzero(rows[:, 0] == si)
+            st = self.stores[si]
+            st.read_into(rows[at, 1], xn, at)
+            y[at] = st.labels[rows[at, 1]]
         yt = torch.from_numpy(np.ascontiguousarray(y))
         if self.transform is not None:
             return [(self.transform(x[j]), yt[j]) for j in range(len(k))]
