@@ -624,6 +624,8 @@ OPEN_FILES = _OpenFiles(32)
 
 #: a store of at most this many values is scanned for NaN/inf when opened (about 256 MB of float32)
 FINITE_SCAN_VALUES = 64_000_000
+#: what to do about a store's NaN/inf samples (every message that finds them says it)
+NONFINITE_REMEDY = "rerun prepare (which refuses a recording with NaN/inf, naming its channels)"
 #: what the scan found, by the scanned file's identity (device, inode, size, mtime): an edited file is scanned again
 _NONFINITE: dict[tuple[int, int, int, int], np.ndarray] = {}
 
@@ -763,7 +765,7 @@ class PatchStore:
             if len(bad_windows):
                 out.append(
                     f"{len(bad_windows)} sample(s) hold NaN or inf values (e.g. {', '.join(map(str, bad_windows[:5]))}); "
-                    "rerun prepare (which refuses a recording with NaN/inf, naming its channels)"
+                    + NONFINITE_REMEDY
                 )
         return out
 
@@ -855,10 +857,7 @@ class PatchStore:
                 return out
         x = self._patches(idx)
         if self._values() > FINITE_SCAN_VALUES and not np.isfinite(x).all():
-            raise StoreError(
-                f"{self.path}: sample(s) in this batch hold NaN or inf values; rerun prepare (which refuses a "
-                "recording with NaN/inf, naming its channels)"
-            )
+            raise StoreError(f"{self.path}: sample(s) in this batch hold NaN or inf values; {NONFINITE_REMEDY}")
         return x
 
     def read_into(self, rows: np.ndarray, out: np.ndarray, at: np.ndarray | None = None) -> np.ndarray:
@@ -932,7 +931,7 @@ class PatchStore:
             if not ok.all():
                 raise StoreError(
                     f"{self.path}: sample(s) {', '.join(map(str, rows[~ok][:5].tolist()))} hold NaN or inf values; "
-                    "rerun prepare (which refuses a recording with NaN/inf, naming its channels)"
+                    + NONFINITE_REMEDY
                 )
         return out
 

@@ -250,8 +250,8 @@ def prepare_eeg(
 
             shutil.rmtree(part_dir, ignore_errors=True)
     logger.info("wrote %s (%d samples, %d rejected)", path, n_total, writing.n_rejected)
-    if options.shards:
-        rejected = read_index(path)["rejected"]
+    if isinstance(writing.writer, ShardSetWriter):
+        rejected = writing.writer.rejected
         if rejected:  # recorded in the set, so that a --resume does not read them again
             logger.warning(
                 "%s: %d recording(s) gave no window (every window rejected), recorded in its index: %s",
