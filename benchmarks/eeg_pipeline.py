@@ -94,7 +94,7 @@ def bench_preprocessing(
     import mne
     import numpy as np
 
-    from neurokit.io.store import PatchStore
+    from neurokit.store.patch_store import PatchStore
 
     mi = _MIFiles(data_root, subjects, n_jobs)
     entries, recipe = mi.entries, mi.recipe
@@ -156,7 +156,7 @@ def bench_floor(data_root: Path, subjects: list[int], repeats: int = 3) -> dict[
     import numpy as np
     from scipy import fft
 
-    from neurokit.io.store import PatchStore
+    from neurokit.store.patch_store import PatchStore
     from neurokit.preprocessing.eeg.filtering import resample_plan
 
     mi = _MIFiles(data_root, subjects, 1)

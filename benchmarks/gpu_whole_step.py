@@ -63,7 +63,7 @@ def write_store(path: Path, windows: int, C: int, N: int, block: int = 256) -> N
     again and again, rolled (the bytes read per window are what matter here, not their values)."""
     import numpy as np
 
-    from neurokit.io.store import PatchStoreWriter
+    from neurokit.store.patch_store import PatchStoreWriter
 
     rng = np.random.default_rng(0)
     base = rng.standard_normal((min(block, windows), C, N, PATCH), dtype=np.float32) * np.float32(0.3)

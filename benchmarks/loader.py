@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 def make_store(path: Path, n: int, C: int, N: int) -> Path:
     """A synthetic EEG store of ``n`` windows ``(C, N, 200)``, written by neurokit's writer."""
-    from neurokit.io.store import PatchStoreWriter
+    from neurokit.store.patch_store import PatchStoreWriter
 
     rng = np.random.default_rng(0)
     with PatchStoreWriter(path, (C, N, 200), attrs={"modality": "eeg"}) as w:

@@ -38,7 +38,7 @@ def main() -> None:
     from neurokit.cards import load_card
     from neurokit.data.corpus import ScaledDataset, corpus_ids
     from neurokit.data.dataset import PatchDataset
-    from neurokit.io.store import PatchStore
+    from neurokit.store.patch_store import PatchStore
     from neurokit.models.checkpoint import load_checkpoint
     from neurokit.models.registry import get_model_spec
     from neurokit.pipelines.finetune import FinetuneConfig, finetune

@@ -123,7 +123,7 @@ def main(argv=None) -> dict:
     from neurokit.cli.reports import comparison_lines
     from neurokit.data.dataset import PatchDataset
     from neurokit.data.provenance import pretraining_overlap
-    from neurokit.io.store import PatchStore
+    from neurokit.store.patch_store import PatchStore
     from neurokit.models.checkpoint import load_checkpoint
     from neurokit.pipelines.compare import compare_pretraining
     from neurokit.pipelines.finetune import FinetuneConfig

@@ -1,7 +1,7 @@
 """Shard sets of growing size: the cost of writing one, opening it, reading its subjects and one random window.
 
 Writes synthetic shard sets of 250 / 1,000 / 4,000 tiny shards (3 windows of 2 channels each, one recording per
-shard, four recordings per subject) through :class:`~neurokit.io.shards.ShardSetWriter` (not ``prepare``), with
+shard, four recordings per subject) through :class:`~neurokit.store.shards.ShardSetWriter` (not ``prepare``), with
 the corpus-wide ``subject_files`` attribute ``prepare`` gives a set (one entry per recording). Each phase runs in
 a fresh subprocess, which reports its CPU time, wall time and peak resident memory above the interpreter with
 neurokit imported (``ru_maxrss``):
@@ -69,7 +69,7 @@ def child(phase: str, n: int, folder: Path) -> dict:
     import numpy as np
 
     from neurokit.data.dataset import PatchDataset
-    from neurokit.io.shards import ShardSetWriter
+    from neurokit.store.shards import ShardSetWriter
 
     base = _rss_mib()
     c0, t0 = time.process_time(), time.perf_counter()

@@ -19,7 +19,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from neurokit.cards import load_card
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from neurokit.pipelines.compare import compare_pretraining
 from neurokit.pipelines.finetune import FinetuneConfig
 from neurokit.pipelines.prepare import prepare_or_reuse

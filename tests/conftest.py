@@ -92,7 +92,7 @@ def prepare_folder(tmp_path):
     from typer.testing import CliRunner
 
     from neurokit.cli.main import app
-    from neurokit.io.store import PatchStore
+    from neurokit.store.patch_store import PatchStore
 
     def run(root, pattern: str, preprocessing: dict, tasks: dict | None = None):
         card = {

@@ -1,6 +1,6 @@
 """The package's layering, checked on the source (imports inside functions count).
 
-Data flows one way — ``_utils → geometry → io → cards → preprocessing/stimuli → data/simulate → kernels →
+Data flows one way — ``_utils → geometry → io → datasets/store → cards → preprocessing/stimuli → data/simulate → kernels →
 models → training → evaluation → plotting → pipelines → cli`` — and ``docs/architecture.md`` describes each
 layer. A module may import its own layer and the layers below it, never one above; modules of sibling
 packages in one layer (``preprocessing`` and ``stimuli``; ``data`` and ``simulate``) do not import each other.
@@ -22,6 +22,7 @@ LAYERS = (
     ("_utils",),
     ("geometry",),
     ("io",),
+    ("datasets", "store"),
     ("cards",),
     ("preprocessing", "stimuli"),
     ("data", "simulate"),

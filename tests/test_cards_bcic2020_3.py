@@ -20,8 +20,8 @@ from scipy.signal import resample
 from typer.testing import CliRunner
 
 from neurokit.cli.main import app
-from neurokit.io.bcic2020 import CHANNELS
-from neurokit.io.store import PatchStore
+from neurokit.datasets.bcic2020 import CHANNELS
+from neurokit.store.patch_store import PatchStore
 from tests.release_corpus import finetune_tiny, close, signals
 
 pytestmark = pytest.mark.slow

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from neurokit._utils.errors import DataFileError
 from neurokit.cli.main import app
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from tests.release_corpus import finetune_tiny, close, signals, store_windows
 
 pytestmark = pytest.mark.slow
@@ -131,7 +131,7 @@ def test_matlab_v73_reads_as_v5(tmp_path):
     """A v7.3 (HDF5) file with a cell of structs reads as scipy reads the v5 file (MATLAB's column-major axes)."""
     import h5py
 
-    from neurokit.io.bciciv2a import release_trials
+    from neurokit.datasets.bciciv2a import release_trials
     from neurokit.io.matlab import load_mat
 
     runs = [_eog(3), _run(2, 4)]

@@ -13,7 +13,7 @@ from scipy.signal import resample
 from typer.testing import CliRunner
 
 from neurokit.cli.main import app
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from tests.edf_build import write_edf as write_edf_labels
 from tests.release_corpus import signals, write_edf
 
@@ -160,7 +160,7 @@ def test_chb_mit_refuses_a_missing_derivation_and_an_unlisted_recording(tmp_path
 
 def test_chb_mit_summary_as_the_release_reads_it(tmp_path):
     from neurokit._utils.errors import DataFileError
-    from neurokit.io.chbmit import read_summary
+    from neurokit.datasets.chbmit import read_summary
 
     s = tmp_path / "chb09-summary.txt"
     # chb09_08 names its second seizure's end "Seizure 1 End Time": the release takes the line after each start

@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 from neurokit._utils.errors import DataFileError
 from neurokit.cards.card import load_card
 from neurokit.cli.main import app
-from neurokit.io.faced import read_faced, safe_unpickle
-from neurokit.io.store import PatchStore
+from neurokit.datasets.faced import read_faced, safe_unpickle
+from neurokit.store.patch_store import PatchStore
 from tests.release_corpus import close, store_windows
 
 pytestmark = pytest.mark.slow

@@ -9,7 +9,7 @@ from card_build import write_card
 from neurokit._utils.errors import CardError, DataFileError
 from neurokit.cards import SUBJECT_PATTERN, load_card, run_of, subject_of
 from neurokit.io.eeg import drop_split_parts, fif_split_first
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from neurokit.pipelines.prepare import prepare
 
 EEGMAT = "eegmat/1.0.0"

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from neurokit.cli.main import app
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from tests.release_corpus import close, store_windows, write_edf
 
 pytestmark = pytest.mark.slow

@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from neurokit._utils.errors import DataFileError
 from neurokit.cards import cards_dir, load_card
 from neurokit.cli.main import app
-from neurokit.io.mumtaz import mumtaz_entries
-from neurokit.io.store import PatchStore
+from neurokit.datasets.mumtaz import mumtaz_entries
+from neurokit.store.patch_store import PatchStore
 from tests.release_corpus import close, signals, store_windows
 
 pytestmark = pytest.mark.slow

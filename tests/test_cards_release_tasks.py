@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from neurokit.cards import load_card
 from neurokit.cards.split_rules import assign_splits
 from neurokit.cli.main import app
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from tests.release_corpus import close
 
 pytestmark = pytest.mark.slow
@@ -100,7 +100,7 @@ def test_eegmat_release_task_equals_the_release(eeg_root, tmp_path):
 def test_eegmat_release_split_of_the_72_files(tmp_path):
     """The release sorts the 72 file names and cuts them at 56 and 64; the card's fixed ranges give the same
     subjects, as does the sorted_files rule over the entries the eegmat reader lists."""
-    from neurokit.io.clinical import _eegmat_entries
+    from neurokit.datasets.classic import eegmat_entries
 
     base = tmp_path / "eegmat"
     base.mkdir()
@@ -114,7 +114,7 @@ def test_eegmat_release_split_of_the_72_files(tmp_path):
     assert want["val"] == ["S028", "S029", "S030", "S031"]
     assert want["test"] == ["S032", "S033", "S034", "S035"]
     assert load_card("eegmat").splits("arithmetic_release") == want
-    entries = _eegmat_entries(base)
+    entries = eegmat_entries(base)
     assert len(entries) == 72
     got = assign_splits(entries, {"rule": "sorted_files", "groups": {"Subject": [56, 64]}})
     by = {k: sorted({e.subject for e, s in zip(entries, got) if s == k}) for k in want}

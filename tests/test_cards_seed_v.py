@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-import neurokit.io.seedv as seedv
+import neurokit.datasets.seedv as seedv
 from neurokit.cli.main import app
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from tests.cnt_build import write_cnt
 from tests.release_corpus import finetune_tiny, close, signals
 

@@ -13,7 +13,7 @@ from scipy.signal import resample
 from typer.testing import CliRunner
 
 from neurokit.cli.main import app
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from tests.release_corpus import finetune_tiny, close, signals, store_windows
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from neurokit.cli.main import app
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 
 pytestmark = pytest.mark.slow
 

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from neurokit.cards import load_card
 from neurokit.cli.main import app
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from neurokit.preprocessing.eeg.windows import RecordingDropped, select_channels
 from tests.release_corpus import close, signals, store_windows
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from neurokit.cards import load_card
 from neurokit.cli.main import app
-from neurokit.io.store import PatchStoreWriter
+from neurokit.store.patch_store import PatchStoreWriter
 from neurokit.models.checkpoint import load_checkpoint
 
 runner = CliRunner()

@@ -268,7 +268,7 @@ def test_a_truncated_file_is_read_with_allow_truncated_from_the_cli(edf_case, tm
         "--allow-truncated",
     )  # fmt: skip
     assert r.exit_code == 0, r.output
-    from neurokit.io.store import PatchStore
+    from neurokit.store.patch_store import PatchStore
 
     st = PatchStore(tmp_path / "b.h5")
     assert len(st) > 0 and st.sample_shape[0] == 3

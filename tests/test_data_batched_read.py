@@ -9,11 +9,11 @@ import pytest
 import torch
 
 import neurokit.data.dataset as dataset_mod
-import neurokit.io.store as store_mod
+import neurokit.store.patch_store as store_mod
 from neurokit._utils.errors import StoreError
 from neurokit.data.corpus import ScaledDataset, corpus_ids
 from neurokit.data.dataset import PatchBatch, PatchDataset, collate_patches
-from neurokit.io.store import PatchStore, PatchStoreWriter
+from neurokit.store.patch_store import PatchStore, PatchStoreWriter
 from neurokit.training.optim import EpochSampler, make_loader
 
 SHAPE = (3, 2, 200)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from neurokit.data.export import from_braindecode, to_braindecode
-from neurokit.io.store import PatchStore, PatchStoreWriter
+from neurokit.store.patch_store import PatchStore, PatchStoreWriter
 
 pytest.importorskip("braindecode")
 

@@ -5,7 +5,7 @@ import pytest
 
 from neurokit._utils.errors import ConfigError, StoreError
 from neurokit.data.export import to_epochs
-from neurokit.io.store import PatchStoreWriter
+from neurokit.store.patch_store import PatchStoreWriter
 
 
 def _store(path, modality="eeg"):
@@ -43,7 +43,7 @@ def test_the_estimator_reads_exported_epochs_as_the_store_samples(tmp_path):
     ep = to_epochs(_store(tmp_path / "s.h5"))
     clf = FoundationClassifier(model_kwargs={"n_layers": 1}, epochs=1, batch_size=4).fit(ep, ep.metadata.target)
     assert clf.sample_shape_ == (3, 2, 200)
-    from neurokit.io.store import PatchStore
+    from neurokit.store.patch_store import PatchStore
 
     stored = PatchStore(tmp_path / "s.h5").patches(np.arange(8)).reshape(8, 3, 400)  # units of 100 µV
     from_epochs = clf.decision_function(ep)

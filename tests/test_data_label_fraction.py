@@ -91,7 +91,7 @@ SPLITS = {"train": ["S001", "S002", "S003", "S004", "S005"], "val": ["S006"], "t
 @pytest.fixture(scope="module")
 def planted_store(tmp_path_factory):
     """8 subjects × 20 windows (2 channels × 2 patches); class 1 carries a 10 Hz rhythm."""
-    from neurokit.io.store import PatchStoreWriter
+    from neurokit.store.patch_store import PatchStoreWriter
 
     path = tmp_path_factory.mktemp("lf") / "s.h5"
     rng = np.random.default_rng(0)

@@ -16,7 +16,7 @@ from neurokit.data.provenance import (
     pretraining_overlap,
     used_sources,
 )
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 
 pytestmark = pytest.mark.usefixtures("two_torch_threads")
 
@@ -258,7 +258,7 @@ def test_split_line_says_which_splits_a_partial_store_lacks(tmp_path):
 
     from neurokit.data import PatchDataset
     from neurokit.data.provenance import split_line
-    from neurokit.io.store import PatchStoreWriter
+    from neurokit.store.patch_store import PatchStoreWriter
 
     body = {"name": "c", "tasks": {"t": {"classes": ["a", "b"], "split_unit": "run",
                                          "splits": {"train": ["r1"], "val": ["r2"], "test": ["r3"]}}}}  # fmt: skip

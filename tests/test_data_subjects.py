@@ -100,7 +100,7 @@ def test_one_subject_store_keeps_its_cards_split_of_recordings(tmp_path):
 
     from neurokit.data import PatchDataset
     from neurokit.data.splits import resolve_splits
-    from neurokit.io.store import PatchStoreWriter
+    from neurokit.store.patch_store import PatchStoreWriter
 
     body = {"name": "c", "tasks": {"t": {"classes": ["a", "b"], "split_unit": "run",
                                          "splits": {"train": ["train"], "val": ["val"], "test": ["test"]}}}}  # fmt: skip

@@ -8,7 +8,7 @@ from scipy.signal import butter, sosfreqz
 from neurokit._utils.errors import ConfigError
 from neurokit.data import PatchDataset
 from neurokit.evaluation.baselines import MI_BAND, applicable, bandpass, make_estimator, run_baselines
-from neurokit.io.store import PatchStoreWriter
+from neurokit.store.patch_store import PatchStoreWriter
 
 
 def test_the_8_32_hz_band_is_a_4th_order_butterworth_run_forward_and_backward():

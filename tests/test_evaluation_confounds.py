@@ -15,7 +15,7 @@ from neurokit.evaluation.confounds import (
     proxy_features,
     proxy_signals,
 )
-from neurokit.io.store import PatchStoreWriter
+from neurokit.store.patch_store import PatchStoreWriter
 
 CH = ["Fp1", "Fp2", "F7", "F8", "C3", "C4"]
 

@@ -10,7 +10,7 @@ import pytest
 
 from neurokit._utils.errors import ConfigError
 from neurokit.data import PatchDataset
-from neurokit.io.store import PatchStoreWriter
+from neurokit.store.patch_store import PatchStoreWriter
 from neurokit.pipelines.finetune import FinetuneConfig, finetune
 from neurokit.evaluation.schemes import SCHEMES, LEAK_UNIT, make_folds, summarize
 from neurokit.data.splits import check_no_leak

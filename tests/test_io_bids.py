@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from neurokit.preprocessing.eeg.prepare import PREPARE_FFT_DTYPE
 from neurokit._utils.errors import CardError
 from neurokit.cards import DataCard, load_card
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from neurokit.pipelines.prepare import prepare
 
 mne_bids = pytest.importorskip("mne_bids")

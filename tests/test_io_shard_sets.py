@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from neurokit._utils.errors import DataFileError, StoreError
 from neurokit.cli.main import app
 from neurokit.data.dataset import PatchDataset
-from neurokit.io.shards import ShardSetWriter, merge_shard_sets, read_index
-from neurokit.io.store import PatchStoreWriter
+from neurokit.store.shards import ShardSetWriter, merge_shard_sets, read_index
+from neurokit.store.patch_store import PatchStoreWriter
 from neurokit.pipelines.prepare import prepare
 from neurokit.cards.recipes import SurfaceRecipe
 from neurokit.preprocessing.surface.store import SurfaceRun, write_surface_store
@@ -241,7 +241,7 @@ def test_bonn_members_are_recordings_of_their_own(eeg_root, tmp_path, monkeypatc
 def test_reading_a_set_of_many_shards_keeps_few_files_open(tmp_path):
     """Random reads over 40 shards: at most OPEN_FILES.limit (32) files stay open (each holds a chunk cache
     and a descriptor), and a store closed to make room reads the same values when it reopens."""
-    from neurokit.io.store import OPEN_FILES
+    from neurokit.store.patch_store import OPEN_FILES
 
     w = ShardSetWriter(tmp_path / "s", (2, 3), attrs={"modality": "eeg", "card": "x"})
     for i in range(40):

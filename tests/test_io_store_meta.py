@@ -15,7 +15,7 @@ from neurokit.cards.recipes import EEGRecipe, SurfaceRecipe
 from neurokit.data.dataset import PatchDataset
 from neurokit.geometry.channels import ChannelRenames
 from neurokit.io.notes import RawNotes, raw_notes, set_raw_notes
-from neurokit.io.store import FORMAT, PatchStore, PatchStoreWriter, StoreMeta
+from neurokit.store.patch_store import FORMAT, PatchStore, PatchStoreWriter, StoreMeta
 from neurokit.preprocessing.eeg.prepare import EEGJob, _eeg_job
 from neurokit.preprocessing.options import (
     EEGOptions,

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from neurokit._utils.errors import StoreError
-from neurokit.io.store import PatchStore, PatchStoreWriter
+from neurokit.store.patch_store import PatchStore, PatchStoreWriter
 
 
 def _store(path):
@@ -79,7 +79,7 @@ def test_an_edited_store_is_refused_when_opened(tmp_path, edit, words):
 
 def test_a_large_store_says_its_nan_window_when_read(tmp_path, monkeypatch):
     """Stores too large to scan when opened say a non-finite sample when it is read, in one line."""
-    import neurokit.io.store as store
+    import neurokit.store.patch_store as store
 
     p = _store(tmp_path / "s.h5")
     with h5py.File(p, "r+") as f:

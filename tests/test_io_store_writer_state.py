@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from neurokit._utils.errors import StoreError
-from neurokit.io.store import PatchStore, PatchStoreWriter
+from neurokit.store.patch_store import PatchStore, PatchStoreWriter
 
 
 def _frames_store(path):

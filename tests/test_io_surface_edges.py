@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from neurokit._utils.errors import ConfigError, DataFileError
 from neurokit.cli.main import app
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from neurokit.io.surface import SurfaceData, read_surface
 from neurokit.preprocessing.surface.patching import to_template
 from neurokit.preprocessing.surface.resample import load_sphere

@@ -111,7 +111,7 @@ def test_offline_missing_hash_and_coverage_errors(hf_env, tmp_path):
 
 
 def test_finetune_records_hub_weights(hf_env, tmp_path):
-    from neurokit.io.store import PatchStoreWriter
+    from neurokit.store.patch_store import PatchStoreWriter
     from neurokit.models.checkpoint import load_checkpoint
     from neurokit.pipelines.finetune import FinetuneConfig, finetune
 

@@ -12,7 +12,7 @@ import torch
 from neurokit._utils.errors import ConfigError
 from neurokit.data.corpus import ScaledDataset, corpus_ids, corpus_scales
 from neurokit.data.dataset import PatchDataset
-from neurokit.io.store import PatchStoreWriter
+from neurokit.store.patch_store import PatchStoreWriter
 from neurokit.models.cbramod import CBraMod
 from neurokit.models.input_norm import InputNorm, fit_input_norm, rms_of
 

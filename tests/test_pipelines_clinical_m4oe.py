@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from neurokit.cards import load_card
 from neurokit.cli.main import app
-from neurokit.io.store import PatchStoreWriter
-from neurokit.io.clinical import read_bonn, read_eegmat, read_smni
+from neurokit.store.patch_store import PatchStoreWriter
+from neurokit.datasets.classic import read_bonn, read_eegmat, read_smni
 
 runner = CliRunner()
 
@@ -43,7 +43,7 @@ def test_smni_and_eegmat_readers(eeg_root):
 
 
 def test_prepare_bonn_tiles_segments(eeg_root, tmp_path):
-    from neurokit.io.store import PatchStore
+    from neurokit.store.patch_store import PatchStore
     from neurokit.pipelines.prepare import prepare
 
     path = prepare("bonn_epilepsy", tmp_path / "b.h5", data_root=eeg_root, task="seizure", subjects=[1], progress=False)
@@ -181,7 +181,7 @@ def test_m4oe_two_tasks_train_resume_evaluate_plot(small_stores, tmp_path):
     assert ab["mean_loss_increase"]["eeg"] == pytest.approx(float(np.mean(inc)), abs=1e-4)
     # focal loss alpha = 1 - class frequency of each task's training split (release main.py)
     from neurokit.data.dataset import PatchDataset
-    from neurokit.io.store import PatchStore
+    from neurokit.store.patch_store import PatchStore
 
     spec = {t["name"]: t for t in rep["head_config"]["tasks"]}
     assert rep["head_config"]["focal_gamma"] == 2.0
@@ -260,7 +260,7 @@ def test_m4oe_bad_input(small_stores, tmp_path, extra, msg):
 
 
 def test_quickstart_pools_training_recordings_only(small_stores, tmp_path):
-    from neurokit.io.store import PatchStore
+    from neurokit.store.patch_store import PatchStore
     from neurokit.pipelines.quickstart import pool_single_channel
 
     mat = PatchStore(small_stores["mat"])  # 20 channels, subjects S002 (train), S003, S004

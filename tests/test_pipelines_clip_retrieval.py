@@ -436,7 +436,7 @@ def test_stimuli_of_another_run_and_cli_error(sim, tmp_path):
 
 def test_unknown_tr_is_refused(tmp_path):
     from neurokit.data.dataset import PatchDataset
-    from neurokit.io.store import PatchStoreWriter
+    from neurokit.store.patch_store import PatchStoreWriter
 
     p = tmp_path / "notr.h5"
     with PatchStoreWriter(

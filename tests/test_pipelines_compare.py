@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from neurokit._utils.errors import ConfigError
 from neurokit.cli.main import app
-from neurokit.io.store import PatchStoreWriter
+from neurokit.store.patch_store import PatchStoreWriter
 from neurokit.pipelines.compare import (
     aggregate,
     compare_pretraining,

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from neurokit.cards import DataCard, load_card
 from neurokit.cli.main import app
 from neurokit.evaluation.confounds import check_confounds
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from neurokit.pipelines.prepare import prepare
 
 RUNS = [f"MNE-eegbci-data/files/eegmmidb/1.0.0/S{s:03d}/S{s:03d}R04.edf" for s in range(1, 7)]

@@ -342,7 +342,7 @@ def test_flatten_head_size_guard():
 
 def one_class_subject_store(path):
     """Noise windows of S1 (class 'rest' only), S2 and S3 (both classes), two channels."""
-    from neurokit.io.store import PatchStoreWriter
+    from neurokit.store.patch_store import PatchStoreWriter
 
     rng = np.random.default_rng(0)
     w = PatchStoreWriter(

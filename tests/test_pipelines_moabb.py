@@ -212,7 +212,7 @@ def _store(fake, path):
     """The FakeDataset trials as a neurokit store, in MOABB's order: (3 channels, 3 patches, 200) each."""
     from sklearn.preprocessing import LabelEncoder
 
-    from neurokit.io.store import PatchStoreWriter
+    from neurokit.store.patch_store import PatchStoreWriter
 
     X, meta = fake["X"], fake["meta"]
     y = LabelEncoder().fit_transform(fake["y"])

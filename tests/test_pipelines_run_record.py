@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from neurokit.cards import load_card
 from neurokit.cli.main import app
-from neurokit.io.store import PatchStoreWriter
+from neurokit.store.patch_store import PatchStoreWriter
 from neurokit.pipelines.finetune import RESUME_MAY_CHANGE, FinetuneConfig
 from neurokit.pipelines.outputs import json_ready
 

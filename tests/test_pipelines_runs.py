@@ -181,7 +181,7 @@ def test_store_reused_only_when_it_matches(tiny_store, eeg_root, tmp_path):
     assert note.startswith("reusing")
     path, note = prepare_or_reuse("physionet_mi", copy, channels="C4,Cz", progress=False, **{**kw, "subjects": [1]})
     assert "differs in" in note and "ch_names" in note
-    from neurokit.io.store import PatchStore
+    from neurokit.store.patch_store import PatchStore
 
     assert PatchStore(path).attrs["ch_names"] == ["C4", "Cz"]
 

@@ -21,7 +21,7 @@ from neurokit._utils.errors import ConfigError, DiskFullError, Interrupted, Stor
 from neurokit._utils.locks import OutputLockedError, lock_paths, output_lock
 from neurokit.cli.main import app
 from neurokit.data.dataset import PatchDataset
-from neurokit.io.store import PatchStoreWriter
+from neurokit.store.patch_store import PatchStoreWriter
 from neurokit.models.checkpoint import load_checkpoint, save_checkpoint
 
 REPO = Path(__file__).resolve().parents[1]
@@ -121,7 +121,7 @@ REAL_DISK = textwrap.dedent("""
     disk.RESERVE_BYTES = -(1 << 40)  # no check in advance: HDF5 and PyTorch meet the full disk themselves
     from typer.testing import CliRunner
     from neurokit.cli.main import app
-    from neurokit.io.store import PatchStoreWriter
+    from neurokit.store.patch_store import PatchStoreWriter
     from neurokit.models.checkpoint import save_checkpoint
     mnt, eeg_root = Path(sys.argv[1]), sys.argv[2]
     def mount(size):
@@ -679,7 +679,7 @@ def test_every_torch_load_goes_through_safe_load():
 
 def test_interrupted_shard_set_overwrite_leaves_the_earlier_set_whole(eeg_root, tmp_path, monkeypatch):
     """`prepare --shards --overwrite` deleted the earlier set first; stopped half-way it now leaves it as it was."""
-    from neurokit.io.shards import read_index
+    from neurokit.store.shards import read_index
     from neurokit.pipelines.prepare import prepare
 
     kw = dict(data_root=eeg_root, subjects=[1], shards=True, progress=False)

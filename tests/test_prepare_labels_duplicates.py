@@ -15,7 +15,7 @@ from edf_build import write_edf
 from neurokit._utils.errors import CardError, ConfigError, DataFileError
 from neurokit.cards import load_card
 from neurokit.data.dataset import PatchDataset
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from neurokit.pipelines.prepare import prepare
 
 EEGMMIDB = "MNE-eegbci-data/files/eegmmidb/1.0.0"

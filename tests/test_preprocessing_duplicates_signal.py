@@ -17,7 +17,7 @@ from card_build import write_card
 
 from neurokit._utils.errors import DataFileError
 from neurokit.io.eeg import read_eeg
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from neurokit.pipelines.prepare import prepare
 from neurokit.preprocessing.duplicates import SIGNAL_TOLERANCE, fingerprint_distance, raw_fingerprint
 
@@ -148,7 +148,7 @@ def test_shard_set_keeps_what_was_written_and_resumes_with_the_copy_kept(tmp_pat
     with pytest.raises(DataFileError, match=r"S002_R04.edf \(subject S002\) and .*S003_R04.edf \(subject S003\)"):
         prepare(card, out, data_root=data, shards=True, resume=True, **KW)
     prepare(card, out, data_root=data, shards=True, resume=True, allow_duplicate_recordings=True, **KW)
-    from neurokit.io.shards import read_index
+    from neurokit.store.shards import read_index
 
     idx = read_index(out)
     assert idx["complete"] and len(idx["shards"]) == 3
@@ -282,7 +282,7 @@ def test_surface_shard_set_keeps_its_runs_and_resume_compares_with_them(tmp_path
     import nibabel as nib
 
     from neurokit.cards.recipes import SurfaceRecipe
-    from neurokit.io.shards import read_index
+    from neurokit.store.shards import read_index
     from neurokit.preprocessing.duplicates import SignalDuplicates
     from neurokit.preprocessing.surface.store import SurfaceRun, write_surface_store
 

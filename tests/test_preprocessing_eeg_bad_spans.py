@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from neurokit.cards.recipes import EEGRecipe
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from neurokit.pipelines.prepare import prepare
 from neurokit.preprocessing.eeg.windows import make_windows
 

@@ -6,7 +6,7 @@ import pytest
 
 import neurokit
 from neurokit._utils.errors import DataFileError
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from neurokit.pipelines.prepare import prepare
 from neurokit.cards.recipes import EEGRecipe
 from neurokit.preprocessing.eeg.windows import make_windows, preprocess_raw

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from neurokit.data.dataset import PatchDataset
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from neurokit.io.surface import read_surface
 from neurokit.models import CBraMod
 from neurokit.models.cbramod import CBraModConfig, CrissCrossLayer, _AddMaskedHalves, _FeedForward, _residual_dropout
@@ -255,7 +255,7 @@ def test_prepare_on_two_workers_writes_the_same_bytes(lr_store, eeg_root, tmp_pa
 
 def test_shard_set_resume_read_and_merge(lr_store, eeg_root, tmp_path):
     from neurokit._utils.errors import StoreError
-    from neurokit.io.shards import merge_shard_sets, read_index
+    from neurokit.store.shards import merge_shard_sets, read_index
     from neurokit.pipelines.prepare import prepare
 
     a = prepare("physionet_mi", tmp_path / "a", data_root=eeg_root, subjects=[1], shards=True, **LR)

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from neurokit._utils.errors import CardError, ConfigError, DataFileError
 from neurokit.cli.main import app
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from neurokit.io.surface import read_surface
 from neurokit.pipelines.prepare import prepare
 from neurokit.preprocessing.surface.prepare import subject_from_name

@@ -7,7 +7,7 @@ import pytest
 
 from neurokit._utils.errors import ConfigError, DataFileError
 from neurokit.data.dataset import PatchDataset
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from neurokit._utils.hashing import file_sha256
 from neurokit.io.surface import read_surface
 from neurokit.geometry.patches import patch_table

@@ -193,7 +193,7 @@ def test_quickstart_compares_pretrained_with_scratch(readme_run):
 @pytest.mark.slow
 def test_readme_surface_finetune_on_hemisphere_task(readme_run):
     """Item 12: the README's surface fine-tuning command runs on the shared fsaverage5 data."""
-    from neurokit.io.store import PatchStore
+    from neurokit.store.patch_store import PatchStore
 
     work, _ = readme_run
     s = PatchStore(work / "runs/fsa5.h5")
@@ -208,7 +208,7 @@ def test_readme_surface_finetune_on_hemisphere_task(readme_run):
 @pytest.mark.slow
 def test_readme_eegmat_through_eeg_folder(readme_run):
     """Item 13: the eegmat recordings go through the eeg_folder card with window, crops and notch from the CLI."""
-    from neurokit.io.store import PatchStore
+    from neurokit.store.patch_store import PatchStore
 
     work, _ = readme_run
     s = PatchStore(work / "runs/eegmat.h5")

@@ -204,7 +204,7 @@ def test_bids_bad_channel_remedies_are_options_of_neuro_prepare(tmp_path):
     assert r.exit_code == 2 and "bad channel(s) ['Xref'] (channels.tsv) have no sensor position" in msg
     assert "--no-interpolate-bads" in msg and "--drop-channels Xref" in msg
     assert str(path.parent / "sub-01_task-rest_channels.tsv") in msg  # the file to edit, named
-    from neurokit.io.store import PatchStore
+    from neurokit.store.patch_store import PatchStore
 
     for opts in (["--no-interpolate-bads"], ["--drop-channels", "xref"]):  # either way on: Xref is not stored
         r = prepare(f"{opts[0]}.h5", *opts)
@@ -252,6 +252,6 @@ def test_the_named_reading_remedy_works_from_the_command(tmp_path):
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(card))
     r = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
     assert r.exit_code == 0, r.output
-    from neurokit.io.store import PatchStore
+    from neurokit.store.patch_store import PatchStore
 
     assert list(PatchStore(tmp_path / "a.h5").info.ch_names) == ["C3", "T3", "T7", "Cz"]

@@ -15,7 +15,7 @@ from neurokit._utils import parallel
 from neurokit._utils.errors import StoreError
 from neurokit.data.corpus import ScaledDataset, corpus_ids, corpus_scales, heldout_scales
 from neurokit.data.dataset import PatchDataset
-from neurokit.io.shards import (
+from neurokit.store.shards import (
     INDEX,
     JOURNAL,
     SET_FORMAT,
@@ -25,7 +25,7 @@ from neurokit.io.shards import (
     open_stores,
     read_index,
 )
-from neurokit.io.store import PatchStore, PatchStoreWriter
+from neurokit.store.patch_store import PatchStore, PatchStoreWriter
 from neurokit.pipelines.pretrain import PretrainConfig, holdout_split, select_layouts
 from neurokit.preprocessing.eeg import prepare as prep
 from neurokit.preprocessing.options import PrepareOptions

@@ -71,7 +71,7 @@ def test_heldout_loss_of_a_zero_model_equals_predict_zero():
 
 
 def _store(path, n=24):
-    from neurokit.io.store import PatchStoreWriter
+    from neurokit.store.patch_store import PatchStoreWriter
 
     rng = np.random.default_rng(0)
     with PatchStoreWriter(
@@ -86,7 +86,7 @@ def _store(path, n=24):
 
 def _one_channel_store(path, scale=1.0):
     """12 windows of 1 channel × 3 patches, six subjects (a second layout beside :func:`_store`)."""
-    from neurokit.io.store import PatchStoreWriter
+    from neurokit.store.patch_store import PatchStoreWriter
 
     rng = np.random.default_rng(1)
     with PatchStoreWriter(path, (1, 3, 200), attrs=dict(modality="eeg", ch_names=["Cz"], sfreq=200.0)) as w:
@@ -366,7 +366,7 @@ def test_pretrain_lines_say_when_held_out_subjects_are_louder():
 
 
 def _scaled_store(path, scale, subject):
-    from neurokit.io.store import PatchStoreWriter
+    from neurokit.store.patch_store import PatchStoreWriter
 
     rng = np.random.default_rng(2)
     with PatchStoreWriter(path, (2, 2, 200), attrs=dict(modality="eeg", ch_names=["C3", "C4"], sfreq=200.0)) as w:

@@ -228,7 +228,7 @@ def test_two_stores_of_one_recording_are_said(fsa5_ico3, tmp_path):
     """What one store holds out, a second store of the same recording would train on: said, naming both."""
     import shutil
 
-    from neurokit.io.store import PatchStore
+    from neurokit.store.patch_store import PatchStore
     from neurokit.pipelines.pretrain import warn_shared_recordings
 
     copy = shutil.copy(fsa5_ico3, tmp_path / "copy.h5")

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from neurokit._utils.errors import ConfigError
-from neurokit.io.shards import ShardStore, store_corpus
+from neurokit.store.shards import ShardStore, store_corpus
 
 logger = logging.getLogger("neurokit")
 
@@ -21,7 +21,7 @@ logger = logging.getLogger("neurokit")
 def corpus_ids(ds) -> np.ndarray:
     """The corpus of each sample of ``ds`` (a :class:`~neurokit.data.dataset.PatchDataset`), ``(n,)`` strings:
     the store's path; a shard set's folder for each of its shards (a set is one corpus, as the single store of
-    the same recordings is: :func:`~neurokit.io.shards.store_corpus`); for a pooled store
+    the same recordings is: :func:`~neurokit.store.shards.store_corpus`); for a pooled store
     ``"<path>#<origin store stem>"``.
 
     Examples

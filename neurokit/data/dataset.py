@@ -16,19 +16,19 @@ import torch
 from neurokit._utils.errors import ConfigError
 from neurokit.data.splits import check_no_leak, resolve_splits, store_ids, task_kind
 from neurokit.io.headers import short_list
-from neurokit.io.shards import open_stores
-from neurokit.io.store import PatchStore, StoreMeta
+from neurokit.store.shards import open_stores
+from neurokit.store.patch_store import PatchStore, StoreMeta
 
 logger = logging.getLogger("neurokit")
 
 
 class PatchDataset(torch.utils.data.Dataset):
-    """Samples of one or more :class:`~neurokit.io.store.PatchStore` files, optionally filtered.
+    """Samples of one or more :class:`~neurokit.store.patch_store.PatchStore` files, optionally filtered.
 
     Parameters
     ----------
     stores : path, PatchStore, or a sequence of them
-        A path may be a store file or a shard set's folder (:mod:`neurokit.io.shards`; read as its shards).
+        A path may be a store file or a shard set's folder (:mod:`neurokit.store.shards`; read as its shards).
     subjects : sequence of str, optional
         Keep only samples whose ``meta/subject`` is listed. When no listed id is in the stores,
         :class:`~neurokit._utils.errors.ConfigError` names them and the stores' subjects (instead of an empty
@@ -117,8 +117,8 @@ class PatchDataset(torch.utils.data.Dataset):
 
     @property
     def info(self) -> StoreMeta:
-        """The first store's metadata, typed (:class:`~neurokit.io.store.StoreMeta`); the stores of one
-        dataset agree on modality, sample shape and channels (:func:`~neurokit.io.shards.open_stores`)."""
+        """The first store's metadata, typed (:class:`~neurokit.store.patch_store.StoreMeta`); the stores of one
+        dataset agree on modality, sample shape and channels (:func:`~neurokit.store.shards.open_stores`)."""
         return self.stores[0].info
 
     @property
@@ -193,7 +193,7 @@ class PatchDataset(torch.utils.data.Dataset):
         """Items ``indices`` read at once (``torch.utils.data.DataLoader`` calls this for each batch).
 
         The batch's samples are read store by store in increasing order, each straight into its place in one
-        float32 tensor (:meth:`~neurokit.io.store.PatchStore.read_into`). In a DataLoader worker that tensor is
+        float32 tensor (:meth:`~neurokit.store.patch_store.PatchStore.read_into`). In a DataLoader worker that tensor is
         one of a few shared-memory buffers the worker reuses; with :func:`collate_patches` the main process
         copies the batch out on receipt and hands the buffer back, instead of torch sending each batch in a
         new shared-memory file (whose page faults cost more than the read). The items equal

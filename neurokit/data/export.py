@@ -189,7 +189,7 @@ def from_braindecode(
     """
     import logging
 
-    from neurokit.io.store import PatchStoreWriter
+    from neurokit.store.patch_store import PatchStoreWriter
 
     parts = list(getattr(dataset, "datasets", [dataset]))
     named = any(getattr(p, "description", None) is not None and "subject" in p.description for p in parts)

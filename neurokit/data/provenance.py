@@ -14,7 +14,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from neurokit.io.shards import read_index
+from neurokit.store.shards import read_index
 
 logger = logging.getLogger("neurokit")
 
@@ -207,7 +207,7 @@ def warn_overlap(overlap: list[dict] | None, where: str) -> None:
 
 
 def kept_summary(stores: Iterable) -> dict[str, Any]:
-    """How many windows the preparation of ``stores`` (:class:`~neurokit.io.store.PatchStore`\\ s) kept and why
+    """How many windows the preparation of ``stores`` (:class:`~neurokit.store.patch_store.PatchStore`\\ s) kept and why
     it dropped the others, from what the stores record.
 
     Returns

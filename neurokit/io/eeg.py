@@ -13,6 +13,7 @@ import logging
 import re
 import warnings
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 
@@ -897,3 +898,48 @@ def check_finite(data: np.ndarray, ch_names: list[str], path) -> None:
             f"{path}: non-finite samples (NaN/inf) in channels {short_list(names)}. "
             "Mark them bad and interpolate (raw.info['bads'] + raw.interpolate_bads()) or drop them."
         )
+
+
+def raw_from_uv(
+    data_uv: np.ndarray,
+    ch_names: list[str],
+    sfreq: float,
+    source: str,
+    types=None,
+    annotations: Sequence[tuple[float, float, str]] = (),
+):
+    """An :class:`mne.io.RawArray` in volts from ``(n_channels, n_times)`` µV, with 10-05 channel names where the
+    labels have them and the labelled annotations ``(onset_s, duration_s, description)``; the dataset readers'
+    common last step.
+
+    Raises
+    ------
+    DataFileError
+        NaN/inf samples (naming ``source``).
+    """
+    import mne
+
+    renames = ChannelRenames()
+    names = []
+    for ch in ch_names:
+        new, ok = normalize_ch_name(ch)
+        if not ok:
+            renames.nonstandard.append(ch)
+            new = ch
+        if new != ch:
+            renames.renamed[ch] = new
+        names.append(new)
+    data = np.asarray(data_uv, dtype=np.float64) * 1e-6
+    if not np.isfinite(data).all():
+        raise DataFileError(f"{source}: non-finite samples (NaN/inf)")
+    info = mne.create_info(names, sfreq, types or "eeg", verbose="error")
+    raw = mne.io.RawArray(data, info, verbose="error")
+    if annotations:
+        on, du, de = zip(*annotations)
+        raw.set_annotations(mne.Annotations(list(on), list(du), list(de)))
+    if any(ok for ok in (n not in renames.nonstandard for n in ch_names)):
+        from neurokit.geometry.channels import montage_1005
+
+        raw.set_montage(montage_1005(), on_missing="ignore", verbose="error")
+    set_raw_notes(raw, renames=renames, source=source)
+    return raw

@@ -21,7 +21,7 @@ class FileEntry:
     events: dict[str, int] | None = None  # annotation description → class index
     member: str = ""  # file inside an archive (Bonn set ZIPs)
     reader: str = ""  # "": neurokit.io.eeg.read_eeg; "bids": neurokit.io.bids.read_bids_eeg (sidecars); else a
-    #                   dataset reader in neurokit.io.clinical.DATASETS (Bonn, SMNI, EEGMAT)
+    #                   dataset reader in neurokit.datasets.registry.DATASETS (Bonn, SMNI, EEGMAT)
     label: int | None = None  # subject-level class of every window (a participants.tsv column)
 
 

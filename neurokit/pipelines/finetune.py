@@ -27,7 +27,7 @@ from neurokit.data.dataset import PatchDataset, open_labelled
 from neurokit.data.provenance import check_split_recordings, pretraining_overlap, warn_overlap
 from neurokit.data.splits import resolve_splits
 from neurokit.evaluation.metrics import SELECTION, degenerate_predictions, mark_undefined, score
-from neurokit.io.store import StoreMeta
+from neurokit.store.patch_store import StoreMeta
 from neurokit.models.checkpoint import (
     check_allow_mismatch,
     check_resume_data,

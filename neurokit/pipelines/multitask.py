@@ -26,7 +26,7 @@ from neurokit._utils.errors import ConfigError
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.splits import resolve_splits, task_kind
 from neurokit.evaluation.metrics import SELECTION, degenerate_predictions, score
-from neurokit.io.store import PatchStore
+from neurokit.store.patch_store import PatchStore
 from neurokit.models.checkpoint import load_checkpoint, save_checkpoint
 from neurokit.models.heads import M4OE_KIND, M4oEFinetuneModel
 from neurokit.models.m4oe import M4oE, M4oEConfig

@@ -93,7 +93,7 @@ def prepare(
     out : path
         Store to write (``.h5``). Written as ``out.partial`` and renamed when complete. With
         ``shards=True`` (EEG and surface cards; CLI ``--shards``): the folder of a shard set, one store per
-        recording (:mod:`neurokit.io.shards`), which ``resume=True`` (``--resume``) completes after a stop.
+        recording (:mod:`neurokit.store.shards`), which ``resume=True`` (``--resume``) completes after a stop.
     data_root : path, optional
         Folder the card's layout is relative to (default ``$NEUROKIT_DATA``).
     task : str, optional
@@ -151,7 +151,7 @@ def prepare(
     if out.is_dir() and not kwargs.get("shards"):
         raise StoreError(f"{out}: is a folder; give the path of the store file to write (e.g. {out / 'store.h5'})")
     if kwargs.get("shards") and out.is_dir() and any(out.iterdir()):
-        from neurokit.io.shards import is_shard_set
+        from neurokit.store.shards import is_shard_set
 
         if not is_shard_set(out):
             raise StoreError(
@@ -159,7 +159,7 @@ def prepare(
                 "shard set (--overwrite replaces only a shard set)"
             )
     if out.is_file() and not kwargs.get("shards"):
-        from neurokit.io.store import is_store_file
+        from neurokit.store.patch_store import is_store_file
 
         if not is_store_file(out):  # a user's file: never replaced, not even with overwrite
             raise StoreError(
@@ -199,7 +199,7 @@ def prepare(
             if p.is_dir() and not any(p.iterdir()):
                 p.rmdir()
         if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
-            from neurokit.io.shards import is_shard_set, read_index
+            from neurokit.store.shards import is_shard_set, read_index
 
             if kwargs.get("shards") and is_shard_set(out):
                 n = len(read_index(out)["shards"])
@@ -216,7 +216,7 @@ def _prepare_locked(fn, card: DataCard, out: Path, overwrite: bool, kw: dict) ->
     """Run the preparer ``fn`` into ``out``; a shard set replaced by ``overwrite`` is written beside the earlier
     one and swapped in at the end (:class:`~neurokit._utils.staging.StagedOutput`), so a stopped run leaves
     the earlier set whole (a single store file is replaced by a rename at the end already)."""
-    from neurokit.io.shards import is_shard_set
+    from neurokit.store.shards import is_shard_set
 
     if not (kw.get("shards") and overwrite and not kw.get("resume") and is_shard_set(out)):
         return fn(card, out, *build_options(card.modality, overwrite=overwrite, **kw))
@@ -253,7 +253,7 @@ def store_differences(
     arguments: data card, task, recipe, channels, units (:func:`~neurokit.models.checkpoint.data_differences`)
     and the set of subjects. Empty when the store can be reused; ``{"store": …}`` when it is unreadable.
     """
-    from neurokit.io.store import PatchStore
+    from neurokit.store.patch_store import PatchStore
     from neurokit.models.checkpoint import data_differences
 
     card = card if isinstance(card, DataCard) else load_card(card)

@@ -27,7 +27,7 @@ from neurokit.data.corpus import ScaledDataset, corpus_ids, heldout_scales
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.provenance import kept_summary, used_sources
 from neurokit.io.headers import short_list
-from neurokit.io.shards import open_stores, store_corpus
+from neurokit.store.shards import open_stores, store_corpus
 from neurokit.models.checkpoint import (
     check_channels,
     check_resume_data,

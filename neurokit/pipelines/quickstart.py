@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from neurokit.io.store import PatchStore, PatchStoreWriter
+from neurokit.store.patch_store import PatchStore, PatchStoreWriter
 
 logger = logging.getLogger("neurokit")
 

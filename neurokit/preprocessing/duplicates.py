@@ -430,8 +430,8 @@ class SignalDuplicates:
         """Index the recordings of the shard set at ``folder`` (those of ``keys``; default all), from the
         ``signal_fingerprints`` its shards record (:meth:`shard_attrs`), so that a resumed run compares the
         recordings it adds with them."""
-        from neurokit.io.shards import read_index
-        from neurokit.io.store import PatchStore
+        from neurokit.store.shards import read_index
+        from neurokit.store.patch_store import PatchStore
 
         idx = read_index(folder)
         # the copies an earlier run kept stay recorded (a later copy of one joins its record)
@@ -458,7 +458,7 @@ class SignalDuplicates:
 def stopped_by(exc: DuplicateRecordingError, out: str | Path, kept: str | None) -> DuplicateRecordingError:
     """``exc`` with what the stop keeps: ``kept`` (a shard set's finished shards, :meth:`ShardSetWriter.kept`,
     then how to go on), or, for ``None``, that ``out`` was not written and a store there before is unchanged
-    (the unfinished one is discarded: :meth:`~neurokit.io.store.PatchStoreWriter.abort`)."""
+    (the unfinished one is discarded: :meth:`~neurokit.store.patch_store.PatchStoreWriter.abort`)."""
     if kept:
         return DuplicateRecordingError(f"{exc}; {kept}; then rerun the same command with --resume")
     before = " (the store that was there is unchanged)" if Path(out).exists() else ""

@@ -37,7 +37,7 @@ class PrepareOptions:
     skip_bad : bool
         Log and skip files that raise :class:`~neurokit._utils.errors.DataFileError` instead of stopping.
     shards : bool
-        Write ``out`` as a shard set (a folder, one store per recording: :mod:`neurokit.io.shards`).
+        Write ``out`` as a shard set (a folder, one store per recording: :mod:`neurokit.store.shards`).
     resume : bool
         With ``shards``: add only the recordings the set at ``out`` lacks.
     n_jobs : int

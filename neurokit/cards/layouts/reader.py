@@ -1,5 +1,5 @@
 """The ``reader`` layout (``layout: {kind: reader, reader: NAME, subdir}``): recordings listed and read by a dataset
-reader of :data:`neurokit.io.clinical.DATASETS` (one module per dataset family: Bonn, SMNI, EEGMAT, TUH, CHB-MIT,
+reader of :data:`neurokit.datasets.registry.DATASETS` (one module per dataset family: Bonn, SMNI, EEGMAT, TUH, CHB-MIT,
 ISRUC, Mumtaz), labelled by the task's ``events``; a task's ``split_rule`` is resolved over all of them."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from neurokit.io.entry import FileEntry
 
 
 def reader_files(card, root, layout, tname, t, subjects) -> list[FileEntry]:
-    """Recordings listed by a dataset reader (``neurokit.io.clinical``), labelled by the task's
+    """Recordings listed by a dataset reader (``neurokit.datasets.classic``), labelled by the task's
     ``events`` (annotation description → class name); ``subjects`` (numbers) keeps the subject ids
     whose digits match."""
-    from neurokit.io.clinical import get_reader
+    from neurokit.datasets.registry import get_reader
 
     base = root / layout.get("subdir", "")
     events = card.task_events(tname).events
@@ -48,7 +48,7 @@ def reader_explicit(
     CardError
         The reader finds ``f`` from no folder above it (its label lies in the layout: give that folder).
     """
-    from neurokit.io.clinical import get_reader
+    from neurokit.datasets.registry import get_reader
 
     reader = get_reader(layout["reader"])
     want = Path(f).expanduser().resolve()

@@ -31,7 +31,7 @@ from neurokit.cards import DataCard
 from neurokit.geometry.channels import ChannelRenames
 from neurokit.io.entry import FileEntry
 from neurokit.io.notes import raw_notes
-from neurokit.io.shards import (
+from neurokit.store.shards import (
     ShardSetWriter,
     disk_full,
     disk_full_error,
@@ -39,7 +39,7 @@ from neurokit.io.shards import (
     read_index,
     recording_key,
 )
-from neurokit.io.store import PatchStoreWriter
+from neurokit.store.patch_store import PatchStoreWriter
 from neurokit.preprocessing.duplicates import (
     DuplicateRecordingError,
     SignalDuplicates,
@@ -101,7 +101,7 @@ class EEGJob(NamedTuple):
     member : str
         Archive member (clinical readers); ``""`` for a plain file.
     reader : str
-        ``"bids"``, a reader of :mod:`neurokit.io.clinical`, or ``""`` for :func:`~neurokit.io.read_eeg`.
+        ``"bids"``, a reader of :mod:`neurokit.datasets.classic`, or ``""`` for :func:`~neurokit.io.read_eeg`.
     part_dir : str
         Scratch folder of streamed recordings; ``""``: never stream (Dask workers may not share the disk).
     stream_above : float | None
@@ -182,7 +182,7 @@ def prepare_eeg(
     edges used, notch, resampling, channels dropped as bad, assumed units, encoding, gaps).
     Recordings go to ``n_jobs`` local worker processes (joblib; -1: every core), or to a Dask
     ``scheduler`` (default ``$DASK_SCHEDULER_ADDRESS``; :mod:`neurokit._utils.parallel`); windows are
-    written in file order, so the store's bytes depend on neither. A shard set (:mod:`neurokit.io.shards`)
+    written in file order, so the store's bytes depend on neither. A shard set (:mod:`neurokit.store.shards`)
     keeps every finished recording when the run stops (full disk, kill); ``resume`` then adds only the
     recordings it lacks. Recordings above ``stream_above_mb`` (MiB of float64 samples; default 256) are
     processed in bounded memory, chunk by chunk through scratch files beside ``out``
@@ -345,7 +345,7 @@ def _job(
 def store_attrs(
     card: DataCard, tname: str, recipe, ch_names: list[str], entries: Sequence[FileEntry], data_root=None
 ) -> dict:
-    """The attributes of an EEG store (:class:`~neurokit.io.store.StoreMeta` reads them back): card, task,
+    """The attributes of an EEG store (:class:`~neurokit.store.patch_store.StoreMeta` reads them back): card, task,
     classes, channels, rate (Hz), patch size, units, recipe, version and, for BIDS recordings, the
     ``participants.tsv`` columns of the store's subjects (subject-level labels for any task)."""
     attrs = dict(
@@ -662,7 +662,7 @@ def _batches(w, batch: int = 256):
     if not isinstance(w, StreamedPart):
         yield w.patches, w.labels, w.onsets
         return
-    from neurokit.io.store import PatchStore
+    from neurokit.store.patch_store import PatchStore
 
     st = PatchStore(w.path, validate=False)  # a streamed recording's own part, written by prepare a moment ago
     try:
@@ -692,7 +692,7 @@ def _eeg_file(
     streamed in bounded memory into a part store there, returned as a :class:`StreamedPart`."""
     from neurokit._utils.errors import NeurokitError
     from neurokit.io.bids import read_bids_eeg
-    from neurokit.io.clinical import get_reader
+    from neurokit.datasets.registry import get_reader
     from neurokit.io.eeg import describe_exception, read_eeg
     from neurokit.io.entry import FileEntry
     from neurokit.preprocessing.duplicates import SignalAccumulator
@@ -703,8 +703,8 @@ def _eeg_file(
     try:
         if reader == "bids":  # a BIDS recording: events.tsv, channels.tsv through mne-bids
             raw = read_bids_eeg(path, **read_opts)
-        elif reader:  # a dataset reader of neurokit.io.clinical (Bonn, SMNI, EEGMAT)
-            raw = get_reader(reader).read(FileEntry(path=Path(path), subject="", member=member, reader=reader))
+        elif reader:  # a dataset reader of neurokit.datasets (neurokit.datasets.registry names them)
+            raw = get_reader(reader).read_entry(FileEntry(path=Path(path), subject="", member=member, reader=reader))
         else:
             raw = read_eeg(path, **{**read_opts, **eog_read_options(recipe)})  # EOG channels kept for eog_removal
         limit = STREAM_ABOVE_BYTES if stream_above is None else stream_above

@@ -76,7 +76,7 @@ def prepare_surface(
     only this hemisphere (``L``/``R``): of CIFTI files, and only the GIFTI/MGH files named for it.
     ``shards``: write ``out`` as a shard set, one store per run (a file, or one hemisphere or frame block
     of it), so that a stop (full disk, bad file, kill) keeps every run written; ``resume`` then adds only
-    the runs it lacks (:func:`~neurokit.preprocessing.surface.store.write_surface_store`, :mod:`neurokit.io.shards`).
+    the runs it lacks (:func:`~neurokit.preprocessing.surface.store.write_surface_store`, :mod:`neurokit.store.shards`).
 
     Returns
     -------

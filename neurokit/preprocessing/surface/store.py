@@ -1,7 +1,7 @@
-"""Surface fMRI files → one HDF5 patch store (:class:`~neurokit.io.store.PatchStoreWriter`).
+"""Surface fMRI files → one HDF5 patch store (:class:`~neurokit.store.patch_store.PatchStoreWriter`).
 
 One sample is one tubelet ``(T, n_patches, V)`` of one hemisphere on the ico6 template. The store keeps every
-frame once, on the template's vertices (the frame layout of :class:`~neurokit.io.store.PatchStoreWriter`),
+frame once, on the template's vertices (the frame layout of :class:`~neurokit.store.patch_store.PatchStoreWriter`),
 and tubelets are cut into patches when read, so overlapping tubelets (``stride < tubelet``) cost no extra
 bytes. Files are processed one hemisphere at a time and ``chunk`` frames at a time (memory bounded by one
 hemisphere's data, not the run's patch tensors). Per-sample meta
@@ -27,7 +27,7 @@ from neurokit._utils.errors import ConfigError, DataFileError
 from neurokit._utils.hashing import file_sha256
 from neurokit.cards.recipes import SurfaceRecipe
 from neurokit.geometry.patches import n_patches, patch_table, vertices_per_patch
-from neurokit.io.store import PatchStoreWriter, StoreMeta
+from neurokit.store.patch_store import PatchStoreWriter, StoreMeta
 from neurokit.io.surface import iter_cifti_hemispheres, normalize_hemi, read_surface
 from neurokit.preprocessing.duplicates import DuplicateRecordingError, SignalDuplicates, signal_fingerprint, stopped_by
 from neurokit.preprocessing.surface.patching import to_template, zscore_frames
@@ -113,7 +113,7 @@ class SurfaceStoreOptions:
     skip_bad : bool
         Skip (with a RuntimeWarning) files that raise :class:`DataFileError` instead of stopping.
     shards : bool
-        Write ``out`` as a shard set (:mod:`neurokit.io.shards`): one complete store per run, each renamed
+        Write ``out`` as a shard set (:mod:`neurokit.store.shards`): one complete store per run, each renamed
         into place when done, so a run stopped by a full disk, a bad file or a kill keeps every run written.
     resume : bool
         With ``shards``: add only the runs the set at ``out`` lacks (its card, task and recipe must agree).
@@ -216,7 +216,7 @@ def write_surface_store(
 def surface_attrs(
     recipe: SurfaceRecipe, card: str | None = None, label_names: Sequence[str] | None = None, extra: dict | None = None
 ) -> dict:
-    """The attributes a surface store starts with (:class:`~neurokit.io.store.StoreMeta` reads them back):
+    """The attributes a surface store starts with (:class:`~neurokit.store.patch_store.StoreMeta` reads them back):
     template, grid, sample shape, recipe, card, class names, then ``extra``; the facts of the runs read
     (sources, hemispheres, mesh, TR, onset unit) are added when they are written."""
     shape = sample_shape(recipe)
@@ -313,7 +313,7 @@ class _SurfaceWriting:
 
     def shard_set(self, out: str | Path, runs: list[SurfaceRun]) -> Path:
         """Write the runs the shard set at ``out`` lacks, one shard each; returns the set's folder."""
-        from neurokit.io.shards import ShardSetWriter, recording_key
+        from neurokit.store.shards import ShardSetWriter, recording_key
 
         opts = self.opts
         sw = ShardSetWriter(
@@ -356,7 +356,7 @@ class _SurfaceWriting:
 
     def one_store(self, out: str | Path, runs: list[SurfaceRun]) -> Path:
         """Write every run into the single store ``out`` (a run that fails is rolled back); returns ``out``."""
-        from neurokit.io.shards import disk_full, disk_full_error
+        from neurokit.store.shards import disk_full, disk_full_error
 
         opts = self.opts
         what = out

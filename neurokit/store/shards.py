@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from neurokit._utils.errors import StoreError
-from neurokit.io.store import PatchStore, PatchStoreWriter, StoreMeta
+from neurokit.store.patch_store import PatchStore, PatchStoreWriter, StoreMeta
 
 SET_FORMAT = "neurokit-shard-set/1"
 #: version of the index: 2 keeps corpus-level facts once (``corpus``), appends a journal and lists rejected
@@ -210,7 +210,7 @@ def _append_journal(folder: Path, entry: dict) -> None:
 
 
 class ShardSetWriter:
-    """Writer of a shard set: :meth:`shard` gives a :class:`~neurokit.io.store.PatchStoreWriter` for one
+    """Writer of a shard set: :meth:`shard` gives a :class:`~neurokit.store.patch_store.PatchStoreWriter` for one
     recording; the shard joins the index (one line appended to its journal) when its ``with`` block ends
     without error. A new set touches the disk only when its first shard is written (a run that fails before
     leaves no folder behind).
@@ -220,7 +220,7 @@ class ShardSetWriter:
     folder : path
         The set's folder (made if missing).
     sample_shape, attrs, **writer_kw
-        As :class:`~neurokit.io.store.PatchStoreWriter`; ``attrs`` are written into every shard, except the
+        As :class:`~neurokit.store.patch_store.PatchStoreWriter`; ``attrs`` are written into every shard, except the
         corpus-level ones (:data:`CORPUS_KEYS`), kept once in the index.
     resume : bool
         Continue an unfinished (or finished) set: its shared attributes must equal ``attrs``'.
@@ -328,7 +328,7 @@ class ShardSetWriter:
         return PatchStore(self.folder / shards[i]["file"]).attrs if len(shards) > i else None
 
     def shard_info(self, i: int = 0) -> StoreMeta | None:
-        """Typed metadata (:class:`~neurokit.io.store.StoreMeta`) of the set's ``i``-th shard (None when it
+        """Typed metadata (:class:`~neurokit.store.patch_store.StoreMeta`) of the set's ``i``-th shard (None when it
         has fewer shards)."""
         shards = self.index["shards"]
         return PatchStore(self.folder / shards[i]["file"]).info if len(shards) > i else None
@@ -540,7 +540,7 @@ def _merge_corpus(corpora: Sequence[dict]) -> dict:
 
 
 class ShardStore(PatchStore):
-    """One shard of a shard set, read as a :class:`~neurokit.io.store.PatchStore` that opens its file only when
+    """One shard of a shard set, read as a :class:`~neurokit.store.patch_store.PatchStore` that opens its file only when
     first read (its labels, metadata, attributes or samples): its length comes from the set's index, so a
     dataset over a set of N shards costs O(N) to build and one read opens one shard. Its :attr:`attrs` are its own
     with the set's corpus-level facts (:data:`CORPUS_KEYS`) beside them.

@@ -367,7 +367,7 @@ def read_bcic2020_3(path: str | Path):
     >>> raw.n_times, raw.annotations.description[0]  # doctest: +SKIP
     (38400, 'bcic2020_3/2')
     """
-    from neurokit.io.clinical import raw_from_uv
+    from neurokit.io.eeg import raw_from_uv
 
     trials, labels = release_trials(path)
     data = np.concatenate(list(trials), axis=1)

@@ -6,9 +6,9 @@ electrode has one) with annotations that carry the labels, so the rest of the pa
 Labels are annotation descriptions ``"<kind>/<value>"`` (``set/S``, ``group/alcoholic``,
 ``stimulus/S1 obj``, ``state/rest``) spanning the labelled stretch; a card's task maps them to classes.
 
-A card points at a reader with ``layout: {kind: reader, reader: NAME, subdir: ...}``; :data:`DATASETS`
-maps ``NAME`` to the functions listing the recordings (:class:`~neurokit.io.entry.FileEntry` rows) and
-reading one.
+A card points at a reader with ``layout: {kind: reader, reader: NAME, subdir: ...}``;
+:data:`~neurokit.datasets.registry.DATASETS` maps ``NAME`` to the functions listing the recordings
+(:class:`~neurokit.io.entry.FileEntry` rows) and reading one.
 """
 
 from __future__ import annotations
@@ -16,64 +16,16 @@ from __future__ import annotations
 import gzip
 import re
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
-from neurokit._utils.errors import CardError, DataFileError
-from neurokit.geometry.channels import ChannelRenames, normalize_ch_name
-from neurokit.io.notes import set_raw_notes
+from neurokit._utils.errors import DataFileError
+from neurokit.io.eeg import raw_from_uv
 
 #: Bonn sampling rate (Andrzejak et al. 2001)
 BONN_SFREQ = 173.61
 BONN_SETS = {"Z": "A", "O": "B", "N": "C", "F": "D", "S": "E"}  # file letter → set name in the paper
-
-
-def raw_from_uv(
-    data_uv: np.ndarray,
-    ch_names: list[str],
-    sfreq: float,
-    source: str,
-    types=None,
-    annotations: Sequence[tuple[float, float, str]] = (),
-):
-    """An :class:`mne.io.RawArray` in volts from ``(n_channels, n_times)`` µV, with 10-05 channel names where the
-    labels have them and the labelled annotations ``(onset_s, duration_s, description)``; the dataset readers'
-    common last step.
-
-    Raises
-    ------
-    DataFileError
-        NaN/inf samples (naming ``source``).
-    """
-    import mne
-
-    renames = ChannelRenames()
-    names = []
-    for ch in ch_names:
-        new, ok = normalize_ch_name(ch)
-        if not ok:
-            renames.nonstandard.append(ch)
-            new = ch
-        if new != ch:
-            renames.renamed[ch] = new
-        names.append(new)
-    data = np.asarray(data_uv, dtype=np.float64) * 1e-6
-    if not np.isfinite(data).all():
-        raise DataFileError(f"{source}: non-finite samples (NaN/inf)")
-    info = mne.create_info(names, sfreq, types or "eeg", verbose="error")
-    raw = mne.io.RawArray(data, info, verbose="error")
-    if annotations:
-        on, du, de = zip(*annotations)
-        raw.set_annotations(mne.Annotations(list(on), list(du), list(de)))
-    if any(ok for ok in (n not in renames.nonstandard for n in ch_names)):
-        from neurokit.geometry.channels import montage_1005
-
-        raw.set_montage(montage_1005(), on_missing="ignore", verbose="error")
-    set_raw_notes(raw, renames=renames, source=source)
-    return raw
 
 
 # ------------------------------------------------------------------------------------------ Bonn
@@ -109,7 +61,7 @@ def read_bonn(path: str | Path, member: str | None = None):
     return raw_from_uv(x[None], ["EEG"], BONN_SFREQ, src, annotations=[(0.0, x.size / BONN_SFREQ, f"set/{letter}")])
 
 
-def _bonn_entries(base: Path):
+def bonn_entries(base: Path):
     from neurokit.io.entry import FileEntry
 
     out = []
@@ -186,7 +138,7 @@ def read_smni(path: str | Path):
     )
 
 
-def _smni_entries(base: Path):
+def smni_entries(base: Path):
     from neurokit.io.entry import FileEntry
 
     out = []
@@ -222,7 +174,7 @@ def read_eegmat(path: str | Path):
     return raw
 
 
-def _eegmat_entries(base: Path):
+def eegmat_entries(base: Path):
     from neurokit.io.entry import FileEntry
 
     out = []
@@ -231,78 +183,3 @@ def _eegmat_entries(base: Path):
         if subj:
             out.append(FileEntry(path=p, subject=f"S{int(subj.group(1)):03d}", run=p.stem, reader="eegmat"))
     return out
-
-
-@dataclass(frozen=True)
-class DatasetReader:
-    """How a card with ``layout.kind: reader`` lists and reads its recordings."""
-
-    entries: Callable[[Path], list]  # folder → FileEntry rows (reader, member set)
-    read: Callable[..., object]  # FileEntry → mne Raw
-    # a file given by name (-f) → the folder its listing starts from (the file's own folder, or the dataset folder
-    # above it whose layout labels it: TUAB's train/abnormal, a CHB-MIT case's summary)
-    base_of: Callable[[Path], Path] = lambda p: Path(p).parent
-
-
-def _above(*names: str, up: int = 0) -> Callable[[Path], Path]:
-    """``base_of`` of a dataset whose labels lie in folders: the folder above the nearest ancestor of a file named one
-    of ``names`` (TUH's ``train``/``eval``), else ``up`` folders above the file's own."""
-
-    def base(p: Path) -> Path:
-        for a in Path(p).parents:
-            if a.name.lower() in names:
-                return a.parent
-        return list(Path(p).parents)[min(up, len(Path(p).parents) - 1)]
-
-    return base
-
-
-def _elsewhere(module: str, name: str, base_of: Callable[[Path], Path] | None = None) -> DatasetReader:
-    """A reader whose functions ``<name>_entries(base)`` and ``read_<name>(path)`` live in ``neurokit.io.<module>``
-    (imported when first used)."""
-    import importlib
-
-    def entries(base):
-        return getattr(importlib.import_module(f"neurokit.io.{module}"), f"{name}_entries")(base)
-
-    def read(e):
-        fn = getattr(importlib.import_module(f"neurokit.io.{module}"), f"read_{name}")
-        return fn(e.path, e.member) if getattr(e, "member", "") else fn(e.path)  # a member: one part of the file
-
-    return DatasetReader(entries, read, base_of or (lambda p: Path(p).parent))
-
-
-DATASETS: dict[str, DatasetReader] = {
-    "bonn": DatasetReader(_bonn_entries, lambda e: read_bonn(e.path, e.member or None)),
-    "smni": DatasetReader(_smni_entries, lambda e: read_smni(e.path)),
-    "eegmat": DatasetReader(_eegmat_entries, lambda e: read_eegmat(e.path)),
-    # the datasets CBraMod is judged on (github.com/wjq-learning/CBraMod), one module per dataset family
-    "tuab": _elsewhere("tuh", "tuab", _above("train", "eval")),
-    "tuev": _elsewhere("tuh", "tuev", _above("train", "eval")),
-    "chb_mit": _elsewhere("chbmit", "chb_mit", _above(up=1)),  # chbNN/chbNN_MM.edf: the folder of the cases
-    "isruc": _elsewhere("isruc", "isruc", _above(up=1)),  # N/N.rec: the folder of the subjects
-    "mumtaz": _elsewhere("mumtaz", "mumtaz"),
-    # part 2 (issue 37): MATLAB, Neuroscan and pickle datasets
-    "bciciv2a": _elsewhere("bciciv2a", "bciciv2a"),
-    "faced": _elsewhere("faced", "faced"),
-    "seed_v": _elsewhere("seedv", "seed_v"),
-    "shu_mi": _elsewhere("shumi", "shu_mi"),
-    "seed_vig": _elsewhere("seedvig", "seed_vig", _above(up=1)),  # Raw_Data/X.mat: labels in perclos_labels/
-    "bcic2020_3": _elsewhere("bcic2020", "bcic2020_3", _above("training set", "validation set", "test set")),
-}
-
-
-def get_reader(name: str) -> DatasetReader:
-    if name not in DATASETS:
-        raise CardError(f"unknown reader {name!r}; known: {sorted(DATASETS)}")
-    return DATASETS[name]
-
-
-def read_entry(entry):
-    """Read one :class:`~neurokit.io.entry.FileEntry`: through its dataset reader when it names one,
-    otherwise :func:`~neurokit.io.eeg.read_eeg`."""
-    from neurokit.io.eeg import read_eeg
-
-    if getattr(entry, "reader", ""):
-        return get_reader(entry.reader).read(entry)
-    return read_eeg(entry.path)

@@ -146,7 +146,7 @@ def read_bciciv2a(path: str | Path):
     DataFileError
         As :func:`release_trials`, or an unreadable file.
     """
-    from neurokit.io.clinical import raw_from_uv
+    from neurokit.io.eeg import raw_from_uv
 
     trials, labels = release_trials(path)
     data = np.concatenate(list(trials), axis=1)

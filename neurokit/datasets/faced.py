@@ -163,7 +163,7 @@ def read_faced(path: str | Path):
     """
     from scipy.signal import resample
 
-    from neurokit.io.clinical import raw_from_uv
+    from neurokit.io.eeg import raw_from_uv
 
     path = Path(path)
     arr = safe_unpickle(path)

@@ -144,7 +144,7 @@ def read_seed_v(path: str | Path, trial: int | str | None = None):
         An unreadable file, a name that is not ``<subject>_<session>_<date>.cnt``, another channel count than
         66 (62 EEG + M1, M2, VEO, HEO), or a recording shorter than the release's last trial end.
     """
-    from neurokit.io.clinical import raw_from_uv
+    from neurokit.io.eeg import raw_from_uv
 
     path = Path(path)
     ids = parse_name(path.name)

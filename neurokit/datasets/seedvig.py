@@ -145,7 +145,7 @@ def read_seed_vig(path: str | Path):
     DataFileError
         As :func:`release_windows`, or an unreadable file.
     """
-    from neurokit.io.clinical import raw_from_uv
+    from neurokit.io.eeg import raw_from_uv
 
     x, y = release_windows(path)
     ann = [(i * WINDOW_S, WINDOW_S, f"{DESCRIPTION}={float(v)!r}") for i, v in enumerate(y)]
