@@ -16,7 +16,7 @@ from neurokit.cli.main import app
 from neurokit.models.clip import CLIPConfig, SurfaceCLIP, info_nce
 from neurokit.models.sit import sit_config
 from neurokit.data.pairs import Pairs, pair_samples
-from neurokit.pipelines.retrieval import chance_levels, pool_hits, protocol_units, retrieval_pools
+from neurokit.evaluation.retrieval import chance_levels, pool_hits, protocol_units, retrieval_pools
 from neurokit.stimuli import FrameEncoder, SpectrogramEncoder, StimulusStore, write_stimulus_store
 from neurokit.stimuli.media import rest_mask, window_onsets
 
@@ -370,7 +370,7 @@ def test_simulated_lag_beats_other_lags(sim):
     from sklearn.linear_model import Ridge
 
     from neurokit.data.dataset import PatchDataset
-    from neurokit.pipelines.retrieval import score_units
+    from neurokit.evaluation.retrieval import score_units
 
     st = StimulusStore(sim["stim"])
     ds = PatchDataset([sim["fmri"]])

@@ -9,7 +9,7 @@ import pytest
 
 from neurokit._utils.errors import ConfigError, DataFileError
 from neurokit.data.pairs import Pairs
-from neurokit.pipelines.retrieval import (
+from neurokit.evaluation.retrieval import (
     protocol_units,
     resolve_retest_clip,
     retrieval_pools,

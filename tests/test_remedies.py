@@ -28,6 +28,7 @@ PRINTED_BY = {
     "cli/quickstart.py": ["quickstart"],
     "cli/main.py": [""],
     "io/": ["prepare"],
+    "datasets/": ["prepare"],
     "cards/": ["prepare", "quickstart"],
     "preprocessing/": ["prepare", "quickstart"],
     "pipelines/prepare.py": ["prepare", "quickstart"],
@@ -37,6 +38,7 @@ PRINTED_BY = {
     "pipelines/compare.py": ["finetune", "quickstart", "baseline"],  # baseline: baseline_with_eegnet
     "pipelines/evaluate.py": ["evaluate"],
     "pipelines/retrieval.py": ["retrieve"],
+    "evaluation/retrieval.py": ["retrieve"],
     "pipelines/outputs.py": ["finetune"],
     "evaluation/baselines.py": ["baseline", "finetune"],
     "evaluation/schemes.py": ["finetune", "evaluate"],

@@ -123,7 +123,7 @@ def test_embed_stimuli_with_the_paper_encoders(tmp_path):
         progress=False,
     )
     st = StimulusStore(path)
-    from neurokit.pipelines.retrieval import resolve_retest_clip
+    from neurokit.evaluation.retrieval import resolve_retest_clip
 
     assert st.attrs["retest_clip"] == 0 and resolve_retest_clip(st) == 0  # recorded: clip -1 of 1 is clip 0
     assert st.video.shape == (len(st.onsets), 32) and st.audio.shape == (len(st.onsets), 32)
