@@ -62,3 +62,61 @@ def test_a_braindecode_dataset_without_subjects_is_one_subject_with_true_onsets(
     with pytest.raises(Exception, match="exists"):
         from_braindecode(ds, tmp_path / "b.h5")
     assert from_braindecode(ds, tmp_path / "b.h5", overwrite=True).exists()
+
+
+def _regression_store(path):
+    """A SEED-VIG-like store: float PERCLOS targets, onsets 8 s apart."""
+    rng = np.random.default_rng(2)
+    attrs = dict(modality="eeg", card="t", label_names=[], ch_names=["C3", "Cz", "C4"],
+                 recipe={"window_s": 1.0, "scale": 1e4}, sfreq=200.0)  # fmt: skip
+    with PatchStoreWriter(path, (3, 1, 200), attrs=attrs, label_dtype="float32") as w:
+        x = rng.normal(0, 0.2, (3, 3, 1, 200)).astype(np.float32)
+        w.append(x, np.array([0.154, 0.169, 0.844], np.float32), onsets=np.array([0.0, 8.0, 16.0]), subject="S01",
+                 session="", run="R1")  # fmt: skip
+    return path
+
+
+def test_regression_targets_and_onsets_survive_the_round_trip(tmp_path):
+    """Issue 44 item 1: PERCLOS targets 0.154, 0.169, 0.844 came back as 0, 0, 0 (int64), onsets as 0."""
+    st = PatchStore(_regression_store(tmp_path / "r.h5"))
+    ds = to_braindecode(tmp_path / "r.h5")
+    assert [float(ds[i][1]) for i in range(3)] == pytest.approx([0.154, 0.169, 0.844], abs=1e-6)
+    b = PatchStore(from_braindecode(ds, tmp_path / "back.h5"))
+    assert b.labels.dtype == np.float32 and b.labels.tolist() == pytest.approx([0.154, 0.169, 0.844], abs=1e-6)
+    assert b.meta["onset"].tolist() == [0.0, 8.0, 16.0]
+    np.testing.assert_allclose(b.patches(slice(None)), st.patches(slice(None)), rtol=1e-5, atol=1e-7)
+    assert list(b.info.label_names) == []
+
+
+def test_channels_realigned_by_name_across_a_concatenation(tmp_path):
+    """Two braindecode datasets with their channels in different orders: the second one's C4 was stored as C3."""
+    from braindecode.datasets import BaseConcatDataset, create_from_X_y
+
+    rng = np.random.default_rng(3)
+    xa = rng.normal(0, 2e-5, (1, 3, 400)).astype(np.float32)
+    xb = xa[:, [2, 1, 0]] * 2  # the same signal, channels C4, Cz, C3, doubled
+    a = create_from_X_y(xa, [0], drop_last_window=True, sfreq=200.0, ch_names=["C3", "Cz", "C4"],
+                        window_size_samples=400, window_stride_samples=400)  # fmt: skip
+    b = create_from_X_y(xb, [1], drop_last_window=True, sfreq=200.0, ch_names=["C4", "Cz", "C3"],
+                        window_size_samples=400, window_stride_samples=400)  # fmt: skip
+    st = PatchStore(from_braindecode(BaseConcatDataset([a, b]), tmp_path / "c.h5", label_names=["l", "r"]))
+    assert list(st.info.ch_names) == ["C3", "Cz", "C4"]
+    p = st.patches(slice(None))
+    np.testing.assert_allclose(p[1], 2 * p[0], rtol=1e-5)  # C3 of the second dataset is its C3
+    c = create_from_X_y(xa, [0], drop_last_window=True, sfreq=200.0, ch_names=["C3", "Cz", "Pz"],
+                        window_size_samples=400, window_stride_samples=400)  # fmt: skip
+    with pytest.raises(Exception, match=r"dataset 1 has other channels .*missing \['C4'\], extra \['Pz'\]"):
+        from_braindecode(BaseConcatDataset([a, c]), tmp_path / "d.h5")
+    assert not (tmp_path / "d.h5").exists()
+
+
+def test_string_targets_become_classes_or_are_refused_in_one_line(tmp_path):
+    from braindecode.datasets import create_from_X_y
+
+    x = np.random.default_rng(4).normal(0, 2e-5, (3, 3, 400)).astype(np.float32)
+    ds = create_from_X_y(x, ["right", "left", "right"], drop_last_window=True, sfreq=200.0,
+                         ch_names=["C3", "Cz", "C4"], window_size_samples=400, window_stride_samples=400)  # fmt: skip
+    st = PatchStore(from_braindecode(ds, tmp_path / "s.h5"))
+    assert list(st.info.label_names) == ["left", "right"] and st.labels.tolist() == [1, 0, 1]
+    with pytest.raises(Exception, match=r"targets \['right'\] are not in label_names \['left', 'up'\]"):
+        from_braindecode(ds, tmp_path / "t.h5", label_names=["left", "up"])

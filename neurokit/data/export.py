@@ -35,8 +35,9 @@ def to_epochs(store: str | Path | Sequence[str | Path], *, subjects: Sequence[st
     mne.EpochsArray
         ``(n_windows, C, N·P)`` float64 volts (the stored values divided by the recipe's ``scale``, 1e4 for
         CBraMod's unit of 100 µV) at the store's ``sfreq``, channel names and the standard 10-05 montage where
-        the names are in it; ``events[:, 2]`` = label + 1 with ``event_id`` from the class names; ``metadata``
-        with ``subject``, ``session``, ``run``, ``onset`` (s) and ``target`` (the label).
+        the names are in it; ``events[:, 2]`` = label + 1 with ``event_id`` from the class names (a regression
+        store: every event ``1``, ``event_id={"target": 1}``); ``metadata`` with ``subject``, ``session``, ``run``,
+        ``onset`` (s) and ``target`` (the class index, or the float target of a regression store).
 
     Raises
     ------
@@ -72,20 +73,28 @@ def to_epochs(store: str | Path | Sequence[str | Path], *, subjects: Sequence[st
     x = np.concatenate(xs).astype(np.float64)
     scale = float((info.recipe or {}).get("scale") or DEFAULT_SCALE)
     x = x.reshape(x.shape[0], x.shape[1], -1) / scale
-    labels = np.asarray(ds.labels, dtype=np.int64)
-    names = list(info.label_names or [str(k) for k in range(int(labels.max()) + 1)])
+    raw_labels = np.asarray(ds.labels)
+    regression = raw_labels.dtype.kind == "f"  # float targets (SEED-VIG's PERCLOS) stay float
+    labels = np.ones(len(raw_labels), dtype=np.int64) if regression else raw_labels.astype(np.int64)
+    names = ["target"] if regression else list(info.label_names or [str(k) for k in range(int(labels.max()) + 1)])
     ch_names = list(info.ch_names or [f"EEG{i + 1:03d}" for i in range(x.shape[1])])
     minfo = mne.create_info(ch_names, float(info.sfreq), "eeg")
-    events = np.c_[np.arange(len(x)) * x.shape[-1], np.zeros(len(x), dtype=int), labels + 1]
+    events = np.c_[np.arange(len(x)) * x.shape[-1], np.zeros(len(x), dtype=int), labels + (0 if regression else 1)]
     meta = pd.DataFrame(
         {
             "subject": ds.meta("subject").astype(str),
             "session": ds.meta("session").astype(str),
             "run": ds.meta("run").astype(str),
             "onset": ds.meta("onset").astype(float),
-            "target": labels,
+            "target": raw_labels.astype(np.float64) if regression else labels,
         }
     )
+    if regression:
+        epochs = mne.EpochsArray(x, minfo, events=events, event_id={"target": 1}, metadata=meta, verbose="error")
+        montage = montage_1005()
+        if set(ch_names) <= set(montage.ch_names):
+            epochs.set_montage(montage, verbose="error")
+        return epochs
     present = sorted(set(labels.tolist()))
     epochs = mne.EpochsArray(
         x, minfo, events=events, event_id={names[k]: k + 1 for k in present}, metadata=meta, verbose="error"
@@ -160,12 +169,15 @@ def from_braindecode(
     Parameters
     ----------
     dataset : braindecode dataset
-        Items ``(x (C, T) volts, label, …)``; ``T`` a multiple of 200 at 200 Hz (resample in braindecode first:
-        ``preprocess(ds, [Preprocessor("resample", sfreq=200)])``).
+        Items ``(x (C, T) volts, target, …)``; ``T`` a multiple of 200 at 200 Hz (resample in braindecode first:
+        ``preprocess(ds, [Preprocessor("resample", sfreq=200)])``). Targets: class indices (int), class names
+        (str: mapped to ``label_names``, default their sorted set) or regression targets (float, stored as float32;
+        whole-number floats are classes only when ``label_names`` is given). Datasets of one concatenation may
+        order their channels differently: windows are stored in the first dataset's order, matched by name.
     out : path
         The store to write (``.h5``).
     label_names : list of str, optional
-        Class names (default ``"0"``, ``"1"``, …).
+        Class names (default ``"0"``, ``"1"``, … or the sorted string targets; none for regression targets).
     scale : float
         Volts → the store's unit (1e4: CBraMod's 100 µV).
     overwrite : bool
@@ -176,12 +188,15 @@ def from_braindecode(
     Path
         The store: each window's subject, session and run from its dataset's ``description`` (one subject,
         ``"braindecode"``, with a warning, when the descriptions name none: subject splits need them), its onset the
-        window's start sample / 200 (the window indices braindecode gives).
+        description's ``onset`` (s, where :func:`to_braindecode` wrote one) plus the window's start sample / 200
+        (the window indices braindecode gives).
 
     Raises
     ------
     StoreError
-        A rate other than 200 Hz, a window not a whole number of 200-sample patches, or windows of unequal shape.
+        A rate other than 200 Hz, a window not a whole number of 200-sample patches, windows of unequal shape,
+        datasets with different channel sets, string targets not in ``label_names``, targets mixing strings and
+        numbers, or non-finite targets.
 
     Examples
     --------
@@ -200,8 +215,10 @@ def from_braindecode(
             out,
         )
     out = Path(out)
+    targets = [_braindecode_targets(part) for part in parts]
+    kind, classes = _target_kind(out, [t for ts in targets for t in ts], label_names)
     writer = None
-    labels_seen: set[int] = set()
+    channels: list[str] | None = None
     try:
         for k, part in enumerate(parts):
             sfreq = _braindecode_sfreq(part)
@@ -211,37 +228,90 @@ def from_braindecode(
             subject = str(desc.get("subject")) if named and desc is not None and "subject" in desc else "braindecode"
             session = str(desc.get("session", "")) if desc is not None else ""
             run = str(desc.get("run", "")) if desc is not None else ""
+            # the description's onset (a window exported by to_braindecode is a dataset of its own) plus the window's
+            # start inside its dataset
+            base = float(desc["onset"]) if desc is not None and "onset" in desc and _is_number(desc["onset"]) else 0.0
             xs, ys, starts = [], [], []
             for i in range(len(part)):
                 item = part[i]
-                x, y = np.asarray(item[0], dtype=np.float64), int(item[1])
+                x = np.asarray(item[0], dtype=np.float64)
                 inds = item[2] if len(item) > 2 else None  # [window in trial, start sample, stop sample]
-                starts.append(float(inds[1]) / 200.0 if inds is not None and len(inds) > 1 else float(i))
+                starts.append(base + (float(inds[1]) / 200.0 if inds is not None and len(inds) > 1 else float(i)))
                 if x.ndim != 2 or x.shape[1] % 200:
                     raise StoreError(f"{out}: a window of shape {x.shape}; windows must be (C, T), T a multiple of 200")
                 xs.append(x.reshape(x.shape[0], -1, 200) * scale)
-                ys.append(y)
+                ys.append(_encode_target(targets[k][i] if i < len(targets[k]) else item[1], kind, classes))
             if not xs:
                 continue
             arr = np.stack(xs).astype(np.float32)
+            names = list(getattr(part, "ch_names", None) or _braindecode_channels(part) or [])
+            if channels is None:
+                channels = names or [f"EEG{i + 1:03d}" for i in range(arr.shape[1])]
+            elif names and names != channels:  # realign by name: the store has one channel order
+                if sorted(names) != sorted(channels):
+                    missing, extra = sorted(set(channels) - set(names)), sorted(set(names) - set(channels))
+                    raise StoreError(
+                        f"{out}: braindecode dataset {k} has other channels than dataset 0 (missing {missing}, "
+                        f"extra {extra}); pick one channel set in braindecode first"
+                    )
+                arr = arr[:, [names.index(c) for c in channels]]
             if writer is None:
-                names = list(getattr(part, "ch_names", None) or _braindecode_channels(part) or [])
                 attrs = dict(modality="eeg", card="braindecode", sfreq=200.0, patch_size=200, units="100 uV",
-                             ch_names=names or [f"EEG{i + 1:03d}" for i in range(arr.shape[1])],
-                             recipe={"scale": scale, "window_s": arr.shape[2] * 1.0})  # fmt: skip
-                writer = PatchStoreWriter(out, arr.shape[1:], attrs=attrs, overwrite=overwrite)
+                             ch_names=channels, recipe={"scale": scale, "window_s": arr.shape[2] * 1.0})  # fmt: skip
+                writer = PatchStoreWriter(
+                    out, arr.shape[1:], attrs=attrs, overwrite=overwrite, label_dtype=np.dtype(kind).name
+                )
             onsets = np.asarray(starts, dtype=np.float64)
-            writer.append(arr, np.asarray(ys), onsets=onsets, subject=subject, session=session, run=run)
-            labels_seen.update(ys)
+            writer.append(arr, np.asarray(ys, dtype=kind), onsets=onsets, subject=subject, session=session, run=run)
         if writer is None:
             raise StoreError(f"{out}: the braindecode dataset holds no window")
-        n = max(labels_seen) + 1 if labels_seen else 0
-        writer.set_attrs(label_names=list(label_names) if label_names else [str(i) for i in range(n)])
+        writer.set_attrs(label_names=classes)
         return writer.close()
     except BaseException:
         if writer is not None:
             writer.abort()
         raise
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and np.isfinite(float(v))
+
+
+def _braindecode_targets(part) -> list:
+    """Each window's target, from the dataset's ``y`` when it has one per window (no signal read)."""
+    y = getattr(part, "y", None)
+    if y is not None and len(y) == len(part):
+        return list(y)
+    return [part[i][1] for i in range(len(part))]
+
+
+def _target_kind(out: Path, targets: list, label_names: Sequence[str] | None) -> tuple[type, list[str]]:
+    """``(np.int64, class names)`` for class targets (whole numbers, or strings mapped to the classes), or
+    ``(np.float32, [])`` for regression targets (any float that is not a whole number)."""
+    if any(isinstance(t, str) for t in targets):
+        if not all(isinstance(t, str) for t in targets):
+            raise StoreError(f"{out}: the braindecode targets mix strings and numbers; give one kind")
+        names = list(label_names) if label_names else sorted(set(targets))
+        unknown = sorted(set(targets) - set(names))
+        if unknown:
+            raise StoreError(f"{out}: targets {unknown[:5]} are not in label_names {names}")
+        return np.int64, names
+    vals = np.asarray(targets, dtype=np.float64) if targets else np.zeros(0)
+    if not np.isfinite(vals).all():
+        raise StoreError(f"{out}: {int((~np.isfinite(vals)).sum())} braindecode target(s) are NaN or infinite")
+    floats = any(isinstance(t, (float, np.floating)) for t in targets)
+    if floats and (not np.all(vals == np.round(vals)) or not label_names):
+        return np.float32, []
+    if len(vals) and vals.min() < 0:
+        raise StoreError(f"{out}: class targets must be 0, 1, …; found {int(vals.min())}")
+    n = int(vals.max()) + 1 if len(vals) else 0
+    return np.int64, list(label_names) if label_names else [str(i) for i in range(n)]
+
+
+def _encode_target(t, kind: type, classes: list[str]):
+    if isinstance(t, str):
+        return classes.index(t)
+    return float(t) if kind is np.float32 else int(t)
 
 
 def _braindecode_sfreq(part) -> float | None:
