@@ -185,3 +185,27 @@ def test_tuev_split_counts_only_patients_with_windows_and_tuh_ids_and_files_sele
     loose = write_edf(tmp_path / "loose.edf", TUH_REF, 250.0, 12.0, 3)
     r = CliRunner().invoke(app, ["prepare", "tuev", "-o", str(tmp_path / "d.h5"), "-f", str(loose)])
     assert r.exit_code != 0 and "does not find this file where the dataset lays it out" in " ".join(r.output.split())
+
+
+@pytest.mark.parametrize("above", ["abnormal", "eval"])
+def test_folders_above_the_data_root_carry_no_label_or_split(tmp_path, above):
+    """Issue 44 item 2: a TUAB tree kept under a parent folder named ``abnormal`` (or ``eval``) got every recording
+    labelled abnormal (or put in the test split): only the path below --data-root may carry meaning."""
+    root = tmp_path / above / "tuab"
+    seed = 0
+    for part, cls, patients in (
+        ("train", "abnormal", ["aaaaaaba", "aaaaaaac"]),
+        ("train", "normal", ["aaaaaabb", "aaaaaabc"]),
+        ("eval", "abnormal", ["aaaaaacz"]),
+        ("eval", "normal", ["aaaaaacy"]),
+    ):
+        for p in patients:
+            seed += 1
+            write_edf(root / "edf" / part / cls / "01_tcp_ar" / f"{p}_s001_t000.edf", TUH_REF, 250.0, 21.0, seed)
+    _prepare("tuab", root, tmp_path / "tuab.h5")
+    st = PatchStore(tmp_path / "tuab.h5")
+    subj = st.meta["subject"].astype(str)
+    got = {s: sorted(set(st.labels[subj == s].tolist())) for s in sorted(set(subj))}
+    assert got == {"aaaaaaac": [1], "aaaaaaba": [1], "aaaaaabb": [0], "aaaaaabc": [0], "aaaaaacy": [0], "aaaaaacz": [1]}
+    sp = st.info.card_body["tasks"]["abnormal"]["splits"]
+    assert sp["test"] == ["aaaaaacy", "aaaaaacz"] and "aaaaaaac" in sp["train"] and "aaaaaabb" in sp["train"]

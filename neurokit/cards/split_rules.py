@@ -36,6 +36,12 @@ SPLITS = ("train", "val", "test")
 RULES = ("sorted_subjects", "sorted_files")
 
 
+def _parts(e) -> tuple[str, ...]:
+    """The folder names of a recording below the data root (a folder above it, e.g. ``~/data/eval/``, means nothing)."""
+    rel = getattr(e, "relative_parts", None)
+    return rel() if rel is not None else Path(e.path).parts
+
+
 def _sorted_subjects(entries, rule: dict, where: str) -> list[str]:
     test = str(rule.get("test", "eval"))
     groups = [str(g) for g in rule.get("groups") or []]
@@ -44,7 +50,7 @@ def _sorted_subjects(entries, rule: dict, where: str) -> list[str]:
         raise CardError(f"{where}: split_rule fraction={fraction}: give a share in (0, 1]")
 
     def group_of(e) -> str:
-        parts = Path(e.path).parts
+        parts = _parts(e)
         for g in groups:
             if g in parts:
                 return g
@@ -55,7 +61,7 @@ def _sorted_subjects(entries, rule: dict, where: str) -> list[str]:
     out = [""] * len(entries)
     pool: dict[str, set[str]] = {}
     for i, e in enumerate(entries):
-        if test in Path(e.path).parts:
+        if test in _parts(e):
             out[i] = "test"
         else:
             pool.setdefault(group_of(e), set()).add(e.subject)

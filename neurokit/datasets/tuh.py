@@ -31,10 +31,14 @@ TUEV_GRID_HZ = 200.0
 
 
 def _split_and_class(path: Path, classes: tuple[str, ...]) -> tuple[str, str]:
-    parts = [p.lower() for p in path.parts]
-    part = next((p for p in ("train", "eval") if p in parts), "")
-    cls = next((c for c in classes if c in parts), "")
-    return part, cls
+    """TUH's ``train``/``eval`` folder nearest the file and the class folder below it (``edf/train/abnormal/…``):
+    folders above the dataset (a parent folder named ``abnormal`` or ``eval``) carry no meaning."""
+    parts = [p.lower() for p in Path(path).parts[:-1]]
+    at = max((i for i, p in enumerate(parts) if p in ("train", "eval")), default=-1)
+    if at < 0:
+        return "", ""
+    cls = next((c for c in parts[at + 1 :] if c in classes), "")
+    return parts[at], cls
 
 
 def _entry(path: Path, reader: str):

@@ -23,6 +23,29 @@ class FileEntry:
     reader: str = ""  # "": neurokit.io.eeg.read_eeg; "bids": neurokit.io.bids.read_bids_eeg (sidecars); else a
     #                   dataset reader in neurokit.datasets.registry.DATASETS (Bonn, SMNI, EEGMAT)
     label: int | None = None  # subject-level class of every window (a participants.tsv column)
+    root: Path | None = None  # the folder the listing started from (the data root): only the path below it may carry
+    #                           meaning (labels or splits from folder names), never the folders above it
+
+    def relative_parts(self) -> tuple[str, ...]:
+        """The parts of :attr:`path` below :attr:`root` (all of them without a root or outside it): the folder names
+        a label or split may be read from.
+
+        Returns
+        -------
+        tuple of str
+
+        Examples
+        --------
+        >>> FileEntry(Path("/d/abnormal/tuab/eval/normal/a.edf"), "a", root=Path("/d/abnormal/tuab")).relative_parts()
+        ('eval', 'normal', 'a.edf')
+        """
+        p = Path(self.path)
+        if self.root is not None:
+            try:
+                return p.resolve().relative_to(Path(self.root).resolve()).parts
+            except ValueError:
+                pass
+        return p.parts
 
 
 def named_files(base: Path, glob: str, name: re.Pattern) -> list[tuple[Path, re.Match]]:

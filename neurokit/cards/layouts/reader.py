@@ -21,6 +21,8 @@ def reader_files(card, root, layout, tname, t, subjects) -> list[FileEntry]:
     base = root / layout.get("subdir", "")
     events = card.task_events(tname).events
     out = get_reader(layout["reader"]).entries(base)
+    for e in out:
+        e.root = base  # folders above the data root carry no label or split
     card.apply_split_rule(tname, out)  # over every recording, before --subjects picks some
     if subjects:
         out = subjects_only(card, out, subjects, base)
@@ -60,6 +62,8 @@ def reader_explicit(
     for base in dict.fromkeys(bases):
         if base not in listings:
             listings[base] = reader.entries(base)
+            for e in listings[base]:
+                e.root = base
         found = [copy.copy(e) for e in listings[base] if Path(e.path).resolve() == want]
         if found:
             for e in found:
