@@ -55,12 +55,10 @@ def _admitted() -> dict[tuple[str, str], object]:
     (``numpy._core``) names alike."""
     import codecs
 
-    import importlib
-
     try:  # numpy >= 2
-        multiarray, numeric = (importlib.import_module(f"numpy._core.{m}") for m in ("multiarray", "numeric"))
+        from numpy._core import multiarray, numeric
     except ImportError:  # numpy 1.x
-        multiarray, numeric = (importlib.import_module(f"numpy.core.{m}") for m in ("multiarray", "numeric"))
+        from numpy.core import multiarray, numeric  # type: ignore[no-redef]
     _reconstruct = multiarray._reconstruct
     _frombuffer = numeric._frombuffer
 
