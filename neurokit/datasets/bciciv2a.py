@@ -55,6 +55,16 @@ def bciciv2a_entries(base: Path) -> list:
     """The files ``A01T.mat`` … ``A09E.mat`` under ``base`` (with its subfolders; sorted by name), one
     :class:`~neurokit.io.entry.FileEntry` each: subject ``A01``, session ``T`` or ``E``, run the stem (``A01T``).
 
+    Parameters
+    ----------
+    base : Path
+        The dataset's folder (the data root joined with the layout's ``subdir``).
+
+    Returns
+    -------
+    list of FileEntry
+        One :class:`~neurokit.io.entry.FileEntry` per recording, naming this reader.
+
     Raises
     ------
     DataFileError
@@ -80,6 +90,18 @@ def bciciv2a_entries(base: Path) -> list:
 def release_trials(path: str | Path) -> tuple[np.ndarray, list[int]]:
     """The release's steps 1–4 on every trial of one file: ``(n_trials, 22, 1500)`` µV (the first 6 s, filtered)
     and the labels 1–4, in the file's order.
+
+    Parameters
+    ----------
+    path : str or Path
+        One session file ``A0<s>T.mat`` or ``A0<s>E.mat``.
+
+    Returns
+    -------
+    trials : ndarray, shape (n_trials, 22, 1500), float64
+        Each trial's first 6 s at 250 Hz in µV, average-referenced and band-passed as the release does.
+    labels : list of int
+        The trials' classes 1-4 (:data:`CLASSES`), in the file's order.
 
     Raises
     ------
@@ -140,6 +162,23 @@ def release_trials(path: str | Path) -> tuple[np.ndarray, list[int]]:
 def read_bciciv2a(path: str | Path):
     """One session file (``A01T.mat`` …) as the release filters it (see the module): its trials' first 6 s laid end
     to end, 22 EEG channels in volts at 250 Hz, each annotated ``bciciv2a/<1-4>`` from 2 s to 6 s of the trial.
+
+    Parameters
+    ----------
+    path : str or Path
+        One session file ``A0<s>T.mat`` or ``A0<s>E.mat``.
+
+    Returns
+    -------
+    mne.io.RawArray
+        22 EEG channels (:data:`CHANNELS`) in volts at 250 Hz, ``6 × n_trials`` s long, with one annotation
+        ``bciciv2a/<1-4>`` per trial (onset ``6k + 2`` s, 4 s).
+
+    Examples
+    --------
+    >>> raw = read_bciciv2a("BCICIV2a/A01T.mat")  # doctest: +SKIP
+    >>> raw.info["sfreq"], len(raw.ch_names)  # doctest: +SKIP
+    (250.0, 22)
 
     Raises
     ------

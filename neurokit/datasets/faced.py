@@ -99,6 +99,16 @@ def safe_unpickle(path: str | Path):
     Any other class or function the pickle names (``os.system``, ``collections.OrderedDict``, a class of its own…)
     is refused when the pickle asks for it, before anything is called.
 
+    Parameters
+    ----------
+    path : str or Path
+        The pickle file.
+
+    Returns
+    -------
+    object
+        What the pickle holds: numpy arrays, possibly inside lists, tuples and dicts.
+
     Raises
     ------
     DataFileError
@@ -137,7 +147,27 @@ def safe_unpickle(path: str | Path):
 
 # ------------------------------------------------------------------------------------------------ FACED
 def faced_entries(base: Path) -> list:
-    """Every ``sub<NNN>.pkl`` under ``base`` (sorted by subject number), subject ``sub<NNN>`` as the file names it."""
+    """Every ``sub<NNN>.pkl`` under ``base`` (sorted by subject number), subject ``sub<NNN>`` as the file names it.
+
+    Parameters
+    ----------
+    base : Path
+        The dataset's folder (the data root joined with the layout's ``subdir``).
+
+    Returns
+    -------
+    list of FileEntry
+        One :class:`~neurokit.io.entry.FileEntry` per recording, naming this reader.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> for n in ("sub010.pkl", "sub002.pkl", "notes.pkl"):
+    ...     _ = (d / n).write_bytes(b"")
+    >>> [e.subject for e in faced_entries(d)]
+    ['sub002', 'sub010']
+    """
     from neurokit.io.entry import FileEntry
 
     found = []
@@ -152,6 +182,21 @@ def read_faced(path: str | Path):
     """One FACED subject (``sub<NNN>.pkl``): the 28 clips resampled as the release does (each clip's samples to
     6,000 by :func:`scipy.signal.resample`, i.e. 30 s at 200 Hz), one after another, 32 channels, in volts; clip
     ``i`` annotated ``faced/<emotion>`` (:data:`VIDEO_EMOTION`) from ``30 i`` s for 30 s.
+
+    Parameters
+    ----------
+    path : str or Path
+        One subject's pickle ``sub<NNN>.pkl`` from FACED's ``Processed_data``.
+
+    Returns
+    -------
+    mne.io.RawArray
+        32 channels (:data:`FACED_CHANNELS`) in volts at 200 Hz, 28 × 30 s, one annotation per clip.
+
+    Warns
+    -----
+    RuntimeWarning
+        Clips of another length than 7,500 samples (still resampled to 6,000, as the release does).
 
     Raises
     ------

@@ -123,4 +123,3 @@ def get_reader(name: str) -> DatasetReader:
     if name not in DATASETS:
         raise CardError(f"unknown reader {name!r}; known: {sorted(DATASETS)}")
     return DATASETS[name]
-
