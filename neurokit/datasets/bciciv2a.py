@@ -8,7 +8,7 @@ left hand, right hand, feet, tongue), ``fs``, ``classes``, ``artifacts`` …. Th
 calibration runs without trials (empty ``y``): three in most files, one in ``A04T``.
 
 As CBraMod's ``preprocessing/preprocessing_bciciv2a.py`` (github.com/wjq-learning/CBraMod @ b9e9610) prepares a
-trial — steps that this reader does, because the card's recipe has no way to say them:
+trial — steps that this reader does (why not the card's recipe: below):
 
 1. runs with an empty ``y`` are skipped;
 2. the trial's segment runs from its ``trial`` value, used as a 0-based index, to the next trial's (the last trial:
@@ -22,6 +22,12 @@ This reader returns the filtered first 6 s of every trial laid end to end (trial
 22 channels in volts at 250 Hz, with an annotation ``bciciv2a/<y>`` from ``6k + 2`` s lasting 4 s. The card's recipe
 then cuts those 4-s windows, resamples each alone to 800 samples (:func:`scipy.signal.resample`) and scales µV / 100,
 with no filter of its own. Steps 3–4 only look at a trial's first 6 s, so keeping just those equals the release.
+
+Steps 3–4 stay here rather than in the recipe (``reference: average`` and a causal filter restarting at each
+trial) because they would not give the same numbers there: the b/a form of this band-pass (order 10, lower edge
+at 0.0012 of the sampling rate) is ill-conditioned, so a one-ulp change of its input moves its output by ~2e-5 of the
+output's size, and a recipe step works on volts where the release filters µV. Nearly every stored float32 value
+would change.
 
 Sources: Brunner C, Leeb R, Müller-Putz GR, Schlögl A, Pfurtscheller G. BCI Competition 2008 – Graz data set A
 (bbci.de/competition/iv/desc_2a.pdf); the MATLAB files at bnci-horizon-2020.eu/database/data-sets (001-2014).

@@ -7,7 +7,8 @@ clip's samples by FFT (:func:`scipy.signal.resample`) to 6,000 (30 s at 200 Hz) 
 each; its 28-entry list maps the clips to FACED's nine emotions (:data:`VIDEO_EMOTION`).
 
 :func:`read_faced` does that resampling clip by clip (resampling a whole clip is not the same as resampling its
-three windows one by one, so it cannot be left to the recipe) and returns the 28 clips one after another at
+three windows one by one, so it cannot be left to the recipe's ``resample_windows``; a recipe step resampling each
+clip would work on volts, not the file's µV, and change a few stored float32 values in 10^8) and returns the 28 clips one after another at
 200 Hz, each annotated ``faced/<emotion>`` over its 30 s; the card's recipe tiles them into 10-s windows.
 
 Pickles can run code when loaded. :func:`safe_unpickle` reads them with an unpickler that admits numpy arrays and
