@@ -61,7 +61,7 @@ def _admitted() -> dict[tuple[str, str], object]:
     except ImportError:  # numpy 1.x
         from numpy.core import multiarray, numeric  # type: ignore[no-redef]
     _reconstruct = multiarray._reconstruct
-    _frombuffer = numeric._frombuffer
+    _frombuffer = numeric._frombuffer  # type: ignore[attr-defined]  # private in the stubs, there at run time
 
     out: dict[tuple[str, str], object] = {("numpy", "ndarray"): np.ndarray, ("numpy", "dtype"): np.dtype}
     for core in ("numpy.core", "numpy._core"):
