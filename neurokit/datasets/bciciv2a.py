@@ -8,7 +8,7 @@ left hand, right hand, feet, tongue), ``fs``, ``classes``, ``artifacts`` …. Th
 calibration runs without trials (empty ``y``): three in most files, one in ``A04T``.
 
 As CBraMod's ``preprocessing/preprocessing_bciciv2a.py`` (github.com/wjq-learning/CBraMod @ b9e9610) prepares a
-trial — steps that this reader does, because the card's recipe has no way to say them:
+trial — steps that this reader does (why not the card's recipe: below):
 
 1. runs with an empty ``y`` are skipped;
 2. the trial's segment runs from its ``trial`` value, used as a 0-based index, to the next trial's (the last trial:
@@ -22,6 +22,12 @@ This reader returns the filtered first 6 s of every trial laid end to end (trial
 22 channels in volts at 250 Hz, with an annotation ``bciciv2a/<y>`` from ``6k + 2`` s lasting 4 s. The card's recipe
 then cuts those 4-s windows, resamples each alone to 800 samples (:func:`scipy.signal.resample`) and scales µV / 100,
 with no filter of its own. Steps 3–4 only look at a trial's first 6 s, so keeping just those equals the release.
+
+Steps 3–4 stay here rather than in the recipe (``reference: average`` and a causal filter restarting at each
+trial) because they would not give the same numbers there: the b/a form of this band-pass (order 10, lower edge
+at 0.0012 of the sampling rate) is ill-conditioned, so a one-ulp change of its input moves its output by ~2e-5 of the
+output's size, and a recipe step works on volts where the release filters µV. Nearly every stored float32 value
+would change.
 
 Sources: Brunner C, Leeb R, Müller-Putz GR, Schlögl A, Pfurtscheller G. BCI Competition 2008 – Graz data set A
 (bbci.de/competition/iv/desc_2a.pdf); the MATLAB files at bnci-horizon-2020.eu/database/data-sets (001-2014).
@@ -55,6 +61,16 @@ def bciciv2a_entries(base: Path) -> list:
     """The files ``A01T.mat`` … ``A09E.mat`` under ``base`` (with its subfolders; sorted by name), one
     :class:`~neurokit.io.entry.FileEntry` each: subject ``A01``, session ``T`` or ``E``, run the stem (``A01T``).
 
+    Parameters
+    ----------
+    base : Path
+        The dataset's folder (the data root joined with the layout's ``subdir``).
+
+    Returns
+    -------
+    list of FileEntry
+        One :class:`~neurokit.io.entry.FileEntry` per recording, naming this reader.
+
     Raises
     ------
     DataFileError
@@ -80,6 +96,18 @@ def bciciv2a_entries(base: Path) -> list:
 def release_trials(path: str | Path) -> tuple[np.ndarray, list[int]]:
     """The release's steps 1–4 on every trial of one file: ``(n_trials, 22, 1500)`` µV (the first 6 s, filtered)
     and the labels 1–4, in the file's order.
+
+    Parameters
+    ----------
+    path : str or Path
+        One session file ``A0<s>T.mat`` or ``A0<s>E.mat``.
+
+    Returns
+    -------
+    trials : ndarray, shape (n_trials, 22, 1500), float64
+        Each trial's first 6 s at 250 Hz in µV, average-referenced and band-passed as the release does.
+    labels : list of int
+        The trials' classes 1-4 (:data:`CLASSES`), in the file's order.
 
     Raises
     ------
@@ -140,6 +168,23 @@ def release_trials(path: str | Path) -> tuple[np.ndarray, list[int]]:
 def read_bciciv2a(path: str | Path):
     """One session file (``A01T.mat`` …) as the release filters it (see the module): its trials' first 6 s laid end
     to end, 22 EEG channels in volts at 250 Hz, each annotated ``bciciv2a/<1-4>`` from 2 s to 6 s of the trial.
+
+    Parameters
+    ----------
+    path : str or Path
+        One session file ``A0<s>T.mat`` or ``A0<s>E.mat``.
+
+    Returns
+    -------
+    mne.io.RawArray
+        22 EEG channels (:data:`CHANNELS`) in volts at 250 Hz, ``6 × n_trials`` s long, with one annotation
+        ``bciciv2a/<1-4>`` per trial (onset ``6k + 2`` s, 4 s).
+
+    Examples
+    --------
+    >>> raw = read_bciciv2a("BCICIV2a/A01T.mat")  # doctest: +SKIP
+    >>> raw.info["sfreq"], len(raw.ch_names)  # doctest: +SKIP
+    (250.0, 22)
 
     Raises
     ------

@@ -57,6 +57,16 @@ _RECORDING = re.compile(r"chb(\d\d)_(\d\d)\.edf")
 def release_numbers(patient: str) -> set[int]:
     """The recording numbers of patient ``"NN"`` that process1.py prepares (empty for 12, 13, 17).
 
+    Parameters
+    ----------
+    patient : str
+        The two-digit case number (``"01"`` … ``"24"``).
+
+    Returns
+    -------
+    set of int
+        The ``MM`` of the files ``chbNN_MM.edf`` the release prepares.
+
     Examples
     --------
     >>> sorted(release_numbers("24"))[:3], 2 in release_numbers("24"), release_numbers("12")

@@ -37,6 +37,18 @@ def read_bonn(path: str | Path, member: str | None = None):
     text file inside. The segment is labelled by one annotation ``set/<letter>`` spanning it (letter
     Z/O/N/F/S = sets A–E).
 
+    Parameters
+    ----------
+    path : str or Path
+        A segment's ``.txt`` file, or a set's ZIP archive.
+    member : str or None
+        The text file inside the ZIP (``None`` for a ``.txt`` path).
+
+    Returns
+    -------
+    mne.io.RawArray
+        One channel ``EEG`` in volts at 173.61 Hz, annotated ``set/<letter>`` over its whole length.
+
     Raises
     ------
     DataFileError
@@ -62,6 +74,20 @@ def read_bonn(path: str | Path, member: str | None = None):
 
 
 def bonn_entries(base: Path):
+    """The Bonn segments under ``base``: each member ``<letter><NNN>.txt`` of the set ZIPs ``Z.zip`` … ``S.zip`` and
+    each loose ``.txt`` segment (sorted by name); subject ``seg<NNN>`` (the segment number: the set has no subject
+    ids), run the upper-cased stem (``Z001``).
+
+    Parameters
+    ----------
+    base : Path
+        The dataset's folder (the data root joined with the layout's ``subdir``).
+
+    Returns
+    -------
+    list of FileEntry
+        One :class:`~neurokit.io.entry.FileEntry` per recording, naming this reader.
+    """
     from neurokit.io.entry import FileEntry
 
     out = []
@@ -95,6 +121,16 @@ def read_smni(path: str | Path):
     Channels X, Y (eye movements) and nd are not EEG electrodes and are left out. The trial carries two annotations
     spanning it: ``group/alcoholic`` or ``group/control`` (from the subject code ``co2a`` / ``co2c``)
     and ``stimulus/S1 obj`` | ``stimulus/S2 match`` | ``stimulus/S2 nomatch`` (from the header).
+
+    Parameters
+    ----------
+    path : str or Path
+        A gzipped trial file ``<subject>.rd.<trial>.gz``.
+
+    Returns
+    -------
+    mne.io.RawArray
+        The 61 EEG channels in volts at 256 Hz (1 s), annotated ``group/…`` and ``stimulus/…`` over the trial.
 
     Raises
     ------
@@ -139,6 +175,19 @@ def read_smni(path: str | Path):
 
 
 def smni_entries(base: Path):
+    """Every SMNI trial file ``*.rd.*.gz`` under ``base`` (sorted by path); subject the code before the first dot
+    (``co2a0000364``), run the name without ``.gz``.
+
+    Parameters
+    ----------
+    base : Path
+        The dataset's folder (the data root joined with the layout's ``subdir``).
+
+    Returns
+    -------
+    list of FileEntry
+        One :class:`~neurokit.io.entry.FileEntry` per recording, naming this reader.
+    """
     from neurokit.io.entry import FileEntry
 
     out = []
@@ -154,6 +203,22 @@ def read_eegmat(path: str | Path):
     derivation and one ECG channel at 500 Hz. ``SubjectNN_1.edf`` is the last 180 s of rest,
     ``SubjectNN_2.edf`` the first 60 s of mental arithmetic; the whole file is annotated
     ``state/rest`` or ``state/arithmetic``. The ECG channel (typed ``ecg``) is named ``ECG``.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``SubjectNN_1.edf`` (rest) or ``SubjectNN_2.edf`` (arithmetic).
+
+    Returns
+    -------
+    mne.io.RawArray
+        The EEG channels and ``ECG`` in volts at 500 Hz, annotated ``state/rest`` or ``state/arithmetic`` over
+        the whole recording.
+
+    Raises
+    ------
+    DataFileError
+        A file name of another form, or not exactly one ECG channel.
     """
     from neurokit.io.eeg import read_eeg
 
@@ -175,6 +240,18 @@ def read_eegmat(path: str | Path):
 
 
 def eegmat_entries(base: Path):
+    """Every ``SubjectNN_1.edf`` / ``SubjectNN_2.edf`` under ``base`` (sorted by path); subject ``S0NN``, run the stem.
+
+    Parameters
+    ----------
+    base : Path
+        The dataset's folder (the data root joined with the layout's ``subdir``).
+
+    Returns
+    -------
+    list of FileEntry
+        One :class:`~neurokit.io.entry.FileEntry` per recording, naming this reader.
+    """
     from neurokit.io.entry import FileEntry
 
     out = []

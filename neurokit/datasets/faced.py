@@ -7,7 +7,8 @@ clip's samples by FFT (:func:`scipy.signal.resample`) to 6,000 (30 s at 200 Hz) 
 each; its 28-entry list maps the clips to FACED's nine emotions (:data:`VIDEO_EMOTION`).
 
 :func:`read_faced` does that resampling clip by clip (resampling a whole clip is not the same as resampling its
-three windows one by one, so it cannot be left to the recipe) and returns the 28 clips one after another at
+three windows one by one, so it cannot be left to the recipe's ``resample_windows``; a recipe step resampling each
+clip would work on volts, not the file's µV, and change a few stored float32 values in 10^8) and returns the 28 clips one after another at
 200 Hz, each annotated ``faced/<emotion>`` over its 30 s; the card's recipe tiles them into 10-s windows.
 
 Pickles can run code when loaded. :func:`safe_unpickle` reads them with an unpickler that admits numpy arrays and
@@ -55,14 +56,12 @@ def _admitted() -> dict[tuple[str, str], object]:
     (``numpy._core``) names alike."""
     import codecs
 
-    import importlib
-
     try:  # numpy >= 2
-        multiarray, numeric = (importlib.import_module(f"numpy._core.{m}") for m in ("multiarray", "numeric"))
+        from numpy._core import multiarray, numeric
     except ImportError:  # numpy 1.x
-        multiarray, numeric = (importlib.import_module(f"numpy.core.{m}") for m in ("multiarray", "numeric"))
+        from numpy.core import multiarray, numeric  # type: ignore[no-redef]
     _reconstruct = multiarray._reconstruct
-    _frombuffer = numeric._frombuffer
+    _frombuffer = numeric._frombuffer  # type: ignore[attr-defined]  # private in the stubs, there at run time
 
     out: dict[tuple[str, str], object] = {("numpy", "ndarray"): np.ndarray, ("numpy", "dtype"): np.dtype}
     for core in ("numpy.core", "numpy._core"):
@@ -100,6 +99,16 @@ def safe_unpickle(path: str | Path):
 
     Any other class or function the pickle names (``os.system``, ``collections.OrderedDict``, a class of its own…)
     is refused when the pickle asks for it, before anything is called.
+
+    Parameters
+    ----------
+    path : str or Path
+        The pickle file.
+
+    Returns
+    -------
+    object
+        What the pickle holds: numpy arrays, possibly inside lists, tuples and dicts.
 
     Raises
     ------
@@ -139,7 +148,27 @@ def safe_unpickle(path: str | Path):
 
 # ------------------------------------------------------------------------------------------------ FACED
 def faced_entries(base: Path) -> list:
-    """Every ``sub<NNN>.pkl`` under ``base`` (sorted by subject number), subject ``sub<NNN>`` as the file names it."""
+    """Every ``sub<NNN>.pkl`` under ``base`` (sorted by subject number), subject ``sub<NNN>`` as the file names it.
+
+    Parameters
+    ----------
+    base : Path
+        The dataset's folder (the data root joined with the layout's ``subdir``).
+
+    Returns
+    -------
+    list of FileEntry
+        One :class:`~neurokit.io.entry.FileEntry` per recording, naming this reader.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> for n in ("sub010.pkl", "sub002.pkl", "notes.pkl"):
+    ...     _ = (d / n).write_bytes(b"")
+    >>> [e.subject for e in faced_entries(d)]
+    ['sub002', 'sub010']
+    """
     from neurokit.io.entry import FileEntry
 
     found = []
@@ -154,6 +183,21 @@ def read_faced(path: str | Path):
     """One FACED subject (``sub<NNN>.pkl``): the 28 clips resampled as the release does (each clip's samples to
     6,000 by :func:`scipy.signal.resample`, i.e. 30 s at 200 Hz), one after another, 32 channels, in volts; clip
     ``i`` annotated ``faced/<emotion>`` (:data:`VIDEO_EMOTION`) from ``30 i`` s for 30 s.
+
+    Parameters
+    ----------
+    path : str or Path
+        One subject's pickle ``sub<NNN>.pkl`` from FACED's ``Processed_data``.
+
+    Returns
+    -------
+    mne.io.RawArray
+        32 channels (:data:`FACED_CHANNELS`) in volts at 200 Hz, 28 × 30 s, one annotation per clip.
+
+    Warns
+    -----
+    RuntimeWarning
+        Clips of another length than 7,500 samples (still resampled to 6,000, as the release does).
 
     Raises
     ------

@@ -123,24 +123,3 @@ def get_reader(name: str) -> DatasetReader:
     if name not in DATASETS:
         raise CardError(f"unknown reader {name!r}; known: {sorted(DATASETS)}")
     return DATASETS[name]
-
-
-def read_entry(entry):
-    """Read one :class:`~neurokit.io.entry.FileEntry`: through its dataset reader when it names one, otherwise
-    :func:`~neurokit.io.eeg.read_eeg`.
-
-    Parameters
-    ----------
-    entry : FileEntry
-        A recording listed by a card's layout.
-
-    Returns
-    -------
-    mne.io.Raw
-        In volts, with the dataset's labelled annotations.
-    """
-    from neurokit.io.eeg import read_eeg
-
-    if getattr(entry, "reader", ""):
-        return get_reader(entry.reader).read_entry(entry)
-    return read_eeg(entry.path)

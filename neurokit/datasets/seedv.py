@@ -57,6 +57,18 @@ _NAME = re.compile(r"(\d+)_([123])_.*")
 def parse_name(name: str) -> tuple[str, str] | None:
     """(subject, session) from a SEED-V file name ``<subject>_<session>_<date>.cnt``; ``None`` for other names.
 
+    Parameters
+    ----------
+    name : str
+        A file name (no folder).
+
+    Returns
+    -------
+    tuple of str, or None
+        ``(subject, session)``, the session ``"1"``, ``"2"`` or ``"3"``.
+
+    Examples
+    --------
     >>> parse_name("1_2_20180804.cnt"), parse_name("readme.txt")
     (('1', '2'), None)
     """
@@ -69,6 +81,18 @@ def seed_v_entries(base: Path) -> list:
     subject ``<subject>``, session ``<session>``, run ``t00`` ... ``t14`` (the trial index, which the card splits
     on), member ``trial<j>`` (the trial :func:`read_seed_v` returns).
 
+    Parameters
+    ----------
+    base : Path
+        The dataset's folder (the data root joined with the layout's ``subdir``).
+
+    Returns
+    -------
+    list of FileEntry
+        One :class:`~neurokit.io.entry.FileEntry` per recording, naming this reader. Fifteen per file, one per trial.
+
+    Examples
+    --------
     >>> import tempfile
     >>> d = Path(tempfile.mkdtemp()); _ = (d / "2_1_20180101.cnt").write_bytes(b""); _ = (d / "x.cnt").write_bytes(b"")
     >>> [(e.subject, e.session, e.run, e.member) for e in seed_v_entries(d)][:2]
@@ -89,7 +113,24 @@ def seed_v_entries(base: Path) -> list:
 
 
 def load_cnt(path: Path):
-    """The Neuroscan file as MNE reads it (the release's call: ``data_format='auto'``, 16- or 32-bit counts)."""
+    """The Neuroscan file as MNE reads it (the release's call: ``data_format='auto'``, 16- or 32-bit counts).
+
+    Parameters
+    ----------
+    path : Path
+        A SEED-V ``.cnt`` file.
+
+    Returns
+    -------
+    mne.io.Raw
+        Loaded, all 66 channels.
+
+    Raises
+    ------
+    Exception
+        Whatever :func:`mne.io.read_raw_cnt` raises on an unreadable file (:func:`read_seed_v` turns it into a
+        :class:`DataFileError`).
+    """
     import mne
 
     return mne.io.read_raw_cnt(path, preload=True, verbose="error")
@@ -137,6 +178,18 @@ def read_seed_v(path: str | Path, trial: int | str | None = None):
     """One SEED-V trial (``trial`` 0-14, or a member name ``trial<j>``) after the release's steps on the whole
     recording (M1/M2/VEO/HEO dropped, 200 Hz, 0.3-75 Hz), in volts, annotated ``seedv/<emotion>`` over the trial;
     ``trial=None``: the whole processed recording with its 15 trials annotated at their release times.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``<subject>_<session>_<date>.cnt`` file.
+    trial : int, str or None
+        The trial, 0-14 or ``"trial<j>"``; ``None`` for the whole recording.
+
+    Returns
+    -------
+    mne.io.RawArray
+        62 EEG channels in volts at 200 Hz (the trial, or the whole recording), annotated ``seedv/<emotion>``.
 
     Raises
     ------

@@ -53,6 +53,16 @@ def seed_vig_entries(base: Path) -> list:
     them), one :class:`~neurokit.io.entry.FileEntry` each: subject ``S01`` (the name's leading number), session the
     rest of the name (``20151124_noon_2``), run the file's stem.
 
+    Parameters
+    ----------
+    base : Path
+        The dataset's folder (the data root joined with the layout's ``subdir``).
+
+    Returns
+    -------
+    list of FileEntry
+        One :class:`~neurokit.io.entry.FileEntry` per recording, naming this reader.
+
     Raises
     ------
     DataFileError
@@ -87,7 +97,23 @@ def seed_vig_entries(base: Path) -> list:
 
 
 def label_file(path: str | Path) -> Path:
-    """The PERCLOS file of an EEG file: ``<…>/perclos_labels/<name>`` beside its ``Raw_Data`` folder."""
+    """The PERCLOS file of an EEG file: ``<…>/perclos_labels/<name>`` beside its ``Raw_Data`` folder.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``<…>/Raw_Data/<name>.mat``.
+
+    Returns
+    -------
+    Path
+        ``<…>/perclos_labels/<name>.mat`` (not checked to exist).
+
+    Examples
+    --------
+    >>> label_file("/d/SEED-VIG/Raw_Data/1_20151124_noon_2.mat").as_posix()
+    '/d/SEED-VIG/perclos_labels/1_20151124_noon_2.mat'
+    """
     path = Path(path)
     return path.parent.parent / LABEL_DIR / path.name
 
@@ -95,6 +121,18 @@ def label_file(path: str | Path) -> Path:
 def release_windows(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """One experiment's EEG ``(17, n_samples)`` µV, as the file stores it transposed, and its PERCLOS values
     ``(n_windows,)`` float64, one per 8 s of samples.
+
+    Parameters
+    ----------
+    path : str or Path
+        An EEG file ``Raw_Data/<name>.mat``; its labels are read from :func:`label_file`.
+
+    Returns
+    -------
+    eeg : ndarray, shape (17, n_samples), float64
+        µV at 200 Hz.
+    perclos : ndarray, shape (n_samples // 1600,), float64
+        One PERCLOS value (0-1) per 8-s window.
 
     Raises
     ------
@@ -139,6 +177,16 @@ def release_windows(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
 def read_seed_vig(path: str | Path):
     """One experiment as an MNE Raw: 17 channels in volts at 200 Hz, one annotation ``seed_vig/perclos=<value>``
     per 8-s window with its PERCLOS value (see the module).
+
+    Parameters
+    ----------
+    path : str or Path
+        An EEG file ``Raw_Data/<name>.mat`` (its PERCLOS file beside the folder).
+
+    Returns
+    -------
+    mne.io.RawArray
+        17 channels in volts at 200 Hz, one annotation ``seed_vig/perclos=<value>`` per 8-s window.
 
     Raises
     ------

@@ -45,6 +45,16 @@ def shu_mi_entries(base: Path) -> list:
     name, as the release sorts them), one :class:`~neurokit.io.entry.FileEntry` each: subject ``sub-001``,
     session ``ses-01``, run the file's stem.
 
+    Parameters
+    ----------
+    base : Path
+        The dataset's folder (the data root joined with the layout's ``subdir``).
+
+    Returns
+    -------
+    list of FileEntry
+        One :class:`~neurokit.io.entry.FileEntry` per recording, naming this reader.
+
     Raises
     ------
     DataFileError
@@ -69,6 +79,18 @@ def shu_mi_entries(base: Path) -> list:
 
 def release_trials(path: str | Path) -> tuple[np.ndarray, list[int]]:
     """One session file's trials ``(n_trials, 32, 1000)`` µV and labels 1–2, in the file's order.
+
+    Parameters
+    ----------
+    path : str or Path
+        A session file ``sub-NNN_ses-NN_task_motorimagery_eeg.mat``.
+
+    Returns
+    -------
+    trials : ndarray, shape (n_trials, 32, 1000), float64
+        µV at 250 Hz.
+    labels : list of int
+        1 or 2 per trial.
 
     Raises
     ------
@@ -97,6 +119,16 @@ def release_trials(path: str | Path) -> tuple[np.ndarray, list[int]]:
 def read_shu_mi(path: str | Path):
     """One session file as an MNE Raw: its trials laid end to end, 32 channels in volts at 250 Hz, each trial
     annotated ``shu_mi/<1|2>`` over its 4 s (see the module).
+
+    Parameters
+    ----------
+    path : str or Path
+        A session file ``sub-NNN_ses-NN_task_motorimagery_eeg.mat``.
+
+    Returns
+    -------
+    mne.io.RawArray
+        32 channels in volts at 250 Hz, ``4 × n_trials`` s, one annotation ``shu_mi/<1|2>`` per trial.
 
     Raises
     ------

@@ -53,7 +53,18 @@ def _entry(path: Path, reader: str):
 # ------------------------------------------------------------------------------------------------ TUAB
 def tuab_entries(base: Path) -> list:
     """Every TUAB EDF under ``base`` that lies under a ``train`` or ``eval`` folder and an ``abnormal`` or ``normal``
-    folder (sorted by path)."""
+    folder (sorted by path).
+
+    Parameters
+    ----------
+    base : Path
+        The dataset's folder (the data root joined with the layout's ``subdir``).
+
+    Returns
+    -------
+    list of FileEntry
+        One :class:`~neurokit.io.entry.FileEntry` per recording, naming this reader. Subject the patient (the name up to its first ``_``).
+    """
     out = []
     for p in sorted(Path(base).rglob("*.edf")):
         part, cls = _split_and_class(p.relative_to(base), ("abnormal", "normal"))
@@ -65,6 +76,16 @@ def tuab_entries(base: Path) -> list:
 def read_tuab(path: str | Path):
     """One TUAB recording (EDF) annotated ``tuab/abnormal`` or ``tuab/normal`` over its whole length, by the folder
     it lies in.
+
+    Parameters
+    ----------
+    path : str or Path
+        An EDF under ``…/{train,eval}/{abnormal,normal}/``.
+
+    Returns
+    -------
+    mne.io.RawArray
+        As :func:`~neurokit.io.eeg.read_eeg` reads it (10-05 names, volts), annotated over its whole length.
 
     Raises
     ------
@@ -87,6 +108,16 @@ def read_tuab(path: str | Path):
 # ------------------------------------------------------------------------------------------------ TUEV
 def read_rec(path: str | Path) -> np.ndarray:
     """A TUEV ``.rec`` label file as an ``(n_events, 4)`` float array of ``channel, start_s, end_s, label``.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.rec`` file (comma-separated, four numbers a row).
+
+    Returns
+    -------
+    ndarray, shape (n_events, 4), float64
+        ``channel, start_s, end_s, label`` per row.
 
     Raises
     ------
@@ -117,7 +148,18 @@ def read_rec(path: str | Path) -> np.ndarray:
 
 def tuev_entries(base: Path) -> list:
     """Every TUEV EDF under ``base`` that lies under a ``train`` or ``eval`` folder (sorted by path); its ``.rec`` is
-    read with it."""
+    read with it.
+
+    Parameters
+    ----------
+    base : Path
+        The dataset's folder (the data root joined with the layout's ``subdir``).
+
+    Returns
+    -------
+    list of FileEntry
+        One :class:`~neurokit.io.entry.FileEntry` per recording, naming this reader. Subject the patient (the name up to its first ``_``).
+    """
     out = []
     for p in sorted(Path(base).rglob("*.edf")):
         part, _ = _split_and_class(p.relative_to(base), ())
@@ -129,6 +171,16 @@ def tuev_entries(base: Path) -> list:
 def read_tuev(path: str | Path):
     """One TUEV recording (EDF) with an annotation ``tuev/<label>`` per row of its ``.rec`` file: onset the first
     200-Hz sample at or after the row's start, duration the row's length.
+
+    Parameters
+    ----------
+    path : str or Path
+        An EDF with its ``.rec`` beside it.
+
+    Returns
+    -------
+    mne.io.RawArray
+        As :func:`~neurokit.io.eeg.read_eeg` reads it (10-05 names, volts), one annotation per ``.rec`` row.
 
     Raises
     ------

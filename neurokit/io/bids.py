@@ -31,7 +31,17 @@ EEG_EXTENSIONS = (".edf", ".bdf", ".vhdr", ".set", ".fif")
 
 @dataclass
 class BIDSRecording:
-    """One EEG recording of a BIDS dataset: its data file and BIDS entities (``None`` when absent)."""
+    """One EEG recording of a BIDS dataset: its data file and BIDS entities (``None`` when absent).
+
+    Attributes
+    ----------
+    path : Path
+        The recording's data file (``…/sub-01/eeg/sub-01_task-rest_eeg.edf``).
+    subject : str
+        The subject label without ``sub-``.
+    session, task, run : str or None
+        The ``ses-``, ``task-`` and ``run-`` labels without their prefixes.
+    """
 
     path: Path
     subject: str
@@ -51,6 +61,15 @@ def _mne_bids():
 def check_bids_root(root: str | Path) -> Path:
     """``root`` as a Path after checking it looks like a BIDS dataset (``dataset_description.json``).
 
+    Parameters
+    ----------
+    root : str or Path
+        The dataset folder (``~`` expanded).
+
+    Returns
+    -------
+    Path
+
     Raises
     ------
     CardError
@@ -68,6 +87,15 @@ def entities_from_name(path: str | Path) -> dict[str, str]:
     """The BIDS entities of a file name (``subject``, ``session``, ``task``, ``run``, ``split``…, without their
     prefixes; absent ones left out), read by :func:`mne_bids.get_entities_from_fname`.
 
+    Parameters
+    ----------
+    path : str or Path
+        A BIDS file name or path.
+
+    Returns
+    -------
+    dict of str to str
+
     Examples
     --------
     >>> entities_from_name("sub-01_ses-2_task-rest_run-03_eeg.edf")["run"]
@@ -79,7 +107,26 @@ def entities_from_name(path: str | Path) -> dict[str, str]:
 
 def dataset_root(path: str | Path) -> Path:
     """The BIDS dataset folder of a file: the nearest folder above it holding a ``dataset_description.json``,
-    else the file's own folder."""
+    else the file's own folder.
+
+    Parameters
+    ----------
+    path : str or Path
+        A file inside a BIDS dataset (or not).
+
+    Returns
+    -------
+    Path
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> (d / "sub-01" / "eeg").mkdir(parents=True)
+    >>> _ = (d / "dataset_description.json").write_text("{}")
+    >>> dataset_root(d / "sub-01" / "eeg" / "sub-01_task-rest_eeg.edf") == d.resolve()
+    True
+    """
     for d in Path(path).expanduser().resolve().parents:
         if (d / "dataset_description.json").is_file():
             return d
@@ -300,7 +347,23 @@ def _drop(raw, drop: Sequence[str] | None, original: dict[str, str]) -> list[str
 
 def channels_tsv(path: str | Path) -> Path:
     """The ``channels.tsv`` sidecar of a BIDS data file (``sub-01_task-x_eeg.edf`` → ``sub-01_task-x_channels.tsv``
-    beside it), where its bad channels are marked."""
+    beside it), where its bad channels are marked.
+
+    Parameters
+    ----------
+    path : str or Path
+        The data file.
+
+    Returns
+    -------
+    Path
+        The sidecar's path (not checked to exist).
+
+    Examples
+    --------
+    >>> channels_tsv("/d/sub-01/eeg/sub-01_task-rest_eeg.edf").name
+    'sub-01_task-rest_channels.tsv'
+    """
     path = Path(path)
     stem = path.name.split(".")[0]
     base = stem[: stem.rfind("_")] if "_" in stem else stem
@@ -356,6 +419,23 @@ def read_participants(root: str | Path) -> dict[str, dict[str, str]]:
     """``participants.tsv`` as ``{subject label (no "sub-"): {column: value}}``; ``{}`` when absent.
 
     Values stay strings as written (``"n/a"`` included); columns come in file order.
+
+    Parameters
+    ----------
+    root : str or Path
+        The dataset folder.
+
+    Returns
+    -------
+    dict of str to dict
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "participants.tsv").write_text("participant_id\\tgroup\\nsub-01\\tpatient\\nsub-02\\tn/a\\n")
+    >>> read_participants(d)
+    {'01': {'group': 'patient'}, '02': {'group': 'n/a'}}
     """
     p = Path(root) / "participants.tsv"
     if not p.exists():
@@ -371,7 +451,17 @@ def read_participants(root: str | Path) -> dict[str, dict[str, str]]:
 
 
 def read_line_freq(path: str | Path) -> float | None:
-    """``PowerLineFrequency`` (Hz) from a recording's ``*_eeg.json`` sidecar; ``None`` when absent or ``n/a``."""
+    """``PowerLineFrequency`` (Hz) from a recording's ``*_eeg.json`` sidecar; ``None`` when absent or ``n/a``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The recording's data file; its ``*_eeg.json`` is looked up beside it.
+
+    Returns
+    -------
+    float or None
+    """
     side = Path(path).with_suffix(".json")
     if not side.exists():
         return None
@@ -383,7 +473,18 @@ def read_line_freq(path: str | Path) -> float | None:
 
 
 def trial_types(path: str | Path) -> list[str]:
-    """Distinct ``trial_type`` values of a recording's ``events.tsv`` (``[]`` without one)."""
+    """Distinct ``trial_type`` values of a recording's ``events.tsv`` (``[]`` without one).
+
+    Parameters
+    ----------
+    path : str or Path
+        The recording's data file; its ``*_events.tsv`` is looked up beside it.
+
+    Returns
+    -------
+    list of str
+        Sorted; ``n/a`` left out.
+    """
     ev = Path(str(path).rsplit("_", 1)[0] + "_events.tsv")
     if not ev.exists():
         return []

@@ -148,7 +148,24 @@ def read_eeg(
 
 def describe_exception(exc: BaseException, limit: int = 300) -> str:
     """``Type: message`` in at most ``limit`` characters; an empty message (a bare ``assert``) is replaced
-    by the failed source line and its place."""
+    by the failed source line and its place.
+
+    Parameters
+    ----------
+    exc : BaseException
+        A caught exception.
+    limit : int
+        Characters of the message kept (an ellipsis marks a cut).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> describe_exception(ValueError("bad header"))
+    'ValueError: bad header'
+    """
     import traceback
 
     msg = str(exc).strip()
@@ -491,6 +508,15 @@ def is_non_voltage_unit(unit: str) -> bool:
     """Whether an EDF/BDF physical dimension is a known non-voltage unit (:data:`NON_VOLTAGE_UNITS`): such a
     channel is no EEG channel. A blank or unknown unit is not (it may be a voltage written oddly).
 
+    Parameters
+    ----------
+    unit : str
+        The physical dimension as the header writes it.
+
+    Returns
+    -------
+    bool
+
     Examples
     --------
     >>> is_non_voltage_unit("G"), is_non_voltage_unit("degC"), is_non_voltage_unit("uV"), is_non_voltage_unit("")
@@ -711,6 +737,15 @@ def non_eeg_type(label: str) -> str | None:
     """The channel type a label names (``"ecg"``, ``"eog"``, ``"emg"``, ``"stim"``, ``"resp"``, ``"misc"``) when one
     of its whole words is a non-EEG signal's name; ``None`` for 10-05 labels and any other label.
 
+    Parameters
+    ----------
+    label : str
+        A channel label as the file writes it.
+
+    Returns
+    -------
+    str or None
+
     Examples
     --------
     >>> non_eeg_type("EKG-L"), non_eeg_type("Resp chest"), non_eeg_type("Chin1-Chin2"), non_eeg_type("TEMPORAL1")
@@ -752,6 +787,15 @@ def fif_previous_part(path: str | Path) -> tuple[str, int] | None:
 
     MNE writes into each later part of a split recording a reference block (``FIFFB_REF``) whose role is
     "previous file", before the first data buffer; this reads the tags up to there (a few kB).
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.fif`` file.
+
+    Returns
+    -------
+    tuple of (str, int), or None
 
     Examples
     --------
@@ -856,6 +900,18 @@ def drop_split_parts(paths) -> tuple[list[Path], dict[Path, Path]]:
     Returns ``(recordings, later)``: the paths to read as recordings, in order, and each later part dropped →
     its first part. See :func:`fif_split_first`.
 
+    Parameters
+    ----------
+    paths : iterable of str or Path
+        Recording files, FIF parts among them.
+
+    Returns
+    -------
+    recordings : list of Path
+        The paths to read, in the given order.
+    later : dict of Path to Path
+        Each later part left out → the first part that reads it.
+
     Raises
     ------
     DataFileError
@@ -888,7 +944,30 @@ def drop_split_parts(paths) -> tuple[list[Path], dict[Path, Path]]:
 
 
 def check_finite(data: np.ndarray, ch_names: list[str], path) -> None:
-    """Raise :class:`DataFileError` naming the channels that hold NaN or inf samples."""
+    """Raise :class:`DataFileError` naming the channels that hold NaN or inf samples.
+
+    Parameters
+    ----------
+    data : ndarray, shape (n_channels, n_times)
+        Samples (any unit).
+    ch_names : list of str
+        The channels' names, one per row.
+    path : str or Path
+        The file, named in the message.
+
+    Raises
+    ------
+    DataFileError
+        Any NaN or inf sample.
+
+    Examples
+    --------
+    >>> check_finite(np.zeros((2, 3)), ["C3", "C4"], "a.edf")
+    >>> check_finite(np.array([[0.0, np.nan]]), ["C3"], "a.edf")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    neurokit._utils.errors.DataFileError: a.edf: non-finite samples (NaN/inf) in channels ['C3']. ...
+    """
     from neurokit.io.headers import short_list
 
     bad = ~np.isfinite(data).all(axis=-1)
@@ -911,6 +990,32 @@ def raw_from_uv(
     """An :class:`mne.io.RawArray` in volts from ``(n_channels, n_times)`` µV, with 10-05 channel names where the
     labels have them and the labelled annotations ``(onset_s, duration_s, description)``; the dataset readers'
     common last step.
+
+    Parameters
+    ----------
+    data_uv : ndarray, shape (n_channels, n_times)
+        Samples in µV.
+    ch_names : list of str
+        One label per row (renamed to 10-05 names where they have one).
+    sfreq : float
+        Sampling rate in Hz.
+    source : str
+        The file (or file and member) the data come from, recorded in the notes and named in errors.
+    types : str or list of str or None
+        MNE channel types; ``None``: all ``"eeg"``.
+    annotations : sequence of (float, float, str)
+        ``(onset_s, duration_s, description)`` from the first sample.
+
+    Returns
+    -------
+    mne.io.RawArray
+        In volts, with its :class:`~neurokit.io.notes.RawNotes` (source, renames).
+
+    Examples
+    --------
+    >>> raw = raw_from_uv(np.ones((2, 400)), ["C3", "C4"], 200.0, "x", annotations=[(0.0, 2.0, "rest")])
+    >>> float(raw.get_data()[0, 0]), str(raw.annotations.description[0])
+    (1e-06, 'rest')
 
     Raises
     ------

@@ -12,7 +12,26 @@ logger = logging.getLogger("neurokit")
 
 @dataclass
 class FileEntry:
-    """One recording a card points to."""
+    """One recording a card points to.
+
+    Attributes
+    ----------
+    path : Path
+        The file (an archive for ``member``).
+    subject : str
+        The store's subject id.
+    session, run : str
+        Session and run labels (``""`` when none).
+    events : dict of str to int or None
+        Annotation description → class index of the card's task.
+    member : str
+        The recording inside an archive (Bonn's set ZIPs) or a file (a SEED-V trial); ``""`` for the whole file.
+    reader : str
+        ``""``: :func:`~neurokit.io.eeg.read_eeg`; ``"bids"``: :func:`~neurokit.io.bids.read_bids_eeg`; otherwise
+        a key of :data:`neurokit.datasets.registry.DATASETS`.
+    label : int or None
+        A class for every window of the recording (a subject-level label, from ``participants.tsv``).
+    """
 
     path: Path
     subject: str
@@ -51,6 +70,19 @@ class FileEntry:
 def named_files(base: Path, glob: str, name: re.Pattern) -> list[tuple[Path, re.Match]]:
     """The files under ``base`` (with its subfolders) matching ``glob`` whose names match ``name``, sorted by name,
     each with its match: the recordings of a dataset whose file names carry its subjects and sessions.
+
+    Parameters
+    ----------
+    base : Path
+        The dataset's folder.
+    glob : str
+        A pattern for :meth:`Path.rglob` (``"*.mat"``).
+    name : re.Pattern
+        Matched against each file's name (not its folder).
+
+    Returns
+    -------
+    list of (Path, re.Match)
 
     Raises
     ------

@@ -33,7 +33,24 @@ _ANNOT_LABELS = ("EDF Annotations", "BDF Annotations")
 
 
 def short_list(items, n: int = 6) -> str:
-    """``['a', 'b', …]`` with at most ``n`` items and the count of the rest: messages stay short."""
+    """``['a', 'b', …]`` with at most ``n`` items and the count of the rest: messages stay short.
+
+    Parameters
+    ----------
+    items : iterable
+        What to list (each shown by ``repr``).
+    n : int
+        Items shown.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> short_list(["Fp1", "Fp2", "F3"], n=2)
+    "['Fp1', 'Fp2', … (+1 more)]"
+    """
     items = list(items)
     head = ", ".join(repr(i) for i in items[:n])
     more = f", … (+{len(items) - n:,} more)" if len(items) > n else ""
@@ -41,7 +58,22 @@ def short_list(items, n: int = 6) -> str:
 
 
 def unit_scale(unit: str) -> float | None:
-    """Factor from ``unit`` to volts (``"uV"`` → 1e-6), or ``None`` for a blank or non-voltage unit."""
+    """Factor from ``unit`` to volts (``"uV"`` → 1e-6), or ``None`` for a blank or non-voltage unit.
+
+    Parameters
+    ----------
+    unit : str
+        A physical dimension as a header writes it (``"uV"``, ``"µV"``, ``"mV"``, ``"microvolt"`` …).
+
+    Returns
+    -------
+    float or None
+
+    Examples
+    --------
+    >>> unit_scale("uV"), unit_scale("mV"), unit_scale("degC")
+    (1e-06, 0.001, None)
+    """
     u = unit.strip()
     if u in VOLT_UNITS:
         return VOLT_UNITS[u]
@@ -51,7 +83,29 @@ def unit_scale(unit: str) -> float | None:
 
 @dataclass
 class EDFHeader:
-    """The fields of an EDF/EDF+/BDF/BDF+ header that decide how samples are read (one entry per signal)."""
+    """The fields of an EDF/EDF+/BDF/BDF+ header that decide how samples are read (one entry per signal).
+
+    Attributes
+    ----------
+    path : Path
+    bdf : bool
+        A BDF file (24-bit samples) rather than EDF (16-bit).
+    plus : str
+        ``""``, ``"C"`` (EDF+C/BDF+C, continuous) or ``"D"`` (discontinuous).
+    header_bytes : int
+    n_records : int
+        Data records the header announces (``-1``: unknown, the data's size tells).
+    record_s : float
+        Seconds per data record.
+    labels, units : list of str
+        Per signal, as written.
+    pmin, pmax, dmin, dmax : ndarray, shape (n_signals,)
+        Physical and digital ranges.
+    spr : ndarray of int, shape (n_signals,)
+        Samples per data record.
+    annot : list of int
+        Indices of the EDF+/BDF+ annotation signals.
+    """
 
     path: Path
     bdf: bool
@@ -88,6 +142,15 @@ def _field(raw: bytes, what: str, path, kind=float):
 
 def read_edf_header(path: str | Path) -> EDFHeader:
     """Parse and check the fixed part of an EDF/BDF header.
+
+    Parameters
+    ----------
+    path : str or Path
+        An EDF, EDF+, BDF or BDF+ file.
+
+    Returns
+    -------
+    EDFHeader
 
     Raises
     ------
@@ -173,7 +236,29 @@ def read_edf_header(path: str | Path) -> EDFHeader:
 
 @dataclass
 class HeaderReport:
-    """What the header checks found, for :func:`~neurokit.io.read_eeg` to act on."""
+    """What the header checks found, for :func:`~neurokit.io.read_eeg` to act on.
+
+    Attributes
+    ----------
+    warnings : list of str
+        Faults that the reading repairs or tolerates, one sentence each.
+    uncalibrated : list of str
+        Labels whose physical or digital range has equal ends (read as bad channels).
+    unknown_units : dict of str to str
+        Label → unit as written, for units that are neither a voltage nor a known other dimension.
+    unit_scales : dict of str to float
+        Label → volts per unit, for voltage units MNE would misread.
+    plus : str
+        EDF+/BDF+ continuity flag: ``"C"``, ``"D"`` or ``""``.
+    record_onsets : ndarray or None
+        EDF+/BDF+: each data record's start (s, from the first).
+    record_s : float or None
+        Seconds per data record.
+    onset_tol : float
+        Slack (s) allowed between a record's time-stamp and the previous record's end (:func:`onset_tolerance`).
+    rates : dict of str to float
+        EDF/BDF: label → sampling rate (Hz).
+    """
 
     warnings: list[str] = field(default_factory=list)
     uncalibrated: list[str] = field(default_factory=list)  # labels as in the file
@@ -214,6 +299,18 @@ def check_edf(path: str | Path, *, allow_truncated: bool = False) -> HeaderRepor
     :data:`SFREQ_BOUNDS`; the data size a whole number of records and equal to what the header announces;
     physical and digital ranges (equal ends = uncalibrated); voltage units; for EDF+/BDF+ the annotation
     signal and the time-stamp of every data record (repeated or overlapping records are refused).
+
+    Parameters
+    ----------
+    path : str or Path
+        An EDF, EDF+, BDF or BDF+ file.
+    allow_truncated : bool
+        Read a file holding fewer data records than its header announces (the records present, with a warning)
+        instead of refusing it.
+
+    Returns
+    -------
+    HeaderReport
 
     Raises
     ------
@@ -356,7 +453,18 @@ def _record_onsets(h: EDFHeader, n_records: int) -> np.ndarray:
 
 def onset_tolerance(h: EDFHeader) -> float:
     """Slack (s) between a data record's time-stamp and the end of the previous record: half a sample at
-    the fastest rate, at least 2 ms (writers round time-stamps to the millisecond), under half a record."""
+    the fastest rate, at least 2 ms (writers round time-stamps to the millisecond), under half a record.
+
+    Parameters
+    ----------
+    h : EDFHeader
+        The file's header.
+
+    Returns
+    -------
+    float
+        Seconds.
+    """
     rate = float((h.spr[[i for i in range(len(h.labels)) if i not in h.annot]] / h.record_s).max())
     return min(max(0.5 / rate, 2e-3), 0.5 * h.record_s)
 
@@ -377,7 +485,12 @@ def _hidden_annotation_signal(h: EDFHeader) -> int | None:
 
 # ----------------------------------------------------------------------------------------------- BrainVision
 def mne_reads_without_marker_file() -> bool:
-    """Whether the installed MNE reads a BrainVision header with no ``MarkerFile`` line (MNE 1.13 and later)."""
+    """Whether the installed MNE reads a BrainVision header with no ``MarkerFile`` line (MNE 1.13 and later).
+
+    Returns
+    -------
+    bool
+    """
     return Version(importlib.metadata.version("mne")) >= Version("1.13")
 
 
@@ -399,6 +512,17 @@ def check_brainvision(path: str | Path, *, allow_truncated: bool = False) -> Hea
     short loses a frame silently in MNE); a ``MarkerFile`` named (else no marker is read) and present;
     channel resolutions and the sampling interval against the amplifier-setup table that BrainVision
     Recorder writes into the header's comment.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.vhdr`` header.
+    allow_truncated : bool
+        Accept a data file with a partial last sample frame (dropped, with a warning).
+
+    Returns
+    -------
+    HeaderReport
 
     Raises
     ------

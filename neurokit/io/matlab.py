@@ -49,6 +49,18 @@ def _h5_value(f, obj) -> Any:
 def load_mat(path: str | Path, names: Sequence[str]) -> dict[str, Any]:
     """The variables ``names`` of the MATLAB file ``path`` (v5 or v7.3), each as described in the module.
 
+    Parameters
+    ----------
+    path : str or Path
+        A ``.mat`` file.
+    names : sequence of str
+        The variables to read.
+
+    Returns
+    -------
+    dict of str to object
+        Name → value: arrays (singleton axes removed), structs as dicts, cells as lists.
+
     Raises
     ------
     DataFileError
@@ -106,7 +118,34 @@ def load_mat(path: str | Path, names: Sequence[str]) -> dict[str, Any]:
 
 def mat_field(value: Any, name: str, *, source: str | Path, what: str = "struct") -> Any:
     """Field ``name`` of a struct read by :func:`load_mat`; a :class:`DataFileError` naming ``source`` and ``what``
-    when ``value`` is not a struct or lacks the field."""
+    when ``value`` is not a struct or lacks the field.
+
+    Parameters
+    ----------
+    value : object
+        A struct as :func:`load_mat` reads it (a dict).
+    name : str
+        The field.
+    source : str or Path
+        The file, named in the message.
+    what : str
+        The struct's name in the file (``data{2}``), named in the message.
+
+    Returns
+    -------
+    object
+        The field's value.
+
+    Raises
+    ------
+    DataFileError
+        ``value`` is not a struct, or has no field ``name``.
+
+    Examples
+    --------
+    >>> mat_field({"fs": 250}, "fs", source="a.mat")
+    250
+    """
     if not isinstance(value, Mapping):
         raise DataFileError(f"{source}: {what} is not a MATLAB struct ({type(value).__name__}); {AS_PUBLISHED}")
     if name not in value:
@@ -129,6 +168,26 @@ def mat_array(
 
     A scalar counts as one element of a one-axis array (:func:`load_mat` removes singleton axes, so a 1 × 1 list of
     trials is a scalar); an empty value gives an empty array of ``len(axes)`` axes.
+
+    Parameters
+    ----------
+    value : object
+        A variable or field read by :func:`load_mat`.
+    axes : sequence of str
+        Names of its axes in the file's order (``("time", "channel")``).
+    source : str or Path
+        The file, named in the message.
+    what : str
+        The variable or field, named in the message.
+    want : sequence of str or None
+        The same names in the order wanted; ``None`` keeps the file's.
+    dtype : numpy dtype
+        Of the returned array.
+
+    Returns
+    -------
+    ndarray
+        ``len(axes)`` axes, ordered as ``want``.
 
     Raises
     ------
@@ -167,6 +226,22 @@ def mat_array(
 def read_mat(path: str | Path, variables: Mapping[str, Sequence[str] | None]) -> dict[str, Any]:
     """The variables of a MATLAB file named by ``variables``: name → the file's axis names (an array, checked by
     :func:`mat_array`), or ``None`` (a struct or cell, returned as :func:`load_mat` reads it).
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.mat`` file.
+    variables : mapping of str to sequence of str, or None
+        Variable name → its axis names in the file's order, or ``None`` for a struct or cell.
+
+    Returns
+    -------
+    dict of str to object
+
+    Raises
+    ------
+    DataFileError
+        As :func:`load_mat` and :func:`mat_array`.
 
     Examples
     --------

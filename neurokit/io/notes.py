@@ -60,7 +60,24 @@ _FIELDS = tuple(f.name for f in fields(RawNotes))
 def raw_notes(raw) -> RawNotes:
     """The :class:`RawNotes` of ``raw`` (empty ones for a ``Raw`` neurokit did not read).
 
-    ``applied`` is a copy: changing it does not change ``raw``; use :func:`set_raw_notes`."""
+    ``applied`` is a copy: changing it does not change ``raw``; use :func:`set_raw_notes`.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        Any recording.
+
+    Returns
+    -------
+    RawNotes
+
+    Examples
+    --------
+    >>> import mne, numpy as np
+    >>> raw = mne.io.RawArray(np.zeros((1, 10)), mne.create_info(1, 100.0), verbose="error")
+    >>> raw_notes(raw).source_or()
+    'recording'
+    """
     temp = raw.info.get("temp") or {}
     kw: dict[str, Any] = {name: temp.get(PREFIX + name) for name in _FIELDS}
     kw["applied"] = dict(kw["applied"] or {})
@@ -71,6 +88,27 @@ def set_raw_notes(raw, notes: RawNotes | None = None, **changes: Any) -> RawNote
     """Record ``notes`` (default: those already on ``raw``) with ``changes`` applied on ``raw``; returns them.
 
     Other entries of ``raw.info["temp"]`` are kept. A field set to ``None`` is left out of it.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording; its ``info["temp"]`` is changed.
+    notes : RawNotes or None
+        The notes to record; ``None``: those on ``raw``.
+    **changes
+        Fields of :class:`RawNotes` to set (``source=…``, ``applied=…``).
+
+    Returns
+    -------
+    RawNotes
+        What ``raw`` now carries.
+
+    Examples
+    --------
+    >>> import mne, numpy as np
+    >>> raw = mne.io.RawArray(np.zeros((1, 10)), mne.create_info(1, 100.0), verbose="error")
+    >>> set_raw_notes(raw, source="a.edf").source, raw_notes(raw).source
+    ('a.edf', 'a.edf')
 
     Raises
     ------

@@ -177,6 +177,21 @@ class SurfaceData:
 def normalize_hemi(hemi: str) -> str:
     """``"lh"``, ``"left"``, ``"L"``, ``"CortexLeft"`` … → ``"L"`` (``"R"`` likewise).
 
+    Parameters
+    ----------
+    hemi : str
+        A hemisphere's name in any accepted spelling.
+
+    Returns
+    -------
+    str
+        ``"L"`` or ``"R"``.
+
+    Examples
+    --------
+    >>> normalize_hemi("lh"), normalize_hemi("CortexRight")
+    ('L', 'R')
+
     Raises
     ------
     ConfigError
@@ -189,7 +204,23 @@ def normalize_hemi(hemi: str) -> str:
 
 
 def hemi_from_name(path: str | Path) -> str | None:
-    """Hemisphere named in a file name (``lh.``, ``.L.``, ``hemi-R``, ``_left``), or None."""
+    """Hemisphere named in a file name (``lh.``, ``.L.``, ``hemi-R``, ``_left``), or None.
+
+    Parameters
+    ----------
+    path : str or Path
+        A file name or path (only the name is read).
+
+    Returns
+    -------
+    str or None
+        ``"L"``, ``"R"`` or ``None``.
+
+    Examples
+    --------
+    >>> hemi_from_name("lh.thickness.mgh"), hemi_from_name("sub-01_hemi-R_bold.func.gii"), hemi_from_name("x.nii")
+    ('L', 'R', None)
+    """
     name = Path(path).name
     m = re.search(r"hemi-([LR])", name)
     if m:
@@ -408,6 +439,18 @@ def read_cifti_hemispheres(path: str | Path, **kwargs) -> dict[str, SurfaceData]
 
     ``kwargs``: ``mesh`` and ``allow_nan`` as in :func:`read_surface`.
 
+    Parameters
+    ----------
+    path : str or Path
+        A dense CIFTI-2 file (``.dtseries.nii``, ``.dscalar.nii``, ``.dlabel.nii``).
+    **kwargs
+        ``mesh`` (str) and ``allow_nan`` (bool), as in :func:`read_surface`.
+
+    Returns
+    -------
+    dict of str to SurfaceData
+        ``data`` ``(n_vertices, n_frames)`` float32 per hemisphere on its full mesh.
+
     Raises
     ------
     DataFileError
@@ -419,7 +462,29 @@ def read_cifti_hemispheres(path: str | Path, **kwargs) -> dict[str, SurfaceData]
 def iter_cifti_hemispheres(path: str | Path, **kwargs):
     """Yield ``(hemi, SurfaceData)`` for each cortical hemisphere of a CIFTI-2 file, reading one hemisphere's
     data per step (the header is parsed once), so a caller that drops each before the next holds one
-    hemisphere at a time. Arguments and errors as :func:`read_cifti_hemispheres`."""
+    hemisphere at a time. Arguments and errors as :func:`read_cifti_hemispheres`.
+
+    Parameters
+    ----------
+    path : str or Path
+        A dense CIFTI-2 file.
+    **kwargs
+        ``mesh`` (str) and ``allow_nan`` (bool), as in :func:`read_surface`.
+
+    Yields
+    ------
+    hemi : str
+        ``"L"`` or ``"R"``.
+    data : SurfaceData
+        That hemisphere, ``(n_vertices, n_frames)`` float32.
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    DataFileError
+        No cortex in the file, or as :func:`read_surface`.
+    """
 
     path = Path(path)
     if not path.exists():
@@ -682,6 +747,25 @@ def _check_cortex(name: str, slc: slice, bm, path: Path) -> tuple[int, np.ndarra
 
 def check_tr(tr: float, path, field: str) -> float:
     """A repetition time in seconds, refused unless finite and 0 < TR ≤ :data:`MAX_TR`.
+
+    Parameters
+    ----------
+    tr : float
+        The value read (s).
+    path : str or Path
+        The file, named in the message.
+    field : str
+        The header field it was read from, named in the message.
+
+    Returns
+    -------
+    float
+        ``tr`` as a float.
+
+    Examples
+    --------
+    >>> check_tr(0.72, "a.dtseries.nii", "SeriesStep")
+    0.72
 
     Raises
     ------

@@ -1003,6 +1003,15 @@ def is_store_file(path: str | Path) -> bool:
     """Whether ``path`` is an HDF5 file written by neurokit's store writer (complete or not): what ``prepare``'s
     ``overwrite`` may replace. Any other file (a user's text, an HDF5 file of another program) is not.
 
+    Parameters
+    ----------
+    path : str or Path
+        Any path (a missing file or a folder gives ``False``).
+
+    Returns
+    -------
+    bool
+
     Examples
     --------
     >>> import tempfile, pathlib

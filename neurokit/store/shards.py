@@ -68,20 +68,67 @@ SHARD_FACTS = ("mesh", "tr", "onset_unit")
 
 def recording_key(path: str | Path, *parts: str) -> str:
     """Key of one recording in a shard set: the file's resolved path, then ``::part`` for each non-empty
-    part that tells recordings of one file apart (an archive member; a hemisphere or frame range)."""
+    part that tells recordings of one file apart (an archive member; a hemisphere or frame range).
+
+    Parameters
+    ----------
+    path : str or Path
+        The recording's file.
+    *parts : str
+        What tells recordings of one file apart; empty ones are left out.
+
+    Returns
+    -------
+    str
+        ``"<resolved path>::<part>::…"``.
+
+    Examples
+    --------
+    >>> recording_key("/d/Z.zip", "Z001.txt", "")
+    '/d/Z.zip::Z001.txt'
+    """
     return "::".join([str(Path(path).resolve()), *(str(p) for p in parts if p)])
 
 
 def disk_full(exc: BaseException) -> bool:
     """Whether ``exc`` says the disk (or the user's quota) is full: ``ENOSPC``/``EDQUOT``, also when an
-    h5py version reports HDF5's ``errno = 28`` only in the message."""
+    h5py version reports HDF5's ``errno = 28`` only in the message.
+
+    Parameters
+    ----------
+    exc : BaseException
+        The exception caught while writing.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import errno
+    >>> disk_full(OSError(errno.ENOSPC, "No space left on device")), disk_full(ValueError("x"))
+    (True, False)
+    """
     from neurokit._utils.disk import is_disk_full
 
     return isinstance(exc, OSError) and is_disk_full(exc)
 
 
 def disk_full_error(out: str | Path, what: str | Path) -> StoreError:
-    """The error for a full disk while writing one store (not a shard set): nothing of it is kept."""
+    """The error for a full disk while writing one store (not a shard set): nothing of it is kept.
+
+    Parameters
+    ----------
+    out : str or Path
+        The store being written.
+    what : str or Path
+        What was being written when the disk filled (a recording, a shard).
+
+    Returns
+    -------
+    StoreError
+        To be raised by the caller, who has removed the unfinished store.
+    """
     kept = "the store that was there before is unchanged" if Path(out).is_file() else "nothing was kept"
     return StoreError(
         f"{out}: disk full while writing {what}; {kept} (the unfinished store was removed). Free "
@@ -96,6 +143,23 @@ def _differences(a: dict, b: dict) -> list[str]:
 
 
 def is_shard_set(path: str | Path) -> bool:
+    """Whether ``path`` is a shard set: a folder holding the set's ``index.json`` (complete or not).
+
+    Parameters
+    ----------
+    path : str or Path
+        Any path.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> is_shard_set(tempfile.mkdtemp())
+    False
+    """
     return (Path(path) / INDEX).is_file()
 
 
@@ -126,6 +190,17 @@ def read_index(path: str | Path) -> dict:
 
     Always has ``version`` (1 for sets written before the journal), ``corpus`` (corpus-level facts; empty for
     version 1, whose shards hold them) and ``rejected`` (recordings with no window kept; empty for version 1).
+
+    Parameters
+    ----------
+    path : str or Path
+        The shard set's folder.
+
+    Returns
+    -------
+    dict
+        The index: ``format``, ``version``, ``shards`` (``{"file", "key", "n_samples"}`` per shard, ``key`` its
+        recording's :func:`recording_key`), ``corpus``, ``rejected`` and the set's shared attributes.
 
     Raises
     ------
@@ -167,6 +242,18 @@ def read_index(path: str | Path) -> dict:
 
 def shard_paths(path: str | Path, *, allow_incomplete: bool = False) -> list[Path]:
     """Files of the shard set at ``path``, in order.
+
+    Parameters
+    ----------
+    path : str or Path
+        The shard set's folder.
+    allow_incomplete : bool
+        Also list the shards of a set ``prepare`` has not finished.
+
+    Returns
+    -------
+    list of Path
+        The shard files, in the order of the index.
 
     Raises
     ------
@@ -448,6 +535,20 @@ def merge_shard_sets(sets: Iterable[str | Path], out: str | Path, *, link: bool 
     ``link=False``). The corpus-level facts of the sets (:data:`CORPUS_KEYS`) are joined, and their rejected
     recordings kept.
 
+    Parameters
+    ----------
+    sets : iterable of str or Path
+        The shard sets' folders, in the order their shards are to follow each other.
+    out : str or Path
+        The new set's folder; it must not exist.
+    link : bool
+        Hard-link the shards (``False``: copy them).
+
+    Returns
+    -------
+    Path
+        ``out``.
+
     Raises
     ------
     StoreError
@@ -631,6 +732,16 @@ def store_corpus(store: PatchStore) -> str:
     """The corpus a store's samples belong to: a shard set's folder for its shards (:class:`ShardStore`), the
     file for any other store.
 
+    Parameters
+    ----------
+    store : PatchStore
+        An open store or shard.
+
+    Returns
+    -------
+    str
+        The shard set's folder, or the store's file.
+
     Examples
     --------
     >>> store_corpus(open_stores(["runs/set"])[3])  # doctest: +SKIP
@@ -642,6 +753,18 @@ def store_corpus(store: PatchStore) -> str:
 def open_shard_set(path: str | Path, *, allow_incomplete: bool = False) -> list[ShardStore]:
     """The shards of the set at ``path`` as :class:`ShardStore`\\ s, in order: the index is read once and the
     first shard opened (its sample shape is the set's); the others open when first read.
+
+    Parameters
+    ----------
+    path : str or Path
+        The shard set's folder.
+    allow_incomplete : bool
+        Open the shards written so far of a set ``prepare`` has not finished.
+
+    Returns
+    -------
+    list of ShardStore
+        One per shard, in the index's order.
 
     Raises
     ------
@@ -676,7 +799,29 @@ def open_shard_set(path: str | Path, *, allow_incomplete: bool = False) -> list[
 
 def open_stores(paths: Iterable[str | Path | PatchStore]) -> list[PatchStore]:
     """Open several stores (files, or shard-set folders: each of their shards, opened when first read) and check
-    they agree on sample shape, modality and channel names (a set's shards: by its index)."""
+    they agree on sample shape, modality and channel names (a set's shards: by its index).
+
+    Parameters
+    ----------
+    paths : iterable of str, Path or PatchStore
+        Store files, shard-set folders or stores already open (kept as given).
+
+    Returns
+    -------
+    list of PatchStore
+        The stores, a shard set expanded into its shards.
+
+    Raises
+    ------
+    StoreError
+        No store given, stores of different sample shapes or modalities, or different channel names.
+
+    Examples
+    --------
+    >>> stores = open_stores(["runs/mi.h5", "runs/tueg_set"])  # doctest: +SKIP
+    >>> sum(len(s) for s in stores)  # doctest: +SKIP
+    48210
+    """
     stores: list[PatchStore] = []
     for p in paths:
         if isinstance(p, PatchStore):
