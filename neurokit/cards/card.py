@@ -26,7 +26,23 @@ REQUIRED = ("name", "modality", "title", "source", "licence", "citation", "layou
 
 
 def cards_dir() -> Path:
-    """Folder holding the packaged cards."""
+    """Folder holding the packaged data cards.
+
+    Returns
+    -------
+    pathlib.Path
+        ``neurokit/data_cards`` inside an installed wheel, else the repository's ``data_cards/`` folder.
+
+    Raises
+    ------
+    CardError
+        Neither folder exists.
+
+    Examples
+    --------
+    >>> cards_dir().name
+    'data_cards'
+    """
     here = Path(__file__).resolve().parent.parent
     for cand in (here / "data_cards", here.parent / "data_cards"):
         if cand.is_dir():
@@ -35,7 +51,24 @@ def cards_dir() -> Path:
 
 
 def list_cards() -> list[str]:
-    """Names of the packaged data cards."""
+    """Names of the packaged data cards.
+
+    Returns
+    -------
+    list of str
+        The card names (file stems of :func:`cards_dir`'s ``*.yaml``), sorted; each one loads with
+        :func:`load_card`.
+
+    Raises
+    ------
+    CardError
+        No packaged card folder (:func:`cards_dir`).
+
+    Examples
+    --------
+    >>> "physionet_mi" in list_cards()
+    True
+    """
     return sorted(p.stem for p in cards_dir().glob("*.yaml"))
 
 
@@ -113,7 +146,29 @@ class TaskEvents:
 
 @dataclass
 class DataCard:
-    """A parsed data card (see ``data_cards/*.yaml``)."""
+    """A parsed data card (see ``data_cards/*.yaml``): a dataset's source, channels, tasks, splits and recipe.
+
+    Made by :func:`load_card` (a packaged card or a card file) or :func:`bids_card` (a BIDS dataset); the methods
+    read the card's blocks (tasks and their labels, splits, channel sets, recipe, recordings on disk).
+
+    Attributes
+    ----------
+    name : str
+        The card's name (its ``name`` field, e.g. ``"physionet_mi"``).
+    raw : dict
+        The card's YAML mapping as read (a task's ``splits`` are replaced by the resolved lists when a split rule
+        is applied, see :meth:`apply_split_rule`).
+    path : pathlib.Path | None
+        The card file; ``None`` for a card made on the fly (:func:`bids_card`).
+    extra : dict
+        Working state kept beside the card (the whole recording listing of a split rule).
+
+    Examples
+    --------
+    >>> card = load_card("physionet_mi")
+    >>> card.modality, card.split_unit(), card.splits()["val"][:2]
+    ('eeg', 'subject', ['S071', 'S072'])
+    """
 
     name: str
     raw: dict[str, Any]
@@ -129,7 +184,25 @@ class DataCard:
         return self.raw.get("tasks") or {}
 
     def task(self, name: str | None) -> tuple[str, dict]:
-        """Task ``name`` (or the only/first one when ``None``)."""
+        """Task ``name`` (or the only/first one when ``None``).
+
+        Parameters
+        ----------
+        name : str | None
+            A task of the card's ``tasks``; ``None``: the first one.
+
+        Returns
+        -------
+        name : str
+            The task's name.
+        definition : dict
+            Its block of the card (``classes``, ``events``, ``splits``…).
+
+        Raises
+        ------
+        CardError
+            The card defines no task, or none named ``name`` (the message lists them).
+        """
         if not self.tasks:
             raise CardError(f"card {self.name!r} defines no task")
         if name is None:
@@ -220,7 +293,25 @@ class DataCard:
         return list(self.task(task)[1].get("classes") or [])
 
     def splits(self, task: str | None = None) -> dict[str, list[str]]:
-        """Split name → subject ids as stored in patch stores (e.g. ``"S001"``)."""
+        """Split name → subject ids as stored in patch stores (e.g. ``"S001"``).
+
+        Parameters
+        ----------
+        task : str | None
+            The task whose ``splits`` to read; ``None``: the card's first task.
+
+        Returns
+        -------
+        dict of str to list of str
+            ``{"train": [...], "val": [...], "test": [...]}`` (the splits the task gives). Numeric ranges
+            (``"1-70"``) are formatted by the layout's ``subject_format`` (``"S{:03d}"`` by default); for a split
+            resolved from a ``split_rule`` (:meth:`split_unit` ``"run"``) the ids are recording ids.
+
+        Raises
+        ------
+        CardError
+            No such task; a malformed range.
+        """
         _, t = self.task(task)
         if t.get("split_unit"):  # resolved from the task's split_rule when the store was prepared: ids as stored
             return {k: [str(s) for s in v] for k, v in (t.get("splits") or {}).items()}
@@ -422,6 +513,30 @@ class DataCard:
 
 
 def resolve_data_root(data_root: str | Path | None) -> Path:
+    """The folder under which a card's recordings lie: ``data_root``, else ``$NEUROKIT_DATA``.
+
+    Parameters
+    ----------
+    data_root : str | pathlib.Path | None
+        The folder the user gave; ``None``: the ``NEUROKIT_DATA`` environment variable.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder, ``~`` expanded.
+
+    Raises
+    ------
+    CardError
+        Neither is given, or the path is not a folder.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     resolve_data_root(d).is_dir()
+    True
+    """
     root = data_root or os.environ.get("NEUROKIT_DATA")
     if not root:
         raise CardError("no data root: pass --data-root PATH or set NEUROKIT_DATA")
@@ -442,10 +557,33 @@ def bids_card(
     Recipe: CBraMod's defaults (:class:`~neurokit.cards.recipes.EEGRecipe`) with the notch at the
     recordings' ``PowerLineFrequency``. Store subject ids are ``sub-<label>``.
 
+    Parameters
+    ----------
+    root : str | pathlib.Path
+        The BIDS dataset folder (holding ``dataset_description.json``).
+    task : str
+        The BIDS ``task-`` entity of the recordings to use; it is also the card's task name.
+    events : list of str | None
+        The ``trial_type`` values that become classes; ``None``: every value found.
+    label_column : str | None
+        A ``participants.tsv`` column labelling each subject (instead of events).
+
+    Returns
+    -------
+    DataCard
+        A card with a ``bids`` layout, one task and no fixed splits (``path`` is ``None``).
+
     Raises
     ------
     CardError
-        Not a BIDS dataset, no recording of ``task``, no events / participants column to label with.
+        Not a BIDS dataset, no recording of ``task``, no events / participants column to label with, recordings
+        with different power-line frequencies.
+
+    Examples
+    --------
+    >>> card = bids_card("~/data/ds004362", "imagery")  # doctest: +SKIP
+    >>> card.classes()  # doctest: +SKIP
+    ['left', 'right']
     """
     from neurokit.cards.recipes import EEGRecipe
     from neurokit.io.bids import (
@@ -503,12 +641,28 @@ def bids_card(
 def load_card(name_or_path: str | Path) -> DataCard:
     """Load a packaged card by name (``"physionet_mi"``) or a card file by path.
 
+    Parameters
+    ----------
+    name_or_path : str | pathlib.Path
+        A packaged card's name (:func:`list_cards`), or the path of a ``.yaml``/``.yml`` card file.
+
+    Returns
+    -------
+    DataCard
+        The parsed card, its keys checked.
+
     Raises
     ------
     CardError
         Unknown name, unreadable YAML, a required field missing, or a key neurokit does not read at any level
         (:func:`~neurokit.cards.schema.check_card_keys`: the message names the file, the key and the closest
         valid one).
+
+    Examples
+    --------
+    >>> card = load_card("physionet_mi")
+    >>> card.name, card.classes("left_right_imagery")
+    ('physionet_mi', ['left_fist', 'right_fist'])
     """
     import yaml
 
