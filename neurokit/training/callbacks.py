@@ -30,6 +30,18 @@ logger = logging.getLogger("neurokit")
 def flatten(record: dict, prefix: str = "") -> dict[str, Any]:
     """``{"lr": {"loss": 1}}`` → ``{"lr/loss": 1}``: one column per number (a task's metrics under its name).
 
+    Parameters
+    ----------
+    record : dict
+        A ``metrics.jsonl`` line, possibly nested.
+    prefix : str
+        Put before every key (the nested keys' path, ``"task/"``).
+
+    Returns
+    -------
+    dict
+        One key per leaf, nested keys joined by ``/``; lists and tuples written as JSON text.
+
     Examples
     --------
     >>> flatten({"epoch": 1, "lr": {"auroc": 0.5, "n": [1, 2]}})
@@ -93,10 +105,20 @@ class TensorBoardLog:
     number of the epoch records (``train_loss``, validation metrics, ``epoch_time_s``), through
     :class:`torch.utils.tensorboard.SummaryWriter` (needs the ``tensorboard`` package).
 
+    Parameters
+    ----------
+    out : pathlib.Path
+        The run folder; the event files go to ``out / "tensorboard"``.
+
     Raises
     ------
     ImportError
         ``tensorboard`` is not installed (:func:`default_callbacks` then leaves this logger out).
+
+    Examples
+    --------
+    >>> from neurokit.training.trainer import Trainer
+    >>> trainer = Trainer(model, objective, out=Path("runs/x"), callbacks=[TensorBoardLog(Path("runs/x"))])  # doctest: +SKIP
     """
 
     def __init__(self, out: Path) -> None:
@@ -128,9 +150,18 @@ class EarlyStopping:
     Parameters
     ----------
     metric : str
+        A key of the epoch record (nested keys joined by ``/``, :func:`flatten`).
     patience : int
+        Epochs without improvement before stopping.
     min_delta : float
+        The least change that counts as an improvement, in the metric's unit.
     mode : {"max", "min"}
+        Whether larger (``"max"``) or smaller values are better.
+
+    Raises
+    ------
+    ValueError
+        ``mode`` is neither; (at the first epoch) ``metric`` is not in the epoch record.
 
     Examples
     --------
@@ -176,7 +207,27 @@ class EarlyStopping:
 
 def default_callbacks(out: Path | None) -> list:
     """The loggers every run folder gets: :class:`CSVLog`, and :class:`TensorBoardLog` when ``tensorboard`` is
-    installed; ``[]`` without a folder."""
+    installed; ``[]`` without a folder.
+
+    Parameters
+    ----------
+    out : pathlib.Path | None
+        The run folder; ``None``: a run that writes nothing.
+
+    Returns
+    -------
+    list
+        The callbacks, to pass to :class:`~neurokit.training.trainer.Trainer`.
+
+    Examples
+    --------
+    >>> default_callbacks(None)
+    []
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     type(default_callbacks(Path(d))[0]).__name__
+    'CSVLog'
+    """
     if out is None:
         return []
     cbs: list = [CSVLog(Path(out))]

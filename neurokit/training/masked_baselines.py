@@ -41,14 +41,54 @@ def _ridge(gram: torch.Tensor, cross: torch.Tensor, rows: int, lam: float = RIDG
 
 
 def spatial_features(t: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """``t`` ``(B, C, N, P)`` with masked patches set to 0, as rows ``(B·N·P, C)`` (one row per instant)."""
+    """``t`` ``(B, C, N, P)`` with masked patches set to 0, as rows ``(B·N·P, C)`` (one row per instant).
+
+    Parameters
+    ----------
+    t : torch.Tensor, shape (B, C, N, P)
+        Windows: ``C`` channels of ``N`` patches of ``P`` samples.
+    mask : torch.Tensor, shape (B, C, N)
+        1 (or ``True``) where a patch is masked.
+
+    Returns
+    -------
+    torch.Tensor, shape (B * N * P, C)
+        The visible values of every channel at each instant (0 for masked patches), dtype of ``t``.
+
+    Examples
+    --------
+    >>> t = torch.ones(1, 2, 3, 4)
+    >>> spatial_features(t, torch.tensor([[[1, 0, 0], [0, 0, 0]]])).shape
+    torch.Size([12, 2])
+    """
     vis = (1.0 - mask.to(t.dtype)).unsqueeze(-1)
     return (t * vis).permute(0, 2, 3, 1).reshape(-1, t.shape[1])
 
 
 def temporal_features(t: torch.Tensor, mask: torch.Tensor, edge: int = EDGE) -> torch.Tensor:
     """Rows ``(B·C·N, 2·edge)``: the last ``edge`` samples of each patch's previous patch and the first ``edge``
-    of its next one, 0 where that neighbour is masked or outside the window."""
+    of its next one, 0 where that neighbour is masked or outside the window.
+
+    Parameters
+    ----------
+    t : torch.Tensor, shape (B, C, N, P)
+        Windows: ``C`` channels of ``N`` patches of ``P`` samples (``P ≥ edge``).
+    mask : torch.Tensor, shape (B, C, N)
+        1 (or ``True``) where a patch is masked.
+    edge : int
+        Samples read from each neighbouring patch (:data:`EDGE`).
+
+    Returns
+    -------
+    torch.Tensor, shape (B * C * N, 2 * edge)
+        ``[previous patch's tail, next patch's head]`` per patch, dtype of ``t``.
+
+    Examples
+    --------
+    >>> t = torch.arange(12.0).reshape(1, 1, 3, 4)
+    >>> temporal_features(t, torch.zeros(1, 1, 3), edge=1).tolist()
+    [[0.0, 4.0], [3.0, 8.0], [7.0, 0.0]]
+    """
     vis = (1.0 - mask.to(t.dtype)).unsqueeze(-1)
     v = t * vis
     prev = torch.zeros_like(v[..., -edge:])
@@ -160,7 +200,30 @@ def masked_sse_of(t, mask, scored, preds: dict[str, torch.Tensor]) -> dict[str, 
     """Per prediction of ``preds`` (name → ``(B, C, N, P)``, NaN where the predictor does not apply): the sum of
     squared errors, the number of values and predict-zero's sum of squares, on the scored values of ``t``
     (``scored``, or every value of the masked patches of ``mask`` when ``None``); predictions that apply to no
-    scored value are left out."""
+    scored value are left out.
+
+    Parameters
+    ----------
+    t : torch.Tensor, shape (B, C, N, P)
+        The true (normalised) windows.
+    mask : torch.Tensor, shape (B, C, N)
+        1 where a patch is masked.
+    scored : torch.Tensor | None, shape (B, C, N, P)
+        ``True`` at the values to score; ``None``: every value of the masked patches.
+    preds : dict of str to torch.Tensor
+        Predictor name → predictions shaped as ``t``.
+
+    Returns
+    -------
+    dict of str to tuple of (float, float, float)
+        Name → (sum of squared errors, number of values scored, sum of squares of ``t`` there).
+
+    Examples
+    --------
+    >>> t = torch.ones(1, 1, 2, 2)
+    >>> masked_sse_of(t, torch.tensor([[[1.0, 0.0]]]), None, {"zero": torch.zeros_like(t)})
+    {'zero': (2.0, 2.0, 2.0)}
+    """
     t64 = t.detach().to("cpu", torch.float64)
     if scored is None:
         sel = mask.detach().to("cpu").bool().unsqueeze(-1).expand_as(t64)

@@ -683,7 +683,27 @@ def _worker_error(exc: BaseException) -> BaseException | None:
 def truncate_log(log: Path, step: int, epochs: int | None = None) -> None:
     """Drop the lines of ``metrics.jsonl`` logged after a checkpoint of ``step`` steps and ``epochs`` full epochs
     (written before an interruption, they are done again on resume): step lines after ``step``, epoch
-    records after ``epochs``."""
+    records after ``epochs``.
+
+    Parameters
+    ----------
+    log : pathlib.Path
+        The run's ``metrics.jsonl`` (rewritten in place, atomically; nothing when it does not exist).
+    step : int
+        The checkpoint's optimiser steps: step lines after it are dropped.
+    epochs : int | None
+        The checkpoint's complete epochs: epoch records after it are dropped; ``None``: keep every epoch record.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     log = Path(d) / "metrics.jsonl"
+    ...     _ = log.write_text("".join(json.dumps(r) + chr(10) for r in ({"step": 1}, {"step": 2}, {"epoch": 1})))
+    ...     truncate_log(log, 1, 0)
+    ...     log.read_text().splitlines()
+    ['{"step": 1}']
+    """
     if not log.exists():
         return
     lines = [l for l in log.read_text().splitlines() if l.strip()]
