@@ -111,7 +111,18 @@ class TaskEvents:
     def of_run(self, run: int | None) -> dict[str, int] | None:
         """The events of a file of run ``run`` (``None``: the layout names no run for it, which counts as run 0): its
         group's, else the task-level events, else ``None`` (the file belongs to no group and the task labels no
-        other file). A run is never guessed: a group naming run 8 does not take a file of no run."""
+        other file). A run is never guessed: a group naming run 8 does not take a file of no run.
+
+        Parameters
+        ----------
+        run : int | None
+            The file's run number.
+
+        Returns
+        -------
+        dict of str to int | None
+            Annotation description → class index, a copy.
+        """
         run = 0 if run is None else run
         for runs, ev in self.groups:
             if run in runs:
@@ -120,6 +131,18 @@ class TaskEvents:
 
     def of_file(self, path, run: int | None) -> dict[str, int] | None:
         """:meth:`of_run` for a file given by name (``-f``), refusing one that belongs to no group.
+
+        Parameters
+        ----------
+        path : str | pathlib.Path
+            The file, for the message.
+        run : int | None
+            Its run number (:func:`~neurokit.cards.layouts.folder.run_of`).
+
+        Returns
+        -------
+        dict of str to int | None
+            Annotation description → class index; ``None`` when the task labels no events.
 
         Raises
         ------
@@ -219,6 +242,15 @@ class DataCard:
         dataset reader's) whose numbers label their windows
         (:func:`~neurokit.preprocessing.eeg.windows.annotation_targets`), each mapped to 0 here.
 
+        Parameters
+        ----------
+        task : str | None
+            A task of the card; ``None``: the first one.
+
+        Returns
+        -------
+        TaskEvents
+
         Raises
         ------
         CardError
@@ -246,13 +278,31 @@ class DataCard:
 
     def split_unit(self, task: str | None = None) -> str:
         """What the task's splits list: ``"subject"`` (fixed lists, or a ``split_rule`` that keeps every subject in
-        one split) or ``"run"`` (a ``split_rule`` that splits some subject's recordings, as the release's)."""
+        one split) or ``"run"`` (a ``split_rule`` that splits some subject's recordings, as the release's).
+
+        Parameters
+        ----------
+        task : str | None
+            A task of the card; ``None``: the first one.
+
+        Returns
+        -------
+        str
+            ``"subject"`` or ``"run"``.
+        """
         return str(self.task(task)[1].get("split_unit") or "subject")
 
     def apply_split_rule(self, task: str | None, entries: Sequence[FileEntry]) -> None:
         """Resolve the task's ``split_rule`` (:mod:`neurokit.cards.split_rules`) over ``entries`` (every recording
         the layout lists) into the card's ``splits`` and ``split_unit``, which the store records; nothing without
         a rule.
+
+        Parameters
+        ----------
+        task : str | None
+            A task of the card; ``None``: the first one.
+        entries : sequence of FileEntry
+            Every recording the layout lists (before subjects are picked).
 
         Raises
         ------
@@ -274,7 +324,20 @@ class DataCard:
         """Resolve again a ``split_rule`` with ``kept_only: true`` over the recordings of the whole listing that
         gave windows (those whose paths are not in ``left_out``: dropped by the recipe, skipped as bad), as a
         release that lists its processed files does (TUEV: a patient whose every file was skipped does not count
-        in the 80 % cut). Returns whether the splits were resolved again.
+        in the 80 % cut).
+
+        Parameters
+        ----------
+        task : str | None
+            A task of the card; ``None``: the first one.
+        left_out : set of str
+            Paths (as strings) of the listed recordings that gave no window.
+
+        Returns
+        -------
+        bool
+            Whether the splits were resolved again (only for a ``kept_only`` rule, after :meth:`apply_split_rule`,
+            with recordings left out).
         """
         tname, t = self.task(task)
         rule = t.get("split_rule") or {}
@@ -290,6 +353,17 @@ class DataCard:
         return True
 
     def classes(self, task: str | None = None) -> list[str]:
+        """The class names of ``task`` (index order of the labels); ``[]`` for a task without classes.
+
+        Parameters
+        ----------
+        task : str | None
+            A task of the card; ``None``: the first one.
+
+        Returns
+        -------
+        list of str
+        """
         return list(self.task(task)[1].get("classes") or [])
 
     def splits(self, task: str | None = None) -> dict[str, list[str]]:
@@ -326,7 +400,23 @@ class DataCard:
 
     def channel_set(self, name: str) -> list[str]:
         """A named channel subset from the card's ``channel_sets``, or a comma-separated list of labels
-        (written in any case; put into 10-05 form, e.g. ``"c3,cz,c4"`` → ``["C3", "Cz", "C4"]``)."""
+        (written in any case; put into 10-05 form, e.g. ``"c3,cz,c4"`` → ``["C3", "Cz", "C4"]``).
+
+        Parameters
+        ----------
+        name : str
+            A key of the card's ``channel_sets``, or channel labels separated by commas.
+
+        Returns
+        -------
+        list of str
+            The channel names.
+
+        Raises
+        ------
+        CardError
+            A single name that is neither a set of the card nor a 10-05 label.
+        """
         from neurokit.geometry.channels import normalize_ch_name
 
         sets = self.raw.get("channel_sets") or {}
@@ -360,6 +450,15 @@ class DataCard:
         :class:`~neurokit.cards.recipes.SurfaceRecipe` for a surface card (its ``spheres`` are read by
         :meth:`spheres`). A task's own ``preprocessing`` block, when ``task`` names one that gives it, replaces the
         card's fields it names (e.g. a task equal to a release's script beside the card's default recipe).
+
+        Parameters
+        ----------
+        task : str | None
+            A task whose own ``preprocessing`` block applies; ``None``: the card's recipe alone.
+
+        Returns
+        -------
+        EEGRecipe | SurfaceRecipe
 
         Raises
         ------
@@ -420,6 +519,22 @@ class DataCard:
         when ``download`` is true and a network is reachable; subjects whose files stay missing are
         skipped with a warning.
 
+        Parameters
+        ----------
+        data_root : str | pathlib.Path | None
+            The folder the card's layout is read under (:func:`resolve_data_root`).
+        task : str | None
+            A task of the card; ``None``: the first one.
+        subjects : sequence of int or str | None
+            Subject numbers or ids to keep; ``None``: every subject (or those of the task's splits).
+        download : bool
+            Fetch missing files where the layout can (``mne_eegbci``).
+
+        Returns
+        -------
+        list of FileEntry
+            The task's recordings with their subjects, runs and labels.
+
         Raises
         ------
         CardError
@@ -441,6 +556,19 @@ class DataCard:
         ``events.tsv`` / ``channels.tsv``), an ``mne_eegbci`` layout's pattern, a folder layout's
         ``subject_pattern`` over the path under ``data_root`` (else the file name). Later parts of split FIF
         recordings are read through their first part (:func:`~neurokit.io.eeg.drop_split_parts`).
+
+        Parameters
+        ----------
+        files : sequence of str or pathlib.Path
+            The recordings.
+        task : str | None
+            A task of the card; ``None``: the first one.
+        data_root : str | pathlib.Path | None
+            The folder the layout's rules read paths under; ``None``: each file's name (or its BIDS dataset).
+
+        Returns
+        -------
+        list of FileEntry
 
         Raises
         ------
@@ -492,12 +620,32 @@ class DataCard:
         return out
 
     def bids_root(self, data_root: str | Path | None) -> Path:
-        """The BIDS dataset folder of a ``layout: {kind: bids}`` card: ``data_root`` / ``layout.subdir``."""
+        """The BIDS dataset folder of a ``layout: {kind: bids}`` card: ``data_root`` / ``layout.subdir``.
+
+        Parameters
+        ----------
+        data_root : str | pathlib.Path | None
+            The data root (:func:`resolve_data_root`).
+
+        Returns
+        -------
+        pathlib.Path
+        """
         return resolve_data_root(data_root) / (self.raw.get("layout") or {}).get("subdir", "")
 
     def store_subject(self, label: str) -> str:
         """Store id of a BIDS subject label: the card's ``subject_format`` applied to a numeric label
-        (``"001"`` → ``"S001"``, the ids its splits use), ``"sub-<label>"`` otherwise or without a format."""
+        (``"001"`` → ``"S001"``, the ids its splits use), ``"sub-<label>"`` otherwise or without a format.
+
+        Parameters
+        ----------
+        label : str
+            The BIDS ``sub-`` label (without ``sub-``).
+
+        Returns
+        -------
+        str
+        """
         fmt = (self.raw.get("layout") or {}).get("subject_format", "S{:03d}")
         return fmt.format(int(label)) if fmt and label.isdigit() else f"sub-{label}"
 

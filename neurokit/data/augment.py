@@ -258,7 +258,28 @@ class AugmentConfig:
 
     @classmethod
     def parse(cls, spec: str | dict | None) -> "AugmentConfig":
-        """``"time_shift=0.1,noise=5,mixup=0.2"`` (or a dict) → config. Names: see the attributes."""
+        """``"time_shift=0.1,noise=5,mixup=0.2"`` (or a dict) → config. Names: see the attributes.
+
+        Parameters
+        ----------
+        spec : str | dict | AugmentConfig | None
+            ``name=value`` pairs separated by commas (``-`` in names read as ``_``), a dict, or a config (returned
+            as is); empty or ``None``: every transform off.
+
+        Returns
+        -------
+        AugmentConfig
+
+        Raises
+        ------
+        ConfigError
+            An unknown name, a name without a value, or a value out of range.
+
+        Examples
+        --------
+        >>> AugmentConfig.parse("time_shift=0.1,noise=5").noise
+        5.0
+        """
         if isinstance(spec, AugmentConfig):
             return spec
         if not spec:

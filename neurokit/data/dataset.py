@@ -152,6 +152,17 @@ class PatchDataset(torch.utils.data.Dataset):
         return sorted({str(s) for st in self.stores for s in st.meta["subject"]})
 
     def meta(self, column: str) -> np.ndarray:
+        """A per-sample meta column (``subject``, ``session``, ``run``, ``onset``…) of the samples kept, in order.
+
+        Parameters
+        ----------
+        column : str
+            A column of the stores' ``meta`` group.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n,)
+        """
         return self._gather([st.meta[column] for st in self.stores])
 
     def __len__(self) -> int:

@@ -60,7 +60,17 @@ class Pairs:
         return len(self.sample)
 
     def select(self, keep: np.ndarray) -> "Pairs":
-        """The pairs where ``keep`` (a bool mask or indices) selects them."""
+        """The pairs where ``keep`` (a bool mask or indices) selects them.
+
+        Parameters
+        ----------
+        keep : numpy.ndarray
+            A bool mask of ``len(self)`` or pair indices.
+
+        Returns
+        -------
+        Pairs
+        """
         return Pairs(**{k: getattr(self, k)[keep] for k in self.__dataclass_fields__})
 
 

@@ -94,9 +94,27 @@ class CSVLog:
         return path
 
     def on_epoch(self, trainer, record: dict) -> None:
+        """Rewrite ``metrics.csv`` after an epoch.
+
+        Parameters
+        ----------
+        trainer : Trainer
+            The :class:`~neurokit.training.trainer.Trainer` calling it.
+        record : dict
+            The epoch's record (already in ``metrics.jsonl``).
+        """
         self.write()
 
     def on_fit_end(self, trainer, result) -> None:
+        """Rewrite ``metrics.csv`` at the end of training.
+
+        Parameters
+        ----------
+        trainer : Trainer
+            The :class:`~neurokit.training.trainer.Trainer` calling it.
+        result : TrainResult
+            The run's result.
+        """
         self.write()
 
 
@@ -132,13 +150,40 @@ class TensorBoardLog:
                 self.writer.add_scalar(k, v, step)
 
     def on_step(self, trainer, record: dict) -> None:
+        """Write the step's numbers (loss, learning rate, gradient norm) at its step.
+
+        Parameters
+        ----------
+        trainer : Trainer
+            The :class:`~neurokit.training.trainer.Trainer` calling it.
+        record : dict
+            ``{"step", "epoch", "loss", "lr", "grad_norm"}``.
+        """
         self._scalars(record, int(record["step"]), ("step", "epoch"))
 
     def on_epoch(self, trainer, record: dict) -> None:
+        """Write every number of the epoch record under ``epoch/``, at its epoch.
+
+        Parameters
+        ----------
+        trainer : Trainer
+            The :class:`~neurokit.training.trainer.Trainer` calling it.
+        record : dict
+            The epoch's record.
+        """
         self._scalars({f"epoch/{k}": v for k, v in record.items()}, int(record["epoch"]), ("epoch/epoch",))
         self.writer.flush()
 
     def on_fit_end(self, trainer, result) -> None:
+        """Close the event file.
+
+        Parameters
+        ----------
+        trainer : Trainer
+            The :class:`~neurokit.training.trainer.Trainer` calling it.
+        result : TrainResult
+            The run's result.
+        """
         self.writer.close()
 
 
@@ -182,6 +227,20 @@ class EarlyStopping:
         self.bad = 0
 
     def on_epoch(self, trainer, record: dict) -> None:
+        """Count an epoch without improvement, and set ``trainer.stop_requested`` after ``patience`` of them.
+
+        Parameters
+        ----------
+        trainer : Trainer
+            The :class:`~neurokit.training.trainer.Trainer` calling it.
+        record : dict
+            The epoch's record (non-finite values are ignored).
+
+        Raises
+        ------
+        ValueError
+            The record has no ``metric``.
+        """
         flat = flatten(record)
         if self.metric not in flat:  # a misspelt metric would never stop anything: said at the first epoch
             raise ValueError(

@@ -130,6 +130,21 @@ class MaskedBaselines:
         reconstructs them (normalised), each with a Bernoulli(``mask_ratio``) patch mask drawn from a generator
         seeded with ``seed``.
 
+        Parameters
+        ----------
+        targets : iterable of torch.Tensor, shape (B, C, N, P)
+            Batches of training windows (any device; read in float64 on the CPU).
+        mask_ratio : float
+            The probability that a patch is masked.
+        seed : int
+            Seed of the masks.
+        lam : float
+            Ridge penalty, relative to the Gram matrix's mean diagonal (:data:`RIDGE`).
+
+        Returns
+        -------
+        MaskedBaselines
+
         Raises
         ------
         ValueError
@@ -176,7 +191,20 @@ class MaskedBaselines:
     @torch.no_grad()
     def predict(self, t: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
         """Predictions ``(B, C, N, P)`` (float64) of each predictor that applies to ``t`` (a channel count it
-        was fitted on; more than one patch); only their values at masked patches are meant to be read."""
+        was fitted on; more than one patch); only their values at masked patches are meant to be read.
+
+        Parameters
+        ----------
+        t : torch.Tensor, shape (B, C, N, P)
+            Windows.
+        mask : torch.Tensor, shape (B, C, N)
+            1 where a patch is masked.
+
+        Returns
+        -------
+        dict of str to torch.Tensor
+            ``"spatial"`` and/or ``"temporal"`` → predictions ``(B, C, N, P)``.
+        """
         t = t.detach().to("cpu", torch.float64)
         mask = mask.detach().to("cpu", torch.float64)
         B, C, N, P = t.shape
@@ -192,7 +220,22 @@ class MaskedBaselines:
         self, t: torch.Tensor, mask: torch.Tensor, scored: torch.Tensor | None = None
     ) -> dict[str, tuple[float, float, float]]:
         """Per applicable predictor: (sum of squared errors, number of values, predict-zero's sum of squares) on
-        the scored values of ``t`` (default: every value of the masked patches)."""
+        the scored values of ``t`` (default: every value of the masked patches).
+
+        Parameters
+        ----------
+        t : torch.Tensor, shape (B, C, N, P)
+            Windows.
+        mask : torch.Tensor, shape (B, C, N)
+            1 where a patch is masked.
+        scored : torch.Tensor | None, shape (B, C, N, P)
+            The values to score; ``None``: every value of the masked patches.
+
+        Returns
+        -------
+        dict of str to tuple of (float, float, float)
+            As :func:`masked_sse_of`.
+        """
         return masked_sse_of(t, mask, scored, self.predict(t, mask))
 
 
@@ -272,7 +315,17 @@ class SurfaceBaselines:
 
     @classmethod
     def for_shape(cls, sample_shape) -> "SurfaceBaselines | None":
-        """The baselines for samples of ``sample_shape`` ``(T, N, V)`` on an ico-k patch grid, else ``None``."""
+        """The baselines for samples of ``sample_shape`` ``(T, N, V)`` on an ico-k patch grid, else ``None``.
+
+        Parameters
+        ----------
+        sample_shape : sequence of int
+            ``(T, N, V)``: frames, patches, vertices per patch.
+
+        Returns
+        -------
+        SurfaceBaselines | None
+        """
         from neurokit.geometry.patches import grid_of, patch_neighbours
 
         k = grid_of(int(sample_shape[1]), int(sample_shape[2]))
@@ -282,7 +335,20 @@ class SurfaceBaselines:
 
     @torch.no_grad()
     def predict(self, t: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Predictions ``(B, T, N, V)`` (float64; NaN where a predictor does not apply) of both predictors."""
+        """Predictions ``(B, T, N, V)`` (float64; NaN where a predictor does not apply) of both predictors.
+
+        Parameters
+        ----------
+        t : torch.Tensor, shape (B, T, N, V)
+            Surface samples.
+        mask : torch.Tensor, shape (B, T, N)
+            1 where a patch is masked.
+
+        Returns
+        -------
+        dict of str to torch.Tensor
+            ``{"neighbours": ..., "frame": ...}``.
+        """
         t = t.detach().to("cpu", torch.float64)
         vis = 1.0 - mask.detach().to("cpu", torch.float64)  # (B, T, N)
         adj = self.neighbours.to(torch.float64)
@@ -304,5 +370,20 @@ class SurfaceBaselines:
     def masked_sse(
         self, t: torch.Tensor, mask: torch.Tensor, scored: torch.Tensor | None = None
     ) -> dict[str, tuple[float, float, float]]:
-        """As :meth:`MaskedBaselines.masked_sse`."""
+        """As :meth:`MaskedBaselines.masked_sse`, for surface samples.
+
+        Parameters
+        ----------
+        t : torch.Tensor, shape (B, T, N, V)
+            Surface samples.
+        mask : torch.Tensor, shape (B, T, N)
+            1 where a patch is masked.
+        scored : torch.Tensor | None, shape (B, T, N, V)
+            The values to score; ``None``: every value of the masked patches.
+
+        Returns
+        -------
+        dict of str to tuple of (float, float, float)
+            As :func:`masked_sse_of`.
+        """
         return masked_sse_of(t, mask, scored, self.predict(t, mask))

@@ -56,6 +56,17 @@ class MemoryEstimate:
         return self.bytes / 2**30
 
     def text(self, device: str = "cpu") -> str:
+        """The estimate in words (``"about 11 GB resident for batch 128 × … on the CPU"``).
+
+        Parameters
+        ----------
+        device : str
+            Where training runs (``"cpu"``, ``"cuda"``…).
+
+        Returns
+        -------
+        str
+        """
         where = "on the CPU" if device == "cpu" else f"on {device}"
         return (
             f"about {self.gib:.0f} GB resident for batch {self.batch_size} × {self.shape_text} × "
