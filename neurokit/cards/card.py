@@ -26,7 +26,23 @@ REQUIRED = ("name", "modality", "title", "source", "licence", "citation", "layou
 
 
 def cards_dir() -> Path:
-    """Folder holding the packaged cards."""
+    """Folder holding the packaged data cards.
+
+    Returns
+    -------
+    pathlib.Path
+        ``neurokit/data_cards`` inside an installed wheel, else the repository's ``data_cards/`` folder.
+
+    Raises
+    ------
+    CardError
+        Neither folder exists.
+
+    Examples
+    --------
+    >>> cards_dir().name
+    'data_cards'
+    """
     here = Path(__file__).resolve().parent.parent
     for cand in (here / "data_cards", here.parent / "data_cards"):
         if cand.is_dir():
@@ -35,7 +51,24 @@ def cards_dir() -> Path:
 
 
 def list_cards() -> list[str]:
-    """Names of the packaged data cards."""
+    """Names of the packaged data cards.
+
+    Returns
+    -------
+    list of str
+        The card names (file stems of :func:`cards_dir`'s ``*.yaml``), sorted; each one loads with
+        :func:`load_card`.
+
+    Raises
+    ------
+    CardError
+        No packaged card folder (:func:`cards_dir`).
+
+    Examples
+    --------
+    >>> "physionet_mi" in list_cards()
+    True
+    """
     return sorted(p.stem for p in cards_dir().glob("*.yaml"))
 
 
@@ -78,7 +111,18 @@ class TaskEvents:
     def of_run(self, run: int | None) -> dict[str, int] | None:
         """The events of a file of run ``run`` (``None``: the layout names no run for it, which counts as run 0): its
         group's, else the task-level events, else ``None`` (the file belongs to no group and the task labels no
-        other file). A run is never guessed: a group naming run 8 does not take a file of no run."""
+        other file). A run is never guessed: a group naming run 8 does not take a file of no run.
+
+        Parameters
+        ----------
+        run : int | None
+            The file's run number.
+
+        Returns
+        -------
+        dict of str to int | None
+            Annotation description → class index, a copy.
+        """
         run = 0 if run is None else run
         for runs, ev in self.groups:
             if run in runs:
@@ -87,6 +131,18 @@ class TaskEvents:
 
     def of_file(self, path, run: int | None) -> dict[str, int] | None:
         """:meth:`of_run` for a file given by name (``-f``), refusing one that belongs to no group.
+
+        Parameters
+        ----------
+        path : str | pathlib.Path
+            The file, for the message.
+        run : int | None
+            Its run number (:func:`~neurokit.cards.layouts.folder.run_of`).
+
+        Returns
+        -------
+        dict of str to int | None
+            Annotation description → class index; ``None`` when the task labels no events.
 
         Raises
         ------
@@ -113,7 +169,29 @@ class TaskEvents:
 
 @dataclass
 class DataCard:
-    """A parsed data card (see ``data_cards/*.yaml``)."""
+    """A parsed data card (see ``data_cards/*.yaml``): a dataset's source, channels, tasks, splits and recipe.
+
+    Made by :func:`load_card` (a packaged card or a card file) or :func:`bids_card` (a BIDS dataset); the methods
+    read the card's blocks (tasks and their labels, splits, channel sets, recipe, recordings on disk).
+
+    Attributes
+    ----------
+    name : str
+        The card's name (its ``name`` field, e.g. ``"physionet_mi"``).
+    raw : dict
+        The card's YAML mapping as read (a task's ``splits`` are replaced by the resolved lists when a split rule
+        is applied, see :meth:`apply_split_rule`).
+    path : pathlib.Path | None
+        The card file; ``None`` for a card made on the fly (:func:`bids_card`).
+    extra : dict
+        Working state kept beside the card (the whole recording listing of a split rule).
+
+    Examples
+    --------
+    >>> card = load_card("physionet_mi")
+    >>> card.modality, card.split_unit(), card.splits()["val"][:2]
+    ('eeg', 'subject', ['S071', 'S072'])
+    """
 
     name: str
     raw: dict[str, Any]
@@ -129,7 +207,25 @@ class DataCard:
         return self.raw.get("tasks") or {}
 
     def task(self, name: str | None) -> tuple[str, dict]:
-        """Task ``name`` (or the only/first one when ``None``)."""
+        """Task ``name`` (or the only/first one when ``None``).
+
+        Parameters
+        ----------
+        name : str | None
+            A task of the card's ``tasks``; ``None``: the first one.
+
+        Returns
+        -------
+        name : str
+            The task's name.
+        definition : dict
+            Its block of the card (``classes``, ``events``, ``splits``…).
+
+        Raises
+        ------
+        CardError
+            The card defines no task, or none named ``name`` (the message lists them).
+        """
         if not self.tasks:
             raise CardError(f"card {self.name!r} defines no task")
         if name is None:
@@ -145,6 +241,15 @@ class DataCard:
         A ``kind: regression`` task has no classes: its events name the annotations ``"<event>=<number>"`` (a
         dataset reader's) whose numbers label their windows
         (:func:`~neurokit.preprocessing.eeg.windows.annotation_targets`), each mapped to 0 here.
+
+        Parameters
+        ----------
+        task : str | None
+            A task of the card; ``None``: the first one.
+
+        Returns
+        -------
+        TaskEvents
 
         Raises
         ------
@@ -173,13 +278,31 @@ class DataCard:
 
     def split_unit(self, task: str | None = None) -> str:
         """What the task's splits list: ``"subject"`` (fixed lists, or a ``split_rule`` that keeps every subject in
-        one split) or ``"run"`` (a ``split_rule`` that splits some subject's recordings, as the release's)."""
+        one split) or ``"run"`` (a ``split_rule`` that splits some subject's recordings, as the release's).
+
+        Parameters
+        ----------
+        task : str | None
+            A task of the card; ``None``: the first one.
+
+        Returns
+        -------
+        str
+            ``"subject"`` or ``"run"``.
+        """
         return str(self.task(task)[1].get("split_unit") or "subject")
 
     def apply_split_rule(self, task: str | None, entries: Sequence[FileEntry]) -> None:
         """Resolve the task's ``split_rule`` (:mod:`neurokit.cards.split_rules`) over ``entries`` (every recording
         the layout lists) into the card's ``splits`` and ``split_unit``, which the store records; nothing without
         a rule.
+
+        Parameters
+        ----------
+        task : str | None
+            A task of the card; ``None``: the first one.
+        entries : sequence of FileEntry
+            Every recording the layout lists (before subjects are picked).
 
         Raises
         ------
@@ -201,7 +324,20 @@ class DataCard:
         """Resolve again a ``split_rule`` with ``kept_only: true`` over the recordings of the whole listing that
         gave windows (those whose paths are not in ``left_out``: dropped by the recipe, skipped as bad), as a
         release that lists its processed files does (TUEV: a patient whose every file was skipped does not count
-        in the 80 % cut). Returns whether the splits were resolved again.
+        in the 80 % cut).
+
+        Parameters
+        ----------
+        task : str | None
+            A task of the card; ``None``: the first one.
+        left_out : set of str
+            Paths (as strings) of the listed recordings that gave no window.
+
+        Returns
+        -------
+        bool
+            Whether the splits were resolved again (only for a ``kept_only`` rule, after :meth:`apply_split_rule`,
+            with recordings left out).
         """
         tname, t = self.task(task)
         rule = t.get("split_rule") or {}
@@ -217,10 +353,39 @@ class DataCard:
         return True
 
     def classes(self, task: str | None = None) -> list[str]:
+        """The class names of ``task`` (index order of the labels); ``[]`` for a task without classes.
+
+        Parameters
+        ----------
+        task : str | None
+            A task of the card; ``None``: the first one.
+
+        Returns
+        -------
+        list of str
+        """
         return list(self.task(task)[1].get("classes") or [])
 
     def splits(self, task: str | None = None) -> dict[str, list[str]]:
-        """Split name → subject ids as stored in patch stores (e.g. ``"S001"``)."""
+        """Split name → subject ids as stored in patch stores (e.g. ``"S001"``).
+
+        Parameters
+        ----------
+        task : str | None
+            The task whose ``splits`` to read; ``None``: the card's first task.
+
+        Returns
+        -------
+        dict of str to list of str
+            ``{"train": [...], "val": [...], "test": [...]}`` (the splits the task gives). Numeric ranges
+            (``"1-70"``) are formatted by the layout's ``subject_format`` (``"S{:03d}"`` by default); for a split
+            resolved from a ``split_rule`` (:meth:`split_unit` ``"run"``) the ids are recording ids.
+
+        Raises
+        ------
+        CardError
+            No such task; a malformed range.
+        """
         _, t = self.task(task)
         if t.get("split_unit"):  # resolved from the task's split_rule when the store was prepared: ids as stored
             return {k: [str(s) for s in v] for k, v in (t.get("splits") or {}).items()}
@@ -235,7 +400,23 @@ class DataCard:
 
     def channel_set(self, name: str) -> list[str]:
         """A named channel subset from the card's ``channel_sets``, or a comma-separated list of labels
-        (written in any case; put into 10-05 form, e.g. ``"c3,cz,c4"`` → ``["C3", "Cz", "C4"]``)."""
+        (written in any case; put into 10-05 form, e.g. ``"c3,cz,c4"`` → ``["C3", "Cz", "C4"]``).
+
+        Parameters
+        ----------
+        name : str
+            A key of the card's ``channel_sets``, or channel labels separated by commas.
+
+        Returns
+        -------
+        list of str
+            The channel names.
+
+        Raises
+        ------
+        CardError
+            A single name that is neither a set of the card nor a 10-05 label.
+        """
         from neurokit.geometry.channels import normalize_ch_name
 
         sets = self.raw.get("channel_sets") or {}
@@ -269,6 +450,15 @@ class DataCard:
         :class:`~neurokit.cards.recipes.SurfaceRecipe` for a surface card (its ``spheres`` are read by
         :meth:`spheres`). A task's own ``preprocessing`` block, when ``task`` names one that gives it, replaces the
         card's fields it names (e.g. a task equal to a release's script beside the card's default recipe).
+
+        Parameters
+        ----------
+        task : str | None
+            A task whose own ``preprocessing`` block applies; ``None``: the card's recipe alone.
+
+        Returns
+        -------
+        EEGRecipe | SurfaceRecipe
 
         Raises
         ------
@@ -329,6 +519,22 @@ class DataCard:
         when ``download`` is true and a network is reachable; subjects whose files stay missing are
         skipped with a warning.
 
+        Parameters
+        ----------
+        data_root : str | pathlib.Path | None
+            The folder the card's layout is read under (:func:`resolve_data_root`).
+        task : str | None
+            A task of the card; ``None``: the first one.
+        subjects : sequence of int or str | None
+            Subject numbers or ids to keep; ``None``: every subject (or those of the task's splits).
+        download : bool
+            Fetch missing files where the layout can (``mne_eegbci``).
+
+        Returns
+        -------
+        list of FileEntry
+            The task's recordings with their subjects, runs and labels.
+
         Raises
         ------
         CardError
@@ -350,6 +556,19 @@ class DataCard:
         ``events.tsv`` / ``channels.tsv``), an ``mne_eegbci`` layout's pattern, a folder layout's
         ``subject_pattern`` over the path under ``data_root`` (else the file name). Later parts of split FIF
         recordings are read through their first part (:func:`~neurokit.io.eeg.drop_split_parts`).
+
+        Parameters
+        ----------
+        files : sequence of str or pathlib.Path
+            The recordings.
+        task : str | None
+            A task of the card; ``None``: the first one.
+        data_root : str | pathlib.Path | None
+            The folder the layout's rules read paths under; ``None``: each file's name (or its BIDS dataset).
+
+        Returns
+        -------
+        list of FileEntry
 
         Raises
         ------
@@ -401,12 +620,32 @@ class DataCard:
         return out
 
     def bids_root(self, data_root: str | Path | None) -> Path:
-        """The BIDS dataset folder of a ``layout: {kind: bids}`` card: ``data_root`` / ``layout.subdir``."""
+        """The BIDS dataset folder of a ``layout: {kind: bids}`` card: ``data_root`` / ``layout.subdir``.
+
+        Parameters
+        ----------
+        data_root : str | pathlib.Path | None
+            The data root (:func:`resolve_data_root`).
+
+        Returns
+        -------
+        pathlib.Path
+        """
         return resolve_data_root(data_root) / (self.raw.get("layout") or {}).get("subdir", "")
 
     def store_subject(self, label: str) -> str:
         """Store id of a BIDS subject label: the card's ``subject_format`` applied to a numeric label
-        (``"001"`` → ``"S001"``, the ids its splits use), ``"sub-<label>"`` otherwise or without a format."""
+        (``"001"`` → ``"S001"``, the ids its splits use), ``"sub-<label>"`` otherwise or without a format.
+
+        Parameters
+        ----------
+        label : str
+            The BIDS ``sub-`` label (without ``sub-``).
+
+        Returns
+        -------
+        str
+        """
         fmt = (self.raw.get("layout") or {}).get("subject_format", "S{:03d}")
         return fmt.format(int(label)) if fmt and label.isdigit() else f"sub-{label}"
 
@@ -422,6 +661,30 @@ class DataCard:
 
 
 def resolve_data_root(data_root: str | Path | None) -> Path:
+    """The folder under which a card's recordings lie: ``data_root``, else ``$NEUROKIT_DATA``.
+
+    Parameters
+    ----------
+    data_root : str | pathlib.Path | None
+        The folder the user gave; ``None``: the ``NEUROKIT_DATA`` environment variable.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder, ``~`` expanded.
+
+    Raises
+    ------
+    CardError
+        Neither is given, or the path is not a folder.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     resolve_data_root(d).is_dir()
+    True
+    """
     root = data_root or os.environ.get("NEUROKIT_DATA")
     if not root:
         raise CardError("no data root: pass --data-root PATH or set NEUROKIT_DATA")
@@ -442,10 +705,33 @@ def bids_card(
     Recipe: CBraMod's defaults (:class:`~neurokit.cards.recipes.EEGRecipe`) with the notch at the
     recordings' ``PowerLineFrequency``. Store subject ids are ``sub-<label>``.
 
+    Parameters
+    ----------
+    root : str | pathlib.Path
+        The BIDS dataset folder (holding ``dataset_description.json``).
+    task : str
+        The BIDS ``task-`` entity of the recordings to use; it is also the card's task name.
+    events : list of str | None
+        The ``trial_type`` values that become classes; ``None``: every value found.
+    label_column : str | None
+        A ``participants.tsv`` column labelling each subject (instead of events).
+
+    Returns
+    -------
+    DataCard
+        A card with a ``bids`` layout, one task and no fixed splits (``path`` is ``None``).
+
     Raises
     ------
     CardError
-        Not a BIDS dataset, no recording of ``task``, no events / participants column to label with.
+        Not a BIDS dataset, no recording of ``task``, no events / participants column to label with, recordings
+        with different power-line frequencies.
+
+    Examples
+    --------
+    >>> card = bids_card("~/data/ds004362", "imagery")  # doctest: +SKIP
+    >>> card.classes()  # doctest: +SKIP
+    ['left', 'right']
     """
     from neurokit.cards.recipes import EEGRecipe
     from neurokit.io.bids import (
@@ -503,12 +789,28 @@ def bids_card(
 def load_card(name_or_path: str | Path) -> DataCard:
     """Load a packaged card by name (``"physionet_mi"``) or a card file by path.
 
+    Parameters
+    ----------
+    name_or_path : str | pathlib.Path
+        A packaged card's name (:func:`list_cards`), or the path of a ``.yaml``/``.yml`` card file.
+
+    Returns
+    -------
+    DataCard
+        The parsed card, its keys checked.
+
     Raises
     ------
     CardError
         Unknown name, unreadable YAML, a required field missing, or a key neurokit does not read at any level
         (:func:`~neurokit.cards.schema.check_card_keys`: the message names the file, the key and the closest
         valid one).
+
+    Examples
+    --------
+    >>> card = load_card("physionet_mi")
+    >>> card.name, card.classes("left_right_imagery")
+    ('physionet_mi', ['left_fist', 'right_fist'])
     """
     import yaml
 

@@ -13,11 +13,26 @@ MAX_SUBJECTS = 1_000_000
 def parse_ranges(spec: str | int | list) -> list[int]:
     """``"1-70"``, ``"1-3,7"``, ``5`` or ``[1, 2]`` → sorted list of ints.
 
+    Parameters
+    ----------
+    spec : str | int | list of int
+        Comma-separated numbers and inclusive ranges ``a-b``, one number, or a list of numbers.
+
+    Returns
+    -------
+    list of int
+        The subject numbers, sorted, without repeats.
+
     Raises
     ------
     CardError
         A part that is not a number or ``a-b``, a range that runs backwards (``3-1``), no subject at all (``""``),
         or more than :data:`MAX_SUBJECTS` subjects.
+
+    Examples
+    --------
+    >>> parse_ranges("1-3,7"), parse_ranges(5), parse_ranges([2, 1, 2])
+    ([1, 2, 3, 7], [5], [1, 2])
     """
     if isinstance(spec, int):
         return [spec]
@@ -46,7 +61,23 @@ def parse_ranges(spec: str | int | list) -> list[int]:
 
 
 def format_ranges(numbers) -> str:
-    """``[1, 2, 3, 7, 9, 10]`` → ``"1-3,7,9-10"``: the inverse of :func:`parse_ranges`, for messages."""
+    """``[1, 2, 3, 7, 9, 10]`` → ``"1-3,7,9-10"``: the inverse of :func:`parse_ranges`, for messages.
+
+    Parameters
+    ----------
+    numbers : iterable of int
+        Subject numbers, in any order, repeats allowed.
+
+    Returns
+    -------
+    str
+        Runs of consecutive numbers written ``a-b``, joined by commas; ``""`` for no number.
+
+    Examples
+    --------
+    >>> format_ranges([10, 1, 2, 3, 7, 9])
+    '1-3,7,9-10'
+    """
     nums = sorted({int(n) for n in numbers})
     parts, i = [], 0
     while i < len(nums):
@@ -62,6 +93,16 @@ def parse_subject_selection(spec: str) -> list:
     """``--subjects`` of ``neuro prepare``: numbers and ranges (``"1-70,75"`` → ``[1, …, 70, 75]``, matched against
     the first number in each subject id), or subject ids as the layout names them (``"aaaaaaab,chb01"``, matched
     exactly: TUH patients, CHB-MIT cases, BIDS labels with their zeros); both kinds may be mixed.
+
+    Parameters
+    ----------
+    spec : str
+        Comma-separated numbers, ranges ``a-b`` and subject ids.
+
+    Returns
+    -------
+    list of int and str
+        The numbers (sorted, :func:`parse_ranges`) followed by the ids in the order given.
 
     Raises
     ------

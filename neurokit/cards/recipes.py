@@ -243,6 +243,22 @@ class EEGRecipe:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> "EEGRecipe":
+        """The recipe of a card's ``preprocessing`` block.
+
+        Parameters
+        ----------
+        d : dict | None
+            Recipe field → value; missing fields keep their defaults (``None``: every default).
+
+        Returns
+        -------
+        EEGRecipe
+
+        Raises
+        ------
+        ConfigError
+            Unknown keys (naming the allowed ones) or values out of range.
+        """
         d = dict(d or {})
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(d) - known)
@@ -326,6 +342,15 @@ class SurfaceRecipe:
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> "SurfaceRecipe":
         """The recipe of a card's ``preprocessing`` block (without its ``spheres``, which are not part of it).
+
+        Parameters
+        ----------
+        d : dict | None
+            Recipe field → value; missing fields keep their defaults.
+
+        Returns
+        -------
+        SurfaceRecipe
 
         Raises
         ------

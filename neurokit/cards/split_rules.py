@@ -139,10 +139,35 @@ def resolve_split_rule(entries: Sequence[Any], rule: dict, where: str = "card") 
     when every subject falls in one split, else as recording lists (``"run"``: the entries' ``run`` ids, which
     must then be unique), with a warning naming the subjects in two splits.
 
+    Parameters
+    ----------
+    entries : sequence of FileEntry
+        Every recording the card's layout lists.
+    rule : dict
+        The task's ``split_rule`` (see :func:`assign_splits`).
+    where : str
+        The card, for messages.
+
+    Returns
+    -------
+    unit : str
+        ``"subject"`` or ``"run"``: what the lists hold (the card's ``split_unit``).
+    splits : dict of str to list of str
+        ``{"train": ids, "val": ids, "test": ids}``, each sorted.
+
     Raises
     ------
     CardError
-        Recordings shared between splits whose ``run`` ids are not unique (the split cannot be stored).
+        A bad rule (:func:`assign_splits`); recordings shared between splits whose ``run`` ids are not unique (the
+        split cannot be stored).
+
+    Examples
+    --------
+    >>> from neurokit.io.entry import FileEntry
+    >>> es = [FileEntry(path=Path(f"train/{s}_t0.edf"), subject=s, run=f"{s}_t0") for s in "abcde"]
+    >>> unit, splits = resolve_split_rule(es, {"rule": "sorted_subjects"})
+    >>> unit, splits["val"]
+    ('subject', ['e'])
     """
     splits = assign_splits(entries, rule, where)
     of_subject: dict[str, set[str]] = {}

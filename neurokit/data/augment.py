@@ -31,7 +31,25 @@ def _flat(x: torch.Tensor) -> torch.Tensor:
 def time_shift(x: torch.Tensor, shifts: torch.Tensor) -> torch.Tensor:
     """Delay each sample's signal by ``shifts[b]`` samples (negative: advance), zero-filled at the edge.
 
-    ``x`` ``(B, C, N, P)``; ``shifts`` int ``(B,)``. Returns a new tensor of the same shape.
+    The ``N`` patches of a channel are shifted as one ``N·P``-sample signal.
+
+    Parameters
+    ----------
+    x : torch.Tensor, shape (B, C, N, P)
+        A batch of EEG patch tensors (100 µV units): ``C`` channels of ``N`` patches of ``P`` samples.
+    shifts : torch.Tensor of int, shape (B,)
+        Shift of each sample, in samples.
+
+    Returns
+    -------
+    torch.Tensor, shape (B, C, N, P)
+        A new tensor, dtype and device of ``x``.
+
+    Examples
+    --------
+    >>> x = torch.arange(1.0, 5.0).reshape(1, 1, 2, 2)
+    >>> time_shift(x, torch.tensor([1])).flatten().tolist()
+    [0.0, 1.0, 2.0, 3.0]
     """
     y = _flat(x)
     T = y.shape[-1]
@@ -43,18 +61,75 @@ def time_shift(x: torch.Tensor, shifts: torch.Tensor) -> torch.Tensor:
 
 
 def amplitude_scale(x: torch.Tensor, factors: torch.Tensor) -> torch.Tensor:
-    """Multiply each sample by ``factors[b]`` (float ``(B,)``)."""
+    """Multiply each sample by ``factors[b]`` (float ``(B,)``).
+
+    Parameters
+    ----------
+    x : torch.Tensor, shape (B, C, N, P)
+        A batch of EEG patch tensors (100 µV units): ``C`` channels of ``N`` patches of ``P`` samples.
+    factors : torch.Tensor, shape (B,)
+        The factor of each sample.
+
+    Returns
+    -------
+    torch.Tensor, shape (B, C, N, P)
+        A new tensor, dtype and device of ``x``.
+
+    Examples
+    --------
+    >>> amplitude_scale(torch.ones(2, 1, 1, 2), torch.tensor([2.0, 0.5])).flatten().tolist()
+    [2.0, 2.0, 0.5, 0.5]
+    """
     return x * factors.to(x.device, x.dtype)[:, None, None, None]
 
 
 def gaussian_noise(x: torch.Tensor, std: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-    """Add white Gaussian noise of standard deviation ``std[b]`` (in the data's units) to each sample."""
+    """Add white Gaussian noise of standard deviation ``std[b]`` (in the data's units) to each sample.
+
+    Parameters
+    ----------
+    x : torch.Tensor, shape (B, C, N, P)
+        A batch of EEG patch tensors (100 µV units): ``C`` channels of ``N`` patches of ``P`` samples.
+    std : torch.Tensor, shape (B,)
+        The noise's standard deviation for each sample, in the units of ``x``.
+    generator : torch.Generator | None
+        A CPU generator the noise is drawn from; ``None``: PyTorch's global one.
+
+    Returns
+    -------
+    torch.Tensor, shape (B, C, N, P)
+        A new tensor, dtype and device of ``x``.
+
+    Examples
+    --------
+    >>> y = gaussian_noise(torch.zeros(2, 1, 1, 4), torch.tensor([0.0, 1.0]), torch.Generator().manual_seed(0))
+    >>> bool((y[0] == 0).all()), bool((y[1] != 0).any())
+    (True, True)
+    """
     noise = torch.randn(x.shape, generator=generator, dtype=torch.float32).to(x.device, x.dtype)
     return x + noise * std.to(x.device, x.dtype)[:, None, None, None]
 
 
 def channel_dropout(x: torch.Tensor, drop: torch.Tensor) -> torch.Tensor:
-    """Zero the channels where ``drop`` (bool ``(B, C)``) is true."""
+    """Zero the channels where ``drop`` (bool ``(B, C)``) is true.
+
+    Parameters
+    ----------
+    x : torch.Tensor, shape (B, C, N, P)
+        A batch of EEG patch tensors (100 µV units): ``C`` channels of ``N`` patches of ``P`` samples.
+    drop : torch.Tensor of bool, shape (B, C)
+        ``True`` for each channel to zero.
+
+    Returns
+    -------
+    torch.Tensor, shape (B, C, N, P)
+        A new tensor, dtype and device of ``x``.
+
+    Examples
+    --------
+    >>> channel_dropout(torch.ones(1, 2, 1, 1), torch.tensor([[True, False]])).flatten().tolist()
+    [0.0, 1.0]
+    """
     return x * (~drop.to(x.device))[:, :, None, None].to(x.dtype)
 
 
@@ -63,7 +138,28 @@ def frequency_shift(x: torch.Tensor, delta_hz: torch.Tensor, sfreq: float) -> to
 
     The analytic signal (FFT with the negative frequencies zeroed and the positive ones doubled) is
     multiplied by ``exp(2πi Δf t)`` and its real part kept; a 10 Hz sine becomes a 12 Hz sine for
-    ``Δf = 2``. ``sfreq``: sampling rate in Hz (200 for CBraMod patches).
+    ``Δf = 2``.
+
+    Parameters
+    ----------
+    x : torch.Tensor, shape (B, C, N, P)
+        A batch of EEG patch tensors (100 µV units): ``C`` channels of ``N`` patches of ``P`` samples.
+    delta_hz : torch.Tensor, shape (B,)
+        The shift of each sample, Hz (negative: down).
+    sfreq : float
+        Sampling rate, Hz (200 for CBraMod patches).
+
+    Returns
+    -------
+    torch.Tensor, shape (B, C, N, P)
+        A new tensor, dtype and device of ``x``.
+
+    Examples
+    --------
+    >>> t = torch.arange(400) / 200.0
+    >>> y = frequency_shift(torch.sin(2 * torch.pi * 10 * t).reshape(1, 1, 2, 200), torch.tensor([2.0]), 200.0)
+    >>> int(torch.fft.rfft(y.flatten()).abs().argmax()) / 2  # the peak, Hz (0.5-Hz bins)
+    12.0
     """
     y = _flat(x).float()
     T = y.shape[-1]
@@ -82,7 +178,28 @@ def frequency_shift(x: torch.Tensor, delta_hz: torch.Tensor, sfreq: float) -> to
 
 
 def mixup(x: torch.Tensor, lam: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
-    """``lam[b]·x[b] + (1 − lam[b])·x[perm[b]]``; the loss mixes the labels with the same weights."""
+    """``lam[b]·x[b] + (1 − lam[b])·x[perm[b]]``; the loss mixes the labels with the same weights.
+
+    Parameters
+    ----------
+    x : torch.Tensor, shape (B, C, N, P)
+        A batch of EEG patch tensors (100 µV units): ``C`` channels of ``N`` patches of ``P`` samples.
+    lam : torch.Tensor, shape (B,)
+        The weight of each sample's own signal, in [0, 1].
+    perm : torch.Tensor of int, shape (B,)
+        The sample each is mixed with.
+
+    Returns
+    -------
+    torch.Tensor, shape (B, C, N, P)
+        A new tensor, dtype and device of ``x``.
+
+    Examples
+    --------
+    >>> x = torch.tensor([0.0, 4.0]).reshape(2, 1, 1, 1)
+    >>> mixup(x, torch.tensor([0.75, 1.0]), torch.tensor([1, 0])).flatten().tolist()
+    [1.0, 4.0]
+    """
     lam = lam.to(x.device, x.dtype)[:, None, None, None]
     return lam * x + (1 - lam) * x[perm.to(x.device)]
 
@@ -141,7 +258,28 @@ class AugmentConfig:
 
     @classmethod
     def parse(cls, spec: str | dict | None) -> "AugmentConfig":
-        """``"time_shift=0.1,noise=5,mixup=0.2"`` (or a dict) → config. Names: see the attributes."""
+        """``"time_shift=0.1,noise=5,mixup=0.2"`` (or a dict) → config. Names: see the attributes.
+
+        Parameters
+        ----------
+        spec : str | dict | AugmentConfig | None
+            ``name=value`` pairs separated by commas (``-`` in names read as ``_``), a dict, or a config (returned
+            as is); empty or ``None``: every transform off.
+
+        Returns
+        -------
+        AugmentConfig
+
+        Raises
+        ------
+        ConfigError
+            An unknown name, a name without a value, or a value out of range.
+
+        Examples
+        --------
+        >>> AugmentConfig.parse("time_shift=0.1,noise=5").noise
+        5.0
+        """
         if isinstance(spec, AugmentConfig):
             return spec
         if not spec:

@@ -24,6 +24,16 @@ def corpus_ids(ds) -> np.ndarray:
     the same recordings is: :func:`~neurokit.store.shards.store_corpus`); for a pooled store
     ``"<path>#<origin store stem>"``.
 
+    Parameters
+    ----------
+    ds : PatchDataset
+        The samples (:class:`~neurokit.data.dataset.PatchDataset`, or a dataset with its ``index`` and ``stores``).
+
+    Returns
+    -------
+    numpy.ndarray of str, shape (n,)
+        The corpus of each sample, in sample order.
+
     Examples
     --------
     >>> corpus_ids(PatchDataset("pool.h5"))[:2]  # doctest: +SKIP
@@ -49,6 +59,20 @@ def corpus_scales(ds, max_windows: int = 4096, seed: int = 0) -> dict[str, float
     """RMS of every value of each corpus's samples in ``ds`` (the training windows): corpus → RMS, in the
     store's unit (100 µV for EEG). At most ``max_windows`` windows of a corpus are read (drawn at random, seeded),
     so the cost is bounded whatever the corpus's size (a shard set is one corpus: :func:`corpus_ids`).
+
+    Parameters
+    ----------
+    ds : PatchDataset
+        The samples (:class:`~neurokit.data.dataset.PatchDataset`, or a dataset with its ``index`` and ``stores``).
+    max_windows : int
+        The most windows read per corpus.
+    seed : int
+        Seed of the draw of windows (a corpus with more than ``max_windows``).
+
+    Returns
+    -------
+    dict of str to float
+        Corpus (:func:`corpus_ids`) → RMS, in the store's unit.
 
     Raises
     ------
@@ -133,6 +157,18 @@ def heldout_scales(train, heldout=None, *, own: bool = False) -> dict[str, float
 class ScaledDataset(torch.utils.data.Dataset):
     """``ds`` with each sample's ``x`` divided by its corpus's scale (``scales``: corpus → divisor, as
     :func:`corpus_scales` gives).
+
+    Parameters
+    ----------
+    ds : PatchDataset
+        The samples (:class:`~neurokit.data.dataset.PatchDataset`, or a dataset with its ``index`` and ``stores``).
+    scales : dict of str to float
+        Corpus → divisor (:func:`corpus_scales`, :func:`heldout_scales`), in the store's unit.
+
+    Raises
+    ------
+    ConfigError
+        A corpus of ``ds`` without a scale.
 
     Examples
     --------

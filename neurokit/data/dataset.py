@@ -152,6 +152,17 @@ class PatchDataset(torch.utils.data.Dataset):
         return sorted({str(s) for st in self.stores for s in st.meta["subject"]})
 
     def meta(self, column: str) -> np.ndarray:
+        """A per-sample meta column (``subject``, ``session``, ``run``, ``onset``…) of the samples kept, in order.
+
+        Parameters
+        ----------
+        column : str
+            A column of the stores' ``meta`` group.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n,)
+        """
         return self._gather([st.meta[column] for st in self.stores])
 
     def __len__(self) -> int:
@@ -338,6 +349,11 @@ def release_worker_buffers() -> int:
     -------
     int
         The workers whose buffers were released.
+
+    Examples
+    --------
+    >>> release_worker_buffers()
+    0
     """
     with _PEERS_LOCK:
         n = len(_PEERS)
@@ -429,8 +445,21 @@ def collate_patches(batch: Any) -> Any:
     """``collate_fn`` of a DataLoader over patch datasets: a :class:`PatchBatch` becomes ``[x, y]`` as it was read
     (no stacking copy); anything else (items read one by one) goes to ``torch.utils.data.default_collate``.
 
+    Parameters
+    ----------
+    batch : PatchBatch or list of (x, y)
+        What the DataLoader read for one batch: a :class:`PatchBatch` from a dataset's ``__getitems__``, or the
+        items one by one.
+
+    Returns
+    -------
+    list of [x, y]
+        ``x`` of shape ``(B, *sample shape)`` (float32) and ``y`` of shape ``(B,)``.
+
     Examples
     --------
+    >>> collate_patches([(torch.zeros(2), torch.tensor(0)), (torch.ones(2), torch.tensor(1))])[0].shape
+    torch.Size([2, 2])
     >>> dl = torch.utils.data.DataLoader(ds, batch_size=16, collate_fn=collate_patches)  # doctest: +SKIP
     >>> x, y = next(iter(dl))  # doctest: +SKIP
     """
@@ -444,14 +473,35 @@ def collate_patches(batch: Any) -> Any:
 def open_labelled(store) -> tuple[PatchDataset, list[str], int, str]:
     """The labelled samples of ``store`` (path(s)) with class names, class count and task kind.
 
+    Parameters
+    ----------
+    store : str | pathlib.Path | sequence of str or pathlib.Path
+        A labelled patch store (``.h5`` file or shard-set folder) written by ``neuro prepare``, or several stores
+        of one task read as one.
+
     Returns
     -------
-    ``(dataset, label_names, n_classes, kind)``, ``kind`` one of ``"binary"``, ``"multiclass"``, ``"regression"``.
+    dataset : PatchDataset
+        Every labelled sample (``labelled=True``).
+    label_names : list of str
+        The class names the store records (empty for a regression).
+    n_classes : int
+        The number of classes (from the names, else from the largest label).
+    kind : {"binary", "multiclass", "regression"}
+        The task's kind (:func:`~neurokit.data.splits.task_kind`).
 
     Raises
     ------
     ConfigError
         The store holds no labelled sample.
+    FileNotFoundError
+        No store at a path given.
+
+    Examples
+    --------
+    >>> ds, names, n_classes, kind = open_labelled("lr.h5")  # doctest: +SKIP
+    >>> names, kind  # doctest: +SKIP
+    (['left_fist', 'right_fist'], 'binary')
     """
     stores = list(store) if isinstance(store, (list, tuple)) else [store]
     ds_all = PatchDataset(stores, labelled=True)

@@ -25,10 +25,27 @@ DATA_KEYS = ("stimuli", "segments")
 
 @dataclass
 class Pairs:
-    """fMRI samples matched to stimulus windows.
+    """fMRI samples matched to stimulus windows (made by :func:`pair_samples`); every array has one entry per pair.
 
-    ``sample``: index into the fMRI dataset; ``stim``: which stimulus store; ``window``: window index in it;
-    ``subject``/``run``/``hemi``: per pair (str arrays); ``onset``: fMRI tubelet onset (s).
+    Attributes
+    ----------
+    sample : numpy.ndarray of int
+        Index of the fMRI sample in its dataset.
+    stim : numpy.ndarray of int
+        Which stimulus store (position in the list given).
+    window : numpy.ndarray of int
+        Window index in that store.
+    subject, run, hemi : numpy.ndarray of str
+        The fMRI sample's subject, run and hemisphere.
+    onset : numpy.ndarray of float
+        The fMRI tubelet's onset, s.
+
+    Examples
+    --------
+    >>> a = np.arange(3)
+    >>> p = Pairs(a, a * 0, a, a.astype(str), a.astype(str), np.array(["L"] * 3), a * 1.5)
+    >>> len(p), p.select(a > 0).onset.tolist()
+    (3, [1.5, 3.0])
     """
 
     sample: np.ndarray
@@ -43,10 +60,42 @@ class Pairs:
         return len(self.sample)
 
     def select(self, keep: np.ndarray) -> "Pairs":
+        """The pairs where ``keep`` (a bool mask or indices) selects them.
+
+        Parameters
+        ----------
+        keep : numpy.ndarray
+            A bool mask of ``len(self)`` or pair indices.
+
+        Returns
+        -------
+        Pairs
+        """
         return Pairs(**{k: getattr(self, k)[keep] for k in self.__dataclass_fields__})
 
 
 def open_stimuli(stimuli) -> list:
+    """Open the stimulus stores of a CLIP run, one per fMRI run, checking that they fit together.
+
+    Parameters
+    ----------
+    stimuli : str | pathlib.Path | StimulusStore | sequence of them
+        Stimulus stores written by ``neuro embed-stimuli`` (paths or opened
+        :class:`~neurokit.stimuli.store.StimulusStore` objects).
+
+    Returns
+    -------
+    list of StimulusStore
+
+    Raises
+    ------
+    ConfigError
+        No store given; two stores of the same run; stores with different embedding sizes.
+
+    Examples
+    --------
+    >>> stores = open_stimuli(["stim_run1.h5", "stim_run2.h5"])  # doctest: +SKIP
+    """
     from neurokit.stimuli.store import StimulusStore
 
     if stimuli is None or (isinstance(stimuli, (list, tuple)) and not stimuli):
@@ -68,7 +117,34 @@ def open_stimuli(stimuli) -> list:
 def in_segment(onsets: np.ndarray, clips, window_s: float, segments: str) -> np.ndarray:
     """Windows entirely inside the first or second half of a clip (``segments``), or all (``"all"``).
 
-    The unseen-segments split of the paper: train on the first half of each clip, test on the second."""
+    The unseen-segments split of the paper: train on the first half of each clip, test on the second.
+
+    Parameters
+    ----------
+    onsets : numpy.ndarray, shape (n,)
+        Window onsets, s.
+    clips : list of (float, float) | None
+        Each clip's start and end, s; ``None`` or empty: one clip from the first onset to the last window's end.
+    window_s : float
+        Window length, s.
+    segments : {"all", "first_half", "second_half"}
+        Which part of each clip to keep.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (n,)
+        Whether each window lies wholly inside the chosen half of a clip.
+
+    Raises
+    ------
+    ConfigError
+        An unknown ``segments``.
+
+    Examples
+    --------
+    >>> in_segment(np.array([0.0, 4.0, 6.0]), [(0.0, 10.0)], 2.0, "first_half").tolist()
+    [True, False, False]
+    """
     if segments not in SEGMENTS:
         raise ConfigError(f"segments={segments!r}; allowed: {', '.join(SEGMENTS)} (CLI: --segments)")
     onsets = np.asarray(onsets, dtype=float)
@@ -89,11 +165,33 @@ def pair_samples(ds, stimuli: Sequence, lag_s: float, *, segments: str = "all", 
     Samples whose window would start before the movie are dropped; so are rest windows (unless
     ``keep_rest``) and windows outside ``segments``.
 
+    Parameters
+    ----------
+    ds : PatchDataset
+        The fMRI samples (with ``run``, ``onset``, ``subject`` and ``hemi`` meta columns, and a TR).
+    stimuli : sequence of StimulusStore
+        One store per fMRI run (:func:`open_stimuli`).
+    lag_s : float
+        The haemodynamic lag, s: a sample at onset ``t`` pairs with the window starting at ``t - lag_s``.
+    segments : {"all", "first_half", "second_half"}
+        Keep only windows in that half of each clip (:func:`in_segment`).
+    keep_rest : bool
+        Keep the windows the stimulus store marks as rest.
+
+    Returns
+    -------
+    Pairs
+        One entry per kept fMRI sample.
+
     Raises
     ------
     DataFileError
         The fMRI store states no TR (onsets in frames); an fMRI run without a stimulus store of that run;
         a stimulus shorter than the fMRI run; window onsets (hop) that do not line up with the fMRI onsets.
+
+    Examples
+    --------
+    >>> pairs = pair_samples(ds, open_stimuli("stim_run1.h5"), lag_s=6.0)  # doctest: +SKIP
     """
     info = ds.info
     src = ", ".join(str(s.path) for s in ds.stores)
@@ -158,7 +256,23 @@ def pair_samples(ds, stimuli: Sequence, lag_s: float, *, segments: str = "all", 
 
 class PairedDataset(torch.utils.data.Dataset):
     """Items ``(x, (video, audio))``: the fMRI tubelet ``(T, N, V)`` float32 and its window's frozen
-    embeddings ``(D_video,)``, ``(D_audio,)`` float32."""
+    embeddings ``(D_video,)``, ``(D_audio,)`` float32.
+
+    Parameters
+    ----------
+    ds : PatchDataset
+        The fMRI samples.
+    stimuli : sequence of StimulusStore
+        The stimulus stores ``pairs`` index (:func:`open_stimuli`).
+    pairs : Pairs
+        Which window goes with which sample (:func:`pair_samples`).
+
+    Examples
+    --------
+    >>> stim = open_stimuli("stim_run1.h5")  # doctest: +SKIP
+    >>> paired = PairedDataset(ds, stim, pair_samples(ds, stim, 6.0))  # doctest: +SKIP
+    >>> x, (video, audio) = paired[0]  # doctest: +SKIP
+    """
 
     def __init__(self, ds, stimuli: Sequence, pairs: Pairs) -> None:
         self.ds, self.pairs = ds, pairs

@@ -35,9 +35,15 @@ def used_sources(ds) -> list[dict]:
     the samples', deduplicated by content. Entries recorded without a subject (stores written before subjects
     were recorded) are all kept: which samples they gave cannot be told, so they count as used.
 
+    Parameters
+    ----------
+    ds : PatchDataset
+        The samples (a :class:`~neurokit.data.dataset.PatchDataset`, or a subset of one).
+
     Returns
     -------
-    list of dict ``{"path", "sha256"[, "member", "subject", "session", "run"]}``, in store order.
+    list of dict
+        ``{"path", "sha256"[, "member", "subject", "session", "run"]}`` per recording, in store order.
 
     Examples
     --------
@@ -192,7 +198,20 @@ def check_split_recordings(
 
 
 def warn_overlap(overlap: list[dict] | None, where: str) -> None:
-    """Log a warning naming the test recordings that were in the pretraining data (nothing when none)."""
+    """Log a warning naming the test recordings that were in the pretraining data (nothing when none).
+
+    Parameters
+    ----------
+    overlap : list of dict | None
+        The result of :func:`pretraining_overlap` (``None`` or empty: nothing is logged).
+    where : str
+        The run or checkpoint, for the message.
+
+    Examples
+    --------
+    >>> warn_overlap([], "runs/ft")
+    >>> warn_overlap([{"path": "/data/S1.edf", "sha256": "ab"}], "runs/ft")  # logs a warning naming S1.edf
+    """
     if overlap:
         names = ", ".join(Path(o["path"]).name + (f"[{o['member']}]" if o.get("member") else "") for o in overlap[:10])
         more = f" and {len(overlap) - 10} more" if len(overlap) > 10 else ""
@@ -210,13 +229,20 @@ def kept_summary(stores: Iterable) -> dict[str, Any]:
     """How many windows the preparation of ``stores`` (:class:`~neurokit.store.patch_store.PatchStore`\\ s) kept and why
     it dropped the others, from what the stores record.
 
+    Parameters
+    ----------
+    stores : iterable of PatchStore
+        Opened stores (a shard set's shards: the set's index adds the recordings whose windows were all rejected).
+
     Returns
     -------
-    dict with ``kept`` (windows in the stores), ``rejected`` (dropped by amplitude), ``kept_fraction``
-    (``kept / (kept + rejected)``, ``None`` when nothing was cut), ``reject_uv`` (the recipe's threshold in µV,
-    ``None`` when off), ``reasons`` ({reason phrase: count}), ``recordings_dropped`` (recordings shorter than the
-    recipe's ``min_duration_s``) and ``files_with_rejections``. A pooled store reports what its source stores
-    recorded (its ``pooled_from`` attribute).
+    dict
+        ``kept`` (windows in the stores), ``rejected`` (dropped by amplitude), ``kept_fraction``
+        (``kept / (kept + rejected)``, ``None`` when nothing was cut), ``reject_uv`` (the recipe's threshold in
+        µV, ``None`` when off; a list when the stores differ), ``reasons`` ({reason phrase: count}),
+        ``recordings_dropped`` (recordings shorter than the recipe's ``min_duration_s``) and
+        ``files_with_rejections``. A pooled store reports what its source stores recorded (its ``pooled_from``
+        attribute).
 
     Examples
     --------
@@ -265,7 +291,23 @@ def kept_summary(stores: Iterable) -> dict[str, Any]:
 
 
 def kept_line(summary: dict) -> str:
-    """One line for the CLI: ``"kept 42 of 855 windows (4.9 %); dropped 813: a sample's |amplitude| above …"``."""
+    """One line for the CLI: ``"kept 42 of 855 windows (4.9 %); dropped 813: a sample's |amplitude| above …"``.
+
+    Parameters
+    ----------
+    summary : dict
+        The result of :func:`kept_summary`.
+
+    Returns
+    -------
+    str
+        The line (``"no window was cut"`` when the stores hold nothing and rejected nothing).
+
+    Examples
+    --------
+    >>> kept_line({"kept": 90, "rejected": 10, "reasons": {"above 100 µV": 10}, "files_with_rejections": 2})
+    'kept 90 of 100 windows (90.0 %); dropped 10 (above 100 µV) in 2 recording(s)'
+    """
     k, r = summary["kept"], summary["rejected"]
     if not k + r:
         return "no window was cut"
@@ -294,6 +336,16 @@ def unlabelled_line(ds) -> str | None:
     """One line for the CLI when a store of a labelled task (its card's task has classes) holds no labelled
     window, or only some: ``None`` when every window is labelled, or when the task labels none (no classes).
 
+    Parameters
+    ----------
+    ds : PatchDataset
+        The samples (a :class:`~neurokit.data.dataset.PatchDataset`, or a subset of one).
+
+    Returns
+    -------
+    str | None
+        The line, or ``None``.
+
     Examples
     --------
     >>> unlabelled_line(PatchDataset("mi.h5"))  # doctest: +SKIP
@@ -317,6 +369,17 @@ def unlabelled_line(ds) -> str | None:
 def split_line(ds) -> str | None:
     """The samples per split of a store's card task in one line, beside the counts the dataset's release published
     (the task's ``counts``, per dataset version), or ``None`` when the card gives no splits.
+
+    Parameters
+    ----------
+    ds : PatchDataset
+        The samples (a :class:`~neurokit.data.dataset.PatchDataset`, or a subset of one).
+
+    Returns
+    -------
+    str | None
+        ``"train n · val n · test n"``, with the published counts and a note on empty splits; ``None`` when the
+        store's card gives no splits (or cannot be read).
 
     Examples
     --------

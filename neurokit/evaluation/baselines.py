@@ -68,6 +68,20 @@ def applicable(n_channels: int, kind: str, modality: str = "eeg") -> list[str]:
     channels and classes; band power fits every EEG store; a non-EEG store gets ``patchmean_lr``; a regression
     is also judged against predicting the training mean (``train_mean``).
 
+    Parameters
+    ----------
+    n_channels : int
+        Channels of the store's samples.
+    kind : {"binary", "multiclass", "regression"}
+        The task's kind.
+    modality : str
+        The store's modality (``"eeg"``, ``"surface"``).
+
+    Returns
+    -------
+    list of str
+        Baseline names (:data:`METHODS`, plus ``"train_mean"`` for a regression), in the order they are run.
+
     Examples
     --------
     >>> applicable(1, "binary"), applicable(64, "binary"), applicable(320, "binary", "surface")
@@ -86,6 +100,20 @@ def bandpass(x: np.ndarray, sfreq: float, band: tuple[float, float] = MI_BAND) -
     """Band-pass series ``(n, C, T)`` (float64, any unit) as MOABB's paradigms do:
     ``mne.filter.filter_data(x, sfreq, *band, method="iir")``, a 4th-order Butterworth filter applied forward
     and backward (zero phase; the magnitude response is squared, −6 dB at the edges).
+
+    Parameters
+    ----------
+    x : numpy.ndarray, shape (n, C, T)
+        Series (any unit; filtered along the last axis).
+    sfreq : float
+        Sampling rate of ``x``, Hz.
+    band : tuple of (float, float)
+        Low and high edges, Hz (default :data:`MI_BAND`, 8–32 Hz).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, C, T)
+        The filtered series, float64, same unit.
 
     Raises
     ------
@@ -118,6 +146,16 @@ def _check_band(band: tuple[float, float], sfreq: float) -> tuple[float, float]:
 def patch_means(x: np.ndarray) -> np.ndarray:
     """Features ``(n, C·N)``: the mean of each patch of samples ``(n, C, N, P)`` (surface: each tubelet's vertices).
 
+    Parameters
+    ----------
+    x : numpy.ndarray, shape (n, C, N, P)
+        Samples as stored: ``C`` channels (or tubelets) of ``N`` patches of ``P`` values.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, C * N)
+        Each patch's mean, float64, in the unit of ``x``.
+
     Examples
     --------
     >>> import numpy as np
@@ -134,7 +172,27 @@ def _series(x: np.ndarray) -> np.ndarray:
 
 
 def bandpower_features(x: np.ndarray, sfreq: float) -> np.ndarray:
-    """Log band power ``(n, C · len(BANDS))`` of series ``(n, C, T)`` (Welch, 1-s Hann segments)."""
+    """Log band power ``(n, C · len(BANDS))`` of series ``(n, C, T)`` (Welch, 1-s Hann segments).
+
+    Parameters
+    ----------
+    x : numpy.ndarray, shape (n, C, T)
+        Series, µV (any unit: the features shift by a constant).
+    sfreq : float
+        Sampling rate, Hz.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, C * B)
+        ``log(mean power + 1e-12)`` in each of the ``B`` bands of :data:`BANDS` that lies below the Nyquist
+        frequency, band-major (all channels of band 1, then band 2…).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bandpower_features(np.random.default_rng(0).normal(size=(3, 2, 400)), 200.0).shape
+    (3, 10)
+    """
     from scipy.signal import welch
 
     f, p = welch(x, fs=sfreq, nperseg=min(x.shape[-1], int(sfreq)), axis=-1)
@@ -231,7 +289,26 @@ def _scores(est, x: np.ndarray, kind: str) -> np.ndarray:
 
 
 def chance_metrics(kind: str, n_classes: int) -> dict[str, float]:
-    """What a classifier that ignores the input scores in expectation."""
+    """What a classifier that ignores the input scores in expectation.
+
+    Parameters
+    ----------
+    kind : {"binary", "multiclass", "regression"}
+        The task's kind.
+    n_classes : int
+        Number of classes (unused for a regression).
+
+    Returns
+    -------
+    dict of str to float
+        Chance ``balanced_accuracy`` and ``cohen_kappa`` (and ``auroc`` for a binary task); ``{"r2": 0.0}`` for a
+        regression.
+
+    Examples
+    --------
+    >>> chance_metrics("binary", 2)
+    {'balanced_accuracy': 0.5, 'cohen_kappa': 0.0, 'auroc': 0.5}
+    """
     if kind == "regression":
         return {"r2": 0.0}
     out = {"balanced_accuracy": 1.0 / n_classes, "cohen_kappa": 0.0}
@@ -253,25 +330,43 @@ def run_baselines(
 
     Parameters
     ----------
-    parts : dict split name → :class:`~neurokit.data.dataset.PatchDataset`
-    kind : ``"binary"``, ``"multiclass"`` or ``"regression"``
+    parts : dict of str to PatchDataset
+        Split name → labelled samples (:class:`~neurokit.data.dataset.PatchDataset`); ``"train"`` is required,
+        ``"val"`` and ``"test"`` are scored when present.
+    kind : {"binary", "multiclass", "regression"}
+        The task's kind.
     sfreq : float
-        Rate of the stored series (200 Hz for CBraMod stores).
-    methods : names from :data:`METHODS`; default (``None``) :func:`applicable` to the channel count and modality;
-        an empty sequence fits none (``neuro baseline --method eegnet`` alone:
-        :func:`neurokit.pipelines.compare.baseline_with_eegnet` trains EEGNet beside them).
-    band : (float, float) or None
-        Band-pass of the spatial methods (default :data:`MI_BAND`, 8–32 Hz); ``None`` keeps the store's band.
+        Rate of the stored series, Hz (200 Hz for CBraMod stores).
+    methods : sequence of str | None
+        Names from :data:`METHODS`; ``None``: :func:`applicable` to the channel count and modality; an empty
+        sequence fits none (EEGNet alone: :func:`neurokit.pipelines.compare.baseline_with_eegnet` trains it
+        beside them).
+    seed : int
+        Seed of the logistic regressions.
+    band : tuple of (float, float) | None
+        Band-pass of the spatial methods, Hz (default :data:`MI_BAND`, 8–32 Hz); ``None`` keeps the store's band.
 
-    Returns ``{method: {"val": metrics, "test": metrics, "seconds": s}}`` (metrics as in
-    :func:`neurokit.evaluation.metrics.score`); a baseline that cannot be fitted (e.g. one class in
-    the training split) reports ``{"error": message}`` instead. A store that is not EEG (surface fMRI) gets
-    ``patchmean_lr`` only: band power, CSP and covariances are EEG methods.
+    Returns
+    -------
+    dict of str to dict
+        ``{method: {"val": metrics, "test": metrics, "seconds": s}}`` (metrics as in
+        :func:`neurokit.evaluation.metrics.score`); a baseline that cannot be fitted (e.g. one class in the
+        training split) reports ``{"error": message}`` instead. A store that is not EEG (surface fMRI) gets
+        ``patchmean_lr`` only: band power, CSP and covariances are EEG methods.
 
     Raises
     ------
     ConfigError
-        An unknown method, a multichannel method on one channel, an EEG method asked for a non-EEG store.
+        An unknown method, a multichannel method on one channel, an EEG method asked for a non-EEG store, an
+        empty split.
+
+    Examples
+    --------
+    >>> from neurokit.data.dataset import PatchDataset
+    >>> parts = {k: PatchDataset(["lr.h5"], labelled=True, subjects=s)
+    ...          for k, s in {"train": ["S001"], "test": ["S002"]}.items()}  # doctest: +SKIP
+    >>> run_baselines(parts, "binary", sfreq=200.0)["csp_lda"]["test"]["balanced_accuracy"]  # doctest: +SKIP
+    0.71
     """
     import time
 
@@ -346,8 +441,36 @@ def baseline(
     band: tuple[float, float] | None = MI_BAND,
 ) -> dict[str, Any]:
     """``neuro baseline STORE``: classical baselines on a labelled store, split as fine-tuning splits it
-    (card subjects, or ``splits``). Returns ``{"task", "card", "kind", "chance", "splits", "band",
-    "baselines"}``; ``band`` (Hz) is the spatial methods' band-pass (:data:`MI_BAND`; ``None``: the store's).
+    (card subjects, or ``splits``).
+
+    Parameters
+    ----------
+    store : str | pathlib.Path | sequence of str or pathlib.Path
+        A labelled patch store (``.h5`` file or shard-set folder) written by ``neuro prepare``, or several stores
+        of one task read as one.
+    methods : sequence of str | None
+        Names from :data:`METHODS`; ``None``: those :func:`applicable` to the store.
+    splits : dict of str to list of str | None
+        Split name → subject ids (``{"train": [...], "val": [...], "test": [...]}``); ``None``: the splits the
+        store's card records.
+    seed : int
+        Seed of the logistic regressions.
+    band : tuple of (float, float) | None
+        The spatial methods' band-pass, Hz (:data:`MI_BAND`); ``None``: the store's band.
+
+    Returns
+    -------
+    dict
+        ``{"task", "card", "kind", "band", "label_names", "chance", "split_by", "n_samples", "baselines"}``:
+        ``chance`` from :func:`chance_metrics`, ``baselines`` from :func:`run_baselines`, ``n_samples`` per split.
+
+    Raises
+    ------
+    ConfigError
+        A store without labelled samples, an empty split, a training split with one class, or a refused method
+        (:func:`run_baselines`).
+    FileNotFoundError
+        No store at ``store``.
 
     Examples
     --------

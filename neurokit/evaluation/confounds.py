@@ -133,6 +133,16 @@ def proxy_signals(ch_names: Sequence[str]) -> list[tuple[str, list[tuple[int, fl
     :data:`~neurokit.preprocessing.eeg.eog.FRONTAL_PROXIES`, then ``F8 − F7`` and ``(Fp1 + Fp2)/2`` where both
     channels exist. Empty when none is present.
 
+    Parameters
+    ----------
+    ch_names : sequence of str
+        The store's channel names, in stored order.
+
+    Returns
+    -------
+    list of (str, list of (int, float))
+        Each proxy's name and the channel indices and weights whose sum is its signal.
+
     Examples
     --------
     >>> [n for n, _ in proxy_signals(["Fp1", "Fp2", "F7", "F8", "Cz"])]
@@ -181,6 +191,18 @@ def proxy_features(x: np.ndarray, proxies) -> tuple[np.ndarray, list[str]]:
 
 def oriented_auroc(y: np.ndarray, score: np.ndarray) -> float:
     """AUROC of one feature, oriented (``max(a, 1 − a)``); multi-class: macro over one-vs-rest classes.
+
+    Parameters
+    ----------
+    y : numpy.ndarray, shape (n,)
+        Class per window (two or more classes).
+    score : numpy.ndarray, shape (n,)
+        The feature's value per window.
+
+    Returns
+    -------
+    float
+        The AUROC, in [0.5, 1]: how well the feature alone separates the classes in either direction.
 
     Examples
     --------

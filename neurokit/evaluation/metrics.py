@@ -25,8 +25,23 @@ def classification_metrics(y_true: np.ndarray, scores: np.ndarray) -> dict[str, 
 
     Parameters
     ----------
-    y_true : int array ``(n,)``
-    scores : float array ``(n,)`` (binary: logit of class 1) or ``(n, n_classes)`` (logits)
+    y_true : numpy.ndarray of int, shape (n,)
+        True class per sample.
+    scores : numpy.ndarray of float, shape (n,) or (n, n_classes)
+        Binary: the logit of class 1 (thresholded at 0, i.e. probability 0.5); multi-class: one logit per class
+        (the prediction is the arg-max).
+
+    Returns
+    -------
+    dict of str to float
+        ``balanced_accuracy``, ``cohen_kappa``, ``f1_weighted``; binary also ``auroc``, ``auc_pr`` and
+        ``average_precision`` (NaN when the split holds one class).
+
+    Examples
+    --------
+    >>> m = classification_metrics(np.array([0, 0, 1, 1]), np.array([-2.0, 1.0, 0.5, 3.0]))
+    >>> m["balanced_accuracy"], m["auroc"]
+    (0.75, 0.75)
     """
     with warnings.catch_warnings():  # a test split that lacks a predicted class: said by mark_undefined instead
         warnings.filterwarnings("ignore", message="y_pred contains classes not in y_true", category=UserWarning)
@@ -72,6 +87,26 @@ def _classification_metrics(y_true: np.ndarray, scores: np.ndarray) -> dict[str,
 
 
 def regression_metrics(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
+    """Metrics of a regression.
+
+    Parameters
+    ----------
+    y_true : numpy.ndarray, shape (n,)
+        True targets.
+    y_pred : numpy.ndarray, shape (n,) or (n, 1)
+        Predictions, in the unit of ``y_true``.
+
+    Returns
+    -------
+    dict of str to float
+        ``pearson_r`` (NaN when either side is constant), ``r2`` and ``rmse`` (unit of the targets).
+
+    Examples
+    --------
+    >>> m = regression_metrics(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 4.0]))
+    >>> round(m["pearson_r"], 3), m["r2"], round(m["rmse"], 3)
+    (0.982, 0.5, 0.577)
+    """
     from scipy.stats import pearsonr
     from sklearn.metrics import mean_squared_error, r2_score
 
@@ -99,9 +134,12 @@ def degenerate_predictions(
 
     Parameters
     ----------
-    kind : ``"binary"``, ``"multiclass"`` or ``"regression"``
-    y_true : int array ``(n,)``
-    out : float array ``(n,)`` (binary logit; regression prediction) or ``(n, n_classes)`` (logits)
+    kind : {"binary", "multiclass", "regression"}
+        The task's kind.
+    y_true : numpy.ndarray of int, shape (n,)
+        True class (or target) per test sample.
+    out : numpy.ndarray of float, shape (n,) or (n, n_classes)
+        Binary logit or regression prediction, or one logit per class.
     label_names : list of str, optional
         Class names, for the message.
 
@@ -139,6 +177,28 @@ def degenerate_predictions(
 
 
 def score(kind: str, y: np.ndarray, out: np.ndarray) -> dict[str, float]:
+    """The metrics of a task's kind: :func:`regression_metrics` for a regression, else
+    :func:`classification_metrics`.
+
+    Parameters
+    ----------
+    kind : {"binary", "multiclass", "regression"}
+        The task's kind.
+    y : numpy.ndarray, shape (n,)
+        True classes (int) or targets (float).
+    out : numpy.ndarray, shape (n,) or (n, n_classes)
+        Model outputs: a binary logit, a regression prediction, or one logit per class.
+
+    Returns
+    -------
+    dict of str to float
+        Metric name → value.
+
+    Examples
+    --------
+    >>> score("multiclass", np.array([0, 1, 2]), np.eye(3))["cohen_kappa"]
+    1.0
+    """
     return regression_metrics(y, out) if kind == "regression" else classification_metrics(y, out)
 
 
@@ -159,8 +219,9 @@ def mark_undefined(
 
     Parameters
     ----------
-    kind : ``"binary"``, ``"multiclass"`` or ``"regression"``
-    y_true : array ``(n,)``
+    kind : {"binary", "multiclass", "regression"}
+        The task's kind.
+    y_true : numpy.ndarray, shape (n,)
         The split's labels.
     metrics : dict
         Metric name → float (from :func:`score`).

@@ -21,7 +21,31 @@ PROBE_CS = tuple(float(c) for c in np.logspace(-4, 3, 8))
 
 @dataclass
 class LinearProbe:
-    """A fitted probe: ``scores = features @ weight.T + bias`` (binary and regression: one output)."""
+    """A fitted probe: ``scores = features @ weight.T + bias`` (binary and regression: one output).
+
+    Made by :func:`fit_linear_probe`.
+
+    Attributes
+    ----------
+    weight : numpy.ndarray, shape (n_outputs, D)
+        The linear map on the raw (unstandardised) features.
+    bias : numpy.ndarray, shape (n_outputs,)
+        Its offset.
+    C : float
+        The inverse regularisation strength chosen on the validation split.
+    selection_metric : str
+        The metric that chose it (:data:`~neurokit.evaluation.metrics.SELECTION` of the task's kind).
+    val_best : float
+        Its value on the validation split.
+    records : list of dict
+        One row per ``C`` tried: ``{"C": C, "val_<metric>": value}``.
+
+    Examples
+    --------
+    >>> p = LinearProbe(np.array([[1.0, -1.0]]), np.array([0.5]), 1.0, "auroc", 0.9)
+    >>> p.scores(np.array([[2.0, 1.0]])).tolist()
+    [1.5]
+    """
 
     weight: np.ndarray  # (n_outputs, D)
     bias: np.ndarray  # (n_outputs,)
@@ -41,6 +65,18 @@ class LinearProbe:
         return 0
 
     def scores(self, features: np.ndarray) -> np.ndarray:
+        """Probe outputs of pooled features.
+
+        Parameters
+        ----------
+        features : numpy.ndarray, shape (n, D)
+            Pooled backbone features.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n,) or (n, n_classes)
+            Logits (binary: of class 1) or regression predictions.
+        """
         out = np.asarray(features, dtype=np.float64) @ self.weight.T + self.bias
         return out[:, 0] if out.shape[1] == 1 else out
 

@@ -49,13 +49,49 @@ KINDS = ("binary", "multiclass", "regression")
 
 
 def metric_name(name: str) -> str:
-    """neurokit's name of a metric (``"roc_auc"`` → ``"auroc"``)."""
+    """neurokit's name of a metric (``"roc_auc"`` → ``"auroc"``).
+
+    Parameters
+    ----------
+    name : str
+        A metric name as a card or a user writes it (any case; aliases of :data:`METRIC_ALIASES`).
+
+    Returns
+    -------
+    str
+        The name :mod:`neurokit.evaluation.metrics` reports it under (lower case; unknown names pass through).
+
+    Examples
+    --------
+    >>> metric_name("ROC_AUC"), metric_name("kappa"), metric_name("r2")
+    ('auroc', 'cohen_kappa', 'r2')
+    """
     return METRIC_ALIASES.get(str(name).lower(), str(name).lower())
 
 
 @dataclass
 class Protocol:
-    """The fine-tuning protocol of one card task (all fields empty when the card gives none)."""
+    """The fine-tuning protocol of one card task (all fields empty when the card gives none).
+
+    Made by :func:`card_protocol`.
+
+    Attributes
+    ----------
+    kind : {"binary", "multiclass", "regression"} | None
+        The task's kind, when the card gives it.
+    metrics : list of str
+        The metrics the paper reports, neurokit's names (:func:`metric_name`).
+    finetune : dict
+        Fine-tuning settings, keyed by :class:`~neurokit.pipelines.finetune.FinetuneConfig` field
+        (:data:`FINETUNE_KEYS`).
+    paper : dict of str to dict of str to float
+        Model → metric → the paper's figure.
+
+    Examples
+    --------
+    >>> Protocol().empty, Protocol(kind="binary").empty
+    (True, False)
+    """
 
     kind: str | None = None
     metrics: list[str] = field(default_factory=list)
@@ -76,6 +112,11 @@ def card_protocol(card_body: dict | None, task: str | None) -> Protocol:
         The card as parsed (``PatchDataset(...).info.card_body``).
     task : str or None
         The task name (``None``: the card's first).
+
+    Returns
+    -------
+    Protocol
+        The task's protocol; an empty one when the card has no task.
 
     Raises
     ------

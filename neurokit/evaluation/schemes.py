@@ -84,10 +84,26 @@ VAL_FRACTION = 0.2
 
 @dataclass
 class Fold:
-    """One train/val/test split of a labelled dataset.
+    """One train/val/test split of a labelled dataset (made by :func:`make_folds`).
 
-    ``splits`` maps ``train``/``val``/``test`` to :class:`PatchDataset` keyword arguments (``samples=``
-    numbers, or ``subjects=`` for the card scheme); ``subject``/``session`` name what the test set holds.
+    Attributes
+    ----------
+    name : str
+        The fold's name, also its run folder (``"fold-01-S001"``; ``"card"`` for the card scheme).
+    subject : str
+        The test set's subject(s), comma-separated.
+    session : str
+        The test set's session (``"all"`` when it holds every session).
+    splits : dict of str to dict
+        ``train``/``val``/``test`` → :class:`~neurokit.data.dataset.PatchDataset` keyword arguments
+        (``{"samples": [sample numbers]}``, or ``{"subjects": [...]}`` for the card scheme).
+
+    Examples
+    --------
+    >>> f = Fold("fold-01-S1", "S1", "all", {"train": {"samples": [0, 1]}, "val": {"samples": [2]},
+    ...                                      "test": {"samples": [3]}})
+    >>> f.splits["test"]
+    {'samples': [3]}
     """
 
     name: str
@@ -134,10 +150,22 @@ def make_folds(
     card_splits : dict, optional
         The ``card`` scheme's split (from :func:`~neurokit.data.splits.resolve_splits`).
 
+    Returns
+    -------
+    list of Fold
+        The folds, in order (cross-subject: by test subject; within-subject: by subject, session and k).
+
     Raises
     ------
     ConfigError
         Unknown scheme, or too few subjects / sessions / trials for it.
+
+    Examples
+    --------
+    >>> from neurokit.data.dataset import PatchDataset
+    >>> folds = make_folds(PatchDataset(["lr.h5"], labelled=True), "loso")  # doctest: +SKIP
+    >>> [f.name for f in folds][:2]  # doctest: +SKIP
+    ['fold-01-S001', 'fold-02-S002']
     """
     from sklearn.model_selection import GroupKFold, KFold, StratifiedKFold
 
@@ -233,7 +261,29 @@ def make_folds(
 
 
 def moabb_score(kind: str, y: np.ndarray, out: np.ndarray) -> tuple[str, float]:
-    """MOABB's default score: ROC AUC (binary), accuracy (multi-class), R² (regression)."""
+    """MOABB's default score: ROC AUC (binary), accuracy (multi-class), R² (regression).
+
+    Parameters
+    ----------
+    kind : {"binary", "multiclass", "regression"}
+        The task's kind.
+    y : numpy.ndarray, shape (n,)
+        True classes or targets.
+    out : numpy.ndarray, shape (n,) or (n, n_classes)
+        Model outputs (binary: one logit; multi-class: logits per class; regression: predictions).
+
+    Returns
+    -------
+    metric : str
+        ``"roc_auc"``, ``"accuracy"`` or ``"r2"``.
+    value : float
+        The score (NaN for a binary split holding one class).
+
+    Examples
+    --------
+    >>> moabb_score("binary", np.array([0, 1, 1]), np.array([-1.0, 2.0, 0.5]))
+    ('roc_auc', 1.0)
+    """
     from sklearn.metrics import accuracy_score, r2_score, roc_auc_score
 
     if kind == "binary":
@@ -331,6 +381,17 @@ def average_folds(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ``samples_test`` the mean test size (an int), ``n_classes`` the largest, ``samples`` the session's trials
     (MOABB's ``n_samples_total``: training plus test samples of a fold), ``fold`` the folds joined by ``+``.
 
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`fold_rows`, several folds of one (subject, session, pipeline).
+
+    Returns
+    -------
+    list of dict
+        One row per (subject, session, pipeline), in order of first appearance (``fold_score`` averaged too when
+        present).
+
     Examples
     --------
     >>> r = [{"subject": "S1", "session": "a", "pipeline": "p", "score": s, "time": 1.0, "samples": 8,
@@ -373,7 +434,24 @@ def _row_summary(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def summarize(folds: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Mean and standard deviation (ddof 0, NaN ignored) over folds of every test metric and the score."""
+    """Mean and standard deviation (ddof 0, NaN ignored) over folds of every test metric and the score.
+
+    Parameters
+    ----------
+    folds : list of dict
+        Per-fold results, each with ``"test"`` (metric name → value) and ``"score"`` (:func:`moabb_score`).
+
+    Returns
+    -------
+    dict
+        ``{"mean": {metric: value}, "std": {metric: value}}`` over every metric any fold reports, and ``score``.
+
+    Examples
+    --------
+    >>> s = summarize([{"test": {"auroc": 0.8}, "score": 0.8}, {"test": {"auroc": 0.6}, "score": 0.6}])
+    >>> round(s["mean"]["auroc"], 3), round(s["std"]["score"], 3)
+    (0.7, 0.1)
+    """
     names = sorted({k for f in folds for k in f["test"]} | {"score"})
     mean, std = {}, {}
     for k in names:
@@ -385,6 +463,28 @@ def summarize(folds: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 
 def write_results_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
+    """Write MOABB-style result rows as CSV with the columns of :data:`RESULT_COLUMNS` (missing values empty).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file to write (replaced).
+    rows : list of dict
+        Rows of :func:`fold_rows` or :func:`average_folds`; keys outside :data:`RESULT_COLUMNS` are dropped.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = write_results_csv(Path(d) / "results.csv", [{"subject": "S1", "score": 0.9}])
+    ...     p.read_text().splitlines()[1]
+    ',S1,,0.9,,,,,,,,,,,'
+    """
     with path.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(RESULT_COLUMNS))
         w.writeheader()
@@ -402,6 +502,41 @@ def run_scheme(
     ``fit_fold(fold_dir, split_kw, leak_unit) -> report`` trains and scores one fold (the fine-tuning
     pipeline passes its own); it writes ``fold_dir/predictions.npz``. ``cfg`` gives ``splits``, ``seed`` and
     ``model``.
+
+    Parameters
+    ----------
+    stores : list of str or pathlib.Path
+        The labelled patch stores, read as one dataset.
+    out : pathlib.Path
+        The run folder (one sub-folder per fold).
+    cfg : FinetuneConfig
+        Fine-tuning settings; read here: ``splits`` (the card scheme's split), ``seed`` and ``model``.
+    scheme : str
+        One of :data:`SCHEMES`.
+    fit_fold : callable
+        ``fit_fold(fold_dir, split_kw, leak_unit) -> report``: trains and scores one fold; its report has
+        ``kind``, ``test``, ``n_samples``, ``best_epoch``, ``seconds``, ``head``, ``init``, ``label_names`` and
+        ``selection_metric``.
+    n_folds : int
+        k of ``kfold-subject`` and ``within-session``.
+
+    Returns
+    -------
+    dict
+        The scheme report (also written to ``out/report.json``): ``folds``, ``mean``, ``std``, ``results`` (the
+        MOABB rows), ``results_score``, ``seconds``…
+
+    Raises
+    ------
+    ConfigError
+        No labelled sample; a scheme the data cannot support (:func:`make_folds`); a fold whose test set shares
+        its leak unit with training (:func:`~neurokit.data.splits.check_no_leak`).
+
+    Examples
+    --------
+    >>> rep = run_scheme(["lr.h5"], Path("runs/loso"), cfg, "loso", fit_fold=fit)  # doctest: +SKIP
+    >>> rep["mean"]["balanced_accuracy"]  # doctest: +SKIP
+    0.68
     """
     from neurokit.data.splits import resolve_splits
 
@@ -479,10 +614,34 @@ def evaluate_scheme(run_dir: str | Path, store, *, batch_size: int = 64, device:
     """Score every fold's checkpoint of a scheme run (``neuro finetune --scheme``) on its own test samples
     of ``store`` and summarise them (mean ± std), as :func:`run_scheme` reported.
 
+    Parameters
+    ----------
+    run_dir : str | pathlib.Path
+        The scheme run's folder (holding ``report.json`` and one ``<fold>/best.pt`` per fold).
+    store : str | pathlib.Path | sequence of str or pathlib.Path
+        The labelled patch store(s) the folds' test samples are read from.
+    batch_size : int
+        Samples per forward pass.
+    device : str
+        Where to compute (``"auto"``: a GPU when there is one, else the CPU; ``"cpu"``, ``"cuda"``, ``"cuda:1"``).
+
+    Returns
+    -------
+    dict
+        ``{"scheme", "checkpoint", "folds", "mean", "std"}``: per fold its ``test`` metrics and MOABB ``score``.
+
     Raises
     ------
     ConfigError
-        ``run_dir`` holds no scheme report, or a fold's checkpoint is missing.
+        ``run_dir`` holds no scheme report, a fold's checkpoint is missing, or none of a fold's test samples is
+        in ``store``.
+    ChannelMismatchError
+        The store's channels differ from a checkpoint's.
+
+    Examples
+    --------
+    >>> evaluate_scheme("runs/loso", "lr.h5")["mean"]["auroc"]  # doctest: +SKIP
+    0.74
     """
     from neurokit.evaluation.metrics import score
     from neurokit.models.checkpoint import check_channels

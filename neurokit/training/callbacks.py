@@ -30,6 +30,18 @@ logger = logging.getLogger("neurokit")
 def flatten(record: dict, prefix: str = "") -> dict[str, Any]:
     """``{"lr": {"loss": 1}}`` → ``{"lr/loss": 1}``: one column per number (a task's metrics under its name).
 
+    Parameters
+    ----------
+    record : dict
+        A ``metrics.jsonl`` line, possibly nested.
+    prefix : str
+        Put before every key (the nested keys' path, ``"task/"``).
+
+    Returns
+    -------
+    dict
+        One key per leaf, nested keys joined by ``/``; lists and tuples written as JSON text.
+
     Examples
     --------
     >>> flatten({"epoch": 1, "lr": {"auroc": 0.5, "n": [1, 2]}})
@@ -82,9 +94,27 @@ class CSVLog:
         return path
 
     def on_epoch(self, trainer, record: dict) -> None:
+        """Rewrite ``metrics.csv`` after an epoch.
+
+        Parameters
+        ----------
+        trainer : Trainer
+            The :class:`~neurokit.training.trainer.Trainer` calling it.
+        record : dict
+            The epoch's record (already in ``metrics.jsonl``).
+        """
         self.write()
 
     def on_fit_end(self, trainer, result) -> None:
+        """Rewrite ``metrics.csv`` at the end of training.
+
+        Parameters
+        ----------
+        trainer : Trainer
+            The :class:`~neurokit.training.trainer.Trainer` calling it.
+        result : TrainResult
+            The run's result.
+        """
         self.write()
 
 
@@ -93,10 +123,20 @@ class TensorBoardLog:
     number of the epoch records (``train_loss``, validation metrics, ``epoch_time_s``), through
     :class:`torch.utils.tensorboard.SummaryWriter` (needs the ``tensorboard`` package).
 
+    Parameters
+    ----------
+    out : pathlib.Path
+        The run folder; the event files go to ``out / "tensorboard"``.
+
     Raises
     ------
     ImportError
         ``tensorboard`` is not installed (:func:`default_callbacks` then leaves this logger out).
+
+    Examples
+    --------
+    >>> from neurokit.training.trainer import Trainer
+    >>> trainer = Trainer(model, objective, out=Path("runs/x"), callbacks=[TensorBoardLog(Path("runs/x"))])  # doctest: +SKIP
     """
 
     def __init__(self, out: Path) -> None:
@@ -110,13 +150,40 @@ class TensorBoardLog:
                 self.writer.add_scalar(k, v, step)
 
     def on_step(self, trainer, record: dict) -> None:
+        """Write the step's numbers (loss, learning rate, gradient norm) at its step.
+
+        Parameters
+        ----------
+        trainer : Trainer
+            The :class:`~neurokit.training.trainer.Trainer` calling it.
+        record : dict
+            ``{"step", "epoch", "loss", "lr", "grad_norm"}``.
+        """
         self._scalars(record, int(record["step"]), ("step", "epoch"))
 
     def on_epoch(self, trainer, record: dict) -> None:
+        """Write every number of the epoch record under ``epoch/``, at its epoch.
+
+        Parameters
+        ----------
+        trainer : Trainer
+            The :class:`~neurokit.training.trainer.Trainer` calling it.
+        record : dict
+            The epoch's record.
+        """
         self._scalars({f"epoch/{k}": v for k, v in record.items()}, int(record["epoch"]), ("epoch/epoch",))
         self.writer.flush()
 
     def on_fit_end(self, trainer, result) -> None:
+        """Close the event file.
+
+        Parameters
+        ----------
+        trainer : Trainer
+            The :class:`~neurokit.training.trainer.Trainer` calling it.
+        result : TrainResult
+            The run's result.
+        """
         self.writer.close()
 
 
@@ -128,9 +195,18 @@ class EarlyStopping:
     Parameters
     ----------
     metric : str
+        A key of the epoch record (nested keys joined by ``/``, :func:`flatten`).
     patience : int
+        Epochs without improvement before stopping.
     min_delta : float
+        The least change that counts as an improvement, in the metric's unit.
     mode : {"max", "min"}
+        Whether larger (``"max"``) or smaller values are better.
+
+    Raises
+    ------
+    ValueError
+        ``mode`` is neither; (at the first epoch) ``metric`` is not in the epoch record.
 
     Examples
     --------
@@ -151,6 +227,20 @@ class EarlyStopping:
         self.bad = 0
 
     def on_epoch(self, trainer, record: dict) -> None:
+        """Count an epoch without improvement, and set ``trainer.stop_requested`` after ``patience`` of them.
+
+        Parameters
+        ----------
+        trainer : Trainer
+            The :class:`~neurokit.training.trainer.Trainer` calling it.
+        record : dict
+            The epoch's record (non-finite values are ignored).
+
+        Raises
+        ------
+        ValueError
+            The record has no ``metric``.
+        """
         flat = flatten(record)
         if self.metric not in flat:  # a misspelt metric would never stop anything: said at the first epoch
             raise ValueError(
@@ -176,7 +266,27 @@ class EarlyStopping:
 
 def default_callbacks(out: Path | None) -> list:
     """The loggers every run folder gets: :class:`CSVLog`, and :class:`TensorBoardLog` when ``tensorboard`` is
-    installed; ``[]`` without a folder."""
+    installed; ``[]`` without a folder.
+
+    Parameters
+    ----------
+    out : pathlib.Path | None
+        The run folder; ``None``: a run that writes nothing.
+
+    Returns
+    -------
+    list
+        The callbacks, to pass to :class:`~neurokit.training.trainer.Trainer`.
+
+    Examples
+    --------
+    >>> default_callbacks(None)
+    []
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     type(default_callbacks(Path(d))[0]).__name__
+    'CSVLog'
+    """
     if out is None:
         return []
     cbs: list = [CSVLog(Path(out))]

@@ -15,6 +15,26 @@ import torch
 
 @dataclass
 class DistInfo:
+    """Where this process stands in a (possibly one-process) training run, as :func:`setup` found it.
+
+    Attributes
+    ----------
+    rank : int
+        The process's rank among all processes (``RANK``; 0 alone).
+    world_size : int
+        The number of processes (``WORLD_SIZE``; 1 alone).
+    local_rank : int
+        The rank on this node (``LOCAL_RANK``), the GPU it pins.
+    device : torch.device
+        Where this process computes.
+
+    Examples
+    --------
+    >>> info = DistInfo()
+    >>> info.is_main, info.enabled, info.device.type
+    (True, False, 'cpu')
+    """
+
     rank: int = 0
     world_size: int = 1
     local_rank: int = 0
@@ -22,17 +42,39 @@ class DistInfo:
 
     @property
     def is_main(self) -> bool:
+        """Whether this is rank 0 (the process that logs and writes files)."""
         return self.rank == 0
 
     @property
     def enabled(self) -> bool:
+        """Whether there are several processes (a process group to reduce over)."""
         return self.world_size > 1
 
 
 def setup(device: str = "auto") -> DistInfo:
     """Join the process group when launched by torchrun; choose the device.
 
-    ``device``: ``"auto"`` (CUDA if available, else CPU), ``"cpu"``, ``"cuda"`` or ``"cuda:K"``.
+    Parameters
+    ----------
+    device : str
+        Where to compute: ``"auto"`` (CUDA if available, else CPU), ``"cpu"``, ``"cuda"``, ``"cuda:K"`` or
+        ``"mps"``. Under torchrun, ``"cuda"`` is the process's local GPU.
+
+    Returns
+    -------
+    DistInfo
+        The process's rank, the world size and the device (the process group joined when ``WORLD_SIZE`` > 1:
+        NCCL on CUDA, Gloo otherwise).
+
+    Raises
+    ------
+    ConfigError
+        An unknown device, or a CUDA device without a visible GPU.
+
+    Examples
+    --------
+    >>> setup("cpu").device
+    device(type='cpu')
     """
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
@@ -59,11 +101,41 @@ def setup(device: str = "auto") -> DistInfo:
 
 
 def cleanup(info: DistInfo) -> None:
+    """Leave the process group, if one was joined; nothing for a single process.
+
+    Parameters
+    ----------
+    info : DistInfo
+        The process's place in the group (:func:`setup`).
+
+    Examples
+    --------
+    >>> cleanup(DistInfo())
+    """
     if info.enabled and torch.distributed.is_initialized():
         torch.distributed.destroy_process_group()
 
 
 def all_reduce_mean(value: torch.Tensor, info: DistInfo) -> torch.Tensor:
+    """The mean of ``value`` over every process (collective: every rank must call it).
+
+    Parameters
+    ----------
+    value : torch.Tensor
+        A tensor of the same shape on every rank (e.g. a loss, shape ``()``), on the process's device.
+    info : DistInfo
+        The process's place in the group (:func:`setup`).
+
+    Returns
+    -------
+    torch.Tensor
+        A new tensor holding the mean over ranks; ``value`` itself for a single process.
+
+    Examples
+    --------
+    >>> all_reduce_mean(torch.tensor(2.0), DistInfo())
+    tensor(2.)
+    """
     if info.enabled:
         value = value.detach().clone()
         torch.distributed.all_reduce(value)
@@ -72,6 +144,17 @@ def all_reduce_mean(value: torch.Tensor, info: DistInfo) -> torch.Tensor:
 
 
 def barrier(info: DistInfo) -> None:
+    """Wait until every process reaches this point; nothing for a single process.
+
+    Parameters
+    ----------
+    info : DistInfo
+        The process's place in the group (:func:`setup`).
+
+    Examples
+    --------
+    >>> barrier(DistInfo())
+    """
     if info.enabled:
         torch.distributed.barrier()
 
@@ -86,6 +169,20 @@ def align_grad_strides(module: torch.nn.Module) -> None:
     ("Grad strides do not match bucket view strides"). The hook re-views such a gradient with the
     parameter's strides: the same memory, no copy. Gradients that differ in a dimension of size > 1 are
     left alone (autograd copies those into the parameter's layout itself).
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        The model about to be wrapped in :class:`~torch.nn.parallel.DistributedDataParallel`; hooks are
+        registered on its parameters with a size-1 dimension.
+
+    Examples
+    --------
+    >>> conv = torch.nn.Conv2d(4, 4, (7, 1), groups=4)
+    >>> align_grad_strides(conv)
+    >>> conv(torch.randn(1, 4, 9, 1)).sum().backward()
+    >>> conv.weight.grad.stride() == conv.weight.stride()
+    True
     """
     for p in module.parameters():
         if p.requires_grad and 1 in p.shape:

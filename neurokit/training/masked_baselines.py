@@ -41,14 +41,54 @@ def _ridge(gram: torch.Tensor, cross: torch.Tensor, rows: int, lam: float = RIDG
 
 
 def spatial_features(t: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """``t`` ``(B, C, N, P)`` with masked patches set to 0, as rows ``(B·N·P, C)`` (one row per instant)."""
+    """``t`` ``(B, C, N, P)`` with masked patches set to 0, as rows ``(B·N·P, C)`` (one row per instant).
+
+    Parameters
+    ----------
+    t : torch.Tensor, shape (B, C, N, P)
+        Windows: ``C`` channels of ``N`` patches of ``P`` samples.
+    mask : torch.Tensor, shape (B, C, N)
+        1 (or ``True``) where a patch is masked.
+
+    Returns
+    -------
+    torch.Tensor, shape (B * N * P, C)
+        The visible values of every channel at each instant (0 for masked patches), dtype of ``t``.
+
+    Examples
+    --------
+    >>> t = torch.ones(1, 2, 3, 4)
+    >>> spatial_features(t, torch.tensor([[[1, 0, 0], [0, 0, 0]]])).shape
+    torch.Size([12, 2])
+    """
     vis = (1.0 - mask.to(t.dtype)).unsqueeze(-1)
     return (t * vis).permute(0, 2, 3, 1).reshape(-1, t.shape[1])
 
 
 def temporal_features(t: torch.Tensor, mask: torch.Tensor, edge: int = EDGE) -> torch.Tensor:
     """Rows ``(B·C·N, 2·edge)``: the last ``edge`` samples of each patch's previous patch and the first ``edge``
-    of its next one, 0 where that neighbour is masked or outside the window."""
+    of its next one, 0 where that neighbour is masked or outside the window.
+
+    Parameters
+    ----------
+    t : torch.Tensor, shape (B, C, N, P)
+        Windows: ``C`` channels of ``N`` patches of ``P`` samples (``P ≥ edge``).
+    mask : torch.Tensor, shape (B, C, N)
+        1 (or ``True``) where a patch is masked.
+    edge : int
+        Samples read from each neighbouring patch (:data:`EDGE`).
+
+    Returns
+    -------
+    torch.Tensor, shape (B * C * N, 2 * edge)
+        ``[previous patch's tail, next patch's head]`` per patch, dtype of ``t``.
+
+    Examples
+    --------
+    >>> t = torch.arange(12.0).reshape(1, 1, 3, 4)
+    >>> temporal_features(t, torch.zeros(1, 1, 3), edge=1).tolist()
+    [[0.0, 4.0], [3.0, 8.0], [7.0, 0.0]]
+    """
     vis = (1.0 - mask.to(t.dtype)).unsqueeze(-1)
     v = t * vis
     prev = torch.zeros_like(v[..., -edge:])
@@ -89,6 +129,21 @@ class MaskedBaselines:
         """Fit both predictors on ``targets``: batches ``(B, C, N, P)`` of training windows as the model
         reconstructs them (normalised), each with a Bernoulli(``mask_ratio``) patch mask drawn from a generator
         seeded with ``seed``.
+
+        Parameters
+        ----------
+        targets : iterable of torch.Tensor, shape (B, C, N, P)
+            Batches of training windows (any device; read in float64 on the CPU).
+        mask_ratio : float
+            The probability that a patch is masked.
+        seed : int
+            Seed of the masks.
+        lam : float
+            Ridge penalty, relative to the Gram matrix's mean diagonal (:data:`RIDGE`).
+
+        Returns
+        -------
+        MaskedBaselines
 
         Raises
         ------
@@ -136,7 +191,20 @@ class MaskedBaselines:
     @torch.no_grad()
     def predict(self, t: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
         """Predictions ``(B, C, N, P)`` (float64) of each predictor that applies to ``t`` (a channel count it
-        was fitted on; more than one patch); only their values at masked patches are meant to be read."""
+        was fitted on; more than one patch); only their values at masked patches are meant to be read.
+
+        Parameters
+        ----------
+        t : torch.Tensor, shape (B, C, N, P)
+            Windows.
+        mask : torch.Tensor, shape (B, C, N)
+            1 where a patch is masked.
+
+        Returns
+        -------
+        dict of str to torch.Tensor
+            ``"spatial"`` and/or ``"temporal"`` → predictions ``(B, C, N, P)``.
+        """
         t = t.detach().to("cpu", torch.float64)
         mask = mask.detach().to("cpu", torch.float64)
         B, C, N, P = t.shape
@@ -152,7 +220,22 @@ class MaskedBaselines:
         self, t: torch.Tensor, mask: torch.Tensor, scored: torch.Tensor | None = None
     ) -> dict[str, tuple[float, float, float]]:
         """Per applicable predictor: (sum of squared errors, number of values, predict-zero's sum of squares) on
-        the scored values of ``t`` (default: every value of the masked patches)."""
+        the scored values of ``t`` (default: every value of the masked patches).
+
+        Parameters
+        ----------
+        t : torch.Tensor, shape (B, C, N, P)
+            Windows.
+        mask : torch.Tensor, shape (B, C, N)
+            1 where a patch is masked.
+        scored : torch.Tensor | None, shape (B, C, N, P)
+            The values to score; ``None``: every value of the masked patches.
+
+        Returns
+        -------
+        dict of str to tuple of (float, float, float)
+            As :func:`masked_sse_of`.
+        """
         return masked_sse_of(t, mask, scored, self.predict(t, mask))
 
 
@@ -160,7 +243,30 @@ def masked_sse_of(t, mask, scored, preds: dict[str, torch.Tensor]) -> dict[str, 
     """Per prediction of ``preds`` (name → ``(B, C, N, P)``, NaN where the predictor does not apply): the sum of
     squared errors, the number of values and predict-zero's sum of squares, on the scored values of ``t``
     (``scored``, or every value of the masked patches of ``mask`` when ``None``); predictions that apply to no
-    scored value are left out."""
+    scored value are left out.
+
+    Parameters
+    ----------
+    t : torch.Tensor, shape (B, C, N, P)
+        The true (normalised) windows.
+    mask : torch.Tensor, shape (B, C, N)
+        1 where a patch is masked.
+    scored : torch.Tensor | None, shape (B, C, N, P)
+        ``True`` at the values to score; ``None``: every value of the masked patches.
+    preds : dict of str to torch.Tensor
+        Predictor name → predictions shaped as ``t``.
+
+    Returns
+    -------
+    dict of str to tuple of (float, float, float)
+        Name → (sum of squared errors, number of values scored, sum of squares of ``t`` there).
+
+    Examples
+    --------
+    >>> t = torch.ones(1, 1, 2, 2)
+    >>> masked_sse_of(t, torch.tensor([[[1.0, 0.0]]]), None, {"zero": torch.zeros_like(t)})
+    {'zero': (2.0, 2.0, 2.0)}
+    """
     t64 = t.detach().to("cpu", torch.float64)
     if scored is None:
         sel = mask.detach().to("cpu").bool().unsqueeze(-1).expand_as(t64)
@@ -209,7 +315,17 @@ class SurfaceBaselines:
 
     @classmethod
     def for_shape(cls, sample_shape) -> "SurfaceBaselines | None":
-        """The baselines for samples of ``sample_shape`` ``(T, N, V)`` on an ico-k patch grid, else ``None``."""
+        """The baselines for samples of ``sample_shape`` ``(T, N, V)`` on an ico-k patch grid, else ``None``.
+
+        Parameters
+        ----------
+        sample_shape : sequence of int
+            ``(T, N, V)``: frames, patches, vertices per patch.
+
+        Returns
+        -------
+        SurfaceBaselines | None
+        """
         from neurokit.geometry.patches import grid_of, patch_neighbours
 
         k = grid_of(int(sample_shape[1]), int(sample_shape[2]))
@@ -219,7 +335,20 @@ class SurfaceBaselines:
 
     @torch.no_grad()
     def predict(self, t: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Predictions ``(B, T, N, V)`` (float64; NaN where a predictor does not apply) of both predictors."""
+        """Predictions ``(B, T, N, V)`` (float64; NaN where a predictor does not apply) of both predictors.
+
+        Parameters
+        ----------
+        t : torch.Tensor, shape (B, T, N, V)
+            Surface samples.
+        mask : torch.Tensor, shape (B, T, N)
+            1 where a patch is masked.
+
+        Returns
+        -------
+        dict of str to torch.Tensor
+            ``{"neighbours": ..., "frame": ...}``.
+        """
         t = t.detach().to("cpu", torch.float64)
         vis = 1.0 - mask.detach().to("cpu", torch.float64)  # (B, T, N)
         adj = self.neighbours.to(torch.float64)
@@ -241,5 +370,20 @@ class SurfaceBaselines:
     def masked_sse(
         self, t: torch.Tensor, mask: torch.Tensor, scored: torch.Tensor | None = None
     ) -> dict[str, tuple[float, float, float]]:
-        """As :meth:`MaskedBaselines.masked_sse`."""
+        """As :meth:`MaskedBaselines.masked_sse`, for surface samples.
+
+        Parameters
+        ----------
+        t : torch.Tensor, shape (B, T, N, V)
+            Surface samples.
+        mask : torch.Tensor, shape (B, T, N)
+            1 where a patch is masked.
+        scored : torch.Tensor | None, shape (B, T, N, V)
+            The values to score; ``None``: every value of the masked patches.
+
+        Returns
+        -------
+        dict of str to tuple of (float, float, float)
+            As :func:`masked_sse_of`.
+        """
         return masked_sse_of(t, mask, scored, self.predict(t, mask))

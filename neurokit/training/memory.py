@@ -56,6 +56,17 @@ class MemoryEstimate:
         return self.bytes / 2**30
 
     def text(self, device: str = "cpu") -> str:
+        """The estimate in words (``"about 11 GB resident for batch 128 × … on the CPU"``).
+
+        Parameters
+        ----------
+        device : str
+            Where training runs (``"cpu"``, ``"cuda"``…).
+
+        Returns
+        -------
+        str
+        """
         where = "on the CPU" if device == "cpu" else f"on {device}"
         return (
             f"about {self.gib:.0f} GB resident for batch {self.batch_size} × {self.shape_text} × "
@@ -123,7 +134,23 @@ def estimate_training_memory(model: nn.Module, sample_shape: Sequence[int], batc
 
 def available_bytes(device: str = "cpu") -> int | None:
     """Memory available to a new allocation: ``MemAvailable`` of ``/proc/meminfo`` on the CPU, the free
-    memory of a CUDA device (``None`` when it cannot be told)."""
+    memory of a CUDA device (``None`` when it cannot be told).
+
+    Parameters
+    ----------
+    device : str
+        ``"cpu"`` or a CUDA device (``"cuda"``, ``"cuda:1"``).
+
+    Returns
+    -------
+    int | None
+        Bytes available, or ``None``.
+
+    Examples
+    --------
+    >>> available_bytes("cpu") > 0
+    True
+    """
     if device.startswith("cuda"):
         import torch
 
@@ -152,6 +179,30 @@ def memory_warning(
     It is given when the estimate (:func:`estimate_training_memory`) is at least 4 GB or more than half of the
     memory available (``available``; default :func:`available_bytes`), e.g. ``"about 10 GB resident for batch
     128 × 64 channels × 4 patches × 12 layers on the CPU (21 GB available); lower --batch-size"``.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The model to train.
+    sample_shape : sequence of int
+        One sample's shape (EEG ``(C, N, P)``: channels, patches, samples per patch).
+    batch_size : int
+        Samples per training step.
+    device : str
+        Where training runs (``"cpu"``, ``"cuda"``…), for the message and the memory available.
+    available : int | None
+        Bytes available; ``None``: :func:`available_bytes` of ``device``.
+
+    Returns
+    -------
+    str | None
+        The warning, or ``None`` (small enough, or a model the estimate does not cover).
+
+    Examples
+    --------
+    >>> from neurokit.models.registry import create_model
+    >>> memory_warning(create_model("cbramod"), (19, 4, 200), 8, available=64 * 2**30) is None
+    True
     """
     est = estimate_training_memory(model, sample_shape, batch_size)
     if est is None:

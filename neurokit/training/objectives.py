@@ -82,7 +82,31 @@ def masked_patch_loss(
     """CBraMod pretraining loss (§3.3): Bernoulli(``mask_ratio``) patch mask, masked patches replaced by
     the zero mask token, MSE between reconstruction and input on masked patches only.
 
-    ``x``: ``(B, C, N, 200)``; returns a scalar loss and ``{"masked_frac": …}``.
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A CBraMod model (possibly DDP-wrapped) called as ``model(x, mask=mask)``.
+    x : torch.Tensor, shape (B, C, N, 200)
+        A batch of windows: ``C`` channels of ``N`` one-second patches (store units).
+    generator : torch.Generator | None
+        Draws the masks; used only when on ``x``'s device (else the global generator is).
+    mask_ratio : float
+        The probability that a patch is masked (one patch is masked when none is drawn).
+
+    Returns
+    -------
+    loss : torch.Tensor, shape ()
+        The mean squared error over the values of the masked patches (the target after the model's input
+        normalisation).
+    stats : dict
+        ``{"masked_frac": share of patches masked}``.
+
+    Examples
+    --------
+    >>> from neurokit.models.cbramod import CBraMod
+    >>> loss, stats = masked_patch_loss(CBraMod(n_layers=1), torch.randn(2, 2, 3, 200), torch.Generator())
+    >>> loss.shape, 0 < stats["masked_frac"] <= 1
+    (torch.Size([]), True)
     """
     B, C, N, _ = x.shape
     probs = torch.full((B, C, N), mask_ratio, device=x.device)
@@ -182,7 +206,31 @@ def cbramod_masked(
 ) -> MaskedPrediction:
     """CBraMod's masked prediction of one batch ``(B, C, N, P)``: a Bernoulli(``mask_ratio``) patch mask drawn
     from ``generator`` on the CPU (one patch masked when none is), the reconstruction and its target (the input
-    after the model's input normalisation)."""
+    after the model's input normalisation).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A CBraMod model (possibly DDP-wrapped).
+    x : torch.Tensor, shape (B, C, N, P)
+        A batch of windows.
+    generator : torch.Generator
+        A CPU generator the mask is drawn from.
+    mask_ratio : float
+        The probability that a patch is masked.
+
+    Returns
+    -------
+    MaskedPrediction
+        The reconstruction, its target and the mask (``scored`` ``None``: every value of the masked patches).
+
+    Examples
+    --------
+    >>> from neurokit.models.cbramod import CBraMod
+    >>> mp = cbramod_masked(CBraMod(n_layers=1), torch.randn(2, 2, 3, 200), torch.Generator().manual_seed(0))
+    >>> mp.pred.shape, mp.mask.shape
+    (torch.Size([2, 2, 3, 200]), torch.Size([2, 2, 3]))
+    """
     B, C, N, _ = x.shape
     mask = torch.bernoulli(torch.full((B, C, N), mask_ratio), generator=generator).to(x.device)
     if mask.sum() == 0:
@@ -194,7 +242,26 @@ def cbramod_masked(
 def vsmae_masked(model: nn.Module, x: torch.Tensor, generator: torch.Generator) -> MaskedPrediction:
     """A vsMAE's masked prediction of one batch ``(B, T, N, V)``: its own tube masks (drawn from ``generator``),
     the reconstruction and the input in the sample's layout, and the values its loss scores
-    (:attr:`VSMAEConfig.score <neurokit.models.vsmae.VSMAEConfig>`)."""
+    (:attr:`VSMAEConfig.score <neurokit.models.vsmae.VSMAEConfig>`).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A :class:`~neurokit.models.vsmae.VSMAE` (possibly DDP-wrapped).
+    x : torch.Tensor, shape (B, T, N, V)
+        A batch of surface samples: ``T`` frames of ``N`` icosahedral patches of ``V`` vertices.
+    generator : torch.Generator
+        Draws the tube masks.
+
+    Returns
+    -------
+    MaskedPrediction
+        The reconstruction, target and mask in the sample's layout, and the scored values.
+
+    Examples
+    --------
+    >>> mp = vsmae_masked(model, x, torch.Generator().manual_seed(0))  # doctest: +SKIP
+    """
     inner: Any = getattr(model, "module", model)  # a VSMAE (DDP-wrapped or not)
     out = inner(x, generator=generator)
     pred, target, mask, scored = inner.patch_view(out)
@@ -317,7 +384,28 @@ def _heldout_result(sums: dict[str, float], fitted: dict[str, list[float]]) -> d
 
 
 def vsmae_loss(module: nn.Module, x: torch.Tensor, generator: torch.Generator | None = None):
-    """One batch ``(B, T, N, V)`` → (MSE on masked tokens, ``{"masked_frac": …}``)."""
+    """One batch ``(B, T, N, V)`` → (MSE on masked tokens, ``{"masked_frac": …}``): the ``sit`` objective's loss.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        A :class:`~neurokit.models.vsmae.VSMAE` (possibly DDP-wrapped).
+    x : torch.Tensor, shape (B, T, N, V)
+        A batch of surface samples (frames, patches, vertices).
+    generator : torch.Generator | None
+        Draws the masks; used only when on ``x``'s device (else the global generator is).
+
+    Returns
+    -------
+    loss : torch.Tensor, shape ()
+        The model's reconstruction loss on masked tokens.
+    stats : dict
+        ``{"masked_frac": share of tokens masked}``.
+
+    Examples
+    --------
+    >>> loss, stats = vsmae_loss(model, x)  # doctest: +SKIP
+    """
     # a "cuda" generator drives "cuda:0" tensors: compare device types, not full device names
     gen = generator if generator is not None and generator.device.type == x.device.type else None
     out = module(x, generator=gen)
@@ -325,7 +413,34 @@ def vsmae_loss(module: nn.Module, x: torch.Tensor, generator: torch.Generator | 
 
 
 def pair_for_training(ds, model: nn.Module, kwargs: dict):
-    """The objective's dataset: :class:`PairedDataset` over ``ds`` and ``kwargs["stimuli"]`` at the model's lag."""
+    """The objective's dataset: :class:`PairedDataset` over ``ds`` and ``kwargs["stimuli"]`` at the model's lag.
+
+    Parameters
+    ----------
+    ds : PatchDataset
+        The fMRI samples (:class:`~neurokit.data.dataset.PatchDataset`).
+    model : torch.nn.Module
+        A CLIP model (possibly DDP-wrapped): its config gives the lag and the stimulus encoders.
+    kwargs : dict
+        The model's options: ``stimuli`` (stimulus store paths or :class:`~neurokit.stimuli.store.StimulusStore`
+        objects, one per run) and ``segments`` (``"all"`` by default).
+
+    Returns
+    -------
+    PairedDataset
+        Items ``(x, (video, audio))``.
+
+    Raises
+    ------
+    ConfigError
+        ``model`` is not a CLIP model; no stimulus store, or stores whose encoders differ from the model's.
+    DataFileError
+        No fMRI sample pairs with a stimulus window (:func:`~neurokit.data.pairs.pair_samples`).
+
+    Examples
+    --------
+    >>> paired = pair_for_training(ds, model, {"stimuli": ["run1_stim.h5"]})  # doctest: +SKIP
+    """
     stimuli = open_stimuli(kwargs.get("stimuli"))
     cfg = getattr(model, "module", model).config
     if not isinstance(cfg, CLIPConfig):
@@ -343,7 +458,35 @@ def pair_for_training(ds, model: nn.Module, kwargs: dict):
 
 
 def clip_loss(module: nn.Module, x: torch.Tensor, generator=None, y=None):
-    """One batch: ``x`` ``(B, T, N, V)``, ``y = (video (B, Dv), audio (B, Da))`` → (weighted InfoNCE, per-pair losses)."""
+    """One batch: ``x`` ``(B, T, N, V)``, ``y = (video (B, Dv), audio (B, Da))`` → (weighted InfoNCE, per-pair losses).
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        A CLIP model (possibly DDP-wrapped).
+    x : torch.Tensor, shape (B, T, N, V)
+        fMRI samples.
+    generator : torch.Generator | None
+        Unused (the objectives share one signature).
+    y : tuple of torch.Tensor
+        The samples' frozen stimulus embeddings, ``(video (B, Dv), audio (B, Da))``.
+
+    Returns
+    -------
+    loss : torch.Tensor, shape ()
+        The weighted InfoNCE loss.
+    stats : dict
+        The per-pair losses.
+
+    Raises
+    ------
+    ConfigError
+        ``y`` is ``None`` (the dataset is not paired with stimuli).
+
+    Examples
+    --------
+    >>> loss, parts = clip_loss(model, x, y=(video, audio))  # doctest: +SKIP
+    """
     if y is None:
         raise ConfigError("the clip objective needs the stimulus embeddings of each sample (a paired dataset)")
     video, audio = (t.to(x.device, non_blocking=True) for t in y)
@@ -369,10 +512,25 @@ OBJECTIVES: dict[str, Objective] = {
 def get_objective(name: str) -> Objective:
     """The :class:`Objective` of model ``name``.
 
+    Parameters
+    ----------
+    name : str
+        A model name of :data:`OBJECTIVES` (``"cbramod"``, ``"sit"``, ``"clip"``).
+
+    Returns
+    -------
+    Objective
+        The model family, its loss, reference optimiser settings and masked prediction.
+
     Raises
     ------
-    ValueError
-        Unknown name (a :class:`~neurokit.ConfigError`; the message lists the known ones).
+    ConfigError
+        Unknown name (a :class:`ValueError`; the message lists the known ones).
+
+    Examples
+    --------
+    >>> get_objective("sit").optim["lr"]
+    0.0003
     """
     if name not in OBJECTIVES:
         raise ConfigError(f"unknown model {name!r}; known: {', '.join(sorted(OBJECTIVES))}")

@@ -17,7 +17,34 @@ from neurokit.data.dataset import collate_patches
 class EpochSampler(torch.utils.data.Sampler[int]):
     """Shuffled indices for one epoch, identical on every run with the same seed, sharded across
     ranks, and able to start part-way through (``start_batch``) so a resumed job sees exactly the
-    batches it had not seen yet."""
+    batches it had not seen yet.
+
+    Parameters
+    ----------
+    n : int
+        Samples in the dataset.
+    batch_size : int
+        Samples per batch (per rank).
+    seed : int
+        Seed of the shuffle; with ``epoch`` it fixes the order (``seed * 100003 + epoch``).
+    epoch : int
+        The epoch (0-based) whose order to give.
+    shuffle : bool
+        Shuffle; ``False``: sample order.
+    rank, world_size : int
+        This process's rank and the number of processes: each rank takes an equal shard (``n // world_size``).
+    start_batch : int
+        Batches of the epoch already seen (skipped).
+    drop_last : bool
+        Leave out the last incomplete batch of each shard.
+
+    Examples
+    --------
+    >>> list(EpochSampler(5, batch_size=2, seed=0, shuffle=False))
+    [0, 1, 2, 3]
+    >>> list(EpochSampler(5, batch_size=2, seed=0, shuffle=False, start_batch=1, drop_last=False))
+    [2, 3, 4]
+    """
 
     def __init__(
         self,
@@ -55,6 +82,7 @@ class EpochSampler(torch.utils.data.Sampler[int]):
         return len(self._indices())
 
     def batches_per_epoch(self) -> int:
+        """Batches each rank takes in a whole epoch (whatever ``start_batch`` is)."""
         per_rank = self.n // self.world
         return per_rank // self.bs if self.drop_last else math.ceil(per_rank / self.bs)
 
@@ -67,9 +95,32 @@ SCHEDULES = ("cosine", "constant")
 class OptimConfig:
     """AdamW + per-step schedule (defaults CBraMod's: lr 5e-4, wd 0.05, clip 1.0, cosine to 1e-5).
 
-    ``schedule``: ``"cosine"`` (to ``min_lr``) or ``"constant"`` (``lr`` throughout; ``min_lr`` unused).
-    ``clip_grad``: gradient-norm clip, 0 = none. Each pretraining objective has its own defaults
-    (:attr:`~neurokit.training.objectives.Objective.optim`).
+    Each pretraining objective has its own defaults (:attr:`~neurokit.training.objectives.Objective.optim`).
+
+    Parameters
+    ----------
+    lr : float
+        Peak learning rate (of a parameter group without its own).
+    weight_decay : float
+        AdamW's decoupled weight decay (≥ 0).
+    min_lr : float
+        The learning rate the cosine ends at (``0 ≤ min_lr ≤ lr``; unused by ``"constant"``).
+    clip_grad : float
+        Global gradient-norm clip; 0: none.
+    warmup_steps : int
+        Steps of linear warm-up before the schedule.
+    schedule : {"cosine", "constant"}
+        Per-step cosine from ``lr`` to ``min_lr``, or ``lr`` throughout.
+
+    Raises
+    ------
+    ConfigError
+        An unknown schedule, ``lr ≤ 0``, ``min_lr`` outside ``[0, lr]``, or a negative weight decay or clip.
+
+    Examples
+    --------
+    >>> OptimConfig(lr=1e-4, min_lr=0.0).schedule
+    'cosine'
     """
 
     lr: float = 5e-4
@@ -91,7 +142,29 @@ class OptimConfig:
 def build_optimizer(param_groups, cfg: OptimConfig, total_steps: int):
     """AdamW over ``param_groups`` (each may carry its own ``lr``) and a LambdaLR that decays every
     group's learning rate by a cosine from its base value to ``min_lr`` over ``total_steps`` steps
-    (``schedule="constant"``: keeps it), after ``warmup_steps`` of linear warm-up."""
+    (``schedule="constant"``: keeps it), after ``warmup_steps`` of linear warm-up.
+
+    Parameters
+    ----------
+    param_groups : iterable of torch.nn.Parameter or of dict
+        Parameters, or groups ``{"params": [...], "lr": ...}`` as :class:`torch.optim.AdamW` takes them.
+    cfg : OptimConfig
+        Learning rate, weight decay, schedule and warm-up.
+    total_steps : int
+        Optimiser steps of the whole run (the cosine's length).
+
+    Returns
+    -------
+    optimizer : torch.optim.AdamW
+    scheduler : torch.optim.lr_scheduler.LambdaLR
+        To step once per optimiser step (:func:`optimizer_step`).
+
+    Examples
+    --------
+    >>> opt, sched = build_optimizer(torch.nn.Linear(2, 1).parameters(), OptimConfig(), total_steps=10)
+    >>> opt.param_groups[0]["lr"]
+    0.0005
+    """
     opt = torch.optim.AdamW(param_groups, lr=cfg.lr, weight_decay=cfg.weight_decay)
     base = [g.get("lr", cfg.lr) for g in opt.param_groups]
     floor = (lambda b: cfg.min_lr) if cfg.schedule == "cosine" else (lambda b: b)
@@ -104,9 +177,31 @@ def optimizer_step(loss: torch.Tensor, params, opt, sched, clip_grad: float | No
     """One update: zero the gradients, back-propagate ``loss``, clip the global gradient norm of ``params`` to
     ``clip_grad`` (when set), step the optimiser and the per-step schedule.
 
+    Parameters
+    ----------
+    loss : torch.Tensor, shape ()
+        The batch's loss.
+    params : iterable of torch.nn.Parameter
+        The parameters whose gradient norm is clipped.
+    opt : torch.optim.Optimizer
+        The optimiser (:func:`build_optimizer`).
+    sched : torch.optim.lr_scheduler.LRScheduler
+        Its per-step schedule.
+    clip_grad : float | None
+        The largest global gradient norm; 0 or ``None``: no clipping.
+
     Returns
     -------
-    The gradient norm before clipping (a 0-d tensor), or ``None`` without clipping.
+    torch.Tensor | None
+        The gradient norm before clipping (a 0-d tensor), or ``None`` without clipping.
+
+    Examples
+    --------
+    >>> lin = torch.nn.Linear(2, 1)
+    >>> opt, sched = build_optimizer(lin.parameters(), OptimConfig(), total_steps=10)
+    >>> gnorm = optimizer_step(lin(torch.ones(1, 2)).sum(), lin.parameters(), opt, sched, 1.0)
+    >>> gnorm.shape
+    torch.Size([])
     """
     opt.zero_grad(set_to_none=True)
     loss.backward()
@@ -132,7 +227,32 @@ def _cosine_lambda(base_lr: float, min_lr: float, total: int, warmup: int):
 def make_loader(dataset, sampler, batch_size: int, num_workers: int = 0, device: torch.device | None = None):
     """A DataLoader that reads each batch at once where the dataset can (``__getitems__``:
     :class:`~neurokit.data.dataset.PatchDataset`, its ``ScaledDataset`` and ``Subset`` wrappers) and passes it on
-    uncopied (:func:`~neurokit.data.dataset.collate_patches`); pinned memory when ``device`` is a GPU."""
+    uncopied (:func:`~neurokit.data.dataset.collate_patches`); pinned memory when ``device`` is a GPU.
+
+    Parameters
+    ----------
+    dataset : torch.utils.data.Dataset
+        The samples (a :class:`~neurokit.data.dataset.PatchDataset` or any map-style dataset).
+    sampler : torch.utils.data.Sampler
+        The order (:class:`EpochSampler`).
+    batch_size : int
+        Samples per batch.
+    num_workers : int
+        Worker processes reading batches; 0: the main process.
+    device : torch.device | None
+        Where the batches go (pinned host memory for a CUDA device).
+
+    Returns
+    -------
+    torch.utils.data.DataLoader
+
+    Examples
+    --------
+    >>> ds = torch.utils.data.TensorDataset(torch.zeros(4, 2), torch.arange(4))
+    >>> x, y = next(iter(make_loader(ds, EpochSampler(4, batch_size=4, seed=0), 4)))
+    >>> x.shape
+    torch.Size([4, 2])
+    """
     return torch.utils.data.DataLoader(
         dataset,
         batch_size=batch_size,
@@ -146,11 +266,41 @@ def make_loader(dataset, sampler, batch_size: int, num_workers: int = 0, device:
 
 
 def unwrap(model: torch.nn.Module) -> torch.nn.Module:
+    """The model inside a DistributedDataParallel or DataParallel wrapper (``model.module``), else ``model``.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A model, wrapped or not.
+
+    Returns
+    -------
+    torch.nn.Module
+
+    Examples
+    --------
+    >>> lin = torch.nn.Linear(2, 1)
+    >>> unwrap(torch.nn.DataParallel(lin)) is lin, unwrap(lin) is lin
+    (True, True)
+    """
     inner = getattr(model, "module", None)  # DistributedDataParallel / DataParallel wrap the model as .module
     return inner if isinstance(inner, torch.nn.Module) else model
 
 
 def seed_everything(seed: int) -> None:
+    """Seed Python's, NumPy's and PyTorch's global random number generators.
+
+    Parameters
+    ----------
+    seed : int
+        The seed (NumPy takes it modulo 2**32).
+
+    Examples
+    --------
+    >>> seed_everything(0); a = torch.rand(1)
+    >>> seed_everything(0); bool(torch.rand(1) == a)
+    True
+    """
     import random
 
     random.seed(seed)

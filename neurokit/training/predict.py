@@ -17,6 +17,33 @@ logger = logging.getLogger("neurokit")
 
 
 def predict(model: nn.Module, ds: PatchDataset, batch_size: int, device) -> tuple[np.ndarray, np.ndarray]:
+    """Outputs of ``model`` over every sample of ``ds`` in order, in eval mode without gradient.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A model on ``device`` taking a batch ``x`` (e.g. ``(B, C, N, P)``); it is left in eval mode.
+    ds : PatchDataset
+        Labelled samples, read in sample order (any dataset of ``(x, y)`` items works).
+    batch_size : int
+        Samples per forward pass.
+    device : torch.device
+        Where the model runs.
+
+    Returns
+    -------
+    y : numpy.ndarray, shape (n,)
+        The labels, in sample order.
+    outputs : numpy.ndarray, shape (n, ...)
+        The model's outputs as float32 (logits or predictions).
+
+    Examples
+    --------
+    >>> ds = torch.utils.data.TensorDataset(torch.ones(3, 2), torch.arange(3))
+    >>> y, out = predict(nn.Linear(2, 1), ds, 2, torch.device("cpu"))
+    >>> y.tolist(), out.shape
+    ([0, 1, 2], (3, 1))
+    """
     model.eval()
     sampler = EpochSampler(len(ds), batch_size=batch_size, seed=0, shuffle=False, drop_last=False)
     ys, outs = [], []
@@ -38,11 +65,16 @@ def extract_features(backbone: nn.Module, ds: PatchDataset, batch_size: int, dev
     ds : PatchDataset
         Samples in order.
     batch_size : int
-    device : torch.device or str
+        Samples per forward pass.
+    device : torch.device
+        Where the backbone runs.
 
     Returns
     -------
-    (y, features) : labels ``(n,)`` and float32 features ``(n, D)``.
+    y : numpy.ndarray, shape (n,)
+        The labels, in sample order.
+    features : numpy.ndarray of float32, shape (n, D)
+        The pooled features.
 
     Examples
     --------

@@ -351,6 +351,11 @@ class Trainer:
         """Continue from a checkpoint written by :meth:`save` (model weights, optimiser, schedule, RNG, step,
         history, selection).
 
+        Parameters
+        ----------
+        ck : mapping
+            A checkpoint as loaded (``torch.load`` of ``last.pt``).
+
         Raises
         ------
         ConfigError
@@ -451,7 +456,20 @@ class Trainer:
         return make_loader(self._sets[key], sampler, self._bs[key], self.num_workers, self.dist_info.device)
 
     def batches(self, epoch: int, start: int = 0) -> Iterator[tuple[str | None, Any, Any]]:
-        """``(task, x, y)`` of epoch ``epoch`` from its ``start``-th step on (``task`` is ``None`` for one dataset)."""
+        """``(task, x, y)`` of epoch ``epoch`` from its ``start``-th step on (``task`` is ``None`` for one dataset).
+
+        Parameters
+        ----------
+        epoch : int
+            The epoch (0-based), which fixes the order.
+        start : int
+            Steps of the epoch already done (a resumed run).
+
+        Yields
+        ------
+        tuple of (str | None, torch.Tensor, torch.Tensor)
+            The task, the batch and its labels.
+        """
         if self.tasks is None:
             for x, y in self._iter(None, epoch, start, start > 0):
                 yield None, x, y
@@ -477,7 +495,23 @@ class Trainer:
 
     def task_order(self, epoch: int) -> list[str]:
         """Which task each step of ``epoch`` takes its batch from: every task's batches once, shuffled by
-        ``(seed, epoch)``."""
+        ``(seed, epoch)``.
+
+        Parameters
+        ----------
+        epoch : int
+            The epoch (0-based).
+
+        Returns
+        -------
+        list of str
+            One task name per step.
+
+        Raises
+        ------
+        ValueError
+            The trainer has one dataset, not named tasks.
+        """
         if self.tasks is None:
             raise ValueError("task_order: this trainer has one dataset, not named tasks")
         order = [n for n in self.tasks for _ in range(self._counts[n])]
@@ -683,7 +717,27 @@ def _worker_error(exc: BaseException) -> BaseException | None:
 def truncate_log(log: Path, step: int, epochs: int | None = None) -> None:
     """Drop the lines of ``metrics.jsonl`` logged after a checkpoint of ``step`` steps and ``epochs`` full epochs
     (written before an interruption, they are done again on resume): step lines after ``step``, epoch
-    records after ``epochs``."""
+    records after ``epochs``.
+
+    Parameters
+    ----------
+    log : pathlib.Path
+        The run's ``metrics.jsonl`` (rewritten in place, atomically; nothing when it does not exist).
+    step : int
+        The checkpoint's optimiser steps: step lines after it are dropped.
+    epochs : int | None
+        The checkpoint's complete epochs: epoch records after it are dropped; ``None``: keep every epoch record.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     log = Path(d) / "metrics.jsonl"
+    ...     _ = log.write_text("".join(json.dumps(r) + chr(10) for r in ({"step": 1}, {"step": 2}, {"epoch": 1})))
+    ...     truncate_log(log, 1, 0)
+    ...     log.read_text().splitlines()
+    ['{"step": 1}']
+    """
     if not log.exists():
         return
     lines = [l for l in log.read_text().splitlines() if l.strip()]

@@ -23,7 +23,21 @@ from neurokit._utils.errors import CardError
 
 @dataclass(frozen=True)
 class Layout:
-    """A layout kind: ``files(card, root, layout, task_name, task, subjects, download)`` lists its recordings."""
+    """A layout kind: ``files(card, root, layout, task_name, task, subjects, download)`` lists its recordings.
+
+    Attributes
+    ----------
+    files : callable
+        ``files(card, root, layout, task_name, task, subjects, download) -> list of FileEntry``: the recordings
+        of a card's task under the data root ``root`` (``layout``: the card's ``layout`` block, ``task``: the
+        task's block, ``subjects``: numbers or ids to keep or ``None``, ``download``: fetch missing files where
+        the kind can).
+
+    Examples
+    --------
+    >>> sorted(LAYOUTS)
+    ['bids', 'folder', 'mne_eegbci', 'reader']
+    """
 
     files: Callable[..., list]
 
@@ -64,10 +78,26 @@ LAYOUTS: dict[str, Layout] = {
 def layout_of(card) -> Layout:
     """The :class:`Layout` of ``card``'s ``layout.kind``.
 
+    Parameters
+    ----------
+    card : DataCard
+        The card whose ``layout`` block names the kind.
+
+    Returns
+    -------
+    Layout
+        The kind's entry of :data:`LAYOUTS`.
+
     Raises
     ------
     CardError
         An unknown kind, naming the card and the known kinds.
+
+    Examples
+    --------
+    >>> from neurokit.cards.card import load_card
+    >>> layout_of(load_card("physionet_mi")) is LAYOUTS["mne_eegbci"]
+    True
     """
     kind = (card.raw.get("layout") or {}).get("kind")
     if kind not in LAYOUTS:

@@ -16,7 +16,41 @@ logger = logging.getLogger("neurokit")
 def bids_files(card, root, layout, tname, t, subjects) -> list[FileEntry]:
     """Recordings of a BIDS dataset (``layout: {kind: bids, task: BIDS task label, subdir, subject_format,
     run_format}``). Labels come from ``events.tsv`` ``trial_type`` through the task's ``run_groups``
-    (BIDS runs) or ``events`` mapping, or from a ``participants.tsv`` column (task ``label_column``)."""
+    (BIDS runs) or ``events`` mapping, or from a ``participants.tsv`` column (task ``label_column``).
+
+    Parameters
+    ----------
+    card : DataCard
+        The card whose recordings are listed.
+    root : pathlib.Path
+        The data root (:func:`~neurokit.cards.card.resolve_data_root`).
+    layout : dict
+        The card's ``layout`` block.
+    tname : str
+        The task's name.
+    t : dict
+        The task's block of the card (its ``splits``, ``events``, ``run_groups``…).
+    subjects : sequence of int or str | None
+        BIDS subject labels or numbers to keep (``"sub-01"``, ``"01"`` and ``1`` are the same subject);
+        ``None``: the subjects of the task's splits, else all.
+
+    Returns
+    -------
+    list of FileEntry
+        The labelled recordings (store subject ids by :meth:`~neurokit.cards.card.DataCard.store_subject`).
+
+    Raises
+    ------
+    CardError
+        No recording of the subjects asked for, or none the task's run groups label.
+
+    Examples
+    --------
+    >>> from neurokit.cards.card import bids_card
+    >>> card = bids_card("~/data/ds004362", "imagery")  # doctest: +SKIP
+    >>> bids_files(card, Path("~/data/ds004362").expanduser(), card.raw["layout"], "imagery",
+    ...            card.task("imagery")[1], [1, 2])  # doctest: +SKIP
+    """
     from neurokit.io.bids import find_recordings
 
     base = root / layout.get("subdir", "")
@@ -46,7 +80,34 @@ def bids_files(card, root, layout, tname, t, subjects) -> list[FileEntry]:
 def bids_entries(card, recs, base, layout, tname, explicit: bool = False) -> list[FileEntry]:
     """The :class:`FileEntry` of each BIDS recording of ``recs``, labelled by the task's rule
     (:meth:`task_events` over the BIDS run) or its ``participants.tsv`` column (``label_column``). A
-    recording the rule labels not is left out with a warning, or, ``explicit`` (named by ``-f``), refused."""
+    recording the rule labels not is left out with a warning, or, ``explicit`` (named by ``-f``), refused.
+
+    Parameters
+    ----------
+    card : DataCard
+        The card whose task labels the recordings.
+    recs : list of BIDSRecording
+        The recordings (:func:`~neurokit.io.bids.find_recordings`).
+    base : pathlib.Path
+        The BIDS dataset folder (for ``participants.tsv``).
+    layout : dict
+        The card's ``layout`` block (its ``run_format`` names run ids).
+    tname : str
+        The task's name.
+    explicit : bool
+        The recordings were named one by one: one the task does not label is an error, not a warning.
+
+    Returns
+    -------
+    list of FileEntry
+        One entry per labelled recording, with ``events`` or (``label_column``) ``label`` set.
+
+    Raises
+    ------
+    CardError
+        A subject without a ``label_column`` value or with a value that is not a class; with ``explicit``, a
+        recording of a run no run group names.
+    """
     from neurokit.io.bids import read_participants
 
     t = card.task(tname)[1]
@@ -91,7 +152,31 @@ def bids_entries(card, recs, base, layout, tname, explicit: bool = False) -> lis
 
 def bids_explicit(card, paths, layout, tname, root: Path | None) -> list[FileEntry]:
     """:meth:`explicit_files` of a BIDS card: each file's entities from its name, its dataset folder the
-    card's (``root`` / ``subdir``) or the nearest folder above it with a ``dataset_description.json``."""
+    card's (``root`` / ``subdir``) or the nearest folder above it with a ``dataset_description.json``.
+
+    Parameters
+    ----------
+    card : DataCard
+        A card with a ``bids`` layout.
+    paths : list of pathlib.Path
+        The files named.
+    layout : dict
+        The card's ``layout`` block.
+    tname : str
+        The task's name.
+    root : pathlib.Path | None
+        The data root; ``None``: each file's dataset folder is found above it.
+
+    Returns
+    -------
+    list of FileEntry
+        The labelled recordings (:func:`bids_entries` with ``explicit=True``).
+
+    Raises
+    ------
+    CardError
+        A file name without a ``sub-`` entity, or a recording the task does not label.
+    """
     from neurokit.io.bids import BIDSRecording, dataset_root, entities_from_name
 
     out = []

@@ -14,7 +14,27 @@ logger = logging.getLogger("neurokit")
 
 
 def relative(path: Path, root: Path | None) -> Path:
-    """``path`` under ``root`` when it lies there (resolved), else its file name: what a layout's rules read."""
+    """``path`` under ``root`` when it lies there (resolved), else its file name: what a layout's rules read.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        A recording's file.
+    root : pathlib.Path | None
+        The data root; ``None``: none given.
+
+    Returns
+    -------
+    pathlib.Path
+        The path relative to ``root``, or the bare file name when ``path`` lies outside ``root``.
+
+    Examples
+    --------
+    >>> relative(Path("/data/eeg/S001/S001R04.edf"), Path("/data/eeg")).as_posix()
+    'S001/S001R04.edf'
+    >>> relative(Path("/elsewhere/rec.edf"), Path("/data/eeg")).as_posix()
+    'rec.edf'
+    """
     if root is not None:
         p, r = Path(path).expanduser().resolve(), root.resolve()
         if p.is_relative_to(r):
@@ -25,7 +45,40 @@ def relative(path: Path, root: Path | None) -> Path:
 def subjects_only(card, out: list[FileEntry], subjects, where, how: str = "") -> list[FileEntry]:
     """The entries of the subject numbers ``subjects`` (the first number in their ids: ``sub-01`` → 1, a file
     stem ``S001R10`` → 1, not 110); a number no entry has raises :class:`CardError` naming it and the subjects
-    there are."""
+    there are.
+
+    Parameters
+    ----------
+    card : DataCard
+        The card, for messages.
+    out : list of FileEntry
+        The recordings the layout lists.
+    subjects : sequence of int or str
+        Subject numbers (matched to the first number of each id) or ids as the layout names them (matched
+        exactly). A number shared by several ids (TUH) picks them all, with a warning.
+    where : str | pathlib.Path
+        The folder listed, for messages.
+    how : str
+        How subject ids are made, appended to the message.
+
+    Returns
+    -------
+    list of FileEntry
+        The entries of those subjects, in the order of ``out``.
+
+    Raises
+    ------
+    CardError
+        A number or id no entry has (the message lists the subjects there are).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from neurokit.io.entry import FileEntry
+    >>> es = [FileEntry(path=Path(f"sub-0{i}.edf"), subject=f"sub-0{i}") for i in (1, 2, 3)]
+    >>> [e.subject for e in subjects_only(SimpleNamespace(name="demo"), es, [1, "sub-03"], "/data")]
+    ['sub-01', 'sub-03']
+    """
 
     def number(e):
         m = re.search(r"[0-9]+", e.subject)

@@ -21,7 +21,29 @@ logger = logging.getLogger("neurokit")
 def eegbci_ids(rel: Path, pattern: str) -> tuple[int, int] | None:
     """``(subject, run)`` numbers of a file of an ``mne_eegbci`` layout, read through the layout's ``pattern``
     (``"S{subject:03d}/S{subject:03d}R{run:02d}.edf"``) matched at the end of its path, or of its name alone;
-    ``None`` when neither matches."""
+    ``None`` when neither matches.
+
+    Parameters
+    ----------
+    rel : pathlib.Path
+        The file's path relative to the data root (or its name).
+    pattern : str
+        The layout's ``pattern``, a :meth:`str.format` template with ``subject`` and ``run`` fields.
+
+    Returns
+    -------
+    tuple of (int, int) | None
+        ``(subject, run)``, or ``None``.
+
+    Examples
+    --------
+    >>> eegbci_ids(Path("S001/S001R04.edf"), "S{subject:03d}/S{subject:03d}R{run:02d}.edf")
+    (1, 4)
+    >>> eegbci_ids(Path("S002R10.edf"), "S{subject:03d}/S{subject:03d}R{run:02d}.edf")
+    (2, 10)
+    >>> eegbci_ids(Path("rec.edf"), "S{subject:03d}/S{subject:03d}R{run:02d}.edf") is None
+    True
+    """
     import string
 
     def regex(pat: str) -> str:
@@ -47,7 +69,18 @@ def eegbci_ids(rel: Path, pattern: str) -> tuple[int, int] | None:
 
 @lru_cache(maxsize=1)
 def online() -> bool:
-    """Whether PhysioNet is reachable (checked once per process; never in CI or with NEUROKIT_OFFLINE)."""
+    """Whether PhysioNet is reachable (checked once per process; never in CI or with NEUROKIT_OFFLINE).
+
+    Returns
+    -------
+    bool
+        ``False`` when ``NEUROKIT_OFFLINE`` or ``CI`` is set, else whether ``physionet.org:443`` answers within 3 s.
+
+    Examples
+    --------
+    >>> online()  # doctest: +SKIP
+    True
+    """
     if os.environ.get("NEUROKIT_OFFLINE") or os.environ.get("CI"):
         return False
     import socket
@@ -60,6 +93,22 @@ def online() -> bool:
 
 
 def try_fetch_eegbci(root: Path, subject: int, run: int) -> None:
+    """Fetch one EEGMMIDB recording with :func:`mne.datasets.eegbci.load_data` when PhysioNet is reachable
+    (:func:`online`); a failed download is logged as a warning and nothing is raised.
+
+    Parameters
+    ----------
+    root : pathlib.Path
+        The data root (MNE puts the files under ``root/MNE-eegbci-data``).
+    subject : int
+        The subject number (1-109).
+    run : int
+        The run number (1-14).
+
+    Examples
+    --------
+    >>> try_fetch_eegbci(Path("~/data").expanduser(), 1, 4)  # doctest: +SKIP
+    """
     if not online():
         return
     try:
@@ -71,6 +120,44 @@ def try_fetch_eegbci(root: Path, subject: int, run: int) -> None:
 
 
 def eegbci_files(card, root, layout, tname, t, subjects, download) -> list[FileEntry]:
+    """Recordings of an ``mne_eegbci`` card: each subject's files of the runs of each of the task's run groups,
+    fetched when missing (``download``) and PhysioNet is reachable; files still missing are skipped with a warning.
+
+    Parameters
+    ----------
+    card : DataCard
+        The card whose recordings are listed.
+    root : pathlib.Path
+        The data root (:func:`~neurokit.cards.card.resolve_data_root`).
+    layout : dict
+        The card's ``layout`` block.
+    tname : str
+        The task's name.
+    t : dict
+        The task's block of the card (its ``splits``, ``events``, ``run_groups``…).
+    subjects : sequence of int | None
+        Subject numbers to keep; ``None``: the subjects of the task's splits, else the layout's ``subjects``.
+    download : bool
+        Fetch missing files (:func:`try_fetch_eegbci`).
+
+    Returns
+    -------
+    list of FileEntry
+        The recordings (subject ids ``S001``, runs ``R04``), sorted by subject and run, each with its run
+        group's events.
+
+    Raises
+    ------
+    CardError
+        Subject ids that are not numbers; subjects the dataset does not have; no recording found.
+
+    Examples
+    --------
+    >>> from neurokit.cards.card import load_card
+    >>> card = load_card("physionet_mi")
+    >>> eegbci_files(card, Path("~/data").expanduser(), card.raw["layout"], "left_right_imagery",
+    ...              card.task("left_right_imagery")[1], [1], download=True)  # doctest: +SKIP
+    """
     base = root / layout.get("subdir", "")
     named = [s for s in subjects or [] if not str(s).isdigit()]
     if named:

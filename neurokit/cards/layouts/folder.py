@@ -99,6 +99,18 @@ def run_of(rel_path: str | Path, pattern: str | None = None) -> int | None:
     BIDS ``run-`` entity; ``None`` when neither names one. A number that merely ends the file name is not a run
     (``t4_and_t8.edf``, ``rec_v2.edf``, ``S1_2024.edf`` have none).
 
+    Parameters
+    ----------
+    rel_path : str | pathlib.Path
+        The file's path under the data root.
+    pattern : str | None
+        The layout's ``subject_pattern``; its group ``run`` (digits) is the run.
+
+    Returns
+    -------
+    int | None
+        The run number, or ``None`` when the path names none.
+
     Examples
     --------
     >>> run_of("Subject02_2.edf"), run_of("sub-01_task-x_run-03_eeg.edf"), run_of("rec.edf")
@@ -128,7 +140,41 @@ def folder_files(card, root, layout, tname, t, subjects) -> list[FileEntry]:
     """Recordings of a ``layout: {kind: folder, pattern, subject_pattern}`` card: the files the globs find
     (later parts of split FIF recordings left out: :func:`~neurokit.io.eeg.fif_split_first`), each with the
     subject :func:`subject_of` gives and the run :func:`run_of` reads from its name. A task's ``events``
-    label every file; its ``run_groups`` label the files of their runs (and leave the others out)."""
+    label every file; its ``run_groups`` label the files of their runs (and leave the others out).
+
+    Parameters
+    ----------
+    card : DataCard
+        The card whose recordings are listed.
+    root : pathlib.Path
+        The data root (:func:`~neurokit.cards.card.resolve_data_root`).
+    layout : dict
+        The card's ``layout`` block.
+    tname : str
+        The task's name.
+    t : dict
+        The task's block of the card (its ``splits``, ``events``, ``run_groups``…).
+    subjects : sequence of int or str | None
+        Subject numbers or ids to keep (:func:`~neurokit.cards.layouts.common.subjects_only`); ``None``: all.
+
+    Returns
+    -------
+    list of FileEntry
+        The labelled recordings, sorted by path (run: the file stem).
+
+    Raises
+    ------
+    CardError
+        No file matches the globs; a ``subject_pattern`` that does not match a file; subjects not found; run
+        groups that label no file.
+
+    Examples
+    --------
+    >>> from neurokit.cards.card import load_card
+    >>> card = load_card("eeg_folder")
+    >>> folder_files(card, Path("~/data/mine").expanduser(), card.raw["layout"], *card.task(None),
+    ...              None)  # doctest: +SKIP
+    """
     from neurokit.io.eeg import drop_split_parts
 
     pats = layout.get("pattern", "**/*")
@@ -158,7 +204,33 @@ def folder_files(card, root, layout, tname, t, subjects) -> list[FileEntry]:
 def label_folder(card, out, root, tname, t, pattern) -> list[FileEntry]:
     """Events of a folder layout's files by the task's rule (:meth:`task_events`: a file's run picks its run
     group, the task's ``events`` label the others); files the rule labels not are left out (see
-    :meth:`_folder_files`)."""
+    :func:`folder_files`).
+
+    Parameters
+    ----------
+    card : DataCard
+        The card whose task labels the files.
+    out : list of FileEntry
+        The files found (their ``events`` are set in place).
+    root : pathlib.Path
+        The data root the files lie under.
+    tname : str
+        The task's name.
+    t : dict
+        The task's block of the card.
+    pattern : str | None
+        The layout's ``subject_pattern`` (its ``run`` group names runs, :func:`run_of`).
+
+    Returns
+    -------
+    list of FileEntry
+        The entries the task labels (all of ``out`` when the task labels no events).
+
+    Raises
+    ------
+    CardError
+        The task's run groups label no file (the message names the runs asked for and found).
+    """
     te = card.task_events(tname)
     if not te.labels:
         return out
@@ -190,6 +262,23 @@ def label_folder(card, out, root, tname, t, pattern) -> list[FileEntry]:
 
 def subject_rule(card) -> str:
     """The rule giving a folder layout's subject ids, in words (``neuro cards show``, store attributes):
-    the card's ``layout.subject_pattern`` or :data:`SUBJECT_PATTERN`."""
+    the card's ``layout.subject_pattern`` or :data:`SUBJECT_PATTERN`.
+
+    Parameters
+    ----------
+    card : DataCard
+        A card with a folder layout.
+
+    Returns
+    -------
+    str
+        ``"subject_pattern '<regex>'"``, or :data:`SUBJECT_RULE` when the card gives none.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> subject_rule(SimpleNamespace(raw={"layout": {"subject_pattern": "^(?P<subject>[^/]+)/"}}))
+    "subject_pattern '^(?P<subject>[^/]+)/'"
+    """
     pat = (card.raw.get("layout") or {}).get("subject_pattern")
     return f"subject_pattern {pat!r}" if pat else SUBJECT_RULE

@@ -15,7 +15,41 @@ from neurokit.io.entry import FileEntry
 def reader_files(card, root, layout, tname, t, subjects) -> list[FileEntry]:
     """Recordings listed by a dataset reader (``neurokit.datasets.classic``), labelled by the task's
     ``events`` (annotation description → class name); ``subjects`` (numbers) keeps the subject ids
-    whose digits match."""
+    whose digits match.
+
+    Parameters
+    ----------
+    card : DataCard
+        The card whose recordings are listed.
+    root : pathlib.Path
+        The data root (:func:`~neurokit.cards.card.resolve_data_root`).
+    layout : dict
+        The card's ``layout`` block.
+    tname : str
+        The task's name.
+    t : dict
+        The task's block of the card (its ``splits``, ``events``, ``run_groups``…).
+    subjects : sequence of int or str | None
+        Subject numbers or ids to keep (:func:`~neurokit.cards.layouts.common.subjects_only`), picked after the
+        task's ``split_rule`` is resolved over every recording; ``None``: all.
+
+    Returns
+    -------
+    list of FileEntry
+        The recordings the reader lists under ``root / layout["subdir"]``, labelled by the task's ``events``.
+
+    Raises
+    ------
+    CardError
+        An unknown reader; a bad split rule; subjects not found; no recording.
+
+    Examples
+    --------
+    >>> from neurokit.cards.card import load_card
+    >>> card = load_card("bonn_epilepsy")
+    >>> reader_files(card, Path("~/data").expanduser(), card.raw["layout"], *card.task(None),
+    ...              None)  # doctest: +SKIP
+    """
     from neurokit.datasets.registry import get_reader
 
     base = root / layout.get("subdir", "")
@@ -44,6 +78,26 @@ def reader_explicit(
     the folder the reader names for it (its own folder, or the dataset folder above whose layout labels it: a TUAB
     file's ``train/abnormal`` folders, a CHB-MIT case's summary), labelled by the task's ``events`` as under the
     layout.
+
+    Parameters
+    ----------
+    card : DataCard
+        A card with a ``reader`` layout.
+    f : pathlib.Path
+        The file named.
+    layout : dict
+        The card's ``layout`` block (``reader``, ``subdir``).
+    te : TaskEvents
+        The task's labelling rule (:meth:`~neurokit.cards.card.DataCard.task_events`).
+    root : pathlib.Path | None
+        The data root; ``None``: the folder the reader names for ``f``.
+    listings : dict | None
+        A cache, folder → the reader's listing of it, shared by the files of one call.
+
+    Returns
+    -------
+    list of FileEntry
+        The entries of ``f`` (several for an archive), with ``path`` set to ``f``.
 
     Raises
     ------
