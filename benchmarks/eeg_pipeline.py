@@ -12,6 +12,7 @@ Usage::
     python benchmarks/eeg_pipeline.py --data-root ../shared/data/eeg [--subjects 1-3] [--layers 2] [--device cpu]
     python benchmarks/eeg_pipeline.py --only pretrain --threads 1   # per-core training-step ratio
     python benchmarks/eeg_pipeline.py --only layer --threads 1      # one criss-cross layer
+    python benchmarks/eeg_pipeline.py --only preprocessing --n-jobs 1 --min-ratio 1.8   # the CI gate
 """
 
 from __future__ import annotations
@@ -602,6 +603,13 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: PyTorch's default)")
     ap.add_argument("--compile", action="store_true", help="torch.compile CBraMod (not the baseline)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument(
+        "--min-ratio",
+        type=float,
+        default=None,
+        help="preprocessing: exit 1 when prepare's median ratio to the plain MNE loop of this run is below this "
+        "(CI: 1.8), so a slower per-recording path is seen when it lands",
+    )
     a = ap.parse_args()
     if {"preprocessing", "floor", "peers"} & set(a.only) and not a.data_root.is_dir():
         ap.error(
@@ -625,6 +633,11 @@ def main() -> None:
         )
         if diff > STORE_TOLERANCE:
             raise SystemExit(f"the store differs from the plain loop's data by {diff:.1e} > {STORE_TOLERANCE:g}")
+        if a.min_ratio is not None and statistics.median(ratios) < a.min_ratio:
+            raise SystemExit(
+                f"preprocessing: prepare / plain MNE {statistics.median(ratios):.2f} < {a.min_ratio:g} (median of "
+                f"{len(ratios)} interleaved repeats of this run): a per-recording step got slower"
+            )
     if "floor" in a.only:
         t = bench_floor(a.data_root, parse_ranges(a.subjects), a.repeats)
         floor = t["read"] + t["ffts"] + t["write"] + t["sha256"]
