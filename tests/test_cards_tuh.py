@@ -209,3 +209,26 @@ def test_folders_above_the_data_root_carry_no_label_or_split(tmp_path, above):
     assert got == {"aaaaaaac": [1], "aaaaaaba": [1], "aaaaaabb": [0], "aaaaaabc": [0], "aaaaaacy": [0], "aaaaaacz": [1]}
     sp = st.info.card_body["tasks"]["abnormal"]["splits"]
     assert sp["test"] == ["aaaaaacy", "aaaaaacz"] and "aaaaaaac" in sp["train"] and "aaaaaabb" in sp["train"]
+
+
+def test_first_mistakes_an_empty_folder_and_a_rate_tuab_never_has(tmp_path):
+    """Issue 44 item 10: ``neuro prepare tuab`` on an empty folder said "pass --data-root" although it was passed,
+    naming neither the layout nor ``neuro cards show tuab``; 500-Hz files laid out as TUAB were taken silently."""
+    (tmp_path / "empty").mkdir()
+    r = CliRunner().invoke(
+        app, ["prepare", "tuab", "--data-root", str(tmp_path / "empty"), "-o", str(tmp_path / "x.h5")],
+        env={"COLUMNS": "400"},
+    )  # fmt: skip
+    said = " ".join(r.output.split())
+    assert r.exit_code != 0 and "no recording for reader 'tuab' under" in said
+    assert "laid out as edf/{train,eval}/{abnormal,normal}/01_tcp_ar/" in said and "neuro cards show tuab" in said
+    root = tmp_path / "tuab"
+    for seed, (part, cls, p) in enumerate((("train", "abnormal", "aaaaaaba"), ("train", "normal", "aaaaaabb"),
+                                           ("eval", "abnormal", "aaaaaacz"), ("eval", "normal", "aaaaaacy"))):  # fmt: skip
+        write_edf(root / "edf" / part / cls / "01_tcp_ar" / f"{p}_s001_t000.edf", TUH_REF, 500.0, 21.0, seed + 1)
+    r = CliRunner().invoke(
+        app, ["prepare", "tuab", "--data-root", str(root), "-o", str(tmp_path / "t.h5")], env={"COLUMNS": "400"}
+    )
+    said = " ".join(r.output.split())
+    assert r.exit_code == 0, said
+    assert "500 Hz, a rate TUH's recordings never have (250, 256, 400, 512 Hz): is this file from TUAB?" in said

@@ -818,7 +818,11 @@ def load_card(name_or_path: str | Path) -> DataCard:
     if not (p.suffix in (".yaml", ".yml") and p.exists()):
         p = cards_dir() / f"{name_or_path}.yaml"
         if not p.exists():
-            raise CardError(f"no data card {name_or_path!r}; known cards: {', '.join(list_cards())}")
+            import difflib
+
+            near = difflib.get_close_matches(str(name_or_path), list_cards(), n=1, cutoff=0.6)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise CardError(f"no data card {name_or_path!r}; {hint}known cards: {', '.join(list_cards())}")
     try:
         raw = yaml.safe_load(p.read_text())
     except yaml.YAMLError as exc:

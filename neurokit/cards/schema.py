@@ -153,3 +153,21 @@ def check_card_keys(raw: dict, where: str) -> None:
         _check(task.get("label_by_hemi"), HEMIS, where, f"tasks.{name}.label_by_hemi")
         for i, group in enumerate(task.get("run_groups") or []):
             _check(group, RUN_GROUP, where, f"tasks.{name}.run_groups[{i}]")
+    _check_preprocessing(raw, tasks, where)
+
+
+def _check_preprocessing(raw: dict, tasks: dict, where: str) -> None:
+    """Every ``preprocessing`` block's keys (the card's and each task's, used or not) against the recipe fields of
+    the card's modality: a typo in a task nobody prepares yet is refused too."""
+    from dataclasses import fields
+
+    from neurokit.cards.recipes import EEGRecipe, SurfaceRecipe
+
+    recipe = {"eeg": EEGRecipe, "surface": SurfaceRecipe}.get(str(raw.get("modality", "eeg")))
+    if recipe is None:
+        return
+    allowed = tuple(f.name for f in fields(recipe)) + (("spheres",) if recipe is SurfaceRecipe else ())
+    _check(raw.get("preprocessing"), allowed, where, "preprocessing")
+    for name, task in tasks.items():
+        if isinstance(task, dict):
+            _check(task.get("preprocessing"), allowed, where, f"tasks.{name}.preprocessing")

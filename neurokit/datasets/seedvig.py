@@ -10,7 +10,7 @@ The download lays each experiment out as two MATLAB files of the same name (``1_
 - ``perclos_labels/<name>.mat``: a variable ``perclos`` (8-s steps × 1), one PERCLOS value per 8 s of ``data``.
 
 CBraMod's ``preprocessing/preprocessing_seedvig.py`` (github.com/wjq-learning/CBraMod @ b9e9610) reads the first
-field of ``EEG`` and ``perclos[:, 0]`` of the same-named label file, reshapes the 141,600 × 17 samples to 885 windows
+field of ``EEG`` and ``perclos[:, 0]`` of the same-named label file, reshapes the 1,416,000 × 17 samples to 885 windows
 of 8 patches of 200 samples (non-overlapping 8-s windows from the file's start, window ``i`` labelled
 ``perclos[i]``) and, at loading (``datasets/seedvig_dataset.py``), divides by 100; no filter, resampling, reference
 or channel selection.

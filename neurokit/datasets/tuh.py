@@ -18,6 +18,7 @@ corpus (Obeid & Picone 2016, isip.piconepress.com), layouts as the release's ``p
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,8 @@ from neurokit._utils.errors import DataFileError
 TUEV_LABELS = {1: "spsw", 2: "gped", 3: "pled", 4: "eyem", 5: "artf", 6: "bckg"}
 #: the rate on whose samples the release places TUEV's event starts
 TUEV_GRID_HZ = 200.0
+#: the sampling rates of TUH EEG recordings (the TUAB and TUEG cards' ``recording.sfreq``)
+TUH_RATES = (250.0, 256.0, 400.0, 512.0)
 
 
 def _split_and_class(path: Path, classes: tuple[str, ...]) -> tuple[str, str]:
@@ -101,6 +104,14 @@ def read_tuab(path: str | Path):
     if not cls:
         raise DataFileError(f"{path}: a TUAB recording lies under an 'abnormal' or 'normal' folder; this one does not")
     raw = read_eeg(path)
+    sf = float(raw.info["sfreq"])
+    if not any(abs(sf - r) < 1e-6 for r in TUH_RATES):
+        warnings.warn(
+            f"{path}: {sf:g} Hz, a rate TUH's recordings never have ({', '.join(f'{r:g}' for r in TUH_RATES)} Hz): "
+            "is this file from TUAB? The card reads it as TUAB (label from its folder)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     raw.set_annotations(mne.Annotations([0.0], [raw.n_times / raw.info["sfreq"]], [f"tuab/{cls}"]))
     return raw
 

@@ -61,9 +61,12 @@ def reader_files(card, root, layout, tname, t, subjects) -> list[FileEntry]:
     if subjects:
         out = subjects_only(card, out, subjects, base)
     if not out:
+        files = (card.raw.get("recording") or {}).get("files")
+        expected = f"; its files are laid out as {files}" if files else ""
         raise CardError(
-            f"card {card.name!r}: no recording for reader {layout['reader']!r} under {base}; "
-            "pass --data-root (or set NEUROKIT_DATA) to the folder holding it"
+            f"card {card.name!r}: no recording for reader {layout['reader']!r} under {base}{expected}. Give the "
+            f"folder holding the dataset as data_root (or set NEUROKIT_DATA); `neuro cards show {card.name}` gives its "
+            "source and layout"
         )
     for e in out:
         e.events = events

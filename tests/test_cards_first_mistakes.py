@@ -1,0 +1,41 @@
+"""Issue 44 items 10 and 11: a new user's first mistakes with cards get a remedy: a misspelt card name is answered
+with the closest card, a typo in the preprocessing block of a task nobody prepares yet is refused as the card is
+loaded, and SEED-VIG's sample count is the true one."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from neurokit._utils.errors import CardError
+from neurokit.cards import load_card
+
+
+def test_a_misspelt_card_name_suggests_the_closest_card():
+    with pytest.raises(CardError, match=r"no data card 'tuabb'; did you mean 'tuab'\? known cards: bcic2020_3"):
+        load_card("tuabb")
+    with pytest.raises(CardError, match=r"no data card 'zzzz'; known cards"):
+        load_card("zzzz")
+
+
+def test_a_typo_in_an_unused_tasks_preprocessing_is_refused(tmp_path):
+    card = {
+        "name": "own", "modality": "eeg", "title": "t", "source": "s", "licence": "l", "citation": ["c"],
+        "layout": {"kind": "folder", "pattern": "*.edf"}, "preprocessing": {"window_s": 4.0},
+        "tasks": {"used": {"classes": []}, "later": {"classes": [], "preprocessing": {"h_frq": 30.0}}},
+    }  # fmt: skip
+    path = tmp_path / "own.yaml"
+    path.write_text(yaml.safe_dump(card))
+    with pytest.raises(
+        CardError, match=r"own\.yaml: unknown key 'h_frq' under 'tasks\.later\.preprocessing'; did you "
+    ):
+        load_card(path)
+    card["tasks"]["later"]["preprocessing"] = {"h_freq": 30.0}
+    path.write_text(yaml.safe_dump(card))
+    assert load_card(path).recipe("later").h_freq == 30.0
+
+
+def test_seed_vig_counts_its_samples_right():
+    """885 windows × 8 s × 200 Hz = 1,416,000 samples per file (the card said 141,600)."""
+    files = load_card("seed_vig").raw["recording"]["files"]
+    assert "1,416,000 = 885 x 8 s x 200 Hz" in files and "141600" not in files
