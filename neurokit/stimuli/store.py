@@ -42,7 +42,23 @@ THUMB = 48
 
 
 def run_from_name(path: str | Path) -> str:
-    """Run id from a movie's file name: BIDS ``run-<id>``, or the digit of HCP's ``MOVIE<k>``; else ``""``."""
+    """The run id in a movie's file name: BIDS ``run-<id>``, or the digit of HCP's ``MOVIE<k>``.
+
+    Parameters
+    ----------
+    path : str or Path
+        A movie file (only its name is read).
+
+    Returns
+    -------
+    str
+        The run id, or ``""`` when the name has none.
+
+    Examples
+    --------
+    >>> run_from_name("sub-01_task-movie_run-2.mkv"), run_from_name("7T_MOVIE3_CC1_v2.mp4"), run_from_name("a.mp4")
+    ('2', '3', '')
+    """
     name = Path(path).name
     m = re.search(r"run-([A-Za-z0-9]+)", name) or re.search(r"MOVIE(\d)", name)
     return m.group(1) if m else ""
@@ -400,7 +416,45 @@ def write_stimulus_store(
     attrs: dict | None = None,
     overwrite: bool = False,
 ) -> Path:
-    """Write arrays as a stimulus store (see the module docstring), atomically (temporary file, then rename)."""
+    """Write arrays as a stimulus store (layout in the module docstring), atomically (temporary file, then rename).
+
+    Parameters
+    ----------
+    out : str or Path
+        The HDF5 file to write (its folder is created if needed).
+    video : ndarray, shape (n_windows, D_video)
+        Video embedding of each window (stored as float32).
+    audio : ndarray, shape (n_windows, D_audio)
+        Audio embedding of each window (stored as float32).
+    onsets : ndarray, shape (n_windows,)
+        Window onsets, in s from the movie start.
+    rest : ndarray of bool, shape (n_windows,), optional
+        Rest windows (see :func:`~neurokit.stimuli.media.rest_mask`); default none.
+    thumbnails : ndarray, shape (n_windows, 48, 48, 3), uint8, optional
+        A small frame per window, for plots.
+    attrs : dict, optional
+        File attributes (source, run, window_s, encoders…); ``format``, ``n_windows`` and ``complete`` are added.
+    overwrite : bool
+        Replace ``out`` if it exists.
+
+    Returns
+    -------
+    Path
+        ``out``.
+
+    Raises
+    ------
+    FileExistsError
+        ``out`` exists and ``overwrite`` is False.
+    StoreError
+        ``video`` or ``audio`` does not have one row per onset.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> path = write_stimulus_store("run1.h5", video=np.zeros((4, 8)), audio=np.zeros((4, 8)),
+    ...                             onsets=np.arange(4.0))  # doctest: +SKIP
+    """
     import h5py
 
     out = Path(out)
