@@ -20,7 +20,28 @@ def _packaged_fsaverage5(kind: str, hemi: str) -> str:
 
 
 def template_to_fsaverage5(values: np.ndarray, hemi: str = "L", mask: np.ndarray | None = None) -> np.ndarray:
-    """ico6 template values ``(40962,)`` → fsaverage5 ``(10242,)`` of ``hemi`` (mirrored back for R)."""
+    """Values on the ico6 template resampled to nilearn's packaged fsaverage5 sphere of one hemisphere, for drawing.
+
+    Parameters
+    ----------
+    values : ndarray, shape (40962,) or (40962, n_frames)
+        Data on the ico6 template (hierarchical numbering).
+    hemi : {"L", "R"}
+        Hemisphere; the right fsaverage5 sphere is mirrored (x → −x) onto the left-hemisphere template.
+    mask : ndarray of bool, shape (40962,), optional
+        Valid (cortex) template vertices; fsaverage5 vertices that fall mostly outside it are 0.
+
+    Returns
+    -------
+    ndarray, shape (10242,) or (10242, n_frames), float32
+        The values on fsaverage5.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> template_to_fsaverage5(np.ones(40962)).shape  # doctest: +SKIP
+    (10242,)
+    """
     from neurokit.preprocessing.surface.resample import Sphere, load_sphere, resample
 
     sph = load_sphere(_packaged_fsaverage5("sphere", hemi))
@@ -224,8 +245,33 @@ def _label_colors(path: Path, frame: int = 0):
 
 
 def patch_map(grid: str | int = "ico2", seed: int = 0) -> np.ndarray:
-    """ico6 template values ``(40962,)`` colouring each vertex by a shuffled id of its ico-k patch
-    (vertices on patch edges take the last patch listing them)."""
+    """Template values that colour each vertex by a shuffled id of its ico-k patch (for :func:`plot_surface`).
+
+    Vertices on patch edges take the last patch that lists them.
+
+    Parameters
+    ----------
+    grid : str or int
+        The patch grid, as :func:`~neurokit.geometry.patches.parse_grid` reads it (``"ico2"``, ``"ico6/ico3"``, 2).
+    seed : int
+        Seed of the shuffle, which keeps neighbouring patches from getting similar colours.
+
+    Returns
+    -------
+    ndarray, shape (n_template_vertices,), float64
+        Patch id (0 … n_patches − 1) of each template vertex; 40,962 values on ico6.
+
+    Raises
+    ------
+    ConfigError
+        ``grid`` is not a patch grid.
+
+    Examples
+    --------
+    >>> values = patch_map("ico2")
+    >>> values.shape, int(values.max())
+    ((40962,), 319)
+    """
     from neurokit.geometry.patches import parse_grid, patch_table
 
     template, k = parse_grid(grid)
