@@ -139,7 +139,32 @@ def zscore_frames(data: np.ndarray, mask: np.ndarray, *, source: str = "data", f
 
 
 def frame_patches(data: np.ndarray, grid_order: int, template_order: int = 6) -> np.ndarray:
-    """Template data ``(n_template_vertices, n_frames)`` → patch tensor ``(n_frames, n_patches, V)`` float32."""
+    """Cut template data into a per-frame patch tensor.
+
+    Parameters
+    ----------
+    data : ndarray, shape (n_template_vertices, n_frames)
+        Data on the ico-``template_order`` template (hierarchical numbering), e.g. ``(40962, n_frames)``.
+    grid_order : int
+        Order ``k`` of the patch grid (1…5 for the ico6 template).
+    template_order : int
+        Order of the template sphere (6).
+
+    Returns
+    -------
+    ndarray, shape (n_frames, n_patches, V), float32
+        Frame-major patches, ``V`` vertices per patch (:func:`~neurokit.geometry.patches.patch_table`).
+
+    Raises
+    ------
+    ConfigError
+        ``data`` does not have one row per template vertex, or orders out of range.
+
+    Examples
+    --------
+    >>> frame_patches(np.zeros((40962, 7)), 2).shape
+    (7, 320, 153)
+    """
     return np.ascontiguousarray(np.moveaxis(extract_patches(data, grid_order, template_order), -1, 0), dtype=np.float32)
 
 
@@ -173,12 +198,42 @@ def tubelets(x: np.ndarray, size: int, stride: int | None = None) -> tuple[np.nd
 def surface_frames(sd, recipe: SurfaceRecipe | None = None, sphere=None) -> tuple[np.ndarray, np.ndarray]:
     """One hemisphere's :class:`~neurokit.io.surface.SurfaceData` → per-frame patch tensor on the template.
 
+    The data are resampled to the template (the right hemisphere mirrored onto the left one when the recipe
+    says so), z-scored per frame over the cortex (if the recipe says so) and cut into the recipe's patches.
+
+    Parameters
+    ----------
+    sd : SurfaceData
+        One hemisphere's data (:func:`~neurokit.io.surface.read_surface`), on any registered mesh.
+    recipe : SurfaceRecipe, optional
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.SurfaceRecipe`); default
+        ``SurfaceRecipe()`` (ico6/ico2 patches, tubelets of 3 frames, z-scored).
+    sphere : optional
+        The registered sphere of ``sd``'s mesh, anything :func:`~neurokit.preprocessing.surface.resample.load_sphere`
+        takes; default the packaged one for the mesh (none needed on the ico template).
+
     Returns
     -------
     frames : ndarray, shape (n_frames, n_patches, V), float32
         Resampled, z-scored (if the recipe says so) and cut into the recipe's patches.
     mask : ndarray of bool, shape (n_template_vertices,)
         Cortex on the template.
+
+    Raises
+    ------
+    DataFileError
+        A sphere whose vertex count differs from the data's, or a frame constant over the cortex (cannot be
+        z-scored).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from neurokit.io.surface import SurfaceData
+    >>> x = np.random.default_rng(0).normal(size=(40962, 7)).astype(np.float32)  # 7 frames on ico6
+    >>> sd = SurfaceData(data=x, hemi="L", mesh="ico6", mask=np.ones(40962, bool), tr=1.0, path=Path("bold.func.gii"))
+    >>> frames, mask = surface_frames(sd)
+    >>> frames.shape, int(mask.sum())
+    ((7, 320, 153), 40962)
     """
     recipe = recipe or SurfaceRecipe()
     data, mask = to_template(
@@ -190,15 +245,44 @@ def surface_frames(sd, recipe: SurfaceRecipe | None = None, sphere=None) -> tupl
 
 
 def surface_samples(sd, recipe: SurfaceRecipe | None = None, sphere=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One hemisphere's :class:`~neurokit.io.surface.SurfaceData` → stored samples.
+    """One hemisphere's :class:`~neurokit.io.surface.SurfaceData` → the samples a surface store holds.
+
+    :func:`surface_frames`, then frames grouped into tubelets of ``recipe.tubelet`` frames.
+
+    Parameters
+    ----------
+    sd : SurfaceData
+        One hemisphere's data (:func:`~neurokit.io.surface.read_surface`), on any registered mesh.
+    recipe : SurfaceRecipe, optional
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.SurfaceRecipe`); default
+        ``SurfaceRecipe()`` (ico6/ico2 patches, tubelets of 3 frames, z-scored).
+    sphere : optional
+        The registered sphere of ``sd``'s mesh, anything :func:`~neurokit.preprocessing.surface.resample.load_sphere`
+        takes; default the packaged one for the mesh (none needed on the ico template).
 
     Returns
     -------
     samples : ndarray, shape (n_tubelets, T, n_patches, V), float32
+        Tubelets of ``T`` frames; trailing frames that do not fill a tubelet are dropped.
     onsets : ndarray, shape (n_tubelets,), float64
         Tubelet start in seconds (frame index × TR; frame index when the TR is unknown).
     mask : ndarray of bool, shape (n_template_vertices,)
         Cortex on the template.
+
+    Raises
+    ------
+    DataFileError
+        As :func:`surface_frames`.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from neurokit.io.surface import SurfaceData
+    >>> x = np.random.default_rng(0).normal(size=(40962, 7)).astype(np.float32)  # 7 frames on ico6
+    >>> sd = SurfaceData(data=x, hemi="L", mesh="ico6", mask=np.ones(40962, bool), tr=1.0, path=Path("bold.func.gii"))
+    >>> samples, onsets, mask = surface_samples(sd)
+    >>> samples.shape, onsets.tolist()
+    ((2, 3, 320, 153), [0.0, 3.0])
     """
     recipe = recipe or SurfaceRecipe()
     x, mask = surface_frames(sd, recipe, sphere)

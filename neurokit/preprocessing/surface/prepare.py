@@ -38,8 +38,23 @@ _HEMI_PREFIX = re.compile(r"^(lh|rh)\.")
 
 
 def subject_from_name(path: Path) -> str:
-    """Subject id from a file name without BIDS entities: hemisphere and extension suffixes dropped
-    (``100610.lh.mgz`` → ``100610``, ``sub01.L.dscalar.nii`` → ``sub01``)."""
+    """Subject id from a file name without BIDS entities: hemisphere and extension suffixes dropped.
+
+    Parameters
+    ----------
+    path : Path
+        A surface data file (only its name is read).
+
+    Returns
+    -------
+    str
+        The name without its hemisphere and extension suffixes (the whole name when nothing is left).
+
+    Examples
+    --------
+    >>> subject_from_name(Path("100610.lh.mgz")), subject_from_name(Path("sub01.L.dscalar.nii"))
+    ('100610', 'sub01')
+    """
     name = Path(path).name
     return _SUFFIXES.sub("", name) or name
 

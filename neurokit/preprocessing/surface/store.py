@@ -38,12 +38,31 @@ logger = logging.getLogger("neurokit")
 
 @dataclass
 class SurfaceRun:
-    """One input file and who/what it is.
+    """One input file of a surface store and who/what it is.
 
-    ``hemi``: one hemisphere, or None for "every hemisphere in the file" (both for a CIFTI dtseries; the
-    one named by the file for GIFTI/MGH). ``frames``: ``(start, stop)`` frame range to use (e.g. one movie
-    clip, or its first half), default all. ``label``: class index or regression target for every sample
-    of the run (None: unlabelled, stored as -1 / NaN).
+    Attributes
+    ----------
+    path : Path
+        The data file (CIFTI, GIFTI, MGH…).
+    subject, session, run : str
+        Who and which run it is (``""`` when unknown).
+    hemi : {"L", "R"} or None
+        One hemisphere, or None for every hemisphere in the file (both for a CIFTI dtseries; the one named by
+        the file for GIFTI/MGH).
+    label : int, float or None
+        Class index or regression target for every sample of the run (None: unlabelled, stored as -1 / NaN).
+    frames : (int, int) or None
+        ``(start, stop)`` frame range to use (e.g. one movie clip, or its first half); default all.
+
+    Raises
+    ------
+    DataFileError
+        A frame range without ``0 <= start < stop``.
+
+    Examples
+    --------
+    >>> SurfaceRun("sub-01_bold.dtseries.nii", subject="01", frames=(0, 100)).frames
+    (0, 100)
     """
 
     path: Path
@@ -216,9 +235,34 @@ def write_surface_store(
 def surface_attrs(
     recipe: SurfaceRecipe, card: str | None = None, label_names: Sequence[str] | None = None, extra: dict | None = None
 ) -> dict:
-    """The attributes a surface store starts with (:class:`~neurokit.store.patch_store.StoreMeta` reads them back):
-    template, grid, sample shape, recipe, card, class names, then ``extra``; the facts of the runs read
-    (sources, hemispheres, mesh, TR, onset unit) are added when they are written."""
+    """The attributes a surface store starts with (:class:`~neurokit.store.patch_store.StoreMeta` reads them back).
+
+    Template, grid, sample shape, recipe, card, class names, then ``extra``; the facts of the runs read
+    (sources, hemispheres, mesh, TR, onset unit) are added when they are written.
+
+    Parameters
+    ----------
+    recipe : SurfaceRecipe
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.SurfaceRecipe`).
+    card : str, optional
+        The card's name.
+    label_names : sequence of str, optional
+        Class names, in label order.
+    extra : dict, optional
+        More attributes, added last (they may override the others).
+
+    Returns
+    -------
+    dict
+        Attribute name → value.
+
+    Examples
+    --------
+    >>> from neurokit.cards.recipes import SurfaceRecipe
+    >>> attrs = surface_attrs(SurfaceRecipe(), card="hcp7t_movie")
+    >>> attrs["template"], attrs["grid"], attrs["n_patches"], attrs["vertices_per_patch"]
+    ('ico6', 'ico6/ico2', 320, 153)
+    """
     shape = sample_shape(recipe)
     attrs = {
         "modality": "surface",
@@ -239,7 +283,24 @@ def surface_attrs(
 
 
 def sample_shape(recipe: SurfaceRecipe) -> tuple[int, int, int]:
-    """Shape ``(T, n_patches, V)`` of one sample of ``recipe``: tubelet frames, patches, vertices per patch."""
+    """Shape of one sample of a surface store made with ``recipe``.
+
+    Parameters
+    ----------
+    recipe : SurfaceRecipe
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.SurfaceRecipe`).
+
+    Returns
+    -------
+    (int, int, int)
+        ``(T, n_patches, V)``: tubelet frames, patches, template vertices per patch.
+
+    Examples
+    --------
+    >>> from neurokit.cards.recipes import SurfaceRecipe
+    >>> sample_shape(SurfaceRecipe())
+    (3, 320, 153)
+    """
     return (recipe.tubelet, n_patches(recipe.grid_order), vertices_per_patch(recipe.grid_order, recipe.template_order))
 
 
