@@ -537,20 +537,29 @@ def plot_label_efficiency(
 
     Parameters
     ----------
-    path : path or dict
+    path : str, Path or dict
         ``comparison.json`` (or the folder holding it), or the result dict itself.
-    out_png : path
+    out_png : str or Path
+        The PNG file to write.
     metric : str, optional
         Default the task's selection metric.
+    dpi : int
+        Resolution of the PNG, in dots per inch.
 
     Returns
     -------
-    Path of the PNG written.
+    Path
+        The PNG written.
 
     Raises
     ------
     FileNotFoundError
         No ``comparison.json`` there.
+
+    Examples
+    --------
+    >>> plot_label_efficiency("runs/compare", "runs/compare/label_efficiency.png")  # doctest: +SKIP
+    PosixPath('runs/compare/label_efficiency.png')
     """
     import matplotlib
 

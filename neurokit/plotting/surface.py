@@ -65,15 +65,19 @@ def plot_surface(
 ) -> Path:
     """Render one frame on the inflated surface, lateral and medial views, and save a PNG.
 
+    Label data (``.dlabel.nii``, ``.label.gii``) are drawn with the label table's colours when the file has
+    them, else with a qualitative colour map.
+
     Parameters
     ----------
     data : SurfaceData, path, or ndarray
         Surface data (a file :func:`~neurokit.io.surface.read_surface` reads; CIFTI needs ``hemi``), or
         values on the ico6 template ``(40962,)`` / ``(40962, n_frames)`` — shown on nilearn's packaged
         fsaverage5 inflated surface after resampling.
-    output : path
+    output : str or Path
         PNG to write.
     hemi : {"L", "R"}, optional
+        Hemisphere of the data (CIFTI files need it); default the file's, else ``"L"``.
     frame : int
         Frame (column) to show.
     surf_mesh : path or nilearn mesh, optional
@@ -82,24 +86,33 @@ def plot_surface(
         and template data. Required for other meshes (fs_LR 32k: the HCP
         ``S1200.L.inflated_MSMAll.32k_fs_LR.surf.gii``). Its hemisphere (GIFTI metadata, else file name, or
         the PolyMesh part) must be ``hemi``'s.
+    title : str, optional
+        Figure title; default the data's file name, hemisphere and frame.
+    cmap : str
+        Matplotlib colour map of the values (label data use their own colours).
+    symmetric : bool
+        Centre the colour scale on 0 (from minus to plus the 99th percentile of ``|v|``); else it starts at
+        the smallest value.
     allow_nan : bool
         Read files with NaN/inf frames (shown as gaps).
 
-    Label data (``.dlabel.nii``, ``.label.gii``) are drawn with the label table's colours when the file has
-    them, else with a qualitative colour map.
-
     Returns
     -------
-    Path of the PNG.
+    Path
+        The PNG written.
 
     Raises
     ------
     DataFileError
-        Mesh and data disagree in vertex count; no packaged surface for the mesh.
-    DataFileError
-        A geometry file given as data (no data frames); a ``surf_mesh`` of the other hemisphere.
+        Mesh and data disagree in vertex count; no packaged surface for the mesh; a geometry file given as
+        data (no data frames); a ``surf_mesh`` of the other hemisphere; a frame with no finite value.
     ConfigError
         ``frame`` out of range.
+
+    Examples
+    --------
+    >>> plot_surface(patch_map("ico2"), "patches.png", symmetric=False)  # doctest: +SKIP
+    PosixPath('patches.png')
     """
     import matplotlib
 

@@ -400,6 +400,8 @@ class SignalDuplicates:
         SHA-256) are not recorded again.
     rows, times : str
         Words for rows and samples in messages (``"channels"``, ``"samples"``; surface ``"vertices"``, ``"frames"``).
+    tolerance : float
+        Largest :func:`fingerprint_distance` of a match (default :data:`SIGNAL_TOLERANCE`).
 
     Examples
     --------

@@ -173,11 +173,16 @@ def embed_stimuli(
         ``MOVIE1``), else ``""``.
     batch_size : int
         Frames (or audio windows) embedded per forward pass.
+    overwrite : bool
+        Replace ``out`` if it exists.
+    progress : bool
+        Show a progress bar.
 
     Returns
     -------
-    Path of the store: ``video`` ``(n_windows, D_video)`` and ``audio`` ``(n_windows, D_audio)`` float32
-    embeddings, window ``onsets`` in s, the ``rest`` mask and 48×48 ``thumbnails``.
+    Path
+        The store: ``video`` ``(n_windows, D_video)`` and ``audio`` ``(n_windows, D_audio)`` float32
+        embeddings, window ``onsets`` in s, the ``rest`` mask and 48×48 ``thumbnails``.
 
     Raises
     ------
@@ -483,21 +488,42 @@ def write_stimulus_store(
 class StimulusStore:
     """A stimulus store read into memory (small: a 15-min run at 768-d is ~5 MB).
 
+    Parameters
+    ----------
+    path : str or Path
+        A store written by :func:`embed_stimuli` or :func:`write_stimulus_store`.
+
     Attributes
     ----------
-    video : ndarray (n_windows, D_video) float32
-    audio : ndarray (n_windows, D_audio) float32
-    onsets : ndarray (n_windows,) float64, s
-    rest : ndarray (n_windows,) bool
-    thumbnails : ndarray (n_windows, 48, 48, 3) uint8 or None
+    video : ndarray, shape (n_windows, D_video), float32
+        Video embedding of each window.
+    audio : ndarray, shape (n_windows, D_audio), float32
+        Audio embedding of each window.
+    onsets : ndarray, shape (n_windows,), float64
+        Window onsets, in s from the movie start.
+    rest : ndarray, shape (n_windows,), bool
+        Windows not entirely inside one clip.
+    thumbnails : ndarray, shape (n_windows, 48, 48, 3), uint8, or None
+        A small frame per window, when stored.
     attrs : dict
+        The file's attributes (source, encoders, window_s, hop_s…).
     run : str
+        The run id the store pairs with.
     clips : list of [onset_s, offset_s] or None
+        Clip boundaries, in s.
 
     Raises
     ------
+    FileNotFoundError
+        No file at ``path``.
     StoreError
         Not a stimulus store, or an incomplete one.
+
+    Examples
+    --------
+    >>> store = StimulusStore("stim_run-1.h5")  # doctest: +SKIP
+    >>> store.video.shape  # doctest: +SKIP
+    (917, 512)
     """
 
     def __init__(self, path: str | Path) -> None:

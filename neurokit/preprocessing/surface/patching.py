@@ -44,19 +44,35 @@ def to_template(sd, sphere=None, *, order: int = 6, mirror_right: bool = True, t
         The registered sphere of ``sd``'s mesh and hemisphere (anything
         :func:`~neurokit.preprocessing.surface.resample.load_sphere` takes); default: a packaged one
         (:func:`~neurokit.preprocessing.surface.resample.default_sphere`: fsaverage5 via nilearn, ico-k generated).
+    order : int
+        Order of the template sphere (6: ico6, 40,962 vertices).
     mirror_right : bool
         Mirror a right hemisphere's sphere (x → −x) so it lands on the left template.
+    threshold : float
+        A template vertex is cortex when more than this fraction of its interpolation weight falls on
+        ``sd.mask`` (see :func:`~neurokit.preprocessing.surface.resample.resample`).
 
     Returns
     -------
     data : ndarray, shape (10·4^order+2, n_frames), float32
+        The data on the template; 0 outside ``mask``.
     mask : ndarray of bool, shape (10·4^order+2,)
+        Cortex on the template.
 
     Raises
     ------
     DataFileError
         Sphere and data disagree in vertex count or hemisphere (the sphere's metadata, else its name);
         no packaged sphere for the mesh.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from neurokit.io.surface import SurfaceData
+    >>> sd = SurfaceData(data=np.ones((40962, 2), np.float32), hemi="L", mesh="ico6", mask=np.ones(40962, bool))
+    >>> data, mask = to_template(sd)  # already on the template: taken as it is
+    >>> data.shape, bool(mask.all())
+    ((40962, 2), True)
     """
     from neurokit.io.surface import hemi_from_name
 
@@ -96,26 +112,35 @@ def to_template(sd, sphere=None, *, order: int = 6, mirror_right: bool = True, t
 def zscore_frames(data: np.ndarray, mask: np.ndarray, *, source: str = "data", first_frame: int = 0) -> np.ndarray:
     """Z-score every frame over the masked vertices; 0 outside the mask.
 
+    Works in float32 on one copy of the masked values (mean and variance accumulated in float64, per
+    frame); callers bound the memory by passing blocks of frames.
+
     Parameters
     ----------
     data : ndarray, shape (n_vertices, n_frames)
+        Surface data, one column per frame.
     mask : ndarray of bool, shape (n_vertices,)
+        Cortex vertices.
     source : str
-        Named in errors.
+        The data's name (its file), for error messages.
     first_frame : int
         Index of ``data``'s first frame in its run (errors name run frames when ``data`` is a block).
 
     Returns
     -------
-    ndarray, shape (n_vertices, n_frames), float32 (a new array; ``data`` is not changed)
-
-    Works in float32 on one copy of the masked values (mean and variance accumulated in float64, per
-    frame); callers bound the memory by passing blocks of frames.
+    ndarray, shape (n_vertices, n_frames), float32
+        A new array (``data`` is not changed): zero mean and unit variance per frame over ``mask``.
 
     Raises
     ------
     DataFileError
-        NaN/inf values, or frames that are constant over the mask (zero variance).
+        An empty mask, NaN/inf values, or frames that are constant over the mask (zero variance).
+
+    Examples
+    --------
+    >>> z = zscore_frames(np.arange(12.0).reshape(4, 3), np.array([True, True, True, False]))
+    >>> [round(float(v), 3) for v in z[:, 0]]
+    [-1.225, 0.0, 1.225, 0.0]
     """
     m = np.asarray(mask, dtype=bool)
     if not m.any():
@@ -174,6 +199,7 @@ def tubelets(x: np.ndarray, size: int, stride: int | None = None) -> tuple[np.nd
     Parameters
     ----------
     x : ndarray, shape (n_frames, n_patches, V)
+        Per-frame patches (:func:`frame_patches`).
     size : int
         Frames per tubelet ``T``.
     stride : int, optional
@@ -185,6 +211,12 @@ def tubelets(x: np.ndarray, size: int, stride: int | None = None) -> tuple[np.nd
     tubes : ndarray, shape (n_tubelets, T, n_patches, V)
     starts : ndarray, shape (n_tubelets,), int64
         First frame of each tubelet.
+
+    Examples
+    --------
+    >>> tubes, starts = tubelets(np.zeros((8, 320, 153)), 3)
+    >>> tubes.shape, starts.tolist()
+    ((2, 3, 320, 153), [0, 3])
     """
     stride = stride or size
     n = x.shape[0]

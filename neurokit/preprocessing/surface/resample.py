@@ -187,6 +187,7 @@ def barycentric_weights(source: Sphere, target_coords: np.ndarray, *, k: int = 1
     Parameters
     ----------
     source : Sphere
+        The sphere the data live on.
     target_coords : ndarray, shape (n_target, 3)
         Points on a sphere registered to ``source`` (any radius; only directions are used).
     k : int
@@ -199,6 +200,12 @@ def barycentric_weights(source: Sphere, target_coords: np.ndarray, *, k: int = 1
         Source vertex indices.
     weights : ndarray, shape (n_target, 3), float64
         Non-negative, rows sum to 1.
+
+    Examples
+    --------
+    >>> corners, weights = barycentric_weights(load_sphere(2), load_sphere(1).coords)
+    >>> corners.shape, bool(np.allclose(weights.sum(axis=1), 1))
+    ((42, 3), True)
     """
     from scipy.spatial import cKDTree
 
@@ -288,13 +295,23 @@ def resampling_matrix(source, target=6):
 
     Parameters
     ----------
-    source, target
+    source, target : str, Path, int, Sphere or mesh
         Anything :func:`load_sphere` takes; ``target`` defaults to the ico6 template.
 
     Returns
     -------
     scipy.sparse.csr_matrix, shape (n_target_vertices, n_source_vertices), float64
         ``target_data = M @ source_data``; rows sum to 1.
+
+    Raises
+    ------
+    DataFileError
+        As :func:`load_sphere`.
+
+    Examples
+    --------
+    >>> resampling_matrix("ico2", "ico1").shape  # doctest: +SKIP
+    (42, 162)
     """
     s, t = load_sphere(source), load_sphere(target)
     return _cached_matrix(s.digest(), t.digest(), s, t)
@@ -313,8 +330,10 @@ def resample(
     Parameters
     ----------
     data : ndarray, shape (n_source_vertices,) or (n_source_vertices, n_frames)
-    source, target
-        Spheres (see :func:`load_sphere`); ``source`` must have as many vertices as ``data`` has rows.
+        Vertex data on ``source``.
+    source, target : str, Path, int, Sphere or mesh
+        Spheres (see :func:`load_sphere`); ``source`` must have as many vertices as ``data`` has rows;
+        ``target`` defaults to the ico6 template.
     mask : ndarray of bool, shape (n_source_vertices,), optional
         Valid (cortex) vertices; the weights are restricted to it and renormalised.
     threshold : float
@@ -325,11 +344,18 @@ def resample(
     out : ndarray, shape (n_target_vertices[, n_frames]), float32
         0 outside ``out_mask``.
     out_mask : ndarray of bool, shape (n_target_vertices,)
+        Valid (cortex) target vertices.
 
     Raises
     ------
     DataFileError
         The sphere's vertex count differs from the data's (expected vs found in the message).
+
+    Examples
+    --------
+    >>> out, out_mask = resample(np.ones(162), "ico2", "ico1")  # doctest: +SKIP
+    >>> out.shape, bool(out_mask.all())  # doctest: +SKIP
+    ((42,), True)
     """
     s = load_sphere(source)
     data = np.asarray(data)
