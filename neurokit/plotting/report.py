@@ -495,8 +495,10 @@ def label_efficiency_data(comparison: dict, metric: str | None = None) -> dict[s
 
     Returns
     -------
-    dict with ``metric``, ``fractions`` (float, ascending), ``arms`` (arm → ``{"mean": [...], "std": [...]}``,
-    ``nan`` where undefined), ``baselines`` (method → values per fraction) and ``chance`` (float or ``None``).
+    dict
+        ``metric``, ``fractions`` (float, ascending), ``arms`` (arm → ``{"mean": [...], "std": [...]}``,
+        ``nan`` where undefined), ``baselines`` (method → values per fraction) and ``chance`` (float or
+        ``None``).
 
     Examples
     --------

@@ -200,6 +200,26 @@ def prepare_eeg(
         s; ``line_freq`` in Hz, 0 = no notch), reading options (``encoding``, ``units``) and
         ``stream_above_mb``.
 
+    Returns
+    -------
+    Path
+        The complete store (or shard-set folder).
+
+    Raises
+    ------
+    FileExistsError
+        A shard set is at ``out`` and neither ``resume`` nor ``overwrite`` is given.
+    ConfigError
+        A bad option (``stream_above_mb`` < 0, an unknown recipe override).
+    ScratchError
+        The scratch folder beside ``out`` cannot be made.
+    DataFileError
+        A bad file (unless ``skip_bad``), channels that differ between files, or no usable recording.
+    StoreError
+        The disk filled up (a shard set says what it keeps and to rerun with ``--resume``).
+
+    Notes
+    -----
     The store records the recipe used. ``skip_bad`` logs and skips files that raise :class:`DataFileError`
     (any reader fault becomes one, naming the file). Recordings the recipe drops by rule
     (``min_duration_s``) are always skipped, and listed in the store's ``dropped`` attribute. Each entry of
@@ -214,22 +234,13 @@ def prepare_eeg(
     (:mod:`neurokit.preprocessing.eeg.stream`; same windows to float64 rounding); not with a Dask scheduler,
     whose workers may not share the disk.
 
-    Returns
-    -------
-    Path of the complete store (or shard-set folder).
-
-    Raises
-    ------
-    FileExistsError
-        A shard set is at ``out`` and neither ``resume`` nor ``overwrite`` is given.
-    ConfigError
-        A bad option (``stream_above_mb`` < 0, an unknown recipe override).
-    ScratchError
-        The scratch folder beside ``out`` cannot be made.
-    DataFileError
-        A bad file (unless ``skip_bad``), channels that differ between files, or no usable recording.
-    StoreError
-        The disk filled up (a shard set says what it keeps and to rerun with ``--resume``).
+    Examples
+    --------
+    >>> from neurokit.cards import load_card
+    >>> from neurokit.preprocessing.options import build_options
+    >>> options, eeg = build_options("eeg", data_root="data/physionet_mi", subjects=[1, 2])
+    >>> prepare_eeg(load_card("physionet_mi"), Path("mi.h5"), options, eeg)  # doctest: +SKIP
+    PosixPath('mi.h5')
     """
     from neurokit._utils.parallel import map_ordered, scheduler_address
 

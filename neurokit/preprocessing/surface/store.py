@@ -177,7 +177,8 @@ def write_surface_store(
     out : path
         Store path (``.h5``), or the folder of a shard set (``shards=True``).
     runs : iterable of SurfaceRun
-    recipe : SurfaceRecipe
+        The input files, with subject, run, hemisphere, label and frame range.
+    recipe : SurfaceRecipe, optional
         Grid, tubelet length, normalisation (default ico6/ico2, T = 3, z-scored, right mirrored).
     options : SurfaceStoreOptions, optional
         Spheres, card, labels, overwrite, progress, extra attributes, chunk, mesh, expected TR, skip_bad,
@@ -185,13 +186,10 @@ def write_surface_store(
     **changes
         Fields of :class:`SurfaceStoreOptions` to change (``spheres=…``, ``shards=True``…).
 
-    When no file states its TR the store's ``tr`` attribute is NaN, ``onset_unit`` is ``"frames"`` and
-    onsets count frames (a warning says so); otherwise ``onset_unit`` is ``"s"``. In a shard set each shard
-    carries its own run's ``sources``, ``hemispheres``, ``mesh``, ``tr`` and ``onset_unit``.
-
     Returns
     -------
-    Path of the complete store (or shard-set folder).
+    Path
+        The complete store (or shard-set folder).
 
     Raises
     ------
@@ -207,6 +205,18 @@ def write_surface_store(
         The disk filled up (a shard set keeps every finished run and says to rerun with ``--resume``).
     FileExistsError
         ``out`` exists and ``overwrite`` is False (nor ``resume``, for a shard set).
+
+    Notes
+    -----
+    When no file states its TR the store's ``tr`` attribute is NaN, ``onset_unit`` is ``"frames"`` and
+    onsets count frames (a warning says so); otherwise ``onset_unit`` is ``"s"``. In a shard set each shard
+    carries its own run's ``sources``, ``hemispheres``, ``mesh``, ``tr`` and ``onset_unit``.
+
+    Examples
+    --------
+    >>> runs = [SurfaceRun("sub-01_task-rest_bold.func.gii", subject="01", hemi="L")]
+    >>> write_surface_store("rest.h5", runs, SurfaceRecipe(), overwrite=True)  # doctest: +SKIP
+    PosixPath('rest.h5')
     """
     unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(SurfaceStoreOptions)})
     if unknown:
