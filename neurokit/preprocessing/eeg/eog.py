@@ -232,7 +232,7 @@ def remove_eog(raw, method: str, names: list[str] | None, source: str) -> dict[s
 
     Parameters
     ----------
-    raw : mne.io.Raw
+    raw : mne.io.BaseRaw
         The recording after reference and filters; EEG channels and, possibly, EOG-typed channels. Proxy
         channels made here (``F8-F7``) are added as ``eog`` channels; the caller drops every ``eog`` channel
         before windowing.
@@ -241,7 +241,7 @@ def remove_eog(raw, method: str, names: list[str] | None, source: str) -> dict[s
     names : list of str or None
         The recipe's ``eog_channels`` (:func:`resolve_eog_channels`).
     source : str
-        The file, for messages.
+        The recording's name (its file), for error messages.
 
     Returns
     -------

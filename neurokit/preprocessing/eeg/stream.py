@@ -138,7 +138,7 @@ def streamable(raw, recipe: EEGRecipe, limit_bytes: float = STREAM_ABOVE_BYTES) 
     raw : mne.io.BaseRaw
         The recording as read (not loaded).
     recipe : EEGRecipe
-        The card's preprocessing recipe.
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
     limit_bytes : float
         Stream only recordings whose float64 samples take more than this many bytes (default 256 MiB).
 
@@ -263,13 +263,13 @@ def stream_windows(
     raw : mne.io.BaseRaw
         The recording as read (not loaded); :func:`streamable` holds for it.
     recipe : EEGRecipe
-        The card's preprocessing recipe.
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
     workdir : str or Path
         Folder for the scratch files (beside the output).
     write : callable
         ``write(windows)``, called with each batch of windows.
     source : str, optional
-        The recording's name (its file), for messages; default the name ``raw`` was read under.
+        The recording's name (its file), for error messages; default the name ``raw`` was read under.
     chunk_s : float
         Seconds of signal read and filtered at a time.
     make_workdir : bool

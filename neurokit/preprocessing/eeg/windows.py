@@ -81,7 +81,7 @@ def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
     recipe : EEGRecipe
         The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
     source : str
-        The recording's name (its file), for messages.
+        The recording's name (its file), for error messages.
     applied : dict
         The recording's record of what was applied (``sfreq_orig``, ``dropped_bad``…); updated in place.
 
@@ -173,7 +173,7 @@ def check_amplitudes(maxs: np.ndarray, mins: np.ndarray, ch_names: list[str], so
     ch_names : list of str
         The channels, in the same order.
     source : str
-        The recording's name (its file), for messages.
+        The recording's name (its file), for error messages.
 
     Raises
     ------
@@ -265,7 +265,7 @@ def check_units(x: np.ndarray, ch_names: list[str], source: str, *, warn: bool =
     ch_names : list of str
         The channels, in the same order.
     source : str
-        The recording's name (its file), for messages.
+        The recording's name (its file), for error messages.
     warn : bool
         Issue the warning (else only return it).
 
@@ -339,7 +339,7 @@ def check_rate(sf: float, recipe: EEGRecipe, source: str) -> None:
     recipe : EEGRecipe
         The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
     source : str
-        The recording's name (its file), for messages.
+        The recording's name (its file), for error messages.
 
     Raises
     ------
@@ -382,7 +382,7 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None, fft_dty
     recipe : EEGRecipe
         The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
     source : str, optional
-        The recording's name (its file), for messages; default the name ``raw`` was read under.
+        The recording's name (its file), for error messages; default the name ``raw`` was read under.
     fft_dtype : {numpy.float64, numpy.float32}
         Precision of the large FFTs of filtering and resampling. float32 is about twice as fast, within ~3e-6
         of the signal's RMS of MNE's result instead of ~1e-14; ``prepare`` uses it, as its stores hold float32
@@ -487,7 +487,7 @@ def derive_bipolar(raw, pairs, source: str | None = None) -> None:
     pairs : sequence of (str, str)
         The derivations ``[(A, B), …]`` (the recipe's ``bipolar``).
     source : str, optional
-        The recording's name (its file), for messages; default the name ``raw`` was read under.
+        The recording's name (its file), for error messages; default the name ``raw`` was read under.
 
     Raises
     ------
@@ -588,7 +588,7 @@ def band_plan(sf: float, recipe: EEGRecipe, source: str) -> tuple[float | None, 
     recipe : EEGRecipe
         The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
     source : str
-        The recording's name (its file), for messages.
+        The recording's name (its file), for error messages.
 
     Returns
     -------
@@ -736,7 +736,7 @@ def make_windows(raw, recipe: EEGRecipe, *, source: str | None = None) -> Window
     recipe : EEGRecipe
         The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
     source : str, optional
-        The recording's name (its file), for messages; default the name ``raw`` was read under.
+        The recording's name (its file), for error messages; default the name ``raw`` was read under.
 
     Returns
     -------
@@ -884,7 +884,7 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
     recipe : EEGRecipe
         The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
     source : str, optional
-        The recording's name (its file), for messages; default the name ``raw`` was read under.
+        The recording's name (its file), for error messages; default the name ``raw`` was read under.
 
     Returns
     -------
@@ -1069,7 +1069,7 @@ def repeated_events(
     recipe : EEGRecipe
         The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
     source : str
-        The recording's name (its file), for messages.
+        The recording's name (its file), for error messages.
     sfreq : float
         Rate of ``starts``, in Hz (for times in messages).
 
@@ -1151,7 +1151,7 @@ def annotation_targets(descriptions, events: dict, source: str) -> dict[str, flo
     events : dict
         The recipe's events (event name → class index).
     source : str
-        The recording's name (its file), for messages.
+        The recording's name (its file), for error messages.
 
     Returns
     -------

@@ -39,7 +39,8 @@ def to_template(sd, sphere=None, *, order: int = 6, mirror_right: bool = True, t
     Parameters
     ----------
     sd : SurfaceData
-        ``data`` ``(n_vertices, n_frames)``.
+        One hemisphere's data (:func:`~neurokit.io.surface.read_surface`): ``data`` ``(n_vertices, n_frames)``
+        on a registered mesh.
     sphere : path, Sphere, SurfaceData, nilearn mesh or None
         The registered sphere of ``sd``'s mesh and hemisphere (anything
         :func:`~neurokit.preprocessing.surface.resample.load_sphere` takes); default: a packaged one
