@@ -286,7 +286,8 @@ def signal_fingerprint(data, rate: float | None) -> dict | None:
     data : array_like, shape (n_rows, n_times)
         The samples as read (EEG: channels × samples in V; surface: vertices × frames).
     rate : float or None
-        Sampling rate, in samples per second (Hz; surface: 1 / TR); None when unknown.
+        Samples per second (EEG ``sfreq`` in Hz); None: blocks of one sample (surface frames, whose TR a copy may
+        have lost).
 
     Returns
     -------
@@ -539,7 +540,7 @@ def stopped_by(exc: DuplicateRecordingError, out: str | Path, kept: str | None) 
     out : str or Path
         The store being written.
     kept : str or None
-        For a shard set, what its finished shards keep (:meth:`~neurokit.store.ShardSetWriter.kept`) and how to
+        For a shard set, what its finished shards keep (:meth:`~neurokit.store.shards.ShardSetWriter.kept`) and how to
         go on; None for a single store, whose unfinished file is discarded
         (:meth:`~neurokit.store.patch_store.PatchStoreWriter.abort`).
 

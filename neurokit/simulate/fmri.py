@@ -254,7 +254,7 @@ def simulate_fmri(
     Returns
     -------
     list of Path
-        The dtseries files, one per subject: 59,412 cortex grayordinates by ``floor(duration / tr)`` frames.
+        The dtseries files, one per subject: ``floor(duration / tr)`` frames × 59,412 cortex grayordinates.
 
     Raises
     ------

@@ -315,7 +315,7 @@ def eeg_entries(card: DataCard, options: PrepareOptions) -> tuple[str, list[File
     Returns
     -------
     task : str
-        The task's name (the card's default task when ``options.task`` is None).
+        The task's name (the card's first task when ``options.task`` is None).
     entries : list of FileEntry
         The recordings, with subject, run, events and reader.
 
