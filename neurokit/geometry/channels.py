@@ -26,8 +26,21 @@ _REFERENCE_SITES = {"A1", "A2", "M1", "M2"}
 
 
 def montage_1005():
-    """MNE's template 10-05 montage (named ``colin27_1005`` from MNE 1.13, ``standard_1005`` before); a
-    fresh copy of one made once per process."""
+    """MNE's template 10-05 montage, as a fresh copy of one built once per process.
+
+    MNE 1.13 names it ``colin27_1005``; older versions ``standard_1005``.
+
+    Returns
+    -------
+    montage : mne.channels.DigMontage
+        The 345 electrode positions of the 10-05 system and the fiducials; the caller may modify it.
+
+    Examples
+    --------
+    >>> montage = montage_1005()  # doctest: +SKIP
+    >>> "Cz" in montage.ch_names  # doctest: +SKIP
+    True
+    """
     return _montage_1005().copy()
 
 
@@ -40,10 +53,28 @@ def _montage_1005():
 
 
 def montage_for(ch_names):
-    """The part of :func:`montage_1005` holding only the electrodes among ``ch_names`` (and the fiducials), as
-    a fresh :class:`mne.channels.DigMontage`: ``raw.set_montage`` gives the same positions and digitisation
-    points as with the whole montage (``on_missing="ignore"``), without copying and transforming its 345
-    electrodes per file. Subsets are cached per channel list."""
+    """The part of :func:`montage_1005` that holds only the electrodes among ``ch_names`` (and the fiducials).
+
+    ``raw.set_montage`` gives the same positions and digitisation points as with the whole montage
+    (``on_missing="ignore"``), without copying and transforming its 345 electrodes for every file. Subsets are
+    cached per channel list; each call returns a fresh copy.
+
+    Parameters
+    ----------
+    ch_names : sequence of str
+        Channel names in their 10-05 spelling (see :func:`normalize_ch_name`); names with no 10-05 position are
+        left out of the montage.
+
+    Returns
+    -------
+    montage : mne.channels.DigMontage
+        The fiducials and the positions of the listed electrodes, in the template's order.
+
+    Examples
+    --------
+    >>> montage_for(["Cz", "Fz", "not-a-channel"]).ch_names
+    ['Fz', 'Cz']
+    """
     return _montage_for(tuple(ch_names)).copy()
 
 
@@ -65,8 +96,23 @@ def _standard_1005() -> dict[str, str]:
 
 
 def strip_affixes(label: str) -> str:
-    """``label`` without an ``EEG`` prefix, a reference suffix (``-REF``, ``-LE``, ``-A1``…) and trailing dots,
-    upper-cased: ``"EEG T3-REF"`` → ``"T3"``."""
+    """A channel label without its ``EEG`` prefix, reference suffix (``-REF``, ``-LE``, ``-A1``…) and trailing dots.
+
+    Parameters
+    ----------
+    label : str
+        Label as stored in the file.
+
+    Returns
+    -------
+    str
+        The electrode part of the label, upper-cased.
+
+    Examples
+    --------
+    >>> strip_affixes("EEG T3-REF"), strip_affixes("Fc5."), strip_affixes("C4_LE")
+    ('T3', 'FC5', 'C4')
+    """
     return _SUFFIX.sub("", _PREFIX.sub("", label.strip().rstrip(". "))).upper()
 
 
@@ -74,8 +120,21 @@ _BIPOLAR = re.compile(r"^(?:EEG[\s_-]*)?([A-Za-z][A-Za-z0-9']*)\s*-\s*([A-Za-z][
 
 
 def is_bipolar(label: str) -> bool:
-    """Whether ``label`` names a bipolar derivation between two electrodes (``"Fp1-F7"``, ``"EEG T3-T5"``,
-    ``"A2-A1"``), not one electrode against a reference (``"C3-A2"``, ``"Fp1-REF"``, read as ``C3``, ``Fp1``).
+    """Whether a channel label names a bipolar derivation between two electrodes.
+
+    ``"Fp1-F7"``, ``"EEG T3-T5"`` and ``"A2-A1"`` are bipolar; one electrode against a reference (``"C3-A2"``,
+    ``"Fp1-REF"``, read as ``C3`` and ``Fp1``) is not.
+
+    Parameters
+    ----------
+    label : str
+        Label as stored in the file.
+
+    Returns
+    -------
+    bool
+        True when both sides of the ``-`` are electrodes (10-05 positions or reference sites) and the whole label
+        is not itself a 10-05 position.
 
     Examples
     --------
@@ -102,6 +161,11 @@ def normalize_ch_name(name: str) -> tuple[str, bool]:
         The 10-05 label (``"FC5"``, ``"T7"``), or the input without padding when no standard label matches.
     matched : bool
         Whether the label is a standard 10-05 position.
+
+    Examples
+    --------
+    >>> normalize_ch_name("Fc5."), normalize_ch_name("EEG T3-REF"), normalize_ch_name("ECG")
+    (('FC5', True), ('T7', True), ('ECG', False))
     """
     table = _standard_1005()
     cleaned = name.strip()
@@ -119,7 +183,17 @@ def normalize_ch_name(name: str) -> tuple[str, bool]:
 
 @dataclass
 class ChannelRenames:
-    """What :func:`read_eeg` did to the channel labels of one file."""
+    """What :func:`~neurokit.io.read_eeg` did to the channel labels of one file.
+
+    Attributes
+    ----------
+    renamed : dict of str to str
+        Original label → its 10-05 spelling, for the labels that changed.
+    aliases : dict of str to str
+        10-10 name → the old 10-20 name the file used (``"T7"`` → ``"T3"``).
+    nonstandard : list of str
+        Labels with no 10-05 position (kept as they are).
+    """
 
     renamed: dict[str, str] = field(default_factory=dict)  # original → 10-05
     aliases: dict[str, str] = field(default_factory=dict)  # 10-10 name → old 10-20 name (T7 → T3)

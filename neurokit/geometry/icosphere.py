@@ -82,21 +82,54 @@ MAX_ORDER = 7
 
 
 def n_vertices(order: int) -> int:
-    """Vertices of an ico-``order`` sphere: ``10·4^order + 2``."""
+    """Number of vertices of an ico-``order`` sphere, ``10·4^order + 2``.
+
+    Parameters
+    ----------
+    order : int
+        Icosphere order (0 is the icosahedron, 6 the ico6 template).
+
+    Returns
+    -------
+    int
+        Vertex count.
+
+    Examples
+    --------
+    >>> n_vertices(0), n_vertices(6)
+    (12, 40962)
+    """
     return 10 * 4**order + 2
 
 
 def n_faces(order: int) -> int:
-    """Faces of an ico-``order`` sphere: ``20·4^order``."""
+    """Number of faces of an ico-``order`` sphere, ``20·4^order``.
+
+    Parameters
+    ----------
+    order : int
+        Icosphere order (0 is the icosahedron, 6 the ico6 template).
+
+    Returns
+    -------
+    int
+        Face count; on a patch grid of order ``order``, the number of patches.
+
+    Examples
+    --------
+    >>> n_faces(0), n_faces(2), n_faces(6)
+    (20, 320, 81920)
+    """
     return 20 * 4**order
 
 
 def subdivide(vertices: np.ndarray, faces: np.ndarray, radius: float = RADIUS) -> tuple[np.ndarray, np.ndarray]:
-    """One level of midpoint subdivision, midpoints projected to the sphere.
+    """One level of midpoint subdivision, the midpoints projected onto the sphere.
 
     Parameters
     ----------
     vertices : ndarray, shape (n_vertices, 3), float64
+        Vertex coordinates, in mm.
     faces : ndarray, shape (n_faces, 3), int64
         In quad-tree (internal) corner order ``(a, b, c)``.
     radius : float
@@ -109,6 +142,12 @@ def subdivide(vertices: np.ndarray, faces: np.ndarray, radius: float = RADIUS) -
         walking the faces in order and, within a face, the edges ``ab, bc, ca``.
     faces : ndarray, shape (4·n_faces, 3)
         For face ``(a, b, c)`` the children ``(ab, bc, ca), (c, ca, bc), (b, bc, ab), (a, ab, ca)``.
+
+    Examples
+    --------
+    >>> v, f = subdivide(ICOSAHEDRON_VERTICES, ICOSAHEDRON_FACES)
+    >>> v.shape, f.shape
+    ((42, 3), (80, 3))
     """
     a, b, c = faces[:, 0], faces[:, 1], faces[:, 2]
     edges = np.stack([np.stack([a, b], 1), np.stack([b, c], 1), np.stack([c, a], 1)], 1).reshape(-1, 2)
@@ -126,9 +165,29 @@ def subdivide(vertices: np.ndarray, faces: np.ndarray, radius: float = RADIUS) -
 
 
 def child_faces(a, b, c, ab, bc, ca) -> np.ndarray:
-    """The four children of faces ``(a, b, c)`` with edge midpoints ``ab, bc, ca`` (arrays of equal
-    length, any trailing shape), in the reference quad-tree order: centre ``(ab, bc, ca)``, then the
-    corners at ``c``, ``b`` and ``a``. Returns ``(4·n, 3, …)``, children of face ``f`` at ``4f … 4f+3``."""
+    """The four children of faces ``(a, b, c)`` whose edge midpoints are ``ab, bc, ca``.
+
+    Children come in the reference quad-tree order: the centre ``(ab, bc, ca)``, then the corners at ``c``,
+    ``b`` and ``a``.
+
+    Parameters
+    ----------
+    a, b, c : ndarray, shape (n, ...)
+        The corners of ``n`` faces (vertex indices, or any per-corner values such as lattice coordinates).
+    ab, bc, ca : ndarray, shape (n, ...)
+        The midpoints of the edges ``ab``, ``bc`` and ``ca``, same shape as the corners.
+
+    Returns
+    -------
+    ndarray, shape (4·n, 3, ...)
+        The children of face ``f`` at rows ``4f … 4f+3``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> child_faces(*[np.array([k]) for k in range(6)]).tolist()
+    [[3, 4, 5], [2, 5, 4], [1, 4, 3], [0, 3, 5]]
+    """
     out = np.stack(
         [np.stack([ab, bc, ca], 1), np.stack([c, ca, bc], 1), np.stack([b, bc, ab], 1), np.stack([a, ab, ca], 1)],
         axis=1,
@@ -138,12 +197,14 @@ def child_faces(a, b, c, ab, bc, ca) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Icosphere:
-    """One ico-k sphere.
+    """One ico-k sphere (see :func:`icosphere`).
 
     Attributes
     ----------
     order : int
-    vertices : ndarray, shape (10·4^k+2, 3), float64, mm (radius 100)
+        The order ``k``.
+    vertices : ndarray, shape (10·4^k+2, 3), float64
+        Vertex coordinates in mm, on the sphere of radius 100; hierarchical numbering (ico-j grid first).
     faces : ndarray, shape (20·4^k, 3), int64
         Quad-tree order, wound counter-clockwise seen from outside (outward normals).
     """
@@ -169,7 +230,31 @@ def _quadtree(order: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def quadtree_faces(order: int) -> np.ndarray:
-    """Faces of ico-``order`` in internal corner order ``(a, b, c)`` (the order :func:`subdivide` uses)."""
+    """Faces of ico-``order`` in the internal corner order ``(a, b, c)`` that :func:`subdivide` uses.
+
+    Unlike :attr:`Icosphere.faces`, the corners are not re-wound for outward normals, so the lattice position of
+    a corner inside its parent face is known.
+
+    Parameters
+    ----------
+    order : int
+        Icosphere order, 0…7.
+
+    Returns
+    -------
+    faces : ndarray, shape (20·4^order, 3), int64, read-only
+        Vertex indices of each face, in quad-tree order.
+
+    Raises
+    ------
+    ConfigError
+        ``order`` is not an integer in 0…7.
+
+    Examples
+    --------
+    >>> quadtree_faces(1).shape
+    (80, 3)
+    """
     _check_order(order)
     return _quadtree(order)[1]
 
@@ -197,6 +282,12 @@ def icosphere(order: int = 6) -> Icosphere:
     ------
     ConfigError
         ``order`` outside 0…7.
+
+    Examples
+    --------
+    >>> ico = icosphere(2)
+    >>> ico.name, ico.vertices.shape, ico.faces.shape
+    ('ico2', (162, 3), (320, 3))
     """
     _check_order(order)
     v, f = _quadtree(order)
@@ -210,7 +301,23 @@ def icosphere(order: int = 6) -> Icosphere:
 
 
 def order_from_n_vertices(n: int) -> int | None:
-    """The ico order with ``n`` vertices, or None."""
+    """The icosphere order whose sphere has ``n`` vertices.
+
+    Parameters
+    ----------
+    n : int
+        Number of vertices (e.g. the length of a surface data array).
+
+    Returns
+    -------
+    int or None
+        The order ``k`` with ``10·4^k + 2 == n`` (``k`` ≤ 7), or None when no icosphere has ``n`` vertices.
+
+    Examples
+    --------
+    >>> order_from_n_vertices(40962), order_from_n_vertices(32492)
+    (6, None)
+    """
     for k in range(MAX_ORDER + 1):
         if n_vertices(k) == n:
             return k
@@ -224,8 +331,10 @@ def match_vertices(coords: np.ndarray, order: int = 6, *, tol: float = 1e-3) -> 
     ----------
     coords : ndarray, shape (10·4^order+2, 3)
         Vertex coordinates of the other mesh, on a sphere of any radius, same orientation.
+    order : int
+        Icosphere order of the mesh, 0…7 (6 for the ico6 template).
     tol : float
-        Largest allowed distance (at radius 100) between matched vertices.
+        Largest allowed distance (mm, at radius 100) between matched vertices.
 
     Returns
     -------
@@ -237,6 +346,14 @@ def match_vertices(coords: np.ndarray, order: int = 6, *, tol: float = 1e-3) -> 
     ------
     ConfigError
         Wrong vertex count, or vertices that do not coincide (another orientation or not an icosphere).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> v = icosphere(1).vertices
+    >>> shuffle = np.random.default_rng(0).permutation(len(v))
+    >>> bool((match_vertices(v[shuffle] / 100, order=1) == shuffle).all())
+    True
     """
     from scipy.spatial import cKDTree
 

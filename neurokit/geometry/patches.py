@@ -30,13 +30,47 @@ TEMPLATE_ORDER = 6
 
 
 def vertices_per_patch(grid_order: int, template_order: int = TEMPLATE_ORDER) -> int:
-    """``(2^(6−k)+1)(2^(6−k)+2)/2``: 561, 153, 45, 15, 6 for ico1…ico5 on ico6."""
+    """Number of template vertices in one patch of an ico-k grid, ``(n+1)(n+2)/2`` with ``n = 2^(template−k)``.
+
+    Parameters
+    ----------
+    grid_order : int
+        Order ``k`` of the patch grid (1…5 for the ico6 template).
+    template_order : int
+        Order of the template sphere (6).
+
+    Returns
+    -------
+    int
+        561, 153, 45, 15, 6 for ico1…ico5 on ico6 (vertices on patch edges count in every patch that has them).
+
+    Examples
+    --------
+    >>> [vertices_per_patch(k) for k in range(1, 6)]
+    [561, 153, 45, 15, 6]
+    """
     n = 2 ** (template_order - grid_order)
     return (n + 1) * (n + 2) // 2
 
 
 def n_patches(grid_order: int) -> int:
-    """Patches of an ico-k grid: ``20·4^k``."""
+    """Number of patches of an ico-k grid, ``20·4^k`` (one per face of ico-k).
+
+    Parameters
+    ----------
+    grid_order : int
+        Order ``k`` of the patch grid.
+
+    Returns
+    -------
+    int
+        Patch count.
+
+    Examples
+    --------
+    >>> n_patches(2), n_patches(3)
+    (320, 1280)
+    """
     return n_faces(grid_order)
 
 
@@ -68,6 +102,11 @@ def patch_table(grid_order: int = 2, template_order: int = TEMPLATE_ORDER) -> np
     ------
     ConfigError
         Orders out of range.
+
+    Examples
+    --------
+    >>> patch_table(2).shape
+    (320, 153)
     """
     _check(grid_order, template_order)
     n = 2 ** (template_order - grid_order)
@@ -99,6 +138,10 @@ def reference_patch_order(
     reference : ndarray, shape (n_patches, V)
         Template vertex indices per patch in the other order, e.g. the metrics-lab CSV transposed
         (``pd.read_csv(path).to_numpy().T``), in the same (ico6.L) vertex numbering.
+    grid_order : int
+        Order ``k`` of the patch grid (1…5 for the ico6 template).
+    template_order : int
+        Order of the template sphere (6).
 
     Returns
     -------
@@ -110,6 +153,12 @@ def reference_patch_order(
     ------
     ConfigError
         A reference patch with no equal vertex set (another numbering, grid or template).
+
+    Examples
+    --------
+    >>> table = patch_table(1, template_order=3)
+    >>> reference_patch_order(table[::-1], grid_order=1, template_order=3)[:4].tolist()
+    [79, 78, 77, 76]
     """
     ref = np.asarray(reference)
     ours = {frozenset(row.tolist()): p for p, row in enumerate(patch_table(grid_order, template_order))}
@@ -124,17 +173,52 @@ def reference_patch_order(
 
 
 def patch_grid_name(grid_order: int, template_order: int = TEMPLATE_ORDER) -> str:
-    """``"ico6/ico2"``-style name of a patch grid, as written into stores."""
+    """The name of a patch grid as written into stores, e.g. ``"ico6/ico2"``.
+
+    Parameters
+    ----------
+    grid_order : int
+        Order ``k`` of the patch grid.
+    template_order : int
+        Order of the template sphere (6).
+
+    Returns
+    -------
+    str
+        ``"ico<template_order>/ico<grid_order>"``; :func:`parse_grid` reads it back.
+
+    Examples
+    --------
+    >>> patch_grid_name(2)
+    'ico6/ico2'
+    """
     return f"ico{template_order}/ico{grid_order}"
 
 
 def parse_grid(grid: str | int) -> tuple[int, int]:
-    """``"ico6/ico2"``, ``"ico2"`` or ``2`` → ``(template_order, grid_order)``.
+    """Read a patch grid given as ``"ico6/ico2"``, ``"ico2"`` or ``2``.
+
+    Parameters
+    ----------
+    grid : str or int
+        The grid: ``"ico<template>/ico<k>"``, ``"ico<k>"`` or the order ``k`` (on the ico6 template).
+
+    Returns
+    -------
+    template_order : int
+        Order of the template sphere.
+    grid_order : int
+        Order ``k`` of the patch grid.
 
     Raises
     ------
     ConfigError
-        Anything else.
+        Anything else, or orders out of range (grid 1…5 below a template of at most 7).
+
+    Examples
+    --------
+    >>> parse_grid("ico6/ico2"), parse_grid("ico3"), parse_grid(4)
+    ((6, 2), (6, 3), (6, 4))
     """
     if isinstance(grid, (int, np.integer)):
         return TEMPLATE_ORDER, int(grid)
@@ -163,10 +247,26 @@ def extract_patches(data: np.ndarray, grid_order: int = 2, template_order: int =
     ----------
     data : ndarray, shape (n_template_vertices, ...)
         Data on the ico-``template_order`` sphere (hierarchical numbering), e.g. ``(40962, n_frames)``.
+    grid_order : int
+        Order ``k`` of the patch grid (1…5 for the ico6 template).
+    template_order : int
+        Order of the template sphere (6).
 
     Returns
     -------
     ndarray, shape (n_patches, vertices_per_patch, ...)
+        ``data`` gathered through :func:`patch_table`.
+
+    Raises
+    ------
+    ConfigError
+        ``data`` does not have one row per template vertex, or orders out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> extract_patches(np.zeros((40962, 3)), grid_order=2).shape
+    (320, 153, 3)
     """
     table = patch_table(grid_order, template_order)
     expected = 10 * 4**template_order + 2
@@ -176,8 +276,22 @@ def extract_patches(data: np.ndarray, grid_order: int = 2, template_order: int =
 
 
 def grid_of(n_patches: int, n_vertices_per_patch: int, template_order: int = TEMPLATE_ORDER) -> int | None:
-    """The ico-k grid (``k``) whose patch table has ``n_patches`` patches of ``n_vertices_per_patch`` template
-    vertices, or ``None`` when no grid on ico-``template_order`` has that shape (e.g. made-up test shapes).
+    """The ico-k grid whose patch table has a given shape.
+
+    Parameters
+    ----------
+    n_patches : int
+        Number of patches.
+    n_vertices_per_patch : int
+        Template vertices per patch.
+    template_order : int
+        Order of the template sphere (6).
+
+    Returns
+    -------
+    int or None
+        The grid order ``k``, or None when no grid on ico-``template_order`` has that shape (e.g. made-up test
+        shapes).
 
     Examples
     --------
@@ -192,8 +306,32 @@ def grid_of(n_patches: int, n_vertices_per_patch: int, template_order: int = TEM
 
 @lru_cache(maxsize=None)
 def patch_centres(grid_order: int, template_order: int = TEMPLATE_ORDER) -> np.ndarray:
-    """Unit vectors ``(n_patches, 3)`` towards the centroid of each patch's template vertices (read-only): where
-    a patch lies on the sphere, for position codes that know which patches are neighbours."""
+    """Where each patch lies on the sphere: unit vectors towards the centroid of its template vertices (cached).
+
+    Used by position codes that know which patches are neighbours.
+
+    Parameters
+    ----------
+    grid_order : int
+        Order ``k`` of the patch grid (1…5 for the ico6 template).
+    template_order : int
+        Order of the template sphere (6).
+
+    Returns
+    -------
+    ndarray, shape (n_patches, 3), float64, read-only
+        One unit vector per patch.
+
+    Raises
+    ------
+    ConfigError
+        Orders out of range.
+
+    Examples
+    --------
+    >>> patch_centres(1, template_order=3).shape
+    (80, 3)
+    """
     from neurokit.geometry.icosphere import icosphere
 
     c = icosphere(template_order).vertices[patch_table(grid_order, template_order)].mean(axis=1)
@@ -204,8 +342,33 @@ def patch_centres(grid_order: int, template_order: int = TEMPLATE_ORDER) -> np.n
 
 @lru_cache(maxsize=None)
 def patch_neighbours(grid_order: int, template_order: int = TEMPLATE_ORDER) -> np.ndarray:
-    """Boolean adjacency ``(n_patches, n_patches)``: patches that share at least one template vertex (an edge
-    or a corner), the diagonal False (read-only). On ico3, 12 neighbours a patch (9 next to an ico0 corner)."""
+    """Which patches touch: they share at least one template vertex (an edge or a corner).
+
+    On ico3 a patch has 12 neighbours (11 next to one of the 12 ico0 corners).
+
+    Parameters
+    ----------
+    grid_order : int
+        Order ``k`` of the patch grid (1…5 for the ico6 template).
+    template_order : int
+        Order of the template sphere (6).
+
+    Returns
+    -------
+    ndarray, shape (n_patches, n_patches), bool, read-only
+        Symmetric adjacency, the diagonal False (cached).
+
+    Raises
+    ------
+    ConfigError
+        Orders out of range.
+
+    Examples
+    --------
+    >>> adj = patch_neighbours(3)
+    >>> sorted(set(adj.sum(axis=1).tolist()))
+    [11, 12]
+    """
     from scipy.sparse import csr_matrix
 
     table = patch_table(grid_order, template_order)

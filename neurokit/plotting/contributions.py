@@ -24,7 +24,8 @@ def plot_contributions(report: str | Path | dict, out: str | Path) -> Path:
 
     Returns
     -------
-    Path of the PNG written.
+    Path
+        The PNG written.
 
     Raises
     ------

@@ -21,7 +21,36 @@ from neurokit._utils.errors import ConfigError
 
 @dataclass
 class RunData:
-    """What :func:`plot_report` draws. Arrays of the test predictions are pooled over folds."""
+    """What :func:`plot_report` draws: a run's report and its test predictions, pooled over folds.
+
+    Attributes
+    ----------
+    report : dict
+        The run's ``report.json``.
+    kind : {"binary", "multiclass", "regression"}
+        The task kind (``report["kind"]``).
+    label_names : list of str
+        Class names, in label order (empty when the report has none).
+    y : ndarray, shape (n_test,)
+        True labels (or targets) of the test windows.
+    scores : ndarray, shape (n_test,) or (n_test, n_classes)
+        The model's outputs: one logit for binary tasks, one logit per class otherwise.
+    subject : ndarray of str, shape (n_test,)
+        Subject of each test window.
+    fold : ndarray of str, shape (n_test,)
+        Fold of each test window (``"run"`` for a run without folds).
+    curves : dict of str to list of dict
+        Fold → its ``metrics.jsonl`` records (one per epoch); empty when none were saved.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> data = RunData(report={"test": {"balanced_accuracy": 0.75}}, kind="binary", label_names=["rest", "task"],
+    ...                y=np.array([0, 0, 1, 1]), scores=np.array([-1.0, 0.5, 2.0, 1.0]),
+    ...                subject=np.array(["s1", "s1", "s2", "s2"]), fold=np.array(["run"] * 4))
+    >>> data.folds
+    ['run']
+    """
 
     report: dict[str, Any]
     kind: str
@@ -51,10 +80,29 @@ def _load_run(path: str | Path) -> tuple[Path, dict]:
 def report_data(path: str | Path) -> RunData:
     """Read a run folder (or its ``report.json``) into :class:`RunData`.
 
+    Parameters
+    ----------
+    path : str or Path
+        A run folder of ``neuro finetune`` (or :func:`neurokit.pipelines.finetune`), or its ``report.json``; for a
+        run with folds, each fold's sub-folder holds its ``predictions.npz``.
+
+    Returns
+    -------
+    RunData
+        The report and the test predictions, pooled over folds, with the training curves where saved.
+
     Raises
     ------
     FileNotFoundError
         No report, or a run without ``predictions.npz`` (made before predictions were saved).
+    ConfigError
+        ``report.json`` is not valid JSON.
+
+    Examples
+    --------
+    >>> data = report_data("runs/finetune-bcic2a")  # doctest: +SKIP
+    >>> data.kind, data.label_names  # doctest: +SKIP
+    ('multiclass', ['left_hand', 'right_hand', 'feet', 'tongue'])
     """
     run, rep = _load_run(path)
     fold_dirs = [(f["fold"], run / f["fold"]) for f in rep["folds"]] if "folds" in rep else [("run", run)]
@@ -86,12 +134,53 @@ def report_data(path: str | Path) -> RunData:
 
 
 def predicted_class(kind: str, scores: np.ndarray) -> np.ndarray:
-    """Class decisions: sigmoid ≥ 0.5 for one binary logit, argmax otherwise."""
+    """Class decisions from a model's outputs: logit ≥ 0 (sigmoid ≥ 0.5) for one binary logit, argmax otherwise.
+
+    Parameters
+    ----------
+    kind : str
+        The task kind; ``"binary"`` reads ``scores`` as one logit per window.
+    scores : ndarray, shape (n,) or (n, n_classes)
+        Logits.
+
+    Returns
+    -------
+    ndarray of int, shape (n,)
+        Predicted class of each window.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> predicted_class("binary", np.array([-1.0, 0.5])).tolist()
+    [0, 1]
+    >>> predicted_class("multiclass", np.array([[0.1, 2.0], [3.0, 1.0]])).tolist()
+    [1, 0]
+    """
     return (np.asarray(scores) >= 0).astype(int) if kind == "binary" else np.asarray(scores).argmax(axis=1)
 
 
 def confusion(data: RunData) -> np.ndarray:
-    """``(n_classes, n_classes)`` counts, rows = true class, columns = predicted (pooled over folds)."""
+    """Confusion matrix of a run's test predictions, pooled over folds.
+
+    Parameters
+    ----------
+    data : RunData
+        From :func:`report_data`.
+
+    Returns
+    -------
+    ndarray of int, shape (n_classes, n_classes)
+        Counts; rows are the true class, columns the predicted one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> data = RunData(report={"test": {"balanced_accuracy": 0.75}}, kind="binary", label_names=["rest", "task"],
+    ...                y=np.array([0, 0, 1, 1]), scores=np.array([-1.0, 0.5, 2.0, 1.0]),
+    ...                subject=np.array(["s1", "s1", "s2", "s2"]), fold=np.array(["run"] * 4))
+    >>> confusion(data).tolist()
+    [[1, 1], [0, 2]]
+    """
     from sklearn.metrics import confusion_matrix
 
     n = max(len(data.label_names), 2 if data.kind == "binary" else data.scores.shape[1])
@@ -99,8 +188,34 @@ def confusion(data: RunData) -> np.ndarray:
 
 
 def curves(data: RunData, which: str = "roc") -> list[dict[str, Any]]:
-    """ROC (``which="roc"``: fpr, tpr, auc) or precision-recall (``"pr"``: recall, precision, ap) curves:
-    binary, one per fold plus the pooled one (``name="pooled"``); multi-class, one-vs-rest per class."""
+    """ROC or precision-recall curves of a run's test predictions.
+
+    Binary tasks get one curve per fold (when there are several) plus the pooled one (``name="pooled"``);
+    multi-class tasks one one-vs-rest curve per class (from the softmax of the logits). A curve whose windows
+    hold a single class is left out.
+
+    Parameters
+    ----------
+    data : RunData
+        From :func:`report_data`.
+    which : {"roc", "pr"}
+        ROC (x: false positive rate, y: true positive rate, area: AUC) or precision-recall (x: recall,
+        y: precision, area: average precision).
+
+    Returns
+    -------
+    list of dict
+        ``{"name", "x", "y", "area"}`` per curve.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> data = RunData(report={"test": {"balanced_accuracy": 0.75}}, kind="binary", label_names=["rest", "task"],
+    ...                y=np.array([0, 0, 1, 1]), scores=np.array([-1.0, 0.5, 2.0, 1.0]),
+    ...                subject=np.array(["s1", "s1", "s2", "s2"]), fold=np.array(["run"] * 4))
+    >>> [(c["name"], c["area"]) for c in curves(data, "roc")]
+    [('pooled', 1.0)]
+    """
     from sklearn.metrics import (
         auc,
         average_precision_score,
@@ -134,7 +249,29 @@ def curves(data: RunData, which: str = "roc") -> list[dict[str, Any]]:
 
 
 def per_subject_scores(data: RunData, metric: str = "balanced_accuracy") -> dict[str, float]:
-    """A test metric (see :mod:`neurokit.evaluation.metrics`) per subject, from the pooled predictions."""
+    """A test metric per subject, from the pooled predictions.
+
+    Parameters
+    ----------
+    data : RunData
+        From :func:`report_data`.
+    metric : str
+        A metric name of :func:`neurokit.evaluation.metrics.score` (e.g. ``"balanced_accuracy"``).
+
+    Returns
+    -------
+    dict of str to float
+        Subject → score (NaN when the metric is undefined for that subject's windows), subjects sorted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> data = RunData(report={"test": {"balanced_accuracy": 0.75}}, kind="binary", label_names=["rest", "task"],
+    ...                y=np.array([0, 0, 1, 1]), scores=np.array([-1.0, 0.5, 2.0, 1.0]),
+    ...                subject=np.array(["s1", "s1", "s2", "s2"]), fold=np.array(["run"] * 4))
+    >>> per_subject_scores(data)
+    {'s1': 0.5, 's2': 1.0}
+    """
     from neurokit.evaluation.metrics import score
 
     out = {}
@@ -145,8 +282,29 @@ def per_subject_scores(data: RunData, metric: str = "balanced_accuracy") -> dict
 
 
 def per_fold_scores(data: RunData) -> tuple[str, dict[str, float]]:
-    """``(metric name, {fold: score})``: MOABB's score per fold of a scheme run, else the selection metric
-    on the test set of the single run."""
+    """The score of each fold of a run with folds (MOABB's metric), else the selection metric on the test set.
+
+    Parameters
+    ----------
+    data : RunData
+        From :func:`report_data`.
+
+    Returns
+    -------
+    metric : str
+        The metric's name.
+    scores : dict of str to float
+        Fold → score (``{"test": score}`` for a single run; NaN where the metric is undefined).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> data = RunData(report={"test": {"balanced_accuracy": 0.75}}, kind="binary", label_names=["rest", "task"],
+    ...                y=np.array([0, 0, 1, 1]), scores=np.array([-1.0, 0.5, 2.0, 1.0]),
+    ...                subject=np.array(["s1", "s1", "s2", "s2"]), fold=np.array(["run"] * 4))
+    >>> per_fold_scores(data)
+    ('balanced_accuracy', {'test': 0.75})
+    """
     rep = data.report
     if "folds" in rep:
         return rep["folds"][0]["score_metric"], {f["fold"]: float(f["score"]) for f in rep["folds"]}
@@ -156,18 +314,38 @@ def per_fold_scores(data: RunData) -> tuple[str, dict[str, float]]:
 
 
 def plot_report(path: str | Path, out_dir: str | Path, *, dpi: int = 110) -> dict[str, Path]:
-    """Draw the figures of a run as PNGs in ``out_dir``.
+    """Draw the figures of a run as PNG files in ``out_dir``.
 
-    A comparison folder (``neuro finetune --compare-scratch/--seeds/--label-fractions``: it holds
-    ``comparison.json``) gets its label-efficiency curve instead, ``label_efficiency.png``
-    (:func:`plot_label_efficiency`).
+    Files: ``confusion_matrix.png``, ``roc.png``, ``pr.png`` (classification), ``scores.png`` (per-fold and
+    per-subject scores), ``training_curves.png`` (train loss and validation metric per epoch). A comparison
+    folder (one that holds ``comparison.json``: from-scratch, seed or label-fraction comparisons) gets its
+    label-efficiency curve instead, ``label_efficiency.png`` (:func:`plot_label_efficiency`).
 
-    Files: ``confusion_matrix.png``, ``roc.png``, ``pr.png`` (classification), ``scores.png`` (per-fold
-    and per-subject scores), ``training_curves.png`` (train loss and validation metric per epoch).
+    Parameters
+    ----------
+    path : str or Path
+        A run folder, its ``report.json``, or a comparison folder or its ``comparison.json``.
+    out_dir : str or Path
+        Folder for the PNG files (created if needed).
+    dpi : int
+        Resolution of the PNG files, in dots per inch.
 
     Returns
     -------
-    ``{figure name: path}`` of the files written.
+    dict of str to Path
+        Figure name → the file written.
+
+    Raises
+    ------
+    FileNotFoundError
+        No report, or a run without ``predictions.npz``.
+    ConfigError
+        ``report.json`` is not valid JSON.
+
+    Examples
+    --------
+    >>> plot_report("runs/finetune-bcic2a", "runs/finetune-bcic2a/plots")  # doctest: +SKIP
+    {'confusion_matrix': PosixPath('runs/finetune-bcic2a/plots/confusion_matrix.png'), ...}
     """
     import matplotlib
 
@@ -317,8 +495,10 @@ def label_efficiency_data(comparison: dict, metric: str | None = None) -> dict[s
 
     Returns
     -------
-    dict with ``metric``, ``fractions`` (float, ascending), ``arms`` (arm → ``{"mean": [...], "std": [...]}``,
-    ``nan`` where undefined), ``baselines`` (method → values per fraction) and ``chance`` (float or ``None``).
+    dict
+        ``metric``, ``fractions`` (float, ascending), ``arms`` (arm → ``{"mean": [...], "std": [...]}``,
+        ``nan`` where undefined), ``baselines`` (method → values per fraction) and ``chance`` (float or
+        ``None``).
 
     Examples
     --------
@@ -359,20 +539,29 @@ def plot_label_efficiency(
 
     Parameters
     ----------
-    path : path or dict
+    path : str, Path or dict
         ``comparison.json`` (or the folder holding it), or the result dict itself.
-    out_png : path
+    out_png : str or Path
+        The PNG file to write.
     metric : str, optional
         Default the task's selection metric.
+    dpi : int
+        Resolution of the PNG, in dots per inch.
 
     Returns
     -------
-    Path of the PNG written.
+    Path
+        The PNG written.
 
     Raises
     ------
     FileNotFoundError
         No ``comparison.json`` there.
+
+    Examples
+    --------
+    >>> plot_label_efficiency("runs/compare", "runs/compare/label_efficiency.png")  # doctest: +SKIP
+    PosixPath('runs/compare/label_efficiency.png')
     """
     import matplotlib
 

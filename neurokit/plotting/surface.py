@@ -20,7 +20,28 @@ def _packaged_fsaverage5(kind: str, hemi: str) -> str:
 
 
 def template_to_fsaverage5(values: np.ndarray, hemi: str = "L", mask: np.ndarray | None = None) -> np.ndarray:
-    """ico6 template values ``(40962,)`` → fsaverage5 ``(10242,)`` of ``hemi`` (mirrored back for R)."""
+    """Values on the ico6 template resampled to nilearn's packaged fsaverage5 sphere of one hemisphere, for drawing.
+
+    Parameters
+    ----------
+    values : ndarray, shape (40962,) or (40962, n_frames)
+        Data on the ico6 template (hierarchical numbering).
+    hemi : {"L", "R"}
+        Hemisphere; the right fsaverage5 sphere is mirrored (x → −x) onto the left-hemisphere template.
+    mask : ndarray of bool, shape (40962,), optional
+        Valid (cortex) template vertices; fsaverage5 vertices that fall mostly outside it are 0.
+
+    Returns
+    -------
+    ndarray, shape (10242,) or (10242, n_frames), float32
+        The values on fsaverage5.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> template_to_fsaverage5(np.ones(40962)).shape  # doctest: +SKIP
+    (10242,)
+    """
     from neurokit.preprocessing.surface.resample import Sphere, load_sphere, resample
 
     sph = load_sphere(_packaged_fsaverage5("sphere", hemi))
@@ -44,15 +65,19 @@ def plot_surface(
 ) -> Path:
     """Render one frame on the inflated surface, lateral and medial views, and save a PNG.
 
+    Label data (``.dlabel.nii``, ``.label.gii``) are drawn with the label table's colours when the file has
+    them, else with a qualitative colour map.
+
     Parameters
     ----------
     data : SurfaceData, path, or ndarray
         Surface data (a file :func:`~neurokit.io.surface.read_surface` reads; CIFTI needs ``hemi``), or
         values on the ico6 template ``(40962,)`` / ``(40962, n_frames)`` — shown on nilearn's packaged
         fsaverage5 inflated surface after resampling.
-    output : path
+    output : str or Path
         PNG to write.
     hemi : {"L", "R"}, optional
+        Hemisphere of the data (CIFTI files need it); default the file's, else ``"L"``.
     frame : int
         Frame (column) to show.
     surf_mesh : path or nilearn mesh, optional
@@ -61,24 +86,33 @@ def plot_surface(
         and template data. Required for other meshes (fs_LR 32k: the HCP
         ``S1200.L.inflated_MSMAll.32k_fs_LR.surf.gii``). Its hemisphere (GIFTI metadata, else file name, or
         the PolyMesh part) must be ``hemi``'s.
+    title : str, optional
+        Figure title; default the data's file name, hemisphere and frame.
+    cmap : str
+        Matplotlib colour map of the values (label data use their own colours).
+    symmetric : bool
+        Centre the colour scale on 0 (from minus to plus the 99th percentile of ``|v|``); else it starts at
+        the smallest value.
     allow_nan : bool
         Read files with NaN/inf frames (shown as gaps).
 
-    Label data (``.dlabel.nii``, ``.label.gii``) are drawn with the label table's colours when the file has
-    them, else with a qualitative colour map.
-
     Returns
     -------
-    Path of the PNG.
+    Path
+        The PNG written.
 
     Raises
     ------
     DataFileError
-        Mesh and data disagree in vertex count; no packaged surface for the mesh.
-    DataFileError
-        A geometry file given as data (no data frames); a ``surf_mesh`` of the other hemisphere.
+        Mesh and data disagree in vertex count; no packaged surface for the mesh; a geometry file given as
+        data (no data frames); a ``surf_mesh`` of the other hemisphere; a frame with no finite value.
     ConfigError
         ``frame`` out of range.
+
+    Examples
+    --------
+    >>> plot_surface(patch_map("ico2"), "patches.png", symmetric=False)  # doctest: +SKIP
+    PosixPath('patches.png')
     """
     import matplotlib
 
@@ -224,8 +258,33 @@ def _label_colors(path: Path, frame: int = 0):
 
 
 def patch_map(grid: str | int = "ico2", seed: int = 0) -> np.ndarray:
-    """ico6 template values ``(40962,)`` colouring each vertex by a shuffled id of its ico-k patch
-    (vertices on patch edges take the last patch listing them)."""
+    """Template values that colour each vertex by a shuffled id of its ico-k patch (for :func:`plot_surface`).
+
+    Vertices on patch edges take the last patch that lists them.
+
+    Parameters
+    ----------
+    grid : str or int
+        The patch grid, as :func:`~neurokit.geometry.patches.parse_grid` reads it (``"ico2"``, ``"ico6/ico3"``, 2).
+    seed : int
+        Seed of the shuffle, which keeps neighbouring patches from getting similar colours.
+
+    Returns
+    -------
+    ndarray, shape (n_template_vertices,), float64
+        Patch id (0 … n_patches − 1) of each template vertex; 40,962 values on ico6.
+
+    Raises
+    ------
+    ConfigError
+        ``grid`` is not a patch grid.
+
+    Examples
+    --------
+    >>> values = patch_map("ico2")
+    >>> values.shape, int(values.max())
+    ((40962,), 319)
+    """
     from neurokit.geometry.patches import parse_grid, patch_table
 
     template, k = parse_grid(grid)

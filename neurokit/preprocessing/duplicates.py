@@ -44,8 +44,19 @@ T = TypeVar("T")
 
 
 def recording_name(path: str | Path, member: str = "") -> str:
-    """How the duplicate checks name a recording (in messages and ``duplicate_recordings``): its path, and
-    ``[member]`` inside an archive.
+    """How the duplicate checks name a recording (in messages and ``duplicate_recordings``).
+
+    Parameters
+    ----------
+    path : str or Path
+        The recording's file.
+    member : str
+        The file's member inside an archive, or ``""``.
+
+    Returns
+    -------
+    str
+        The path, followed by ``[member]`` for an archive member.
 
     Examples
     --------
@@ -266,14 +277,31 @@ class SignalAccumulator:
 
 
 def signal_fingerprint(data, rate: float | None) -> dict | None:
-    """The fingerprint of one recording's samples (``data``: ``(n_rows, n_times)``; ``rate`` in samples per
-    second): what stays when its file's bytes change but its samples do not (:class:`SignalAccumulator`, whole).
+    """The fingerprint of one recording's samples: what stays when its file's bytes change but its samples do not.
+
+    The whole-recording form of :class:`SignalAccumulator`.
+
+    Parameters
+    ----------
+    data : array_like, shape (n_rows, n_times)
+        The samples as read (EEG: channels × samples in V; surface: vertices × frames).
+    rate : float or None
+        Samples per second (EEG ``sfreq`` in Hz); None: blocks of one sample (surface frames, whose TR a copy may
+        have lost).
+
+    Returns
+    -------
+    dict or None
+        ``{"rate", "n_rows", "n_times", "rms", "stats"}`` (see :meth:`SignalAccumulator.fingerprint`), or None
+        with nothing to compare (no samples, every sample 0, values not finite).
 
     Examples
     --------
     >>> fp = signal_fingerprint(np.random.default_rng(0).normal(size=(3, 1600)), 160.0)
     >>> fp["n_rows"], fp["n_times"], len(fp["stats"])
     (3, 1600, 96)
+    >>> signal_fingerprint(np.zeros((3, 1600)), 160.0) is None
+    True
     """
     acc = SignalAccumulator(np.shape(data)[1], rate)
     acc.add(0, data)
@@ -281,13 +309,52 @@ def signal_fingerprint(data, rate: float | None) -> dict | None:
 
 
 def raw_fingerprint(raw) -> dict | None:
-    """:func:`signal_fingerprint` of an MNE ``Raw`` (every channel it holds, in volts; read whole)."""
+    """:func:`signal_fingerprint` of an MNE ``Raw``: every channel it holds, in V, read whole.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording.
+
+    Returns
+    -------
+    dict or None
+        As :func:`signal_fingerprint`, at ``raw.info["sfreq"]``.
+
+    Examples
+    --------
+    >>> import mne
+    >>> info = mne.create_info(["Cz", "Pz"], 100.0, "eeg")
+    >>> raw = mne.io.RawArray(np.random.default_rng(0).normal(size=(2, 500)) * 1e-5, info, verbose=False)
+    >>> raw_fingerprint(raw)["rate"]
+    100.0
+    """
     return signal_fingerprint(raw.get_data(), float(raw.info["sfreq"]))
 
 
 def fingerprint_distance(a: dict, b: dict) -> float:
-    """Largest difference of two fingerprints' block statistics, as a fraction of the larger RMS; ``inf`` when
-    their rate, channel or sample counts differ. They match at :data:`SIGNAL_TOLERANCE` or less."""
+    """How far apart two fingerprints are: the largest difference of their block statistics over the larger RMS.
+
+    They match at :data:`SIGNAL_TOLERANCE` or less.
+
+    Parameters
+    ----------
+    a, b : dict
+        Fingerprints of :func:`signal_fingerprint`.
+
+    Returns
+    -------
+    float
+        The relative difference; ``inf`` when their rate, channel or sample counts differ.
+
+    Examples
+    --------
+    >>> x = np.random.default_rng(0).normal(size=(3, 1600))
+    >>> fingerprint_distance(signal_fingerprint(x, 160.0), signal_fingerprint(x.astype(np.float32), 160.0)) < 1e-6
+    True
+    >>> fingerprint_distance(signal_fingerprint(x, 160.0), signal_fingerprint(x[:, :800], 160.0))
+    inf
+    """
     if _shape(a) != _shape(b):
         return math.inf
     diff = np.abs(np.asarray(a["stats"], dtype=np.float64) - np.asarray(b["stats"], dtype=np.float64))
@@ -309,7 +376,13 @@ class _Seen:
 
 
 class DuplicateRecordingError(DataFileError):
-    """One recording under two subjects, found by its samples (never skipped as a bad file by ``skip_bad``)."""
+    """One recording under two subjects, found by its samples (never skipped as a bad file by ``skip_bad``).
+
+    Parameters
+    ----------
+    message : str
+        Names both files and subjects, and how to keep them (``allow_duplicate_recordings=True``).
+    """
 
 
 class SignalDuplicates:
@@ -328,6 +401,8 @@ class SignalDuplicates:
         SHA-256) are not recorded again.
     rows, times : str
         Words for rows and samples in messages (``"channels"``, ``"samples"``; surface ``"vertices"``, ``"frames"``).
+    tolerance : float
+        Largest :func:`fingerprint_distance` of a match (default :data:`SIGNAL_TOLERANCE`).
 
     Examples
     --------
@@ -456,9 +531,30 @@ class SignalDuplicates:
 
 
 def stopped_by(exc: DuplicateRecordingError, out: str | Path, kept: str | None) -> DuplicateRecordingError:
-    """``exc`` with what the stop keeps: ``kept`` (a shard set's finished shards, :meth:`ShardSetWriter.kept`,
-    then how to go on), or, for ``None``, that ``out`` was not written and a store there before is unchanged
-    (the unfinished one is discarded: :meth:`~neurokit.store.patch_store.PatchStoreWriter.abort`)."""
+    """The error that stops a preparation at a duplicate, completed with what the stop keeps.
+
+    Parameters
+    ----------
+    exc : DuplicateRecordingError
+        The duplicate found.
+    out : str or Path
+        The store being written.
+    kept : str or None
+        For a shard set, what its finished shards keep (:meth:`~neurokit.store.shards.ShardSetWriter.kept`) and how to
+        go on; None for a single store, whose unfinished file is discarded
+        (:meth:`~neurokit.store.patch_store.PatchStoreWriter.abort`).
+
+    Returns
+    -------
+    DuplicateRecordingError
+        ``exc``'s message followed by ``kept``, or by the fact that ``out`` was not written and a store there
+        before is unchanged.
+
+    Examples
+    --------
+    >>> str(stopped_by(DuplicateRecordingError("a.edf and b.edf are one recording"), "/nonexistent/x.h5", None))
+    'a.edf and b.edf are one recording; /nonexistent/x.h5 was not written'
+    """
     if kept:
         return DuplicateRecordingError(f"{exc}; {kept}; then rerun the same command with --resume")
     before = " (the store that was there is unchanged)" if Path(out).exists() else ""

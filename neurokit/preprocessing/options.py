@@ -193,10 +193,25 @@ def _names(cls) -> tuple[str, ...]:
 def option_names(modality: str) -> frozenset[str]:
     """Keyword arguments the preparer of ``modality`` takes (those of :func:`build_options`).
 
+    Parameters
+    ----------
+    modality : {"eeg", "surface"}
+        The card's modality.
+
+    Returns
+    -------
+    frozenset of str
+        The fields of :class:`PrepareOptions` the preparer uses and those of its modality's options.
+
     Raises
     ------
     ConfigError
         A modality without a preparer.
+
+    Examples
+    --------
+    >>> "mesh" in option_names("surface"), "n_jobs" in option_names("surface"), "n_jobs" in option_names("eeg")
+    (True, False, True)
     """
     if modality not in MODALITY_OPTIONS:
         raise ConfigError(f"no preparer for modality {modality!r}; known: {', '.join(MODALITY_OPTIONS)}")
@@ -205,12 +220,33 @@ def option_names(modality: str) -> frozenset[str]:
 
 
 def build_options(modality: str, **kwargs: Any) -> tuple[PrepareOptions, EEGOptions | SurfaceOptions]:
-    """``(PrepareOptions, EEGOptions | SurfaceOptions)`` from keyword arguments (missing ones: defaults).
+    """The options objects of a preparation, from keyword arguments (missing ones take their defaults).
+
+    Parameters
+    ----------
+    modality : {"eeg", "surface"}
+        The card's modality.
+    **kwargs
+        Fields of :class:`PrepareOptions` and of :class:`EEGOptions` or :class:`SurfaceOptions`
+        (see :func:`option_names`).
+
+    Returns
+    -------
+    prepare : PrepareOptions
+        The options every preparer shares.
+    own : EEGOptions or SurfaceOptions
+        The modality's own options.
 
     Raises
     ------
     ConfigError
         A modality without a preparer, or an option its preparer does not take (named).
+
+    Examples
+    --------
+    >>> prepare, own = build_options("surface", mesh="ico6")
+    >>> own
+    SurfaceOptions(spheres=None, mesh='ico6', hemi=None)
     """
     extra = sorted(set(kwargs) - option_names(modality))
     if extra:

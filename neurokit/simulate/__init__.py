@@ -26,10 +26,47 @@ def simulate_movie_dataset(
     audio_encoder: str = "tiny",
     progress: bool = False,
 ) -> dict:
-    """Movie + simulated fMRI in ``out_dir``: ``movie_run-<run>.mkv``, ``movie_run-<run>.clips.json``,
-    ``sub-simNN_task-movie_run-<run>_bold.dtseries.nii``, the S1200 spheres and ``simulation.json``.
+    """Render a procedural movie and simulate the fMRI of watching it, into one folder.
 
-    Returns ``{"movie", "clips", "fmri": [paths], "settings"}``.
+    ``out_dir`` receives ``movie_run-<run>.mkv``, ``movie_run-<run>.clips.json``, one
+    ``sub-simNN_task-movie_run-<run>_bold.dtseries.nii`` per subject, the S1200 spheres and ``simulation.json``:
+    what the ``simulated_movie`` card reads.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Output folder (created if needed).
+    surface_dir : str or Path
+        Folder with the HCP S1200 fs_LR 32k files (spheres, midthickness surfaces and
+        ``S1200.sulc_MSMAll.32k_fs_LR.dscalar.nii``).
+    settings : FMRISimulation, optional
+        Simulation settings; default ``FMRISimulation()`` (6 subjects, TR 1 s, SNR 0.5, 6-s lag).
+    layout : MovieLayout, optional
+        Clip and rest timing of the movie; default :func:`movie_layout` ``()``.
+    fps : int
+        Movie frames per second.
+    size : int
+        Frame height and width, in pixels.
+    video_encoder, audio_encoder : str
+        Stimulus towers whose features drive the simulated cortex (:mod:`neurokit.stimuli.encoders`).
+    progress : bool
+        Show a progress bar while the movie is embedded.
+
+    Returns
+    -------
+    dict
+        ``{"movie": Path, "clips": Path, "fmri": list of Path, "settings": FMRISimulation}``.
+
+    Raises
+    ------
+    DataFileError
+        A file of ``surface_dir`` is missing or not of its format.
+
+    Examples
+    --------
+    >>> files = simulate_movie_dataset("sim", "S1200")  # doctest: +SKIP
+    >>> len(files["fmri"])  # doctest: +SKIP
+    6
     """
     cfg = settings or FMRISimulation()
     out = Path(out_dir)

@@ -41,7 +41,34 @@ CIFTI_TEMPLATE = "S1200.sulc_MSMAll.32k_fs_LR.dscalar.nii"
 
 @dataclass
 class FMRISimulation:
-    """Settings of :func:`simulate_fmri` (written to ``simulation.json`` beside the files)."""
+    """Settings of :func:`simulate_fmri` (written to ``simulation.json`` beside the files).
+
+    Attributes
+    ----------
+    n_subjects : int
+        Number of simulated subjects (``sub-sim01`` …).
+    snr : float
+        Signal variance / noise variance over cortex (a power ratio; 0.5 is −3 dB per vertex).
+    lag_s : float
+        Where the sampled peak of the haemodynamic response sits, in s after the stimulus.
+    tr : float
+        Repetition time, in s: one fMRI frame per ``tr`` seconds of movie.
+    subject_var : float
+        Share ``α`` of each encoding map that is the subject's own (the rest is shared by all subjects), 0…1.
+    n_video, n_audio : int
+        Number of PCA components of the video and audio features that drive the cortex.
+    smooth_iters : int
+        Rounds of neighbour averaging on the midthickness mesh that make the encoding maps smooth.
+    run : str
+        Run label in the file names (``…_run-<run>_bold.dtseries.nii``).
+    seed : int
+        Seed of the random maps and noise.
+
+    Examples
+    --------
+    >>> FMRISimulation(n_subjects=2, snr=1.0).tr
+    1.0
+    """
 
     n_subjects: int = 6
     snr: float = 0.5
@@ -56,7 +83,27 @@ class FMRISimulation:
 
 
 def surface_smoother(surf_path: Path):
-    """Row-normalised neighbour-averaging matrix (self included) of a GIFTI surface's mesh, sparse CSR."""
+    """Row-normalised neighbour-averaging matrix (each vertex included) of a GIFTI surface's mesh.
+
+    Parameters
+    ----------
+    surf_path : Path
+        A ``.surf.gii`` surface (e.g. the S1200 midthickness of one hemisphere).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix, shape (n_vertices, n_vertices), float32
+        ``smoother @ x`` replaces each vertex's value by the mean over itself and its mesh neighbours.
+
+    Raises
+    ------
+    DataFileError
+        ``surf_path`` is not a GIFTI surface.
+
+    Examples
+    --------
+    >>> smoother = surface_smoother(Path("S1200.L.midthickness_MSMAll.32k_fs_LR.surf.gii"))  # doctest: +SKIP
+    """
     import nibabel as nib
     import scipy.sparse as sp
 
@@ -73,7 +120,34 @@ def surface_smoother(surf_path: Path):
 
 
 def smooth_fields(smoother, n_fields: int, iters: int, rng: np.random.Generator, cortex: np.ndarray) -> np.ndarray:
-    """``n_fields`` white-noise maps smoothed ``iters`` times → ``(n_fields, n_cortex)``, unit variance each."""
+    """Random smooth maps on one hemisphere: white noise averaged over mesh neighbours ``iters`` times.
+
+    Parameters
+    ----------
+    smoother : scipy.sparse matrix, shape (n_vertices, n_vertices)
+        The averaging matrix of :func:`surface_smoother`.
+    n_fields : int
+        Number of maps.
+    iters : int
+        Rounds of smoothing.
+    rng : numpy.random.Generator
+        Source of the white noise.
+    cortex : ndarray of int, shape (n_cortex,)
+        Mesh vertices that are cortex (the CIFTI grayordinates of the hemisphere); the others are dropped.
+
+    Returns
+    -------
+    ndarray, shape (n_fields, n_cortex), float32
+        Each map with zero mean and unit variance over cortex.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> rng = np.random.default_rng(0)
+    >>> maps = smooth_fields(sp.identity(10, format="csr"), 3, 2, rng, np.arange(8))
+    >>> maps.shape, bool(np.allclose(maps.std(axis=1), 1))
+    ((3, 8), True)
+    """
     x = rng.standard_normal((smoother.shape[0], n_fields)).astype(np.float32)
     for _ in range(iters):
         x = smoother @ x
@@ -83,7 +157,31 @@ def smooth_fields(smoother, n_fields: int, iters: int, rng: np.random.Generator,
 
 
 def stimulus_components(video: np.ndarray, audio: np.ndarray, n_video: int, n_audio: int) -> np.ndarray:
-    """Per-second features → ``(n_seconds, n_video + n_audio)`` unit-variance PCA components."""
+    """Per-second stimulus features reduced to unit-variance principal components.
+
+    Each modality is z-scored over time, then reduced by PCA (SVD) to its leading components.
+
+    Parameters
+    ----------
+    video : ndarray, shape (n_seconds, n_video_features)
+        Video embedding of each second of the movie.
+    audio : ndarray, shape (n_seconds, n_audio_features)
+        Audio embedding of each second.
+    n_video, n_audio : int
+        Components kept per modality (0 leaves the modality out).
+
+    Returns
+    -------
+    ndarray, shape (n_seconds, n_video + n_audio)
+        The video components first, then the audio ones, each with unit variance over time.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> stimulus_components(rng.normal(size=(50, 16)), rng.normal(size=(50, 8)), 4, 2).shape
+    (50, 6)
+    """
     out = []
     for x, k in ((video, n_video), (audio, n_audio)):
         if k == 0:
@@ -96,7 +194,29 @@ def stimulus_components(video: np.ndarray, audio: np.ndarray, n_video: int, n_au
 
 
 def shifted_hrf(lag_s: float, tr: float, length_s: float = 32.0) -> np.ndarray:
-    """nilearn's Glover HRF sampled at ``tr``, shifted by ``lag_s − 6`` s (its sampled peak at ``lag_s``)."""
+    """nilearn's Glover haemodynamic response sampled at ``tr``, shifted so that its sampled peak sits at ``lag_s``.
+
+    Parameters
+    ----------
+    lag_s : float
+        Where the peak sits, in s (the unshifted Glover HRF peaks near 6 s: the shift is ``lag_s − 6``).
+    tr : float
+        Sampling interval, in s.
+    length_s : float
+        Length of the response, in s (extended by ``lag_s``).
+
+    Returns
+    -------
+    ndarray, shape (n_samples,)
+        The response, normalised to sum 1 (a causal kernel for :func:`numpy.convolve`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = shifted_hrf(6.0, 1.0)
+    >>> int(np.argmax(h)), round(float(h.sum()), 6)
+    (6, 1.0)
+    """
     from nilearn.glm.first_level import glover_hrf
 
     h = glover_hrf(tr, oversampling=1, time_length=length_s + max(0.0, lag_s), onset=lag_s - 6.0)
@@ -117,24 +237,33 @@ def simulate_fmri(
 
     Parameters
     ----------
-    movie : path
+    movie : str or Path
         The stimulus (e.g. from :func:`~neurokit.simulate.movie.make_movie`).
-    out_dir : path
-    surface_dir : path
+    out_dir : str or Path
+        Output folder (created if needed); also receives the S1200 spheres and ``simulation.json``.
+    surface_dir : str or Path
         Folder with the HCP S1200 fs_LR 32k files: spheres, midthickness surfaces and
         ``S1200.sulc_MSMAll.32k_fs_LR.dscalar.nii`` (its brain models give the cortex grayordinates).
-    settings : FMRISimulation
+    settings : FMRISimulation, optional
+        Simulation settings; default ``FMRISimulation()``.
     video_encoder, audio_encoder : str
         Stimulus towers whose features drive the simulated cortex (:mod:`neurokit.stimuli.encoders`).
+    progress : bool
+        Show a progress bar while the movie is embedded.
 
     Returns
     -------
-    list of the dtseries paths, one per subject.
+    list of Path
+        The dtseries files, one per subject: ``floor(duration / tr)`` frames × 59,412 cortex grayordinates.
 
     Raises
     ------
     DataFileError
-        A file of ``surface_dir`` missing.
+        A file of ``surface_dir`` missing, or the CIFTI template not a CIFTI-2 file.
+
+    Examples
+    --------
+    >>> paths = simulate_fmri("movie_run-1.mkv", "sim", "S1200", FMRISimulation(n_subjects=2))  # doctest: +SKIP
     """
     import nibabel as nib
 

@@ -20,14 +20,44 @@ from neurokit.stimuli.media import AUDIO_RATE
 
 @dataclass
 class MovieLayout:
-    """Clip boundaries ``[[onset_s, offset_s], …]`` and the total ``duration_s``."""
+    """When the clips of a procedural movie play (the rest of the time is rest: black and silent).
+
+    Attributes
+    ----------
+    clips : list of [float, float]
+        ``[onset_s, offset_s]`` of each clip, in s from the start of the movie.
+    duration_s : float
+        Length of the movie, in s.
+    """
 
     clips: list
     duration_s: float
 
 
 def movie_layout(n_clips: int = 3, clip_s: float = 40.0, rest_s: float = 10.0, lead_s: float = 4.0) -> MovieLayout:
-    """``lead_s`` of rest, then ``n_clips`` clips of ``clip_s`` separated (and followed) by ``rest_s`` of rest."""
+    """A movie's clip timing: ``lead_s`` of rest, then ``n_clips`` clips separated (and followed) by rest.
+
+    Parameters
+    ----------
+    n_clips : int
+        Number of clips.
+    clip_s : float
+        Length of each clip, in s.
+    rest_s : float
+        Rest after each clip, in s.
+    lead_s : float
+        Rest before the first clip, in s.
+
+    Returns
+    -------
+    MovieLayout
+        The clip boundaries and the total duration.
+
+    Examples
+    --------
+    >>> movie_layout(n_clips=2, clip_s=10, rest_s=5, lead_s=2)
+    MovieLayout(clips=[[2.0, 12.0], [17.0, 27.0]], duration_s=32.0)
+    """
     clips, t = [], float(lead_s)
     for _ in range(n_clips):
         clips.append([t, t + clip_s])
@@ -113,22 +143,34 @@ def _sound(scenes: list[dict], duration_s: float, rng: np.random.Generator) -> n
 def make_movie(
     out: str | Path, layout: MovieLayout | None = None, *, fps: int = 8, size: int = 64, seed: int = 0
 ) -> tuple[Path, Path]:
-    """Render the procedural movie to ``out`` (Matroska: H.264 video + 16-bit PCM audio, e.g.
-    ``movie_run-1.mkv``) and its
-    clip boundaries to ``<out stem>.clips.json``.
+    """Render the procedural movie and write its clip boundaries beside it.
+
+    The movie is Matroska (H.264 video, 16-bit mono PCM audio at 16 kHz), e.g. ``movie_run-1.mkv``; the clip
+    boundaries go to ``<out stem>.clips.json``.
 
     Parameters
     ----------
+    out : str or Path
+        The movie file to write (its folder is created if needed).
     layout : MovieLayout, optional
-        Default :func:`movie_layout` ().
+        Clip and rest timing; default :func:`movie_layout` ``()``.
     fps : int
         Frames per second (HCP movies: 24; the simulation's default 8 keeps it fast).
     size : int
         Frame height and width in pixels.
+    seed : int
+        Seed of the scenes (shapes, colours, sounds).
 
     Returns
     -------
-    (movie path, clips JSON path)
+    movie : Path
+        The movie file.
+    clips : Path
+        The JSON list of ``[onset_s, offset_s]`` clip boundaries.
+
+    Examples
+    --------
+    >>> movie, clips = make_movie("movie_run-1.mkv", movie_layout(n_clips=1, clip_s=6))  # doctest: +SKIP
     """
     import av
 

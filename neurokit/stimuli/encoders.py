@@ -43,7 +43,31 @@ def _tiny_tower(image_size, seed: int) -> nn.Module:
 
 
 def state_sha256(module: nn.Module) -> str:
-    """SHA-256 over a module's state_dict (keys sorted; each tensor's name, dtype, shape and bytes)."""
+    """SHA-256 over a module's ``state_dict``: the identity of its weights.
+
+    Keys are taken in sorted order; each tensor contributes its name, dtype, shape and bytes.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        Any module.
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits; equal for modules with equal weights, whatever device they are on.
+
+    Examples
+    --------
+    >>> import torch
+    >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
+    <torch._C.Generator object at ...>
+    >>> a = torch.nn.Linear(2, 2)
+    >>> b = torch.nn.Linear(2, 2)
+    >>> _ = b.load_state_dict(a.state_dict())
+    >>> state_sha256(a) == state_sha256(b), len(state_sha256(a))
+    (True, 64)
+    """
     h = hashlib.sha256()
     for k, v in sorted(module.state_dict().items()):
         t = v.detach().cpu().contiguous()
@@ -63,6 +87,23 @@ def open_clip_tower(
 ):
     """The image tower of open_clip model ``name`` with its preprocessing facts.
 
+    Parameters
+    ----------
+    name : str
+        An open_clip model name (``open_clip.list_models()``, e.g. ``"ViT-B-32"``) or ``"tiny"``: a seeded,
+        randomly initialised 2-layer, 64-wide vision transformer (for tests and the simulation).
+    pretrained : str or Path, optional
+        An open_clip tag of ``name`` (``open_clip.list_pretrained_tags_by_model(name)``; needs a network the first
+        time) or a local weights file; None gives random initialisation.
+    option : str
+        How the caller names ``pretrained`` in error messages.
+    name_option : str
+        How the caller names ``name`` in error messages.
+    seed : int
+        Seed of the ``"tiny"`` tower's initialisation.
+    tiny_size : int or (int, int)
+        Input size (height, width) in pixels of the ``"tiny"`` tower.
+
     Returns
     -------
     tower : nn.Module
@@ -75,6 +116,12 @@ def open_clip_tower(
     ConfigError
         A name open_clip does not know (``name_option`` named), an unknown tag, or weights that cannot
         be fetched (no network): the message names ``option`` and how to pass a local file instead.
+
+    Examples
+    --------
+    >>> tower, info = open_clip_tower("tiny")
+    >>> info["image_size"], tower(torch.zeros(1, 3, 32, 32)).shape
+    ((32, 32), torch.Size([1, 64]))
     """
     import open_clip
 
@@ -148,7 +195,40 @@ class _Frozen(nn.Module):
 
 
 class FrameEncoder(_Frozen):
-    """Frozen open_clip image tower for video frames: ``(B, H, W, 3)`` uint8 → ``(B, D)`` float32."""
+    """Frozen open_clip image tower for video frames: ``(B, H, W, 3)`` uint8 → ``(B, D)`` float32.
+
+    Frames are scaled to [0, 1], resized to the tower's input size and normalised with its mean and standard
+    deviation. The module stays in eval mode with ``requires_grad=False``.
+
+    Parameters
+    ----------
+    name : str
+        An open_clip model name or ``"tiny"`` (see :func:`open_clip_tower`).
+    pretrained : str or Path, optional
+        An open_clip tag or a local weights file; None gives random initialisation.
+    seed : int
+        Seed of the ``"tiny"`` tower.
+
+    Attributes
+    ----------
+    info : dict
+        What :func:`open_clip_tower` reports (name, pretrained, image_size, mean, std).
+    weights_sha256 : str
+        :func:`state_sha256` of the tower.
+    dim : int
+        Output width ``D``.
+
+    Raises
+    ------
+    ConfigError
+        As :func:`open_clip_tower`.
+
+    Examples
+    --------
+    >>> enc = FrameEncoder("tiny")
+    >>> enc(torch.zeros(2, 48, 64, 3, dtype=torch.uint8)).shape, enc.dim
+    (torch.Size([2, 64]), 64)
+    """
 
     def __init__(self, name: str = "ViT-B-32", pretrained: str | Path | None = None, *, seed: int = 0) -> None:
         super().__init__()
@@ -171,9 +251,31 @@ class FrameEncoder(_Frozen):
 
 
 def log_mel(audio: np.ndarray, rate: int = AUDIO_RATE, n_mels: int = N_MELS) -> np.ndarray:
-    """Log-mel spectrograms ``(n_frames, n_mels)`` (or ``(B, n_frames, n_mels)`` for a batch ``(B, n_samples)``),
-    float32: 25 ms Hann window, 10 ms hop, 512-point FFT, HTK mel scale 20 Hz … rate/2 (AST's Kaldi-fbank
-    settings), natural log of power + 1e-6. Computed with :func:`torch.stft`."""
+    """Log-mel spectrograms with AST's Kaldi-fbank settings, computed with :func:`torch.stft`.
+
+    25 ms Hann window, 10 ms hop, 512-point FFT, HTK mel scale from 20 Hz to ``rate / 2``, natural log of
+    power + 1e-6.
+
+    Parameters
+    ----------
+    audio : ndarray, shape (n_samples,) or (B, n_samples)
+        Mono waveform(s) at ``rate`` Hz.
+    rate : int
+        Sampling rate, in Hz (16,000).
+    n_mels : int
+        Number of mel bands.
+
+    Returns
+    -------
+    ndarray, shape (n_frames, n_mels) or (B, n_frames, n_mels), float32
+        One row per 10-ms frame; ``n_frames = 1 + (n_samples − 512) // 160`` at 16 kHz.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> log_mel(np.zeros(16000)).shape, log_mel(np.zeros((2, 16000))).shape
+    ((97, 128), (2, 97, 128))
+    """
     x = torch.as_tensor(np.asarray(audio, dtype=np.float32))
     win, hop, nfft = int(0.025 * rate), int(0.010 * rate), 512
     z = torch.stft(
@@ -185,7 +287,32 @@ def log_mel(audio: np.ndarray, rate: int = AUDIO_RATE, n_mels: int = N_MELS) -> 
 
 
 def mel_filterbank(rate: int, nfft: int, n_mels: int, fmin: float = 20.0, fmax: float | None = None) -> np.ndarray:
-    """Triangular HTK mel filters ``(n_mels, nfft // 2 + 1)`` (mel = 2595·log10(1 + f/700))."""
+    """Triangular HTK mel filters (mel = 2595·log10(1 + f/700)), equally spaced on the mel scale.
+
+    Parameters
+    ----------
+    rate : int
+        Sampling rate, in Hz.
+    nfft : int
+        FFT length, in samples.
+    n_mels : int
+        Number of filters.
+    fmin : float
+        Lowest edge, in Hz.
+    fmax : float, optional
+        Highest edge, in Hz; default ``rate / 2``.
+
+    Returns
+    -------
+    ndarray, shape (n_mels, nfft // 2 + 1)
+        Filter weights over the FFT bins, peak 1.
+
+    Examples
+    --------
+    >>> fb = mel_filterbank(16000, 512, 128)
+    >>> fb.shape, float(fb.max()) <= 1.0
+    ((128, 257), True)
+    """
     fmax = fmax or rate / 2
     mel = lambda f: 2595.0 * np.log10(1.0 + np.asarray(f) / 700.0)  # noqa: E731
     hz = lambda m: 700.0 * (10.0 ** (np.asarray(m) / 2595.0) - 1.0)  # noqa: E731
@@ -198,7 +325,42 @@ def mel_filterbank(rate: int, nfft: int, n_mels: int, fmin: float = 20.0, fmax: 
 
 
 class SpectrogramEncoder(_Frozen):
-    """Frozen AST-style audio encoder: waveform windows ``(B, n_samples)`` at 16 kHz → ``(B, D)`` float32."""
+    """Frozen AST-style audio encoder: waveform windows ``(B, n_samples)`` at 16 kHz → ``(B, D)`` float32.
+
+    Each window becomes a 128-band log-mel image (normalised with AST's AudioSet statistics, frequency up and
+    time across, repeated to three channels), resized to the tower's input size and read by an open_clip vision
+    tower. Call :meth:`encode` on waveforms, or the module itself on the images of :meth:`spectrograms`.
+
+    Parameters
+    ----------
+    name : str
+        An open_clip model name or ``"tiny"`` (see :func:`open_clip_tower`).
+    pretrained : str or Path, optional
+        An open_clip tag or a local weights file; None gives random initialisation.
+    seed : int
+        Seed of the ``"tiny"`` tower.
+
+    Attributes
+    ----------
+    info : dict
+        What :func:`open_clip_tower` reports (name, pretrained, image_size, mean, std).
+    weights_sha256 : str
+        :func:`state_sha256` of the tower.
+    dim : int
+        Output width ``D``.
+
+    Raises
+    ------
+    ConfigError
+        As :func:`open_clip_tower`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> enc = SpectrogramEncoder("tiny")
+    >>> enc.encode(np.zeros((2, 48000), dtype=np.float32)).shape
+    torch.Size([2, 64])
+    """
 
     def __init__(self, name: str = "ViT-B-32", pretrained: str | Path | None = None, *, seed: int = 1) -> None:
         super().__init__()
@@ -210,7 +372,7 @@ class SpectrogramEncoder(_Frozen):
         self._freeze()
 
     def spectrograms(self, audio: np.ndarray) -> torch.Tensor:
-        """``(B, n_samples)`` → normalised log-mel images ``(B, 3, H, W)`` at the tower's input size."""
+        """Waveforms ``(B, n_samples)`` at 16 kHz → normalised log-mel images ``(B, 3, H, W)`` at the tower's input size."""
         mel = log_mel(np.atleast_2d(audio))  # (B, frames, mels)
         x = torch.from_numpy((mel - AST_MEAN) / (2 * AST_STD)).float()
         x = x.transpose(1, 2).unsqueeze(1)  # (B, 1, mels, frames): frequency up, time across, as in AST

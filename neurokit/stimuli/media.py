@@ -20,8 +20,23 @@ AUDIO_RATE = 16_000
 
 @dataclass
 class VideoInfo:
-    """What a movie file holds: ``fps`` (frames/s), ``n_frames`` (estimate from the container), ``duration_s``,
-    frame ``size`` (height, width) and whether it has an audio track."""
+    """What a movie file holds (see :func:`probe_video`).
+
+    Attributes
+    ----------
+    path : Path
+        The movie file.
+    fps : float
+        Frames per second.
+    n_frames : int
+        Number of frames (from the container, or estimated as ``duration_s · fps``).
+    duration_s : float
+        Length of the video stream, in s.
+    size : (int, int)
+        Frame height and width, in pixels.
+    has_audio : bool
+        Whether the file has an audio track.
+    """
 
     path: Path
     fps: float
@@ -46,10 +61,28 @@ def _open(path: Path):
 def probe_video(path: str | Path) -> VideoInfo:
     """Header facts of a movie file.
 
+    Parameters
+    ----------
+    path : str or Path
+        A movie FFmpeg can read (MP4, MKV, …).
+
+    Returns
+    -------
+    VideoInfo
+        Frame rate, frame count, duration, frame size and whether it has audio.
+
     Raises
     ------
+    FileNotFoundError
+        ``path`` does not exist.
     DataFileError
-        Not a movie FFmpeg can read, or no video stream.
+        Not a movie FFmpeg can read, no video stream, or no frame rate.
+
+    Examples
+    --------
+    >>> info = probe_video("movie_run-1.mkv")  # doctest: +SKIP
+    >>> info.fps, info.size  # doctest: +SKIP
+    (8.0, (64, 64))
     """
     path = Path(path)
     with _open(path) as c:
@@ -70,9 +103,32 @@ def probe_video(path: str | Path) -> VideoInfo:
 
 
 def iter_frames(path: str | Path, *, every: int = 1) -> Iterator[tuple[float, np.ndarray]]:
-    """Decode the movie's frames in order: ``(time_s, rgb)`` with ``rgb`` ``(H, W, 3)`` uint8.
+    """Decode the movie's frames in order.
 
-    ``every``: keep one frame in ``every`` (subsampling for speed; 1 = all frames).
+    Parameters
+    ----------
+    path : str or Path
+        A movie FFmpeg can read.
+    every : int
+        Keep one frame in ``every`` (subsampling for speed; 1 keeps all frames).
+
+    Yields
+    ------
+    time_s : float
+        Presentation time of the frame, in s.
+    rgb : ndarray, shape (H, W, 3), uint8
+        The frame.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``path`` does not exist.
+    DataFileError
+        Not a movie, no video stream, or decoding failed part way.
+
+    Examples
+    --------
+    >>> t, frame = next(iter_frames("movie_run-1.mkv"))  # doctest: +SKIP
     """
     path = Path(path)
     with _open(path) as c:
@@ -93,15 +149,34 @@ def iter_frames(path: str | Path, *, every: int = 1) -> Iterator[tuple[float, np
 
 
 def read_audio(path: str | Path, *, rate: int = AUDIO_RATE) -> np.ndarray:
-    """Mono audio at ``rate`` Hz, float32 in [-1, 1], shape ``(n_samples,)``.
+    """Mono audio at ``rate`` Hz, float32 in [-1, 1].
 
     Sound files (WAV, FLAC, OGG, …) are read with soundfile and resampled with
     :func:`scipy.signal.resample_poly`; anything else (a movie) through its first audio track with PyAV.
 
+    Parameters
+    ----------
+    path : str or Path
+        A sound file or a movie with an audio track.
+    rate : int
+        Output sampling rate, in Hz (16,000).
+
+    Returns
+    -------
+    ndarray, shape (n_samples,), float32
+        The channels averaged to one.
+
     Raises
     ------
+    FileNotFoundError
+        ``path`` does not exist.
     DataFileError
-        Unreadable file, or a movie without an audio track (the message says to pass ``--audio``).
+        Unreadable file, or a movie without an audio track (the message says to give the sound track as a
+        separate file).
+
+    Examples
+    --------
+    >>> audio = read_audio("movie_run-1.mkv")  # doctest: +SKIP
     """
     path = Path(path)
     if not path.exists():
@@ -143,7 +218,27 @@ def _movie_audio(path: Path, rate: int) -> np.ndarray:
 
 
 def window_onsets(duration_s: float, *, window_s: float = 3.0, hop_s: float = 1.0) -> np.ndarray:
-    """Onsets (s) of every full window: 0, hop, 2·hop, … while ``onset + window_s <= duration_s``."""
+    """Onsets of every full stimulus window: 0, hop, 2·hop, … while ``onset + window_s <= duration_s``.
+
+    Parameters
+    ----------
+    duration_s : float
+        Length of the movie, in s.
+    window_s : float
+        Window length, in s (3 in the tri-modal paper).
+    hop_s : float
+        Step between onsets, in s (1 = the fMRI TR).
+
+    Returns
+    -------
+    ndarray, shape (n_windows,), float
+        Onsets in s; empty when the movie is shorter than one window.
+
+    Examples
+    --------
+    >>> window_onsets(6.0).tolist(), window_onsets(2.0).tolist()
+    ([0.0, 1.0, 2.0, 3.0], [])
+    """
     n = int(np.floor((duration_s - window_s) / hop_s + 1e-6)) + 1
     if n < 1:
         return np.zeros(0)
@@ -151,7 +246,27 @@ def window_onsets(duration_s: float, *, window_s: float = 3.0, hop_s: float = 1.
 
 
 def rest_mask(onsets: np.ndarray, clips, *, window_s: float = 3.0) -> np.ndarray:
-    """True for windows not entirely inside one clip (``clips``: ``[[onset_s, offset_s], …]``; None: no rest)."""
+    """Which windows are rest: not entirely inside one clip.
+
+    Parameters
+    ----------
+    onsets : array_like, shape (n_windows,)
+        Window onsets, in s.
+    clips : sequence of [float, float] or None
+        ``[[onset_s, offset_s], …]`` of the clips; None means the movie has no rest.
+    window_s : float
+        Window length, in s.
+
+    Returns
+    -------
+    ndarray, shape (n_windows,), bool
+        True for rest windows.
+
+    Examples
+    --------
+    >>> rest_mask([0.0, 1.0, 2.0, 5.0], [[1.0, 5.0]]).tolist()
+    [True, False, False, True]
+    """
     onsets = np.asarray(onsets, dtype=float)
     if clips is None or len(clips) == 0:
         return np.zeros(len(onsets), dtype=bool)
@@ -162,13 +277,32 @@ def rest_mask(onsets: np.ndarray, clips, *, window_s: float = 3.0) -> np.ndarray
 
 
 def check_clips(clips, duration_s: float, source: str) -> list[list[float]]:
-    """Validate clip boundaries: pairs ``[onset, offset]`` with onset < offset, sorted, non-overlapping,
-    inside the movie. Returns them as a sorted list of float pairs.
+    """Validate clip boundaries: pairs ``[onset, offset]`` with onset < offset, sorted, non-overlapping, inside the movie.
+
+    Parameters
+    ----------
+    clips : sequence of [float, float]
+        Clip boundaries, in s.
+    duration_s : float
+        Length of the movie, in s (a clip may end up to 1 s after it).
+    source : str
+        Where the clips come from (a file name), for the error message.
+
+    Returns
+    -------
+    list of [float, float]
+        The clips as float pairs, in the given (sorted) order.
 
     Raises
     ------
     DataFileError
-        Naming ``source`` and the faulty pair.
+        Naming ``source`` and the faulty pair: not a pair with onset < offset, unsorted, overlapping, or ending
+        after the movie.
+
+    Examples
+    --------
+    >>> check_clips([(0, 10), (20, 30)], 40.0, "clips.json")
+    [[0.0, 10.0], [20.0, 30.0]]
     """
     out = []
     for c in clips:

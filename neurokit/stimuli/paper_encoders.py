@@ -45,7 +45,24 @@ def _transformers():
 
 
 def tiny_videomae_config():
-    """A 1-layer, 32-wide VideoMAE on 4 frames of 32 × 32 (random init, for tests; no download)."""
+    """A 1-layer, 32-wide VideoMAE configuration on 4 frames of 32 × 32 pixels (random init, for tests; no download).
+
+    Returns
+    -------
+    transformers.VideoMAEConfig
+        With mean pooling (``fc_norm``) on, as the release's model.
+
+    Raises
+    ------
+    ConfigError
+        ``transformers`` is not installed (extra ``paper-encoders``).
+
+    Examples
+    --------
+    >>> cfg = tiny_videomae_config()
+    >>> cfg.num_frames, cfg.image_size, cfg.hidden_size
+    (4, 32, 32)
+    """
     return _transformers().VideoMAEConfig(
         image_size=32,
         patch_size=16,
@@ -61,7 +78,23 @@ def tiny_videomae_config():
 
 
 def tiny_wav2vec2_config():
-    """A 1-layer, 32-wide wav2vec 2.0 with the base model's 7-layer feature encoder (20 ms frames); random init."""
+    """A 1-layer, 32-wide wav2vec 2.0 configuration with the base model's 7-layer feature encoder (20 ms frames).
+
+    Returns
+    -------
+    transformers.Wav2Vec2Config
+        For random initialisation in tests (no download).
+
+    Raises
+    ------
+    ConfigError
+        ``transformers`` is not installed (extra ``paper-encoders``).
+
+    Examples
+    --------
+    >>> tiny_wav2vec2_config().hidden_size
+    32
+    """
     return _transformers().Wav2Vec2Config(
         hidden_size=32,
         num_hidden_layers=1,
@@ -87,13 +120,31 @@ def _load(cls, pretrained, option: str, what: str):
 
 
 def clip_frame_indices(n_available: int, n_frames: int) -> np.ndarray:
-    """``n_frames`` indices spread evenly over ``n_available`` decoded frames (first and last included;
-    repeats when fewer are available). Example: 9 frames, 4 wanted → ``[0, 3, 5, 8]``.
+    """``n_frames`` indices spread evenly over ``n_available`` decoded frames, first and last included.
+
+    Indices repeat when fewer frames are available than wanted.
+
+    Parameters
+    ----------
+    n_available : int
+        Frames decoded for the clip window.
+    n_frames : int
+        Frames the video model takes.
+
+    Returns
+    -------
+    ndarray, shape (n_frames,), int
+        Indices into the decoded frames, non-decreasing.
 
     Raises
     ------
     ValueError
         No frame available.
+
+    Examples
+    --------
+    >>> clip_frame_indices(9, 4).tolist(), clip_frame_indices(2, 4).tolist()
+    ([0, 3, 5, 8], [0, 0, 1, 1])
     """
     if n_available < 1:
         raise ValueError("a clip window holds no decoded frame")
@@ -130,6 +181,8 @@ class VideoMAEEncoder(_FrozenHF):
         A local model folder or a Hub id (``MCG-NJU/videomae-base-finetuned-kinetics`` is the release's model).
     config : transformers.VideoMAEConfig, optional
         Random initialisation from this configuration (seeded by ``seed``) instead of ``pretrained``.
+    seed : int
+        Seed of the random initialisation from ``config``.
     name : str
         Recorded in the stimulus store.
 
@@ -214,7 +267,9 @@ class Wav2Vec2Encoder(_FrozenHF):
     pretrained : str or path, optional
         A local model folder or a Hub id (``facebook/wav2vec2-base-960h`` is the release's model).
     config : transformers.Wav2Vec2Config, optional
-        Random initialisation from this configuration (seeded) instead of ``pretrained``.
+        Random initialisation from this configuration (seeded by ``seed``) instead of ``pretrained``.
+    seed : int
+        Seed of the random initialisation from ``config``.
     name : str
         Recorded in the stimulus store.
 
@@ -260,7 +315,32 @@ class Wav2Vec2Encoder(_FrozenHF):
 
 
 def paper_video_encoder(name: str, pretrained=None, *, seed: int = 0) -> VideoMAEEncoder:
-    """``videomae`` (weights from ``pretrained``) or ``videomae-tiny`` (random, :func:`tiny_videomae_config`)."""
+    """The paper's video encoder by name: ``videomae`` (weights from ``pretrained``) or ``videomae-tiny``.
+
+    Parameters
+    ----------
+    name : str
+        ``"videomae"`` or ``"videomae-tiny"`` (random, :func:`tiny_videomae_config`).
+    pretrained : str or Path, optional
+        A local model folder or a Hub id; required for ``"videomae"``, refused for ``"videomae-tiny"``.
+    seed : int
+        Seed of the random initialisation (``-tiny``).
+
+    Returns
+    -------
+    VideoMAEEncoder
+        Frozen.
+
+    Raises
+    ------
+    ConfigError
+        Weights given for a ``-tiny`` encoder, none given for ``"videomae"``, or weights that cannot be loaded.
+
+    Examples
+    --------
+    >>> paper_video_encoder("videomae-tiny").dim
+    32
+    """
     if name.endswith("-tiny"):
         if pretrained:
             raise ConfigError(f"encoder {name!r} is random-init only; drop --video-pretrained")
@@ -269,7 +349,32 @@ def paper_video_encoder(name: str, pretrained=None, *, seed: int = 0) -> VideoMA
 
 
 def paper_audio_encoder(name: str, pretrained=None, *, seed: int = 1) -> Wav2Vec2Encoder:
-    """``wav2vec2`` (weights from ``pretrained``) or ``wav2vec2-tiny`` (random, :func:`tiny_wav2vec2_config`)."""
+    """The paper's audio encoder by name: ``wav2vec2`` (weights from ``pretrained``) or ``wav2vec2-tiny``.
+
+    Parameters
+    ----------
+    name : str
+        ``"wav2vec2"`` or ``"wav2vec2-tiny"`` (random, :func:`tiny_wav2vec2_config`).
+    pretrained : str or Path, optional
+        A local model folder or a Hub id; required for ``"wav2vec2"``, refused for ``"wav2vec2-tiny"``.
+    seed : int
+        Seed of the random initialisation (``-tiny``).
+
+    Returns
+    -------
+    Wav2Vec2Encoder
+        Frozen.
+
+    Raises
+    ------
+    ConfigError
+        Weights given for a ``-tiny`` encoder, none given for ``"wav2vec2"``, or weights that cannot be loaded.
+
+    Examples
+    --------
+    >>> paper_audio_encoder("wav2vec2-tiny").dim
+    32
+    """
     if name.endswith("-tiny"):
         if pretrained:
             raise ConfigError(f"encoder {name!r} is random-init only; drop --audio-pretrained")

@@ -42,7 +42,23 @@ THUMB = 48
 
 
 def run_from_name(path: str | Path) -> str:
-    """Run id from a movie's file name: BIDS ``run-<id>``, or the digit of HCP's ``MOVIE<k>``; else ``""``."""
+    """The run id in a movie's file name: BIDS ``run-<id>``, or the digit of HCP's ``MOVIE<k>``.
+
+    Parameters
+    ----------
+    path : str or Path
+        A movie file (only its name is read).
+
+    Returns
+    -------
+    str
+        The run id, or ``""`` when the name has none.
+
+    Examples
+    --------
+    >>> run_from_name("sub-01_task-movie_run-2.mkv"), run_from_name("7T_MOVIE3_CC1_v2.mp4"), run_from_name("a.mp4")
+    ('2', '3', '')
+    """
     name = Path(path).name
     m = re.search(r"run-([A-Za-z0-9]+)", name) or re.search(r"MOVIE(\d)", name)
     return m.group(1) if m else ""
@@ -157,11 +173,16 @@ def embed_stimuli(
         ``MOVIE1``), else ``""``.
     batch_size : int
         Frames (or audio windows) embedded per forward pass.
+    overwrite : bool
+        Replace ``out`` if it exists.
+    progress : bool
+        Show a progress bar.
 
     Returns
     -------
-    Path of the store: ``video`` ``(n_windows, D_video)`` and ``audio`` ``(n_windows, D_audio)`` float32
-    embeddings, window ``onsets`` in s, the ``rest`` mask and 48×48 ``thumbnails``.
+    Path
+        The store: ``video`` ``(n_windows, D_video)`` and ``audio`` ``(n_windows, D_audio)`` float32
+        embeddings, window ``onsets`` in s, the ``rest`` mask and 48×48 ``thumbnails``.
 
     Raises
     ------
@@ -400,7 +421,45 @@ def write_stimulus_store(
     attrs: dict | None = None,
     overwrite: bool = False,
 ) -> Path:
-    """Write arrays as a stimulus store (see the module docstring), atomically (temporary file, then rename)."""
+    """Write arrays as a stimulus store (layout in the module docstring), atomically (temporary file, then rename).
+
+    Parameters
+    ----------
+    out : str or Path
+        The HDF5 file to write (its folder is created if needed).
+    video : ndarray, shape (n_windows, D_video)
+        Video embedding of each window (stored as float32).
+    audio : ndarray, shape (n_windows, D_audio)
+        Audio embedding of each window (stored as float32).
+    onsets : ndarray, shape (n_windows,)
+        Window onsets, in s from the movie start.
+    rest : ndarray of bool, shape (n_windows,), optional
+        Rest windows (see :func:`~neurokit.stimuli.media.rest_mask`); default none.
+    thumbnails : ndarray, shape (n_windows, 48, 48, 3), uint8, optional
+        A small frame per window, for plots.
+    attrs : dict, optional
+        File attributes (source, run, window_s, encoders…); ``format``, ``n_windows`` and ``complete`` are added.
+    overwrite : bool
+        Replace ``out`` if it exists.
+
+    Returns
+    -------
+    Path
+        ``out``.
+
+    Raises
+    ------
+    FileExistsError
+        ``out`` exists and ``overwrite`` is False.
+    StoreError
+        ``video`` or ``audio`` does not have one row per onset.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> path = write_stimulus_store("run1.h5", video=np.zeros((4, 8)), audio=np.zeros((4, 8)),
+    ...                             onsets=np.arange(4.0))  # doctest: +SKIP
+    """
     import h5py
 
     out = Path(out)
@@ -429,21 +488,42 @@ def write_stimulus_store(
 class StimulusStore:
     """A stimulus store read into memory (small: a 15-min run at 768-d is ~5 MB).
 
+    Parameters
+    ----------
+    path : str or Path
+        A store written by :func:`embed_stimuli` or :func:`write_stimulus_store`.
+
     Attributes
     ----------
-    video : ndarray (n_windows, D_video) float32
-    audio : ndarray (n_windows, D_audio) float32
-    onsets : ndarray (n_windows,) float64, s
-    rest : ndarray (n_windows,) bool
-    thumbnails : ndarray (n_windows, 48, 48, 3) uint8 or None
+    video : ndarray, shape (n_windows, D_video), float32
+        Video embedding of each window.
+    audio : ndarray, shape (n_windows, D_audio), float32
+        Audio embedding of each window.
+    onsets : ndarray, shape (n_windows,), float64
+        Window onsets, in s from the movie start.
+    rest : ndarray, shape (n_windows,), bool
+        Windows not entirely inside one clip.
+    thumbnails : ndarray, shape (n_windows, 48, 48, 3), uint8, or None
+        A small frame per window, when stored.
     attrs : dict
+        The file's attributes (source, encoders, window_s, hop_s…).
     run : str
+        The run id the store pairs with.
     clips : list of [onset_s, offset_s] or None
+        Clip boundaries, in s.
 
     Raises
     ------
+    FileNotFoundError
+        No file at ``path``.
     StoreError
         Not a stimulus store, or an incomplete one.
+
+    Examples
+    --------
+    >>> store = StimulusStore("stim_run-1.h5")  # doctest: +SKIP
+    >>> store.video.shape  # doctest: +SKIP
+    (917, 512)
     """
 
     def __init__(self, path: str | Path) -> None:

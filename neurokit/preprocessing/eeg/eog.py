@@ -50,7 +50,26 @@ FIT_L_FREQ = 1.0
 
 
 def eog_typed(raw) -> list[str]:
-    """Channels of ``raw`` typed ``eog`` (as :func:`~neurokit.io.read_eeg` types labels that say EOG)."""
+    """Channels of ``raw`` typed ``eog`` (as :func:`~neurokit.io.read_eeg` types labels that say EOG).
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording.
+
+    Returns
+    -------
+    list of str
+        Their names, in the recording's order.
+
+    Examples
+    --------
+    >>> import mne, numpy as np
+    >>> info = mne.create_info(["Fp1", "Fp2", "Cz", "HEOG"], 100.0, ["eeg", "eeg", "eeg", "eog"])
+    >>> raw = mne.io.RawArray(np.zeros((4, 100)), info, verbose=False)
+    >>> eog_typed(raw)
+    ['HEOG']
+    """
     return [c for c, t in zip(raw.ch_names, raw.get_channel_types()) if t == "eog"]
 
 
@@ -62,12 +81,38 @@ def resolve_eog_channels(raw, names: list[str] | None, method: str, source: str)
     ``names``: the recording's EOG-typed channels; else (ICA only) ``F8-F7`` and ``Fp1``, ``Fp2`` where
     present.
 
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording, loaded; a bipolar proxy is added to it in place.
+    names : list of str or None
+        The recipe's ``eog_channels``.
+    method : {"regression", "ica"}
+        The recipe's ``eog_removal``.
+    source : str
+        The recording's name (its file), for error messages.
+
+    Returns
+    -------
+    list of str
+        Channel names of ``raw`` to use as EOG references.
+
     Raises
     ------
     ChannelMismatchError
         A named channel is missing, or (ICA) no EOG channel and no frontal proxy exists.
     DataFileError
         Regression on a recording without EOG-typed channels (or with ``names`` that are not EOG channels).
+
+    Examples
+    --------
+    >>> import mne, numpy as np
+    >>> info = mne.create_info(["Fp1", "Fp2", "Cz", "HEOG"], 100.0, ["eeg", "eeg", "eeg", "eog"])
+    >>> raw = mne.io.RawArray(np.zeros((4, 100)), info, verbose=False)
+    >>> resolve_eog_channels(raw, None, "regression", "rec.edf")
+    ['HEOG']
+    >>> resolve_eog_channels(raw, ["Fp1"], "ica", "rec.edf")
+    ['Fp1']
     """
     typed = eog_typed(raw)
     if method == "regression":
@@ -114,12 +159,30 @@ def resolve_eog_channels(raw, names: list[str] | None, method: str, source: str)
 
 
 def keep_eeg_and_eog(raw, source: str) -> None:
-    """Keep the EEG and EOG channels of ``raw`` (read with ``eeg_only=False`` for EOG removal), in place.
+    """Keep only the EEG and EOG channels of ``raw``, in place.
+
+    Used on recordings read with ``eeg_only=False`` for EOG removal.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording; modified in place.
+    source : str
+        The recording's name (its file), for error messages.
 
     Raises
     ------
     DataFileError
         No EEG channel.
+
+    Examples
+    --------
+    >>> import mne, numpy as np
+    >>> info = mne.create_info(["Cz", "HEOG", "ECG"], 100.0, ["eeg", "eog", "ecg"])
+    >>> raw = mne.io.RawArray(np.zeros((3, 100)), info, verbose=False)
+    >>> keep_eeg_and_eog(raw, "rec.edf")
+    >>> raw.ch_names
+    ['Cz', 'HEOG']
     """
     types = raw.get_channel_types()
     keep = [c for c, t in zip(raw.ch_names, types) if t in ("eeg", "eog")]
@@ -130,8 +193,26 @@ def keep_eeg_and_eog(raw, source: str) -> None:
 
 
 def read_options(recipe) -> dict:
-    """Extra :func:`~neurokit.io.read_eeg` options a recipe needs: EOG channels are read (not dropped as
-    non-EEG) when it removes EOG artefacts."""
+    """Extra :func:`~neurokit.io.read_eeg` options a recipe needs.
+
+    EOG channels are read (not dropped as non-EEG) when the recipe removes EOG artefacts.
+
+    Parameters
+    ----------
+    recipe : EEGRecipe
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
+
+    Returns
+    -------
+    dict
+        ``{"eeg_only": False}`` when ``recipe.eog_removal`` is not ``"none"``, else ``{}``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> read_options(SimpleNamespace(eog_removal="ica")), read_options(SimpleNamespace(eog_removal="none"))
+    ({'eeg_only': False}, {})
+    """
     return {"eeg_only": False} if recipe.eog_removal != "none" else {}
 
 
@@ -151,7 +232,7 @@ def remove_eog(raw, method: str, names: list[str] | None, source: str) -> dict[s
 
     Parameters
     ----------
-    raw : mne.io.Raw
+    raw : mne.io.BaseRaw
         The recording after reference and filters; EEG channels and, possibly, EOG-typed channels. Proxy
         channels made here (``F8-F7``) are added as ``eog`` channels; the caller drops every ``eog`` channel
         before windowing.
@@ -160,7 +241,7 @@ def remove_eog(raw, method: str, names: list[str] | None, source: str) -> dict[s
     names : list of str or None
         The recipe's ``eog_channels`` (:func:`resolve_eog_channels`).
     source : str
-        The file, for messages.
+        The recording's name (its file), for error messages.
 
     Returns
     -------
@@ -239,13 +320,38 @@ def remove_eog(raw, method: str, names: list[str] | None, source: str) -> dict[s
 
 
 def drop_channels(raw, exclude: list[str] | None, source: str, dropped_before: list[str] | None = None) -> list[str]:
-    """Drop every ``eog``-typed channel and the ``exclude`` channels from ``raw`` (in place) before windowing;
-    returns the excluded EEG channels dropped.
+    """Drop every ``eog``-typed channel and the ``exclude`` channels from ``raw`` before windowing, in place.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording; modified in place.
+    exclude : list of str or None
+        The recipe's ``exclude_channels``.
+    source : str
+        The recording's name (its file), for error messages.
+    dropped_before : list of str, optional
+        Channels already dropped (as bad), which ``exclude`` may name without error.
+
+    Returns
+    -------
+    list of str
+        The channels of ``exclude`` that were dropped here.
 
     Raises
     ------
     ChannelMismatchError
-        A channel of ``exclude`` is not in the recording (and was not dropped before as bad).
+        A channel of ``exclude`` is not in the recording (and was not dropped before), or no EEG channel is left.
+
+    Examples
+    --------
+    >>> import mne, numpy as np
+    >>> info = mne.create_info(["Fp1", "Fp2", "Cz", "HEOG"], 100.0, ["eeg", "eeg", "eeg", "eog"])
+    >>> raw = mne.io.RawArray(np.zeros((4, 100)), info, verbose=False)
+    >>> drop_channels(raw, ["Fp2"], "rec.edf")
+    ['Fp2']
+    >>> raw.ch_names
+    ['Fp1', 'Cz']
     """
     exclude = list(exclude or [])
     gone = set(dropped_before or [])

@@ -47,9 +47,30 @@ FFT_DTYPES = (np.float64, np.float32)
 
 
 def filter_segments(raw) -> list[tuple[int, int]] | None:
-    """The sample ranges ``[start, stop)`` that MNE's ``Raw.filter`` filters separately: the stretches
-    between ``edge``/``bad_acq_skip`` annotations (gaps of EDF+D files, joins of concatenated runs).
-    ``None`` when ``raw`` is not loaded or MNE's helper is not available (then MNE's methods are used)."""
+    """The sample ranges that MNE's ``Raw.filter`` filters separately.
+
+    They are the stretches between ``edge``/``bad_acq_skip`` annotations (gaps of EDF+D files, joins of
+    concatenated runs).
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording.
+
+    Returns
+    -------
+    list of (int, int) or None
+        ``[start, stop)`` sample ranges; None when ``raw`` is not loaded or MNE's helper is not available (then
+        MNE's own methods are used).
+
+    Examples
+    --------
+    >>> import mne
+    >>> info = mne.create_info(["Cz", "Pz"], 250.0, "eeg")
+    >>> raw = mne.io.RawArray(np.random.default_rng(0).normal(size=(2, 1000)) * 1e-5, info, verbose=False)
+    >>> filter_segments(raw)
+    [(0, 1000)]
+    """
     if not raw.preload:
         return None
     try:
@@ -60,7 +81,30 @@ def filter_segments(raw) -> list[tuple[int, int]] | None:
 
 def segment_bounds(raw) -> list[tuple[int, int]]:
     """:func:`filter_segments` for any ``raw``, loaded or not (only its annotations and length are read).
-    Raises ``ImportError`` when MNE's helper has moved."""
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording.
+
+    Returns
+    -------
+    list of (int, int)
+        ``[start, stop)`` sample ranges filtered separately.
+
+    Raises
+    ------
+    ImportError
+        MNE's helper has moved.
+
+    Examples
+    --------
+    >>> import mne
+    >>> info = mne.create_info(["Cz", "Pz"], 250.0, "eeg")
+    >>> raw = mne.io.RawArray(np.random.default_rng(0).normal(size=(2, 1000)) * 1e-5, info, verbose=False)
+    >>> segment_bounds(raw)
+    [(0, 1000)]
+    """
     from mne.annotations import _annotations_starts_stops
 
     starts, stops = _annotations_starts_stops(raw, list(_SPECIAL_ANNOTATIONS), invert=True)
@@ -68,8 +112,29 @@ def segment_bounds(raw) -> list[tuple[int, int]]:
 
 
 def one_run_without_stim(raw) -> bool:
-    """One run (not a concatenation of several Raw objects) and no stim channel (MNE resamples those by
-    holding trigger values): what :func:`resample_fft` and streaming need of ``raw``."""
+    """Whether ``raw`` is one run and has no stim channel: what :func:`resample_fft` and streaming need.
+
+    Several joined Raw objects, and stim channels (MNE resamples those by holding trigger values), go through
+    MNE's own methods.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording.
+
+    Returns
+    -------
+    bool
+        True for one run without a stim channel.
+
+    Examples
+    --------
+    >>> import mne
+    >>> info = mne.create_info(["Cz", "Pz"], 250.0, "eeg")
+    >>> raw = mne.io.RawArray(np.random.default_rng(0).normal(size=(2, 1000)) * 1e-5, info, verbose=False)
+    >>> one_run_without_stim(raw)
+    True
+    """
     import mne
 
     if len(getattr(raw, "_raw_lengths", [raw.n_times])) != 1:
@@ -78,13 +143,55 @@ def one_run_without_stim(raw) -> bool:
 
 
 def fast_path_ok(raw) -> bool:
-    """Whether ``raw`` can be resampled by :func:`resample_fft`: loaded, :func:`one_run_without_stim`."""
+    """Whether ``raw`` can be resampled by :func:`resample_fft`: loaded, and :func:`one_run_without_stim`.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording.
+
+    Returns
+    -------
+    bool
+        True when the batched FFT path applies.
+
+    Examples
+    --------
+    >>> import mne
+    >>> info = mne.create_info(["Cz", "Pz"], 250.0, "eeg")
+    >>> raw = mne.io.RawArray(np.random.default_rng(0).normal(size=(2, 1000)) * 1e-5, info, verbose=False)
+    >>> fast_path_ok(raw)
+    True
+    """
     return raw.preload and one_run_without_stim(raw)
 
 
 def apply_filters(data: np.ndarray, kernels: list[np.ndarray], dtype=np.float64) -> None:
-    """Apply zero, one or two zero-phase FIR filters to ``data`` (n_channels, n_times) in place, in order:
-    :func:`apply_fir`, or :func:`apply_fir_pair` for two (``dtype``: precision of the large FFTs, as there)."""
+    """Apply zero, one or two zero-phase FIR filters to ``data`` in place, in order.
+
+    One filter goes through :func:`apply_fir`, two through :func:`apply_fir_pair`.
+
+    Parameters
+    ----------
+    data : ndarray, shape (n_channels, n_times), float64
+        The signal; overwritten.
+    kernels : list of ndarray
+        At most two odd-length filters of :func:`design_filter`.
+    dtype : {numpy.float64, numpy.float32}
+        Precision of the large FFTs (:data:`FFT_DTYPES`).
+
+    Raises
+    ------
+    ValueError
+        More than two filters, or a filter of even length.
+
+    Examples
+    --------
+    >>> data = np.random.default_rng(0).normal(size=(2, 1000))
+    >>> apply_filters(data, [design_filter(250.0, 1.0, 40.0)])
+    >>> data.shape
+    (2, 1000)
+    """
     if len(kernels) == 2:
         apply_fir_pair(data, kernels[0], kernels[1], dtype=dtype)
     elif len(kernels) == 1:
@@ -94,10 +201,26 @@ def apply_filters(data: np.ndarray, kernels: list[np.ndarray], dtype=np.float64)
 
 
 def average_reference(raw) -> None:
-    """Average reference of ``raw``'s EEG channels, in place, equal to MNE's
-    ``raw.set_eeg_reference("average", projection=False)`` (which it calls when the recording has non-EEG
-    or bad channels, projectors, or is not loaded). Here the mean over channels is subtracted from the
-    array directly, without MNE's fancy-indexed copies."""
+    """Average reference of ``raw``'s EEG channels, in place.
+
+    Equal to MNE's ``raw.set_eeg_reference("average", projection=False)``, which it calls when the recording has
+    non-EEG or bad channels, projectors, or is not loaded. Otherwise the mean over channels is subtracted from
+    the array directly, without MNE's fancy-indexed copies.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording; modified in place.
+
+    Examples
+    --------
+    >>> import mne
+    >>> info = mne.create_info(["Cz", "Pz"], 250.0, "eeg")
+    >>> raw = mne.io.RawArray(np.random.default_rng(0).normal(size=(2, 1000)) * 1e-5, info, verbose=False)
+    >>> average_reference(raw)
+    >>> bool(np.allclose(raw.get_data().mean(axis=0), 0))
+    True
+    """
     import mne
     from mne.io.constants import FIFF
 
@@ -112,11 +235,36 @@ def average_reference(raw) -> None:
 
 
 def design_filter(sfreq: float, l_freq, h_freq, *, notch: bool = False) -> np.ndarray:
-    """The FIR filter MNE's ``Raw.filter(l_freq, h_freq)`` (or ``Raw.notch_filter(freqs)`` with
-    ``notch=True``, ``l_freq`` the line harmonics in Hz) designs at ``sfreq`` Hz. Returns the 1-D,
-    odd-length, linear-phase filter ``h`` (float64; cached: files at one rate share their filters).
+    """The FIR filter MNE's ``Raw.filter`` (or ``Raw.notch_filter``) designs at ``sfreq`` Hz (cached).
 
-    Raises ``ValueError`` (MNE's) for a band that does not fit the rate.
+    Files at one rate share their filters.
+
+    Parameters
+    ----------
+    sfreq : float
+        Sampling rate, in Hz.
+    l_freq : float or None
+        High-pass edge, in Hz (None: no high-pass); with ``notch=True``, the line frequency and its harmonics to
+        remove, in Hz (a sequence).
+    h_freq : float or None
+        Low-pass edge, in Hz (None: no low-pass); unused with ``notch=True``.
+    notch : bool
+        Design MNE's notch (band-stop) filter for the frequencies in ``l_freq``.
+
+    Returns
+    -------
+    h : ndarray, shape (n_taps,), float64
+        Odd-length, linear-phase filter.
+
+    Raises
+    ------
+    ValueError
+        MNE's, for a band that does not fit the rate.
+
+    Examples
+    --------
+    >>> design_filter(160.0, 1.0, 40.0).shape
+    (529,)
     """
     key = tuple(np.atleast_1d(np.asarray(l_freq, float)).tolist()) if notch else l_freq
     return _design(float(sfreq), key, h_freq, notch).copy()
@@ -150,9 +298,29 @@ def _design(sfreq, l_freq, h_freq, notch):
 
 
 def apply_fir(data: np.ndarray, h: np.ndarray, dtype=np.float64) -> None:
-    """Filter ``data`` (n_channels, n_times), float64, **in place** with the zero-phase FIR ``h`` (odd length),
-    odd-reflection padding as MNE's ``pad='reflect_limited'`` (equal to MNE's ``_overlap_add_filter``).
-    ``dtype=np.float32`` convolves in float32 (:data:`FFT_DTYPES`)."""
+    """Filter ``data`` in place with the zero-phase FIR ``h``, as MNE does.
+
+    Odd-reflection padding as MNE's ``pad='reflect_limited'``; equal to MNE's ``_overlap_add_filter``.
+
+    Parameters
+    ----------
+    data : ndarray, shape (n_channels, n_times), float64
+        The signal; overwritten.
+    h : ndarray, shape (n_taps,)
+        Zero-phase FIR filter of odd length (:func:`design_filter`).
+    dtype : {numpy.float64, numpy.float32}
+        Precision of the convolution (:data:`FFT_DTYPES`).
+
+    Raises
+    ------
+    ValueError
+        ``h`` has an even length.
+
+    Examples
+    --------
+    >>> data = np.random.default_rng(0).normal(size=(2, 1000))
+    >>> apply_fir(data, design_filter(250.0, None, 40.0))
+    """
     from scipy.signal import oaconvolve
 
     n, n_h = data.shape[-1], len(h)
@@ -175,7 +343,31 @@ def apply_fir_pair(data: np.ndarray, h1: np.ndarray, h2: np.ndarray, dtype=np.fl
     as ``h1`` is symmetric and the reflected signal odd about ``x[0]``, ``y1[0] = x[0]·Σh1`` and ``h1`` over
     the reflected signal is itself odd about that value: the two paddings agree, and the result equals the
     two passes to float64 rounding (``tests/test_preprocessing_eeg_filtering.py``).
-    ``dtype=np.float32`` does the FFT pair in float32 (:data:`FFT_DTYPES`)."""
+
+    Parameters
+    ----------
+    data : ndarray, shape (n_channels, n_times), float64
+        The signal; overwritten.
+    h1, h2 : ndarray, shape (n_taps,)
+        Zero-phase FIR filters of odd length, applied in this order.
+    dtype : {numpy.float64, numpy.float32}
+        Precision of the FFT pair (:data:`FFT_DTYPES`).
+
+    Raises
+    ------
+    ValueError
+        A filter of even length.
+
+    Examples
+    --------
+    >>> x = np.random.default_rng(0).normal(size=(2, 2000))
+    >>> h1, h2 = design_filter(250.0, [50.0], None, notch=True), design_filter(250.0, 1.0, 40.0)
+    >>> once, twice = x.copy(), x.copy()
+    >>> apply_fir_pair(once, h1, h2)
+    >>> apply_fir(twice, h1); apply_fir(twice, h2)
+    >>> bool(np.allclose(once, twice))
+    True
+    """
     from scipy import fft
 
     n, n1, n2 = data.shape[-1], len(h1), len(h2)
@@ -201,9 +393,34 @@ def apply_fir_pair(data: np.ndarray, h1: np.ndarray, h2: np.ndarray, dtype=np.fl
 def odd_pad(
     x: np.ndarray, pads: tuple[int, int], dtype=np.float64, length: int | None = None, out: np.ndarray | None = None
 ) -> np.ndarray:
-    """``np.pad(x, ((0, 0), pads), mode="reflect", reflect_type="odd")`` (``x``: (n_channels, n_times); each pad
-    below ``n_times``) written straight into a new array of ``dtype`` (or into ``out``, of that shape), without
-    numpy's intermediate copies; ``length`` (at least the padded length) adds zeros at the end (an FFT's length)."""
+    """Odd-reflection padding of every row, written straight into a new array.
+
+    Equal to ``np.pad(x, ((0, 0), pads), mode="reflect", reflect_type="odd")``, without numpy's intermediate
+    copies.
+
+    Parameters
+    ----------
+    x : ndarray, shape (n_channels, n_times)
+        The signal.
+    pads : (int, int)
+        Samples added before and after, each below ``n_times``.
+    dtype : numpy dtype
+        Type of the new array.
+    length : int, optional
+        Length of the output, at least the padded length; zeros fill the end (an FFT's length).
+    out : ndarray, optional
+        Array to write into instead, of the output's shape and ``dtype``.
+
+    Returns
+    -------
+    ndarray, shape (n_channels, length or n_times + sum(pads))
+        The padded signal.
+
+    Examples
+    --------
+    >>> odd_pad(np.array([[1.0, 2.0, 4.0]]), (2, 1)).tolist()
+    [[-2.0, 0.0, 1.0, 2.0, 4.0, 6.0]]
+    """
     n, (p0, p1) = x.shape[-1], pads
     total = n + p0 + p1
     if out is None:
@@ -220,8 +437,31 @@ def odd_pad(
 def resample_plan(
     n_times: int, sfreq_from: float, sfreq_to: float
 ) -> tuple[int, tuple[int, int], int, tuple[int, int]]:
-    """MNE's FFT-resampling plan (``npad='auto'``): ``(final_len, pads, new_len, cut)`` — output length, samples
-    padded before/after, length of the padded signal after resampling, samples cut from its start/end."""
+    """MNE's FFT-resampling plan (``npad='auto'``) for a signal of ``n_times`` samples.
+
+    Parameters
+    ----------
+    n_times : int
+        Samples of the signal.
+    sfreq_from, sfreq_to : float
+        Sampling rates before and after, in Hz.
+
+    Returns
+    -------
+    final_len : int
+        Samples of the resampled signal.
+    pads : (int, int)
+        Samples padded before and after.
+    new_len : int
+        Length of the padded signal after resampling.
+    cut : (int, int)
+        Samples cut from its start and end.
+
+    Examples
+    --------
+    >>> resample_plan(1000, 250.0, 100.0)
+    (400, (524, 524), 819, (210, 209))
+    """
     ratio = float(sfreq_to) / float(sfreq_from)
     final_len = max(int(round(ratio * n_times)), 1)
     min_add = min(n_times // 8, 100) * 2
@@ -234,11 +474,32 @@ def resample_plan(
 
 
 def resample_fft(data: np.ndarray, sfreq_from: float, sfreq_to: float, dtype=np.float64) -> np.ndarray:
-    """``data`` (n_channels, n_times) float64 resampled from ``sfreq_from`` to ``sfreq_to`` Hz by FFT, equal to
-    MNE's ``Raw.resample(sfreq_to)`` defaults. Returns a new (n_channels, round(n_times · ratio)) float64 array.
-    ``dtype=np.float32`` does the FFTs in float32 (:data:`FFT_DTYPES`).
+    """Resample every channel by FFT, equal to MNE's ``Raw.resample(sfreq_to)`` with its defaults.
 
-    Raises ``ValueError`` when the padding would exceed the recording (very short signals: use MNE)."""
+    Parameters
+    ----------
+    data : ndarray, shape (n_channels, n_times), float64
+        The signal.
+    sfreq_from, sfreq_to : float
+        Sampling rates before and after, in Hz.
+    dtype : {numpy.float64, numpy.float32}
+        Precision of the FFTs (:data:`FFT_DTYPES`).
+
+    Returns
+    -------
+    ndarray, shape (n_channels, round(n_times · sfreq_to / sfreq_from)), float64
+        A new array.
+
+    Raises
+    ------
+    ValueError
+        The padding would exceed the recording (very short signals: use MNE).
+
+    Examples
+    --------
+    >>> resample_fft(np.random.default_rng(0).normal(size=(2, 1000)), 250.0, 100.0).shape
+    (2, 400)
+    """
     from scipy import fft
 
     n = data.shape[-1]
@@ -384,8 +645,34 @@ def _pass_spectra(h_bytes: bytes, n_h: int, length: int, dtype: str) -> tuple[np
 
 
 def resampled_raw(raw, data: np.ndarray, sfreq: float):
-    """A new preloaded :class:`mne.io.RawArray` holding ``data`` at ``sfreq`` with ``raw``'s info (sfreq and
-    low-pass updated as MNE's ``Raw.resample`` does), first sample, annotations and ``info['temp']``."""
+    """A new loaded :class:`mne.io.RawArray` holding ``data`` at ``sfreq`` Hz, with the rest taken from ``raw``.
+
+    Its info is ``raw``'s, with ``sfreq`` and low-pass updated as MNE's ``Raw.resample`` does; the first sample
+    (scaled by the rate ratio), the annotations and ``info['temp']`` are kept.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording before resampling.
+    data : ndarray, shape (n_channels, n_new)
+        Its resampled samples (e.g. from :func:`resample_fft`), in V.
+    sfreq : float
+        The new sampling rate, in Hz.
+
+    Returns
+    -------
+    mne.io.RawArray
+        The resampled recording.
+
+    Examples
+    --------
+    >>> import mne
+    >>> info = mne.create_info(["Cz", "Pz"], 250.0, "eeg")
+    >>> raw = mne.io.RawArray(np.random.default_rng(0).normal(size=(2, 1000)) * 1e-5, info, verbose=False)
+    >>> new = resampled_raw(raw, resample_fft(raw.get_data(), 250.0, 100.0), 100.0)
+    >>> new.info["sfreq"], int(new.n_times)
+    (100.0, 400)
+    """
     import mne
 
     ratio = sfreq / raw.info["sfreq"]
@@ -400,12 +687,35 @@ def resampled_raw(raw, data: np.ndarray, sfreq: float):
 
 
 def resample_in_place(raw, data: np.ndarray, sfreq: float) -> None:
-    """Make ``raw`` (one run, loaded) hold ``data`` (n_channels, n_new) at ``sfreq`` Hz, **in place**, as MNE's
-    ``Raw.resample`` leaves it (``mne/io/base.py``): first and last samples scaled by the rate ratio, info's
-    ``sfreq`` and low-pass (at most the new Nyquist) updated; annotations, which are in seconds, kept. Unlike
-    :func:`resampled_raw` no new Raw is built: no copy of ``info``, the montage or the annotations.
+    """Make ``raw`` hold ``data`` at ``sfreq`` Hz, in place, as MNE's ``Raw.resample`` leaves it.
 
-    Raises ``ValueError`` when ``raw`` is several joined runs or ``data`` has another number of channels."""
+    First and last samples are scaled by the rate ratio, info's ``sfreq`` and low-pass (at most the new
+    Nyquist) updated; annotations, which are in seconds, are kept. Unlike :func:`resampled_raw` no new Raw is
+    built: no copy of ``info``, the montage or the annotations.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording: one run, loaded; modified in place.
+    data : ndarray, shape (n_channels, n_new)
+        Its resampled samples (e.g. from :func:`resample_fft`), in V.
+    sfreq : float
+        The new sampling rate, in Hz.
+
+    Raises
+    ------
+    ValueError
+        ``raw`` is several joined runs, or ``data`` has another number of channels.
+
+    Examples
+    --------
+    >>> import mne
+    >>> info = mne.create_info(["Cz", "Pz"], 250.0, "eeg")
+    >>> raw = mne.io.RawArray(np.random.default_rng(0).normal(size=(2, 1000)) * 1e-5, info, verbose=False)
+    >>> resample_in_place(raw, resample_fft(raw.get_data(), 250.0, 100.0), 100.0)
+    >>> raw.info["sfreq"], int(raw.n_times)
+    (100.0, 400)
+    """
     if len(raw._raw_lengths) != 1 or data.shape[0] != len(raw.ch_names):
         raise ValueError(f"in-place resampling needs one run of {len(raw.ch_names)} channels, got {data.shape}")
     ratio = float(sfreq) / float(raw.info["sfreq"])

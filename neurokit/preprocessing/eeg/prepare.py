@@ -62,9 +62,27 @@ EEG_RECIPE_OPTIONS = ("window_s", "crop_start_s", "crop_end_s", "line_freq", "mi
 
 
 def eeg_recipe(card: DataCard, *, channels: Sequence[str] | None = None, task: str | None = None, **overrides):
-    """The :class:`~neurokit.cards.recipes.EEGRecipe` a store of ``card`` is prepared with: the card's (with the
-    ``preprocessing`` of ``task`` over it, when that task gives one), with ``channels`` and the non-``None``
-    ``overrides`` (:data:`EEG_RECIPE_OPTIONS`) applied.
+    """The :class:`~neurokit.cards.recipes.EEGRecipe` a store of ``card`` is prepared with.
+
+    The card's recipe (with the ``preprocessing`` of ``task`` over it, when that task gives one), with
+    ``channels`` and the non-None ``overrides`` applied.
+
+    Parameters
+    ----------
+    card : DataCard
+        An EEG data card (:func:`~neurokit.cards.load_card`).
+    channels : sequence of str, optional
+        Channels to keep, in this order (10-05 names); default the recipe's.
+    task : str, optional
+        A task of the card whose ``preprocessing`` block applies over the card's.
+    **overrides
+        Recipe fields of :data:`EEG_RECIPE_OPTIONS` (``window_s`` in s, ``crop_start_s``, ``crop_end_s``,
+        ``line_freq`` in Hz with 0 for none, ``min_duration_s``, ``event_repeated``); None leaves a field as it is.
+
+    Returns
+    -------
+    EEGRecipe
+        The recipe (the card's own object when nothing is overridden).
 
     Raises
     ------
@@ -72,6 +90,13 @@ def eeg_recipe(card: DataCard, *, channels: Sequence[str] | None = None, task: s
         An override of a field not in :data:`EEG_RECIPE_OPTIONS`.
     CardError
         Not an EEG card, or a bad ``preprocessing`` block.
+
+    Examples
+    --------
+    >>> from neurokit.cards import load_card
+    >>> recipe = eeg_recipe(load_card("physionet_mi"), channels=["C3", "Cz", "C4"], window_s=2.0)
+    >>> recipe.channels, recipe.window_s, recipe.sfreq
+    (['C3', 'Cz', 'C4'], 2.0, 200.0)
     """
     if card.modality != "eeg":
         raise CardError(f"card {card.name!r} is a {card.modality} card, not EEG")
@@ -175,6 +200,26 @@ def prepare_eeg(
         s; ``line_freq`` in Hz, 0 = no notch), reading options (``encoding``, ``units``) and
         ``stream_above_mb``.
 
+    Returns
+    -------
+    Path
+        The complete store (or shard-set folder).
+
+    Raises
+    ------
+    FileExistsError
+        A shard set is at ``out`` and neither ``resume`` nor ``overwrite`` is given.
+    ConfigError
+        A bad option (``stream_above_mb`` < 0, an unknown recipe override).
+    ScratchError
+        The scratch folder beside ``out`` cannot be made.
+    DataFileError
+        A bad file (unless ``skip_bad``), channels that differ between files, or no usable recording.
+    StoreError
+        The disk filled up (a shard set says what it keeps and to rerun with ``--resume``).
+
+    Notes
+    -----
     The store records the recipe used. ``skip_bad`` logs and skips files that raise :class:`DataFileError`
     (any reader fault becomes one, naming the file). Recordings the recipe drops by rule
     (``min_duration_s``) are always skipped, and listed in the store's ``dropped`` attribute. Each entry of
@@ -189,22 +234,13 @@ def prepare_eeg(
     (:mod:`neurokit.preprocessing.eeg.stream`; same windows to float64 rounding); not with a Dask scheduler,
     whose workers may not share the disk.
 
-    Returns
-    -------
-    Path of the complete store (or shard-set folder).
-
-    Raises
-    ------
-    FileExistsError
-        A shard set is at ``out`` and neither ``resume`` nor ``overwrite`` is given.
-    ConfigError
-        A bad option (``stream_above_mb`` < 0, an unknown recipe override).
-    ScratchError
-        The scratch folder beside ``out`` cannot be made.
-    DataFileError
-        A bad file (unless ``skip_bad``), channels that differ between files, or no usable recording.
-    StoreError
-        The disk filled up (a shard set says what it keeps and to rerun with ``--resume``).
+    Examples
+    --------
+    >>> from neurokit.cards import load_card
+    >>> from neurokit.preprocessing.options import build_options
+    >>> options, eeg = build_options("eeg", data_root="data/physionet_mi", subjects=[1, 2])
+    >>> prepare_eeg(load_card("physionet_mi"), Path("mi.h5"), options, eeg)  # doctest: +SKIP
+    PosixPath('mi.h5')
     """
     from neurokit._utils.parallel import map_ordered, scheduler_address
 
@@ -263,9 +299,25 @@ def prepare_eeg(
 
 
 def eeg_entries(card: DataCard, options: PrepareOptions) -> tuple[str, list[FileEntry]]:
-    """``(task name, recordings)`` to prepare: ``options.files`` (:meth:`~neurokit.cards.DataCard.explicit_files`:
-    the subjects, runs and labels the card's layout gives them) or the card's layout under ``options.data_root``
-    (``options.subjects`` only). One labelling rule either way (:meth:`~neurokit.cards.DataCard.task_events`).
+    """The task and the recordings a preparation reads.
+
+    Either ``options.files`` (:meth:`~neurokit.cards.DataCard.explicit_files`: the subjects, runs and labels the
+    card's layout gives them) or the card's layout under ``options.data_root`` (``options.subjects`` only). One
+    labelling rule either way (:meth:`~neurokit.cards.DataCard.task_events`).
+
+    Parameters
+    ----------
+    card : DataCard
+        An EEG data card.
+    options : PrepareOptions
+        The preparation's options (task, files, data root, subjects).
+
+    Returns
+    -------
+    task : str
+        The task's name (the card's first task when ``options.task`` is None).
+    entries : list of FileEntry
+        The recordings, with subject, run, events and reader.
 
     Raises
     ------
@@ -273,6 +325,12 @@ def eeg_entries(card: DataCard, options: PrepareOptions) -> tuple[str, list[File
         An unknown task, no recording of the task, or a file the task's run groups cannot label.
     DataFileError
         A later part of a split FIF recording without its first part.
+
+    Examples
+    --------
+    >>> from neurokit.cards import load_card
+    >>> from neurokit.preprocessing.options import PrepareOptions
+    >>> task, entries = eeg_entries(load_card("physionet_mi"), PrepareOptions(data_root="data"))  # doctest: +SKIP
     """
     tname, _ = card.task(options.task)
     if not options.files:
@@ -345,9 +403,37 @@ def _job(
 def store_attrs(
     card: DataCard, tname: str, recipe, ch_names: list[str], entries: Sequence[FileEntry], data_root=None
 ) -> dict:
-    """The attributes of an EEG store (:class:`~neurokit.store.patch_store.StoreMeta` reads them back): card, task,
-    classes, channels, rate (Hz), patch size, units, recipe, version and, for BIDS recordings, the
-    ``participants.tsv`` columns of the store's subjects (subject-level labels for any task)."""
+    """The attributes of an EEG store (:class:`~neurokit.store.patch_store.StoreMeta` reads them back).
+
+    Card, task, classes, channels, rate (Hz), patch size, units, recipe, version and, for BIDS recordings, the
+    ``participants.tsv`` columns of the store's subjects (subject-level labels for any task).
+
+    Parameters
+    ----------
+    card : DataCard
+        The EEG data card.
+    tname : str
+        The task's name.
+    recipe : EEGRecipe
+        The recipe the store is prepared with (:func:`eeg_recipe`).
+    ch_names : list of str
+        The store's channels, in order.
+    entries : sequence of FileEntry
+        The recordings written.
+    data_root : str or Path, optional
+        The dataset's root folder: file names in ``subject_files`` are relative to it.
+
+    Returns
+    -------
+    dict
+        Attribute name → value, ready for the store writer.
+
+    Examples
+    --------
+    >>> attrs = store_attrs(card, "motor_imagery_4class", recipe, ["C3", "Cz"], entries)  # doctest: +SKIP
+    >>> attrs["units"], attrs["patch_size"]  # doctest: +SKIP
+    ('100 uV', 200)
+    """
     attrs = dict(
         modality="eeg",
         card=card.name,
@@ -375,8 +461,28 @@ def store_attrs(
 
 
 def subject_files(entries: Sequence[FileEntry], data_root=None) -> dict[str, list[str]]:
-    """Subject id → the files (under the data root when they lie in it; archive members as ``archive:member``)
-    of its recordings, for the store's ``subject_files`` attribute: which files each subject holds."""
+    """Which files each subject holds, for the store's ``subject_files`` attribute.
+
+    Parameters
+    ----------
+    entries : sequence of FileEntry
+        The recordings written.
+    data_root : str or Path, optional
+        The dataset's root folder; files under it are named relative to it.
+
+    Returns
+    -------
+    dict of str to list of str
+        Subject id → its files (archive members as ``archive:member``), sorted and without repeats.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from neurokit.io.entry import FileEntry
+    >>> entries = [FileEntry(Path("/d/S001/S001R04.edf"), "1"), FileEntry(Path("/d/Z.zip"), "2", member="Z001.txt")]
+    >>> subject_files(entries, "/d")
+    {'1': ['S001/S001R04.edf'], '2': ['Z.zip:Z001.txt']}
+    """
     root = Path(data_root).expanduser().resolve() if data_root else None
     out: dict[str, list[str]] = {}
     for e in entries:
@@ -648,8 +754,21 @@ def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
 
 @dataclass
 class StreamedPart:
-    """The windows of a streamed recording (:mod:`neurokit.preprocessing.eeg.stream`), in a part store on disk
-    that ``prepare`` copies into its output batch by batch and then deletes."""
+    """The windows of a streamed recording (:mod:`neurokit.preprocessing.eeg.stream`) in a part store on disk.
+
+    ``prepare`` copies them into its output batch by batch, then deletes the part store.
+
+    Attributes
+    ----------
+    path : str
+        The part store.
+    ch_names : list of str
+        Its channels.
+    n_rejected : int
+        Windows dropped by the amplitude bound.
+    sample_shape : tuple of int
+        Shape of one window (channels, patches, patch length).
+    """
 
     path: str
     ch_names: list

@@ -61,8 +61,34 @@ BATCH_WINDOWS = 256
 
 
 class RowFile:
-    """A ``(n_rows, n_cols)`` float64 array in a scratch file, row after row, read and written in pieces
-    with ``pread``/``pwrite`` (no memory map: pages read stay out of the process's resident memory)."""
+    """A ``(n_rows, n_cols)`` float64 array in a scratch file, row after row, read and written in pieces.
+
+    It uses ``pread``/``pwrite`` (no memory map: pages read stay out of the process's resident memory).
+    :meth:`close` deletes the file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The scratch file (created, or truncated).
+    n_rows, n_cols : int
+        Shape of the array.
+
+    Raises
+    ------
+    ScratchError
+        The file cannot be created or sized (full disk, permissions).
+    OSError
+        A short read.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> f = RowFile(os.path.join(tempfile.mkdtemp(), "x.f8"), 2, 4)
+    >>> f.write(1, np.ones((2, 2)))
+    >>> f.read(0, 4).tolist()
+    [[0.0, 1.0, 1.0, 0.0], [0.0, 1.0, 1.0, 0.0]]
+    >>> f.close()
+    """
 
     def __init__(self, path: str | Path, n_rows: int, n_cols: int) -> None:
         self.path, self.n_rows, self.n_cols = Path(path), int(n_rows), int(n_cols)
@@ -101,10 +127,33 @@ class RowFile:
 
 
 def streamable(raw, recipe: EEGRecipe, limit_bytes: float = STREAM_ABOVE_BYTES) -> bool:
-    """Whether ``raw`` (as read, not loaded) is long enough to stream and plain enough for it: one run
-    without the time gaps of an EDF+D file (``edge`` marks of joined runs are fine), no projectors or stim
-    channel, only EEG channels when the recipe average-references; not with EOG removal or excluded channels
-    (processed in memory), bipolar derivations or windows resampled one by one."""
+    """Whether ``raw`` (as read, not loaded) is long enough to stream and plain enough for it.
+
+    Plain enough: one run without the time gaps of an EDF+D file (``edge`` marks of joined runs are fine), no
+    projectors or stim channel, only EEG channels when the recipe average-references; not with EOG removal or
+    excluded channels (processed in memory), bipolar derivations or windows resampled one by one.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording as read (not loaded).
+    recipe : EEGRecipe
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
+    limit_bytes : float
+        Stream only recordings whose float64 samples take more than this many bytes (default 256 MiB).
+
+    Returns
+    -------
+    bool
+        True when :func:`stream_windows` applies.
+
+    Examples
+    --------
+    >>> import mne
+    >>> raw = mne.io.RawArray(np.zeros((2, 100)), mne.create_info(["Cz", "Pz"], 100.0, "eeg"), verbose=False)
+    >>> streamable(raw, recipe=None)  # loaded, and small
+    False
+    """
     if raw.preload or raw.n_times * len(raw.ch_names) * 8 <= limit_bytes:
         return False
     if (
@@ -136,8 +185,33 @@ def _stretches(raw) -> list[tuple[int, int, bool]]:
 
 
 def scratch_call(fn, *args, where: Path, **kwargs):
-    """Run a write on the scratch side; an OS error there is the output's (full disk, permissions), never the
-    recording's: a :class:`~neurokit._utils.errors.ScratchError` naming ``where``."""
+    """Run a write on the scratch side, an OS error there being the output's (full disk, permissions).
+
+    Parameters
+    ----------
+    fn : callable
+        The call (``os.pwrite``, ``os.ftruncate``…).
+    *args, **kwargs
+        Its arguments.
+    where : Path
+        The scratch file or folder, named in the error.
+
+    Returns
+    -------
+    object
+        What ``fn`` returns.
+
+    Raises
+    ------
+    ScratchError
+        ``fn`` raised an :class:`OSError` (never the recording's fault); names ``where``.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> scratch_call(max, 1, 2, where=Path("scratch"))
+    2
+    """
     from neurokit._utils.errors import ScratchError
 
     try:
@@ -179,13 +253,50 @@ def stream_windows(
     make_workdir: bool = True,
     on_samples: Callable[[int, np.ndarray], None] | None = None,
 ) -> tuple[dict, list[str], int]:
-    """Preprocess ``raw`` (read, not loaded) and cut its windows in bounded memory, handing each batch of
-    windows (a :class:`Windows`) to ``write`` in the order :func:`~neurokit.preprocessing.eeg.windows.make_windows`
-    gives them. Scratch files go to ``workdir``.
+    """Preprocess ``raw`` (read, not loaded) and cut its windows in bounded memory.
 
-    Returns ``(applied, ch_names, n_rejected)``: what was applied (as ``preprocess_raw`` records it), the
-    channels, and the windows dropped by the amplitude bound. ``on_samples(start, chunk)`` sees the samples as
-    read, chunk by chunk (as ``preprocess_raw``'s). Raises as ``preprocess_raw`` and ``make_windows``.
+    Each batch of windows (a :class:`Windows`) goes to ``write`` in the order
+    :func:`~neurokit.preprocessing.eeg.windows.make_windows` gives them. Scratch files go to ``workdir``.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording as read (not loaded); :func:`streamable` holds for it.
+    recipe : EEGRecipe
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
+    workdir : str or Path
+        Folder for the scratch files (beside the output).
+    write : callable
+        ``write(windows)``, called with each batch of windows.
+    source : str, optional
+        The recording's name (its file), for error messages; default the name ``raw`` was read under.
+    chunk_s : float
+        Seconds of signal read and filtered at a time.
+    make_workdir : bool
+        Create ``workdir`` if it does not exist (its scratch files are removed afterwards).
+    on_samples : callable, optional
+        ``on_samples(start, chunk)`` sees the samples as read, chunk by chunk (as ``preprocess_raw``'s).
+
+    Returns
+    -------
+    applied : dict
+        What was applied, as :func:`~neurokit.preprocessing.eeg.windows.preprocess_raw` records it.
+    ch_names : list of str
+        The channels of the windows.
+    n_rejected : int
+        Windows dropped by the amplitude bound.
+
+    Raises
+    ------
+    RecordingDropped, DataFileError, ChannelMismatchError
+        As :func:`~neurokit.preprocessing.eeg.windows.preprocess_raw` and
+        :func:`~neurokit.preprocessing.eeg.windows.make_windows`.
+    ScratchError
+        The scratch files cannot be written.
+
+    Examples
+    --------
+    >>> applied, ch_names, n_rejected = stream_windows(raw, recipe, "out/.scratch", parts.append)  # doctest: +SKIP
     """
     notes = raw_notes(raw)
     source = source or notes.source_or()

@@ -27,7 +27,16 @@ logger = logging.getLogger("neurokit")
 
 
 class RecordingDropped(DataFileError):
-    """A readable recording that the recipe leaves out by rule (e.g. shorter than ``min_duration_s``)."""
+    """A readable recording that the recipe leaves out by rule (e.g. shorter than ``min_duration_s``).
+
+    Preparers skip such recordings and count them; other :class:`~neurokit._utils.errors.DataFileError` are
+    faults of the file.
+
+    Parameters
+    ----------
+    message : str
+        Names the file and the rule.
+    """
 
 
 @dataclass
@@ -60,8 +69,42 @@ class Windows:
 
 
 def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
-    """The steps of :func:`preprocess_raw` before any sample is read: the recipe's minimum duration, bad
-    channels dropped, ``recipe.channels`` picked (in place; ``raw`` need not be loaded)."""
+    """The steps of :func:`preprocess_raw` before any sample is read, in place.
+
+    The recipe's minimum duration, bad channels dropped, ``recipe.channels`` picked in the recipe's order; an
+    average reference refuses bipolar channels. ``raw`` need not be loaded.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording as read; modified in place.
+    recipe : EEGRecipe
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
+    source : str
+        The recording's name (its file), for error messages.
+    applied : dict
+        The recording's record of what was applied (``sfreq_orig``, ``dropped_bad``…); updated in place.
+
+    Raises
+    ------
+    RecordingDropped
+        The recording is shorter than ``recipe.min_duration_s``.
+    ChannelMismatchError
+        A channel of ``recipe.channels`` is missing from the recording.
+    DataFileError
+        A channel of ``recipe.channels`` is marked bad, or bipolar channels under an average reference.
+
+    Examples
+    --------
+    >>> import mne
+    >>> from neurokit.cards.recipes import EEGRecipe
+    >>> x = np.random.default_rng(0).normal(size=(2, 2000)) * 1e-5  # 10 s of 10 µV noise
+    >>> raw = mne.io.RawArray(x, mne.create_info(["Cz", "Pz"], 200.0, "eeg"), verbose=False)
+    >>> applied = {}
+    >>> select_channels(raw, EEGRecipe(channels=["Pz"]), "rec.edf", applied)
+    >>> raw.ch_names, applied
+    (['Pz'], {'sfreq_orig': 200.0})
+    """
 
     sf = raw.info["sfreq"]
     applied.setdefault("sfreq_orig", sf)
@@ -121,8 +164,35 @@ def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
 
 
 def check_amplitudes(maxs: np.ndarray, mins: np.ndarray, ch_names: list[str], source: str) -> None:
-    """Flat channels (warned; all flat: :class:`DataFileError`) and peaks above 1 V (warned), from each
-    channel's largest and smallest sample in volts."""
+    """Warn about flat channels and peaks above 1 V, from each channel's largest and smallest sample.
+
+    Parameters
+    ----------
+    maxs, mins : ndarray, shape (n_channels,)
+        Largest and smallest sample of each channel, in V.
+    ch_names : list of str
+        The channels, in the same order.
+    source : str
+        The recording's name (its file), for error messages.
+
+    Raises
+    ------
+    DataFileError
+        Every channel is flat.
+
+    Warns
+    -----
+    RuntimeWarning
+        Some channels flat (kept), or peaks above 1 V (check the file's units).
+
+    Examples
+    --------
+    >>> check_amplitudes(np.array([1e-4, 2e-4]), np.array([-1e-4, -2e-4]), ["C3", "C4"], "rec.edf")
+    >>> check_amplitudes(np.zeros(2), np.zeros(2), ["C3", "C4"], "rec.edf")
+    Traceback (most recent call last):
+    ...
+    neurokit._utils.errors.DataFileError: rec.edf: every EEG channel is flat (constant); nothing to learn from
+    """
     flat = (maxs - mins) == 0
     if flat.all():
         raise DataFileError(f"{source}: every EEG channel is flat (constant); nothing to learn from")
@@ -204,14 +274,39 @@ def _rms_and_constant(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def check_units(x: np.ndarray, ch_names: list[str], source: str, *, warn: bool = True) -> str | None:
-    """Warn when channels' amplitudes (:func:`robust_rms`, in volts as read) lie outside :data:`PLAUSIBLE_RMS_V`,
-    the range of scalp EEG: the recording as a whole (the median over its non-flat channels), or a minority of
-    channels ≥ 100× off that median and outside the range. A header whose units lie (µV labelled on volts, mV on
-    µV, nV on µV) is read faithfully, and only the amplitude shows it. The warning names the file, the channels,
-    the figure and the power of 1000 that would bring it into range. Returns the warning (``None`` when in range).
+    """Warn when channels' amplitudes lie outside the range of scalp EEG, :data:`PLAUSIBLE_RMS_V`.
+
+    The robust RMS (:func:`robust_rms`, in V as read) is checked for the recording as a whole (the median over
+    its non-flat channels), and for a minority of channels ≥ 100× off that median and outside the range. A
+    header whose units lie (µV labelled on volts, mV on µV, nV on µV) is read faithfully, and only the amplitude
+    shows it. The warning names the file, the channels, the figure and the power of 1000 that would bring it into
+    range.
+
+    Parameters
+    ----------
+    x : ndarray, shape (n_channels, n_times)
+        The samples as read, in V.
+    ch_names : list of str
+        The channels, in the same order.
+    source : str
+        The recording's name (its file), for error messages.
+    warn : bool
+        Issue the warning (else only return it).
+
+    Returns
+    -------
+    str or None
+        The warning's text, or None when the amplitudes are in range.
+
+    Warns
+    -----
+    RuntimeWarning
+        Amplitudes out of range (with ``warn=True``).
 
     Examples
     --------
+    >>> check_units(np.random.default_rng(0).normal(size=(2, 2000)) * 1e-5, ["C3", "C4"], "x.edf") is None
+    True
     >>> x = np.random.default_rng(0).normal(size=(2, 2000)) * 15.0  # 15 "V": volts read where µV were meant
     >>> check_units(x, ["C3", "C4"], "x.edf", warn=False).split(" µV")[0]
     'x.edf: C3, C4 have a robust RMS of 1.51e+07'
@@ -261,6 +356,27 @@ def check_units(x: np.ndarray, ch_names: list[str], source: str, *, warn: bool =
 
 
 def check_rate(sf: float, recipe: EEGRecipe, source: str) -> None:
+    """Refuse a recording whose sampling rate is below the recipe's ``min_sfreq``.
+
+    Parameters
+    ----------
+    sf : float
+        The recording's sampling rate, in Hz.
+    recipe : EEGRecipe
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
+    source : str
+        The recording's name (its file), for error messages.
+
+    Raises
+    ------
+    DataFileError
+        ``sf`` below ``recipe.min_sfreq`` (naming the rate, the minimum and the band).
+
+    Examples
+    --------
+    >>> from neurokit.cards.recipes import EEGRecipe
+    >>> check_rate(200.0, EEGRecipe(), "rec.edf")
+    """
     if sf < recipe.min_sfreq:
         raise DataFileError(
             f"{source}: sampling rate {sf:g} Hz is too low for this recipe (minimum {recipe.min_sfreq:g} Hz; "
@@ -269,26 +385,43 @@ def check_rate(sf: float, recipe: EEGRecipe, source: str) -> None:
 
 
 def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None, fft_dtype=np.float64, on_samples=None):
-    """Apply the filtering part of ``recipe`` to ``raw`` and return the processed recording: ``raw`` itself,
-    filtered and resampled in place as MNE's methods do (a recording MNE resamples itself — joined runs, stim
-    channels — may come back as a new object: use the return value).
-    Filters and resampling are MNE's defaults (FIR ``firwin``, FFT resampling), applied to blocks of
-    channels at once (:mod:`neurokit.preprocessing.eeg.filtering`; equal to ``Raw.filter`` / ``notch_filter`` /
-    ``resample`` to float64 rounding).
+    """Apply the filtering part of ``recipe`` to ``raw`` and return the processed recording.
+
+    The result is ``raw`` itself, filtered and resampled in place as MNE's methods do (a recording MNE resamples
+    itself — joined runs, stim channels — may come back as a new object: use the return value). Filters and
+    resampling are MNE's defaults (FIR ``firwin``, FFT resampling), applied to blocks of channels at once
+    (:mod:`neurokit.preprocessing.eeg.filtering`; equal to ``Raw.filter`` / ``notch_filter`` / ``resample`` to
+    float64 rounding).
 
     Steps: drop channels marked bad (uncalibrated ones, see :func:`~neurokit.io.read_eeg`); pick/reorder
     ``recipe.channels``; load; reject non-finite data; warn about implausible amplitudes (> 1 V); average
     reference; band-pass; notch; resample to ``recipe.sfreq`` (first, when ``recipe.resample_first``); EOG
     removal (``recipe.eog_removal``, :func:`~neurokit.preprocessing.eeg.eog.remove_eog`; EOG channels are read
-    for it and dropped after it); ``recipe.exclude_channels`` dropped.
-    ``fft_dtype=np.float32`` does the large FFTs of filtering and resampling in float32: about twice as fast,
-    within ~3e-6 of the signal's RMS of MNE's result instead of ~1e-14 (the default, float64); ``prepare``
-    uses it, as its stores hold float32 windows (:data:`~neurokit.preprocessing.eeg.filtering.FFT_DTYPES`).
-    The data stay in volts; :func:`make_windows` scales them. What was applied (the band edges used, the
-    original rate, dropped channels) is added to the recording's notes' ``applied`` (:func:`~neurokit.io.notes.raw_notes`).
-    ``on_samples(0, data)``, when given, sees the samples as read (channels selected, loaded and checked, before
-    the reference or any filter): ``prepare`` fingerprints them
-    (:class:`~neurokit.preprocessing.duplicates.SignalAccumulator`).
+    for it and dropped after it); ``recipe.exclude_channels`` dropped. The data stay in V; :func:`make_windows`
+    scales them. What was applied (the band edges used, the original rate, dropped channels) is added to the
+    recording's notes' ``applied`` (:func:`~neurokit.io.notes.raw_notes`).
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording as read (:func:`~neurokit.io.read_eeg`), loaded or not.
+    recipe : EEGRecipe
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
+    source : str, optional
+        The recording's name (its file), for error messages; default the name ``raw`` was read under.
+    fft_dtype : {numpy.float64, numpy.float32}
+        Precision of the large FFTs of filtering and resampling. float32 is about twice as fast, within ~3e-6
+        of the signal's RMS of MNE's result instead of ~1e-14; ``prepare`` uses it, as its stores hold float32
+        windows (:data:`~neurokit.preprocessing.eeg.filtering.FFT_DTYPES`).
+    on_samples : callable, optional
+        ``on_samples(0, data)`` sees the samples as read (channels selected, loaded and checked, before the
+        reference or any filter): ``prepare`` fingerprints them
+        (:class:`~neurokit.preprocessing.duplicates.SignalAccumulator`).
+
+    Returns
+    -------
+    mne.io.BaseRaw
+        The processed recording, at ``recipe.sfreq`` Hz, in V.
 
     Raises
     ------
@@ -299,6 +432,16 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None, fft_dty
     DataFileError
         NaN/inf samples, a channel of ``recipe.channels`` marked bad, or a sampling rate that leaves no
         room for the band (``l_freq`` above Nyquist).
+
+    Examples
+    --------
+    >>> import mne
+    >>> from neurokit.cards.recipes import EEGRecipe
+    >>> x = np.random.default_rng(0).normal(size=(2, 2000)) * 1e-5  # 10 s of 10 µV noise
+    >>> raw = mne.io.RawArray(x, mne.create_info(["Cz", "Pz"], 200.0, "eeg"), verbose=False)
+    >>> out = preprocess_raw(raw, EEGRecipe(sfreq=100.0, h_freq=40.0))
+    >>> out.info["sfreq"], int(out.n_times)
+    (100.0, 1000)
     """
     from neurokit.io.eeg import check_finite
 
@@ -358,15 +501,35 @@ def preprocess_raw(raw, recipe: EEGRecipe, *, source: str | None = None, fft_dty
 
 
 def derive_bipolar(raw, pairs, source: str | None = None) -> None:
-    """Replace the channels of ``raw`` (loaded) by the bipolar derivations ``pairs`` ``[(A, B), …]``, each
-    ``A − B`` named ``"A-B"``, in that order, through :func:`mne.set_bipolar_reference` (in place; the other
-    channels are dropped).
+    """Replace the channels of ``raw`` by bipolar derivations, in place.
+
+    Each pair ``(A, B)`` becomes ``A − B`` named ``"A-B"``, in the order given, through
+    :func:`mne.set_bipolar_reference`; the other channels are dropped.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording, loaded; modified in place.
+    pairs : sequence of (str, str)
+        The derivations ``[(A, B), …]`` (the recipe's ``bipolar``).
+    source : str, optional
+        The recording's name (its file), for error messages; default the name ``raw`` was read under.
 
     Raises
     ------
     ChannelMismatchError
         A channel of a derivation is not in the recording (the message names the file, the derivations it
         cannot make and the channels it has).
+
+    Examples
+    --------
+    >>> import mne
+    >>> from neurokit.cards.recipes import EEGRecipe
+    >>> x = np.random.default_rng(0).normal(size=(2, 2000)) * 1e-5  # 10 s of 10 µV noise
+    >>> raw = mne.io.RawArray(x, mne.create_info(["Cz", "Pz"], 200.0, "eeg"), verbose=False)
+    >>> derive_bipolar(raw, [("Cz", "Pz")])
+    >>> raw.ch_names
+    ['Cz-Pz']
     """
     import mne
 
@@ -439,9 +602,40 @@ def _filter_and_resample(raw, recipe: EEGRecipe, applied: dict, plan: tuple, fft
 
 
 def band_plan(sf: float, recipe: EEGRecipe, source: str) -> tuple[float | None, float | None, np.ndarray]:
-    """The band ``(l_freq, h_freq)`` and notch frequencies the recipe asks for at ``sf`` Hz: an upper edge
-    within 5 % of Nyquist is lowered to 0.9 × Nyquist (warned); a high-pass at or above Nyquist raises
-    :class:`DataFileError`. Line harmonics below Nyquist − 1 Hz are notched."""
+    """The band and notch frequencies the recipe asks for, fitted to a rate of ``sf`` Hz.
+
+    An upper edge within 5 % of Nyquist is lowered to 0.9 × Nyquist (warned); line harmonics below
+    Nyquist − 1 Hz are notched.
+
+    Parameters
+    ----------
+    sf : float
+        The rate the filters run at, in Hz.
+    recipe : EEGRecipe
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
+    source : str
+        The recording's name (its file), for error messages.
+
+    Returns
+    -------
+    l_freq : float or None
+        High-pass edge, in Hz.
+    h_freq : float or None
+        Low-pass edge, in Hz.
+    freqs : ndarray
+        Notch frequencies, in Hz (empty for none).
+
+    Raises
+    ------
+    DataFileError
+        A high-pass at or above Nyquist.
+
+    Examples
+    --------
+    >>> from neurokit.cards.recipes import EEGRecipe
+    >>> band_plan(200.0, EEGRecipe(), "rec.edf")
+    (0.3, 75.0, array([60.]))
+    """
     nyq = sf / 2.0
     l_freq, h_freq = recipe.l_freq, recipe.h_freq
     if l_freq is not None and l_freq >= nyq:
@@ -461,7 +655,28 @@ def band_plan(sf: float, recipe: EEGRecipe, source: str) -> tuple[float | None, 
 
 
 def filter_kernels(sf: float, l_freq, h_freq, freqs) -> list[np.ndarray]:
-    """MNE's FIR filters for the band and the notch (:func:`band_plan`), in the order they are applied."""
+    """MNE's FIR filters for the band and the notch, in the order they are applied.
+
+    Parameters
+    ----------
+    sf : float
+        The rate the filters run at, in Hz.
+    l_freq, h_freq : float or None
+        Band edges, in Hz (:func:`band_plan`).
+    freqs : ndarray
+        Notch frequencies, in Hz.
+
+    Returns
+    -------
+    list of ndarray
+        The band filter (if any band edge is set), then the notch filter (if any frequency); each odd-length
+        (:func:`~neurokit.preprocessing.eeg.filtering.design_filter`).
+
+    Examples
+    --------
+    >>> [len(h) for h in filter_kernels(200.0, 0.3, 75.0, np.array([60.0]))]
+    [2201, 1321]
+    """
     from neurokit.preprocessing.eeg.filtering import design_filter
 
     return ([design_filter(sf, l_freq, h_freq)] if l_freq is not None or h_freq is not None else []) + (
@@ -470,6 +685,24 @@ def filter_kernels(sf: float, l_freq, h_freq, freqs) -> list[np.ndarray]:
 
 
 def record_band(applied: dict, l_freq, h_freq, freqs) -> None:
+    """Record in ``applied`` the band edges and notch frequencies a recording was filtered with.
+
+    Parameters
+    ----------
+    applied : dict
+        The recording's record of what was applied; ``l_freq``, ``h_freq`` (Hz) and ``notch_hz`` are set.
+    l_freq, h_freq : float or None
+        Band edges, in Hz.
+    freqs : ndarray
+        Notch frequencies, in Hz.
+
+    Examples
+    --------
+    >>> applied = {}
+    >>> record_band(applied, 0.3, 75.0, np.array([60.0]))
+    >>> applied
+    {'l_freq': 0.3, 'h_freq': 75.0, 'notch_hz': [60.0]}
+    """
     if l_freq is not None or h_freq is not None:
         applied["l_freq"], applied["h_freq"] = l_freq, h_freq
     if len(freqs):
@@ -522,12 +755,36 @@ def make_windows(raw, recipe: EEGRecipe, *, source: str | None = None) -> Window
     times (the time-stamps of the data records); windows running past the end or into a gap are dropped
     with a warning.
 
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The preprocessed recording (:func:`preprocess_raw`), at ``recipe.sfreq`` Hz, in V.
+    recipe : EEGRecipe
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
+    source : str, optional
+        The recording's name (its file), for error messages; default the name ``raw`` was read under.
+
+    Returns
+    -------
+    Windows
+        Patches (float32, 100 µV), labels, onsets (s) and channels.
+
     Raises
     ------
     DataFileError
         The usable part of the recording is shorter than one window, no annotation (or stim-channel
         trigger) matches the card's events (the message lists the triggers a stim channel holds), or every
         event window lies in the cropped parts.
+
+    Examples
+    --------
+    >>> import mne
+    >>> from neurokit.cards.recipes import EEGRecipe
+    >>> x = np.random.default_rng(0).normal(size=(2, 2000)) * 1e-5  # 10 s of 10 µV noise
+    >>> raw = mne.io.RawArray(x, mne.create_info(["Cz", "Pz"], 200.0, "eeg"), verbose=False)
+    >>> w = make_windows(raw, EEGRecipe(window_s=4.0))
+    >>> w.patches.shape, w.onsets.tolist()
+    ((2, 2, 4, 200), [0.0, 4.0])
     """
     plan = window_plan(raw, recipe, source=source)
     patches, ok = cut_windows(raw._data, plan.starts, plan.win, recipe)
@@ -536,7 +793,23 @@ def make_windows(raw, recipe: EEGRecipe, *, source: str | None = None) -> Window
 
 @dataclass
 class WindowPlan:
-    """Where the windows of one recording start (samples at ``recipe.sfreq``), their classes and onsets (s)."""
+    """Where the windows of one recording start, their classes and onsets (see :func:`window_plan`).
+
+    Attributes
+    ----------
+    starts : ndarray of int, shape (n_windows,)
+        First sample of each window, at ``recipe.sfreq``, from the recording's first sample.
+    labels : ndarray, shape (n_windows,)
+        Class index (-1 unlabelled) or regression target of each window.
+    onsets : ndarray of float, shape (n_windows,)
+        Window onsets, in s of recording time.
+    win : int
+        Samples per window.
+    notes : list of str
+        Warnings about windows left out.
+    n_bad_annotation : int
+        Windows dropped because they overlap a ``BAD…`` annotation.
+    """
 
     starts: np.ndarray
     labels: np.ndarray
@@ -559,10 +832,22 @@ class WindowPlan:
 
 
 def annotation_origin(raw) -> float:
-    """The time (s) of ``raw``'s first sample on the clock its annotation onsets use: MNE keeps ``raw.annotations``
-    onsets from the first sample ever recorded (``first_samp`` 0), with or without a measurement date, so a
-    recording cropped and saved (``first_samp`` > 0) has its onsets shifted by ``raw.first_time``. The one rule for
-    every window mode (event onsets, tiled events, BAD spans), as :func:`mne.events_from_annotations` applies it.
+    """The time of ``raw``'s first sample on the clock its annotation onsets use, in s.
+
+    MNE keeps ``raw.annotations`` onsets from the first sample ever recorded (``first_samp`` 0), with or
+    without a measurement date, so a recording cropped and saved (``first_samp`` > 0) has its onsets shifted by
+    ``raw.first_time``. The one rule for every window mode (event onsets, tiled events, BAD spans), as
+    :func:`mne.events_from_annotations` applies it.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording.
+
+    Returns
+    -------
+    float
+        Subtract it from an annotation onset to get seconds from the first sample of the data.
 
     Examples
     --------
@@ -577,9 +862,30 @@ def annotation_origin(raw) -> float:
 
 
 def bad_spans(raw) -> np.ndarray:
-    """``(n, 2)`` int64 sample spans ``[start, stop)`` (from the first sample of ``raw``) of its annotations whose
-    description starts with ``BAD`` (any case, as MNE's ``reject_by_annotation``); zero-length marks (the
-    ``BAD boundary`` of joined pieces) are left out."""
+    """The sample spans of ``raw``'s annotations whose description starts with ``BAD`` (any case).
+
+    As MNE's ``reject_by_annotation``; zero-length marks (the ``BAD boundary`` of joined pieces) are left out.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_spans, 2)
+        ``[start, stop)`` in samples from the first sample of ``raw``.
+
+    Examples
+    --------
+    >>> import mne
+    >>> from neurokit.cards.recipes import EEGRecipe
+    >>> x = np.random.default_rng(0).normal(size=(2, 2000)) * 1e-5  # 10 s of 10 µV noise
+    >>> raw = mne.io.RawArray(x, mne.create_info(["Cz", "Pz"], 200.0, "eeg"), verbose=False)
+    >>> _ = raw.set_annotations(mne.Annotations([1.0], [2.0], ["BAD_muscle"]))
+    >>> bad_spans(raw).tolist()
+    [[200, 600]]
+    """
     sf = raw.info["sfreq"]
     ann = raw.annotations
     t0 = annotation_origin(raw)
@@ -592,9 +898,41 @@ def bad_spans(raw) -> np.ndarray:
 
 
 def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowPlan:
-    """The windows :func:`make_windows` cuts from ``raw`` (already at ``recipe.sfreq``), without reading
-    samples: only ``raw``'s length, annotations, stim triggers and gaps are used. Warns about windows
-    running past the end or into a gap; raises as :func:`make_windows`."""
+    """The windows :func:`make_windows` cuts from ``raw``, without reading samples.
+
+    Only ``raw``'s length, annotations, stim triggers and gaps are used. Windows running past the end or into a
+    gap are left out with a warning.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording, already at ``recipe.sfreq`` Hz (its samples need not be loaded).
+    recipe : EEGRecipe
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
+    source : str, optional
+        The recording's name (its file), for error messages; default the name ``raw`` was read under.
+
+    Returns
+    -------
+    WindowPlan
+        Starts, labels and onsets of the windows.
+
+    Raises
+    ------
+    DataFileError
+        As :func:`make_windows`.
+
+    Examples
+    --------
+    >>> import mne
+    >>> from neurokit.cards.recipes import EEGRecipe
+    >>> x = np.random.default_rng(0).normal(size=(2, 2000)) * 1e-5  # 10 s of 10 µV noise
+    >>> raw = mne.io.RawArray(x, mne.create_info(["Cz", "Pz"], 200.0, "eeg"), verbose=False)
+    >>> _ = raw.set_annotations(mne.Annotations([1.0], [2.0], ["BAD_muscle"]))
+    >>> plan = window_plan(raw, EEGRecipe(window_s=4.0))
+    >>> plan.starts.tolist(), plan.n_bad_annotation
+    ([800], 1)
+    """
     notes = raw_notes(raw)
     source = source or notes.source_or()
     sf = raw.info["sfreq"]
@@ -685,8 +1023,41 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
 def cut_windows(
     data: np.ndarray, starts: np.ndarray, win: int, recipe: EEGRecipe, offset: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Windows of ``data`` (C, T) float64 volts starting at ``starts − offset``, scaled by ``recipe.scale``
-    into float32 ``(n_kept, C, n_patches, 200)``; ``ok`` marks the windows kept by ``recipe.reject_uv``."""
+    """Cut windows out of ``data`` and scale them into patch tensors.
+
+    Parameters
+    ----------
+    data : ndarray, shape (n_channels, n_times), float64
+        The preprocessed samples, in V.
+    starts : ndarray of int, shape (n_windows,)
+        First sample of each window (:attr:`WindowPlan.starts`).
+    win : int
+        Samples per window.
+    recipe : EEGRecipe
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
+    offset : int
+        Sample of ``starts``' clock at which ``data`` begins (a chunk of a streamed recording).
+
+    Returns
+    -------
+    patches : ndarray, shape (n_kept, n_channels, n_patches, 200), float32
+        The kept windows, scaled by ``recipe.scale`` (V → 100 µV units).
+    ok : ndarray of bool, shape (n_windows,)
+        The windows kept by the amplitude bound ``recipe.reject_uv`` (µV).
+
+    Raises
+    ------
+    ValueError
+        ``win`` is not the recipe's window length and the recipe does not resample windows one by one.
+
+    Examples
+    --------
+    >>> from neurokit.cards.recipes import EEGRecipe
+    >>> x = np.random.default_rng(0).normal(size=(2, 2000)) * 1e-5
+    >>> patches, ok = cut_windows(x, np.array([0, 800]), 800, EEGRecipe(window_s=4.0))
+    >>> patches.shape, ok.tolist()
+    ((2, 2, 4, 200), [True, True])
+    """
     C = data.shape[0]
     n_out = recipe.n_patches * PATCH_SIZE
     if win != n_out and not recipe.resample_windows:
@@ -715,9 +1086,27 @@ def repeated_events(
 ) -> tuple[list[int], list[int], list[str]]:
     """Apply ``recipe.event_repeated`` to event windows that start at the same sample.
 
+    Parameters
+    ----------
+    starts : list of int
+        First sample of each event window.
+    labels : list of int
+        Its class.
+    recipe : EEGRecipe
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
+    source : str
+        The recording's name (its file), for error messages.
+    sfreq : float
+        Rate of ``starts``, in Hz (for times in messages).
+
     Returns
     -------
-    ``(starts, labels, said)``: the windows kept (in time order) and what was dropped, in words.
+    starts : list of int
+        The windows kept, in time order.
+    labels : list of int
+        Their classes.
+    said : list of str
+        What was dropped, in words.
 
     Raises
     ------
@@ -776,9 +1165,24 @@ def repeated_events(
 
 
 def annotation_targets(descriptions, events: dict, source: str) -> dict[str, float]:
-    """The regression targets that annotation ``descriptions`` carry: ``"<event>=<number>"`` for an ``<event>`` of
-    ``events`` (the description a dataset reader of a regression task gives each window: SEED-VIG's
-    ``seed_vig/perclos=0.4312``) → the number; empty when none does (class labels).
+    """The regression targets that annotation ``descriptions`` carry.
+
+    A description ``"<event>=<number>"`` for an ``<event>`` of ``events`` (what a dataset reader of a regression
+    task gives each window: SEED-VIG's ``seed_vig/perclos=0.4312``) maps to the number.
+
+    Parameters
+    ----------
+    descriptions : iterable of str
+        The recording's annotation descriptions.
+    events : dict
+        The recipe's events (event name → class index).
+    source : str
+        The recording's name (its file), for error messages.
+
+    Returns
+    -------
+    dict of str to float
+        Description → target; empty when no description carries one (class labels).
 
     Raises
     ------
@@ -874,8 +1278,34 @@ def _event_starts(raw, recipe: EEGRecipe, source: str) -> tuple[list[int], list,
 
 
 def load_windows(path: str | Path, recipe: EEGRecipe, **read_options) -> Windows:
-    """Read, preprocess and window one file: :func:`~neurokit.io.read_eeg` (given ``read_options`` such
-    as ``encoding`` and ``units``) → :func:`preprocess_raw` → :func:`make_windows`."""
+    """Read, preprocess and window one file.
+
+    :func:`~neurokit.io.read_eeg` → :func:`preprocess_raw` → :func:`make_windows`.
+
+    Parameters
+    ----------
+    path : str or Path
+        An EEG file :func:`~neurokit.io.read_eeg` reads (EDF, BDF, BrainVision, FIF…).
+    recipe : EEGRecipe
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.EEGRecipe`).
+    **read_options
+        Options of :func:`~neurokit.io.read_eeg`, such as ``encoding`` and ``units``.
+
+    Returns
+    -------
+    Windows
+        The recording's windows.
+
+    Raises
+    ------
+    DataFileError, ChannelMismatchError, RecordingDropped
+        As :func:`~neurokit.io.read_eeg`, :func:`preprocess_raw` and :func:`make_windows`.
+
+    Examples
+    --------
+    >>> from neurokit.cards import load_card
+    >>> w = load_windows("S001R04.edf", load_card("physionet_mi").recipe())  # doctest: +SKIP
+    """
     from neurokit.io.eeg import read_eeg
 
     from neurokit.preprocessing.eeg.eog import read_options as eog_read_options

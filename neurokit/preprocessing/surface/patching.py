@@ -39,24 +39,41 @@ def to_template(sd, sphere=None, *, order: int = 6, mirror_right: bool = True, t
     Parameters
     ----------
     sd : SurfaceData
-        ``data`` ``(n_vertices, n_frames)``.
+        One hemisphere's data (:func:`~neurokit.io.surface.read_surface`): ``data`` ``(n_vertices, n_frames)``
+        on a registered mesh.
     sphere : path, Sphere, SurfaceData, nilearn mesh or None
         The registered sphere of ``sd``'s mesh and hemisphere (anything
         :func:`~neurokit.preprocessing.surface.resample.load_sphere` takes); default: a packaged one
         (:func:`~neurokit.preprocessing.surface.resample.default_sphere`: fsaverage5 via nilearn, ico-k generated).
+    order : int
+        Order of the template sphere (6: ico6, 40,962 vertices).
     mirror_right : bool
         Mirror a right hemisphere's sphere (x → −x) so it lands on the left template.
+    threshold : float
+        A template vertex is cortex when more than this fraction of its interpolation weight falls on
+        ``sd.mask`` (see :func:`~neurokit.preprocessing.surface.resample.resample`).
 
     Returns
     -------
     data : ndarray, shape (10·4^order+2, n_frames), float32
+        The data on the template; 0 outside ``mask``.
     mask : ndarray of bool, shape (10·4^order+2,)
+        Cortex on the template.
 
     Raises
     ------
     DataFileError
         Sphere and data disagree in vertex count or hemisphere (the sphere's metadata, else its name);
         no packaged sphere for the mesh.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from neurokit.io.surface import SurfaceData
+    >>> sd = SurfaceData(data=np.ones((40962, 2), np.float32), hemi="L", mesh="ico6", mask=np.ones(40962, bool))
+    >>> data, mask = to_template(sd)  # already on the template: taken as it is
+    >>> data.shape, bool(mask.all())
+    ((40962, 2), True)
     """
     from neurokit.io.surface import hemi_from_name
 
@@ -96,26 +113,35 @@ def to_template(sd, sphere=None, *, order: int = 6, mirror_right: bool = True, t
 def zscore_frames(data: np.ndarray, mask: np.ndarray, *, source: str = "data", first_frame: int = 0) -> np.ndarray:
     """Z-score every frame over the masked vertices; 0 outside the mask.
 
+    Works in float32 on one copy of the masked values (mean and variance accumulated in float64, per
+    frame); callers bound the memory by passing blocks of frames.
+
     Parameters
     ----------
     data : ndarray, shape (n_vertices, n_frames)
+        Surface data, one column per frame.
     mask : ndarray of bool, shape (n_vertices,)
+        Cortex vertices.
     source : str
-        Named in errors.
+        The data's name (its file), for error messages.
     first_frame : int
         Index of ``data``'s first frame in its run (errors name run frames when ``data`` is a block).
 
     Returns
     -------
-    ndarray, shape (n_vertices, n_frames), float32 (a new array; ``data`` is not changed)
-
-    Works in float32 on one copy of the masked values (mean and variance accumulated in float64, per
-    frame); callers bound the memory by passing blocks of frames.
+    ndarray, shape (n_vertices, n_frames), float32
+        A new array (``data`` is not changed): zero mean and unit variance per frame over ``mask``.
 
     Raises
     ------
     DataFileError
-        NaN/inf values, or frames that are constant over the mask (zero variance).
+        An empty mask, NaN/inf values, or frames that are constant over the mask (zero variance).
+
+    Examples
+    --------
+    >>> z = zscore_frames(np.arange(12.0).reshape(4, 3), np.array([True, True, True, False]))
+    >>> [round(float(v), 3) for v in z[:, 0]]
+    [-1.225, 0.0, 1.225, 0.0]
     """
     m = np.asarray(mask, dtype=bool)
     if not m.any():
@@ -139,7 +165,32 @@ def zscore_frames(data: np.ndarray, mask: np.ndarray, *, source: str = "data", f
 
 
 def frame_patches(data: np.ndarray, grid_order: int, template_order: int = 6) -> np.ndarray:
-    """Template data ``(n_template_vertices, n_frames)`` → patch tensor ``(n_frames, n_patches, V)`` float32."""
+    """Cut template data into a per-frame patch tensor.
+
+    Parameters
+    ----------
+    data : ndarray, shape (n_template_vertices, n_frames)
+        Data on the ico-``template_order`` template (hierarchical numbering), e.g. ``(40962, n_frames)``.
+    grid_order : int
+        Order ``k`` of the patch grid (1…5 for the ico6 template).
+    template_order : int
+        Order of the template sphere (6).
+
+    Returns
+    -------
+    ndarray, shape (n_frames, n_patches, V), float32
+        Frame-major patches, ``V`` vertices per patch (:func:`~neurokit.geometry.patches.patch_table`).
+
+    Raises
+    ------
+    ConfigError
+        ``data`` does not have one row per template vertex, or orders out of range.
+
+    Examples
+    --------
+    >>> frame_patches(np.zeros((40962, 7)), 2).shape
+    (7, 320, 153)
+    """
     return np.ascontiguousarray(np.moveaxis(extract_patches(data, grid_order, template_order), -1, 0), dtype=np.float32)
 
 
@@ -149,6 +200,7 @@ def tubelets(x: np.ndarray, size: int, stride: int | None = None) -> tuple[np.nd
     Parameters
     ----------
     x : ndarray, shape (n_frames, n_patches, V)
+        Per-frame patches (:func:`frame_patches`).
     size : int
         Frames per tubelet ``T``.
     stride : int, optional
@@ -160,6 +212,12 @@ def tubelets(x: np.ndarray, size: int, stride: int | None = None) -> tuple[np.nd
     tubes : ndarray, shape (n_tubelets, T, n_patches, V)
     starts : ndarray, shape (n_tubelets,), int64
         First frame of each tubelet.
+
+    Examples
+    --------
+    >>> tubes, starts = tubelets(np.zeros((8, 320, 153)), 3)
+    >>> tubes.shape, starts.tolist()
+    ((2, 3, 320, 153), [0, 3])
     """
     stride = stride or size
     n = x.shape[0]
@@ -173,12 +231,42 @@ def tubelets(x: np.ndarray, size: int, stride: int | None = None) -> tuple[np.nd
 def surface_frames(sd, recipe: SurfaceRecipe | None = None, sphere=None) -> tuple[np.ndarray, np.ndarray]:
     """One hemisphere's :class:`~neurokit.io.surface.SurfaceData` → per-frame patch tensor on the template.
 
+    The data are resampled to the template (the right hemisphere mirrored onto the left one when the recipe
+    says so), z-scored per frame over the cortex (if the recipe says so) and cut into the recipe's patches.
+
+    Parameters
+    ----------
+    sd : SurfaceData
+        One hemisphere's data (:func:`~neurokit.io.surface.read_surface`), on any registered mesh.
+    recipe : SurfaceRecipe, optional
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.SurfaceRecipe`); default
+        ``SurfaceRecipe()`` (ico6/ico2 patches, tubelets of 3 frames, z-scored).
+    sphere : optional
+        The registered sphere of ``sd``'s mesh, anything :func:`~neurokit.preprocessing.surface.resample.load_sphere`
+        takes; default the packaged one for the mesh (none needed on the ico template).
+
     Returns
     -------
     frames : ndarray, shape (n_frames, n_patches, V), float32
         Resampled, z-scored (if the recipe says so) and cut into the recipe's patches.
     mask : ndarray of bool, shape (n_template_vertices,)
         Cortex on the template.
+
+    Raises
+    ------
+    DataFileError
+        A sphere whose vertex count differs from the data's, or a frame constant over the cortex (cannot be
+        z-scored).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from neurokit.io.surface import SurfaceData
+    >>> x = np.random.default_rng(0).normal(size=(40962, 7)).astype(np.float32)  # 7 frames on ico6
+    >>> sd = SurfaceData(data=x, hemi="L", mesh="ico6", mask=np.ones(40962, bool), tr=1.0, path=Path("bold.func.gii"))
+    >>> frames, mask = surface_frames(sd)
+    >>> frames.shape, int(mask.sum())
+    ((7, 320, 153), 40962)
     """
     recipe = recipe or SurfaceRecipe()
     data, mask = to_template(
@@ -190,15 +278,44 @@ def surface_frames(sd, recipe: SurfaceRecipe | None = None, sphere=None) -> tupl
 
 
 def surface_samples(sd, recipe: SurfaceRecipe | None = None, sphere=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One hemisphere's :class:`~neurokit.io.surface.SurfaceData` → stored samples.
+    """One hemisphere's :class:`~neurokit.io.surface.SurfaceData` → the samples a surface store holds.
+
+    :func:`surface_frames`, then frames grouped into tubelets of ``recipe.tubelet`` frames.
+
+    Parameters
+    ----------
+    sd : SurfaceData
+        One hemisphere's data (:func:`~neurokit.io.surface.read_surface`), on any registered mesh.
+    recipe : SurfaceRecipe, optional
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.SurfaceRecipe`); default
+        ``SurfaceRecipe()`` (ico6/ico2 patches, tubelets of 3 frames, z-scored).
+    sphere : optional
+        The registered sphere of ``sd``'s mesh, anything :func:`~neurokit.preprocessing.surface.resample.load_sphere`
+        takes; default the packaged one for the mesh (none needed on the ico template).
 
     Returns
     -------
     samples : ndarray, shape (n_tubelets, T, n_patches, V), float32
+        Tubelets of ``T`` frames; trailing frames that do not fill a tubelet are dropped.
     onsets : ndarray, shape (n_tubelets,), float64
         Tubelet start in seconds (frame index × TR; frame index when the TR is unknown).
     mask : ndarray of bool, shape (n_template_vertices,)
         Cortex on the template.
+
+    Raises
+    ------
+    DataFileError
+        As :func:`surface_frames`.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from neurokit.io.surface import SurfaceData
+    >>> x = np.random.default_rng(0).normal(size=(40962, 7)).astype(np.float32)  # 7 frames on ico6
+    >>> sd = SurfaceData(data=x, hemi="L", mesh="ico6", mask=np.ones(40962, bool), tr=1.0, path=Path("bold.func.gii"))
+    >>> samples, onsets, mask = surface_samples(sd)
+    >>> samples.shape, onsets.tolist()
+    ((2, 3, 320, 153), [0.0, 3.0])
     """
     recipe = recipe or SurfaceRecipe()
     x, mask = surface_frames(sd, recipe, sphere)

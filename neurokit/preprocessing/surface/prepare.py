@@ -38,8 +38,23 @@ _HEMI_PREFIX = re.compile(r"^(lh|rh)\.")
 
 
 def subject_from_name(path: Path) -> str:
-    """Subject id from a file name without BIDS entities: hemisphere and extension suffixes dropped
-    (``100610.lh.mgz`` → ``100610``, ``sub01.L.dscalar.nii`` → ``sub01``)."""
+    """Subject id from a file name without BIDS entities: hemisphere and extension suffixes dropped.
+
+    Parameters
+    ----------
+    path : Path
+        A surface data file (only its name is read).
+
+    Returns
+    -------
+    str
+        The name without its hemisphere and extension suffixes (the whole name when nothing is left).
+
+    Examples
+    --------
+    >>> subject_from_name(Path("100610.lh.mgz")), subject_from_name(Path("sub01.L.dscalar.nii"))
+    ('100610', 'sub01')
+    """
     name = Path(path).name
     return _SUFFIXES.sub("", name) or name
 
@@ -67,6 +82,23 @@ def prepare_surface(
     surface : SurfaceOptions, optional
         ``spheres`` (override the card's), ``mesh`` and ``hemi``.
 
+    Returns
+    -------
+    Path
+        The complete store (or shard-set folder).
+
+    Raises
+    ------
+    ConfigError
+        A mesh neurokit does not know, given without its spheres.
+    CardError
+        A bad ``preprocessing`` block, a task without what it needs (clip boundaries, a way to label), no file
+        of the subjects or hemisphere asked for, a sphere file that is missing.
+    DataFileError, StoreError, FileExistsError
+        As :func:`~neurokit.preprocessing.surface.store.write_surface_store`.
+
+    Notes
+    -----
     BIDS entities in file names (``sub-``, ``ses-``, ``run-``) name subject, session and run; the card's
     ``layout.entities`` (``{run: "MOVIE(\\d)"}``: regexes with one group, matched on the path) override them.
     ``skip_bad``: skip files that raise :class:`~neurokit._utils.errors.DataFileError` (with a warning).
@@ -78,19 +110,13 @@ def prepare_surface(
     of it), so that a stop (full disk, bad file, kill) keeps every run written; ``resume`` then adds only
     the runs it lacks (:func:`~neurokit.preprocessing.surface.store.write_surface_store`, :mod:`neurokit.store.shards`).
 
-    Returns
-    -------
-    Path of the complete store (or shard-set folder).
-
-    Raises
-    ------
-    ConfigError
-        A mesh neurokit does not know, given without its spheres.
-    CardError
-        A bad ``preprocessing`` block, a task without what it needs (clip boundaries, a way to label), no file
-        of the subjects or hemisphere asked for, a sphere file that is missing.
-    DataFileError, StoreError, FileExistsError
-        As :func:`~neurokit.preprocessing.surface.store.write_surface_store`.
+    Examples
+    --------
+    >>> from neurokit.cards import load_card
+    >>> from neurokit.preprocessing.options import build_options
+    >>> options, surface = build_options("surface", data_root="data/sim", mesh="fs_LR_32k")
+    >>> prepare_surface(load_card("simulated_movie"), Path("movie.h5"), options, surface)  # doctest: +SKIP
+    PosixPath('movie.h5')
     """
     from neurokit._utils.memory import keep_heap_top
     from neurokit.io.surface import normalize_hemi

@@ -29,10 +29,25 @@ logger = logging.getLogger("neurokit")
 
 @dataclass(frozen=True, eq=False)
 class Sphere:
-    """A registered sphere: vertex coordinates ``(n, 3)`` float64 (any radius) and faces ``(m, 3)`` int64.
+    """A registered sphere: the mesh a surface's data live on, with its vertices on a sphere.
 
-    ``name`` says where it came from (file path or template name), for error messages; ``hemi`` is the
-    hemisphere the file declares (GIFTI ``AnatomicalStructurePrimary``, else its name), None for templates.
+    Attributes
+    ----------
+    coords : ndarray, shape (n_vertices, 3), float64
+        Vertex coordinates (any radius).
+    faces : ndarray, shape (n_faces, 3), int64
+        Vertex indices of each triangle.
+    name : str
+        Where it came from (file path or template name), for error messages.
+    hemi : {"L", "R"} or None
+        The hemisphere the file declares (GIFTI ``AnatomicalStructurePrimary``, else its name); None for
+        templates.
+
+    Examples
+    --------
+    >>> sphere = load_sphere("ico2")
+    >>> sphere.n_vertices, sphere.is_template(2)
+    (162, True)
     """
 
     coords: np.ndarray
@@ -67,13 +82,25 @@ class Sphere:
 
 
 def load_sphere(sphere, hemi: str | None = None) -> Sphere:
-    """A :class:`Sphere` from a path (GIFTI ``.surf.gii``, FreeSurfer ``lh.sphere.reg``), an ico order
-    (``6`` or ``"ico6"``), a :class:`~neurokit.io.surface.SurfaceData` of kind geometry, a nilearn mesh
-    (``InMemoryMesh``, ``FileMesh``, ``PolyMesh``: see :func:`~neurokit.io.surface.read_geometry`), a
-    ``(coords, faces)`` pair, or a Sphere.
+    """A :class:`Sphere` from a file, an ico order, surface data, a nilearn mesh or a pair of arrays.
 
     ``hemi`` picks the part of a two-part nilearn ``PolyMesh``; the Sphere's ``hemi`` is what the file's
     metadata, its name or the PolyMesh part say, for callers to check against the data.
+
+    Parameters
+    ----------
+    sphere : str, Path, int, SurfaceData, nilearn mesh, (ndarray, ndarray) or Sphere
+        A path (GIFTI ``.surf.gii``, FreeSurfer ``lh.sphere.reg``), an ico order (``6`` or ``"ico6"``), a
+        :class:`~neurokit.io.surface.SurfaceData` of kind geometry, a nilearn mesh (``InMemoryMesh``,
+        ``FileMesh``, ``PolyMesh``: see :func:`~neurokit.io.surface.read_geometry`), a ``(coords, faces)``
+        pair, or a Sphere (returned as it is).
+    hemi : {"L", "R"}, optional
+        The hemisphere to take from a two-part ``PolyMesh``.
+
+    Returns
+    -------
+    Sphere
+        The sphere.
 
     Raises
     ------
@@ -81,6 +108,11 @@ def load_sphere(sphere, hemi: str | None = None) -> Sphere:
         The file or object is not a surface geometry, or not a sphere: its GIFTI ``GeometricType`` is not
         spherical, or its vertex radii vary by more than :data:`MAX_RADIUS_RSD` (a midthickness or inflated
         surface).
+
+    Examples
+    --------
+    >>> load_sphere(2).coords.shape
+    (162, 3)
     """
     if isinstance(sphere, Sphere):
         return sphere
@@ -107,10 +139,28 @@ MAX_RADIUS_RSD = 0.01
 def check_spherical(coords: np.ndarray, path, geometric_type: str | None = None) -> None:
     """Refuse a surface that is not a sphere (GIFTI ``GeometricType`` or non-constant radius).
 
+    Parameters
+    ----------
+    coords : ndarray, shape (n_vertices, 3)
+        Vertex coordinates.
+    path : str or Path
+        The surface's file, for the message.
+    geometric_type : str, optional
+        The GIFTI ``GeometricType`` the file declares.
+
     Raises
     ------
     DataFileError
         Names the file, the type or radius spread found, and what to pass instead.
+
+    Examples
+    --------
+    >>> from neurokit.geometry.icosphere import icosphere
+    >>> check_spherical(icosphere(2).vertices, "ico2")
+    >>> check_spherical(icosphere(2).vertices, "white.surf.gii", "Anatomical")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    neurokit._utils.errors.DataFileError: white.surf.gii: GeometricType 'Anatomical', expected 'Spherical': ...
     """
     fix = (
         "pass the registered sphere of the data's mesh (e.g. S1200.L.sphere.32k_fs_LR.surf.gii, lh.sphere.reg; "
@@ -137,6 +187,7 @@ def barycentric_weights(source: Sphere, target_coords: np.ndarray, *, k: int = 1
     Parameters
     ----------
     source : Sphere
+        The sphere the data live on.
     target_coords : ndarray, shape (n_target, 3)
         Points on a sphere registered to ``source`` (any radius; only directions are used).
     k : int
@@ -149,6 +200,12 @@ def barycentric_weights(source: Sphere, target_coords: np.ndarray, *, k: int = 1
         Source vertex indices.
     weights : ndarray, shape (n_target, 3), float64
         Non-negative, rows sum to 1.
+
+    Examples
+    --------
+    >>> corners, weights = barycentric_weights(load_sphere(2), load_sphere(1).coords)
+    >>> corners.shape, bool(np.allclose(weights.sum(axis=1), 1))
+    ((42, 3), True)
     """
     from scipy.spatial import cKDTree
 
@@ -238,13 +295,23 @@ def resampling_matrix(source, target=6):
 
     Parameters
     ----------
-    source, target
+    source, target : str, Path, int, Sphere or mesh
         Anything :func:`load_sphere` takes; ``target`` defaults to the ico6 template.
 
     Returns
     -------
     scipy.sparse.csr_matrix, shape (n_target_vertices, n_source_vertices), float64
         ``target_data = M @ source_data``; rows sum to 1.
+
+    Raises
+    ------
+    DataFileError
+        As :func:`load_sphere`.
+
+    Examples
+    --------
+    >>> resampling_matrix("ico2", "ico1").shape  # doctest: +SKIP
+    (42, 162)
     """
     s, t = load_sphere(source), load_sphere(target)
     return _cached_matrix(s.digest(), t.digest(), s, t)
@@ -263,8 +330,10 @@ def resample(
     Parameters
     ----------
     data : ndarray, shape (n_source_vertices,) or (n_source_vertices, n_frames)
-    source, target
-        Spheres (see :func:`load_sphere`); ``source`` must have as many vertices as ``data`` has rows.
+        Vertex data on ``source``.
+    source, target : str, Path, int, Sphere or mesh
+        Spheres (see :func:`load_sphere`); ``source`` must have as many vertices as ``data`` has rows;
+        ``target`` defaults to the ico6 template.
     mask : ndarray of bool, shape (n_source_vertices,), optional
         Valid (cortex) vertices; the weights are restricted to it and renormalised.
     threshold : float
@@ -275,11 +344,18 @@ def resample(
     out : ndarray, shape (n_target_vertices[, n_frames]), float32
         0 outside ``out_mask``.
     out_mask : ndarray of bool, shape (n_target_vertices,)
+        Valid (cortex) target vertices.
 
     Raises
     ------
     DataFileError
         The sphere's vertex count differs from the data's (expected vs found in the message).
+
+    Examples
+    --------
+    >>> out, out_mask = resample(np.ones(162), "ico2", "ico1")  # doctest: +SKIP
+    >>> out.shape, bool(out_mask.all())  # doctest: +SKIP
+    ((42,), True)
     """
     s = load_sphere(source)
     data = np.asarray(data)
@@ -311,14 +387,34 @@ def resample(
 
 
 def default_sphere(mesh: str, hemi: str | None):
-    """Registered sphere packaged with a dependency: ``fsaverage5`` spheres ship with nilearn; ico-k are
-    generated. Returns a path or an ico order.
+    """The registered sphere of ``mesh`` packaged with a dependency.
+
+    ``fsaverage5`` spheres ship with nilearn; ico-k spheres are generated.
+
+    Parameters
+    ----------
+    mesh : str
+        The data's mesh (``"ico6"``, ``"fsaverage5"``, ``"fs_LR_32k"``…).
+    hemi : {"L", "R"} or None
+        Hemisphere of the data.
+
+    Returns
+    -------
+    Path or int
+        The sphere file, or the ico order.
 
     Raises
     ------
     DataFileError
-        No packaged sphere for ``mesh``; the message says to pass ``sphere=`` (for fs_LR 32k: the HCP
-        ``S1200.L.sphere.32k_fs_LR.surf.gii`` or ``fs_LR-deformed_to-fsaverage…`` spheres).
+        No packaged sphere for ``mesh`` (the message says to pass ``sphere=``, and for fs_LR 32k which HCP
+        sphere files fit), or fsaverage5 without a hemisphere.
+
+    Examples
+    --------
+    >>> default_sphere("ico6", None)
+    6
+    >>> default_sphere("fsaverage5", "L").name
+    'sphere_left.gii.gz'
     """
     if mesh.startswith("ico") and mesh[3:].isdigit():
         return int(mesh[3:])
@@ -344,7 +440,25 @@ def default_sphere(mesh: str, hemi: str | None):
 
 
 def sphere_hint(mesh: str, hemi: str | None) -> str:
-    """Which registered sphere file a mesh needs, for error messages (``fs_LR_59k``: the 59k spheres …)."""
+    """Which registered sphere file a mesh needs, for error messages.
+
+    Parameters
+    ----------
+    mesh : str
+        The data's mesh (``"fs_LR_32k"``, ``"fs_LR_59k"``…).
+    hemi : {"L", "R"} or None
+        Hemisphere of the data (``<L|R>`` in the text when None).
+
+    Returns
+    -------
+    str
+        The file names to look for (fs_LR 32k's for a mesh with no hint of its own).
+
+    Examples
+    --------
+    >>> sphere_hint("fs_LR_32k", "L")[:44]
+    'fs_LR_32k: S1200.L.sphere.32k_fs_LR.surf.gii'
+    """
     from neurokit.io.surface import SPHERE_HINTS
 
     h = hemi or "<L|R>"

@@ -38,12 +38,31 @@ logger = logging.getLogger("neurokit")
 
 @dataclass
 class SurfaceRun:
-    """One input file and who/what it is.
+    """One input file of a surface store and who/what it is.
 
-    ``hemi``: one hemisphere, or None for "every hemisphere in the file" (both for a CIFTI dtseries; the
-    one named by the file for GIFTI/MGH). ``frames``: ``(start, stop)`` frame range to use (e.g. one movie
-    clip, or its first half), default all. ``label``: class index or regression target for every sample
-    of the run (None: unlabelled, stored as -1 / NaN).
+    Attributes
+    ----------
+    path : Path
+        The data file (CIFTI, GIFTI, MGH…).
+    subject, session, run : str
+        Who and which run it is (``""`` when unknown).
+    hemi : {"L", "R"} or None
+        One hemisphere, or None for every hemisphere in the file (both for a CIFTI dtseries; the one named by
+        the file for GIFTI/MGH).
+    label : int, float or None
+        Class index or regression target for every sample of the run (None: unlabelled, stored as -1 / NaN).
+    frames : (int, int) or None
+        ``(start, stop)`` frame range to use (e.g. one movie clip, or its first half); default all.
+
+    Raises
+    ------
+    DataFileError
+        A frame range without ``0 <= start < stop``.
+
+    Examples
+    --------
+    >>> SurfaceRun("sub-01_bold.dtseries.nii", subject="01", frames=(0, 100)).frames
+    (0, 100)
     """
 
     path: Path
@@ -158,7 +177,8 @@ def write_surface_store(
     out : path
         Store path (``.h5``), or the folder of a shard set (``shards=True``).
     runs : iterable of SurfaceRun
-    recipe : SurfaceRecipe
+        The input files, with subject, run, hemisphere, label and frame range.
+    recipe : SurfaceRecipe, optional
         Grid, tubelet length, normalisation (default ico6/ico2, T = 3, z-scored, right mirrored).
     options : SurfaceStoreOptions, optional
         Spheres, card, labels, overwrite, progress, extra attributes, chunk, mesh, expected TR, skip_bad,
@@ -166,13 +186,10 @@ def write_surface_store(
     **changes
         Fields of :class:`SurfaceStoreOptions` to change (``spheres=…``, ``shards=True``…).
 
-    When no file states its TR the store's ``tr`` attribute is NaN, ``onset_unit`` is ``"frames"`` and
-    onsets count frames (a warning says so); otherwise ``onset_unit`` is ``"s"``. In a shard set each shard
-    carries its own run's ``sources``, ``hemispheres``, ``mesh``, ``tr`` and ``onset_unit``.
-
     Returns
     -------
-    Path of the complete store (or shard-set folder).
+    Path
+        The complete store (or shard-set folder).
 
     Raises
     ------
@@ -188,6 +205,18 @@ def write_surface_store(
         The disk filled up (a shard set keeps every finished run and says to rerun with ``--resume``).
     FileExistsError
         ``out`` exists and ``overwrite`` is False (nor ``resume``, for a shard set).
+
+    Notes
+    -----
+    When no file states its TR the store's ``tr`` attribute is NaN, ``onset_unit`` is ``"frames"`` and
+    onsets count frames (a warning says so); otherwise ``onset_unit`` is ``"s"``. In a shard set each shard
+    carries its own run's ``sources``, ``hemispheres``, ``mesh``, ``tr`` and ``onset_unit``.
+
+    Examples
+    --------
+    >>> runs = [SurfaceRun("sub-01_task-rest_bold.func.gii", subject="01", hemi="L")]
+    >>> write_surface_store("rest.h5", runs, SurfaceRecipe(), overwrite=True)  # doctest: +SKIP
+    PosixPath('rest.h5')
     """
     unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(SurfaceStoreOptions)})
     if unknown:
@@ -216,9 +245,34 @@ def write_surface_store(
 def surface_attrs(
     recipe: SurfaceRecipe, card: str | None = None, label_names: Sequence[str] | None = None, extra: dict | None = None
 ) -> dict:
-    """The attributes a surface store starts with (:class:`~neurokit.store.patch_store.StoreMeta` reads them back):
-    template, grid, sample shape, recipe, card, class names, then ``extra``; the facts of the runs read
-    (sources, hemispheres, mesh, TR, onset unit) are added when they are written."""
+    """The attributes a surface store starts with (:class:`~neurokit.store.patch_store.StoreMeta` reads them back).
+
+    Template, grid, sample shape, recipe, card, class names, then ``extra``; the facts of the runs read
+    (sources, hemispheres, mesh, TR, onset unit) are added when they are written.
+
+    Parameters
+    ----------
+    recipe : SurfaceRecipe
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.SurfaceRecipe`).
+    card : str, optional
+        The card's name.
+    label_names : sequence of str, optional
+        Class names, in label order.
+    extra : dict, optional
+        More attributes, added last (they may override the others).
+
+    Returns
+    -------
+    dict
+        Attribute name → value.
+
+    Examples
+    --------
+    >>> from neurokit.cards.recipes import SurfaceRecipe
+    >>> attrs = surface_attrs(SurfaceRecipe(), card="hcp7t_movie")
+    >>> attrs["template"], attrs["grid"], attrs["n_patches"], attrs["vertices_per_patch"]
+    ('ico6', 'ico6/ico2', 320, 153)
+    """
     shape = sample_shape(recipe)
     attrs = {
         "modality": "surface",
@@ -239,7 +293,24 @@ def surface_attrs(
 
 
 def sample_shape(recipe: SurfaceRecipe) -> tuple[int, int, int]:
-    """Shape ``(T, n_patches, V)`` of one sample of ``recipe``: tubelet frames, patches, vertices per patch."""
+    """Shape of one sample of a surface store made with ``recipe``.
+
+    Parameters
+    ----------
+    recipe : SurfaceRecipe
+        The card's preprocessing recipe (:class:`~neurokit.cards.recipes.SurfaceRecipe`).
+
+    Returns
+    -------
+    (int, int, int)
+        ``(T, n_patches, V)``: tubelet frames, patches, template vertices per patch.
+
+    Examples
+    --------
+    >>> from neurokit.cards.recipes import SurfaceRecipe
+    >>> sample_shape(SurfaceRecipe())
+    (3, 320, 153)
+    """
     return (recipe.tubelet, n_patches(recipe.grid_order), vertices_per_patch(recipe.grid_order, recipe.template_order))
 
 
