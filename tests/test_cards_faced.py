@@ -158,3 +158,28 @@ def test_pickle_of_arrays_in_plain_containers_and_other_protocols(tmp_path):
     wrong.write_bytes(pickle.dumps(np.zeros((28, 30, 100))))
     with pytest.raises(DataFileError, match=r"shape \(28, 30, 100\)"):
         read_faced(wrong)
+
+
+def test_a_pickle_may_not_set_state_on_a_function_it_may_name(tmp_path):
+    """Issue 44 item 11: the arrays-only unpickler let a pickle set attributes on a numpy function it may load
+    (``_frombuffer``): BUILD on anything but an array or dtype is refused, and the function is left as it was."""
+    from neurokit._utils.errors import DataFileError
+    from neurokit.datasets.faced import safe_unpickle
+
+    try:
+        from numpy._core import numeric
+    except ImportError:  # numpy 1.x
+        from numpy.core import numeric  # type: ignore[no-redef]
+    mod = numeric.__name__
+    # GLOBAL _frombuffer; (None, {"neurokit_mark": 1}); BUILD: setattr(_frombuffer, "neurokit_mark", 1)
+    evil = b"\x80\x02c" + mod.encode() + b"\n_frombuffer\nN}X\x0c\x00\x00\x00neurokit_markK\x01s\x86b."
+    evil = evil.replace(b"X\x0c\x00\x00\x00neurokit_mark", b"X\x0d\x00\x00\x00neurokit_mark")
+    (tmp_path / "e.pkl").write_bytes(evil)
+    with pytest.raises(DataFileError, match=r"e\.pkl: the pickle sets the state of function .*_frombuffer.*refused"):
+        safe_unpickle(tmp_path / "e.pkl")
+    assert not hasattr(numeric._frombuffer, "neurokit_mark")
+    arr = np.arange(6.0).reshape(2, 3)
+    for proto in (2, 4, 5):
+        (tmp_path / "a.pkl").write_bytes(pickle.dumps({"x": [arr, 1]}, protocol=proto))
+        out = safe_unpickle(tmp_path / "a.pkl")
+        assert np.array_equal(out["x"][0], arr) and out["x"][1] == 1

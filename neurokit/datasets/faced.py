@@ -72,8 +72,22 @@ def _admitted() -> dict[tuple[str, str], object]:
     return out
 
 
-class _ArrayUnpickler(pickle.Unpickler):
-    """An unpickler whose only globals are those of :func:`_admitted`."""
+class _ArrayUnpickler(pickle._Unpickler):  # the Python unpickler: its BUILD can be checked before it runs
+    """An unpickler whose only globals are those of :func:`_admitted`, and which sets state (``BUILD``) on numpy
+    arrays and dtypes only: a pickle may not set attributes on a function it is allowed to name."""
+
+    dispatch = dict(pickle._Unpickler.dispatch)  # type: ignore[attr-defined]
+
+    def _load_build(self):
+        inst = self.stack[-2] if len(self.stack) > 1 else None
+        if not isinstance(inst, (np.ndarray, np.dtype)):
+            raise DataFileError(
+                f"{self._source}: the pickle sets the state of {type(inst).__name__} "
+                f"{getattr(inst, '__qualname__', '')!s}, which is not a numpy array; refused (nothing was run)"
+            )
+        pickle._Unpickler.load_build(self)  # type: ignore[attr-defined]
+
+    dispatch[pickle.BUILD[0]] = _load_build
 
     def __init__(self, fh, source: str):
         super().__init__(fh)
