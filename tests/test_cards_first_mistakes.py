@@ -39,3 +39,20 @@ def test_seed_vig_counts_its_samples_right():
     """885 windows × 8 s × 200 Hz = 1,416,000 samples per file (the card said 141,600)."""
     files = load_card("seed_vig").raw["recording"]["files"]
     assert "1,416,000 = 885 x 8 s x 200 Hz" in files and "141600" not in files
+
+
+def test_the_cards_guide_gives_every_cards_source_and_files():
+    """Issue 44 item 10: the cards table of the docs named no download source or folder layout per dataset."""
+    from pathlib import Path
+
+    from neurokit.cards import list_cards
+
+    doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "guide" / "cards.md").read_text().split())
+    for name in list_cards():
+        card = load_card(name)
+        src = " ".join(str(card.raw.get("source", "")).split()).replace("|", "\\|")
+        assert f"| `{name}` | {src} |" in doc, name
+        files = (card.raw.get("recording") or {}).get("files")
+        if files:
+            assert " ".join(str(files).split()).replace("|", "\\|") in doc, name
+    assert "on a partial copy the split differs" in doc  # FACED's departure from the release
