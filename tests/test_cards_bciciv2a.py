@@ -159,3 +159,27 @@ def test_matlab_v73_reads_as_v5(tmp_path):
     assert len(a) == len(b) == 2 and np.array_equal(a[1]["X"], b[1]["X"])
     (xa, la), (xb, lb) = release_trials(v5), release_trials(p)
     assert la == lb and np.allclose(xa, xb)
+
+
+def test_one_bad_trial_costs_that_trial_not_the_session(tmp_path):
+    """Issue 44 item 8: a NaN stretch inside one trial lost the whole session, naming no run, trial or channel. The
+    trial is left out (named with its channels), the other trials keep their release values, and the store's
+    source entry counts it."""
+    root = tmp_path / "BCICIV2a" / "data_mat"
+    run = _run(3, 11)
+    run["X"][int(run["trial"][1, 0]) + 300 : int(run["trial"][1, 0]) + 340, 4] = np.nan  # trial 2, channel 5
+    f = _write(root / "A01T.mat", [_eog(5), run])
+    r = CliRunner().invoke(
+        app, ["prepare", "bciciv2a", "--data-root", str(tmp_path / "BCICIV2a"), "-o", str(tmp_path / "s.h5"),
+              "--subjects", "1"], env={"COLUMNS": "400"})  # fmt: skip
+    said = " ".join(r.output.split())
+    assert r.exit_code == 0, said
+    assert "A01T.mat: data{2} trial 2 holds NaN/inf samples in FC2; that trial is left out" in said
+    st = PatchStore(tmp_path / "s.h5")
+    want, labs = _release(f)
+    keep = [0, 2]
+    got = store_windows(st, "A01T")
+    assert got.shape[0] == 2 and close(got, want[keep]) < 1e-3
+    assert st.labels.tolist() == [labs[k] for k in keep]
+    src = st.info.sources[0]
+    assert src["applied"]["trials_left_out_nonfinite"] == ["data{2} trial 2 (FC2)"]

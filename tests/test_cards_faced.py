@@ -183,3 +183,32 @@ def test_a_pickle_may_not_set_state_on_a_function_it_may_name(tmp_path):
         (tmp_path / "a.pkl").write_bytes(pickle.dumps({"x": [arr, 1]}, protocol=proto))
         out = safe_unpickle(tmp_path / "a.pkl")
         assert np.array_equal(out["x"][0], arr) and out["x"][1] == 1
+
+
+def test_one_bad_clip_costs_that_clip_not_the_subject(tmp_path):
+    """Issue 44 item 8: a FACED clip with NaN lost the whole subject. The clip is left out (named with its
+    channels), the other 27 clips keep the release's values, and the store's source entry counts it."""
+    root = tmp_path / "FACED" / "Processed_data"
+    root.mkdir(parents=True)
+    a = _clips(7500, 3)
+    a[4, 2, 1000:1010] = np.nan  # clip 5, the third channel
+    with open(root / "sub000.pkl", "wb") as fh:
+        pickle.dump(a, fh)
+    r = CliRunner().invoke(
+        app, ["prepare", "faced", "--data-root", str(tmp_path / "FACED"), "-o", str(tmp_path / "s.h5")],
+        env={"COLUMNS": "400"},
+    )  # fmt: skip
+    said = " ".join(r.output.split())
+    assert r.exit_code == 0, said
+    from neurokit.datasets.faced import FACED_CHANNELS
+
+    assert f"sub000.pkl: clip 5 holds NaN/inf samples in {FACED_CHANNELS[2]}; that clip is left out" in said
+    st = PatchStore(tmp_path / "s.h5")
+    clean = a.copy()
+    clean[4] = 0.0
+    want, labels = _release(clean)
+    keep = [k for k in range(84) if k // 3 != 4]
+    got = store_windows(st, "sub000")
+    assert got.shape[0] == 81 and close(got, want[keep]) < 1e-3
+    assert sorted(st.labels.tolist()) == sorted(labels[k] for k in keep)
+    assert st.info.sources[0]["applied"]["clips_left_out_nonfinite"] == [f"clip 5 ({FACED_CHANNELS[2]})"]

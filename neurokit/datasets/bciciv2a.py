@@ -36,6 +36,7 @@ Sources: Brunner C, Leeb R, Müller-Putz GR, Schlögl A, Pfurtscheller G. BCI Co
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -93,7 +94,7 @@ def bciciv2a_entries(base: Path) -> list:
     ]
 
 
-def release_trials(path: str | Path) -> tuple[np.ndarray, list[int]]:
+def release_trials(path: str | Path, nonfinite: list | None = None) -> tuple[np.ndarray, list[int]]:
     """The release's steps 1–4 on every trial of one file: ``(n_trials, 22, 1500)`` µV (the first 6 s, filtered)
     and the labels 1–4, in the file's order.
 
@@ -101,6 +102,10 @@ def release_trials(path: str | Path) -> tuple[np.ndarray, list[int]]:
     ----------
     path : str or Path
         One session file ``A0<s>T.mat`` or ``A0<s>E.mat``.
+    nonfinite : list, optional
+        Where to append ``(index, run, trial, channels)`` for each trial holding NaN/inf samples (``index`` its
+        position in the output, ``run``/``trial`` 1-based, ``channels`` the EEG channels concerned); its output
+        holds NaN then.
 
     Returns
     -------
@@ -157,6 +162,9 @@ def release_trials(path: str | Path) -> tuple[np.ndarray, list[int]]:
                     f"or the run's end; the release's window needs {n_keep} (6 s)"
                 )
             seg = x[s : s + n_keep, : len(CHANNELS)].T
+            if nonfinite is not None and not np.isfinite(seg).all():
+                chans = [CHANNELS[c] for c in np.flatnonzero(~np.isfinite(seg).all(axis=1))]
+                nonfinite.append((len(out), j + 1, i + 1, chans))
             seg = seg - seg.mean(axis=0, keepdims=True)
             out.append(lfilter(b, a, seg, axis=-1))
             labels.append(int(lab))
@@ -193,7 +201,29 @@ def read_bciciv2a(path: str | Path):
     """
     from neurokit.io.eeg import raw_from_uv
 
-    trials, labels = release_trials(path)
+    from neurokit.io.notes import raw_notes, set_raw_notes
+
+    bad: list = []
+    trials, labels = release_trials(path, nonfinite=bad)
+    left_out = {k for k, *_ in bad}
+    for k, run, trial, chans in bad:  # one bad trial costs that trial, not the session
+        warnings.warn(
+            f"{path}: data{{{run}}} trial {trial} holds NaN/inf samples in {', '.join(chans)}; that trial is left out "
+            f"(its 6 s are zeros with no label), the session's other {len(labels) - len(bad)} trials are kept",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    if left_out:
+        trials = trials.copy()
+        trials[sorted(left_out)] = 0.0
     data = np.concatenate(list(trials), axis=1)
-    ann = [(k * TRIAL_S + KEEP_S[0], KEEP_S[1] - KEEP_S[0], f"bciciv2a/{y}") for k, y in enumerate(labels)]
-    return raw_from_uv(data, CHANNELS, SFREQ, str(path), annotations=ann)
+    ann = [
+        (k * TRIAL_S + KEEP_S[0], KEEP_S[1] - KEEP_S[0], f"bciciv2a/{y}")
+        for k, y in enumerate(labels)
+        if k not in left_out
+    ]
+    raw = raw_from_uv(data, CHANNELS, SFREQ, str(path), annotations=ann)
+    if bad:  # counted in the store: the recording's source entry records it
+        left = [f"data{{{run}}} trial {trial} ({', '.join(chans)})" for _, run, trial, chans in bad]
+        set_raw_notes(raw, applied={**raw_notes(raw).applied, "trials_left_out_nonfinite": left})
+    return raw

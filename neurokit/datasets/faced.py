@@ -217,7 +217,12 @@ def read_faced(path: str | Path):
     ------
     DataFileError
         The pickle holds anything but numpy arrays (:func:`safe_unpickle`), or not one real-valued array of shape
-        ``(28, 32, n)``, or non-finite samples.
+        ``(28, 32, n)``.
+
+    Warns
+    -----
+    RuntimeWarning
+        A clip holding NaN/inf samples (named with its channels): that clip is left out, the others kept.
     """
     from scipy.signal import resample
 
@@ -239,8 +244,29 @@ def read_faced(path: str | Path):
             RuntimeWarning,
             stacklevel=2,
         )
-    clips = resample(np.asarray(arr, dtype=np.float64), RELEASE_SAMPLES, axis=2)  # (28, 32, 6000) µV
+    from neurokit.io.notes import raw_notes, set_raw_notes
+
+    arr = np.asarray(arr, dtype=np.float64)
+    finite = np.isfinite(arr).all(axis=2)  # (clip, channel)
+    bad = [int(i) for i in np.flatnonzero(~finite.all(axis=1))]
+    left = []
+    for i in bad:  # one bad clip costs that clip, not the subject (each clip is resampled alone)
+        chans = [FACED_CHANNELS[c] for c in np.flatnonzero(~finite[i])]
+        left.append(f"clip {i + 1} ({', '.join(chans)})")
+        warnings.warn(
+            f"{path}: clip {i + 1} holds NaN/inf samples in {', '.join(chans)}; that clip is left out (its 30 s are "
+            f"zeros with no label), the other {28 - len(bad)} clips are kept",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    if bad:
+        arr = arr.copy()
+        arr[bad] = 0.0
+    clips = resample(arr, RELEASE_SAMPLES, axis=2)  # (28, 32, 6000) µV
     data_uv = clips.transpose(1, 0, 2).reshape(32, -1)  # the clips one after another
     dur = RELEASE_SAMPLES / RELEASE_SFREQ
-    ann = [(i * dur, dur, f"faced/{emo}") for i, emo in enumerate(VIDEO_EMOTION)]
-    return raw_from_uv(data_uv, list(FACED_CHANNELS), RELEASE_SFREQ, str(path), annotations=ann)
+    ann = [(i * dur, dur, f"faced/{emo}") for i, emo in enumerate(VIDEO_EMOTION) if i not in bad]
+    raw = raw_from_uv(data_uv, list(FACED_CHANNELS), RELEASE_SFREQ, str(path), annotations=ann)
+    if left:  # counted in the store: the recording's source entry records it
+        set_raw_notes(raw, applied={**raw_notes(raw).applied, "clips_left_out_nonfinite": left})
+    return raw
