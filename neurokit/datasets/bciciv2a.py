@@ -206,7 +206,7 @@ def read_bciciv2a(path: str | Path):
     bad: list = []
     trials, labels = release_trials(path, nonfinite=bad)
     left_out = {k for k, *_ in bad}
-    for k, run, trial, chans in bad:  # one bad trial costs that trial, not the session
+    for _, run, trial, chans in bad:  # one bad trial costs that trial, not the session
         warnings.warn(
             f"{path}: data{{{run}}} trial {trial} holds NaN/inf samples in {', '.join(chans)}; that trial is left out "
             f"(its 6 s are zeros with no label), the session's other {len(labels) - len(bad)} trials are kept",
