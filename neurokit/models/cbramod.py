@@ -15,6 +15,7 @@ import torch.nn.functional as F
 
 from neurokit._utils.errors import ConfigError
 from neurokit.kernels.criss_cross import criss_cross_attention, grouped_sdpa
+from neurokit.models.docs import fill_doc
 from neurokit.models.dropout import FastDropout, dropout_mask, fast_dropout
 from neurokit.models.input_norm import InputNorm, check_mode
 
@@ -494,6 +495,7 @@ class CBraMod(nn.Module):
             self.input_norm = InputNorm(input_norm)
 
     @classmethod
+    @fill_doc
     def from_pretrained(
         cls,
         name: str = "hub:weighting666/CBraMod",
@@ -515,17 +517,9 @@ class CBraMod(nn.Module):
             ``ORG/NAME``, or a local file: a released state dict, a neurokit pretraining checkpoint of the
             ``cbramod`` family (its recorded ``model_config`` gives the architecture) or a fine-tuning
             checkpoint (its fine-tuned backbone; the head is left out).
-        revision : str, optional
-            Branch, tag or commit hash to pin (overrides ``@REVISION``).
-        sha256 : str, optional
-            Expected SHA-256 of the file (LFS files are always checked against their object id).
-        cache_dir, offline
-            Hub cache folder (default ``$HF_HUB_CACHE``) and cache-only mode (default: ``HF_HUB_OFFLINE``
-            or ``NEUROKIT_OFFLINE`` set).
-        allow_partial : bool
-            Accept weights that cover only part of the model.
-        map_location : str or torch.device
-            Device the weights are read onto and the model is placed on.
+        %(hub_options)s
+        %(allow_partial)s
+        %(map_location)s
         **config
             Architecture (:class:`CBraModConfig`), over the checkpoint's; a state dict's layer count is read
             from its tensor names when ``n_layers`` is not given (the release is the paper's configuration).

@@ -27,6 +27,7 @@ import torch.nn.functional as F
 
 from neurokit._utils.errors import ConfigError
 from neurokit.models.config import config_from_dict
+from neurokit.models.docs import fill_doc
 from neurokit.models.sit import SiT, SiTConfig, sit_config
 
 PAIRS = ("fmri_video", "fmri_audio", "video_audio")
@@ -277,6 +278,7 @@ class SurfaceCLIP(nn.Module):
         return self
 
     @classmethod
+    @fill_doc
     def from_pretrained(cls, source, *, map_location="cpu", allow_partial: bool = False, **config) -> "SurfaceCLIP":
         """The tri-modal CLIP of a ``clip``-family pretraining checkpoint.
 
@@ -286,10 +288,8 @@ class SurfaceCLIP(nn.Module):
             A neurokit pretraining checkpoint of the ``clip`` family (architecture from its ``model_config``),
             a bare SurfaceCLIP state dict (architecture from ``**config``), or Hub weights
             ``hub:ORG/NAME[/FILE][@REVISION]``. Read with ``torch.load(weights_only=True)``.
-        map_location : str or torch.device
-            Device the weights are read onto and the model is placed on.
-        allow_partial : bool
-            Accept weights that cover only part of the model.
+        %(map_location)s
+        %(allow_partial)s
         **config
             :class:`CLIPConfig` fields over the recorded ones (e.g. ``dropout=0.0``).
 

@@ -31,17 +31,31 @@ allow_partial : bool
     another shape are refused all the same.
 """
 
-docdict["hub_options"] = """
+docdict["hub_revision"] = """
 revision : str, optional
     Hub branch, tag or commit hash to pin (overrides a ``@REVISION`` in the name).
+"""
+
+docdict["hub_sha256"] = """
 sha256 : str, optional
-    Expected SHA-256 (hex) of the weights file; another file is refused.
+    Expected SHA-256 (hex) of the weights file; another file is refused (Hub files stored through Git LFS
+    are always checked against their object id).
+"""
+
+docdict["hub_cache"] = """
 cache_dir : str or Path, optional
     Hub cache folder (default :func:`~neurokit.models.hub.hub_cache_dir`: ``$HF_HUB_CACHE``…).
+"""
+
+docdict["hub_offline"] = """
 offline : bool, optional
     Read the Hub cache only (default :func:`~neurokit.models.hub.offline_mode`: ``HF_HUB_OFFLINE`` or
     ``NEUROKIT_OFFLINE`` set).
 """
+
+docdict["hub_options"] = "\n".join(
+    docdict[k].strip("\n") for k in ("hub_revision", "hub_sha256", "hub_cache", "hub_offline")
+)
 
 docdict["store_attrs"] = """
 store_attrs : dict

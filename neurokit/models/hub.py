@@ -215,6 +215,7 @@ def _list_files(spec: HubSpec, cache: Path, offline: bool) -> list[str]:
         raise HubError(f"{spec}: cannot list the repository's files ({type(exc).__name__}: {exc})") from exc
 
 
+@fill_doc
 def resolve_hub(
     spec: str | HubSpec, *, cache_dir: str | Path | None = None, offline: bool | None = None, sha256: str | None = None
 ) -> tuple[Path, dict[str, Any]]:
@@ -226,12 +227,9 @@ def resolve_hub(
         ``hub:ORG/NAME[/FILE][@REVISION]``. Without a file, the repository's only weights file (or
         ``model.safetensors`` / ``pretrained_weights.pth`` / ``pytorch_model.bin``; a single ``.safetensors``
         file is preferred to pickle-based ones, since it cannot run code).
-    cache_dir : path, optional
-        Hub cache (default :func:`hub_cache_dir`).
-    offline : bool, optional
-        Use only the cache; default :func:`offline_mode`.
-    sha256 : str, optional
-        Expected SHA-256 (hex) of the file.
+    %(hub_cache)s
+    %(hub_offline)s
+    %(hub_sha256)s
 
     Returns
     -------

@@ -34,6 +34,7 @@ import torch.nn as nn
 from neurokit._utils.errors import ConfigError, WeightsError
 from neurokit.models import serialization
 from neurokit.models.checkpoint import FORMAT, check_format
+from neurokit.models.docs import fill_doc
 from neurokit.models.hub import HubError, fetch_weights
 from neurokit.models.serialization import SAFE_GLOBALS  # noqa: F401  (documented here too)
 from neurokit.models.weights import WeightReport, load_weights, read_state_dict
@@ -172,6 +173,7 @@ def sub_state(sd: Mapping[str, torch.Tensor], prefix: str) -> dict:
     return {k[len(prefix) :]: v for k, v in sd.items() if k.startswith(prefix)}
 
 
+@fill_doc
 def read_pretrained(
     source: str | Path | Mapping[str, Any],
     *,
@@ -190,8 +192,7 @@ def read_pretrained(
         or a checkpoint dict / state dict already in memory.
     map_location : str, torch.device or callable
         Where the tensors are read to.
-    revision, sha256, cache_dir, offline
-        Hub options (:func:`~neurokit.models.hub.fetch_weights`).
+    %(hub_options)s
 
     Returns
     -------

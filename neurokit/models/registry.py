@@ -721,6 +721,7 @@ def list_models() -> list[str]:
     return sorted(MODELS)
 
 
+@fill_doc
 def build_backbone(
     init: str | Path | None,
     *,
@@ -744,12 +745,9 @@ def build_backbone(
         Model family (:data:`MODELS`) when ``init`` names none.
     model_kwargs : dict, optional
         Configuration fields that override the checkpoint's (or size the new model).
-    store_attrs : dict
-        The store's metadata (``ch_names`` are compared with the pretraining's).
-    sample_shape : sequence of int
-        One sample's shape, e.g. ``(C, N, 200)``.
-    allow_partial : bool
-        Accept weights that cover only part of the backbone.
+    %(store_attrs)s
+    %(sample_shape)s
+    %(allow_partial)s
     allow_mismatch : sequence of str
         Facts of the data (:data:`~neurokit.models.checkpoint.DATA_FACTS`: ``sfreq``, ``patch``, ``units``) in
         which the store may differ from the checkpoint's pretraining data; any other difference is refused
@@ -860,6 +858,7 @@ def build_backbone(
     return objective.backbone(module), info
 
 
+@fill_doc
 def create_model(
     name: str,
     *,
@@ -883,10 +882,8 @@ def create_model(
         (strict: every tensor of the module, no extra tensor, same shapes). Without ``**kwargs`` the
         architecture a checkpoint records (``model_config``) is used; with them, the module is built from
         ``kwargs`` and the weights must fit it.
-    allow_partial : bool
-        Accept weights that cover only part of the module (the rest keeps its initial values).
-    map_location : str or torch.device
-        Device the weights are read onto and the module is placed on (default ``"cpu"``).
+    %(allow_partial)s
+    %(map_location)s
     **kwargs
         The family's options (:attr:`ModelSpec.options`): CBraMod the :class:`~neurokit.models.cbramod.CBraModConfig`
         fields (``n_layers``, ``d_model``…); ``sit`` ``size`` (``tiny``/``small``/``base``), ``n_layers``,
@@ -943,6 +940,7 @@ def create_model(
     return place(with_info(module, pf, report, family), map_location)
 
 
+@fill_doc
 def from_pretrained(
     source: str | Path,
     *,
@@ -971,10 +969,8 @@ def from_pretrained(
         A local path or Hub weights ``hub:ORG/NAME[/FILE][@REVISION]``; read with ``torch.load(weights_only=True)``.
     model : str, optional
         The family expected (:func:`list_models`); a file of another family is refused. Default: any.
-    map_location : str or torch.device
-        Device the weights are read onto and the module is placed on.
-    allow_partial : bool
-        Accept weights that cover only part of the module (the rest keeps its initial values).
+    %(map_location)s
+    %(allow_partial)s
     **config
         Fields of the recorded ``model_config`` to override (e.g. ``attn_backend="torch"``, ``dropout=0.0``);
         for a bare state dict, :func:`create_model` options.

@@ -260,6 +260,7 @@ class Attention(nn.Module):
     >>> Attention(16, heads=2, dim_head=8, dropout=0.0)(torch.randn(2, 5, 16)).shape
     torch.Size([2, 5, 16])
     """
+
     def __init__(self, dim: int, heads: int, dim_head: int, dropout: float) -> None:
         super().__init__()
         inner = heads * dim_head
@@ -295,6 +296,7 @@ class FeedForward(nn.Module):
     >>> FeedForward(16, 32, 0.0)(torch.randn(2, 5, 16)).shape
     torch.Size([2, 5, 16])
     """
+
     def __init__(self, dim: int, hidden: int, dropout: float) -> None:
         super().__init__()
         self.net = nn.Sequential(
@@ -482,6 +484,7 @@ class SiT(nn.Module):
         return self.head(pooled)
 
     @classmethod
+    @fill_doc
     def from_pretrained(cls, source, *, map_location="cpu", allow_partial: bool = False, **config) -> "SiT":
         """The SiT encoder of a neurokit checkpoint, with its weights.
 
@@ -492,10 +495,8 @@ class SiT(nn.Module):
             architecture from the recorded ``model_config``), a fine-tuning checkpoint of either (its
             fine-tuned backbone, the head left out), a bare SiT state dict (architecture from ``**config``),
             or Hub weights ``hub:ORG/NAME[/FILE][@REVISION]``. Read with ``torch.load(weights_only=True)``.
-        map_location : str or torch.device
-            Device the weights are read onto and the model is placed on.
-        allow_partial : bool
-            Accept weights that cover only part of the encoder.
+        %(map_location)s
+        %(allow_partial)s
         **config
             :class:`SiTConfig` fields over the recorded ones (e.g. ``dropout=0.1``). ``n_outputs=k`` adds a
             new ``Linear(dim, k)`` head (initialised, not loaded) to the pretrained encoder.

@@ -234,6 +234,7 @@ class VSMAE(nn.Module):
         self.n_vertices = int(self.vertex_ids.max()) + 1  # read once: a .max() per step would wait for the GPU
 
     @classmethod
+    @fill_doc
     def from_pretrained(cls, source, *, map_location="cpu", allow_partial: bool = False, **config) -> "VSMAE":
         """The whole vsMAE (encoder and decoder) of a ``sit``-family pretraining checkpoint.
 
@@ -243,10 +244,8 @@ class VSMAE(nn.Module):
             A neurokit pretraining checkpoint of the ``sit`` family (architecture from its ``model_config``),
             a bare vsMAE state dict (architecture from ``**config``), or Hub weights
             ``hub:ORG/NAME[/FILE][@REVISION]``. Read with ``torch.load(weights_only=True)``.
-        map_location : str or torch.device
-            Device the weights are read onto and the model is placed on.
-        allow_partial : bool
-            Accept weights that cover only part of the model.
+        %(map_location)s
+        %(allow_partial)s
         **config
             :class:`VSMAEConfig` fields over the recorded ones (e.g. ``mask_ratio=0.9``).
 
