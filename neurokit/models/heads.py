@@ -296,7 +296,7 @@ def load_m4oe(path: str | Path, device="cpu") -> tuple[M4oEFinetuneModel, dict]:
     --------
     >>> model, ck = load_m4oe("runs/m4oe/best.pt")  # doctest: +SKIP
     >>> sorted(ck["layouts"])  # doctest: +SKIP
-    ['sleep_stage', 'apnea']
+    ['apnea', 'sleep_stage']
     """
 
     ck = load_checkpoint(path)
