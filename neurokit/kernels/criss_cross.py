@@ -14,6 +14,8 @@ import warnings
 import torch
 import torch.nn.functional as F
 
+from neurokit.kernels.docs import fill_doc
+
 BACKENDS = ("auto", "torch", "triton")
 
 
@@ -58,6 +60,7 @@ def _warn_once(reason: str) -> None:
         )
 
 
+@fill_doc
 def criss_cross_attention_reference(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -67,23 +70,25 @@ def criss_cross_attention_reference(
     dropout_p: float = 0.0,
     scale: float | None = None,
 ) -> torch.Tensor:
-    """Reference criss-cross attention in plain PyTorch.
+    """Reference criss-cross attention in plain PyTorch (``scaled_dot_product_attention`` on two reshaped views).
 
     Parameters
     ----------
-    q, k, v : Tensor, shape ``(B, C, N, H, d)``
-        Queries, keys, values per token (channel ``c``, patch ``n``) and head; any strides (views into a
-        fused ``(B, C, N, 3, H, d)`` projection are fine).
-    heads_s : int
-        Number of spatial heads (the first ``heads_s`` of ``H``); the others are temporal.
-    dropout_p : float
-        Dropout probability on the attention weights (pass 0.0 in eval mode).
-    scale : float, optional
-        Softmax scale; default ``1/sqrt(d)``.
+    %(qkv)s
+    %(heads_s)s
+    %(dropout_p)s
+    %(scale)s
 
     Returns
     -------
-    Tensor, shape ``(B, C, N, H, d)``, same dtype as ``q``.
+    Tensor, shape ``(B, C, N, H, d)``
+        The attention output of every head, same dtype as ``q``.
+
+    Examples
+    --------
+    >>> q = torch.randn(2, 3, 4, 8, 5)  # 3 channels, 4 patches, 8 heads of width 5
+    >>> criss_cross_attention_reference(q, q, q, heads_s=4).shape
+    torch.Size([2, 3, 4, 8, 5])
     """
     B, C, N, H, d = q.shape
     out = q.new_empty(B, C, N, H, d)
@@ -124,7 +129,8 @@ def grouped_sdpa(
 
     Returns
     -------
-    Tensor, shape ``(*G, h, L, d)``, same dtype as ``q``.
+    Tensor, shape ``(*G, h, L, d)``
+        Same dtype as ``q``.
 
     Examples
     --------
@@ -145,6 +151,7 @@ def grouped_sdpa(
     return o.reshape(*lead, L, d)
 
 
+@fill_doc
 def criss_cross_attention(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -155,16 +162,43 @@ def criss_cross_attention(
     scale: float | None = None,
     backend: str = "auto",
 ) -> torch.Tensor:
-    """Criss-cross attention, fused Triton kernel on CUDA, PyTorch reference elsewhere.
+    """Criss-cross attention: the fused Triton kernel on CUDA, the PyTorch reference elsewhere.
 
-    Same arguments and result as :func:`criss_cross_attention_reference`. ``backend``: ``"auto"``
-    (Triton on CUDA when importable and the inputs are supported — fp32/fp16/bf16, C, N ≤ 128 — else
-    PyTorch; the environment variable ``NEUROKIT_ATTENTION_BACKEND`` overrides it), ``"torch"`` or
-    ``"triton"`` (raises if the kernel cannot run: CPU tensors need ``TRITON_INTERPRET=1``).
-
+    Same arguments and result as :func:`criss_cross_attention_reference`, plus the backend choice.
     Attention-weight dropout (``dropout_p > 0``) runs inside the Triton kernel (Philox mask regenerated
     in the backward); its random stream differs from PyTorch's, so outputs match the reference only in
     distribution. With ``dropout_p == 0`` both paths agree to fp32 rounding.
+
+    Parameters
+    ----------
+    %(qkv)s
+    %(heads_s)s
+    %(dropout_p)s
+    %(scale)s
+    backend : {"auto", "torch", "triton"}
+        ``"auto"``: Triton on CUDA when it is importable and takes the inputs (fp32/fp16/bf16, C, N ≤ 128),
+        else PyTorch (a fallback on CUDA is warned about once per reason); the environment variable
+        ``NEUROKIT_ATTENTION_BACKEND`` overrides it. ``"torch"``: the reference. ``"triton"``: the kernel,
+        which raises if it cannot run (CPU tensors need ``TRITON_INTERPRET=1``).
+
+    Returns
+    -------
+    Tensor, shape ``(B, C, N, H, d)``
+        Same dtype as ``q``.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``backend`` (or ``NEUROKIT_ATTENTION_BACKEND``); with ``backend="triton"``, the errors of
+        :func:`~neurokit.kernels.triton_criss_cross.criss_cross_attention_triton` (which also raises
+        ``RuntimeError`` without Triton and ``TypeError`` for unsupported dtypes).
+
+    Examples
+    --------
+    >>> q = torch.randn(1, 3, 4, 2, 8)
+    >>> out = criss_cross_attention(q, q, q, heads_s=1, backend="torch")
+    >>> torch.equal(out, criss_cross_attention_reference(q, q, q, heads_s=1))
+    True
     """
     chosen = _resolve_backend(backend, q, k, v, heads_s, dropout_p)
     if chosen == "triton":

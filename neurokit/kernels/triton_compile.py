@@ -26,6 +26,7 @@ from collections.abc import Iterator
 import torch
 
 from neurokit.kernels import triton_criss_cross as tcc
+from neurokit.kernels.docs import fill_doc
 
 #: CBraMod's attention geometry: d_model 200, 8 heads of 25 (head dim padded to 32), 4 spatial heads.
 CBRAMOD_HEADS, CBRAMOD_HEAD_DIM, CBRAMOD_HEADS_S = 8, 25, 4
@@ -42,7 +43,24 @@ SMEM_LIMIT = {80: 163 * 1024, 90: 227 * 1024}
 
 @dataclasses.dataclass(frozen=True)
 class Specialisation:
-    """One kernel launch of CBraMod: pass, dtype and the sequence lengths (batch size does not specialise)."""
+    """One kernel launch of CBraMod: pass, dtype and the sequence lengths (batch size does not specialise).
+
+    Attributes
+    ----------
+    kind : str
+        The pass, one of :data:`KINDS`: ``"fwd_train"``, ``"bwd_train"``, ``"fwd_eval"``, ``"fwd_int8"``.
+    dtype : str
+        A key of :data:`DTYPES`: ``"fp32"``, ``"fp16"``, ``"bf16"``.
+    C, N : int
+        Channels and patches (the spatial and temporal sequence lengths).
+    H, d, heads_s : int
+        Heads, head width and spatial heads (CBraMod's 8, 25 and 4 by default).
+
+    Examples
+    --------
+    >>> Specialisation("fwd_eval", "bf16", C=19, N=30).H
+    8
+    """
 
     kind: str
     dtype: str
@@ -55,7 +73,17 @@ class Specialisation:
 
 @dataclasses.dataclass
 class Launch:
-    """What ``_launch`` hands the kernel: the JIT function, positional arguments and keyword meta."""
+    """What ``_launch`` hands the kernel: the JIT function, positional arguments and keyword meta.
+
+    Attributes
+    ----------
+    kernel : triton.JITFunction
+        The forward or backward kernel.
+    args : tuple
+        Positional arguments: tensors (CPU stand-ins), strides, sizes and scalars.
+    kwargs : dict
+        Compile-time flags and the planned block sizes (``HB_S``, ``BLOCK_C``…, ``num_warps``).
+    """
 
     kernel: object
     args: tuple
@@ -77,7 +105,29 @@ class Launch:
 
 @dataclasses.dataclass
 class CompileReport:
-    """What the compiled artifacts of one specialisation show."""
+    """What the compiled artifacts of one specialisation show.
+
+    Attributes
+    ----------
+    name : str
+        The kernel's name.
+    arch : int
+        Target compute capability (80, 90).
+    meta : dict
+        Block sizes and precision the planner chose.
+    n_regs, spill_stores, spill_loads, stack_bytes : int
+        Registers per thread, bytes spilled to and reloaded from local memory, stack frame bytes (``ptxas -v``).
+    shared_bytes : int
+        Shared memory per block, in bytes.
+    num_warps : int
+        Warps per program.
+    mma_sync, wgmma, fma_f32 : int
+        Counts of tensor-core (``mma.sync``, ``wgmma.mma_async``) and scalar ``fma.rn.f32`` instructions in the PTX.
+    seconds : float
+        Compile time.
+    ptxas_log, ptx : str
+        The ``ptxas -v`` log and the PTX text (not shown in the repr).
+    """
 
     name: str
     arch: int
@@ -106,7 +156,18 @@ class CompileReport:
 
 
 def cbramod_specialisations() -> Iterator[Specialisation]:
-    """Every (pass, dtype, C, N) CBraMod launches the kernel with."""
+    """Every (pass, dtype, C, N) CBraMod launches the kernel with.
+
+    Returns
+    -------
+    iterator of Specialisation
+        :data:`KINDS` × :data:`DTYPES` × :data:`CBRAMOD_CHANNELS` × :data:`CBRAMOD_PATCHES`, in that nesting.
+
+    Examples
+    --------
+    >>> len(list(cbramod_specialisations()))
+    180
+    """
     for kind in KINDS:
         for dtype in DTYPES:
             for C in CBRAMOD_CHANNELS:
@@ -128,9 +189,32 @@ class _Recorder:
         return launch
 
 
+@fill_doc
 def launch_of(spec: Specialisation, arch: int, batch: int = 2) -> Launch:
-    """The kernel launch ``triton_criss_cross`` makes for ``spec`` on an ``sm_<arch>`` GPU (CPU stand-in
-    tensors, never read)."""
+    """The kernel launch ``triton_criss_cross`` makes for ``spec`` on an ``sm_<arch>`` GPU, recorded instead of run
+    (CPU stand-in tensors, never read).
+
+    Parameters
+    ----------
+    %(spec)s
+    %(arch)s
+    batch : int
+        Batch size of the stand-in tensors (it does not change what is compiled).
+
+    Returns
+    -------
+    Launch
+
+    Raises
+    ------
+    AttributeError
+        Triton is not installed (the module has no kernels to record).
+
+    Examples
+    --------
+    >>> launch_of(Specialisation("fwd_eval", "fp16", 19, 30), 90).kwargs["QK_INT8"]  # doctest: +SKIP
+    False
+    """
     B, C, N, H, d = batch, spec.C, spec.N, spec.H, spec.d
     dt = DTYPES[spec.dtype]
     qkv = torch.empty(B, C, N, 3, H, d, dtype=dt)  # the fused projection CBraMod reads q, k, v from
@@ -175,7 +259,26 @@ def launch_of(spec: Specialisation, arch: int, batch: int = 2) -> Launch:
 
 
 def distinct_launches(specs, arch: int) -> dict[tuple, tuple[Launch, list[Specialisation]]]:
-    """Group specialisations by what Triton would compile for ``sm_<arch>`` (see :meth:`Launch.key`)."""
+    """Group specialisations by what Triton would compile for ``sm_<arch>`` (see :meth:`Launch.key`).
+
+    Parameters
+    ----------
+    specs : iterable of Specialisation
+        E.g. :func:`cbramod_specialisations`.
+    arch : int
+        Compute capability of the target GPU (80 or 90).
+
+    Returns
+    -------
+    dict
+        Triton's cache key → ``(launch, the specialisations that share it)``: one compile per entry.
+
+    Examples
+    --------
+    >>> groups = distinct_launches(cbramod_specialisations(), 80)  # doctest: +SKIP
+    >>> sum(len(specs) for _, specs in groups.values())  # doctest: +SKIP
+    180
+    """
     groups: dict[tuple, tuple[Launch, list[Specialisation]]] = {}
     for spec in specs:
         launch = launch_of(spec, arch)
@@ -190,9 +293,30 @@ _REGS = re.compile(r"Used (\d+) registers")
 def compile_launch(launch: Launch, arch: int) -> CompileReport:
     """Compile one launch for ``sm_<arch>`` to PTX and cubin here (no GPU) and read its artifacts.
 
-    Raises whatever Triton raises when the kernel does not compile (``CompilationError``,
-    ``RuntimeError`` from ptxas). A fresh cache directory per call makes ptxas run every time (its
-    ``-v`` log is the only source of spill counts without a device); nothing is cached outside it.
+    A fresh cache directory per call makes ptxas run every time (its ``-v`` log is the only source of spill
+    counts without a device); nothing is cached outside it.
+
+    Parameters
+    ----------
+    launch : Launch
+        From :func:`launch_of`.
+    arch : int
+        Compute capability of the target GPU (80 or 90).
+
+    Returns
+    -------
+    CompileReport
+
+    Raises
+    ------
+    triton.compiler.errors.CompilationError, RuntimeError
+        Whatever Triton raises when the kernel does not compile (``RuntimeError`` from ptxas).
+
+    Examples
+    --------
+    >>> spec = Specialisation("fwd_eval", "bf16", 19, 30)
+    >>> print(compile_launch(launch_of(spec, 90), 90).line())  # doctest: +SKIP
+    sm_90 _cc_fwd_kernel ...
     """
     import triton
     from triton import knobs

@@ -40,6 +40,8 @@ import warnings
 
 import torch
 
+from neurokit.kernels.docs import fill_doc
+
 try:
     import triton
     import triton.language as tl
@@ -922,12 +924,30 @@ def _check(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads_s: int, drop
         raise ValueError(f"dropout_p={dropout_p} outside [0, 1)")
 
 
+@fill_doc
 def unsupported_reason(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads_s: int, dropout_p: float = 0.0
 ) -> str | None:
-    """Why ``backend="auto"`` would not run the kernel on these inputs (None when it would): the error
-    :func:`criss_cross_attention_triton` would raise, Triton unable to run here, or C, N over
-    :data:`AUTO_MAX_SEQ`."""
+    """Why ``backend="auto"`` would not run the kernel on these inputs (None when it would).
+
+    Parameters
+    ----------
+    %(qkv)s
+    %(heads_s)s
+    %(dropout_p)s
+
+    Returns
+    -------
+    str or None
+        The error :func:`criss_cross_attention_triton` would raise, Triton unable to run here (no CUDA device
+        and ``TRITON_INTERPRET`` not 1), or C, N over :data:`AUTO_MAX_SEQ`; ``None`` when the kernel runs.
+
+    Examples
+    --------
+    >>> q = torch.randn(1, 3, 4, 2, 8)
+    >>> unsupported_reason(q, q, q, heads_s=3) is not None  # 3 spatial heads of 2
+    True
+    """
     try:
         _check(q, k, v, heads_s, dropout_p)
     except (RuntimeError, ValueError, TypeError) as exc:  # the errors _check raises, nothing else
@@ -939,9 +959,27 @@ def unsupported_reason(
     return None
 
 
+@fill_doc
 def supports(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads_s: int, dropout_p: float = 0.0) -> bool:
     """Whether ``backend="auto"`` runs the kernel: Triton can run here, it accepts these inputs, and
-    C, N ≤ :data:`AUTO_MAX_SEQ` (see :func:`unsupported_reason`)."""
+    C, N ≤ :data:`AUTO_MAX_SEQ` (see :func:`unsupported_reason`).
+
+    Parameters
+    ----------
+    %(qkv)s
+    %(heads_s)s
+    %(dropout_p)s
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> q = torch.randn(1, 3, 4, 2, 8)
+    >>> supports(q, q, q, heads_s=3)
+    False
+    """
     return unsupported_reason(q, k, v, heads_s, dropout_p) is None
 
 
@@ -1125,9 +1163,20 @@ def criss_cross_attention_triton(
 
     Raises
     ------
-    RuntimeError if triton is missing; TypeError for unsupported or mixed dtypes; ValueError for
-    mismatched shapes/devices, CPU tensors without ``TRITON_INTERPRET=1``, sizes beyond the limits,
-    ``heads_s`` outside ``[0, H]`` or ``dropout_p`` outside ``[0, 1)``.
+    RuntimeError
+        Triton is not installed.
+    TypeError
+        Unsupported or mixed dtypes.
+    ValueError
+        Mismatched shapes or devices, CPU tensors without ``TRITON_INTERPRET=1``, sizes beyond the limits,
+        ``heads_s`` outside ``[0, H]``, ``dropout_p`` outside ``[0, 1)``, an unknown ``precision``, or
+        ``qk_int8`` with dropout or gradients.
+
+    Examples
+    --------
+    >>> q = torch.randn(1, 19, 30, 8, 25, device="cuda", dtype=torch.bfloat16)  # doctest: +SKIP
+    >>> criss_cross_attention_triton(q, q, q, heads_s=4).shape  # doctest: +SKIP
+    torch.Size([1, 19, 30, 8, 25])
     """
     _check(q, k, v, heads_s, dropout_p)
     precision = precision or os.environ.get("NEUROKIT_CC_PRECISION", "auto")

@@ -15,13 +15,46 @@ import torch.nn.functional as F
 
 from neurokit._utils.errors import ConfigError
 from neurokit.kernels.criss_cross import criss_cross_attention, grouped_sdpa
+from neurokit.models.docs import fill_doc
 from neurokit.models.dropout import FastDropout, dropout_mask, fast_dropout
 from neurokit.models.input_norm import InputNorm, check_mode
 
 
 @dataclass
 class CBraModConfig:
-    """Architecture hyperparameters (paper defaults: 4,924,000 parameters)."""
+    """Architecture hyperparameters of :class:`CBraMod` (paper defaults: 4,924,000 parameters), written into
+    every checkpoint.
+
+    Attributes
+    ----------
+    patch_size : int
+        Samples per patch (200: one second at 200 Hz; the patch embedding is defined for 200 only).
+    d_model : int
+        Feature width of every token (200).
+    n_layers : int
+        Criss-cross transformer layers (12).
+    n_heads : int
+        Attention heads, half spatial and half temporal (8).
+    dim_feedforward : int
+        Hidden width of each layer's feed-forward block (800).
+    dropout : float
+        Dropout probability, in ``[0, 1)`` (0.1).
+    attn_backend : {"auto", "torch", "triton"}
+        Criss-cross attention implementation (:func:`~neurokit.kernels.criss_cross.criss_cross_attention`).
+    input_norm : {"none", "window", "channel", "corpus"}
+        Amplitude normalisation of the input (:class:`~neurokit.models.input_norm.InputNorm`).
+
+    Raises
+    ------
+    ConfigError
+        A size below 1, ``dropout`` outside ``[0, 1)``, ``d_model`` not divisible by ``n_heads`` or an unknown
+        ``input_norm``.
+
+    Examples
+    --------
+    >>> CBraModConfig(n_layers=2).to_dict()["n_layers"]
+    2
+    """
 
     patch_size: int = 200
     d_model: int = 200
@@ -47,7 +80,30 @@ class CBraModConfig:
 
 
 class PatchEmbedding(nn.Module):
-    """Time-domain conv branch + spectral branch + asymmetric conditional positional encoding (§3.1)."""
+    """Time-domain conv branch + spectral branch + asymmetric conditional positional encoding (§3.1).
+
+    ``forward(x, mask=None)`` maps patches ``(B, C, N, 200)`` (units of 100 µV) to tokens ``(B, C, N, 200)``;
+    ``mask`` ``(B, C, N)`` (1 = masked) replaces the masked patches by ``mask_encoding`` (zeros) first.
+
+    Parameters
+    ----------
+    patch_size : int
+        Samples per patch; must be 200.
+    d_model : int
+        Token width; must be 200 (25 conv channels × 8 steps).
+    dropout : float
+        Dropout after the spectral projection.
+
+    Raises
+    ------
+    ValueError
+        ``patch_size`` or ``d_model`` is not 200.
+
+    Examples
+    --------
+    >>> PatchEmbedding()(torch.zeros(2, 3, 4, 200)).shape
+    torch.Size([2, 3, 4, 200])
+    """
 
     def __init__(self, patch_size: int = 200, d_model: int = 200, dropout: float = 0.1) -> None:
         super().__init__()
@@ -87,7 +143,19 @@ class PatchEmbedding(nn.Module):
 
 
 class HalfAttention(nn.Module):
-    """Projection weights of one head group, named like ``nn.MultiheadAttention``'s."""
+    """Projection weights of one head group, named like ``nn.MultiheadAttention``'s (so that the released state
+    dict loads as is): ``in_proj_weight`` ``(3·dim, dim)``, ``in_proj_bias`` ``(3·dim,)`` and ``out_proj``.
+
+    Parameters
+    ----------
+    dim : int
+        Width of the group's features (half of ``d_model``).
+
+    Examples
+    --------
+    >>> HalfAttention(100).in_proj_weight.shape
+    torch.Size([300, 100])
+    """
 
     def __init__(self, dim: int) -> None:
         super().__init__()
@@ -100,7 +168,24 @@ class HalfAttention(nn.Module):
 
 class CrissCrossLayer(nn.Module):
     """Pre-norm criss-cross transformer layer (§3.2): half the features attend over channels, half
-    over patches; then a GELU feed-forward block."""
+    over patches; then a GELU feed-forward block. ``(B, C, N, d_model)`` → same shape.
+
+    Parameters
+    ----------
+    cfg : CBraModConfig
+        Widths, heads, dropout and attention backend.
+
+    Raises
+    ------
+    ValueError
+        ``d_model`` and ``n_heads`` do not split evenly into two head groups.
+
+    Examples
+    --------
+    >>> layer = CrissCrossLayer(CBraModConfig(n_layers=1)).eval()
+    >>> layer(torch.randn(1, 3, 4, 200)).shape
+    torch.Size([1, 3, 4, 200])
+    """
 
     def __init__(self, cfg: CBraModConfig) -> None:
         super().__init__()
@@ -410,6 +495,7 @@ class CBraMod(nn.Module):
             self.input_norm = InputNorm(input_norm)
 
     @classmethod
+    @fill_doc
     def from_pretrained(
         cls,
         name: str = "hub:weighting666/CBraMod",
@@ -431,17 +517,9 @@ class CBraMod(nn.Module):
             ``ORG/NAME``, or a local file: a released state dict, a neurokit pretraining checkpoint of the
             ``cbramod`` family (its recorded ``model_config`` gives the architecture) or a fine-tuning
             checkpoint (its fine-tuned backbone; the head is left out).
-        revision : str, optional
-            Branch, tag or commit hash to pin (overrides ``@REVISION``).
-        sha256 : str, optional
-            Expected SHA-256 of the file (LFS files are always checked against their object id).
-        cache_dir, offline
-            Hub cache folder (default ``$HF_HUB_CACHE``) and cache-only mode (default: ``HF_HUB_OFFLINE``
-            or ``NEUROKIT_OFFLINE`` set).
-        allow_partial : bool
-            Accept weights that cover only part of the model.
-        map_location : str or torch.device
-            Device the weights are read onto and the model is placed on.
+        %(hub_options)s
+        %(allow_partial)s
+        %(map_location)s
         **config
             Architecture (:class:`CBraModConfig`), over the checkpoint's; a state dict's layer count is read
             from its tensor names when ``n_layers`` is not given (the release is the paper's configuration).
@@ -527,7 +605,7 @@ class CBraMod(nn.Module):
         --------
         >>> m = CBraMod(n_layers=1)
         >>> m.zero_reconstruction_head()
-        >>> float(m(torch.randn(1, 2, 3, 200)).abs().max())
+        >>> float(m(torch.randn(1, 2, 3, 200)).detach().abs().max())
         0.0
         """
         head = self.proj_out[0] if isinstance(self.proj_out, nn.Sequential) else self.proj_out

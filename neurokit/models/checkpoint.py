@@ -9,6 +9,7 @@ from typing import Any
 
 import torch
 
+from neurokit.models.docs import fill_doc
 from neurokit.models.serialization import safe_load
 
 FORMAT = "neurokit-checkpoint/1"
@@ -80,19 +81,39 @@ def _tensor_bytes(obj: Any) -> int:
     return 0
 
 
+@fill_doc
 def load_checkpoint(path: str | Path, map_location="cpu") -> dict[str, Any]:
     """Load a neurokit checkpoint, or wrap a bare state_dict (e.g. CBraMod's ``pretrained_weights.pth``)
     as ``{"model": "cbramod", "state_dict": sd}``.
+
+    Parameters
+    ----------
+    %(checkpoint_path)s
+    map_location : str, torch.device or callable
+        Where the tensors are read to (``torch.load``'s ``map_location``).
+
+    Returns
+    -------
+    dict
+        The checkpoint's entries (``format``, ``kind``, ``model``, ``model_config``, ``state_dict``…).
 
     Raises
     ------
     FileNotFoundError
         Missing file.
     WeightsError
-        A file that would run code on loading (read with ``torch.load(weights_only=True)``), or that is not a
-        readable PyTorch file.
+        A file that would run code on loading (read with ``torch.load(weights_only=True)``), that is not a
+        readable PyTorch file, or a neurokit checkpoint of another format version.
     ValueError
         A file that is neither a neurokit checkpoint nor a state_dict.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "w.pt")
+    >>> torch.save({"w": torch.ones(1)}, p)
+    >>> load_checkpoint(p)["model"]
+    'cbramod'
     """
     path = Path(path)
     if not path.exists():
@@ -112,8 +133,30 @@ def load_checkpoint(path: str | Path, map_location="cpu") -> dict[str, Any]:
 
 
 def check_channels(want, have, *, store, checkpoint) -> None:
-    """Raise :class:`~neurokit._utils.errors.ChannelMismatchError` when a store's channels (names or order)
-    differ from those a checkpoint was trained on; ``None`` on either side (no channel list) passes."""
+    """Refuse a store whose channels (names or order) differ from those a checkpoint was trained on.
+
+    Parameters
+    ----------
+    want : sequence of str or None
+        The checkpoint's channel names; ``None`` (not recorded) passes.
+    have : sequence of str or None
+        The store's channel names; ``None`` passes.
+    store, checkpoint : str or Path
+        Names for the message.
+
+    Raises
+    ------
+    ChannelMismatchError
+        The lists differ; the message names missing and extra channels (or says the order differs).
+
+    Examples
+    --------
+    >>> check_channels(["Cz", "Pz"], ["Cz", "Pz"], store="s.h5", checkpoint="best.pt")
+    >>> check_channels(["Cz", "Pz"], ["Pz", "Cz"], store="s.h5", checkpoint="best.pt")
+    Traceback (most recent call last):
+    ...
+    neurokit._utils.errors.ChannelMismatchError: s.h5: channel set differs from the checkpoint best.pt: ...
+    """
     from neurokit._utils.errors import ChannelMismatchError
 
     if want is None or have is None or list(want) == list(have):
@@ -129,6 +172,20 @@ def check_channels(want, have, *, store, checkpoint) -> None:
 
 
 def rng_state() -> dict[str, Any]:
+    """The random-number generators' states, to store in a checkpoint: PyTorch's CPU generator (``"torch"``) and,
+    when CUDA is available, every GPU's (``"cuda"``).
+
+    Returns
+    -------
+    dict
+        ``{"torch": ByteTensor, "cuda": list of ByteTensor}`` (``"cuda"`` only with CUDA).
+
+    Examples
+    --------
+    >>> st = rng_state()
+    >>> a = torch.rand(1); set_rng_state(st); torch.equal(a, torch.rand(1))
+    True
+    """
     st: dict[str, Any] = {"torch": torch.get_rng_state()}
     if torch.cuda.is_available():
         st["cuda"] = torch.cuda.get_rng_state_all()
@@ -136,6 +193,19 @@ def rng_state() -> dict[str, Any]:
 
 
 def set_rng_state(st: dict[str, Any]) -> None:
+    """Restore the generators' states saved by :func:`rng_state` (the CUDA ones only when CUDA is available).
+
+    Parameters
+    ----------
+    st : dict
+        ``"torch"`` and optionally ``"cuda"`` entries, as :func:`rng_state` returns; a missing entry is left alone.
+
+    Examples
+    --------
+    >>> st = rng_state()
+    >>> a = torch.rand(1); set_rng_state(st); torch.equal(a, torch.rand(1))
+    True
+    """
     if "torch" in st:
         torch.set_rng_state(st["torch"])
     if "cuda" in st and torch.cuda.is_available():
@@ -149,14 +219,27 @@ DATA_FIELDS = ("card", "recipe", "ch_names", "units")
 def data_differences(expected: dict[str, Any], actual: dict[str, Any], fields=DATA_FIELDS) -> dict[str, tuple]:
     """The fields of ``fields`` in which two descriptions of stored data differ.
 
-    ``expected``/``actual``: store attributes (``PatchStore.attrs``) or a checkpoint's provenance
-    (``card``, ``recipe`` and ``store_attrs``, flattened by :func:`data_description`). Dict-valued
-    fields (the recipe) are compared key by key and reported as ``"recipe.h_freq"``. A field absent
-    from ``expected`` is not compared (older checkpoints).
+    Dict-valued fields (the recipe) are compared key by key and reported as ``"recipe.h_freq"``; tuples and
+    lists compare equal.
+
+    Parameters
+    ----------
+    expected, actual : dict
+        Store attributes (``PatchStore.attrs``) or a checkpoint's provenance (``card``, ``recipe`` and
+        ``store_attrs``, flattened by :func:`data_description`). A field absent from ``expected`` (or ``None``
+        there) is not compared (older checkpoints).
+    fields : sequence of str
+        The fields to compare (default :data:`DATA_FIELDS`).
 
     Returns
     -------
-    dict mapping the differing field name → ``(expected value, actual value)``.
+    dict
+        Differing field name → ``(expected value, actual value)``.
+
+    Examples
+    --------
+    >>> data_differences({"recipe": {"h_freq": 75.0}}, {"recipe": {"h_freq": 40.0}})
+    {'recipe.h_freq': (75.0, 40.0)}
     """
     out: dict[str, tuple] = {}
     for f in fields:
@@ -177,13 +260,51 @@ def _norm(v):
 
 
 def data_description(ck: dict[str, Any]) -> dict[str, Any]:
-    """A checkpoint's record of the data it was trained on, in store-attribute form."""
+    """A checkpoint's record of the data it was trained on, in store-attribute form.
+
+    Parameters
+    ----------
+    ck : dict
+        A checkpoint (:func:`load_checkpoint`): its ``store_attrs``, ``card`` and ``recipe`` entries are read.
+
+    Returns
+    -------
+    dict
+        ``store_attrs`` with ``card`` and ``recipe`` set from the checkpoint's own entries where recorded.
+
+    Examples
+    --------
+    >>> data_description({"store_attrs": {"units": "100 uV"}, "recipe": {"sfreq": 200}})
+    {'units': '100 uV', 'recipe': {'sfreq': 200}}
+    """
     return {**(ck.get("store_attrs") or {}), **{k: ck[k] for k in ("card", "recipe") if ck.get(k) is not None}}
 
 
 def check_same_data(expected: dict[str, Any], actual: dict[str, Any], *, what: str, fields=DATA_FIELDS) -> None:
-    """Raise :class:`~neurokit._utils.errors.ConfigError` naming every differing field (see
-    :func:`data_differences`); ``what`` starts the message (e.g. ``"runs/pt/last.pt: resume"``)."""
+    """Refuse data that differ from those expected (a run never mixes data prepared differently).
+
+    Parameters
+    ----------
+    expected, actual : dict
+        Descriptions of stored data, as :func:`data_differences` takes them.
+    what : str
+        Starts the message (e.g. ``"runs/pt/last.pt: resume"``).
+    fields : sequence of str
+        The fields to compare (default :data:`DATA_FIELDS`).
+
+    Raises
+    ------
+    ConfigError
+        The data differ; the message names every differing field with both values.
+
+    Examples
+    --------
+    >>> check_same_data({"units": "100 uV"}, {"units": "100 uV"}, what="resume")
+    >>> check_same_data({"units": "100 uV"}, {"units": "uV"}, what="resume")
+    Traceback (most recent call last):
+    ...
+    neurokit._utils.errors.ConfigError: resume: the data differ in units (units: '100 uV' → 'uV'); ...
+    """
     from neurokit._utils.errors import ConfigError
 
     diff = data_differences(expected, actual, fields)
@@ -203,6 +324,13 @@ def _short(v, n: int = 60) -> str:
 def check_format(obj: Any, name: str | Path) -> None:
     """Refuse a neurokit checkpoint of another format version than :data:`FORMAT` (one line naming both).
 
+    Parameters
+    ----------
+    obj : object
+        What the file held; anything but a dict with a ``"format": "neurokit-checkpoint/N"`` entry passes.
+    name : str or Path
+        The file, for the message.
+
     Raises
     ------
     WeightsError
@@ -211,6 +339,10 @@ def check_format(obj: Any, name: str | Path) -> None:
     Examples
     --------
     >>> check_format({"format": FORMAT}, "last.pt")  # passes
+    >>> check_format({"format": "neurokit-checkpoint/0"}, "old.pt")
+    Traceback (most recent call last):
+    ...
+    neurokit._utils.errors.WeightsError: old.pt: checkpoint format 'neurokit-checkpoint/0'; ...
     """
     from neurokit._utils.errors import WeightsError
 
@@ -230,9 +362,21 @@ DATA_FACTS = {"sfreq": "sampling rate (Hz)", "patch": "patch length (samples)", 
 CBRAMOD_RELEASE_FACTS = {"sfreq": 200.0, "patch": 200, "units": "100 uV"}
 
 
+@fill_doc
 def data_facts(attrs: dict[str, Any] | None, sample_shape=None) -> dict[str, Any]:
     """The :data:`DATA_FACTS` of stored data: ``sfreq`` (store attribute, else the recipe's), ``patch`` (the
     last axis of an EEG sample) and ``units``; facts not recorded are left out.
+
+    Parameters
+    ----------
+    attrs : dict or None
+        The store's attributes (``modality``, ``sfreq`` in Hz, ``units``, ``recipe``).
+    %(sample_shape)s
+
+    Returns
+    -------
+    dict
+        ``sfreq`` (float, Hz), ``patch`` (int, samples) and ``units`` (str), where known.
 
     Examples
     --------
@@ -301,12 +445,26 @@ def check_data_facts(
 
 
 def check_allow_mismatch(allow: Any) -> list[str]:
-    """``allow_mismatch`` as a list of :data:`DATA_FACTS` names (a comma-separated string or a list).
+    """``allow_mismatch`` as a list of :data:`DATA_FACTS` names.
+
+    Parameters
+    ----------
+    allow : str, sequence of str or None
+        A comma-separated string (``"sfreq,units"``) or a list; empty or ``None`` allows nothing.
+
+    Returns
+    -------
+    list of str
 
     Raises
     ------
     ConfigError
         A name that is not a fact.
+
+    Examples
+    --------
+    >>> check_allow_mismatch("sfreq, units")
+    ['sfreq', 'units']
     """
     from neurokit._utils.errors import ConfigError
 
@@ -322,15 +480,32 @@ def check_allow_mismatch(allow: Any) -> list[str]:
     return names
 
 
+@fill_doc
 def check_resume_data(ck: dict[str, Any], attrs: dict[str, Any], *, what: str, sample_shape=None) -> None:
     """A checkpoint resumed on a store must show that it was trained on the same data: its recorded card and
     recipe (and units, sampling rate) equal the store's. A checkpoint that records no ``recipe`` cannot
     show it and is refused.
 
+    Parameters
+    ----------
+    ck : dict
+        The checkpoint (:func:`load_checkpoint`).
+    attrs : dict
+        The store's attributes.
+    what : str
+        Starts the messages (e.g. ``"runs/pt/last.pt: resume"``).
+    %(sample_shape)s
+        Not compared (kept for the callers' signature).
+
     Raises
     ------
     ConfigError
         No ``recipe`` recorded while the store has one; or the data differ (:func:`check_same_data`).
+
+    Examples
+    --------
+    >>> attrs = {"recipe": {"sfreq": 200}, "units": "100 uV"}
+    >>> check_resume_data({"store_attrs": attrs, "recipe": {"sfreq": 200}}, attrs, what="resume")
     """
     from neurokit._utils.errors import ConfigError
 

@@ -27,6 +27,7 @@ import torch.nn.functional as F
 
 from neurokit._utils.errors import ConfigError
 from neurokit.models.config import config_from_dict
+from neurokit.models.docs import fill_doc
 from neurokit.models.sit import SiT, SiTConfig, sit_config
 
 PAIRS = ("fmri_video", "fmri_audio", "video_audio")
@@ -47,31 +48,56 @@ LEGACY_DEFAULTS = {"fmri_pool": "cls", "train_fmri_encoder": True}
 class CLIPConfig:
     """Hyperparameters of :class:`SurfaceCLIP` (written into every checkpoint).
 
-    ``fmri``: the SiT's config (``n_outputs`` forced to 0). ``video_dim``/``audio_dim``: frozen-tower
-    embedding sizes. ``embed_dim``: shared space (384). ``dropout``: in the heads (release: 0.0). ``lag_s``:
-    hemodynamic lag — fMRI frames ``[t, t+1, t+2]`` pair with the stimulus window starting at ``t − lag_s``
-    (6 s). ``weights``: loss weight per pair of :data:`PAIRS`. ``log_scale``: fixed τ per pair (logit scale
-    exp(τ); default :data:`RELEASE_LOG_SCALE` = (1.0, 0.5, 0.5); ``(log(1/0.07),) * 3``, CLIP's initial
-    temperature, was neurokit's earlier choice). ``stimulus``: the encoders (name, weights SHA-256, dim) the
-    stimulus embeddings came from, checked at retrieval.
+    Attributes
+    ----------
+    fmri : SiTConfig
+        The fMRI encoder's config (``n_outputs`` forced to 0; default SiT-tiny over 3 frames of 1280 ico3
+        patches × 45 vertices).
+    video_dim, audio_dim : int
+        Sizes of the frozen towers' embeddings (768).
+    embed_dim : int
+        Width of the shared space (384).
+    dropout : float
+        Dropout in the projection heads, in ``[0, 1)`` (release: 0.0).
+    lag_s : float
+        Hemodynamic lag in seconds: fMRI frames ``[t, t+1, t+2]`` pair with the stimulus window starting at
+        ``t − lag_s`` (6 s).
+    weights : tuple of 3 float
+        Loss weight per pair of :data:`PAIRS` (0.8, 0.1, 0.1).
+    log_scale : tuple of 3 float
+        Fixed τ per pair (logit scale exp(τ)); default :data:`RELEASE_LOG_SCALE` = (1.0, 0.5, 0.5);
+        ``(log(1/0.07),) * 3``, CLIP's initial temperature, was neurokit's earlier choice.
+    stimulus : dict
+        The encoders (name, weights SHA-256, dim) the stimulus embeddings came from, checked at retrieval.
+    fmri_pool : {"mean_after_projection", "mean_before_projection", "cls"}
+        How the SiT's tokens become the fMRI embedding:
 
-    ``fmri_pool``: how the SiT's tokens become the fMRI embedding —
+        - ``"mean_after_projection"`` (default; the release's ``avg_fmri: post_proj``): each patch token goes
+          through the fMRI head and the projections are averaged; the cls token (when the SiT has one) is
+          dropped first;
+        - ``"mean_before_projection"`` (the release's ``prior_proj``): patch tokens averaged, then projected;
+        - ``"cls"``: the cls token alone is projected. neurokit's earlier choice, kept for checkpoints trained
+          with it and for SiTs fine-tuned on their cls token; it is not the paper's.
+    train_fmri_encoder : bool
+        False (default, the released config's ``fmri_encoder_trainable: False``) freezes the SiT (no gradient,
+        eval mode), so CLIP learns the three heads on a fixed encoder — load one from a vsMAE run
+        (``fmri_init``) for it to carry information. True trains the SiT with the heads: neurokit's earlier
+        choice, useful when no pretrained encoder exists (e.g. from scratch on simulated data), not the
+        paper's recipe.
+    fmri_init : str or None
+        Path of a checkpoint whose SiT encoder initialises the fMRI encoder (a ``neuro pretrain --model sit``
+        run, as the release's ``init_weights: ssl_svmae``); recorded, read at build time only.
 
-    - ``"mean_after_projection"`` (default; the release's ``avg_fmri: post_proj``): each patch token goes
-      through the fMRI head and the projections are averaged; the cls token (when the SiT has one) is
-      dropped first;
-    - ``"mean_before_projection"`` (the release's ``prior_proj``): patch tokens averaged, then projected;
-    - ``"cls"``: the cls token alone is projected. neurokit's earlier choice, kept for checkpoints trained
-      with it and for SiTs fine-tuned on their cls token; it is not the paper's.
+    Raises
+    ------
+    ConfigError
+        Not one weight and one scale per pair, negative weights or lag, an unknown ``fmri_pool`` (or ``"cls"``
+        with a SiT without cls token), ``dropout`` outside ``[0, 1)`` or a size below 1.
 
-    ``train_fmri_encoder``: False (default, the released config's ``fmri_encoder_trainable: False``) freezes
-    the SiT (no gradient, eval mode), so CLIP learns the three heads on a fixed encoder — load one from a
-    vsMAE run (``fmri_init``) for it to carry information. True trains the SiT with the heads: neurokit's
-    earlier choice, useful when no pretrained encoder exists (e.g. from scratch on simulated data), not the
-    paper's recipe.
-    ``fmri_init``: optional path of a checkpoint whose SiT encoder initialises the fMRI encoder (a
-    ``neuro pretrain --model sit`` run, as the release's ``init_weights: ssl_svmae``); recorded, read at
-    build time only.
+    Examples
+    --------
+    >>> CLIPConfig(video_dim=8).to_dict()["weights"]
+    [0.8, 0.1, 0.1]
     """
 
     fmri: SiTConfig = field(
@@ -130,7 +156,22 @@ class CLIPConfig:
 
 class ProjectionHead(nn.Module):
     """``Linear(in→D) → GELU → Linear(D→D) → dropout → + residual (the first projection) → LayerNorm``;
-    ``(B, in_dim)`` → ``(B, D)``."""
+    ``(B, in_dim)`` → ``(B, D)``.
+
+    Parameters
+    ----------
+    in_dim : int
+        Width of the input embedding.
+    dim : int
+        Width of the shared space ``D`` (384).
+    dropout : float
+        Dropout before the residual sum.
+
+    Examples
+    --------
+    >>> ProjectionHead(8, dim=4)(torch.randn(2, 8)).shape
+    torch.Size([2, 4])
+    """
 
     def __init__(self, in_dim: int, dim: int = 384, dropout: float = 0.0) -> None:
         super().__init__()
@@ -145,9 +186,27 @@ class ProjectionHead(nn.Module):
 
 
 def info_nce(a: torch.Tensor, b: torch.Tensor, log_scale: float | torch.Tensor) -> torch.Tensor:
-    """Symmetric InfoNCE (CLIP, Radford et al. 2021): rows ``i`` of ``a`` and ``b`` (L2-normalised, ``(B, D)``)
-    are positives, every other row a negative; ``logits = exp(log_scale) · a bᵀ``; mean of the two
-    cross-entropies (a→b and b→a)."""
+    """Symmetric InfoNCE (CLIP, Radford et al. 2021): rows ``i`` of ``a`` and ``b`` are positives, every other
+    row a negative; ``logits = exp(log_scale) · a bᵀ``; mean of the two cross-entropies (a→b and b→a).
+
+    Parameters
+    ----------
+    a, b : Tensor, shape ``(B, D)``
+        L2-normalised embeddings of the two modalities, row ``i`` of each from the same sample.
+    log_scale : float or Tensor
+        τ of the logit scale ``exp(τ)``.
+
+    Returns
+    -------
+    Tensor
+        Scalar loss (nats).
+
+    Examples
+    --------
+    >>> z = torch.eye(3)
+    >>> bool(info_nce(z, z, 5.0) < info_nce(z, z.flip(0), 5.0))
+    True
+    """
     logits = torch.exp(torch.as_tensor(log_scale, dtype=a.dtype, device=a.device)) * a @ b.T
     target = torch.arange(len(a), device=a.device)
     return 0.5 * (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target))
@@ -155,8 +214,17 @@ def info_nce(a: torch.Tensor, b: torch.Tensor, log_scale: float | torch.Tensor) 
 
 @dataclass
 class CLIPOutput:
-    """``loss``: weighted sum; ``losses``: per pair (detached floats); ``fmri``/``video``/``audio``: the
-    L2-normalised embeddings ``(B, embed_dim)``."""
+    """What :meth:`SurfaceCLIP.forward` returns.
+
+    Attributes
+    ----------
+    loss : Tensor
+        Scalar: the weighted sum of the pairs' InfoNCE losses.
+    losses : dict
+        Pair name (:data:`PAIRS`) → its loss (detached float).
+    fmri, video, audio : Tensor, shape ``(B, embed_dim)``
+        The L2-normalised embeddings.
+    """
 
     loss: torch.Tensor
     losses: dict
@@ -166,7 +234,25 @@ class CLIPOutput:
 
 
 class SurfaceCLIP(nn.Module):
-    """fMRI encoder + three projection heads. See the module docstring."""
+    """fMRI encoder + three projection heads (see the module docstring).
+
+    ``forward(x, video, audio)``: ``x`` fMRI tubelets ``(B, T, N, V)`` (z-scored), ``video`` ``(B, video_dim)``
+    and ``audio`` ``(B, audio_dim)`` frozen-tower embeddings → :class:`CLIPOutput`.
+
+    Parameters
+    ----------
+    config : CLIPConfig, optional
+        Default :class:`CLIPConfig` ``()`` (the paper's sizes).
+
+    Examples
+    --------
+    >>> from neurokit.models.sit import sit_config
+    >>> fmri = sit_config("tiny", depth=1, n_chans=2, n_patches=20, vertices_per_patch=45)
+    >>> m = SurfaceCLIP(CLIPConfig(fmri=fmri, video_dim=8, audio_dim=4, embed_dim=16))
+    >>> out = m(torch.randn(3, 2, 20, 45), torch.randn(3, 8), torch.randn(3, 4))
+    >>> out.fmri.shape, sorted(out.losses)
+    (torch.Size([3, 16]), ['fmri_audio', 'fmri_video', 'video_audio'])
+    """
 
     log_scale: torch.Tensor  # buffers, ``(3,)``: the pairs' log temperatures and loss weights
     weights: torch.Tensor
@@ -192,6 +278,7 @@ class SurfaceCLIP(nn.Module):
         return self
 
     @classmethod
+    @fill_doc
     def from_pretrained(cls, source, *, map_location="cpu", allow_partial: bool = False, **config) -> "SurfaceCLIP":
         """The tri-modal CLIP of a ``clip``-family pretraining checkpoint.
 
@@ -201,10 +288,8 @@ class SurfaceCLIP(nn.Module):
             A neurokit pretraining checkpoint of the ``clip`` family (architecture from its ``model_config``),
             a bare SurfaceCLIP state dict (architecture from ``**config``), or Hub weights
             ``hub:ORG/NAME[/FILE][@REVISION]``. Read with ``torch.load(weights_only=True)``.
-        map_location : str or torch.device
-            Device the weights are read onto and the model is placed on.
-        allow_partial : bool
-            Accept weights that cover only part of the model.
+        %(map_location)s
+        %(allow_partial)s
         **config
             :class:`CLIPConfig` fields over the recorded ones (e.g. ``dropout=0.0``).
 

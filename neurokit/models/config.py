@@ -15,8 +15,34 @@ C = TypeVar("C", bound="DataclassInstance")
 
 
 def config_from_dict(cls: type[C], d: dict, what: str) -> C:
-    """``cls(**d)`` for a config dataclass; keys that are not fields raise :class:`ConfigError` naming
-    ``what`` (e.g. ``"vsMAE"``) and the allowed keys."""
+    """``cls(**d)`` for a config dataclass, refusing keys that are not fields.
+
+    Parameters
+    ----------
+    cls : type
+        A configuration dataclass (:class:`~neurokit.models.sit.SiTConfig`, …).
+    d : dict
+        Field name → value.
+    what : str
+        The model, for the message (e.g. ``"vsMAE"``).
+
+    Returns
+    -------
+    object
+        An instance of ``cls``.
+
+    Raises
+    ------
+    ConfigError
+        Keys that are not fields (the message names ``what`` and the allowed keys), or what ``cls`` itself
+        raises for out-of-range values.
+
+    Examples
+    --------
+    >>> from neurokit.models.cbramod import CBraModConfig
+    >>> config_from_dict(CBraModConfig, {"n_layers": 2}, "CBraMod").n_layers
+    2
+    """
     names = {f.name for f in fields(cls)}
     bad = sorted(set(d) - names)
     if bad:

@@ -22,8 +22,26 @@ import torch.nn.functional as F
 def dropout_mask(x: torch.Tensor, p: float) -> torch.Tensor:
     """Inverted-dropout mask for ``x``: ``1/(1-p)`` where kept (probability ``1 - p``), 0 where dropped.
 
-    Shape, dtype and device of ``x``; ``0 ≤ p < 1``. CPU masks use the SFC64 stream described above; other
-    devices draw ``torch.bernoulli``.
+    CPU masks use the SFC64 stream described in the module docstring (seeded from PyTorch's default
+    generator, so reproducible under ``torch.manual_seed``); other devices draw ``torch.bernoulli``.
+
+    Parameters
+    ----------
+    x : Tensor
+        Any shape and float dtype; only its shape, dtype and device are read.
+    p : float
+        Drop probability, ``0 ≤ p < 1``.
+
+    Returns
+    -------
+    Tensor
+        Shape, dtype and device of ``x``, values 0 or ``1/(1-p)``.
+
+    Examples
+    --------
+    >>> m = dropout_mask(torch.empty(1000), 0.5)
+    >>> sorted(set(m.tolist()))
+    [0.0, 2.0]
     """
     if x.device.type != "cpu":
         return torch.empty_like(x).bernoulli_(1.0 - p).div_(1.0 - p)
@@ -53,8 +71,30 @@ class _Mask(torch.autograd.Function):
 def fast_dropout(x: torch.Tensor, p: float, training: bool = True) -> torch.Tensor:
     """Inverted dropout: zero each element with probability ``p``, scale the rest by ``1/(1-p)``.
 
-    Same contract as :func:`torch.nn.functional.dropout` (any shape, float dtypes); the faster mask is used on
-    CPU tensors only.
+    Same contract as :func:`torch.nn.functional.dropout`; the faster mask (:func:`dropout_mask`) is used on
+    CPU tensors only (elsewhere, under ``torch.compile`` or for ``p ≥ 1`` it is ``F.dropout``).
+
+    Parameters
+    ----------
+    x : Tensor
+        Any shape, float dtype.
+    p : float
+        Drop probability.
+    training : bool
+        ``False`` (or ``p == 0``) returns ``x`` itself.
+
+    Returns
+    -------
+    Tensor
+        Same shape and dtype as ``x``; differentiable (the gradient is masked and scaled alike).
+
+    Examples
+    --------
+    >>> x = torch.ones(4)
+    >>> fast_dropout(x, 0.5, training=False) is x
+    True
+    >>> set(fast_dropout(torch.ones(100), 0.5).tolist()) <= {0.0, 2.0}
+    True
     """
     if not training or p == 0.0:
         return x
@@ -65,7 +105,21 @@ def fast_dropout(x: torch.Tensor, p: float, training: bool = True) -> torch.Tens
 
 class FastDropout(nn.Dropout):
     """:class:`torch.nn.Dropout` drawing its CPU masks through :func:`fast_dropout` (no parameters, so
-    state dicts are unchanged)."""
+    state dicts are unchanged).
+
+    Parameters
+    ----------
+    p : float
+        Drop probability (default 0.5).
+    inplace : bool
+        Accepted for :class:`torch.nn.Dropout`'s signature; the mask is never applied in place.
+
+    Examples
+    --------
+    >>> layer = FastDropout(0.1).eval()
+    >>> torch.equal(layer(torch.ones(3)), torch.ones(3))
+    True
+    """
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return fast_dropout(x, self.p, self.training)

@@ -38,6 +38,16 @@ DROPOUT_WITHIN_SUBJECT = 0.5
 def eegnet_dropout(split_by: str) -> float:
     """The paper's dropout for a split: ``"run"`` (one subject's runs) → 0.5, anything else (by subject) → 0.25.
 
+    Parameters
+    ----------
+    split_by : str
+        The split unit of the data card (``"subject"``, ``"run"``, …).
+
+    Returns
+    -------
+    float
+        :data:`DROPOUT_WITHIN_SUBJECT` or :data:`DROPOUT_ACROSS_SUBJECTS`.
+
     Examples
     --------
     >>> eegnet_dropout("subject"), eegnet_dropout("run")

@@ -13,6 +13,7 @@ import torch.nn as nn
 
 from neurokit._utils.errors import ChannelMismatchError, ConfigError, WeightsError
 from neurokit.models.checkpoint import load_checkpoint
+from neurokit.models.docs import fill_doc
 from neurokit.models.m4oe import M4oE, M4oEConfig
 from neurokit.models.registry import get_model_spec
 
@@ -66,11 +67,37 @@ def backbone_features(backbone: nn.Module, x: torch.Tensor) -> torch.Tensor:
 class Head(nn.Module):
     """Classification / regression heads over backbone features of shape ``(B, *feature_shape, D)``.
 
-    ``avgpool``: mean over every token → Linear(D → n_outputs).
-    ``all_patch_reps`` (CBraMod): flatten all tokens → Linear(→ N·D) → ELU → Dropout →
-    Linear(→ D) → ELU → Dropout → Linear(→ n_outputs), where N is the second-to-last feature axis.
-    ``flatten`` (EEGNet's classifier, :mod:`neurokit.models.eegnet`): flatten all features → Linear(→ n_outputs),
-    no dropout (braindecode's final convolution over the whole feature map is this linear layer).
+    - ``avgpool``: mean over every token → Linear(D → n_outputs).
+    - ``all_patch_reps`` (CBraMod): flatten all tokens → Linear(→ N·D) → ELU → Dropout →
+      Linear(→ D) → ELU → Dropout → Linear(→ n_outputs), where N is the second-to-last feature axis.
+    - ``flatten`` (EEGNet's classifier, :mod:`neurokit.models.eegnet`): flatten all features → Linear(→ n_outputs),
+      no dropout (braindecode's final convolution over the whole feature map is this linear layer).
+
+    ``forward(feats)``: ``(B, *feature_shape, D)`` → ``(B, n_outputs)``.
+
+    Parameters
+    ----------
+    kind : {"avgpool", "all_patch_reps", "flatten"}
+        The head (:data:`HEADS`).
+    feature_shape : sequence of int
+        Shape of one sample's features, ``D`` last (e.g. ``(C, N, 200)`` for CBraMod); ``all_patch_reps`` and
+        ``flatten`` only take inputs of this shape.
+    n_outputs : int
+        Logits (1 for binary and regression tasks).
+    dropout : float
+        Dropout of ``all_patch_reps``.
+
+    Raises
+    ------
+    ConfigError
+        An unknown ``kind``, or an ``all_patch_reps`` head over more than :data:`MAX_HEAD_PARAMS` weights.
+    ChannelMismatchError
+        (at ``forward``) Features of another shape than ``feature_shape`` for a head that fixes it.
+
+    Examples
+    --------
+    >>> Head("avgpool", (3, 4, 200), n_outputs=2)(torch.randn(5, 3, 4, 200)).shape
+    torch.Size([5, 2])
     """
 
     def __init__(self, kind: str, feature_shape: Sequence[int], n_outputs: int, dropout: float = 0.1) -> None:
@@ -117,8 +144,27 @@ class Head(nn.Module):
 
 
 class FinetuneModel(nn.Module):
-    """Backbone (with ``forward_features``) + :class:`Head`. Output ``(B,)`` for binary/regression,
-    ``(B, n_classes)`` for multi-class."""
+    """Backbone (with ``forward_features``) + :class:`Head`.
+
+    ``forward(x)``: the backbone's input (e.g. EEG ``(B, C, N, 200)`` in units of 100 µV) → ``(B,)`` when
+    ``squeeze`` (binary, regression), else ``(B, n_outputs)``.
+
+    Parameters
+    ----------
+    backbone : nn.Module
+        A backbone with ``forward_features`` (:func:`backbone_features`).
+    head : Head
+        The head over its features.
+    squeeze : bool
+        Drop the last axis of a one-output head.
+
+    Examples
+    --------
+    >>> from neurokit.models.cbramod import CBraMod
+    >>> m = FinetuneModel(CBraMod(n_layers=1), Head("avgpool", (2, 3, 200), 1), squeeze=True)
+    >>> m(torch.randn(4, 2, 3, 200)).shape
+    torch.Size([4])
+    """
 
     def __init__(self, backbone: nn.Module, head: Head, squeeze: bool) -> None:
         super().__init__()
@@ -131,8 +177,37 @@ class FinetuneModel(nn.Module):
         return out.squeeze(-1) if self.squeeze else out
 
 
+@fill_doc
 def load_finetuned(path: str | Path, device="cpu") -> tuple[FinetuneModel, dict]:
-    """Rebuild a :class:`FinetuneModel` from ``neuro finetune``'s ``best.pt``."""
+    """Rebuild a :class:`FinetuneModel` from ``neuro finetune``'s ``best.pt``, in eval mode.
+
+    Parameters
+    ----------
+    %(checkpoint_path)s
+    %(device)s
+
+    Returns
+    -------
+    model : FinetuneModel
+        Backbone and head with the checkpoint's weights, on ``device``, in eval mode.
+    checkpoint : dict
+        The checkpoint's entries (:func:`~neurokit.models.checkpoint.load_checkpoint`).
+
+    Raises
+    ------
+    ConfigError
+        Not a fine-tuning checkpoint (``kind`` is not ``"finetune"``), or an unknown model family.
+    WeightsError
+        Tensors missing, unexpected or of another shape than the recorded model's.
+    FileNotFoundError
+        No such file.
+
+    Examples
+    --------
+    >>> model, ck = load_finetuned("runs/ft/best.pt")  # doctest: +SKIP
+    >>> ck["head"]["kind"]  # doctest: +SKIP
+    'all_patch_reps'
+    """
     ck = load_checkpoint(path)
     if ck.get("kind") != "finetune":
         raise ConfigError(f"{path}: not a fine-tuned checkpoint (kind={ck.get('kind')!r})")
@@ -165,10 +240,19 @@ def load_finetuned(path: str | Path, device="cpu") -> tuple[FinetuneModel, dict]
 
 
 class M4oEFinetuneModel(nn.Module):
-    """Backbone + :class:`M4oE` head; ``layouts[task]`` maps modality → channel indices of that task's store.
+    """Backbone + :class:`~neurokit.models.m4oe.M4oE` head for several tasks, each read from its own store.
 
-    ``forward(x, task)``: ``x`` ``(B, C, N, 200)`` from the task's store → dict task name → logits. A
-    modality whose patches are all exactly zero in a sample counts as absent for that sample (masked).
+    ``forward(x, task)``: ``x`` ``(B, C, N, 200)`` (units of 100 µV) from the task's store → dict task name →
+    logits. A modality whose patches are all exactly zero in a sample counts as absent for that sample (masked).
+
+    Parameters
+    ----------
+    backbone : nn.Module
+        A backbone with ``forward_features``, giving ``(B, C, N, D)`` features.
+    head : M4oE
+        The multi-task head.
+    layouts : dict
+        Task name → modality name → indices of that modality's channels in the task's store.
     """
 
     def __init__(self, backbone: nn.Module, head: M4oE, layouts: dict[str, dict[str, list[int]]]) -> None:
@@ -185,8 +269,35 @@ class M4oEFinetuneModel(nn.Module):
         return self.head(tokens, present)
 
 
+@fill_doc
 def load_m4oe(path: str | Path, device="cpu") -> tuple[M4oEFinetuneModel, dict]:
-    """Rebuild the model of an M4oE ``best.pt``."""
+    """Rebuild the model of an M4oE ``best.pt`` (``kind`` :data:`M4OE_KIND`), in eval mode.
+
+    Parameters
+    ----------
+    %(checkpoint_path)s
+    %(device)s
+
+    Returns
+    -------
+    model : M4oEFinetuneModel
+        Backbone and head with the checkpoint's weights, on ``device``, in eval mode.
+    checkpoint : dict
+        The checkpoint's entries.
+
+    Raises
+    ------
+    ConfigError
+        Not an M4oE checkpoint, or a head written by an earlier version that no longer fits.
+    FileNotFoundError
+        No such file.
+
+    Examples
+    --------
+    >>> model, ck = load_m4oe("runs/m4oe/best.pt")  # doctest: +SKIP
+    >>> sorted(ck["layouts"])  # doctest: +SKIP
+    ['apnea', 'sleep_stage']
+    """
 
     ck = load_checkpoint(path)
     if ck.get("kind") != M4OE_KIND:
@@ -206,7 +317,24 @@ def load_m4oe(path: str | Path, device="cpu") -> tuple[M4oEFinetuneModel, dict]:
     return model.to(device).eval(), ck
 
 
+@fill_doc
 def is_m4oe_checkpoint(path: str | Path) -> bool:
+    """Whether ``path`` is an M4oE fine-tuning checkpoint (``kind`` :data:`M4OE_KIND`).
+
+    Parameters
+    ----------
+    %(checkpoint_path)s
+
+    Returns
+    -------
+    bool
+        ``False`` also for a missing file or one that is no checkpoint.
+
+    Examples
+    --------
+    >>> is_m4oe_checkpoint("no/such/best.pt")
+    False
+    """
     try:
         return load_checkpoint(path).get("kind") == M4OE_KIND
     except (FileNotFoundError, ValueError):

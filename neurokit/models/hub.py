@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from neurokit._utils.errors import NeurokitError
+from neurokit.models.docs import fill_doc
 
 PREFIX = "hub:"
 #: file endings taken as weights when the name gives no file
@@ -36,12 +37,40 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 class HubError(NeurokitError, ValueError):
     """Weights named on the Hub cannot be resolved: unknown repository, revision or file, not cached
-    while offline, or a file whose hash differs from the expected one."""
+    while offline, or a file whose hash differs from the expected one.
+
+    A :class:`~neurokit._utils.errors.NeurokitError` and a :class:`ValueError`.
+
+    Parameters
+    ----------
+    message : str
+        What failed and how to fix it.
+
+    Examples
+    --------
+    >>> isinstance(HubError("x"), ValueError)
+    True
+    """
 
 
 @dataclass
 class HubSpec:
-    """``hub:ORG/NAME[/FILE][@REVISION]`` split into its parts."""
+    """``hub:ORG/NAME[/FILE][@REVISION]`` split into its parts (:func:`parse_hub_spec`); ``str()`` gives it back.
+
+    Attributes
+    ----------
+    repo_id : str
+        ``ORG/NAME``.
+    filename : str or None
+        Path of the file inside the repository; ``None``: picked among its weights files.
+    revision : str or None
+        Branch, tag or commit hash; ``None``: the default branch.
+
+    Examples
+    --------
+    >>> str(HubSpec("weighting666/CBraMod", revision="main"))
+    'hub:weighting666/CBraMod@main'
+    """
 
     repo_id: str
     filename: str | None = None
@@ -52,16 +81,46 @@ class HubSpec:
 
 
 def is_hub_spec(spec: Any) -> bool:
+    """Whether ``spec`` is a Hub name (a string or path starting with ``hub:``).
+
+    Parameters
+    ----------
+    spec : object
+        A weights source as a user gave it.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> is_hub_spec("hub:weighting666/CBraMod"), is_hub_spec("runs/pt/last.pt")
+    (True, False)
+    """
     return isinstance(spec, (str, Path)) and str(spec).startswith(PREFIX)
 
 
 def parse_hub_spec(spec: str) -> HubSpec:
-    """Parse ``hub:ORG/NAME[/PATH/IN/REPO][@REVISION]``.
+    """Parse ``hub:ORG/NAME[/PATH/IN/REPO][@REVISION]`` (the ``hub:`` prefix may be left out).
+
+    Parameters
+    ----------
+    spec : str
+        The name.
+
+    Returns
+    -------
+    HubSpec
 
     Raises
     ------
     HubError
-        Not of that form.
+        Not of that form (fewer than two path parts, or an empty revision after ``@``).
+
+    Examples
+    --------
+    >>> parse_hub_spec("hub:weighting666/CBraMod/pretrained_weights.pth@v1")
+    HubSpec(repo_id='weighting666/CBraMod', filename='pretrained_weights.pth', revision='v1')
     """
     body = str(spec)[len(PREFIX) :] if str(spec).startswith(PREFIX) else str(spec)
     body, _, rev = body.partition("@")
@@ -72,7 +131,18 @@ def parse_hub_spec(spec: str) -> HubSpec:
 
 
 def offline_mode() -> bool:
-    """Whether only the local cache may be used (``HF_HUB_OFFLINE`` or ``NEUROKIT_OFFLINE`` set to a true value)."""
+    """Whether only the local cache may be used (``HF_HUB_OFFLINE`` or ``NEUROKIT_OFFLINE`` set to a true value:
+    ``1``, ``true``, ``yes`` or ``on``), read at call time.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> isinstance(offline_mode(), bool)
+    True
+    """
     return any(
         os.environ.get(k, "").strip().lower() in ("1", "true", "yes", "on")
         for k in ("HF_HUB_OFFLINE", "NEUROKIT_OFFLINE")
@@ -80,8 +150,23 @@ def offline_mode() -> bool:
 
 
 def hub_cache_dir(cache_dir: str | Path | None = None) -> Path:
-    """The Hub cache: ``cache_dir``, ``$HF_HUB_CACHE``, ``$HF_HOME/hub`` or ``~/.cache/huggingface/hub``
-    (read at call time, so a changed environment is honoured)."""
+    """The Hub cache folder (read at call time, so a changed environment is honoured).
+
+    Parameters
+    ----------
+    cache_dir : str or Path, optional
+        Wins when given; else ``$HF_HUB_CACHE``, ``$HF_HOME/hub`` or ``~/.cache/huggingface/hub``.
+
+    Returns
+    -------
+    Path
+        With ``~`` expanded.
+
+    Examples
+    --------
+    >>> hub_cache_dir("/tmp/hub").as_posix()
+    '/tmp/hub'
+    """
     if cache_dir:
         return Path(cache_dir).expanduser()
     if os.environ.get("HF_HUB_CACHE"):
@@ -130,6 +215,7 @@ def _list_files(spec: HubSpec, cache: Path, offline: bool) -> list[str]:
         raise HubError(f"{spec}: cannot list the repository's files ({type(exc).__name__}: {exc})") from exc
 
 
+@fill_doc
 def resolve_hub(
     spec: str | HubSpec, *, cache_dir: str | Path | None = None, offline: bool | None = None, sha256: str | None = None
 ) -> tuple[Path, dict[str, Any]]:
@@ -141,12 +227,9 @@ def resolve_hub(
         ``hub:ORG/NAME[/FILE][@REVISION]``. Without a file, the repository's only weights file (or
         ``model.safetensors`` / ``pretrained_weights.pth`` / ``pytorch_model.bin``; a single ``.safetensors``
         file is preferred to pickle-based ones, since it cannot run code).
-    cache_dir : path, optional
-        Hub cache (default :func:`hub_cache_dir`).
-    offline : bool, optional
-        Use only the cache; default :func:`offline_mode`.
-    sha256 : str, optional
-        Expected SHA-256 (hex) of the file.
+    %(hub_cache)s
+    %(hub_offline)s
+    %(hub_sha256)s
 
     Returns
     -------
@@ -228,6 +311,7 @@ def resolve_hub(
     return local, info
 
 
+@fill_doc
 def fetch_weights(
     name: str | Path,
     *,
@@ -236,8 +320,39 @@ def fetch_weights(
     cache_dir: str | Path | None = None,
     offline: bool | None = None,
 ) -> tuple[Path, dict[str, Any]]:
-    """A weights file named by ``hub:ORG/NAME…``, a bare ``ORG/NAME`` that is no local path, or a local
-    path; returns ``(path, info)`` as :func:`resolve_hub` (a local file: ``name``, ``sha256``)."""
+    """A weights file named by ``hub:ORG/NAME…``, a bare ``ORG/NAME`` that is no local path, or a local path.
+
+    A bare ``ORG/NAME`` is a Hub repository only when it cannot be a local file: no such path, no weights-file
+    suffix (``runs/nope.pt`` is a mistyped path) and no existing parent folder.
+
+    Parameters
+    ----------
+    name : str or Path
+        The weights: Hub name or local file.
+    %(hub_options)s
+
+    Returns
+    -------
+    path : Path
+        The local file (in the Hub cache for Hub weights).
+    info : dict
+        As :func:`resolve_hub` for Hub weights; for a local file ``name``, ``sha256`` and
+        ``hash_checked_against`` (``"given"`` or ``None``).
+
+    Raises
+    ------
+    FileNotFoundError
+        No such local file, or a folder.
+    HubError
+        Hub name not resolvable (:func:`resolve_hub`), or a SHA-256 that differs from ``sha256``.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "w.pt"); open(p, "wb").close()
+    >>> fetch_weights(p)[1]["sha256"][:12]
+    'e3b0c44298fc'
+    """
     from neurokit._utils.hashing import file_sha256
 
     text = str(name)
@@ -266,9 +381,38 @@ def fetch_weights(
 
 
 def load_pretrained_into(model, name: str | Path, *, allow_partial: bool = False, **kw) -> dict[str, Any]:
-    """Load the weights ``name`` (see :func:`fetch_weights`) into ``model`` in place, refusing files that
-    do not cover the model (unless ``allow_partial``). Returns the :func:`fetch_weights` info plus
-    ``loaded``/``total``/``missing``/``unexpected``."""
+    """Load the weights ``name`` into ``model`` in place, refusing files that do not cover the model.
+
+    Parameters
+    ----------
+    model : nn.Module
+        The module to fill.
+    name : str or Path
+        Hub name or local file (:func:`fetch_weights`).
+    allow_partial : bool
+        Accept weights that cover only part of the model (shapes must still match).
+    **kw
+        :func:`fetch_weights` options (``revision``, ``sha256``, ``cache_dir``, ``offline``).
+
+    Returns
+    -------
+    dict
+        The :func:`fetch_weights` info plus ``loaded``, ``total``, ``missing`` and ``unexpected``.
+
+    Raises
+    ------
+    HubError
+        Tensors of another shape, or (without ``allow_partial``) missing or unexpected tensors.
+    FileNotFoundError
+        No such local file.
+
+    Examples
+    --------
+    >>> import torch, tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "w.pt"); torch.save(torch.nn.Linear(2, 2).state_dict(), p)
+    >>> load_pretrained_into(torch.nn.Linear(2, 2), p)["loaded"]
+    2
+    """
     from neurokit.models.checkpoint import load_checkpoint
 
     path, info = fetch_weights(name, **kw)

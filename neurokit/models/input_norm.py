@@ -37,10 +37,27 @@ EPS = 1e-6
 def check_mode(mode: str, where: str = "normalize") -> str:
     """``mode`` if it is one of :data:`NORMALIZE_MODES`.
 
+    Parameters
+    ----------
+    mode : str
+        The normalisation asked for.
+    where : str
+        The option's name, for the message (``"normalize"``, ``"CBraMod input_norm"``).
+
+    Returns
+    -------
+    str
+        ``mode``.
+
     Raises
     ------
     ConfigError
         Another value (the message names ``where`` and lists the modes).
+
+    Examples
+    --------
+    >>> check_mode("window")
+    'window'
     """
     if mode not in NORMALIZE_MODES:
         raise ConfigError(f"{where}={mode!r}; allowed: {', '.join(NORMALIZE_MODES)}")
@@ -113,12 +130,22 @@ class InputNorm(nn.Module):
 
 
 def rms_of(dataset, max_windows: int = 4096, seed: int = 0) -> float:
-    """Root mean square of every value of ``dataset``'s samples (items ``(x, y)``), over at most
-    ``max_windows`` samples drawn without replacement (seeded) when it holds more.
+    """Root mean square of every value of ``dataset``'s samples, over at most ``max_windows`` samples drawn
+    without replacement (seeded) when it holds more.
+
+    Parameters
+    ----------
+    dataset : sequence of (x, y)
+        Items whose ``x`` (Tensor or array, any shape) are read; ``y`` is ignored.
+    max_windows : int
+        At most this many samples are read.
+    seed : int
+        Seed of the draw.
 
     Returns
     -------
-    float, in the samples' unit (100 µV for EEG stores).
+    float
+        In the samples' unit (100 µV for EEG stores).
 
     Raises
     ------
@@ -146,7 +173,26 @@ def rms_of(dataset, max_windows: int = 4096, seed: int = 0) -> float:
 
 
 def input_norm_of(module: nn.Module) -> InputNorm | None:
-    """The :class:`InputNorm` of ``module`` (a backbone, a fine-tuning model holding one, or a DDP wrapper), or ``None``."""
+    """The :class:`InputNorm` of ``module``, or ``None``.
+
+    Parameters
+    ----------
+    module : nn.Module
+        A backbone, a fine-tuning model holding one, or a DDP wrapper.
+
+    Returns
+    -------
+    InputNorm or None
+        The first one among ``module.modules()``.
+
+    Examples
+    --------
+    >>> from neurokit.models.cbramod import CBraMod
+    >>> input_norm_of(CBraMod(n_layers=1, input_norm="window")).mode
+    'window'
+    >>> input_norm_of(CBraMod(n_layers=1)) is None
+    True
+    """
     for m in module.modules():
         if isinstance(m, InputNorm):
             return m

@@ -87,9 +87,30 @@ TASK_KINDS = ("binary", "multiclass", "regression")
 
 @dataclass
 class TaskSpec:
-    """One prediction task of an M4oE head: ``kind`` in :data:`TASK_KINDS`, ``n_outputs`` logits
-    (1 for binary and regression). ``class_frequencies`` (one per class, summing to 1; the training
-    split's) give the focal loss weights α = 1 − frequency; ``None``: each batch's own frequencies."""
+    """One prediction task of an M4oE head.
+
+    Attributes
+    ----------
+    name : str
+        The task's name (the key of its logits).
+    kind : {"binary", "multiclass", "regression"}
+        :data:`TASK_KINDS`.
+    n_outputs : int
+        Logits; forced to 1 for binary and regression tasks.
+    class_frequencies : list of float or None
+        One per class, summing to 1 (the training split's): the focal loss weights α = 1 − frequency;
+        ``None``: each batch's own frequencies.
+
+    Raises
+    ------
+    ConfigError
+        An unknown ``kind``, or ``class_frequencies`` that do not fit the task's classes.
+
+    Examples
+    --------
+    >>> TaskSpec("stage", "multiclass", n_outputs=5).n_outputs, TaskSpec("apnea", "binary", n_outputs=3).n_outputs
+    (5, 1)
+    """
 
     name: str
     kind: str
@@ -114,18 +135,58 @@ class TaskSpec:
 class M4oEConfig:
     """Sizes and options of an :class:`M4oE` head.
 
-    ``preset`` fills the sizes not given (``"paper"``: MSoE 2 blocks × 32 experts, MToE 128 experts,
-    fusion 2 blocks × 16 experts, 8 heads, MLP ratio 4 — release ``main.py``/``models_m4oe.py``;
-    ``"small"``: 1 × 4, 8, 2 × 4, 4 heads, ratio 2). ``focal_gamma`` = 2 (release; ``None``: plain
-    cross-entropy / BCE, a neurokit option). ``modality_gate`` and ``routing_alignment`` are neurokit's
-    own (see the module docstring); ``msoe_feeds_mtoe``, ``per_slot_combine`` and
-    ``share_weighted_fusion`` reproduce neurokit's earlier, non-release head (off).
-
     ``share_weighted_fusion`` scales each modality's fusion token by the task's routing share of that
     modality. It is off because it is in neither the paper nor the release, and it did not make the
     shares follow the data (planted set: 0.38 on the right modality whose token share is 0.22): the
     fusion's linear maps undo a scaling. ``msoe_feeds_mtoe`` (MToE reads the MSoE outputs, in series)
     and ``per_slot_combine`` (each slot gets a whole token's mass) are off for the same first reason.
+
+    Attributes
+    ----------
+    in_dim : int
+        Width of the backbone's tokens.
+    modalities : list of str
+        The modalities' names, once each.
+    tasks : list of dict
+        :class:`TaskSpec` fields of each task (names given once each).
+    dim : int or None
+        Width inside the head (default ``in_dim``); a multiple of ``n_heads``.
+    preset : {"paper", "small"}
+        Fills the sizes not given (``"paper"``: MSoE 2 blocks × 32 experts, MToE 128 experts, fusion 2 blocks
+        × 16 experts, 8 heads, MLP ratio 4 — release ``main.py``/``models_m4oe.py``; ``"small"``: 1 × 4, 8,
+        2 × 4, 4 heads, ratio 2).
+    msoe_depth, msoe_experts, mtoe_experts, fusion_depth, fusion_experts, n_heads : int or None
+        Sizes (``None``: the preset's).
+    mlp_ratio : float or None
+        Expert MLP width over ``dim`` (``None``: the preset's).
+    alpha : float
+        Weight ≥ 0 of the ``−α · I(M; E | T)`` term of the loss (0.1).
+    focal_gamma : float or None
+        Focal loss γ (release: 2); ``None``: plain cross-entropy / BCE (a neurokit option).
+    dropout : float
+        Dropout in the head.
+    modality_gate : bool
+        neurokit's modality gate of the MToE slots (see the module docstring).
+    routing_alignment : float
+        Weight ≥ 0 of the loss that trains the gate on the ablation contributions (needs ``modality_gate``).
+    gate_scale : float
+        Logit scale > 0 of the modality gate (8).
+    msoe_feeds_mtoe, per_slot_combine, share_weighted_fusion : bool
+        neurokit's earlier, non-release head (off).
+    extra : dict
+        Free-form entries recorded with the config.
+
+    Raises
+    ------
+    ConfigError
+        Unknown preset, no modality or a modality named twice, tasks not given once each, ``dim`` not a
+        multiple of ``n_heads``, or an option out of range.
+
+    Examples
+    --------
+    >>> cfg = M4oEConfig(in_dim=16, modalities=["eeg", "ecg"], tasks=[{"name": "t", "kind": "binary"}], preset="small")
+    >>> cfg.dim, cfg.mtoe_experts
+    (16, 8)
     """
 
     in_dim: int

@@ -27,6 +27,20 @@ class Experts(nn.Module):
     """``n_experts`` independent two-layer MLPs (D → hidden → D, GELU), evaluated batched.
 
     Input ``(B, n_experts, S, D)``, output the same shape: expert ``i`` sees only ``x[:, i]``.
+
+    Parameters
+    ----------
+    dim : int
+        Token width ``D``.
+    n_experts : int
+        Number of experts.
+    hidden : int
+        Hidden width of each MLP.
+
+    Examples
+    --------
+    >>> Experts(8, n_experts=3, hidden=16)(torch.randn(2, 3, 1, 8)).shape
+    torch.Size([2, 3, 1, 8])
     """
 
     def __init__(self, dim: int, n_experts: int, hidden: int) -> None:
@@ -154,8 +168,25 @@ class SoftMoE(nn.Module):
 
 class SoftMoEBlock(nn.Module):
     """Pre-norm transformer (ViT) block whose MLP is a :class:`SoftMoE` layer:
-    ``x + attn(LN(x))`` then ``x + moe(LN(x))``. ``(B, m, D) → (B, m, D)``; ``mask`` ``(B, m)`` bool,
-    ``True`` for real tokens (padded ones are neither attended to nor dispatched).
+    ``x + attn(LN(x))`` then ``x + moe(LN(x))``.
+
+    ``forward(x, mask=None)``: ``(B, m, D) → (B, m, D)``; ``mask`` ``(B, m)`` bool, ``True`` for real tokens
+    (padded ones are neither attended to nor dispatched).
+
+    Parameters
+    ----------
+    dim : int
+        Token width ``D``.
+    n_heads : int
+        Attention heads (``dim`` must be a multiple).
+    n_experts : int
+        Experts of the Soft-MoE layer.
+    slots : int
+        Slots per expert.
+    hidden : int, optional
+        Expert MLP width (default ``4 * dim``).
+    dropout : float
+        Attention dropout.
 
     Examples
     --------

@@ -34,6 +34,7 @@ import torch.nn as nn
 from neurokit._utils.errors import ConfigError, WeightsError
 from neurokit.models import serialization
 from neurokit.models.checkpoint import FORMAT, check_format
+from neurokit.models.docs import fill_doc
 from neurokit.models.hub import HubError, fetch_weights
 from neurokit.models.serialization import SAFE_GLOBALS  # noqa: F401  (documented here too)
 from neurokit.models.weights import WeightReport, load_weights, read_state_dict
@@ -49,13 +50,44 @@ WHOLE_MODULE_KINDS = ("pretrain", "state_dict")
 
 class PretrainedError(WeightsError, HubError):
     """A pretrained weights file cannot be used: it would run code on loading, is of another model family,
-    or does not fit the model. A :class:`~neurokit._utils.errors.WeightsError` and, for the callers of
+    or does not fit the model.
+
+    A :class:`~neurokit._utils.errors.WeightsError` and, for the callers of
     :meth:`CBraMod.from_pretrained <neurokit.models.cbramod.CBraMod.from_pretrained>` that catch it, a
-    :class:`~neurokit.models.hub.HubError`."""
+    :class:`~neurokit.models.hub.HubError`.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong with the file, and what to do.
+
+    Examples
+    --------
+    >>> from neurokit.models.hub import HubError
+    >>> isinstance(PretrainedError("x"), HubError)
+    True
+    """
 
 
 def safe_load(path: str | Path, map_location: Any = "cpu") -> Any:
     """:func:`neurokit.models.serialization.safe_load` raising :class:`PretrainedError`.
+
+    Parameters
+    ----------
+    path : str or Path
+        A PyTorch or safetensors file.
+    map_location : str, torch.device or callable
+        Where the tensors are read to.
+
+    Returns
+    -------
+    object
+        The file's content (tensors, numbers, strings and containers).
+
+    Raises
+    ------
+    PretrainedError
+        A file that would run code on loading, or that is unreadable.
 
     Examples
     --------
@@ -121,6 +153,17 @@ class PretrainedFile:
 def sub_state(sd: Mapping[str, torch.Tensor], prefix: str) -> dict:
     """The entries of ``sd`` whose names start with ``prefix``, with the prefix removed.
 
+    Parameters
+    ----------
+    sd : mapping
+        Tensor name → tensor.
+    prefix : str
+        E.g. ``"encoder."`` or ``"backbone."``.
+
+    Returns
+    -------
+    dict
+
     Examples
     --------
     >>> import torch
@@ -130,6 +173,7 @@ def sub_state(sd: Mapping[str, torch.Tensor], prefix: str) -> dict:
     return {k[len(prefix) :]: v for k, v in sd.items() if k.startswith(prefix)}
 
 
+@fill_doc
 def read_pretrained(
     source: str | Path | Mapping[str, Any],
     *,
@@ -148,8 +192,7 @@ def read_pretrained(
         or a checkpoint dict / state dict already in memory.
     map_location : str, torch.device or callable
         Where the tensors are read to.
-    revision, sha256, cache_dir, offline
-        Hub options (:func:`~neurokit.models.hub.fetch_weights`).
+    %(hub_options)s
 
     Returns
     -------
@@ -278,6 +321,16 @@ def load_into(
 def cbramod_layers(sd: Mapping[str, Any]) -> int | None:
     """Layer count of a CBraMod state dict (``encoder.layers.{i}.…``; wrapper prefixes allowed).
 
+    Parameters
+    ----------
+    sd : mapping
+        Tensor name → tensor (only the names are read).
+
+    Returns
+    -------
+    int or None
+        One more than the largest layer index; ``None`` when no name is a CBraMod layer's.
+
     Examples
     --------
     >>> cbramod_layers({"encoder.layers.0.norm1.weight": 0, "module.encoder.layers.3.linear1.bias": 0})
@@ -288,11 +341,29 @@ def cbramod_layers(sd: Mapping[str, Any]) -> int | None:
 
 
 def unknown_options(given: Mapping[str, Any], allowed: Sequence[str], what: str) -> None:
-    """Raise :class:`ConfigError` when ``given`` holds keys outside ``allowed``, listing the allowed ones.
+    """Refuse options outside those a model takes.
+
+    Parameters
+    ----------
+    given : mapping
+        The options passed.
+    allowed : sequence of str
+        The options the model takes.
+    what : str
+        The model, for the message.
+
+    Raises
+    ------
+    ConfigError
+        ``given`` holds keys outside ``allowed``; the message lists the allowed ones.
 
     Examples
     --------
     >>> unknown_options({"n_layers": 2}, ["n_layers"], "CBraMod")
+    >>> unknown_options({"depth": 2}, ["n_layers"], "CBraMod")
+    Traceback (most recent call last):
+    ...
+    neurokit._utils.errors.ConfigError: unknown CBraMod option(s) ['depth']; allowed: n_layers
     """
     bad = sorted(set(given) - set(allowed))
     if bad:

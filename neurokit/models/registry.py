@@ -20,6 +20,7 @@ from neurokit.models.cbramod import CBraMod, CBraModConfig
 from neurokit.models.checkpoint import CBRAMOD_RELEASE_FACTS, check_data_facts, data_facts
 from neurokit.models.clip import CLIPConfig, SurfaceCLIP
 from neurokit.models.config import config_from_dict, model_config_dict
+from neurokit.models.docs import fill_doc
 from neurokit.models.eegnet import EEGNet, EEGNetConfig
 from neurokit.models.pretrained import (
     FAMILY_TITLES,
@@ -121,13 +122,57 @@ def make_cbramod(kwargs: dict) -> CBraMod:
     return CBraMod(**kwargs)
 
 
+@fill_doc
 def build_cbramod(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> nn.Module:
+    """:class:`~neurokit.models.cbramod.CBraMod` for an EEG store's ``(C, N, 200)`` samples (the ``build`` of the
+    ``"cbramod"`` family; CBraMod takes any channel and patch count).
+
+    Parameters
+    ----------
+    %(store_attrs)s
+        Not read (CBraMod does not depend on them).
+    %(sample_shape)s
+    %(create_kwargs)s
+
+    Returns
+    -------
+    CBraMod
+
+    Raises
+    ------
+    ValueError
+        Samples are not ``(C, N, 200)``.
+    ConfigError
+        An unknown option.
+
+    Examples
+    --------
+    >>> build_cbramod({"modality": "eeg"}, (19, 30, 200), {"n_layers": 1}).config.n_layers
+    1
+    """
     if len(sample_shape) != 3 or sample_shape[-1] != 200:
         raise ValueError(f"CBraMod needs EEG stores of (C, N, 200) samples; this store has {sample_shape}")
     return make_cbramod(kwargs)
 
 
+@fill_doc
 def rebuild_cbramod(cfg: dict) -> nn.Module:
+    """:class:`~neurokit.models.cbramod.CBraMod` from a checkpoint's ``model_config`` (the ``"cbramod"`` family's
+    ``rebuild``).
+
+    Parameters
+    ----------
+    %(model_config)s
+
+    Returns
+    -------
+    CBraMod
+
+    Examples
+    --------
+    >>> rebuild_cbramod({"n_layers": 1, "dropout": 0.0}).config.dropout
+    0.0
+    """
     return CBraMod(**cfg)
 
 
@@ -149,10 +194,26 @@ SURFACE_RECIPES: dict[str, dict] = {
 def surface_recipe(name: str) -> dict:
     """The SiT/vsMAE settings of recipe ``name`` (:data:`SURFACE_RECIPES`).
 
+    Parameters
+    ----------
+    name : {"neurokit", "reference"}
+        ``"neurokit"``: sphere positions, distance attention bias, zero-initialised output; ``"reference"``:
+        the metrics-lab vsMAE's 1-D index positions, no attention bias, default output init.
+
+    Returns
+    -------
+    dict
+        :class:`~neurokit.models.sit.SiTConfig` / :class:`~neurokit.models.vsmae.VSMAEConfig` fields.
+
     Raises
     ------
     ConfigError
         An unknown recipe (the message names the allowed ones and the CLI flag).
+
+    Examples
+    --------
+    >>> surface_recipe("reference")["pos_embedding"]
+    'sincos'
     """
     if name not in SURFACE_RECIPES:
         raise ConfigError(f"SiT recipe {name!r} (CLI: --recipe {name}): allowed: {', '.join(SURFACE_RECIPES)}")
@@ -197,17 +258,34 @@ def make_vsmae(kwargs: dict) -> VSMAE:
     return VSMAE(VSMAEConfig(encoder=sit_config(size, **kw), **mae))
 
 
+@fill_doc
 def build_vsmae(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> VSMAE:
-    """vsMAE sized for a surface store's samples ``(T, N, V)``.
+    """vsMAE sized for a surface store's samples ``(T, N, V)`` (the ``"sit"`` family's ``build``; recipe
+    ``"neurokit"`` unless ``kwargs`` name another).
 
-    ``kwargs``: ``size`` (``tiny``/``small``/``base``, default tiny), ``mask_ratio`` and the decoder
-    fields of :class:`~neurokit.models.vsmae.VSMAEConfig`, ``n_layers`` (alias of ``depth``) and any
-    :class:`~neurokit.models.sit.SiTConfig` field.
+    Parameters
+    ----------
+    %(store_attrs)s
+    %(sample_shape)s
+    kwargs : dict
+        ``size`` (``tiny``/``small``/``base``, default tiny), ``recipe``, ``mask_ratio`` and the decoder
+        fields of :class:`~neurokit.models.vsmae.VSMAEConfig`, ``n_layers`` (alias of ``depth``) and any
+        :class:`~neurokit.models.sit.SiTConfig` field.
+
+    Returns
+    -------
+    VSMAE
 
     Raises
     ------
     ConfigError
         The store is not a surface store of ``(T, N, V)`` samples, or an unknown option.
+
+    Examples
+    --------
+    >>> m = build_vsmae({"modality": "surface"}, (2, 20, 45), {"n_layers": 1})
+    >>> m.encoder.config.n_chans, m.encoder.config.pos_embedding
+    (2, 'sphere')
     """
     if store_attrs.get("modality") != "surface" or len(sample_shape) != 3:
         raise ConfigError(
@@ -218,8 +296,30 @@ def build_vsmae(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> VSMAE:
     return make_vsmae({"recipe": "neurokit", **kwargs, "n_chans": T, "n_patches": N, "vertices_per_patch": V})
 
 
+@fill_doc
 def rebuild_vsmae(model_config: dict) -> VSMAE:
-    """The module from a checkpoint's ``model_config`` (:meth:`VSMAEConfig.to_dict`)."""
+    """The vsMAE from a checkpoint's ``model_config`` (:meth:`VSMAEConfig.to_dict
+    <neurokit.models.vsmae.VSMAEConfig.to_dict>`; the ``"sit"`` family's ``rebuild``).
+
+    Parameters
+    ----------
+    %(model_config)s
+
+    Returns
+    -------
+    VSMAE
+
+    Raises
+    ------
+    ConfigError
+        Unknown keys.
+
+    Examples
+    --------
+    >>> m = make_vsmae({"n_layers": 1, "n_chans": 2, "n_patches": 20, "vertices_per_patch": 45})
+    >>> rebuild_vsmae(m.config.to_dict()).config == m.config
+    True
+    """
     return VSMAE(VSMAEConfig.from_dict(dict(model_config)))
 
 
@@ -228,8 +328,17 @@ EEGNET_OPTIONS = tuple(f.name for f in fields(EEGNetConfig))
 
 
 def make_eegnet(kwargs: dict) -> EEGNet:
-    """:class:`~neurokit.models.eegnet.EEGNet` from :func:`create_model` options (the
-    :class:`~neurokit.models.eegnet.EEGNetConfig` fields: ``n_chans``, ``n_times``, ``n_outputs``, ``dropout``…).
+    """:class:`~neurokit.models.eegnet.EEGNet` from :func:`create_model` options.
+
+    Parameters
+    ----------
+    kwargs : dict
+        :class:`~neurokit.models.eegnet.EEGNetConfig` fields: ``n_chans``, ``n_times``, ``n_outputs``,
+        ``dropout``…
+
+    Returns
+    -------
+    EEGNet
 
     Raises
     ------
@@ -245,14 +354,31 @@ def make_eegnet(kwargs: dict) -> EEGNet:
     return EEGNet(EEGNetConfig(**kwargs))
 
 
+@fill_doc
 def build_eegnet(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> EEGNet:
     """EEGNet (features only: fine-tuning adds the ``flatten`` head, its classifier) for an EEG store's
-    ``(C, N, P)`` samples read as ``C`` channels × ``N·P`` samples.
+    ``(C, N, P)`` samples read as ``C`` channels × ``N·P`` samples (the ``"eegnet"`` family's ``build``).
+
+    Parameters
+    ----------
+    %(store_attrs)s
+    %(sample_shape)s
+    kwargs : dict
+        :class:`~neurokit.models.eegnet.EEGNetConfig` fields other than the sizes, which the samples give.
+
+    Returns
+    -------
+    EEGNet
 
     Raises
     ------
     ConfigError
         Not an EEG store of ``(C, N, P)`` samples (EEGNet is an EEG model), or an unknown option.
+
+    Examples
+    --------
+    >>> build_eegnet({"modality": "eeg"}, (3, 4, 200), {}).config.n_times
+    800
     """
     if (store_attrs.get("modality") or "eeg") != "eeg" or len(sample_shape) != 3:
         raise ConfigError(
@@ -263,13 +389,52 @@ def build_eegnet(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> EEGNet
     return make_eegnet({**kwargs, "n_chans": c, "n_times": n * p, "n_outputs": None})
 
 
+@fill_doc
 def rebuild_eegnet(model_config: dict) -> EEGNet:
+    """:class:`~neurokit.models.eegnet.EEGNet` from a checkpoint's ``model_config`` (the ``"eegnet"`` family's
+    ``rebuild``).
+
+    Parameters
+    ----------
+    %(model_config)s
+
+    Returns
+    -------
+    EEGNet
+
+    Raises
+    ------
+    ConfigError
+        Unknown keys or sizes out of range.
+
+    Examples
+    --------
+    >>> rebuild_eegnet({"n_chans": 3, "n_times": 800}).config.n_chans
+    3
+    """
     return EEGNet(config_from_dict(EEGNetConfig, dict(model_config), "EEGNet"))
 
 
 # --------------------------------------------------------------------------- tri-modal CLIP
 def encoder_facts(stimuli: Sequence) -> dict:
-    """What the model must know of the stimulus encoders (checked again at retrieval)."""
+    """What the model must know of the stimulus encoders (checked again at retrieval, :func:`check_encoders`).
+
+    Parameters
+    ----------
+    stimuli : sequence of StimulusStore
+        Opened stimulus stores (:func:`~neurokit.data.pairs.open_stimuli`); the first one's attributes are read.
+
+    Returns
+    -------
+    dict
+        ``video_encoder`` and ``audio_encoder`` (``name``, ``pretrained``, ``weights_sha256``, ``dim``) and
+        ``window_s`` (the stimulus window, seconds).
+
+    Examples
+    --------
+    >>> encoder_facts(open_stimuli(["stimuli/movie1.h5"]))["window_s"]  # doctest: +SKIP
+    3.0
+    """
     a = stimuli[0].attrs
 
     def strip(e) -> dict:
@@ -282,14 +447,34 @@ def encoder_facts(stimuli: Sequence) -> dict:
     }
 
 
+@fill_doc
 def build_clip(store_attrs: dict, sample_shape: tuple, kwargs: dict) -> SurfaceCLIP:
     """:class:`SurfaceCLIP` for a surface store's ``(T, N, V)`` samples and the stimulus stores in
-    ``kwargs["stimuli"]``.
+    ``kwargs["stimuli"]`` (the ``"clip"`` family's ``build``).
 
-    ``kwargs``: ``stimuli`` (paths, required), ``segments`` (data choice, not stored in the config),
-    ``size`` (SiT preset, default tiny), ``n_layers``, any :class:`~neurokit.models.sit.SiTConfig` field
-    (``dim``, ``heads``, ``pool``…), and :class:`~neurokit.models.clip.CLIPConfig` fields (``embed_dim``,
-    ``dropout``, ``lag_s``, ``weights``, ``log_scale``).
+    Parameters
+    ----------
+    %(store_attrs)s
+    %(sample_shape)s
+    kwargs : dict
+        ``stimuli`` (paths, required), ``segments`` (data choice, not stored in the config), ``size`` (SiT
+        preset, default tiny), ``n_layers``, any :class:`~neurokit.models.sit.SiTConfig` field (``dim``,
+        ``heads``, ``pool``…), and :class:`~neurokit.models.clip.CLIPConfig` fields (``embed_dim``,
+        ``dropout``, ``lag_s``, ``weights``, ``log_scale``).
+
+    Returns
+    -------
+    SurfaceCLIP
+        With ``video_dim``, ``audio_dim`` and ``stimulus`` taken from the stimulus stores.
+
+    Raises
+    ------
+    ConfigError
+        Not a surface store of ``(T, N, V)`` samples, or an unknown option.
+
+    Examples
+    --------
+    >>> build_clip({"modality": "surface"}, (3, 320, 153), {"stimuli": ["movie.h5"]})  # doctest: +SKIP
     """
     if store_attrs.get("modality") != "surface" or len(sample_shape) != 3:
         raise ConfigError(
@@ -385,12 +570,53 @@ def make_clip(kwargs: dict) -> SurfaceCLIP:
     return model
 
 
+@fill_doc
 def rebuild_clip(model_config: dict) -> SurfaceCLIP:
+    """:class:`SurfaceCLIP` from a checkpoint's ``model_config`` (:meth:`CLIPConfig.from_dict
+    <neurokit.models.clip.CLIPConfig.from_dict>`: older records get their legacy defaults; the ``"clip"``
+    family's ``rebuild``).
+
+    Parameters
+    ----------
+    %(model_config)s
+
+    Returns
+    -------
+    SurfaceCLIP
+
+    Raises
+    ------
+    ConfigError
+        Unknown keys or values out of range.
+
+    Examples
+    --------
+    >>> m = make_clip({"n_layers": 1, "n_patches": 20, "video_dim": 8})
+    >>> rebuild_clip(m.config.to_dict()).config.video_dim
+    8
+    """
     return SurfaceCLIP(CLIPConfig.from_dict(dict(model_config)))
 
 
 def check_encoders(cfg: CLIPConfig, stimuli: Sequence) -> None:
-    """The stimulus stores must come from the encoders the model was trained with."""
+    """The stimulus stores must come from the encoders the model was trained with (same weights and width).
+
+    Parameters
+    ----------
+    cfg : CLIPConfig
+        The model's config (its ``stimulus`` record; an empty record checks nothing).
+    stimuli : sequence of StimulusStore
+        The opened stimulus stores.
+
+    Raises
+    ------
+    ConfigError
+        A store's video or audio embeddings come from other encoder weights or have another width.
+
+    Examples
+    --------
+    >>> check_encoders(CLIPConfig(), [])  # no store: nothing to check
+    """
     want = cfg.stimulus or {}
     for st in stimuli:
         got = encoder_facts([st])
@@ -452,13 +678,27 @@ MODELS: dict[str, ModelSpec] = {
 }
 
 
+@fill_doc
 def get_model_spec(name: str) -> ModelSpec:
-    """The :class:`ModelSpec` of ``name``.
+    """The :class:`ModelSpec` of a model family.
+
+    Parameters
+    ----------
+    %(model_name)s
+
+    Returns
+    -------
+    ModelSpec
 
     Raises
     ------
     ConfigError
         Unknown name (the message lists the known ones).
+
+    Examples
+    --------
+    >>> get_model_spec("cbramod").default_head
+    'all_patch_reps'
     """
     if name not in MODELS:
         raise ConfigError(f"unknown model {name!r}; known: {', '.join(sorted(MODELS))}")
@@ -466,10 +706,22 @@ def get_model_spec(name: str) -> ModelSpec:
 
 
 def list_models() -> list[str]:
-    """Names of the model families, sorted."""
+    """Names of the model families, sorted.
+
+    Returns
+    -------
+    list of str
+        The keys of :data:`MODELS`.
+
+    Examples
+    --------
+    >>> list_models()
+    ['cbramod', 'clip', 'eegnet', 'sit']
+    """
     return sorted(MODELS)
 
 
+@fill_doc
 def build_backbone(
     init: str | Path | None,
     *,
@@ -493,12 +745,9 @@ def build_backbone(
         Model family (:data:`MODELS`) when ``init`` names none.
     model_kwargs : dict, optional
         Configuration fields that override the checkpoint's (or size the new model).
-    store_attrs : dict
-        The store's metadata (``ch_names`` are compared with the pretraining's).
-    sample_shape : sequence of int
-        One sample's shape, e.g. ``(C, N, 200)``.
-    allow_partial : bool
-        Accept weights that cover only part of the backbone.
+    %(store_attrs)s
+    %(sample_shape)s
+    %(allow_partial)s
     allow_mismatch : sequence of str
         Facts of the data (:data:`~neurokit.models.checkpoint.DATA_FACTS`: ``sfreq``, ``patch``, ``units``) in
         which the store may differ from the checkpoint's pretraining data; any other difference is refused
@@ -609,6 +858,7 @@ def build_backbone(
     return objective.backbone(module), info
 
 
+@fill_doc
 def create_model(
     name: str,
     *,
@@ -632,10 +882,8 @@ def create_model(
         (strict: every tensor of the module, no extra tensor, same shapes). Without ``**kwargs`` the
         architecture a checkpoint records (``model_config``) is used; with them, the module is built from
         ``kwargs`` and the weights must fit it.
-    allow_partial : bool
-        Accept weights that cover only part of the module (the rest keeps its initial values).
-    map_location : str or torch.device
-        Device the weights are read onto and the module is placed on (default ``"cpu"``).
+    %(allow_partial)s
+    %(map_location)s
     **kwargs
         The family's options (:attr:`ModelSpec.options`): CBraMod the :class:`~neurokit.models.cbramod.CBraModConfig`
         fields (``n_layers``, ``d_model``…); ``sit`` ``size`` (``tiny``/``small``/``base``), ``n_layers``,
@@ -692,6 +940,7 @@ def create_model(
     return place(with_info(module, pf, report, family), map_location)
 
 
+@fill_doc
 def from_pretrained(
     source: str | Path,
     *,
@@ -720,10 +969,8 @@ def from_pretrained(
         A local path or Hub weights ``hub:ORG/NAME[/FILE][@REVISION]``; read with ``torch.load(weights_only=True)``.
     model : str, optional
         The family expected (:func:`list_models`); a file of another family is refused. Default: any.
-    map_location : str or torch.device
-        Device the weights are read onto and the module is placed on.
-    allow_partial : bool
-        Accept weights that cover only part of the module (the rest keeps its initial values).
+    %(map_location)s
+    %(allow_partial)s
     **config
         Fields of the recorded ``model_config`` to override (e.g. ``attn_backend="torch"``, ``dropout=0.0``);
         for a bare state dict, :func:`create_model` options.

@@ -26,14 +26,49 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from neurokit._utils.errors import ConfigError
+from neurokit.models.docs import fill_doc
 
 
 @dataclass
 class SiTConfig:
-    """Architecture hyperparameters (written into every checkpoint).
+    """Architecture hyperparameters of :class:`SiT` (written into every checkpoint).
 
-    ``n_chans`` is C (channels or frames per sample), ``n_patches`` N, ``vertices_per_patch`` V,
-    ``n_outputs`` the head size (0: no head, :meth:`SiT.forward` returns the pooled features).
+    Attributes
+    ----------
+    n_chans : int
+        C: channels or frames per sample.
+    n_patches : int
+        N: icosahedral patches (ico2: 320, ico3: 1280).
+    vertices_per_patch : int
+        V: ico6 vertices per patch (ico2: 153, ico3: 45).
+    n_outputs : int
+        Head size; 0: no head, :meth:`SiT.forward` returns the pooled features.
+    dim, depth, heads, dim_head : int
+        Token width, layers, attention heads and head width (SiT-tiny: 192, 12, 3, 64).
+    mlp_ratio : float
+        MLP width over ``dim`` (4).
+    dropout, emb_dropout : float
+        Dropout in the transformer and after the embedding.
+    pos_embedding : {"sincos", "learned", "sphere"}
+        Position code: fixed 1-D sin-cos over the token index, learned, or from the patch centres on the
+        sphere (:func:`sphere_code`; needs ``temporal="channels"``).
+    temporal : {"channels", "concat"}
+        Tokens: one per patch with ``V·C`` features, or frame-major ``C·N`` tokens of ``V`` features.
+    pool : {"cls", "mean"}
+        Pooled feature: the cls token, or the mean token.
+    attn_bias : {"none", "distance"}
+        :class:`DistanceBias` on the attention (needs ``temporal="channels"``).
+
+    Raises
+    ------
+    ConfigError
+        An unknown choice, a size below 1, or ``"sphere"`` / ``"distance"`` with ``temporal="concat"``.
+
+    Examples
+    --------
+    >>> cfg = SiTConfig(n_chans=3, n_patches=320, vertices_per_patch=153)
+    >>> cfg.n_tokens, cfg.token_dim
+    (320, 459)
     """
 
     n_chans: int = 1
@@ -95,13 +130,29 @@ SIT_PRESETS: dict[str, dict] = {
 }
 
 
+@fill_doc
 def sit_config(name: str = "sit_tiny", **overrides) -> SiTConfig:
-    """Config of a preset (``"sit_tiny"``, ``"sit_small"``, ``"sit_base"``; ``"tiny"`` etc. also accepted).
+    """Config of a size preset, with field overrides.
+
+    Parameters
+    ----------
+    %(sit_presets)s
+    **overrides
+        :class:`SiTConfig` fields.
+
+    Returns
+    -------
+    SiTConfig
 
     Raises
     ------
     ConfigError
         Unknown preset or field.
+
+    Examples
+    --------
+    >>> sit_config("small", n_chans=3).dim
+    384
     """
     key = name if name.startswith("sit_") else f"sit_{name}"
     if key not in SIT_PRESETS:
@@ -116,7 +167,25 @@ def sit_config(name: str = "sit_tiny", **overrides) -> SiTConfig:
 
 
 def sincos_1d(n: int, dim: int) -> torch.Tensor:
-    """Fixed 1-D sine-cosine position code ``(n, dim)`` (Vaswani et al. 2017, §3.5)."""
+    """Fixed 1-D sine-cosine position code (Vaswani et al. 2017, §3.5).
+
+    Parameters
+    ----------
+    n : int
+        Positions.
+    dim : int
+        Code width (an odd last column stays 0).
+
+    Returns
+    -------
+    Tensor, shape ``(n, dim)``
+        float32; even columns sines, odd columns cosines.
+
+    Examples
+    --------
+    >>> sincos_1d(4, 6)[0].tolist()
+    [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]
+    """
     pos = torch.arange(n, dtype=torch.float64)[:, None]
     half = dim // 2
     freq = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float64) / max(half, 1))
@@ -128,14 +197,31 @@ def sincos_1d(n: int, dim: int) -> torch.Tensor:
 
 
 def sphere_code(n_patches: int, vertices_per_patch: int, dim: int) -> torch.Tensor:
-    """Fixed position code ``(n_patches, dim)`` from where each patch lies on the sphere: sines and cosines of
-    each coordinate of the patch centre (:func:`~neurokit.geometry.patches.patch_centres`, unit sphere) at
-    ``dim // 6`` angular frequencies spaced geometrically from 1 to ``2π / spacing`` (the mean distance between
-    neighbouring patch centres), the remaining dimensions 0. The dot product of two codes is a sum of cosines of
-    the coordinate differences, largest between neighbours, so attention can find a patch's neighbours from
-    the code alone (a 1-D code over the patch index only knows the quad-tree's order).
+    """Fixed position code from where each patch lies on the sphere.
 
-    Shapes that are no ico-k patch grid on ico6 (made-up test shapes) fall back to :func:`sincos_1d`.
+    Sines and cosines of each coordinate of the patch centre (:func:`~neurokit.geometry.patches.patch_centres`,
+    unit sphere) at ``dim // 6`` angular frequencies spaced geometrically from 1 to ``2π / spacing`` (the mean
+    distance between neighbouring patch centres), the remaining dimensions 0. The dot product of two codes is
+    a sum of cosines of the coordinate differences, largest between neighbours, so attention can find a
+    patch's neighbours from the code alone (a 1-D code over the patch index only knows the quad-tree's order).
+
+    Parameters
+    ----------
+    n_patches, vertices_per_patch : int
+        The patch grid; shapes that are no ico-k patch grid on ico6 (made-up test shapes) fall back to
+        :func:`sincos_1d`.
+    dim : int
+        Code width.
+
+    Returns
+    -------
+    Tensor, shape ``(n_patches, dim)``
+        float32.
+
+    Examples
+    --------
+    >>> sphere_code(320, 153, 12).shape
+    torch.Size([320, 12])
     """
     from neurokit.geometry.patches import grid_of, patch_centres
 
@@ -153,6 +239,28 @@ def sphere_code(n_patches: int, vertices_per_patch: int, dim: int) -> torch.Tens
 
 
 class Attention(nn.Module):
+    """Pre-norm multi-head self-attention: ``LayerNorm → QKV → SDPA → Linear → Dropout``.
+
+    ``forward(x, bias=None)``: ``(B, L, dim)`` → ``(B, L, dim)``; ``bias`` an additive attention bias
+    ``(B or 1, heads, L, L)``.
+
+    Parameters
+    ----------
+    dim : int
+        Token width.
+    heads : int
+        Attention heads.
+    dim_head : int
+        Width of each head.
+    dropout : float
+        Dropout on the attention weights (training only) and on the output.
+
+    Examples
+    --------
+    >>> Attention(16, heads=2, dim_head=8, dropout=0.0)(torch.randn(2, 5, 16)).shape
+    torch.Size([2, 5, 16])
+    """
+
     def __init__(self, dim: int, heads: int, dim_head: int, dropout: float) -> None:
         super().__init__()
         inner = heads * dim_head
@@ -172,6 +280,23 @@ class Attention(nn.Module):
 
 
 class FeedForward(nn.Module):
+    """Pre-norm MLP block: ``LayerNorm → Linear(dim → hidden) → GELU → Dropout → Linear(hidden → dim) → Dropout``.
+
+    Parameters
+    ----------
+    dim : int
+        Token width.
+    hidden : int
+        Hidden width.
+    dropout : float
+        Dropout probability.
+
+    Examples
+    --------
+    >>> FeedForward(16, 32, 0.0)(torch.randn(2, 5, 16)).shape
+    torch.Size([2, 5, 16])
+    """
+
     def __init__(self, dim: int, hidden: int, dropout: float) -> None:
         super().__init__()
         self.net = nn.Sequential(
@@ -188,7 +313,28 @@ class FeedForward(nn.Module):
 
 
 class Transformer(nn.Module):
-    """Pre-norm transformer: ``depth`` × (x + Attn(LN x); x + MLP(LN x)), then LayerNorm."""
+    """Pre-norm transformer: ``depth`` × (x + Attn(LN x); x + MLP(LN x)), then LayerNorm.
+
+    ``forward(x, bias=None)``: ``(B, L, dim)`` → ``(B, L, dim)``.
+
+    Parameters
+    ----------
+    dim : int
+        Token width.
+    depth : int
+        Layers.
+    heads, dim_head : int
+        Attention heads and their width.
+    mlp_dim : int
+        Hidden width of the MLPs.
+    dropout : float
+        Dropout probability.
+
+    Examples
+    --------
+    >>> Transformer(16, depth=2, heads=2, dim_head=8, mlp_dim=32)(torch.randn(2, 5, 16)).shape
+    torch.Size([2, 5, 16])
+    """
 
     def __init__(self, dim: int, depth: int, heads: int, dim_head: int, mlp_dim: int, dropout: float = 0.0) -> None:
         super().__init__()
@@ -252,7 +398,27 @@ class DistanceBias(nn.Module):
 
 
 def to_tokens(x: torch.Tensor, temporal: str) -> torch.Tensor:
-    """``(B, C, N, V)`` → ``(B, N, V·C)`` (channels) or ``(B, C·N, V)`` frame-major (concat)."""
+    """Surface samples as tokens: ``(B, C, N, V)`` → ``(B, N, V·C)`` (``"channels"``) or ``(B, C·N, V)``
+    frame-major (``"concat"``).
+
+    Parameters
+    ----------
+    x : Tensor, shape ``(B, C, N, V)``
+        Batch, frames, patches, vertices per patch.
+    temporal : {"channels", "concat"}
+        The token layout (:attr:`SiTConfig.temporal`).
+
+    Returns
+    -------
+    Tensor
+        The tokens (inverse: :func:`~neurokit.models.vsmae.from_tokens`).
+
+    Examples
+    --------
+    >>> x = torch.zeros(2, 3, 4, 5)
+    >>> to_tokens(x, "channels").shape, to_tokens(x, "concat").shape
+    (torch.Size([2, 4, 15]), torch.Size([2, 12, 5]))
+    """
     B, C, N, V = x.shape
     if temporal == "channels":
         return x.permute(0, 2, 3, 1).reshape(B, N, V * C)
@@ -318,6 +484,7 @@ class SiT(nn.Module):
         return self.head(pooled)
 
     @classmethod
+    @fill_doc
     def from_pretrained(cls, source, *, map_location="cpu", allow_partial: bool = False, **config) -> "SiT":
         """The SiT encoder of a neurokit checkpoint, with its weights.
 
@@ -328,10 +495,8 @@ class SiT(nn.Module):
             architecture from the recorded ``model_config``), a fine-tuning checkpoint of either (its
             fine-tuned backbone, the head left out), a bare SiT state dict (architecture from ``**config``),
             or Hub weights ``hub:ORG/NAME[/FILE][@REVISION]``. Read with ``torch.load(weights_only=True)``.
-        map_location : str or torch.device
-            Device the weights are read onto and the model is placed on.
-        allow_partial : bool
-            Accept weights that cover only part of the encoder.
+        %(map_location)s
+        %(allow_partial)s
         **config
             :class:`SiTConfig` fields over the recorded ones (e.g. ``dropout=0.1``). ``n_outputs=k`` adds a
             new ``Linear(dim, k)`` head (initialised, not loaded) to the pretrained encoder.
@@ -432,6 +597,29 @@ class SiT(nn.Module):
         return list(result.missing_keys), list(result.unexpected_keys)
 
 
+@fill_doc
 def create_sit(name: str = "sit_tiny", **overrides) -> SiT:
-    """A SiT from a preset name with config overrides (``create_sit("tiny", n_chans=3, n_outputs=2)``)."""
+    """A SiT from a preset name with config overrides.
+
+    Parameters
+    ----------
+    %(sit_presets)s
+    **overrides
+        :class:`SiTConfig` fields (``n_chans``, ``n_patches``, ``vertices_per_patch``, ``n_outputs``…).
+
+    Returns
+    -------
+    SiT
+
+    Raises
+    ------
+    ConfigError
+        Unknown preset or field.
+
+    Examples
+    --------
+    >>> m = create_sit("tiny", depth=1, n_chans=3, n_patches=20, vertices_per_patch=45, n_outputs=2)
+    >>> m(torch.randn(4, 3, 20, 45)).shape
+    torch.Size([4, 2])
+    """
     return SiT(sit_config(name, **overrides))

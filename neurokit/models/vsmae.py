@@ -23,6 +23,7 @@ import torch.nn as nn
 
 from neurokit._utils.errors import ConfigError
 from neurokit.models.config import config_from_dict
+from neurokit.models.docs import fill_doc
 from neurokit.models.sit import (
     DistanceBias,
     SiT,
@@ -37,8 +38,32 @@ from neurokit.models.sit import (
 
 @dataclass
 class VSMAEConfig:
-    """Pretraining hyperparameters; ``encoder`` holds the SiT's (:class:`~neurokit.models.sit.SiTConfig`,
-    its ``pool`` forced to ``"mean"`` — no cls token — and ``n_outputs`` to 0)."""
+    """Pretraining hyperparameters of :class:`VSMAE` (written into every checkpoint).
+
+    Attributes
+    ----------
+    encoder : SiTConfig
+        The SiT's config (its ``pool`` forced to ``"mean"`` — no cls token — and ``n_outputs`` to 0).
+    mask_ratio : float
+        Share of the spatial patches hidden, in ``(0, 1)`` (0.75); at least one patch must stay visible.
+    decoder_dim, decoder_depth, decoder_heads, decoder_dim_head, decoder_mlp_dim : int
+        Decoder width, layers, heads, head width and MLP width (192, 3, 3, 64, 768).
+    score : {"hidden", "patches"}
+        Values the loss is taken over: masked values no visible patch holds (``"hidden"``), or every value
+        of the masked patches.
+    zero_output : bool
+        Start the reconstruction at 0 (zero-initialised output layer).
+
+    Raises
+    ------
+    ConfigError
+        An unknown ``score``, or a ``mask_ratio`` outside ``(0, 1)`` or that keeps no patch.
+
+    Examples
+    --------
+    >>> VSMAEConfig(mask_ratio=0.9).encoder.pool
+    'mean'
+    """
 
     encoder: SiTConfig = field(default_factory=lambda: sit_config("sit_tiny"))
     mask_ratio: float = 0.75
@@ -75,9 +100,20 @@ class VSMAEConfig:
 
 @dataclass
 class MAEOutput:
-    """``loss``: scalar MSE on the scored values; ``pred``/``target``: ``(B, n_tokens, token_dim)``;
-    ``mask``: ``(B, n_tokens)`` bool, True where masked; ``scored``: ``(B, n_tokens, token_dim)`` bool, the values
-    the loss is taken over (masked values that no visible patch holds, or every masked value: ``VSMAEConfig.score``)."""
+    """What :meth:`VSMAE.forward` returns.
+
+    Attributes
+    ----------
+    loss : Tensor
+        Scalar MSE on the scored values.
+    pred, target : Tensor, shape ``(B, n_tokens, token_dim)``
+        Reconstruction and raw (z-scored) input tokens.
+    mask : Tensor, shape ``(B, n_tokens)``
+        Bool, True where masked.
+    scored : Tensor, shape ``(B, n_tokens, token_dim)``
+        Bool, the values the loss is taken over (masked values that no visible patch holds, or every masked
+        value: :attr:`VSMAEConfig.score`).
+    """
 
     loss: torch.Tensor
     pred: torch.Tensor
@@ -88,12 +124,44 @@ class MAEOutput:
 
 def n_kept(n_patches: int, ratio: float) -> int:
     """Spatial patches kept by a tube mask: ``int(n_patches·(1 − ratio))``, truncated as in the reference
-    (``len_to_keep = int(L * (1 - mask_ratio))``, metrics-lab ``vsMAE.random_masking``)."""
+    (``len_to_keep = int(L * (1 - mask_ratio))``, metrics-lab ``vsMAE.random_masking``).
+
+    Parameters
+    ----------
+    n_patches : int
+        Spatial patches.
+    ratio : float
+        Mask ratio.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> n_kept(320, 0.75), n_kept(320, 0.9)
+    (80, 31)
+    """
     return int(n_patches * (1 - ratio))
 
 
 def tube_mask(batch: int, n_patches: int, n_frames: int, ratio: float, *, generator=None, device=None):
     """Random tube masks: the same spatial patches hidden in every frame.
+
+    Parameters
+    ----------
+    batch : int
+        Samples.
+    n_patches : int
+        Spatial patches per frame.
+    n_frames : int
+        Frames (the mask is shared by all of them; not read).
+    ratio : float
+        Mask ratio.
+    generator : torch.Generator, optional
+        Random source (default PyTorch's).
+    device : torch.device, optional
+        Where the masks are made.
 
     Returns
     -------
@@ -106,6 +174,12 @@ def tube_mask(batch: int, n_patches: int, n_frames: int, ratio: float, *, genera
     ------
     ConfigError
         The ratio keeps no patch.
+
+    Examples
+    --------
+    >>> keep, masked = tube_mask(2, 8, 3, 0.75)
+    >>> keep.shape, masked.sum(dim=1).tolist()
+    (torch.Size([2, 2]), [6, 6])
     """
     n_keep = n_kept(n_patches, ratio)
     if n_keep < 1:
@@ -160,6 +234,7 @@ class VSMAE(nn.Module):
         self.n_vertices = int(self.vertex_ids.max()) + 1  # read once: a .max() per step would wait for the GPU
 
     @classmethod
+    @fill_doc
     def from_pretrained(cls, source, *, map_location="cpu", allow_partial: bool = False, **config) -> "VSMAE":
         """The whole vsMAE (encoder and decoder) of a ``sit``-family pretraining checkpoint.
 
@@ -169,10 +244,8 @@ class VSMAE(nn.Module):
             A neurokit pretraining checkpoint of the ``sit`` family (architecture from its ``model_config``),
             a bare vsMAE state dict (architecture from ``**config``), or Hub weights
             ``hub:ORG/NAME[/FILE][@REVISION]``. Read with ``torch.load(weights_only=True)``.
-        map_location : str or torch.device
-            Device the weights are read onto and the model is placed on.
-        allow_partial : bool
-            Accept weights that cover only part of the model.
+        %(map_location)s
+        %(allow_partial)s
         **config
             :class:`VSMAEConfig` fields over the recorded ones (e.g. ``mask_ratio=0.9``).
 
@@ -270,7 +343,28 @@ class VSMAE(nn.Module):
 
 
 def from_tokens(t: torch.Tensor, temporal: str, C: int, N: int, V: int) -> torch.Tensor:
-    """Inverse of :func:`~neurokit.models.sit.to_tokens`: ``(B, L, token_dim)`` → ``(B, C, N, V)``."""
+    """Inverse of :func:`~neurokit.models.sit.to_tokens`: ``(B, L, token_dim)`` → ``(B, C, N, V)``.
+
+    Parameters
+    ----------
+    t : Tensor, shape ``(B, L, token_dim)``
+        Tokens.
+    temporal : {"channels", "concat"}
+        Their layout.
+    C, N, V : int
+        Frames, patches, vertices per patch.
+
+    Returns
+    -------
+    Tensor, shape ``(B, C, N, V)``
+
+    Examples
+    --------
+    >>> from neurokit.models.sit import to_tokens
+    >>> x = torch.randn(2, 3, 4, 5)
+    >>> torch.equal(from_tokens(to_tokens(x, "channels"), "channels", 3, 4, 5), x)
+    True
+    """
     B = t.shape[0]
     if temporal == "channels":
         return t.reshape(B, N, V, C).permute(0, 3, 1, 2)
@@ -278,9 +372,24 @@ def from_tokens(t: torch.Tensor, temporal: str, C: int, N: int, V: int) -> torch
 
 
 def patch_vertex_ids(n_patches: int, vertices_per_patch: int) -> torch.Tensor:
-    """``(n_patches, V)`` template vertex of every patch slot (:func:`~neurokit.geometry.patches.patch_table`)
-    when the shape is an ico-k grid on ico6, so patches that share a border vertex share its id; otherwise every
-    slot its own id (no vertex shared)."""
+    """Template vertex of every patch slot (:func:`~neurokit.geometry.patches.patch_table`) when the shape is an
+    ico-k grid on ico6, so patches that share a border vertex share its id; otherwise every slot its own id
+    (no vertex shared).
+
+    Parameters
+    ----------
+    n_patches, vertices_per_patch : int
+        The patch grid.
+
+    Returns
+    -------
+    LongTensor, shape ``(n_patches, vertices_per_patch)``
+
+    Examples
+    --------
+    >>> patch_vertex_ids(2, 3).tolist()  # no ico grid: one id per slot
+    [[0, 1, 2], [3, 4, 5]]
+    """
     from neurokit.geometry.patches import grid_of, patch_table
 
     k = grid_of(n_patches, vertices_per_patch)
@@ -321,6 +430,31 @@ def hidden_values(vertex_ids: torch.Tensor, masked: torch.Tensor, n_vertices: in
     return masked[:, :, None] & ~held
 
 
+@fill_doc
 def create_vsmae(name: str = "sit_tiny", mask_ratio: float = 0.75, **encoder_overrides) -> VSMAE:
-    """vsMAE around a SiT preset (``create_vsmae("tiny", n_chans=3, n_patches=1280, vertices_per_patch=45)``)."""
+    """vsMAE around a SiT preset.
+
+    Parameters
+    ----------
+    %(sit_presets)s
+    mask_ratio : float
+        Share of the spatial patches hidden (0.75).
+    **encoder_overrides
+        :class:`~neurokit.models.sit.SiTConfig` fields (``n_chans``, ``n_patches``, ``vertices_per_patch``…).
+
+    Returns
+    -------
+    VSMAE
+
+    Raises
+    ------
+    ConfigError
+        Unknown preset or field, or a mask ratio out of range.
+
+    Examples
+    --------
+    >>> m = create_vsmae("tiny", depth=1, n_chans=2, n_patches=20, vertices_per_patch=45)
+    >>> m(torch.randn(3, 2, 20, 45)).pred.shape
+    torch.Size([3, 20, 90])
+    """
     return VSMAE(VSMAEConfig(encoder=sit_config(name, **encoder_overrides), mask_ratio=mask_ratio))

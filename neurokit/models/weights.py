@@ -40,6 +40,13 @@ class WeightReport:
         File tensors the model has no place for (ignored).
     remapped : dict
         Prefix stripped → number of keys it was stripped from.
+    what : str
+        The model part, for messages (``"backbone"``).
+
+    Examples
+    --------
+    >>> WeightReport("w.pt", loaded=2, total=2).line()
+    'loaded 2/2 backbone tensors from w.pt'
     """
 
     source: str
@@ -73,10 +80,26 @@ class WeightReport:
 def resolve_weights_source(spec: str | Path) -> Path:
     """The local file a weights source names. Today: a path (``~`` expanded).
 
+    Parameters
+    ----------
+    spec : str or Path
+        The weights file.
+
+    Returns
+    -------
+    Path
+
     Raises
     ------
     FileNotFoundError
         No such file.
+
+    Examples
+    --------
+    >>> resolve_weights_source("no/such.pt")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: no/such.pt: no such weights file
     """
     path = Path(spec).expanduser()
     if not path.is_file():
@@ -90,10 +113,29 @@ def read_state_dict(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, t
     A neurokit checkpoint, a bare state dict, or a dict holding one under ``state_dict``/``model``/…
     (nested wrappers are unwrapped too).
 
+    Parameters
+    ----------
+    source : str, Path or mapping
+        A weights file (read with ``torch.load(weights_only=True)``) or its content.
+
+    Returns
+    -------
+    state_dict : dict
+        Tensor name → tensor.
+    name : str
+        The path, or ``"<state dict>"``.
+
     Raises
     ------
     WeightsError
-        The file holds no state dict.
+        The file holds no state dict, or would run code on loading.
+    FileNotFoundError
+        No such file.
+
+    Examples
+    --------
+    >>> read_state_dict({"model": {"w": torch.ones(1)}})[0]
+    {'w': tensor([1.])}
     """
     if isinstance(source, Mapping):
         obj, name = source, "<state dict>"
@@ -120,7 +162,27 @@ def read_state_dict(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, t
 
 def remap_keys(sd: Mapping[str, torch.Tensor], model_keys) -> tuple[dict[str, torch.Tensor], dict[str, int]]:
     """Strip wrapper prefixes (:data:`WRAPPER_PREFIXES`, repeatedly: ``module.backbone.``) from keys the
-    model does not know, when the stripped name is one it knows."""
+    model does not know, when the stripped name is one it knows.
+
+    Parameters
+    ----------
+    sd : mapping
+        Tensor name → tensor, as read from the file.
+    model_keys : iterable of str
+        The model's tensor names.
+
+    Returns
+    -------
+    state_dict : dict
+        ``sd`` with the names remapped (the first of two names that map to one is kept).
+    stripped : dict
+        Prefix stripped → number of keys it was stripped from.
+
+    Examples
+    --------
+    >>> remap_keys({"module.backbone.w": 1}, ["w"])
+    ({'w': 1}, {'module.backbone.': 1})
+    """
     want = set(model_keys)
     out: dict[str, torch.Tensor] = {}
     stripped: dict[str, int] = {}
