@@ -1,6 +1,6 @@
 """Pictures of surface data: one frame, or a patch map, on an inflated cortical surface (nilearn, Agg).
 
-Plotting stays apart from computing: nothing else in neurokit imports this module.
+Plotting stays apart from computing: only the CLI (``neuro plot-surface``) imports this module.
 """
 
 from __future__ import annotations

@@ -5,12 +5,12 @@ of a task under the data root as :class:`~neurokit.io.entry.FileEntry` rows with
 ``mne_eegbci``          :mod:`neurokit.cards.layouts.eegbci` — PhysioNet EEGMMIDB as MNE lays it out
 ``folder``              :mod:`neurokit.cards.layouts.folder` — globs, subjects and runs from paths
 ``bids``                :mod:`neurokit.cards.layouts.bids` — a BIDS dataset through mne-bids
-``reader``              :mod:`neurokit.cards.layouts.reader` — a dataset reader of :mod:`neurokit.datasets.classic`
+``reader``              :mod:`neurokit.cards.layouts.reader` — a dataset reader of :mod:`neurokit.datasets`
 ======================  ==============================================================================
 
 A dataset family whose files need their own reading (label files beside EDFs, text segments, archives) gets a
-reader module in :mod:`neurokit.io` (:mod:`neurokit.datasets.tuh`, :mod:`neurokit.datasets.chbmit`, …) and a card with
-``layout: {kind: reader, reader: NAME}``.
+reader module in :mod:`neurokit.datasets` (:mod:`neurokit.datasets.tuh`, :mod:`neurokit.datasets.chbmit`, …) and a card with
+``layout: {kind: reader, reader: NAME}``, the name an entry of :data:`neurokit.datasets.registry.DATASETS`.
 """
 
 from __future__ import annotations
