@@ -74,7 +74,9 @@ def main() -> None:
         ck = load_checkpoint(res["checkpoint"])
         model = get_model_spec("cbramod").rebuild(ck["model_config"])
         model.load_state_dict(ck["state_dict"])
-        _, val, held = holdout_split(select_pretrain_data([data], split=cfg.split, subjects=cfg.subjects)[0], cfg.val_fraction, cfg.seed)  # as pretrain
+        _, val, held = holdout_split(
+            select_pretrain_data([data], split=cfg.split, subjects=cfg.subjects)[0], cfg.val_fraction, cfg.seed
+        )  # as pretrain
         per = {}
         ids = corpus_ids(val)
         for c in sorted(set(ids)):

@@ -20,6 +20,24 @@ logger = logging.getLogger("neurokit")
 
 
 def task_kind(labels: np.ndarray, n_classes: int) -> str:
+    """The kind of a labelled store's task: ``"regression"`` (float targets), ``"binary"`` or ``"multiclass"``.
+
+    Parameters
+    ----------
+    labels : array ``(n,)``
+        Class indices (int) or regression targets (float).
+    n_classes : int
+        The store's class count.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> task_kind(np.array([0, 1, 1]), 2), task_kind(np.array([0, 2]), 3), task_kind(np.array([0.5]), 0)
+    ('binary', 'multiclass', 'regression')
+    """
     if labels.dtype.kind == "f":
         return "regression"
     return "binary" if n_classes == 2 else "multiclass"
@@ -265,10 +283,28 @@ def check_no_leak(ds, split_kw: dict[str, dict], unit: str = "subject") -> None:
     time, by ``onset`` and the recipe's ``window_s``). Shared validation/test units only warn (model
     selection then sees the test data).
 
+    Parameters
+    ----------
+    ds : PatchDataset
+        The whole labelled dataset the parts are drawn from.
+    split_kw : dict of split name → dict
+        Each part's selection (``{"subjects": [...]}``, ``{"runs": [...]}`` or ``{"samples": [...]}``), as
+        :func:`resolve_splits` or an evaluation scheme's fold gives it.
+    unit : {"subject", "session", "run", "window"}
+        What the parts may not share.
+
     Raises
     ------
     ConfigError
-        Naming the shared units and the splits.
+        An unknown ``unit``; units shared by the training part and the test or validation part, named with the
+        splits.
+
+    Examples
+    --------
+    >>> check_no_leak(PatchDataset("mi.h5"), {"train": {"subjects": ["S001"]}, "test": {"subjects": ["S001"]}})  # doctest: +SKIP
+    Traceback (most recent call last):
+    ...
+    neurokit._utils.errors.ConfigError: subjects ['S001'] are in both 'train' and 'test': the test score would leak training data
     """
     if unit not in ("subject", "session", "run", "window"):
         raise ConfigError(f"unit={unit!r}; allowed: subject, session, run, window")
@@ -324,7 +360,22 @@ def check_no_leak(ds, split_kw: dict[str, dict], unit: str = "subject") -> None:
 
 
 def sample_columns(ds) -> dict[str, np.ndarray]:
-    """Per-sample columns of ``ds``: ``id``, ``subject``, ``session``, ``run``, ``onset`` (s) and ``label``."""
+    """Per-sample columns of ``ds``: ``id``, ``subject``, ``session``, ``run``, ``onset`` (s) and ``label``.
+
+    Parameters
+    ----------
+    ds : PatchDataset
+        The samples.
+
+    Returns
+    -------
+    dict of str → array ``(n,)``
+
+    Examples
+    --------
+    >>> sorted(sample_columns(PatchDataset("mi.h5")))  # doctest: +SKIP
+    ['id', 'label', 'onset', 'run', 'session', 'subject']
+    """
     return {
         "id": ds.sample_ids,
         "subject": ds.meta("subject").astype(str),
@@ -441,6 +492,18 @@ def store_ids(subjects: Sequence[str], known: Sequence[str]) -> list[str]:
     """Subjects as a store names them: an id the store has stays; a number it has not (``"1"``, or the CLI's ``S001``
     for ``--train-subjects 1``) becomes the one store id with that first number (BIDS ``sub-01``, ``001``), when
     exactly one has it; anything else stays (and is said unknown by the caller).
+
+    Parameters
+    ----------
+    subjects : sequence of str
+        Subjects as given (ids or numbers).
+    known : sequence of str
+        The store's subject ids.
+
+    Returns
+    -------
+    list of str
+        ``subjects`` in the store's ids, in order.
 
     Examples
     --------
