@@ -105,7 +105,7 @@ def card_splits(card: DataCard | None, task: str | None) -> tuple[str, dict[str,
     ('run', {'train': ['train'], 'val': ['val'], 'test': ['test']})
     >>> unit, sp = card_splits(load_card("bciciv2a"), None)
     >>> unit, sp["val"]
-    ('subject', ['S006', 'S007'])
+    ('subject', ['A06', 'A07'])
     """
     if card is None or not card.tasks or (task is not None and task not in card.tasks):
         return "subject", {}
