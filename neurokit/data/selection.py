@@ -160,7 +160,7 @@ def select_pretrain_data(
             )
         return ds, f"{len(ds)} samples of subjects {short_ids(sorted({str(s) for s in ds.meta('subject')}))} (as asked)"
     card = store_card(ds_all)
-    task = (card.tasks.get(ds_all.info.task) if card is not None else None) or {}
+    task = (card.tasks.get(str(ds_all.info.task)) if card is not None else None) or {}
     if split in (None, "all") or not (task.get("splits") or task.get("classes")):
         why = "split='all'" if split in (None, "all") else "the store's card task defines no splits"
         return ds_all, f"{len(ds_all)} samples of every subject ({short_ids(subj)}; {why})"
