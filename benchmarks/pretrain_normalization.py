@@ -43,12 +43,8 @@ def main() -> None:
     from neurokit.models.registry import get_model_spec
     from neurokit.pipelines.finetune import FinetuneConfig, finetune
     from neurokit.pipelines.prepare import prepare_or_reuse
-    from neurokit.pipelines.pretrain import (
-        PretrainConfig,
-        holdout_split,
-        pretrain,
-        select_pretrain_data,
-    )
+    from neurokit.data.selection import holdout_split, select_pretrain_data
+    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
     from neurokit.pipelines.quickstart import pool_single_channel
     from neurokit.training.objectives import heldout_masked_loss
 
@@ -78,7 +74,9 @@ def main() -> None:
         ck = load_checkpoint(res["checkpoint"])
         model = get_model_spec("cbramod").rebuild(ck["model_config"])
         model.load_state_dict(ck["state_dict"])
-        _, val, held = holdout_split(select_pretrain_data([data], cfg)[0], cfg.val_fraction, cfg.seed)  # as pretrain
+        _, val, held = holdout_split(
+            select_pretrain_data([data], split=cfg.split, subjects=cfg.subjects)[0], cfg.val_fraction, cfg.seed
+        )  # as pretrain
         per = {}
         ids = corpus_ids(val)
         for c in sorted(set(ids)):

@@ -12,7 +12,7 @@ Corpus (built with the library's own preparation, never from validation or test 
 - EEGMAT, its training subject (rest and arithmetic, all 20 channels).
 
 Their training-subject windows pretrain with their own channels, one store layout per batch
-(:func:`neurokit.pipelines.pretrain.select_layouts`; at most ``--max-pool`` windows of each), and the pretraining
+(:func:`neurokit.data.selection.select_layouts`; at most ``--max-pool`` windows of each), and the pretraining
 recordings are checked against
 the validation and test recordings of every downstream task by content (SHA-256 and archive member,
 :func:`neurokit.data.provenance.pretraining_overlap`): the script stops if any is found, and checks again that
@@ -123,6 +123,7 @@ def main(argv=None) -> dict:
     from neurokit.cli.reports import comparison_lines
     from neurokit.data.dataset import PatchDataset
     from neurokit.data.provenance import pretraining_overlap
+    from neurokit.data.splits import resolve_splits
     from neurokit.store.patch_store import PatchStore
     from neurokit.models.checkpoint import load_checkpoint
     from neurokit.pipelines.compare import compare_pretraining
@@ -176,7 +177,8 @@ def main(argv=None) -> dict:
             print(note)
             stores[key] = PatchStore(path)
         if key != "mi":  # EEGMMIDB enters through its 64-channel store below
-            pool_parts.append((stores[key], load_card(card).splits(task)["train"]))
+            train_part = resolve_splits(PatchDataset([stores[key].path]), complete=False)[1]["train"]
+            pool_parts.append((stores[key], train_part["subjects"]))
     for card, task, chans, (split_card, split_task) in PRETRAIN_EXTRA:
         train = load_card(split_card).splits(split_task)["train"]
         subjects = sorted(int("".join(c for c in s if c.isdigit())) for s in train)
@@ -283,10 +285,9 @@ def main(argv=None) -> dict:
         raise SystemExit(f"{pt['checkpoint']}: records no pretraining sources; the overlap cannot be checked")
     overlap = {}
     for key, st in stores.items():
-        card, task, _, _ = DOWNSTREAM[key]
-        sp = load_card(card).splits(task)
+        _, sp = resolve_splits(PatchDataset([st.path]), complete=False)  # the split fine-tuning reads
         for split in ("val", "test"):
-            found = pretraining_overlap(sources, PatchDataset([st.path], subjects=list(sp[split])))
+            found = pretraining_overlap(sources, PatchDataset([st.path], **sp[split]))
             overlap[f"{key}:{split}"] = found
             if found:
                 raise SystemExit(

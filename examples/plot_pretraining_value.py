@@ -18,7 +18,8 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from neurokit.cards import load_card
+from neurokit.data.dataset import PatchDataset
+from neurokit.data.splits import resolve_splits
 from neurokit.store.patch_store import PatchStore
 from neurokit.pipelines.compare import compare_pretraining
 from neurokit.pipelines.finetune import FinetuneConfig
@@ -29,7 +30,8 @@ from neurokit.pipelines.quickstart import pool_single_channel
 shared = Path(os.environ.get("NEUROKIT_SHARED", "../shared"))
 work = Path(tempfile.mkdtemp())
 store, _ = prepare_or_reuse("bonn_epilepsy", work / "bonn.h5", data_root=shared / "data/eeg", task="seizure")
-train_subjects = load_card("bonn_epilepsy").splits("seizure")["train"]
+# the training subjects of the store's split (as fine-tuning reads it from the card the store records)
+train_subjects = resolve_splits(PatchDataset(store), complete=False)[1]["train"]["subjects"]
 pool = pool_single_channel([(PatchStore(store), train_subjects)], work / "pool.h5", max_samples=1500)
 pt = pretrain(
     [pool],

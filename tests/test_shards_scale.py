@@ -26,7 +26,8 @@ from neurokit.store.shards import (
     read_index,
 )
 from neurokit.store.patch_store import PatchStore, PatchStoreWriter
-from neurokit.pipelines.pretrain import PretrainConfig, holdout_split, select_layouts
+from neurokit.data.selection import holdout_split, select_layouts
+from neurokit.pipelines.pretrain import PretrainConfig
 from neurokit.preprocessing.eeg import prepare as prep
 from neurokit.preprocessing.options import PrepareOptions
 
@@ -89,7 +90,7 @@ def test_set_pretrains_as_the_single_store(tmp_path):
     cfg = PretrainConfig(split="all", val_fraction=0.25, seed=3)
     got = {}
     for name, src in (("single", single), ("set", folder)):
-        ((ds, _),) = select_layouts([src], cfg)
+        ((ds, _),) = select_layouts([src], split=cfg.split)
         assert len(set(corpus_ids(ds))) == 1  # a shard set is one corpus, not one per recording
         train, held, phrase = holdout_split(ds, cfg.val_fraction, cfg.seed)
         assert held is not None and phrase.startswith(f"{len(held)} windows (3 of 12 subjects of ")
@@ -103,7 +104,7 @@ def test_set_pretrains_as_the_single_store(tmp_path):
     assert got["set"][3] == pytest.approx(got["single"][3], rel=1e-12)
     assert np.array_equal(got["set"][4], got["single"][4])
     # the RMS is the training windows' own: computed by hand over the same windows
-    ((ds, _),) = select_layouts([folder], cfg)
+    ((ds, _),) = select_layouts([folder], split=cfg.split)
     train, _, _ = holdout_split(ds, cfg.val_fraction, cfg.seed)
     xs = np.stack([train[i][0].numpy().astype(np.float64) for i in range(len(train))])
     assert got["set"][3] == pytest.approx(float(np.sqrt((xs**2).mean())), rel=1e-9)

@@ -127,7 +127,7 @@ def test_a_tiny_batch_overfits_and_a_frozen_decoder_does_not(fsa5_ico3):
 
 def test_surface_holdout_is_a_block_of_frames_at_the_end_of_each_run(fsa5_ico3, surface_root, tmp_path):
     from neurokit.data.dataset import PatchDataset
-    from neurokit.pipelines.pretrain import holdout_split
+    from neurokit.data.selection import holdout_split
 
     train, held, phrase = holdout_split(PatchDataset(fsa5_ico3), 0.1)
     on_t, on_h = train.meta("onset"), held.meta("onset")

@@ -10,6 +10,7 @@ import typer
 
 from neurokit._utils.staging import claim_entries
 from neurokit.cli.common import (
+    cli_words,
     console,
     fail,
     is_main_rank,
@@ -154,11 +155,11 @@ def pretrain(
     Several GPUs or nodes: torchrun --nproc_per_node=G -m neurokit pretrain STORE ...
     """
     setup_logging(verbose)
+    from neurokit.data.selection import select_layouts
     from neurokit.pipelines.pretrain import (
         PretrainConfig,
         check_pretrain_options,
         resume_config,
-        select_layouts,
     )
     from neurokit.pipelines.pretrain import pretrain as run
 
@@ -213,10 +214,18 @@ def pretrain(
         cfg = run_or_exit(PretrainConfig, **opts)
     run_or_exit(check_pretrain_options, cfg, resume=resume, overwrite=overwrite, given=options_given(ctx))
     if is_main_rank():
-        used = "; ".join(u for _, u in run_or_exit(select_layouts, list(stores), cfg))
+        selected = run_or_exit(
+            select_layouts,
+            list(stores),
+            split=cfg.split,
+            subjects=cfg.subjects,
+            max_windows=cfg.max_windows,
+            seed=cfg.seed,
+        )
+        used = "; ".join(u for _, u in selected)
         sets_aside = cfg.model != "clip" and (cfg.val_fraction > 0 or cfg.heldout_subjects)
         held = " (the held-out samples below are set aside from it)" if sets_aside else ""
-        console.print(f"pretraining on {used}{held}")
+        console.print(cli_words(f"pretraining on {used}{held}"))
     res = run_or_exit(run, list(stores), out, cfg, resume=resume, overwrite=overwrite)
     record_command(ctx, out, report="pretrain_summary.json")
     if is_main_rank():

@@ -174,8 +174,9 @@ class PatchDataset(torch.utils.data.Dataset):
         Parameters
         ----------
         splits : dict of split name → subject ids, optional
-            Explicit subjects; default the store's data card splits by subject, or, for a store of one
-            subject, its runs (the last two runs for validation and test).
+            Explicit subjects; default the split of the store's data card, by subject or by recording (its
+            ``split_unit``), or, for a store of one subject the card's split does not cover, its runs (the last two
+            for validation and test): :func:`~neurokit.data.splits.resolve_splits`.
         labelled : bool
             Keep only labelled samples in each part.
 

@@ -1,5 +1,10 @@
-"""Train/validation/test splits (by subject from the card, or by run for one subject), the task kind of a
-labelled store, and the leak check every split and fold passes before training."""
+"""Train/validation/test splits, the task kind of a labelled store, and the leak check every split and fold passes
+before training.
+
+A split is defined in the data card (``cards/``: fixed subject lists or ranges, recording ids with
+``split_unit: run``, or a ``split_rule`` resolved when the store is prepared) and resolved for a store in one
+function, :func:`resolve_splits`, which every consumer calls.
+"""
 
 from __future__ import annotations
 
@@ -8,101 +13,216 @@ from typing import Sequence
 
 import numpy as np
 
-from neurokit._utils.errors import ConfigError
+from neurokit._utils.errors import CardError, ConfigError
+from neurokit.cards import DataCard
 
 logger = logging.getLogger("neurokit")
 
 
 def task_kind(labels: np.ndarray, n_classes: int) -> str:
+    """The kind of a labelled store's task: ``"regression"`` (float targets), ``"binary"`` or ``"multiclass"``.
+
+    Parameters
+    ----------
+    labels : array ``(n,)``
+        Class indices (int) or regression targets (float).
+    n_classes : int
+        The store's class count.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> task_kind(np.array([0, 1, 1]), 2), task_kind(np.array([0, 2]), 3), task_kind(np.array([0.5]), 0)
+    ('binary', 'multiclass', 'regression')
+    """
     if labels.dtype.kind == "f":
         return "regression"
     return "binary" if n_classes == 2 else "multiclass"
 
 
-def resolve_splits(ds_all, override: dict[str, list[str]] | None = None) -> tuple[str, dict[str, dict]]:
-    """Split definitions as PatchDataset filters: by subject from the card, or by run for one subject.
+#: the parts of a split, in order
+SPLITS = ("train", "val", "test")
+#: what a card's split may list (``split_unit``): subjects, or recordings (the store's ``run`` ids: a recording, a
+#: trial index, a file of a ``sorted_files`` rule)
+SPLIT_UNITS = ("subject", "run")
 
-    Returns ``(how, {"train": {...}, "val": {...}, "test": {...}})`` where each value holds the keyword
-    arguments (``subjects=`` or ``runs=``) for :class:`PatchDataset`.
+
+def store_card(ds_all) -> DataCard | None:
+    """The data card a store (or the stores of a dataset) records, built once from its ``card_body``.
+
+    Parameters
+    ----------
+    ds_all : PatchDataset
+        The store(s); their first store's card is read.
+
+    Returns
+    -------
+    DataCard or None
+        ``None`` when the store records no card.
+
+    Examples
+    --------
+    >>> store_card(PatchDataset("bcic2020_3.h5")).split_unit("imagined_speech")  # doctest: +SKIP
+    'run'
+    """
+    body = ds_all.info.card_body
+    if not body:
+        return None
+    return DataCard(name=str(body.get("name", "?")), raw=body)
+
+
+def card_splits(card: DataCard | None, task: str | None) -> tuple[str, dict[str, list[str]]]:
+    """What a card's ``task`` declares: ``(unit, {split: ids})`` with ids as the store names them.
+
+    ``unit`` is ``"subject"`` (subject ids) or ``"run"`` (recording ids: the card's ``split_unit: run``, a trial
+    index the reader gives as the run, or a ``split_rule`` resolved by recording when the store was prepared:
+    :mod:`neurokit.cards.split_rules`).
+
+    Parameters
+    ----------
+    card : DataCard or None
+        The card (:func:`store_card`).
+    task : str or None
+        The card's task (``None``: its first task).
+
+    Returns
+    -------
+    (str, dict)
+        ``("subject", {})`` when there is no card, the task is not the card's, or it declares no splits.
+
+    Raises
+    ------
+    CardError
+        A ``split_unit`` other than ``subject`` or ``run``.
+
+    Examples
+    --------
+    >>> from neurokit.cards import load_card
+    >>> card_splits(load_card("bcic2020_3"), "imagined_speech")
+    ('run', {'train': ['train'], 'val': ['val'], 'test': ['test']})
+    >>> unit, sp = card_splits(load_card("bciciv2a"), None)
+    >>> unit, sp["val"]
+    ('subject', ['A06', 'A07'])
+    """
+    if card is None or not card.tasks or (task is not None and task not in card.tasks):
+        return "subject", {}
+    if not card.task(task)[1].get("splits"):
+        return "subject", {}
+    unit = card.split_unit(task)
+    if unit not in SPLIT_UNITS:
+        raise CardError(f"card {card.name!r}: split_unit {unit!r}; give one of {', '.join(SPLIT_UNITS)}")
+    return unit, card.splits(task)
+
+
+def resolve_splits(
+    ds_all, override: dict[str, list[str]] | None = None, *, complete: bool = True
+) -> tuple[str, dict[str, dict]]:
+    """The train / validation / test parts of a store: the one place a split is resolved.
+
+    In order: ``override`` (subjects, by subject); else the split the store's card declares for its task, by
+    subject or by recording (:func:`card_splits`), kept to the ids the store holds; else, for a store of one
+    subject, its runs (the last two for validation and test). Fine-tuning, the baselines, evaluation, the
+    evaluation schemes, the confound check, multi-task training, pretraining's selection and the samples per split
+    that ``prepare`` prints all take their split from here.
+
+    Parameters
+    ----------
+    ds_all : PatchDataset
+        The whole store (or shard set, or stores of one card task).
+    override : dict of split name → subject ids, optional
+        Explicit subjects (``{"train": [...], "val": [...], "test": [...]}``); numbers become the store's ids
+        (:func:`store_ids`).
+    complete : bool
+        ``True``: every part must hold data (the card's split, else the one-subject split by run), or a
+        ``ConfigError`` says what is missing. ``False``: the card's split as far as the store holds it, with
+        parts that may be empty, and no split by run (``{}`` when the card declares none).
+
+    Returns
+    -------
+    (how, parts)
+        ``how`` is ``"subject"`` or ``"run"``; ``parts`` maps ``"train"``, ``"val"`` and ``"test"`` to the keyword
+        arguments that select them in :class:`~neurokit.data.dataset.PatchDataset` (``{"subjects": [...]}`` or
+        ``{"runs": [...]}``).
+
+    Raises
+    ------
+    ConfigError
+        (``complete``) A part with no subject (recording) in the store; no card split and more than one subject;
+        one subject and fewer than 3 runs; ``override`` subjects in both training and validation or test.
+    CardError
+        A card ``split_unit`` other than ``subject`` or ``run``.
+
+    Examples
+    --------
+    >>> resolve_splits(PatchDataset("bcic2020_3.h5"))  # doctest: +SKIP
+    ('run', {'train': {'runs': ['train']}, 'val': {'runs': ['val']}, 'test': {'runs': ['test']}})
+    >>> resolve_splits(PatchDataset("mi.h5"), {"train": ["1", "2"], "val": ["3"], "test": ["4"]})  # doctest: +SKIP
+    ('subject', {'train': {'subjects': ['S001', 'S002']}, 'val': {'subjects': ['S003']}, 'test': {'subjects': ['S004']}})
     """
     subjects = sorted({str(s) for s in ds_all.meta("subject")})
     if override:
-        override = {k: store_ids(v, subjects) for k, v in override.items()}  # --train-subjects 1 → sub-01
+        override = {k: store_ids(v, subjects) for k, v in override.items()}  # subject 1 → sub-01
         _check_disjoint(override)
         return "subject", {k: {"subjects": v} for k, v in override.items()}
-    from neurokit.cards import DataCard
-
-    info = ds_all.info
-    body = info.card_body
-    if len(subjects) == 1:
+    card = store_card(ds_all)
+    unit, declared = card_splits(card, ds_all.info.task)
+    key = "subjects" if unit == "subject" else "runs"
+    have = set(subjects) if unit == "subject" else {str(r) for r in ds_all.meta("run")}
+    parts = {k: [x for x in declared.get(k, []) if x in have] for k in SPLITS}
+    if not complete:
+        return unit, ({k: {key: v} for k, v in parts.items()} if declared else {})
+    if declared and all(parts.values()):
+        return unit, {k: {key: v} for k, v in parts.items()}
+    if len(subjects) == 1:  # one subject: its runs, when the card's split does not cover it
         runs = sorted({str(r) for r in ds_all.meta("run")})
-        card_runs = _card_run_splits(body, info.task, runs)
-        if card_runs is not None:  # the card splits recordings (split_unit: run): its split, even for one subject
-            return "run", card_runs
         if len(runs) < 3:
             raise ConfigError(f"one subject and {len(runs)} run(s): need >= 3 runs to split train/val/test by run")
         return "run", {"train": {"runs": runs[:-2]}, "val": {"runs": [runs[-2]]}, "test": {"runs": [runs[-1]]}}
-    if not body:
-        raise ConfigError(
-            "the store names no data card to split it by: pass splits={'train': [...], 'val': [...], 'test': [...]} "
-            "(CLI: --train-subjects, --val-subjects and --test-subjects)"
-        )
-    card = DataCard(name=body["name"], raw=body)
-    sp = card.splits(info.task)
-    unit = card.split_unit(info.task)  # "run": the card's rule splits recordings (as the release's own split)
-    have = subjects if unit == "subject" else sorted({str(r) for r in ds_all.meta("run")})
-    out = {}
-    for k in ("train", "val", "test"):
-        chosen = [s for s in sp.get(k, []) if s in set(have)]
-        if not chosen:
-            raise ConfigError(
-                f"split {k!r} of card {card.name!r} has no {unit} in the store (store {unit}s: "
-                f"{have[:20]}{' …' if len(have) > 20 else ''}); "
-                "pass explicit splits (CLI: --train-subjects/--val-subjects/--test-subjects)"
-            )
-        out[k] = {"subjects": chosen} if unit == "subject" else {"runs": chosen}
-    return unit, out
-
-
-def _card_run_splits(body: dict | None, task: str | None, runs: list[str]) -> dict[str, dict] | None:
-    """The card's split of recordings (``split_unit: run``) as ``runs=`` filters, when every part of it has a
-    run in the store; else ``None``."""
-    from neurokit.cards import DataCard
-
-    if not body or not ((body.get("tasks") or {}).get(task) or {}).get("splits"):
-        return None
-    card = DataCard(name=body.get("name", "?"), raw=body)
-    if card.split_unit(task) != "run":
-        return None
-    sp = card.splits(task)
-    out = {k: [r for r in sp.get(k, []) if r in set(runs)] for k in ("train", "val", "test")}
-    return {k: {"runs": v} for k, v in out.items()} if all(out.values()) else None
+    explicit = "pass splits={'train': [...], 'val': [...], 'test': [...]}"
+    if card is None:
+        raise ConfigError(f"the store names no data card to split it by: {explicit}")
+    if not declared:
+        raise ConfigError(f"task {ds_all.info.task!r} of card {card.name!r} declares no splits: {explicit}")
+    k = next(k for k in SPLITS if not parts[k])
+    ids = sorted(have)
+    raise ConfigError(
+        f"split {k!r} of card {card.name!r} has no {unit} in the store (store {unit}s: "
+        f"{ids[:20]}{' …' if len(ids) > 20 else ''}); {explicit}"
+    )
 
 
 def split_counts(ds_all) -> dict[str, int] | None:
-    """Samples per split of the store's card task (``{"train": n, "val": n, "test": n}``), by the card's subjects
-    (or recordings, ``split_unit: run``); ``None`` when the store's card gives no splits.
+    """Samples per split of the store's card task, as :func:`resolve_splits` reads the card (by subject, or by
+    recording for ``split_unit: run``); a part the store lacks counts 0.
 
     Parameters
     ----------
     ds_all : PatchDataset
         The whole store (or shard set).
 
+    Returns
+    -------
+    dict or None
+        ``{"train": n, "val": n, "test": n}``; ``None`` when the store's card declares no splits.
+
+    Raises
+    ------
+    CardError
+        A card ``split_unit`` other than ``subject`` or ``run``.
+
     Examples
     --------
     >>> split_counts(PatchDataset("tuab.h5"))  # doctest: +SKIP
     {'train': 297103, 'val': 75407, 'test': 36945}
     """
-    from neurokit.cards import DataCard
-
-    body = ds_all.info.card_body
-    task = (body.get("tasks") or {}).get(ds_all.info.task) if body else None
-    if not task or not task.get("splits"):
+    how, parts = resolve_splits(ds_all, complete=False)
+    if not parts:
         return None
-    card = DataCard(name=body.get("name", "?"), raw=body)
-    sp = card.splits(ds_all.info.task)
-    col = ds_all.meta("subject" if card.split_unit(ds_all.info.task) == "subject" else "run").astype(str)
-    return {k: int(np.isin(col, [str(x) for x in sp.get(k, [])]).sum()) for k in ("train", "val", "test")}
+    col = ds_all.meta("subject" if how == "subject" else "run").astype(str)
+    return {k: int(np.isin(col, next(iter(kw.values()))).sum()) for k, kw in parts.items()}
 
 
 def _check_disjoint(splits: dict[str, list[str]]) -> None:
@@ -163,10 +283,28 @@ def check_no_leak(ds, split_kw: dict[str, dict], unit: str = "subject") -> None:
     time, by ``onset`` and the recipe's ``window_s``). Shared validation/test units only warn (model
     selection then sees the test data).
 
+    Parameters
+    ----------
+    ds : PatchDataset
+        The whole labelled dataset the parts are drawn from.
+    split_kw : dict of split name → dict
+        Each part's selection (``{"subjects": [...]}``, ``{"runs": [...]}`` or ``{"samples": [...]}``), as
+        :func:`resolve_splits` or an evaluation scheme's fold gives it.
+    unit : {"subject", "session", "run", "window"}
+        What the parts may not share.
+
     Raises
     ------
     ConfigError
-        Naming the shared units and the splits.
+        An unknown ``unit``; units shared by the training part and the test or validation part, named with the
+        splits.
+
+    Examples
+    --------
+    >>> check_no_leak(PatchDataset("mi.h5"), {"train": {"subjects": ["S001"]}, "test": {"subjects": ["S001"]}})  # doctest: +SKIP
+    Traceback (most recent call last):
+    ...
+    neurokit._utils.errors.ConfigError: subjects ['S001'] are in both 'train' and 'test': the test score would leak training data
     """
     if unit not in ("subject", "session", "run", "window"):
         raise ConfigError(f"unit={unit!r}; allowed: subject, session, run, window")
@@ -222,7 +360,22 @@ def check_no_leak(ds, split_kw: dict[str, dict], unit: str = "subject") -> None:
 
 
 def sample_columns(ds) -> dict[str, np.ndarray]:
-    """Per-sample columns of ``ds``: ``id``, ``subject``, ``session``, ``run``, ``onset`` (s) and ``label``."""
+    """Per-sample columns of ``ds``: ``id``, ``subject``, ``session``, ``run``, ``onset`` (s) and ``label``.
+
+    Parameters
+    ----------
+    ds : PatchDataset
+        The samples.
+
+    Returns
+    -------
+    dict of str → array ``(n,)``
+
+    Examples
+    --------
+    >>> sorted(sample_columns(PatchDataset("mi.h5")))  # doctest: +SKIP
+    ['id', 'label', 'onset', 'run', 'session', 'subject']
+    """
     return {
         "id": ds.sample_ids,
         "subject": ds.meta("subject").astype(str),
@@ -339,6 +492,18 @@ def store_ids(subjects: Sequence[str], known: Sequence[str]) -> list[str]:
     """Subjects as a store names them: an id the store has stays; a number it has not (``"1"``, or the CLI's ``S001``
     for ``--train-subjects 1``) becomes the one store id with that first number (BIDS ``sub-01``, ``001``), when
     exactly one has it; anything else stays (and is said unknown by the caller).
+
+    Parameters
+    ----------
+    subjects : sequence of str
+        Subjects as given (ids or numbers).
+    known : sequence of str
+        The store's subject ids.
+
+    Returns
+    -------
+    list of str
+        ``subjects`` in the store's ids, in order.
 
     Examples
     --------

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Collection, Sequence
@@ -23,11 +22,18 @@ import torch
 from neurokit._utils.errors import ConfigError
 from neurokit._utils.locks import output_lock
 from neurokit._utils.staging import StagedOutput, recover_run_folder, refuse_run_folder, run_files
-from neurokit.data.corpus import ScaledDataset, corpus_ids, heldout_scales
+from neurokit.data.corpus import ScaledDataset, heldout_scales
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.provenance import kept_summary, used_sources
-from neurokit.io.headers import short_list
-from neurokit.store.shards import open_stores, store_corpus
+from neurokit.data.selection import (
+    Chained,
+    holdout_split,
+    layout_name,
+    layout_repeat,
+    select_layouts,
+    short_ids,
+)
+from neurokit.store.shards import store_corpus
 from neurokit.models.checkpoint import (
     check_channels,
     check_resume_data,
@@ -51,8 +57,6 @@ DEFAULT_NORMALIZE = "corpus"
 #: start CBraMod's reconstruction head at zero (:meth:`~neurokit.models.cbramod.CBraMod.zero_reconstruction_head`):
 #: the loss then starts at predict-zero instead of ~7× it (measured in docs/guide/pretraining.md)
 ZERO_INIT_HEAD = True
-#: a corpus with at least this many subjects holds out whole subjects; one with fewer, a share of its windows
-MIN_HOLDOUT_SUBJECTS = 5
 
 #: ``model_kwargs`` entries that only some model families take: key → (CLI flag, families)
 FAMILY_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -86,13 +90,13 @@ class PretrainConfig:
     configuration, so fine-tuning and evaluation of a model started from the checkpoint normalise the same way (``"corpus"``: by the RMS of the
     downstream store's training windows). ``val_fraction``: the share of the selected windows held out to log,
     at each epoch, the masked reconstruction loss beside the predict-zero and predict-mean baselines (whole
-    subjects of each corpus when it has at least :data:`MIN_HOLDOUT_SUBJECTS`, else a seeded share of its windows;
-    0: none). ``heldout_subjects``: hold out exactly these subjects instead (they must be among the selected
+    subjects of each corpus when it has at least :data:`~neurokit.data.selection.MIN_HOLDOUT_SUBJECTS`, else a
+    seeded share of its windows; 0: none). ``heldout_subjects``: hold out exactly these subjects instead (they must be among the selected
     ones; ``val_fraction`` is then unused), e.g. the card's validation and test subjects with ``split="all"``.
     ``max_windows``: at most this many of the selected windows of each sample layout (drawn at random, seeded),
     before the held-out ones are set apart. Stores of different layouts (channel sets, patch counts) train side by
-    side, one layout per batch (:func:`select_layouts`). ``layout_repeats``: store file name (or path) → how many times
-    each epoch goes through the training windows of that store's layout (default once), so a small multi-channel
+    side, one layout per batch (:func:`~neurokit.data.selection.select_layouts`). ``layout_repeats``: store file
+    name (or path) → how many times each epoch goes through the training windows of that store's layout (default once), so a small multi-channel
     layout pooled with a large single-channel one gets enough steps (the quick start's EEGMMIDB store:
     docs/guide/pretraining.md).
 
@@ -354,7 +358,13 @@ def _pretrain(
     ckpt_path = out / "last.pt"
     if not resume and not overwrite:
         refuse_run_folder(out, "pretraining run")  # a dead run's metrics.jsonl too: two runs never share a log
-    selected = select_layouts(stores if isinstance(stores, (list, tuple)) else [stores], cfg)
+    selected = select_layouts(
+        stores if isinstance(stores, (list, tuple)) else [stores],
+        split=cfg.split,
+        subjects=cfg.subjects,
+        max_windows=cfg.max_windows,
+        seed=cfg.seed,
+    )
     if len(selected) > 1 and cfg.model != "cbramod":
         raise ConfigError(
             f"--model {cfg.model}: the stores have {len(selected)} different sample layouts; only cbramod pretrains "
@@ -644,274 +654,6 @@ def fit_masked_baselines(
     return MaskedBaselines.fit((norm(x.to(dev)) for x, *_ in Chained(loaders)), seed=seed + 1)
 
 
-def holdout_split(
-    ds: PatchDataset, fraction: float, seed: int = 0, *, subjects: Sequence[str] | None = None
-) -> tuple[PatchDataset, PatchDataset | None, str]:
-    """Split the pretraining samples ``ds`` into a training part and a held-out part.
-
-    Per corpus (:func:`~neurokit.data.corpus.corpus_ids`: a store, or one corpus of a pooled store): with at
-    least :data:`MIN_HOLDOUT_SUBJECTS` subjects, ``max(1, round(fraction × subjects))`` whole subjects drawn at
-    random (seeded) are held out. With fewer: EEG, ``round(fraction × windows)`` of its windows (at least one when
-    it has two or more); surface fMRI, whose frames one TR apart are nearly equal, a whole block of frames at the
-    end of every run (:func:`frame_block_split`: the last ``max(1, round(fraction × tubelets))`` tubelet onsets of
-    the run, both hemispheres, and no training tubelet overlapping them). ``subjects``: hold out exactly these
-    subjects (of every corpus) instead.
-
-    Returns
-    -------
-    ``(train, heldout, phrase)``: ``heldout`` is ``None`` when ``fraction`` is 0 or nothing could be held out;
-    the phrase says what was held out (for the log and the summary).
-
-    Raises
-    ------
-    ConfigError
-        ``subjects`` that hold none of the samples, or every one of them.
-
-    Examples
-    --------
-    >>> train, val, how = holdout_split(PatchDataset("pool.h5"), 0.1)  # doctest: +SKIP
-    >>> how  # doctest: +SKIP
-    '465 windows (6 of 60 subjects of pooled.h5#bonn_epilepsy: A003, A011, A020, A034, A041, A057; 1 of 6 subjects of pooled.h5#physionet_mi: S004)'
-    """
-    if subjects is not None:
-        subj = ds.meta("subject").astype(str)
-        val = np.isin(subj, list(subjects))
-        if not val.any() or val.all():
-            raise ConfigError(
-                f"--heldout-subjects {','.join(subjects)}: {'none' if not val.any() else 'all'} of the selected "
-                f"samples belong to them (selected subjects: {_ids(sorted(set(subj)))})"
-            )
-        ids = ds.sample_ids
-        train, held = PatchDataset(ds.stores, samples=ids[~val]), PatchDataset(ds.stores, samples=ids[val])
-        return train, held, f"{len(held)} windows (subjects {_ids(sorted(set(subj[val])))}, as asked)"
-    if fraction <= 0 or len(ds) < 2:
-        return ds, None, "nothing (--val-fraction 0)" if fraction <= 0 else "nothing (fewer than 2 windows)"
-    rng = np.random.default_rng(seed)
-    ids = ds.sample_ids
-    corpus = corpus_ids(ds)
-    subj = ds.meta("subject").astype(str)
-    surface = ds.stores[0].modality == "surface"
-    timeline = None
-    val = np.zeros(len(ds), dtype=bool)
-    drop = np.zeros(len(ds), dtype=bool)  # neither trained on nor held out (overlapping the held-out frames)
-    parts = []
-    for c in sorted(set(corpus)):
-        rows = np.flatnonzero(corpus == c)
-        subs = sorted(set(subj[rows]))
-        if len(subs) >= MIN_HOLDOUT_SUBJECTS:
-            pick = rng.choice(subs, max(1, round(fraction * len(subs))), replace=False)
-            val[rows[np.isin(subj[rows], pick)]] = True
-            parts.append(f"{len(pick)} of {len(subs)} subjects of {Path(c).name}: {_ids(sorted(pick))}")
-        elif surface and len(rows) >= 2:
-            timeline = timeline or run_timeline(ds)  # gathered once for every corpus
-            held_rows, gap_rows, phrase = frame_block_split(timeline, rows, fraction)
-            val[held_rows] = True
-            drop[gap_rows] = True
-            parts.append(f"{phrase} of {Path(c).name}")
-        elif len(rows) >= 2:
-            k = max(1, round(fraction * len(rows)))
-            val[rng.choice(rows, k, replace=False)] = True
-            parts.append(f"{k} of {len(rows)} windows of {Path(c).name}")
-    if not val.any() or (val | drop).all():
-        if surface:
-            return ds, None, "nothing (every run too short to hold out a block of frames and keep some to train on)"
-        return ds, None, "nothing (too few windows)"
-    train = PatchDataset(ds.stores, samples=ids[~val & ~drop])
-    held = PatchDataset(ds.stores, samples=ids[val])
-    unit = "tubelets" if surface else "windows"
-    return train, held, f"{len(held)} {unit} ({'; '.join(parts)})"
-
-
-def run_timeline(ds: PatchDataset) -> tuple[np.ndarray, np.ndarray, float]:
-    """What :func:`frame_block_split` reads of the surface samples of ``ds``, gathered once: each sample's onset
-    (s), its run (subject, session and run joined; the frame blocks a card cuts one recording into, runs
-    ``<run>b<k>``, count as their recording) and the seconds a tubelet covers."""
-    onset = ds.meta("onset").astype(float)
-    have = set.intersection(*(set(st.meta.keys()) for st in ds.stores))
-    keys = [ds.meta(k).astype(str) if k in have else np.full(len(ds), "") for k in ("subject", "session", "run")]
-    task = (ds.info.card_body.get("tasks") or {}).get(ds.info.task) or {}
-    if task.get("frame_blocks"):  # the card cut each recording into blocks, runs "<run>b<k>": one timeline again
-        keys[2] = np.asarray([re.sub(r"b\d+$", "", r) for r in keys[2]])
-    run = np.char.add(np.char.add(np.char.add(keys[0], "\x00"), np.char.add(keys[1], "\x00")), keys[2])
-    span = float(ds.info.tr or 1.0) * int(ds.sample_shape[0])
-    return onset, run, span
-
-
-def frame_block_split(
-    timeline: tuple[np.ndarray, np.ndarray, float], rows: np.ndarray, fraction: float
-) -> tuple[np.ndarray, np.ndarray, str]:
-    """Hold out a whole block of frames at the end of every run of the surface samples ``rows`` of a dataset
-    whose :func:`run_timeline` is ``timeline``.
-
-    Per run (subject, session, run; the frame blocks a card cuts one recording into, runs ``<run>b<k>``, count as
-    their recording): the last ``max(1, round(fraction × onsets))`` distinct tubelet onsets of the run (every
-    hemisphere's tubelets at those onsets) are held out; training tubelets whose frames reach into the held-out
-    block (overlapping tubelets, ``stride`` < tubelet) are dropped from training, so no frame is in both. A run
-    that would keep no training tubelet stays whole in training. Interleaved frames would not be held out: frames
-    one TR apart are nearly equal.
-
-    Returns
-    -------
-    ``(held_rows, dropped_rows, phrase)``: rows of ``ds``, and words for the log, e.g.
-    ``"frames from 54 s to the end of 1 run(s): 2 of 20 tubelet onsets, every hemisphere, whole blocks"``.
-    """
-    onset, run, span = timeline
-    held, gap = [], []
-    firsts, n_on, k_on = [], [], []
-    _, first_at, which = np.unique(run[rows], return_index=True, return_inverse=True)
-    order = np.argsort(which, kind="stable")
-    groups = np.split(rows[order], np.cumsum(np.bincount(which))[:-1])  # the rows of each run, in row order
-    for g in np.argsort(first_at):  # runs in order of first appearance
-        rr = groups[g]
-        on = np.unique(onset[rr])
-        k = max(1, round(fraction * len(on)))
-        if k >= len(on):  # a run of one onset stays in training
-            continue
-        first = on[-k]
-        overlap = (onset[rr] < first) & (onset[rr] + span > first + 1e-9)
-        if not (onset[rr] + span <= first + 1e-9).any():  # nothing would be left to train on: keep the run whole
-            continue
-        held += rr[onset[rr] >= first].tolist()
-        gap += rr[overlap].tolist()
-        firsts.append(first)
-        n_on.append(len(on))
-        k_on.append(k)
-    if not held:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), "nothing (runs of one tubelet onset)"
-    if len(set(firsts)) == 1:
-        where = f"frames from {firsts[0]:g} s to the end of {len(firsts)} run(s)"
-    else:
-        where = f"the last frames of each of {len(firsts)} runs (from {min(firsts):g}–{max(firsts):g} s)"
-    phrase = f"{where}: {sum(k_on)} of {sum(n_on)} tubelet onsets, every hemisphere, whole blocks" + (
-        f", {len(gap)} overlapping training tubelets left out" if gap else ""
-    )
-    return np.asarray(held, dtype=np.int64), np.asarray(gap, dtype=np.int64), phrase
-
-
-def layout_repeat(ds: PatchDataset, repeats: dict[str, int] | None) -> int:
-    """How many times an epoch goes through the windows of ``ds`` (``PretrainConfig.layout_repeats``, keyed by any of
-    its stores' file names or paths; 1 when none is named).
-
-    Raises
-    ------
-    ConfigError
-        Two of its stores named with different counts.
-    """
-    paths = {store_corpus(st) for st in ds.stores}  # a shard set by its folder
-    names = paths | {Path(p).name for p in paths}
-    found = {k for n, k in (repeats or {}).items() if n in names}
-    if len(found) > 1:
-        raise ConfigError(f"layout_repeats: stores of one layout ({layout_name(ds)}) named with counts {sorted(found)}")
-    return found.pop() if found else 1
-
-
-def layout_name(ds: PatchDataset) -> str:
-    """How a layout of a multi-layout run is named (its batches' ``task``): channel count and first store."""
-    return f"{ds.sample_shape[0]}ch:{Path(store_corpus(ds.stores[0])).name}"
-
-
-class Chained:
-    """Batches of several loaders, one after the other, each time it is iterated (the held-out windows of every
-    layout)."""
-
-    def __init__(self, loaders: Sequence) -> None:
-        self.loaders = list(loaders)
-
-    def __iter__(self):
-        for loader in self.loaders:
-            yield from loader
-
-
-def select_layouts(stores: Sequence, cfg: PretrainConfig) -> list[tuple[PatchDataset, str]]:
-    """:func:`select_pretrain_data` for each group of ``stores`` that share a sample layout (modality, sample shape
-    and channel names), in the order of their first store: pretraining keeps every recording's channels, so stores
-    of different montages train side by side, one layout per batch, instead of being cut into single channels.
-
-    Examples
-    --------
-    >>> [phrase for _, phrase in select_layouts(["bonn.h5", "mi_21ch.h5"], PretrainConfig())]  # doctest: +SKIP
-    ['500 samples of the train split (…)', '270 samples of the train split (…)']
-    """
-    groups: dict[tuple, list] = {}
-    for s in stores:
-        # a store file, or a shard-set folder (its shards share one layout), opened once here: its shards are
-        # read when first used, each once (select_pretrain_data takes them as opened)
-        opened = open_stores([s])
-        st = opened[0]
-        key = (st.modality, tuple(st.sample_shape), tuple(st.info.ch_names or ()))
-        groups.setdefault(key, []).extend(opened)
-    out = []
-    for g in groups.values():
-        ds, phrase = select_pretrain_data(g, cfg)
-        if cfg.max_windows is not None and len(ds) > cfg.max_windows:
-            pick = np.sort(np.random.default_rng(cfg.seed).choice(len(ds), cfg.max_windows, replace=False))
-            ds = PatchDataset(ds.stores, samples=ds.sample_ids[pick])
-            phrase = f"{cfg.max_windows} drawn at random of {phrase}"
-        out.append((ds, phrase))
-    return out
-
-
-def select_pretrain_data(stores: Sequence, cfg: PretrainConfig) -> tuple[PatchDataset, str]:
-    """The samples ``cfg`` trains on, and a phrase saying which (for the log and the CLI).
-
-    ``cfg.subjects`` when given; else the ``cfg.split`` split of the store's data card (train by default:
-    the validation and test subjects stay unseen for fine-tuning and evaluation), as
-    :func:`~neurokit.data.splits.resolve_splits` defines it; every subject when ``split`` is
-    ``"all"``/``None`` or the card's task defines no splits (and has no classes to split one subject by run).
-
-    Raises
-    ------
-    ConfigError
-        No sample of the subjects asked for, or a split the card does not have.
-    """
-    ds_all = PatchDataset(stores)
-    subj = sorted({str(s) for s in ds_all.meta("subject")})
-    if cfg.subjects is not None:
-        ds = PatchDataset(ds_all.stores, subjects=cfg.subjects)
-        if len(ds) == 0:
-            raise ConfigError(
-                f"no sample of subjects {short_list(cfg.subjects, 20)} in the store(s); subjects there: "
-                f"{short_list(ds.store_subjects, 20)}"
-            )
-        return ds, f"{len(ds)} samples of subjects {_ids(sorted({str(s) for s in ds.meta('subject')}))} (as asked)"
-    body = ds_all.info.card_body
-    task = (body.get("tasks") or {}).get(ds_all.info.task) or {}
-    if cfg.split in (None, "all") or not (task.get("splits") or task.get("classes")):
-        why = "--split all" if cfg.split in (None, "all") else "the store's card task defines no splits"
-        return ds_all, f"{len(ds_all)} samples of every subject ({_ids(subj)}; {why})"
-    from neurokit.cards import DataCard
-    from neurokit.data.splits import resolve_splits
-
-    kw: dict[str, Any]  # PatchDataset's selection: subjects, or subjects and runs
-    if len(subj) == 1:  # one subject: fine-tuning splits it by run, so pretraining must too
-        try:
-            how, by_part = resolve_splits(ds_all)
-        except ConfigError as exc:
-            raise ConfigError(f"{exc} (or pretrain on every sample: split='all' (CLI: --split all))") from None
-        kw = by_part[cfg.split]
-    else:
-        how = "subject"
-        sp = DataCard(name=body.get("name", "?"), raw=body).splits(ds_all.info.task).get(cfg.split) or []
-        chosen = [x for x in sp if x in subj]
-        if not chosen:
-            raise ConfigError(
-                f"none of the store's subjects ({_ids(subj)}) is in the card's {cfg.split!r} split "
-                f"({_ids(sp) or 'empty'}); choose subjects, or every subject with split='all' (CLI: --split all)"
-            )
-        kw = {"subjects": chosen}
-    ds = PatchDataset(ds_all.stores, **kw)
-    ids = next(iter(kw.values()))
-    return ds, (
-        f"{len(ds)} samples of the {cfg.split} split ({how}s {_ids(ids)}; the others stay unseen; "
-        "--split all to use every subject)"
-    )
-
-
-def _ids(ids: Sequence[str]) -> str:
-    ids = list(ids)
-    return ", ".join(ids) if len(ids) <= 8 else f"{', '.join(ids[:3])}, …, {ids[-1]} ({len(ids)})"
-
-
 def _check_resume(
     state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path, objective, subjects: list[str] | None = None
 ) -> None:
@@ -970,8 +712,8 @@ def _check_resume(
     now = subjects if subjects is not None else sorted({str(s) for s in ds.meta("subject")})
     if state.get("subjects") is not None and list(state["subjects"]) != now:
         raise ConfigError(
-            f"{path}: the run trained on subjects {_ids(state['subjects'])}; the store and options "
-            f"now select {_ids(now)}. Resume with the same store, --split and --subjects"
+            f"{path}: the run trained on subjects {short_ids(state['subjects'])}; the store and options "
+            f"now select {short_ids(now)}. Resume with the same store, --split and --subjects"
         )
 
 

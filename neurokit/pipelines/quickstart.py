@@ -4,7 +4,7 @@ scored beside the classical baselines and chance.
 Pretraining sees only the *training* recordings of the downstream tasks (never their validation or
 test subjects/segments), each store with its own channels: CBraMod's weights do not depend on the montage, so the
 single-channel Bonn windows and the multi-channel EEGMMIDB windows train side by side, one layout per batch
-(:func:`neurokit.pipelines.pretrain.select_layouts`), and the spatial attention sees the channels it is for.
+(:func:`neurokit.data.selection.select_layouts`), and the spatial attention sees the channels it is for.
 """
 
 from __future__ import annotations
