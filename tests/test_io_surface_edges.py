@@ -219,7 +219,7 @@ def test_plot_surface_takes_nilearn_meshes(surface_root, tmp_path):
     infl = PolyMesh(left=_fsa5("infl", "left")[0], right=_fsa5("infl", "right")[0])
     png = plot_surface(surface_root / FSA5_RH, tmp_path / "r.png", hemi="R", surf_mesh=infl)
     assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"
-    with pytest.raises(DataFileError, match="--surf nilearn PolyMesh part left is hemisphere L, but --hemi is R"):
+    with pytest.raises(DataFileError, match="surf_mesh='nilearn PolyMesh part left' is hemisphere L, but hemi='R'"):
         plot_surface(surface_root / FSA5_RH, tmp_path / "x.png", hemi="R", surf_mesh=PolyMesh(left=infl.parts["left"]))
     assert not (tmp_path / "x.png").exists()
 

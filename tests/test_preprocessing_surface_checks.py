@@ -70,7 +70,7 @@ def test_plot_surf_of_other_hemisphere_refused(surface_root, tmp_path):
     from neurokit.plotting.surface import plot_surface
 
     dscalar = surface_root / HCP / "S1200.sulc_MSMAll.32k_fs_LR.dscalar.nii"
-    with pytest.raises(DataFileError, match="--surf .*S1200.L.inflated.* is hemisphere L, but --hemi is R"):
+    with pytest.raises(DataFileError, match="surf_mesh='.*S1200.L.inflated.*' is hemisphere L, but hemi='R'"):
         plot_surface(
             dscalar,
             tmp_path / "x.png",
@@ -92,7 +92,7 @@ def test_plot_surf_of_other_hemisphere_refused(surface_root, tmp_path):
             str(surface_root / HCP / "S1200.L.inflated_MSMAll.32k_fs_LR.surf.gii"),
         ],
     )
-    assert r.exit_code != 0 and "ishemisphereL,but--hemiisR" in "".join(r.output.split())
+    assert r.exit_code != 0 and "ishemisphereL,but--hemiR" in "".join(r.output.split())
     assert not (tmp_path / "x.png").exists()
 
 
@@ -101,7 +101,7 @@ def test_surface_preparer_skip_bad_and_channels(surface_root, tmp_path):
     bad = tmp_path / "sub-02_broken.lh.mgz"
     bad.write_bytes(b"not an mgh file")
     good = surface_root / FSA5_LH
-    with pytest.raises(ConfigError, match=r"\(modality surface\): --channels does not apply to it"):
+    with pytest.raises(ConfigError, match=r"\(modality surface\): channels= does not apply to it"):
         prepare("fsaverage5_rest", tmp_path / "c.h5", files=[good], channels="C3,Cz")
     with pytest.raises(DataFileError, match="sub-02_broken"):
         prepare("fsaverage5_rest", tmp_path / "a.h5", files=[good, bad], progress=False)

@@ -107,7 +107,7 @@ def sit_config(name: str = "sit_tiny", **overrides) -> SiTConfig:
     if key not in SIT_PRESETS:
         short = ", ".join(k.removeprefix("sit_") for k in SIT_PRESETS)
         raise ConfigError(
-            f"unknown SiT size {name!r}: expected one of {short} (CLI: --model-size {short.replace(', ', '|')})"
+            f"unknown SiT size={name!r}: expected one of {short}"
         )
     try:
         return SiTConfig(**{**SIT_PRESETS[key], **overrides})

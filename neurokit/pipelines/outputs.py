@@ -149,7 +149,7 @@ def run_in_folder(
         if resume:
             if not (out / "last.pt").exists():
                 raise FileNotFoundError(
-                    f"{out / 'last.pt'}: nothing to resume (run without resume=True (CLI: --resume) first)"
+                    f"{out / 'last.pt'}: nothing to resume (run without resume=True first)"
                 )
         elif run_files(out):  # any run file: a log, report, checkpoint or config of an earlier (maybe dead) run
             if not overwrite:
@@ -189,5 +189,5 @@ def _stopped(
         ) from None
     if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
         raise Interrupted(
-            f"interrupted after training: {work / 'last.pt'} holds it; the same command with --resume scores it"
+            f"interrupted after training: {work / 'last.pt'} holds it; the same command with resume=True scores it"
         ) from None

@@ -128,7 +128,7 @@ def retrieval_pools(
     """
     if negatives_from not in NEGATIVES_FROM:
         raise ConfigError(
-            f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)} (CLI: --negatives-from)"
+            f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)}"
         )
     if negatives_from != "same_run" and segment_of is None:
         raise ConfigError(f"negatives_from={negatives_from!r} needs the clip of each window (segment_of)")
@@ -152,8 +152,8 @@ def retrieval_pools(
             }[negatives_from]
             raise DataFileError(
                 f"only {len(far)} non-rest windows {where} more than {exclude_s:g} s from the window at {onsets[w]:g} s; "
-                f"the protocol needs {n_negatives} negatives (a longer run; clips given to neuro embed-stimuli --clips; "
-                f"another --negatives-from; or fewer --negatives)"
+                f"the protocol needs {n_negatives} negatives (a longer run; clips given to neuro embed-stimuli with "
+                "clips=; another negatives_from=; or a smaller n_negatives=)"
             )
         pools[q, 0] = w
         pools[q, 1:] = rng.choice(far, size=n_negatives, replace=False)
@@ -229,7 +229,7 @@ def resolve_retest_clip(st, retest_clip="store") -> int | None:
         k = int(retest_clip)
     except (TypeError, ValueError):
         raise ConfigError(
-            f"retest_clip={retest_clip!r}: give store, last, none or a clip index (CLI: --retest-clip)"
+            f"retest_clip={retest_clip!r}: give store, last, none or a clip index"
         ) from None
     if not -n <= k < n:
         raise ConfigError(f"retest_clip={retest_clip!r}: {getattr(st, 'path', 'the stimulus store')} has {n} clip(s)")
@@ -458,12 +458,12 @@ def retrieve(
 
     if negatives_from not in NEGATIVES_FROM:  # refused before any work
         raise ConfigError(
-            f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)} (CLI: --negatives-from)"
+            f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)}"
         )
     state = load_checkpoint(checkpoint)
     if state.get("model") != "clip":
         raise ConfigError(
-            f"{checkpoint}: a {state.get('model')!r} checkpoint; retrieval needs one of `neuro pretrain --model clip`"
+            f"{checkpoint}: a {state.get('model')!r} checkpoint; retrieval needs one of `neuro pretrain` with model='clip'"
         )
     model = get_objective("clip").rebuild(state["model_config"])
     model.load_state_dict(state["state_dict"])

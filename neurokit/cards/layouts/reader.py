@@ -27,7 +27,7 @@ def reader_files(card, root, layout, tname, t, subjects) -> list[FileEntry]:
     if not out:
         raise CardError(
             f"card {card.name!r}: no recording for reader {layout['reader']!r} under {base}; "
-            "pass --data-root (or set NEUROKIT_DATA) to the folder holding it"
+            "pass data_root= (or set NEUROKIT_DATA) to the folder holding it"
         )
     for e in out:
         e.events = events
@@ -68,5 +68,5 @@ def reader_explicit(
     raise CardError(
         f"{f}: the reader of card {card.name!r} ({layout['reader']}) does not find this file where the dataset lays it "
         "out (its labels come from that layout: folders, label files, summaries); give the dataset's folder as "
-        "--data-root instead of -f"
+        "data_root= instead of files="
     )
