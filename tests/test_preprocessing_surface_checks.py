@@ -46,14 +46,14 @@ def test_right_sphere_under_neutral_name_refused_by_metadata(surface_root, sulc_
     neutral = tmp_path / "template_sphere.surf.gii"
     shutil.copy(surface_root / HCP / "S1200.R.sphere.32k_fs_LR.surf.gii", neutral)
     with pytest.raises(
-        DataFileError, match=r"sphere .*template_sphere.* is hemisphere R \(from its metadata\).*--sphere-l"
+        DataFileError, match=r"sphere .*template_sphere.* is hemisphere R \(from its metadata\).*spheres="
     ):
         to_template(sulc_l, neutral)
 
 
 def test_midthickness_as_sphere_refused(surface_root, tmp_path):
     mid = surface_root / HCP / "S1200.L.midthickness_MSMAll.32k_fs_LR.surf.gii"
-    with pytest.raises(DataFileError, match="GeometricType 'Anatomical'.*not a sphere.*--sphere-l"):
+    with pytest.raises(DataFileError, match="GeometricType 'Anatomical'.*not a sphere.*spheres="):
         load_sphere(mid)
     img = nib.load(mid)  # the same surface without its GeometricType: caught by the radius spread
     for d in img.darrays:
