@@ -43,7 +43,7 @@ def test_unseen_segments_split():
     second = in_segment(on, [[0.0, 20.0]], 3.0, "second_half")
     assert np.flatnonzero(first).tolist() == list(range(0, 8))  # windows inside [0, 10)
     assert np.flatnonzero(second).tolist() == list(range(10, 18))  # windows inside [10, 20]
-    with pytest.raises(ConfigError, match="--segments"):
+    with pytest.raises(ConfigError, match="segments='middle'; allowed"):
         in_segment(on, None, 3.0, "middle")
 
 

@@ -165,7 +165,7 @@ def test_ico6_data_explicit_mesh_skips_resampling(surface_root, tmp_path):
     x = rng.standard_normal((40962, 3)).astype(np.float32)
     f = _gifti_func(tmp_path / "sub-7.L.func.gii", x, "L")
     with pytest.raises(
-        DataFileError, match=r"sub-7\.L\.func\.gii: no packaged registered sphere for mesh 'fsaverage6'.*--mesh ico6"
+        DataFileError, match=r"sub-7\.L\.func\.gii: no packaged registered sphere for mesh 'fsaverage6'.*mesh='ico6'"
     ):
         to_template(read_surface(f))
     sd = read_surface(f, mesh="ico6")
@@ -233,7 +233,7 @@ def test_minor_review_items(surface_root, tmp_path):
 
     with pytest.raises(ConfigError, match="K in 1…5"):
         parse_grid("ico0")
-    with pytest.raises(ConfigError, match="--model-size tiny\\|small\\|base"):
+    with pytest.raises(ConfigError, match="unknown SiT size='huge': expected one of tiny, small, base"):
         sit_config("huge", n_chans=3, n_patches=320, vertices_per_patch=153)
     assert subject_from_name("100610.lh.mgz") == "100610"
     assert subject_from_name("S01.L.dscalar.nii") == "S01"

@@ -157,10 +157,7 @@ class EEGRecipe:
         self._check_eog()
         self._check_bipolar()
         if self.event_repeated not in EVENT_REPEATED:
-            raise ConfigError(
-                f"event_repeated={self.event_repeated!r}: allowed values are "
-                f"{', '.join(EVENT_REPEATED)}"
-            )
+            raise ConfigError(f"event_repeated={self.event_repeated!r}: allowed values are {', '.join(EVENT_REPEATED)}")
         if not (isinstance(self.event_offset_s, (int, float)) and math.isfinite(self.event_offset_s)):
             raise ConfigError(f"event_offset_s={self.event_offset_s!r}: give a number of seconds (negative: before)")
         if self.event_offset_s and self.event_windows != "onset":

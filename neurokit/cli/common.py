@@ -152,7 +152,7 @@ def cli_words(text: str) -> str:
         value = m.group(3) if m.group(3) is not None else m.group(2)
         return parameter_flag(m.group(1), value) or m.group(0)
 
-    return re.sub(r"\b([a-z][a-z0-9_]*)=(?:'([^']*)'|([\w.:-]+)|(?=[\s,;:)]|$))", flag, text)
+    return re.sub(r"\b([a-z][a-z0-9_]*)=(?:'([^']*)'|([\w.-]+(?::[\w.-]+)*)|(?=[\s,;:)]|$))", flag, text)
 
 
 def fail(exc: Exception) -> None:

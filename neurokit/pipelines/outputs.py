@@ -148,9 +148,7 @@ def run_in_folder(
         stage = StagedOutput(out, replace=False, run_folder=True, resume=resume)
         if resume:
             if not (out / "last.pt").exists():
-                raise FileNotFoundError(
-                    f"{out / 'last.pt'}: nothing to resume (run without resume=True first)"
-                )
+                raise FileNotFoundError(f"{out / 'last.pt'}: nothing to resume (run without resume=True first)")
         elif run_files(out):  # any run file: a log, report, checkpoint or config of an earlier (maybe dead) run
             if not overwrite:
                 refuse_run_folder(out, what)

@@ -25,6 +25,7 @@ logger = logging.getLogger("neurokit")
 #: the modalities :func:`prepare` knows
 MODALITIES = ("eeg", "surface")
 
+
 def get_preparer(modality: str) -> Callable[..., Path]:
     """The preparer of ``modality`` (imported on first use: EEG preparation never imports torch).
 
@@ -140,9 +141,7 @@ def prepare(
                 "choose another output path, or move the file away yourself"
             )
     if out.exists() and not overwrite and not kwargs.get("resume"):
-        more = (
-            "; or resume=True to add the recordings a shard set lacks" if kwargs.get("shards") else ""
-        )
+        more = "; or resume=True to add the recordings a shard set lacks" if kwargs.get("shards") else ""
         raise FileExistsError(f"{out}: store exists; pass overwrite=True to replace it{more}")
     fn = get_preparer(card.modality)
     kwargs = {k: v for k, v in kwargs.items() if v is not None}

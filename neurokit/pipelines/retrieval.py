@@ -127,9 +127,7 @@ def retrieval_pools(
     True
     """
     if negatives_from not in NEGATIVES_FROM:
-        raise ConfigError(
-            f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)}"
-        )
+        raise ConfigError(f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)}")
     if negatives_from != "same_run" and segment_of is None:
         raise ConfigError(f"negatives_from={negatives_from!r} needs the clip of each window (segment_of)")
     onsets = np.asarray(window_onsets, dtype=float)
@@ -228,9 +226,7 @@ def resolve_retest_clip(st, retest_clip="store") -> int | None:
     try:
         k = int(retest_clip)
     except (TypeError, ValueError):
-        raise ConfigError(
-            f"retest_clip={retest_clip!r}: give store, last, none or a clip index"
-        ) from None
+        raise ConfigError(f"retest_clip={retest_clip!r}: give store, last, none or a clip index") from None
     if not -n <= k < n:
         raise ConfigError(f"retest_clip={retest_clip!r}: {getattr(st, 'path', 'the stimulus store')} has {n} clip(s)")
     return k % n
@@ -457,9 +453,7 @@ def retrieve(
     from neurokit.training.objectives import get_objective
 
     if negatives_from not in NEGATIVES_FROM:  # refused before any work
-        raise ConfigError(
-            f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)}"
-        )
+        raise ConfigError(f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)}")
     state = load_checkpoint(checkpoint)
     if state.get("model") != "clip":
         raise ConfigError(

@@ -402,9 +402,7 @@ class Trainer:
         """How to go on after a full disk, in one sentence."""
         if self._saved is None:
             return "Free space, then run the same command again"
-        return (
-            f"Free space, then continue from step {self._saved} with the same settings and resume=True"
-        )
+        return f"Free space, then continue from step {self._saved} with the same settings and resume=True"
 
     def _log(self, log: Path, rec: dict) -> None:
         """Append one line to ``metrics.jsonl``; a full disk becomes a :class:`DiskFullError` saying what is kept."""

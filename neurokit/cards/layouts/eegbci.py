@@ -74,9 +74,7 @@ def eegbci_files(card, root, layout, tname, t, subjects, download) -> list[FileE
     base = root / layout.get("subdir", "")
     named = [s for s in subjects or [] if not str(s).isdigit()]
     if named:
-        raise CardError(
-            f"card {card.name!r}: subjects {named}: this layout numbers its subjects (e.g. subjects=1-10)"
-        )
+        raise CardError(f"card {card.name!r}: subjects {named}: this layout numbers its subjects (e.g. subjects=1-10)")
     subjects = [int(s) for s in subjects] if subjects else subjects
     wanted = subjects or sorted({s for v in (t.get("splits") or {}).values() for s in parse_ranges(v)})
     if not wanted:

@@ -322,7 +322,9 @@ def _bids_options(eeg: EEGOptions, entries) -> dict:
     refused for recordings of other kinds, which have no ``channels.tsv``."""
     opts = eeg.bids_overrides()
     if opts and any(e.reader != "bids" for e in entries):
-        given = ", ".join({"interpolate_bads": "interpolate_bads=False", "drop_channels": "drop_channels="}[k] for k in opts)
+        given = ", ".join(
+            {"interpolate_bads": "interpolate_bads=False", "drop_channels": "drop_channels="}[k] for k in opts
+        )
         raise ConfigError(
             f"{given}: for BIDS recordings (neuro prepare with bids=), whose channels.tsv marks bad channels; "
             "for other recordings choose the channels with channels="
