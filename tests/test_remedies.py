@@ -154,6 +154,13 @@ def command_parameters() -> dict[str, set[str]]:
     return out
 
 
+def _reachable(name: str, cmds: list[str], known: dict, params: dict, table: dict) -> bool:
+    """Whether one of ``cmds`` sets parameter ``name``: the flag(s) ``table`` gives it, else its option of that name."""
+    if name in table:
+        return all(any(f in known.get(c, set()) for c in cmds) for f in table[name].split("/"))
+    return any(name in params.get(c, set()) for c in cmds)
+
+
 def python_only_remedies(found=None) -> list[str]:
     """Messages a command prints that name a Python keyword as the remedy without the command's way to do it: an
     ``--option`` or the card's key in the message, or a keyword the CLI turns into an option of the command (or of
@@ -172,12 +179,7 @@ def python_only_remedies(found=None) -> list[str]:
             continue
         cmds = printed_by(rel, known) + [c for c in NAMED_COMMAND.findall(text) if c in known]
 
-        def reachable(name: str) -> bool:
-            if name in PARAMETER_FLAGS:
-                return all(any(f in known.get(c, set()) for c in cmds) for f in PARAMETER_FLAGS[name].split("/"))
-            return any(name in params.get(c, set()) for c in cmds)
-
-        if all(reachable(m.group(1)) for m in PY_KWARG.finditer(text)):
+        if all(_reachable(m.group(1), cmds, known, params, PARAMETER_FLAGS) for m in PY_KWARG.finditer(text)):
             continue  # the CLI says it with the command's own option
         kw = PY_KWARG.search(text).group(0)
         fault = f"{rel}:{line}: names {kw} and no way to do it from the command"
