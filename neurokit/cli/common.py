@@ -144,7 +144,9 @@ def cli_words(text: str) -> str:
     """A message from below the CLI in the CLI's words: each parameter it names as ``name=value`` or ``name=``
     becomes the running command's option (:func:`parameter_flag`: ``overwrite=True`` → ``--overwrite``,
     ``hemi='L'`` → ``--hemi L``, ``allow_partial=True`` → ``--allow-partial-init``), and
-    ``[PosixPath('a.h5')]`` → ``a.h5``."""
+    ``[PosixPath('a.h5')]`` → ``a.h5``. The old convention ``name=value (CLI: --flag)`` still reads as ``--flag``
+    (no message should be written so: drop this rule when none is left)."""
+    text = re.sub(r"[\w.]+=[^\s,;()]+(?: or [\w.]+=[^\s,;()]+)? \(CLI: ([^)]+)\)", r"\1", text)
     text = re.sub(r"\[((?:\w*Path\('[^']*'\)(?:, )?)+)\]", lambda m: m.group(1), text)
     text = re.sub(r"\w*Path\('([^']*)'\)", r"\1", text)
 
