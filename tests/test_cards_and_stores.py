@@ -143,7 +143,7 @@ def test_folder_corpus_card(eeg_root, tmp_path):
         (tmp_path / "bad" / run).write_bytes((folder / run).read_bytes())
     with pytest.raises(
         DataFileError,
-        match=r"no usable recording of 3 \(1 skipped as bad files \(--skip-bad\); 2 left out by the recipe's "
+        match=r"no usable recording of 3 \(1 skipped as bad files \(skip_bad=True\); 2 left out by the recipe's "
         r"rules \(min_duration_s",
     ):
         prepare("eeg_folder", tmp_path / "c.h5", data_root=tmp_path / "bad", progress=False, skip_bad=True)

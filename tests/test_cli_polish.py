@@ -149,7 +149,7 @@ def test_a_folder_of_another_kind_of_run_is_named_by_its_kind(eog_store, eog_run
     m4oe.mkdir()
     (m4oe / "report.json").write_text(json.dumps({"head": "m4oe", "tasks": {}}))
     line = _neuro("pretrain", eog_store, "-o", m4oe, *SMALL).output.splitlines()[-1]
-    assert "(report.json: an M4oE run, from neuro finetune --head m4oe), not a pretraining run;" in line, line
+    assert "(report.json: an M4oE run, from neuro finetune with --head m4oe), not a pretraining run;" in line, line
     pre = tmp_path / "pre"
     pre.mkdir()
     (pre / "pretrain_summary.json").write_text("{}")
@@ -286,7 +286,7 @@ S001R04 = "MNE-eegbci-data/files/eegmmidb/1.0.0/S001/S001R04.edf"
 def test_prepare_with_zero_jobs_names_the_option(tmp_path, eeg_root):
     res = _prepare_mi_s001(eeg_root, tmp_path / "s.h5", "-j", "0")
     assert res.exit_code == 2, res.output
-    assert "n_jobs (--n-jobs) 0: give 1 (this process)" in _flat(res.output)
+    assert "--n-jobs 0: give 1 (this process)" in _flat(res.output)
     assert "Parallel has no meaning" not in res.output
     assert not (tmp_path / "s.h5").exists()
 
@@ -319,7 +319,7 @@ def test_worker_counts_are_bounded(monkeypatch):
     from neurokit._utils import parallel
     from neurokit._utils.errors import ConfigError
 
-    with pytest.raises(ConfigError, match=r"n_jobs \(--n-jobs\) -1000: this machine has \d+ cores"):
+    with pytest.raises(ConfigError, match=r"n_jobs=-1000: this machine has \d+ cores"):
         list(parallel.map_ordered(abs, [1, 2], n_jobs=-1000))
     started = []
 

@@ -26,7 +26,7 @@ def test_subject_ranges_checked_against_the_card(eeg_root):
     card = load_card("physionet_mi")
     with pytest.raises(
         CardError,
-        match=r"--subjects ask for subjects 110,200, which the dataset does not have \(its subjects: 1-109\)",
+        match=r"the subjects given \(subjects=\) ask for subjects 110,200, which the dataset does not have \(its subjects: 1-109\)",
     ):
         card.files(eeg_root, "left_right_imagery", subjects=[1, 110, 200], download=False)
     with pytest.raises(CardError, match=r"ask for subjects 110-100000, which") as err:  # a range, not 99,891 numbers

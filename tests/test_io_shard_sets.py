@@ -219,7 +219,9 @@ def test_bonn_members_are_recordings_of_their_own(eeg_root, tmp_path, monkeypatc
     kw = dict(data_root=eeg_root, subjects=[1, 2], shards=True, progress=False)  # 2 segments × 5 set ZIPs
     with monkeypatch.context() as m:
         _fail_on_call(m, "append", 5, KeyboardInterrupt())
-        with pytest.raises(Interrupted, match="the 4 recordings written are kept; run the same command with --resume"):
+        with pytest.raises(
+            Interrupted, match="the 4 recordings written are kept; run the same command with resume=True"
+        ):
             prepare("bonn_epilepsy", tmp_path / "b", **kw)
     kept = _files(tmp_path / "b")
     assert len(read_index(tmp_path / "b")["shards"]) == 4

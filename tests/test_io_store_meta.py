@@ -122,7 +122,7 @@ def test_options_of_each_modality():
         build_options("surface", n_jobs=2)
     with pytest.raises(ConfigError, match="no preparer for modality 'meg'"):
         option_names("meg")
-    with pytest.raises(ConfigError, match="stream_above_mb.*got -1"):
+    with pytest.raises(ConfigError, match="stream_above_mb=-1: give a size in MiB"):
         EEGOptions(stream_above_mb=-1).stream_above_bytes()
     assert EEGOptions(stream_above_mb=1).stream_above_bytes() == 2**20
 

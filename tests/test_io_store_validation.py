@@ -183,7 +183,7 @@ def test_a_header_whose_units_lie_is_said_refused_when_strict_and_read_right_wit
     r = run("a.h5")
     said = " ".join(r.output.split())
     assert r.exit_code == 0 and "rec.edf: C3, Cz, C4 have a robust RMS of" in said
-    assert "the samples' true unit is the header's × 1e6" in said and "--units UNIT --override-units" in said
+    assert "the samples' true unit is the header's × 1e6" in said and "--units UNIT and --override-units" in said
     # read as the header says: 1.5e-5 µV RMS, 1.5e-7 in the store's 100-µV unit (the issue's figure)
     assert abs(float(PatchStore(tmp_path / "a.h5").patches(0).std()) - 1.5e-7) < 1e-8
     card["preprocessing"]["units_check"] = "error"

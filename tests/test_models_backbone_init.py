@@ -42,7 +42,7 @@ def test_cbramod_checkpoint_on_a_surface_store_is_refused_naming_both(cbramod_ck
 
 
 def test_layer_count_other_than_the_checkpoints_is_refused(cbramod_ckpt):
-    with pytest.raises(ConfigError, match=r"n_layers=2; n_layers=1 \(CLI: --n-layers\)"):
+    with pytest.raises(ConfigError, match=r"n_layers=2; n_layers=1 sizes a backbone"):
         build_backbone(
             cbramod_ckpt,
             model="cbramod",

@@ -112,7 +112,7 @@ def test_unknown_names_and_options_are_refused():
         create_model("cbramod", n_layer=2)
     with pytest.raises(ConfigError, match=r"unknown sit option\(s\) \['embed_dim'\]; allowed: .*vertices_per_patch"):
         create_model("sit", embed_dim=3)
-    with pytest.raises(ConfigError, match="unknown SiT size 'huge'"):
+    with pytest.raises(ConfigError, match="unknown SiT size='huge'"):
         create_model("clip", size="huge")
 
 

@@ -66,7 +66,7 @@ def test_presets_and_shapes():
         m(torch.randn(2, 3, 320, 45))
     with pytest.raises(ConfigError, match="allowed: channels, concat"):
         sit_config("tiny", temporal="stacked")
-    with pytest.raises(ConfigError, match="unknown SiT size .*tiny, small, base"):
+    with pytest.raises(ConfigError, match="unknown SiT size=.*tiny, small, base"):
         sit_config("huge")
 
 

@@ -43,7 +43,7 @@ def test_unseen_segments_split():
     second = in_segment(on, [[0.0, 20.0]], 3.0, "second_half")
     assert np.flatnonzero(first).tolist() == list(range(0, 8))  # windows inside [0, 10)
     assert np.flatnonzero(second).tolist() == list(range(10, 18))  # windows inside [10, 20]
-    with pytest.raises(ConfigError, match="--segments"):
+    with pytest.raises(ConfigError, match="segments='middle'; allowed"):
         in_segment(on, None, 3.0, "middle")
 
 
@@ -458,9 +458,9 @@ def test_unknown_tr_is_refused(tmp_path):
 
 
 def test_encoder_name_and_weights_errors(monkeypatch, tmp_path):
-    with pytest.raises(ConfigError, match="--video-encoder 'NoSuchNet'"):
+    with pytest.raises(ConfigError, match="video encoder 'NoSuchNet'"):
         FrameEncoder("NoSuchNet")
-    with pytest.raises(ConfigError, match="--audio-pretrained 'no_such_tag'"):
+    with pytest.raises(ConfigError, match="audio_pretrained='no_such_tag'"):
         SpectrogramEncoder("ViT-B-32", "no_such_tag")
 
     # no network: the download fails and the message names the option and the local-file fix
@@ -470,7 +470,7 @@ def test_encoder_name_and_weights_errors(monkeypatch, tmp_path):
         raise OSError("We couldn't connect to 'https://huggingface.co' (offline)")
 
     monkeypatch.setattr(open_clip, "create_model", offline)
-    with pytest.raises(ConfigError, match=r"--video-pretrained 'openai'.*local file"):
+    with pytest.raises(ConfigError, match=r"video_pretrained='openai'.*local file"):
         FrameEncoder("ViT-B-32", "openai")
 
 

@@ -280,7 +280,7 @@ def test_cli_finetune_prints_table(lr_store, tmp_path):
 def test_run_folders_are_not_mixed(pretrained, lr_store, tmp_path):
     out, _ = pretrained
     cfg = PretrainConfig(model_kwargs=SMALL, epochs=3, batch_size=16, optim={"lr": 2e-3}, progress=False, seed=0)
-    with pytest.raises(FileExistsError, match="already holds a run .*--resume.*--overwrite"):
+    with pytest.raises(FileExistsError, match="already holds a run .*resume=True.*overwrite=True"):
         pretrain(lr_store, out, cfg)
     with pytest.raises(
         ConfigError, match=r"resume keeps the checkpoint's model; .*n_layers: 1 in the checkpoint, 2 given"

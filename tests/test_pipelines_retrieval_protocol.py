@@ -174,7 +174,7 @@ def test_resolve_retest_clip():
     assert resolve_retest_clip(_Run(), -2) == 2 and resolve_retest_clip(_Run(), "1") == 1
     with pytest.raises(ConfigError, match="4 clip"):
         resolve_retest_clip(_Run(), 4)
-    with pytest.raises(ConfigError, match="--retest-clip"):
+    with pytest.raises(ConfigError, match="retest_clip='first': give store, last, none or a clip index"):
         resolve_retest_clip(_Run(), "first")
 
 
@@ -182,9 +182,9 @@ def test_embed_stimuli_records_the_retest_clip():
     from neurokit.stimuli.store import StimulusWindows
 
     assert StimulusWindows(clips=[[0, 10], [20, 30]], retest_clip=-1).retest_clip == -1
-    with pytest.raises(DataFileError, match="--retest-clip 2"):
+    with pytest.raises(DataFileError, match="retest_clip=2"):
         StimulusWindows(clips=[[0, 10], [20, 30]], retest_clip=2)
-    with pytest.raises(DataFileError, match="--retest-clip"):
+    with pytest.raises(DataFileError, match=r"retest_clip=0: .*\(clips=\)"):
         StimulusWindows(retest_clip=0)  # no clips given
 
 

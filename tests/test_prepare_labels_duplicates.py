@@ -250,7 +250,7 @@ def test_finetune_refuses_a_test_split_holding_a_training_recording(copied_store
     from neurokit.pipelines.finetune import FinetuneConfig, finetune
 
     cfg = FinetuneConfig(epochs=1, progress=False, baselines=False, confound_check=False)
-    with pytest.raises(ConfigError, match=r"test split holds 1 recording.*S001_1.edf.*--allow-duplicate-recordings"):
+    with pytest.raises(ConfigError, match=r"test split holds 1 recording.*S001_1.edf.*allow_duplicate_recordings=True"):
         finetune(copied_store, tmp_path / "ft", cfg)
     assert not (tmp_path / "ft" / "report.json").exists()
 

@@ -82,7 +82,7 @@ def test_repeated_and_conflicting_markers(policy, onsets, labels):
     raw = _marked([(5.0, "rest"), (5.0, "rest"), (20.0, "task"), (20.0, "rest"), (40.0, "rest")])
     events = {"rest": 0, "task": 1}
     with pytest.raises(DataFileError, match=r"rec\.edf: 2 time\(s\).*5\.000 s: rest, rest; 20\.000 s: task, rest.*"
-                       r"--event-repeated first.*--event-repeated drop"):  # fmt: skip
+                       r"event_repeated='first'.*event_repeated='drop'"):  # fmt: skip
         window_plan(raw, EEGRecipe(l_freq=None, h_freq=None, line_freq=None, events=events), source="rec.edf")
     r = EEGRecipe(l_freq=None, h_freq=None, line_freq=None, events=events, event_repeated=policy)
     with pytest.warns(RuntimeWarning, match="event_repeated"):

@@ -99,7 +99,7 @@ def test_edited_edf_header_under_another_subject_is_refused_naming_both(tmp_path
         prepare(card, out, data_root=data, overwrite=True, **KW)
     msg = str(err.value)
     assert f"{data / 'S001_R04.edf'} (subject S001) and {data / 'S009_R04.edf'} (subject S009) hold the same" in msg
-    assert "3 channels × 20000 samples at 160 Hz" in msg and "--allow-duplicate-recordings" in msg
+    assert "3 channels × 20000 samples at 160 Hz" in msg and "allow_duplicate_recordings=True" in msg
     assert f"{out} was not written (the store that was there is unchanged)" in msg
     # the refusal came after reading, while writing: the store there before is as it was, no partial file is left
     assert out.stat().st_mtime_ns == mtime and _store(out)[0] == before
@@ -143,7 +143,7 @@ def test_shard_set_keeps_what_was_written_and_resumes_with_the_copy_kept(tmp_pat
         prepare(card, out, data_root=data, shards=True, **KW)
     msg = str(err.value)
     assert f"{data / 'S002_R04.edf'} (subject S002) and {data / 'S003_R04.edf'} (subject S003)" in msg
-    assert f"the 2 recordings written before are kept in {out}; then rerun the same command with --resume" in msg
+    assert f"the 2 recordings written before are kept in {out}; then rerun the same command with resume=True" in msg
     # a resumed run compares what it adds with the recordings the set holds (their fingerprints are in the shards)
     with pytest.raises(DataFileError, match=r"S002_R04.edf \(subject S002\) and .*S003_R04.edf \(subject S003\)"):
         prepare(card, out, data_root=data, shards=True, resume=True, **KW)
@@ -312,7 +312,7 @@ def test_surface_shard_set_keeps_its_runs_and_resume_compares_with_them(tmp_path
     assert f"{tmp_path / 'a.lh.mgz'} (subject 1) and {tmp_path / 'c.lh.func.gii'} (subject 3) hold the same" in str(
         err.value
     )
-    assert f"the 2 recordings written before are kept in {out}; then rerun the same command with --resume" in str(
+    assert f"the 2 recordings written before are kept in {out}; then rerun the same command with resume=True" in str(
         err.value
     )
     assert len(read_index(out)["shards"]) == 2

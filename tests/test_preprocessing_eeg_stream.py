@@ -132,7 +132,7 @@ def test_full_disk_while_streaming_is_the_outputs_fault(eeg_root, tmp_path, monk
     with pytest.raises(
         StoreError,
         match=r"disk full while processing .*S001R08\.edf; the 1 recording written "
-        r"before is kept .* rerun the same command with --resume",
+        r"before is kept .* rerun the same command with resume=True",
     ):
         prepare("physionet_mi", tmp_path / "set", shards=True, **kw)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["set"]  # no scratch left beside it

@@ -267,7 +267,7 @@ def test_shard_set_resume_read_and_merge(lr_store, eeg_root, tmp_path):
     (a / "index.json").write_text(json.dumps({**idx, "complete": False, "shards": idx["shards"][:1]}))
     with pytest.raises(StoreError, match="unfinished shard set .* --resume"):
         PatchDataset(a)
-    with pytest.raises(FileExistsError, match="--resume"):
+    with pytest.raises(FileExistsError, match="resume=True"):
         prepare("physionet_mi", a, data_root=eeg_root, subjects=[1], shards=True, **LR)
     prepare("physionet_mi", a, data_root=eeg_root, subjects=[1], shards=True, resume=True, **LR)
     assert [s["key"] for s in read_index(a)["shards"]] == [s["key"] for s in idx["shards"]]

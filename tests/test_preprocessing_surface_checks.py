@@ -46,14 +46,14 @@ def test_right_sphere_under_neutral_name_refused_by_metadata(surface_root, sulc_
     neutral = tmp_path / "template_sphere.surf.gii"
     shutil.copy(surface_root / HCP / "S1200.R.sphere.32k_fs_LR.surf.gii", neutral)
     with pytest.raises(
-        DataFileError, match=r"sphere .*template_sphere.* is hemisphere R \(from its metadata\).*--sphere-l"
+        DataFileError, match=r"sphere .*template_sphere.* is hemisphere R \(from its metadata\).*spheres="
     ):
         to_template(sulc_l, neutral)
 
 
 def test_midthickness_as_sphere_refused(surface_root, tmp_path):
     mid = surface_root / HCP / "S1200.L.midthickness_MSMAll.32k_fs_LR.surf.gii"
-    with pytest.raises(DataFileError, match="GeometricType 'Anatomical'.*not a sphere.*--sphere-l"):
+    with pytest.raises(DataFileError, match="GeometricType 'Anatomical'.*not a sphere.*spheres="):
         load_sphere(mid)
     img = nib.load(mid)  # the same surface without its GeometricType: caught by the radius spread
     for d in img.darrays:
@@ -70,7 +70,7 @@ def test_plot_surf_of_other_hemisphere_refused(surface_root, tmp_path):
     from neurokit.plotting.surface import plot_surface
 
     dscalar = surface_root / HCP / "S1200.sulc_MSMAll.32k_fs_LR.dscalar.nii"
-    with pytest.raises(DataFileError, match="--surf .*S1200.L.inflated.* is hemisphere L, but --hemi is R"):
+    with pytest.raises(DataFileError, match="surf_mesh='.*S1200.L.inflated.*' is hemisphere L, but hemi='R'"):
         plot_surface(
             dscalar,
             tmp_path / "x.png",
@@ -92,7 +92,7 @@ def test_plot_surf_of_other_hemisphere_refused(surface_root, tmp_path):
             str(surface_root / HCP / "S1200.L.inflated_MSMAll.32k_fs_LR.surf.gii"),
         ],
     )
-    assert r.exit_code != 0 and "ishemisphereL,but--hemiisR" in "".join(r.output.split())
+    assert r.exit_code != 0 and "ishemisphereL,but--hemiR" in "".join(r.output.split())
     assert not (tmp_path / "x.png").exists()
 
 
@@ -101,7 +101,7 @@ def test_surface_preparer_skip_bad_and_channels(surface_root, tmp_path):
     bad = tmp_path / "sub-02_broken.lh.mgz"
     bad.write_bytes(b"not an mgh file")
     good = surface_root / FSA5_LH
-    with pytest.raises(ConfigError, match=r"\(modality surface\): --channels does not apply to it"):
+    with pytest.raises(ConfigError, match=r"\(modality surface\): channels= does not apply to it"):
         prepare("fsaverage5_rest", tmp_path / "c.h5", files=[good], channels="C3,Cz")
     with pytest.raises(DataFileError, match="sub-02_broken"):
         prepare("fsaverage5_rest", tmp_path / "a.h5", files=[good, bad], progress=False)
@@ -165,7 +165,7 @@ def test_ico6_data_explicit_mesh_skips_resampling(surface_root, tmp_path):
     x = rng.standard_normal((40962, 3)).astype(np.float32)
     f = _gifti_func(tmp_path / "sub-7.L.func.gii", x, "L")
     with pytest.raises(
-        DataFileError, match=r"sub-7\.L\.func\.gii: no packaged registered sphere for mesh 'fsaverage6'.*--mesh ico6"
+        DataFileError, match=r"sub-7\.L\.func\.gii: no packaged registered sphere for mesh 'fsaverage6'.*mesh='ico6'"
     ):
         to_template(read_surface(f))
     sd = read_surface(f, mesh="ico6")
@@ -233,7 +233,7 @@ def test_minor_review_items(surface_root, tmp_path):
 
     with pytest.raises(ConfigError, match="K in 1…5"):
         parse_grid("ico0")
-    with pytest.raises(ConfigError, match="--model-size tiny\\|small\\|base"):
+    with pytest.raises(ConfigError, match="unknown SiT size='huge': expected one of tiny, small, base"):
         sit_config("huge", n_chans=3, n_patches=320, vertices_per_patch=153)
     assert subject_from_name("100610.lh.mgz") == "100610"
     assert subject_from_name("S01.L.dscalar.nii") == "S01"

@@ -146,19 +146,42 @@ def all_messages():
                 yield rel, node.lineno, " ".join(parts)
 
 
+def command_parameters() -> dict[str, set[str]]:
+    """Command name → the Python names of its options (``surf_mesh`` for ``--surf``)."""
+    group = typer.main.get_command(app)
+    out: dict[str, set[str]] = {}
+    for name, cmd in group.commands.items():
+        for c in (getattr(cmd, "commands", None) or {name: cmd}).values():
+            out.setdefault(name, set()).update(p.name for p in c.params if p.name)
+    return out
+
+
+def _reachable(name: str, cmds: list[str], known: dict, params: dict, table: dict) -> bool:
+    """Whether one of ``cmds`` sets parameter ``name``: the flag(s) ``table`` gives it, else its option of that name."""
+    if name in table:
+        return all(any(f in known.get(c, set()) for c in cmds) for f in table[name].split("/"))
+    return any(name in params.get(c, set()) for c in cmds)
+
+
 def python_only_remedies(found=None) -> list[str]:
     """Messages a command prints that name a Python keyword as the remedy without the command's way to do it: an
-    ``--option``, ``CLI:`` or the card's key in the message, or a keyword the CLI turns into the command's own option
-    (:func:`neurokit.cli.common.cli_words`: ``hemi='L'`` → ``--hemi L`` under ``neuro prepare``)."""
+    ``--option`` or the card's key in the message, or a keyword the CLI turns into an option of the command (or of
+    a command the message names) (:func:`neurokit.cli.common.cli_words`: ``hemi='L'`` → ``--hemi L`` under ``neuro
+    prepare``; ``allow_partial=True`` → ``--allow-partial-init`` through
+    :data:`~neurokit.cli.common.PARAMETER_FLAGS`)."""
+    from neurokit.cli.common import PARAMETER_FLAGS
+
     known = command_options()
+    params = command_parameters()
     faults = []
     for rel, line, text in found if found is not None else all_messages():
         if rel.startswith(API_ONLY) or not PY_KWARG.search(text):
             continue
-        if "--" in text or "CLI" in text or "card's" in text:
+        if "--" in text or "card's" in text:
             continue
-        names = {f"--{m.group(1).replace('_', '-')}" for m in PY_KWARG.finditer(text)}
-        if all(any(n in known.get(c, set()) for c in printed_by(rel, known)) for n in names):
+        cmds = printed_by(rel, known) + [c for c in NAMED_COMMAND.findall(text) if c in known]
+
+        if all(_reachable(m.group(1), cmds, known, params, PARAMETER_FLAGS) for m in PY_KWARG.finditer(text)):
             continue  # the CLI says it with the command's own option
         kw = PY_KWARG.search(text).group(0)
         fault = f"{rel}:{line}: names {kw} and no way to do it from the command"
@@ -172,7 +195,8 @@ def test_no_message_a_command_prints_names_only_a_python_keyword():
     ``neuro prepare`` with no option to do it."""
     faults = python_only_remedies()
     assert not faults, "\n".join(faults)
-    planted = [("io/eeg.py", 1, "read it with normalize_names=False"), ("io/eeg.py", 2, "x=True (CLI: --x)")]
+    planted = [("io/eeg.py", 1, "read it with normalize_names=False"), ("io/eeg.py", 2, "x=True (--x)")]
+    planted += [("models/weights.py", 3, "pass allow_partial=True"), ("plotting/surface.py", 4, "surf_mesh='a.gii'")]
     assert python_only_remedies(planted) == [
         "io/eeg.py:1: names normalize_names=False and no way to do it from the command"
     ]

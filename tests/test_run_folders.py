@@ -67,7 +67,7 @@ def test_pretrain_refuses_a_dead_runs_log_and_overwrite_clears_it(tiny_store, tm
 def test_finetune_refuses_a_folder_holding_any_run_file(tiny_store, tmp_path, name):  # noqa: F811
     out = _dead_run(tmp_path / "ft", name)
     cfg = FinetuneConfig(model_kwargs={"n_layers": 1}, epochs=1, batch_size=16, progress=False, device="cpu")
-    with pytest.raises(FileExistsError, match=rf"already holds a run \({name}.*--overwrite") as e:
+    with pytest.raises(FileExistsError, match=rf"already holds a run \({name}.*overwrite=True") as e:
         finetune(tiny_store, out, cfg)
-    assert "--resume" not in str(e.value)
+    assert "resume" not in str(e.value)
     assert (out / name).read_text() == STALE

@@ -79,11 +79,11 @@ def test_wav2vec2_embedding_is_the_mean_of_the_last_layer():
 def test_paper_encoder_names_and_errors():
     assert paper_video_encoder("videomae-tiny").info["name"] == "videomae-tiny"
     assert paper_audio_encoder("wav2vec2-tiny").dim == 32
-    with pytest.raises(ConfigError, match="--video-pretrained FOLDER"):
+    with pytest.raises(ConfigError, match="video_pretrained=FOLDER"):
         paper_video_encoder("videomae")
     with pytest.raises(ConfigError, match="random-init only"):
         paper_audio_encoder("wav2vec2-tiny", "/some/folder")
-    with pytest.raises(ConfigError, match=r"--audio-pretrained '/no/such/folder'.*local folder"):
+    with pytest.raises(ConfigError, match=r"audio_pretrained='/no/such/folder'.*local folder"):
         Wav2Vec2Encoder("/no/such/folder")
 
 

@@ -32,7 +32,7 @@ def test_warning_only_when_large():
     model = create_model("cbramod", n_layers=1)
     assert memory_warning(model, (3, 4, 200), 16, available=16 * 2**30) is None
     msg = memory_warning(create_model("cbramod"), (64, 4, 200), 128, available=8 * 2**30)
-    assert msg.endswith("(8 GB available); lower --batch-size") and msg.startswith("about 11 GB")
+    assert msg.endswith("(8 GB available); give a smaller batch_size=") and msg.startswith("about 11 GB")
     # large but well within the machine: said, without the advice
     msg = memory_warning(create_model("cbramod"), (64, 4, 200), 64, available=64 * 2**30)
     assert msg == "about 6 GB resident for batch 64 × 64 channels × 4 patches × 12 layers on the CPU (64 GB available)"

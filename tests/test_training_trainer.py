@@ -66,7 +66,7 @@ def test_interleaved_tasks_selection_and_resume_mid_epoch(tmp_path):
             raise KeyboardInterrupt
         return F.mse_loss(m(b.x).squeeze(-1), b.y)
 
-    with pytest.raises(Interrupted, match=r"interrupted at step 10: .*last.pt holds step 8 of 18; .*--resume"):
+    with pytest.raises(Interrupted, match=r"interrupted at step 10: .*last.pt holds step 8 of 18; .*resume=True"):
         make(tmp_path / "b", dying).fit()
     ck = load_checkpoint(tmp_path / "b" / "last.pt")
     assert ck["step"] == 8 and ck["epoch"] == 1 and len(ck["epoch_losses"]) == 2
@@ -95,7 +95,7 @@ def test_nothing_saved_removes_the_folder_and_too_short_runs_are_refused(tmp_pat
     short = make(tmp_path / "d", epochs=2)
     with pytest.raises(ConfigError, match="already did 18 steps"):
         short.resume(ck)
-    with pytest.raises(ConfigError, match="lower --batch-size"):
+    with pytest.raises(ConfigError, match="give a smaller batch_size="):
         Trainer(
             nn.Linear(4, 1),
             TensorDataset(XA, XA @ W),

@@ -59,14 +59,14 @@ def map_ordered(
     """
     if n_jobs == 0:
         raise ConfigError(
-            "n_jobs (--n-jobs) 0: give 1 (this process), a number of worker processes, or -1 (every core; -2 all "
+            "n_jobs=0: give 1 (this process), a number of worker processes, or -1 (every core; -2 all "
             "but one, as joblib counts)"
         )
     items = list(items)
     if n_jobs < 0:  # joblib's count from the end: -1 every core, -2 all but one
         cores = os.cpu_count() or 1
         if cores + 1 + n_jobs < 1:
-            raise ConfigError(f"n_jobs (--n-jobs) {n_jobs}: this machine has {cores} cores (-1 uses every core)")
+            raise ConfigError(f"n_jobs={n_jobs}: this machine has {cores} cores (-1 uses every core)")
     n_jobs = min(n_jobs, len(items)) if n_jobs > 0 else n_jobs  # never more workers than recordings
     address = scheduler if scheduler is not None and not isinstance(scheduler, str) else scheduler_address(scheduler)
     if address is not None:
@@ -220,7 +220,7 @@ def _map_dask(fn, items, address) -> Iterator:
         from distributed import Client
     except ImportError as exc:
         raise ConfigError(
-            "--scheduler / DASK_SCHEDULER_ADDRESS needs dask.distributed: pip install 'neurokit-fm[dask]'"
+            "scheduler= / DASK_SCHEDULER_ADDRESS needs dask.distributed: pip install 'neurokit-fm[dask]'"
         ) from exc
     own = isinstance(address, str)
     try:

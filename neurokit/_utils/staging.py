@@ -97,8 +97,8 @@ def run_kind(out: str | Path) -> str | None:
 RUN_COMMANDS = {
     "pretraining run": "neuro pretrain",
     "fine-tuning run": "neuro finetune",
-    "M4oE run": "neuro finetune --head m4oe",
-    "comparison": "neuro finetune --compare-scratch/--seeds/--label-fractions",
+    "M4oE run": "neuro finetune with head='m4oe'",
+    "comparison": "neuro finetune with compare_scratch=True, seeds= or label_fractions=",
 }
 
 
@@ -275,13 +275,13 @@ def refuse_run_folder(out: str | Path, what: str = "run") -> None:
         if kind is not None and what != "run" and kind != what:  # another command's run: nothing to resume
             raise FileExistsError(
                 f"{out} already holds a run ({names}: {_a(kind)}, from {RUN_COMMANDS[kind]}), not {_a(what)}; "
-                "choose another output folder, or pass overwrite=True (CLI: --overwrite) to replace it"
+                "choose another output folder, or pass overwrite=True to replace it"
             )
         of = f", of {_a(kind)}" if kind else ""  # none: a run stopped before its report (a log, last.pt)
         # resuming needs a checkpoint: offered only where there is one
-        again = "pass resume=True (CLI: --resume) to continue it, " if (Path(out) / "last.pt").is_file() else "pass "
+        again = "pass resume=True to continue it, " if (Path(out) / "last.pt").is_file() else "pass "
         raise FileExistsError(
-            f"{out} already holds a run ({names}{of}); {again}overwrite=True (CLI: --overwrite) to clear it and "
+            f"{out} already holds a run ({names}{of}); {again}overwrite=True to clear it and "
             "start again, or choose another output folder"
         )
 
@@ -349,7 +349,7 @@ class StagedOutput:
                 "is the folder you are in" if self.out.resolve() == here else f"holds the folder you are in ({here})"
             )
             raise ConfigError(
-                f"{self.out} {where}: overwrite=True (CLI: --overwrite) moves the earlier output aside and the new "
+                f"{self.out} {where}: overwrite=True moves the earlier output aside and the new "
                 "one in its place, which would pull the current folder from under you; run the command from outside "
                 "that folder, or choose another output folder"
             )

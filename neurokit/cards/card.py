@@ -583,7 +583,7 @@ class DataCard:
         for f in files:  # a missing file is said as such, before its name is read for a subject or a run
             if not Path(f).expanduser().is_file():
                 raise DataFileError(
-                    f"{f}: no such file" + (" (a folder: give it as --data-root)" if Path(f).is_dir() else "")
+                    f"{f}: no such file" + (" (a folder: give it as data_root=)" if Path(f).is_dir() else "")
                 )
         tname, _ = self.task(task)
         te = self.task_events(tname)
@@ -687,7 +687,7 @@ def resolve_data_root(data_root: str | Path | None) -> Path:
     """
     root = data_root or os.environ.get("NEUROKIT_DATA")
     if not root:
-        raise CardError("no data root: pass --data-root PATH or set NEUROKIT_DATA")
+        raise CardError("no data root: pass data_root=PATH or set NEUROKIT_DATA")
     root = Path(root).expanduser()
     if not root.is_dir():
         raise CardError(f"data root {root} is not a folder")

@@ -157,10 +157,7 @@ class EEGRecipe:
         self._check_eog()
         self._check_bipolar()
         if self.event_repeated not in EVENT_REPEATED:
-            raise ConfigError(
-                f"event_repeated={self.event_repeated!r} (CLI: --event-repeated): allowed values are "
-                f"{', '.join(EVENT_REPEATED)}"
-            )
+            raise ConfigError(f"event_repeated={self.event_repeated!r}: allowed values are {', '.join(EVENT_REPEATED)}")
         if not (isinstance(self.event_offset_s, (int, float)) and math.isfinite(self.event_offset_s)):
             raise ConfigError(f"event_offset_s={self.event_offset_s!r}: give a number of seconds (negative: before)")
         if self.event_offset_s and self.event_windows != "onset":
@@ -183,14 +180,10 @@ class EEGRecipe:
             )
         if self.reference not in (None, "average"):
             raise ConfigError(f"reference={self.reference!r}: allowed values are None and 'average'")
-        for key, flag in (
-            ("crop_start_s", "--crop-start"),
-            ("crop_end_s", "--crop-end"),
-            ("min_duration_s", "--min-duration"),
-        ):
+        for key in ("crop_start_s", "crop_end_s", "min_duration_s"):
             v = getattr(self, key)  # seconds: a number, 0 or more
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-                raise ConfigError(f"{key}={v!r} (CLI: {flag} {v!r}): give a number of seconds, 0 or more")
+                raise ConfigError(f"{key}={v!r}: give a number of seconds, 0 or more")
         if self.l_freq is not None and self.h_freq is not None and self.l_freq >= self.h_freq:
             raise ConfigError(f"l_freq={self.l_freq} must be below h_freq={self.h_freq}")
 

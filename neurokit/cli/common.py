@@ -3,6 +3,7 @@ command class and option parsers."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import warnings
@@ -36,8 +37,12 @@ VERBOSITY = {"verbose": False, "quiet": False}
 def setup_logging(verbose: bool) -> None:
     """Logging of a command, as MNE's ``verbose`` means it: warnings by default; ``-v`` (the command's, or ``neuro
     -v``) adds the INFO lines (each file, each stage) and MNE's own; ``neuro --quiet`` keeps errors only and no
-    progress."""
+    progress. Log lines and Python warnings are shown in the CLI's words (:func:`cli_words`)."""
     from rich.logging import RichHandler
+
+    class CliWordsHandler(RichHandler):
+        def format(self, record: logging.LogRecord) -> str:
+            return cli_words(super().format(record))
 
     from neurokit._utils.progress import set_quiet
 
@@ -55,36 +60,101 @@ def setup_logging(verbose: bool) -> None:
     logging.basicConfig(
         level=logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING,
         format="%(message)s",
-        handlers=[RichHandler(console=err, show_path=False)],
+        handlers=[CliWordsHandler(console=err, show_path=False)],
         force=True,
     )
+    if not getattr(warnings.formatwarning, "cli_words", False):
+        python_format = warnings.formatwarning
+
+        def formatwarning(message, *args, **kwargs):
+            return python_format(cli_words(str(message)), *args, **kwargs)
+
+        formatwarning.cli_words = True  # type: ignore[attr-defined]
+        warnings.formatwarning = formatwarning
+
+
+#: Python parameter name → the CLI flag(s) that set it, where the two names differ (``splits`` → the three subject
+#: options). Messages raised below the CLI name the parameter (``allow_partial=True``, ``spheres=``);
+#: :func:`cli_words` shows them to a command's user with the flag: the running command's own option of that name
+#: first, then this table, then the option of that name on another command (``hop`` of ``neuro embed-stimuli`` in
+#: a pretraining message).
+PARAMETER_FLAGS: dict[str, str] = {
+    "splits": "--train-subjects/--val-subjects/--test-subjects",
+    "label_fraction": "--label-fractions",
+    "allow_partial": "--allow-partial-init",
+    "spheres": "--sphere-l/--sphere-r",
+    "crop_start_s": "--crop-start",
+    "crop_end_s": "--crop-end",
+    "min_duration_s": "--min-duration",
+    "stream_above_mb": "--stream-above",
+    "lag_s": "--lag",
+    "ckpt_every": "--checkpoint-every",
+    "size": "--model-size",
+    "n_negatives": "--negatives",
+    "n_queries": "--queries",
+}
+
+
+def _is_option(prm) -> bool:
+    return bool(getattr(prm, "opts", None)) and str(prm.opts[0]).startswith("-")
+
+
+@functools.lru_cache(maxsize=1)
+def _all_options() -> dict:
+    """Parameter name → the option of that name on the ``neuro`` commands (names whose options differ between
+    commands are left out)."""
+    import typer.main
+
+    from neurokit.cli.main import app
+
+    group = typer.main.get_command(app)
+    found: dict = {}
+    for cmd in group.commands.values():  # type: ignore[attr-defined]
+        for c in (getattr(cmd, "commands", None) or {"": cmd}).values():
+            for prm in filter(_is_option, c.params):
+                found.setdefault(prm.name, []).append(prm)
+    return {n: ps[0] for n, ps in found.items() if len({p.opts[0] for p in ps}) == 1}
+
+
+def parameter_flag(name: str, value: str | None = None) -> str | None:
+    """The CLI's way to say ``name=value`` (``value`` as written, quotes removed; ``None``: the option alone): the
+    running command's option of that name, else :data:`PARAMETER_FLAGS`, else another command's option of that
+    name; ``None`` when none knows ``name``.
+
+    ``overwrite=True`` → ``--overwrite``, ``hemi='L'`` → ``--hemi L``, ``frozen=False`` → ``--no-frozen`` (a flag's
+    off side), ``splits=`` → ``--train-subjects/--val-subjects/--test-subjects``."""
+    cmd = NeuroCommand.running
+    prm = next((p for p in (cmd.params if cmd else []) if p.name == name and _is_option(p)), None)
+    if prm is None and name in PARAMETER_FLAGS:
+        opt = PARAMETER_FLAGS[name]
+        return opt if value in (None, "True") or "/" in opt else f"{opt} {value}"
+    prm = prm or _all_options().get(name)
+    if prm is None:
+        return None
+    if value is None:
+        return prm.opts[0]
+    if getattr(prm, "is_flag", False):
+        if value in ("True", "False") and prm.secondary_opts:
+            return prm.opts[0] if value == "True" else prm.secondary_opts[0]
+        return prm.opts[0]
+    return f"{prm.opts[0]} {value}"
 
 
 def cli_words(text: str) -> str:
-    """A pipeline message in the CLI's words: ``overwrite=True (CLI: --overwrite)`` → ``--overwrite``,
-    ``hemi='L'`` → ``--hemi L`` for the running command's options, ``[PosixPath('a.h5')]`` → ``a.h5``."""
+    """A message from below the CLI in the CLI's words: each parameter it names as ``name=value`` or ``name=``
+    becomes the running command's option (:func:`parameter_flag`: ``overwrite=True`` → ``--overwrite``,
+    ``hemi='L'`` → ``--hemi L``, ``allow_partial=True`` → ``--allow-partial-init``), and
+    ``[PosixPath('a.h5')]`` → ``a.h5``. The old convention ``name=value (CLI: --flag)`` still reads as ``--flag``
+    (no message should be written so: drop this rule when none is left)."""
     text = re.sub(r"[\w.]+=[^\s,;()]+(?: or [\w.]+=[^\s,;()]+)? \(CLI: ([^)]+)\)", r"\1", text)
     text = re.sub(r"\[((?:\w*Path\('[^']*'\)(?:, )?)+)\]", lambda m: m.group(1), text)
     text = re.sub(r"\w*Path\('([^']*)'\)", r"\1", text)
-    cmd = NeuroCommand.running
-    flags = {
-        prm.name: prm
-        for prm in (cmd.params if cmd else [])
-        if getattr(prm, "opts", None) and str(prm.opts[0]).startswith("-")
-    }
 
     def flag(m):
-        prm = flags.get(m.group(1))
-        if prm is None:
-            return m.group(0)
         value = m.group(3) if m.group(3) is not None else m.group(2)
-        if getattr(prm, "is_flag", False):
-            if value in ("True", "False") and prm.secondary_opts:
-                return prm.opts[0] if value == "True" else prm.secondary_opts[0]
-            return prm.opts[0]
-        return f"{prm.opts[0]} {value}"
+        return parameter_flag(m.group(1), value) or m.group(0)
 
-    return re.sub(r"\b([a-z_]+)=(?:'([^']*)'|([\w.:-]+))", flag, text)
+    return re.sub(r"\b([a-z][a-z0-9_]*)=(?:'([^']*)'|([\w.-]+(?::[\w.-]+)*)|(?=[\s,;:)]|$))", flag, text)
 
 
 def fail(exc: Exception) -> None:

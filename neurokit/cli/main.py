@@ -50,6 +50,7 @@ def _main(
     from neurokit._utils.progress import set_quiet
     from neurokit.cli.common import VERBOSITY
 
+    NeuroCommand.running = None  # set again by the command about to run (a group's commands may be plain ones)
     VERBOSITY.update(verbose=verbose, quiet=quiet)
     set_quiet(quiet)
 
@@ -58,13 +59,13 @@ app.command(cls=NeuroCommand)(prepare.prepare)
 app.command(cls=NeuroCommand)(train.pretrain)
 app.command(cls=NeuroCommand)(train.finetune)
 app.command(cls=NeuroCommand)(evaluate.evaluate)
-app.command()(evaluate.baseline)
-app.command("check-confounds")(confounds.check_confounds_cmd)
-app.command("plot-report")(plots.plot_report)
-app.command("plot-contributions")(plots.plot_contributions)
+app.command(cls=NeuroCommand)(evaluate.baseline)
+app.command("check-confounds", cls=NeuroCommand)(confounds.check_confounds_cmd)
+app.command("plot-report", cls=NeuroCommand)(plots.plot_report)
+app.command("plot-contributions", cls=NeuroCommand)(plots.plot_contributions)
 app.command("plot-surface", cls=NeuroCommand)(plots.plot_surface)
-app.command("embed-stimuli")(stimuli.embed_stimuli_cmd)
-app.command()(stimuli.retrieve)
+app.command("embed-stimuli", cls=NeuroCommand)(stimuli.embed_stimuli_cmd)
+app.command(cls=NeuroCommand)(stimuli.retrieve)
 app.command(cls=NeuroCommand)(quickstart.quickstart)
 
 

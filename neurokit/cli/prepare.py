@@ -7,7 +7,7 @@ from typing import Any, List, Optional
 
 import typer
 
-from neurokit.cli.common import console, fail, run_or_exit, setup_logging
+from neurokit.cli.common import cli_words, console, fail, run_or_exit, setup_logging
 
 
 # ----------------------------------------------------------------------------------------- prepare
@@ -300,7 +300,7 @@ def prepare(
         console.print(f"windows: {kept_line(kept_summary(s.stores))}")
     splits = split_line(s)
     if splits:
-        console.print(f"splits: {splits}")
+        console.print(f"splits: {cli_words(splits)}")
     line = unlabelled_line(s)
     if line:
         console.print(f"[bold yellow]labels:[/] {line}")

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from neurokit.cli.common import console, parse_fractions, run_or_exit, setup_logging
+from neurokit.cli.common import cli_words, console, parse_fractions, run_or_exit, setup_logging
 from neurokit.cli.reports import print_comparison
 
 
@@ -74,7 +74,7 @@ def quickstart(
         max_pool=max_pool,
         device=device,
         overwrite=overwrite,
-        say=console.print,
+        say=lambda line: console.print(cli_words(line)),
     )
     for task, cmp in res["tasks"].items():
         console.print(f"\n[bold]{task}[/] (test split)")

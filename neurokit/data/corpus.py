@@ -100,7 +100,7 @@ def corpus_scales(ds, max_windows: int = 4096, seed: int = 0) -> dict[str, float
         if not rms > 0:
             raise ConfigError(
                 f"normalize=corpus: the windows of {c} are all zero; nothing to scale them by (check the store's "
-                "recordings, or train with --normalize none)"
+                "recordings, or train with normalize='none')"
             )
         out[c] = rms
     return out
@@ -146,7 +146,7 @@ def heldout_scales(train, heldout=None, *, own: bool = False) -> dict[str, float
     for c in missing:
         logger.warning(
             "held-out corpus %s has no training window: scaled by the training windows' RMS %.4g (not its own, a "
-            "statistic of held-out data; --heldout-own-scale to use its own)",
+            "statistic of held-out data; heldout_own_scale=True to use its own)",
             c,
             pooled,
         )

@@ -99,7 +99,7 @@ def open_stimuli(stimuli) -> list:
     from neurokit.stimuli.store import StimulusStore
 
     if stimuli is None or (isinstance(stimuli, (list, tuple)) and not stimuli):
-        raise ConfigError("the clip model needs stimulus store(s) from `neuro embed-stimuli` (CLI: --stimuli stim.h5)")
+        raise ConfigError("the clip model needs stimulus store(s) from `neuro embed-stimuli` (stimuli='stim.h5')")
     if isinstance(stimuli, (str, Path, StimulusStore)):
         stimuli = [stimuli]
     out = [s if isinstance(s, StimulusStore) else StimulusStore(s) for s in stimuli]
@@ -146,7 +146,7 @@ def in_segment(onsets: np.ndarray, clips, window_s: float, segments: str) -> np.
     [True, False, False]
     """
     if segments not in SEGMENTS:
-        raise ConfigError(f"segments={segments!r}; allowed: {', '.join(SEGMENTS)} (CLI: --segments)")
+        raise ConfigError(f"segments={segments!r}; allowed: {', '.join(SEGMENTS)}")
     onsets = np.asarray(onsets, dtype=float)
     if segments == "all":
         return np.ones(len(onsets), dtype=bool)
@@ -209,7 +209,7 @@ def pair_samples(ds, stimuli: Sequence, lag_s: float, *, segments: str = "all", 
         raise DataFileError(
             f"fMRI store(s) {src} hold run(s) {missing} but the stimulus store(s) are for run(s) "
             f"{sorted(by_run)} ({', '.join(str(s.path) for s in stimuli)}): fMRI and stimuli come from different runs; "
-            f"embed the movie of each run (`neuro embed-stimuli MOVIE --run {missing[0]} -o stim_run{missing[0]}.h5`)"
+            f"embed the movie of each run (`neuro embed-stimuli MOVIE` with run={missing[0]}, out=stim_run{missing[0]}.h5)"
         )
     stim_i = np.array([by_run[r] for r in runs], dtype=int)
     window = np.full(len(runs), -1)
@@ -233,7 +233,7 @@ def pair_samples(ds, stimuli: Sequence, lag_s: float, *, segments: str = "all", 
         if off_grid.any():
             raise DataFileError(
                 f"{st.path}: window onsets every {st.hop_s:g} s do not line up with the fMRI onsets of {src} "
-                f"(TR {tr:g} s, lag {lag_s:g} s; e.g. {t0[off_grid][0]:g} s); embed the stimuli with --hop equal to the TR"
+                f"(TR {tr:g} s, lag {lag_s:g} s; e.g. {t0[off_grid][0]:g} s); embed the stimuli with hop= equal to the TR"
             )
         ok = valid & (idx >= 0)
         if not keep_rest:

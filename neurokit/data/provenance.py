@@ -182,8 +182,8 @@ def check_split_recordings(
         raise ConfigError(
             f"{where}: the {test} split holds {len(leak)} recording(s) that the {other} split holds too (same "
             f"SHA-256), e.g. {first[test]} and {first[other]}; its score would measure memory, not generalisation. "
-            "Leave the copy out of the store (neuro prepare refuses it unless --allow-duplicate-recordings), or "
-            "score anyway with --allow-duplicate-recordings (the report says so)"
+            "Leave the copy out of the store (neuro prepare refuses it unless allow_duplicate_recordings=True), or "
+            "score anyway with allow_duplicate_recordings=True (the report says so)"
         )
     for s in shared:
         if s not in leak or allow:
@@ -407,6 +407,6 @@ def split_line(ds) -> str | None:
     if empty:  # e.g. a part of the dataset: fine-tuning will need splits of its own
         line += (
             f"; {' and '.join(empty)} empty: the card's split names recordings this store lacks (fine-tune with "
-            "--train-subjects/--val-subjects/--test-subjects, or prepare the whole dataset)"
+            "splits= of your own, or prepare the whole dataset)"
         )
     return line

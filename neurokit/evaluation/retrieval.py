@@ -124,9 +124,7 @@ def retrieval_pools(
     True
     """
     if negatives_from not in NEGATIVES_FROM:
-        raise ConfigError(
-            f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)} (CLI: --negatives-from)"
-        )
+        raise ConfigError(f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)}")
     if negatives_from != "same_run" and segment_of is None:
         raise ConfigError(f"negatives_from={negatives_from!r} needs the clip of each window (segment_of)")
     onsets = np.asarray(window_onsets, dtype=float)
@@ -149,8 +147,8 @@ def retrieval_pools(
             }[negatives_from]
             raise DataFileError(
                 f"only {len(far)} non-rest windows {where} more than {exclude_s:g} s from the window at {onsets[w]:g} s; "
-                f"the protocol needs {n_negatives} negatives (a longer run; clips given to neuro embed-stimuli --clips; "
-                f"another --negatives-from; or fewer --negatives)"
+                f"the protocol needs {n_negatives} negatives (a longer run; clips given to neuro embed-stimuli with "
+                "clips=; another negatives_from=; or a smaller n_negatives=)"
             )
         pools[q, 0] = w
         pools[q, 1:] = rng.choice(far, size=n_negatives, replace=False)
@@ -225,9 +223,7 @@ def resolve_retest_clip(st, retest_clip="store") -> int | None:
     try:
         k = int(retest_clip)
     except (TypeError, ValueError):
-        raise ConfigError(
-            f"retest_clip={retest_clip!r}: give store, last, none or a clip index (CLI: --retest-clip)"
-        ) from None
+        raise ConfigError(f"retest_clip={retest_clip!r}: give store, last, none or a clip index") from None
     if not -n <= k < n:
         raise ConfigError(f"retest_clip={retest_clip!r}: {getattr(st, 'path', 'the stimulus store')} has {n} clip(s)")
     return k % n

@@ -653,7 +653,9 @@ def evaluate_scheme(run_dir: str | Path, store, *, batch_size: int = 64, device:
     rp = run_dir / "report.json"
     rep = json.loads(rp.read_text()) if rp.exists() else {}
     if "folds" not in rep:
-        raise ConfigError(f"{run_dir}: no scheme run here (report.json with folds); run neuro finetune --scheme first")
+        raise ConfigError(
+            f"{run_dir}: no scheme run here (report.json with folds); run neuro finetune with scheme= first"
+        )
     stores = list(store) if isinstance(store, (list, tuple)) else [store]
     dev = dist.setup(device).device
     folds = []

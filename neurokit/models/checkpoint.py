@@ -167,7 +167,7 @@ def check_channels(want, have, *, store, checkpoint) -> None:
     raise ChannelMismatchError(
         f"{store}: channel set differs from the checkpoint {checkpoint}: trained on channels {list(want)[:6]}… "
         f"({len(want)}); the store has {list(have)[:6]}… ({len(have)}) (missing {missing[:8]}, extra {extra[:8]}{order}). "
-        "Prepare the store with the checkpoint's channel list (card preprocessing.channels; CLI: neuro prepare --channels)."
+        "Prepare the store with the checkpoint's channel list (card preprocessing.channels, or channels= of neuro prepare)."
     )
 
 
@@ -438,7 +438,7 @@ def check_data_facts(
         names = ",".join(refused)
         raise ConfigError(
             f"{store}: does not match {checkpoint} ({said}); its weights depend on it. Prepare the store "
-            f"as the checkpoint's data, or pass allow_mismatch={names!r} (CLI: --allow-mismatch {names}) "
+            f"as the checkpoint's data, or pass allow_mismatch={names!r} "
             "to go on anyway (it is recorded in the report)"
         )
     return {k: v for k, v in diff.items() if k in allow}
@@ -514,6 +514,6 @@ def check_resume_data(ck: dict[str, Any], attrs: dict[str, Any], *, what: str, s
         raise ConfigError(
             f"{what}: the checkpoint records no recipe (how its data were prepared), so it cannot show "
             "that it matches the store; resuming could train on data of other units or rate. Start a "
-            "new run (--overwrite)"
+            "new run (overwrite=True)"
         )
     check_same_data(desc, attrs, what=what, fields=(*DATA_FIELDS, "sfreq"))

@@ -120,7 +120,7 @@ class Head(nn.Module):
             if flat * n * d > MAX_HEAD_PARAMS:
                 raise ConfigError(
                     f"head 'all_patch_reps' over features {self.feature_shape} would need a "
-                    f"{flat}×{n * d} layer ({flat * n * d / 1e6:.0f} M weights); use head='avgpool' (CLI: --head avgpool)"
+                    f"{flat}×{n * d} layer ({flat * n * d / 1e6:.0f} M weights); use head='avgpool'"
                 )
             self.net = nn.Sequential(
                 nn.Linear(flat, n * d),

@@ -429,8 +429,7 @@ def load_pretrained_into(model, name: str | Path, *, allow_partial: bool = False
         raise HubError(
             f"{info['name']}: covers {len(own) - len(missing)}/{len(own)} model tensors (missing {missing[:4]}, "
             f"unexpected {unexpected[:4]}{', shapes differ: ' + '; '.join(bad[:3]) if bad else ''}); these are "
-            "weights of another configuration (pass the matching n_layers/…, or allow_partial=True; CLI: --n-layers, "
-            "--allow-partial-init)"
+            "weights of another configuration (pass the matching n_layers= and other sizes, or allow_partial=True)"
         )
     model.load_state_dict({k: v for k, v in sd.items() if k in own}, strict=False)
     return {**info, "loaded": len(own) - len(missing), "total": len(own), "missing": missing, "unexpected": unexpected}

@@ -216,7 +216,7 @@ def surface_recipe(name: str) -> dict:
     'sincos'
     """
     if name not in SURFACE_RECIPES:
-        raise ConfigError(f"SiT recipe {name!r} (CLI: --recipe {name}): allowed: {', '.join(SURFACE_RECIPES)}")
+        raise ConfigError(f"SiT recipe={name!r}: allowed: {', '.join(SURFACE_RECIPES)}")
     return SURFACE_RECIPES[name]
 
 
@@ -795,7 +795,7 @@ def build_backbone(
         raise ConfigError(
             f"{init}: is a {objective.title or model_name} checkpoint, pretrained on {objective.modality} "
             f"stores; the store to fine-tune holds {store_modality} samples {tuple(sample_shape)}. "
-            f"Start from a checkpoint pretrained on {store_modality} stores, or train from scratch (no --init)"
+            f"Start from a checkpoint pretrained on {store_modality} stores, or train from scratch (without init=)"
         )
     ck_attrs = pf.checkpoint.get("store_attrs")
     trained = (
@@ -823,9 +823,8 @@ def build_backbone(
     if shape_keys:
         k = shape_keys[0]
         raise ConfigError(
-            f"{init}: the checkpoint's backbone has {k}={mcfg[k]}; {k}={model_kwargs[k]} (CLI: "
-            f"--{k.replace('_', '-')}) sizes a backbone trained from scratch. Drop it to fine-tune the "
-            "checkpoint, or drop --init to train a new one"
+            f"{init}: the checkpoint's backbone has {k}={mcfg[k]}; {k}={model_kwargs[k]} sizes a backbone trained "
+            "from scratch. Drop it to fine-tune the checkpoint, or drop init= to train a new one"
         )
     mcfg.update(model_kwargs)
     module = objective.rebuild(mcfg)

@@ -157,9 +157,7 @@ def sit_config(name: str = "sit_tiny", **overrides) -> SiTConfig:
     key = name if name.startswith("sit_") else f"sit_{name}"
     if key not in SIT_PRESETS:
         short = ", ".join(k.removeprefix("sit_") for k in SIT_PRESETS)
-        raise ConfigError(
-            f"unknown SiT size {name!r}: expected one of {short} (CLI: --model-size {short.replace(', ', '|')})"
-        )
+        raise ConfigError(f"unknown SiT size={name!r}: expected one of {short}")
     try:
         return SiTConfig(**{**SIT_PRESETS[key], **overrides})
     except TypeError as exc:

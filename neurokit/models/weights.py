@@ -274,7 +274,7 @@ def load_weights(
             f"{name}: covers {report.loaded}/{report.total} {what} tensors "
             f"(missing {report.missing[:4]}{'…' if len(report.missing) > 4 else ''}, "
             f"unexpected {report.unexpected[:4]}{'…' if len(report.unexpected) > 4 else ''}); refusing a partial "
-            "load. Pass allow_partial=True (CLI: --allow-partial-init) to load the tensors that match"
+            "load. Pass allow_partial=True to load the tensors that match"
         )
     model.load_state_dict({k: sd[k] for k in matched}, strict=False)
     return report

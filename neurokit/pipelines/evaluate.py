@@ -42,7 +42,7 @@ def evaluate(
     """Score a fine-tuned checkpoint on a labelled store.
 
     ``split``: ``"train"``, ``"val"`` or ``"test"`` — the subjects (or runs) of that split *as the
-    checkpoint was fine-tuned* (its ``--train/--val/--test-subjects``, else the card's) — or ``None`` for
+    checkpoint was fine-tuned* (its ``splits``, else the card's) — or ``"all"`` (or ``None``) for
     every labelled sample; ``subjects`` overrides it. Scoring samples of subjects (runs) that were in the
     model's training or validation split gives an optimistic number: it is refused unless ``split`` names
     a split of the checkpoint by name, or ``allow_seen=True``.
@@ -71,6 +71,8 @@ def evaluate(
     """
     from neurokit.models.heads import is_m4oe_checkpoint
     from neurokit.pipelines.evaluate import evaluate_m4oe
+
+    split = None if split == "all" else split
 
     if is_m4oe_checkpoint(checkpoint):
         if subjects is not None:
@@ -128,7 +130,7 @@ def evaluate(
     elif split is not None:
         if split not in trained:
             raise ConfigError(
-                f"split {split!r}: the checkpoint's splits are {sorted(trained)} (or every sample: split=None, CLI --split all)"
+                f"split {split!r}: the checkpoint's splits are {sorted(trained)} (or every sample: split='all')"
             )
         ds = PatchDataset(ds_all.stores, labelled=True, **trained[split])
     else:
@@ -149,8 +151,8 @@ def evaluate(
     if seen and not allow_seen and (subjects is not None or split is None):
         raise ConfigError(
             f"{checkpoint}: was trained or selected on {key}s {', '.join(seen)}, which the chosen samples include; "
-            f"their score would be optimistic. Score its test split (the default), or pass allow_seen=True "
-            f"(CLI: --allow-seen) to score them anyway"
+            f"their score would be optimistic. Score its test split (the default), or pass allow_seen=True to "
+            "score them anyway"
         )
     overlap = pretraining_overlap(rep.get("pretraining_sources"), ds)  # by SHA-256; None: nothing recorded
     warn_overlap(overlap, str(checkpoint))

@@ -148,9 +148,7 @@ def run_in_folder(
         stage = StagedOutput(out, replace=False, run_folder=True, resume=resume)
         if resume:
             if not (out / "last.pt").exists():
-                raise FileNotFoundError(
-                    f"{out / 'last.pt'}: nothing to resume (run without resume=True (CLI: --resume) first)"
-                )
+                raise FileNotFoundError(f"{out / 'last.pt'}: nothing to resume (run without resume=True first)")
         elif run_files(out):  # any run file: a log, report, checkpoint or config of an earlier (maybe dead) run
             if not overwrite:
                 refuse_run_folder(out, what)
@@ -189,5 +187,5 @@ def _stopped(
         ) from None
     if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
         raise Interrupted(
-            f"interrupted after training: {work / 'last.pt'} holds it; the same command with --resume scores it"
+            f"interrupted after training: {work / 'last.pt'} holds it; the same command with resume=True scores it"
         ) from None

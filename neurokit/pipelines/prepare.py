@@ -25,32 +25,6 @@ logger = logging.getLogger("neurokit")
 #: the modalities :func:`prepare` knows
 MODALITIES = ("eeg", "surface")
 
-#: option name → CLI flag, for messages about options a modality does not take
-CLI_FLAGS = {
-    "mesh": "--mesh",
-    "hemi": "--hemi",
-    "spheres": "--sphere-l/--sphere-r",
-    "channels": "--channels",
-    "skip_bad": "--skip-bad",
-    "encoding": "--encoding",
-    "allow_truncated": "--allow-truncated",
-    "units": "--units",
-    "override_units": "--override-units",
-    "on_ch_mismatch": "--on-ch-mismatch",
-    "n_jobs": "--n-jobs",
-    "scheduler": "--scheduler",
-    "shards": "--shards",
-    "resume": "--resume",
-    "window_s": "--window-s",
-    "crop_start_s": "--crop-start",
-    "event_repeated": "--event-repeated",
-    "crop_end_s": "--crop-end",
-    "line_freq": "--line-freq",
-    "min_duration_s": "--min-duration",
-    "stream_above_mb": "--stream-above",
-    "allow_duplicate_recordings": "--allow-duplicate-recordings",
-}
-
 
 def get_preparer(modality: str) -> Callable[..., Path]:
     """The preparer of ``modality`` (imported on first use: EEG preparation never imports torch).
@@ -137,7 +111,7 @@ def prepare(
         layout = dict(card.raw.get("layout") or {})
         if layout.get("kind") not in ("folder", None) and not files:
             raise ConfigError(
-                f"--subject-pattern applies to folder layouts and -f files; card {card.name!r} has a "
+                f"subject_pattern= applies to folder layouts and files=; card {card.name!r} has a "
                 f"{layout.get('kind')} layout, whose subjects it defines"
             )
         card = DataCard(
@@ -147,7 +121,7 @@ def prepare(
             extra=card.extra,
         )
     if kwargs.get("resume") and not kwargs.get("shards"):
-        raise ConfigError("resume applies to shard sets (CLI: --shards --resume)")
+        raise ConfigError("resume=True applies to shard sets (shards=True)")
     if out.is_dir() and not kwargs.get("shards"):
         raise StoreError(f"{out}: is a folder; give the path of the store file to write (e.g. {out / 'store.h5'})")
     if kwargs.get("shards") and out.is_dir() and any(out.iterdir()):
@@ -156,28 +130,27 @@ def prepare(
         if not is_shard_set(out):
             raise StoreError(
                 f"{out}: a folder of other files, not a shard set; give a new or empty folder for the "
-                "shard set (--overwrite replaces only a shard set)"
+                "shard set (overwrite=True replaces only a shard set)"
             )
     if out.is_file() and not kwargs.get("shards"):
         from neurokit.store.patch_store import is_store_file
 
         if not is_store_file(out):  # a user's file: never replaced, not even with overwrite
             raise StoreError(
-                f"{out}: exists and is not a neurokit patch store; it is not replaced (not even with --overwrite): "
+                f"{out}: exists and is not a neurokit patch store; it is not replaced (not even with overwrite=True): "
                 "choose another output path, or move the file away yourself"
             )
     if out.exists() and not overwrite and not kwargs.get("resume"):
-        more = (
-            "; or resume=True (CLI: --resume) to add the recordings a shard set lacks" if kwargs.get("shards") else ""
-        )
-        raise FileExistsError(f"{out}: store exists; pass overwrite=True (CLI: --overwrite) to replace it{more}")
+        more = "; or resume=True to add the recordings a shard set lacks" if kwargs.get("shards") else ""
+        raise FileExistsError(f"{out}: store exists; pass overwrite=True to replace it{more}")
     fn = get_preparer(card.modality)
     kwargs = {k: v for k, v in kwargs.items() if v is not None}
     if channels is not None:
         kwargs["channels"] = channels
-    # each preparer takes the options that make sense for its modality; name the others the CLI's way
+    # each preparer takes the options that make sense for its modality; name the others (``mesh=``: the CLI says
+    # its option)
     accepted = option_names(card.modality)
-    extra = [CLI_FLAGS.get(k, k) for k in kwargs if k not in accepted]
+    extra = [f"{k}=" for k in kwargs if k not in accepted]
     if extra:
         raise ConfigError(
             f"card {card.name!r} (modality {card.modality}): {', '.join(extra)} does not apply to it; drop it"
@@ -205,7 +178,7 @@ def prepare(
                 n = len(read_index(out)["shards"])
                 raise Interrupted(
                     f"interrupted: {out}: the {n} recordings written are kept; run the same command "
-                    "with --resume to add the others"
+                    "with resume=True to add the others"
                 ) from None
             kept = "the existing store there is unchanged" if out.exists() else "no store written"
             raise Interrupted(f"interrupted: {out}: {kept}; run the same command again") from None
@@ -305,5 +278,5 @@ def prepare_or_reuse(
             return out, f"reusing {out} (same card, task, recipe, channels and subjects)"
         note = f"rebuilt {out}: the existing store differs in {', '.join(diff)}"
     else:
-        note = f"rebuilt {out} (--overwrite)" if out.exists() else f"prepared {out}"
+        note = f"rebuilt {out} (overwrite=True)" if out.exists() else f"prepared {out}"
     return prepare(card, out, overwrite=True, **kwargs), note

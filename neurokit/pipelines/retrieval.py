@@ -104,13 +104,11 @@ def retrieve(
     from neurokit.training.objectives import get_objective
 
     if negatives_from not in NEGATIVES_FROM:  # refused before any work
-        raise ConfigError(
-            f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)} (CLI: --negatives-from)"
-        )
+        raise ConfigError(f"negatives_from={negatives_from!r}; allowed: {', '.join(NEGATIVES_FROM)}")
     state = load_checkpoint(checkpoint)
     if state.get("model") != "clip":
         raise ConfigError(
-            f"{checkpoint}: a {state.get('model')!r} checkpoint; retrieval needs one of `neuro pretrain --model clip`"
+            f"{checkpoint}: a {state.get('model')!r} checkpoint; retrieval needs one of `neuro pretrain` with model='clip'"
         )
     model = get_objective("clip").rebuild(state["model_config"])
     model.load_state_dict(state["state_dict"])

@@ -57,7 +57,7 @@ def plot_contributions(report: str | Path | dict, out: str | Path) -> Path:
     if not tasks:
         raise ConfigError(
             f"{report if not isinstance(report, dict) else 'report'}: no modality_contributions "
-            "(an M4oE run's report.json from `neuro finetune --head m4oe`)"
+            "(an M4oE run's report.json from `neuro finetune` with head='m4oe')"
         )
     mods = list(dict.fromkeys(m for t in tasks.values() for m in t["modality_contributions"]["modalities"]))
     ablated = {

@@ -574,7 +574,9 @@ def plot_label_efficiency(
         p = Path(path)
         p = p / "comparison.json" if p.is_dir() else p
         if not p.exists():
-            raise FileNotFoundError(f"{p}: no comparison (run neuro finetune --compare-scratch or --seeds first)")
+            raise FileNotFoundError(
+                f"{p}: no comparison (run neuro finetune with compare_scratch=True or seeds= first)"
+            )
         comparison = json.loads(p.read_text())
     d = label_efficiency_data(comparison, metric)
     x = np.asarray(d["fractions"])

@@ -147,7 +147,7 @@ def _frame_values(data, h, frame, allow_nan, cmap, symmetric):
     if isinstance(data, SurfaceData) and data.n_frames == 0:
         raise DataFileError(
             f"{data.path}: a surface geometry file ({data.kind}) with no data frames; give a data file to plot and "
-            "pass this surface as --surf (surf_mesh=)"
+            "pass this surface as surf_mesh="
         )
     if isinstance(data, SurfaceData) and data.kind == "label":
         cmap, symmetric = label_colors or "tab20", False
@@ -162,7 +162,7 @@ def _frame_values(data, h, frame, allow_nan, cmap, symmetric):
             raise DataFileError(f"array data must be on the ico6 template (40962 vertices), got {values.shape[0]}")
     if not 0 <= frame < values.shape[1]:
         raise ConfigError(
-            f"--frame {frame} out of range: {source} has {values.shape[1]} frames (0…{values.shape[1] - 1})"
+            f"frame={frame} out of range: {source} has {values.shape[1]} frames (0…{values.shape[1] - 1})"
         )
     v = values[:, frame].astype(np.float64)
     if mesh == "ico6":
@@ -180,23 +180,23 @@ def _checked_mesh(surf_mesh, mesh: str, h: str, n_vertices: int, source: str):
     if surf_mesh is None:
         if mesh != "fsaverage5":
             raise DataFileError(
-                f"{source}: no packaged inflated surface for mesh {mesh!r}; pass --surf <inflated surface of that mesh, "
-                f"hemisphere {h}> (fs_LR 32k: S1200.{h}.inflated_MSMAll.32k_fs_LR.surf.gii)"
+                f"{source}: no packaged inflated surface for mesh {mesh!r}; pass surf_mesh= (the inflated surface of that mesh, "
+                f"hemisphere {h}; fs_LR 32k: S1200.{h}.inflated_MSMAll.32k_fs_LR.surf.gii)"
             )
         surf_mesh = _packaged_fsaverage5("infl", h)
     try:
         geo = read_geometry(surf_mesh, h)
     except DataFileError as exc:
-        raise DataFileError(f"--surf {exc}; give an inflated .surf.gii") from exc
+        raise DataFileError(f"surf_mesh= {exc}; give an inflated .surf.gii") from exc
     surf_name = geo.path
     if geo.n_vertices != n_vertices:
         raise DataFileError(
-            f"--surf {surf_name} has {geo.n_vertices} vertices but {source} has {n_vertices}: give the surface of the data's mesh"
+            f"surf_mesh='{surf_name}' has {geo.n_vertices} vertices but {source} has {n_vertices}: give the surface of the data's mesh"
         )
     if geo.hemi and geo.hemi != h:
         raise DataFileError(
-            f"--surf {surf_name} is hemisphere {geo.hemi}, but --hemi is {h}: the picture would be wrong; give "
-            f"the {h} surface or --hemi {geo.hemi}"
+            f"surf_mesh='{surf_name}' is hemisphere {geo.hemi}, but hemi='{h}': the picture would be wrong; give "
+            f"the {h} surface or hemi='{geo.hemi}'"
         )
     return InMemoryMesh(geo.coords, geo.faces)  # the checked geometry, whatever it came as
 

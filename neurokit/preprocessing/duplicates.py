@@ -168,7 +168,7 @@ def unique_recordings(
                 {"match": "sha256", "sha256": sha, "member": member, "files": files, "subjects": subjects}
             )
             logger.warning(
-                "%s: the same recording (SHA-256 %s…) under subjects %s; kept (--allow-duplicate-recordings)",
+                "%s: the same recording (SHA-256 %s…) under subjects %s; kept (allow_duplicate_recordings=True)",
                 ", ".join(files),
                 sha[:12],
                 ", ".join(subjects),
@@ -190,7 +190,7 @@ def _refusal(a: str, subject_a: str, b: str, subject_b: str, how: str) -> str:
     return (
         f"{a} (subject {subject_a}) and {b} (subject {subject_b}) hold the same recording ({how}); one recording "
         "under two subjects would be trained and tested on. Leave the copy out, or keep both on purpose with "
-        "--allow-duplicate-recordings (recorded in the store)"
+        "allow_duplicate_recordings=True (recorded in the store)"
     )
 
 
@@ -492,7 +492,7 @@ class SignalDuplicates:
         rec["distance"] = max(rec["distance"], d)
         self._add(_Seen(name, subject, fp, rec))
         logger.warning(
-            "%s, %s: the same recording (%s) under subjects %s and %s; kept (--allow-duplicate-recordings)",
+            "%s, %s: the same recording (%s) under subjects %s and %s; kept (allow_duplicate_recordings=True)",
             first.name,
             name,
             how,
@@ -556,6 +556,6 @@ def stopped_by(exc: DuplicateRecordingError, out: str | Path, kept: str | None) 
     'a.edf and b.edf are one recording; /nonexistent/x.h5 was not written'
     """
     if kept:
-        return DuplicateRecordingError(f"{exc}; {kept}; then rerun the same command with --resume")
+        return DuplicateRecordingError(f"{exc}; {kept}; then rerun the same command with resume=True")
     before = " (the store that was there is unchanged)" if Path(out).exists() else ""
     return DuplicateRecordingError(f"{exc}; {out} was not written{before}")

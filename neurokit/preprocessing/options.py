@@ -156,7 +156,7 @@ class EEGOptions:
         if mb is None:
             return None
         if not mb >= 0:  # NaN fails this too
-            raise ConfigError(f"stream_above_mb (--stream-above) is a size in MiB ≥ 0 (inf: never stream), got {mb}")
+            raise ConfigError(f"stream_above_mb={mb}: give a size in MiB ≥ 0 (inf: never stream)")
         return mb * 2**20
 
 

@@ -80,8 +80,8 @@ def open_clip_tower(
     name: str,
     pretrained: str | Path | None = None,
     *,
-    option: str = "--video-pretrained",
-    name_option: str = "--video-encoder",
+    option: str = "video_pretrained",
+    name_option: str = "video encoder",
     seed: int = 0,
     tiny_size=32,
 ):
@@ -114,8 +114,9 @@ def open_clip_tower(
     Raises
     ------
     ConfigError
-        A name open_clip does not know (``name_option`` named), an unknown tag, or weights that cannot
-        be fetched (no network): the message names ``option`` and how to pass a local file instead.
+        A name open_clip does not know (said as ``name_option``, e.g. ``"video encoder"``), an unknown tag, or
+        weights that cannot be fetched (no network): the message names the parameter ``option`` (e.g.
+        ``"video_pretrained"``) and how to pass a local file instead.
 
     Examples
     --------
@@ -127,7 +128,7 @@ def open_clip_tower(
 
     if name == TINY:
         if pretrained:
-            raise ConfigError(f"encoder 'tiny' is random-init only; drop {option} or choose an open_clip model")
+            raise ConfigError(f"encoder 'tiny' is random-init only; drop {option}= or choose an open_clip model")
         tower = _tiny_tower(tiny_size, seed)
         size = tuple(tiny_size) if isinstance(tiny_size, (tuple, list)) else (tiny_size, tiny_size)
         return tower, {
@@ -149,7 +150,7 @@ def open_clip_tower(
         tags = open_clip.list_pretrained_tags_by_model(name)
         if str(pretrained) not in tags:
             raise ConfigError(
-                f"{option} {pretrained!r}: neither a local weights file nor an open_clip tag of {name}; "
+                f"{option}={pretrained!r}: neither a local weights file nor an open_clip tag of {name}; "
                 f"tags: {', '.join(tags) or 'none'}"
             )
     elif pretrained is not None:
@@ -158,9 +159,9 @@ def open_clip_tower(
         model = open_clip.create_model(name, pretrained=source)
     except Exception as exc:  # network errors come from several libraries (huggingface_hub, urllib, requests)
         raise ConfigError(
-            f"{option} {pretrained!r}: the weights of {name} could not be loaded ({type(exc).__name__}: {exc}). "
+            f"{option}={pretrained!r}: the weights of {name} could not be loaded ({type(exc).__name__}: {exc}). "
             "Without a network, download them where one exists (open_clip caches them under ~/.cache) and pass "
-            f"the local file: {option} /path/to/open_clip_model.safetensors"
+            f"the local file: {option}='/path/to/open_clip_model.safetensors'"
         ) from exc
     cfg = getattr(model.visual, "preprocess_cfg", {}) or {}
     size = model.visual.image_size if hasattr(model.visual, "image_size") else (224, 224)
@@ -233,7 +234,7 @@ class FrameEncoder(_Frozen):
     def __init__(self, name: str = "ViT-B-32", pretrained: str | Path | None = None, *, seed: int = 0) -> None:
         super().__init__()
         self.tower, self.info = open_clip_tower(
-            name, pretrained, option="--video-pretrained", name_option="--video-encoder", seed=seed, tiny_size=32
+            name, pretrained, option="video_pretrained", name_option="video encoder", seed=seed, tiny_size=32
         )
         self.register_buffer("mean", torch.tensor(self.info["mean"]).view(1, 3, 1, 1), persistent=False)
         self.register_buffer("std", torch.tensor(self.info["std"]).view(1, 3, 1, 1), persistent=False)
@@ -365,7 +366,7 @@ class SpectrogramEncoder(_Frozen):
     def __init__(self, name: str = "ViT-B-32", pretrained: str | Path | None = None, *, seed: int = 1) -> None:
         super().__init__()
         self.tower, self.info = open_clip_tower(
-            name, pretrained, option="--audio-pretrained", name_option="--audio-encoder", seed=seed, tiny_size=(64, 96)
+            name, pretrained, option="audio_pretrained", name_option="audio encoder", seed=seed, tiny_size=(64, 96)
         )
         with torch.no_grad():
             self._dim = self.tower(torch.zeros(1, 3, *self.info["image_size"])).shape[-1]

@@ -205,7 +205,7 @@ def _movie_audio(path: Path, rate: int) -> np.ndarray:
         if not c.streams.audio:
             raise DataFileError(
                 f"{path}: no audio track (and not a sound file soundfile reads); give the sound track as a separate "
-                "file (CLI: --audio FILE.wav)"
+                "file (audio='FILE.wav')"
             )
         res = av.AudioResampler(format="flt", layout="mono", rate=rate)
         chunks = []

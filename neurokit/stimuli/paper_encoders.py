@@ -113,7 +113,7 @@ def _load(cls, pretrained, option: str, what: str):
         )
     except Exception as exc:  # network and format errors come from several libraries
         raise ConfigError(
-            f"{option} {pretrained!r}: the {what} weights could not be loaded ({type(exc).__name__}: {exc}). Give a local "
+            f"{option}={pretrained!r}: the {what} weights could not be loaded ({type(exc).__name__}: {exc}). Give a local "
             f"folder holding config.json and the weights (download it where a network exists, e.g. "
             f"`huggingface-cli download {'MCG-NJU/videomae-base-finetuned-kinetics' if what == 'VideoMAE' else 'facebook/wav2vec2-base-960h'}`)"
         ) from exc
@@ -208,7 +208,7 @@ class VideoMAEEncoder(_FrozenHF):
         tf = _transformers()
         if (pretrained is None) == (config is None):
             raise ConfigError(
-                "--video-encoder videomae: give the weights (--video-pretrained FOLDER) "
+                "video encoder 'videomae': give the weights (video_pretrained=FOLDER) "
                 "(videomae-tiny: a random test configuration)"
             )
         if config is not None:
@@ -216,10 +216,10 @@ class VideoMAEEncoder(_FrozenHF):
                 torch.manual_seed(seed)
                 self.tower = tf.VideoMAEForVideoClassification(config)
         else:
-            self.tower = _load(tf.VideoMAEForVideoClassification, pretrained, "--video-pretrained", "VideoMAE")
+            self.tower = _load(tf.VideoMAEForVideoClassification, pretrained, "video_pretrained", "VideoMAE")
         if getattr(self.tower, "fc_norm", None) is None:
             raise ConfigError(
-                f"--video-pretrained {pretrained!r}: a VideoMAE without mean pooling (use_mean_pooling); "
+                f"video_pretrained={pretrained!r}: a VideoMAE without mean pooling (use_mean_pooling); "
                 "the release's embedding is the fc_norm of the mean token"
             )
         c = self.tower.config
@@ -292,7 +292,7 @@ class Wav2Vec2Encoder(_FrozenHF):
         tf = _transformers()
         if (pretrained is None) == (config is None):
             raise ConfigError(
-                "--audio-encoder wav2vec2: give the weights (--audio-pretrained FOLDER) "
+                "audio encoder 'wav2vec2': give the weights (audio_pretrained=FOLDER) "
                 "(wav2vec2-tiny: a random test configuration)"
             )
         if config is not None:
@@ -300,7 +300,7 @@ class Wav2Vec2Encoder(_FrozenHF):
                 torch.manual_seed(seed)
                 self.tower = tf.Wav2Vec2Model(config)
         else:
-            self.tower = _load(tf.Wav2Vec2Model, pretrained, "--audio-pretrained", "wav2vec2")
+            self.tower = _load(tf.Wav2Vec2Model, pretrained, "audio_pretrained", "wav2vec2")
         self._dim = int(self.tower.config.hidden_size)
         self.info = {"name": name, "pretrained": None if pretrained is None else str(pretrained)}
         self.input_note = "raw 16-kHz waveform (not normalised); last layer, mean over time"
@@ -343,7 +343,7 @@ def paper_video_encoder(name: str, pretrained=None, *, seed: int = 0) -> VideoMA
     """
     if name.endswith("-tiny"):
         if pretrained:
-            raise ConfigError(f"encoder {name!r} is random-init only; drop --video-pretrained")
+            raise ConfigError(f"encoder {name!r} is random-init only; drop video_pretrained=")
         return VideoMAEEncoder(config=tiny_videomae_config(), seed=seed, name=name)
     return VideoMAEEncoder(pretrained, seed=seed, name=name)
 
@@ -377,6 +377,6 @@ def paper_audio_encoder(name: str, pretrained=None, *, seed: int = 1) -> Wav2Vec
     """
     if name.endswith("-tiny"):
         if pretrained:
-            raise ConfigError(f"encoder {name!r} is random-init only; drop --audio-pretrained")
+            raise ConfigError(f"encoder {name!r} is random-init only; drop audio_pretrained=")
         return Wav2Vec2Encoder(config=tiny_wav2vec2_config(), seed=seed, name=name)
     return Wav2Vec2Encoder(pretrained, seed=seed, name=name)

@@ -135,7 +135,7 @@ class StimulusWindows:
             raise DataFileError(f"every must be >= 1 (got {self.every})")
         if self.retest_clip is not None and not -len(self.clips or []) <= int(self.retest_clip) < len(self.clips or []):
             raise DataFileError(
-                f"--retest-clip {self.retest_clip}: not an index of the {len(self.clips or [])} clip(s) given (--clips)"
+                f"retest_clip={self.retest_clip}: not an index of the {len(self.clips or [])} clip(s) given (clips=)"
             )
 
 
@@ -199,7 +199,7 @@ def embed_stimuli(
     """
     movie, out = Path(movie), Path(out)
     if out.exists() and not overwrite:
-        raise FileExistsError(f"{out} exists; pass overwrite=True (CLI: --overwrite) to replace it")
+        raise FileExistsError(f"{out} exists; pass overwrite=True to replace it")
     info = probe_video(movie)
     wave = read_audio(audio if audio is not None else movie)
     venc, aenc = _encoders(encoders)
@@ -464,7 +464,7 @@ def write_stimulus_store(
 
     out = Path(out)
     if out.exists() and not overwrite:
-        raise FileExistsError(f"{out} exists; pass overwrite=True (CLI: --overwrite) to replace it")
+        raise FileExistsError(f"{out} exists; pass overwrite=True to replace it")
     n = len(onsets)
     if len(video) != n or len(audio) != n:
         raise StoreError(f"{out}: {len(video)} video and {len(audio)} audio embeddings for {n} onsets")

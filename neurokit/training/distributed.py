@@ -88,7 +88,7 @@ def setup(device: str = "auto") -> DistInfo:
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(f"device={device!r} but no CUDA GPU is visible to PyTorch; use --device cpu or auto")
+        raise ConfigError(f"device={device!r} but no CUDA GPU is visible to PyTorch; use device='cpu' or 'auto'")
     if device == "cuda":
         dev = torch.device("cuda", local if world > 1 else torch.cuda.current_device())
         torch.cuda.set_device(dev)

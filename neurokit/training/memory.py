@@ -211,5 +211,5 @@ def memory_warning(
     if est.bytes < QUIET_BELOW and (avail is None or est.bytes < avail / 2):
         return None
     room = f" ({avail / 2**30:.0f} GB available)" if avail else ""
-    more = "; lower --batch-size" if avail is None or est.bytes > avail / 2 else ""
+    more = "; give a smaller batch_size=" if avail is None or est.bytes > avail / 2 else ""
     return est.text(device) + room + more

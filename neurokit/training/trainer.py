@@ -253,7 +253,7 @@ class Trainer:
                 what = f"task {k}: " if k is not None else ""
                 raise ConfigError(
                     f"{what}{len(d)} training samples but batch_size={self._bs[k]} × "
-                    f"{self.info.world_size} process(es); lower --batch-size"
+                    f"{self.info.world_size} process(es); give a smaller batch_size="
                 )
         self._counts = {
             k: EpochSampler(
@@ -366,7 +366,7 @@ class Trainer:
             raise ConfigError(
                 f"{self.checkpoint_path or 'checkpoint'}: the run already did {step} steps ({step / max(self.per_epoch, 1):.3g} epochs of "
                 f"{self.per_epoch} steps); the settings ask for {self.total} (epochs={self.epochs}, "
-                f"max_steps={self.max_steps}). Give more --epochs/--max-steps to extend it, or start a new run"
+                f"max_steps={self.max_steps}). Give a larger epochs= or max_steps= to extend it, or start a new run"
             )
         self.module.load_state_dict(ck["state_dict"])
         self.optimizer.load_state_dict(ck["optimizer"])
@@ -407,9 +407,7 @@ class Trainer:
         """How to go on after a full disk, in one sentence."""
         if self._saved is None:
             return "Free space, then run the same command again"
-        return (
-            f"Free space, then continue from step {self._saved} with resume=True (CLI: the same command with --resume)"
-        )
+        return f"Free space, then continue from step {self._saved} with the same settings and resume=True"
 
     def _log(self, log: Path, rec: dict) -> None:
         """Append one line to ``metrics.jsonl``; a full disk becomes a :class:`DiskFullError` saying what is kept."""
@@ -650,7 +648,7 @@ class Trainer:
             )
         return (
             f"interrupted at step {self.step + 1}: {self.checkpoint_path} holds step {self._saved} of {self.total}; "
-            "continue with resume=True (CLI: the same command with --resume)"
+            "continue with the same settings and resume=True"
         )
 
     def _end_epoch(self, epoch: int, log: Path | None) -> None:

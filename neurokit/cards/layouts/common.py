@@ -105,7 +105,7 @@ def subjects_only(card, out: list[FileEntry], subjects, where, how: str = "") ->
     if several:  # TUH ids (aaaaaab1, aaaaaac1) share numbers: say which ids a number picked
         n, v = next(iter(sorted(several.items())))
         logger.warning(
-            "card %s: subject number %d picks %d subject ids (%s%s); give ids to pick one (--subjects %s)",
+            "card %s: subject number %d picks %d subject ids (%s%s); give ids to pick one (subjects=%s)",
             card.name,
             n,
             len(v),

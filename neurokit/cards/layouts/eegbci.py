@@ -161,9 +161,7 @@ def eegbci_files(card, root, layout, tname, t, subjects, download) -> list[FileE
     base = root / layout.get("subdir", "")
     named = [s for s in subjects or [] if not str(s).isdigit()]
     if named:
-        raise CardError(
-            f"card {card.name!r}: subjects {named}: this layout numbers its subjects (e.g. --subjects 1-10)"
-        )
+        raise CardError(f"card {card.name!r}: subjects {named}: this layout numbers its subjects (e.g. subjects=1-10)")
     subjects = [int(s) for s in subjects] if subjects else subjects
     wanted = subjects or sorted({s for v in (t.get("splits") or {}).values() for s in parse_ranges(v)})
     if not wanted:
@@ -172,7 +170,7 @@ def eegbci_files(card, root, layout, tname, t, subjects, download) -> list[FileE
         have = set(parse_ranges(layout["subjects"]))
         outside = sorted(set(wanted) - have)
         if outside:
-            what = "--subjects" if subjects else f"task {tname!r}'s splits"
+            what = "the subjects given (subjects=)" if subjects else f"task {tname!r}'s splits"
             raise CardError(
                 f"card {card.name!r}: {what} ask for subjects {format_ranges(outside)}, which the dataset does "
                 "not have "
@@ -203,7 +201,7 @@ def eegbci_files(card, root, layout, tname, t, subjects, download) -> list[FileE
         raise CardError(
             f"card {card.name!r}: no recording of task {tname!r} under {base}. Expected e.g. "
             f"{base / layout['pattern'].format(subject=wanted[0], run=t['run_groups'][0]['runs'][0])}; "
-            "pass --data-root (or set NEUROKIT_DATA) to the folder holding MNE-eegbci-data/"
+            "pass data_root= (or set NEUROKIT_DATA) to the folder holding MNE-eegbci-data/"
         )
     out.sort(key=lambda e: (e.subject, e.run))
     return out

@@ -65,7 +65,7 @@ def reader_files(card, root, layout, tname, t, subjects) -> list[FileEntry]:
         expected = f"; its files are laid out as {files}" if files else ""
         raise CardError(
             f"card {card.name!r}: no recording for reader {layout['reader']!r} under {base}{expected}. Give the "
-            f"folder holding the dataset as data_root (or set NEUROKIT_DATA); `neuro cards show {card.name}` gives its "
+            f"folder holding the dataset with data_root= (or set NEUROKIT_DATA); `neuro cards show {card.name}` gives its "
             "source and layout"
         )
     for e in out:
@@ -129,5 +129,5 @@ def reader_explicit(
     raise CardError(
         f"{f}: the reader of card {card.name!r} ({layout['reader']}) does not find this file where the dataset lays it "
         "out (its labels come from that layout: folders, label files, summaries); give the dataset's folder as "
-        "--data-root instead of -f"
+        "data_root= instead of files="
     )

@@ -351,7 +351,7 @@ def _recordings_done(out: Path, options: PrepareOptions) -> set[str]:
         return set()
     if not options.resume:
         raise FileExistsError(
-            f"{out}: a shard set is there; --resume adds the recordings it lacks, --overwrite starts again"
+            f"{out}: a shard set is there; resume=True adds the recordings it lacks, overwrite=True starts again"
         )
     idx = read_index(out)
     if idx["rejected"]:
@@ -380,12 +380,12 @@ def _bids_options(eeg: EEGOptions, entries) -> dict:
     refused for recordings of other kinds, which have no ``channels.tsv``."""
     opts = eeg.bids_overrides()
     if opts and any(e.reader != "bids" for e in entries):
-        flags = ", ".join(
-            {"interpolate_bads": "--no-interpolate-bads", "drop_channels": "--drop-channels"}[k] for k in opts
+        given = ", ".join(
+            {"interpolate_bads": "interpolate_bads=False", "drop_channels": "drop_channels="}[k] for k in opts
         )
         raise ConfigError(
-            f"{flags}: for BIDS recordings (neuro prepare --bids), whose channels.tsv marks bad channels; "
-            "for other recordings choose the channels with --channels"
+            f"{given}: for BIDS recordings (neuro prepare with bids=), whose channels.tsv marks bad channels; "
+            "for other recordings choose the channels with channels="
         )
     return opts
 
@@ -591,7 +591,7 @@ class _EEGWriting:
         )
         raise StoreError(
             f"{self.out}: disk full while processing {e.path}; {kept}. Free space, then rerun the "
-            "same command with --resume"
+            "same command with resume=True"
         ) from exc
 
     def _refused(self, exc: DuplicateRecordingError) -> DuplicateRecordingError:
@@ -620,7 +620,7 @@ class _EEGWriting:
         if self.options.shards and self.regression:
             raise ConfigError(
                 f"{self.out}: card {self.card.name!r} task {self.tname!r} is a regression, whose float targets a "
-                "shard set does not hold yet; prepare one store (leave out --shards)"
+                "shard set does not hold yet; prepare one store (without shards=True)"
             )
         if self.options.shards:
             self.writer = ShardSetWriter(
@@ -688,7 +688,7 @@ class _EEGWriting:
         if self.writer is None and self.done:  # every recording was already in the set: mark it finished
             self.writer = ShardSetWriter(self.out, (), attrs=read_index(self.out)["attrs"], resume=True)
         if self.writer is None:
-            why = [f"{len(self.skipped)} skipped as bad files (--skip-bad)"] if self.skipped else []
+            why = [f"{len(self.skipped)} skipped as bad files (skip_bad=True)"] if self.skipped else []
             why += (
                 [f"{len(self.dropped)} left out by the recipe's rules (min_duration_s, missing_channels)"]
                 if self.dropped

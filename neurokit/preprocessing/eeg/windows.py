@@ -119,8 +119,8 @@ def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
         if needed:
             raise DataFileError(
                 f"{source}: channels {short_list(needed)} required by the recipe are marked bad "
-                "(uncalibrated, or bad in the file); leave them out of the channels (--channels, or the card's channel "
-                "list), or leave the file out (--skip-bad)"
+                "(uncalibrated, or bad in the file); leave them out of the channels (channels=, or the card's channel "
+                "list), or leave the file out (skip_bad=True)"
             )
         if len(bads) == len(raw.ch_names):
             raise DataFileError(
@@ -144,8 +144,8 @@ def select_channels(raw, recipe: EEGRecipe, source: str, applied: dict) -> None:
         if missing:
             raise ChannelMismatchError(
                 f"{source}: channels {short_list([old.get(c, c) for c in missing])} required by the recipe are missing "
-                f"(file has {len(raw.ch_names)}: {raw.ch_names[:8]}…). Choose channels the files have (--channels, or "
-                "the card's channel list), leave such files out (--skip-bad, or the recipe's missing_channels: skip); "
+                f"(file has {len(raw.ch_names)}: {raw.ch_names[:8]}…). Choose channels the files have (channels=, or "
+                "the card's channel list), leave such files out (skip_bad=True, or the recipe's missing_channels: skip); "
                 "a channel the file holds but not as EEG (ECG, EOG, one at another rate than the EEG) is left out "
                 "when read: keep every channel with the card's reading: {eeg_only: false}"
             )
@@ -344,9 +344,9 @@ def check_units(x: np.ndarray, ch_names: list[str], source: str, *, warn: bool =
         f"the header's physical dimension; the samples' true unit is the header's × 1e{3 * k} (e.g. V for µV × 1e6). "
         + (
             f"Only these channels: read them in it with the card's reading: {{units: {{{out[0]}: UNIT, …}}, "
-            "override_units: true}, or leave them out (--channels)"
+            "override_units: true}, or leave them out (channels=)"
             if minority
-            else "Read them in it with --units UNIT --override-units (the card's reading: {units: UNIT, "
+            else "Read them in it with units=UNIT and override_units=True (the card's reading: {units: UNIT, "
             "override_units: true})"
         )
     )
@@ -540,7 +540,7 @@ def derive_bipolar(raw, pairs, source: str | None = None) -> None:
         raise ChannelMismatchError(
             f"{source or 'recording'}: cannot derive {', '.join(missing)}: {', '.join(absent)} not in the recording "
             f"(it has {', '.join(raw.ch_names[:24])}{' …' if len(raw.ch_names) > 24 else ''}); "
-            "--skip-bad leaves such files out and counts them"
+            "skip_bad=True leaves such files out and counts them"
         )
     names = [f"{a}-{b}" for a, b in pairs]
     clash = [n for n in names if n in have]
@@ -962,7 +962,7 @@ def window_plan(raw, recipe: EEGRecipe, *, source: str | None = None) -> WindowP
                 raise DataFileError(
                     f"{source}: all {len(starts)} event windows lie in the cropped part (the first "
                     f"{recipe.crop_start_s:g} s and the last {recipe.crop_end_s:g} s of a {n_times / sf:.1f}-s "
-                    "recording); crop less (--crop-start/--crop-end, the card's crop_start_s/crop_end_s)"
+                    "recording); crop less (crop_start_s= or crop_end_s=; the card's crop_start_s/crop_end_s)"
                 )
             starts, labels = [s for s, _ in kept], [y for _, y in kept]
     else:
@@ -1144,7 +1144,7 @@ def repeated_events(
         raise DataFileError(
             f"{source}: {len(many)} time(s) carry more than one event marker ({shown}{more}); a window stored twice "
             "is a leak between folds, one under two labels a wrong label. Keep the first marker at each time "
-            "(--event-repeated first) or drop the conflicting ones (--event-repeated drop), as MNE's Epochs "
+            "(event_repeated='first') or drop the conflicting ones (event_repeated='drop'), as MNE's Epochs "
             "event_repeated does"
         )
     kept_s, kept_y = [], []

@@ -93,15 +93,15 @@ def to_template(sd, sphere=None, *, order: int = 6, mirror_right: bool = True, t
     if src.n_vertices != sd.n_vertices:
         raise DataFileError(
             f"{sd.path}: {sd.n_vertices} vertices ({sd.mesh}), but sphere {src.name} has {src.n_vertices}: "
-            f"the sphere does not match the data; pass the sphere of the data's mesh (CLI: "
-            f"--sphere-{(sd.hemi or 'l').lower()}; {sphere_hint(sd.mesh, sd.hemi)})"
+            f"the sphere does not match the data; pass the sphere of the data's mesh (spheres=; "
+            f"{sphere_hint(sd.mesh, sd.hemi)})"
         )
     # the file's own metadata (GIFTI AnatomicalStructurePrimary) first, its name second
     sphere_hemi = src.hemi or hemi_from_name(src.name)
     if sphere_hemi and sd.hemi and sphere_hemi != sd.hemi:
         raise DataFileError(
             f"{sd.path}: hemisphere {sd.hemi}, but sphere {src.name} is hemisphere {sphere_hemi} (from its "
-            f"{'metadata' if src.hemi else 'file name'}); pass the {sd.hemi} sphere (CLI: --sphere-{sd.hemi.lower()})"
+            f"{'metadata' if src.hemi else 'file name'}); pass the {sd.hemi} sphere (spheres=)"
         )
     if right and mirror_right and not src.is_template(order):
         src = src.mirrored()

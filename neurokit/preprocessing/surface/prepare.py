@@ -142,7 +142,7 @@ def prepare_surface(
 
         entries = [(p, m) for p, m in entries if hemi_from_name(p) in (None, hemi)]
         if not entries:
-            raise CardError(f"card {card.name!r}: no file of hemisphere {hemi} (--hemi)")
+            raise CardError(f"card {card.name!r}: no file of hemisphere {hemi} (hemi={hemi!r})")
     runs = _task_runs(card, tname, entries, hemi)
     tr = card.recording().get("tr_s", card.recording().get("tr"))
     store = SurfaceStoreOptions(
@@ -179,13 +179,13 @@ def _card_spheres(card, surface: SurfaceOptions) -> dict[str, str]:
     card_mesh = card.recording().get("mesh")
     if mesh and card_mesh and mesh != card_mesh and card_spheres:
         # the card's spheres are those of its own mesh: data on another mesh need their own
-        logger.info("card %r: its spheres are for mesh %s; not used for --mesh %s", card.name, card_mesh, mesh)
+        logger.info("card %r: its spheres are for mesh %s; not used for mesh=%s", card.name, card_mesh, mesh)
         card_spheres = {}
     if mesh is not None and mesh not in KNOWN_MESHES and not surface.spheres:
         # a mesh of one's own is named freely, but only resamples with its own spheres
         raise ConfigError(
             f"mesh {mesh!r} is not one neurokit knows ({', '.join(KNOWN_MESHES)}); for data on a mesh of your own, "
-            "give its registered spheres with it (CLI: --mesh NAME --sphere-l L_SPHERE --sphere-r R_SPHERE)"
+            "give its registered spheres with it (mesh=NAME with spheres=)"
         )
     return card_spheres
 
@@ -197,7 +197,7 @@ def _check_task(card, tname: str) -> None:
             f"card {card.name!r}: task {tname!r} needs the movie clip boundaries, but recording.clips.boundaries "
             "is empty (null). Fill it in the card as {run: [[onset_s, offset_s], ...]} from the HCP wiki page "
             "'7T Movie watching task clip info, timing, versions shown per individual subject' (V1/V2 stimulus "
-            "versions), or use --task pretrain for an unlabelled store"
+            "versions), or use task='pretrain' for an unlabelled store"
         )
 
 
@@ -242,8 +242,7 @@ def _spheres(card, root: Path | None, given: dict, hemi: str | None) -> dict[str
         if not p.exists() and (hemi is None or h == hemi):
             raise CardError(
                 f"card {card.name!r}: registered sphere for hemisphere {h} not found at {p}; put the sphere of the "
-                "data's mesh there (card preprocessing.spheres, relative to --data-root) or pass spheres= "
-                f"(CLI: --sphere-{h.lower()})"
+                "data's mesh there (card preprocessing.spheres, relative to data_root=) or pass spheres="
             )
     return sph
 

@@ -163,8 +163,8 @@ def check_spherical(coords: np.ndarray, path, geometric_type: str | None = None)
     neurokit._utils.errors.DataFileError: white.surf.gii: GeometricType 'Anatomical', expected 'Spherical': ...
     """
     fix = (
-        "pass the registered sphere of the data's mesh (e.g. S1200.L.sphere.32k_fs_LR.surf.gii, lh.sphere.reg; "
-        "CLI: --sphere-l/--sphere-r), not a midthickness, white, pial or inflated surface"
+        "pass the registered sphere of the data's mesh as spheres= (e.g. S1200.L.sphere.32k_fs_LR.surf.gii, "
+        "lh.sphere.reg), not a midthickness, white, pial or inflated surface"
     )
     if geometric_type and not str(geometric_type).lower().startswith("spher"):
         raise DataFileError(f"{path}: GeometricType {geometric_type!r}, expected 'Spherical': not a sphere; {fix}")
@@ -421,7 +421,7 @@ def default_sphere(mesh: str, hemi: str | None):
     hint = (
         (
             " If the data are already on the ico6 template (40,962 vertices, e.g. metrics-lab ico-6 files), "
-            "pass mesh='ico6' (CLI: --mesh ico6) and no resampling is done."
+            "pass mesh='ico6' and no resampling is done."
         )
         if mesh == "fsaverage6"
         else ""
@@ -434,8 +434,8 @@ def default_sphere(mesh: str, hemi: str | None):
         fs = fetch_surf_fsaverage("fsaverage5")  # packaged with nilearn: no download
         return Path(fs["sphere_left" if hemi == "L" else "sphere_right"])
     raise DataFileError(
-        f"no packaged registered sphere for mesh {mesh!r}: pass sphere=<path to the {hemi or ''} sphere of "
-        f"that mesh> (CLI: --sphere-l/--sphere-r; {sphere_hint(mesh, hemi)})." + hint
+        f"no packaged registered sphere for mesh {mesh!r}: pass spheres= (the {hemi or ''} sphere of that "
+        f"mesh; {sphere_hint(mesh, hemi)})." + hint
     )
 
 

@@ -223,7 +223,7 @@ def write_surface_store(
         raise TypeError(f"write_surface_store: unknown option(s) {unknown}; see SurfaceStoreOptions")
     opts = dataclasses.replace(options or SurfaceStoreOptions(), **changes)
     if opts.resume and not opts.shards:
-        raise ConfigError("resume=True continues a shard set: give shards=True (CLI: --shards --resume)")
+        raise ConfigError("resume=True continues a shard set: give shards=True")
     recipe = recipe or SurfaceRecipe()
     runs = list(runs)
     if not runs:
