@@ -229,3 +229,27 @@ def test_every_problem_of_an_edited_store_is_said_at_once(tmp_path):
     text = str(e.value)
     assert "'labels' holds" in text and "no 'meta/subject'" in text and "labels [7] outside" in text
     assert "sample(s) hold NaN or inf values (e.g. 2)" in text and len(text.splitlines()) == 4
+
+
+def test_a_store_opened_before_a_chdir_reads_the_same_file(tmp_path, monkeypatch):
+    """Issue 44 item 7: ``PatchDataset("mi.h5")`` made in one folder and iterated after ``os.chdir`` was refused as
+    "the store was replaced or changed on disk"; the path is made absolute once, when the store is opened."""
+    import os
+
+    from neurokit.data.dataset import PatchDataset
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    _store(tmp_path / "a" / "mi.h5")
+    other = _store(tmp_path / "b" / "mi.h5")  # a different file of the same name in the folder moved to
+    with h5py.File(other, "r+") as f:
+        f["patches"][...] = 0.0
+    monkeypatch.chdir(tmp_path / "a")
+    want = PatchStore(tmp_path / "a" / "mi.h5").patches(np.arange(12))
+    ds = PatchDataset("mi.h5")
+    os.chdir(tmp_path / "b")
+    got = np.stack([np.asarray(ds[i][0]) for i in range(len(ds))])
+    np.testing.assert_array_equal(got, want)
+    st = PatchStore("mi.h5")
+    os.chdir(tmp_path)
+    assert float(np.abs(st.patches(0)).max()) == 0.0 and str(st.path) == "mi.h5"

@@ -664,6 +664,8 @@ class PatchStore:
         import h5py
 
         self.path = Path(path)
+        #: the file as an absolute path, fixed when opened: a later ``os.chdir`` does not change which file it reads
+        self._file_path = self.path.absolute()
         if self.path.is_dir():
             raise StoreError(f"{self.path}: a folder; a shard set is read through open_stores / PatchDataset")
         if not self.path.exists():
@@ -671,10 +673,10 @@ class PatchStore:
             hint = f" (an unfinished {partial.name} is there: rerun prepare)" if partial.exists() else ""
             raise FileNotFoundError(f"{self.path}: no such store{hint}")
         try:
-            with h5py.File(self.path, "r") as f:
+            with h5py.File(self._file_path, "r") as f:
                 #: the file this store read at opening (device, inode, size, mtime); every reopening (a
                 #: DataLoader worker, a later epoch) must find the same one (:meth:`_file`)
-                self.identity = _identity(f, self.path)
+                self.identity = _identity(f, self._file_path)
                 attrs = {k: _decode(v) for k, v in f.attrs.items()}
                 info = StoreMeta.from_attrs(attrs, where=str(self.path))
                 if info.frame_layout:
@@ -784,7 +786,7 @@ class PatchStore:
         import h5py
 
         bad = []
-        with h5py.File(self.path, "r") as f:
+        with h5py.File(self._file_path, "r") as f:
             if self._starts is None:
                 d = f["patches"]
                 step = max(1, (1 << 22) // max(1, int(np.prod(d.shape[1:]))))
@@ -816,13 +818,13 @@ class PatchStore:
             self._h5 = None
         if self._h5 is None:
             try:
-                f = h5py.File(self.path, "r")
+                f = h5py.File(self._file_path, "r")
             except FileNotFoundError:
                 raise StoreError(
                     f"{self.path}: the store this run opened was removed from disk during the run; "
                     "a run reads the store it started with: restore it, or start the run again"
                 ) from None
-            now = _identity(f, self.path)
+            now = _identity(f, self._file_path)
             if now != self.identity:
                 f.close()
                 raise StoreError(
