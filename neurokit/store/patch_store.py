@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import math
 import os
 import weakref
@@ -40,6 +41,9 @@ from neurokit._utils.disk import check_free_space, is_disk_full
 from neurokit._utils.errors import DiskFullError, StoreError
 
 FORMAT = "neurokit-patch-store/1"
+#: the columns under ``meta/`` every store has (the writer writes them; splits, leak checks and reports read them)
+REQUIRED_META = ("subject", "session", "run", "onset")
+logger = logging.getLogger("neurokit")
 _STR = None  # filled lazily with h5py.string_dtype()
 
 
@@ -628,6 +632,8 @@ FINITE_SCAN_VALUES = 64_000_000
 NONFINITE_REMEDY = "rerun prepare (which refuses a recording with NaN/inf, naming its channels)"
 #: what the scan found, by the scanned file's identity (device, inode, size, mtime): an edited file is scanned again
 _NONFINITE: dict[tuple[int, int, int, int], np.ndarray] = {}
+#: the files whose whole-number float labels were said to be read as classes (once per file as it is on disk)
+_CLASS_LABELS_SAID: set[tuple[int, int, int, int]] = set()
 
 
 class PatchStore:
@@ -709,9 +715,32 @@ class PatchStore:
         self._h5_pid = os.getpid()
         self._pds: Any = None  # this process's open 'patches' dataset (:meth:`_patches_dataset`)
         self._direct = False  # its chunks are whole unfiltered float32 windows: read chunk by chunk
+        self._read_class_labels()
         problems = self.problems() if validate else []
         if problems:
             raise StoreError("\n".join(f"{self.path}: {p}" for p in problems))
+
+    def _read_class_labels(self) -> None:
+        """Float labels of a store that lists classes (labels re-saved as float 0.0/1.0 by another tool) are read as
+        class indices when every one is a whole number (NaN: unlabelled, -1), said once per file; other float labels
+        stay as they are (:meth:`problems` refuses them)."""
+        names = self.info.label_names
+        y = self.labels
+        if not names or y.dtype.kind != "f" or len(y) != self.n_samples or np.isinf(y).any():
+            return
+        known = ~np.isnan(y)
+        if (y[known] != np.round(y[known])).any():
+            return
+        self.labels = np.where(known, y, -1).astype(np.int64)
+        if self.identity not in _CLASS_LABELS_SAID:
+            _CLASS_LABELS_SAID.add(self.identity)
+            logger.warning(
+                "%s: labels stored as %s numbers though it lists %d classes (%s); read as class indices",
+                self.path,
+                y.dtype,
+                len(names),
+                ", ".join(names),
+            )
 
     def problems(self, max_scan_values: int | None = None) -> list[str]:
         """What makes this store unusable, one sentence each (empty when it is sound): labels and metadata of
@@ -732,8 +761,13 @@ class PatchStore:
         for k, v in self.meta.items():
             if len(v) != n:
                 out.append(f"'meta/{k}' holds {len(v)} values for {n} samples; rerun prepare")
-        if "subject" not in self.meta:
-            out.append("no 'meta/subject' column (every split and holdout needs it); rerun prepare")
+        missing = [c for c in REQUIRED_META if c not in self.meta]
+        if missing:
+            out.append(
+                f"no {', '.join(repr('meta/' + c) for c in missing)} column{'s' if len(missing) > 1 else ''} (a store "
+                f"has the columns {', '.join('meta/' + c for c in REQUIRED_META)}: splits, leak checks and reports "
+                "read them); rerun prepare"
+            )
         ch = self.info.ch_names
         if self.modality == "eeg" and ch is not None and len(ch) != self.sample_shape[0]:
             out.append(
@@ -746,6 +780,12 @@ class PatchStore:
                 f"patches of {self.sample_shape[-1]} samples where the store says patch_size {ps}; rerun prepare"
             )
         names = list(self.info.label_names or ())
+        if self.labels.dtype.kind == "f" and np.isinf(self.labels).any():
+            inf = np.flatnonzero(np.isinf(self.labels))
+            out.append(
+                f"{len(inf)} infinite label(s) (e.g. sample(s) {', '.join(map(str, inf[:5]))}); a target is a finite "
+                "number (NaN marks an unlabelled sample): rerun prepare"
+            )
         if names and self.labels.dtype.kind == "f" and len(self.labels) == n:
             y = self.labels[np.isfinite(self.labels)]
             if (y != np.round(y)).any():
