@@ -257,6 +257,18 @@ def test_a_store_opened_before_a_chdir_reads_the_same_file(tmp_path, monkeypatch
     st = PatchStore("mi.h5")
     os.chdir(tmp_path)
     assert float(np.abs(st.patches(0)).max()) == 0.0 and str(st.path) == "mi.h5"
+    # a shard set's shards open when first read: their paths are fixed when the set is opened too
+    from neurokit.store.shards import ShardSetWriter
+
+    w = ShardSetWriter(tmp_path / "a" / "set", (2, 3), attrs={"modality": "eeg", "card": "x"})
+    for i in range(2):
+        with w.shard(f"rec-{i}") as sw:
+            sw.append(np.full((2, 2, 3), i + 1, dtype=np.float32), np.array([0, 1]), subject=str(i))
+    w.close()
+    os.chdir(tmp_path / "a")
+    ds = PatchDataset("set")
+    os.chdir(tmp_path / "b")
+    assert [float(ds[i][0][0, 0]) for i in range(4)] == [1.0, 1.0, 2.0, 2.0]
 
 
 FAST = ["--epochs", "1", "--batch-size", "8", "--n-layers", "1", "--no-progress", "--device", "cpu", "--no-baselines"]
