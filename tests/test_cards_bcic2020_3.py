@@ -244,3 +244,30 @@ def test_answer_sheet_that_does_not_match_the_test_file(tmp_path):
     assert r.exit_code != 0
     msg = " ".join(r.output.split())
     assert f"{SHEET}: cell I6 (subject 4, trial 3) is empty but the test file holds 3 trials" in msg
+
+
+def test_files_of_one_trial_keep_their_trial_axis(tmp_path):
+    """Issue 44 item 9: a validation file of one trial (``x`` samples x 64 x 1, ``y`` 5 x 1) was refused: the reader
+    squeezed the trial axis away. It reads as the release reads it; so does a v7.3 test file of one trial, whose
+    trailing axis of length 1 MATLAB does not store (``x`` 795 x 64)."""
+    from neurokit.datasets.bcic2020 import release_trials
+
+    root = tmp_path / "mat"
+    val = _write_v5(root / FOLDER["val"] / "Data_Sample01.mat", VAR["val"], _x(1, 5), [4])
+    assert scipy.io.loadmat(val)[VAR["val"]][0][0][4].shape == (T, 64, 1)
+    x, y = release_trials(val)
+    assert x.shape == (1, 64, 768) and y == [4]
+    one = _x(1, 6)[:, :, 0]  # as MATLAB stores samples x 64 x 1: samples x 64
+    test = _write_v73(root / FOLDER["test"] / "Data_Sample01.mat", VAR["test"], one)
+    _write_xlsx(root / SHEET, _sheet_grid({1: [2]}, n_rows=1))
+    x, y = release_trials(test)
+    assert x.shape == (1, 64, 768) and y == [2]
+    np.testing.assert_array_equal(x[0], one[-768:].T)
+    r = _prepare(root, tmp_path / "s.h5")
+    assert r.exit_code == 0, r.output
+    st = PatchStore(tmp_path / "s.h5")
+    want_val = _release_v5(val, VAR["val"])
+    want_test = resample(one[-768:].T[None], 600, axis=2) / 100.0, [1]
+    for split, (want, labels) in (("val", want_val), ("test", want_test)):
+        got, labs = _windows(st, "Data_Sample01", split)
+        assert labs == labels and close(got, want) < 1e-3, split

@@ -180,3 +180,35 @@ def test_chb_mit_summary_as_the_release_reads_it(tmp_path):
     )
     with pytest.raises(DataFileError, match=r"chb09-summary.txt:2: chb09_08.edf announces 2 seizure\(s\) but lists 1"):
         read_summary(s)
+
+
+def test_chb_mit_summary_repeating_a_recording_keeps_every_seizure(tmp_path):
+    """Issue 44 item 3: a recording listed in two blocks keeps the seizures of both (a repeated one once); a seizure
+    whose end is not after its start is refused naming the summary's line."""
+    from neurokit._utils.errors import DataFileError
+    from neurokit.datasets.chbmit import read_summary
+
+    root = tmp_path / "chb"
+    path = write_edf(root / "chb01" / "chb01_03.edf", FILE_ORDER, 256.0, 60.0, 2)
+    blocks = [("chb01_03.edf", [(20, 38)], False), ("chb01_03.edf", [(20, 38), (44, 52)], True)]
+    _summary(root / "chb01", blocks)
+    summary = root / "chb01" / "chb01-summary.txt"
+    assert read_summary(summary) == {"chb01_03.edf": [(20 * 256 - 1, 38 * 256 - 1), (44 * 256 - 1, 52 * 256 - 1)]}
+    r = CliRunner().invoke(app, ["prepare", "chb_mit", "--data-root", str(root), "-o", str(tmp_path / "c.h5")])
+    assert r.exit_code == 0, r.output
+    on, y, _ = _release(path, [(20, 38), (44, 52)])
+    got_on, got_y, _ = _got(PatchStore(tmp_path / "c.h5"), "chb01_03")
+    assert got_on.tolist() == on.tolist() and got_y.tolist() == y.tolist()
+    assert int(got_y.sum()) > int(_release(path, [(44, 52)])[1].sum())
+
+    _summary(root / "chb01", [("chb01_03.edf", [(20, 38), (40, 40)], False)])
+    lines = summary.read_text().splitlines()
+    end_line = next(i for i, ln in enumerate(lines) if ln == "Seizure End Time: 40 seconds") + 1
+    with pytest.raises(
+        DataFileError, match=rf"chb01-summary.txt:{end_line}: chb01_03.edf's seizure ends at 40 s, not after"
+    ):
+        read_summary(summary)
+    _summary(root / "chb01", [("chb01_03.edf", [(30, 25)], False)])
+    r = CliRunner().invoke(app, ["prepare", "chb_mit", "--data-root", str(root), "-o", str(tmp_path / "d.h5")])
+    out = " ".join(r.output.split())
+    assert r.exit_code != 0 and "chb01-summary.txt:" in out and "not after its start at 30 s" in out, out

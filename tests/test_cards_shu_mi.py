@@ -97,3 +97,40 @@ def test_bad_files_give_one_line(tmp_path):
     assert r.exit_code != 0
     msg = " ".join(r.output.split())
     assert f"{_name(2, 3)}: variable 'data' holds 3 trials but 'labels' holds 4 labels" in msg
+
+
+def _write_v73(path, data, labels):
+    """The same session as MATLAB's ``save -v7.3`` writes it (HDF5, axes reversed as h5py sees them)."""
+    import h5py
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with h5py.File(path, "w", userblock_size=512) as h:
+        for name, value, cls in (("data", data, b"double"), ("labels", labels, b"uint8")):
+            d = h.create_dataset(name, data=np.asarray(value).T)
+            d.attrs["MATLAB_class"] = cls
+    return path
+
+
+def test_a_session_of_one_trial_keeps_its_trial_axis(tmp_path):
+    """Issue 44 item 9: a session file of one trial (``data`` 1 x 32 x 1000) was refused ("variable 'data' has shape
+    (32, 1000); expected 3 axes"): the reader squeezed the trial axis away. v5 and v7.3 files alike read as the
+    release reads them."""
+    from neurokit.datasets.shumi import release_trials
+
+    v5 = _write(tmp_path / "shu" / "v5" / _name(1, 1), 1, 3)
+    x5, y5 = release_trials(v5)
+    data = scipy.io.loadmat(v5)["data"]
+    assert data.shape == (1, 32, 1000) and x5.shape == (1, 32, 1000) and y5 == [2]
+    np.testing.assert_array_equal(x5, data)
+    other = scipy.io.loadmat(_write(tmp_path / "other.mat", 1, 4))["data"]
+    v73 = _write_v73(tmp_path / "shu" / "v73" / _name(2, 1), other, np.array([[1]], dtype=np.uint8))
+    x73, y73 = release_trials(v73)
+    assert x73.shape == (1, 32, 1000) and y73 == [1]
+    np.testing.assert_array_equal(x73, other)
+    r = _prepare(tmp_path / "shu", tmp_path / "s.h5")
+    assert r.exit_code == 0, r.output
+    st = PatchStore(tmp_path / "s.h5")
+    for f, x, labs in ((v5, data, [1]), (v73, other, [0])):
+        want = resample(x, 800, axis=2) / 100.0  # the release's steps (preprocessing_shu.py, the loader)
+        assert close(store_windows(st, f.stem), want) < 1e-3
+        assert st.labels[st.meta["run"].astype(str) == f.stem].tolist() == labs

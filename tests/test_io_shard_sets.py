@@ -258,3 +258,60 @@ def test_reading_a_set_of_many_shards_keeps_few_files_open(tmp_path):
     assert OPEN_FILES.limit == 32 and closed == set(sorted(last, key=last.get)[:8])  # the least recently read
     i = min(closed)
     assert float(ds[2 * i + 1][0][0, 0]) == i and ds.stores[i]._h5 is not None
+
+
+def test_a_missing_or_damaged_shard_is_named_and_rebuilt_by_resume(eeg_root, tmp_path):
+    """Issue 44 item 6: after a shard was deleted (or half-truncated), readers and ``prepare --resume`` all said
+    ``shard-000004.h5: no such store``. Readers now name the set, the recording and the remedy; a resume rebuilds the
+    shard from its recording under its own name (the set equals a one-shot run, byte for byte); a resume of a
+    finished set with a changed option is refused, naming the option and both values."""
+    runner = CliRunner()
+    kw = dict(data_root=eeg_root, subjects=[1, 2], shards=True, progress=False)
+    out = prepare("bonn_epilepsy", tmp_path / "b", **kw)
+    once = _files(out)
+    shards = read_index(out)["shards"]
+    cmd = ["prepare", "bonn_epilepsy", "--data-root", str(eeg_root), "--subjects", "1,2", "--shards", "-o", str(out)]
+    for k, damage in ((0, "truncate"), (4, "delete")):
+        p = out / shards[k]["file"]
+        if damage == "delete":
+            p.unlink()
+        else:
+            p.write_bytes(once[p.name][: len(once[p.name]) // 2])
+        with pytest.raises(StoreError) as e:
+            ds = PatchDataset(out)
+            [ds[i] for i in range(len(ds))]
+        msg = str(e.value)
+        assert msg.startswith(f"{p}: ") and f"a shard of the set {out} (recording {shards[k]['key']})" in msg, msg
+        assert msg.endswith(
+            "rerun the prepare command that made the set with resume=True to rebuild it from its recording"
+        )
+        r = runner.invoke(app, ["pretrain", str(out), "-o", str(tmp_path / "pt"), "--split", "all", "--no-progress"])
+        text = " ".join(r.output.split())
+        assert r.exit_code == 2 and f"{p.name}:" in text and "with --resume to rebuild it" in text, text
+        r = runner.invoke(app, [*cmd, "--resume"])
+        assert r.exit_code == 0, r.output
+        assert "rebuilt from its recording" in " ".join(r.output.split())
+        assert _files(out) == once, damage
+    r = runner.invoke(app, [*cmd, "--resume", "--window-s", "2"])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2 and "cannot resume: the set was made with other recipe" in text, text
+    assert "(--window-s 4.0 in the set, --window-s 2.0 given)" in text and _files(out) == once, text
+
+
+def test_a_shard_whose_recording_is_not_given_is_not_rebuilt_silently(tmp_path):
+    """A resume that cannot rebuild a damaged shard (its recording is not among the run's) refuses to finish."""
+    w = ShardSetWriter(tmp_path / "s", (2, 3), attrs={"modality": "eeg", "card": "x"})
+    for i in range(3):
+        with w.shard(f"rec-{i}") as sw:
+            sw.append(np.full((2, 2, 3), i, dtype=np.float32), np.array([0, 1]), subject=str(i))
+    w.close()
+    (tmp_path / "s" / "shard-000001.h5").unlink()
+    w = ShardSetWriter(tmp_path / "s", (2, 3), attrs={"modality": "eeg", "card": "x"}, resume=True)
+    assert w.keys == {"rec-0", "rec-2"} and list(w.rebuilding) == ["rec-1"]
+    with pytest.raises(StoreError, match=r"shard\(s\) shard-000001.h5 is missing or damaged, and its recording is not"):
+        w.close()
+    with w.shard("rec-1") as sw:
+        sw.append(np.full((2, 2, 3), 1, dtype=np.float32), np.array([0, 1]), subject="1")
+    w.close()
+    assert [s["file"] for s in read_index(tmp_path / "s")["shards"]] == [f"shard-00000{i}.h5" for i in range(3)]
+    assert [float(PatchDataset(tmp_path / "s")[i][0][0, 0]) for i in range(0, 6, 2)] == [0.0, 1.0, 2.0]

@@ -4,6 +4,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import re
+
 import h5py
 import numpy as np
 import pytest
@@ -266,3 +270,147 @@ def test_every_problem_of_an_edited_store_is_said_at_once(tmp_path):
     text = str(e.value)
     assert "'labels' holds" in text and "no 'meta/subject'" in text and "labels [7] outside" in text
     assert "sample(s) hold NaN or inf values (e.g. 2)" in text and len(text.splitlines()) == 4
+
+
+def test_a_store_opened_before_a_chdir_reads_the_same_file(tmp_path, monkeypatch):
+    """Issue 44 item 7: ``PatchDataset("mi.h5")`` made in one folder and iterated after ``os.chdir`` was refused as
+    "the store was replaced or changed on disk"; the path is made absolute once, when the store is opened."""
+    import os
+
+    from neurokit.data.dataset import PatchDataset
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    _store(tmp_path / "a" / "mi.h5")
+    other = _store(tmp_path / "b" / "mi.h5")  # a different file of the same name in the folder moved to
+    with h5py.File(other, "r+") as f:
+        f["patches"][...] = 0.0
+    monkeypatch.chdir(tmp_path / "a")
+    want = PatchStore(tmp_path / "a" / "mi.h5").patches(np.arange(12))
+    ds = PatchDataset("mi.h5")
+    os.chdir(tmp_path / "b")
+    got = np.stack([np.asarray(ds[i][0]) for i in range(len(ds))])
+    np.testing.assert_array_equal(got, want)
+    st = PatchStore("mi.h5")
+    os.chdir(tmp_path)
+    assert float(np.abs(st.patches(0)).max()) == 0.0 and str(st.path) == "mi.h5"
+    # a shard set's shards open when first read: their paths are fixed when the set is opened too
+    from neurokit.store.shards import ShardSetWriter
+
+    w = ShardSetWriter(tmp_path / "a" / "set", (2, 3), attrs={"modality": "eeg", "card": "x"})
+    for i in range(2):
+        with w.shard(f"rec-{i}") as sw:
+            sw.append(np.full((2, 2, 3), i + 1, dtype=np.float32), np.array([0, 1]), subject=str(i))
+    w.close()
+    os.chdir(tmp_path / "a")
+    ds = PatchDataset("set")
+    os.chdir(tmp_path / "b")
+    assert [float(ds[i][0][0, 0]) for i in range(4)] == [1.0, 1.0, 2.0, 2.0]
+
+
+FAST = ["--epochs", "1", "--batch-size", "8", "--n-layers", "1", "--no-progress", "--device", "cpu", "--no-baselines"]
+SPLIT = ["--train-subjects", "S000,S001", "--val-subjects", "S002", "--test-subjects", "S003"]
+
+
+@contextlib.contextmanager
+def _said():
+    """The messages of the ``neurokit`` logger while inside (whatever handlers a CLI call set on the root)."""
+    lines: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: lines.append(record.getMessage())  # type: ignore[method-assign]
+    log = logging.getLogger("neurokit")
+    log.addHandler(handler)
+    try:
+        yield lines
+    finally:
+        log.removeHandler(handler)
+
+
+def _regression_store(path):
+    rng = np.random.default_rng(1)
+    attrs = dict(modality="eeg", ch_names=["C3", "Cz", "C4"], sfreq=200.0, patch_size=200)
+    with PatchStoreWriter(path, (3, 1, 200), attrs=attrs, label_dtype="float32") as w:
+        for i in range(16):
+            x = rng.normal(size=(1, 3, 1, 200)).astype(np.float32)
+            w.append(x, rng.uniform(size=1).astype(np.float32), subject=f"S{i % 4:03d}")
+    return path
+
+
+def test_a_store_without_its_onset_column_is_refused_naming_the_columns(tmp_path):
+    """Issue 44 item 5: with ``meta/onset`` deleted, ``neuro finetune`` ended in a raw ``KeyError: 'onset'``."""
+    from neurokit.cli.main import app
+
+    p = _store(tmp_path / "s.h5")
+    with h5py.File(p, "r+") as f:
+        del f["meta/onset"]
+    want = "no 'meta/onset' column (a store has the columns meta/subject, meta/session, meta/run, meta/onset"
+    with pytest.raises(StoreError, match=rf"s\.h5: {re.escape(want)}"):
+        PatchStore(p)
+    r = CliRunner().invoke(app, ["finetune", str(p), "-o", str(tmp_path / "ft"), *FAST, *SPLIT])
+    out = " ".join(r.output.split())
+    assert r.exit_code == 2 and "Traceback" not in out and f"s.h5: {want}" in out and "rerun prepare" in out, out
+
+
+def test_whole_number_float_labels_of_a_classification_store_are_its_classes(tmp_path):
+    """Issue 44 item 5: labels re-saved as float32 0.0/1.0 in a store that lists classes trained as a regression;
+    they are read as class indices (said in one line), a NaN one as unlabelled; a whole number outside the classes
+    is refused."""
+    from neurokit.data.dataset import open_labelled
+
+    p = _store(tmp_path / "s.h5")
+    want = np.arange(12) % 2
+    with h5py.File(p, "r+") as f:
+        y = want.astype(np.float32)  # as another tool re-saves them
+        y[5] = np.nan
+        del f["labels"]
+        f["labels"] = y
+    with _said() as lines:
+        st = PatchStore(p)
+        PatchStore(p)
+    said = [m for m in lines if "read as class indices" in m]
+    assert said == [
+        f"{p}: labels stored as float32 numbers though it lists 2 classes (left, right); read as class indices"
+    ]
+    assert st.labels.dtype == np.int64 and st.labels.tolist() == [*want[:5].tolist(), -1, *want[6:].tolist()]
+    ds, names, n_classes, kind = open_labelled(p)
+    assert (len(ds), names, n_classes, kind) == (11, ["left", "right"], 2, "binary")
+    with h5py.File(p, "r+") as f:
+        f["labels"][5] = 2.0
+    with pytest.raises(StoreError, match=r"s\.h5: labels \[2\] outside its 2 classes \(left, right; -1 = unlabelled\)"):
+        PatchStore(p)
+
+
+def test_non_finite_regression_targets_are_unlabelled_or_refused(tmp_path):
+    """Issue 44 item 5: a regression store with a NaN target failed with "cannot convert float NaN to integer", one
+    with +inf in a raw OverflowError (finetune and evaluate). NaN (the unlabelled mark of a regression store, as
+    prepare writes it) leaves the sample out, said with the count; an infinite target is refused with the count."""
+    from neurokit.cli.main import app
+    from neurokit.data.dataset import open_labelled
+
+    p = _regression_store(tmp_path / "v.h5")
+    r = CliRunner().invoke(app, ["finetune", str(p), "-o", str(tmp_path / "ft"), *FAST, *SPLIT])
+    assert r.exit_code == 0, r.output
+    with h5py.File(p, "r+") as f:
+        y = f["labels"][:]
+        y[[3, 9]] = np.nan
+        f["labels"][...] = y
+    with _said() as lines:
+        ds, names, n_classes, kind = open_labelled(p)
+    assert (len(ds), names, kind) == (14, [], "regression")
+    assert lines == [f"{p}: 2 of 16 target(s) are NaN: those samples are unlabelled and left out"]
+    r = CliRunner().invoke(app, ["evaluate", str(tmp_path / "ft" / "best.pt"), str(p)])
+    assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+    with h5py.File(p, "r+") as f:
+        y[3], y[12] = np.inf, -np.inf
+        f["labels"][...] = y
+    want = r"v\.h5: 2 infinite label\(s\) \(e\.g\. sample\(s\) 3, 12\); a target is a finite number"
+    with pytest.raises(StoreError, match=want):
+        PatchStore(p)
+    for cmd in (
+        ["finetune", str(p), "-o", str(tmp_path / "ft2"), *FAST, *SPLIT],
+        ["evaluate", str(tmp_path / "ft" / "best.pt"), str(p)],
+    ):
+        r = CliRunner().invoke(app, cmd)
+        out = " ".join(r.output.split())
+        assert r.exit_code == 2 and "Traceback" not in out and "OverflowError" not in out, out
+        assert "v.h5: 2 infinite label(s) (e.g. sample(s) 3, 12)" in out and "rerun prepare" in out, out

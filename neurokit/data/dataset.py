@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from neurokit._utils.errors import ConfigError
-from neurokit.data.splits import check_no_leak, resolve_splits, store_ids, task_kind
+from neurokit.data.splits import check_no_leak, class_count, resolve_splits, store_ids, task_kind
 from neurokit.io.headers import short_list
 from neurokit.store.shards import open_stores
 from neurokit.store.patch_store import PatchStore, StoreMeta
@@ -105,6 +105,7 @@ class PatchDataset(torch.utils.data.Dataset):
                 keep &= np.isin(st.meta["run"].astype(str), [str(r) for r in runs])
             if labelled:
                 keep &= st.labels >= 0 if st.labels.dtype.kind in "iu" else np.isfinite(st.labels)
+                _say_nan_targets(st)
             rows = np.flatnonzero(keep)
             index.append(np.stack([np.full(len(rows), si, dtype=np.int64), rows.astype(np.int64)], axis=1))
         # (n, 2) int64 rows of (store, sample): 16 bytes a sample, however many shards
@@ -471,6 +472,21 @@ def collate_patches(batch: Any) -> Any:
     return torch.utils.data.default_collate(batch)
 
 
+#: the files whose NaN targets were said to be left out (once per file as it is on disk)
+_NAN_TARGETS_SAID: set = set()
+
+
+def _say_nan_targets(st: PatchStore) -> None:
+    """One line per store file whose float targets hold NaN (the unlabelled mark of a regression store): how many
+    samples that leaves out of its labelled samples."""
+    if st.labels.dtype.kind != "f" or st.identity in _NAN_TARGETS_SAID:
+        return
+    n = int(np.isnan(st.labels).sum())
+    if n:
+        _NAN_TARGETS_SAID.add(st.identity)
+        logger.warning("%s: %d of %d target(s) are NaN: those samples are unlabelled and left out", st.path, n, len(st))
+
+
 def open_labelled(store) -> tuple[PatchDataset, list[str], int, str]:
     """The labelled samples of ``store`` (path(s)) with class names, class count and task kind.
 
@@ -512,5 +528,5 @@ def open_labelled(store) -> tuple[PatchDataset, list[str], int, str]:
         )
     label_names = list(ds_all.info.label_names)
     labels = ds_all.stores[0].labels
-    n_classes = len(label_names) or int(labels.max()) + 1
+    n_classes = class_count(labels, label_names)
     return ds_all, label_names, n_classes, task_kind(labels, n_classes)

@@ -19,6 +19,32 @@ from neurokit.cards import DataCard
 logger = logging.getLogger("neurokit")
 
 
+def class_count(labels: np.ndarray, label_names: Sequence[str] = ()) -> int:
+    """The number of classes of a store's labels: its class names, else the largest label + 1.
+
+    Parameters
+    ----------
+    labels : ndarray, shape (n_samples,)
+        int64 class indices (-1: unlabelled) or float targets (NaN: unlabelled, left out here).
+    label_names : sequence of str
+        The store's class names (may be empty).
+
+    Returns
+    -------
+    int
+        ``len(label_names)`` when there are names; else one more than the largest known label (0 when none is).
+
+    Examples
+    --------
+    >>> class_count(np.array([0, 2, -1])), class_count(np.array([0.5, np.nan])), class_count(np.array([1]), ["a", "b"])
+    (3, 1, 2)
+    """
+    if len(label_names):
+        return len(label_names)
+    known = labels[~np.isnan(labels)] if labels.dtype.kind == "f" else labels
+    return int(known.max()) + 1 if len(known) else 0
+
+
 def task_kind(labels: np.ndarray, n_classes: int) -> str:
     """The kind of a labelled store's task: ``"regression"`` (float targets), ``"binary"`` or ``"multiclass"``.
 

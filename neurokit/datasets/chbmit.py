@@ -81,7 +81,8 @@ def release_numbers(patient: str) -> set[int]:
 def read_summary(path: str | Path) -> dict[str, list[tuple[int, int]]]:
     """A patient's ``chbNN-summary.txt``: recording file name → its seizures as ``(start, end)`` sample indices at
     256 Hz, ``seconds · 256 − 1`` as the release computes them (the end read from the line after each start line,
-    as the release does: ``chb09_08`` numbers its second seizure's end "Seizure 1 End Time").
+    as the release does: ``chb09_08`` numbers its second seizure's end "Seizure 1 End Time"). A recording listed in
+    several blocks keeps the seizures of all of them (each once), in the order listed.
 
     Parameters
     ----------
@@ -92,8 +93,8 @@ def read_summary(path: str | Path) -> dict[str, list[tuple[int, int]]]:
     ------
     DataFileError
         A missing file; a recording block without its "Number of Seizures in File" line, with fewer seizure lines
-        than that number, a start line not followed by an end line, or a time that is not whole seconds (naming the
-        file and the line).
+        than that number, a start line not followed by an end line, a time that is not whole seconds, or a seizure
+        whose end is not after its start (naming the file and the line).
     """
     path = Path(path)
     if not path.is_file():
@@ -119,9 +120,16 @@ def read_summary(path: str | Path) -> dict[str, list[tuple[int, int]]]:
                 raise DataFileError(f"{path}:{count + 1}: {name} announces {n} seizure(s) but lists {len(seizures)}")
             if k + 1 >= block.stop or not _seizure_line(lines[k + 1], "End"):
                 raise DataFileError(f"{path}:{k + 1}: a seizure start not followed by its end line")
-            seizures.append((_index(path, k, lines[k]), _index(path, k + 1, lines[k + 1])))
+            start, end = _index(path, k, lines[k]), _index(path, k + 1, lines[k + 1])
+            if end <= start:
+                raise DataFileError(
+                    f"{path}:{k + 2}: {name}'s seizure ends at {(end + 1) / SFREQ:g} s, not after its start at "
+                    f"{(start + 1) / SFREQ:g} s (line {k + 1}): correct the times in the summary"
+                )
+            seizures.append((start, end))
             k += 2
-        out[name] = seizures
+        listed = out.setdefault(name, [])  # a recording listed in two blocks keeps the seizures of both, once each
+        listed += [sz for sz in seizures if sz not in listed]
     return out
 
 

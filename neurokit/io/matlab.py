@@ -3,13 +3,16 @@
 The caller names the variables it needs and, for arrays, the meaning of each axis as the file stores it; what comes
 back is the same for both formats: a struct is a ``dict`` of its fields, a cell array a ``list`` (a struct array a
 ``list`` of ``dict``), a char array a ``str``, a numeric array an ``ndarray`` in MATLAB's axis order with singleton
-axes removed (scipy's ``simplify_cells``; h5py's transposed storage is put back). Every fault — an unreadable file,
+axes removed (as scipy's ``simplify_cells``; h5py's transposed storage is put back). The file's own shape of each
+such array is remembered: :func:`mat_array` gives back the axes a variable is declared to have whatever their length
+(a session of one trial keeps its trial axis). Every fault — an unreadable file,
 a missing variable or field, an array of the wrong number of axes — is one :class:`DataFileError` line naming the
 file and the problem.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,71 @@ __all__ = ["load_mat", "mat_array", "mat_field", "read_mat"]
 
 #: the remedy of a file that is not as its dataset publishes it
 AS_PUBLISHED = "download the file again, or move it out of the data root if it is not one of the dataset's"
+
+
+#: numeric arrays :func:`load_mat` returned → (a weak reference, the shape the file gives them in MATLAB's order,
+#: before singleton axes were removed): :func:`mat_array` restores a declared axis of length 1 from it
+_FILE_SHAPES: dict[int, tuple[weakref.ref, tuple[int, ...]]] = {}
+
+
+def _remember_shape(arr: np.ndarray, shape: tuple[int, ...]) -> None:
+    key = id(arr)
+
+    def forget(ref, key=key) -> None:
+        if _FILE_SHAPES.get(key, (None,))[0] is ref:
+            del _FILE_SHAPES[key]
+
+    _FILE_SHAPES[key] = (weakref.ref(arr, forget), tuple(int(n) for n in shape))
+
+
+def _file_shape(value: Any) -> tuple[int, ...] | None:
+    """The shape the file gave ``value`` before its singleton axes were removed (None: not known)."""
+    got = _FILE_SHAPES.get(id(value))
+    return got[1] if got is not None and got[0]() is value else None
+
+
+def _squeezed(arr: np.ndarray) -> Any:
+    """``arr`` with its singleton axes removed as scipy's ``squeeze_me`` does (an empty array: a 1-D empty one; one
+    number, string or struct: itself), a numeric result remembering the file's shape."""
+    if not arr.size:
+        return np.array([], dtype=arr.dtype)
+    out = np.squeeze(arr)
+    if not out.shape and out.dtype.kind in "biufcOUS":  # one number, string or struct: itself
+        return out.item()
+    if out.dtype.kind in "biufc":
+        _remember_shape(out, arr.shape)
+    return out
+
+
+def _v5_value(value: Any) -> Any:
+    """One value of a v5 file read without squeezing (``loadmat(squeeze_me=False, struct_as_record=False)``),
+    squeezed bottom-up as ``squeeze_me`` reads it (struct fields and cell elements first)."""
+    from scipy.io.matlab import mat_struct
+
+    if isinstance(value, mat_struct):
+        for name in value._fieldnames:
+            setattr(value, name, _v5_value(getattr(value, name)))
+        return value
+    if type(value) is not np.ndarray:  # sparse matrices, MATLAB objects and functions: as scipy reads them
+        return value
+    if value.dtype == object:
+        for i in np.ndindex(value.shape):
+            value[i] = _v5_value(value[i])
+    return _squeezed(value)
+
+
+def _simplified(value: Any) -> Any:
+    """A squeezed v5 value with its structs as dicts and struct arrays as lists (scipy's ``simplify_cells``)."""
+    from scipy.io.matlab import mat_struct
+
+    def has_struct(v) -> bool:
+        return isinstance(v, np.ndarray) and v.size > 0 and v.ndim > 0 and isinstance(v[0], mat_struct)
+
+    if isinstance(value, mat_struct):
+        return {name: _simplified(getattr(value, name)) for name in value._fieldnames}
+    if has_struct(value):
+        return [_simplified(v) if isinstance(v, mat_struct) or has_struct(v) else v for v in value]
+    return value
 
 
 def _h5_value(f, obj) -> Any:
@@ -42,8 +110,12 @@ def _h5_value(f, obj) -> Any:
     arr = np.asarray(data).T
     if cls == "char":
         return "".join(chr(c) for c in arr.ravel(order="F"))
-    arr = np.squeeze(arr)
-    return arr.item() if arr.ndim == 0 else arr
+    out = np.squeeze(arr)
+    if out.ndim == 0:
+        return out.item()
+    if out.dtype.kind in "biufc":
+        _remember_shape(out, arr.shape)
+    return out
 
 
 def load_mat(path: str | Path, names: Sequence[str]) -> dict[str, Any]:
@@ -107,8 +179,9 @@ def load_mat(path: str | Path, names: Sequence[str]) -> dict[str, Any]:
         missing = [n for n in names if n not in held]
         if missing:
             raise DataFileError(f"{path}: no variable {missing[0]!r} (it holds: {', '.join(held)}); {AS_PUBLISHED}")
-        got = scipy.io.loadmat(path, variable_names=names, simplify_cells=True)
-        return {n: got[n] for n in names}
+        # read unsqueezed, then squeezed here as simplify_cells does, each numeric array remembering its shape
+        got = scipy.io.loadmat(path, variable_names=names, squeeze_me=False, struct_as_record=False)
+        return {n: _simplified(_v5_value(got[n])) for n in names}
     except DataFileError:
         raise
     except Exception as exc:  # scipy/h5py raise many kinds on a damaged or foreign file
@@ -167,7 +240,9 @@ def mat_array(
     """``value`` as an array with one axis per name of ``axes`` (the file's order), transposed to ``want``.
 
     A scalar counts as one element of a one-axis array (:func:`load_mat` removes singleton axes, so a 1 × 1 list of
-    trials is a scalar); an empty value gives an empty array of ``len(axes)`` axes.
+    trials is a scalar); an empty value gives an empty array of ``len(axes)`` axes. An array :func:`load_mat` read
+    gets back the axes of length 1 it was declared to have (a file of one trial, ``1 × 32 × 1000``, keeps its trial
+    axis; MATLAB drops trailing axes of length 1, so ``1000 × 64 × 1`` is stored ``1000 × 64``: they are added back).
 
     Parameters
     ----------
@@ -214,6 +289,10 @@ def mat_array(
         arr = arr.reshape((0,) * len(axes))
     elif arr.ndim == 0 and len(axes) == 1:
         arr = arr.reshape(1)
+    elif arr.ndim != len(axes):
+        shape = _declared_shape(_file_shape(value), len(axes))
+        if shape is not None and int(np.prod(shape)) == arr.size:
+            arr = arr.reshape(shape)
     if arr.ndim != len(axes):
         raise DataFileError(
             f"{source}: {what} has shape {arr.shape}; expected {len(axes)} axes ({', '.join(axes)}); {AS_PUBLISHED}"
@@ -221,6 +300,18 @@ def mat_array(
     if want is not None:
         arr = arr.transpose([axes.index(a) for a in want])
     return arr
+
+
+def _declared_shape(shape: tuple[int, ...] | None, n_axes: int) -> tuple[int, ...] | None:
+    """A file's shape (MATLAB order) given ``n_axes`` axes: the trailing axes of length 1 MATLAB drops added back,
+    or axes of length 1 removed from the first on (a ``1 × n`` row of labels is ``n`` labels); None when it cannot."""
+    if shape is None:
+        return None
+    shape = tuple(shape) + (1,) * max(0, n_axes - len(shape))
+    while len(shape) > n_axes and 1 in shape:
+        k = shape.index(1)
+        shape = shape[:k] + shape[k + 1 :]
+    return shape if len(shape) == n_axes else None
 
 
 def read_mat(path: str | Path, variables: Mapping[str, Sequence[str] | None]) -> dict[str, Any]:

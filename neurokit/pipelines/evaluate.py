@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from neurokit._utils.errors import ChannelMismatchError, ConfigError
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.provenance import check_split_recordings, pretraining_overlap, warn_overlap
-from neurokit.data.splits import resolve_splits, task_kind
+from neurokit.data.splits import class_count, resolve_splits, task_kind
 from neurokit.evaluation.metrics import degenerate_predictions, score
 from neurokit.store.patch_store import PatchStore
 from neurokit.models.checkpoint import check_allow_mismatch, check_channels, check_data_facts, data_facts
@@ -106,7 +106,7 @@ def evaluate(
     if len(ds_all) == 0:
         raise ConfigError(f"{first}: no labelled sample (the store was prepared without a labelled task)")
     label_names = list(ds_all.info.label_names)
-    kind = task_kind(ds_all.stores[0].labels, len(label_names) or int(ds_all.stores[0].labels.max()) + 1)
+    kind = task_kind(ds_all.stores[0].labels, class_count(ds_all.stores[0].labels, label_names))
     if kind != ck["task_kind"]:
         raise ConfigError(
             f"{first}: holds a {kind} task, the checkpoint {checkpoint} was fine-tuned for {ck['task_kind']}"

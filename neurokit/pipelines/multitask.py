@@ -24,7 +24,7 @@ import torch
 
 from neurokit._utils.errors import ConfigError
 from neurokit.data.dataset import PatchDataset
-from neurokit.data.splits import resolve_splits, task_kind
+from neurokit.data.splits import class_count, resolve_splits, task_kind
 from neurokit.evaluation.metrics import SELECTION, degenerate_predictions, score
 from neurokit.store.patch_store import PatchStore
 from neurokit.models.checkpoint import load_checkpoint, save_checkpoint
@@ -485,7 +485,7 @@ def _task_data(by_task) -> dict[str, dict]:
     for name, st in by_task.items():
         ds_all = PatchDataset([st], labelled=True)
         names = list(st.info.label_names)
-        n_classes = len(names) or int(st.labels.max()) + 1
+        n_classes = class_count(st.labels, names)
         kind = task_kind(st.labels, n_classes)
         how, kw = resolve_splits(ds_all)
         parts = {k: PatchDataset([st], labelled=True, **v) for k, v in kw.items()}

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import math
 import os
 import weakref
@@ -40,6 +41,9 @@ from neurokit._utils.disk import check_free_space, is_disk_full
 from neurokit._utils.errors import DiskFullError, StoreError
 
 FORMAT = "neurokit-patch-store/1"
+#: the columns under ``meta/`` every store has (the writer writes them; splits, leak checks and reports read them)
+REQUIRED_META = ("subject", "session", "run", "onset")
+logger = logging.getLogger("neurokit")
 _STR = None  # filled lazily with h5py.string_dtype()
 
 
@@ -628,6 +632,8 @@ FINITE_SCAN_VALUES = 64_000_000
 NONFINITE_REMEDY = "rerun prepare (which refuses a recording with NaN/inf, naming its channels)"
 #: what the scan found, by the scanned file's identity (device, inode, size, mtime): an edited file is scanned again
 _NONFINITE: dict[tuple[int, int, int, int], np.ndarray] = {}
+#: the files whose whole-number float labels were said to be read as classes (once per file as it is on disk)
+_CLASS_LABELS_SAID: set[tuple[int, int, int, int]] = set()
 
 
 class PatchStore:
@@ -664,6 +670,8 @@ class PatchStore:
         import h5py
 
         self.path = Path(path)
+        #: the file as an absolute path, fixed when opened: a later ``os.chdir`` does not change which file it reads
+        self._file_path = self.path.absolute()
         if self.path.is_dir():
             raise StoreError(f"{self.path}: a folder; a shard set is read through open_stores / PatchDataset")
         if not self.path.exists():
@@ -671,10 +679,10 @@ class PatchStore:
             hint = f" (an unfinished {partial.name} is there: rerun prepare)" if partial.exists() else ""
             raise FileNotFoundError(f"{self.path}: no such store{hint}")
         try:
-            with h5py.File(self.path, "r") as f:
+            with h5py.File(self._file_path, "r") as f:
                 #: the file this store read at opening (device, inode, size, mtime); every reopening (a
                 #: DataLoader worker, a later epoch) must find the same one (:meth:`_file`)
-                self.identity = _identity(f, self.path)
+                self.identity = _identity(f, self._file_path)
                 attrs = {k: _decode(v) for k, v in f.attrs.items()}
                 info = StoreMeta.from_attrs(attrs, where=str(self.path))
                 if info.frame_layout:
@@ -707,9 +715,32 @@ class PatchStore:
         self._h5_pid = os.getpid()
         self._pds: Any = None  # this process's open 'patches' dataset (:meth:`_patches_dataset`)
         self._direct = False  # its chunks are whole unfiltered float32 windows: read chunk by chunk
+        self._read_class_labels()
         problems = self.problems() if validate else []
         if problems:
             raise StoreError("\n".join(f"{self.path}: {p}" for p in problems))
+
+    def _read_class_labels(self) -> None:
+        """Float labels of a store that lists classes (labels re-saved as float 0.0/1.0 by another tool) are read as
+        class indices when every one is a whole number (NaN: unlabelled, -1), said once per file; other float labels
+        stay as they are (:meth:`problems` refuses them)."""
+        names = self.info.label_names
+        y = self.labels
+        if not names or y.dtype.kind != "f" or len(y) != self.n_samples or np.isinf(y).any():
+            return
+        known = ~np.isnan(y)
+        if (y[known] != np.round(y[known])).any():
+            return
+        self.labels = np.where(known, y, -1).astype(np.int64)
+        if self.identity not in _CLASS_LABELS_SAID:
+            _CLASS_LABELS_SAID.add(self.identity)
+            logger.warning(
+                "%s: labels stored as %s numbers though it lists %d classes (%s); read as class indices",
+                self.path,
+                y.dtype,
+                len(names),
+                ", ".join(names),
+            )
 
     def problems(self, max_scan_values: int | None = None) -> list[str]:
         """What makes this store unusable, one sentence each (empty when it is sound): labels and metadata of
@@ -730,8 +761,13 @@ class PatchStore:
         for k, v in self.meta.items():
             if len(v) != n:
                 out.append(f"'meta/{k}' holds {len(v)} values for {n} samples; rerun prepare")
-        if "subject" not in self.meta:
-            out.append("no 'meta/subject' column (every split and holdout needs it); rerun prepare")
+        missing = [c for c in REQUIRED_META if c not in self.meta]
+        if missing:
+            out.append(
+                f"no {', '.join(repr('meta/' + c) for c in missing)} column{'s' if len(missing) > 1 else ''} (a store "
+                f"has the columns {', '.join('meta/' + c for c in REQUIRED_META)}: splits, leak checks and reports "
+                "read them); rerun prepare"
+            )
         ch = self.info.ch_names
         if self.modality == "eeg" and ch is not None and len(ch) != self.sample_shape[0]:
             out.append(
@@ -744,6 +780,12 @@ class PatchStore:
                 f"patches of {self.sample_shape[-1]} samples where the store says patch_size {ps}; rerun prepare"
             )
         names = list(self.info.label_names or ())
+        if self.labels.dtype.kind == "f" and np.isinf(self.labels).any():
+            inf = np.flatnonzero(np.isinf(self.labels))
+            out.append(
+                f"{len(inf)} infinite label(s) (e.g. sample(s) {', '.join(map(str, inf[:5]))}); a target is a finite "
+                "number (NaN marks an unlabelled sample): rerun prepare"
+            )
         if names and self.labels.dtype.kind == "f" and len(self.labels) == n:
             y = self.labels[np.isfinite(self.labels)]
             if (y != np.round(y)).any():
@@ -784,7 +826,7 @@ class PatchStore:
         import h5py
 
         bad = []
-        with h5py.File(self.path, "r") as f:
+        with h5py.File(self._file_path, "r") as f:
             if self._starts is None:
                 d = f["patches"]
                 step = max(1, (1 << 22) // max(1, int(np.prod(d.shape[1:]))))
@@ -816,13 +858,13 @@ class PatchStore:
             self._h5 = None
         if self._h5 is None:
             try:
-                f = h5py.File(self.path, "r")
+                f = h5py.File(self._file_path, "r")
             except FileNotFoundError:
                 raise StoreError(
                     f"{self.path}: the store this run opened was removed from disk during the run; "
                     "a run reads the store it started with: restore it, or start the run again"
                 ) from None
-            now = _identity(f, self.path)
+            now = _identity(f, self._file_path)
             if now != self.identity:
                 f.close()
                 raise StoreError(

@@ -142,6 +142,20 @@ def _differences(a: dict, b: dict) -> list[str]:
     return sorted(names.get(k, k) for k in set(a) | set(b) if a.get(k) != b.get(k))
 
 
+def _recipe_changes(old: dict, new: dict) -> str:
+    """`` (window_s=4.0 in the set, window_s=2 given)``: the recipe fields that differ, with both values."""
+    a, b = old.get("recipe"), new.get("recipe")
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return ""
+    keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    if not keys:
+        return ""
+    return (
+        f" ({', '.join(f'{k}={a.get(k)!r}' for k in keys)} in the set, {', '.join(f'{k}={b.get(k)!r}' for k in keys)}"
+        " given)"
+    )
+
+
 def is_shard_set(path: str | Path) -> bool:
     """Whether ``path`` is a shard set: a folder holding the set's ``index.json`` (complete or not).
 
@@ -238,6 +252,76 @@ def read_index(path: str | Path) -> dict:
                 idx["shards" if kind == "shard" else "rejected"].append(e[kind])
                 have.add(e[kind]["key"])
     return idx
+
+
+#: what a reader of a set says of a shard it cannot open (the index lists its recording: a resume rebuilds it)
+REBUILD = "rerun the prepare command that made the set with resume=True to rebuild it from its recording"
+
+
+def shard_problem(folder: str | Path, entry: dict) -> str | None:
+    """What is wrong with one shard of the set at ``folder`` (``entry``: its line of the index), or None: the file
+    missing, not a readable complete store, or holding another number of samples than the index says. Reads the
+    file's attributes and dataset shapes only.
+
+    Parameters
+    ----------
+    folder : str or Path
+        The shard set's folder.
+    entry : dict
+        The shard's entry of the index (``file``, ``key``, ``n_samples``).
+
+    Returns
+    -------
+    str or None
+        The problem in a few words (``"no such store"``, ``"not a readable store (…)"``, …).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> shard_problem(tempfile.mkdtemp(), {"file": "shard-000000.h5", "key": "a.edf", "n_samples": 4})
+    'no such store'
+    """
+    import h5py
+
+    path = Path(folder) / entry["file"]
+    if not path.is_file():
+        return "no such store"
+    try:
+        with h5py.File(path, "r") as f:
+            complete = f.attrs.get("complete")
+            n = int(f["sample_start"].shape[0]) if "sample_start" in f else int(f["patches"].shape[0])
+            n_labels = int(f["labels"].shape[0])
+    except (OSError, KeyError, ValueError) as exc:
+        return f"not a readable store ({' '.join(str(exc).split()) or type(exc).__name__})"
+    if not complete:
+        return "an unfinished store"
+    if n != int(entry["n_samples"]) or n_labels != n:
+        return f"holds {n} samples where the index says {int(entry['n_samples'])}"
+    return None
+
+
+def damaged_shards(folder: str | Path, idx: dict | None = None) -> dict[str, tuple[dict, str]]:
+    """The shards of the set at ``folder`` that cannot be read (:func:`shard_problem`), by recording key:
+    ``key → (index entry, problem)``; what ``resume=True`` rebuilds from the recordings.
+
+    Parameters
+    ----------
+    folder : str or Path
+        The shard set's folder.
+    idx : dict, optional
+        Its index (:func:`read_index`; read here when not given).
+
+    Returns
+    -------
+    dict of str to (dict, str)
+    """
+    idx = read_index(folder) if idx is None else idx
+    out = {}
+    for entry in idx["shards"]:
+        problem = shard_problem(folder, entry)
+        if problem is not None:
+            out[entry["key"]] = (entry, problem)
+    return out
 
 
 def shard_paths(path: str | Path, *, allow_incomplete: bool = False) -> list[Path]:
@@ -350,6 +434,7 @@ class ShardSetWriter:
             "rejected": [],
         }
         self._started = False  # index.json written with this run's header (the journal appends to it)
+        self._rebuild: dict[str, dict] = {}  # a resume: key → index entry of a shard to write again (missing, damaged)
         if self.folder.is_dir() and not is_shard_set(self.folder) and any(self.folder.iterdir()):
             raise StoreError(
                 f"{self.folder}: a folder of other files, not a shard set; give a new or empty folder "
@@ -362,11 +447,19 @@ class ShardSetWriter:
                 old = read_index(self.folder)
                 diff = _differences(old["attrs"], shared)
                 if diff:
-                    raise StoreError(f"{self.folder}: cannot resume: the set was made with other {', '.join(diff)}")
+                    raise StoreError(
+                        f"{self.folder}: cannot resume: the set was made with other {', '.join(diff)}"
+                        f"{_recipe_changes(old['attrs'], shared)}; give the options it was made with, or write a new "
+                        "set (overwrite=True, or another output folder)"
+                    )
                 # the journal folded in once (O(N) per resume); this run's corpus facts replace the old ones
                 self.index = {**old, "version": SET_VERSION, "complete": False, "corpus": corpus or old["corpus"]}
                 _write_index(self.folder, self.index)
                 self._started = True
+                # shards deleted or damaged since: written again, under their own names, from their recordings
+                self._rebuild = {k: entry for k, (entry, _) in damaged_shards(self.folder, self.index).items()}
+                for entry in self._rebuild.values():
+                    (self.folder / entry["file"]).unlink(missing_ok=True)
             else:
                 raise FileExistsError(
                     f"{self.folder}: a shard set is there; pass resume=True (CLI: --resume) to add the recordings it "
@@ -374,13 +467,20 @@ class ShardSetWriter:
                 )
         self._made = not self.folder.exists()
         self._keys = {s["key"] for s in self.index["shards"]} | {r["key"] for r in self.index["rejected"]}
-        self._n = sum(int(s["n_samples"]) for s in self.index["shards"])
+        self._keys -= set(self._rebuild)
+        self._n = sum(int(s["n_samples"]) for s in self.index["shards"] if s["key"] not in self._rebuild)
 
     @property
     def keys(self) -> set[str]:
-        """Keys of the recordings already in the set (those with a shard, and those whose windows were all
-        rejected)."""
+        """Keys of the recordings already in the set (those with a readable shard, and those whose windows were all
+        rejected); a resume writes the others, and rebuilds the shards in :attr:`rebuilding`."""
         return set(self._keys)
+
+    @property
+    def rebuilding(self) -> dict[str, dict]:
+        """Recordings whose shard a resume found missing or damaged, by key: their index entries (the shard is
+        written again under the same file name)."""
+        return dict(self._rebuild)
 
     @property
     def n(self) -> int:
@@ -409,15 +509,18 @@ class ShardSetWriter:
             "rerun the same command with --resume"
         )
 
+    def _readable(self) -> list[dict]:
+        return [s for s in self.index["shards"] if s["key"] not in self._rebuild]
+
     def shard_attrs(self, i: int = 0) -> dict | None:
-        """Store attributes of the set's ``i``-th shard (None when it has fewer shards)."""
-        shards = self.index["shards"]
+        """Store attributes of the set's ``i``-th readable shard (None when it has fewer shards)."""
+        shards = self._readable()
         return PatchStore(self.folder / shards[i]["file"]).attrs if len(shards) > i else None
 
     def shard_info(self, i: int = 0) -> StoreMeta | None:
-        """Typed metadata (:class:`~neurokit.store.patch_store.StoreMeta`) of the set's ``i``-th shard (None when it
-        has fewer shards)."""
-        shards = self.index["shards"]
+        """Typed metadata (:class:`~neurokit.store.patch_store.StoreMeta`) of the set's ``i``-th readable shard (None
+        when it has fewer shards)."""
+        shards = self._readable()
         return PatchStore(self.folder / shards[i]["file"]).info if len(shards) > i else None
 
     def _record(self, kind: str, entry: dict) -> None:
@@ -454,6 +557,9 @@ class ShardSetWriter:
         while (self.folder / name).exists():  # a file left by an interrupted run that never reached the index
             k += 1
             name = f"shard-{k:06d}.h5"
+        again = self._rebuild.get(key)
+        if again is not None:  # a shard found missing or damaged: written again under its own name and place
+            name = again["file"]
         w = None
         try:
             w = PatchStoreWriter(
@@ -462,6 +568,10 @@ class ShardSetWriter:
             yield w
             if w.n == 0:
                 w.abort()
+                if again is not None:  # its recording gives no window now: no longer a shard
+                    self.index["shards"].remove(again)
+                    _write_index(self.folder, self.index)
+                    del self._rebuild[key]
                 self._record(
                     "rejected",
                     {
@@ -473,6 +583,9 @@ class ShardSetWriter:
                 )
                 return
             w.close()
+            if again is not None:
+                self._rebuilt(again, int(w.n))
+                return
             try:
                 self._record("shard", {"file": name, "key": key, "n_samples": int(w.n)})
             except BaseException:  # the index does not list it: take the file away too
@@ -495,6 +608,15 @@ class ShardSetWriter:
                 ) from exc
             raise
 
+    def _rebuilt(self, entry: dict, n: int) -> None:
+        """The shard of ``entry`` written again (``n`` samples): its index entry, in its place, says so."""
+        del self._rebuild[entry["key"]]
+        self._keys.add(entry["key"])
+        self._n += n
+        if int(entry["n_samples"]) != n:
+            entry["n_samples"] = n
+            _write_index(self.folder, self.index)
+
     def close(self, **attrs: Any) -> Path:
         """Mark the set complete (``attrs``: extra set-level facts for the index), folding the journal into
         ``index.json``. Returns the folder.
@@ -502,8 +624,18 @@ class ShardSetWriter:
         Raises
         ------
         StoreError
-            No shard was written (every recording's windows rejected, or none read), or the disk filled up.
+            No shard was written (every recording's windows rejected, or none read), a shard found missing or
+            damaged was not written again (its recording is not among this run's), or the disk filled up.
         """
+        if self._rebuild:
+            keys = sorted(self._rebuild)
+            files = ", ".join(self._rebuild[k]["file"] for k in keys[:5])
+            raise StoreError(
+                f"{self.folder}: shard(s) {files} {'are' if len(keys) > 1 else 'is'} missing or damaged, and "
+                f"{'their recordings are' if len(keys) > 1 else 'its recording is'} not among this run's "
+                f"({', '.join(keys[:3])}{' …' if len(keys) > 3 else ''}): rerun with the inputs that made the set "
+                "(its data root, subjects and files) and resume=True"
+            )
         if not self.index["shards"]:
             rej = self.index["rejected"]
             why = f" (every window of the {len(rej)} recording(s) read was rejected)" if rej else ""
@@ -660,11 +792,14 @@ class ShardStore(PatchStore):
         The set's corpus-level facts.
     sample_shape : tuple of int, optional
         The set's sample shape (checked when the file is opened); ``None`` opens the file now.
+    key : str, optional
+        Its recording's key in the index (named when the file cannot be read).
 
     Raises
     ------
     StoreError
-        When the file is opened: not a complete store, or it differs from what the index says.
+        When the file is opened: missing, not a complete store, or it differs from what the index says (the
+        message says to rebuild it with a resumed prepare).
     """
 
     def __init__(
@@ -676,9 +811,12 @@ class ShardStore(PatchStore):
         shared: dict | None = None,
         corpus: dict | None = None,
         sample_shape: Sequence[int] | None = None,
+        key: str | None = None,
     ) -> None:
         d = self.__dict__
         d["path"] = Path(path)
+        d["_file_path"] = Path(path).absolute()  # fixed now: the shard opens later, whatever chdir came between
+        d["_key"] = key
         d["set_path"] = Path(set_path)
         d["n_samples"] = int(n_samples)
         d["_shared"] = dict(shared or {})
@@ -697,7 +835,15 @@ class ShardStore(PatchStore):
     def _load(self) -> None:
         d = self.__dict__
         want_n, want_shape = d["n_samples"], d.get("sample_shape")
-        PatchStore.__init__(self, d["path"])
+        shown = d["path"]
+        try:
+            PatchStore.__init__(self, d["_file_path"])
+        except (FileNotFoundError, StoreError) as exc:
+            d["path"] = shown
+            problem = str(exc).removeprefix(f"{d['_file_path']}: ")
+            of = f" (recording {d['_key']})" if d.get("_key") else ""
+            raise StoreError(f"{shown}: {problem}; a shard of the set {d['set_path']}{of}: {REBUILD}") from None
+        d["path"] = shown
         d["_loaded"] = True
         if d["_corpus"]:  # the corpus-level facts, kept once in the index, read as the shard's own
             self.attrs = {**d["_corpus"], **self.attrs}
@@ -706,7 +852,7 @@ class ShardStore(PatchStore):
             raise StoreError(
                 f"{self.path}: holds {self.n_samples} samples of shape {tuple(self.sample_shape)}, where the index of "
                 f"{d['set_path']} says {want_n} of shape {want_shape}; the set was changed after it was written: "
-                "rerun prepare --shards --overwrite"
+                f"{REBUILD}"
             )
 
     def __getattr__(self, name: str) -> Any:
@@ -782,6 +928,7 @@ def open_shard_set(path: str | Path, *, allow_incomplete: bool = False) -> list[
         n_samples=idx["shards"][0]["n_samples"],
         shared=shared,
         corpus=corpus,
+        key=idx["shards"][0]["key"],
     )
     shape = first.sample_shape
     return [first] + [
@@ -792,6 +939,7 @@ def open_shard_set(path: str | Path, *, allow_incomplete: bool = False) -> list[
             shared=shared,
             corpus=corpus,
             sample_shape=shape,
+            key=s["key"],
         )
         for s in idx["shards"][1:]
     ]

@@ -32,7 +32,9 @@ from neurokit.geometry.channels import ChannelRenames
 from neurokit.io.entry import FileEntry
 from neurokit.io.notes import raw_notes
 from neurokit.store.shards import (
+    CORPUS_KEYS,
     ShardSetWriter,
+    damaged_shards,
     disk_full,
     disk_full_error,
     is_shard_set,
@@ -360,8 +362,11 @@ def _recordings_done(out: Path, options: PrepareOptions) -> set[str]:
             out,
             len(idx["rejected"]),
         )
+    damaged = damaged_shards(out, idx)
+    for key, (entry, problem) in damaged.items():
+        logger.warning("%s: %s; rebuilt from its recording %s", out / entry["file"], problem, key)
     # a recording whose windows were all rejected has no shard, but an entry: it is not read again
-    return {sh["key"] for sh in idx["shards"]} | {r["key"] for r in idx["rejected"]}
+    return {sh["key"] for sh in idx["shards"] if sh["key"] not in damaged} | {r["key"] for r in idx["rejected"]}
 
 
 def _make_scratch(part_dir: Path, out: Path) -> None:
@@ -686,7 +691,12 @@ class _EEGWriting:
             No recording was usable (all skipped or dropped) and none was written before.
         """
         if self.writer is None and self.done:  # every recording was already in the set: mark it finished
-            self.writer = ShardSetWriter(self.out, (), attrs=read_index(self.out)["attrs"], resume=True)
+            old = read_index(self.out)["attrs"]  # its options are this run's (a changed one is refused)
+            attrs = store_attrs(
+                self.card, self.tname, self.recipe, old.get("ch_names"), self.entries, self.options.data_root
+            )
+            attrs = {k: v for k, v in attrs.items() if k not in CORPUS_KEYS}
+            self.writer = ShardSetWriter(self.out, (), attrs=attrs, resume=True)
         if self.writer is None:
             why = [f"{len(self.skipped)} skipped as bad files (skip_bad=True)"] if self.skipped else []
             why += (
