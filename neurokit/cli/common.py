@@ -8,7 +8,7 @@ import logging
 import re
 import warnings
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional
 
 import typer
 from rich.console import Console
@@ -99,15 +99,17 @@ def _is_option(prm) -> bool:
     return bool(getattr(prm, "opts", None)) and str(prm.opts[0]).startswith("-")
 
 
-@functools.lru_cache(maxsize=1)
 def _all_options() -> dict:
     """Parameter name → the option of that name on the ``neuro`` commands (names whose options differ between
-    commands are left out)."""
-    import typer.main
+    commands are left out); empty before a command runs."""
+    group = NeuroCommand.root
+    if group is None:
+        return {}
+    return _options_of(group)
 
-    from neurokit.cli.main import app
 
-    group = typer.main.get_command(app)
+@functools.lru_cache(maxsize=4)
+def _options_of(group) -> dict:
     found: dict = {}
     for cmd in group.commands.values():  # type: ignore[attr-defined]
         for c in (getattr(cmd, "commands", None) or {"": cmd}).values():
@@ -218,9 +220,11 @@ class NeuroCommand(TyperCommand):
 
     BOOL_WORDS = {"true", "false", "yes", "no", "on", "off", "0", "1"}
     running: "NeuroCommand | None" = None  # the command being run (for cli_words)
+    root: Any = None  # the ``neuro`` group it runs under (every command's options, for cli_words)
 
     def parse_args(self, ctx, args):
         NeuroCommand.running = self
+        NeuroCommand.root = ctx.find_root().command
         flags = {
             o: prm for prm in self.params if getattr(prm, "is_flag", False) for o in (*prm.opts, *prm.secondary_opts)
         }
