@@ -56,3 +56,32 @@ def test_the_cards_guide_gives_every_cards_source_and_files():
         if files:
             assert " ".join(str(files).split()).replace("|", "\\|") in doc, name
     assert "on a partial copy the split differs" in doc  # FACED's departure from the release
+
+
+def test_refusals_name_remedies_a_cli_user_can_take(tmp_path):
+    """Issue 44 item 11: refusals named Python-only remedies (``raw.interpolate_bads()``, ``mne.read_annotations()``)
+    to CLI users: a channel of NaN samples now names ``--channels`` through the CLI, ``channels=`` in Python."""
+    import mne
+    import numpy as np
+    from typer.testing import CliRunner
+
+    from neurokit._utils.errors import DataFileError
+    from neurokit.cli.main import app
+    from neurokit.io.eeg import check_finite
+
+    with pytest.raises(DataFileError, match=r"in channels \['C4'\]\. Leave them out: list the channels to keep with "):
+        check_finite(np.array([[0.0, 1.0], [np.nan, 1.0]]), ["C3", "C4"], "a.fif")
+    data = tmp_path / "data"
+    data.mkdir()
+    x = np.random.default_rng(0).normal(0, 2e-5, (3, 200 * 310))
+    x[2, 100:110] = np.nan
+    raw = mne.io.RawArray(x, mne.create_info(["C3", "Cz", "C4"], 200.0, "eeg"), verbose="error")
+    raw.save(data / "sub01_raw.fif", verbose="error")
+    r = CliRunner().invoke(
+        app,
+        ["prepare", "eeg_folder", "--data-root", str(data), "-o", str(tmp_path / "s.h5"), "--channels", "C3,Cz,C4"],
+        env={"COLUMNS": "400"},
+    )
+    said = " ".join(r.output.split())
+    assert r.exit_code != 0 and "non-finite samples (NaN/inf) in channels ['C4']" in said, said
+    assert "list the channels to keep with --channels" in said and "interpolate_bads" not in said

@@ -43,11 +43,11 @@ def test_a_line_comes_while_one_long_item_runs(capsys, monkeypatch):
     for i in progress.progress_bar(range(2), description="stage"):
         if i == 0:
             time.sleep(0.4)  # one long item: 8 intervals
-            seen_during_first = capsys.readouterr().out
+            seen_during_first = capsys.readouterr().err
     out = seen_during_first.splitlines()
     assert len(out) >= 4, out  # the start line and the ticks, before the item ended
     assert all(re.fullmatch(r"stage: 0/2 \(0 %\), elapsed 0:00:00, time left unknown", line) for line in out), out
-    last = capsys.readouterr().out.splitlines()[-1]
+    last = capsys.readouterr().err.splitlines()[-1]
     assert re.fullmatch(r"stage: 2/2 \(100 %\), elapsed 0:00:0\d, done", last), last
 
 
@@ -57,7 +57,7 @@ def test_train_progress_off_a_terminal_writes_lines(capsys, monkeypatch):
     for k in range(4):
         bar.update(loss=1.0 / (k + 1))
     bar.close()
-    lines = capsys.readouterr().out.splitlines()
+    lines = capsys.readouterr().err.splitlines()
     assert lines[0] == "pretrain CBraMod: 0/4 (0 %), elapsed 0:00:00, time left unknown"
     assert re.fullmatch(r"pretrain CBraMod: 4/4 \(100 %\) loss=0\.25, elapsed 0:00:00, done", lines[-1]), lines
 
@@ -72,3 +72,13 @@ def test_neuro_prepare_to_a_log_prints_progress_lines(eeg_root, tmp_path):
     assert lines[0].startswith("prepare physionet_mi: 0/")
     n = re.match(r"prepare physionet_mi: 0/(\d+)", lines[0]).group(1)
     assert re.fullmatch(rf"prepare physionet_mi: {n}/{n} \(100 %\), elapsed \d:\d\d:\d\d, done", lines[-1]), lines
+
+
+def test_progress_goes_to_standard_error_so_piped_results_stay_clean(capsys, monkeypatch):
+    """Issue 44 item 11: progress lines appeared in piped output (standard output): they go to standard error."""
+    monkeypatch.setattr(progress, "PLAIN_INTERVAL_S", 3600.0, raising=False)
+    for _ in progress.progress_bar(range(3), description="stage"):
+        print("result")
+    got = capsys.readouterr()
+    assert got.out.splitlines() == ["result"] * 3
+    assert got.err.splitlines()[-1].startswith("stage: 3/3 (100 %)")

@@ -1,5 +1,5 @@
-"""Progress that a person can follow anywhere: rich bars on a terminal; on any other output (a log file, a pipe,
-CI) a text line when a stage starts, at least every :data:`PLAIN_INTERVAL_S` seconds while it runs (from a
+"""Progress that a person can follow anywhere, on standard error (standard output stays for results a user may
+pipe): rich bars on a terminal; on any other output (a log file, a pipe, CI) a text line when a stage starts, at least every :data:`PLAIN_INTERVAL_S` seconds while it runs (from a
 background thread, so one long item is not a silence) and when it ends, each with done / total, the elapsed time
 and the estimated time left. Quiet off the main rank and when disabled."""
 
@@ -25,10 +25,11 @@ def set_quiet(on: bool) -> None:
 
 
 def output_is_terminal() -> bool:
-    """Whether rich would draw live bars on standard output (a terminal; rich's ``FORCE_COLOR``/``TTY_*`` rules)."""
+    """Whether rich would draw live bars on standard error, where progress goes (a terminal; rich's
+    ``FORCE_COLOR``/``TTY_*`` rules)."""
     from rich.console import Console
 
-    return Console().is_terminal
+    return Console(stderr=True).is_terminal
 
 
 def _clock_text(seconds: float) -> str:
@@ -56,7 +57,7 @@ class PlainProgress:
     clock : callable
         Seconds, monotonic (``time.monotonic``; a fake one in tests).
     stream : file, optional
-        Where lines go (default ``sys.stdout`` at the time of writing), flushed after each.
+        Where lines go (default ``sys.stderr`` at the time of writing), flushed after each.
 
     Examples
     --------
@@ -108,7 +109,7 @@ class PlainProgress:
         return f"{self.description}: {self.done}{of}{pct}{info}, elapsed {_clock_text(elapsed)}, {left}"
 
     def write(self, text: str) -> None:
-        out = self.stream or sys.stdout
+        out = self.stream or sys.stderr
         with self._lock:
             out.write(text + "\n")
             out.flush()
@@ -161,6 +162,7 @@ def progress_bar(
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
+    from rich.console import Console
 
     with Progress(
         TextColumn("[bold]{task.description}"),
@@ -169,6 +171,7 @@ def progress_bar(
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         transient=False,
+        console=Console(stderr=True),
     ) as prog:
         tid = prog.add_task(description, total=total)
         for it in items:
@@ -196,6 +199,7 @@ class TrainProgress:
             TimeElapsedColumn,
             TimeRemainingColumn,
         )
+        from rich.console import Console
 
         self.prog = Progress(
             TextColumn("[bold]{task.description}"),
@@ -204,6 +208,7 @@ class TrainProgress:
             TextColumn("{task.fields[info]}"),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
+            console=Console(stderr=True),
         )
         self.tid = self.prog.add_task(description, total=total, completed=start, info="")
         self.prog.start()

@@ -398,8 +398,9 @@ def _check_signal(raw, path) -> float:
         )
     if len(raw.ch_names) == 0:
         raise DataFileError(
-            f"{path}: the file holds no signal channels (an annotation-only EDF such as a hypnogram?); "
-            "read its annotations with mne.read_annotations()"
+            f"{path}: the file holds no signal channels (an annotation-only EDF such as a hypnogram?): it is not a "
+            "recording; leave it out of the files to prepare (a hypnogram's stages reach a store through its card's "
+            "events, beside the recording they score)"
         )
     if raw.n_times == 0:
         raise DataFileError(f"{path}: the recording holds no samples (truncated file?)")
@@ -975,7 +976,8 @@ def check_finite(data: np.ndarray, ch_names: list[str], path) -> None:
         names = [ch_names[i] for i in np.flatnonzero(bad)]
         raise DataFileError(
             f"{path}: non-finite samples (NaN/inf) in channels {short_list(names)}. "
-            "Mark them bad and interpolate (raw.info['bads'] + raw.interpolate_bads()) or drop them."
+            "Leave them out: list the channels to keep with channels= (or the card's recipe channels); in a BIDS "
+            "dataset, mark them bad in its channels.tsv to have them interpolated"
         )
 
 

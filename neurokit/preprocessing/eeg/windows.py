@@ -200,8 +200,8 @@ def check_amplitudes(maxs: np.ndarray, mins: np.ndarray, ch_names: list[str], so
         names = [ch_names[i] for i in np.flatnonzero(flat)]
         warnings.warn(
             f"{source}: flat channel(s) {short_list(names)} carry no signal; they are kept (after an average "
-            "reference they hold minus the mean of the others). Mark them bad and interpolate "
-            "(raw.info['bads'] + raw.interpolate_bads()) or drop them from the card's channel list",
+            "reference they hold minus the mean of the others). Leave them out with channels= (the channels to keep) "
+            "or the card's recipe (exclude_channels)",
             RuntimeWarning,
             stacklevel=3,
         )
