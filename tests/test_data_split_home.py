@@ -279,3 +279,17 @@ def test_finetuning_and_evaluation_read_the_same_split(tmp_path, name, task):
     assert sorted(pred["sample"].tolist()) == want["test"]
     res = evaluate(tmp_path / "ft" / "best.pt", path, device="cpu")
     assert res["n_samples"] == len(want["test"]) and res[f"{unit}s"] == sorted(set(col[want["test"]]))
+
+
+def test_a_subject_in_val_and_test_is_warned_once_by_name(tmp_path, caplog):
+    """Issue 44 item 10: a subject shared by validation and test was warned twice, once as ``[('aaaaaaac',)]``."""
+    from neurokit.data.splits import check_no_leak
+
+    body = {"name": "own", "tasks": {"t": {"classes": ["a", "b"]}}}
+    path = _write(tmp_path / "s.h5", body, "t", [("s1", "r1"), ("s2", "r1"), ("s3", "r1")], n=4)
+    ds = PatchDataset(path)
+    with caplog.at_level("WARNING", logger="neurokit"):
+        _, kw = resolve_splits(ds, {"train": ["s1"], "val": ["s2"], "test": ["s2", "s3"]})
+        check_no_leak(ds, kw, "subject")
+    said = [r.getMessage() for r in caplog.records if "in both 'val' and 'test'" in r.getMessage()]
+    assert said == ["subjects ['s2'] are in both 'val' and 'test': model selection sees the test data"]

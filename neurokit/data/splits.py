@@ -257,9 +257,7 @@ def _check_disjoint(splits: dict[str, list[str]]) -> None:
         both = sorted(train & set(splits.get(k, [])))
         if both:
             raise ConfigError(f"subjects {both} are in both 'train' and {k!r}: the {k} score would leak training data")
-    both = sorted(set(splits.get("val", [])) & set(splits.get("test", [])))
-    if both:
-        logger.warning("subjects %s are in both 'val' and 'test': model selection sees the test subjects", both)
+    # subjects shared by val and test are warned once, by check_no_leak, before training
 
 
 def check_training_classes(labels: np.ndarray, label_names, split_kw: dict) -> None:
@@ -382,7 +380,8 @@ def check_no_leak(ds, split_kw: dict[str, dict], unit: str = "subject") -> None:
             )
     both = shared("val", "test", unit)
     if both:
-        logger.warning("%s %s are in both 'val' and 'test': model selection sees the test data", what[unit], both[:8])
+        names = [b[0] if isinstance(b, tuple) and len(b) == 1 else b for b in both]
+        logger.warning("%s %s are in both 'val' and 'test': model selection sees the test data", what[unit], names[:8])
 
 
 def sample_columns(ds) -> dict[str, np.ndarray]:
