@@ -15,13 +15,10 @@ from typer.testing import CliRunner
 from neurokit._utils.errors import ConfigError
 from neurokit.cli.main import app
 from neurokit.store.patch_store import PatchStoreWriter
-from neurokit.pipelines.compare import (
-    aggregate,
-    compare_pretraining,
-    comparison_arms,
-    paired_arms,
-)
-from neurokit.pipelines.finetune import FinetuneConfig, finetune
+from neurokit.evaluation.comparison import aggregate, paired_arms
+from neurokit.pipelines.compare import compare_pretraining, comparison_arms
+from neurokit.pipelines.finetune_config import FinetuneConfig
+from neurokit.pipelines.finetune import finetune
 
 pytestmark = pytest.mark.usefixtures("two_torch_threads")
 runner = CliRunner()
@@ -428,7 +425,7 @@ def test_planted_structure_pretraining_helps_and_shuffled_control_does_not(tmp_p
 def test_lora_targets_exist_in_each_family():
     """Every LORA_TARGETS entry names nn.Linear layers that exist in the family's backbone."""
     from neurokit.models.registry import create_model
-    from neurokit.pipelines.finetune import LORA_TARGETS
+    from neurokit.models.lora import LORA_TARGETS
 
     models = {"cbramod": create_model("cbramod", n_layers=1), "sit": create_model("sit", size="tiny")}
     for family, targets in LORA_TARGETS.items():
