@@ -78,11 +78,9 @@ def init_ckpt(store, tmp_path_factory):
 # ------------------------------------------------------------------------------------------ strategies
 def test_strategy_options_agree_with_frozen():
     assert FinetuneConfig(frozen=True).strategy == "frozen" and FinetuneConfig(strategy="frozen").frozen
-    with pytest.raises(ConfigError, match="frozen=True .* and strategy='lora' contradict"):
+    with pytest.raises(ConfigError, match="frozen=True and strategy='lora' contradict"):
         FinetuneConfig(frozen=True, strategy="lora")
-    with pytest.raises(
-        ConfigError, match=r"strategy='adapter' \(CLI: --strategy\): allowed full, frozen, linear-probe, lora"
-    ):
+    with pytest.raises(ConfigError, match=r"strategy='adapter': allowed full, frozen, linear-probe, lora"):
         FinetuneConfig(strategy="adapter")
     with pytest.raises(ConfigError, match="head='all_patch_reps' does not apply"):
         FinetuneConfig(strategy="linear-probe", head="all_patch_reps")
@@ -256,7 +254,7 @@ def _refused(r, *words):
         (["--strategy", "lora", "--frozen"], ["--frozen", "contradict"]),
         (["--strategy", "full", "--lora-rank", "4"], ["--lora-rank", "needs --strategy lora"]),
         (["--strategy", "lora", "--head", "m4oe", "--task", "x:y"], ["--strategy lora", "--head m4oe"]),
-        (["--strategy", "linear-probe", "--lr-backbone", "1e-3"], ["--lr-backbone/--lr-head", "linear-probe"]),
+        (["--strategy", "linear-probe", "--lr-backbone", "1e-3"], ["--lr-backbone", "linear-probe"]),
     ],
 )
 def test_cli_refuses_comparison_options_that_do_not_apply(store, tmp_path, args, words):

@@ -18,10 +18,8 @@ EEGNET = "eegnet"
 EEG_ONLY = "n/a: EEG only"
 
 
-
 #: the arms a pretrained model must beat, besides the classical baselines
 RIVALS = (SCRATCH, EEGNET)
-
 
 
 def paired_arms(arms: Sequence[str]) -> list[tuple[str, str]]:

@@ -388,9 +388,7 @@ def baseline_with_eegnet(
     wants = list(methods) if methods else None
     unknown = [m for m in wants or () if m not in (*METHODS, EEGNET)]
     if unknown:  # before any store is read; the classical baselines alone do not know eegnet
-        raise ConfigError(
-            f"method={unknown[0]!r}: unknown baseline; allowed: {', '.join((*METHODS, EEGNET))}"
-        )
+        raise ConfigError(f"method={unknown[0]!r}: unknown baseline; allowed: {', '.join((*METHODS, EEGNET))}")
     classical = [m for m in wants if m != EEGNET] if wants is not None else None
     res = baseline(stores, methods=classical, splits=splits, seed=seed, band=band)
     if not wants or EEGNET not in wants:
@@ -440,5 +438,3 @@ def quiet_runs():
         yield
     finally:
         lg.setLevel(level)
-
-

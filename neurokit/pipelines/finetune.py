@@ -158,8 +158,31 @@ def finetune_or_reuse(
 ) -> tuple[dict[str, Any], bool]:
     """:func:`finetune`, or the report already in ``out_dir`` when it came from the same settings, the same
     ``init`` file (by SHA-256) and data of the same card, recipe, channels and units; an interrupted run of
-    the same settings there (``last.pt`` only) is resumed. Returns ``(report, reused)``. A different run
-    there raises :class:`FileExistsError` unless ``overwrite``."""
+    the same settings there (``last.pt`` only) is resumed.
+
+    Parameters
+    ----------
+    store : path or sequence of paths
+        Labelled patch store(s).
+    out_dir : path
+        The run's folder.
+    cfg : FinetuneConfig
+        The run's settings.
+    init : path or str, optional
+        Initial weights, as :func:`finetune`'s.
+    overwrite : bool
+        Replace a run of other settings in ``out_dir``.
+
+    Returns
+    -------
+    (dict, bool)
+        The report, and whether it was reused.
+
+    Raises
+    ------
+    FileExistsError
+        ``out_dir`` holds a run of other settings and ``overwrite`` is not given.
+    """
     out = Path(out_dir)
     if not overwrite and not (out / "best.pt").exists() and (out / "last.pt").exists():
         try:
@@ -438,9 +461,20 @@ def finetune_backbone(cfg: FinetuneConfig, init, ds) -> tuple[torch.nn.Module, d
     """The backbone a fine-tuning run starts from (:func:`~neurokit.models.registry.build_backbone` with the run's
     settings) and the model family it belongs to: the ``init`` checkpoint's, else ``cfg.model`` (default cbramod).
 
+    Parameters
+    ----------
+    cfg : FinetuneConfig
+        The run's settings (``model``, ``model_kwargs``, ``allow_partial_init``, ``allow_mismatch``,
+        ``init_sha256``).
+    init : path or str, optional
+        Initial weights; ``None``: from scratch.
+    ds : PatchDataset
+        The data (its attributes and sample shape).
+
     Returns
     -------
-    ``(backbone, init_info, model_name)``.
+    (nn.Module, dict, str)
+        ``(backbone, init_info, model_name)``.
 
     Raises
     ------

@@ -151,6 +151,20 @@ def finetune_record(cfg: FinetuneConfig, *, head: str | None = None, **call: Any
     field of ``cfg`` and every argument of the call (given or defaulted), and ``resume``, what a resumed run
     must repeat (``checked``: the settings, ``init`` by SHA-256, the store's identity) and may change.
 
+    Parameters
+    ----------
+    cfg : FinetuneConfig
+        The run's settings.
+    head : str, optional
+        The head, where the call names it (``"m4oe"``).
+    **call
+        Every argument of the call; ``head_settings`` (names) are the head's settings a resumed run checks.
+
+    Returns
+    -------
+    dict
+        ``{"settings": ..., "resume": {"checked", "may_change", "resumable"}}``.
+
     Examples
     --------
     >>> finetune_record(FinetuneConfig(epochs=3), scheme="card")["settings"]["epochs"]
@@ -167,7 +181,6 @@ def finetune_record(cfg: FinetuneConfig, *, head: str | None = None, **call: Any
             "resumable": call.get("scheme", "card") == "card",
         },
     }
-
 
 
 #: evaluation schemes whose fold count (``folds``; :func:`~neurokit.pipelines.finetune.finetune`'s ``n_folds``) sets
@@ -308,8 +321,7 @@ def check_finetune_options(
             )
         if cfg.splits is not None:
             raise ConfigError(
-                f"splits (the train, val and test subjects): scheme={scheme!r} makes its own folds; subject splits "
-                "go with scheme='card'"
+                f"subject splits (splits=): scheme={scheme!r} makes its own folds; subject splits go with scheme='card'"
             )
 
 
@@ -332,8 +344,8 @@ def _check_m4oe(cfg: FinetuneConfig, scheme: str, n_folds: int, given: set[str])
         )
     if cfg.splits is not None:
         raise ConfigError(
-            "splits (the train, val and test subjects): head='m4oe' splits each task by its own card; subject "
-            "splits are for the single-task heads"
+            "subject splits (splits=): head='m4oe' splits each task by its own card; subject splits are for the "
+            "single-task heads"
         )
     if "folds" in given:
         raise ConfigError(f"folds={n_folds}: head='m4oe' runs no evaluation scheme, so there are no folds to count")

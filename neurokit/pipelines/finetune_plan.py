@@ -97,7 +97,11 @@ def check_compare_options(
     """
     asked = ", ".join(
         _said(k, v)
-        for k, v in (("compare_scratch", compare_scratch or None), ("seeds", seeds), ("label_fractions", label_fractions))
+        for k, v in (
+            ("compare_scratch", compare_scratch or None),
+            ("seeds", seeds),
+            ("label_fractions", label_fractions),
+        )
         if v is not None
     )
     if compare_scratch and init is None:
@@ -253,7 +257,7 @@ def plan_finetune(
                 raise ConfigError(f"{_said(name, values[name])}: {what}, so it needs head='m4oe' (got head={head!r})")
     if cfg.init_sha256 and not init:
         raise ConfigError(
-            f"init_sha256={cfg.init_sha256!r} pins the weights file of init: give init=PATH (a file or "
+            f"init_sha256={cfg.init_sha256!r} pins the weights file of init=PATH: give init=PATH (a file or "
             "hub:ORG/NAME) with it"
         )
     taken: dict[str, Any] = {}
@@ -306,7 +310,9 @@ def run_finetune(plan: FinetunePlan) -> dict[str, Any]:
     """
     c = plan.call
     if plan.pipeline == "m4oe":
-        return finetune_m4oe(plan.stores, plan.out, c["tasks"], plan.cfg, **{k: v for k, v in c.items() if k != "tasks"})
+        return finetune_m4oe(
+            plan.stores, plan.out, c["tasks"], plan.cfg, **{k: v for k, v in c.items() if k != "tasks"}
+        )
     if plan.pipeline == "compare":
         return compare_pretraining(plan.stores, plan.out, plan.cfg, **c)
     # the report says what the run found (a confound, degenerate predictions): not its log too; the folds of a

@@ -144,9 +144,7 @@ def lr_groups(
     return groups
 
 
-def two_rate_optim(
-    rates: Sequence[float], *, weight_decay: float, min_lr: float, clip_grad: float
-) -> OptimConfig:
+def two_rate_optim(rates: Sequence[float], *, weight_decay: float, min_lr: float, clip_grad: float) -> OptimConfig:
     """The :class:`OptimConfig` of a run whose parameter groups carry their own learning rates (backbone and head):
     its ``lr`` the highest of ``rates``, its cosine floor ``min_lr`` or the lowest rate if that is lower.
 
