@@ -226,12 +226,12 @@ class Augmenter:
         return x, mix
 
 
-def make_augmenter(augment: str | dict | AugmentConfig | None, ds, *, seed: int = 0, mixup: bool = True):
+def make_augmenter(augment: str | dict | None, ds, *, seed: int = 0, mixup: bool = True):
     """The training batches' :class:`Augmenter` for the store(s) of ``ds``, at their rate and units.
 
     Parameters
     ----------
-    augment : str, dict, AugmentConfig or None
+    augment : str or dict, optional
         The augmentation (:meth:`AugmentConfig.parse`); ``None`` or nothing enabled: no augmenter.
     ds : PatchDataset
         The training data (:class:`~neurokit.data.dataset.PatchDataset`): its modality, sample shape, sampling

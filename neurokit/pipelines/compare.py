@@ -77,6 +77,21 @@ def eegnet_config(
     instead is trained as its users train it, not with a foundation model's fine-tuning budget);
     ``base.model_kwargs`` (another family's) are dropped; ``changes`` override any field.
 
+    Parameters
+    ----------
+    base : FinetuneConfig
+        The comparison's shared settings.
+    split_by : str
+        How the data are split (``"subject"``, ``"run"``…), which sets EEGNet's dropout.
+    min_epochs : int
+        The fewest epochs the EEGNet run trains for.
+    **changes
+        Fields set last.
+
+    Returns
+    -------
+    FinetuneConfig
+
     Examples
     --------
     >>> c = eegnet_config(FinetuneConfig(model_kwargs={"n_layers": 2}, epochs=3), "subject")
@@ -97,7 +112,22 @@ def eegnet_config(
 
 
 def arm_name(strategy: str) -> str:
-    """``"full"`` → ``"pretrained"``; ``"lora"`` → ``"pretrained-lora"``; ``"linear-probe"`` → ``"linear-probe"``."""
+    """The name of a comparison's arm that fine-tunes the pretrained weights with ``strategy``.
+
+    Parameters
+    ----------
+    strategy : str
+        One of :data:`~neurokit.pipelines.finetune_config.STRATEGIES`.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> arm_name("full"), arm_name("lora"), arm_name("linear-probe")
+    ('pretrained', 'pretrained-lora', 'linear-probe')
+    """
     return "pretrained" if strategy == "full" else PROBE if strategy == "linear-probe" else f"pretrained-{strategy}"
 
 
@@ -106,6 +136,19 @@ def comparison_arms(
 ) -> dict[str, dict]:
     """The arms of a comparison: name → ``{"pretrained": bool, "strategy": str}``, pretrained arms first;
     ``eegnet`` adds the EEGNet arm beside ``scratch`` (``"model": "eegnet"``).
+
+    Parameters
+    ----------
+    strategies : sequence of str
+        Strategies of the pretrained arms.
+    pretrained : bool
+        Whether there are pretrained weights (``init``).
+    scratch, probe, eegnet : bool
+        The from-scratch arm, the linear probes, the EEGNet arm.
+
+    Returns
+    -------
+    dict
 
     Raises
     ------

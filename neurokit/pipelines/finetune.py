@@ -523,6 +523,7 @@ def _build_finetune_model(ds_all, cfg: FinetuneConfig, init, info, kind: str, n_
     if cfg.frozen or cfg.strategy == "linear-probe":
         for p in backbone.parameters():
             p.requires_grad_(False)
+    assert cfg.lr_head is not None  # FinetuneConfig.__post_init__ sets it
     groups = lr_groups(backbone, head, cfg.lr_backbone, cfg.lr_head)
     head_info = {"kind": head_kind, "feature_shape": list(feat_shape), "n_outputs": n_out, "dropout": cfg.dropout}
     return model, groups, model_name, init_info, head_info

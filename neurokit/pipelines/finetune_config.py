@@ -34,7 +34,7 @@ LATER_DEFAULTS = {
 @dataclass
 class FinetuneConfig:
     """Fine-tuning settings; defaults are CBraMod's (50 epochs, batch 64, backbone lr 1e-4, head lr
-    1e-3·√(batch/256) (:func:`head_lr`; 5e-4 at batch 64), weight decay 0.05, cosine to 1e-6, clip 1.0,
+    1e-3·√(batch/256) (:func:`~neurokit.training.optim.head_lr`; 5e-4 at batch 64), weight decay 0.05, cosine to 1e-6, clip 1.0,
     label smoothing 0.1).
 
     ``frozen``: the backbone's weights are not trained (only the head is). As in the CBraMod release
@@ -45,7 +45,7 @@ class FinetuneConfig:
     ``strategy``: how the backbone is adapted (:data:`STRATEGIES`). ``full`` trains every weight; ``frozen``
     trains the head only (``frozen=True`` is the same, and contradicting it is refused); ``lora`` adds LoRA
     adapters (Hu et al., ICLR 2022) through the ``peft`` library to the backbone's linear layers
-    (:data:`LORA_TARGETS`; rank ``lora_rank``, scaling ``lora_alpha / lora_rank``, learning rate
+    (:data:`~neurokit.models.lora.LORA_TARGETS`; rank ``lora_rank``, scaling ``lora_alpha / lora_rank``, learning rate
     ``lr_backbone``) and trains them with the head, the backbone's own weights fixed; the adapters are merged
     into the weights of ``best.pt``. ``linear-probe`` trains nothing by gradient: a logistic regression
     (ridge for regression) on the frozen backbone's features averaged over tokens, its ``C`` chosen on the
@@ -59,6 +59,46 @@ class FinetuneConfig:
 
     ``model``: the model family of a from-scratch backbone; ``None`` (the default) takes the family of the
     ``init`` checkpoint, else ``cbramod``. A family that differs from the ``init`` checkpoint's is refused.
+
+    Attributes
+    ----------
+    model : str, optional
+        Model family of a from-scratch backbone (see above).
+    model_kwargs : dict
+        Its architecture (e.g. ``{"n_layers": 2}``).
+    head : str
+        ``"auto"`` (the family's default), ``"avgpool"``, ``"all_patch_reps"`` or ``"flatten"``.
+    epochs, batch_size : int
+        Training length.
+    lr_backbone, lr_head : float
+        Learning rates; ``lr_head`` ``None`` becomes ``1e-3·√(batch_size/256)``.
+    weight_decay, min_lr, clip_grad, label_smoothing, dropout : float
+        AdamW weight decay, the cosine schedule's floor, the gradient-norm clip, multi-class label smoothing in
+        ``[0, 1)``, the head's dropout.
+    frozen : bool
+        Train the head only (see above).
+    seed, device, num_workers, progress
+        Random seed, ``"auto"``/``"cpu"``/``"cuda[:K]"``, DataLoader workers, a progress bar.
+    splits : dict, optional
+        Split → subject ids; default the card's.
+    baselines, confound_check : bool
+        Score the classical baselines on the same split; test the training labels against eye-movement proxies.
+    augment : str or dict, optional
+        EEG augmentation (:class:`~neurokit.data.augment.AugmentConfig`), stored parsed; off by default.
+    allow_partial_init : bool
+        Load ``init`` weights that cover only part of the backbone.
+    allow_mismatch : list of str, optional
+        Data facts (``sfreq``, ``patch``, ``units``) the store may differ in from the ``init`` checkpoint's data.
+    allow_duplicate_recordings : bool
+        Score a test split that shares a recording (SHA-256) with the training or validation split.
+    init_sha256 : str, optional
+        The SHA-256 the ``init`` weights file must have.
+    label_fraction : float
+        Fraction of the training labels learnt from (see above).
+    strategy : str
+        How the backbone adapts (see above).
+    lora_rank, lora_alpha : int, float
+        ``strategy="lora"``: the adapters' rank r and scaling ``alpha / r``.
 
     Raises
     ------
@@ -187,13 +227,13 @@ def finetune_record(cfg: FinetuneConfig, *, head: str | None = None, **call: Any
 FOLDED_SCHEMES = ("kfold-subject", "within-session")
 
 
-def augment_text(augment: Mapping[str, float] | None) -> str:
+def augment_text(augment: Mapping[str, float] | str | None) -> str:
     """An augmentation as its option text: ``{"noise": 5.0, "p": 0.5}`` → ``"noise=5"`` (the transforms that are on).
 
     Parameters
     ----------
-    augment : dict, optional
-        :class:`~neurokit.data.augment.AugmentConfig` fields.
+    augment : dict or str, optional
+        :class:`~neurokit.data.augment.AugmentConfig` fields (a string is returned as it is).
 
     Returns
     -------
@@ -204,6 +244,8 @@ def augment_text(augment: Mapping[str, float] | None) -> str:
     >>> augment_text({"noise": 5.0, "mixup": 0.2, "scale": 0.0, "p": 0.5})
     'noise=5,mixup=0.2'
     """
+    if isinstance(augment, str):
+        return augment
     return ",".join(f"{k}={v:g}" for k, v in (augment or {}).items() if v and k != "p")
 
 

@@ -213,7 +213,7 @@ def plan_finetune(
     >>> plan = plan_finetune(["bonn.h5"], "runs/ft", epochs=5)  # doctest: +SKIP
     >>> report = run_finetune(plan)  # doctest: +SKIP
     """
-    stores = [Path(s) for s in stores]
+    paths = [Path(s) for s in stores]
     defaults = {"folds": 5, "m4oe_preset": "small", "alpha": 0.1, "focal_gamma": 2.0, "strategy": "full"}
     values = {"folds": folds, "task": task, "modality": modality, "m4oe_preset": m4oe_preset, "alpha": alpha}
     values.update(focal_gamma=focal_gamma, strategy=strategy)
@@ -262,7 +262,7 @@ def plan_finetune(
         )
     taken: dict[str, Any] = {}
     if head != "m4oe":  # the release's settings for the store's dataset, where the card gives them
-        cfg, taken = card_defaults(cfg, stores, given)
+        cfg, taken = card_defaults(cfg, paths, given)
     check_finetune_options(
         cfg,
         head=head,
@@ -272,9 +272,9 @@ def plan_finetune(
         overwrite=overwrite,
         given=given,
         init=init,
-        stores=stores,
+        stores=paths,
     )
-    plan = FinetunePlan("finetune", stores, Path(out), cfg, taken, {"init": init, "overwrite": overwrite})
+    plan = FinetunePlan("finetune", paths, Path(out), cfg, taken, {"init": init, "overwrite": overwrite})
     if head == "m4oe":
         plan.pipeline = "m4oe"
         m4oe = dict(tasks=list(task or []), preset=m4oe_preset, alpha=alpha, focal_gamma=focal_gamma)

@@ -65,6 +65,26 @@ def predict_task(model: M4oEFinetuneModel, task: str, ds: PatchDataset, bs: int,
     With ``ablate``, a fourth item: ``{"loss_increase": (n, K) array, "outputs": {modality: outputs
     without it}}`` from :meth:`~neurokit.models.m4oe.M4oE.ablation` (NaN where a modality is absent or
     alone in the sample; the full outputs stand where it could not be dropped).
+
+    Parameters
+    ----------
+    model : M4oEFinetuneModel
+        A backbone with its M4oE head.
+    task : str
+        The task (``CARD:TASK``), one of the head's.
+    ds : PatchDataset
+        The task's samples.
+    bs : int
+        Batch size.
+    device : torch.device or str
+        Where the model runs.
+    ablate : bool
+        Also mask each modality in turn.
+
+    Returns
+    -------
+    tuple
+        ``(labels (n,), outputs, shares (n, K))``, and the ablation dict with ``ablate``.
     """
     model.eval()
     sampler = EpochSampler(len(ds), batch_size=bs, seed=0, shuffle=False, drop_last=False)
