@@ -125,7 +125,7 @@ SUBJ = ["--train-subjects", "seg001", "--val-subjects", "seg061", "--test-subjec
     [
         ([*M4OE, "--scheme", "loso"], ["--scheme loso", "--head m4oe"]),
         ([*M4OE, "--folds", "3"], ["--folds", "m4oe"]),
-        ([*M4OE, *SUBJ], ["--train-subjects", "m4oe"]),
+        ([*M4OE, *SUBJ], ["subject splits", "m4oe"]),
         ([*M4OE, "--augment", "noise=5,mixup=0.2"], ["mixup", "M4oE"]),
         ([*M4OE, "--resume", "--overwrite"], ["--resume", "--overwrite"]),
         (["--head", "avgpool", "--task", "bonn_epilepsy:seizure"], ["--task", "--head m4oe"]),
@@ -136,7 +136,7 @@ SUBJ = ["--train-subjects", "seg001", "--val-subjects", "seg061", "--test-subjec
         (["--head", "avgpool", "--folds", "3"], ["--folds", "--scheme card"]),
         (["--head", "all_patch_reps", "--scheme", "loso", "--folds", "3"], ["--folds", "--scheme loso"]),
         (["--head", "avgpool", "--scheme", "loso", "--resume"], ["--resume", "--scheme loso"]),
-        (["--head", "avgpool", "--scheme", "loso", *SUBJ], ["--train-subjects", "--scheme loso"]),
+        (["--head", "avgpool", "--scheme", "loso", *SUBJ], ["subject splits", "--scheme loso"]),
         (["--head", "avgpool", "--frozen", "--lr-backbone", "1e-3"], ["--lr-backbone", "--frozen"]),
         (["--head", "avgpool", "--allow-partial-init"], ["--allow-partial-init", "without --init"]),
         ([*M4OE, "--allow-partial-init"], ["--allow-partial-init", "without --init"]),
@@ -296,7 +296,7 @@ def test_finetune_avgpool_with_augment_and_resume(avgpool_run, eeg_store, cbramo
     rep = json.loads((out / "report.json").read_text())
     assert [h["epoch"] for h in rep["history"]] == [1, 2]
     assert len((out / "metrics.jsonl").read_text().splitlines()) == 2
-    refused(cli(*common, "--epochs", "2", "--resume"), "--epochs > 2")
+    refused(cli(*common, "--epochs", "2", "--resume"), "--epochs 3 or more")
     refused(cli(*common, "--epochs", "3", "--resume", "--lr-head", "1e-2"), "lr_head")  # other settings
     refused(cli(*common, "--epochs", "1"), "--overwrite", "--resume")  # a run is there
 

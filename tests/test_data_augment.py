@@ -16,7 +16,8 @@ from neurokit.data.augment import (
     mixup,
     time_shift,
 )
-from neurokit.pipelines.finetune import FinetuneConfig, supervised_loss
+from neurokit.pipelines.finetune_config import FinetuneConfig
+from neurokit.training.losses import supervised_loss
 
 SF = 200.0
 

@@ -38,7 +38,7 @@ def test_store_windows_become_volt_epochs_with_metadata(tmp_path):
 
 
 def test_the_estimator_reads_exported_epochs_as_the_store_samples(tmp_path):
-    from neurokit.pipelines.estimator import FoundationClassifier
+    from neurokit.training.estimator import FoundationClassifier
 
     ep = to_epochs(_store(tmp_path / "s.h5"))
     clf = FoundationClassifier(model_kwargs={"n_layers": 1}, epochs=1, batch_size=4).fit(ep, ep.metadata.target)

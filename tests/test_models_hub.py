@@ -113,7 +113,8 @@ def test_offline_missing_hash_and_coverage_errors(hf_env, tmp_path):
 def test_finetune_records_hub_weights(hf_env, tmp_path):
     from neurokit.store.patch_store import PatchStoreWriter
     from neurokit.models.checkpoint import load_checkpoint
-    from neurokit.pipelines.finetune import FinetuneConfig, finetune
+    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.pipelines.finetune import finetune
 
     rng = np.random.default_rng(0)
     with PatchStoreWriter(tmp_path / "s.h5", (2, 1, 200), attrs={"label_names": ["a", "b"]}) as w:

@@ -46,6 +46,7 @@ def test_auc_pr_matches_the_released_evaluator_on_random_scores():
 def test_frozen_finetune_keeps_backbone_dropout_on_and_weights_fixed(lr_store, tmp_path, monkeypatch):
     """The release calls model.train() on the whole model with the backbone's requires_grad off."""
     from neurokit.pipelines import finetune as ft
+    from neurokit.pipelines.finetune_config import FinetuneConfig
 
     seen, real_forward = [], ft.FinetuneModel.forward
 
@@ -56,7 +57,7 @@ def test_frozen_finetune_keeps_backbone_dropout_on_and_weights_fixed(lr_store, t
 
     monkeypatch.setattr(ft.FinetuneModel, "forward", spy)
     torch.manual_seed(0)
-    cfg = ft.FinetuneConfig(
+    cfg = FinetuneConfig(
         model_kwargs={"n_layers": 1},
         epochs=1,
         batch_size=30,

@@ -221,7 +221,7 @@ def test_m4oe_two_tasks_train_resume_evaluate_plot(small_stores, tmp_path):
     assert res.exit_code == 0, res.output
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
     res = runner.invoke(app, ["finetune", *common, "--epochs", "2", "--resume"])
-    assert res.exit_code == 2 and "--epochs > 2" in " ".join(res.output.split())
+    assert res.exit_code == 2 and "--epochs 3 or more" in " ".join(res.output.split())
 
 
 @pytest.mark.parametrize(
@@ -332,8 +332,8 @@ def test_label_smoothing_is_refused_with_the_m4oe_focal_loss():
     """The M4oE head's default loss is the release's focal loss, which does not smooth labels: an explicit
     --label-smoothing would be ignored, so it is refused in one line."""
     from neurokit._utils.errors import ConfigError
-    from neurokit.pipelines.finetune import FinetuneConfig, check_finetune_options
+    from neurokit.pipelines.finetune_config import FinetuneConfig, check_finetune_options
 
-    with pytest.raises(ConfigError, match="--label-smoothing: the M4oE head trains with the release's focal loss"):
-        check_finetune_options(FinetuneConfig(label_smoothing=0.2), head="m4oe", given={"--label-smoothing"})
+    with pytest.raises(ConfigError, match="label_smoothing=0.2: the M4oE head trains with the release's focal loss"):
+        check_finetune_options(FinetuneConfig(label_smoothing=0.2), head="m4oe", given={"label_smoothing"})
     check_finetune_options(FinetuneConfig(), head="m4oe", given=set())  # the default: nothing said

@@ -8,7 +8,8 @@ import struct
 import numpy as np
 import pytest
 
-from neurokit.pipelines.multitask import ablation_contributions, class_frequencies
+from neurokit.evaluation.contributions import ablation_contributions
+from neurokit.training.losses import class_frequencies
 
 
 class _DS:

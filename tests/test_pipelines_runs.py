@@ -13,7 +13,8 @@ from neurokit.cli.main import app
 from neurokit.models import CBraMod
 from neurokit.models.weights import load_weights, resolve_weights_source
 from neurokit.training import objectives
-from neurokit.pipelines.finetune import FinetuneConfig, finetune, finetune_or_reuse
+from neurokit.pipelines.finetune_config import FinetuneConfig
+from neurokit.pipelines.finetune import finetune, finetune_or_reuse
 from neurokit.pipelines.evaluate import evaluate
 from neurokit.pipelines.pretrain import PretrainConfig, pretrain, pretrain_or_resume
 
@@ -387,7 +388,7 @@ def test_init_weights_pinned_by_sha256_from_the_cli(tiny_store, tmp_path):
 
 def test_init_sha256_needs_init_and_a_sha256(tiny_store, tmp_path):
     r = cli("finetune", tiny_store, "-o", tmp_path / "a", "--init-sha256", "0" * 64, "--epochs", "1")
-    assert r.exit_code == 2 and "--init-sha256 pins the --init weights file" in " ".join(r.output.split())
+    assert r.exit_code == 2 and "pins the weights file of --init PATH" in " ".join(r.output.split())
     torch.save(CBraMod(n_layers=1).state_dict(), tmp_path / "w.pth")
     r = cli("finetune", tiny_store, "-o", tmp_path / "b", "--init", tmp_path / "w.pth", "--init-sha256", "xyz")
     assert r.exit_code == 2 and "give the 64 hexadecimal digits of a SHA-256" in " ".join(r.output.split())

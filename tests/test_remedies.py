@@ -131,7 +131,7 @@ API_ONLY = (
     "models/serialization.py",  # says how it reads (torch.load(weights_only=True)), names no remedy
     "data/augment.py",  # examples of --augment's own value
     "cli/train.py",
-    "pipelines/estimator.py",  # the scikit-learn estimator: Python (MOABB) only
+    "training/estimator.py",  # the scikit-learn estimator: Python (MOABB) only
 )
 
 

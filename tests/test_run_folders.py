@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from neurokit._utils.staging import run_files
 from neurokit.cli.main import app
-from neurokit.pipelines.finetune import FinetuneConfig, finetune
+from neurokit.pipelines.finetune_config import FinetuneConfig
+from neurokit.pipelines.finetune import finetune
 from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
 #: the log of a dead run: eight pretraining steps, no checkpoint

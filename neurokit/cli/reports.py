@@ -329,8 +329,8 @@ def comparison_lines(res: dict, metric: str | None = None) -> list[str]:
 
 def verdict_lines(res: dict, metric: str) -> list[str]:
     """Per pretrained arm and fraction, one line of at most 80 characters: does it beat the best of scratch,
-    EEGNet and the classical baselines (:func:`neurokit.pipelines.compare.verdicts`), and in how many seeds."""
-    from neurokit.pipelines.compare import verdicts
+    EEGNet and the classical baselines (:func:`neurokit.evaluation.comparison.verdicts`), and in how many seeds."""
+    from neurokit.evaluation.comparison import verdicts
 
     table = verdicts(res, metric)
     if not table:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, List, Optional
 
@@ -12,7 +11,6 @@ from neurokit._utils.staging import claim_entries
 from neurokit.cli.common import (
     cli_words,
     console,
-    fail,
     is_main_rank,
     option_given,
     options_given,
@@ -23,7 +21,8 @@ from neurokit.cli.common import (
     run_or_exit,
     setup_logging,
 )
-from neurokit.cli.reports import print_m4oe_report, print_report, print_scheme_report
+from neurokit.cli import finetune_options as o
+from neurokit.cli.reports import print_comparison, print_m4oe_report, print_report, print_scheme_report
 
 
 # ---------------------------------------------------------------------------------------- pretrain
@@ -295,156 +294,50 @@ def pretrain_lines(res: dict) -> list[str]:
 # ---------------------------------------------------------------------------------------- finetune
 def finetune(
     ctx: typer.Context,
-    stores: List[Path] = typer.Argument(..., help="Labelled patch store(s)."),
-    out: Path = typer.Option(
-        Path("runs/finetune"), "--out", "-o", help="Output folder (best.pt, last.pt, report.json)."
-    ),
-    init: Optional[str] = typer.Option(
-        None,
-        show_default="none",
-        help="`neuro pretrain` checkpoint, released CBraMod state_dict, or Hub weights hub:ORG/NAME[@REVISION] (e.g. hub:weighting666/CBraMod; default: from scratch). Its model family is the run's.",
-    ),
-    init_sha256: Optional[str] = typer.Option(
-        None,
-        "--init-sha256",
-        show_default="none",
-        help="Pin the --init weights: refuse a file whose SHA-256 is not this one (a local file or Hub weights).",
-    ),
-    allow_partial_init: bool = typer.Option(
-        False,
-        "--allow-partial-init",
-        show_default="off",
-        help="Load an --init file that covers only part of the backbone (the rest stays at random initial values).",
-    ),
-    allow_mismatch: Optional[str] = typer.Option(
-        None,
-        "--allow-mismatch",
-        show_default="none",
-        help="Fine-tune a store that differs from the --init checkpoint's pretraining data in these facts anyway: sfreq, patch, units (comma-separated); recorded in the report.",
-    ),
-    allow_duplicate_recordings: bool = typer.Option(
-        False,
-        "--allow-duplicate-recordings",
-        show_default="off",
-        help="Fine-tune and score although the test split holds a recording (same SHA-256) of the training or validation split; the report says so.",
-    ),
-    model: Optional[str] = typer.Option(
-        None,
-        show_default="the --init checkpoint's, else cbramod",
-        help="Model family of a from-scratch backbone: {finetune_models}.",
-    ),
-    head: str = typer.Option(
-        "auto",
-        help="Head: all_patch_reps (flatten all tokens), avgpool, auto (the model's default: all_patch_reps for cbramod, avgpool for sit), or m4oe (several --task at once).",
-    ),
-    epochs: int = typer.Option(50, help="Epochs (CBraMod: 50)."),
-    batch_size: int = typer.Option(64, help="Batch size (CBraMod: 64)."),
-    lr_backbone: float = typer.Option(1e-4, help="Backbone learning rate."),
-    lr_head: Optional[float] = typer.Option(
-        None, show_default="1e-3·√(batch/256), the CBraMod release's", help="Head learning rate."
-    ),
-    weight_decay: float = typer.Option(0.05, help="AdamW weight decay."),
-    label_smoothing: float = typer.Option(0.1, help="Label smoothing (multi-class)."),
-    frozen: bool = typer.Option(
-        False,
-        "--frozen/--no-frozen",
-        help="Freeze the backbone weights (only the head trains; its dropout stays on in training, as in the CBraMod release).",
-    ),
-    n_layers: Optional[int] = typer.Option(None, show_default="none", help="Layers of a from-scratch backbone."),
-    train_subjects: Optional[str] = typer.Option(
-        None,
-        show_default="none",
-        help="Override the card's train subjects, e.g. '1-6' (with --val-subjects and --test-subjects; single-task heads, --scheme card).",
-    ),
-    val_subjects: Optional[str] = typer.Option(
-        None, show_default="none", help="Override the card's validation subjects."
-    ),
-    test_subjects: Optional[str] = typer.Option(None, show_default="none", help="Override the card's test subjects."),
-    augment: Optional[str] = typer.Option(
-        None,
-        show_default="off",
-        help="EEG augmentation, e.g. 'time_shift=0.1,scale=0.1,noise=5,channel_dropout=0.1,freq_shift=1,mixup=0.2,p=0.5' (seconds, fraction, µV, probability, Hz, Beta α, per-transform probability; --head m4oe: all but mixup).",
-    ),
-    plots: bool = typer.Option(
-        False,
-        "--plots",
-        show_default="off",
-        help="Also draw the report's figures into OUT/plots (see `neuro plot-report`; --head m4oe: the modality contributions).",
-    ),
-    scheme: str = typer.Option(
-        "card",
-        help="Evaluation scheme: card (the card's splits), loso (leave one subject out), kfold-subject, cross-session, within-session (single-task heads).",
-    ),
-    folds: int = typer.Option(5, help="k of the kfold-subject and within-session schemes."),
-    seed: int = typer.Option(0, help="Random seed."),
-    device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K."),
-    num_workers: int = typer.Option(0, help="DataLoader worker processes."),
-    overwrite: bool = typer.Option(
-        False,
-        "--overwrite",
-        show_default="off",
-        help="Replace an earlier run in OUT (its files only; yours there stay).",
-    ),
-    progress: bool = typer.Option(True, help="Show a progress bar."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
-    task: Optional[List[str]] = typer.Option(
-        None, "--task", show_default="none", help="--head m4oe: a task CARD:TASK (repeatable; one store per task)."
-    ),
-    modality: Optional[List[str]] = typer.Option(
-        None,
-        "--modality",
-        show_default="the cards' modalities",
-        help="--head m4oe: NAME=CH,CH or a card modality NAME (repeatable).",
-    ),
-    m4oe_preset: str = typer.Option(
-        "small", "--m4oe-preset", help="--head m4oe: expert counts, small (CPU) or paper (32/128/16)."
-    ),
-    alpha: float = typer.Option(0.1, help="--head m4oe: weight of the -α·I(M;E|T) term."),
-    focal_gamma: Optional[float] = typer.Option(
-        2.0,
-        "--focal-gamma",
-        help="--head m4oe: focal loss γ with α = 1 − training class frequency (release: 2; 0: class-weighted cross-entropy).",
-    ),
-    resume: bool = typer.Option(
-        False,
-        "--resume",
-        show_default="off",
-        help="Continue the run in OUT from its last.pt (written each epoch) up to --epochs, with the same settings (--scheme card).",
-    ),
-    baselines: bool = typer.Option(
-        True, "--baselines/--no-baselines", help="Score the classical baselines on the same split."
-    ),
-    strategy: str = typer.Option(
-        "full",
-        help="How the backbone adapts: full, frozen (= --frozen), linear-probe (logistic regression on pooled frozen features) or lora (peft adapters + head); with --compare-scratch/--seeds a comma list, e.g. full,lora.",
-    ),
-    lora_rank: int = typer.Option(8, "--lora-rank", help="--strategy lora: adapter rank r."),
-    lora_alpha: float = typer.Option(
-        16.0, "--lora-alpha", help="--strategy lora: adapter scaling alpha (update scaled by alpha/r)."
-    ),
-    compare_scratch: bool = typer.Option(
-        False,
-        "--compare-scratch",
-        show_default="off",
-        help="Also train the same architecture from random weights and EEGNet-8,2 (same settings, split, seeds, label subsets) and linear probes of both; print pretrained vs scratch vs EEGNet with the differences. Needs --init.",
-    ),
-    seeds: Optional[int] = typer.Option(
-        None,
-        "--seeds",
-        show_default="1",
-        help="Repeat every arm with this many seeds (--seed, --seed+1, ...): mean ± std and paired differences.",
-    ),
-    label_fractions: Optional[str] = typer.Option(
-        None,
-        "--label-fractions",
-        show_default="1",
-        help="Fine-tune on these fractions of the training labels, e.g. 0.02,0.1,1 (stratified by class, seeded, whole subjects where possible).",
-    ),
-    probe: bool = typer.Option(
-        True,
-        "--probe/--no-probe",
-        help="With --compare-scratch/--seeds/--label-fractions: also the linear probes of the pretrained and the random backbone.",
-    ),
+    stores: o.Stores,
+    out: o.Out = Path("runs/finetune"),
+    init: o.Init = None,
+    init_sha256: o.InitSha256 = None,
+    allow_partial_init: o.AllowPartialInit = False,
+    allow_mismatch: o.AllowMismatch = None,
+    allow_duplicate_recordings: o.AllowDuplicateRecordings = False,
+    model: o.Model = None,
+    head: o.Head = "auto",
+    epochs: o.Epochs = 50,
+    batch_size: o.BatchSize = 64,
+    lr_backbone: o.LrBackbone = 1e-4,
+    lr_head: o.LrHead = None,
+    weight_decay: o.WeightDecay = 0.05,
+    label_smoothing: o.LabelSmoothing = 0.1,
+    frozen: o.Frozen = False,
+    n_layers: o.NLayers = None,
+    train_subjects: o.TrainSubjects = None,
+    val_subjects: o.ValSubjects = None,
+    test_subjects: o.TestSubjects = None,
+    augment: o.Augment = None,
+    plots: o.Plots = False,
+    scheme: o.Scheme = "card",
+    folds: o.Folds = 5,
+    seed: o.Seed = 0,
+    device: o.Device = "auto",
+    num_workers: o.NumWorkers = 0,
+    overwrite: o.Overwrite = False,
+    progress: o.Progress = True,
+    verbose: o.Verbose = False,
+    task: o.Task = None,
+    modality: o.Modality = None,
+    m4oe_preset: o.M4oePreset = "small",
+    alpha: o.Alpha = 0.1,
+    focal_gamma: o.FocalGamma = 2.0,
+    resume: o.Resume = False,
+    baselines: o.Baselines = True,
+    strategy: o.Strategy = "full",
+    lora_rank: o.LoraRank = 8,
+    lora_alpha: o.LoraAlpha = 16.0,
+    compare_scratch: o.CompareScratch = False,
+    seeds: o.Seeds = None,
+    label_fractions: o.LabelFractions = None,
+    probe: o.Probe = True,
 ) -> None:
     """Fine-tune on a labelled store; select on validation; score the test split once; print metrics.
 
@@ -453,185 +346,38 @@ def finetune(
     the head are refused, never ignored.
     """
     setup_logging(verbose)
-    from neurokit.pipelines.finetune import FinetuneConfig, check_finetune_options
-    from neurokit.pipelines.finetune import finetune as run
+    from neurokit.pipelines.finetune_plan import plan_finetune, run_finetune
 
-    compare = compare_scratch or seeds is not None or label_fractions is not None
-    strategies = [x.strip() for x in strategy.split(",") if x.strip()] or ["full"]
-    if compare:
-        _check_compare_options(compare_scratch, init, head, resume, scheme, seeds, option_given(ctx, "strategy"))
-    elif len(strategies) > 1:
-        fail(
-            ValueError(
-                f"--strategy {strategy}: several strategies are compared with --compare-scratch or --seeds; "
-                "a single run takes one"
-            )
-        )
-    elif not probe:
-        fail(
-            ValueError(
-                "--no-probe: the linear probes are arms of a comparison (--compare-scratch, --seeds, "
-                "--label-fractions); a single run has none"
-            )
-        )
-    fractions = run_or_exit(parse_fractions, label_fractions) if label_fractions is not None else [1.0]
+    fractions = run_or_exit(parse_fractions, label_fractions) if label_fractions is not None else None
     splits = parse_splits(train_subjects, val_subjects, test_subjects)
-    kw = {"n_layers": n_layers} if n_layers is not None else {}
-    cfg = run_or_exit(
-        FinetuneConfig,
-        model=model,
-        model_kwargs=kw,
-        head="auto" if head == "m4oe" else head,
-        epochs=epochs,
-        batch_size=batch_size,
-        lr_backbone=lr_backbone,
-        lr_head=lr_head,
-        weight_decay=weight_decay,
-        label_smoothing=label_smoothing,
-        frozen=frozen,
-        seed=seed,
-        device=device,
-        num_workers=num_workers,
-        progress=progress,
-        splits=splits,
-        augment=augment,
-        baselines=baselines,
-        allow_partial_init=allow_partial_init,
-        allow_mismatch=allow_mismatch,
-        allow_duplicate_recordings=allow_duplicate_recordings,
-        init_sha256=init_sha256,
-        strategy="full" if compare else strategies[0],
-        lora_rank=lora_rank,
-        lora_alpha=lora_alpha,
+    given = {"splits" if k.endswith("_subjects") else k for k in ctx.params if option_given(ctx, k)}
+    options = {k: v for k, v in ctx.params.items() if k not in o.NOT_PLANNED}
+    plan = run_or_exit(
+        plan_finetune, list(stores), out, splits=splits, label_fractions=fractions, given=given, **options
     )
-    given = options_given(ctx)
-    if compare and "lora" in strategies:  # the LoRA sizes apply to the comparison's lora arm
-        given -= {"--lora-rank", "--lora-alpha"}
-    if compare and frozen and not option_given(ctx, "strategy"):
-        strategies = ["frozen"]
-    if task and head != "m4oe":
-        fail(ValueError(f"--task is for --head m4oe (got --head {head})"))
-    if init_sha256 and not init:
-        fail(ValueError("--init-sha256 pins the --init weights file: give --init FILE (or hub:ORG/NAME) with it"))
-    if head != "m4oe":  # the release's settings for the store's dataset, where the card gives them
-        from neurokit.pipelines.finetune import card_defaults
-
-        cfg, taken = run_or_exit(card_defaults, cfg, list(stores), given)
-        if taken:
-            console.print(
-                "settings from the store's card (the release's for this dataset; options given override them): "
-                + ", ".join(f"{k} {v}" for k, v in taken.items())
-            )
-    run_or_exit(
-        check_finetune_options,
-        cfg,
-        head=head,
-        scheme=scheme,
-        resume=resume,
-        overwrite=overwrite,
-        given=given,
-        init=init,
-        stores=list(stores),
-    )
-    if head == "m4oe":
-        from neurokit.pipelines.multitask import finetune_m4oe
-
-        rep = run_or_exit(
-            finetune_m4oe,
-            list(stores),
-            out,
-            task or [],
-            cfg,
-            init=init,
-            preset=m4oe_preset,
-            alpha=alpha,
-            focal_gamma=focal_gamma,
-            modalities=modality,
-            baselines=baselines,
-            overwrite=overwrite,
-            resume=resume,
+    if plan.card_settings:
+        console.print(
+            "settings from the store's card (the release's for this dataset; options given override them): "
+            + ", ".join(f"{k} {v}" for k, v in plan.card_settings.items())
         )
-        record_command(ctx, out)
+    rep = run_or_exit(run_finetune, plan)
+    record_command(ctx, out, report="comparison.json" if plan.pipeline == "compare" else "report.json")
+    if plan.pipeline == "m4oe":
         print_m4oe_report(rep, out)
-        if plots:
-            from neurokit.plotting import plot_contributions
-
-            path = run_or_exit(plot_contributions, rep, out / "plots" / "contributions.png")
-            claim_entries(out, ["plots"])  # the run's figures: a later --overwrite replaces them
-            console.print(f"figures: {path}")
-        return
-    if compare:
-        from neurokit.cli.reports import print_comparison
-        from neurokit.pipelines.compare import compare_pretraining
-
-        res = run_or_exit(
-            compare_pretraining,
-            list(stores),
-            out,
-            cfg,
-            init=init,
-            seeds=seeds or 1,
-            label_fractions=fractions,
-            strategies=strategies,
-            scratch=compare_scratch,
-            probe=probe,
-            overwrite=overwrite,
-        )
-        record_command(ctx, out, report="comparison.json")
-        print_comparison(res, out)
-        if plots:
-            from neurokit.plotting.report import plot_report as draw
-
-            files = run_or_exit(draw, out, out / "plots")
-            console.print(f"figures: {', '.join(str(p) for p in files.values())}")
-        return
-    from neurokit.pipelines.compare import quiet_runs
-
-    # the report printed below says what the run found (a confound, degenerate predictions): not its log too;
-    # the folds of a scheme print no such lines, so their log keeps them
-    with quiet_runs() if scheme == "card" else nullcontext():
-        rep = run_or_exit(
-            run, list(stores), out, cfg, init=init, overwrite=overwrite, scheme=scheme, n_folds=folds, resume=resume
-        )
-    record_command(ctx, out)
-    if "folds" in rep:
+    elif plan.pipeline == "compare":
+        print_comparison(rep, out)
+    elif "folds" in rep:
         print_scheme_report(rep, out)
     else:
         print_report(rep, out)
     if plots:
-        from neurokit.plotting.report import plot_report as draw
+        from neurokit.plotting import plot_contributions
+        from neurokit.plotting.report import plot_report
 
-        files = run_or_exit(draw, out, out / "plots")
-        claim_entries(out, ["plots"])  # the run's figures: a later --overwrite replaces them
-        console.print(f"figures: {', '.join(str(p) for p in files.values())}")
-
-
-def _check_compare_options(
-    compare_scratch: bool, init, head: str, resume: bool, scheme: str, seeds, strategy_given: bool
-) -> None:
-    """Refuse, in one line, what a comparison (``--compare-scratch``, ``--seeds``, ``--label-fractions``) cannot do."""
-    flags = "--compare-scratch/--seeds/--label-fractions"
-    if compare_scratch and init is None:
-        fail(
-            ValueError(
-                "--compare-scratch: compares fine-tuning from --init weights with training from scratch; "
-                "give --init (a pretrain checkpoint or hub:ORG/NAME)"
-            )
-        )
-    if head == "m4oe":
-        fail(
-            ValueError(
-                f"{flags}: not with --head m4oe (the multi-task head has one run per task set); use a single-task head"
-            )
-        )
-    if resume:
-        fail(
-            ValueError(
-                f"--resume: a comparison ({flags}) resumes by itself: run the same command again and "
-                "finished runs are reused"
-            )
-        )
-    if scheme != "card":
-        fail(ValueError(f"--scheme {scheme}: a comparison ({flags}) runs on the card's split; use --scheme card"))
-    if seeds is not None and seeds < 1:
-        fail(ValueError(f"--seeds {seeds}: must be >= 1"))
+        if plan.pipeline == "m4oe":
+            files = [run_or_exit(plot_contributions, rep, out / "plots" / "contributions.png")]
+        else:
+            files = list(run_or_exit(plot_report, out, out / "plots").values())
+        if plan.pipeline != "compare":
+            claim_entries(out, ["plots"])  # the run's figures: a later --overwrite replaces them
+        console.print(f"figures: {', '.join(str(p) for p in files)}")

@@ -364,6 +364,48 @@ class Augmenter:
         return x, mix
 
 
+def make_augmenter(augment: str | dict | None, ds, *, seed: int = 0, mixup: bool = True):
+    """The training batches' :class:`Augmenter` for the store(s) of ``ds``, at their rate and units.
+
+    Parameters
+    ----------
+    augment : str or dict, optional
+        The augmentation (:meth:`AugmentConfig.parse`); ``None`` or nothing enabled: no augmenter.
+    ds : PatchDataset
+        The training data (:class:`~neurokit.data.dataset.PatchDataset`): its modality, sample shape, sampling
+        rate and recipe ``scale`` (data units per volt; CBraMod's 1e4 when absent).
+    seed : int
+        Seed of the augmenter's generator.
+    mixup : bool
+        Whether the loss can mix labels (``False``: the M4oE head's multi-task loss, which refuses mixup).
+
+    Returns
+    -------
+    Augmenter or None
+        ``None`` when ``augment`` enables no transform.
+
+    Raises
+    ------
+    ConfigError
+        A store that is not an EEG patch store ``(C, N, P)``, or mixup where the loss cannot mix labels.
+    """
+    aug = AugmentConfig.parse(augment)
+    if not aug.enabled:
+        return None
+    if not mixup and aug.mixup:
+        raise ConfigError(
+            f"augment='mixup={aug.mixup:g}': the M4oE head's multi-task loss does not mix labels; drop mixup from the "
+            "augmentation (the other transforms apply)"
+        )
+    if ds.info.modality != "eeg" or len(ds.sample_shape) != 3:
+        raise ConfigError(
+            f"augmentation is defined for EEG patch stores (C, N, P); this store holds "
+            f"{ds.info.modality} samples {ds.sample_shape}"
+        )
+    scale = float(ds.info.recipe.get("scale") or 1e4)  # data units per volt
+    return Augmenter(aug, sfreq=float(ds.info.sfreq or 200.0), units_per_uv=scale * 1e-6, seed=seed)
+
+
 def _beta(n: int, alpha: float, generator: torch.Generator) -> torch.Tensor:
     """Beta(α, α) draws from the seeded generator: scipy's inverse CDF of seeded uniforms (torch's Beta
     sampler takes no generator)."""

@@ -3,7 +3,7 @@
 braindecode builds its datasets from MNE objects (``braindecode.datasets.create_from_mne_epochs``, or
 ``create_from_X_y(epochs.get_data(), y, ...)``); :func:`to_epochs` gives the store's windows in volts with one
 metadata row per window (``subject``, ``session``, ``run``, ``onset``, ``target``), so a neurokit store serves
-those tools without neurokit's dataset classes, and :class:`~neurokit.pipelines.estimator.FoundationClassifier`
+those tools without neurokit's dataset classes, and :class:`~neurokit.training.estimator.FoundationClassifier`
 reads the same object back.
 """
 

@@ -32,7 +32,7 @@ METRIC_ALIASES = {
     "balanced_acc": "balanced_accuracy",
     "pearson_r": "pearson_r",
 }
-#: a card's ``finetune`` keys → :class:`~neurokit.pipelines.finetune.FinetuneConfig` fields
+#: a card's ``finetune`` keys → :class:`~neurokit.pipelines.finetune_config.FinetuneConfig` fields
 FINETUNE_KEYS = {
     "epochs": "epochs",
     "batch_size": "batch_size",
@@ -154,3 +154,31 @@ def card_protocol(card_body: dict | None, task: str | None) -> Protocol:
         except (TypeError, ValueError) as exc:
             raise CardError(f"{where}: paper figures of {model!r} must be numbers ({exc})") from None
     return Protocol(kind=kind, metrics=[metric_name(m) for m in t.get("metrics") or []], finetune=ft, paper=paper)
+
+
+def paper_figures(card_body: dict | None, task: str | None) -> dict[str, Any]:
+    """The figures the paper reports for a card task, as a fine-tuning report carries them beside the run's.
+
+    Parameters
+    ----------
+    card_body : dict, optional
+        The store's card (its ``card_body``).
+    task : str, optional
+        The store's task.
+
+    Returns
+    -------
+    dict
+        ``{"paper": {model: {metric: figure}}, "paper_metrics": [...]}``, or ``{}`` when the card gives none or
+        cannot be read (a card body another version wrote: no figures rather than no report).
+
+    Examples
+    --------
+    >>> paper_figures(None, None)
+    {}
+    """
+    try:
+        p = card_protocol(card_body, task)
+    except Exception:  # a card body another version wrote: no figures rather than no report
+        return {}
+    return {"paper": p.paper, "paper_metrics": p.metrics} if p.paper else {}

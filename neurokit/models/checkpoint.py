@@ -517,3 +517,31 @@ def check_resume_data(ck: dict[str, Any], attrs: dict[str, Any], *, what: str, s
             "new run (overwrite=True)"
         )
     check_same_data(desc, attrs, what=what, fields=(*DATA_FIELDS, "sfreq"))
+
+
+def init_fingerprint(init: str | Path | None) -> str | None:
+    """What a resumed or reused fine-tuning run must start from: the SHA-256 of its initial weights file.
+
+    Parameters
+    ----------
+    init : path or str, optional
+        A weights file, or a Hub name (``hub:ORG/NAME``, whose revision, commit and hash a run records beside).
+
+    Returns
+    -------
+    str or None
+        The file's SHA-256, the Hub name as given, or ``None`` without ``init``.
+
+    Examples
+    --------
+    >>> init_fingerprint(None), init_fingerprint("hub:org/name")
+    (None, 'hub:org/name')
+    """
+    if init is None:
+        return None
+    from neurokit._utils.hashing import file_sha256
+
+    path = Path(str(init)).expanduser()
+    if not path.is_file():  # a Hub name: its revision, commit and hash are recorded under init_weights
+        return str(init)
+    return file_sha256(path)

@@ -20,13 +20,12 @@ Bench's strategies):
 plus the classical baselines and chance once per fraction (on the first seed's subset). Means and standard
 deviations are over seeds (sample std, ``ddof=1``; 0 for one seed); a paired difference is taken seed by seed
 (the two arms of a seed share the label subset and the seed), with the number of seeds where the first arm
-scored higher. The ``verdict`` (:func:`verdicts`) says per pretrained arm and fraction whether it beats the best of
+scored higher. The ``verdict`` (:func:`~neurokit.evaluation.comparison.verdicts`) says per pretrained arm and fraction whether it beats the best of
 ``scratch``, ``eegnet`` and the classical baselines, and in how many seeds.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import logging
 from contextlib import contextmanager
@@ -40,24 +39,25 @@ from neurokit._utils.errors import ConfigError
 from neurokit.data.dataset import PatchDataset, open_labelled
 from neurokit.data.splits import resolve_splits
 from neurokit.evaluation.baselines import METHODS, MI_BAND
+from neurokit.evaluation.comparison import (
+    COMPARE_METRICS,
+    EEG_ONLY,
+    EEGNET,
+    PROBE,
+    PROBE_RANDOM,
+    SCRATCH,
+    aggregate,
+    frac_key,
+    paired_arms,
+    verdicts,
+    write_comparison_csv,
+)
 from neurokit.evaluation.metrics import SELECTION
 from neurokit.models.eegnet import eegnet_dropout
-from neurokit.pipelines.finetune import (
-    STRATEGIES,
-    FinetuneConfig,
-    finetune_backbone,
-    finetune_or_reuse,
-)
+from neurokit.pipelines.finetune import finetune, finetune_backbone, finetune_or_reuse
+from neurokit.pipelines.finetune_config import STRATEGIES, FinetuneConfig
 
 logger = logging.getLogger("neurokit")
-
-#: metrics a comparison aggregates, in the order its tables show them
-COMPARE_METRICS = ("balanced_accuracy", "cohen_kappa", "auroc", "auc_pr", "f1_weighted", "pearson_r", "r2", "rmse")
-SCRATCH, PROBE, PROBE_RANDOM = "scratch", "linear-probe", "linear-probe-random"
-EEGNET = "eegnet"
-#: what a comparison's table shows for the EEGNet arm of a store that is not EEG
-EEG_ONLY = "n/a: EEG only"
-
 
 #: EEGNet's learning rate, the same for every weight: Adam's default, with which Lawhern et al. (2018) trained it
 #: (the backbone rate of CBraMod's recipe, 1e-4, leaves it nearly untrained in a few epochs)
@@ -76,6 +76,21 @@ def eegnet_config(
     (:data:`EEGNET_LR`) and at least ``min_epochs`` epochs (:data:`EEGNET_MIN_EPOCHS`: the arm a user would train
     instead is trained as its users train it, not with a foundation model's fine-tuning budget);
     ``base.model_kwargs`` (another family's) are dropped; ``changes`` override any field.
+
+    Parameters
+    ----------
+    base : FinetuneConfig
+        The comparison's shared settings.
+    split_by : str
+        How the data are split (``"subject"``, ``"run"``…), which sets EEGNet's dropout.
+    min_epochs : int
+        The fewest epochs the EEGNet run trains for.
+    **changes
+        Fields set last.
+
+    Returns
+    -------
+    FinetuneConfig
 
     Examples
     --------
@@ -97,7 +112,22 @@ def eegnet_config(
 
 
 def arm_name(strategy: str) -> str:
-    """``"full"`` → ``"pretrained"``; ``"lora"`` → ``"pretrained-lora"``; ``"linear-probe"`` → ``"linear-probe"``."""
+    """The name of a comparison's arm that fine-tunes the pretrained weights with ``strategy``.
+
+    Parameters
+    ----------
+    strategy : str
+        One of :data:`~neurokit.pipelines.finetune_config.STRATEGIES`.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> arm_name("full"), arm_name("lora"), arm_name("linear-probe")
+    ('pretrained', 'pretrained-lora', 'linear-probe')
+    """
     return "pretrained" if strategy == "full" else PROBE if strategy == "linear-probe" else f"pretrained-{strategy}"
 
 
@@ -107,6 +137,19 @@ def comparison_arms(
     """The arms of a comparison: name → ``{"pretrained": bool, "strategy": str}``, pretrained arms first;
     ``eegnet`` adds the EEGNet arm beside ``scratch`` (``"model": "eegnet"``).
 
+    Parameters
+    ----------
+    strategies : sequence of str
+        Strategies of the pretrained arms.
+    pretrained : bool
+        Whether there are pretrained weights (``init``).
+    scratch, probe, eegnet : bool
+        The from-scratch arm, the linear probes, the EEGNet arm.
+
+    Returns
+    -------
+    dict
+
     Raises
     ------
     ConfigError
@@ -115,7 +158,7 @@ def comparison_arms(
     arms: dict[str, dict] = {}
     for st in strategies:
         if st not in STRATEGIES:
-            raise ConfigError(f"strategy {st!r}: allowed {', '.join(STRATEGIES)} (CLI: --strategy)")
+            raise ConfigError(f"strategy={st!r}: allowed {', '.join(STRATEGIES)}")
         if pretrained:
             arms[arm_name(st)] = {"pretrained": True, "strategy": st}
     if scratch:
@@ -127,88 +170,8 @@ def comparison_arms(
             arms[PROBE] = {"pretrained": True, "strategy": "linear-probe"}
         arms[PROBE_RANDOM] = {"pretrained": False, "strategy": "linear-probe"}
     if not arms:
-        raise ConfigError("nothing to compare: give init weights (CLI: --init) or keep the from-scratch arm")
+        raise ConfigError("nothing to compare: give init=PATH (pretrained weights) or keep the from-scratch arm")
     return arms
-
-
-def paired_arms(arms: Sequence[str]) -> list[tuple[str, str]]:
-    """The (pretrained arm, its random-weight twin) pairs whose seed-by-seed difference is reported, then
-    (pretrained arm, ``eegnet``)."""
-    pairs = [(a, SCRATCH) for a in arms if a.startswith("pretrained") and SCRATCH in arms]
-    pairs += [(a, EEGNET) for a in arms if a.startswith("pretrained") and EEGNET in arms]
-    if PROBE in arms and PROBE_RANDOM in arms:
-        pairs.append((PROBE, PROBE_RANDOM))
-    return pairs
-
-
-def frac_key(f: float) -> str:
-    """A label fraction as a key and folder name part: 0.02 → ``"0.02"``, 1.0 → ``"1"``."""
-    return f"{float(f):g}"
-
-
-def aggregate(rows: Sequence[dict], metrics: Sequence[str], pairs: Sequence[tuple[str, str]] = ()) -> dict:
-    """Mean ± std per arm and fraction, and paired differences, from per-run rows.
-
-    Parameters
-    ----------
-    rows : sequence of dict
-        One per run: ``arm``, ``fraction`` (str key), ``seed`` and a value (float or ``None`` when undefined)
-        per metric.
-    metrics : sequence of str
-    pairs : sequence of (arm a, arm b)
-        Differences ``a − b`` taken over the seeds both arms have a defined value for.
-
-    Returns
-    -------
-    dict with ``summary[arm][fraction][metric] = {"mean", "std", "n"}`` (``mean``/``std`` ``None`` when no
-    seed gave a number) and ``differences["a − b"][fraction][metric] = {"mean", "std", "better", "n"}``
-    (``better``: seeds where ``a`` scored higher). ``std`` is the sample standard deviation (``ddof=1``), 0 for
-    one seed.
-
-    Examples
-    --------
-    >>> rows = [{"arm": a, "fraction": "1", "seed": s, "auroc": v} for a, s, v in
-    ...         [("p", 0, 0.9), ("p", 1, 0.8), ("s", 0, 0.7), ("s", 1, 0.85)]]
-    >>> out = aggregate(rows, ["auroc"], [("p", "s")])
-    >>> round(out["differences"]["p − s"]["1"]["auroc"]["mean"], 3), out["differences"]["p − s"]["1"]["auroc"]["better"]
-    (0.075, 1)
-    """
-
-    def stats(vals):
-        v = np.asarray([x for x in vals if x is not None and np.isfinite(x)], dtype=np.float64)
-        if not len(v):
-            return {"mean": None, "std": None, "n": 0}
-        return {"mean": float(v.mean()), "std": float(v.std(ddof=1)) if len(v) > 1 else 0.0, "n": int(len(v))}
-
-    table: dict[tuple, dict] = {}
-    for r in rows:
-        table[(r["arm"], r["fraction"], r["seed"])] = r
-    arms = list(dict.fromkeys(r["arm"] for r in rows))
-    fracs = list(dict.fromkeys(r["fraction"] for r in rows))
-    summary = {
-        a: {
-            f: {m: stats([r.get(m) for (aa, ff, _), r in table.items() if aa == a and ff == f]) for m in metrics}
-            for f in fracs
-            if any(k[:2] == (a, f) for k in table)
-        }
-        for a in arms
-    }
-    differences: dict[str, dict] = {}
-    for a, b in pairs:
-        d = differences.setdefault(f"{a} − {b}", {})
-        for f in fracs:
-            seeds = [s for (aa, ff, s) in table if aa == a and ff == f and (b, f, s) in table]
-            d[f] = {}
-            for m in metrics:
-                diff = [
-                    table[(a, f, s)][m] - table[(b, f, s)][m]
-                    for s in seeds
-                    if table[(a, f, s)].get(m) is not None and table[(b, f, s)].get(m) is not None
-                ]
-                st = stats(diff)
-                st["better"] = int(sum(x > 0 for x in diff))
-                d[f][m] = st
-    return {"summary": summary, "differences": differences}
 
 
 def compare_pretraining(
@@ -245,7 +208,7 @@ def compare_pretraining(
     label_fractions : sequence of float
         Fractions of the training labels, each in ``(0, 1]`` (e.g. ``(0.02, 0.1, 1)``).
     strategies : sequence of str
-        Strategies of the pretrained arms (:data:`~neurokit.pipelines.finetune.STRATEGIES`).
+        Strategies of the pretrained arms (:data:`~neurokit.pipelines.finetune_config.STRATEGIES`).
     scratch, probe : bool
         Also run the ``scratch`` arm; also run the linear probes of the pretrained and the random backbone.
     eegnet : bool
@@ -262,8 +225,8 @@ def compare_pretraining(
     dict (also ``out/comparison.json``): ``arms``, ``fractions``, ``seeds``, ``kind``, ``label_names``,
     ``metric`` (the task's selection metric), ``runs`` (one row per arm × fraction × seed: test metrics,
     ``None`` where undefined, training windows, subset mode, folder, whether reused), ``summary`` and
-    ``differences`` (:func:`aggregate`), ``baselines`` (fraction → method → test metrics), ``chance``,
-    ``subsets`` (fraction → seed → the label subset's mode and counts), ``verdict`` (:func:`verdicts`),
+    ``differences`` (:func:`~neurokit.evaluation.comparison.aggregate`), ``baselines`` (fraction → method → test metrics), ``chance``,
+    ``subsets`` (fraction → seed → the label subset's mode and counts), ``verdict`` (:func:`~neurokit.evaluation.comparison.verdicts`),
     ``not_applicable`` (arm → why it was not run).
 
     Raises
@@ -284,11 +247,13 @@ def compare_pretraining(
     out = Path(out)
     seed_list = list(range(cfg.seed, cfg.seed + int(seeds))) if isinstance(seeds, (int, np.integer)) else list(seeds)
     if not seed_list or len(set(seed_list)) != len(seed_list):
-        raise ConfigError(f"seeds={seeds!r}: give a count >= 1 or distinct seeds (CLI: --seeds N)")
+        raise ConfigError(f"seeds={seeds!r}: give a count >= 1 or distinct seeds")
     fractions = [float(f) for f in label_fractions]
     bad = [f for f in fractions if not 0 < f <= 1]
     if bad or not fractions:
-        raise ConfigError(f"label fractions {fractions}: each must be in (0, 1] (CLI: --label-fractions 0.02,0.1,1)")
+        raise ConfigError(
+            f"label_fractions={','.join(f'{f:g}' for f in fractions)}: each must be in (0, 1] (e.g. 0.02,0.1,1)"
+        )
     fractions = sorted(dict.fromkeys(fractions))
     strategies = list(dict.fromkeys([*strategies, *([cfg.strategy] if cfg.strategy != "full" else [])]))
     arms = comparison_arms(
@@ -439,7 +404,7 @@ def baseline_with_eegnet(
         EEGNet's run folder; default a temporary folder, removed afterwards. A folder that holds a run is
         refused (``FileExistsError``, naming its files) unless ``overwrite``.
     overwrite : bool
-        Replace the run in ``out`` (CLI: ``neuro baseline --overwrite``).
+        Replace the run in ``out``.
     progress : bool
         EEGNet's progress bar.
 
@@ -462,14 +427,11 @@ def baseline_with_eegnet(
     import tempfile
 
     from neurokit.evaluation.baselines import baseline
-    from neurokit.pipelines.finetune import finetune
 
     wants = list(methods) if methods else None
     unknown = [m for m in wants or () if m not in (*METHODS, EEGNET)]
     if unknown:  # before any store is read; the classical baselines alone do not know eegnet
-        raise ConfigError(
-            f"method={unknown[0]!r} (CLI: --method {unknown[0]}): unknown baseline; allowed: {', '.join((*METHODS, EEGNET))}"
-        )
+        raise ConfigError(f"method={unknown[0]!r}: unknown baseline; allowed: {', '.join((*METHODS, EEGNET))}")
     classical = [m for m in wants if m != EEGNET] if wants is not None else None
     res = baseline(stores, methods=classical, splits=splits, seed=seed, band=band)
     if not wants or EEGNET not in wants:
@@ -508,76 +470,6 @@ def baseline_with_eegnet(
     return res
 
 
-#: the arms a pretrained model must beat, besides the classical baselines
-RIVALS = (SCRATCH, EEGNET)
-
-
-def verdicts(result: dict, metric: str | None = None) -> dict[str, dict[str, dict]]:
-    """Per pretrained arm and label fraction: does it beat the best of ``scratch``, ``eegnet`` and the classical
-    baselines on the test ``metric`` (default the task's selection metric; higher is better), and in how many seeds?
-
-    The best rival is the one of highest mean over seeds (a baseline's one value: it is fitted once per fraction).
-    A seed counts as better when the pretrained run of that seed scored above the best rival's run of the same
-    seed (above the baseline's value when the best is a baseline).
-
-    Parameters
-    ----------
-    result : dict
-        :func:`compare_pretraining`'s result (``runs``, ``summary``, ``baselines``, ``arms``, ``fractions``).
-    metric : str, optional
-
-    Returns
-    -------
-    ``{arm: {fraction: {"metric", "mean", "best", "best_mean", "beats", "better", "n"}}}``: ``best`` the rival's
-    name (``None`` when no rival has a number), ``beats`` ``None`` then; ``better`` of ``n`` seeds.
-
-    Examples
-    --------
-    >>> runs = [{"arm": a, "fraction": "1", "seed": s, "auroc": v} for a, s, v in
-    ...         [("pretrained", 0, 0.8), ("pretrained", 1, 0.7), ("scratch", 0, 0.6), ("scratch", 1, 0.75)]]
-    >>> res = {"metric": "auroc", "arms": ["pretrained", "scratch"], "fractions": ["1"], "runs": runs,
-    ...        "baselines": {"1": {"bandpower_lr": {"auroc": 0.72}}}}
-    >>> v = verdicts(res)["pretrained"]["1"]
-    >>> v["best"], v["beats"], v["better"], v["n"]
-    ('bandpower_lr', True, 1, 2)
-    """
-    metric = metric or result["metric"]
-    by = {(r["arm"], r["fraction"], r["seed"]): r.get(metric) for r in result.get("runs", [])}
-    out: dict[str, dict[str, dict]] = {}
-    for arm in (a for a in result["arms"] if a.startswith("pretrained")):
-        for f in result["fractions"]:
-            mine = {s: v for (a, ff, s), v in by.items() if a == arm and ff == f and v is not None}
-            rivals: dict[str, dict] = {}  # name → seed → value (a baseline: the same value for every seed)
-            for r in RIVALS:
-                vals = {s: v for (a, ff, s), v in by.items() if a == r and ff == f and v is not None}
-                if vals:
-                    rivals[r] = vals
-            for name, ms in (result.get("baselines") or {}).get(f, {}).items():
-                if ms.get(metric) is not None:
-                    rivals[name] = {s: ms[metric] for s in mine}
-            entry: dict[str, Any] = {
-                "metric": metric,
-                "mean": float(np.mean(list(mine.values()))) if mine else None,
-                "best": None,
-                "best_mean": None,
-                "beats": None,
-                "better": 0,
-                "n": 0,
-            }
-            if rivals and mine:
-                best = max(rivals, key=lambda n: float(np.mean(list(rivals[n].values()))))
-                seeds = [s for s in mine if s in rivals[best]]
-                entry.update(
-                    best=best,
-                    best_mean=float(np.mean(list(rivals[best].values()))),
-                    better=int(sum(mine[s] > rivals[best][s] for s in seeds)),
-                    n=len(seeds),
-                )
-                entry["beats"] = bool(entry["mean"] > entry["best_mean"])
-            out.setdefault(arm, {})[f] = entry
-    return out
-
-
 @contextmanager
 def quiet_runs():
     """Within: the per-run warnings of fine-tuning (logger ``neurokit.run``: degenerate predictions, a confound)
@@ -589,48 +481,3 @@ def quiet_runs():
         yield
     finally:
         lg.setLevel(level)
-
-
-def write_comparison_csv(result: dict, path: str | Path) -> Path:
-    """``comparison.csv``: one row per arm × fraction × seed, then per arm × fraction the ``mean`` and ``std``
-    rows, the paired differences (``mean``, ``std``, ``better`` = seeds better of ``n``), the baselines and
-    chance. Undefined metrics are empty cells."""
-    metrics = result["metrics"]
-    path = Path(path)
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["arm", "fraction", "seed", "n_train", "subset_mode", *metrics])
-
-        def cell(v):
-            return "" if v is None else f"{v:.6g}" if isinstance(v, float) else v
-
-        for r in result["runs"]:
-            w.writerow(
-                [r["arm"], r["fraction"], r["seed"], r["n_train"], r["subset_mode"], *(cell(r.get(m)) for m in metrics)]
-            )
-        for arm, by_f in result["summary"].items():
-            for f, ms in by_f.items():
-                for stat in ("mean", "std"):
-                    w.writerow([arm, f, stat, "", "", *(cell(ms[m][stat]) for m in metrics)])
-        for name, by_f in result["differences"].items():
-            for f, ms in by_f.items():
-                for stat in ("mean", "std", "better"):
-                    w.writerow(
-                        [
-                            name,
-                            f,
-                            stat,
-                            "",
-                            "",
-                            *(
-                                cell(ms[m][stat]) if stat != "better" else f"{ms[m]['better']}/{ms[m]['n']}"
-                                for m in metrics
-                            ),
-                        ]
-                    )
-        for f, bs in result["baselines"].items():
-            for name, ms in bs.items():
-                w.writerow([name, f, "", "", "", *(cell(ms.get(m)) for m in metrics)])
-        if result.get("chance"):
-            w.writerow(["chance", "", "", "", "", *(cell(result["chance"].get(m)) for m in metrics)])
-    return path

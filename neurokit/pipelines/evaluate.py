@@ -11,18 +11,14 @@ from neurokit._utils.errors import ChannelMismatchError, ConfigError
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.provenance import check_split_recordings, pretraining_overlap, warn_overlap
 from neurokit.data.splits import class_count, resolve_splits, task_kind
+from neurokit.evaluation.contributions import ablation_contributions, contributions
 from neurokit.evaluation.metrics import degenerate_predictions, score
 from neurokit.store.patch_store import PatchStore
 from neurokit.models.checkpoint import check_allow_mismatch, check_channels, check_data_facts, data_facts
 from neurokit.models.heads import load_finetuned, load_m4oe
 from neurokit.models.registry import get_model_spec
-from neurokit.pipelines.multitask import (
-    ablation_contributions,
-    contributions,
-    predict_task,
-)
 from neurokit.training import distributed as dist
-from neurokit.training.predict import predict
+from neurokit.training.predict import predict, predict_task
 
 logger = logging.getLogger("neurokit")
 

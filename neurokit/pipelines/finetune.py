@@ -11,36 +11,44 @@ from __future__ import annotations
 
 import json
 import logging
-import re
-import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Collection, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from neurokit._utils.errors import ConfigError
+from neurokit.data.augment import make_augmenter
 from neurokit.data.dataset import PatchDataset, open_labelled
 from neurokit.data.provenance import check_split_recordings, pretraining_overlap, warn_overlap
 from neurokit.data.splits import resolve_splits
 from neurokit.evaluation.metrics import SELECTION, degenerate_predictions, mark_undefined, score
+from neurokit.evaluation.protocol import paper_figures
 from neurokit.store.patch_store import StoreMeta
 from neurokit.models.checkpoint import (
-    check_allow_mismatch,
     check_resume_data,
     data_differences,
+    init_fingerprint,
     load_checkpoint,
     save_checkpoint,
 )
 from neurokit.models.heads import HEADS, FinetuneModel, Head, backbone_features
 from neurokit.models.input_norm import fit_input_norm
+from neurokit.models.lora import add_lora, merge_lora, trainable_parameters
 from neurokit.models.registry import build_backbone, get_model_spec
+from neurokit.pipelines.finetune_config import (
+    LATER_DEFAULTS,
+    RESUME_MAY_CHANGE,
+    FinetuneConfig,
+    check_finetune_options,
+    finetune_record,
+)
 from neurokit.pipelines.outputs import run_in_folder
 from neurokit.training import distributed as dist
-from neurokit.training.optim import OptimConfig, seed_everything
+from neurokit.training.losses import supervised_loss
+from neurokit.training.optim import lr_groups, seed_everything, two_rate_optim
 from neurokit.training.predict import predict
 from neurokit.training.trainer import Trainer
 
@@ -48,343 +56,6 @@ logger = logging.getLogger("neurokit")
 #: what one run found in its results (degenerate predictions, a confound): a comparison of many runs quiets it
 #: and reports the same findings in its own table
 run_logger = logging.getLogger("neurokit.run")
-
-
-#: how a fine-tuning run adapts the backbone (:class:`FinetuneConfig` ``strategy``)
-STRATEGIES = ("full", "frozen", "linear-probe", "lora")
-
-#: linear layers that take LoRA adapters, per model family (checked against ``named_modules()``; CBraMod's
-#: attention input projections are raw parameters, not ``nn.Linear``, so they take none)
-LORA_TARGETS = {"cbramod": ("out_proj", "linear1", "linear2"), "sit": ("to_qkv", "to_out.0")}
-
-#: FinetuneConfig fields added after runs were first saved, with the value an older run had
-_LATER_DEFAULTS = {
-    "label_fraction": 1.0,
-    "strategy": "full",
-    "lora_rank": 8,
-    "lora_alpha": 16.0,
-    "allow_duplicate_recordings": False,
-}
-
-
-@dataclass
-class FinetuneConfig:
-    """Fine-tuning settings; defaults are CBraMod's (50 epochs, batch 64, backbone lr 1e-4, head lr
-    1e-3·√(batch/256) (:func:`head_lr`; 5e-4 at batch 64), weight decay 0.05, cosine to 1e-6, clip 1.0,
-    label smoothing 0.1).
-
-    ``frozen``: the backbone's weights are not trained (only the head is). As in the CBraMod release
-    (``finetune_trainer.py`` sets ``requires_grad=False`` on the backbone and then calls ``model.train()`` on
-    the whole model), the backbone stays in training mode, so its dropout is active while the head trains;
-    it is in eval mode for validation and test like the rest of the model.
-
-    ``strategy``: how the backbone is adapted (:data:`STRATEGIES`). ``full`` trains every weight; ``frozen``
-    trains the head only (``frozen=True`` is the same, and contradicting it is refused); ``lora`` adds LoRA
-    adapters (Hu et al., ICLR 2022) through the ``peft`` library to the backbone's linear layers
-    (:data:`LORA_TARGETS`; rank ``lora_rank``, scaling ``lora_alpha / lora_rank``, learning rate
-    ``lr_backbone``) and trains them with the head, the backbone's own weights fixed; the adapters are merged
-    into the weights of ``best.pt``. ``linear-probe`` trains nothing by gradient: a logistic regression
-    (ridge for regression) on the frozen backbone's features averaged over tokens, its ``C`` chosen on the
-    validation split (:func:`neurokit.evaluation.probe.fit_linear_probe`), stored as an ``avgpool`` head.
-
-    ``label_fraction``: learn from this fraction of the training split's labels, in ``(0, 1]``: a subset
-    stratified by class, drawn with ``seed``, whole subjects kept together where the split is by subject and
-    enough subjects hold every class, else windows stratified by (class, subject)
-    (:func:`neurokit.data.splits.label_fraction_subset`). Validation and test splits stay whole; the report's
-    ``label_fraction`` says which subset was taken and its counts.
-
-    ``model``: the model family of a from-scratch backbone; ``None`` (the default) takes the family of the
-    ``init`` checkpoint, else ``cbramod``. A family that differs from the ``init`` checkpoint's is refused.
-
-    Raises
-    ------
-    ConfigError
-        Out-of-range values, an unknown head or model, an augmentation that does not parse.
-    """
-
-    model: str | None = None  # None: the family of the ``init`` checkpoint, else cbramod
-    model_kwargs: dict[str, Any] = field(default_factory=dict)
-    head: str = "auto"  # "auto": the model family's default (CBraMod: all_patch_reps; SiT: avgpool)
-    epochs: int = 50
-    batch_size: int = 64
-    lr_backbone: float = 1e-4
-    lr_head: float | None = None  # None: 1e-3·√(batch_size/256), the CBraMod release's rule (see __post_init__)
-    weight_decay: float = 0.05
-    min_lr: float = 1e-6
-    clip_grad: float = 1.0
-    label_smoothing: float = 0.1
-    dropout: float = 0.1
-    frozen: bool = False
-    seed: int = 0
-    device: str = "auto"
-    num_workers: int = 0
-    progress: bool = True
-    splits: dict[str, list[str]] | None = None  # split → subject ids; default from the card
-    baselines: bool = True  # score the classical baselines (neurokit.evaluation.baselines) on the same split
-    confound_check: bool = True  # test the training labels against eye-movement proxies (evaluation.confounds)
-    augment: dict[str, float] | str | None = None  # EEG augmentation (neurokit.data.augment.AugmentConfig); off
-    allow_partial_init: bool = False  # load an ``init`` file that covers only part of the backbone
-    allow_mismatch: list[str] | str | None = None  # data facts (sfreq, patch, units) the store may differ in from init
-    allow_duplicate_recordings: bool = False  # score a test split sharing a recording (SHA-256) with train/val
-    init_sha256: str | None = None  # the SHA-256 the --init weights file must have (refused otherwise)
-    label_fraction: float = 1.0  # fraction of the training labels learnt from (stratified, seeded)
-    strategy: str = "full"  # full | frozen | linear-probe | lora
-    lora_rank: int = 8  # strategy="lora": rank r of each adapter
-    lora_alpha: float = 16.0  # strategy="lora": adapter scaling alpha / r
-
-    def __post_init__(self) -> None:
-        if self.init_sha256 is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", str(self.init_sha256)):
-            raise ConfigError(
-                f"init_sha256={self.init_sha256!r} (CLI: --init-sha256): give the 64 hexadecimal digits of a SHA-256"
-            )
-        from neurokit.data.augment import AugmentConfig
-
-        aug = AugmentConfig.parse(self.augment)
-        self.augment = aug.to_dict() if aug.enabled else None
-        if self.epochs < 1 or self.batch_size < 1:
-            bad = "epochs" if self.epochs < 1 else "batch_size"
-            raise ConfigError(f"{bad}={getattr(self, bad)}: must be >= 1")
-        if self.lr_head is None:  # CBraMod release, finetune_trainer.py: 'lr': 0.001*(batch_size/256)**0.5
-            self.lr_head = head_lr(self.batch_size)
-        if self.head not in HEADS + ("auto",):
-            raise ConfigError(
-                f"head={self.head!r}: allowed {', '.join(HEADS + ('auto',))} (and m4oe with several "
-                "tasks in the CLI: --head m4oe --task CARD:TASK)"
-            )
-        if self.model is not None:
-            get_model_spec(self.model)  # ConfigError naming the known families
-        if not 0 <= self.label_smoothing < 1:
-            raise ConfigError(f"label_smoothing={self.label_smoothing} must be in [0, 1)")
-        self.allow_mismatch = check_allow_mismatch(self.allow_mismatch) or None
-        self._check_strategy()
-
-    def _check_strategy(self) -> None:
-        """``strategy``, ``frozen``, ``label_fraction`` and the LoRA sizes agree; ``frozen`` ⇔ ``strategy="frozen"``."""
-        if self.strategy not in STRATEGIES:
-            raise ConfigError(f"strategy={self.strategy!r} (CLI: --strategy): allowed {', '.join(STRATEGIES)}")
-        if self.frozen and self.strategy not in ("full", "frozen"):
-            raise ConfigError(
-                f"frozen=True (CLI: --frozen) and strategy={self.strategy!r} contradict each other: "
-                "--frozen is --strategy frozen; give one of them"
-            )
-        if self.frozen or self.strategy == "frozen":
-            self.frozen, self.strategy = True, "frozen"
-        if not 0 < self.label_fraction <= 1:
-            raise ConfigError(f"label_fraction={self.label_fraction}: must be in (0, 1] (CLI: --label-fractions)")
-        if self.lora_rank < 1 or self.lora_alpha <= 0:
-            raise ConfigError(f"lora_rank={self.lora_rank}, lora_alpha={self.lora_alpha}: need rank >= 1 and alpha > 0")
-        if self.strategy == "linear-probe" and self.head not in ("auto", "avgpool"):
-            raise ConfigError(
-                f"strategy='linear-probe' reads features averaged over tokens (an avgpool head); "
-                f"head={self.head!r} does not apply: drop --head or give --head avgpool"
-            )
-
-
-def head_lr(batch_size: int) -> float:
-    """The head's learning rate when none is given: ``1e-3 · √(batch_size / 256)``.
-
-    Source: the CBraMod release, ``finetune_trainer.py`` (``multi_lr``, on by default in ``finetune_main.py``):
-    the parameters outside the backbone train at ``0.001*(batch_size/256)**0.5``. An explicit ``lr_head``
-    (CLI ``--lr-head``) wins.
-
-    Examples
-    --------
-    >>> head_lr(64)
-    0.0005
-    """
-    return 1e-3 * math.sqrt(batch_size / 256)
-
-
-def supervised_loss(
-    kind: str,
-    logits: torch.Tensor,
-    y: torch.Tensor,
-    label_smoothing: float = 0.0,
-    mix: tuple[torch.Tensor, torch.Tensor] | None = None,
-) -> torch.Tensor:
-    """Cross-entropy with label smoothing (multi-class), BCE on one logit (binary), MSE (regression).
-
-    ``mix = (lam, perm)`` from mixup: each sample's loss is ``lam·L(y) + (1 − lam)·L(y[perm])``.
-    """
-
-    def per_sample(target):
-        if kind == "multiclass":
-            return F.cross_entropy(logits, target.long(), label_smoothing=label_smoothing, reduction="none")
-        if kind == "binary":
-            return F.binary_cross_entropy_with_logits(logits, target.float(), reduction="none")
-        return F.mse_loss(logits, target.float(), reduction="none")
-
-    if mix is None:
-        return per_sample(y).mean()
-    lam, perm = mix
-    return (lam * per_sample(y) + (1 - lam) * per_sample(y[perm])).mean()
-
-
-def make_augmenter(cfg: FinetuneConfig, ds: PatchDataset, *, mixup: bool = True):
-    """The training batches' :class:`~neurokit.data.augment.Augmenter` for the store(s) of ``ds``
-    (``None`` when ``cfg.augment`` is off).
-
-    Raises
-    ------
-    ConfigError
-        A store that is not an EEG patch store ``(C, N, P)``, or mixup where the loss cannot mix labels
-        (``mixup=False``: the M4oE head).
-    """
-    from neurokit.data.augment import AugmentConfig, Augmenter
-
-    aug = AugmentConfig.parse(cfg.augment)
-    if not aug.enabled:
-        return None
-    if not mixup and aug.mixup:
-        raise ConfigError(
-            "--augment mixup: the M4oE head's multi-task loss does not mix labels; drop mixup "
-            "from --augment (the other transforms apply)"
-        )
-    if ds.info.modality != "eeg" or len(ds.sample_shape) != 3:
-        raise ConfigError(
-            f"augmentation is defined for EEG patch stores (C, N, P); this store holds "
-            f"{ds.info.modality} samples {ds.sample_shape}"
-        )
-    scale = float(ds.info.recipe.get("scale") or 1e4)  # data units per volt
-    return Augmenter(aug, sfreq=float(ds.info.sfreq or 200.0), units_per_uv=scale * 1e-6, seed=cfg.seed)
-
-
-#: options of ``neuro finetune`` that only the M4oE head uses (CLI flag → what it does)
-M4OE_ONLY = {
-    "--task": "names the tasks of the multi-task head",
-    "--modality": "names the M4oE modalities",
-    "--m4oe-preset": "sizes the M4oE experts",
-    "--alpha": "weights the M4oE routing term",
-    "--focal-gamma": "sets the M4oE focal loss",
-}
-
-#: evaluation schemes whose fold count ``n_folds`` (CLI ``--folds``) sets
-FOLDED_SCHEMES = ("kfold-subject", "within-session")
-
-
-def check_finetune_options(
-    cfg: FinetuneConfig,
-    *,
-    head: str | None = None,
-    scheme: str = "card",
-    resume: bool = False,
-    overwrite: bool = False,
-    given: Collection[str] = (),
-    init: str | Path | None = None,
-    stores: Sequence[str | Path] | None = None,
-) -> None:
-    """Refuse the option combinations a fine-tuning run would otherwise ignore.
-
-    Parameters
-    ----------
-    cfg : FinetuneConfig
-    head : str, optional
-        The head asked for: ``"m4oe"`` or one of ``cfg.head``'s values (default ``cfg.head``).
-    scheme : str
-        Evaluation scheme (``"card"`` or one of :data:`neurokit.evaluation.schemes.SCHEMES`).
-    resume, overwrite : bool
-        ``--resume`` / ``--overwrite``.
-    given : collection of str
-        The CLI flags the user gave explicitly (``"--folds"``, ``"--task"``, ``"--lr-backbone"``…), for the
-        options whose default cannot be told from a value given.
-    init : path or str, optional
-        The ``--init`` weights (``allow_partial_init`` needs them).
-    stores : sequence of paths, optional
-        The labelled store(s) of a single-task run: an explicit ``--label-smoothing`` needs a multi-class task.
-
-    Raises
-    ------
-    ConfigError
-        One line naming the option and why it does not apply: ``--scheme`` other than ``card``,
-        ``--train/val/test-subjects``, ``--folds`` or augmentation mixup with ``--head m4oe``; M4oE-only options
-        (:data:`M4OE_ONLY`) with another head; ``--folds`` with a scheme that has no fold count; ``--resume``
-        with a scheme (each fold is a run of its own) or with ``--overwrite``; subject splits with a scheme (it
-        makes its folds); ``--lr-backbone`` with ``--frozen`` (the backbone does not train);
-        ``--allow-partial-init`` without ``--init``; ``--label-smoothing`` for a binary or regression task (it
-        smooths multi-class targets only).
-    """
-    from neurokit.evaluation.schemes import SCHEMES
-
-    head = head or cfg.head
-    given = set(given)
-    if scheme not in SCHEMES:
-        raise ConfigError(f"scheme={scheme!r}; allowed: {', '.join(SCHEMES)}")
-    if resume and overwrite:
-        raise ConfigError("--resume continues the run in OUT and --overwrite replaces it: give one of them")
-    if cfg.allow_partial_init and init is None:
-        raise ConfigError(
-            "--allow-partial-init: it lets --init weights cover part of the backbone; without --init "
-            "the backbone is trained from scratch"
-        )
-    if "--label-smoothing" in given and stores and head != "m4oe":
-        kind = open_labelled(stores)[3]
-        if kind != "multiclass":
-            raise ConfigError(
-                f"--label-smoothing: it smooths multi-class targets; {', '.join(map(str, stores))} "
-                f"holds a {kind} task (one logit, no smoothing)"
-            )
-    if cfg.strategy == "linear-probe" and ("--lr-backbone" in given or "--lr-head" in given or cfg.augment or resume):
-        what = "--resume" if resume else "--augment" if cfg.augment else "--lr-backbone/--lr-head"
-        raise ConfigError(
-            f"{what}: --strategy linear-probe fits a logistic regression on frozen features "
-            "(no gradient steps, no epochs to resume, no augmented batches); drop one of them"
-        )
-    if cfg.strategy != "lora" and ({"--lora-rank", "--lora-alpha"} & given):
-        raise ConfigError(
-            f"{sorted({'--lora-rank', '--lora-alpha'} & given)[0]}: sizes the LoRA adapters, so it "
-            f"needs --strategy lora (got --strategy {cfg.strategy})"
-        )
-    if cfg.frozen and "--lr-backbone" in given:
-        raise ConfigError(
-            "--lr-backbone: --frozen keeps the backbone's weights fixed, so it has no learning rate; drop one of them"
-        )
-    if head == "m4oe":
-        if cfg.strategy not in ("full", "frozen") or cfg.label_fraction < 1:
-            what = f"--strategy {cfg.strategy}" if cfg.strategy not in ("full", "frozen") else "--label-fractions"
-            raise ConfigError(
-                f"{what}: for the single-task heads (avgpool, all_patch_reps); --head m4oe trains "
-                "its backbone in full or --frozen on every label"
-            )
-        if scheme != "card":
-            raise ConfigError(
-                f"--scheme {scheme}: --head m4oe trains and scores every task on its card's splits; "
-                "evaluation schemes are for the single-task heads (avgpool, all_patch_reps)"
-            )
-        if cfg.splits is not None:
-            raise ConfigError(
-                "--train-subjects/--val-subjects/--test-subjects: --head m4oe splits each task by its "
-                "own card; subject splits are for the single-task heads"
-            )
-        if "--folds" in given:
-            raise ConfigError("--folds: --head m4oe runs no evaluation scheme, so there are no folds to count")
-        if "--label-smoothing" in given:
-            raise ConfigError(
-                "--label-smoothing: the M4oE head trains with the release's focal loss (--focal-gamma), "
-                "which does not smooth labels; drop --label-smoothing"
-            )
-        from neurokit.data.augment import AugmentConfig
-
-        if AugmentConfig.parse(cfg.augment).mixup:
-            raise ConfigError(
-                "--augment mixup: the M4oE head's multi-task loss does not mix labels; drop mixup "
-                "from --augment (the other transforms apply)"
-            )
-        return
-    for flag in M4OE_ONLY:
-        if flag in given:
-            raise ConfigError(f"{flag}: {M4OE_ONLY[flag]}, so it needs --head m4oe (got --head {head})")
-    if "--folds" in given and scheme not in FOLDED_SCHEMES:
-        raise ConfigError(
-            f"--folds: only the {' and '.join(FOLDED_SCHEMES)} schemes have a fold count (got --scheme {scheme})"
-        )
-    if scheme != "card":
-        if resume:
-            raise ConfigError(f"--resume: a --scheme {scheme} run is one run per fold; run it again with --overwrite")
-        if cfg.splits is not None:
-            raise ConfigError(
-                f"--train-subjects/--val-subjects/--test-subjects: --scheme {scheme} makes its own "
-                "folds; subject splits go with --scheme card"
-            )
 
 
 def finetune(
@@ -452,33 +123,6 @@ def finetune(
     )
 
 
-#: FinetuneConfig fields a resumed run may change (``--epochs`` may grow); every other one is checked
-RESUME_MAY_CHANGE = ("epochs", "progress", "device", "num_workers", "baselines", "confound_check")
-
-
-def finetune_record(cfg: FinetuneConfig, *, head: str | None = None, **call: Any) -> dict[str, Any]:
-    """The record of a fine-tuning run (:func:`~neurokit.pipelines.outputs.record_run`): ``settings``, every
-    field of ``cfg`` and every argument of the call (given or defaulted), and ``resume``, what a resumed run
-    must repeat (``checked``: the settings, ``init`` by SHA-256, the store's identity) and may change.
-
-    Examples
-    --------
-    >>> finetune_record(FinetuneConfig(epochs=3), scheme="card")["settings"]["epochs"]
-    3
-    """
-    head_settings = sorted(call.pop("head_settings", {}) or {})
-    settings = {**asdict(cfg), **({"head": head} if head else {}), **call}
-    checked = [f for f in asdict(cfg) if f not in RESUME_MAY_CHANGE] + ["init (SHA-256)", "store identity"]
-    return {
-        "settings": settings,
-        "resume": {
-            "checked": checked + [f"head: {k}" for k in head_settings],
-            "may_change": list(RESUME_MAY_CHANGE),
-            "resumable": call.get("scheme", "card") == "card",
-        },
-    }
-
-
 def _finetune_locked(
     store, out: Path, cfg: FinetuneConfig, *, init, overwrite: bool, scheme: str, n_folds: int, resume: bool
 ) -> dict[str, Any]:
@@ -514,16 +158,39 @@ def finetune_or_reuse(
 ) -> tuple[dict[str, Any], bool]:
     """:func:`finetune`, or the report already in ``out_dir`` when it came from the same settings, the same
     ``init`` file (by SHA-256) and data of the same card, recipe, channels and units; an interrupted run of
-    the same settings there (``last.pt`` only) is resumed. Returns ``(report, reused)``. A different run
-    there raises :class:`FileExistsError` unless ``overwrite``."""
+    the same settings there (``last.pt`` only) is resumed.
+
+    Parameters
+    ----------
+    store : path or sequence of paths
+        Labelled patch store(s).
+    out_dir : path
+        The run's folder.
+    cfg : FinetuneConfig
+        The run's settings.
+    init : path or str, optional
+        Initial weights, as :func:`finetune`'s.
+    overwrite : bool
+        Replace a run of other settings in ``out_dir``.
+
+    Returns
+    -------
+    (dict, bool)
+        The report, and whether it was reused.
+
+    Raises
+    ------
+    FileExistsError
+        ``out_dir`` holds a run of other settings and ``overwrite`` is not given.
+    """
     out = Path(out_dir)
     if not overwrite and not (out / "best.pt").exists() and (out / "last.pt").exists():
         try:
             return finetune(store, out, cfg, init=init, resume=True), False
         except ConfigError as exc:
             raise FileExistsError(
-                f"{out} holds another fine-tuning run ({exc}); pass overwrite=True (CLI: "
-                "--overwrite) to replace it, or choose another output folder"
+                f"{out} holds another fine-tuning run ({exc}); pass overwrite=True to "
+                "replace it, or choose another output folder"
             ) from None
     if overwrite or not (out / "best.pt").exists():
         return finetune(store, out, cfg, init=init, overwrite=overwrite), False
@@ -541,7 +208,7 @@ def finetune_or_reuse(
     if diff:
         raise FileExistsError(
             f"{out} holds a fine-tuning run that differs in {', '.join(diff)}; pass overwrite=True "
-            "(CLI: --overwrite) to replace it, or choose another output folder"
+            "to replace it, or choose another output folder"
         )
     return json.loads((out / "report.json").read_text()), True
 
@@ -554,26 +221,13 @@ def _config_differences(cfg: FinetuneConfig, saved: dict, ignore: Sequence[str])
         if k not in ignore
         and not (k == "model" and v is None)
         and not (k == "head" and v == "auto" and saved.get(k) in (*HEADS, "m4oe"))
-        and not (k not in saved and k in _LATER_DEFAULTS and v == _LATER_DEFAULTS[k])
+        and not (k not in saved and k in LATER_DEFAULTS and v == LATER_DEFAULTS[k])
         and _norm_json(v) != _norm_json(saved.get(k))
     ]
 
 
 def _norm_json(v):
     return json.loads(json.dumps(v, default=str))
-
-
-def init_fingerprint(init) -> str | None:
-    """SHA-256 of an ``--init`` file (its name for Hub weights, ``None`` without ``init``): what a resumed or
-    reused run must start from."""
-    if init is None:
-        return None
-    from neurokit._utils.hashing import file_sha256
-
-    path = Path(str(init)).expanduser()
-    if not path.is_file():  # a Hub name: its revision, commit and hash are recorded under init_weights
-        return str(init)
-    return file_sha256(path)
 
 
 def check_resume(
@@ -589,7 +243,7 @@ def check_resume(
         The settings given now; only ``epochs`` (and ``progress``, ``device``, ``num_workers``, ``baselines``)
         may differ.
     init : path or str or None
-        The ``--init`` given now (compared by SHA-256).
+        The ``init`` given now (compared by SHA-256).
     path : Path
         The checkpoint's path, for messages.
     kind : str
@@ -612,7 +266,7 @@ def check_resume(
     if diff:
         raise ConfigError(
             f"{path}: the run was made with other {', '.join(diff)}; resume with the same settings "
-            "(only --epochs may grow) or start a new run with --overwrite"
+            "(only epochs may grow) or start a new run with overwrite=True"
         )
 
 
@@ -656,12 +310,8 @@ def _finetune(
         return {f"val_{k}": v for k, v in score(kind, yv, ov).items()}
 
     assert cfg.lr_head is not None  # FinetuneConfig.__post_init__ sets it
-    ocfg = OptimConfig(
-        lr=max(cfg.lr_backbone, cfg.lr_head),
-        weight_decay=cfg.weight_decay,
-        min_lr=min(cfg.min_lr, cfg.lr_backbone, cfg.lr_head),
-        clip_grad=cfg.clip_grad,
-    )
+    rates = (cfg.lr_backbone, cfg.lr_head)
+    ocfg = two_rate_optim(rates, weight_decay=cfg.weight_decay, min_lr=cfg.min_lr, clip_grad=cfg.clip_grad)
     trainer = Trainer(
         model,
         train,
@@ -677,7 +327,7 @@ def _finetune(
         out=out,
         validate=validate,
         select=f"val_{select}",
-        augment=make_augmenter(cfg, ds_all),
+        augment=make_augmenter(cfg.augment, ds_all, seed=cfg.seed),
         stage="finetune",
         detail=kind,
         progress=cfg.progress,
@@ -696,7 +346,7 @@ def _finetune(
         if trainer.step >= trainer.total and (out / "report.json").exists():
             raise ConfigError(
                 f"{out / 'last.pt'} has done {trainer.epochs_done} epoch(s); ask for more "
-                f"(--epochs > {trainer.epochs_done}) to resume"
+                f"(epochs={trainer.epochs_done + 1} or more) to resume"
             )
     t0 = time.perf_counter()
     probe = _fit_probe(model, parts, kind, cfg, info) if cfg.strategy == "linear-probe" else None
@@ -811,9 +461,20 @@ def finetune_backbone(cfg: FinetuneConfig, init, ds) -> tuple[torch.nn.Module, d
     """The backbone a fine-tuning run starts from (:func:`~neurokit.models.registry.build_backbone` with the run's
     settings) and the model family it belongs to: the ``init`` checkpoint's, else ``cfg.model`` (default cbramod).
 
+    Parameters
+    ----------
+    cfg : FinetuneConfig
+        The run's settings (``model``, ``model_kwargs``, ``allow_partial_init``, ``allow_mismatch``,
+        ``init_sha256``).
+    init : path or str, optional
+        Initial weights; ``None``: from scratch.
+    ds : PatchDataset
+        The data (its attributes and sample shape).
+
     Returns
     -------
-    ``(backbone, init_info, model_name)``.
+    (nn.Module, dict, str)
+        ``(backbone, init_info, model_name)``.
 
     Raises
     ------
@@ -834,8 +495,8 @@ def finetune_backbone(cfg: FinetuneConfig, init, ds) -> tuple[torch.nn.Module, d
     model_name = init_info.get("model", cfg.model or "cbramod")
     if cfg.model is not None and model_name != cfg.model:
         raise ConfigError(
-            f"model={cfg.model!r} but --init {init} holds a {model_name!r} model; the checkpoint's family "
-            "is the run's: drop --model"
+            f"model={cfg.model!r} but init={str(init)!r} holds a {model_name!r} model; the checkpoint's "
+            f"family is the run's: drop model={cfg.model!r}"
         )
     return backbone, init_info, model_name
 
@@ -862,93 +523,10 @@ def _build_finetune_model(ds_all, cfg: FinetuneConfig, init, info, kind: str, n_
     if cfg.frozen or cfg.strategy == "linear-probe":
         for p in backbone.parameters():
             p.requires_grad_(False)
-    groups = [{"params": [p for p in head.parameters()], "lr": cfg.lr_head}]
-    bb = [p for p in backbone.parameters() if p.requires_grad]
-    if bb:
-        groups.insert(0, {"params": bb, "lr": cfg.lr_backbone})
+    assert cfg.lr_head is not None  # FinetuneConfig.__post_init__ sets it
+    groups = lr_groups(backbone, head, cfg.lr_backbone, cfg.lr_head)
     head_info = {"kind": head_kind, "feature_shape": list(feat_shape), "n_outputs": n_out, "dropout": cfg.dropout}
     return model, groups, model_name, init_info, head_info
-
-
-def add_lora(backbone: torch.nn.Module, model_name: str, rank: int = 8, alpha: float = 16.0) -> torch.nn.Module:
-    """LoRA adapters (``peft``) on the backbone's linear layers named in :data:`LORA_TARGETS`; only the
-    adapters stay trainable.
-
-    Parameters
-    ----------
-    backbone : nn.Module
-        A CBraMod or SiT backbone (changed in place and returned).
-    model_name : str
-        Its family (the key of :data:`LORA_TARGETS`).
-    rank, alpha : int, float
-        LoRA rank r and scaling numerator (the update ``B·A`` is scaled by ``alpha / r``); B starts at zero, so
-        the adapted backbone starts as the given one.
-
-    Returns
-    -------
-    The backbone with ``lora_A`` / ``lora_B`` parameters (trainable) beside its frozen weights.
-
-    Raises
-    ------
-    ConfigError
-        A family without LoRA targets, or ``peft`` not installed (``pip install 'neurokit-fm[lora]'``).
-
-    Examples
-    --------
-    >>> bb = add_lora(create_model("cbramod", n_layers=1), "cbramod", rank=4)  # doctest: +SKIP
-    """
-    targets = LORA_TARGETS.get(model_name)
-    if not targets:
-        raise ConfigError(
-            f"strategy='lora': no LoRA target layers are known for model {model_name!r} "
-            f"(known: {', '.join(LORA_TARGETS)})"
-        )
-    try:
-        from peft import LoraConfig, inject_adapter_in_model
-    except ImportError:
-        raise ConfigError("strategy='lora' needs the peft library: pip install 'neurokit-fm[lora]'") from None
-    conf = LoraConfig(
-        r=int(rank),
-        lora_alpha=float(alpha),  # type: ignore[arg-type]  # peft annotates int; a float scales
-        lora_dropout=0.0,
-        bias="none",
-        target_modules=list(targets),
-    )
-    backbone = inject_adapter_in_model(conf, backbone)
-    for n, p in backbone.named_parameters():
-        p.requires_grad_("lora_" in n)
-    return backbone
-
-
-def merge_lora(model: torch.nn.Module) -> int:
-    """Fold every LoRA adapter of ``model`` into the weights of its layer and put the plain layer back, so the
-    model (and its ``state_dict``) is the architecture without adapters. Returns the number of layers merged
-    (0 for a model without adapters)."""
-    if not any("lora_" in n for n, _ in model.named_parameters()):
-        return 0  # nothing to merge (and no need to import peft)
-    from peft.tuners.tuners_utils import BaseTunerLayer
-
-    wrapped = [(n, m) for n, m in model.named_modules() if isinstance(m, BaseTunerLayer)]
-    for name, layer in wrapped:
-        layer.merge()
-        parent, _, child = name.rpartition(".")
-        setattr(model.get_submodule(parent) if parent else model, child, layer.get_base_layer())
-    return len(wrapped)
-
-
-def trainable_parameters(model: FinetuneModel) -> dict[str, int]:
-    """Counts of trainable and total parameters of a :class:`FinetuneModel`: ``backbone``, ``head``,
-    ``total`` (trainable) and ``all`` (every parameter)."""
-
-    def n(ps):
-        return int(sum(p.numel() for p in ps if p.requires_grad))
-
-    return {
-        "backbone": n(model.backbone.parameters()),
-        "head": n(model.head.parameters()),
-        "total": n(model.parameters()),
-        "all": int(sum(p.numel() for p in model.parameters())),
-    }
 
 
 def _fit_probe(model, parts: dict, kind: str, cfg: FinetuneConfig, info):
@@ -994,56 +572,8 @@ def _finetune_report(
         "init": init_info.get("init"),
         "init_weights": init_info.get("weights"),
         "head": head_kind,
-        **_paper_figures(meta),
+        **paper_figures(meta.card_body, meta.task),
     }
-
-
-def _paper_figures(meta: StoreMeta) -> dict[str, Any]:
-    """``{"paper": {model: {metric: figure}}, "paper_metrics": [...]}`` from the store card's task (the figures the
-    paper reports for this dataset, printed beside the run's), or ``{}``."""
-    from neurokit.evaluation.protocol import card_protocol
-
-    try:
-        p = card_protocol(meta.card_body or None, meta.task)
-    except Exception:  # a card body another version wrote: no figures rather than no report
-        return {}
-    return {"paper": p.paper, "paper_metrics": p.metrics} if p.paper else {}
-
-
-#: FinetuneConfig fields → the ``neuro finetune`` option that sets them (dropout and clip_grad have none)
-CONFIG_FLAGS = {
-    "epochs": "--epochs",
-    "batch_size": "--batch-size",
-    "lr_backbone": "--lr-backbone",
-    "lr_head": "--lr-head",
-    "weight_decay": "--weight-decay",
-    "label_smoothing": "--label-smoothing",
-    "head": "--head",
-}
-
-
-def card_defaults(cfg: FinetuneConfig, stores, given: Collection[str] = ()) -> tuple[FinetuneConfig, dict[str, Any]]:
-    """``cfg`` with the fine-tuning settings of the stores' card task (its ``finetune`` block: the release's
-    ``finetune_main.py`` values for that dataset) where the user gave no option (``given``: the flags given, e.g.
-    ``{"--epochs"}``); and the settings taken, ``{field: value}`` (empty when the card gives none).
-
-    Raises
-    ------
-    CardError
-        A bad ``finetune`` block (:func:`~neurokit.evaluation.protocol.card_protocol`).
-    ConfigError
-        A card value that :class:`FinetuneConfig` refuses.
-    """
-    import dataclasses
-
-    from neurokit.evaluation.protocol import card_protocol
-
-    info = PatchDataset(stores).info
-    proto = card_protocol(info.card_body or None, info.task)
-    taken = {k: v for k, v in proto.finetune.items() if CONFIG_FLAGS.get(k) not in set(given)}
-    if not taken:
-        return cfg, {}
-    return dataclasses.replace(cfg, **taken), taken
 
 
 def _save_finetuned(
@@ -1068,7 +598,7 @@ def _save_finetuned(
             "recipe": ident["recipe"],
             "store_attrs": ident["store_attrs"],
             "finetune_config": saved_cfg,
-            "init_weights": init_info.get("weights"),  # name, revision, commit, SHA-256 of --init
+            "init_weights": init_info.get("weights"),  # name, revision, commit, SHA-256 of init
             "init_sha256": init_fingerprint(init),
             "report": {k: v for k, v in report.items() if k != "history"},
         },

@@ -1,7 +1,7 @@
-"""Multi-task, multi-modal fine-tuning with an M4oE head (``neuro finetune --head m4oe --task CARD:TASK``).
+"""Multi-task, multi-modal fine-tuning with an M4oE head (``neuro finetune`` with ``head='m4oe'``).
 
 One backbone (CBraMod: any channel count) encodes every store; each task's modalities are named channel
-groups of its store (the card's ``modalities``, or ``--modality NAME=CH,CH``), whose tokens go to one
+groups of its store (the card's ``modalities``, or ``modalities=["NAME=CH,CH"]``), whose tokens go to one
 :class:`~neurokit.models.m4oe.M4oE` head. Each task keeps its own store, split (from its card), loss and
 metrics; training steps go round the tasks' batches in a seeded shuffled order. The report gives per
 task: test metrics, the classical baselines on the same split, chance, ``modality_contributions`` (the
@@ -23,263 +23,27 @@ import numpy as np
 import torch
 
 from neurokit._utils.errors import ConfigError
+from neurokit.data.augment import make_augmenter
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.splits import class_count, resolve_splits, task_kind
+from neurokit.data.tasks import match_stores, parse_modalities, parse_tasks, task_layout
+from neurokit.evaluation.contributions import ablation_contributions, contributions
 from neurokit.evaluation.metrics import SELECTION, degenerate_predictions, score
-from neurokit.store.patch_store import PatchStore
-from neurokit.models.checkpoint import load_checkpoint, save_checkpoint
+from neurokit.models.checkpoint import init_fingerprint, load_checkpoint, save_checkpoint
 from neurokit.models.heads import M4OE_KIND, M4oEFinetuneModel
 from neurokit.models.m4oe import M4oE, M4oEConfig
 from neurokit.models.registry import get_model_spec
-from neurokit.pipelines.finetune import (
-    FinetuneConfig,
-    check_finetune_options,
-    check_resume,
-    finetune_backbone,
-    finetune_record,
-    init_fingerprint,
-    make_augmenter,
-)
+from neurokit.pipelines.finetune import check_resume, finetune_backbone
+from neurokit.pipelines.finetune_config import FinetuneConfig, check_finetune_options, finetune_record
 from neurokit.pipelines.outputs import run_in_folder
 from neurokit.training import distributed as dist
-from neurokit.training.optim import (
-    EpochSampler,
-    OptimConfig,
-    make_loader,
-    seed_everything,
-)
+from neurokit.training.losses import class_frequencies
+from neurokit.training.optim import lr_groups, seed_everything, two_rate_optim
+from neurokit.training.predict import predict_task
 from neurokit.training.trainer import Trainer
 
 logger = logging.getLogger("neurokit")
 KIND = M4OE_KIND
-
-
-def parse_tasks(specs: Sequence[str]) -> list[tuple[str, str]]:
-    """``["bonn_epilepsy:seizure", ...]`` → ``[("bonn_epilepsy", "seizure"), ...]``; refuses a task named twice."""
-    out: list[tuple[str, str]] = []
-    for s in specs:
-        if s.count(":") != 1 or not all(s.split(":")):
-            raise ConfigError(f"--task {s!r}: give CARD:TASK (e.g. bonn_epilepsy:seizure)")
-        ct = tuple(s.split(":"))
-        if ct in out:
-            raise ConfigError(f"--task {s!r} is named twice; give each task once")
-        out.append(ct)  # type: ignore[arg-type]
-    if not out:
-        raise ConfigError("--head m4oe needs at least one --task CARD:TASK")
-    return out
-
-
-def parse_modalities(specs: Sequence[str] | None) -> dict[str, list[str] | None] | None:
-    """``["eeg=Fp1,Fp2", "ecg=ECG", "eeg"]`` → ``{"eeg": [...], "ecg": ["ECG"]}``; a bare name keeps the
-    card's channels for it (``None``)."""
-    if not specs:
-        return None
-    out: dict[str, list[str] | None] = {}
-    for s in specs:
-        name, _, chans = s.partition("=")
-        name = name.strip()
-        if not name or name in out:
-            raise ConfigError(f"--modality {s!r}: {'empty name' if not name else 'modality named twice'}")
-        out[name] = [c.strip() for c in chans.split(",") if c.strip()] if chans else None
-    return out
-
-
-def task_layout(name: str, store: PatchStore, requested: dict[str, list[str] | None] | None) -> dict[str, list[int]]:
-    """Modality → channel indices of ``store`` for task ``name``.
-
-    Raises
-    ------
-    ConfigError
-        A requested modality the store's card does not define or whose channels the store lacks, or two
-        modalities sharing a channel (message names the task, the store and ``--modality``).
-    """
-    ch = list(store.info.ch_names or [])
-    card_mods = store.info.card_body.get("modalities") or {"eeg": None}
-    if requested:
-        wanted = {}
-        for m, chans in requested.items():
-            if chans is None:
-                if m not in card_mods:
-                    raise ConfigError(
-                        f"task {name}: store {store.path} (card {store.info.card}) has no modality "
-                        f"{m!r} (its card defines {sorted(card_mods)}); give --modality {m}=CH,CH"
-                    )
-                chans = card_mods[m]
-            wanted[m] = chans
-    else:
-        wanted = dict(card_mods)
-    out: dict[str, list[int]] = {}
-    for m, chans in wanted.items():
-        chans = ch if chans is None else list(chans)
-        missing = [c for c in chans if c not in ch]
-        if missing:
-            raise ConfigError(
-                f"task {name}: store {store.path} lacks the channels {missing} of modality {m!r} "
-                f"(--modality); its channels: {ch[:8]}{'…' if len(ch) > 8 else ''}"
-            )
-        out[m] = [ch.index(c) for c in chans]
-    seen: dict[int, str] = {}
-    for m, idx in out.items():
-        for i in idx:
-            if i in seen:
-                raise ConfigError(
-                    f"task {name}: modalities {seen[i]!r} and {m!r} overlap on channel {ch[i]!r} "
-                    f"in store {store.path} (--modality); a channel belongs to one modality"
-                )
-            seen[i] = m
-    return out
-
-
-def match_stores(tasks: list[tuple[str, str]], stores: Sequence[str | Path]) -> dict[str, PatchStore]:
-    """Task ``card:task`` → the given store prepared for it.
-
-    Raises
-    ------
-    ConfigError
-        No store of the card, or stores of the card that hold other tasks' labels (or no label).
-    """
-    opened = [PatchStore(s) for s in stores]
-    out = {}
-    for card, task in tasks:
-        name = f"{card}:{task}"
-        same_card = [s for s in opened if s.info.card == card]
-        hit = [s for s in same_card if s.info.task == task]
-        if not hit:
-            if same_card:
-                held = ", ".join(f"{s.path} (task {s.info.task!r})" for s in same_card)
-                raise ConfigError(
-                    f"--task {name}: no store holds labels of task {task!r}: {held}; prepare one with "
-                    f"`neuro prepare {card} --task {task}`"
-                )
-            raise ConfigError(
-                f"--task {name}: none of the stores {[str(s.path) for s in opened]} was prepared from card {card!r}"
-            )
-        st = hit[0]
-        lab = st.labels
-        if not (lab >= 0).any() if lab.dtype.kind in "iu" else not np.isfinite(lab).any():
-            raise ConfigError(f"--task {name}: store {st.path} has none of the task's labels (all unlabelled)")
-        out[name] = st
-    return out
-
-
-def predict_task(model: M4oEFinetuneModel, task: str, ds: PatchDataset, bs: int, device, ablate: bool = False):
-    """``(labels, outputs, modality shares)`` of ``task`` over ``ds`` in sample order (eval mode, no gradient).
-
-    With ``ablate``, a fourth item: ``{"loss_increase": (n, K) array, "outputs": {modality: outputs
-    without it}}`` from :meth:`~neurokit.models.m4oe.M4oE.ablation` (NaN where a modality is absent or
-    alone in the sample; the full outputs stand where it could not be dropped).
-    """
-    model.eval()
-    sampler = EpochSampler(len(ds), batch_size=bs, seed=0, shuffle=False, drop_last=False)
-    ys, outs, shares, dl = [], [], [], []
-    dout: dict[str, list[torch.Tensor]] = {}  # modality → outputs without it, per batch
-    p = model.head.task_names.index(task)
-    with torch.no_grad():
-        for x, y in make_loader(ds, sampler, bs, 0, device):
-            res = model(x.to(device), task)
-            o = res[task]
-            outs.append(o.float().cpu())
-            shares.append(model.head.contributions()[:, p].cpu())
-            ys.append(y)
-            if ablate:
-                d, dropped = model.head.ablation({task: y.to(device)}, outputs=res, return_outputs=True)
-                dl.append(d[task].float().cpu())
-                for m in model.head.modalities:
-                    dout.setdefault(m, []).append((dropped[m][task] if m in dropped else o).float().cpu())
-    base = (torch.cat(ys).numpy(), torch.cat(outs).numpy(), torch.cat(shares).numpy())
-    if not ablate:
-        return base
-    return (
-        *base,
-        {"loss_increase": torch.cat(dl).numpy(), "outputs": {m: torch.cat(v).numpy() for m, v in dout.items()}},
-    )
-
-
-def contributions(shares: np.ndarray, modalities: list[str], ds: PatchDataset, present: dict[str, list[int]]) -> dict:
-    """The report's ``modality_contributions`` of one task: routing shares ``(n, K)`` → dataset mean and
-    per-sample values (with subject and run) of the task's modalities."""
-    mods = [m for m in modalities if m in present]
-    k = [modalities.index(m) for m in mods]
-    subj, run = ds.meta("subject"), ds.meta("run")
-    return {
-        "modalities": mods,
-        "mean": {m: float(shares[:, i].mean()) for m, i in zip(mods, k)},
-        "per_sample": [
-            {"subject": str(s), "run": str(r), **{m: round(float(v[i]), 5) for m, i in zip(mods, k)}}
-            for s, r, v in zip(subj, run, shares)
-        ],
-    }
-
-
-def ablation_contributions(
-    ablation: dict,
-    modalities: list[str],
-    ds: PatchDataset,
-    present: dict[str, list[int]],
-    kind: str,
-    labels: np.ndarray,
-    outputs: np.ndarray,
-) -> dict:
-    """The report's ``ablation_contributions`` of one task (neurokit's; the paper reports routing only).
-
-    Parameters
-    ----------
-    ablation : the fourth item of :func:`predict_task` with ``ablate=True``
-    modalities : the head's modalities; ``present`` the task's layout (modality → channels)
-    kind, labels, outputs : the task's kind, labels and full outputs, for the metrics
-
-    Returns
-    -------
-    dict with ``modalities``; ``mean_loss_increase`` (modality → mean over samples of the increase of the
-    task loss when its tokens are masked, nats for the focal / cross-entropy losses); ``share`` (those
-    means kept where positive and normalised to sum 1; all 0 if none is positive); ``score_change``
-    (modality → metric → full score − score without the modality, over the split); ``per_sample``
-    (subject, run and the loss increase per modality). A task with one modality has nothing to
-    ablate: ``modalities`` and a ``note`` only.
-
-    Examples
-    --------
-    For a task that lives in its EEG, ``share`` is near ``{"eeg": 1, "ecg": 0}`` and ``score_change["eeg"]``
-    holds the accuracy lost without the EEG.
-    """
-    mods = [m for m in modalities if m in present]
-    if len(mods) < 2:
-        return {"modalities": mods, "note": "one modality: nothing to ablate"}
-    k = [modalities.index(m) for m in mods]
-    d = ablation["loss_increase"]
-    mean = {m: float(np.nanmean(d[:, i])) if np.isfinite(d[:, i]).any() else float("nan") for m, i in zip(mods, k)}
-    pos = {m: max(v, 0.0) if np.isfinite(v) else 0.0 for m, v in mean.items()}
-    tot = sum(pos.values())
-    full = score(kind, labels, outputs)
-    change = {}
-    for m in mods:
-        without = score(kind, labels, ablation["outputs"][m])
-        change[m] = {key: float(full[key] - without[key]) for key in full if key in without}
-    subj, run = ds.meta("subject"), ds.meta("run")
-    return {
-        "modalities": mods,
-        "measure": "task loss increase and metric drop when the modality's tokens are masked",
-        "mean_loss_increase": mean,
-        "share": {m: (v / tot if tot > 0 else 0.0) for m, v in pos.items()},
-        "score_change": change,
-        "per_sample": [
-            {
-                "subject": str(s),
-                "run": str(r),
-                **{m: (round(float(v[i]), 5) if np.isfinite(v[i]) else None) for m, i in zip(mods, k)},
-            }
-            for s, r, v in zip(subj, run, d)
-        ],
-    }
-
-
-def class_frequencies(labels: np.ndarray, n_classes: int) -> list[float]:
-    """Class frequencies of a training split's labels (unlabelled ``< 0`` left out), for the focal loss's
-    α = 1 − frequency (M4oE release ``main.py``). ``[0.25, 0.75]`` for labels ``[1, 1, 1, 0]``."""
-    y = np.asarray(labels)
-    y = y[y >= 0].astype(int)
-    counts = np.bincount(y, minlength=n_classes)[:n_classes].astype(float)
-    return (counts / max(counts.sum(), 1.0)).tolist()
 
 
 def finetune_m4oe(
@@ -323,7 +87,7 @@ def finetune_m4oe(
     ------
     ConfigError
         Bad tasks or modalities, options that do not apply to the M4oE head
-        (:func:`~neurokit.pipelines.finetune.check_finetune_options`), a backbone that is not an EEG model.
+        (:func:`~neurokit.pipelines.finetune_config.check_finetune_options`), a backbone that is not an EEG model.
     FileExistsError, FileNotFoundError
         ``out_dir`` holds a run (without ``overwrite``/``resume``); ``resume`` without ``last.pt``.
     """
@@ -399,15 +163,11 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
         tdata, layouts, cfg, init, dev, preset, alpha, focal_gamma, head_kwargs
     )
     bs = {n: min(cfg.batch_size, len(d["parts"]["train"])) for n, d in tdata.items()}
-    ocfg = OptimConfig(
-        lr=max(cfg.lr_backbone, cfg.lr_head),
-        weight_decay=cfg.weight_decay,
-        min_lr=min(cfg.min_lr, cfg.lr_backbone, cfg.lr_head),
-        clip_grad=cfg.clip_grad,
-    )
+    rates = (cfg.lr_backbone, cfg.lr_head)
+    ocfg = two_rate_optim(rates, weight_decay=cfg.weight_decay, min_lr=cfg.min_lr, clip_grad=cfg.clip_grad)
     augment = {}
     for n, d in tdata.items():
-        aug = make_augmenter(cfg, d["parts"]["train"], mixup=False)
+        aug = make_augmenter(cfg.augment, d["parts"]["train"], seed=cfg.seed, mixup=False)
         if aug is not None:
             augment[n] = aug
 
@@ -452,7 +212,8 @@ def _run(by_task, layouts, out, cfg, init, info, preset, alpha, focal_gamma, hea
     if ck is not None:
         if ck.get("epoch", 0) >= cfg.epochs:
             raise ConfigError(
-                f"{out / 'last.pt'} has done {ck['epoch']} epoch(s); ask for more (--epochs > {ck['epoch']}) to resume"
+                f"{out / 'last.pt'} has done {ck['epoch']} epoch(s); ask for more (epochs={ck['epoch'] + 1} or more) "
+                "to resume"
             )
         trainer.resume(ck)
     t0 = time.perf_counter()
@@ -507,8 +268,8 @@ def _build_m4oe_model(tdata, layouts, cfg, init, dev, preset, alpha, focal_gamma
     spec = get_model_spec(model_name)
     if spec.modality != "eeg":
         raise ConfigError(
-            f"--head m4oe routes the channel groups of EEG stores; {spec.title or model_name} is a "
-            f"{spec.modality} model: use --head avgpool"
+            f"head='m4oe' routes the channel groups of EEG stores; {spec.title or model_name} is a "
+            f"{spec.modality} model: use head='avgpool'"
         )
     backbone.to(dev)
     with torch.no_grad():
@@ -541,10 +302,7 @@ def _build_m4oe_model(tdata, layouts, cfg, init, dev, preset, alpha, focal_gamma
     if cfg.frozen:
         for p in backbone.parameters():
             p.requires_grad_(False)
-    groups = [{"params": list(head.parameters()), "lr": cfg.lr_head}]
-    bb = [p for p in backbone.parameters() if p.requires_grad]
-    if bb:
-        groups.insert(0, {"params": bb, "lr": cfg.lr_backbone})
+    groups = lr_groups(backbone, head, cfg.lr_backbone, cfg.lr_head)
     return model, head, backbone, hcfg, groups, model_name, init_info
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -137,6 +137,85 @@ class OptimConfig:
             raise ConfigError(f"need 0 <= min_lr <= lr and lr > 0 (got lr={self.lr}, min_lr={self.min_lr})")
         if self.weight_decay < 0 or self.clip_grad < 0:
             raise ConfigError(f"weight_decay and clip_grad must be >= 0 (got {self.weight_decay}, {self.clip_grad})")
+
+
+def head_lr(batch_size: int) -> float:
+    """The head's learning rate when none is given: ``1e-3 · √(batch_size / 256)``.
+
+    Source: the CBraMod release, ``finetune_trainer.py`` (``multi_lr``, on by default in ``finetune_main.py``):
+    the parameters outside the backbone train at ``0.001*(batch_size/256)**0.5``. An explicit ``lr_head`` wins.
+
+    Parameters
+    ----------
+    batch_size : int
+        Samples per step.
+
+    Returns
+    -------
+    float
+        The learning rate.
+
+    Examples
+    --------
+    >>> head_lr(64)
+    0.0005
+    """
+    return 1e-3 * math.sqrt(batch_size / 256)
+
+
+def lr_groups(
+    backbone: torch.nn.Module, head: torch.nn.Module, lr_backbone: float, lr_head: float
+) -> list[dict[str, Any]]:
+    """AdamW parameter groups of a backbone and its head, each at its own learning rate.
+
+    Parameters
+    ----------
+    backbone, head : nn.Module
+        The two parts of a fine-tuning model; the backbone's parameters that do not require a gradient (frozen,
+        or fixed beside LoRA adapters) are left out, and a backbone with none left gives no group.
+    lr_backbone, lr_head : float
+        Their learning rates.
+
+    Returns
+    -------
+    list of dict
+        ``[{"params", "lr": lr_backbone}, {"params", "lr": lr_head}]`` (the head's group alone when the backbone
+        has no trainable parameter).
+
+    Examples
+    --------
+    >>> g = lr_groups(torch.nn.Linear(2, 2), torch.nn.Linear(2, 1), 1e-4, 1e-3)
+    >>> [x["lr"] for x in g], [len(x["params"]) for x in g]
+    ([0.0001, 0.001], [2, 2])
+    """
+    groups: list[dict[str, Any]] = [{"params": list(head.parameters()), "lr": lr_head}]
+    bb = [p for p in backbone.parameters() if p.requires_grad]
+    if bb:
+        groups.insert(0, {"params": bb, "lr": lr_backbone})
+    return groups
+
+
+def two_rate_optim(rates: Sequence[float], *, weight_decay: float, min_lr: float, clip_grad: float) -> OptimConfig:
+    """The :class:`OptimConfig` of a run whose parameter groups carry their own learning rates (backbone and head):
+    its ``lr`` the highest of ``rates``, its cosine floor ``min_lr`` or the lowest rate if that is lower.
+
+    Parameters
+    ----------
+    rates : sequence of float
+        The groups' learning rates.
+    weight_decay, min_lr, clip_grad : float
+        As :class:`OptimConfig`.
+
+    Returns
+    -------
+    OptimConfig
+
+    Examples
+    --------
+    >>> two_rate_optim([1e-4, 5e-4], weight_decay=0.05, min_lr=1e-6, clip_grad=1.0).lr
+    0.0005
+    """
+    return OptimConfig(lr=max(rates), weight_decay=weight_decay, min_lr=min(min_lr, *rates), clip_grad=clip_grad)
 
 
 def build_optimizer(param_groups, cfg: OptimConfig, total_steps: int):

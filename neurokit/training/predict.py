@@ -10,7 +10,7 @@ import torch
 import torch.nn as nn
 
 from neurokit.data.dataset import PatchDataset
-from neurokit.models.heads import backbone_features
+from neurokit.models.heads import M4oEFinetuneModel, backbone_features
 from neurokit.training.optim import EpochSampler, make_loader
 
 logger = logging.getLogger("neurokit")
@@ -89,3 +89,56 @@ def extract_features(backbone: nn.Module, ds: PatchDataset, batch_size: int, dev
             feats.append(f.flatten(1, -2).mean(dim=1).cpu())
             ys.append(y)
     return torch.cat(ys).numpy(), torch.cat(feats).numpy()
+
+
+def predict_task(model: M4oEFinetuneModel, task: str, ds: PatchDataset, bs: int, device, ablate: bool = False):
+    """``(labels, outputs, modality shares)`` of ``task`` over ``ds`` in sample order (eval mode, no gradient).
+
+    With ``ablate``, a fourth item: ``{"loss_increase": (n, K) array, "outputs": {modality: outputs
+    without it}}`` from :meth:`~neurokit.models.m4oe.M4oE.ablation` (NaN where a modality is absent or
+    alone in the sample; the full outputs stand where it could not be dropped).
+
+    Parameters
+    ----------
+    model : M4oEFinetuneModel
+        A backbone with its M4oE head.
+    task : str
+        The task (``CARD:TASK``), one of the head's.
+    ds : PatchDataset
+        The task's samples.
+    bs : int
+        Batch size.
+    device : torch.device or str
+        Where the model runs.
+    ablate : bool
+        Also mask each modality in turn.
+
+    Returns
+    -------
+    tuple
+        ``(labels (n,), outputs, shares (n, K))``, and the ablation dict with ``ablate``.
+    """
+    model.eval()
+    sampler = EpochSampler(len(ds), batch_size=bs, seed=0, shuffle=False, drop_last=False)
+    ys, outs, shares, dl = [], [], [], []
+    dout: dict[str, list[torch.Tensor]] = {}  # modality → outputs without it, per batch
+    p = model.head.task_names.index(task)
+    with torch.no_grad():
+        for x, y in make_loader(ds, sampler, bs, 0, device):
+            res = model(x.to(device), task)
+            o = res[task]
+            outs.append(o.float().cpu())
+            shares.append(model.head.contributions()[:, p].cpu())
+            ys.append(y)
+            if ablate:
+                d, dropped = model.head.ablation({task: y.to(device)}, outputs=res, return_outputs=True)
+                dl.append(d[task].float().cpu())
+                for m in model.head.modalities:
+                    dout.setdefault(m, []).append((dropped[m][task] if m in dropped else o).float().cpu())
+    base = (torch.cat(ys).numpy(), torch.cat(outs).numpy(), torch.cat(shares).numpy())
+    if not ablate:
+        return base
+    return (
+        *base,
+        {"loss_increase": torch.cat(dl).numpy(), "outputs": {m: torch.cat(v).numpy() for m, v in dout.items()}},
+    )

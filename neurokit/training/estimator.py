@@ -38,7 +38,7 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
         Backbone family of a model trained from scratch (``init`` names its own).
     init : str or path, optional
         Pretrained weights: a ``neuro pretrain`` checkpoint, the CBraMod release's state dict or a Hub name
-        ``hub:ORG/NAME[@REV]`` (as ``neuro finetune --init``). Default: from scratch.
+        ``hub:ORG/NAME[@REV]`` (as :func:`~neurokit.pipelines.finetune.finetune`'s ``init``). Default: from scratch.
     model_kwargs : dict, optional
         Architecture of a from-scratch backbone (e.g. ``{"n_layers": 2}``).
     sfreq : float, optional
@@ -58,7 +58,7 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
     lr_head : float, optional
         Head learning rate; default ``1e-3·√(batch_size/256)``, the CBraMod release's rule.
     weight_decay, min_lr, clip_grad, label_smoothing, dropout : float
-        As :class:`~neurokit.pipelines.finetune.FinetuneConfig` (0.05, 1e-6, 1.0, 0.1, 0.1).
+        As :class:`~neurokit.pipelines.finetune_config.FinetuneConfig` (0.05, 1e-6, 1.0, 0.1, 0.1).
     frozen : bool
         Train the head only (the backbone keeps ``init``'s weights; :meth:`transform` then gives its frozen
         features).
@@ -217,7 +217,8 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
 
         from neurokit.models.heads import FinetuneModel, Head, backbone_features
         from neurokit.models.registry import build_backbone, get_model_spec
-        from neurokit.pipelines.finetune import head_lr, supervised_loss
+        from neurokit.training.losses import supervised_loss
+        from neurokit.training.optim import head_lr, lr_groups, two_rate_optim
         from neurokit.training.objectives import get_objective
 
         import mne
@@ -273,20 +274,14 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
             for p in backbone.parameters():
                 p.requires_grad_(False)
         lr_head = self.lr_head if self.lr_head is not None else head_lr(self.batch_size)
-        groups: list[dict[str, Any]] = [{"params": list(model.head.parameters()), "lr": lr_head}]
-        bb = [p for p in backbone.parameters() if p.requires_grad]
-        if bb:
-            groups.insert(0, {"params": bb, "lr": self.lr_backbone})
+        groups = lr_groups(backbone, model.head, self.lr_backbone, lr_head)
         # the one training loop of every neurokit model (neuro finetune's): AdamW with the backbone and head rates,
         # per-step cosine schedule to min_lr, gradient clipping; no run folder and no validation (a scikit-learn fit)
         from neurokit.training.distributed import DistInfo
-        from neurokit.training.optim import OptimConfig
         from neurokit.training.trainer import Trainer
 
         rates = [grp["lr"] for grp in groups]
-        ocfg = OptimConfig(
-            lr=max(rates), weight_decay=self.weight_decay, min_lr=min(self.min_lr, *rates), clip_grad=self.clip_grad
-        )
+        ocfg = two_rate_optim(rates, weight_decay=self.weight_decay, min_lr=self.min_lr, clip_grad=self.clip_grad)
         smoothing = self.label_smoothing
 
         def loss(module, b):
