@@ -41,7 +41,7 @@ def main() -> None:
     from neurokit.store.patch_store import PatchStore
     from neurokit.models.checkpoint import load_checkpoint
     from neurokit.models.registry import get_model_spec
-    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.finetune import finetune
     from neurokit.pipelines.prepare import prepare_or_reuse
     from neurokit.data.selection import holdout_split, select_pretrain_data

@@ -127,7 +127,7 @@ def main(argv=None) -> dict:
     from neurokit.store.patch_store import PatchStore
     from neurokit.models.checkpoint import load_checkpoint
     from neurokit.pipelines.compare import compare_pretraining
-    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.prepare import prepare_or_reuse
     from neurokit.pipelines.pretrain import PretrainConfig, heldout_line, heldout_lines, pretrain, pretrain_or_resume
     from neurokit.plotting.report import plot_label_efficiency

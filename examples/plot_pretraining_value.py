@@ -22,7 +22,7 @@ from neurokit.data.dataset import PatchDataset
 from neurokit.data.splits import resolve_splits
 from neurokit.store.patch_store import PatchStore
 from neurokit.pipelines.compare import compare_pretraining
-from neurokit.pipelines.finetune_config import FinetuneConfig
+from neurokit.training.config import FinetuneConfig
 from neurokit.pipelines.prepare import prepare_or_reuse
 from neurokit.pipelines.pretrain import PretrainConfig, heldout_line, pretrain
 from neurokit.pipelines.quickstart import pool_single_channel

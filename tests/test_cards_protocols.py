@@ -14,7 +14,7 @@ import yaml
 
 from neurokit.evaluation.metrics import score
 from neurokit.evaluation.protocol import card_protocol
-from neurokit.pipelines.finetune_config import FinetuneConfig
+from neurokit.training.config import FinetuneConfig
 
 CARDS = Path(__file__).resolve().parents[1] / "data_cards"
 #: the twelve downstream datasets of the paper (and BCIC-IV-2a of its appendix), by card and task

@@ -43,7 +43,7 @@ def test_binary_metrics_sigmoid_does_not_overflow():
 @pytest.fixture(scope="module")
 def tiny_run(tiny_store, tmp_path_factory):  # noqa: F811
     """A 1-layer CBraMod fine-tuned for one epoch on the card's splits of the tiny left/right imagery store."""
-    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.finetune import finetune
 
     cfg = FinetuneConfig(

@@ -16,7 +16,7 @@ from neurokit.data.augment import (
     mixup,
     time_shift,
 )
-from neurokit.pipelines.finetune_config import FinetuneConfig
+from neurokit.training.config import FinetuneConfig
 from neurokit.training.losses import supervised_loss
 
 SF = 200.0

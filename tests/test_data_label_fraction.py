@@ -60,7 +60,7 @@ def test_fraction_one_keeps_everything_and_bad_fractions_are_refused():
 def test_a_finetune_subset_stays_inside_the_training_split(planted_store, tmp_path):
     """Through fine-tuning: the subset's windows are training-split windows, none of validation or test."""
     from neurokit.data import PatchDataset
-    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.finetune import finetune
 
     cfg = FinetuneConfig(

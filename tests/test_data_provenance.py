@@ -49,7 +49,7 @@ def _pretrain(store, out, **kw):
 
 
 def _finetune(store, out, init):
-    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.finetune import finetune
 
     cfg = FinetuneConfig(
@@ -87,7 +87,7 @@ def test_finetuning_names_test_recordings_seen_in_pretraining(lr_store, tmp_path
     rep = _finetune(lr_store, tmp_path / "ft_clean", clean["checkpoint"])
     assert rep["pretraining_overlap"] == []
     # from scratch: nothing recorded, nothing to check
-    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.finetune import finetune
 
     cfg = FinetuneConfig(

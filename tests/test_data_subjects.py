@@ -39,7 +39,7 @@ def test_subject_ranges_checked_against_the_card(eeg_root):
 
 
 def test_head_message_lists_m4oe():
-    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.training.config import FinetuneConfig
 
     with pytest.raises(ConfigError, match=r"head='bogus': allowed .*m4oe"):
         FinetuneConfig(model="cbramod", head="bogus")

@@ -11,7 +11,7 @@ import pytest
 from neurokit._utils.errors import ConfigError
 from neurokit.data import PatchDataset
 from neurokit.store.patch_store import PatchStoreWriter
-from neurokit.pipelines.finetune_config import FinetuneConfig
+from neurokit.training.config import FinetuneConfig
 from neurokit.pipelines.finetune import finetune
 from neurokit.evaluation.schemes import SCHEMES, LEAK_UNIT, make_folds, summarize
 from neurokit.data.splits import check_no_leak

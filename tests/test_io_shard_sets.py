@@ -102,7 +102,7 @@ def test_surface_set_bad_file_resume_merge_and_training(surface_root, tmp_path):
     """write_surface_store(shards=True): a bad file mid-run keeps the runs before it and says how to go on;
     --resume skips them; merge joins compatible sets (a PatchDataset over them reads the single store's
     samples) and refuses another recipe; pretrain (vsMAE) and finetune read the merged folder as one store."""
-    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.finetune import finetune
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 

@@ -113,7 +113,7 @@ def test_offline_missing_hash_and_coverage_errors(hf_env, tmp_path):
 def test_finetune_records_hub_weights(hf_env, tmp_path):
     from neurokit.store.patch_store import PatchStoreWriter
     from neurokit.models.checkpoint import load_checkpoint
-    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.finetune import finetune
 
     rng = np.random.default_rng(0)

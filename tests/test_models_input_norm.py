@@ -104,7 +104,7 @@ def test_pretraining_checkpoint_hands_its_normalisation_to_finetuning(lr_store, 
     """A checkpoint pretrained with --normalize MODE: build_backbone restores the mode, fine-tuning fits the corpus
     scale to the downstream training split and records it in the report."""
     from neurokit.models.registry import build_backbone
-    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.finetune import finetune
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 

@@ -46,7 +46,7 @@ def test_auc_pr_matches_the_released_evaluator_on_random_scores():
 def test_frozen_finetune_keeps_backbone_dropout_on_and_weights_fixed(lr_store, tmp_path, monkeypatch):
     """The release calls model.train() on the whole model with the backbone's requires_grad off."""
     from neurokit.pipelines import finetune as ft
-    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.training.config import FinetuneConfig
 
     seen, real_forward = [], ft.FinetuneModel.forward
 

@@ -156,7 +156,7 @@ def test_pretrain_sit_cifti(cifti_store, tmp_path):
 
 @pytest.mark.slow
 def test_finetune_sit_hemisphere(fsa5_store, tmp_path):
-    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.finetune import finetune
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 
@@ -184,7 +184,7 @@ def test_finetune_sit_hemisphere(fsa5_store, tmp_path):
 
 @pytest.mark.slow
 def test_finetune_sit_regression_from_scratch(surface_root, tmp_path):
-    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.finetune import finetune
 
     # target: the segment's start time (s) — a float label per run, split by run

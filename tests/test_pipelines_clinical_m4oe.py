@@ -332,7 +332,8 @@ def test_label_smoothing_is_refused_with_the_m4oe_focal_loss():
     """The M4oE head's default loss is the release's focal loss, which does not smooth labels: an explicit
     --label-smoothing would be ignored, so it is refused in one line."""
     from neurokit._utils.errors import ConfigError
-    from neurokit.pipelines.finetune_config import FinetuneConfig, check_finetune_options
+    from neurokit.training.config import FinetuneConfig
+    from neurokit.pipelines.finetune_config import check_finetune_options
 
     with pytest.raises(ConfigError, match="label_smoothing=0.2: the M4oE head trains with the release's focal loss"):
         check_finetune_options(FinetuneConfig(label_smoothing=0.2), head="m4oe", given={"label_smoothing"})

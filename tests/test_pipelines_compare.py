@@ -17,7 +17,7 @@ from neurokit.cli.main import app
 from neurokit.store.patch_store import PatchStoreWriter
 from neurokit.evaluation.comparison import aggregate, paired_arms
 from neurokit.pipelines.compare import compare_pretraining, comparison_arms
-from neurokit.pipelines.finetune_config import FinetuneConfig
+from neurokit.training.config import FinetuneConfig
 from neurokit.pipelines.finetune import finetune
 
 pytestmark = pytest.mark.usefixtures("two_torch_threads")

@@ -59,7 +59,7 @@ def test_check_fires_on_eegmmidb_and_ica_lowers_it(stores):
 
 @pytest.mark.slow
 def test_cli_and_finetune_report_it(stores, tmp_path, capsys):
-    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.finetune import finetune
 
     plain, _ = stores

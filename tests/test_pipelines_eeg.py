@@ -13,7 +13,7 @@ from neurokit._utils.errors import ChannelMismatchError, ConfigError
 from neurokit.evaluation.metrics import classification_metrics, regression_metrics
 from neurokit.models.checkpoint import load_checkpoint
 from neurokit.pipelines.evaluate import evaluate
-from neurokit.pipelines.finetune_config import FinetuneConfig
+from neurokit.training.config import FinetuneConfig
 from neurokit.pipelines.finetune import finetune
 from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 

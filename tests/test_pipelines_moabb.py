@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from neurokit.training.estimator import FoundationClassifier
-from neurokit.pipelines.finetune_config import FinetuneConfig
+from neurokit.training.config import FinetuneConfig
 from neurokit.training.optim import head_lr
 
 TINY = dict(model_kwargs={"n_layers": 1}, epochs=1, batch_size=8, scale=0.01, seed=0, sfreq=200.0)

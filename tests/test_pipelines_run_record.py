@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from neurokit.cards import load_card
 from neurokit.cli.main import app
 from neurokit.store.patch_store import PatchStoreWriter
-from neurokit.pipelines.finetune_config import RESUME_MAY_CHANGE, FinetuneConfig
+from neurokit.training.config import RESUME_MAY_CHANGE, FinetuneConfig
 from neurokit.pipelines.outputs import json_ready
 
 pytestmark = [pytest.mark.usefixtures("two_torch_threads"), pytest.mark.slow]  # tiny end-to-end runs, 5-25 s each

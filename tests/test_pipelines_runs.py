@@ -13,7 +13,7 @@ from neurokit.cli.main import app
 from neurokit.models import CBraMod
 from neurokit.models.weights import load_weights, resolve_weights_source
 from neurokit.training import objectives
-from neurokit.pipelines.finetune_config import FinetuneConfig
+from neurokit.training.config import FinetuneConfig
 from neurokit.pipelines.finetune import finetune, finetune_or_reuse
 from neurokit.pipelines.evaluate import evaluate
 from neurokit.pipelines.pretrain import PretrainConfig, pretrain, pretrain_or_resume

@@ -66,7 +66,7 @@ def store(tmp_path_factory):
 
 
 def _ft_cfg(**kw):
-    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.training.config import FinetuneConfig
 
     return FinetuneConfig(
         **{

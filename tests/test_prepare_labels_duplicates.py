@@ -247,7 +247,7 @@ def test_split_check_finds_a_training_recording_in_the_test_split(copied_store):
 
 
 def test_finetune_refuses_a_test_split_holding_a_training_recording(copied_store, tmp_path):
-    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.finetune import finetune
 
     cfg = FinetuneConfig(epochs=1, progress=False, baselines=False, confound_check=False)
@@ -259,7 +259,7 @@ def test_finetune_refuses_a_test_split_holding_a_training_recording(copied_store
 @pytest.mark.slow
 def test_override_is_reported_and_evaluate_checks_too(copied_store, tmp_path):
     from neurokit.pipelines.evaluate import evaluate
-    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.finetune import finetune
 
     cfg = FinetuneConfig(

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from neurokit._utils.staging import run_files
 from neurokit.cli.main import app
-from neurokit.pipelines.finetune_config import FinetuneConfig
+from neurokit.training.config import FinetuneConfig
 from neurokit.pipelines.finetune import finetune
 from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 

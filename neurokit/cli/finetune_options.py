@@ -1,7 +1,7 @@
 """The options of ``neuro finetune`` (:func:`neurokit.cli.train.finetune`), each a type with its flag(s) and help, so
 that the command's signature is one line per option: ``epochs: Epochs = 50``. The defaults stay in the signature.
 Each option's parameter has the name of the :func:`neurokit.pipelines.finetune_plan.plan_finetune` parameter (or
-:class:`~neurokit.pipelines.finetune_config.FinetuneConfig` field) it sets."""
+:class:`~neurokit.training.config.FinetuneConfig` field) it sets."""
 
 from __future__ import annotations
 

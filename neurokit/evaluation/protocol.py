@@ -32,7 +32,7 @@ METRIC_ALIASES = {
     "balanced_acc": "balanced_accuracy",
     "pearson_r": "pearson_r",
 }
-#: a card's ``finetune`` keys → :class:`~neurokit.pipelines.finetune_config.FinetuneConfig` fields
+#: a card's ``finetune`` keys → :class:`~neurokit.training.config.FinetuneConfig` fields
 FINETUNE_KEYS = {
     "epochs": "epochs",
     "batch_size": "batch_size",

@@ -55,7 +55,7 @@ from neurokit.evaluation.comparison import (
 from neurokit.evaluation.metrics import SELECTION
 from neurokit.models.eegnet import eegnet_dropout
 from neurokit.pipelines.finetune import finetune, finetune_backbone, finetune_or_reuse
-from neurokit.pipelines.finetune_config import STRATEGIES, FinetuneConfig
+from neurokit.training.config import STRATEGIES, FinetuneConfig
 
 logger = logging.getLogger("neurokit")
 

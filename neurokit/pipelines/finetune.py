@@ -38,13 +38,8 @@ from neurokit.models.heads import HEADS, FinetuneModel, Head, backbone_features
 from neurokit.models.input_norm import fit_input_norm
 from neurokit.models.lora import add_lora, merge_lora, trainable_parameters
 from neurokit.models.registry import build_backbone, get_model_spec
-from neurokit.pipelines.finetune_config import (
-    LATER_DEFAULTS,
-    RESUME_MAY_CHANGE,
-    FinetuneConfig,
-    check_finetune_options,
-    finetune_record,
-)
+from neurokit.training.config import LATER_DEFAULTS, RESUME_MAY_CHANGE, FinetuneConfig, finetune_record
+from neurokit.pipelines.finetune_config import check_finetune_options
 from neurokit.pipelines.outputs import run_in_folder
 from neurokit.training import distributed as dist
 from neurokit.training.losses import supervised_loss

@@ -15,7 +15,8 @@ from typing import Any, Collection, Sequence
 from neurokit._utils.errors import ConfigError
 from neurokit.pipelines.compare import compare_pretraining, quiet_runs
 from neurokit.pipelines.finetune import finetune
-from neurokit.pipelines.finetune_config import FinetuneConfig, card_defaults, check_finetune_options
+from neurokit.training.config import FinetuneConfig
+from neurokit.pipelines.finetune_config import card_defaults, check_finetune_options
 from neurokit.pipelines.multitask import finetune_m4oe
 
 #: parameters that only the M4oE head uses (name → what it does)
@@ -194,7 +195,7 @@ def plan_finetune(
         their defaults. The card's settings do not replace these, and some refusals (``folds`` without a folded
         scheme, an M4oE-only parameter with another head) look at them.
     **settings
-        :class:`~neurokit.pipelines.finetune_config.FinetuneConfig` fields (``epochs``, ``batch_size``,
+        :class:`~neurokit.training.config.FinetuneConfig` fields (``epochs``, ``batch_size``,
         ``lr_backbone``, ``splits``, ``augment``…).
 
     Returns
@@ -206,7 +207,7 @@ def plan_finetune(
     ConfigError
         Options that do not go together (:func:`check_compare_options`,
         :func:`~neurokit.pipelines.finetune_config.check_finetune_options`), settings
-        :class:`~neurokit.pipelines.finetune_config.FinetuneConfig` refuses, a bad card ``finetune`` block.
+        :class:`~neurokit.training.config.FinetuneConfig` refuses, a bad card ``finetune`` block.
 
     Examples
     --------

@@ -34,7 +34,8 @@ from neurokit.models.heads import M4OE_KIND, M4oEFinetuneModel
 from neurokit.models.m4oe import M4oE, M4oEConfig
 from neurokit.models.registry import get_model_spec
 from neurokit.pipelines.finetune import check_resume, finetune_backbone
-from neurokit.pipelines.finetune_config import FinetuneConfig, check_finetune_options, finetune_record
+from neurokit.training.config import FinetuneConfig, finetune_record
+from neurokit.pipelines.finetune_config import check_finetune_options
 from neurokit.pipelines.outputs import run_in_folder
 from neurokit.training import distributed as dist
 from neurokit.training.losses import class_frequencies

@@ -196,7 +196,7 @@ def run_quickstart(
     >>> res["tasks"]["bonn_epilepsy:seizure"]["differences"]["pretrained − scratch"]  # doctest: +SKIP
     """
     from neurokit.pipelines.compare import compare_pretraining
-    from neurokit.pipelines.finetune_config import FinetuneConfig
+    from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.prepare import prepare_or_reuse
     from neurokit.pipelines.pretrain import PretrainConfig, pretrain_or_resume
 

@@ -58,7 +58,7 @@ class FoundationClassifier(ClassifierMixin, TransformerMixin, BaseEstimator):
     lr_head : float, optional
         Head learning rate; default ``1e-3·√(batch_size/256)``, the CBraMod release's rule.
     weight_decay, min_lr, clip_grad, label_smoothing, dropout : float
-        As :class:`~neurokit.pipelines.finetune_config.FinetuneConfig` (0.05, 1e-6, 1.0, 0.1, 0.1).
+        As :class:`~neurokit.training.config.FinetuneConfig` (0.05, 1e-6, 1.0, 0.1, 0.1).
     frozen : bool
         Train the head only (the backbone keeps ``init``'s weights; :meth:`transform` then gives its frozen
         features).

@@ -1,0 +1,246 @@
+"""Training settings: :class:`FinetuneConfig`, the settings of every fine-tuning run (single-task, evaluation schemes,
+comparisons, the M4oE head), the strategies it takes, and the record a run keeps of them
+(:func:`finetune_record`). The refusals of settings that do not go together and a card's fine-tuning defaults are
+applied by :mod:`neurokit.pipelines.finetune_config`, the layer the CLI and the Python API both go through."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
+
+from neurokit._utils.errors import ConfigError
+from neurokit.models.checkpoint import check_allow_mismatch
+from neurokit.models.heads import HEADS
+from neurokit.models.registry import get_model_spec
+from neurokit.training.optim import head_lr
+
+#: how a fine-tuning run adapts the backbone (:class:`FinetuneConfig` ``strategy``)
+STRATEGIES = ("full", "frozen", "linear-probe", "lora")
+
+#: FinetuneConfig fields added after runs were first saved, with the value an older run had
+LATER_DEFAULTS = {
+    "label_fraction": 1.0,
+    "strategy": "full",
+    "lora_rank": 8,
+    "lora_alpha": 16.0,
+    "allow_duplicate_recordings": False,
+}
+
+
+@dataclass
+class FinetuneConfig:
+    """Fine-tuning settings; defaults are CBraMod's (50 epochs, batch 64, backbone lr 1e-4, head lr
+    1e-3·√(batch/256) (:func:`~neurokit.training.optim.head_lr`; 5e-4 at batch 64), weight decay 0.05, cosine to 1e-6, clip 1.0,
+    label smoothing 0.1).
+
+    ``frozen``: the backbone's weights are not trained (only the head is). As in the CBraMod release
+    (``finetune_trainer.py`` sets ``requires_grad=False`` on the backbone and then calls ``model.train()`` on
+    the whole model), the backbone stays in training mode, so its dropout is active while the head trains;
+    it is in eval mode for validation and test like the rest of the model.
+
+    ``strategy``: how the backbone is adapted (:data:`STRATEGIES`). ``full`` trains every weight; ``frozen``
+    trains the head only (``frozen=True`` is the same, and contradicting it is refused); ``lora`` adds LoRA
+    adapters (Hu et al., ICLR 2022) through the ``peft`` library to the backbone's linear layers
+    (:data:`~neurokit.models.lora.LORA_TARGETS`; rank ``lora_rank``, scaling ``lora_alpha / lora_rank``, learning rate
+    ``lr_backbone``) and trains them with the head, the backbone's own weights fixed; the adapters are merged
+    into the weights of ``best.pt``. ``linear-probe`` trains nothing by gradient: a logistic regression
+    (ridge for regression) on the frozen backbone's features averaged over tokens, its ``C`` chosen on the
+    validation split (:func:`neurokit.evaluation.probe.fit_linear_probe`), stored as an ``avgpool`` head.
+
+    ``label_fraction``: learn from this fraction of the training split's labels, in ``(0, 1]``: a subset
+    stratified by class, drawn with ``seed``, whole subjects kept together where the split is by subject and
+    enough subjects hold every class, else windows stratified by (class, subject)
+    (:func:`neurokit.data.splits.label_fraction_subset`). Validation and test splits stay whole; the report's
+    ``label_fraction`` says which subset was taken and its counts.
+
+    ``model``: the model family of a from-scratch backbone; ``None`` (the default) takes the family of the
+    ``init`` checkpoint, else ``cbramod``. A family that differs from the ``init`` checkpoint's is refused.
+
+    Attributes
+    ----------
+    model : str, optional
+        Model family of a from-scratch backbone (see above).
+    model_kwargs : dict
+        Its architecture (e.g. ``{"n_layers": 2}``).
+    head : str
+        ``"auto"`` (the family's default), ``"avgpool"``, ``"all_patch_reps"`` or ``"flatten"``.
+    epochs, batch_size : int
+        Training length.
+    lr_backbone, lr_head : float
+        Learning rates; ``lr_head`` ``None`` becomes ``1e-3·√(batch_size/256)``.
+    weight_decay, min_lr, clip_grad, label_smoothing, dropout : float
+        AdamW weight decay, the cosine schedule's floor, the gradient-norm clip, multi-class label smoothing in
+        ``[0, 1)``, the head's dropout.
+    frozen : bool
+        Train the head only (see above).
+    seed, device, num_workers, progress
+        Random seed, ``"auto"``/``"cpu"``/``"cuda[:K]"``, DataLoader workers, a progress bar.
+    splits : dict, optional
+        Split → subject ids; default the card's.
+    baselines, confound_check : bool
+        Score the classical baselines on the same split; test the training labels against eye-movement proxies.
+    augment : str or dict, optional
+        EEG augmentation (:class:`~neurokit.data.augment.AugmentConfig`), stored parsed; off by default.
+    allow_partial_init : bool
+        Load ``init`` weights that cover only part of the backbone.
+    allow_mismatch : list of str, optional
+        Data facts (``sfreq``, ``patch``, ``units``) the store may differ in from the ``init`` checkpoint's data.
+    allow_duplicate_recordings : bool
+        Score a test split that shares a recording (SHA-256) with the training or validation split.
+    init_sha256 : str, optional
+        The SHA-256 the ``init`` weights file must have.
+    label_fraction : float
+        Fraction of the training labels learnt from (see above).
+    strategy : str
+        How the backbone adapts (see above).
+    lora_rank, lora_alpha : int, float
+        ``strategy="lora"``: the adapters' rank r and scaling ``alpha / r``.
+
+    Raises
+    ------
+    ConfigError
+        Out-of-range values, an unknown head or model, an augmentation that does not parse.
+    """
+
+    model: str | None = None  # None: the family of the ``init`` checkpoint, else cbramod
+    model_kwargs: dict[str, Any] = field(default_factory=dict)
+    head: str = "auto"  # "auto": the model family's default (CBraMod: all_patch_reps; SiT: avgpool)
+    epochs: int = 50
+    batch_size: int = 64
+    lr_backbone: float = 1e-4
+    lr_head: float | None = None  # None: 1e-3·√(batch_size/256), the CBraMod release's rule (see __post_init__)
+    weight_decay: float = 0.05
+    min_lr: float = 1e-6
+    clip_grad: float = 1.0
+    label_smoothing: float = 0.1
+    dropout: float = 0.1
+    frozen: bool = False
+    seed: int = 0
+    device: str = "auto"
+    num_workers: int = 0
+    progress: bool = True
+    splits: dict[str, list[str]] | None = None  # split → subject ids; default from the card
+    baselines: bool = True  # score the classical baselines (neurokit.evaluation.baselines) on the same split
+    confound_check: bool = True  # test the training labels against eye-movement proxies (evaluation.confounds)
+    augment: dict[str, float] | str | None = None  # EEG augmentation (neurokit.data.augment.AugmentConfig); off
+    allow_partial_init: bool = False  # load an ``init`` file that covers only part of the backbone
+    allow_mismatch: list[str] | str | None = None  # data facts (sfreq, patch, units) the store may differ in from init
+    allow_duplicate_recordings: bool = False  # score a test split sharing a recording (SHA-256) with train/val
+    init_sha256: str | None = None  # the SHA-256 the ``init`` weights file must have (refused otherwise)
+    label_fraction: float = 1.0  # fraction of the training labels learnt from (stratified, seeded)
+    strategy: str = "full"  # full | frozen | linear-probe | lora
+    lora_rank: int = 8  # strategy="lora": rank r of each adapter
+    lora_alpha: float = 16.0  # strategy="lora": adapter scaling alpha / r
+
+    def __post_init__(self) -> None:
+        if self.init_sha256 is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", str(self.init_sha256)):
+            raise ConfigError(f"init_sha256={self.init_sha256!r}: give the 64 hexadecimal digits of a SHA-256")
+        from neurokit.data.augment import AugmentConfig
+
+        aug = AugmentConfig.parse(self.augment)
+        self.augment = aug.to_dict() if aug.enabled else None
+        if self.epochs < 1 or self.batch_size < 1:
+            bad = "epochs" if self.epochs < 1 else "batch_size"
+            raise ConfigError(f"{bad}={getattr(self, bad)}: must be >= 1")
+        if self.lr_head is None:  # CBraMod release, finetune_trainer.py: 'lr': 0.001*(batch_size/256)**0.5
+            self.lr_head = head_lr(self.batch_size)
+        if self.head not in HEADS + ("auto",):
+            raise ConfigError(
+                f"head={self.head!r}: allowed {', '.join(HEADS + ('auto',))} (and m4oe for several tasks at once: "
+                "head='m4oe' with task='CARD:TASK')"
+            )
+        if self.model is not None:
+            get_model_spec(self.model)  # ConfigError naming the known families
+        if not 0 <= self.label_smoothing < 1:
+            raise ConfigError(f"label_smoothing={self.label_smoothing} must be in [0, 1)")
+        self.allow_mismatch = check_allow_mismatch(self.allow_mismatch) or None
+        self._check_strategy()
+
+    def _check_strategy(self) -> None:
+        """``strategy``, ``frozen``, ``label_fraction`` and the LoRA sizes agree; ``frozen`` ⇔ ``strategy="frozen"``."""
+        if self.strategy not in STRATEGIES:
+            raise ConfigError(f"strategy={self.strategy!r}: allowed {', '.join(STRATEGIES)}")
+        if self.frozen and self.strategy not in ("full", "frozen"):
+            raise ConfigError(
+                f"frozen=True and strategy={self.strategy!r} contradict each other: frozen=True is "
+                "strategy='frozen'; give one of them"
+            )
+        if self.frozen or self.strategy == "frozen":
+            self.frozen, self.strategy = True, "frozen"
+        if not 0 < self.label_fraction <= 1:
+            raise ConfigError(f"label_fraction={self.label_fraction}: must be in (0, 1]")
+        if self.lora_rank < 1 or self.lora_alpha <= 0:
+            raise ConfigError(f"lora_rank={self.lora_rank}, lora_alpha={self.lora_alpha}: need rank >= 1 and alpha > 0")
+        if self.strategy == "linear-probe" and self.head not in ("auto", "avgpool"):
+            raise ConfigError(
+                f"strategy='linear-probe' reads features averaged over tokens (an avgpool head); "
+                f"head={self.head!r} does not apply: give head='avgpool' or leave head at 'auto'"
+            )
+
+
+#: FinetuneConfig fields a resumed run may change (``epochs`` may grow); every other one is checked
+RESUME_MAY_CHANGE = ("epochs", "progress", "device", "num_workers", "baselines", "confound_check")
+
+
+def finetune_record(cfg: FinetuneConfig, *, head: str | None = None, **call: Any) -> dict[str, Any]:
+    """The record of a fine-tuning run (:func:`~neurokit.pipelines.outputs.record_run`): ``settings``, every
+    field of ``cfg`` and every argument of the call (given or defaulted), and ``resume``, what a resumed run
+    must repeat (``checked``: the settings, ``init`` by SHA-256, the store's identity) and may change.
+
+    Parameters
+    ----------
+    cfg : FinetuneConfig
+        The run's settings.
+    head : str, optional
+        The head, where the call names it (``"m4oe"``).
+    **call
+        Every argument of the call; ``head_settings`` (names) are the head's settings a resumed run checks.
+
+    Returns
+    -------
+    dict
+        ``{"settings": ..., "resume": {"checked", "may_change", "resumable"}}``.
+
+    Examples
+    --------
+    >>> finetune_record(FinetuneConfig(epochs=3), scheme="card")["settings"]["epochs"]
+    3
+    """
+    head_settings = sorted(call.pop("head_settings", {}) or {})
+    settings = {**asdict(cfg), **({"head": head} if head else {}), **call}
+    checked = [f for f in asdict(cfg) if f not in RESUME_MAY_CHANGE] + ["init (SHA-256)", "store identity"]
+    return {
+        "settings": settings,
+        "resume": {
+            "checked": checked + [f"head: {k}" for k in head_settings],
+            "may_change": list(RESUME_MAY_CHANGE),
+            "resumable": call.get("scheme", "card") == "card",
+        },
+    }
+
+
+#: evaluation schemes whose fold count (``folds``; :func:`~neurokit.pipelines.finetune.finetune`'s ``n_folds``) sets
+FOLDED_SCHEMES = ("kfold-subject", "within-session")
+
+
+def augment_text(augment: Mapping[str, float] | str | None) -> str:
+    """An augmentation as its option text: ``{"noise": 5.0, "p": 0.5}`` → ``"noise=5"`` (the transforms that are on).
+
+    Parameters
+    ----------
+    augment : dict or str, optional
+        :class:`~neurokit.data.augment.AugmentConfig` fields (a string is returned as it is).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> augment_text({"noise": 5.0, "mixup": 0.2, "scale": 0.0, "p": 0.5})
+    'noise=5,mixup=0.2'
+    """
+    if isinstance(augment, str):
+        return augment
+    return ",".join(f"{k}={v:g}" for k, v in (augment or {}).items() if v and k != "p")
