@@ -392,3 +392,25 @@ def test_init_sha256_needs_init_and_a_sha256(tiny_store, tmp_path):
     torch.save(CBraMod(n_layers=1).state_dict(), tmp_path / "w.pth")
     r = cli("finetune", tiny_store, "-o", tmp_path / "b", "--init", tmp_path / "w.pth", "--init-sha256", "xyz")
     assert r.exit_code == 2 and "give the 64 hexadecimal digits of a SHA-256" in " ".join(r.output.split())
+
+
+def test_a_from_scratch_run_says_so_and_its_verdict_names_the_best_baseline(tiny_store, tmp_path):
+    """Issue 44 item 10: ``neuro finetune`` without ``--init`` never said it trained from random weights, and printed
+    AUROC beside balanced accuracy without saying whether the model or a baseline wins. The verdict is computed
+    beside the baselines and kept in the report; the CLI prints what the report says."""
+    import json
+
+    r = cli("finetune", tiny_store, "-o", tmp_path / "ft", "--epochs", "1", "--n-layers", "1", "--batch-size", "8",
+            "--no-progress")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.output.split())
+    assert "init: none — the backbone starts from random weights (a from-scratch run)" in said
+    assert "pretraining overlap" not in said  # nothing to check without initial weights
+    rep = json.loads((tmp_path / "ft" / "report.json").read_text())
+    v = rep["verdict"]
+    assert v["metric"] == "auroc" and v["model"] == pytest.approx(rep["test"]["auroc"])
+    scored = {k: b["test"]["auroc"] for k, b in rep["baselines"].items() if isinstance(b.get("test"), dict)}
+    assert v["best_value"] == pytest.approx(max(scored.values())) and v["chance"] == 0.5
+    assert v["beats_best"] == (v["model"] > v["best_value"])
+    side = "above" if v["beats_best"] else "below"
+    assert f"verdict on test AUROC: CBraMod {v['model']:.3f}, {side} the best classical baseline ({v['best']}: " in said

@@ -29,6 +29,11 @@ def print_report(rep: dict, out: Path) -> None:
                 else f" ([yellow]partial[/]: {len(w['missing'])} missing, {len(w['unexpected'])} unexpected)"
             )
         )
+    elif not rep.get("init"):
+        console.print(
+            "init: none — the backbone starts from random weights (a from-scratch run); give --init a pretrained "
+            "checkpoint to fine-tune one"
+        )
     console.print(f"{task}({rep['kind']}{escape(classes)}); split by {rep['split_by']} — {sp}")
     if rep.get("label_fraction"):
         console.print(label_fraction_line(rep["label_fraction"]))
@@ -57,11 +62,30 @@ def print_report(rep: dict, out: Path) -> None:
                 "test split: model vs classical baselines vs chance", {rep.get("task") or "": rep}, run_title(rep)
             )
         )
-    if "pretraining_overlap" in rep:
+    if rep.get("verdict"):
+        console.print(verdict_line(rep["verdict"], run_title(rep)))
+    if "pretraining_overlap" in rep and (rep.get("init") or rep["pretraining_overlap"] is not None):
         console.print(overlap_line(rep["pretraining_overlap"], len(rep.get("pretraining_sources") or [])))
     if rep.get("split_recordings") is not None:
         console.print(split_recordings_line(rep["split_recordings"]))
     console.print(f"report: {out / 'report.json'}; checkpoint: {out / 'best.pt'}")
+
+
+def verdict_line(v: dict, model: str) -> str:
+    """The run's verdict (:func:`~neurokit.evaluation.baselines.baseline_verdict`) as one line: on which metric the
+    model stands where, against the best classical baseline and chance."""
+    m = short_metric(v["metric"])
+    if v.get("best"):
+        side = "above" if v["beats_best"] else "[bold yellow]below[/]"
+        rival = f"{side} the best classical baseline ({escape(v['best'])}: {v['best_value']:.3f})"
+    else:
+        rival = "no classical baseline scored"
+    ch = (
+        ""
+        if v.get("chance") is None
+        else f"; chance {v['chance']:.3f}" + ("" if v["beats_chance"] else " ([bold yellow]not beaten[/])")
+    )
+    return f"verdict on test {m}: {escape(model)} {v['model']:.3f}, {rival}{ch}"
 
 
 def print_not_a_result(rep: dict, name: str | None = None) -> None:

@@ -317,6 +317,67 @@ def chance_metrics(kind: str, n_classes: int) -> dict[str, float]:
     return out
 
 
+def baseline_verdict(
+    kind: str, test: dict, baselines: dict | None, chance: dict | None, metric: str | None = None
+) -> dict | None:
+    """Whether a fine-tuned model beats the classical baselines and chance on its test split, on one metric: the
+    run's selection metric when it is scored (AUROC for a binary task, Cohen's κ for several classes, R² for a
+    regression), else balanced accuracy.
+
+    Parameters
+    ----------
+    kind : {"binary", "multiclass", "regression"}
+        The task's kind.
+    test : dict
+        The model's test metrics (metric → value; ``None`` for an undefined one).
+    baselines : dict or None
+        ``run_baselines``' result: baseline id → ``{"test": {metric: value}, …}`` (entries without test metrics,
+        a baseline that could not run, are left out).
+    chance : dict or None
+        :func:`chance_metrics`.
+    metric : str, optional
+        The metric to judge on (default: as above).
+
+    Returns
+    -------
+    dict or None
+        ``metric``, ``model`` (its value), ``best`` (the best baseline's title, or ``None`` without baselines),
+        ``best_value``, ``chance``, ``beats_best`` and ``beats_chance`` (strictly above); ``None`` when the model's
+        metric is undefined.
+
+    Examples
+    --------
+    >>> v = baseline_verdict("binary", {"auroc": 0.836, "balanced_accuracy": 0.5},
+    ...                      {"bandpower_lr": {"test": {"auroc": 0.9}}}, {"auroc": 0.5})
+    >>> v["best"], v["beats_best"], v["beats_chance"]
+    ('band power + LR', False, True)
+    """
+    default = {"binary": "auroc", "multiclass": "cohen_kappa", "regression": "r2"}.get(kind, "balanced_accuracy")
+    metric = metric if metric and test.get(metric) is not None else default
+    if test.get(metric) is None:
+        metric = "balanced_accuracy"
+    model = test.get(metric)
+    if model is None:
+        return None
+    titles = REGRESSION_TITLES if kind == "regression" else BASELINE_TITLES
+    scored = {
+        titles.get(k, k): float(r["test"][metric])
+        for k, r in (baselines or {}).items()
+        if isinstance(r, dict) and isinstance(r.get("test"), dict) and r["test"].get(metric) is not None
+    }
+    best = max(scored, key=lambda k: scored[k]) if scored else None
+    ch = (chance or {}).get(metric)
+    return {
+        "metric": metric,
+        "model": float(model),
+        "best": best,
+        "best_value": scored.get(best) if best else None,
+        "chance": ch,
+        "beats_best": bool(best is None or model > scored[best]),
+        "beats_chance": bool(ch is None or model > ch),
+    }
+
+
 def run_baselines(
     parts: dict,
     kind: str,

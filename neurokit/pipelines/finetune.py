@@ -385,7 +385,7 @@ def _finetune(
     report["degenerate"] = degenerate_predictions(kind, yt, ot, label_names)  # None when the predictions inform
     if report["degenerate"]:
         run_logger.warning("%s: %s", out, report["degenerate"])
-    from neurokit.evaluation.baselines import chance_metrics, run_baselines
+    from neurokit.evaluation.baselines import baseline_verdict, chance_metrics, run_baselines
 
     report["chance"] = chance_metrics(kind, n_classes)
     if cfg.confound_check:  # are the labels decodable from eye movements? (neurokit.evaluation.confounds)
@@ -399,6 +399,7 @@ def _finetune(
         for r in report["baselines"].values():
             if isinstance(r.get("test"), dict):
                 r["test"], r["undefined"] = mark_undefined(kind, yt, r["test"], label_names)
+    report["verdict"] = baseline_verdict(kind, report["test"], report.get("baselines"), report["chance"], select)
     if info.is_main:
         _save_finetuned(
             out, ds_all, model, model_name, init_info, head_info, kind, label_names, saved_cfg, init, report
