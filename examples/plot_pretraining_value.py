@@ -20,10 +20,11 @@ import matplotlib.pyplot as plt
 
 from neurokit.cards import load_card
 from neurokit.store.patch_store import PatchStore
+from neurokit.evaluation.masked import heldout_line
 from neurokit.pipelines.compare import compare_pretraining
 from neurokit.pipelines.finetune import FinetuneConfig
 from neurokit.pipelines.prepare import prepare_or_reuse
-from neurokit.pipelines.pretrain import PretrainConfig, heldout_line, pretrain
+from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 from neurokit.pipelines.quickstart import pool_single_channel
 
 shared = Path(os.environ.get("NEUROKIT_SHARED", "../shared"))
