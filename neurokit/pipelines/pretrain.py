@@ -425,7 +425,7 @@ def _pretrain(
         if objective.masked is not None:  # every masked-reconstruction objective is read on held-out data
             parts.append(holdout_split(ds_sel, cfg.val_fraction, cfg.seed, subjects=cfg.heldout_subjects))
         else:
-            parts.append((ds_sel, None, f"nothing (model={cfg.model!r} has no masked reconstruction to score)"))
+            parts.append((ds_sel, None, f"nothing (the {cfg.model} model has no masked reconstruction to score)"))
     warn_shared_recordings([st for ds_sel, _ in selected for st in ds_sel.stores])
     used = "; ".join(u for _, u in selected)
     held = parts[0][2] if len(parts) == 1 else "; ".join(f"{layout_name(t)}: {h}" for t, _, h in parts)
