@@ -224,30 +224,54 @@ def pretrain(
 ) -> dict[str, Any]:
     """Pretrain ``cfg.model`` on the samples of ``stores`` and write checkpoints to ``out_dir``.
 
-    ``resume``: continue from ``out_dir/last.pt`` with the checkpoint's model configuration (the store
-    must have the same channels and sample shape, and batch size and seed must match; a longer
-    ``epochs``/``max_steps`` extends the run and re-spans the cosine schedule). ``overwrite``: start again in an ``out_dir`` that
-    already holds a run; the new run is written beside it (``.NAME.new``) and replaces it only once finished,
-    so a stopped overwrite leaves the earlier run whole; only the earlier run's own files are replaced, the
-    user's other entries in ``out_dir`` stay (:class:`~neurokit._utils.staging.StagedOutput`). Without either, an ``out_dir`` holding any run file
-    (``metrics.jsonl``, ``last.pt``, a summary or config: :func:`~neurokit._utils.staging.run_files`)
-    raises :class:`FileExistsError`, so two runs never mix their logs; a second process pretraining into
-    ``out_dir`` meanwhile is refused (:class:`~neurokit._utils.locks.OutputLockedError`, naming this one).
-    ``say``: called (main process only) with one line saying what the run trains on, once the samples are
-    selected.
+    Parameters
+    ----------
+    stores : path or sequence of paths
+        Patch store(s) or shard-set folder(s); stores of different sample layouts train side by side (CBraMod).
+    out_dir : str or Path
+        The run's folder: ``last.pt``, ``metrics.jsonl``, ``pretrain_summary.json`` (:data:`SUMMARY`), the record.
+        Without ``resume`` or ``overwrite``, one holding any run file (``metrics.jsonl``, ``last.pt``, a summary or
+        config: :func:`~neurokit._utils.staging.run_files`) is refused, so two runs never mix their logs.
+    cfg : PretrainConfig, optional
+        The settings (default: ``PretrainConfig()``).
+    resume : bool
+        Continue from ``out_dir/last.pt`` with the checkpoint's model configuration (the store must have the same
+        channels and sample shape, and batch size and seed must match; a longer ``epochs``/``max_steps`` extends
+        the run and re-spans the cosine schedule). :func:`resume_config` gives the run's own settings.
+    overwrite : bool
+        Start again in an ``out_dir`` that already holds a run; the new run is written beside it (``.NAME.new``)
+        and replaces it only once finished, so a stopped overwrite leaves the earlier run whole; only the earlier
+        run's own files are replaced, the user's other entries in ``out_dir`` stay
+        (:class:`~neurokit._utils.staging.StagedOutput`).
+    say : callable, optional
+        Called (main process only) with one line saying what the run trains on, once the samples are selected.
 
     Returns
     -------
-    dict with ``checkpoint`` (path of ``last.pt``), ``steps``, ``loss_first`` and ``loss_last`` (mean
-    loss over the first and last 10 % of steps), ``samples_per_s``, ``normalize`` (``{"mode"[, "corpus_scales"]}``),
-    ``heldout`` (what was held out), ``heldout_history`` (per epoch: ``heldout_loss``, ``heldout_zero``,
-    ``heldout_mean``, mean squared errors on the held-out windows' masked values:
-    :func:`~neurokit.training.objectives.heldout_masked_loss`), ``verdict`` (the last epoch's held-out loss against
-    its best baseline, per layout where there are several: :func:`~neurokit.evaluation.masked.masked_verdict`;
-    ``None`` when nothing was held out), ``kept`` (windows the stores' preparation kept and
-    dropped: :func:`~neurokit.data.provenance.kept_summary`), ``pretraining_sources`` (how many source recordings the
-    checkpoint records, path + SHA-256) and ``history`` (per-step losses). The checkpoint records the same, with the
-    list of sources.
+    dict
+        ``checkpoint`` (path of ``last.pt``), ``steps``, ``loss_first`` and ``loss_last`` (mean loss over the first
+        and last 10 % of steps), ``samples_per_s``, ``normalize`` (``{"mode"[, "corpus_scales"]}``), ``heldout``
+        (what was held out), ``heldout_history`` (per epoch: ``heldout_loss``, ``heldout_zero``, ``heldout_mean``,
+        mean squared errors on the held-out windows' masked values:
+        :func:`~neurokit.training.objectives.heldout_masked_loss`), ``verdict`` (the last epoch's held-out loss
+        against its best baseline, per layout where there are several:
+        :func:`~neurokit.evaluation.masked.masked_verdict`; ``None`` when nothing was held out), ``kept`` (windows
+        the stores' preparation kept and dropped: :func:`~neurokit.data.provenance.kept_summary`),
+        ``pretraining_sources`` (how many source recordings the checkpoint records, path + SHA-256) and ``history``
+        (per-step losses). The checkpoint records the same, with the list of sources; the summary all but
+        ``history``.
+
+    Raises
+    ------
+    FileExistsError
+        ``out_dir`` holds a run and neither ``resume`` nor ``overwrite`` is given.
+    ~neurokit._utils.locks.OutputLockedError
+        Another process is pretraining into ``out_dir``.
+    ConfigError
+        Settings that do not apply to the data or that do not continue the run in ``out_dir``
+        (:func:`~neurokit.training.pretrain_resume.check_pretrain_resume`), ``resume`` with ``overwrite``.
+    FileNotFoundError
+        ``resume`` without ``out_dir/last.pt``.
     """
     cfg = cfg or PretrainConfig()
     check_pretrain_options(cfg, resume=resume, overwrite=overwrite)
