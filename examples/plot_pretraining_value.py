@@ -21,10 +21,11 @@ import matplotlib.pyplot as plt
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.splits import resolve_splits
 from neurokit.store.patch_store import PatchStore
+from neurokit.evaluation.masked import heldout_line
 from neurokit.pipelines.compare import compare_pretraining
 from neurokit.training.config import FinetuneConfig
 from neurokit.pipelines.prepare import prepare_or_reuse
-from neurokit.pipelines.pretrain import PretrainConfig, heldout_line, pretrain
+from neurokit.pipelines.pretrain import PretrainConfig, pretrain
 from neurokit.pipelines.quickstart import pool_single_channel
 
 shared = Path(os.environ.get("NEUROKIT_SHARED", "../shared"))

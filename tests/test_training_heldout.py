@@ -175,8 +175,49 @@ def test_cli_prints_the_heldout_line(tmp_path):
         f"spatial ridge {rec['heldout_spatial']:.4g} ({rec['heldout_spatial'] / z:.3f}×) · "
         f"temporal ridge {rec['heldout_temporal']:.4g} ({rec['heldout_temporal'] / z:.3f}×) (epoch 1);"
     )
+    # the verdict is the summary's: the best baseline by its ratio to predict-zero, and the model's against it
+    verdict = summary["verdict"]
+    ratios = {"predict-zero": 1.0, **{n: rec[f"heldout_{k}"] / z for k, n in [("mean", "predict-mean"),
+              ("spatial", "spatial ridge"), ("temporal", "temporal ridge")]}}  # fmt: skip
+    best = min(ratios, key=ratios.get)
+    assert verdict["best_baseline"] == best and verdict["best_baseline_ratio"] == pytest.approx(ratios[best])
+    assert verdict["loss_ratio"] == pytest.approx(rec["heldout_loss"] / z)
+    assert verdict["beats_best_baseline"] == (rec["heldout_loss"] / z < ratios[best])
+    assert line.endswith(f"(epoch 1); {verdict['says']}"), line
     bad = CliRunner().invoke(app, ["pretrain", str(store), "-o", str(tmp_path / "x"), "--normalize", "batch"])
     assert bad.exit_code == 2 and "error: --normalize batch; allowed: none, window, channel, corpus" in bad.output
+
+
+def test_the_verdict_names_the_best_baseline_with_its_ratio():
+    """By hand: each baseline is read through its ratio to predict-zero on the values it predicts; the model beats
+    the best one, or only the scale, or nothing; a run of several layouts has one verdict per layout."""
+    from neurokit.evaluation.masked import BELOW_EVERY, BELOW_SCALE, NOT_BELOW_SCALE, masked_verdict
+
+    h = {"epoch": 2, "heldout_loss": 0.8, "heldout_zero": 1.0, "heldout_mean": 1.2, "heldout_spatial": 0.7,
+         "heldout_temporal": 0.9}  # fmt: skip
+    v = masked_verdict(h)
+    assert (v["best_baseline"], v["best_baseline_ratio"], v["loss_ratio"]) == ("spatial ridge", 0.7, 0.8)
+    assert (v["beats_best_baseline"], v["beats_scale"], v["says"], v["epoch"]) == (False, True, BELOW_SCALE, 2)
+    # a ridge on only some values (the multi-channel layout of a pool): 1.2 of that part's predict-zero 2.0 = 0.6
+    part = {"heldout_loss": 0.5, "heldout_zero": 1.0, "heldout_mean": 1.1, "heldout_spatial": 1.2,
+            "heldout_spatial_zero": 2.0}  # fmt: skip
+    v = masked_verdict(part)
+    assert (v["best_baseline"], v["best_baseline_ratio"], v["beats_best_baseline"]) == ("spatial ridge", 0.6, True)
+    assert v["says"] == BELOW_EVERY and "epoch" not in v and "note" not in v
+    # no baseline below predict-zero: predict-zero is the best; a loss above it learned no more than the scale
+    v = masked_verdict({"heldout_loss": 1.05, "heldout_zero": 1.0, "heldout_mean": 1.1, "heldout_temporal": 1.3})
+    assert (v["best_baseline"], v["best_baseline_ratio"], v["beats_scale"], v["says"]) == (
+        "predict-zero",
+        1.0,
+        False,
+        NOT_BELOW_SCALE,
+    )
+    pooled = {**h, "heldout_layouts": {"2ch:a.h5": h, "1ch:b.h5": part}}
+    lay = masked_verdict(pooled)["layouts"]
+    assert list(lay) == ["2ch:a.h5", "1ch:b.h5"] and lay["1ch:b.h5"] == masked_verdict(part)
+    # held-out windows of 4× the training windows' power under corpus normalisation: a note says why
+    assert "louder" in masked_verdict({**h, "heldout_zero": 4.0}, normalize="corpus")["note"]
+    assert "note" not in masked_verdict({**h, "heldout_zero": 4.0}, normalize="window")
 
 
 def test_a_run_ending_inside_an_epoch_still_reports_the_heldout_loss(tmp_path):
@@ -309,11 +350,15 @@ def test_pretraining_reports_each_layouts_heldout_figures(tmp_path):
     lines = pretrain_lines(res)
     at = next(i for i, ln in enumerate(lines) if ln.startswith("held-out masked loss"))
     one = lay["1ch:one.h5"]
+    # each layout's line ends with its own verdict, the one the summary stores
+    v = summary["verdict"]["layouts"]["1ch:one.h5"]
+    assert v == res["verdict"]["layouts"]["1ch:one.h5"] and not v["beats_best_baseline"]  # the head stayed at zero
+    said = v["says"] if v["beats_scale"] else f"[yellow]{v['says']}[/]"
     assert lines[at + 2] == (
         f"  1ch:one.h5: held-out masked loss {one['heldout_loss']:.4g} (1.000× predict-zero) vs predict-zero "
         f"{one['heldout_zero']:.4g} · predict-mean {one['heldout_mean']:.4g} "
         f"({one['heldout_mean'] / one['heldout_zero']:.3f}×) · temporal ridge {one['heldout_temporal']:.4g} "
-        f"({one['heldout_temporal'] / one['heldout_zero']:.3f}×)"
+        f"({one['heldout_temporal'] / one['heldout_zero']:.3f}×); {said}"
     )
     assert lines[at + 1].startswith("  2ch:two.h5: held-out masked loss") and len(lines) == at + 3
 
@@ -352,10 +397,13 @@ def test_pretrain_lines_say_when_held_out_subjects_are_louder():
     """Under corpus normalisation training windows have unit power; held-out ones of 4.2 get a note saying why their
     loss is on another scale than the training loss, and none when they are of the training windows' power."""
     from neurokit.cli.train import pretrain_lines
+    from neurokit.evaluation.masked import masked_verdict
 
     def res(zero):
         h = {"epoch": 1, "heldout_loss": 0.9 * zero, "heldout_zero": zero, "heldout_mean": 1.3 * zero}
-        return {"normalize": {"mode": "corpus"}, "heldout_history": [h], "heldout": "2 windows (as asked)"}
+        verdict = masked_verdict(h, normalize="corpus")  # what the run's summary stores
+        return {"normalize": {"mode": "corpus"}, "heldout_history": [h], "heldout": "2 windows (as asked)",
+                "verdict": verdict}  # fmt: skip
 
     loud = pretrain_lines(res(4.249))
     assert loud[-1].startswith("note: the held-out windows have 4.25× the power of the training windows") and (

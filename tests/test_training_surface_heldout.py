@@ -220,7 +220,9 @@ def test_a_sit_run_resumes_with_its_own_settings_and_keeps_its_heldout_figures(f
     assert again.optim.schedule == "constant" and again.optim.lr == 3e-4
     res = pretrain([fsa5_ico3], out, again, resume=True)
     assert [h["epoch"] for h in res["heldout_history"]] == [0.2, 0.4]
-    with pytest.raises(ConfigError, match=r"--recipe.*encoder\.attn_bias: 'distance' in the checkpoint, 'none' given"):
+    with pytest.raises(
+        ConfigError, match=r"recipe='reference'.*encoder\.attn_bias: 'distance' in the checkpoint, 'none' given"
+    ):
         pretrain([fsa5_ico3], out, resume_config(out, max_steps=3, model_kwargs={"recipe": "reference"}), resume=True)
 
 
@@ -229,7 +231,7 @@ def test_two_stores_of_one_recording_are_said(fsa5_ico3, tmp_path):
     import shutil
 
     from neurokit.store.patch_store import PatchStore
-    from neurokit.pipelines.pretrain import warn_shared_recordings
+    from neurokit.data.provenance import warn_shared_recordings
 
     copy = shutil.copy(fsa5_ico3, tmp_path / "copy.h5")
     said = warn_shared_recordings([PatchStore(fsa5_ico3), PatchStore(copy)])

@@ -13,7 +13,6 @@ from neurokit.cli.common import (
     console,
     is_main_rank,
     option_given,
-    options_given,
     parse_fractions,
     record_command,
     parse_splits,
@@ -59,7 +58,9 @@ def pretrain(
     n_layers: Optional[int] = typer.Option(
         None, show_default="none", help="Override the number of transformer layers (CBraMod: 12)."
     ),
-    model_size: Optional[str] = typer.Option(None, show_default="none", help="SiT size: tiny, small or base."),
+    size: Optional[str] = typer.Option(
+        None, "--model-size", show_default="none", help="SiT size: tiny, small or base."
+    ),
     mask_ratio: Optional[float] = typer.Option(
         None, show_default="none", help="SiT video-MAE tube-mask ratio (default 0.75)."
     ),
@@ -81,7 +82,7 @@ def pretrain(
         show_default="none",
         help="clip: stimulus store(s) from `neuro embed-stimuli`, one per run (repeatable).",
     ),
-    lag: Optional[float] = typer.Option(
+    lag_s: Optional[float] = typer.Option(
         None,
         "--lag",
         show_default="6",
@@ -154,42 +155,33 @@ def pretrain(
     Several GPUs or nodes: torchrun --nproc_per_node=G -m neurokit pretrain STORE ...
     """
     setup_logging(verbose)
-    from neurokit.data.selection import select_layouts
-    from neurokit.pipelines.pretrain import (
-        PretrainConfig,
-        check_pretrain_options,
-        resume_config,
-    )
-    from neurokit.pipelines.pretrain import pretrain as run
+    from neurokit.pipelines.pretrain import pretrain_with_options
 
-    kw: dict[str, Any] = {
-        k: v
-        for k, v in (("n_layers", n_layers), ("size", model_size), ("mask_ratio", mask_ratio), ("recipe", recipe))
-        if v is not None
-    }
-    for k, v in (
-        ("stimuli", [str(p) for p in stimuli or []]),
-        ("lag_s", lag),
-        ("segments", segments),
-        ("fmri_init", None if fmri_init is None else str(fmri_init)),
-        ("train_fmri_encoder", train_fmri_encoder),
-    ):
-        if v is not None and v != []:
-            kw[k] = v
-    optim = {
+    # parameter names are the settings' (model_kwargs entries, optim fields, PretrainConfig fields): a message that
+    # names one (``size='base'``) is said with its flag
+    model_kwargs: dict[str, Any] = {
         k: v
         for k, v in dict(
-            lr=lr, min_lr=min_lr, weight_decay=weight_decay, clip_grad=clip_grad, schedule=schedule
+            n_layers=n_layers,
+            size=size,
+            mask_ratio=mask_ratio,
+            recipe=recipe,
+            stimuli=[str(p) for p in stimuli or []],
+            lag_s=lag_s,
+            segments=segments,
+            fmri_init=None if fmri_init is None else str(fmri_init),
+            train_fmri_encoder=train_fmri_encoder,
         ).items()
-        if v is not None
+        if v is not None and v != []
     }
-    opts = dict(
+    optim = dict(lr=lr, min_lr=min_lr, weight_decay=weight_decay, clip_grad=clip_grad, schedule=schedule)
+    options: dict[str, Any] = dict(
         model=model,
-        model_kwargs=kw,
+        model_kwargs=model_kwargs,
         epochs=epochs,
         max_steps=max_steps,
         batch_size=batch_size,
-        optim=optim,
+        optim={k: v for k, v in optim.items() if v is not None},
         seed=seed,
         device=device,
         num_workers=num_workers,
@@ -200,32 +192,17 @@ def pretrain(
         heldout_own_scale=heldout_own_scale,
         progress=progress,
     )
-    opts.update({k: v for k, v in (("normalize", normalize), ("val_fraction", val_fraction)) if v is not None})
-    run_or_exit(check_pretrain_options, None, resume=resume, overwrite=overwrite)
-    if resume:  # keep the run's settings; change only what the user gives again
-        given = {k for k in ctx.params if option_given(ctx, k)}
-        ch = {k: v for k, v in opts.items() if k in given or k in ("device", "progress", "num_workers")}
-        for k, d in (("optim", optim), ("model_kwargs", kw)):
-            if d:
-                ch[k] = d
-        cfg = run_or_exit(resume_config, out, **ch)
-    else:
-        cfg = run_or_exit(PretrainConfig, **opts)
-    run_or_exit(check_pretrain_options, cfg, resume=resume, overwrite=overwrite, given=options_given(ctx))
-    if is_main_rank():
-        selected = run_or_exit(
-            select_layouts,
-            list(stores),
-            split=cfg.split,
-            subjects=cfg.subjects,
-            max_windows=cfg.max_windows,
-            seed=cfg.seed,
-        )
-        used = "; ".join(u for _, u in selected)
-        sets_aside = cfg.model != "clip" and (cfg.val_fraction > 0 or cfg.heldout_subjects)
-        held = " (the held-out samples below are set aside from it)" if sets_aside else ""
-        console.print(cli_words(f"pretraining on {used}{held}"))
-    res = run_or_exit(run, list(stores), out, cfg, resume=resume, overwrite=overwrite)
+    options.update({k: v for k, v in (("normalize", normalize), ("val_fraction", val_fraction)) if v is not None})
+    res = run_or_exit(
+        pretrain_with_options,
+        list(stores),
+        out,
+        options,
+        given={k for k in ctx.params if option_given(ctx, k)},
+        resume=resume,
+        overwrite=overwrite,
+        say=lambda m: console.print(cli_words(m)),
+    )
     record_command(ctx, out, report="pretrain_summary.json")
     if is_main_rank():
         speed = f" ({res['samples_per_s']:.1f} samples/s)" if res["steps_run"] else " (nothing left to run)"
@@ -239,8 +216,10 @@ def pretrain(
 
 def pretrain_lines(res: dict) -> list[str]:
     """What a pretraining summary says beyond the loss: the normalisation, the windows its stores kept, and the
-    held-out masked loss against the predict-zero and predict-mean baselines (last epoch)."""
+    held-out masked loss against its baselines (last epoch) with the summary's ``verdict``, per layout where there
+    are several."""
     from neurokit.data.provenance import kept_line
+    from neurokit.evaluation.masked import heldout_line
 
     norm = res.get("normalize") or {}
     lines = [
@@ -259,36 +238,22 @@ def pretrain_lines(res: dict) -> list[str]:
         trained = f"; trained on {len(subj)} subject(s): {shown}" if subj else ""
         lines.append(f"held out (not trained on): {res['heldout']}{trained}")
     hist = res.get("heldout_history") or []
-    if hist:
-        from neurokit.pipelines.pretrain import heldout_line, heldout_lines
-
+    verdict = res.get("verdict")
+    if hist and verdict:
         h = hist[-1]
-        zero = h["heldout_zero"]
-        ratios = [
-            h[k] / h.get(f"{k}_zero", zero)
-            for k in ("heldout_mean", "heldout_spatial", "heldout_temporal", "heldout_neighbours", "heldout_frame")
-            if h.get(k) is not None
-        ]
-        verdict = (
-            "below every baseline"
-            if h["heldout_loss"] / zero < min([1.0, *ratios])
-            else "below predict-zero and predict-mean, not below every baseline"
-            if h["heldout_loss"] < min(h["heldout_zero"], h["heldout_mean"])
-            else "[yellow]not below predict-zero and predict-mean: the model learned no more than the scale[/]"
-        )
-        lines.append(f"{heldout_line(h)}; {verdict}")
-        lines += heldout_lines(h)[1:]  # each layout's own figures, when there are several
-        # corpus normalisation scales the training windows to unit power, so their masked predict-zero is ≈ 1; held-out
-        # subjects far louder or quieter give losses on another scale than the training loss: say why
-        if norm.get("mode") == "corpus" and not 0.5 <= zero <= 2.0:
-            lines.append(
-                f"note: the held-out windows have {zero:.3g}× the power of the training windows (predict-zero "
-                f"{zero:.4g} where training windows give ≈ 1): their subjects are {'louder' if zero > 1 else 'quieter'} "
-                "than the training subjects, so compare the held-out loss with its baselines, not with the training loss"
-            )
+        lines.append(f"{heldout_line(h)}; {_verdict_words(verdict)}")
+        for name, v in (h.get("heldout_layouts") or {}).items():  # each layout's own figures, when there are several
+            lines.append(f"  {name}: {heldout_line(v)}; {_verdict_words(verdict['layouts'][name])}")
+        if verdict.get("note"):
+            lines.append(f"note: {verdict['note']}")
     else:
         lines.append(f"held-out masked loss: none computed ({res.get('heldout') or 'no held-out windows'})")
     return lines
+
+
+def _verdict_words(verdict: dict) -> str:
+    """A verdict's words, in yellow when the model learned no more than the scale."""
+    return verdict["says"] if verdict["beats_scale"] else f"[yellow]{verdict['says']}[/]"
 
 
 # ---------------------------------------------------------------------------------------- finetune

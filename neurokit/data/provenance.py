@@ -14,7 +14,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from neurokit.store.shards import read_index
+from neurokit.store.shards import read_index, store_corpus
 
 logger = logging.getLogger("neurokit")
 
@@ -223,6 +223,88 @@ def warn_overlap(overlap: list[dict] | None, where: str) -> None:
             names,
             more,
         )
+
+
+def warn_shared_recordings(stores: Iterable) -> list[str]:
+    """Warn when two of the pretraining ``stores`` were made from the same recording (by SHA-256 of the source
+    file, each store's ``sources``): what one store holds out, the other may train on.
+
+    Parameters
+    ----------
+    stores : iterable of PatchStore
+        The opened stores of a run (a shard set's shards count as one store, named by its folder).
+
+    Returns
+    -------
+    list of str
+        The warnings logged, one per recording found in two stores (none: an empty list).
+    """
+    first: dict[str, str] = {}
+    said = []
+    for st in stores:
+        for src in st.info.sources:
+            sha = src.get("sha256") if isinstance(src, dict) else None
+            if not sha:
+                continue
+            name = store_corpus(st)  # a shard set's shards are one store
+            where = first.setdefault(sha, name)
+            if where != name:
+                said.append(
+                    f"{Path(str(src.get('path', '?'))).name} is in both {where} and {name}: what one store holds "
+                    "out may be trained on through the other; pretrain on one of them"
+                )
+    said = list(dict.fromkeys(said))
+    for w in said:
+        logger.warning("%s", w)
+    return said
+
+
+def store_names(stores: Iterable) -> list[str]:
+    """The stores a run read, for its record: each store's path, a shard set once by its folder.
+
+    Parameters
+    ----------
+    stores : iterable of PatchStore
+        Opened stores, shards of a set included.
+
+    Returns
+    -------
+    list of str
+        Paths in the order first met, without repeats.
+    """
+    return list(dict.fromkeys(store_corpus(st) for st in stores))
+
+
+#: the store attributes a model's checkpoint records of the data it was trained on
+RECORDED_ATTRS = ("modality", "ch_names", "sfreq", "units", "task", "label_names", "grid", "mesh", "tr", "hemisphere")
+
+
+def data_record(ds) -> dict[str, Any]:
+    """What a checkpoint records of the data a model was trained on, so that a resumed run, fine-tuning and
+    evaluation can check they read data of the same kind.
+
+    Parameters
+    ----------
+    ds : PatchDataset
+        The training samples (:class:`~neurokit.data.dataset.PatchDataset`).
+
+    Returns
+    -------
+    dict
+        ``card`` and ``card_body`` (the store's data card), ``recipe`` (its preprocessing), ``store_attrs`` (the
+        store attributes of :data:`RECORDED_ATTRS` it has), ``stores`` (:func:`store_names`), ``subjects`` (sorted)
+        and ``sample_shape``.
+    """
+    a = ds.attrs
+    return {
+        "card": a.get("card"),
+        "card_body": a.get("card_body"),
+        "recipe": a.get("recipe"),
+        "store_attrs": {k: a.get(k) for k in RECORDED_ATTRS if k in a},
+        "stores": store_names(ds.stores),
+        "subjects": sorted({str(s) for s in ds.meta("subject")}),
+        "sample_shape": list(ds.sample_shape),
+    }
 
 
 def kept_summary(stores: Iterable) -> dict[str, Any]:

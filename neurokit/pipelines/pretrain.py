@@ -14,9 +14,8 @@ import json
 import logging
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Collection, Sequence
+from typing import Any, Callable, Collection, Sequence
 
-import numpy as np
 import torch
 
 from neurokit._utils.errors import ConfigError
@@ -24,29 +23,24 @@ from neurokit._utils.locks import output_lock
 from neurokit._utils.staging import StagedOutput, recover_run_folder, refuse_run_folder, run_files
 from neurokit.data.corpus import ScaledDataset, heldout_scales
 from neurokit.data.dataset import PatchDataset
-from neurokit.data.provenance import kept_summary, used_sources
+from neurokit.data.provenance import data_record, kept_summary, store_names, used_sources, warn_shared_recordings
 from neurokit.data.selection import (
-    Chained,
     holdout_split,
     layout_name,
     layout_repeat,
     select_layouts,
-    short_ids,
 )
-from neurokit.store.shards import store_corpus
-from neurokit.models.checkpoint import (
-    check_channels,
-    check_resume_data,
-    load_checkpoint,
-)
+from neurokit.evaluation.masked import heldout_history, masked_verdict
+from neurokit.models.checkpoint import load_checkpoint
 from neurokit.models.config import model_config_dict
 from neurokit.models.input_norm import check_mode
 from neurokit.models.registry import surface_recipe
 from neurokit.pipelines.outputs import record_run
 from neurokit.training import distributed as dist
-from neurokit.training.masked_baselines import MaskedBaselines, SurfaceBaselines
+from neurokit.training.masked_baselines import fit_masked_baselines
 from neurokit.training.objectives import get_objective, heldout_masked_loss
-from neurokit.training.optim import OptimConfig, seed_everything, unwrap
+from neurokit.training.optim import OptimConfig, optim_given, seed_everything, unwrap
+from neurokit.training.pretrain_resume import check_pretrain_resume, resumed_settings
 from neurokit.training.trainer import Batch, Trainer
 
 logger = logging.getLogger("neurokit")
@@ -58,17 +52,27 @@ DEFAULT_NORMALIZE = "corpus"
 #: the loss then starts at predict-zero instead of ~7× it (measured in docs/guide/pretraining.md)
 ZERO_INIT_HEAD = True
 
-#: ``model_kwargs`` entries that only some model families take: key → (CLI flag, families)
-FAMILY_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "size": ("--model-size", ("sit", "clip")),
-    "mask_ratio": ("--mask-ratio", ("sit",)),
-    "recipe": ("--recipe", ("sit",)),
-    "stimuli": ("--stimuli", ("clip",)),
-    "lag_s": ("--lag", ("clip",)),
-    "segments": ("--segments", ("clip",)),
-    "fmri_init": ("--fmri-init", ("clip",)),
-    "train_fmri_encoder": ("--train-fmri-encoder", ("clip",)),
+#: ``model_kwargs`` entries that only some model families take: key → families
+FAMILY_OPTIONS: dict[str, tuple[str, ...]] = {
+    "size": ("sit", "clip"),
+    "mask_ratio": ("sit",),
+    "recipe": ("sit",),
+    "stimuli": ("clip",),
+    "lag_s": ("clip",),
+    "segments": ("clip",),
+    "fmri_init": ("clip",),
+    "train_fmri_encoder": ("clip",),
 }
+#: settings a resumed run takes from the call, not from the saved run (:func:`pretrain_with_options`): where and how
+#: it runs, not what it trains
+RUN_LOCAL = ("device", "progress", "num_workers")
+
+
+def _setting(name: str, value: Any) -> str:
+    """``name=value`` as a message names a setting (a list as its items joined by commas)."""
+    if isinstance(value, (list, tuple)):
+        value = ",".join(str(v) for v in value)
+    return f"{name}={value!r}"
 
 
 @dataclass
@@ -138,10 +142,11 @@ class PretrainConfig:
         if self.num_workers < 0:
             raise ConfigError(f"num_workers must be >= 0 (got {self.num_workers})")
         get_objective(self.model)  # ConfigError naming the known families
-        for key, (flag, families) in FAMILY_OPTIONS.items():
+        for key, families in FAMILY_OPTIONS.items():
             if key in (self.model_kwargs or {}) and self.model not in families:
                 raise ConfigError(
-                    f"{flag}: an option of the {'/'.join(families)} model(s); --model {self.model} has no such setting"
+                    f"{_setting(key, self.model_kwargs[key])}: an option of the {'/'.join(families)} model(s); "
+                    f"model={self.model!r} has no such setting"
                 )
         if "recipe" in (self.model_kwargs or {}):
             surface_recipe(self.model_kwargs["recipe"])  # refused before anything is written
@@ -162,59 +167,50 @@ class PretrainConfig:
         check_mode(self.normalize, "normalize")
         if self.model != "cbramod" and self.normalize != "none":
             raise ConfigError(
-                f"--normalize {self.normalize}: amplitude normalisation is for --model cbramod (EEG); "
-                f"--model {self.model} takes --normalize none"
+                f"normalize={self.normalize!r}: amplitude normalisation is for model='cbramod' (EEG); "
+                f"model={self.model!r} takes normalize='none'"
             )
         if self.heldout_own_scale and self.normalize != "corpus":
             raise ConfigError(
-                f"--heldout-own-scale: held-out stores are scaled only under --normalize corpus (--model cbramod); "
+                "heldout_own_scale=True: held-out stores are scaled only under normalize='corpus' (model='cbramod'); "
                 f"this run normalises with {self.normalize!r}"
             )
         if not 0.0 <= self.val_fraction < 1.0:
-            raise ConfigError(f"--val-fraction {self.val_fraction}: must be in [0, 1)")
+            raise ConfigError(f"val_fraction={self.val_fraction}: must be in [0, 1)")
         for name, k in (self.layout_repeats or {}).items():
             if not isinstance(k, int) or k < 1:
                 raise ConfigError(f"layout_repeats[{name!r}]={k!r}: must be an integer >= 1")
 
 
-def optim_given(optim: dict | None) -> dict:
-    """The optimiser fields the user gave, checked: ``min_lr`` with the constant schedule is refused (it has no
-    final learning rate), ``min_lr`` without a schedule asks for the cosine one.
-
-    Raises
-    ------
-    ConfigError
-        ``min_lr`` with ``schedule="constant"``.
-    """
-    given = dict(optim or {})
-    if "min_lr" in given and given.get("schedule") == "constant":
-        raise ConfigError(
-            "--min-lr: the constant schedule keeps --lr throughout and has no final learning rate; drop --min-lr "
-            "or use --schedule cosine"
-        )
-    if "min_lr" in given and "schedule" not in given:
-        given["schedule"] = "cosine"
-    return given
-
-
 def check_pretrain_options(
     cfg: PretrainConfig | None, *, resume: bool = False, overwrite: bool = False, given: Collection[str] = ()
 ) -> None:
-    """Refuse option combinations a pretraining run would otherwise ignore (those of one family are refused
+    """Refuse setting combinations a pretraining run would otherwise ignore (those of one model family are refused
     by :class:`PretrainConfig` itself).
 
-    ``cfg``: ``None`` checks the flags only (before a resumed run's configuration is read). ``given``: the CLI
-    flags the user gave explicitly (``"--split"``…).
+    Parameters
+    ----------
+    cfg : PretrainConfig or None
+        The run's settings; ``None`` checks ``resume`` and ``overwrite`` only (before a resumed run's settings are
+        read).
+    resume, overwrite : bool
+        As :func:`pretrain` takes them.
+    given : collection of str
+        The settings given explicitly, by their names (``PretrainConfig`` fields: ``"split"``…); a setting left at
+        its default is not refused.
 
     Raises
     ------
     ConfigError
-        ``resume`` with ``overwrite``; ``--split`` with ``subjects`` (the subjects replace the split).
+        ``resume`` with ``overwrite``; ``split`` given with ``subjects`` (the subjects replace the split).
     """
     if resume and overwrite:
-        raise ConfigError("--resume continues the run in OUT and --overwrite replaces it: give one of them")
-    if cfg is not None and cfg.subjects is not None and "--split" in set(given):
-        raise ConfigError("--split: --subjects chooses the samples instead of a split; give one of them")
+        raise ConfigError("resume=True continues the run in the output folder and overwrite=True replaces it: give one")
+    if cfg is not None and cfg.subjects is not None and "split" in set(given):
+        raise ConfigError(
+            f"{_setting('split', cfg.split or 'all')} with {_setting('subjects', cfg.subjects)}: the subjects choose "
+            "the samples instead of a split; give one of them"
+        )
 
 
 def pretrain(
@@ -224,29 +220,58 @@ def pretrain(
     *,
     resume: bool = False,
     overwrite: bool = False,
+    say: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Pretrain ``cfg.model`` on the samples of ``stores`` and write checkpoints to ``out_dir``.
 
-    ``resume``: continue from ``out_dir/last.pt`` with the checkpoint's model configuration (the store
-    must have the same channels and sample shape, and batch size and seed must match; a longer
-    ``epochs``/``max_steps`` extends the run and re-spans the cosine schedule). ``overwrite``: start again in an ``out_dir`` that
-    already holds a run; the new run is written beside it (``.NAME.new``) and replaces it only once finished,
-    so a stopped overwrite leaves the earlier run whole; only the earlier run's own files are replaced, the
-    user's other entries in ``out_dir`` stay (:class:`~neurokit._utils.staging.StagedOutput`). Without either, an ``out_dir`` holding any run file
-    (``metrics.jsonl``, ``last.pt``, a summary or config: :func:`~neurokit._utils.staging.run_files`)
-    raises :class:`FileExistsError`, so two runs never mix their logs; a second process pretraining into
-    ``out_dir`` meanwhile is refused (:class:`~neurokit._utils.locks.OutputLockedError`, naming this one).
+    Parameters
+    ----------
+    stores : path or sequence of paths
+        Patch store(s) or shard-set folder(s); stores of different sample layouts train side by side (CBraMod).
+    out_dir : str or Path
+        The run's folder: ``last.pt``, ``metrics.jsonl``, ``pretrain_summary.json`` (:data:`SUMMARY`), the record.
+        Without ``resume`` or ``overwrite``, one holding any run file (``metrics.jsonl``, ``last.pt``, a summary or
+        config: :func:`~neurokit._utils.staging.run_files`) is refused, so two runs never mix their logs.
+    cfg : PretrainConfig, optional
+        The settings (default: ``PretrainConfig()``).
+    resume : bool
+        Continue from ``out_dir/last.pt`` with the checkpoint's model configuration (the store must have the same
+        channels and sample shape, and batch size and seed must match; a longer ``epochs``/``max_steps`` extends
+        the run and re-spans the cosine schedule). :func:`resume_config` gives the run's own settings.
+    overwrite : bool
+        Start again in an ``out_dir`` that already holds a run; the new run is written beside it (``.NAME.new``)
+        and replaces it only once finished, so a stopped overwrite leaves the earlier run whole; only the earlier
+        run's own files are replaced, the user's other entries in ``out_dir`` stay
+        (:class:`~neurokit._utils.staging.StagedOutput`).
+    say : callable, optional
+        Called (main process only) with one line saying what the run trains on, once the samples are selected.
 
     Returns
     -------
-    dict with ``checkpoint`` (path of ``last.pt``), ``steps``, ``loss_first`` and ``loss_last`` (mean
-    loss over the first and last 10 % of steps), ``samples_per_s``, ``normalize`` (``{"mode"[, "corpus_scales"]}``),
-    ``heldout`` (what was held out), ``heldout_history`` (per epoch: ``heldout_loss``, ``heldout_zero``,
-    ``heldout_mean``, mean squared errors on the held-out windows' masked values:
-    :func:`~neurokit.training.objectives.heldout_masked_loss`), ``kept`` (windows the stores' preparation kept and
-    dropped: :func:`~neurokit.data.provenance.kept_summary`), ``pretraining_sources`` (how many source recordings the
-    checkpoint records, path + SHA-256) and ``history`` (per-step losses). The checkpoint records the same, with the
-    list of sources.
+    dict
+        ``checkpoint`` (path of ``last.pt``), ``steps``, ``loss_first`` and ``loss_last`` (mean loss over the first
+        and last 10 % of steps), ``samples_per_s``, ``normalize`` (``{"mode"[, "corpus_scales"]}``), ``heldout``
+        (what was held out), ``heldout_history`` (per epoch: ``heldout_loss``, ``heldout_zero``, ``heldout_mean``,
+        mean squared errors on the held-out windows' masked values:
+        :func:`~neurokit.training.objectives.heldout_masked_loss`), ``verdict`` (the last epoch's held-out loss
+        against its best baseline, per layout where there are several:
+        :func:`~neurokit.evaluation.masked.masked_verdict`; ``None`` when nothing was held out), ``kept`` (windows
+        the stores' preparation kept and dropped: :func:`~neurokit.data.provenance.kept_summary`),
+        ``pretraining_sources`` (how many source recordings the checkpoint records, path + SHA-256) and ``history``
+        (per-step losses). The checkpoint records the same, with the list of sources; the summary all but
+        ``history``.
+
+    Raises
+    ------
+    FileExistsError
+        ``out_dir`` holds a run and neither ``resume`` nor ``overwrite`` is given.
+    ~neurokit._utils.locks.OutputLockedError
+        Another process is pretraining into ``out_dir``.
+    ConfigError
+        Settings that do not apply to the data or that do not continue the run in ``out_dir``
+        (:func:`~neurokit.training.pretrain_resume.check_pretrain_resume`), ``resume`` with ``overwrite``.
+    FileNotFoundError
+        ``resume`` without ``out_dir/last.pt``.
     """
     cfg = cfg or PretrainConfig()
     check_pretrain_options(cfg, resume=resume, overwrite=overwrite)
@@ -260,7 +285,7 @@ def pretrain(
         )
         info = dist.setup(cfg.device)
         try:
-            res = _pretrain(stores, stage.work, cfg, info, resume, overwrite, final=out)
+            res = _pretrain(stores, stage.work, cfg, info, resume, overwrite, final=out, say=say)
             if info.is_main:
                 res["config"] = record_run(
                     stage.work, pretrain_record(cfg, stores, out, resume, overwrite), report=SUMMARY
@@ -281,8 +306,9 @@ SUMMARY = "pretrain_summary.json"
 def pretrain_record(cfg: PretrainConfig, stores, out_dir, resume: bool, overwrite: bool) -> dict[str, Any]:
     """The record of a pretraining run (:func:`~neurokit.pipelines.outputs.record_run`): ``settings``, every
     field of ``cfg`` and argument of the call, and ``resume``: a resumed run keeps the checkpoint's settings
-    (options given again change them), and must repeat the model, its configuration, ``--normalize``,
-    ``batch_size``, ``seed``, the data's modality, grid, mesh, channels, sample shape, recipe and subjects."""
+    (options given again change them), and must repeat the model, its configuration, ``normalize``,
+    ``batch_size``, ``seed``, the data's modality, grid, mesh, channels, sample shape, recipe and subjects
+    (:mod:`~neurokit.training.pretrain_resume`)."""
     return {
         "settings": {**asdict(cfg), "stores": stores, "out_dir": out_dir, "resume": resume, "overwrite": overwrite},
         "resume": {
@@ -298,34 +324,86 @@ def pretrain_record(cfg: PretrainConfig, stores, out_dir, resume: bool, overwrit
 
 
 def resume_config(out_dir: str | Path, **given: Any) -> PretrainConfig:
-    """The configuration of the run in ``out_dir/last.pt`` with only the options in ``given`` changed
+    """The configuration of the run in ``out_dir/last.pt`` with only the settings in ``given`` changed
     (``optim`` and ``model_kwargs`` entries are merged key by key), so a resume keeps every setting the
-    user does not give again.
+    user does not give again (:func:`~neurokit.training.pretrain_resume.resumed_settings`).
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        The run's folder.
+    **given
+        :class:`PretrainConfig` fields to change.
+
+    Returns
+    -------
+    PretrainConfig
 
     Raises
     ------
     FileNotFoundError
         No checkpoint in ``out_dir``.
+    ConfigError
+        Settings :class:`PretrainConfig` refuses, or saved optimiser settings that cannot be read.
     """
-    path = Path(out_dir) / "last.pt"
-    if not path.exists():
-        raise FileNotFoundError(f"--resume: no checkpoint at {path}")
-    ck = load_checkpoint(path)
-    old = dict(ck.get("train_config") or {})
-    # runs from before these settings: the input as stored, nothing held out
-    old.setdefault("normalize", (ck.get("model_config") or {}).get("input_norm", "none"))
-    old.setdefault("val_fraction", 0.0)
-    if "model_kwargs" in given:
-        given["model_kwargs"] = {**(old.get("model_kwargs") or {}), **given["model_kwargs"]}
-    # the run's optimiser (a whole OptimConfig, min_lr included whatever its schedule), with what is given again
-    g_optim = optim_given(given.pop("optim", None))
-    if old.get("optim") or g_optim:
-        try:
-            given["optim"] = OptimConfig(**{**dict(old.get("optim") or {}), **g_optim})
-        except TypeError as exc:
-            raise ConfigError(f"{path}: its optimiser settings cannot be read ({exc}); start a new run") from None
     known = set(PretrainConfig.__dataclass_fields__)
-    return PretrainConfig(**{k: v for k, v in {**old, **given}.items() if k in known})
+    return PretrainConfig(
+        **{k: v for k, v in resumed_settings(Path(out_dir) / "last.pt", **given).items() if k in known}
+    )
+
+
+def pretrain_with_options(
+    stores: Sequence[str | Path] | str | Path,
+    out_dir: str | Path,
+    options: dict[str, Any],
+    *,
+    given: Collection[str] = (),
+    resume: bool = False,
+    overwrite: bool = False,
+    say: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """:func:`pretrain` with its settings given as a command line gives them: every setting with its value, and the
+    names of those given explicitly (``neuro pretrain`` is this call).
+
+    A new run takes ``options``. A resumed run (``resume``) keeps the settings saved in ``out_dir/last.pt`` and
+    changes only those in ``given``, the ``optim`` and ``model_kwargs`` entries in ``options`` and the settings of
+    :data:`RUN_LOCAL` (:func:`resume_config`).
+
+    Parameters
+    ----------
+    stores : path or sequence of paths
+        Patch store(s) to pretrain on.
+    out_dir : str or Path
+        The run's folder.
+    options : dict
+        :class:`PretrainConfig` field → value; ``optim`` and ``model_kwargs`` dicts hold only the entries given.
+    given : collection of str
+        Names of the settings given explicitly (``PretrainConfig`` fields, e.g. ``"split"``, ``"epochs"``).
+    resume, overwrite, say
+        As :func:`pretrain` takes them.
+
+    Returns
+    -------
+    dict
+        :func:`pretrain`'s result.
+
+    Raises
+    ------
+    ConfigError
+        Settings :class:`PretrainConfig` or :func:`check_pretrain_options` refuse, or that do not continue the run
+        in ``out_dir`` when resuming.
+    FileNotFoundError
+        ``resume`` without a checkpoint in ``out_dir``.
+    """
+    check_pretrain_options(None, resume=resume, overwrite=overwrite)
+    if resume:  # the run's settings; only what is given again changes
+        changes = {k: v for k, v in options.items() if k in set(given) or k in RUN_LOCAL}
+        changes.update({k: options[k] for k in ("optim", "model_kwargs") if options.get(k)})
+        cfg = resume_config(out_dir, **changes)
+    else:
+        cfg = PretrainConfig(**options)
+    check_pretrain_options(cfg, resume=resume, overwrite=overwrite, given=given)
+    return pretrain(stores, out_dir, cfg, resume=resume, overwrite=overwrite, say=say)
 
 
 def pretrain_or_resume(stores, out_dir: str | Path, cfg: PretrainConfig, *, overwrite: bool = False) -> dict[str, Any]:
@@ -339,8 +417,8 @@ def pretrain_or_resume(stores, out_dir: str | Path, cfg: PretrainConfig, *, over
         return pretrain(stores, out, cfg, resume=True)
     except ConfigError as exc:
         raise ConfigError(
-            f"{out} holds another pretraining run ({exc}); pass overwrite=True (CLI: --overwrite) "
-            "to start it again, or choose another output folder"
+            f"{out} holds another pretraining run ({exc}); pass overwrite=True to start it again, or choose another "
+            "output folder"
         ) from None
 
 
@@ -352,6 +430,7 @@ def _pretrain(
     resume: bool,
     overwrite: bool,
     final: Path | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Pretrain into ``out`` (``final``: the folder the run ends up in, when ``out`` is a staging sibling)."""
     seed_everything(cfg.seed + info.rank)
@@ -367,7 +446,7 @@ def _pretrain(
     )
     if len(selected) > 1 and cfg.model != "cbramod":
         raise ConfigError(
-            f"--model {cfg.model}: the stores have {len(selected)} different sample layouts; only cbramod pretrains "
+            f"model={cfg.model!r}: the stores have {len(selected)} different sample layouts; only cbramod pretrains "
             "on several channel sets (one batch from one layout at a time)"
         )
     parts = []  # per layout: (train, held-out, phrase)
@@ -376,13 +455,16 @@ def _pretrain(
         if objective.masked is not None:  # every masked-reconstruction objective is read on held-out data
             parts.append(holdout_split(ds_sel, cfg.val_fraction, cfg.seed, subjects=cfg.heldout_subjects))
         else:
-            parts.append((ds_sel, None, f"nothing (--model {cfg.model} has no masked reconstruction to score)"))
+            parts.append((ds_sel, None, f"nothing (the {cfg.model} model has no masked reconstruction to score)"))
     warn_shared_recordings([st for ds_sel, _ in selected for st in ds_sel.stores])
     used = "; ".join(u for _, u in selected)
     held = parts[0][2] if len(parts) == 1 else "; ".join(f"{layout_name(t)}: {h}" for t, _, h in parts)
     ds = parts[0][0]  # the first layout: the model's build, the recorded store attributes
     if info.is_main:
         logger.info("pretraining on %s; held out: %s", used, held)
+        if say is not None:
+            aside = objective.masked is not None and (cfg.val_fraction > 0 or bool(cfg.heldout_subjects))
+            say(f"pretraining on {used}" + (" (the held-out samples below are set aside from it)" if aside else ""))
     sizes = []
     for train, _, _ in parts:
         bs = cfg.batch_size
@@ -405,9 +487,9 @@ def _pretrain(
     state = None
     if resume:
         if not ckpt_path.exists():
-            raise FileNotFoundError(f"--resume: no checkpoint at {ckpt_path}")
+            raise FileNotFoundError(f"resume=True: no checkpoint at {ckpt_path}")
         state = load_checkpoint(ckpt_path)
-        _check_resume(state, ds, cfg, ckpt_path, objective, subjects=all_subjects)
+        check_pretrain_resume(state, ds, cfg, ckpt_path, objective, subjects=all_subjects)
         model = objective.rebuild(state["model_config"])
         model.load_state_dict(state["state_dict"])
     else:
@@ -466,7 +548,7 @@ def _pretrain(
     every_store = [st for train, _, _ in parts for st in train.stores]
     kept = kept_summary(every_store)
     meta = {
-        **_provenance(ds, cfg),
+        **data_record(ds),
         "normalize": normalization,
         "heldout": held,
         "kept": kept,
@@ -524,7 +606,7 @@ def _pretrain(
         if info.is_main:
             with (out / "metrics.jsonl").open("a") as fh:
                 fh.write(json.dumps(rec) + "\n")
-    heldout = [{k: r[k] for k in HELDOUT_KEYS if k in r} for r in trainer.records if "heldout_loss" in r]
+    heldout = heldout_history(trainer.records)
     history = res.losses
     k = max(1, len(history) // 10)
     result = {
@@ -541,6 +623,7 @@ def _pretrain(
         "normalize": normalization,
         "heldout": held,
         "heldout_history": heldout,
+        "verdict": masked_verdict(heldout[-1], normalize=cfg.normalize) if heldout else None,
         "kept": kept,
         "pretraining_sources": len(meta["pretraining_sources"]),
         "history": history,
@@ -548,237 +631,3 @@ def _pretrain(
     if info.is_main:
         (out / SUMMARY).write_text(json.dumps({k: v for k, v in result.items() if k != "history"}, indent=2))
     return result
-
-
-#: what each entry of a run's ``heldout_history`` keeps of the held-out evaluation (the model's loss, four baselines)
-HELDOUT_KEYS = (
-    "epoch",
-    "heldout_loss",
-    "heldout_zero",
-    "heldout_mean",
-    "heldout_spatial",
-    "heldout_temporal",
-    "heldout_spatial_zero",
-    "heldout_temporal_zero",
-    "heldout_neighbours",
-    "heldout_frame",
-    "heldout_neighbours_zero",
-    "heldout_frame_zero",
-    "heldout_n",
-    "heldout_layouts",
-)
-#: at most this many training windows fit the spatial and temporal baselines
-BASELINE_WINDOWS = 256
-
-
-#: the baselines of :func:`heldout_line`, in its order: key suffix → name
-BASELINE_NAMES = {
-    "zero": "predict-zero",
-    "mean": "predict-mean",
-    "spatial": "spatial ridge",
-    "temporal": "temporal ridge",
-    "neighbours": "neighbouring patches' mean",
-    "frame": "nearest visible frame",
-}
-
-
-def heldout_line(h: dict[str, Any]) -> str:
-    """One entry of ``heldout_history`` in words: the held-out masked loss and each baseline, with their ratios to
-    predict-zero (a fitted baseline that applied to only some layouts, to predict-zero on those: ``heldout_K_zero``).
-
-    Examples
-    --------
-    >>> heldout_line({"epoch": 3, "heldout_loss": 0.8, "heldout_zero": 1.0, "heldout_mean": 1.6, "heldout_spatial": 0.75})
-    'held-out masked loss 0.8 (0.800× predict-zero) vs predict-zero 1 · predict-mean 1.6 (1.600×) · spatial ridge 0.75 (0.750×) (epoch 3)'
-    """
-    zero = h["heldout_zero"]
-
-    def ratio(k: str) -> str:
-        own = h.get(f"heldout_{k}_zero")  # a baseline that covers only some values: its ratio is to their power
-        if own is None:
-            return f" ({h['heldout_' + k] / zero:.3f}×)"
-        return f" ({h['heldout_' + k] / own:.3f}× the predict-zero {own:.4g} of the values it covers)"
-
-    parts = [
-        f"{name} {h['heldout_' + k]:.4g}" + ("" if k == "zero" else ratio(k))
-        for k, name in BASELINE_NAMES.items()
-        if h.get("heldout_" + k) is not None
-    ]
-    return (
-        f"held-out masked loss {h['heldout_loss']:.4g} ({h['heldout_loss'] / zero:.3f}× predict-zero) vs "
-        + " · ".join(parts)
-        + (f" (epoch {h['epoch']})" if "epoch" in h else "")
-    )
-
-
-def heldout_lines(h: dict[str, Any]) -> list[str]:
-    """:func:`heldout_line` of the pooled figures, then, when the run had several layouts (``heldout_layouts``), one
-    line per layout (its name, then its own loss beside its own predict-zero and baselines).
-
-    Examples
-    --------
-    >>> h = {"epoch": 1, "heldout_loss": 0.9, "heldout_zero": 1.0, "heldout_mean": 1.2,
-    ...      "heldout_layouts": {"1ch:a.h5": {"heldout_loss": 1.0, "heldout_zero": 1.0, "heldout_mean": 1.1},
-    ...                          "21ch:b.h5": {"heldout_loss": 0.6, "heldout_zero": 1.0, "heldout_mean": 1.5}}}
-    >>> print("\\n".join(heldout_lines(h)))
-    held-out masked loss 0.9 (0.900× predict-zero) vs predict-zero 1 · predict-mean 1.2 (1.200×) (epoch 1)
-      1ch:a.h5: held-out masked loss 1 (1.000× predict-zero) vs predict-zero 1 · predict-mean 1.1 (1.100×)
-      21ch:b.h5: held-out masked loss 0.6 (0.600× predict-zero) vs predict-zero 1 · predict-mean 1.5 (1.500×)
-    """
-    return [heldout_line(h)] + [f"  {name}: {heldout_line(v)}" for name, v in (h.get("heldout_layouts") or {}).items()]
-
-
-@torch.no_grad()
-def fit_masked_baselines(
-    model, trains: Sequence, *, seed: int = 0, batch_size: int = 32
-) -> MaskedBaselines | SurfaceBaselines | None:
-    """The baselines a held-out masked loss is read against beside predict-zero and predict-mean.
-
-    EEG: the spatial and temporal ridges (:class:`~neurokit.training.masked_baselines.MaskedBaselines`) fitted on
-    at most :data:`BASELINE_WINDOWS` windows of each training dataset of ``trains`` (one per layout; drawn at
-    random, seeded), normalised as ``model`` reconstructs them (:meth:`~neurokit.models.cbramod.CBraMod.normalize_input`).
-    Surface: the visible neighbouring patches' mean and the nearest visible frame
-    (:class:`~neurokit.training.masked_baselines.SurfaceBaselines`; nothing to fit), ``None`` for samples on no
-    icosahedral patch grid."""
-    first = getattr(trains[0], "ds", trains[0]) if trains else None  # a ScaledDataset's own dataset
-    if first is not None and first.stores[0].modality == "surface":
-        return SurfaceBaselines.for_shape(first.sample_shape)
-    rng = np.random.default_rng(seed)
-    loaders = []
-    for train in trains:
-        pick = np.sort(rng.choice(len(train), min(len(train), BASELINE_WINDOWS), replace=False))
-        sub = torch.utils.data.Subset(train, pick.tolist())
-        loaders.append(torch.utils.data.DataLoader(sub, batch_size=batch_size, shuffle=False))
-    norm = getattr(model, "normalize_input", lambda x: x)
-    dev = next(model.parameters()).device
-    return MaskedBaselines.fit((norm(x.to(dev)) for x, *_ in Chained(loaders)), seed=seed + 1)
-
-
-def _check_resume(
-    state: dict, ds: PatchDataset, cfg: PretrainConfig, path: Path, objective, subjects: list[str] | None = None
-) -> None:
-    """A resumed job must train the same model on data of the same layout."""
-    from neurokit._utils.errors import ChannelMismatchError
-
-    if state.get("model") != cfg.model:
-        raise ConfigError(f"{path}: checkpoint trains {state.get('model')!r}, not {cfg.model!r}")
-    was = (state.get("model_config") or {}).get("input_norm", "none") if cfg.model == "cbramod" else "none"
-    if was != cfg.normalize:
-        raise ConfigError(
-            f"{path}: the run normalises its input with --normalize {was}, not {cfg.normalize}; "
-            "resume with the same --normalize or start a new run"
-        )
-    conflicts = {}
-    if cfg.model_kwargs:  # the options given must describe the checkpoint's model
-        kw = {**cfg.model_kwargs, **({"input_norm": cfg.normalize} if cfg.model == "cbramod" else {})}
-        given = _flat(objective.build(ds.attrs, ds.sample_shape, kw).config.to_dict())
-        was = _flat(state["model_config"])
-        conflicts = {k: (was.get(k), v) for k, v in given.items() if was.get(k) != v}
-    if conflicts:
-        shown = "; ".join(f"{k}: {a!r} in the checkpoint, {b!r} given" for k, (a, b) in conflicts.items())
-        flags = [f for key, (f, _) in FAMILY_OPTIONS.items() if key in (cfg.model_kwargs or {})]
-        raise ConfigError(
-            f"{path}: resume keeps the checkpoint's model; the options given ({', '.join(flags) or 'model options'}) "
-            f"make another: {shown}. Drop them or start a new run"
-        )
-    old = state.get("train_config") or {}
-    for k in ("batch_size", "seed", "layout_repeats"):
-        if k in old and old[k] != getattr(cfg, k):
-            raise ConfigError(
-                f"{path}: resume needs the run's {k}={old[k]!r} (given {getattr(cfg, k)!r}); "
-                "the sampling order depends on it"
-            )
-    for k in ("epochs", "max_steps"):
-        if k in old and old[k] != getattr(cfg, k):
-            logger.warning(
-                "%s: %s changed from %r to %r: the cosine schedule now spans the new length",
-                path,
-                k,
-                old[k],
-                getattr(cfg, k),
-            )
-    old_attrs = state.get("store_attrs") or {}
-    for k in ("modality", "grid", "mesh"):
-        if k in old_attrs and old_attrs[k] != ds.info.get(k):
-            raise ConfigError(
-                f"{path}: the checkpoint was trained on {k}={old_attrs[k]!r}; the store has {ds.info.get(k)!r}"
-            )
-    check_channels(old_attrs.get("ch_names"), ds.info.ch_names, store=ds.stores[0].path, checkpoint=path)
-    if list(state.get("sample_shape", ds.sample_shape)) != list(ds.sample_shape):
-        raise ChannelMismatchError(
-            f"{path}: sample shape {state['sample_shape']} differs from the store's {list(ds.sample_shape)}"
-        )
-    check_resume_data(state, ds.attrs, what=f"{path}: resume on {ds.stores[0].path}")  # refused without a recipe
-    now = subjects if subjects is not None else sorted({str(s) for s in ds.meta("subject")})
-    if state.get("subjects") is not None and list(state["subjects"]) != now:
-        raise ConfigError(
-            f"{path}: the run trained on subjects {short_ids(state['subjects'])}; the store and options "
-            f"now select {short_ids(now)}. Resume with the same store, --split and --subjects"
-        )
-
-
-def warn_shared_recordings(stores) -> list[str]:
-    """Warn when two of the pretraining ``stores`` were made from the same recording (by SHA-256 of the source
-    file, each store's ``sources``): what one store holds out, the other may train on. Returns the warnings."""
-    first: dict[str, str] = {}
-    said = []
-    for st in stores:
-        for src in st.info.sources:
-            sha = src.get("sha256") if isinstance(src, dict) else None
-            if not sha:
-                continue
-            name = store_corpus(st)  # a shard set's shards are one store
-            where = first.setdefault(sha, name)
-            if where != name:
-                said.append(
-                    f"{Path(str(src.get('path', '?'))).name} is in both {where} and {name}: what one store holds "
-                    "out may be trained on through the other; pretrain on one of them"
-                )
-    said = list(dict.fromkeys(said))
-    for w in said:
-        logger.warning("%s", w)
-    return said
-
-
-def store_names(stores) -> list[str]:
-    """The stores a run read, for its record: each store's path, a shard set once by its folder."""
-    return list(dict.fromkeys(store_corpus(st) for st in stores))
-
-
-def _flat(d: dict, prefix: str = "") -> dict[str, Any]:
-    """Nested configuration dicts as ``{"encoder.depth": 12, …}`` (what differs is named key by key)."""
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
-
-
-def _provenance(ds: PatchDataset, cfg: PretrainConfig) -> dict[str, Any]:
-    a = ds.attrs
-    return {
-        "card": a.get("card"),
-        "card_body": a.get("card_body"),
-        "recipe": a.get("recipe"),
-        "store_attrs": {
-            k: a.get(k)
-            for k in (
-                "modality",
-                "ch_names",
-                "sfreq",
-                "units",
-                "task",
-                "label_names",
-                "grid",
-                "mesh",
-                "tr",
-                "hemisphere",
-            )
-            if k in a
-        },
-        "stores": store_names(ds.stores),
-        "subjects": sorted({str(s) for s in ds.meta("subject")}),
-        "sample_shape": list(ds.sample_shape),
-    }

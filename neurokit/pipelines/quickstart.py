@@ -216,7 +216,7 @@ def run_quickstart(
         say(note)  # a store is reused only when it holds what prepare would write now
         stores[(card, task)] = PatchStore(path)
     clock.tick("prepare")
-    from neurokit.pipelines.pretrain import heldout_lines
+    from neurokit.evaluation.masked import heldout_lines
 
     say("pretraining on the training recordings only, each store with its own channels (one layout per batch)")
     pt = pretrain_or_resume(

@@ -21,7 +21,7 @@ Both are fitted per channel count (a pooled corpus of several channel sets fits 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 import torch
@@ -30,6 +30,8 @@ import torch
 EDGE = 20
 #: ridge penalty, relative to the mean diagonal of the Gram matrix (plus features / rows: more where data are few)
 RIDGE = 1e-3
+#: at most this many training windows of each layout fit the spatial and temporal predictors
+BASELINE_WINDOWS = 256
 
 
 def _ridge(gram: torch.Tensor, cross: torch.Tensor, rows: int, lam: float = RIDGE) -> torch.Tensor:
@@ -387,3 +389,52 @@ class SurfaceBaselines:
             As :func:`masked_sse_of`.
         """
         return masked_sse_of(t, mask, scored, self.predict(t, mask))
+
+
+@torch.no_grad()
+def fit_masked_baselines(
+    model: torch.nn.Module, trains: Sequence, *, seed: int = 0, batch_size: int = 32
+) -> MaskedBaselines | SurfaceBaselines | None:
+    """The baselines a held-out masked loss is read against beside predict-zero and predict-mean.
+
+    EEG: the spatial and temporal ridges (:class:`MaskedBaselines`) fitted on at most :data:`BASELINE_WINDOWS`
+    windows of each training dataset of ``trains`` (drawn at random, seeded), normalised as ``model`` reconstructs
+    them (its ``normalize_input``, e.g. :meth:`~neurokit.models.cbramod.CBraMod.normalize_input`, where it has
+    one). Surface: the visible neighbouring patches' mean and the nearest visible frame (:class:`SurfaceBaselines`;
+    nothing to fit).
+
+    Parameters
+    ----------
+    model : nn.Module
+        The model being pretrained (unwrapped from DistributedDataParallel); its device is the fit's.
+    trains : sequence of datasets
+        The training datasets, one per sample layout: :class:`~neurokit.data.dataset.PatchDataset` or a
+        ``ScaledDataset`` over one, whose items start with ``x`` ``(C, N, P)`` (EEG) or ``(T, N, V)`` (surface).
+    seed : int
+        Seeds the draw of the windows and the fit's patch masks (``seed + 1``).
+    batch_size : int
+        Windows per batch read.
+
+    Returns
+    -------
+    MaskedBaselines, SurfaceBaselines or None
+        ``None`` for surface samples on no icosahedral patch grid.
+
+    Raises
+    ------
+    ValueError
+        EEG patches shorter than ``2 × EDGE`` samples (:meth:`MaskedBaselines.fit`).
+    """
+    first = getattr(trains[0], "ds", trains[0]) if trains else None  # a ScaledDataset's own dataset
+    if first is not None and first.stores[0].modality == "surface":
+        return SurfaceBaselines.for_shape(first.sample_shape)
+    rng = np.random.default_rng(seed)
+    loaders = []
+    for train in trains:
+        pick = np.sort(rng.choice(len(train), min(len(train), BASELINE_WINDOWS), replace=False))
+        sub = torch.utils.data.Subset(train, pick.tolist())
+        loaders.append(torch.utils.data.DataLoader(sub, batch_size=batch_size, shuffle=False))
+    norm = getattr(model, "normalize_input", lambda x: x)
+    dev = next(model.parameters()).device
+    batches = (x for loader in loaders for x, *_ in loader)  # every layout's windows, one loader after the other
+    return MaskedBaselines.fit((norm(x.to(dev)) for x in batches), seed=seed + 1)

@@ -218,6 +218,43 @@ def two_rate_optim(rates: Sequence[float], *, weight_decay: float, min_lr: float
     return OptimConfig(lr=max(rates), weight_decay=weight_decay, min_lr=min(min_lr, *rates), clip_grad=clip_grad)
 
 
+def optim_given(optim: dict | None) -> dict:
+    """The optimiser fields a user gave (to be set over a model family's or a saved run's), checked.
+
+    ``min_lr`` with the constant schedule is refused (that schedule has no final learning rate); ``min_lr``
+    without a schedule asks for the cosine one.
+
+    Parameters
+    ----------
+    optim : dict or None
+        :class:`OptimConfig` field → value, only those given (``None``: none).
+
+    Returns
+    -------
+    dict
+        The same fields, with ``schedule="cosine"`` added where ``min_lr`` came without a schedule.
+
+    Raises
+    ------
+    ConfigError
+        ``min_lr`` with ``schedule="constant"``.
+
+    Examples
+    --------
+    >>> optim_given({"min_lr": 1e-5})
+    {'min_lr': 1e-05, 'schedule': 'cosine'}
+    """
+    given = dict(optim or {})
+    if "min_lr" in given and given.get("schedule") == "constant":
+        raise ConfigError(
+            f"min_lr={given['min_lr']} with schedule='constant': the constant schedule keeps lr throughout and has "
+            "no final learning rate; leave min_lr out or use schedule='cosine'"
+        )
+    if "min_lr" in given and "schedule" not in given:
+        given["schedule"] = "cosine"
+    return given
+
+
 def build_optimizer(param_groups, cfg: OptimConfig, total_steps: int):
     """AdamW over ``param_groups`` (each may carry its own ``lr``) and a LambdaLR that decays every
     group's learning rate by a cosine from its base value to ``min_lr`` over ``total_steps`` steps
