@@ -87,7 +87,7 @@ def test_surface_set_survives_a_full_disk_and_resumes_to_the_same_bytes(fsa_root
     left = read_index(out)
     assert not left["complete"] and left["shards"] == idx["shards"][:1]
     assert sorted(p.name for p in out.iterdir()) == ["index.json", "shard-000000.h5"]  # no partial file
-    with pytest.raises(StoreError, match="unfinished shard set .* --resume"):
+    with pytest.raises(StoreError, match=r"unfinished shard set .* resume=True"):
         PatchDataset(out)
     r = runner.invoke(app, cmd)  # without --resume: refused, nothing touched
     assert r.exit_code != 0 and "--resume" in r.output and len(read_index(out)["shards"]) == 1
@@ -118,7 +118,7 @@ def test_surface_set_bad_file_resume_merge_and_training(surface_root, tmp_path):
     with pytest.raises(
         DataFileError,
         match=r"sub-02_bad\.lh\.mgz.*the 2 recordings written before are kept in .*"
-        r"rerun the same command with --resume",
+        r"rerun the same command with resume=True",
     ):
         write_surface_store(tmp_path / "L", [*runs[:2], SurfaceRun(bad, "02", label=0), runs[2]], rec, **kw)
     assert len(read_index(tmp_path / "L")["shards"]) == 2
@@ -195,7 +195,7 @@ def test_full_disk_from_hdf5_itself_keeps_the_set(tmp_path):
     with pytest.raises(
         StoreError,
         match=r"disk full while writing rec-2; the 1 recording written before is kept .*"
-        r"Free space, then rerun the same command with --resume",
+        r"Free space, then rerun the same command with resume=True",
     ):
         with w.shard("rec-2") as sw:
             sw.append(np.ones((4, 2, 3)), subject="2")

@@ -283,7 +283,7 @@ def check_training_classes(labels: np.ndarray, label_names, split_kw: dict) -> N
     >>> check_training_classes(np.array([0, 0]), ["rest", "task"], {"subjects": ["S1"]})
     Traceback (most recent call last):
     ...
-    neurokit._utils.errors.ConfigError: split 'train' holds one class only ('rest', 2 samples of subjects S1): a classifier cannot learn from it; choose training subjects (runs) that hold every class with splits={'train': [...], ...} (CLI: --train-subjects)
+    neurokit._utils.errors.ConfigError: split 'train' holds one class only ('rest', 2 samples of subjects S1): a classifier cannot learn from it; choose training subjects (runs) that hold every class with splits={'train': [...], ...}
     """
     labels = np.asarray(labels)
     if labels.dtype.kind not in "iu" or len(np.unique(labels)) >= 2:
@@ -456,7 +456,7 @@ def label_fraction_subset(
     (2, {'0': 1, '1': 1})
     """
     if not 0 < fraction <= 1:
-        raise ConfigError(f"label_fraction={fraction}: must be in (0, 1] (CLI: --label-fractions, e.g. 0.02,0.1,1)")
+        raise ConfigError(f"label_fraction={fraction}: must be in (0, 1] (label_fraction=, e.g. 0.02,0.1,1)")
     labels = np.asarray(labels)
     subjects = np.asarray(subjects).astype(str)
     n = len(labels)

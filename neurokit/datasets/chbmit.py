@@ -308,7 +308,7 @@ def read_chb_mit(path: str | Path):
     if path.name not in seizures:
         raise DataFileError(
             f"{path}: not listed in {summary} (no 'File Name: {path.name}' block), so its seizures are unknown; "
-            "--skip-bad leaves it out"
+            "skip_bad=True leaves it out"
         )
     with warnings.catch_warnings():  # repeated labels are expected here (renamed below): not worth a warning per file
         warnings.filterwarnings("ignore", message=r".*Channel names are not unique", category=RuntimeWarning)

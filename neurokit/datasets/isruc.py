@@ -116,7 +116,7 @@ def isruc_entries(base: Path) -> list:
         n = int(p.stem)
         if n in found:
             raise DataFileError(
-                f"{found[n]} and {p}: two recordings of ISRUC subject {n}; point --data-root at subgroup 1's folder"
+                f"{found[n]} and {p}: two recordings of ISRUC subject {n}; point data_root= at subgroup 1's folder"
             )
         found[n] = p
     return [FileEntry(path=p, subject=f"{n:03d}", run=str(n), reader="isruc") for n, p in sorted(found.items())]

@@ -328,7 +328,7 @@ def _open_raw(path, edf, encoding, verbose, out_warnings, include=None):
                 raw = mne.io.read_raw(path, preload=False, verbose=mne_verbose, **kw)
                 out_warnings.append(
                     "annotation text is not valid UTF-8; decoded as Latin-1. State the encoding "
-                    "with read_eeg(encoding=...), the card's reading: encoding, or --encoding"
+                    "with read_eeg(encoding=...), the card's reading: encoding, or encoding="
                 )
     except Exception as exc:  # MNE raises many types for damaged files
         path = real
@@ -436,7 +436,7 @@ def _calibrate(raw, report, units, path, applied, out_warnings) -> None:
                 out_warnings.append(
                     f"channels {short_list(assumed)} have a blank or non-voltage physical unit "
                     f"({short_list(sorted({report.unknown_units[c] for c in assumed}))}); taken as µV, the usual EEG "
-                    "unit. State the unit with read_eeg(units=...), the card's reading: units, or --units"
+                    "unit. State the unit with units= (the card's reading: units)"
                 )
     bads = [c for c in report.uncalibrated if c in raw.ch_names and types.get(c) == "eeg"]
     if bads:
@@ -603,7 +603,7 @@ def _override_units(raw, units, path, applied) -> None:
     from neurokit.io.headers import unit_scale
 
     if not units:
-        raise ConfigError("override_units needs units (CLI: --override-units with --units V|mV|uV|nV)")
+        raise ConfigError("override_units needs units= (V, mV, uV or nV)")
     types = dict(zip(raw.ch_names, raw.get_channel_types()))
     chosen = {
         ch: (units.get(ch) if isinstance(units, dict) else units)

@@ -342,7 +342,7 @@ class PatchStoreWriter:
 
         self.path = Path(path)
         if self.path.exists() and not overwrite:
-            raise FileExistsError(f"{self.path}: store exists; pass overwrite=True (CLI: --overwrite)")
+            raise FileExistsError(f"{self.path}: store exists; pass overwrite=True")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = self.path.with_name(self.path.name + ".partial")
         self.sample_shape = tuple(int(s) for s in sample_shape)

@@ -132,7 +132,7 @@ def disk_full_error(out: str | Path, what: str | Path) -> StoreError:
     kept = "the store that was there before is unchanged" if Path(out).is_file() else "nothing was kept"
     return StoreError(
         f"{out}: disk full while writing {what}; {kept} (the unfinished store was removed). Free "
-        "space, then run the same command again, or write per-recording shards (--shards) so that a "
+        "space, then run the same command again, or write per-recording shards (shards=True) so that a "
         "stop keeps what is done"
     )
 
@@ -194,7 +194,7 @@ def _read_journal(folder: Path) -> list[dict]:
                 break
             raise StoreError(
                 f"{folder / JOURNAL}: line {i + 1} is not JSON; the shard set's journal is damaged: rerun the "
-                "prepare command with --overwrite"
+                "prepare command with overwrite=True"
             ) from None
     return out
 
@@ -227,18 +227,18 @@ def read_index(path: str | Path) -> dict:
         idx = json.loads(p.read_text())
     except (OSError, ValueError) as exc:
         raise StoreError(
-            f"{path}: not a readable shard set ({exc}); give the folder a prepare --shards run wrote"
+            f"{path}: not a readable shard set ({exc}); give the folder a prepare run with shards=True wrote"
         ) from exc
     if idx.get("format") != SET_FORMAT:
         raise StoreError(
             f"{path}: format {idx.get('format')!r}, expected {SET_FORMAT!r}; rewrite it with this neurokit's "
-            "prepare --shards --overwrite"
+            "prepare (shards=True, overwrite=True)"
         )
     version = int(idx.get("version", 1))
     if version > SET_VERSION:
         raise StoreError(
             f"{path}: a shard set of index version {version}, newer than this neurokit reads ({SET_VERSION}); "
-            "upgrade neurokit, or rewrite the set with this one (prepare --shards --overwrite)"
+            "upgrade neurokit, or rewrite the set with this one (prepare with shards=True, overwrite=True)"
         )
     idx["version"] = version
     idx.setdefault("corpus", {})
@@ -353,7 +353,7 @@ def _check_complete(path: str | Path, idx: dict, allow_incomplete: bool = False)
     if not idx.get("complete") and not allow_incomplete:
         raise StoreError(
             f"{path}: unfinished shard set ({len(idx['shards'])} recordings written); rerun the same prepare "
-            "command with --resume to finish it"
+            "command with resume=True to finish it"
         )
 
 
@@ -438,7 +438,7 @@ class ShardSetWriter:
         if self.folder.is_dir() and not is_shard_set(self.folder) and any(self.folder.iterdir()):
             raise StoreError(
                 f"{self.folder}: a folder of other files, not a shard set; give a new or empty folder "
-                "for the shard set (--overwrite replaces only a shard set)"
+                "for the shard set (overwrite=True replaces only a shard set)"
             )
         if is_shard_set(self.folder):
             if overwrite:
@@ -462,8 +462,8 @@ class ShardSetWriter:
                     (self.folder / entry["file"]).unlink(missing_ok=True)
             else:
                 raise FileExistsError(
-                    f"{self.folder}: a shard set is there; pass resume=True (CLI: --resume) to add the recordings it "
-                    "lacks, or overwrite=True (--overwrite) to start again"
+                    f"{self.folder}: a shard set is there; pass resume=True to add the recordings it "
+                    "lacks, or overwrite=True to start again"
                 )
         self._made = not self.folder.exists()
         self._keys = {s["key"] for s in self.index["shards"]} | {r["key"] for r in self.index["rejected"]}
@@ -505,8 +505,8 @@ class ShardSetWriter:
         if not self.index["shards"]:
             return exc
         return type(exc)(
-            f"{str(exc).rstrip('.')}; {self.kept()}: fix or remove that file (or skip bad files: --skip-bad), then "
-            "rerun the same command with --resume"
+            f"{str(exc).rstrip('.')}; {self.kept()}: fix or remove that file (or skip bad files: skip_bad=True), then "
+            "rerun the same command with resume=True"
         )
 
     def _readable(self) -> list[dict]:
@@ -604,7 +604,7 @@ class ShardSetWriter:
             if disk_full(exc):
                 raise StoreError(
                     f"{self.folder}: disk full while writing {key}; {self.kept()}. Free space, then "
-                    "rerun the same command with --resume"
+                    "rerun the same command with resume=True"
                 ) from exc
             raise
 
@@ -652,7 +652,7 @@ class ShardSetWriter:
             if disk_full(exc):
                 raise StoreError(
                     f"{self.folder}: disk full while finishing the index; every recording is kept. "
-                    "Free space, then rerun the same command with --resume"
+                    "Free space, then rerun the same command with resume=True"
                 ) from exc
             raise
         return self.folder
@@ -695,7 +695,7 @@ def merge_shard_sets(sets: Iterable[str | Path], out: str | Path, *, link: bool 
     indexes = [read_index(s) for s in sets]
     for s, idx in zip(sets, indexes):
         if not idx.get("complete"):
-            raise StoreError(f"{s}: unfinished shard set; finish it (prepare --resume) before merging")
+            raise StoreError(f"{s}: unfinished shard set; finish it (prepare with resume=True) before merging")
         diff = _differences(idx["attrs"], indexes[0]["attrs"])
         if diff:
             raise StoreError(
@@ -920,7 +920,7 @@ def open_shard_set(path: str | Path, *, allow_incomplete: bool = False) -> list[
     idx = read_index(path)
     _check_complete(path, idx, allow_incomplete)
     if not idx["shards"]:
-        raise StoreError(f"{path}: a shard set without shards; rerun the prepare command with --overwrite")
+        raise StoreError(f"{path}: a shard set without shards; rerun the prepare command with overwrite=True")
     shared, corpus = idx["attrs"], idx["corpus"]
     first = ShardStore(
         Path(path) / idx["shards"][0]["file"],
