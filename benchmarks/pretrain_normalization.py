@@ -45,7 +45,8 @@ def main() -> None:
     from neurokit.pipelines.finetune import finetune
     from neurokit.pipelines.prepare import prepare_or_reuse
     from neurokit.data.selection import holdout_split, select_pretrain_data
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
     from neurokit.pipelines.quickstart import pool_single_channel
     from neurokit.training.objectives import heldout_masked_loss
 

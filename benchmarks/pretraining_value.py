@@ -130,7 +130,8 @@ def main(argv=None) -> dict:
     from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.prepare import prepare_or_reuse
     from neurokit.evaluation.masked import heldout_line, heldout_lines
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain, pretrain_or_resume
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain, pretrain_or_resume
     from neurokit.plotting.report import plot_label_efficiency
 
     t_start = time.perf_counter()

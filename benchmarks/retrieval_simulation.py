@@ -72,7 +72,8 @@ def run(
 ) -> dict:
     """The whole simulation → retrieval path; returns the summary (fractions in %)."""
     from neurokit.pipelines.prepare import prepare
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
     from neurokit.pipelines.retrieval import retrieve
     from neurokit.simulate import FMRISimulation, simulate_movie_dataset
     from neurokit.stimuli import StimulusEncoders, StimulusWindows, embed_stimuli

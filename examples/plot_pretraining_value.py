@@ -25,7 +25,8 @@ from neurokit.evaluation.masked import heldout_line
 from neurokit.pipelines.compare import compare_pretraining
 from neurokit.training.config import FinetuneConfig
 from neurokit.pipelines.prepare import prepare_or_reuse
-from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+from neurokit.training.config import PretrainConfig
+from neurokit.pipelines.pretrain import pretrain
 from neurokit.pipelines.quickstart import pool_single_channel
 
 shared = Path(os.environ.get("NEUROKIT_SHARED", "../shared"))

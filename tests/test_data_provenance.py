@@ -33,7 +33,8 @@ def test_store_sources_carry_hash_and_subject(lr_store):
 
 
 def _pretrain(store, out, **kw):
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
 
     cfg = PretrainConfig(
         model_kwargs={"n_layers": 1},

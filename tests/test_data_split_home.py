@@ -72,7 +72,8 @@ def _bcic_like(path):
 
 
 def test_a_run_split_card_pretrains_on_its_train_recordings(tmp_path):
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
 
     store, subjects = _bcic_like(tmp_path / "bcic.h5")
     runs = PatchStore(store).meta["run"].astype(str)

@@ -104,7 +104,8 @@ def test_surface_set_bad_file_resume_merge_and_training(surface_root, tmp_path):
     samples) and refuses another recipe; pretrain (vsMAE) and finetune read the merged folder as one store."""
     from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.finetune import finetune
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
 
     rec = SurfaceRecipe(grid="ico2", tubelet=3)
     lh, rh = (surface_root / FSA5.format(h=h) for h in "lr")

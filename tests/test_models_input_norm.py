@@ -106,7 +106,8 @@ def test_pretraining_checkpoint_hands_its_normalisation_to_finetuning(lr_store, 
     from neurokit.models.registry import build_backbone
     from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.finetune import finetune
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
 
     cfg = PretrainConfig(
         model_kwargs={"n_layers": 1},

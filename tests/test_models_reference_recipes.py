@@ -12,7 +12,7 @@ from neurokit._utils.errors import ConfigError
 from neurokit.models.sit import create_sit, sincos_1d
 from neurokit.models.vsmae import VSMAEConfig, VSMAE, create_vsmae, n_kept, tube_mask
 from neurokit.evaluation.metrics import classification_metrics
-from neurokit.pipelines.pretrain import PretrainConfig
+from neurokit.training.config import PretrainConfig
 from neurokit.training.optim import OptimConfig, build_optimizer
 
 

@@ -109,7 +109,8 @@ def _falls(history, first=3, last=5, factor=0.9):
 
 @pytest.mark.slow
 def test_pretrain_sit_fsaverage5_with_resume(fsa5_store, tmp_path):
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
 
     cfg = PretrainConfig(
         model="sit",
@@ -135,7 +136,8 @@ def test_pretrain_sit_fsaverage5_with_resume(fsa5_store, tmp_path):
 
 @pytest.mark.slow
 def test_pretrain_sit_cifti(cifti_store, tmp_path):
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
 
     cfg = PretrainConfig(
         model="sit",
@@ -158,7 +160,8 @@ def test_pretrain_sit_cifti(cifti_store, tmp_path):
 def test_finetune_sit_hemisphere(fsa5_store, tmp_path):
     from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.finetune import finetune
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
 
     pt = pretrain(
         [fsa5_store],

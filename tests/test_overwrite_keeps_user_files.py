@@ -107,7 +107,8 @@ def test_finetune_overwrite_keeps_the_users_files_and_replaces_the_runs_plots(ti
 
 
 def test_interrupted_overwrite_keeps_the_earlier_run_and_the_users_files(tiny_store, tmp_path, monkeypatch):  # noqa: F811
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
     from neurokit.training import trainer as tr
 
     out = tmp_path / "pre"

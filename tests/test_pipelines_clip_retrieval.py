@@ -170,7 +170,8 @@ def test_protocol_units_and_hits():
 @pytest.fixture(scope="session")
 def sim(tmp_path_factory, surface_root):
     """Default-SNR simulation → prepare → embed-stimuli → pretrain --model clip, through the CLI."""
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
     from neurokit.simulate import FMRISimulation, simulate_movie_dataset
 
     out = tmp_path_factory.mktemp("retrieval_sim")

@@ -62,7 +62,8 @@ def store(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def init_ckpt(store, tmp_path_factory):
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
 
     out = tmp_path_factory.mktemp("pre")
     res = pretrain(
@@ -360,7 +361,8 @@ def test_planted_structure_pretraining_helps_and_shuffled_control_does_not(tmp_p
     training labels (2 windows per class), 3 seeds: the linear probe of the pretrained backbone beats the probe
     of the random backbone in every seed (measured: balanced accuracy +0.23 ± 0.17, AUROC 0.998 vs 0.795), and
     the control's gain is not there (balanced accuracy +0.03 ± 0.14, 1 of 3 seeds)."""
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
 
     rng = np.random.default_rng(0)
     spec = np.zeros(101, complex)

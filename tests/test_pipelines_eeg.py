@@ -15,7 +15,8 @@ from neurokit.models.checkpoint import load_checkpoint
 from neurokit.pipelines.evaluate import evaluate
 from neurokit.training.config import FinetuneConfig
 from neurokit.pipelines.finetune import finetune
-from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+from neurokit.training.config import PretrainConfig
+from neurokit.pipelines.pretrain import pretrain
 
 SMALL = {"n_layers": 1}
 

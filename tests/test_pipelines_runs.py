@@ -16,7 +16,8 @@ from neurokit.training import objectives
 from neurokit.training.config import FinetuneConfig
 from neurokit.pipelines.finetune import finetune, finetune_or_reuse
 from neurokit.pipelines.evaluate import evaluate
-from neurokit.pipelines.pretrain import PretrainConfig, pretrain, pretrain_or_resume
+from neurokit.training.config import PretrainConfig
+from neurokit.pipelines.pretrain import pretrain, pretrain_or_resume
 
 TINY = {"n_layers": 1}
 

@@ -86,7 +86,7 @@ def _ft_cfg(**kw):
 
 
 def _pt_cfg(**kw):
-    from neurokit.pipelines.pretrain import PretrainConfig
+    from neurokit.training.config import PretrainConfig
 
     return PretrainConfig(
         **{**dict(model_kwargs=TINY, epochs=1, batch_size=8, split="all", progress=False, device="cpu"), **kw}

@@ -12,7 +12,8 @@ from neurokit._utils.staging import run_files
 from neurokit.cli.main import app
 from neurokit.training.config import FinetuneConfig
 from neurokit.pipelines.finetune import finetune
-from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+from neurokit.training.config import PretrainConfig
+from neurokit.pipelines.pretrain import pretrain
 
 #: the log of a dead run: eight pretraining steps, no checkpoint
 STALE = "".join(json.dumps({"step": s, "epoch": 0, "loss": 9.0, "stale": True}) + "\n" for s in range(1, 9))

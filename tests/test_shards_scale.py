@@ -27,7 +27,7 @@ from neurokit.store.shards import (
 )
 from neurokit.store.patch_store import PatchStore, PatchStoreWriter
 from neurokit.data.selection import holdout_split, select_layouts
-from neurokit.pipelines.pretrain import PretrainConfig
+from neurokit.training.config import PretrainConfig
 from neurokit.preprocessing.eeg import prepare as prep
 from neurokit.preprocessing.options import PrepareOptions
 

@@ -96,7 +96,8 @@ def _one_channel_store(path, scale=1.0):
 
 
 def test_pretraining_logs_heldout_beside_baselines_each_epoch(tmp_path):
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
 
     store = _store(tmp_path / "s.h5")
     cfg = PretrainConfig(
@@ -221,7 +222,8 @@ def test_the_verdict_names_the_best_baseline_with_its_ratio():
 
 
 def test_a_run_ending_inside_an_epoch_still_reports_the_heldout_loss(tmp_path):
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
 
     store = _store(tmp_path / "s.h5")  # 20 training windows, batch 8: 2 steps an epoch; 3 steps end in epoch 2
     res = pretrain(
@@ -245,7 +247,8 @@ def test_a_run_ending_inside_an_epoch_still_reports_the_heldout_loss(tmp_path):
 def test_pretraining_keeps_each_stores_channels_and_holds_out_subjects_as_asked(tmp_path):
     """Two stores of different channel sets train side by side (one layout per batch), never cut into single
     channels; --heldout-subjects holds out exactly the subjects named."""
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
 
     two = _store(tmp_path / "two.h5")  # 2 channels, 24 windows of 6 subjects
     _one_channel_store(tmp_path / "one.h5")
@@ -315,7 +318,8 @@ def test_pretraining_reports_each_layouts_heldout_figures(tmp_path):
     """A run on two layouts records and prints each layout's held-out loss beside its own predict-zero; a model
     that has not moved from its zero-initialised head predicts 0, so each layout's loss is its predict-zero."""
     from neurokit.cli.train import pretrain_lines
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
 
     two = _store(tmp_path / "two.h5")
     _one_channel_store(tmp_path / "one.h5", scale=3.0)
@@ -367,7 +371,8 @@ def test_layout_repeats_give_a_layout_more_steps_per_epoch(tmp_path):
     """``layout_repeats`` goes through one layout's training windows k times an epoch; the held-out part and the
     fitted baselines stay those of a single pass."""
     from neurokit._utils.errors import ConfigError
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
 
     two = _store(tmp_path / "two.h5")  # 20 training windows of 2 channels once S0 is held out
     _one_channel_store(tmp_path / "one.h5")
@@ -444,7 +449,8 @@ def test_a_heldout_store_without_training_windows_is_scaled_by_the_training_wind
     own = heldout_scales(train, held, own=True)
     assert own[str(b)] == pytest.approx(3.0 * sc[str(a)], rel=1e-6)  # b is a's values × 3
     # through neuro pretrain's pipeline: the held-out store's scale in the summary is the training windows'
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain
 
     cfg = PretrainConfig(
         model_kwargs={"n_layers": 1}, max_steps=1, batch_size=4, device="cpu", progress=False, split="all",

@@ -208,7 +208,8 @@ def test_a_sit_run_resumes_with_its_own_settings_and_keeps_its_heldout_figures(f
     run's history holds both evaluations. A different ``recipe`` is refused in one line naming the option."""
     from neurokit._utils.errors import ConfigError
     from neurokit.models.checkpoint import load_checkpoint
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain, resume_config
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain, resume_config
 
     out = tmp_path / "pt"
     cfg = PretrainConfig(model="sit", model_kwargs={"n_layers": 1}, max_steps=1, batch_size=4, progress=False,

@@ -131,7 +131,8 @@ def release_trials(path: str | Path, nonfinite: list | None = None) -> tuple[np.
         raise DataFileError(f"{path}: variable 'data' is not a cell of run structs ({type(runs).__name__})")
     b, a = butter(ORDER, [BAND[0] / (SFREQ / 2), BAND[1] / (SFREQ / 2)], btype="band")
     n_keep = int(round(TRIAL_S * SFREQ))
-    out, labels = [], []
+    out: list[np.ndarray] = []
+    labels: list[int] = []
     for j, run in enumerate(runs):
         what = f"data{{{j + 1}}}"
         y = mat_array(mat_field(run, "y", source=path, what=what), ("trial",), source=path, what=f"{what}.y")

@@ -87,7 +87,7 @@ class _ArrayUnpickler(pickle._Unpickler):  # the Python unpickler: its BUILD can
             )
         pickle._Unpickler.load_build(self)  # type: ignore[attr-defined]
 
-    dispatch[pickle.BUILD[0]] = _load_build
+    dispatch[pickle.BUILD[0]] = _load_build  # type: ignore[assignment]
 
     def __init__(self, fh, source: str):
         super().__init__(fh)

@@ -198,7 +198,8 @@ def run_quickstart(
     from neurokit.pipelines.compare import compare_pretraining
     from neurokit.training.config import FinetuneConfig
     from neurokit.pipelines.prepare import prepare_or_reuse
-    from neurokit.pipelines.pretrain import PretrainConfig, pretrain_or_resume
+    from neurokit.training.config import PretrainConfig
+    from neurokit.pipelines.pretrain import pretrain_or_resume
 
     t0 = time.perf_counter()
     default = (pretrain_epochs, seeds, tuple(label_fractions), n_layers, batch_size) == (3, 3, FRACTIONS, 2, 32)

@@ -1,4 +1,5 @@
-"""Training settings: :class:`FinetuneConfig`, the settings of every fine-tuning run (single-task, evaluation schemes,
+"""Training settings: :class:`PretrainConfig`, the settings of a pretraining run, and :class:`FinetuneConfig`, the
+settings of every fine-tuning run (single-task, evaluation schemes,
 comparisons, the M4oE head), the strategies it takes, and the record a run keeps of them
 (:func:`finetune_record`). The refusals of settings that do not go together and a card's fine-tuning defaults are
 applied by :mod:`neurokit.pipelines.finetune_config`, the layer the CLI and the Python API both go through."""
@@ -13,7 +14,10 @@ from neurokit._utils.errors import ConfigError
 from neurokit.models.checkpoint import check_allow_mismatch
 from neurokit.models.heads import HEADS
 from neurokit.models.registry import get_model_spec
-from neurokit.training.optim import head_lr
+from neurokit.models.input_norm import check_mode
+from neurokit.models.registry import surface_recipe
+from neurokit.training.objectives import get_objective
+from neurokit.training.optim import OptimConfig, head_lr, optim_given
 
 #: how a fine-tuning run adapts the backbone (:class:`FinetuneConfig` ``strategy``)
 STRATEGIES = ("full", "frozen", "linear-probe", "lora")
@@ -244,3 +248,149 @@ def augment_text(augment: Mapping[str, float] | str | None) -> str:
     if isinstance(augment, str):
         return augment
     return ",".join(f"{k}={v:g}" for k, v in (augment or {}).items() if v and k != "p")
+
+
+#: the default of ``PretrainConfig.normalize`` for CBraMod, chosen by the measurements in docs/guide/pretraining.md
+DEFAULT_NORMALIZE = "corpus"
+#: ``model_kwargs`` entries that only some model families take: key → families
+FAMILY_OPTIONS: dict[str, tuple[str, ...]] = {
+    "size": ("sit", "clip"),
+    "mask_ratio": ("sit",),
+    "recipe": ("sit",),
+    "stimuli": ("clip",),
+    "lag_s": ("clip",),
+    "segments": ("clip",),
+    "fmri_init": ("clip",),
+    "train_fmri_encoder": ("clip",),
+}
+
+
+def setting_text(name: str, value: Any) -> str:
+    """``name=value`` as a message names a setting (a list as its items joined by commas); the CLI says it as its flag.
+
+    Parameters
+    ----------
+    name : str
+        The setting's (parameter's) name.
+    value : object
+        Its value.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> setting_text("subjects", ["S001", "S002"])
+    "subjects='S001,S002'"
+    """
+    if isinstance(value, (list, tuple)):
+        value = ",".join(str(v) for v in value)
+    return f"{name}={value!r}"
+
+
+@dataclass
+class PretrainConfig:
+    """Pretraining settings (defaults: CBraMod's, except the epoch count).
+
+    ``max_steps`` caps the total number of optimiser steps (the cosine schedule spans
+    ``min(max_steps, epochs × batches per epoch)``). ``split``: which split of the store's data card to
+    train on (``"train"``, the default, keeps the validation and test subjects unseen; ``"all"`` or
+    ``None`` uses every subject; stores whose card defines no splits always use every subject);
+    ``subjects`` overrides it. ``ckpt_every``: also write ``last.pt`` every this many steps. ``optim``: an
+    :class:`OptimConfig`, or a dict of the fields to set; the fields not set take the model family's reference values
+    (:attr:`Objective.optim <neurokit.training.objectives.Objective>`: ``sit`` AdamW 3e-4, weight decay
+    0.01, constant learning rate, no clipping; ``cbramod`` the :class:`OptimConfig` defaults). Setting
+    ``min_lr`` without ``schedule`` asks for the cosine schedule.
+
+    ``normalize`` (CBraMod): amplitude normalisation of the input, ``"none"``, ``"window"``, ``"channel"`` or
+    ``"corpus"`` (:mod:`neurokit.models.input_norm`; default :data:`DEFAULT_NORMALIZE`); recorded in the model's
+    configuration, so fine-tuning and evaluation of a model started from the checkpoint normalise the same way (``"corpus"``: by the RMS of the
+    downstream store's training windows). ``val_fraction``: the share of the selected windows held out to log,
+    at each epoch, the masked reconstruction loss beside the predict-zero and predict-mean baselines (whole
+    subjects of each corpus when it has at least :data:`~neurokit.data.selection.MIN_HOLDOUT_SUBJECTS`, else a
+    seeded share of its windows; 0: none). ``heldout_subjects``: hold out exactly these subjects instead (they must be among the selected
+    ones; ``val_fraction`` is then unused), e.g. the card's validation and test subjects with ``split="all"``.
+    ``max_windows``: at most this many of the selected windows of each sample layout (drawn at random, seeded),
+    before the held-out ones are set apart. Stores of different layouts (channel sets, patch counts) train side by
+    side, one layout per batch (:func:`~neurokit.data.selection.select_layouts`). ``layout_repeats``: store file
+    name (or path) → how many times each epoch goes through the training windows of that store's layout (default once), so a small multi-channel
+    layout pooled with a large single-channel one gets enough steps (the quick start's EEGMMIDB store:
+    docs/guide/pretraining.md).
+
+    Raises
+    ------
+    ConfigError
+        Out-of-range values, an unknown ``model`` or ``normalize``, ``normalize`` for another family than
+        CBraMod, a ``model_kwargs`` entry of another family
+        (:data:`FAMILY_OPTIONS`: ``size`` for SiT/CLIP, ``mask_ratio`` for SiT, ``stimuli``/``lag_s``/``segments``
+        for CLIP), ``min_lr`` with the constant schedule.
+    """
+
+    model: str = "cbramod"
+    model_kwargs: dict[str, Any] = field(default_factory=dict)
+    epochs: int = 40
+    max_steps: int | None = None
+    batch_size: int = 128
+    optim: OptimConfig | dict | None = None
+    seed: int = 0
+    num_workers: int = 0
+    device: str = "auto"
+    ckpt_every: int = 0
+    subjects: list[str] | None = None
+    split: str | None = "train"
+    progress: bool = True
+    normalize: str | None = None  # None: DEFAULT_NORMALIZE for cbramod, "none" for the other families
+    val_fraction: float = 0.1
+    heldout_subjects: list[str] | None = None
+    max_windows: int | None = None
+    layout_repeats: dict[str, int] | None = None
+    heldout_own_scale: bool = False
+
+    def __post_init__(self) -> None:
+        if self.epochs < 1 or self.batch_size < 1:
+            bad = "epochs" if self.epochs < 1 else "batch_size"
+            raise ConfigError(f"{bad}={getattr(self, bad)}: must be >= 1")
+        if self.max_steps is not None and self.max_steps < 1:
+            raise ConfigError(f"max_steps={self.max_steps}: must be >= 1 when given")
+        if self.num_workers < 0:
+            raise ConfigError(f"num_workers must be >= 0 (got {self.num_workers})")
+        get_objective(self.model)  # ConfigError naming the known families
+        for key, families in FAMILY_OPTIONS.items():
+            if key in (self.model_kwargs or {}) and self.model not in families:
+                raise ConfigError(
+                    f"{setting_text(key, self.model_kwargs[key])}: an option of the {'/'.join(families)} model(s); "
+                    f"model={self.model!r} has no such setting"
+                )
+        if "recipe" in (self.model_kwargs or {}):
+            surface_recipe(self.model_kwargs["recipe"])  # refused before anything is written
+        if not isinstance(self.optim, OptimConfig):
+            given = optim_given(self.optim)
+            try:
+                self.optim = OptimConfig(**{**get_objective(self.model).optim, **given})
+            except TypeError as exc:
+                raise ConfigError(f"optim: {exc}") from exc
+        if self.split not in (None, "all", "train", "val", "test"):
+            raise ConfigError(f"split={self.split!r}; allowed: train, val, test, all")
+        if self.max_windows is not None and self.max_windows < 2:
+            raise ConfigError(f"max_windows={self.max_windows}: must be >= 2 when given")
+        if self.ckpt_every < 0:
+            raise ConfigError(f"ckpt_every must be >= 0 (got {self.ckpt_every})")
+        if self.normalize is None:
+            self.normalize = DEFAULT_NORMALIZE if self.model == "cbramod" else "none"
+        check_mode(self.normalize, "normalize")
+        if self.model != "cbramod" and self.normalize != "none":
+            raise ConfigError(
+                f"normalize={self.normalize!r}: amplitude normalisation is for model='cbramod' (EEG); "
+                f"model={self.model!r} takes normalize='none'"
+            )
+        if self.heldout_own_scale and self.normalize != "corpus":
+            raise ConfigError(
+                "heldout_own_scale=True: held-out stores are scaled only under normalize='corpus' (model='cbramod'); "
+                f"this run normalises with {self.normalize!r}"
+            )
+        if not 0.0 <= self.val_fraction < 1.0:
+            raise ConfigError(f"val_fraction={self.val_fraction}: must be in [0, 1)")
+        for name, k in (self.layout_repeats or {}).items():
+            if not isinstance(k, int) or k < 1:
+                raise ConfigError(f"layout_repeats[{name!r}]={k!r}: must be an integer >= 1")
