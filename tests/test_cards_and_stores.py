@@ -117,7 +117,7 @@ def test_incomplete_store_refused(tmp_path):
 
 
 def test_writer_refuses_overwrite(lr_store):
-    with pytest.raises(FileExistsError, match="--overwrite"):
+    with pytest.raises(FileExistsError, match="overwrite=True"):
         PatchStoreWriter(lr_store, (1,))
 
 

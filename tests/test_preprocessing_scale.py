@@ -265,7 +265,7 @@ def test_shard_set_resume_read_and_merge(lr_store, eeg_root, tmp_path):
     (a / idx["shards"][2]["file"]).unlink()
     (a / idx["shards"][1]["file"]).unlink()
     (a / "index.json").write_text(json.dumps({**idx, "complete": False, "shards": idx["shards"][:1]}))
-    with pytest.raises(StoreError, match="unfinished shard set .* --resume"):
+    with pytest.raises(StoreError, match="unfinished shard set .* resume=True"):
         PatchDataset(a)
     with pytest.raises(FileExistsError, match="resume=True"):
         prepare("physionet_mi", a, data_root=eeg_root, subjects=[1], shards=True, **LR)
