@@ -67,3 +67,25 @@ def test_refusals_name_the_parameter(store, tmp_path, kw, message):
     with pytest.raises(ConfigError) as exc:
         plan_finetune([store], tmp_path / "a", **kw)
     assert message in str(exc.value) and "--" not in str(exc.value)
+
+
+def test_a_head_given_in_python_is_not_replaced_by_the_cards(tmp_path):
+    """Review of issue 43: ``plan_finetune(head='avgpool')`` took the card's head silently (the CLI kept it)."""
+    card = load_card("bonn_epilepsy")
+    body = copy.deepcopy(card.raw)
+    body["tasks"]["seizure"]["finetune"] = {"head": "all_patch_reps"}
+    path = tmp_path / "h.h5"
+    attrs = dict(modality="eeg", card="bonn_epilepsy", card_body=body, task="seizure", sfreq=200.0)
+    attrs.update(label_names=card.classes("seizure"), ch_names=["EEG"])
+    with PatchStoreWriter(path, (1, 1, 200), attrs=attrs) as w:
+        for s in ("seg001", "seg002", "seg061", "seg081"):
+            x = np.random.default_rng(0).normal(0, 0.3, (4, 1, 1, 200)).astype(np.float32)
+            w.append(x, np.array([0, 1] * 2), subject=s, run=[f"{s}_{i}" for i in range(4)])
+    assert plan_finetune([path], tmp_path / "a").cfg.head == "all_patch_reps"
+    plan = plan_finetune([path], tmp_path / "a", head="avgpool")
+    assert plan.cfg.head == "avgpool" and "head" not in plan.card_settings
+
+
+def test_a_label_fraction_outside_0_1_is_refused_when_planned(store, tmp_path):
+    with pytest.raises(ConfigError, match=r"label_fractions=2\.0: each must be in \(0, 1\]"):
+        plan_finetune([store], tmp_path / "a", init="w.pt", label_fractions=[2.0])

@@ -151,6 +151,12 @@ def cli_words(text: str) -> str:
     text = re.sub(r"[\w.]+=[^\s,;()]+(?: or [\w.]+=[^\s,;()]+)? \(CLI: ([^)]+)\)", r"\1", text)
     text = re.sub(r"\[((?:\w*Path\('[^']*'\)(?:, )?)+)\]", lambda m: m.group(1), text)
     text = re.sub(r"\w*Path\('([^']*)'\)", r"\1", text)
+    # a mapping or list written as Python (``splits={'train': [...], ...}``): the option(s) alone
+    text = re.sub(
+        r"\b([a-z][a-z0-9_]*)=(\{[^{}]*\}|\[[^\[\]]*\])",
+        lambda m: parameter_flag(m.group(1)) or m.group(0),
+        text,
+    )
 
     def flag(m):
         value = m.group(3) if m.group(3) is not None else m.group(2)

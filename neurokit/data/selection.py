@@ -145,7 +145,7 @@ def select_pretrain_data(
     --------
     >>> ds, phrase = select_pretrain_data(["bcic2020_3.h5"])  # doctest: +SKIP
     >>> phrase  # doctest: +SKIP
-    "4500 samples of the train split (runs train; the others stay unseen; split='all' to use every subject)"
+    "4500 samples of the train split (runs train; the others stay unseen; split='all' to use every recording)"
     """
     if split not in PRETRAIN_SPLITS:
         raise ConfigError(f"split={split!r}; allowed: train, val, test, all")
@@ -181,7 +181,7 @@ def select_pretrain_data(
     ds = PatchDataset(ds_all.stores, **parts[split])
     return ds, (
         f"{len(ds)} samples of the {split} split ({how}s {short_ids(ids)}; the others stay unseen; "
-        "split='all' to use every subject)"
+        f"split='all' to use every {'subject' if how == 'subject' else 'recording'})"
     )
 
 

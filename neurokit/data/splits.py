@@ -294,8 +294,7 @@ def check_training_classes(labels: np.ndarray, label_names, split_kw: dict) -> N
     where = "; ".join(f"{k} {', '.join(map(str, v))}" for k, v in split_kw.items())
     raise ConfigError(
         f"split 'train' holds one class only ({one!r}, {len(labels)} samples of {where}): a classifier cannot "
-        "learn from it; choose training subjects (runs) that hold every class with splits={'train': [...], ...} "
-        "(CLI: --train-subjects)"
+        "learn from it; choose training subjects (runs) that hold every class with splits={'train': [...], ...}"
     )
 
 

@@ -378,9 +378,8 @@ def _sort_read_warnings(caught, path, edf, gapped, allow_truncated, out_warnings
             if not allow_truncated:
                 raise DataFileError(
                     f"{path}: the number of data records in the header does not match the file size "
-                    "(an interrupted recording or a partial copy). Copy the file again, or read the part "
-                    "that is there with read_eeg(..., allow_truncated=True) (CLI: neuro prepare --allow-truncated; "
-                    "--skip-bad skips the file)."
+                    "(an interrupted recording or a partial copy). Copy the file again, read the part that is "
+                    "there with allow_truncated=True, or leave the file out with skip_bad=True."
                 )
             msg = "truncated file: reading only the data records present"
         out_warnings.append(msg[:500])

@@ -353,7 +353,7 @@ def check_edf(path: str | Path, *, allow_truncated: bool = False) -> HeaderRepor
             raise DataFileError(
                 f"{path}: truncated file: the header announces more data records than the file holds "
                 f"({announced} announced, {n_file} present; an interrupted recording or a partial copy). Copy "
-                "the file again, or read the part that is there with read_eeg(..., allow_truncated=True) (CLI: neuro prepare --allow-truncated; --skip-bad skips the file)."
+                "the file again, read the part that is there with allow_truncated=True, or leave the file out with skip_bad=True."
             )
         rep.warnings.append(
             f"truncated file: reading only the data records present ({n_file} of {announced} announced)"
@@ -580,7 +580,7 @@ def check_brainvision(path: str | Path, *, allow_truncated: bool = False) -> Hea
             if not allow_truncated:
                 raise DataFileError(
                     f"{path}: truncated file: {msg}. Copy the file again, or read the frames that are "
-                    "there with read_eeg(..., allow_truncated=True) (CLI: neuro prepare --allow-truncated; --skip-bad skips the file)"
+                    "there with allow_truncated=True, or leave the file out with skip_bad=True"
                 )
             rep.warnings.append(msg + "; it is dropped")
     marker = common.get("MarkerFile", "").strip()

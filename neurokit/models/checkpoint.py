@@ -474,7 +474,7 @@ def check_allow_mismatch(allow: Any) -> list[str]:
     bad = [a for a in names if a not in DATA_FACTS]
     if bad:
         raise ConfigError(
-            f"allow_mismatch: {', '.join(bad)} is not a fact checked between a checkpoint and a store; "
+            f"allow_mismatch={','.join(bad)!r}: not a fact checked between a checkpoint and a store; "
             f"allowed: {', '.join(DATA_FACTS)}"
         )
     return names

@@ -216,8 +216,12 @@ def plan_finetune(
     """
     paths = [Path(s) for s in stores]
     defaults = {"folds": 5, "m4oe_preset": "small", "alpha": 0.1, "focal_gamma": 2.0, "strategy": "full"}
+    defaults.update(head="auto", n_layers=None)
     values = {"folds": folds, "task": task, "modality": modality, "m4oe_preset": m4oe_preset, "alpha": alpha}
-    values.update(focal_gamma=focal_gamma, strategy=strategy)
+    values.update(focal_gamma=focal_gamma, strategy=strategy, head=head, n_layers=n_layers)
+    for fraction in label_fractions or []:  # refused here, where the CLI and the Python API both go
+        if not 0 < float(fraction) <= 1:
+            raise ConfigError(f"label_fractions={fraction!r}: each must be in (0, 1], e.g. 0.02,0.1,1")
     if given is None:
         given = set(settings) | {k for k, v in values.items() if v != defaults.get(k) and v}
     given = set(given)
