@@ -85,3 +85,23 @@ def test_refusals_name_remedies_a_cli_user_can_take(tmp_path):
     said = " ".join(r.output.split())
     assert r.exit_code != 0 and "non-finite samples (NaN/inf) in channels ['C4']" in said, said
     assert "list the channels to keep with --channels" in said and "interpolate_bads" not in said
+
+
+def test_dataset_spellings_of_card_names_find_the_card():
+    """Review of issue 44: ``neuro cards show TUAB`` / ``SEED-VIG`` / ``CHB-MIT`` suggested nothing."""
+    for name, card in (("TUAB", "tuab"), ("SEED-VIG", "seed_vig"), ("CHB-MIT", "chb_mit"), ("chbmit", "chb_mit")):
+        with pytest.raises(CardError, match=rf"did you mean '{card}'\?"):
+            load_card(name)
+
+
+def test_a_negative_seizure_time_is_refused_naming_the_line(tmp_path):
+    from neurokit._utils.errors import DataFileError
+    from neurokit.datasets.chbmit import read_summary
+
+    p = tmp_path / "chb01-summary.txt"
+    p.write_text(
+        "File Name: chb01_03.edf\nNumber of Seizures in File: 1\nSeizure Start Time: -5 seconds\n"
+        "Seizure End Time: 10 seconds\n"
+    )
+    with pytest.raises(DataFileError, match=r"chb01-summary\.txt:3: .*a time before the recording's start"):
+        read_summary(p)

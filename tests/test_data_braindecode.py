@@ -120,3 +120,15 @@ def test_string_targets_become_classes_or_are_refused_in_one_line(tmp_path):
     assert list(st.info.label_names) == ["left", "right"] and st.labels.tolist() == [1, 0, 1]
     with pytest.raises(Exception, match=r"targets \['right'\] are not in label_names \['left', 'up'\]"):
         from_braindecode(ds, tmp_path / "t.h5", label_names=["left", "up"])
+
+
+def test_a_class_target_without_a_name_is_refused_before_writing(tmp_path):
+    """Review of issue 44: targets 0, 1, 2 with label_names ['l', 'r'] wrote a store PatchStore then refused."""
+    from braindecode.datasets import create_from_X_y
+
+    x = np.random.default_rng(5).normal(0, 2e-5, (3, 3, 400)).astype(np.float32)
+    ds = create_from_X_y(x, [0, 1, 2], drop_last_window=True, sfreq=200.0, ch_names=["C3", "Cz", "C4"],
+                         window_size_samples=400, window_stride_samples=400)  # fmt: skip
+    with pytest.raises(Exception, match=r"class target 2 has no name in label_names \['l', 'r'\]"):
+        from_braindecode(ds, tmp_path / "x.h5", label_names=["l", "r"])
+    assert not (tmp_path / "x.h5").exists()

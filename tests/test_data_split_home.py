@@ -83,7 +83,8 @@ def test_a_run_split_card_pretrains_on_its_train_recordings(tmp_path):
     assert sorted(set(ds.meta("subject").astype(str))) == subjects
     assert set(ds.sample_ids) == set(np.flatnonzero(runs == "train"))
     assert (
-        phrase == "12 samples of the train split (runs train; the others stay unseen; split='all' to use every recording)"
+        phrase
+        == "12 samples of the train split (runs train; the others stay unseen; split='all' to use every recording)"
     )
     for k, n in (("val", 6), ("test", 6)):
         part, _ = select_pretrain_data([store], split=k)

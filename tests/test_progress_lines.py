@@ -82,3 +82,23 @@ def test_progress_goes_to_standard_error_so_piped_results_stay_clean(capsys, mon
     got = capsys.readouterr()
     assert got.out.splitlines() == ["result"] * 3
     assert got.err.splitlines()[-1].startswith("stage: 3/3 (100 %)")
+
+
+def test_evaluate_has_no_progress_and_a_progress_bar(capsys):
+    """Issue 44 item 11: ``neuro evaluate`` had no ``--no-progress`` (``neuro finetune`` has it)."""
+    import typer.main
+
+    from neurokit.cli.main import app
+
+    cmd = typer.main.get_command(app).commands["evaluate"]
+    opts = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
+    assert {"--progress", "--no-progress"} <= opts
+    import numpy as np
+    import torch
+
+    from neurokit.training.predict import predict
+
+    ds = torch.utils.data.TensorDataset(torch.ones(5, 2), torch.arange(5))
+    y, _ = predict(torch.nn.Linear(2, 1), ds, 2, torch.device("cpu"), progress=True)
+    assert y.tolist() == [0, 1, 2, 3, 4] and np.isfinite(_).all()
+    assert capsys.readouterr().err.splitlines()[-1].startswith("predict: 3/3 (100 %)")

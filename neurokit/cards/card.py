@@ -820,7 +820,9 @@ def load_card(name_or_path: str | Path) -> DataCard:
         if not p.exists():
             import difflib
 
-            near = difflib.get_close_matches(str(name_or_path), list_cards(), n=1, cutoff=0.6)
+            norm = str(name_or_path).lower().replace("-", "_")
+            near = [c for c in list_cards() if c == norm or c.replace("_", "") == norm.replace("_", "")]
+            near = near or difflib.get_close_matches(norm, list_cards(), n=1, cutoff=0.6)
             hint = f"did you mean {near[0]!r}? " if near else ""
             raise CardError(f"no data card {name_or_path!r}; {hint}known cards: {', '.join(list_cards())}")
     try:

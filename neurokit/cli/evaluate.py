@@ -65,6 +65,7 @@ def evaluate(
         show_default="none",
         help="Score a store that differs from the checkpoint's data in these facts anyway: sfreq, patch, units (comma-separated); recorded in the result.",
     ),
+    progress: bool = typer.Option(True, help="Show a progress bar."),
 ) -> None:
     """Score a fine-tuned checkpoint on a store and print the metrics table."""
     setup_logging(False)
@@ -92,6 +93,7 @@ def evaluate(
         device=device,
         allow_seen=allow_seen,
         allow_duplicate_recordings=allow_duplicate_recordings,
+        progress=progress,
         **({"allow_mismatch": allow_mismatch} if allow_mismatch else {}),
     )
     what = f"subjects {', '.join(subj)}" if subj is not None else f"{split} split"

@@ -305,6 +305,11 @@ def _target_kind(out: Path, targets: list, label_names: Sequence[str] | None) ->
     if len(vals) and vals.min() < 0:
         raise StoreError(f"{out}: class targets must be 0, 1, …; found {int(vals.min())}")
     n = int(vals.max()) + 1 if len(vals) else 0
+    if label_names and n > len(label_names):
+        raise StoreError(
+            f"{out}: class target {n - 1} has no name in label_names {list(label_names)} ({len(label_names)} classes); "
+            "give a name for every class"
+        )
     return np.int64, list(label_names) if label_names else [str(i) for i in range(n)]
 
 

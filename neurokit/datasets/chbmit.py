@@ -141,9 +141,12 @@ def _seizure_line(line: str, what: str) -> bool:
 def _index(path: Path, k: int, line: str) -> int:
     words = line.split()
     try:
-        return int(words[-2]) * int(SFREQ) - 1
+        seconds = int(words[-2])
     except (ValueError, IndexError):
         raise DataFileError(f"{path}:{k + 1}: {line.strip()!r} is not '... Time: <whole seconds> seconds'") from None
+    if seconds < 0:
+        raise DataFileError(f"{path}:{k + 1}: {line.strip()!r}: a time before the recording's start; correct it")
+    return seconds * int(SFREQ) - 1
 
 
 def release_windows(n_times: int, seizures: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
@@ -278,7 +281,7 @@ def _rename(raw, path: Path) -> None:
     set_raw_notes(raw, notes, renames=renames)
 
 
-def read_chb_mit(path: str | Path):
+def read_chb_mit(path: str | Path, **reading):
     """One CHB-MIT recording (EDF, volts) with its bipolar channels in 10-05 case and the release's windows as
     annotations: ``chb/0`` or ``chb/1`` at each 10-s window from sample 0, ``chb/1`` at each extra seizure window
     (onsets ``sample / 256`` s, durations 10 s; :func:`release_windows`). Seizures come from
@@ -312,7 +315,7 @@ def read_chb_mit(path: str | Path):
         )
     with warnings.catch_warnings():  # repeated labels are expected here (renamed below): not worth a warning per file
         warnings.filterwarnings("ignore", message=r".*Channel names are not unique", category=RuntimeWarning)
-        raw = read_eeg(path, normalize_names=False, set_montage=False)
+        raw = read_eeg(path, **{**reading, "normalize_names": False, "set_montage": False})
     sf = raw.info["sfreq"]
     if abs(sf - SFREQ) > 1e-6:
         raise DataFileError(f"{path}: sampled at {sf:g} Hz; CHB-MIT (and the release's seizure indices) use 256 Hz")

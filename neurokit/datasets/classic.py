@@ -198,7 +198,7 @@ def smni_entries(base: Path):
 
 
 # ----------------------------------------------------------------------------- EEG during arithmetic
-def read_eegmat(path: str | Path):
+def read_eegmat(path: str | Path, **reading):
     """One EEGMAT EDF (Zyma et al. 2019): 19 EEG channels (10-20, linked-ear reference), the A2-A1
     derivation and one ECG channel at 500 Hz. ``SubjectNN_1.edf`` is the last 180 s of rest,
     ``SubjectNN_2.edf`` the first 60 s of mental arithmetic; the whole file is annotated
@@ -226,7 +226,7 @@ def read_eegmat(path: str | Path):
     m = re.fullmatch(r"Subject(\d+)_([12])", path.stem)
     if not m:
         raise DataFileError(f"{path}: not an EEGMAT file name (SubjectNN_1.edf rest, SubjectNN_2.edf arithmetic)")
-    raw = read_eeg(path, eeg_only=False)
+    raw = read_eeg(path, **{**reading, "eeg_only": False})
     ecg = [c for c, t in zip(raw.ch_names, raw.get_channel_types()) if t == "ecg"]
     if len(ecg) != 1:
         raise DataFileError(f"{path}: expected one ECG channel, found {ecg}")

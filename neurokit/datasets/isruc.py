@@ -122,7 +122,7 @@ def isruc_entries(base: Path) -> list:
     return [FileEntry(path=p, subject=f"{n:03d}", run=str(n), reader="isruc") for n, p in sorted(found.items())]
 
 
-def read_isruc(path: str | Path):
+def read_isruc(path: str | Path, **reading):
     """One ISRUC subgroup-1 night: its six EEG derivations (file channels 2-7, named F3, C3, O1, F4, C4, O2; volts)
     with one annotation ``isruc/<stage>`` (W, N1, N2, N3, REM) per kept 30-s epoch from scorer 1's hypnogram.
 
@@ -156,7 +156,7 @@ def read_isruc(path: str | Path):
     path = Path(path)
     hyp = path.with_name(f"{path.stem}_1.txt")
     stages = read_hypnogram(hyp)
-    raw = read_eeg(path, eeg_only=False, normalize_names=False, set_montage=False)
+    raw = read_eeg(path, **{**reading, "eeg_only": False, "normalize_names": False, "set_montage": False})
     labels = list(raw.ch_names)
     got = [labels[i] for i in EEG_POSITIONS if i < len(labels)]
     if len(got) < len(EEG_POSITIONS) or tuple(_electrode(c) for c in got) != EEG_NAMES:

@@ -90,7 +90,7 @@ def mumtaz_entries(base: Path) -> list:
     return out
 
 
-def read_mumtaz(path: str | Path):
+def read_mumtaz(path: str | Path, **reading):
     """One Mumtaz 2016 recording (EDF, volts, 10-05 names: ``EEG Fp1-LE`` reads as ``Fp1``) annotated
     ``mumtaz/MDD`` when ``MDD`` is in its file name, else ``mumtaz/H``, over its whole length.
 
@@ -118,6 +118,6 @@ def read_mumtaz(path: str | Path):
         raise DataFileError(f"{path}: a TASK recording; the Mumtaz card (as the release) reads EC and EO files only")
     if path.suffix.lower() != ".edf":
         raise DataFileError(f"{path}: the Mumtaz 2016 recordings are EDF files (.edf)")
-    raw = read_eeg(path)
+    raw = read_eeg(path, **reading)
     raw.set_annotations(mne.Annotations([0.0], [raw.n_times / raw.info["sfreq"]], [f"mumtaz/{_group(path.name)}"]))
     return raw

@@ -30,16 +30,22 @@ class DatasetReader:
     base_of : callable
         A file given by name (``-f``) → the folder its listing starts from (the file's own folder, or the dataset
         folder above it whose layout labels it: TUAB's ``train/abnormal``, a CHB-MIT case's summary).
+    reads_edf : bool
+        Its recordings are EDF files read through :func:`~neurokit.io.eeg.read_eeg`, so the card's and the user's
+        reading options (``units``, ``override_units``, ``encoding``…) are passed on.
     """
 
     entries: Callable[[Path], list]
     read: Callable[..., object]
     base_of: Callable[[Path], Path] = lambda p: Path(p).parent
+    reads_edf: bool = False  # its files are EDFs read by read_eeg: the card's reading options apply to them
 
-    def read_entry(self, entry):
-        """Read one :class:`~neurokit.io.entry.FileEntry` (its archive member or trial when it names one)."""
+    def read_entry(self, entry, **reading):
+        """Read one :class:`~neurokit.io.entry.FileEntry` (its archive member or trial when it names one);
+        ``reading``: :func:`~neurokit.io.eeg.read_eeg`'s options (units, encoding…), for a reader of EDF files."""
         member = getattr(entry, "member", "")
-        return self.read(entry.path, member) if member else self.read(entry.path)
+        opts = reading if self.reads_edf else {}
+        return self.read(entry.path, member, **opts) if member else self.read(entry.path, **opts)
 
 
 def folder_above(*names: str, up: int = 0) -> Callable[[Path], Path]:
@@ -78,13 +84,15 @@ def folder_above(*names: str, up: int = 0) -> Callable[[Path], Path]:
 DATASETS: dict[str, DatasetReader] = {
     "bonn": DatasetReader(classic.bonn_entries, classic.read_bonn),
     "smni": DatasetReader(classic.smni_entries, classic.read_smni),
-    "eegmat": DatasetReader(classic.eegmat_entries, classic.read_eegmat),
+    "eegmat": DatasetReader(classic.eegmat_entries, classic.read_eegmat, reads_edf=True),
     # the datasets CBraMod is judged on (github.com/wjq-learning/CBraMod), one module per dataset family
-    "tuab": DatasetReader(tuh.tuab_entries, tuh.read_tuab, folder_above("train", "eval")),
-    "tuev": DatasetReader(tuh.tuev_entries, tuh.read_tuev, folder_above("train", "eval")),
-    "chb_mit": DatasetReader(chbmit.chb_mit_entries, chbmit.read_chb_mit, folder_above(up=1)),  # chbNN/chbNN_MM.edf
-    "isruc": DatasetReader(isruc.isruc_entries, isruc.read_isruc, folder_above(up=1)),  # N/N.rec
-    "mumtaz": DatasetReader(mumtaz.mumtaz_entries, mumtaz.read_mumtaz),
+    "tuab": DatasetReader(tuh.tuab_entries, tuh.read_tuab, folder_above("train", "eval"), reads_edf=True),
+    "tuev": DatasetReader(tuh.tuev_entries, tuh.read_tuev, folder_above("train", "eval"), reads_edf=True),
+    "chb_mit": DatasetReader(
+        chbmit.chb_mit_entries, chbmit.read_chb_mit, folder_above(up=1), reads_edf=True
+    ),  # chbNN/chbNN_MM.edf
+    "isruc": DatasetReader(isruc.isruc_entries, isruc.read_isruc, folder_above(up=1), reads_edf=True),  # N/N.rec
+    "mumtaz": DatasetReader(mumtaz.mumtaz_entries, mumtaz.read_mumtaz, reads_edf=True),
     "bciciv2a": DatasetReader(bciciv2a.bciciv2a_entries, bciciv2a.read_bciciv2a),
     "faced": DatasetReader(faced.faced_entries, faced.read_faced),
     "seed_v": DatasetReader(seedv.seed_v_entries, seedv.read_seed_v),

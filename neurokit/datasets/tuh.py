@@ -44,6 +44,16 @@ def _split_and_class(path: Path, classes: tuple[str, ...]) -> tuple[str, str]:
     return parts[at], cls
 
 
+def _check_rate(path, sf: float, corpus: str) -> None:
+    if not any(abs(sf - r) < 1e-6 for r in TUH_RATES):
+        warnings.warn(
+            f"{path}: {sf:g} Hz, a rate TUH's recordings never have ({', '.join(f'{r:g}' for r in TUH_RATES)} Hz): "
+            f"is this file from {corpus}? The card reads it as {corpus}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
 def _entry(path: Path, reader: str):
     from neurokit.io.entry import FileEntry
 
@@ -76,7 +86,7 @@ def tuab_entries(base: Path) -> list:
     return out
 
 
-def read_tuab(path: str | Path):
+def read_tuab(path: str | Path, **reading):
     """One TUAB recording (EDF) annotated ``tuab/abnormal`` or ``tuab/normal`` over its whole length, by the folder
     it lies in.
 
@@ -103,15 +113,8 @@ def read_tuab(path: str | Path):
     _, cls = _split_and_class(path, ("abnormal", "normal"))
     if not cls:
         raise DataFileError(f"{path}: a TUAB recording lies under an 'abnormal' or 'normal' folder; this one does not")
-    raw = read_eeg(path)
-    sf = float(raw.info["sfreq"])
-    if not any(abs(sf - r) < 1e-6 for r in TUH_RATES):
-        warnings.warn(
-            f"{path}: {sf:g} Hz, a rate TUH's recordings never have ({', '.join(f'{r:g}' for r in TUH_RATES)} Hz): "
-            "is this file from TUAB? The card reads it as TUAB (label from its folder)",
-            RuntimeWarning,
-            stacklevel=2,
-        )
+    raw = read_eeg(path, **reading)
+    _check_rate(path, float(raw.info["sfreq"]), "TUAB")
     raw.set_annotations(mne.Annotations([0.0], [raw.n_times / raw.info["sfreq"]], [f"tuab/{cls}"]))
     return raw
 
@@ -179,7 +182,7 @@ def tuev_entries(base: Path) -> list:
     return out
 
 
-def read_tuev(path: str | Path):
+def read_tuev(path: str | Path, **reading):
     """One TUEV recording (EDF) with an annotation ``tuev/<label>`` per row of its ``.rec`` file: onset the first
     200-Hz sample at or after the row's start, duration the row's length.
 
@@ -206,7 +209,8 @@ def read_tuev(path: str | Path):
     path = Path(path)
     rec = path.with_suffix(".rec")
     events = read_rec(rec)
-    raw = read_eeg(path)
+    raw = read_eeg(path, **reading)
+    _check_rate(path, float(raw.info["sfreq"]), "TUEV")
     dur = raw.n_times / raw.info["sfreq"]
     late = events[events[:, 1] >= dur]
     if len(late):

@@ -32,6 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from neurokit._utils.errors import ConfigError
+from neurokit.evaluation.metrics import library_warnings_said
 
 logger = logging.getLogger("neurokit")
 
@@ -463,7 +464,7 @@ def run_baselines(
         src = data_p if m == "patchmean_lr" and modality == "eeg" else data
         xtr, ytr = src["train"]
         try:
-            with use_log_level("error"):  # CSP logs every covariance it estimates
+            with use_log_level("error"), library_warnings_said(f"baseline {m}"):  # CSP logs every covariance
                 est.fit(xtr, ytr if kind != "regression" else ytr.astype(float))
         except (ValueError, np.linalg.LinAlgError) as exc:
             out[m] = {"error": f"{type(exc).__name__}: {exc}"}

@@ -12,12 +12,47 @@ is reported separately as ``average_precision``.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import warnings
 
 import numpy as np
 
 #: metric used for model selection on the validation split, per task kind
 SELECTION = {"multiclass": "cohen_kappa", "binary": "auroc", "regression": "r2"}
+
+
+@contextlib.contextmanager
+def library_warnings_said(where: str):
+    """Turn the warnings scikit-learn (and scipy, pyriemann) raise while a baseline or probe is fitted into one
+    ``neurokit`` log line each, naming what was fitted, instead of raw ``UserWarning`` text with a library's source
+    line (a logistic regression that did not converge, a class absent from a split…).
+
+    Parameters
+    ----------
+    where : str
+        What is being fitted, for the line (``"baseline bandpower_lr"``).
+
+    Yields
+    ------
+    None
+
+    Examples
+    --------
+    >>> with library_warnings_said("baseline x"):
+    ...     warnings.warn("lbfgs failed to converge", UserWarning)
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    said: set[str] = set()
+    for w in caught:
+        if not issubclass(w.category, Warning) or issubclass(w.category, DeprecationWarning):
+            continue
+        text = " ".join(str(w.message).split())[:300]
+        if text not in said:
+            said.add(text)
+            logging.getLogger("neurokit").info("%s: %s (%s)", where, text, w.category.__name__)
 
 
 def classification_metrics(y_true: np.ndarray, scores: np.ndarray) -> dict[str, float]:

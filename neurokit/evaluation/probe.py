@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from neurokit.evaluation.metrics import SELECTION, score
+from neurokit.evaluation.metrics import SELECTION, library_warnings_said, score
 
 #: inverse regularisation strengths tried on the validation split
 PROBE_CS = tuple(float(c) for c in np.logspace(-4, 3, 8))
@@ -136,7 +136,8 @@ def fit_linear_probe(
             m = Ridge(alpha=1.0 / C).fit(xt, y_train)
             w, b = np.atleast_2d(m.coef_), np.atleast_1d(m.intercept_)
         else:
-            m = LogisticRegression(C=C, max_iter=2000, random_state=seed).fit(xt, y_train.astype(int))
+            with library_warnings_said(f"linear probe C={C:g}"):
+                m = LogisticRegression(C=C, max_iter=2000, random_state=seed).fit(xt, y_train.astype(int))
             w, b = m.coef_, m.intercept_  # binary: (1, D) log-odds of class 1; multi-class: (K, D)
         out = xv @ w.T + b
         v = score(kind, y_val, out[:, 0] if out.shape[1] == 1 else out).get(metric, float("nan"))

@@ -34,8 +34,9 @@ def evaluate(
     allow_seen: bool = False,
     allow_mismatch: Sequence[str] | str | None = None,
     allow_duplicate_recordings: bool = False,
+    progress: bool = False,
 ) -> dict[str, Any]:
-    """Score a fine-tuned checkpoint on a labelled store.
+    """Score a fine-tuned checkpoint on a labelled store (``progress``: a progress bar over its batches).
 
     ``split``: ``"train"``, ``"val"`` or ``"test"`` — the subjects (or runs) of that split *as the
     checkpoint was fine-tuned* (its ``splits``, else the card's) — or ``"all"`` (or ``None``) for
@@ -162,7 +163,7 @@ def evaluate(
         where=str(checkpoint),
         test="scored",
     )
-    y, o = predict(model, ds, batch_size, dev)
+    y, o = predict(model, ds, batch_size, dev, progress=progress)
     from neurokit.evaluation.metrics import mark_undefined
 
     met, undefined = mark_undefined(

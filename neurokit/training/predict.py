@@ -16,7 +16,9 @@ from neurokit.training.optim import EpochSampler, make_loader
 logger = logging.getLogger("neurokit")
 
 
-def predict(model: nn.Module, ds: PatchDataset, batch_size: int, device) -> tuple[np.ndarray, np.ndarray]:
+def predict(
+    model: nn.Module, ds: PatchDataset, batch_size: int, device, *, progress: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Outputs of ``model`` over every sample of ``ds`` in order, in eval mode without gradient.
 
     Parameters
@@ -29,6 +31,8 @@ def predict(model: nn.Module, ds: PatchDataset, batch_size: int, device) -> tupl
         Samples per forward pass.
     device : torch.device
         Where the model runs.
+    progress : bool
+        Show a progress bar over the batches (on standard error).
 
     Returns
     -------
@@ -47,8 +51,13 @@ def predict(model: nn.Module, ds: PatchDataset, batch_size: int, device) -> tupl
     model.eval()
     sampler = EpochSampler(len(ds), batch_size=batch_size, seed=0, shuffle=False, drop_last=False)
     ys, outs = [], []
+    batches = make_loader(ds, sampler, batch_size, 0, device)
+    if progress:
+        from neurokit._utils.progress import progress_bar
+
+        batches = progress_bar(batches, total=-(-len(ds) // batch_size), description="predict")
     with torch.no_grad():
-        for x, y in make_loader(ds, sampler, batch_size, 0, device):
+        for x, y in batches:
             outs.append(model(x.to(device)).float().cpu())
             ys.append(y)
     return torch.cat(ys).numpy(), torch.cat(outs).numpy()

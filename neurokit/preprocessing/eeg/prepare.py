@@ -833,7 +833,8 @@ def _eeg_file(
         if reader == "bids":  # a BIDS recording: events.tsv, channels.tsv through mne-bids
             raw = read_bids_eeg(path, **read_opts)
         elif reader:  # a dataset reader of neurokit.datasets (neurokit.datasets.registry names them)
-            raw = get_reader(reader).read_entry(FileEntry(path=Path(path), subject="", member=member, reader=reader))
+            entry = FileEntry(path=Path(path), subject="", member=member, reader=reader)
+            raw = get_reader(reader).read_entry(entry, **read_opts)  # an EDF reader takes the reading options
         else:
             raw = read_eeg(path, **{**read_opts, **eog_read_options(recipe)})  # EOG channels kept for eog_removal
         limit = STREAM_ABOVE_BYTES if stream_above is None else stream_above

@@ -273,6 +273,17 @@ def _rms_and_constant(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return out, zero
 
 
+def _below_resolution(x: np.ndarray, rms: np.ndarray) -> np.ndarray:
+    """Channels whose evenly spaced samples take at most 4 distinct values spanning under 1 µV: a signal quantised
+    to a few steps far below scalp EEG's amplitude (a flat channel is not one of them; jumps of a disconnected
+    channel span far more)."""
+    step = max(1, x.shape[1] // UNITS_SAMPLES)
+    y = np.sort(np.asarray(x[:, ::step], dtype=np.float64), axis=1)
+    levels = (np.diff(y, axis=1) != 0).sum(axis=1) + 1
+    span = y[:, -1] - y[:, 0]
+    return (levels >= 2) & (levels <= 4) & (span > 0) & (span < 1e-6)
+
+
 def check_units(x: np.ndarray, ch_names: list[str], source: str, *, warn: bool = True) -> str | None:
     """Warn when channels' amplitudes lie outside the range of scalp EEG, :data:`PLAUSIBLE_RMS_V`.
 
@@ -312,6 +323,20 @@ def check_units(x: np.ndarray, ch_names: list[str], source: str, *, warn: bool =
     'x.edf: C3, C4 have a robust RMS of 1.51e+07'
     """
     rms, mostly_constant = _rms_and_constant(x)
+    coarse = _below_resolution(x, rms)
+    if coarse.any():  # a few digital steps, each far below EEG's amplitude: the signal is under the file's resolution
+        names = [ch_names[i] for i in np.flatnonzero(coarse)]
+        shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+        msg = (
+            f"{source}: {shown} {'takes' if len(names) == 1 else 'take'} only a few distinct values, within "
+            f"{float(np.max(rms[coarse])) * 1e6:.2g} µV: the signal lies below the file's resolution, as when volts are "
+            "written under a µV label with a wide physical range (a unit 1e6 times larger than the header states). "
+            "Check the header's physical dimension and range; read them in their true unit with units=UNIT and "
+            "override_units=True (the card's reading: {units: UNIT, override_units: true})"
+        )
+        if warn:
+            warnings.warn(msg, RuntimeWarning, stacklevel=3)
+        return msg
     # a channel constant most of the time says a unit too small (quantised to a few steps) only when its steps are
     # tiny; large jumps on it (a disconnected or saturating channel) are no unit's fault
     live = (rms > 0) & ~(mostly_constant & (rms >= PLAUSIBLE_RMS_V[0]))
