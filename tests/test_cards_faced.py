@@ -212,3 +212,16 @@ def test_one_bad_clip_costs_that_clip_not_the_subject(tmp_path):
     assert got.shape[0] == 81 and close(got, want[keep]) < 1e-3
     assert sorted(st.labels.tolist()) == sorted(labels[k] for k in keep)
     assert st.info.sources[0]["applied"]["clips_left_out_nonfinite"] == [f"clip 5 ({FACED_CHANNELS[2]})"]
+
+
+def test_a_channel_dead_in_every_clip_is_named(tmp_path):
+    """Review of issue 44: F3 NaN in all 28 clips ended in 'every EEG channel is flat', false and with no remedy."""
+    from neurokit.datasets.faced import FACED_CHANNELS
+
+    a = _clips(7500, 4)
+    a[:, 2, :] = np.nan
+    (tmp_path / "sub008.pkl").write_bytes(pickle.dumps(a))
+    with pytest.raises(
+        DataFileError, match=rf"sub008\.pkl: every clip holds NaN/inf samples \(in {FACED_CHANNELS[2]}\)"
+    ):
+        read_faced(tmp_path / "sub008.pkl")

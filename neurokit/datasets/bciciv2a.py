@@ -207,6 +207,12 @@ def read_bciciv2a(path: str | Path):
     bad: list = []
     trials, labels = release_trials(path, nonfinite=bad)
     left_out = {k for k, *_ in bad}
+    if bad and len(left_out) == len(labels):
+        chans = sorted({c for *_, cs in bad for c in cs})
+        raise DataFileError(
+            f"{path}: every trial holds NaN/inf samples (in {', '.join(chans[:8])}): a dead channel? Leave it out "
+            "with channels= (the channels to keep), or leave the file out with skip_bad=True"
+        )
     for _, run, trial, chans in bad:  # one bad trial costs that trial, not the session
         warnings.warn(
             f"{path}: data{{{run}}} trial {trial} holds NaN/inf samples in {', '.join(chans)}; that trial is left out "

@@ -249,6 +249,12 @@ def read_faced(path: str | Path):
     arr = np.asarray(arr, dtype=np.float64)
     finite = np.isfinite(arr).all(axis=2)  # (clip, channel)
     bad = [int(i) for i in np.flatnonzero(~finite.all(axis=1))]
+    if len(bad) == len(arr):
+        chans = [FACED_CHANNELS[c] for c in np.flatnonzero(~finite.all(axis=0))]
+        raise DataFileError(
+            f"{path}: every clip holds NaN/inf samples (in {', '.join(chans[:8])}): a dead channel? Leave it out with "
+            "channels= (the channels to keep), or leave the file out with skip_bad=True"
+        )
     left = []
     for i in bad:  # one bad clip costs that clip, not the subject (each clip is resampled alone)
         chans = [FACED_CHANNELS[c] for c in np.flatnonzero(~finite[i])]
