@@ -232,3 +232,19 @@ def test_first_mistakes_an_empty_folder_and_a_rate_tuab_never_has(tmp_path):
     said = " ".join(r.output.split())
     assert r.exit_code == 0, said
     assert "500 Hz, a rate TUH's recordings never have (250, 256, 400, 512 Hz): is this file from TUAB?" in said
+
+
+def test_the_reading_options_reach_the_edf_dataset_readers(tmp_path):
+    """Review of issue 44: ``--units V --override-units`` (the remedy the units check names) was ignored on reader
+    cards: TUAB's reader read every EDF with read_eeg's defaults. The reading options now reach it."""
+    from neurokit.datasets.registry import DATASETS, get_reader
+    from neurokit.io.entry import FileEntry
+
+    f = write_edf(tmp_path / "tuab" / "edf" / "train" / "normal" / "01_tcp_ar" / "aaaaaaba_s001_t000.edf",
+                  TUH_REF, 250.0, 12.0, 3)  # fmt: skip
+    e = FileEntry(path=f, subject="aaaaaaba", reader="tuab")
+    plain = get_reader("tuab").read_entry(e).get_data()
+    as_mv = get_reader("tuab").read_entry(e, units="mV", override_units=True).get_data()
+    np.testing.assert_allclose(as_mv, plain * 1e3, rtol=1e-9)  # the samples read as the unit asked
+    edf_readers = {n for n, r in DATASETS.items() if r.reads_edf}
+    assert edf_readers == {"eegmat", "tuab", "tuev", "chb_mit", "isruc", "mumtaz"}
