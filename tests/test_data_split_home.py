@@ -266,7 +266,8 @@ def test_finetuning_and_evaluation_read_the_same_split(tmp_path, name, task):
     """A one-epoch fine-tuning run of a 1-layer model on each card's store: its parts, its test predictions and
     the checkpoint's evaluation are the card's."""
     from neurokit.pipelines.evaluate import evaluate
-    from neurokit.pipelines.finetune import FinetuneConfig, finetune
+    from neurokit.pipelines.finetune import finetune
+    from neurokit.training.config import FinetuneConfig
 
     path, unit, declared = _card_store(tmp_path, name, task)
     col = PatchStore(path).meta[unit].astype(str)

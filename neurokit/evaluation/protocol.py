@@ -82,7 +82,7 @@ class Protocol:
     metrics : list of str
         The metrics the paper reports, neurokit's names (:func:`metric_name`).
     finetune : dict
-        Fine-tuning settings, keyed by :class:`~neurokit.pipelines.finetune.FinetuneConfig` field
+        Fine-tuning settings, keyed by :class:`~neurokit.training.config.FinetuneConfig` field
         (:data:`FINETUNE_KEYS`).
     paper : dict of str to dict of str to float
         Model → metric → the paper's figure.
