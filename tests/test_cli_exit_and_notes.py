@@ -61,8 +61,8 @@ def test_evaluate_prints_the_not_a_result_note(tiny_run, monkeypatch):
     store, best = tiny_run
     real = ev.predict
 
-    def one_class(model, ds, batch_size, dev):  # every window scored alike: the predictions carry no information
-        y, o = real(model, ds, batch_size, dev)
+    def one_class(model, ds, batch_size, dev, **kw):  # every window scored alike: the predictions inform nothing
+        y, o = real(model, ds, batch_size, dev, **kw)
         return y, np.zeros_like(o) - 3.0
 
     monkeypatch.setattr(ev, "predict", one_class)

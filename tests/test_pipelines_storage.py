@@ -560,7 +560,7 @@ def test_finetune_refuses_a_store_of_another_rate_or_units_unless_allowed(pretra
     torch.save(CBraMod(n_layers=1).state_dict(), bare)
     with pytest.raises(ConfigError, match=r"release\.pth \(sampling rate \(Hz\): 200\.0 .* 256\.0 in the store"):
         finetune(s256, tmp_path / "ft3", _ft_cfg(model_kwargs={}), init=bare)
-    with pytest.raises(ConfigError, match="allow_mismatch: rate is not a fact"):
+    with pytest.raises(ConfigError, match="allow_mismatch='rate': not a fact"):
         _ft_cfg(allow_mismatch="rate")
 
 
