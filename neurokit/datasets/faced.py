@@ -211,18 +211,14 @@ def read_faced(path: str | Path):
     Warns
     -----
     RuntimeWarning
-        Clips of another length than 7,500 samples (still resampled to 6,000, as the release does).
+        Clips of another length than 7,500 samples (still resampled to 6,000, as the release does); a clip holding
+        NaN/inf samples (named with its channels): that clip is left out, the others kept.
 
     Raises
     ------
     DataFileError
         The pickle holds anything but numpy arrays (:func:`safe_unpickle`), or not one real-valued array of shape
-        ``(28, 32, n)``.
-
-    Warns
-    -----
-    RuntimeWarning
-        A clip holding NaN/inf samples (named with its channels): that clip is left out, the others kept.
+        ``(28, 32, n)``, or NaN/inf samples in every clip (a dead channel, named).
     """
     from scipy.signal import resample
 
