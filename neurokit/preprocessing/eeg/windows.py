@@ -254,13 +254,17 @@ def robust_rms(x: np.ndarray) -> np.ndarray:
     >>> float(robust_rms(q)[0]) > 0
     True
     """
-    return _rms_and_constant(x)[0]
+    return _rms_and_constant(_units_sample(x))[0]
 
 
-def _rms_and_constant(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`robust_rms`, and which channels are constant most of the time (median absolute deviation 0)."""
-    step = max(1, x.shape[1] // UNITS_SAMPLES)
-    y = np.asarray(x[:, ::step], dtype=np.float64)
+def _units_sample(x: np.ndarray) -> np.ndarray:
+    """At most :data:`UNITS_SAMPLES` evenly spaced samples of each channel, as float64: what the units check reads."""
+    return np.asarray(x[:, :: max(1, x.shape[1] // UNITS_SAMPLES)], dtype=np.float64)
+
+
+def _rms_and_constant(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`robust_rms` of the sample ``y`` (:func:`_units_sample`), and which channels are constant most of the
+    time (median absolute deviation 0)."""
     dev = np.abs(y - np.median(y, axis=1, keepdims=True))
     out = 1.4826 * np.median(dev, axis=1)
     zero = out == 0
@@ -273,12 +277,11 @@ def _rms_and_constant(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return out, zero
 
 
-def _below_resolution(x: np.ndarray, rms: np.ndarray) -> np.ndarray:
-    """Channels whose evenly spaced samples take at most 4 distinct values spanning under 1 µV: a signal quantised
-    to a few steps far below scalp EEG's amplitude (a flat channel is not one of them; jumps of a disconnected
-    channel span far more)."""
-    step = max(1, x.shape[1] // UNITS_SAMPLES)
-    y = np.sort(np.asarray(x[:, ::step], dtype=np.float64), axis=1)
+def _below_resolution(y: np.ndarray) -> np.ndarray:
+    """Channels of the sample ``y`` (:func:`_units_sample`) that take at most 4 distinct values spanning under 1 µV: a
+    signal quantised to a few steps far below scalp EEG's amplitude (a flat channel is not one of them; jumps of a
+    disconnected channel span far more)."""
+    y = np.sort(y, axis=1)
     levels = (np.diff(y, axis=1) != 0).sum(axis=1) + 1
     span = y[:, -1] - y[:, 0]
     return (levels >= 2) & (levels <= 4) & (span > 0) & (span < 1e-6)
@@ -322,8 +325,9 @@ def check_units(x: np.ndarray, ch_names: list[str], source: str, *, warn: bool =
     >>> check_units(x, ["C3", "C4"], "x.edf", warn=False).split(" µV")[0]
     'x.edf: C3, C4 have a robust RMS of 1.51e+07'
     """
-    rms, mostly_constant = _rms_and_constant(x)
-    coarse = _below_resolution(x, rms)
+    y = _units_sample(x)
+    rms, mostly_constant = _rms_and_constant(y)
+    coarse = _below_resolution(y)
     if coarse.any():  # a few digital steps, each far below EEG's amplitude: the signal is under the file's resolution
         names = [ch_names[i] for i in np.flatnonzero(coarse)]
         shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
