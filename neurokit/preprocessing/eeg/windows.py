@@ -219,8 +219,8 @@ def check_amplitudes(maxs: np.ndarray, mins: np.ndarray, ch_names: list[str], so
 #: robust RMS (V) of scalp EEG outside which a recording's units are suspect: 0.1 µV … 5 mV
 PLAUSIBLE_RMS_V = (1e-7, 5e-3)
 #: at most this many evenly spaced samples per channel are read for :func:`check_units` (a plausibility range 50×
-#: wide either side needs no more: the check costs well under 1 % of preparing a recording)
-UNITS_SAMPLES = 2_000
+#: wide either side needs no more: the check costs about 1 % of preparing a recording)
+UNITS_SAMPLES = 1_000
 #: the share of largest deviations :func:`robust_rms` leaves out (artefacts, jumps)
 UNITS_TRIM = 0.01
 #: the RMS of a Gaussian's deviations with the largest 1 % left out, in its σ: ``sqrt(1 - 2 z φ(z) / 0.99)``,
@@ -249,7 +249,7 @@ def robust_rms(x: np.ndarray) -> np.ndarray:
     --------
     >>> rng = np.random.default_rng(0)
     >>> round(float(robust_rms(rng.normal(0, 2e-5, (1, 100_000)))[0] * 1e6), 1)  # 20 µV RMS
-    19.5
+    19.2
     >>> q = np.round(rng.normal(0, 0.3, (1, 100_000))) * 3e-11  # mostly 0, a few steps of 3e-11 V
     >>> float(robust_rms(q)[0]) > 0
     True
@@ -258,8 +258,9 @@ def robust_rms(x: np.ndarray) -> np.ndarray:
 
 
 def _units_sample(x: np.ndarray) -> np.ndarray:
-    """At most :data:`UNITS_SAMPLES` evenly spaced samples of each channel, as float64: what the units check reads."""
-    return np.asarray(x[:, :: max(1, x.shape[1] // UNITS_SAMPLES)], dtype=np.float64)
+    """At most :data:`UNITS_SAMPLES` evenly spaced samples of each channel, as float32 (ample for a range 50× wide
+    either side, and half the cost of float64's medians): what the units check reads."""
+    return np.asarray(x[:, :: max(1, x.shape[1] // UNITS_SAMPLES)], dtype=np.float32)
 
 
 def _rms_and_constant(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -281,10 +282,13 @@ def _below_resolution(y: np.ndarray) -> np.ndarray:
     """Channels of the sample ``y`` (:func:`_units_sample`) that take at most 4 distinct values spanning under 1 µV: a
     signal quantised to a few steps far below scalp EEG's amplitude (a flat channel is not one of them; jumps of a
     disconnected channel span far more)."""
-    y = np.sort(y, axis=1)
-    levels = (np.diff(y, axis=1) != 0).sum(axis=1) + 1
-    span = y[:, -1] - y[:, 0]
-    return (levels >= 2) & (levels <= 4) & (span > 0) & (span < 1e-6)
+    span = y.max(axis=1) - y.min(axis=1)
+    out = (span > 0) & (span < 1e-6)
+    if out.any():  # only channels whose whole span is below 1 µV are sorted to count their levels
+        z = np.sort(y[out], axis=1)
+        levels = (np.diff(z, axis=1) != 0).sum(axis=1) + 1
+        out[out] = (levels >= 2) & (levels <= 4)
+    return out
 
 
 def check_units(x: np.ndarray, ch_names: list[str], source: str, *, warn: bool = True) -> str | None:
@@ -323,7 +327,7 @@ def check_units(x: np.ndarray, ch_names: list[str], source: str, *, warn: bool =
     True
     >>> x = np.random.default_rng(0).normal(size=(2, 2000)) * 15.0  # 15 "V": volts read where µV were meant
     >>> check_units(x, ["C3", "C4"], "x.edf", warn=False).split(" µV")[0]
-    'x.edf: C3, C4 have a robust RMS of 1.51e+07'
+    'x.edf: C3, C4 have a robust RMS of 1.56e+07'
     """
     y = _units_sample(x)
     rms, mostly_constant = _rms_and_constant(y)
