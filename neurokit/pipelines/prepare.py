@@ -89,6 +89,12 @@ def prepare(
         store's ``duplicate_recordings``): identical files (SHA-256), or files whose samples match though their
         bytes differ (an edited header, another format; found as they are read). By default they are refused,
         naming both files, and a file given twice is read once (:mod:`neurokit.preprocessing.duplicates`).
+    dtype : {"float32", "float16"}, optional (keyword)
+        EEG cards: the dtype the windows are stored in (CLI ``--dtype``). ``"float16"`` halves the store (and
+        its reads from disk) at a rounding error near 1e-4 of the signal's RMS (logged for the first recording);
+        values beyond ±65504 (6.55 V in 100 µV units) are refused or clipped as the card's
+        ``preprocessing: {float16_overflow: refuse | clip}`` says (default refuse), never stored as inf. Readers
+        return float32. Default ``"float32"`` (the bytes written before the option existed).
     subject_pattern : str, optional (keyword)
         Folder layouts and ``files``: the regular expression giving subject ids (CLI ``--subject-pattern``;
         replaces the card's ``layout.subject_pattern``; see :func:`neurokit.cards.subject_of`).
@@ -145,6 +151,8 @@ def prepare(
         raise FileExistsError(f"{out}: store exists; pass overwrite=True to replace it{more}")
     fn = get_preparer(card.modality)
     kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    if kwargs.get("dtype") == "float32" and card.modality != "eeg":  # the default: nothing to say
+        del kwargs["dtype"]
     if channels is not None:
         kwargs["channels"] = channels
     # each preparer takes the options that make sense for its modality; name the others (``mesh=``: the CLI says
