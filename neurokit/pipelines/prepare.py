@@ -228,11 +228,13 @@ def store_differences(
     task: str | None = None,
     subjects: list[int] | None = None,
     channels: Sequence[str] | str | None = None,
+    dtype: str = "float32",
     **recipe_overrides,
 ) -> dict[str, tuple]:
     """How the existing store at ``path`` differs from what :func:`prepare` would write with these
-    arguments: data card, task, recipe, channels, units (:func:`~neurokit.models.checkpoint.data_differences`)
-    and the set of subjects. Empty when the store can be reused; ``{"store": …}`` when it is unreadable.
+    arguments: data card, task, recipe, channels, units (:func:`~neurokit.models.checkpoint.data_differences`),
+    the set of subjects and the sample dtype (``dtype``). Empty when the store can be reused; ``{"store": …}``
+    when it is unreadable.
     """
     from neurokit.store.patch_store import PatchStore
     from neurokit.models.checkpoint import data_differences
@@ -251,6 +253,8 @@ def store_differences(
         if recipe.channels:
             want["ch_names"] = list(recipe.channels)
     diff = data_differences(want, st.attrs, fields=("card", "task", "recipe", "ch_names", "units"))
+    if st.sample_dtype != dtype:
+        diff["dtype"] = (dtype, st.sample_dtype)
     have = sorted({str(s) for s in st.meta["subject"]})
     files = card.files(data_root, tname, subjects=subjects)
     expect = sorted({e.subject for e in files})
@@ -266,7 +270,7 @@ def prepare_or_reuse(
     card: str | Path | DataCard, out: str | Path, *, overwrite: bool = False, **kwargs
 ) -> tuple[Path, str]:
     """Reuse the store at ``out`` when it holds exactly what :func:`prepare` would write (same card, task,
-    recipe, channels, units and subjects: :func:`store_differences`); else (re)build it.
+    recipe, channels, units, subjects and sample dtype: :func:`store_differences`); else (re)build it.
 
     Returns ``(path, note)``: the note says whether the store was reused, built, or rebuilt and why.
     ``overwrite`` always rebuilds.
@@ -279,7 +283,7 @@ def prepare_or_reuse(
             **{
                 k: v
                 for k, v in kwargs.items()
-                if k in ("data_root", "task", "subjects", "channels", *EEG_RECIPE_OPTIONS)
+                if k in ("data_root", "task", "subjects", "channels", "dtype", *EEG_RECIPE_OPTIONS)
             },
         )
         if not diff:

@@ -754,6 +754,19 @@ def _staging(k: int, sample_shape: tuple[int, ...], dtype) -> np.ndarray:
     return buf[:n].reshape(k, *sample_shape)
 
 
+def _widen(src: np.ndarray, out: np.ndarray, at: np.ndarray) -> None:
+    """``out[at] = src[at]``, float16 → float32, through torch's vectorised conversion (about 15× numpy's on
+    the 2-core VM: 0.8 against 11.8 ms for a batch of 64 windows of 64 × 4 × 200)."""
+    import torch
+
+    t_out, t_src = torch.from_numpy(out), torch.from_numpy(src)
+    if len(at) == len(out) and len(np.unique(at)) == len(out):  # every row of ``out``: one pass
+        t_out.copy_(t_src)
+    else:
+        idx = torch.from_numpy(np.ascontiguousarray(at, dtype=np.int64))
+        t_out.index_copy_(0, idx, t_src.index_select(0, idx).to(torch.float32))
+
+
 class _OpenFiles:
     """The store files this process holds open, least recently read first; past ``limit`` the oldest is
     closed (it reopens on its next read). Each open HDF5 file keeps its own chunk cache (about 1 MiB per
@@ -1160,22 +1173,18 @@ class PatchStore:
     def _read_chunks(self, d, rows: np.ndarray, at: np.ndarray, out: np.ndarray) -> None:
         """Each row's chunk (a whole unfiltered window) straight into ``out[at]``; a float16 store's chunks into one
         float16 buffer, converted into ``out[at]`` in one pass."""
-        if d.dtype == np.float32:
-            dest, places = out, at
-        else:  # float16: the file's bytes as they are, then one conversion (no HDF5 type conversion per chunk)
-            dest, places = _staging(len(rows), self.sample_shape, d.dtype), np.arange(len(rows))
+        # float16: each chunk's bytes as stored into a buffer laid out as ``out``, then one conversion (no HDF5 type
+        # conversion per chunk)
+        dest = out if d.dtype == np.float32 else _staging(len(out), self.sample_shape, d.dtype)
         flat = dest.reshape(len(dest), -1).view(np.uint8)
         read, tail = d.id.read_direct_chunk, (0,) * (d.ndim - 1)
-        for r, k in zip(rows.tolist(), places.tolist()):
+        for r, k in zip(rows.tolist(), at.tolist()):
             try:
                 read((r, *tail), out=flat[k])
             except Exception:  # a chunk never written (reads as the fill value), an h5py without `out`
                 d.read_direct(dest, np.s_[r : r + 1], np.s_[k : k + 1])
         if dest is not out:
-            if len(at) == len(out) and (at == places).all():
-                np.copyto(out, dest, casting="same_kind")
-            else:
-                out[at] = dest
+            _widen(dest, out, at)
 
     @staticmethod
     def _read_runs(d, rows: np.ndarray, at: np.ndarray, out: np.ndarray) -> None:

@@ -722,8 +722,8 @@ class _EEGWriting:
             return
         self.half_said = True
         x = np.asarray(patches, dtype=np.float64)
-        inside = np.abs(x) <= FLOAT16_MAX
-        err = np.where(inside, x - x.astype(np.float16).astype(np.float64), 0.0)
+        x = np.where(np.abs(x) <= FLOAT16_MAX, x, 0.0)  # what lies beyond is refused or clipped, said apart
+        err = x - x.astype(np.float16).astype(np.float64)
         rms, err_rms = float(np.sqrt(np.mean(x**2))), float(np.sqrt(np.mean(err**2)))
         logger.info(
             "float16 store: rounding error of %s's windows %.3g of their RMS (%.3g µV RMS error on %.3g µV RMS); "
