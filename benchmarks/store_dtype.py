@@ -153,7 +153,7 @@ def reading(paths: dict[str, Path], passes: int, block: int, batch: int) -> dict
         "PatchDataset batches, shuffled": lambda p: dataset_read(p, batch, True),
     }
     rates: dict = {}
-    for name, fn in ways.items():
+    for fn in ways.values():
         for dt in DTYPES:
             fn(paths[dt])  # warm-up (imports, the store's open-time scan)
     for cold in (True, False):
