@@ -177,7 +177,7 @@ def test_cli_dtype_reaches_the_writer_and_a_float16_store_trains(eeg_root, tmp_p
 def test_a_shard_set_keeps_one_dtype(eeg_root, tmp_path):
     from neurokit.data.dataset import PatchDataset
     from neurokit.pipelines.prepare import prepare
-    from neurokit.store.shards import read_index
+    from neurokit.store.shards import merge_shard_sets, read_index
 
     files = [eeg_root / S001R04, eeg_root / S001R04.replace("R04", "R08")]
     kw = dict(data_root=eeg_root, shards=True, **ONE)
@@ -191,3 +191,5 @@ def test_a_shard_set_keeps_one_dtype(eeg_root, tmp_path):
     assert ds.__getitems__(list(range(len(ds)))).x.dtype.itemsize == 4
     plain = prepare("physionet_mi", tmp_path / "set32", files=files[:1], **kw)
     assert "sample_dtype" not in read_index(plain)["attrs"]
+    with pytest.raises(StoreError, match="differs from .* in dtype"):
+        merge_shard_sets([plain, out], tmp_path / "merged")
