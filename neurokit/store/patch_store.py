@@ -760,7 +760,9 @@ def _widen(src: np.ndarray, out: np.ndarray, at: np.ndarray) -> None:
     import torch
 
     t_out, t_src = torch.from_numpy(out), torch.from_numpy(src)
-    if len(at) == len(out) and len(np.unique(at)) == len(out):  # every row of ``out``: one pass
+    every = np.zeros(len(out), dtype=bool)
+    every[at] = True
+    if every.all():  # every row of ``out`` was read: one pass over the whole batch
         t_out.copy_(t_src)
     else:
         idx = torch.from_numpy(np.ascontiguousarray(at, dtype=np.int64))
