@@ -13,14 +13,16 @@ Prepares (or reuses) the same EEGMMIDB data under ``--out`` twice, ``dtype="floa
   mapped elsewhere may stay), then reads every window: raw h5py (blocks of ``--block`` windows in file order, the
   dtype as stored) and through :class:`~neurokit.data.dataset.PatchDataset` batched reads (``__getitems__``,
   batches of ``--batch`` windows returned as float32, in file order and shuffled). The median over ``--passes``
-  passes is printed as windows/s, with the float16/float32 ratio. Warm passes (the file just read) follow.
+  passes is printed as windows/s, with the float16/float32 ratio (also the median of the per-pass ratios: the two
+  dtypes of a pass run back to back). Warm passes (the file just read) follow. ``--read-windows N`` reads stores of
+  N windows instead (the prepared windows repeated: passes of seconds, less at the mercy of a loaded machine).
 
 Run it with ``nice -n 5`` on a shared machine. Figures: benchmarks/README.md ("Half-precision stores").
 
 Usage::
 
     nice -n 5 python benchmarks/store_dtype.py --data-root ../shared/data/eeg --out /tmp/sd [--epochs 4] \\
-        [--seeds 0,1,2] [--passes 3] [--no-pretrain] [--no-read]
+        [--seeds 0,1,2] [--passes 3] [--read-windows 5000] [--no-pretrain] [--no-read]
 """
 
 from __future__ import annotations
@@ -52,6 +54,26 @@ def prepare_pair(data_root: Path, out: Path, stem: str, **kw) -> dict[str, Path]
         print(f"{note} ({time.perf_counter() - t0:.1f} s, {p.stat().st_size / 1e6:.1f} MB)", flush=True)
         paths[dt] = p
     return paths
+
+
+def tiled(paths: dict[str, Path], out: Path, n: int) -> dict[str, Path]:
+    """Stores of ``n`` windows in both dtypes: the float32 store's windows repeated in order (the same EEG, a file
+    large enough that a pass lasts seconds, so a loaded machine's scheduling jitter averages out)."""
+    from neurokit.store.patch_store import PatchStore, PatchStoreWriter
+
+    src = PatchStore(paths["float32"])
+    made = {}
+    for dt in DTYPES:
+        p = out / f"tiled{n}_{dt}.h5"
+        if not p.exists():
+            with PatchStoreWriter(p, src.sample_shape, dtype=dt, overwrite=True) as w:
+                for lo in range(0, n, 256):
+                    rows = np.arange(lo, min(n, lo + 256)) % len(src)
+                    w.append(src.patches(rows), subject=src.meta["subject"][rows].astype(str).tolist())
+        made[dt] = p
+        print(f"{p}: {n} windows, {p.stat().st_size / 1e6:.0f} MB", flush=True)
+    src.close()
+    return made
 
 
 def pretrain_curve(store: Path, out: Path, epochs: int, seed: int) -> list[float]:
@@ -196,6 +218,9 @@ def main() -> None:
     ap.add_argument("--block", type=int, default=64, help="windows per raw h5py read")
     ap.add_argument("--batch", type=int, default=64, help="windows per PatchDataset batch")
     ap.add_argument("--read-subjects", default="1-10")
+    ap.add_argument(
+        "--read-windows", type=int, default=0, help="read stores of this many windows (the prepared ones tiled)"
+    )
     ap.add_argument("--no-pretrain", action="store_true")
     ap.add_argument("--no-read", action="store_true")
     args = ap.parse_args()
@@ -222,6 +247,8 @@ def main() -> None:
             task="motor_imagery_4class",
             subjects=parse_subject_selection(args.read_subjects),
         )
+        if args.read_windows:
+            paths = tiled(paths, args.out, args.read_windows)
         result["reading"] = reading(paths, args.passes, args.block, args.batch)
     (args.out / "store_dtype.json").write_text(json.dumps(result, indent=1, default=str))
 
