@@ -287,7 +287,7 @@ def prepare_or_reuse(
             },
         )
         if not diff:
-            return out, f"reusing {out} (same card, task, recipe, channels and subjects)"
+            return out, f"reusing {out} (same card, task, recipe, channels, subjects and dtype)"
         note = f"rebuilt {out}: the existing store differs in {', '.join(diff)}"
     else:
         note = f"rebuilt {out} (overwrite=True)" if out.exists() else f"prepared {out}"
