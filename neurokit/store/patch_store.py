@@ -1084,7 +1084,9 @@ class PatchStore:
         When the store's chunks are whole windows without a filter (what :class:`PatchStoreWriter` writes
         by default) each is read straight from its chunk into ``out`` (``read_direct_chunk``: no chunk
         cache, no selection); other layouts (a compressed store, other chunk shapes, the frame layout) go
-        through HDF5's selections, consecutive rows in one read. Stores of every chunking read alike.
+        through HDF5's selections, consecutive rows in one read. Stores of every chunking read alike. A float16
+        store's chunks are read as stored into a reused float16 buffer laid out as ``out`` and converted into
+        ``out`` in one pass (torch's vectorised conversion).
 
         Parameters
         ----------
