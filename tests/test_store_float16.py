@@ -4,6 +4,9 @@ dtype; a float16 store trains."""
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import h5py
 import numpy as np
 import pytest
@@ -193,3 +196,7 @@ def test_a_shard_set_keeps_one_dtype(eeg_root, tmp_path):
     assert "sample_dtype" not in read_index(plain)["attrs"]
     with pytest.raises(StoreError, match="differs from .* in dtype"):
         merge_shard_sets([plain, out], tmp_path / "merged")
+    shutil.copy(plain / "shard-000000.h5", out / "new.h5")  # the same recording, in float32
+    os.replace(out / "new.h5", out / "shard-000000.h5")
+    with pytest.raises(StoreError, match="samples stored as float32, where the index of .* says float16"):
+        PatchDataset(out)
