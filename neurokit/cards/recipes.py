@@ -12,6 +12,7 @@ from typing import Any
 
 from neurokit._utils.errors import ConfigError
 from neurokit.geometry.patches import parse_grid, patch_grid_name
+from neurokit.store.patch_store import FLOAT16_OVERFLOW
 
 logger = logging.getLogger("neurokit")
 
@@ -123,6 +124,11 @@ class EEGRecipe:
         ``sources`` (``n_bad_annotation``) and in its ``n_bad_annotation`` attribute. Zero-length
         ``BAD boundary`` marks of joined pieces are not spans (no window crosses a gap anyway). Default
         ``True``; ``False`` keeps them.
+    float16_overflow : str
+        A store prepared with ``dtype="float16"`` (half the bytes) holds values up to ±65504 (6.55 V in 100 µV
+        units): ``"refuse"`` (default) refuses a recording with a value beyond, naming it and the count;
+        ``"clip"`` clips such values to ±65504, counted in the store's ``n_float16_clipped`` and said per
+        recording. Never stored as inf. No effect on a float32 store.
     """
 
     sfreq: float = TARGET_SFREQ
@@ -152,6 +158,7 @@ class EEGRecipe:
     resample_windows: bool = False
     missing_channels: str = "error"
     units_check: str = "warn"
+    float16_overflow: str = "refuse"
 
     def __post_init__(self) -> None:
         self._check_eog()
@@ -166,6 +173,10 @@ class EEGRecipe:
             raise ConfigError("resample_windows and resample_first exclude each other: choose one resampling")
         if self.units_check not in ("warn", "error", "off"):
             raise ConfigError(f"units_check={self.units_check!r}: allowed values are 'warn', 'error' and 'off'")
+        if self.float16_overflow not in FLOAT16_OVERFLOW:
+            raise ConfigError(
+                f"float16_overflow={self.float16_overflow!r}: allowed values are {', '.join(map(repr, FLOAT16_OVERFLOW))}"
+            )
         if self.missing_channels not in ("error", "skip"):
             raise ConfigError(f"missing_channels={self.missing_channels!r}: allowed values are 'error' and 'skip'")
         if self.event_windows not in ("onset", "tile"):
@@ -280,6 +291,7 @@ _OPTIONAL_DEFAULTS = {
     "resample_windows": False,
     "missing_channels": "error",
     "units_check": "warn",
+    "float16_overflow": "refuse",
 }
 
 

@@ -183,6 +183,13 @@ def prepare(
         show_default="off",
         help="Keep the same recording under different subjects (identical files by SHA-256, or matching samples: an edited header, another format), recorded in the store; by default they are refused, naming both files (a file given twice is always read once).",
     ),
+    dtype: str = typer.Option(
+        "float32",
+        "--dtype",
+        help="EEG: dtype the windows are stored in: float32, or float16 (half the bytes and half the disk reads; "
+        "values beyond ±65504, i.e. 6.55 V, refused or clipped as the card's preprocessing float16_overflow says; "
+        "read back as float32).",
+    ),
     progress: bool = typer.Option(True, help="Show a progress bar."),
     verbose: bool = typer.Option(False, "--verbose", "-v", show_default="off", help="Log each step."),
 ) -> None:
@@ -258,6 +265,7 @@ def prepare(
                 ("resume", resume or None),
                 ("stream_above_mb", stream_above),
                 ("allow_duplicate_recordings", allow_duplicate_recordings or None),
+                ("dtype", dtype if dtype != "float32" else None),
             )
             if v is not None
         }
@@ -293,8 +301,9 @@ def prepare(
     from neurokit.data.provenance import kept_line, kept_summary, split_line, unlabelled_line
 
     s = PatchDataset(path)
+    half = f", {s.stores[0].sample_dtype}" if s.stores[0].sample_dtype != "float32" else ""
     console.print(
-        f"[green]wrote[/] {path}: {len(s)} samples of shape {s.sample_shape} ({s.info.modality}, task {s.info.task})"
+        f"[green]wrote[/] {path}: {len(s)} samples of shape {s.sample_shape} ({s.info.modality}{half}, task {s.info.task})"
     )
     if s.info.modality == "eeg":
         console.print(f"windows: {kept_line(kept_summary(s.stores))}")

@@ -89,6 +89,12 @@ def prepare(
         store's ``duplicate_recordings``): identical files (SHA-256), or files whose samples match though their
         bytes differ (an edited header, another format; found as they are read). By default they are refused,
         naming both files, and a file given twice is read once (:mod:`neurokit.preprocessing.duplicates`).
+    dtype : {"float32", "float16"}, optional (keyword)
+        EEG cards: the dtype the windows are stored in (CLI ``--dtype``). ``"float16"`` halves the store (and
+        its reads from disk) at a rounding error near 1e-4 of the signal's RMS (logged for the first recording);
+        values beyond ±65504 (6.55 V in 100 µV units) are refused or clipped as the card's
+        ``preprocessing: {float16_overflow: refuse | clip}`` says (default refuse), never stored as inf. Readers
+        return float32. Default ``"float32"`` (the bytes written before the option existed).
     subject_pattern : str, optional (keyword)
         Folder layouts and ``files``: the regular expression giving subject ids (CLI ``--subject-pattern``;
         replaces the card's ``layout.subject_pattern``; see :func:`neurokit.cards.subject_of`).
@@ -145,6 +151,8 @@ def prepare(
         raise FileExistsError(f"{out}: store exists; pass overwrite=True to replace it{more}")
     fn = get_preparer(card.modality)
     kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    if kwargs.get("dtype") == "float32" and card.modality != "eeg":  # the default: nothing to say
+        del kwargs["dtype"]
     if channels is not None:
         kwargs["channels"] = channels
     # each preparer takes the options that make sense for its modality; name the others (``mesh=``: the CLI says
@@ -220,11 +228,13 @@ def store_differences(
     task: str | None = None,
     subjects: list[int] | None = None,
     channels: Sequence[str] | str | None = None,
+    dtype: str = "float32",
     **recipe_overrides,
 ) -> dict[str, tuple]:
     """How the existing store at ``path`` differs from what :func:`prepare` would write with these
-    arguments: data card, task, recipe, channels, units (:func:`~neurokit.models.checkpoint.data_differences`)
-    and the set of subjects. Empty when the store can be reused; ``{"store": …}`` when it is unreadable.
+    arguments: data card, task, recipe, channels, units (:func:`~neurokit.models.checkpoint.data_differences`),
+    the set of subjects and the sample dtype (``dtype``). Empty when the store can be reused; ``{"store": …}``
+    when it is unreadable.
     """
     from neurokit.store.patch_store import PatchStore
     from neurokit.models.checkpoint import data_differences
@@ -243,6 +253,8 @@ def store_differences(
         if recipe.channels:
             want["ch_names"] = list(recipe.channels)
     diff = data_differences(want, st.attrs, fields=("card", "task", "recipe", "ch_names", "units"))
+    if st.sample_dtype != dtype:
+        diff["dtype"] = (dtype, st.sample_dtype)
     have = sorted({str(s) for s in st.meta["subject"]})
     files = card.files(data_root, tname, subjects=subjects)
     expect = sorted({e.subject for e in files})
@@ -258,7 +270,7 @@ def prepare_or_reuse(
     card: str | Path | DataCard, out: str | Path, *, overwrite: bool = False, **kwargs
 ) -> tuple[Path, str]:
     """Reuse the store at ``out`` when it holds exactly what :func:`prepare` would write (same card, task,
-    recipe, channels, units and subjects: :func:`store_differences`); else (re)build it.
+    recipe, channels, units, subjects and sample dtype: :func:`store_differences`); else (re)build it.
 
     Returns ``(path, note)``: the note says whether the store was reused, built, or rebuilt and why.
     ``overwrite`` always rebuilds.
@@ -271,11 +283,11 @@ def prepare_or_reuse(
             **{
                 k: v
                 for k, v in kwargs.items()
-                if k in ("data_root", "task", "subjects", "channels", *EEG_RECIPE_OPTIONS)
+                if k in ("data_root", "task", "subjects", "channels", "dtype", *EEG_RECIPE_OPTIONS)
             },
         )
         if not diff:
-            return out, f"reusing {out} (same card, task, recipe, channels and subjects)"
+            return out, f"reusing {out} (same card, task, recipe, channels, subjects and dtype)"
         note = f"rebuilt {out}: the existing store differs in {', '.join(diff)}"
     else:
         note = f"rebuilt {out} (overwrite=True)" if out.exists() else f"prepared {out}"

@@ -99,6 +99,9 @@ class EEGOptions:
         it (:func:`~neurokit.io.read_eeg`'s ``allow_truncated``).
     event_repeated : str | None
         Override the recipe's ``event_repeated`` (``error``, ``first``, ``drop``, ``keep``); ``None`` keeps it.
+    dtype : str
+        The dtype the windows are stored in: ``"float32"`` (default) or ``"float16"`` (half the bytes; values
+        beyond ±65504 refused or clipped as the recipe's ``float16_overflow`` says; readers return float32).
     """
 
     channels: Sequence[str] | None = None
@@ -116,6 +119,7 @@ class EEGOptions:
     on_ch_mismatch: str | None = None
     allow_truncated: bool = False
     event_repeated: str | None = None
+    dtype: str = "float32"
 
     def recipe_overrides(self) -> dict[str, Any]:
         """The recipe fields these options override (``None``: keep the card's)."""

@@ -58,6 +58,7 @@ SHARED_KEYS = (
     "label_names",
     "template",
     "grid",
+    "sample_dtype",
 )
 #: facts of the whole corpus (one entry per subject or file of every recording): kept once, in the index's
 #: ``corpus``, not in each shard (each shard read them back as its own attributes)
@@ -138,7 +139,7 @@ def disk_full_error(out: str | Path, what: str | Path) -> StoreError:
 
 
 def _differences(a: dict, b: dict) -> list[str]:
-    names = {"card_body": "card content"}
+    names = {"card_body": "card content", "sample_dtype": "dtype"}
     return sorted(names.get(k, k) for k in set(a) | set(b) if a.get(k) != b.get(k))
 
 
@@ -419,6 +420,9 @@ class ShardSetWriter:
         self.folder = Path(folder)
         self.sample_shape = tuple(sample_shape)
         self.attrs = {k: v for k, v in attrs.items() if k not in CORPUS_KEYS}
+        dtype = writer_kw.get("dtype", "float32")
+        if dtype != "float32":  # every shard is written in it; the index says it (a float32 set's index as before)
+            self.attrs["sample_dtype"] = dtype
         corpus = json.loads(json.dumps({k: attrs[k] for k in CORPUS_KEYS if k in attrs}, default=str))
         self.writer_kw = writer_kw
         if self.folder.exists() and not self.folder.is_dir():
@@ -848,6 +852,12 @@ class ShardStore(PatchStore):
         if d["_corpus"]:  # the corpus-level facts, kept once in the index, read as the shard's own
             self.attrs = {**d["_corpus"], **self.attrs}
             self.info = StoreMeta.from_attrs(self.attrs, where=str(self.path))
+        want_dtype = d["_shared"].get("sample_dtype") or "float32"
+        if d["_shared"] and self.sample_dtype != want_dtype:  # every shard of a set in the set's dtype
+            raise StoreError(
+                f"{self.path}: samples stored as {self.sample_dtype}, where the index of {d['set_path']} says "
+                f"{want_dtype}; the set was changed after it was written: {REBUILD}"
+            )
         if self.n_samples != want_n or (want_shape is not None and tuple(self.sample_shape) != want_shape):
             raise StoreError(
                 f"{self.path}: holds {self.n_samples} samples of shape {tuple(self.sample_shape)}, where the index of "

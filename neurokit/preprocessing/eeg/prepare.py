@@ -41,7 +41,7 @@ from neurokit.store.shards import (
     read_index,
     recording_key,
 )
-from neurokit.store.patch_store import PatchStoreWriter
+from neurokit.store.patch_store import FLOAT16_MAX, PatchStoreWriter, check_store_dtype
 from neurokit.preprocessing.duplicates import (
     DuplicateRecordingError,
     SignalDuplicates,
@@ -250,6 +250,7 @@ def prepare_eeg(
     recipe = eeg_recipe(
         card, channels=eeg.channels, task=card.task(options.task)[0] if card.tasks else None, **eeg.recipe_overrides()
     )
+    check_store_dtype(eeg.dtype, recipe.float16_overflow)
     read_opts = {**card.read_options(), **eeg.read_overrides()}
     tname, entries = eeg_entries(card, options)
     entries, duplicates, hashes = unique_recordings(
@@ -267,7 +268,7 @@ def prepare_eeg(
     signals = SignalDuplicates(options.allow_duplicate_recordings, duplicates)
     if done:  # a resumed set: the recordings added are compared with those it holds
         signals.index_shards(out, done)
-    writing = _EEGWriting(card, out, tname, recipe, entries, options, done, signals)
+    writing = _EEGWriting(card, out, tname, recipe, entries, options, done, signals, dtype=eeg.dtype)
     closers = []
     try:
         results = map_ordered(_eeg_job, jobs, n_jobs=options.n_jobs, scheduler=options.scheduler)
@@ -512,8 +513,13 @@ class _EEGWriting:
         options: PrepareOptions,
         done: set[str],
         signals: SignalDuplicates | None = None,
+        *,
+        dtype: str = "float32",
     ) -> None:
         self.card, self.out, self.tname, self.recipe, self.entries = card, out, tname, recipe, entries
+        #: the store's sample dtype, and what float16 does with values beyond its range (the recipe's)
+        self.store_kw = {"dtype": dtype, "float16_overflow": recipe.float16_overflow}
+        self.half_said = dtype == "float32"  # float16: the first recording's rounding error is said once
         self.options, self.done = options, done
         # recordings compared by their samples as they come (the SHA-256 copies kept are in its records)
         self.signals = signals or SignalDuplicates(options.allow_duplicate_recordings)
@@ -629,17 +635,35 @@ class _EEGWriting:
             )
         if self.options.shards:
             self.writer = ShardSetWriter(
-                self.out, shape, attrs=attrs, resume=self.options.resume, overwrite=self.options.overwrite
+                self.out,
+                shape,
+                attrs=attrs,
+                resume=self.options.resume,
+                overwrite=self.options.overwrite,
+                **self.store_kw,
             )
         else:
             dtype = "float32" if self.regression else "int64"
             self.writer = PatchStoreWriter(
-                self.out, shape, overwrite=self.options.overwrite, attrs=attrs, label_dtype=dtype
+                self.out, shape, overwrite=self.options.overwrite, attrs=attrs, label_dtype=dtype, **self.store_kw
             )
 
     def _write(self, e: FileEntry, w, source: dict, fingerprint: dict | None = None) -> None:
+        half = self.store_kw["dtype"] == "float16"
+        refuse = half and self.store_kw["float16_overflow"] == "refuse"
+        over = {"n": 0, "max": 0.0, "values": 0}
+
         def put(target):
             for patches, labels, onsets in _batches(w):
+                if half:  # counted here, to name the recording (the writer clips, or would refuse one batch)
+                    self._say_half_rounding(e, patches)
+                    n = _count_above(patches, FLOAT16_MAX)
+                    over["values"] += patches.size
+                    if n:
+                        over["n"] += n
+                        over["max"] = max(over["max"], float(np.abs(patches).max()))
+                    if refuse and over["n"]:  # count the rest of the recording, write nothing more of it
+                        continue
                 if e.label is not None:  # subject-level class (participants.tsv column)
                     labels = np.full(len(labels), e.label, dtype=np.int64)
                 if self.regression and labels.dtype.kind != "f":
@@ -655,6 +679,25 @@ class _EEGWriting:
                     subject=e.subject,
                     session=e.session,
                     run=e.run,
+                )
+            if over["n"] and refuse:
+                raise StoreError(
+                    f"{recording_name(e.path, e.member)}: {over['n']} of its {over['values']} values are beyond float16's "
+                    f"range (|x| > {FLOAT16_MAX:g} in 100 µV units; largest {over['max']:.6g}, i.e. "
+                    f"{over['max'] * 1e-4:.3g} V); dtype='float16' would store them as inf: set the card's preprocessing "
+                    "float16_overflow: clip to clip them, prepare with dtype='float32', or check the recording's units"
+                )
+            if over["n"]:
+                source["n_float16_clipped"] = over["n"]
+                logger.warning(
+                    "%s: %d of %d values beyond float16's range (|x| > %g; largest %.6g) clipped to ±%g "
+                    "(float16_overflow: clip)",
+                    recording_name(e.path, e.member),
+                    over["n"],
+                    over["values"],
+                    FLOAT16_MAX,
+                    over["max"],
+                    FLOAT16_MAX,
                 )
 
         if not self.options.shards:
@@ -672,6 +715,24 @@ class _EEGWriting:
             **SignalDuplicates.shard_attrs([(fingerprint, name, str(e.subject))]),
         ) as sw:
             put(sw)
+
+    def _say_half_rounding(self, e: FileEntry, patches: np.ndarray) -> None:
+        """Log, once per run, the float16 rounding error of the first recording's windows relative to their RMS."""
+        if self.half_said or not patches.size:
+            return
+        self.half_said = True
+        x = np.asarray(patches, dtype=np.float64)
+        x = np.where(np.abs(x) <= FLOAT16_MAX, x, 0.0)  # what lies beyond is refused or clipped, said apart
+        err = x - x.astype(np.float16).astype(np.float64)
+        rms, err_rms = float(np.sqrt(np.mean(x**2))), float(np.sqrt(np.mean(err**2)))
+        logger.info(
+            "float16 store: rounding error of %s's windows %.3g of their RMS (%.3g µV RMS error on %.3g µV RMS); "
+            "readers return float32",
+            recording_name(e.path, e.member),
+            err_rms / rms if rms else 0.0,
+            err_rms * 100,
+            rms * 100,
+        )
 
     def _no_window_reason(self, w, source: dict) -> str:
         """Why a recording gave no window (recorded in a shard set's ``rejected`` when it gives none)."""
@@ -696,7 +757,7 @@ class _EEGWriting:
                 self.card, self.tname, self.recipe, old.get("ch_names"), self.entries, self.options.data_root
             )
             attrs = {k: v for k, v in attrs.items() if k not in CORPUS_KEYS}
-            self.writer = ShardSetWriter(self.out, (), attrs=attrs, resume=True)
+            self.writer = ShardSetWriter(self.out, (), attrs=attrs, resume=True, **self.store_kw)
         if self.writer is None:
             why = [f"{len(self.skipped)} skipped as bad files (skip_bad=True)"] if self.skipped else []
             why += (
@@ -747,6 +808,11 @@ class _EEGWriting:
         """Discard a single store being written (a shard set keeps its finished shards)."""
         if isinstance(self.writer, PatchStoreWriter):  # a single store (shards: a ShardSetWriter)
             self.writer.abort()
+
+
+def _count_above(x: np.ndarray, limit: float) -> int:
+    """Values of ``x`` with ``|v| > limit``."""
+    return int(np.count_nonzero(np.abs(x) > limit))
 
 
 def _sha256(path) -> str:
