@@ -1071,6 +1071,9 @@ def from_pretrained(
     if model is not None:
         get_model_spec(model)
     pf = read_pretrained(source, map_location=map_location)
+    if model in FOUNDATION_MODELS and pf.family in (None, model) and pf.whole_module:
+        # braindecode-layout weights: built from **config (the data and braindecode's sizes), loaded strictly
+        return create_model(model, pretrained=source, allow_partial=allow_partial, map_location=map_location, **config)
     if pf.family is None:
         family = model or "cbramod"
         spec = get_model_spec(family)
