@@ -19,7 +19,7 @@ from neurokit.models.foundation import (
     load_foundation_weights,
 )
 from neurokit.models.heads import FinetuneModel, Head
-from neurokit.models.registry import build_backbone, create_model
+from neurokit.models.registry import build_backbone, create_model, get_model_spec
 
 pytestmark = pytest.mark.usefixtures("two_torch_threads")
 
@@ -136,6 +136,7 @@ def test_training_step_on_card_store_records_adaptation(lr_store):
         rec = info["input_adaptation"]
         assert rec["store_channels"] == list(ds.attrs["ch_names"]) and rec["line"].startswith(CONTRACTS[name].title)
         assert rec["model_sfreq"] == CONTRACTS[name].sfreq and json.dumps(rec)
+        assert get_model_spec(name).contract is CONTRACTS[name] and get_model_spec(name).default_head == "avgpool"
         feats = bb.forward_features(xb[:1])
         model = FinetuneModel(bb, Head("avgpool", tuple(feats.shape[1:]), 2), squeeze=False)
         before = [p.detach().clone() for p in bb.parameters()]
