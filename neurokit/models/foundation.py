@@ -229,6 +229,12 @@ def new_braindecode_module(name: str, adaptation: Adaptation, kwargs: dict, n_ou
     ------
     ConfigError
         An argument braindecode's class does not take, or one neurokit sets (:data:`SET_BY_NEUROKIT`).
+
+    Examples
+    --------
+    >>> a = plan_adaptation("codebrain", {"ch_names": ["C3", "C4"]}, (2, 2, 200))
+    >>> type(new_braindecode_module("codebrain", a, {"num_res_layers": 1}, n_outputs=3)).__name__
+    'CodeBrain'
     """
     import warnings
 
@@ -415,6 +421,12 @@ def make_foundation(name: str, kwargs: dict) -> FoundationBackbone:
     ------
     ConfigError
         As :func:`build_foundation`.
+
+    Examples
+    --------
+    >>> bb = make_foundation("eegpt", {"ch_names": ["C3", "CZ", "C4"], "depth": 1, "embed_dim": 32, "num_heads": 2})
+    >>> bb.adaptation.model_samples, bb.adaptation.unit_factor  # 4 s at 256 Hz, 100 µV units → mV
+    (1024, 0.1)
     """
     kw = dict(kwargs)
     data = {k: kw.pop(k) for k in DATA_OPTIONS if k in kw}
@@ -464,6 +476,14 @@ def load_foundation_weights(
         See above.
     FileNotFoundError
         No such file.
+
+    Examples
+    --------
+    >>> bb = make_foundation("biot", {"ch_names": ["C3"], "n_times": 400, "num_layers": 1, "embed_dim": 32})
+    >>> sd = {**bb.model.state_dict(), "final_layer.classification_head.bias": torch.zeros(2)}
+    >>> report, extra = load_foundation_weights(bb, sd)
+    >>> report.complete, extra["set_aside"]
+    (True, ['final_layer.classification_head.bias'])
     """
     sd, src = read_state_dict(source)
     name = name or src
