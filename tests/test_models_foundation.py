@@ -25,7 +25,7 @@ pytestmark = pytest.mark.usefixtures("two_torch_threads")
 
 #: small sizes braindecode allows, for fast tests
 SMALL = {
-    "labram": {"num_layers": 1, "num_heads": 2},
+    "labram": {"n_layers": 1, "num_heads": 2},  # n_layers: neurokit's name of braindecode's num_layers
     "eegpt": {"depth": 1, "embed_dim": 32, "num_heads": 2},
     "reve": {"depth": 1, "embed_dim": 32, "heads": 2, "head_dim": 16},
     "biot": {"num_layers": 1, "embed_dim": 32, "num_heads": 2},
@@ -42,6 +42,8 @@ def reference(name: str, bb: FoundationBackbone) -> torch.nn.Module:
 
     a = bb.adaptation
     kw = {"n_chans": len(a.model_channels), "n_times": a.model_samples, "n_outputs": 3, **SMALL[name]}
+    if "n_layers" in kw:
+        kw["num_layers"] = kw.pop("n_layers")
     if name == "eegpt":
         kw.update(chan_proj_type="none", patch_stride=64, chs_info=[{"ch_name": c} for c in a.model_channels])
     if name == "biot":

@@ -45,6 +45,15 @@ SET_BY_NEUROKIT = ("n_outputs", "n_chans", "chs_info", "n_times", "input_window_
 PAPER_DEFAULTS: dict[str, dict[str, Any]] = {
     "eegpt": {"chan_proj_type": "none", "patch_stride": 64},  # named channels, non-overlapping 64-sample patches
 }
+#: braindecode's name of each model's layer count: ``n_layers`` (``neuro finetune --n-layers``) is translated to it
+LAYER_ARG = {
+    "labram": "num_layers",
+    "eegpt": "depth",
+    "reve": "depth",
+    "biot": "num_layers",
+    "luna": "depth",
+    "codebrain": "num_res_layers",
+}
 #: file tensors that belong to a checkpoint's pretraining or task parts, set aside (counted, named) when loading
 SET_ASIDE_PREFIXES: dict[str, tuple[str, ...]] = {
     "labram": ("final_layer.", "head."),
@@ -218,7 +227,8 @@ def new_braindecode_module(name: str, adaptation: Adaptation, kwargs: dict, n_ou
     name : str
     adaptation : Adaptation
     kwargs : dict
-        Arguments of braindecode's class (:func:`braindecode_options`).
+        Arguments of braindecode's class (:func:`braindecode_options`); ``n_layers`` names the layer count
+        (:data:`LAYER_ARG`).
     n_outputs : int, optional
 
     Returns
@@ -239,6 +249,9 @@ def new_braindecode_module(name: str, adaptation: Adaptation, kwargs: dict, n_ou
     import warnings
 
     allowed = braindecode_options(name)
+    kwargs = dict(kwargs)
+    if "n_layers" in kwargs:  # neurokit's name of the layer count
+        kwargs[LAYER_ARG[name]] = kwargs.pop("n_layers")
     bad = sorted(set(kwargs) - set(allowed))
     if bad:
         raise ConfigError(f"{get_contract(name).title}: unknown option(s) {bad}; allowed: {', '.join(allowed)}")
