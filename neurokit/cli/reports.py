@@ -28,12 +28,20 @@ def print_report(rep: dict, out: Path) -> None:
                 if w["complete"]
                 else f" ([yellow]partial[/]: {len(w['missing'])} missing, {len(w['unexpected'])} unexpected)"
             )
+            + (  # a foundation model's file: its task head / pretraining-only tensors, named
+                f"; set aside {len(w['set_aside'])} task-head/pretraining tensors ({escape(', '.join(w['set_aside'][:3]))}"
+                f"{'…' if len(w['set_aside']) > 3 else ''})"
+                if w.get("set_aside")
+                else ""
+            )
         )
     elif not rep.get("init"):
         console.print(
             "init: none — the backbone starts from random weights (a from-scratch run); give --init a pretrained "
             "checkpoint to fine-tune one"
         )
+    if rep.get("input_adaptation"):  # a foundation model: how the store was fed to it
+        console.print(f"input: {escape(rep['input_adaptation']['line'])}")
     console.print(f"{task}({rep['kind']}{escape(classes)}); split by {rep['split_by']} — {sp}")
     if rep.get("label_fraction"):
         console.print(label_fraction_line(rep["label_fraction"]))
