@@ -14,10 +14,29 @@ from neurokit._utils.errors import ConfigError
 from neurokit.data.dataset import collate_patches
 
 
+#: Orders of :class:`EpochSampler` (``shuffle=True``): every window drawn at random, or contiguous blocks of windows
+#: in a random order, mixed through a shuffle buffer
+READ_ORDERS = ("random", "block")
+
+
 class EpochSampler(torch.utils.data.Sampler[int]):
     """Shuffled indices for one epoch, identical on every run with the same seed, sharded across
     ranks, and able to start part-way through (``start_batch``) so a resumed job sees exactly the
     batches it had not seen yet.
+
+    Two shuffled orders (``order``):
+
+    * ``"random"`` (the default): a uniform permutation of every sample (``torch.randperm`` seeded by
+      ``seed * 100003 + epoch``); successive samples lie anywhere in the store, so each is its own read.
+    * ``"block"``: the samples cut into contiguous blocks of ``block`` (the last one shorter), the blocks put in
+      a random order, then mixed through a shuffle buffer of ``buffer`` samples (as WebDataset's ``shuffle``:
+      each sample taken in replaces one drawn at random from the buffer, which is emptied in random order at the
+      end). A batch mixes about ``buffer / block`` blocks, and the store is read a few blocks at a time, so the
+      reads stay within a small part of the file (what a disk or a network file system serves well) while the
+      windows of one recording still spread over many batches. Seeded by ``(seed, epoch, rank)`` through NumPy.
+
+    Both orders take every sample once per epoch (over all ranks: all but ``n % world_size``, see ``rank``),
+    and ``start_batch`` continues the very order an uninterrupted epoch takes.
 
     Parameters
     ----------
@@ -26,17 +45,34 @@ class EpochSampler(torch.utils.data.Sampler[int]):
     batch_size : int
         Samples per batch (per rank).
     seed : int
-        Seed of the shuffle; with ``epoch`` it fixes the order (``seed * 100003 + epoch``).
+        Seed of the shuffle; with ``epoch`` (and for ``"block"`` the rank) it fixes the order.
     epoch : int
         The epoch (0-based) whose order to give.
     shuffle : bool
         Shuffle; ``False``: sample order.
     rank, world_size : int
-        This process's rank and the number of processes: each rank takes an equal shard (``n // world_size``).
+        This process's rank and the number of processes. The epoch's order (random, or the blocks in their
+        random order) is cut into ``world_size`` contiguous, disjoint parts of ``n // world_size`` samples, one per
+        rank, so every rank takes the same number of steps; the ``n % world_size`` samples at the end of the
+        order are left out of that epoch (other samples each epoch, as the order changes). With ``"block"`` a
+        rank takes whole blocks, but for at most one block at each end of its part, which it shares with the
+        neighbouring rank (each reading its own windows of it).
     start_batch : int
         Batches of the epoch already seen (skipped).
     drop_last : bool
         Leave out the last incomplete batch of each shard.
+    order : {"random", "block"}
+        The shuffled order (see above); ignored when ``shuffle=False``.
+    block : int
+        ``order="block"``: samples per block (64 30-s windows of 19 channels: 29 MB of float32).
+    buffer : int
+        ``order="block"``: samples in the shuffle buffer (default ``8 * block``); at most ``block`` is a block
+        shuffle alone (each batch from one or two blocks).
+
+    Raises
+    ------
+    ConfigError
+        An unknown ``order``, or ``block`` < 1.
 
     Examples
     --------
@@ -44,6 +80,9 @@ class EpochSampler(torch.utils.data.Sampler[int]):
     [0, 1, 2, 3]
     >>> list(EpochSampler(5, batch_size=2, seed=0, shuffle=False, start_batch=1, drop_last=False))
     [2, 3, 4]
+    >>> s = EpochSampler(10, batch_size=5, seed=0, order="block", block=5, buffer=1)
+    >>> sorted(s) == list(range(10)), [sorted(list(s)[:5])[0] % 5, sorted(list(s)[5:])[0] % 5]
+    (True, [0, 0])
     """
 
     def __init__(
@@ -58,22 +97,45 @@ class EpochSampler(torch.utils.data.Sampler[int]):
         world_size: int = 1,
         start_batch: int = 0,
         drop_last: bool = True,
+        order: str = "random",
+        block: int = 64,
+        buffer: int | None = None,
     ) -> None:
+        if order not in READ_ORDERS:
+            raise ConfigError(f"order={order!r}; allowed: {', '.join(READ_ORDERS)}")
+        if block < 1:
+            raise ConfigError(f"block={block}: must be >= 1")
         self.n, self.bs, self.seed, self.epoch = n, batch_size, seed, epoch
         self.shuffle, self.rank, self.world, self.start = shuffle, rank, world_size, start_batch
         self.drop_last = drop_last
+        self.order, self.block = order, int(block)
+        self.buffer = 8 * self.block if buffer is None else int(buffer)
+        self._cache: list[int] | None = None
 
     def _indices(self) -> list[int]:
-        if self.shuffle:
-            g = torch.Generator().manual_seed(self.seed * 100003 + self.epoch)
-            idx = torch.randperm(self.n, generator=g).tolist()
-        else:
-            idx = list(range(self.n))
+        if self._cache is not None:
+            return self._cache
         per_rank = self.n // self.world  # equal shards: every rank takes the same number of steps
-        idx = idx[self.rank * per_rank : (self.rank + 1) * per_rank]
+        lo, hi = self.rank * per_rank, (self.rank + 1) * per_rank
+        if self.shuffle and self.order == "block":
+            idx = self._block_order(lo, hi)
+        elif self.shuffle:
+            g = torch.Generator().manual_seed(self.seed * 100003 + self.epoch)
+            idx = torch.randperm(self.n, generator=g).tolist()[lo:hi]
+        else:
+            idx = list(range(lo, hi))
         if self.drop_last:
             idx = idx[: (len(idx) // self.bs) * self.bs]
-        return idx[self.start * self.bs :]
+        self._cache = idx[self.start * self.bs :]
+        return self._cache
+
+    def _block_order(self, lo: int, hi: int) -> list[int]:
+        """Positions ``lo:hi`` of the epoch's block order, mixed through this rank's shuffle buffer."""
+        nb = -(-self.n // self.block)
+        blocks = np.random.default_rng([self.seed, self.epoch]).permutation(nb)  # the same on every rank
+        seq = (blocks[:, None] * self.block + np.arange(self.block)).reshape(-1)
+        seq = seq[seq < self.n][lo:hi]  # the last block is the short one
+        return _shuffle_buffer(seq, self.buffer, np.random.default_rng([self.seed, self.epoch, self.rank, 1]))
 
     def __iter__(self) -> Iterator[int]:
         return iter(self._indices())
@@ -85,6 +147,23 @@ class EpochSampler(torch.utils.data.Sampler[int]):
         """Batches each rank takes in a whole epoch (whatever ``start_batch`` is)."""
         per_rank = self.n // self.world
         return per_rank // self.bs if self.drop_last else math.ceil(per_rank / self.bs)
+
+
+def _shuffle_buffer(seq: np.ndarray, size: int, rng: np.random.Generator) -> list[int]:
+    """``seq`` through a shuffle buffer of ``size``: each new item replaces (and sends out) one drawn at random
+    from the full buffer; what is left goes out in random order. A permutation of ``seq``."""
+    seq = seq.tolist()
+    if size <= 1 or len(seq) <= 1:
+        return seq
+    size = min(size, len(seq))
+    buf, out = seq[:size], []
+    picks = rng.integers(0, size, len(seq) - size).tolist()
+    for x, j in zip(seq[size:], picks):
+        out.append(buf[j])
+        buf[j] = x
+    rest = rng.permutation(len(buf)).tolist()
+    out.extend(buf[j] for j in rest)
+    return out
 
 
 #: Learning-rate schedules: per-step cosine from ``lr`` to ``min_lr``, or a constant ``lr``.
