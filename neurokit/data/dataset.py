@@ -6,6 +6,7 @@ import logging
 import os
 import sys
 import threading
+import weakref
 from collections.abc import Sequence as SequenceABC
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -208,8 +209,8 @@ class PatchDataset(torch.utils.data.Dataset):
         The batch's samples are read store by store in increasing order, each straight into its place in one
         float32 tensor (:meth:`~neurokit.store.patch_store.PatchStore.read_into`). In a DataLoader worker that tensor is
         one of a few shared-memory buffers the worker reuses; with :func:`collate_patches` the main process
-        copies the batch out on receipt and hands the buffer back, instead of torch sending each batch in a
-        new shared-memory file (whose page faults cost more than the read). The items equal
+        hands the batch on in that buffer (no copy) and gives the buffer back once the batch is let go, instead of
+        torch sending each batch in a new shared-memory file (whose page faults cost more than the read). The items equal
         ``[self[k] for k in indices]``, in that order.
 
         Returns
@@ -246,17 +247,20 @@ class _SlotPool:
 
     Torch sends a worker's batch to the main process as a new shared-memory file per batch; filling its
     fresh pages costs more than reading the windows (page faults: ≈ 15 ms per 7 MB batch on the 2-core VM,
-    against ≈ 1 ms to read it). Here a worker fills one of a few slots that stay mapped in both processes;
-    the main process copies the batch out when it receives it (:func:`_receive_slot`, into memory its
-    allocator reuses) and hands the slot back through a pipe (a syscall on both sides: the copy is complete
-    before the worker writes the slot again). A slot's storage handle and the pipe go with its batches until the
-    worker has seen that slot handed back once; from then on the main process holds them (:data:`_PEERS`, until
-    the worker exits). A slot is taken only when free; when none is (or for a larger batch, or under a collate
-    that never hands slots back) the batch goes in ordinary memory, which torch sends as it sends any batch.
+    against ≈ 1 ms to read it). Here a worker fills one of a few slots that stay mapped in both processes.
+    The main process hands the batch on as it lies in the slot, without a copy (:func:`_receive_slot`: a tensor
+    over the slot's memory), and hands the slot back through a pipe once nothing refers to that tensor any more
+    (checked whenever a batch arrives): the worker writes a slot again only after the consumer has let go of its
+    batch, so a batch kept (in a list, on a queue) never changes. A slot's storage handle and the pipe go with
+    its batches until the worker has seen that slot handed back once; from then on the main process holds them
+    (:data:`_PEERS`, until the worker exits). A slot is taken only when free; when none is (a consumer that
+    keeps its batches, a larger batch, a collate that never hands slots back) the batch goes in ordinary
+    memory, which torch sends as it sends any batch.
     """
 
-    #: slots per worker: the batches it has in flight (torch's ``prefetch_factor`` 2, and the one being filled)
-    MAX_SLOTS = 4
+    #: slots per worker: the batch the consumer holds, the one it held before (handed back when the next batch
+    #: arrives), torch's ``prefetch_factor`` 2 in flight, and one to spare
+    MAX_SLOTS = 5
 
     def __init__(self, nbytes: int) -> None:
         self.nbytes = nbytes
@@ -313,13 +317,15 @@ def _batch_tensor(shape: tuple[int, ...], pooled: bool = True) -> tuple[torch.Te
 
 
 class _Peer:
-    """Main process: a worker's pool, as received: the write end of its pipe and its slots' storages."""
+    """Main process: a worker's pool, as received: the write end of its pipe, its slots' storages, and the slots
+    whose batch the consumer may still hold (a weak reference to the array under that batch's tensor)."""
 
-    __slots__ = ("fd", "storages")
+    __slots__ = ("fd", "storages", "lent")
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.storages: dict[int, torch.UntypedStorage] = {}
+        self.lent: dict[int, weakref.ref] = {}
 
 
 #: the workers' pools this process has received batches from, by token; a pool is forgotten (its storages
@@ -327,6 +333,20 @@ class _Peer:
 _PEERS: dict[bytes, _Peer] = {}
 #: batches are received by the main thread, or by each DataLoader's pin-memory thread
 _PEERS_LOCK = threading.Lock()
+
+
+def _hand_back_released() -> None:
+    """Hand back (under :data:`_PEERS_LOCK`) every lent slot whose batch nothing refers to any more."""
+    for token, peer in list(_PEERS.items()):
+        done = [i for i, ref in peer.lent.items() if ref() is None]
+        if not done:
+            continue
+        for i in done:
+            del peer.lent[i]
+        try:
+            os.write(peer.fd, bytes(done))
+        except OSError:  # the worker has exited: nobody to hand it back to
+            os.close(_PEERS.pop(token).fd)
 
 
 def _forget_exited() -> None:
@@ -359,6 +379,7 @@ def release_worker_buffers() -> int:
     """
     with _PEERS_LOCK:
         n = len(_PEERS)
+        _hand_back_released()
         _forget_exited()
         return n - len(_PEERS)
 
@@ -366,9 +387,10 @@ def release_worker_buffers() -> int:
 def _receive_slot(
     storage: torch.UntypedStorage | None, token: bytes, free_fd: Any, slot: int, shape: tuple, y: np.ndarray
 ) -> list:
-    """Main process: a batch sent in a worker's slot, copied out; the slot handed back (:class:`_SlotPool`).
-    ``storage`` and ``free_fd`` come until the worker has seen the slot handed back once (then they are kept
-    here). A slot not handed back only makes the worker use ordinary memory for later batches."""
+    """Main process: a batch sent in a worker's slot, as ``[x, y]`` with ``x`` over the slot's memory (no copy);
+    the slot is lent until nothing refers to ``x`` (or a view of it), then handed back when a later batch arrives
+    (:class:`_SlotPool`). ``storage`` and ``free_fd`` come until the worker has seen the slot handed back once
+    (then they are kept here). A slot never handed back only makes the worker use ordinary memory."""
     fd = None
     if free_fd is not None:
         try:
@@ -376,6 +398,7 @@ def _receive_slot(
         except OSError:  # the worker has exited
             fd = None
     with _PEERS_LOCK:
+        _hand_back_released()
         peer = _PEERS.get(token)
         if fd is not None and peer is None:
             _forget_exited()
@@ -388,14 +411,12 @@ def _receive_slot(
             storage = peer.storages[slot]
         elif peer is not None:
             peer.storages[slot] = storage
-    x = torch.empty(shape, dtype=torch.float32)
-    x.copy_(_shared_tensor(storage, shape))
-    with _PEERS_LOCK:  # the descriptor is closed only under the lock (by another thread's _forget_exited too)
-        if peer is not None and _PEERS.get(token) is peer:
-            try:
-                os.write(peer.fd, bytes([slot]))
-            except OSError:  # the worker has exited: nobody to hand it back to
-                os.close(_PEERS.pop(token).fd)
+        # a tensor of its own over the slot's memory: its storage holds this array (which holds the slot's
+        # storage), so the array dies exactly when the last tensor viewing the batch does
+        arr = _shared_tensor(storage, shape).numpy()
+        x = torch.from_numpy(arr)
+        if peer is not None:
+            peer.lent[slot] = weakref.ref(arr)
     return [x, torch.from_numpy(y)]
 
 
