@@ -237,6 +237,50 @@ class PatchDataset(torch.utils.data.Dataset):
         return PatchBatch(x, yt, slot)
 
 
+def set_readahead(dataset: Any, rows: int) -> int:
+    """Have every patch store under ``dataset`` read ahead in aligned blocks of ``rows`` windows
+    (:attr:`PatchStore.readahead <neurokit.store.patch_store.PatchStore>`; 0: off): the first window read from a
+    block asks the kernel for the whole block in large reads. For a block order
+    (:class:`~neurokit.training.optim.EpochSampler` ``order="block"``), whose blocks the reads then stay in.
+
+    Parameters
+    ----------
+    dataset : torch.utils.data.Dataset
+        A :class:`PatchDataset`, or a wrapper of some (``ScaledDataset``, ``Subset``, ``ConcatDataset``: followed
+        through their ``ds``, ``dataset`` and ``datasets`` attributes).
+    rows : int
+        Windows per read-ahead block; 0 turns it off.
+
+    Returns
+    -------
+    int
+        The stores set.
+
+    Examples
+    --------
+    >>> set_readahead(torch.utils.data.TensorDataset(torch.zeros(2)), 64)  # no store under it
+    0
+    """
+    seen: set[int] = set()
+    todo, n = [dataset], 0
+    while todo:
+        d = todo.pop()
+        if id(d) in seen:
+            continue
+        seen.add(id(d))
+        if isinstance(d, PatchDataset):
+            for st in d.stores:
+                st.readahead = int(rows)
+                n += 1
+            continue
+        for name in ("ds", "dataset"):
+            inner = getattr(d, name, None)
+            if isinstance(inner, torch.utils.data.Dataset):
+                todo.append(inner)
+        todo.extend(x for x in getattr(d, "datasets", None) or () if isinstance(x, torch.utils.data.Dataset))
+    return n
+
+
 def _shared_tensor(storage: torch.UntypedStorage, shape: tuple[int, ...]) -> torch.Tensor:
     strides = tuple(int(np.prod(shape[i + 1 :])) for i in range(len(shape)))
     return torch.empty(0, dtype=torch.float32).set_(storage, 0, shape, strides)

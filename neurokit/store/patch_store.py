@@ -715,6 +715,10 @@ class PatchStore:
         self._h5_pid = os.getpid()
         self._pds: Any = None  # this process's open 'patches' dataset (:meth:`_patches_dataset`)
         self._direct = False  # its chunks are whole unfiltered float32 windows: read chunk by chunk
+        #: rows per read-ahead block (0: none): :meth:`read_into` asks the kernel to read each aligned block of this
+        #: many rows it touches as a whole (``posix_fadvise(POSIX_FADV_WILLNEED)``), once per block in a while
+        self.readahead = 0
+        self._advised: OrderedDict[int, None] = OrderedDict()
         self._read_class_labels()
         problems = self.problems() if validate else []
         if problems:
@@ -957,6 +961,8 @@ class PatchStore:
             raise IndexError(f"{self.path}: sample {int(bad[0])} outside the store's {self.n_samples}")
         order = np.argsort(rows, kind="stable")
         rows, at = rows[order], at[order]
+        if self.readahead > 0 and self._starts is None:
+            self._read_ahead(rows)
         if self._starts is not None:
             frames, T = self._file()["frames"], self.sample_shape[0]
             for r, k in zip(rows.tolist(), at.tolist()):
@@ -997,6 +1003,32 @@ class PatchStore:
             self._pds = d
         return self._pds
 
+    def _read_ahead(self, rows: np.ndarray) -> None:
+        """Ask the kernel to read each not-yet-advised block of :attr:`readahead` rows touched by ``rows`` as one
+        range of the file: in a block order (:class:`~neurokit.training.optim.EpochSampler`) the first window read
+        from a block brings the whole block into the page cache in large reads, and its other windows, read in
+        later batches, come from memory. Nothing happens where the kernel cannot tell (no POSIX, other drivers)."""
+        if not hasattr(os, "posix_fadvise"):
+            return
+        d = self._patches_dataset()
+        ra = self.readahead
+        for b in np.unique(rows // ra).tolist():
+            if b in self._advised:
+                self._advised.move_to_end(b)
+                continue
+            self._advised[b] = None
+            while len(self._advised) > 64:  # blocks recently advised (a block is read within a few batches)
+                self._advised.popitem(last=False)
+            span = _byte_span(d, b * ra, min((b + 1) * ra, self.n_samples) - 1)
+            if span is None:
+                self.readahead = 0  # a layout whose bytes cannot be located: stop asking
+                return
+            try:
+                os.posix_fadvise(self._file().id.get_vfd_handle(), span[0], span[1] - span[0], os.POSIX_FADV_WILLNEED)
+            except (OSError, ValueError, TypeError, AttributeError):
+                self.readahead = 0
+                return
+
     def _read_chunks(self, d, rows: np.ndarray, at: np.ndarray, out: np.ndarray) -> None:
         """Each row's chunk (a whole unfiltered window) straight into ``out[at]``."""
         flat = out.reshape(len(out), -1).view(np.uint8)
@@ -1035,6 +1067,7 @@ class PatchStore:
     def __getstate__(self):  # DataLoader workers reopen the file themselves
         d = dict(self.__dict__)
         d["_h5"] = d["_pds"] = None
+        d["_advised"] = OrderedDict()
         return d
 
     def __repr__(self) -> str:
@@ -1071,6 +1104,29 @@ def is_store_file(path: str | Path) -> bool:
             return "format" in f.attrs
     except OSError:
         return False
+
+
+def _byte_span(d, first: int, last: int) -> tuple[int, int] | None:
+    """The bytes of the file that hold rows ``first..last`` of dataset ``d`` (a chunked dataset whose chunks span
+    its other axes, or a contiguous one), as ``(start, end)``; ``None`` when they cannot be located."""
+    try:
+        if d.chunks is None:
+            base = d.id.get_offset()
+            if base is None:
+                return None
+            row = int(np.prod(d.shape[1:])) * d.dtype.itemsize
+            return int(base) + first * row, int(base) + (last + 1) * row
+        if tuple(d.chunks[1:]) != tuple(d.shape[1:]):
+            return None
+        c = d.chunks[0]
+        lo = d.id.get_chunk_info_by_coord((first // c * c, *(0,) * (d.ndim - 1)))
+        hi = d.id.get_chunk_info_by_coord((last // c * c, *(0,) * (d.ndim - 1)))
+        if lo.byte_offset is None or hi.byte_offset is None:
+            return None
+        a, b = int(lo.byte_offset), int(hi.byte_offset) + int(hi.size)
+        return (a, b) if b > a else None  # chunks not in row order: no one range
+    except (AttributeError, RuntimeError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _identity(f, path: Path) -> tuple[int, int, int, int]:

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from neurokit._utils.errors import ConfigError
-from neurokit.data.dataset import collate_patches
+from neurokit.data.dataset import collate_patches, set_readahead
 
 
 #: Orders of :class:`EpochSampler` (``shuffle=True``): every window drawn at random, or contiguous blocks of windows
@@ -422,7 +422,9 @@ def _cosine_lambda(base_lr: float, min_lr: float, total: int, warmup: int):
 def make_loader(dataset, sampler, batch_size: int, num_workers: int = 0, device: torch.device | None = None):
     """A DataLoader that reads each batch at once where the dataset can (``__getitems__``:
     :class:`~neurokit.data.dataset.PatchDataset`, its ``ScaledDataset`` and ``Subset`` wrappers) and passes it on
-    uncopied (:func:`~neurokit.data.dataset.collate_patches`); pinned memory when ``device`` is a GPU.
+    uncopied (:func:`~neurokit.data.dataset.collate_patches`); pinned memory when ``device`` is a GPU. Under a block
+    order (:class:`EpochSampler` ``order="block"``) the stores read ahead block by block
+    (:func:`~neurokit.data.dataset.set_readahead`), so each block comes from the disk in large reads.
 
     Parameters
     ----------
@@ -448,6 +450,8 @@ def make_loader(dataset, sampler, batch_size: int, num_workers: int = 0, device:
     >>> x.shape
     torch.Size([4, 2])
     """
+    block = sampler.block if getattr(sampler, "shuffle", False) and getattr(sampler, "order", "") == "block" else 0
+    set_readahead(dataset, block)
     return torch.utils.data.DataLoader(
         dataset,
         batch_size=batch_size,
