@@ -71,7 +71,9 @@ def make_store(path: Path, n: int, C: int, N: int, dtype: str = "float32") -> Pa
 
     kw = {} if dtype == "float32" else {"dtype": dtype}
     if kw and not writer_takes_dtype():
-        raise SystemExit(f"--dtype {dtype}: this checkout's PatchStoreWriter takes no dtype= (no half-precision stores)")
+        raise SystemExit(
+            f"--dtype {dtype}: this checkout's PatchStoreWriter takes no dtype= (no half-precision stores)"
+        )
     rng = np.random.default_rng(0)
     with PatchStoreWriter(path, (C, N, 200), attrs={"modality": "eeg"}, **kw) as w:
         step = RECORDING * max(1, (64 << 20) // (C * N * 200 * 4 * RECORDING))
@@ -339,7 +341,9 @@ def compare_dtypes(configs, a) -> None:
             store.unlink()
         c = configs[-1]
         r32, r16 = res["float32"]["med"][c], res["float16"]["med"][c]
-        print(f"float16 / float32, cold, {c[0] or 'sequential'} workers={c[1]}: {r16:.0f} / {r32:.0f} windows/s = {r16 / r32:.2f}×")
+        print(
+            f"float16 / float32, cold, {c[0] or 'sequential'} workers={c[1]}: {r16:.0f} / {r32:.0f} windows/s = {r16 / r32:.2f}×"
+        )
         print(final_line(res["float16"], c))
 
 

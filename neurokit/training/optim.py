@@ -29,11 +29,12 @@ class EpochSampler(torch.utils.data.Sampler[int]):
     * ``"random"`` (the default): a uniform permutation of every sample (``torch.randperm`` seeded by
       ``seed * 100003 + epoch``); successive samples lie anywhere in the store, so each is its own read.
     * ``"block"``: the samples cut into contiguous blocks of ``block`` (the last one shorter), the blocks put in
-      a random order, then mixed through a shuffle buffer of ``buffer`` samples (as WebDataset's ``shuffle``:
-      each sample taken in replaces one drawn at random from the buffer, which is emptied in random order at the
-      end). A batch mixes about ``buffer / block`` blocks, and the store is read a few blocks at a time, so the
-      reads stay within a small part of the file (what a disk or a network file system serves well) while the
-      windows of one recording still spread over many batches. Seeded by ``(seed, epoch, rank)`` through NumPy.
+      a random order, then shuffled within consecutive groups of ``buffer`` samples (a shuffle buffer of
+      ``buffer / block`` blocks, filled, emptied in random order, filled again). A batch mixes windows of about
+      ``buffer / block`` blocks, and the store is read that many blocks at a time, so the reads stay within a
+      small part of the file (what a disk or a network file system serves well, and what
+      :func:`make_loader` reads ahead block by block) while the windows of one recording still spread over
+      many batches. Seeded by ``(seed, epoch)`` (the block order) and ``(seed, epoch, rank)`` (the buffer).
 
     Both orders take every sample once per epoch (over all ranks: all but ``n % world_size``, see ``rank``),
     and ``start_batch`` continues the very order an uninterrupted epoch takes.
@@ -66,8 +67,8 @@ class EpochSampler(torch.utils.data.Sampler[int]):
     block : int
         ``order="block"``: samples per block (64 30-s windows of 19 channels: 29 MB of float32).
     buffer : int
-        ``order="block"``: samples in the shuffle buffer (default ``8 * block``); at most ``block`` is a block
-        shuffle alone (each batch from one or two blocks).
+        ``order="block"``: samples in the shuffle buffer (default ``8 * block``); 1 (or 0) is a block shuffle alone
+        (each block's windows in their stored order).
 
     Raises
     ------
@@ -130,7 +131,7 @@ class EpochSampler(torch.utils.data.Sampler[int]):
         return self._cache
 
     def _block_order(self, lo: int, hi: int) -> list[int]:
-        """Positions ``lo:hi`` of the epoch's block order, mixed through this rank's shuffle buffer."""
+        """Positions ``lo:hi`` of the epoch's block order, through this rank's shuffle buffer."""
         nb = -(-self.n // self.block)
         blocks = np.random.default_rng([self.seed, self.epoch]).permutation(nb)  # the same on every rank
         seq = (blocks[:, None] * self.block + np.arange(self.block)).reshape(-1)
@@ -150,20 +151,13 @@ class EpochSampler(torch.utils.data.Sampler[int]):
 
 
 def _shuffle_buffer(seq: np.ndarray, size: int, rng: np.random.Generator) -> list[int]:
-    """``seq`` through a shuffle buffer of ``size``: each new item replaces (and sends out) one drawn at random
-    from the full buffer; what is left goes out in random order. A permutation of ``seq``."""
-    seq = seq.tolist()
+    """``seq`` shuffled within consecutive groups of ``size`` (the last one shorter): a shuffle buffer filled with
+    ``size`` items, emptied in random order, filled again. Every item stays within its group, so the items of
+    any stretch of the output come from at most two groups. A permutation of ``seq``."""
     if size <= 1 or len(seq) <= 1:
-        return seq
-    size = min(size, len(seq))
-    buf, out = seq[:size], []
-    picks = rng.integers(0, size, len(seq) - size).tolist()
-    for x, j in zip(seq[size:], picks):
-        out.append(buf[j])
-        buf[j] = x
-    rest = rng.permutation(len(buf)).tolist()
-    out.extend(buf[j] for j in rest)
-    return out
+        return seq.tolist()
+    keys = np.arange(len(seq)) // size + rng.random(len(seq))  # group number, then a random place within it
+    return seq[np.argsort(keys, kind="stable")].tolist()
 
 
 #: Learning-rate schedules: per-step cosine from ``lr`` to ``min_lr``, or a constant ``lr``.
