@@ -324,25 +324,38 @@ def _windows(a, window_s: int) -> int:
 
 
 def compare_dtypes(configs, a) -> None:
-    """Cold reads of the same synthetic windows stored as float32 and as float16, and the ratio of their rates."""
+    """Cold reads of the same synthetic windows stored as float32 and as float16, passes of the two interleaved,
+    and the ratio of their rates."""
+    import argparse as _argparse
+
     if not writer_takes_dtype():
         raise SystemExit(
             "--compare-dtypes: this checkout's PatchStoreWriter takes no dtype= (half-precision stores are not "
             "in this tree)"
         )
     a.cold = True
+    one = _argparse.Namespace(**{**vars(a), "repeats": 1})
+    dtypes = ("float32", "float16")
     with tempfile.TemporaryDirectory() as tmp:
         n = _windows(a, a.window_s)
+        stores = {dt: make_store(Path(tmp) / f"{dt}.h5", n, a.channels, a.window_s, dt) for dt in dtypes}
+        runs: dict = {dt: [] for dt in dtypes}
+        for _ in range(a.repeats):
+            for dt in dtypes:
+                runs[dt].append(measure(stores[dt], configs, one))
         res = {}
-        for dt in ("float32", "float16"):
-            store = make_store(Path(tmp) / f"{dt}.h5", n, a.channels, a.window_s, dt)
-            res[dt] = measure(store, configs, a)
-            report(res[dt], f"synthetic store, {a.window_s}-s windows", True)
-            store.unlink()
+        for dt in dtypes:
+            r = dict(runs[dt][0])
+            r["all"] = {k: [v for run in runs[dt] for v in run["all"][k]] for k in r["all"]}
+            r["med"] = {k: statistics.median(v) for k, v in r["all"].items()}
+            res[dt] = r
+            report(r, f"synthetic store, {a.window_s}-s windows", True)
         c = configs[-1]
         r32, r16 = res["float32"]["med"][c], res["float16"]["med"][c]
+        f32, f16 = res["float32"]["med"]["file"], res["float16"]["med"]["file"]
         print(
-            f"float16 / float32, cold, {c[0] or 'sequential'} workers={c[1]}: {r16:.0f} / {r32:.0f} windows/s = {r16 / r32:.2f}×"
+            f"float16 / float32, cold, {c[0] or 'sequential'} workers={c[1]}: {r16:.0f} / {r32:.0f} windows/s = "
+            f"{r16 / r32:.2f}× (file read {f16 / f32:.2f}×)"
         )
         print(final_line(res["float16"], c))
 
