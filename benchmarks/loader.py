@@ -148,14 +148,23 @@ def loader_rate(ds, order: str | None, workers: int, a, max_windows: int) -> flo
 
     dl = make_loader(ds, sampler(len(ds), order, a), a.batch_size, workers)
     n, t = 0, 0.0
-    for i, (x, _) in enumerate(dl):
+    it = iter(dl)
+    for i, (x, _) in enumerate(it):
         if i == 0:
             t = time.perf_counter()
         else:
             n += len(x)
         if (i + 1) * a.batch_size >= max_windows:
             break
-    return n / (time.perf_counter() - t)
+    rate = n / (time.perf_counter() - t)
+    getattr(it, "_shutdown_workers", lambda: None)()  # workers joined: their CPU time is counted (cpu_seconds)
+    return rate
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that have exited (DataLoader workers, once joined)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def raw_rate(paths: list[Path], n_windows: int, block: int = 64) -> float:
@@ -212,21 +221,25 @@ def measure(store, configs, a) -> dict:
     itemsize = _itemsize(paths[0])
     wbytes = itemsize * int(np.prod(ds.sample_shape))
     rates: dict = {"raw": [], "file": [], **{c: [] for c in configs}}
+    cpu: dict = {k: [] for k in rates}  # windows per CPU-second (all processes of the pass)
     if not a.cold:
         file_rate(paths, len(ds), wbytes)  # into the page cache
     for _ in range(a.repeats):
         for key in rates:
             if a.cold:
                 drop_cache(paths)
+            c0 = cpu_seconds()
             if key == "raw":
                 rates[key].append(raw_rate(paths, n))
             elif key == "file":
                 rates[key].append(file_rate(paths, n, wbytes))
             else:
                 rates[key].append(loader_rate(src, key[0], key[1], a, n))
+            cpu[key].append(n / max(cpu_seconds() - c0, 1e-9))
     rand = {c[0]: randomness(ds, c[0], a) for c in configs if c[0] is not None}
     return {
         "med": {k: statistics.median(v) for k, v in rates.items()},
+        "cpu": {k: statistics.median(v) for k, v in cpu.items()},
         "all": rates,
         "mb": wbytes / 1e6,
         "dtype": f"float{8 * itemsize}",
@@ -251,8 +264,12 @@ def report(res: dict, label: str, cold: bool) -> None:
         f"{label}, {where}: windows {tuple(res['shape'])} {res['dtype']} ({mb:.3f} MB), {res['n']} per pass, "
         f"median of {len(res['all']['raw'])}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
+    cpu = res.get("cpu") or {}
     print(f"  raw h5py read, contiguous blocks       {raw:9.0f} windows/s {raw * mb:8.0f} MB/s")
     print(f"  file read in order, 8 MiB pieces       {fil:9.0f} windows/s {fil * mb:8.0f} MB/s  {fil / raw:5.2f}x raw")
+    if cpu and not cold:
+        per = ", ".join(f"{_name(k)} {v:.0f}" for k, v in cpu.items())
+        print(f"  windows per CPU-second (main process and workers; a load-proof measure of the work): {per}")
     for c, r in med.items():
         if c in ("raw", "file"):
             continue
@@ -264,6 +281,10 @@ def report(res: dict, label: str, cold: bool) -> None:
         )
     for order, (dist, recs) in res["random"].items():
         print(f"  {order} order: successive windows {dist:.0f} windows apart on average, {recs:.1f} recordings a batch")
+
+
+def _name(key) -> str:
+    return key if isinstance(key, str) else f"{key[0] or 'sequential'} workers={key[1]}"
 
 
 def final_line(res: dict, config) -> str:
