@@ -110,3 +110,23 @@ def test_block_order_reads_ahead_each_block_once_through_the_loader(tmp_path, mo
     # the random order turns it off again
     make_loader(ds, EpochSampler(40, batch_size=4, seed=2), 4)
     assert st.readahead == 0 and set_readahead(ds, 8) == 1 and st.readahead == 8
+
+
+def test_the_block_order_asks_for_the_next_group_of_blocks_as_it_enters_a_group():
+    s = EpochSampler(100, batch_size=5, seed=3, order="block", block=10, buffer=20, drop_last=False)
+    asked, seen_at = [], []
+    s.will_need = lambda idx: (asked.append(sorted(np.asarray(idx).tolist())), seen_at.append(len(got)))
+    got: list[int] = []
+    for i in s:
+        got.append(i)
+    # at the start: the first two groups of 20 (two blocks each); then one group ahead at each group's start
+    assert seen_at == [0, 20, 40, 60] and [len(a) for a in asked] == [40, 20, 20, 20]
+    assert sorted(sum(asked, [])) == list(range(100))
+    for k, a in enumerate(asked[1:], start=1):  # what is asked at position 20k is read from position 20(k+1) on
+        assert set(got[20 * (k + 1) : 20 * (k + 2)]) == set(a)
+    assert set(got[:40]) == set(asked[0])
+    # resumed at batch 9 (position 45, in the third group): that group and the next are asked for first
+    r = EpochSampler(100, batch_size=5, seed=3, order="block", block=10, buffer=20, drop_last=False, start_batch=9)
+    first = []
+    r.will_need = lambda idx: first.append(sorted(np.asarray(idx).tolist()))
+    assert list(r) == got[45:] and first[0] == sorted(got[40:80]) and len(first) == 2

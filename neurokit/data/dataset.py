@@ -203,6 +203,22 @@ class PatchDataset(torch.utils.data.Dataset):
             x = self.transform(x)
         return x, torch.as_tensor(self.stores[s].labels[i])
 
+    def will_need(self, indices: Sequence[int] | np.ndarray) -> None:
+        """Ask the kernel to bring samples ``indices`` into the page cache, in the stores' read-ahead blocks
+        (:attr:`PatchStore.readahead <neurokit.store.patch_store.PatchStore>`, set by :func:`set_readahead`;
+        stores without one are left alone). Returns at once: the reads go on in the background.
+
+        Parameters
+        ----------
+        indices : sequence of int
+            Samples of this dataset that will be read soon.
+        """
+        rows = self.index[np.asarray(indices, dtype=np.int64).reshape(-1)]
+        for si in np.unique(rows[:, 0]).tolist():
+            st = self.stores[si]
+            if st.readahead > 0:
+                st.will_need(np.sort(rows[rows[:, 0] == si, 1]))
+
     def __getitems__(self, indices: Sequence[int]) -> "PatchBatch | list":
         """Items ``indices`` read at once (``torch.utils.data.DataLoader`` calls this for each batch).
 
@@ -279,6 +295,39 @@ def set_readahead(dataset: Any, rows: int) -> int:
                 todo.append(inner)
         todo.extend(x for x in getattr(d, "datasets", None) or () if isinstance(x, torch.utils.data.Dataset))
     return n
+
+
+def will_need_hook(dataset: Any) -> Callable[[np.ndarray], None] | None:
+    """A callable ``f(indices)`` that asks for ``dataset``'s samples ``indices`` ahead of their reads
+    (:meth:`PatchDataset.will_need`), through wrappers that keep its numbering (``ScaledDataset``'s ``ds``) or map it
+    (torch's ``Subset``); ``None`` for any other dataset.
+
+    Parameters
+    ----------
+    dataset : torch.utils.data.Dataset
+        The dataset a loader reads.
+
+    Returns
+    -------
+    callable or None
+
+    Examples
+    --------
+    >>> will_need_hook(torch.utils.data.TensorDataset(torch.zeros(2))) is None
+    True
+    """
+    if isinstance(dataset, PatchDataset):
+        return dataset.will_need
+    if isinstance(dataset, torch.utils.data.Subset):
+        inner = will_need_hook(dataset.dataset)
+        if inner is None:
+            return None
+        mapping = np.asarray(dataset.indices, dtype=np.int64)
+        return lambda idx: inner(mapping[np.asarray(idx, dtype=np.int64)])
+    inner_ds = getattr(dataset, "ds", None)
+    if isinstance(inner_ds, torch.utils.data.Dataset) and len(inner_ds) == len(dataset):  # type: ignore[arg-type]
+        return will_need_hook(inner_ds)
+    return None
 
 
 def _shared_tensor(storage: torch.UntypedStorage, shape: tuple[int, ...]) -> torch.Tensor:

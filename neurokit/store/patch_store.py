@@ -1003,6 +1003,18 @@ class PatchStore:
             self._pds = d
         return self._pds
 
+    def will_need(self, rows: np.ndarray) -> None:
+        """Ask the kernel to read the :attr:`readahead` blocks holding ``rows`` (sorted sample numbers) into the page
+        cache in the background (nothing when :attr:`readahead` is 0 or the layout is the frame one).
+
+        Parameters
+        ----------
+        rows : ndarray of int, shape (k,)
+            Samples that will be read soon, in increasing order.
+        """
+        if self.readahead > 0 and self._starts is None and len(rows):
+            self._read_ahead(np.asarray(rows, dtype=np.int64))
+
     def _read_ahead(self, rows: np.ndarray) -> None:
         """Ask the kernel to read each not-yet-advised block of :attr:`readahead` rows touched by ``rows`` as one
         range of the file: in a block order (:class:`~neurokit.training.optim.EpochSampler`) the first window read

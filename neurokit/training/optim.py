@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch
 
 from neurokit._utils.errors import ConfigError
-from neurokit.data.dataset import collate_patches, set_readahead
+from neurokit.data.dataset import collate_patches, set_readahead, will_need_hook
 
 
 #: Orders of :class:`EpochSampler` (``shuffle=True``): every window drawn at random, or contiguous blocks of windows
@@ -112,6 +112,10 @@ class EpochSampler(torch.utils.data.Sampler[int]):
         self.order, self.block = order, int(block)
         self.buffer = 8 * self.block if buffer is None else int(buffer)
         self._cache: list[int] | None = None
+        self._plan: np.ndarray | None = None  # block order: the rank's positions before the buffer
+        #: block order: called with the samples of the next group of blocks as the order enters each group (the
+        #: loader's dataset asks the kernel for them ahead: :func:`make_loader`)
+        self.will_need: Callable[[np.ndarray], None] | None = None
 
     def _indices(self) -> list[int]:
         if self._cache is not None:
@@ -136,10 +140,28 @@ class EpochSampler(torch.utils.data.Sampler[int]):
         blocks = np.random.default_rng([self.seed, self.epoch]).permutation(nb)  # the same on every rank
         seq = (blocks[:, None] * self.block + np.arange(self.block)).reshape(-1)
         seq = seq[seq < self.n][lo:hi]  # the last block is the short one
+        self._plan = seq
         return _shuffle_buffer(seq, self.buffer, np.random.default_rng([self.seed, self.epoch, self.rank, 1]))
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._indices())
+        idx = self._indices()
+        if self.will_need is None or self._plan is None:
+            return iter(idx)
+        return self._ahead(idx, self._plan, self.will_need)
+
+    def _ahead(self, idx: list[int], plan: np.ndarray, hook: Callable[[np.ndarray], None]) -> Iterator[int]:
+        """``idx``, calling ``hook`` with the samples of the next group of ``buffer`` positions (the blocks the
+        buffer fills with next) as each group starts: they are on their way while this group is read."""
+        g = max(self.buffer, self.block, 1)
+        off, asked = self.start * self.bs, -1
+        for k, i in enumerate(idx):
+            grp = (off + k) // g
+            if grp > asked:
+                ahead = plan[(grp if asked < 0 else grp + 1) * g : (grp + 2) * g]
+                if len(ahead):
+                    hook(ahead)
+                asked = grp
+            yield i
 
     def __len__(self) -> int:
         return len(self._indices())
@@ -418,7 +440,9 @@ def make_loader(dataset, sampler, batch_size: int, num_workers: int = 0, device:
     :class:`~neurokit.data.dataset.PatchDataset`, its ``ScaledDataset`` and ``Subset`` wrappers) and passes it on
     uncopied (:func:`~neurokit.data.dataset.collate_patches`); pinned memory when ``device`` is a GPU. Under a block
     order (:class:`EpochSampler` ``order="block"``) the stores read ahead block by block
-    (:func:`~neurokit.data.dataset.set_readahead`), so each block comes from the disk in large reads.
+    (:func:`~neurokit.data.dataset.set_readahead`), so each block comes from the disk in large reads, and the
+    sampler asks for the next group of blocks as it enters a group (:meth:`PatchDataset.will_need
+    <neurokit.data.dataset.PatchDataset.will_need>`), so the disk reads them while the current ones are used.
 
     Parameters
     ----------
@@ -446,6 +470,8 @@ def make_loader(dataset, sampler, batch_size: int, num_workers: int = 0, device:
     """
     block = sampler.block if getattr(sampler, "shuffle", False) and getattr(sampler, "order", "") == "block" else 0
     set_readahead(dataset, block)
+    if block:
+        sampler.will_need = will_need_hook(dataset)
     return torch.utils.data.DataLoader(
         dataset,
         batch_size=batch_size,
