@@ -142,29 +142,41 @@ def randomness(ds, order: str | None, a) -> tuple[float, float]:
     return float(np.abs(np.diff(idx)).mean()), float(np.mean(per_batch))
 
 
-def loader_rate(ds, order: str | None, workers: int, a, max_windows: int) -> float:
-    """Windows/s of one pass of the training loader over ``ds`` (clock from the first batch)."""
+def loader_rate(ds, order: str | None, workers: int, a, max_windows: int) -> tuple[float, float]:
+    """Windows/s of one pass of the training loader over ``ds`` and windows per CPU-second of its processes (main
+    and workers), both from the first batch on (worker start-up and the first batch are not counted)."""
     from neurokit.training.optim import make_loader
 
     dl = make_loader(ds, sampler(len(ds), order, a), a.batch_size, workers)
-    n, t = 0, 0.0
+    n, t, c = 0, 0.0, 0.0
+    last = min(len(dl), -(-max_windows // a.batch_size)) - 1  # the clocks stop here, before the workers exit
     it = iter(dl)
+    pids = [w.pid for w in getattr(it, "_workers", [])]
     for i, (x, _) in enumerate(it):
         if i == 0:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), cpu_seconds(pids)
         else:
             n += len(x)
-        if (i + 1) * a.batch_size >= max_windows:
+        if i >= last:
             break
-    rate = n / (time.perf_counter() - t)
-    getattr(it, "_shutdown_workers", lambda: None)()  # workers joined: their CPU time is counted (cpu_seconds)
-    return rate
+    wall, cpu = time.perf_counter() - t, cpu_seconds(pids) - c
+    getattr(it, "_shutdown_workers", lambda: None)()
+    return n / wall, n / max(cpu, 1e-9)
 
 
-def cpu_seconds() -> float:
-    """CPU seconds of this process and of its children that have exited (DataLoader workers, once joined)."""
+def cpu_seconds(pids: list[int] = []) -> float:  # noqa: B006 (read only)
+    """CPU seconds (user + system) of this process and of the running processes ``pids`` (``/proc``)."""
     t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
+    total = t.user + t.system
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
 
 
 def raw_rate(paths: list[Path], n_windows: int, block: int = 64) -> float:
@@ -234,7 +246,10 @@ def measure(store, configs, a) -> dict:
             elif key == "file":
                 rates[key].append(file_rate(paths, n, wbytes))
             else:
-                rates[key].append(loader_rate(src, key[0], key[1], a, n))
+                wall, per_cpu = loader_rate(src, key[0], key[1], a, n)
+                rates[key].append(wall)
+                cpu[key].append(per_cpu)
+                continue
             cpu[key].append(n / max(cpu_seconds() - c0, 1e-9))
     rand = {c[0]: randomness(ds, c[0], a) for c in configs if c[0] is not None}
     return {
@@ -269,7 +284,7 @@ def report(res: dict, label: str, cold: bool) -> None:
     print(f"  file read in order, 8 MiB pieces       {fil:9.0f} windows/s {fil * mb:8.0f} MB/s  {fil / raw:5.2f}x raw")
     if cpu and not cold:
         per = ", ".join(f"{_name(k)} {v:.0f}" for k, v in cpu.items())
-        print(f"  windows per CPU-second (main process and workers; a load-proof measure of the work): {per}")
+        print(f"  windows per CPU-second (main process and workers, from the first batch): {per}")
     for c, r in med.items():
         if c in ("raw", "file"):
             continue
