@@ -294,6 +294,12 @@ def report(res: dict, label: str, cold: bool) -> None:
             f"  {name} workers={c[1]}               {r:9.0f} windows/s "
             f"{r * mb:8.0f} MB/s  {r / raw:5.2f}x raw {r / fil:5.2f}x file  ({passes})"
         )
+    ws = sorted({c[1] for c in med if not isinstance(c, str)})
+    if len(ws) > 1:
+        for o in dict.fromkeys(c[0] for c in med if not isinstance(c, str)):
+            hi, lo = (o, ws[-1]), (o, ws[0])
+            extra = f", per CPU-second {cpu[hi] / cpu[lo]:.2f}×" if cpu and not cold else ""
+            print(f"  {o or 'sequential'}: workers={ws[-1]} / workers={ws[0]} = {med[hi] / med[lo]:.2f}×{extra}")
     for order, (dist, recs) in res["random"].items():
         print(f"  {order} order: successive windows {dist:.0f} windows apart on average, {recs:.1f} recordings a batch")
 
@@ -315,7 +321,7 @@ def main() -> None:
     ap.add_argument("--windows", type=int, help="synthetic store: windows (default: about 400 MB of float32)")
     ap.add_argument("--dtype", choices=("float32", "float16"), default="float32", help="synthetic store's values")
     ap.add_argument("--compare-dtypes", action="store_true", help="cold float32 and float16 stores, and their ratio")
-    ap.add_argument("--workers", type=int, default=0)
+    ap.add_argument("--workers", type=int, nargs="+", default=[0], help="worker counts (several: each measured)")
     ap.add_argument("--shuffle", action="store_true")
     ap.add_argument("--order", choices=("random", "block", "both"), default="both", help="shuffled order(s)")
     ap.add_argument("--block", type=int, default=64, help="block order: windows per block")
@@ -335,7 +341,7 @@ def main() -> None:
     if a.table:
         configs = [(o, w) for w in (0, 1, 2) for o in (None, *shuffled)]
     else:
-        configs = [(o, a.workers) for o in (shuffled or [None])]
+        configs = [(o, w) for w in a.workers for o in (shuffled or [None])]
     if a.compare_dtypes:
         compare_dtypes(configs, a)
         return
