@@ -1013,9 +1013,9 @@ class PatchStore:
             Samples that will be read soon, in increasing order.
         """
         if self.readahead > 0 and self._starts is None and len(rows):
-            self._read_ahead(np.asarray(rows, dtype=np.int64))
+            self._read_ahead(np.asarray(rows, dtype=np.int64), background=True)
 
-    def _read_ahead(self, rows: np.ndarray) -> None:
+    def _read_ahead(self, rows: np.ndarray, background: bool = False) -> None:
         """Ask the kernel to read each not-yet-advised block of :attr:`readahead` rows touched by ``rows`` as one
         range of the file: in a block order (:class:`~neurokit.training.optim.EpochSampler`) the first window read
         from a block brings the whole block into the page cache in large reads, and its other windows, read in
@@ -1036,10 +1036,11 @@ class PatchStore:
                 self.readahead = 0  # a layout whose bytes cannot be located: stop asking
                 return
             try:
-                os.posix_fadvise(self._file().id.get_vfd_handle(), span[0], span[1] - span[0], os.POSIX_FADV_WILLNEED)
+                fd = self._file().id.get_vfd_handle()
             except (OSError, ValueError, TypeError, AttributeError):
                 self.readahead = 0
                 return
+            _will_need(fd, span[0], span[1], background)
 
     def _read_chunks(self, d, rows: np.ndarray, at: np.ndarray, out: np.ndarray) -> None:
         """Each row's chunk (a whole unfiltered window) straight into ``out[at]``."""
@@ -1116,6 +1117,43 @@ def is_store_file(path: str | Path) -> bool:
             return "format" in f.attrs
     except OSError:
         return False
+
+
+#: bytes per read-ahead request: the kernel reads at most its read-ahead size (``read_ahead_kb``, often 128 kB to
+#: 8 MB) per ``POSIX_FADV_WILLNEED``, so a block is asked for in pieces
+WILL_NEED_PIECE = 1 << 20
+#: this process's background read-ahead requests (file descriptor, start, end), and its thread, by process id
+_ADVICE: dict[int, Any] = {}
+
+
+def _will_need(fd: int, start: int, end: int, background: bool) -> None:
+    """``POSIX_FADV_WILLNEED`` over bytes ``start:end`` of ``fd`` in :data:`WILL_NEED_PIECE` pieces; ``background``:
+    by a thread of this process (the kernel may block the caller while its request queue is full)."""
+    if background:
+        import queue
+        import threading
+
+        q = _ADVICE.get(os.getpid())
+        if q is None:
+            _ADVICE.clear()  # a forked process's inherited queue has no thread
+            q = _ADVICE[os.getpid()] = queue.SimpleQueue()
+            threading.Thread(target=_advise_loop, args=(q,), name="neurokit-readahead", daemon=True).start()
+        q.put((fd, start, end))
+        return
+    _advise(fd, start, end)
+
+
+def _advise(fd: int, start: int, end: int) -> None:
+    for off in range(start, end, WILL_NEED_PIECE):
+        try:
+            os.posix_fadvise(fd, off, min(WILL_NEED_PIECE, end - off), os.POSIX_FADV_WILLNEED)
+        except OSError:  # the file was closed meanwhile (a background request): nothing to read ahead
+            return
+
+
+def _advise_loop(q: Any) -> None:
+    while True:
+        _advise(*q.get())
 
 
 def _byte_span(d, first: int, last: int) -> tuple[int, int] | None:
