@@ -188,3 +188,19 @@ def test_worker_batches_reach_the_loop_uncopied_and_a_kept_one_never_changes(tmp
     # 20 batches: all but those a worker sent while every one of its buffers was held came in a buffer
     assert 12 <= in_slot <= 20
     assert all(len(p.storages) <= dataset_mod._SlotPool.MAX_SLOTS for p in dataset_mod._PEERS.values())
+
+
+def test_batches_read_in_the_process_reuse_let_go_buffers_and_a_kept_one_never_changes(tmp_path):
+    x, _ = _write(tmp_path / "s.h5", 40)
+    ds = PatchDataset(tmp_path / "s.h5")
+    sampler = EpochSampler(40, batch_size=4, seed=6, drop_last=False)
+    order = list(sampler)
+    ptrs, kept = [], []
+    for b, (xb, _) in enumerate(make_loader(ds, sampler, 4)):
+        np.testing.assert_array_equal(xb.numpy(), x[order[4 * b : 4 * b + 4]])
+        ptrs.append(xb.untyped_storage().data_ptr())
+        if b == 2:
+            kept.append(xb[1:])  # a view kept: its buffer is not lent again
+    np.testing.assert_array_equal(kept[0].numpy(), x[order[9:12]])
+    assert len(ptrs) == 10 and len(set(ptrs)) <= dataset_mod._LocalPool.MAX  # a few buffers, lent again and again
+    assert ptrs[2] not in ptrs[3:]

@@ -386,6 +386,47 @@ class _SlotPool:
         return len(self.storages) - 1
 
 
+class _LocalPool:
+    """Batch buffers of a process that reads its own batches (no DataLoader worker), reused once let go.
+
+    A batch of 128 30-s windows (58 MB) is above the size glibc serves from its heap: each ``torch.empty`` of it
+    would map fresh pages and fault them in (≈ 2 ms per MB on the 2-core VM, more than reading the windows). Here a
+    batch is lent as a tensor of its own over one of a few buffers, and the buffer is lent again once nothing refers
+    to that tensor (or a view of it): a batch kept never changes, it only makes the next one take other memory.
+    """
+
+    #: buffers kept: the batch in use, the one before it, and one to spare
+    MAX = 3
+
+    def __init__(self) -> None:
+        self.buffers: list[tuple[torch.Tensor, Any]] = []  # (buffer, weak reference to the array lent over it)
+        self.lock = threading.Lock()
+
+    def lend(self, shape: tuple[int, ...]) -> torch.Tensor:
+        n = int(np.prod(shape))
+        with self.lock:
+            for k, (buf, ref) in enumerate(self.buffers):
+                if buf.numel() >= n and (ref is None or ref() is None):
+                    return self._over(k, buf, n, shape)
+            if len(self.buffers) < self.MAX:
+                self.buffers.append((torch.empty(n, dtype=torch.float32), None))
+                return self._over(len(self.buffers) - 1, self.buffers[-1][0], n, shape)
+            small = [k for k, (buf, ref) in enumerate(self.buffers) if ref is None or ref() is None]
+            if small:  # a free buffer too small for this batch: replaced by one that fits
+                k = small[0]
+                self.buffers[k] = (torch.empty(n, dtype=torch.float32), None)
+                return self._over(k, self.buffers[k][0], n, shape)
+        return torch.empty(shape, dtype=torch.float32)
+
+    def _over(self, k: int, buf: torch.Tensor, n: int, shape: tuple[int, ...]) -> torch.Tensor:
+        arr = buf.numpy()[:n].reshape(shape)  # holds the buffer; the tensor below holds it
+        self.buffers[k] = (buf, weakref.ref(arr))
+        return torch.from_numpy(arr)
+
+
+#: the reused batch buffers of this process's own reads (a forked worker's copy is never lent: workers use slots)
+_LOCAL = _LocalPool()
+
 #: this worker process's slot pool (keyed by process id: a pool is never used across a fork)
 _POOL: dict[int, _SlotPool] = {}
 
@@ -394,7 +435,7 @@ def _batch_tensor(shape: tuple[int, ...], pooled: bool = True) -> tuple[torch.Te
     """An uninitialised float32 tensor and its slot: in a DataLoader worker, a free slot of the worker's
     :class:`_SlotPool` when ``pooled``; else ordinary memory."""
     if torch.utils.data.get_worker_info() is None:
-        return torch.empty(shape, dtype=torch.float32), None
+        return (_LOCAL.lend(shape) if pooled else torch.empty(shape, dtype=torch.float32)), None
     nbytes = int(np.prod(shape)) * 4
     # the pool's pipe and poll are POSIX; Linux is where it is tested (other platforms: torch's own transfer)
     if pooled and sys.platform.startswith("linux") and hasattr(torch.UntypedStorage, "_new_shared"):
