@@ -25,7 +25,8 @@ per chunk, as ``prepare`` writes it; recordings of 20 windows) is written to a t
 writes it in half precision (a writer that takes ``dtype=``), ``--compare-dtypes`` writes both and prints both cold
 figures and their ratio. ``--store`` takes a store file or a shard set's folder.
 
-The last line is ``N windows/s (R× raw)`` of the last configuration (with the file read's ratio beside it).
+The last line is ``N windows/s (R× raw)`` of the last configuration (the line before it gives its ratio to the
+file read).
 
 Usage::
 
@@ -309,8 +310,12 @@ def _name(key) -> str:
 
 
 def final_line(res: dict, config) -> str:
+    """Two lines: the last configuration against the file read, then ``N windows/s (R× raw)``."""
     r = res["med"][config]
-    return f"{r:.0f} windows/s ({r / res['med']['raw']:.2f}× raw; {r / res['med']['file']:.2f}× the file read)"
+    return (
+        f"{_name(config)}: {r / res['med']['file']:.2f}× the file read\n"
+        f"{r:.0f} windows/s ({r / res['med']['raw']:.2f}× raw)"
+    )
 
 
 def main() -> None:
