@@ -113,6 +113,7 @@ def test_block_order_reads_ahead_each_block_once_through_the_loader(tmp_path, mo
     d = st._patches_dataset()
     starts = [int(d.id.get_chunk_info_by_coord((8 * b, 0, 0, 0)).byte_offset) for b in range(5)]
     assert sorted(calls) == sorted((a + k, min(8000, 25600 - k)) for a in starts for k in range(0, 25600, 8000))
+    assert st.advise_on_read is False  # the sampler asked ahead: the reads themselves did not ask again
     # the random order turns it off again
     make_loader(ds, EpochSampler(40, batch_size=4, seed=2), 4)
     assert st.readahead == 0 and set_readahead(ds, 8) == 1 and st.readahead == 8

@@ -253,7 +253,7 @@ class PatchDataset(torch.utils.data.Dataset):
         return PatchBatch(x, yt, slot)
 
 
-def set_readahead(dataset: Any, rows: int) -> int:
+def set_readahead(dataset: Any, rows: int, on_read: bool = True) -> int:
     """Have every patch store under ``dataset`` read ahead in aligned blocks of ``rows`` windows
     (:attr:`PatchStore.readahead <neurokit.store.patch_store.PatchStore>`; 0: off): the first window read from a
     block asks the kernel for the whole block in large reads. For a block order
@@ -266,6 +266,9 @@ def set_readahead(dataset: Any, rows: int) -> int:
         through their ``ds``, ``dataset`` and ``datasets`` attributes).
     rows : int
         Windows per read-ahead block; 0 turns it off.
+    on_read : bool
+        Also ask for a block when a window of it is read (``False`` where the sampler asks for the blocks ahead,
+        through :meth:`PatchDataset.will_need`: the reading processes then do not ask again).
 
     Returns
     -------
@@ -286,7 +289,7 @@ def set_readahead(dataset: Any, rows: int) -> int:
         seen.add(id(d))
         if isinstance(d, PatchDataset):
             for st in d.stores:
-                st.readahead = int(rows)
+                st.readahead, st.advise_on_read = int(rows), bool(on_read)
                 n += 1
             continue
         for name in ("ds", "dataset"):

@@ -718,6 +718,8 @@ class PatchStore:
         #: rows per read-ahead block (0: none): :meth:`read_into` asks the kernel to read each aligned block of this
         #: many rows it touches as a whole (``posix_fadvise(POSIX_FADV_WILLNEED)``), once per block in a while
         self.readahead = 0
+        #: ask for a block on its first read too (off when the sampler asks for the blocks ahead: make_loader)
+        self.advise_on_read = True
         self._advised: OrderedDict[int, None] = OrderedDict()
         self._read_class_labels()
         problems = self.problems() if validate else []
@@ -961,7 +963,7 @@ class PatchStore:
             raise IndexError(f"{self.path}: sample {int(bad[0])} outside the store's {self.n_samples}")
         order = np.argsort(rows, kind="stable")
         rows, at = rows[order], at[order]
-        if self.readahead > 0 and self._starts is None:
+        if self.readahead > 0 and self.advise_on_read and self._starts is None:
             self._read_ahead(rows)
         if self._starts is not None:
             frames, T = self._file()["frames"], self.sample_shape[0]

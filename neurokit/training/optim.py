@@ -469,9 +469,10 @@ def make_loader(dataset, sampler, batch_size: int, num_workers: int = 0, device:
     torch.Size([4, 2])
     """
     block = sampler.block if getattr(sampler, "shuffle", False) and getattr(sampler, "order", "") == "block" else 0
-    set_readahead(dataset, block)
+    hook = will_need_hook(dataset) if block else None
+    set_readahead(dataset, block, on_read=hook is None)  # the sampler asks ahead: the readers need not ask again
     if block:
-        sampler.will_need = will_need_hook(dataset)
+        sampler.will_need = hook
     return torch.utils.data.DataLoader(
         dataset,
         batch_size=batch_size,
