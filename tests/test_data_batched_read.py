@@ -169,3 +169,38 @@ def test_a_worker_under_the_default_collate_returns_the_windows(tmp_path):
     got = list(dl)  # 10 batches: the worker's buffers are never handed back, later batches use ordinary memory
     np.testing.assert_array_equal(torch.cat([xb for xb, _ in got]).numpy(), x)
     assert torch.cat([yb for _, yb in got]).tolist() == y.tolist()
+
+
+def test_worker_batches_reach_the_loop_uncopied_and_a_kept_one_never_changes(tmp_path):
+    x, _ = _write(tmp_path / "s.h5", 60)
+    ds = PatchDataset(tmp_path / "s.h5")
+    sampler = EpochSampler(60, batch_size=3, seed=4, drop_last=False)
+    order = list(sampler)
+    kept, in_slot = [], 0
+    for b, (xb, _) in enumerate(make_loader(ds, sampler, 3, num_workers=2)):
+        np.testing.assert_array_equal(xb.numpy(), x[order[3 * b : 3 * b + 3]])
+        slots = {st.data_ptr() for p in dataset_mod._PEERS.values() for st in p.storages.values()}
+        in_slot += xb.untyped_storage().data_ptr() in slots  # the worker's buffer itself, not a copy of it
+        if b % 5 == 0:
+            kept.append((b, xb))  # held while later batches come: its buffer is not handed back meanwhile
+    for b, xb in kept:
+        np.testing.assert_array_equal(xb.numpy(), x[order[3 * b : 3 * b + 3]])
+    # 20 batches: all but those a worker sent while every one of its buffers was held came in a buffer
+    assert 12 <= in_slot <= 20
+    assert all(len(p.storages) <= dataset_mod._SlotPool.MAX_SLOTS for p in dataset_mod._PEERS.values())
+
+
+def test_batches_read_in_the_process_reuse_let_go_buffers_and_a_kept_one_never_changes(tmp_path):
+    x, _ = _write(tmp_path / "s.h5", 40)
+    ds = PatchDataset(tmp_path / "s.h5")
+    sampler = EpochSampler(40, batch_size=4, seed=6, drop_last=False)
+    order = list(sampler)
+    ptrs, kept = [], []
+    for b, (xb, _) in enumerate(make_loader(ds, sampler, 4)):
+        np.testing.assert_array_equal(xb.numpy(), x[order[4 * b : 4 * b + 4]])
+        ptrs.append(xb.untyped_storage().data_ptr())
+        if b == 2:
+            kept.append(xb[1:])  # a view kept: its buffer is not lent again
+    np.testing.assert_array_equal(kept[0].numpy(), x[order[9:12]])
+    assert len(ptrs) == 10 and len(set(ptrs)) <= dataset_mod._LocalPool.MAX  # a few buffers, lent again and again
+    assert ptrs[2] not in ptrs[3:]

@@ -415,3 +415,21 @@ def test_a_from_scratch_run_says_so_and_its_verdict_names_the_best_baseline(tiny
     assert v["beats_best"] == (v["model"] > v["best_value"])
     side = "above" if v["beats_best"] else "below"
     assert f"verdict on test AUROC: CBraMod {v['model']:.3f}, {side} the best classical baseline ({v['best']}: " in said
+
+
+def test_pretrain_reads_in_the_order_asked(tiny_store, tmp_path, monkeypatch):
+    import neurokit.training.trainer as trainer_mod
+    from neurokit.training.optim import EpochSampler
+
+    orders = []
+
+    class Spy(EpochSampler):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            orders.append(self.order)
+
+    monkeypatch.setattr(trainer_mod, "EpochSampler", Spy)
+    res = pretrain(tiny_store, tmp_path / "pt", _small(max_steps=1, read_order="block", val_fraction=0))
+    assert res["steps"] == 1 and "block" in orders and "random" not in orders[1:]
+    with pytest.raises(ConfigError, match="read_order='sorted'; allowed: random, block"):
+        _small(read_order="sorted")

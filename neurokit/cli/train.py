@@ -132,6 +132,11 @@ def pretrain(
     seed: int = typer.Option(0, help="Random seed (sampling, masks, initialisation)."),
     device: str = typer.Option("auto", help="auto, cpu, cuda or cuda:K (under torchrun: one GPU per process)."),
     num_workers: int = typer.Option(0, help="DataLoader worker processes."),
+    read_order: str = typer.Option(
+        "random",
+        "--read-order",
+        help="Order windows are read in each epoch: random (each anywhere in the store) or block (blocks of 64 consecutive windows in a random order, mixed through a buffer of 8 blocks: reads stay within a few blocks of the file, for stores larger than memory). Both read every window once an epoch.",
+    ),
     ckpt_every: int = typer.Option(
         0, "--checkpoint-every", "--ckpt-every", help="Also write last.pt every N steps (0: at each epoch end only)."
     ),
@@ -185,6 +190,7 @@ def pretrain(
         seed=seed,
         device=device,
         num_workers=num_workers,
+        read_order=read_order,
         ckpt_every=ckpt_every,
         split=None if split == "all" else split,
         subjects=parse_subjects(subjects),

@@ -6,6 +6,7 @@ import logging
 import os
 import sys
 import threading
+import weakref
 from collections.abc import Sequence as SequenceABC
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -202,14 +203,30 @@ class PatchDataset(torch.utils.data.Dataset):
             x = self.transform(x)
         return x, torch.as_tensor(self.stores[s].labels[i])
 
+    def will_need(self, indices: Sequence[int] | np.ndarray) -> None:
+        """Ask the kernel to bring samples ``indices`` into the page cache, in the stores' read-ahead blocks
+        (:attr:`PatchStore.readahead <neurokit.store.patch_store.PatchStore>`, set by :func:`set_readahead`;
+        stores without one are left alone). Returns at once: the reads go on in the background.
+
+        Parameters
+        ----------
+        indices : sequence of int
+            Samples of this dataset that will be read soon.
+        """
+        rows = self.index[np.asarray(indices, dtype=np.int64).reshape(-1)]
+        for si in np.unique(rows[:, 0]).tolist():
+            st = self.stores[si]
+            if st.readahead > 0:
+                st.will_need(np.sort(rows[rows[:, 0] == si, 1]))
+
     def __getitems__(self, indices: Sequence[int]) -> "PatchBatch | list":
         """Items ``indices`` read at once (``torch.utils.data.DataLoader`` calls this for each batch).
 
         The batch's samples are read store by store in increasing order, each straight into its place in one
         float32 tensor (:meth:`~neurokit.store.patch_store.PatchStore.read_into`). In a DataLoader worker that tensor is
         one of a few shared-memory buffers the worker reuses; with :func:`collate_patches` the main process
-        copies the batch out on receipt and hands the buffer back, instead of torch sending each batch in a
-        new shared-memory file (whose page faults cost more than the read). The items equal
+        hands the batch on in that buffer (no copy) and gives the buffer back once the batch is let go, instead of
+        torch sending each batch in a new shared-memory file (whose page faults cost more than the read). The items equal
         ``[self[k] for k in indices]``, in that order.
 
         Returns
@@ -236,6 +253,86 @@ class PatchDataset(torch.utils.data.Dataset):
         return PatchBatch(x, yt, slot)
 
 
+def set_readahead(dataset: Any, rows: int, on_read: bool = True) -> int:
+    """Have every patch store under ``dataset`` read ahead in aligned blocks of ``rows`` windows
+    (:attr:`PatchStore.readahead <neurokit.store.patch_store.PatchStore>`; 0: off): the first window read from a
+    block asks the kernel for the whole block in large reads. For a block order
+    (:class:`~neurokit.training.optim.EpochSampler` ``order="block"``), whose blocks the reads then stay in.
+
+    Parameters
+    ----------
+    dataset : torch.utils.data.Dataset
+        A :class:`PatchDataset`, or a wrapper of some (``ScaledDataset``, ``Subset``, ``ConcatDataset``: followed
+        through their ``ds``, ``dataset`` and ``datasets`` attributes).
+    rows : int
+        Windows per read-ahead block; 0 turns it off.
+    on_read : bool
+        Also ask for a block when a window of it is read (``False`` where the sampler asks for the blocks ahead,
+        through :meth:`PatchDataset.will_need`: the reading processes then do not ask again).
+
+    Returns
+    -------
+    int
+        The stores set.
+
+    Examples
+    --------
+    >>> set_readahead(torch.utils.data.TensorDataset(torch.zeros(2)), 64)  # no store under it
+    0
+    """
+    seen: set[int] = set()
+    todo, n = [dataset], 0
+    while todo:
+        d = todo.pop()
+        if id(d) in seen:
+            continue
+        seen.add(id(d))
+        if isinstance(d, PatchDataset):
+            for st in d.stores:
+                st.readahead, st.advise_on_read = int(rows), bool(on_read)
+                n += 1
+            continue
+        for name in ("ds", "dataset"):
+            inner = getattr(d, name, None)
+            if isinstance(inner, torch.utils.data.Dataset):
+                todo.append(inner)
+        todo.extend(x for x in getattr(d, "datasets", None) or () if isinstance(x, torch.utils.data.Dataset))
+    return n
+
+
+def will_need_hook(dataset: Any) -> Callable[[np.ndarray], None] | None:
+    """A callable ``f(indices)`` that asks for ``dataset``'s samples ``indices`` ahead of their reads
+    (:meth:`PatchDataset.will_need`), through wrappers that keep its numbering (``ScaledDataset``'s ``ds``) or map it
+    (torch's ``Subset``); ``None`` for any other dataset.
+
+    Parameters
+    ----------
+    dataset : torch.utils.data.Dataset
+        The dataset a loader reads.
+
+    Returns
+    -------
+    callable or None
+
+    Examples
+    --------
+    >>> will_need_hook(torch.utils.data.TensorDataset(torch.zeros(2))) is None
+    True
+    """
+    if isinstance(dataset, PatchDataset):
+        return dataset.will_need
+    if isinstance(dataset, torch.utils.data.Subset):
+        inner = will_need_hook(dataset.dataset)
+        if inner is None:
+            return None
+        mapping = np.asarray(dataset.indices, dtype=np.int64)
+        return lambda idx: inner(mapping[np.asarray(idx, dtype=np.int64)])
+    inner_ds = getattr(dataset, "ds", None)
+    if isinstance(inner_ds, torch.utils.data.Dataset) and len(inner_ds) == len(dataset):  # type: ignore[arg-type]
+        return will_need_hook(inner_ds)
+    return None
+
+
 def _shared_tensor(storage: torch.UntypedStorage, shape: tuple[int, ...]) -> torch.Tensor:
     strides = tuple(int(np.prod(shape[i + 1 :])) for i in range(len(shape)))
     return torch.empty(0, dtype=torch.float32).set_(storage, 0, shape, strides)
@@ -246,17 +343,20 @@ class _SlotPool:
 
     Torch sends a worker's batch to the main process as a new shared-memory file per batch; filling its
     fresh pages costs more than reading the windows (page faults: ≈ 15 ms per 7 MB batch on the 2-core VM,
-    against ≈ 1 ms to read it). Here a worker fills one of a few slots that stay mapped in both processes;
-    the main process copies the batch out when it receives it (:func:`_receive_slot`, into memory its
-    allocator reuses) and hands the slot back through a pipe (a syscall on both sides: the copy is complete
-    before the worker writes the slot again). A slot's storage handle and the pipe go with its batches until the
-    worker has seen that slot handed back once; from then on the main process holds them (:data:`_PEERS`, until
-    the worker exits). A slot is taken only when free; when none is (or for a larger batch, or under a collate
-    that never hands slots back) the batch goes in ordinary memory, which torch sends as it sends any batch.
+    against ≈ 1 ms to read it). Here a worker fills one of a few slots that stay mapped in both processes.
+    The main process hands the batch on as it lies in the slot, without a copy (:func:`_receive_slot`: a tensor
+    over the slot's memory), and hands the slot back through a pipe once nothing refers to that tensor any more
+    (checked whenever a batch arrives): the worker writes a slot again only after the consumer has let go of its
+    batch, so a batch kept (in a list, on a queue) never changes. A slot's storage handle and the pipe go with
+    its batches until the worker has seen that slot handed back once; from then on the main process holds them
+    (:data:`_PEERS`, until the worker exits). A slot is taken only when free; when none is (a consumer that
+    keeps its batches, a larger batch, a collate that never hands slots back) the batch goes in ordinary
+    memory, which torch sends as it sends any batch.
     """
 
-    #: slots per worker: the batches it has in flight (torch's ``prefetch_factor`` 2, and the one being filled)
-    MAX_SLOTS = 4
+    #: slots per worker: the batch the consumer holds, the one it held before (handed back when the next batch
+    #: arrives), torch's ``prefetch_factor`` 2 in flight, and one to spare
+    MAX_SLOTS = 5
 
     def __init__(self, nbytes: int) -> None:
         self.nbytes = nbytes
@@ -289,6 +389,47 @@ class _SlotPool:
         return len(self.storages) - 1
 
 
+class _LocalPool:
+    """Batch buffers of a process that reads its own batches (no DataLoader worker), reused once let go.
+
+    A batch of 128 30-s windows (58 MB) is above the size glibc serves from its heap: each ``torch.empty`` of it
+    would map fresh pages and fault them in (≈ 2 ms per MB on the 2-core VM, more than reading the windows). Here a
+    batch is lent as a tensor of its own over one of a few buffers, and the buffer is lent again once nothing refers
+    to that tensor (or a view of it): a batch kept never changes, it only makes the next one take other memory.
+    """
+
+    #: buffers kept: the batch in use, the one before it, and one to spare
+    MAX = 3
+
+    def __init__(self) -> None:
+        self.buffers: list[tuple[torch.Tensor, Any]] = []  # (buffer, weak reference to the array lent over it)
+        self.lock = threading.Lock()
+
+    def lend(self, shape: tuple[int, ...]) -> torch.Tensor:
+        n = int(np.prod(shape))
+        with self.lock:
+            for k, (buf, ref) in enumerate(self.buffers):
+                if buf.numel() >= n and (ref is None or ref() is None):
+                    return self._over(k, buf, n, shape)
+            if len(self.buffers) < self.MAX:
+                self.buffers.append((torch.empty(n, dtype=torch.float32), None))
+                return self._over(len(self.buffers) - 1, self.buffers[-1][0], n, shape)
+            small = [k for k, (buf, ref) in enumerate(self.buffers) if ref is None or ref() is None]
+            if small:  # a free buffer too small for this batch: replaced by one that fits
+                k = small[0]
+                self.buffers[k] = (torch.empty(n, dtype=torch.float32), None)
+                return self._over(k, self.buffers[k][0], n, shape)
+        return torch.empty(shape, dtype=torch.float32)
+
+    def _over(self, k: int, buf: torch.Tensor, n: int, shape: tuple[int, ...]) -> torch.Tensor:
+        arr = buf.numpy()[:n].reshape(shape)  # holds the buffer; the tensor below holds it
+        self.buffers[k] = (buf, weakref.ref(arr))
+        return torch.from_numpy(arr)
+
+
+#: the reused batch buffers of this process's own reads (a forked worker's copy is never lent: workers use slots)
+_LOCAL = _LocalPool()
+
 #: this worker process's slot pool (keyed by process id: a pool is never used across a fork)
 _POOL: dict[int, _SlotPool] = {}
 
@@ -297,7 +438,7 @@ def _batch_tensor(shape: tuple[int, ...], pooled: bool = True) -> tuple[torch.Te
     """An uninitialised float32 tensor and its slot: in a DataLoader worker, a free slot of the worker's
     :class:`_SlotPool` when ``pooled``; else ordinary memory."""
     if torch.utils.data.get_worker_info() is None:
-        return torch.empty(shape, dtype=torch.float32), None
+        return (_LOCAL.lend(shape) if pooled else torch.empty(shape, dtype=torch.float32)), None
     nbytes = int(np.prod(shape)) * 4
     # the pool's pipe and poll are POSIX; Linux is where it is tested (other platforms: torch's own transfer)
     if pooled and sys.platform.startswith("linux") and hasattr(torch.UntypedStorage, "_new_shared"):
@@ -313,13 +454,15 @@ def _batch_tensor(shape: tuple[int, ...], pooled: bool = True) -> tuple[torch.Te
 
 
 class _Peer:
-    """Main process: a worker's pool, as received: the write end of its pipe and its slots' storages."""
+    """Main process: a worker's pool, as received: the write end of its pipe, its slots' storages, and the slots
+    whose batch the consumer may still hold (a weak reference to the array under that batch's tensor)."""
 
-    __slots__ = ("fd", "storages")
+    __slots__ = ("fd", "storages", "lent")
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.storages: dict[int, torch.UntypedStorage] = {}
+        self.lent: dict[int, weakref.ref] = {}
 
 
 #: the workers' pools this process has received batches from, by token; a pool is forgotten (its storages
@@ -327,6 +470,20 @@ class _Peer:
 _PEERS: dict[bytes, _Peer] = {}
 #: batches are received by the main thread, or by each DataLoader's pin-memory thread
 _PEERS_LOCK = threading.Lock()
+
+
+def _hand_back_released() -> None:
+    """Hand back (under :data:`_PEERS_LOCK`) every lent slot whose batch nothing refers to any more."""
+    for token, peer in list(_PEERS.items()):
+        done = [i for i, ref in peer.lent.items() if ref() is None]
+        if not done:
+            continue
+        for i in done:
+            del peer.lent[i]
+        try:
+            os.write(peer.fd, bytes(done))
+        except OSError:  # the worker has exited: nobody to hand it back to
+            os.close(_PEERS.pop(token).fd)
 
 
 def _forget_exited() -> None:
@@ -359,6 +516,7 @@ def release_worker_buffers() -> int:
     """
     with _PEERS_LOCK:
         n = len(_PEERS)
+        _hand_back_released()
         _forget_exited()
         return n - len(_PEERS)
 
@@ -366,9 +524,10 @@ def release_worker_buffers() -> int:
 def _receive_slot(
     storage: torch.UntypedStorage | None, token: bytes, free_fd: Any, slot: int, shape: tuple, y: np.ndarray
 ) -> list:
-    """Main process: a batch sent in a worker's slot, copied out; the slot handed back (:class:`_SlotPool`).
-    ``storage`` and ``free_fd`` come until the worker has seen the slot handed back once (then they are kept
-    here). A slot not handed back only makes the worker use ordinary memory for later batches."""
+    """Main process: a batch sent in a worker's slot, as ``[x, y]`` with ``x`` over the slot's memory (no copy);
+    the slot is lent until nothing refers to ``x`` (or a view of it), then handed back when a later batch arrives
+    (:class:`_SlotPool`). ``storage`` and ``free_fd`` come until the worker has seen the slot handed back once
+    (then they are kept here). A slot never handed back only makes the worker use ordinary memory."""
     fd = None
     if free_fd is not None:
         try:
@@ -376,6 +535,7 @@ def _receive_slot(
         except OSError:  # the worker has exited
             fd = None
     with _PEERS_LOCK:
+        _hand_back_released()
         peer = _PEERS.get(token)
         if fd is not None and peer is None:
             _forget_exited()
@@ -388,14 +548,12 @@ def _receive_slot(
             storage = peer.storages[slot]
         elif peer is not None:
             peer.storages[slot] = storage
-    x = torch.empty(shape, dtype=torch.float32)
-    x.copy_(_shared_tensor(storage, shape))
-    with _PEERS_LOCK:  # the descriptor is closed only under the lock (by another thread's _forget_exited too)
-        if peer is not None and _PEERS.get(token) is peer:
-            try:
-                os.write(peer.fd, bytes([slot]))
-            except OSError:  # the worker has exited: nobody to hand it back to
-                os.close(_PEERS.pop(token).fd)
+        # a tensor of its own over the slot's memory: its storage holds this array (which holds the slot's
+        # storage), so the array dies exactly when the last tensor viewing the batch does
+        arr = _shared_tensor(storage, shape).numpy()
+        x = torch.from_numpy(arr)
+        if peer is not None:
+            peer.lent[slot] = weakref.ref(arr)
     return [x, torch.from_numpy(y)]
 
 

@@ -190,7 +190,7 @@ def pretrain_record(cfg: PretrainConfig, stores, out_dir, resume: bool, overwrit
                 "store modality, grid, mesh, channels, sample shape, recipe", "subjects",
             ],
             "may_change": ["epochs", "max_steps (the schedule spans the new length)", "optim", "device",
-                           "num_workers", "ckpt_every", "progress"],
+                           "num_workers", "ckpt_every", "progress", "read_order (at an epoch's end)"],
         },
     }  # fmt: skip
 
@@ -452,6 +452,7 @@ def _pretrain(
         seed=cfg.seed,
         info=info,
         num_workers=cfg.num_workers,
+        read_order=cfg.read_order,
         out=out,
         ckpt_every=cfg.ckpt_every,
         log_steps=True,

@@ -885,6 +885,12 @@ class PatchStore:
         self._h5_pid = os.getpid()
         self._pds: Any = None  # this process's open 'patches' dataset (:meth:`_patches_dataset`)
         self._direct = False  # its chunks are whole unfiltered float32 windows: read chunk by chunk
+        #: rows per read-ahead block (0: none): :meth:`read_into` asks the kernel to read each aligned block of this
+        #: many rows it touches as a whole (``posix_fadvise(POSIX_FADV_WILLNEED)``), once per block in a while
+        self.readahead = 0
+        #: ask for a block on its first read too (off when the sampler asks for the blocks ahead: make_loader)
+        self.advise_on_read = True
+        self._advised: OrderedDict[int, None] = OrderedDict()
         self._read_class_labels()
         problems = self.problems() if validate else []
         if problems:
@@ -1134,6 +1140,8 @@ class PatchStore:
             raise IndexError(f"{self.path}: sample {int(bad[0])} outside the store's {self.n_samples}")
         order = np.argsort(rows, kind="stable")
         rows, at = rows[order], at[order]
+        if self.readahead > 0 and self.advise_on_read and self._starts is None:
+            self._read_ahead(rows)
         if self._starts is not None:
             frames, T = self._file()["frames"], self.sample_shape[0]
             for r, k in zip(rows.tolist(), at.tolist()):
@@ -1173,6 +1181,45 @@ class PatchStore:
             )
             self._pds = d
         return self._pds
+
+    def will_need(self, rows: np.ndarray) -> None:
+        """Ask the kernel to read the :attr:`readahead` blocks holding ``rows`` (sorted sample numbers) into the page
+        cache in the background (nothing when :attr:`readahead` is 0 or the layout is the frame one).
+
+        Parameters
+        ----------
+        rows : ndarray of int, shape (k,)
+            Samples that will be read soon, in increasing order.
+        """
+        if self.readahead > 0 and self._starts is None and len(rows):
+            self._read_ahead(np.asarray(rows, dtype=np.int64), background=True)
+
+    def _read_ahead(self, rows: np.ndarray, background: bool = False) -> None:
+        """Ask the kernel to read each not-yet-advised block of :attr:`readahead` rows touched by ``rows`` as one
+        range of the file: in a block order (:class:`~neurokit.training.optim.EpochSampler`) the first window read
+        from a block brings the whole block into the page cache in large reads, and its other windows, read in
+        later batches, come from memory. Nothing happens where the kernel cannot tell (no POSIX, other drivers)."""
+        if not hasattr(os, "posix_fadvise"):
+            return
+        d = self._patches_dataset()
+        ra = self.readahead
+        for b in np.unique(rows // ra).tolist():
+            if b in self._advised:
+                self._advised.move_to_end(b)
+                continue
+            self._advised[b] = None
+            while len(self._advised) > 64:  # blocks recently advised (a block is read within a few batches)
+                self._advised.popitem(last=False)
+            span = _byte_span(d, b * ra, min((b + 1) * ra, self.n_samples) - 1)
+            if span is None:
+                self.readahead = 0  # a layout whose bytes cannot be located: stop asking
+                return
+            try:
+                fd = self._file().id.get_vfd_handle()
+            except (OSError, ValueError, TypeError, AttributeError):
+                self.readahead = 0
+                return
+            _will_need(fd, span[0], span[1], background)
 
     def _read_chunks(self, d, rows: np.ndarray, at: np.ndarray, out: np.ndarray) -> None:
         """Each row's chunk (a whole unfiltered window) straight into ``out[at]``; a float16 store's chunks into one
@@ -1218,6 +1265,7 @@ class PatchStore:
     def __getstate__(self):  # DataLoader workers reopen the file themselves
         d = dict(self.__dict__)
         d["_h5"] = d["_pds"] = None
+        d["_advised"] = OrderedDict()
         return d
 
     def __repr__(self) -> str:
@@ -1254,6 +1302,66 @@ def is_store_file(path: str | Path) -> bool:
             return "format" in f.attrs
     except OSError:
         return False
+
+
+#: bytes per read-ahead request: the kernel reads at most its read-ahead size (``read_ahead_kb``, often 128 kB to
+#: 8 MB) per ``POSIX_FADV_WILLNEED``, so a block is asked for in pieces
+WILL_NEED_PIECE = 1 << 20
+#: this process's background read-ahead requests (file descriptor, start, end), and its thread, by process id
+_ADVICE: dict[int, Any] = {}
+
+
+def _will_need(fd: int, start: int, end: int, background: bool) -> None:
+    """``POSIX_FADV_WILLNEED`` over bytes ``start:end`` of ``fd`` in :data:`WILL_NEED_PIECE` pieces; ``background``:
+    by a thread of this process (the kernel may block the caller while its request queue is full)."""
+    if background:
+        import queue
+        import threading
+
+        q = _ADVICE.get(os.getpid())
+        if q is None:
+            _ADVICE.clear()  # a forked process's inherited queue has no thread
+            q = _ADVICE[os.getpid()] = queue.SimpleQueue()
+            threading.Thread(target=_advise_loop, args=(q,), name="neurokit-readahead", daemon=True).start()
+        q.put((fd, start, end))
+        return
+    _advise(fd, start, end)
+
+
+def _advise(fd: int, start: int, end: int) -> None:
+    for off in range(start, end, WILL_NEED_PIECE):
+        try:
+            os.posix_fadvise(fd, off, min(WILL_NEED_PIECE, end - off), os.POSIX_FADV_WILLNEED)
+        except OSError:  # the file was closed meanwhile (a background request): nothing to read ahead
+            return
+
+
+def _advise_loop(q: Any) -> None:
+    while True:
+        _advise(*q.get())
+
+
+def _byte_span(d, first: int, last: int) -> tuple[int, int] | None:
+    """The bytes of the file that hold rows ``first..last`` of dataset ``d`` (a chunked dataset whose chunks span
+    its other axes, or a contiguous one), as ``(start, end)``; ``None`` when they cannot be located."""
+    try:
+        if d.chunks is None:
+            base = d.id.get_offset()
+            if base is None:
+                return None
+            row = int(np.prod(d.shape[1:])) * d.dtype.itemsize
+            return int(base) + first * row, int(base) + (last + 1) * row
+        if tuple(d.chunks[1:]) != tuple(d.shape[1:]):
+            return None
+        c = d.chunks[0]
+        lo = d.id.get_chunk_info_by_coord((first // c * c, *(0,) * (d.ndim - 1)))
+        hi = d.id.get_chunk_info_by_coord((last // c * c, *(0,) * (d.ndim - 1)))
+        if lo.byte_offset is None or hi.byte_offset is None:
+            return None
+        a, b = int(lo.byte_offset), int(hi.byte_offset) + int(hi.size)
+        return (a, b) if b > a else None  # chunks not in row order: no one range
+    except (AttributeError, RuntimeError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _identity(f, path: Path) -> tuple[int, int, int, int]:

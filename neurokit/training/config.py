@@ -17,7 +17,7 @@ from neurokit.models.registry import get_model_spec
 from neurokit.models.input_norm import check_mode
 from neurokit.models.registry import surface_recipe
 from neurokit.training.objectives import get_objective
-from neurokit.training.optim import OptimConfig, head_lr, optim_given
+from neurokit.training.optim import READ_ORDERS, OptimConfig, head_lr, optim_given
 
 #: how a fine-tuning run adapts the backbone (:class:`FinetuneConfig` ``strategy``)
 STRATEGIES = ("full", "frozen", "linear-probe", "lora")
@@ -318,6 +318,13 @@ class PretrainConfig:
     layout pooled with a large single-channel one gets enough steps (the quick start's EEGMMIDB store:
     docs/guide/pretraining.md).
 
+    ``read_order``: the order windows are read in each epoch (:class:`~neurokit.training.optim.EpochSampler`):
+    ``"random"`` (the default: each window anywhere in the store) or ``"block"`` (contiguous blocks of 64 windows in a
+    random order, mixed through a shuffle buffer of 8 blocks: reads stay within a few blocks of the file, for a store
+    larger than the page cache; a batch of 16 30-s windows then spans about 8 blocks instead of 16 places). Both
+    take every window once per epoch and resume exactly part-way through one; keep the order of a run when resuming
+    it in the middle of an epoch.
+
     Raises
     ------
     ConfigError
@@ -346,11 +353,14 @@ class PretrainConfig:
     max_windows: int | None = None
     layout_repeats: dict[str, int] | None = None
     heldout_own_scale: bool = False
+    read_order: str = "random"
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
             bad = "epochs" if self.epochs < 1 else "batch_size"
             raise ConfigError(f"{bad}={getattr(self, bad)}: must be >= 1")
+        if self.read_order not in READ_ORDERS:
+            raise ConfigError(f"read_order={self.read_order!r}; allowed: {', '.join(READ_ORDERS)}")
         if self.max_steps is not None and self.max_steps < 1:
             raise ConfigError(f"max_steps={self.max_steps}: must be >= 1 when given")
         if self.num_workers < 0:

@@ -5,19 +5,39 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch
 
 from neurokit._utils.errors import ConfigError
-from neurokit.data.dataset import collate_patches
+from neurokit.data.dataset import collate_patches, set_readahead, will_need_hook
+
+
+#: Orders of :class:`EpochSampler` (``shuffle=True``): every window drawn at random, or contiguous blocks of windows
+#: in a random order, mixed through a shuffle buffer
+READ_ORDERS = ("random", "block")
 
 
 class EpochSampler(torch.utils.data.Sampler[int]):
     """Shuffled indices for one epoch, identical on every run with the same seed, sharded across
     ranks, and able to start part-way through (``start_batch``) so a resumed job sees exactly the
     batches it had not seen yet.
+
+    Two shuffled orders (``order``):
+
+    * ``"random"`` (the default): a uniform permutation of every sample (``torch.randperm`` seeded by
+      ``seed * 100003 + epoch``); successive samples lie anywhere in the store, so each is its own read.
+    * ``"block"``: the samples cut into contiguous blocks of ``block`` (the last one shorter), the blocks put in
+      a random order, then shuffled within consecutive groups of ``buffer`` samples (a shuffle buffer of
+      ``buffer / block`` blocks, filled, emptied in random order, filled again). A batch mixes windows of about
+      ``buffer / block`` blocks, and the store is read that many blocks at a time, so the reads stay within a
+      small part of the file (what a disk or a network file system serves well, and what
+      :func:`make_loader` reads ahead block by block) while the windows of one recording still spread over
+      many batches. Seeded by ``(seed, epoch)`` (the block order) and ``(seed, epoch, rank)`` (the buffer).
+
+    Both orders take every sample once per epoch (over all ranks: all but ``n % world_size``, see ``rank``),
+    and ``start_batch`` continues the very order an uninterrupted epoch takes.
 
     Parameters
     ----------
@@ -26,17 +46,34 @@ class EpochSampler(torch.utils.data.Sampler[int]):
     batch_size : int
         Samples per batch (per rank).
     seed : int
-        Seed of the shuffle; with ``epoch`` it fixes the order (``seed * 100003 + epoch``).
+        Seed of the shuffle; with ``epoch`` (and for ``"block"`` the rank) it fixes the order.
     epoch : int
         The epoch (0-based) whose order to give.
     shuffle : bool
         Shuffle; ``False``: sample order.
     rank, world_size : int
-        This process's rank and the number of processes: each rank takes an equal shard (``n // world_size``).
+        This process's rank and the number of processes. The epoch's order (random, or the blocks in their
+        random order) is cut into ``world_size`` contiguous, disjoint parts of ``n // world_size`` samples, one per
+        rank, so every rank takes the same number of steps; the ``n % world_size`` samples at the end of the
+        order are left out of that epoch (other samples each epoch, as the order changes). With ``"block"`` a
+        rank takes whole blocks, but for at most one block at each end of its part, which it shares with the
+        neighbouring rank (each reading its own windows of it).
     start_batch : int
         Batches of the epoch already seen (skipped).
     drop_last : bool
         Leave out the last incomplete batch of each shard.
+    order : {"random", "block"}
+        The shuffled order (see above); ignored when ``shuffle=False``.
+    block : int
+        ``order="block"``: samples per block (64 30-s windows of 19 channels: 29 MB of float32).
+    buffer : int
+        ``order="block"``: samples in the shuffle buffer (default ``8 * block``); 1 (or 0) is a block shuffle alone
+        (each block's windows in their stored order).
+
+    Raises
+    ------
+    ConfigError
+        An unknown ``order``, or ``block`` < 1.
 
     Examples
     --------
@@ -44,6 +81,9 @@ class EpochSampler(torch.utils.data.Sampler[int]):
     [0, 1, 2, 3]
     >>> list(EpochSampler(5, batch_size=2, seed=0, shuffle=False, start_batch=1, drop_last=False))
     [2, 3, 4]
+    >>> s = EpochSampler(10, batch_size=5, seed=0, order="block", block=5, buffer=1)
+    >>> sorted(s) == list(range(10)), [sorted(list(s)[:5])[0] % 5, sorted(list(s)[5:])[0] % 5]
+    (True, [0, 0])
     """
 
     def __init__(
@@ -58,25 +98,70 @@ class EpochSampler(torch.utils.data.Sampler[int]):
         world_size: int = 1,
         start_batch: int = 0,
         drop_last: bool = True,
+        order: str = "random",
+        block: int = 64,
+        buffer: int | None = None,
     ) -> None:
+        if order not in READ_ORDERS:
+            raise ConfigError(f"order={order!r}; allowed: {', '.join(READ_ORDERS)}")
+        if block < 1:
+            raise ConfigError(f"block={block}: must be >= 1")
         self.n, self.bs, self.seed, self.epoch = n, batch_size, seed, epoch
         self.shuffle, self.rank, self.world, self.start = shuffle, rank, world_size, start_batch
         self.drop_last = drop_last
+        self.order, self.block = order, int(block)
+        self.buffer = 8 * self.block if buffer is None else int(buffer)
+        self._cache: list[int] | None = None
+        self._plan: np.ndarray | None = None  # block order: the rank's positions before the buffer
+        #: block order: called with the samples of the next group of blocks as the order enters each group (the
+        #: loader's dataset asks the kernel for them ahead: :func:`make_loader`)
+        self.will_need: Callable[[np.ndarray], None] | None = None
 
     def _indices(self) -> list[int]:
-        if self.shuffle:
-            g = torch.Generator().manual_seed(self.seed * 100003 + self.epoch)
-            idx = torch.randperm(self.n, generator=g).tolist()
-        else:
-            idx = list(range(self.n))
+        if self._cache is not None:
+            return self._cache
         per_rank = self.n // self.world  # equal shards: every rank takes the same number of steps
-        idx = idx[self.rank * per_rank : (self.rank + 1) * per_rank]
+        lo, hi = self.rank * per_rank, (self.rank + 1) * per_rank
+        if self.shuffle and self.order == "block":
+            idx = self._block_order(lo, hi)
+        elif self.shuffle:
+            g = torch.Generator().manual_seed(self.seed * 100003 + self.epoch)
+            idx = torch.randperm(self.n, generator=g).tolist()[lo:hi]
+        else:
+            idx = list(range(lo, hi))
         if self.drop_last:
             idx = idx[: (len(idx) // self.bs) * self.bs]
-        return idx[self.start * self.bs :]
+        self._cache = idx[self.start * self.bs :]
+        return self._cache
+
+    def _block_order(self, lo: int, hi: int) -> list[int]:
+        """Positions ``lo:hi`` of the epoch's block order, through this rank's shuffle buffer."""
+        nb = -(-self.n // self.block)
+        blocks = np.random.default_rng([self.seed, self.epoch]).permutation(nb)  # the same on every rank
+        seq = (blocks[:, None] * self.block + np.arange(self.block)).reshape(-1)
+        seq = seq[seq < self.n][lo:hi]  # the last block is the short one
+        self._plan = seq
+        return _shuffle_buffer(seq, self.buffer, np.random.default_rng([self.seed, self.epoch, self.rank, 1]))
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._indices())
+        idx = self._indices()
+        if self.will_need is None or self._plan is None:
+            return iter(idx)
+        return self._ahead(idx, self._plan, self.will_need)
+
+    def _ahead(self, idx: list[int], plan: np.ndarray, hook: Callable[[np.ndarray], None]) -> Iterator[int]:
+        """``idx``, calling ``hook`` with the samples of the next group of ``buffer`` positions (the blocks the
+        buffer fills with next) as each group starts: they are on their way while this group is read."""
+        g = max(self.buffer, self.block, 1)
+        off, asked = self.start * self.bs, -1
+        for k, i in enumerate(idx):
+            grp = (off + k) // g
+            if grp > asked:
+                ahead = plan[(grp if asked < 0 else grp + 1) * g : (grp + 2) * g]
+                if len(ahead):
+                    hook(ahead)
+                asked = grp
+            yield i
 
     def __len__(self) -> int:
         return len(self._indices())
@@ -85,6 +170,16 @@ class EpochSampler(torch.utils.data.Sampler[int]):
         """Batches each rank takes in a whole epoch (whatever ``start_batch`` is)."""
         per_rank = self.n // self.world
         return per_rank // self.bs if self.drop_last else math.ceil(per_rank / self.bs)
+
+
+def _shuffle_buffer(seq: np.ndarray, size: int, rng: np.random.Generator) -> list[int]:
+    """``seq`` shuffled within consecutive groups of ``size`` (the last one shorter): a shuffle buffer filled with
+    ``size`` items, emptied in random order, filled again. Every item stays within its group, so the items of
+    any stretch of the output come from at most two groups. A permutation of ``seq``."""
+    if size <= 1 or len(seq) <= 1:
+        return seq.tolist()
+    keys = np.arange(len(seq)) // size + rng.random(len(seq))  # group number, then a random place within it
+    return seq[np.argsort(keys, kind="stable")].tolist()
 
 
 #: Learning-rate schedules: per-step cosine from ``lr`` to ``min_lr``, or a constant ``lr``.
@@ -343,7 +438,11 @@ def _cosine_lambda(base_lr: float, min_lr: float, total: int, warmup: int):
 def make_loader(dataset, sampler, batch_size: int, num_workers: int = 0, device: torch.device | None = None):
     """A DataLoader that reads each batch at once where the dataset can (``__getitems__``:
     :class:`~neurokit.data.dataset.PatchDataset`, its ``ScaledDataset`` and ``Subset`` wrappers) and passes it on
-    uncopied (:func:`~neurokit.data.dataset.collate_patches`); pinned memory when ``device`` is a GPU.
+    uncopied (:func:`~neurokit.data.dataset.collate_patches`); pinned memory when ``device`` is a GPU. Under a block
+    order (:class:`EpochSampler` ``order="block"``) the stores read ahead block by block
+    (:func:`~neurokit.data.dataset.set_readahead`), so each block comes from the disk in large reads, and the
+    sampler asks for the next group of blocks as it enters a group (:meth:`PatchDataset.will_need
+    <neurokit.data.dataset.PatchDataset.will_need>`), so the disk reads them while the current ones are used.
 
     Parameters
     ----------
@@ -369,6 +468,11 @@ def make_loader(dataset, sampler, batch_size: int, num_workers: int = 0, device:
     >>> x.shape
     torch.Size([4, 2])
     """
+    block = sampler.block if getattr(sampler, "shuffle", False) and getattr(sampler, "order", "") == "block" else 0
+    hook = will_need_hook(dataset) if block else None
+    set_readahead(dataset, block, on_read=hook is None)  # the sampler asks ahead: the readers need not ask again
+    if block:
+        sampler.will_need = hook
     return torch.utils.data.DataLoader(
         dataset,
         batch_size=batch_size,

@@ -194,6 +194,9 @@ class Trainer:
         loggers, :class:`~neurokit.training.callbacks.EarlyStopping`), called on rank 0 beside the run folder's
         own (``metrics.csv``, TensorBoard events when installed). One sets ``trainer.stop_requested`` to end
         training after the current epoch.
+    read_order : {"random", "block"}
+        The training order of each epoch (:class:`~neurokit.training.optim.EpochSampler`'s ``order``): every window
+        anywhere, or contiguous blocks through a shuffle buffer (reads that stay within a few blocks of the store).
 
     Raises
     ------
@@ -230,6 +233,7 @@ class Trainer:
     progress: bool = True
     find_unused_parameters: bool = False
     callbacks: Sequence[Any] = ()
+    read_order: str = "random"
 
     def __post_init__(self) -> None:
         self.info = self.info or dist.DistInfo()
@@ -448,6 +452,7 @@ class Trainer:
             rank=self.dist_info.rank,
             world_size=self.dist_info.world_size,
             start_batch=start,
+            order=self.read_order,
         )
 
     def _loader(self, key, sampler):
