@@ -325,7 +325,9 @@ def split_heldout(
     timeline = None
     val = np.zeros(len(ds), dtype=bool)
     drop = np.zeros(len(ds), dtype=bool)  # neither trained on nor held out (the gap before the held-out frames)
-    parts, units, gaps, taus = [], set(), [], []
+    parts, units = [], set()
+    gaps: list[int] = []
+    taus: list[int] = []
     for c in sorted(set(corpus)):
         rows = np.flatnonzero(corpus == c)
         subs = sorted(set(subj[rows]))
@@ -349,7 +351,7 @@ def split_heldout(
             val[block.held] = True
             drop[block.dropped] = True
             parts.append(f"{block.phrase} of {Path(c).name}")
-            if len(block.held):
+            if block.gap_frames is not None and block.correlation_frames is not None:
                 units.add("frame block")
                 gaps.append(block.gap_frames)
                 taus.append(block.correlation_frames)
