@@ -371,8 +371,9 @@ class SphereInterpolators:
 
     def kernel_values(self, u: np.ndarray, hid, d, j, width: float) -> np.ndarray:
         """Kernel predictions ``(F, len(hid))`` of frames ``u`` ``(F, n_vertices)``."""
-        w = np.exp(-0.5 * (d / width) ** 2)
-        w /= np.maximum(w.sum(axis=1, keepdims=True), 1e-300)
+        # exp(-d²/2σ²), each row divided by its largest weight first (far from every visible vertex it would be 0/0)
+        w = np.exp(-0.5 * (d**2 - d[:, :1] ** 2) / width**2)
+        w /= w.sum(axis=1, keepdims=True)
         return np.einsum("fhk,hk->fh", u[:, j], w)
 
     def ridge_operator(self, vis: np.ndarray, frames: np.ndarray, penalty: float) -> np.ndarray:
@@ -485,11 +486,14 @@ class SphereInterpolators:
                 want = np.zeros((len(ts), nv), dtype=bool)
                 for i, t in enumerate(ts):
                     want[i, ids[sel[t]]] = True
-                truth = u[ts][:, hid]
                 keep = want[:, hid]
+                truth = u[ts][:, hid][keep]
+                near = u[ts][:, j][keep]  # (scored, k): the nearest visible values of each scored value
+                d2 = (d**2 - d[:, :1] ** 2)[np.nonzero(keep)[1]]
                 for w_i, f in enumerate(KERNEL_WIDTHS):
-                    pred = probe.kernel_values(u[ts], hid, d, j, f * spacing)
-                    kern_sse[w_i] += float(((pred - truth)[keep] ** 2).sum())
+                    w = np.exp(-0.5 * d2 / (f * spacing) ** 2)
+                    pred = (near * w).sum(axis=1) / w.sum(axis=1)
+                    kern_sse[w_i] += float(((pred - truth) ** 2).sum())
                 if fit_frames is not None:
                     hid_all = np.flatnonzero(~vis)
                     keep_r = want[:, hid_all]
