@@ -129,19 +129,24 @@ def test_surface_holdout_is_a_block_of_frames_at_the_end_of_each_run(fsa5_ico3, 
     from neurokit.data.dataset import PatchDataset
     from neurokit.data.selection import holdout_split
 
+    from neurokit.data.selection import split_heldout
+
     train, held, phrase = holdout_split(PatchDataset(fsa5_ico3), 0.1)
     on_t, on_h = train.meta("onset"), held.meta("onset")
-    # 11 tubelet onsets a hemisphere (0, 3, … 30 s): the last one held out, in both hemispheres
+    # 11 tubelet onsets a hemisphere (0, 3, … 30 s): the last one held out, in both hemispheres, after a gap of the
+    # training frames' correlation time (5 frames here): training tubelets end at frame 23, frames 24-29 are the gap
     assert sorted(on_h.tolist()) == [30.0, 30.0] and sorted(set(held.meta("hemi").astype(str))) == ["L", "R"]
-    assert on_t.max() == 27.0 and len(train) == 20
-    assert "frames from 30 s to the end of 1 run(s)" in phrase
-    # overlapping tubelets (stride 1): the ones reaching into the held-out block are neither trained on nor held out
+    assert on_t.max() == 21.0 and len(train) == 16
+    assert "frames from 30 s to the end of 1 run(s)" in phrase and "after a gap of 6 frames" in phrase
+    # overlapping tubelets (stride 1): the ones reaching into the gap or the held-out block are in neither part
     runs = [SurfaceRun(surface_root / FSA5.format(h="l"), "010188", "02", "1", frames=(0, 20))]
     st = write_surface_store(tmp_path / "s1.h5", runs, SurfaceRecipe(grid="ico3", tubelet=3, stride=1))
-    train, held, phrase = holdout_split(PatchDataset(st), 0.2)
-    assert sorted(held.meta("onset").tolist()) == [14.0, 15.0, 16.0, 17.0]  # 18 onsets 0…17: round(0.2 × 18) = 4
-    assert sorted(train.meta("onset").tolist()) == list(np.arange(12.0))  # 12 and 13 reach into frame 14
-    assert "overlapping training tubelets left out" in phrase
+    h = split_heldout(PatchDataset(st), 0.2)
+    assert sorted(h.held.meta("onset").tolist()) == [14.0, 15.0, 16.0, 17.0]  # 18 onsets 0…17: round(0.2 × 18) = 4
+    last = h.train.meta("onset").max() + 2  # the last training frame
+    assert sorted(h.train.meta("onset").tolist()) == list(np.arange(last - 1))
+    assert 14 - last - 1 == h.gap_frames >= h.correlation_frames >= 2
+    assert "tubelets in the gap neither trained on nor scored" in h.phrase
 
 
 @pytest.mark.slow

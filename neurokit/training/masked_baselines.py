@@ -519,7 +519,9 @@ def fit_masked_baselines(
     if not fitted.splines:
         said = ", ".join(unplaced[:6]) + (f", … ({len(unplaced)})" if len(unplaced) > 6 else "")
         fitted.unavailable["spline"] = (
-            f"no standard 10-05 position for the channels ({said})" if unplaced else "fewer than 4 channels"
+            f"no standard 10-05 position for the channels ({said})"
+            if unplaced
+            else "fewer than 4 channels with a standard position"
         )
     return fitted
 
