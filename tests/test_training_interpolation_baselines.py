@@ -228,6 +228,6 @@ def test_surface_heldout_record_holds_kernel_and_ridge_recomputed_by_hand(fsa5_i
     assert "fsaverage5 source vertices are all hidden" in h["heldout_scoring"]
     share = sums["n"] / sums["hidden"]  # the others share a source vertex with a visible value
     assert 0.5 < share < 0.99 and f"{100 * share:.1f} % of the hidden values" in h["heldout_scoring"]
-    assert h["baselines"]["kernel"] < h["baselines"]["neighbours"]  # finer than the neighbouring patches' mean
+    assert h["baselines"]["ridge"] < 0.5  # resting fMRI: a few components, which the training frames span
     summary = json.loads((tmp_path / "pt" / "pretrain_summary.json").read_text())
     assert summary["verdict"]["best_baseline_key"] == h["best_baseline"] == min(h["baselines"], key=h["baselines"].get)

@@ -152,8 +152,9 @@ def test_surface_holdout_is_a_block_of_frames_at_the_end_of_each_run(fsa5_ico3, 
 @pytest.mark.slow
 def test_pretrain_sit_prints_heldout_loss_with_baselines_computed_by_hand(fsa5_ico3, tmp_path):
     """``neuro pretrain --model sit`` prints the held-out line; its figures equal the ones computed here with
-    numpy from the store: the same tube masks, the vertices no visible patch holds, predict-zero, predict-mean (the
-    visible values of the same frame) and the mean of the visible neighbouring patches of the same frame."""
+    numpy from the store: the same tube masks, the vertices no visible patch holds and none of whose fsaverage5
+    source vertices a visible vertex shares, predict-zero, predict-mean (the visible values of the same frame) and
+    the mean of the visible neighbouring patches of the same frame."""
     from neurokit.cli.main import app
 
     out = tmp_path / "pt"
@@ -174,6 +175,15 @@ def test_pretrain_sit_prints_heldout_loss_with_baselines_computed_by_hand(fsa5_i
         rows = np.flatnonzero(onset == 30.0)
         frames = f["frames"][:]
         starts = f["sample_start"][:]
+        hemi = f["meta/hemi"][:].astype(str)
+    from neurokit.preprocessing.surface.resample import default_sphere, load_sphere, resampling_matrix
+
+    corners = {}  # ico6 vertex → its fsaverage5 source vertices, as the store was written (right mirrored)
+    for hh in ("L", "R"):
+        src = load_sphere(default_sphere("fsaverage5", hh), hh)
+        m = resampling_matrix(src.mirrored() if hh == "R" else src, 6).tocsr()
+        m.eliminate_zeros()  # a corner of weight 0 (a target on a triangle's edge) is no source
+        corners[hh] = [set(m.indices[m.indptr[v] : m.indptr[v + 1]].tolist()) for v in range(40962)]
     ids = np.array(patch_table(3))
     adj = np.array(patch_neighbours(3))
     x = np.stack([frames[s : s + 3][:, ids] for s in starts[rows]]).astype(np.float64)  # (2, 3, 1280, 45)
@@ -183,6 +193,9 @@ def test_pretrain_sit_prints_heldout_loss_with_baselines_computed_by_hand(fsa5_i
     for b in range(len(x)):
         vis = ~masked[b].numpy()
         seen = set(ids[vis].ravel().tolist())
+        src_seen = set().union(*(corners[hemi[rows[b]]][v] for v in seen))
+        # scored: hidden, and no fsaverage5 source vertex shared with a visible vertex
+        seen |= {v for v in range(40962) if corners[hemi[rows[b]]][v] & src_seen}
         for t in range(3):
             vmean = x[b, t][vis].mean()
             for p in np.flatnonzero(~vis):
@@ -220,12 +233,12 @@ def test_a_sit_run_resumes_with_its_own_settings_and_keeps_its_heldout_figures(f
     cfg = PretrainConfig(model="sit", model_kwargs={"n_layers": 1}, max_steps=1, batch_size=4, progress=False,
                          device="cpu", split="all")  # fmt: skip
     first = pretrain([fsa5_ico3], out, cfg)
-    assert [h["epoch"] for h in first["heldout_history"]] == [round(1 / 5, 3)]  # 20 training tubelets, batch 4
+    assert [h["epoch"] for h in first["heldout_history"]] == [0.25]  # 16 training tubelets (the gap's left out), batch 4
     assert [r["at_step"] for r in load_checkpoint(out / "last.pt")["history"]] == [1]
     again = resume_config(out, max_steps=2)
     assert again.optim.schedule == "constant" and again.optim.lr == 3e-4
     res = pretrain([fsa5_ico3], out, again, resume=True)
-    assert [h["epoch"] for h in res["heldout_history"]] == [0.2, 0.4]
+    assert [h["epoch"] for h in res["heldout_history"]] == [0.25, 0.5]
     with pytest.raises(
         ConfigError, match=r"recipe='reference'.*encoder\.attn_bias: 'distance' in the checkpoint, 'none' given"
     ):

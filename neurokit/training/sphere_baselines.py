@@ -40,8 +40,9 @@ RIDGE_PENALTIES = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 RIDGE_FRAMES = 256
 #: spherical-spline constants (MNE's ``interpolate_bads``): stiffness, Legendre terms, regularisation
 SPLINE_STIFFNESS, SPLINE_TERMS, SPLINE_ALPHA = 4, 50, 1e-5
-#: interpolation matrices kept per mask pattern
+#: interpolation matrices kept per mask pattern (spline: channels², ridge: training frames²)
 CACHE_PATTERNS = 65536
+CACHE_RIDGE = 512
 
 
 def spline_g(cosang: np.ndarray, stiffness: int = SPLINE_STIFFNESS, terms: int = SPLINE_TERMS) -> np.ndarray:
@@ -377,15 +378,17 @@ class SphereInterpolators:
         return np.einsum("fhk,hk->fh", u[:, j], w)
 
     def ridge_operator(self, vis: np.ndarray, frames: np.ndarray, penalty: float) -> np.ndarray:
-        """``(n_frames, n_visible)``: ``(K + λI)⁻¹ F_S`` of the dual ridge, for one visible set."""
+        """``(K + λI)⁻¹`` ``(n_frames, n_frames)`` of the dual ridge for one visible set ``vis``: ``K = F_S F_Sᵀ``
+        the training frames' Gram matrix on the visible vertices, ``λ`` = ``penalty`` × its mean diagonal."""
         fs = frames[:, vis].astype(np.float64)
         gram = fs @ fs.T
         lam = penalty * max(float(np.trace(gram)) / len(gram), 1e-12)
-        return np.linalg.solve(gram + lam * np.eye(len(gram)), fs)
+        return np.linalg.inv(gram + lam * np.eye(len(gram)))
 
-    def ridge_values(self, u: np.ndarray, vis: np.ndarray, frames: np.ndarray, op: np.ndarray) -> np.ndarray:
-        """Ridge predictions ``(F, n_hidden)`` of frames ``u`` from their visible vertices."""
-        coef = u[:, vis] @ op.T  # (F, n_frames)
+    def ridge_values(self, u: np.ndarray, vis: np.ndarray, frames: np.ndarray, inv: np.ndarray) -> np.ndarray:
+        """Ridge predictions ``(F, n_hidden)`` of frames ``u`` ``(F, n_vertices)`` from their visible vertices:
+        ``F_Hᵀ (K + λI)⁻¹ F_S x_S``."""
+        coef = (u[:, vis] @ frames[:, vis].T.astype(np.float64)) @ inv.T  # (F, n_frames)
         return coef @ frames[:, ~vis].astype(np.float64)
 
     @torch.no_grad()
@@ -422,8 +425,8 @@ class SphereInterpolators:
             kern[bs[:, None], ts[:, None], hid[None, :]] = self.kernel_values(frames, hid, d, j, self.width)
             if ridge is not None and self.frames is not None:
                 op = self._cache.get(key)
-                if op is None:
-                    if len(self._cache) >= 64:
+                if op is None:  # one (n_frames, n_frames) matrix per mask pattern: the same masks every epoch
+                    if len(self._cache) >= CACHE_RIDGE:
                         self._cache.clear()
                     op = self._cache[key] = self.ridge_operator(vis, self.frames, self.penalty)
                 ridge[bs[:, None], ts[:, None], np.flatnonzero(~vis)[None, :]] = self.ridge_values(
@@ -580,7 +583,10 @@ class SourceHidden:
             try:
                 src = load_sphere(default_sphere(mesh, hemi or None), hemi or None)
             except (DataFileError, OSError) as exc:
-                return f"source mesh {mesh or 'unknown'}: its sphere is not known here ({str(exc)[:80]})"
+                return (
+                    f"source mesh {mesh or 'unknown'}: no packaged sphere and none recorded in the store, so its source "
+                    f"vertices are unknown and values sharing one with a visible value are scored too ({type(exc).__name__})"
+                )
             if hemi == "R" and recipe.get("mirror_right", True) and not src.is_template(order):
                 src = src.mirrored()
             if src.is_template(order):
