@@ -233,7 +233,8 @@ def test_a_sit_run_resumes_with_its_own_settings_and_keeps_its_heldout_figures(f
     cfg = PretrainConfig(model="sit", model_kwargs={"n_layers": 1}, max_steps=1, batch_size=4, progress=False,
                          device="cpu", split="all")  # fmt: skip
     first = pretrain([fsa5_ico3], out, cfg)
-    assert [h["epoch"] for h in first["heldout_history"]] == [0.25]  # 16 training tubelets (the gap's left out), batch 4
+    # 16 training tubelets (the gap's are left out), batch 4
+    assert [h["epoch"] for h in first["heldout_history"]] == [0.25]
     assert [r["at_step"] for r in load_checkpoint(out / "last.pt")["history"]] == [1]
     again = resume_config(out, max_steps=2)
     assert again.optim.schedule == "constant" and again.optim.lr == 3e-4
