@@ -231,3 +231,17 @@ def test_surface_heldout_record_holds_kernel_and_ridge_recomputed_by_hand(fsa5_i
     assert h["baselines"]["ridge"] < 0.5  # resting fMRI: a few components, which the training frames span
     summary = json.loads((tmp_path / "pt" / "pretrain_summary.json").read_text())
     assert summary["verdict"]["best_baseline_key"] == h["best_baseline"] == min(h["baselines"], key=h["baselines"].get)
+
+
+def test_a_store_of_several_runs_holds_out_whole_runs(surface_root, tmp_path):
+    from neurokit.data.dataset import PatchDataset
+    from neurokit.data.selection import split_heldout
+
+    lh = surface_root / FSA5.format(h="l")
+    runs = [SurfaceRun(lh, "010188", "02", r, frames=(lo, lo + 6)) for r, lo in (("1", 0), ("2", 40), ("3", 80))]
+    st = write_surface_store(tmp_path / "runs.h5", runs, SurfaceRecipe(grid="ico6/ico1", tubelet=3))
+    h = split_heldout(PatchDataset(st), 0.3, seed=1)
+    held, train = set(h.held.meta("run").astype(str)), set(h.train.meta("run").astype(str))
+    assert len(held) == 1 and len(train) == 2 and not held & train  # round(0.3 × 3) = 1 run, whole
+    assert h.unit == "runs" and h.apart == "whole runs" and h.gap_frames is None
+    assert len(h.train) + len(h.held) == 6  # nothing dropped: no gap needed between recordings
