@@ -41,7 +41,7 @@ RIDGE_FRAMES = 256
 #: spherical-spline constants (MNE's ``interpolate_bads``): stiffness, Legendre terms, regularisation
 SPLINE_STIFFNESS, SPLINE_TERMS, SPLINE_ALPHA = 4, 50, 1e-5
 #: interpolation matrices kept per mask pattern (spline: channels², ridge: training frames²)
-CACHE_PATTERNS = 65536
+CACHE_PATTERNS = 8192
 CACHE_RIDGE = 512
 
 
@@ -202,11 +202,28 @@ class SplineInterpolation:
         if hit is None:
             to = np.flatnonzero(masked & self.placed)
             frm = np.flatnonzero(~masked & self.placed)
-            w = spline_matrix(self.positions[frm], self.positions[to]) if len(to) and len(frm) else np.zeros((0, 0))
+            w = self._solve(frm, to) if len(to) and len(frm) else np.zeros((0, 0))
             if len(self._cache) >= CACHE_PATTERNS:
+                g = self._cache.get("g")
                 self._cache.clear()
+                if g is not None:
+                    self._cache["g"] = g
             hit = self._cache[key] = (w, to, frm)
         return hit
+
+    def _solve(self, frm: np.ndarray, to: np.ndarray) -> np.ndarray:
+        """:func:`spline_matrix` from channels ``frm`` to ``to``, the kernel of every pair computed once."""
+        if "g" not in self._cache:
+            placed = np.where(self.placed[:, None], self.positions, 1.0)
+            unit = placed / np.linalg.norm(placed, axis=1, keepdims=True)
+            self._cache["g"] = spline_g(unit @ unit.T)
+        g = self._cache["g"]
+        n = len(frm)
+        c = np.zeros((n + 1, n + 1))
+        c[:n, :n] = g[np.ix_(frm, frm)] + SPLINE_ALPHA * np.eye(n)
+        c[:n, n] = c[n, :n] = 1.0
+        rhs = np.hstack([g[np.ix_(to, frm)], np.ones((len(to), 1))])
+        return (rhs @ np.linalg.pinv(c))[:, :n]
 
     @torch.no_grad()
     def predict(self, t: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
