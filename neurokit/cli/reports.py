@@ -416,18 +416,26 @@ def print_comparison(res: dict, out: Path) -> None:
 
 
 def paper_table(rep: dict) -> Table:
-    """The run's test metrics beside the figures the paper reports for the dataset (the card's ``paper``), each
-    column labelled as the paper's."""
+    """The run's test metrics beside the figures the papers report for the dataset (the card's ``paper``): one row
+    for this run, one per published model (``paper: LaBraM-Base``), the metrics in the card's order; the source of
+    each published row (the paper and its table) numbered in the caption."""
     paper = rep.get("paper") or {}
+    sources = rep.get("paper_sources") or {}
     metrics = list(rep.get("paper_metrics") or []) or sorted({m for figs in paper.values() for m in figs})
-    t = Table(title="test split: this run vs the paper's reported figures (not rerun here)")
-    t.add_column("metric")
-    t.add_column("this run", justify="right")
-    for model in paper:
-        t.add_column(f"paper: {model}", justify="right")
+    t = Table(title="test split: this run vs the papers' reported figures (not rerun here)")
+    t.add_column("")
     for m in metrics:
-        mine = (rep.get("test") or {}).get(m)
-        t.add_row(
-            m, _num(mine) if mine is not None else "-", *(f"{paper[p][m]:.4f}" if m in paper[p] else "-" for p in paper)
-        )
+        t.add_column(m, justify="right")
+    mine = rep.get("test") or {}
+    t.add_row("this run", *(_num(mine[m]) if mine.get(m) is not None else "-" for m in metrics))
+    notes: list[str] = []
+    for model, figs in paper.items():
+        mark = ""
+        if sources.get(model):
+            notes.append(f"[{len(notes) + 1}] {sources[model]}")
+            mark = f" [{len(notes)}]"
+        t.add_row(f"paper: {model}{mark}", *(f"{figs[m]:.4f}" if m in figs else "-" for m in metrics))
+    if notes:
+        t.caption = "\n".join(notes)
+        t.caption_justify = "left"
     return t
