@@ -42,7 +42,13 @@ from neurokit.models.weights import WeightReport, load_weights, read_state_dict
 M = TypeVar("M", bound=nn.Module)
 
 #: the model families a neurokit checkpoint may record (``"model"``), with their printed names
-FAMILY_TITLES: dict[str, str] = {"cbramod": "CBraMod", "sit": "SiT", "clip": "CLIP (SiT)", "eegnet": "EEGNet"}
+FAMILY_TITLES: dict[str, str] = {
+    "cbramod": "CBraMod",
+    "sit": "SiT",
+    "clip": "CLIP (SiT)",
+    "eegnet": "EEGNet",
+    **{"labram": "LaBraM", "eegpt": "EEGPT", "reve": "REVE", "biot": "BIOT", "luna": "LUNA", "codebrain": "CodeBrain"},
+}
 
 #: checkpoint kinds whose state dict is the family's whole module; any other kind holds ``backbone.*`` + a head
 WHOLE_MODULE_KINDS = ("pretrain", "state_dict")

@@ -22,6 +22,14 @@ from neurokit.models.clip import CLIPConfig, SurfaceCLIP
 from neurokit.models.config import config_from_dict, model_config_dict
 from neurokit.models.docs import fill_doc
 from neurokit.models.eegnet import EEGNet, EEGNetConfig
+from neurokit.models.foundation import (
+    FOUNDATION_MODELS,
+    FoundationBackbone,
+    build_foundation,
+    load_foundation_weights,
+    make_foundation,
+    rebuild_foundation,
+)
 from neurokit.models.pretrained import (
     FAMILY_TITLES,
     cbramod_layers,
@@ -678,6 +686,40 @@ MODELS: dict[str, ModelSpec] = {
 }
 
 
+def _foundation_spec(name: str) -> ModelSpec:
+    """The registry entry of a braindecode foundation model (:mod:`neurokit.models.foundation`)."""
+    from neurokit.models.foundation import DATA_OPTIONS
+
+    def build(attrs: dict, shape: tuple, kw: dict) -> nn.Module:
+        return build_foundation(name, attrs, shape, kw)
+
+    def create(kw: dict) -> nn.Module:
+        return make_foundation(name, kw)
+
+    return ModelSpec(
+        name,
+        "eeg",
+        build,
+        rebuild_foundation,
+        lambda m: m,
+        "avgpool",
+        FAMILY_TITLES[name],
+        create,
+        DATA_OPTIONS,  # and braindecode's arguments, checked when the module is built (braindecode_options)
+    )
+
+
+# the foundation models braindecode implements, each behind its input contract (neurokit.models.contracts)
+MODELS.update({name: _foundation_spec(name) for name in FOUNDATION_MODELS})
+
+
+def _adapted(module: nn.Module) -> dict:
+    """``{"input_adaptation": …}`` for a foundation backbone (what was resampled, scaled, mapped, dropped), else {}."""
+    if isinstance(module, FoundationBackbone):
+        return {"input_adaptation": module.adaptation.to_dict()}
+    return {}
+
+
 @fill_doc
 def get_model_spec(name: str) -> ModelSpec:
     """The :class:`ModelSpec` of a model family.
@@ -716,7 +758,7 @@ def list_models() -> list[str]:
     Examples
     --------
     >>> list_models()
-    ['cbramod', 'clip', 'eegnet', 'sit']
+    ['biot', 'cbramod', 'clip', 'codebrain', 'eegnet', 'eegpt', 'labram', 'luna', 'reve', 'sit']
     """
     return sorted(MODELS)
 
@@ -781,10 +823,27 @@ def build_backbone(
     info: dict[str, Any] = {"init": str(init) if init else None}
     if init is None:
         module = objective.build(store_attrs, tuple(sample_shape), dict(model_kwargs))
-        return objective.backbone(module), {**info, "model_config": model_config_dict(module)}
+        return objective.backbone(module), {**info, "model_config": model_config_dict(module), **_adapted(module)}
     pf = read_pretrained(init, sha256=init_sha256)  # hub:ORG/NAME[@REV] or a path, weights_only=True; pinned hash
     weights_info = pf.info  # name, revision, commit, sha256
     info["weights"] = weights_info
+    if model in FOUNDATION_MODELS and pf.family in (None, model) and pf.whole_module:
+        # braindecode-layout weights (a bare state dict) for the model named: built for the store, loaded strictly
+        module = objective.build(store_attrs, tuple(sample_shape), {**pf.model_config.get("kwargs", {}), **model_kwargs})
+        assert isinstance(module, FoundationBackbone)
+        report, extra = load_foundation_weights(module, pf.state_dict, allow_partial=allow_partial, name=str(init))
+        (logger.info if report.complete else logger.warning)("%s", report.line())
+        info.update(
+            model=model,
+            model_config=model_config_dict(module),
+            weights={**report.to_dict(), **extra, **weights_info},
+            weights_line=report.line(),
+            pretrain_recipe=None,
+            pretraining_sources=None,
+            data_mismatch={},
+            **_adapted(module),
+        )
+        return module, info
     if not pf.whole_module:
         raise ConfigError(f"{init}: is a fine-tuned checkpoint; start from a pretrain checkpoint or a state_dict")
     model_name = pf.family or "cbramod"  # a bare state dict: CBraMod's release
@@ -920,6 +979,13 @@ def create_model(
     if pretrained is None:
         return place(_create(spec, dict(kwargs)), map_location)
     pf = read_pretrained(pretrained, map_location=map_location)
+    if name in FOUNDATION_MODELS and pf.family in (None, name) and pf.whole_module:
+        # braindecode-layout weights: the module from kwargs (or the recorded config), loaded strictly
+        fm = _create(spec, dict(kwargs)) if kwargs or not pf.model_config else spec.rebuild(dict(pf.model_config))
+        assert isinstance(fm, FoundationBackbone)
+        report, _ = load_foundation_weights(fm, pf.state_dict, allow_partial=allow_partial, name=pf.source)
+        (logger.info if report.complete else logger.warning)("%s", report.line())
+        return place(with_info(fm, pf, report, name), map_location)
     family = expect_family(pf, [name], f"create_model({name!r})")
     if not pf.whole_module:
         raise ConfigError(

@@ -210,6 +210,7 @@ def load_weights(
     allow_partial: bool = False,
     what: str = "backbone",
     name: str | None = None,
+    derived: tuple[str, ...] | list[str] = (),
 ) -> WeightReport:
     """Load ``source`` into ``model`` (in place) and report the coverage.
 
@@ -226,6 +227,9 @@ def load_weights(
         Name of the model part, for messages ("backbone").
     name : str, optional
         Name of the source in messages (default: the path, or ``"<state dict>"``).
+    derived : sequence of str
+        Model tensors computed from the data rather than learned (e.g. EEGPT's ``chans_id``, the channel ids of
+        the store's channels): kept as they are, never loaded, and not counted.
 
     Returns
     -------
@@ -235,14 +239,17 @@ def load_weights(
     ------
     WeightsError
         A tensor's shape differs from the model's (always; names the tensor); no tensor matches (always);
-        the file covers less than the whole model or holds unexpected tensors (unless ``allow_partial``).
+        the file covers less than the whole model or holds unexpected tensors (unless ``allow_partial``); after
+        loading, a tensor of the model does not hold the file's values (a load that left weights at their initial
+        values, as braindecode's ``BENDR.from_pretrained`` loading 0 of 99 weights did; always, naming them).
     FileNotFoundError
         No such file.
     """
     sd, src = read_state_dict(source)
     name = name or src
-    own = model.state_dict()
+    own = {k: v for k, v in model.state_dict().items() if k not in set(derived)}
     sd, stripped = remap_keys(sd, own)
+    sd = {k: v for k, v in sd.items() if k not in set(derived)}
     bad = [
         f"{k}: file {tuple(v.shape)}, model {tuple(own[k].shape)}"
         for k, v in sd.items()
@@ -277,4 +284,44 @@ def load_weights(
             "load. Pass allow_partial=True to load the tensors that match"
         )
     model.load_state_dict({k: sd[k] for k in matched}, strict=False)
+    untouched = unloaded_tensors(model, {k: sd[k] for k in matched})
+    if untouched:
+        raise WeightsError(
+            f"{name}: after loading, {len(untouched)} of the {report.loaded} {what} tensors matched by name do not "
+            f"hold the file's values (left at their initial values: {', '.join(untouched[:5])}"
+            f"{'…' if len(untouched) > 5 else ''}); the model's loading skips them"
+        )
     return report
+
+
+def unloaded_tensors(model: nn.Module, sd: Mapping[str, torch.Tensor]) -> list[str]:
+    """Names of ``sd``'s tensors that ``model`` does not hold after loading (values compared in the model's dtype).
+
+    Parameters
+    ----------
+    model : nn.Module
+        The model just loaded.
+    sd : mapping
+        The tensors it was given (names of the model's state dict).
+
+    Returns
+    -------
+    list of str
+        The names whose values differ from the file's (or that the model no longer has).
+
+    Examples
+    --------
+    >>> lin = nn.Linear(2, 1)
+    >>> unloaded_tensors(lin, {"weight": torch.zeros(1, 2)})
+    ['weight']
+    >>> _ = lin.load_state_dict({"weight": torch.zeros(1, 2)}, strict=False)
+    >>> unloaded_tensors(lin, {"weight": torch.zeros(1, 2)})
+    []
+    """
+    now = model.state_dict()
+    out = []
+    for k, v in sd.items():
+        have = now.get(k)
+        if have is None or not torch.equal(have.detach().cpu(), v.detach().cpu().to(have.dtype)):
+            out.append(k)
+    return out

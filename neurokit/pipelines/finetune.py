@@ -567,6 +567,7 @@ def _finetune_report(
         "history": res.records,
         "init": init_info.get("init"),
         "init_weights": init_info.get("weights"),
+        "input_adaptation": init_info.get("input_adaptation"),  # foundation models: resampled, scaled, channels
         "head": head_kind,
         **paper_figures(meta.card_body, meta.task),
     }
