@@ -48,7 +48,13 @@ EegnetMinEpochs = Annotated[
         "--eegnet-min-epochs", help="The fewest epochs EEGNet trains for (its authors' rate needs them; 1: --epochs)."
     ),
 ]
-CompareNLayers = Annotated[Optional[int], typer.Option(show_default="12", help="CBraMod layers (from random weights).")]
+CompareNLayers = Annotated[
+    Optional[int],
+    typer.Option(
+        show_default="each model's paper size",
+        help="Layers of every foundation model trained from random weights (the same depth for each: a small CPU comparison).",
+    ),
+]
 CompareHead = Annotated[
     str,
     typer.Option(
@@ -119,7 +125,7 @@ def compare(
     the same settings are reused; a stopped comparison resumes.
     """
     setup_logging(verbose)
-    from neurokit.pipelines.compare_models import compare_models, comparison_settings, parse_models
+    from neurokit.pipelines.compare_models import compare_models, comparison_settings, depth_kwargs, parse_models
 
     names = run_or_exit(parse_models, models)
     inits = run_or_exit(parse_inits, init)
@@ -153,7 +159,7 @@ def compare(
         cfg,
         models=names,
         init=inits,
-        model_kwargs={"cbramod": {"n_layers": n_layers}} if n_layers is not None and "cbramod" in names else None,
+        model_kwargs={m: kw for m, kw in depth_kwargs(names, n_layers).items() if m not in inits},
         seeds=seeds,
         label_fractions=fractions,
         eegnet_min_epochs=eegnet_min_epochs,

@@ -493,5 +493,6 @@ def print_model_comparison(res: dict, out: Path) -> None:
             )
     for line in published_lines(res):
         console.print(escape(line), highlight=False, soft_wrap=True)
-    for name, how in (res.get("adaptations") or {}).items():
-        console.print(f"{escape(name)} fed as: {escape(json.dumps(how, default=str))}", highlight=False, soft_wrap=True)
+    for how in (res.get("adaptations") or {}).values():  # each model's input contract applied to the store
+        said = how.get("line") if isinstance(how, dict) else None
+        console.print(f"fed as: {escape(said or json.dumps(how, default=str))}", highlight=False, soft_wrap=True)

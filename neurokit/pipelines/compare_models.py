@@ -54,6 +54,32 @@ logger = logging.getLogger("neurokit")
 
 #: the models of ``neuro compare`` when none are named
 DEFAULT_MODELS = ("cbramod", EEGNET, CLASSICAL)
+#: each foundation model's option for its number of transformer (or state-space) layers, as its class names it
+DEPTH_OPTIONS = {
+    "cbramod": "n_layers",
+    "labram": "num_layers",
+    "eegpt": "depth",
+    "reve": "depth",
+    "biot": "num_layers",
+    "luna": "depth",
+    "codebrain": "num_res_layers",
+}
+
+
+def depth_kwargs(models: Sequence[str], n_layers: int | None) -> dict[str, dict]:
+    """``model_kwargs`` giving every foundation model of ``models`` ``n_layers`` layers (a small CPU comparison: the
+    same depth for each), by each one's own option (:data:`DEPTH_OPTIONS`); EEGNet and ``classical`` have none.
+
+    Examples
+    --------
+    >>> depth_kwargs(["cbramod", "labram", "eegnet", "classical"], 2)
+    {'cbramod': {'n_layers': 2}, 'labram': {'num_layers': 2}}
+    >>> depth_kwargs(["cbramod"], None)
+    {}
+    """
+    if n_layers is None:
+        return {}
+    return {m: {DEPTH_OPTIONS[m]: int(n_layers)} for m in models if m in DEPTH_OPTIONS}
 
 
 def parse_models(models: str | Sequence[str]) -> list[str]:
@@ -290,8 +316,8 @@ def compare_models(
                     "reused": reused,
                 }
             )
-            if rep.get("adaptation") is not None:  # how the store was fed to the model (its input contract)
-                adaptations.setdefault(name, rep["adaptation"])
+            if rep.get("input_adaptation"):  # how the store was fed to the model (its input contract)
+                adaptations.setdefault(name, rep["input_adaptation"])
             if rep.get("baselines") and fk not in baselines_all:
                 baselines_all[fk] = {n: r for n, r in rep["baselines"].items() if "test" in r}
             chance = chance or rep.get("chance")
