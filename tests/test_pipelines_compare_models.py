@@ -118,3 +118,13 @@ def test_refusals():
         compare_models("x.h5", "o", models="cbramod,eegnet", init={"labram": "w.pt"})
     r = CliRunner().invoke(app, ["compare", "x.h5", "--init", "weights.pt"])
     assert r.exit_code == 2 and "give MODEL=PATH" in r.output
+
+
+def test_the_comparison_page_shows_the_input_contracts_as_the_registry_states_them():
+    from pathlib import Path
+
+    from neurokit.models.contracts import contract_table
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "compare_models.md").read_text()
+    # the page's table is contract_table() as written (a | inside a cell escaped for Markdown)
+    assert contract_table().replace("|x|", "\\|x\\|") in page
