@@ -100,13 +100,19 @@ def test_create_model_sizes_and_configs():
 
     assert neurokit.create_model is create_model and neurokit.from_pretrained is from_pretrained
     assert neurokit.models.create_model is create_model and neurokit.models.from_pretrained is from_pretrained
-    assert list_models() == ["cbramod", "clip", "eegnet", "sit"]
+    assert list_models() == ["biot", "cbramod", "clip", "codebrain", "eegnet", "eegpt", "labram", "luna", "reve", "sit"]
 
 
 def test_unknown_names_and_options_are_refused():
-    with pytest.raises(ConfigError, match=r"unknown model 'vit'; known: cbramod, clip, eegnet, sit"):
+    with pytest.raises(
+        ConfigError,
+        match=r"unknown model 'vit'; known: biot, cbramod, clip, codebrain, eegnet, eegpt, labram, luna, reve, sit",
+    ):
         create_model("vit")
-    with pytest.raises(ConfigError, match=r"unknown model 'vit'; known: cbramod, clip, eegnet, sit"):
+    with pytest.raises(
+        ConfigError,
+        match=r"unknown model 'vit'; known: biot, cbramod, clip, codebrain, eegnet, eegpt, labram, luna, reve, sit",
+    ):
         from_pretrained("unused.pt", model="vit")
     with pytest.raises(ConfigError, match=r"unknown cbramod option\(s\) \['n_layer'\]; allowed: .*n_layers"):
         create_model("cbramod", n_layer=2)

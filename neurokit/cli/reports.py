@@ -35,6 +35,8 @@ def print_report(rep: dict, out: Path) -> None:
             "init: none — the backbone starts from random weights (a from-scratch run); give --init a pretrained "
             "checkpoint to fine-tune one"
         )
+    if rep.get("input_adaptation"):  # a foundation model: how the store was fed to it
+        console.print(f"input: {escape(rep['input_adaptation']['line'])}")
     console.print(f"{task}({rep['kind']}{escape(classes)}); split by {rep['split_by']} — {sp}")
     if rep.get("label_fraction"):
         console.print(label_fraction_line(rep["label_fraction"]))

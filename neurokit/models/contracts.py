@@ -30,6 +30,14 @@ SCALINGS = {
     "zscore": "each channel z-scored over the window",
     "q95": "each channel divided by the 95th percentile of its absolute amplitude over the window",
 }
+#: the scalings as the docs' table writes them
+SCALING_LABELS = {
+    "100uV": "µV / 100",
+    "mV": "mV",
+    "zscore-clip15": "z-score per channel, clip ±15",
+    "zscore": "z-score per channel",
+    "q95": "÷ 95th percentile of abs per channel",
+}
 #: how a contract names channels
 CHANNEL_MODES = {
     "vocabulary": "names looked up in the model's channel vocabulary (learned embedding per name)",
@@ -93,6 +101,8 @@ class InputContract:
     def row(self) -> dict[str, str]:
         """The contract as one row of the docs' table (strings)."""
         window = "any" if self.window_s is None else f"{self.window_s:g} s"
+        if self.max_patches is not None:
+            window += f" (≤ {self.max_patches * self.patch / self.sfreq:g} s)"
         step = "" if self.patch_step == self.patch else f" (step {self.patch_step})"
         return {
             "model": self.title,
@@ -100,7 +110,7 @@ class InputContract:
             "window": window,
             "patch": f"{self.patch}{step}",
             "channels": f"{self.channels}; unknown {self.unknown}",
-            "units": self.scaling,
+            "units": SCALING_LABELS[self.scaling],
             "source": self.source,
         }
 
@@ -166,7 +176,7 @@ CONTRACTS: dict[str, InputContract] = {
         "mapped",
         source="Yang et al. NeurIPS 2023 (BIOT); braindecode/models/biot.py (200 Hz, STFT n_fft=200 hop 100, "
         "16 TCP bipolar channels in _BIOT_TARGET_CHS_TUPLES order); github.com/ycq091044/BIOT datasets/TUAB "
-        "(10 s windows, each channel / its 95th percentile of |x|)",
+        "(10 s windows, each channel divided by the 95th percentile of its absolute value)",
         weights=("braindecode/biot-pretrained-prest-16chs", "braindecode/biot-pretrained-six-datasets-18chs"),
     ),
     "luna": InputContract(

@@ -99,6 +99,10 @@ class InputAdapter(nn.Module):
     torch.Size([3, 2, 1280])
     """
 
+    index: torch.Tensor
+    minus: torch.Tensor
+    has_minus: torch.Tensor
+
     def __init__(self, adaptation: Adaptation) -> None:
         super().__init__()
         self.adaptation = adaptation
@@ -279,6 +283,8 @@ class FoundationBackbone(nn.Module):
     D)``, LUNA ``(B, N', Q·D)``.
     """
 
+    positions: torch.Tensor
+
     def __init__(self, config: FoundationConfig) -> None:
         super().__init__()
         self.config = config
@@ -297,7 +303,8 @@ class FoundationBackbone(nn.Module):
 
     def braindecode_features(self, y: torch.Tensor) -> torch.Tensor:
         """braindecode's features of an adapted batch ``(B, C', T')`` (see the class notes for the shapes)."""
-        m, b = self.model, y.shape[0]
+        m: nn.Module = self.model
+        b = y.shape[0]
         if self.name == "labram":
             out = m(y, ch_names=self.adaptation.model_channels, return_features=True)
             return torch.cat([out["cls_token"][:, None], out["features"]], dim=1)

@@ -829,7 +829,9 @@ def build_backbone(
     info["weights"] = weights_info
     if model in FOUNDATION_MODELS and pf.family in (None, model) and pf.whole_module:
         # braindecode-layout weights (a bare state dict) for the model named: built for the store, loaded strictly
-        module = objective.build(store_attrs, tuple(sample_shape), {**pf.model_config.get("kwargs", {}), **model_kwargs})
+        module = objective.build(
+            store_attrs, tuple(sample_shape), {**pf.model_config.get("kwargs", {}), **model_kwargs}
+        )
         assert isinstance(module, FoundationBackbone)
         report, extra = load_foundation_weights(module, pf.state_dict, allow_partial=allow_partial, name=str(init))
         (logger.info if report.complete else logger.warning)("%s", report.line())
