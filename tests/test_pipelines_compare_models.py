@@ -125,6 +125,6 @@ def test_the_comparison_page_shows_the_input_contracts_as_the_registry_states_th
 
     from neurokit.models.contracts import contract_table
 
-    page = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "compare_models.md").read_text()
+    page = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "compare.md").read_text()
     # the page's table is contract_table() as written (a | inside a cell escaped for Markdown)
     assert contract_table().replace("|x|", "\\|x\\|") in page
