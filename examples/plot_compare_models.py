@@ -52,7 +52,7 @@ res = compare_models(
     eegnet_min_epochs=1,
 )
 print("\n".join(comparison_lines(res)))
-for name, how in res["adaptations"].items():
+for how in res["adaptations"].values():
     print(how["line"])
 
 # %%
