@@ -98,8 +98,8 @@ def test_every_published_figure_names_its_paper_and_table():
             if t and t.get("paper"):
                 proto = card_protocol(yaml.safe_load(p.read_text()), task)
                 assert set(proto.paper_sources) == set(proto.paper)
-    assert n == 158  # the figures entered from the CBraMod, LaBraM, REVE and LUNA papers' tables
-    assert {"CBraMod", "LaBraM-Base", "LaBraM-Huge", "BIOT", "REVE-Base", "LUNA-Base"} <= models
+    assert n == 166  # the figures entered from the CBraMod, LaBraM, EEGPT, REVE and LUNA papers' tables
+    assert {"CBraMod", "LaBraM-Base", "LaBraM-Huge", "BIOT", "EEGPT", "REVE-Base", "LUNA-Base"} <= models
 
 
 def test_published_figures_as_the_papers_give_them():
