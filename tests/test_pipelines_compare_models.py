@@ -78,7 +78,7 @@ def test_a_row_per_model_and_seed_with_the_same_split_seeds_and_schedule(compare
 def test_printed_as_the_quick_start_table_with_the_papers_figures(compared):
     res, _, _ = compared
     text = "\n".join(comparison_lines(res))
-    for row in ("CBraMod (random weights)", "EEGNet-8,2", "Δ CBraMod − EEGNet-8,2", "best classical: ", "chance"):
+    for row in ("CBraMod (random weights)", "EEGNet-8,2", "Δ CBraMod − EEGNet-8,2", "best baseline: ", "chance"):
         assert row in text, row
     assert "does each foundation model beat the best of EEGNet and the baselines?" in text
     # the card's figures for the compared families only (CBraMod; no LaBraM, BIOT or REVE arm here), with sources
@@ -99,7 +99,7 @@ def test_the_cli_takes_the_cards_settings_reuses_the_runs_and_prints_the_table(c
     # the release's settings from the card where no option was given (the same values as the Python call's)
     assert "settings from the store's card" in text and "weight_decay 0.05" in text and "epochs 50" not in text
     assert "every model: the same split (by subject), seeds 0, 1, label fractions 1; 1 epochs" in text
-    for row in ("CBraMod (random weights)", "EEGNet-8,2", "best classical: ", "best classical baseline at 100%"):
+    for row in ("CBraMod (random weights)", "EEGNet-8,2", "best baseline: ", "best classical baseline at 100%"):
         assert row in text, row
     assert "published test auroc on this dataset" in text and "CBraMod (Wang et al., ICLR 2025" in text
     rec = json.loads((out / "comparison.json").read_text())

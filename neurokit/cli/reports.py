@@ -348,7 +348,7 @@ def comparison_lines(res: dict, metric: str | None = None) -> list[str]:
         names = list(dict.fromkeys(n for f in block for n in res.get("baselines", {}).get(f, {})))
         for n in names:
             lines.append(
-                f"{(('best classical: ' if res.get('classical') else '') + row_title(n))[: _ARM_W - 1]:<{_ARM_W}}"
+                f"{(('best baseline: ' if res.get('classical') else '') + row_title(n))[: _ARM_W - 1]:<{_ARM_W}}"
                 + "".join(f"{_cell(res['baselines'].get(f, {}).get(n, {}).get(metric)):>{_CELL_W}}" for f in block)
             )
         if res.get("chance") and metric in res["chance"]:
@@ -493,6 +493,9 @@ def print_model_comparison(res: dict, out: Path) -> None:
                 f"(highest {c['chosen_on']} of {len(c['all'])})",
                 highlight=False,
             )
+    reused = sum(bool(r.get("reused")) for r in res["runs"])
+    if reused:
+        console.print(f"reused {reused} of {len(res['runs'])} runs (same settings, init and data)", highlight=False)
     for line in published_lines(res):
         console.print(escape(line), highlight=False, soft_wrap=True)
     for how in (res.get("adaptations") or {}).values():  # each model's input contract applied to the store
