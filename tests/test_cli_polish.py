@@ -206,14 +206,14 @@ def test_model_help_lists_the_registrys_families(monkeypatch):
     assert "Model family: cbramod (EEG), sit (surface fMRI) or clip (surface fMRI, needs --stimuli)." in pre
     ft = _flat(_neuro("finetune", "--help").output)
     assert (
-        "Model family of a from-scratch backbone: cbramod (EEG), sit (surface fMRI), clip (surface fMRI) or "
-        "eegnet (EEG)."
+        "Model family of a from-scratch backbone: cbramod (EEG), sit (surface fMRI), clip (surface fMRI), "
+        "eegnet (EEG), labram (EEG), eegpt (EEG), reve (EEG), biot (EEG), luna (EEG) or codebrain (EEG)."
     ) in ft
     # generated from the registry: a family added there is listed where the option accepts it
     from neurokit.models import registry
 
     monkeypatch.setitem(registry.MODELS, "toy", registry.MODELS["eegnet"])
-    assert "clip (surface fMRI), eegnet (EEG) or toy (EEG)." in _flat(_neuro("finetune", "--help").output)
+    assert "luna (EEG), codebrain (EEG) or toy (EEG)." in _flat(_neuro("finetune", "--help").output)
     assert "toy" not in _flat(_neuro("pretrain", "--help").output)  # no pretraining objective
     # the registry (and torch) is imported for the help only, not by every command
     code = "import sys, neurokit.cli.main; print('torch' in sys.modules)"

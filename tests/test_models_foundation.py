@@ -19,13 +19,13 @@ from neurokit.models.foundation import (
     load_foundation_weights,
 )
 from neurokit.models.heads import FinetuneModel, Head
-from neurokit.models.registry import build_backbone, create_model
+from neurokit.models.registry import build_backbone, create_model, get_model_spec
 
 pytestmark = pytest.mark.usefixtures("two_torch_threads")
 
 #: small sizes braindecode allows, for fast tests
 SMALL = {
-    "labram": {"num_layers": 1, "num_heads": 2},
+    "labram": {"n_layers": 1, "num_heads": 2},  # n_layers: neurokit's name of braindecode's num_layers
     "eegpt": {"depth": 1, "embed_dim": 32, "num_heads": 2},
     "reve": {"depth": 1, "embed_dim": 32, "heads": 2, "head_dim": 16},
     "biot": {"num_layers": 1, "embed_dim": 32, "num_heads": 2},
@@ -42,6 +42,8 @@ def reference(name: str, bb: FoundationBackbone) -> torch.nn.Module:
 
     a = bb.adaptation
     kw = {"n_chans": len(a.model_channels), "n_times": a.model_samples, "n_outputs": 3, **SMALL[name]}
+    if "n_layers" in kw:
+        kw["num_layers"] = kw.pop("n_layers")
     if name == "eegpt":
         kw.update(chan_proj_type="none", patch_stride=64, chs_info=[{"ch_name": c} for c in a.model_channels])
     if name == "biot":
@@ -136,6 +138,7 @@ def test_training_step_on_card_store_records_adaptation(lr_store):
         rec = info["input_adaptation"]
         assert rec["store_channels"] == list(ds.attrs["ch_names"]) and rec["line"].startswith(CONTRACTS[name].title)
         assert rec["model_sfreq"] == CONTRACTS[name].sfreq and json.dumps(rec)
+        assert get_model_spec(name).contract is CONTRACTS[name] and get_model_spec(name).default_head == "avgpool"
         feats = bb.forward_features(xb[:1])
         model = FinetuneModel(bb, Head("avgpool", tuple(feats.shape[1:]), 2), squeeze=False)
         before = [p.detach().clone() for p in bb.parameters()]

@@ -61,7 +61,7 @@ Model = Annotated[
 Head = Annotated[
     str,
     typer.Option(
-        help="Head: all_patch_reps (flatten all tokens), avgpool, auto (the model's default: all_patch_reps for cbramod, avgpool for sit), or m4oe (several --task at once)."
+        help="Head: all_patch_reps (flatten all tokens), avgpool, auto (the model's default: all_patch_reps for cbramod, flatten for eegnet, avgpool for sit and the braindecode foundation models), or m4oe (several --task at once)."
     ),
 ]
 Epochs = Annotated[int, typer.Option(help="Epochs (CBraMod: 50).")]

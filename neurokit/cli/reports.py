@@ -29,6 +29,12 @@ def print_report(rep: dict, out: Path) -> None:
                 if w["complete"]
                 else f" ([yellow]partial[/]: {len(w['missing'])} missing, {len(w['unexpected'])} unexpected)"
             )
+            + (  # a foundation model's file: its task head / pretraining-only tensors, named
+                f"; set aside {len(w['set_aside'])} task-head/pretraining tensors ({escape(', '.join(w['set_aside'][:3]))}"
+                f"{'…' if len(w['set_aside']) > 3 else ''})"
+                if w.get("set_aside")
+                else ""
+            )
         )
     elif not rep.get("init"):
         console.print(

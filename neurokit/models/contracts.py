@@ -413,7 +413,8 @@ class Adaptation:
     def channel_line(self) -> str:
         """The one line saying what happened to the store's channels."""
         c = get_contract(self.model)
-        s = f"{c.title}: {len(self.model_channels)} of {len(self.store_channels)} store channels fed ({c.channels})"
+        mode = "positional" if c.channels == "bipolar-tcp" and not self.mapped and self.channel_note else c.channels
+        s = f"{c.title}: {len(self.model_channels)} of {len(self.store_channels)} store channels fed ({mode})"
         if self.mapped:
             s += "; mapped " + ", ".join(f"{a}→{b}" for a, b in self.mapped.items())
         if self.dropped:

@@ -45,6 +45,15 @@ SET_BY_NEUROKIT = ("n_outputs", "n_chans", "chs_info", "n_times", "input_window_
 PAPER_DEFAULTS: dict[str, dict[str, Any]] = {
     "eegpt": {"chan_proj_type": "none", "patch_stride": 64},  # named channels, non-overlapping 64-sample patches
 }
+#: braindecode's name of each model's layer count: ``n_layers`` (``neuro finetune --n-layers``) is translated to it
+LAYER_ARG = {
+    "labram": "num_layers",
+    "eegpt": "depth",
+    "reve": "depth",
+    "biot": "num_layers",
+    "luna": "depth",
+    "codebrain": "num_res_layers",
+}
 #: file tensors that belong to a checkpoint's pretraining or task parts, set aside (counted, named) when loading
 SET_ASIDE_PREFIXES: dict[str, tuple[str, ...]] = {
     "labram": ("final_layer.", "head."),
@@ -218,7 +227,8 @@ def new_braindecode_module(name: str, adaptation: Adaptation, kwargs: dict, n_ou
     name : str
     adaptation : Adaptation
     kwargs : dict
-        Arguments of braindecode's class (:func:`braindecode_options`).
+        Arguments of braindecode's class (:func:`braindecode_options`); ``n_layers`` names the layer count
+        (:data:`LAYER_ARG`).
     n_outputs : int, optional
 
     Returns
@@ -229,10 +239,19 @@ def new_braindecode_module(name: str, adaptation: Adaptation, kwargs: dict, n_ou
     ------
     ConfigError
         An argument braindecode's class does not take, or one neurokit sets (:data:`SET_BY_NEUROKIT`).
+
+    Examples
+    --------
+    >>> a = plan_adaptation("codebrain", {"ch_names": ["C3", "C4"]}, (2, 2, 200))
+    >>> type(new_braindecode_module("codebrain", a, {"num_res_layers": 1}, n_outputs=3)).__name__
+    'CodeBrain'
     """
     import warnings
 
     allowed = braindecode_options(name)
+    kwargs = dict(kwargs)
+    if "n_layers" in kwargs:  # neurokit's name of the layer count
+        kwargs[LAYER_ARG[name]] = kwargs.pop("n_layers")
     bad = sorted(set(kwargs) - set(allowed))
     if bad:
         raise ConfigError(f"{get_contract(name).title}: unknown option(s) {bad}; allowed: {', '.join(allowed)}")
@@ -415,6 +434,12 @@ def make_foundation(name: str, kwargs: dict) -> FoundationBackbone:
     ------
     ConfigError
         As :func:`build_foundation`.
+
+    Examples
+    --------
+    >>> bb = make_foundation("eegpt", {"ch_names": ["C3", "CZ", "C4"], "depth": 1, "embed_dim": 32, "num_heads": 2})
+    >>> bb.adaptation.model_samples, bb.adaptation.unit_factor  # 4 s at 256 Hz, 100 µV units → mV
+    (1024, 0.1)
     """
     kw = dict(kwargs)
     data = {k: kw.pop(k) for k in DATA_OPTIONS if k in kw}
@@ -464,6 +489,14 @@ def load_foundation_weights(
         See above.
     FileNotFoundError
         No such file.
+
+    Examples
+    --------
+    >>> bb = make_foundation("biot", {"ch_names": ["C3"], "n_times": 400, "num_layers": 1, "embed_dim": 32})
+    >>> sd = {**bb.model.state_dict(), "final_layer.classification_head.bias": torch.zeros(2)}
+    >>> report, extra = load_foundation_weights(bb, sd)
+    >>> report.complete, extra["set_aside"]
+    (True, ['final_layer.classification_head.bias'])
     """
     sd, src = read_state_dict(source)
     name = name or src

@@ -21,6 +21,7 @@ from neurokit.models.checkpoint import CBRAMOD_RELEASE_FACTS, check_data_facts, 
 from neurokit.models.clip import CLIPConfig, SurfaceCLIP
 from neurokit.models.config import config_from_dict, model_config_dict
 from neurokit.models.docs import fill_doc
+from neurokit.models.contracts import InputContract, get_contract
 from neurokit.models.eegnet import EEGNet, EEGNetConfig
 from neurokit.models.foundation import (
     FOUNDATION_MODELS,
@@ -87,6 +88,10 @@ class ModelSpec:
         The module from :func:`create_model`'s keyword arguments (no store needed).
     options : tuple of str
         The keyword arguments ``create`` accepts.
+    contract : InputContract or None
+        What the model expects of its input (rate, window, patch, units, channels, source:
+        :data:`~neurokit.models.contracts.CONTRACTS`); ``None`` for neurokit's own families, which take the store as
+        it is.
     """
 
     name: str
@@ -98,6 +103,7 @@ class ModelSpec:
     title: str = ""
     create: Callable[[dict], nn.Module] | None = None
     options: tuple[str, ...] = ()
+    contract: InputContract | None = None
 
 
 # --------------------------------------------------------------------------- CBraMod
@@ -706,6 +712,7 @@ def _foundation_spec(name: str) -> ModelSpec:
         FAMILY_TITLES[name],
         create,
         DATA_OPTIONS,  # and braindecode's arguments, checked when the module is built (braindecode_options)
+        get_contract(name),
     )
 
 
@@ -1071,6 +1078,9 @@ def from_pretrained(
     if model is not None:
         get_model_spec(model)
     pf = read_pretrained(source, map_location=map_location)
+    if model in FOUNDATION_MODELS and pf.family in (None, model) and pf.whole_module:
+        # braindecode-layout weights: built from **config (the data and braindecode's sizes), loaded strictly
+        return create_model(model, pretrained=source, allow_partial=allow_partial, map_location=map_location, **config)
     if pf.family is None:
         family = model or "cbramod"
         spec = get_model_spec(family)
