@@ -45,6 +45,7 @@ from neurokit.evaluation.comparison import (
 from neurokit.evaluation.metrics import SELECTION
 from neurokit.evaluation.protocol import figures_for, paper_figures
 from neurokit.models.eegnet import eegnet_dropout
+from neurokit.models.foundation import FOUNDATION_MODELS
 from neurokit.models.registry import MODELS, get_model_spec
 from neurokit.pipelines.compare import EEGNET_MIN_EPOCHS, eegnet_config, quiet_runs
 from neurokit.pipelines.finetune import finetune_or_reuse
@@ -54,32 +55,25 @@ logger = logging.getLogger("neurokit")
 
 #: the models of ``neuro compare`` when none are named
 DEFAULT_MODELS = ("cbramod", EEGNET, CLASSICAL)
-#: each foundation model's option for its number of transformer (or state-space) layers, as its class names it
-DEPTH_OPTIONS = {
-    "cbramod": "n_layers",
-    "labram": "num_layers",
-    "eegpt": "depth",
-    "reve": "depth",
-    "biot": "num_layers",
-    "luna": "depth",
-    "codebrain": "num_res_layers",
-}
+#: the models whose layer count ``n_layers`` sets: CBraMod and the braindecode foundation models (each translates it
+#: to its class's own name, :data:`neurokit.models.foundation.LAYER_ARG`)
+DEPTH_MODELS = ("cbramod", *FOUNDATION_MODELS)
 
 
 def depth_kwargs(models: Sequence[str], n_layers: int | None) -> dict[str, dict]:
     """``model_kwargs`` giving every foundation model of ``models`` ``n_layers`` layers (a small CPU comparison: the
-    same depth for each), by each one's own option (:data:`DEPTH_OPTIONS`); EEGNet and ``classical`` have none.
+    same depth for each; :data:`DEPTH_MODELS`); EEGNet and ``classical`` have none.
 
     Examples
     --------
     >>> depth_kwargs(["cbramod", "labram", "eegnet", "classical"], 2)
-    {'cbramod': {'n_layers': 2}, 'labram': {'num_layers': 2}}
+    {'cbramod': {'n_layers': 2}, 'labram': {'n_layers': 2}}
     >>> depth_kwargs(["cbramod"], None)
     {}
     """
     if n_layers is None:
         return {}
-    return {m: {DEPTH_OPTIONS[m]: int(n_layers)} for m in models if m in DEPTH_OPTIONS}
+    return {m: {"n_layers": int(n_layers)} for m in models if m in DEPTH_MODELS}
 
 
 def parse_models(models: str | Sequence[str]) -> list[str]:
