@@ -199,7 +199,7 @@ def test_bcic2020_3_equals_the_release(tmp_path):
     assert worst < 1e-3
     card = st.info.card_body["tasks"]["imagined_speech"]
     assert card["splits"] == {"train": ["train"], "val": ["val"], "test": ["test"]} and card["split_unit"] == "run"
-    assert "paper" not in card
+    assert card["paper"]["CBraMod"]["cohen_kappa"] == 0.4216 and card["paper"]["CBraMod"]["source"].endswith("Table 9")
     # every subject in all three splits, as the release's folders put them
     for run, n in N.items():
         sel = st.meta["run"].astype(str) == run

@@ -87,7 +87,8 @@ def test_seed_v_cnt_files_equal_the_release(tmp_path, monkeypatch):
     assert n == len(st.labels) == 3 * sum(1 + j % 2 for j in range(15))
     assert worst < 1e-3, worst
     body = st.info.card_body["tasks"]["emotion"]
-    assert body["split_unit"] == "run" and "paper" not in body
+    assert body["split_unit"] == "run" and body["paper"]["CBraMod"]["cohen_kappa"] == 0.2569  # CBraMod Table 2
+    assert "LUNA (Döner et al., NeurIPS 2025), Table 3" in body["paper"]["LUNA-Base"]["source"]
     assert body["splits"]["train"] == [f"t{j:02d}" for j in range(5)]
     assert body["splits"]["test"] == [f"t{j:02d}" for j in range(10, 15)]
     finetune_tiny(tmp_path / "s.h5", tmp_path / "ft")  # the card's (the release's) fine-tuning settings

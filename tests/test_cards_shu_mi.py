@@ -67,7 +67,8 @@ def test_shu_mi_equals_the_release(tmp_path):
         assert set(st.meta["session"][sel].astype(str)) == {run[8:14]}
     card = st.info.card_body["tasks"]["motor_imagery"]
     assert card["splits"] == {"train": "1-15", "val": "16-20", "test": "21-25"}
-    assert "paper" not in card
+    assert card["paper"]["CBraMod"] == {"balanced_accuracy": 0.637, "auc_pr": 0.7139, "auroc": 0.6988,
+                                        "source": "CBraMod (Wang et al., ICLR 2025, arXiv 2412.07236), Table 3"}  # fmt: skip
     # the release's split: sorted names, [:75] / [75:100] / [100:] of the full 125 files (5 sessions a subject) =
     # subjects 1-15 / 16-20 / 21-25
     names = sorted(_name(s, k) for s in range(1, 26) for k in range(1, 6))

@@ -39,6 +39,7 @@ GUIDE = [
     "retrieval",
     "kernels",
     "scale",
+    "compare",
 ]
 
 

@@ -1,6 +1,6 @@
 """The ``neuro`` command line: a thin shell over :mod:`neurokit.pipelines`, one module per command group
 (:mod:`~neurokit.cli.cards`, :mod:`~neurokit.cli.prepare`, :mod:`~neurokit.cli.train`, :mod:`~neurokit.cli.evaluate`,
-:mod:`~neurokit.cli.plots`, :mod:`~neurokit.cli.stimuli`, :mod:`~neurokit.cli.quickstart`); this module assembles them.
+:mod:`~neurokit.cli.plots`, :mod:`~neurokit.cli.stimuli`, :mod:`~neurokit.cli.quickstart`, :mod:`~neurokit.cli.compare`); this module assembles them.
 
 Run ``neuro --help`` or ``neuro COMMAND --help``; every option shows its default.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from neurokit.cli import cards, confounds, evaluate, plots, prepare, quickstart, stimuli, train
+from neurokit.cli import cards, compare, confounds, evaluate, plots, prepare, quickstart, stimuli, train
 from neurokit.cli.common import NeuroCommand, console
 
 app = typer.Typer(
@@ -58,6 +58,7 @@ def _main(
 app.command(cls=NeuroCommand)(prepare.prepare)
 app.command(cls=NeuroCommand)(train.pretrain)
 app.command(cls=NeuroCommand)(train.finetune)
+app.command(cls=NeuroCommand)(compare.compare)
 app.command(cls=NeuroCommand)(evaluate.evaluate)
 app.command(cls=NeuroCommand)(evaluate.baseline)
 app.command("check-confounds", cls=NeuroCommand)(confounds.check_confounds_cmd)

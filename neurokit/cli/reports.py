@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from rich.markup import escape
@@ -292,10 +293,12 @@ def row_title(name: str, kind: str | None = None) -> str:
     return ARM_TITLES.get(name) or reg or BASELINE_TITLES.get(name) or name
 
 
-def _difference_title(name: str) -> str:
+def _difference_title(name: str, titles: dict | None = None) -> str:
     """``"pretrained − scratch"`` → ``"Δ pretrained − scratch"``; ``"linear-probe − linear-probe-random"`` →
     ``"Δ probe: pretrained − random"``; ``"pretrained-lora − scratch"`` → ``"Δ lora − scratch"``; ``"pretrained − eegnet"`` → ``"Δ pretrained − EEGNet"``."""
     a, b = name.split(" − ")
+    if titles and a in titles:  # a model comparison: its rows' names (CBraMod (pretrained) − EEGNet-8,2)
+        return f"Δ {titles[a].split(' (')[0]} − {titles.get(b, row_title(b)).split(' (')[0]}"
     if a == "linear-probe":
         return "Δ probe: pretrained − random"
     short = "pretrained" if a == "pretrained" else a.replace("pretrained-", "")
@@ -316,6 +319,7 @@ def comparison_lines(res: dict, metric: str | None = None) -> list[str]:
     """
     metric = metric or res["metric"]
     fracs = res["fractions"]
+    titles = res.get("arm_titles") or {}
     lines = [
         f"test {metric}: mean ± std over {len(res['seeds'])} seed(s) ({res['kind']}; seeds "
         f"{', '.join(map(str, res['seeds']))})"[:80]
@@ -335,12 +339,12 @@ def comparison_lines(res: dict, metric: str | None = None) -> list[str]:
         for arm in res["arms"]:
             by_f = res["summary"].get(arm, {})
             lines.append(
-                f"{row_title(arm)[: _ARM_W - 1]:<{_ARM_W}}"
+                f"{titles.get(arm, row_title(arm))[: _ARM_W - 1]:<{_ARM_W}}"
                 + "".join(f"{na[arm] if arm in na else ms(by_f.get(f, {}).get(metric)):>{_CELL_W}}" for f in block)
             )
         for name, by_f in res["differences"].items():
             lines.append(
-                f"{_difference_title(name)[: _ARM_W - 1]:<{_ARM_W}}"
+                f"{_difference_title(name, titles)[: _ARM_W - 1]:<{_ARM_W}}"
                 + "".join(f"{ms(by_f.get(f, {}).get(metric), True):>{_CELL_W}}" for f in block)
             )
             lines.append(
@@ -350,7 +354,7 @@ def comparison_lines(res: dict, metric: str | None = None) -> list[str]:
         names = list(dict.fromkeys(n for f in block for n in res.get("baselines", {}).get(f, {})))
         for n in names:
             lines.append(
-                f"{row_title(n)[: _ARM_W - 1]:<{_ARM_W}}"
+                f"{(('best baseline: ' if res.get('classical') else '') + row_title(n))[: _ARM_W - 1]:<{_ARM_W}}"
                 + "".join(f"{_cell(res['baselines'].get(f, {}).get(n, {}).get(metric)):>{_CELL_W}}" for f in block)
             )
         if res.get("chance") and metric in res["chance"]:
@@ -367,16 +371,21 @@ def verdict_lines(res: dict, metric: str) -> list[str]:
     table = verdicts(res, metric)
     if not table:
         return []
-    lines = ["", "does the pretrained model beat the best of scratch, eegnet and the baselines?"]
+    if res.get("contenders") is not None:  # a model comparison
+        rivals = " and ".join(["EEGNet" if r == "eegnet" else r for r in res.get("rivals") or []] + ["the baselines"])
+        lines = ["", f"does each foundation model beat the best of {rivals}?"]
+    else:
+        lines = ["", "does the pretrained model beat the best of scratch, eegnet and the baselines?"]
     for arm, by_f in table.items():
         for f, v in by_f.items():
-            head = f"{arm} at {float(f):.0%}: "
+            head = f"{(res.get('arm_titles') or {}).get(arm, arm).split(' (')[0]} at {float(f):.0%}: "
             if v["beats"] is None:
                 lines.append(f"{head}no rival or no score to compare")
                 continue
             word = "yes" if v["beats"] else "no"
+            best = row_title(v["best"]) if res.get("contenders") is not None else v["best"]
             lines.append(
-                f"{head}{word}, {v['mean']:.3f} vs {v['best']} {v['best_mean']:.3f}; "
+                f"{head}{word}, {v['mean']:.3f} vs {best} {v['best_mean']:.3f}; "
                 f"above it in {v['better']} of {v['n']} seeds"[:80]
             )
     return lines
@@ -424,18 +433,77 @@ def print_comparison(res: dict, out: Path) -> None:
 
 
 def paper_table(rep: dict) -> Table:
-    """The run's test metrics beside the figures the paper reports for the dataset (the card's ``paper``), each
-    column labelled as the paper's."""
+    """The run's test metrics beside the figures the papers report for the dataset (the card's ``paper``): one row
+    for this run, one per published model (``paper: LaBraM-Base``), the metrics in the card's order; the source of
+    each published row (the paper and its table) numbered in the caption."""
     paper = rep.get("paper") or {}
+    sources = rep.get("paper_sources") or {}
     metrics = list(rep.get("paper_metrics") or []) or sorted({m for figs in paper.values() for m in figs})
-    t = Table(title="test split: this run vs the paper's reported figures (not rerun here)")
-    t.add_column("metric")
-    t.add_column("this run", justify="right")
-    for model in paper:
-        t.add_column(f"paper: {model}", justify="right")
+    t = Table(title="test split: this run vs the papers' reported figures (not rerun here)")
+    t.add_column("")
     for m in metrics:
-        mine = (rep.get("test") or {}).get(m)
-        t.add_row(
-            m, _num(mine) if mine is not None else "-", *(f"{paper[p][m]:.4f}" if m in paper[p] else "-" for p in paper)
-        )
+        t.add_column(m, justify="right")
+    mine = rep.get("test") or {}
+    t.add_row("this run", *(_num(mine[m]) if mine.get(m) is not None else "-" for m in metrics))
+    notes: list[str] = []
+    for model, figs in paper.items():
+        mark = ""
+        if sources.get(model):
+            notes.append(f"[{len(notes) + 1}] {sources[model]}")
+            mark = f" [{len(notes)}]"
+        t.add_row(f"paper: {model}{mark}", *(f"{figs[m]:.4f}" if m in figs else "-" for m in metrics))
+    if notes:
+        t.caption = "\n".join(notes)
+        t.caption_justify = "left"
     return t
+
+
+def settings_line(res: dict) -> str:
+    """What every run of a model comparison shared (:func:`neurokit.pipelines.compare_models.compare_models`'s
+    ``settings``), in one line."""
+    st = res.get("settings") or {}
+    eeg = f" (EEGNet: {st['eegnet_epochs']} epochs at its authors' lr 1e-3)" if st.get("eegnet_epochs") else ""
+    return (
+        f"every model: the same split (by {st.get('split_by')}), seeds {', '.join(map(str, res['seeds']))}, label "
+        f"fractions {', '.join(res['fractions'])}; {st.get('epochs')} epochs{eeg}, batch {st.get('batch_size')}, "
+        f"lr {st.get('lr_backbone'):.3g} backbone / {st.get('lr_head'):.3g} head, {st.get('schedule')}; the classical "
+        "baselines fitted once per fraction, the best chosen on validation"
+    )
+
+
+def published_lines(res: dict, metric: str | None = None) -> list[str]:
+    """The figures the papers report for the compared models on this dataset (the card's ``paper``: not rerun here;
+    their splits, preprocessing and schedules), one line each with its source; none when the card gives none."""
+    paper = res.get("paper") or {}
+    if not paper:
+        return []
+    metric = metric or res["metric"]
+    sources = res.get("paper_sources") or {}
+    lines = [f"published test {metric} on this dataset (the papers' figures, not rerun here):"]
+    for model, figs in paper.items():
+        value = f"{figs[metric]:.4f}" if metric in figs else "-"
+        others = ", ".join(f"{m} {v:.4f}" for m, v in figs.items() if m != metric)
+        lines.append(f"  {model}: {value}" + (f" ({others})" if others else "") + f" — {sources.get(model, '?')}")
+    return lines
+
+
+def print_model_comparison(res: dict, out: Path) -> None:
+    """``neuro compare``'s output: the shared settings, the quick start's table (:func:`print_comparison`), the
+    classical baseline chosen, the papers' figures for the compared models, and how each model was fed."""
+    console.print(escape(settings_line(res)), highlight=False, soft_wrap=True)
+    print_comparison(res, out)
+    for fk, c in (res.get("classical") or {}).items():
+        if c.get("best"):
+            console.print(
+                f"best classical baseline at {float(fk):.0%} of the labels: {escape(row_title(c['best']))} "
+                f"(highest {c['chosen_on']} of {len(c['all'])})",
+                highlight=False,
+            )
+    reused = sum(bool(r.get("reused")) for r in res["runs"])
+    if reused:
+        console.print(f"reused {reused} of {len(res['runs'])} runs (same settings, init and data)", highlight=False)
+    for line in published_lines(res):
+        console.print(escape(line), highlight=False, soft_wrap=True)
+    for how in (res.get("adaptations") or {}).values():  # each model's input contract applied to the store
+        said = how.get("line") if isinstance(how, dict) else None
+        console.print(f"fed as: {escape(said or json.dumps(how, default=str))}", highlight=False, soft_wrap=True)

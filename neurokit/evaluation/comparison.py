@@ -14,6 +14,8 @@ import numpy as np
 COMPARE_METRICS = ("balanced_accuracy", "cohen_kappa", "auroc", "auc_pr", "f1_weighted", "pearson_r", "r2", "rmse")
 SCRATCH, PROBE, PROBE_RANDOM = "scratch", "linear-probe", "linear-probe-random"
 EEGNET = "eegnet"
+#: the classical baselines as one contender of a model comparison (the best of them on validation)
+CLASSICAL = "classical"
 #: what a comparison's table shows for the EEGNet arm of a store that is not EEG
 EEG_ONLY = "n/a: EEG only"
 
@@ -132,9 +134,42 @@ def aggregate(rows: Sequence[dict], metrics: Sequence[str], pairs: Sequence[tupl
     return {"summary": summary, "differences": differences}
 
 
+def best_classical(baselines: dict, metric: str) -> str | None:
+    """The classical baseline a comparison reports: the one of highest *validation* ``metric`` (chosen as a user
+    would choose it, without looking at the test split; the first of equal ones).
+
+    Parameters
+    ----------
+    baselines : dict
+        :func:`~neurokit.evaluation.baselines.run_baselines`' result: name → ``{"val": metrics, "test": metrics}``.
+    metric : str
+        The metric to choose on (higher is better: the task's selection metric).
+
+    Returns
+    -------
+    str or None
+        The baseline's name; ``None`` when none has a validation and a test score on ``metric``.
+
+    Examples
+    --------
+    >>> best_classical({"csp_lda": {"val": {"auroc": 0.7}, "test": {"auroc": 0.6}},
+    ...                 "riemann_lr": {"val": {"auroc": 0.8}, "test": {"auroc": 0.5}}}, "auroc")
+    'riemann_lr'
+    """
+    scored = {
+        n: r["val"][metric]
+        for n, r in baselines.items()
+        if (r.get("val") or {}).get(metric) is not None and (r.get("test") or {}).get(metric) is not None
+    }
+    return max(scored, key=lambda n: scored[n]) if scored else None
+
+
 def verdicts(result: dict, metric: str | None = None) -> dict[str, dict[str, dict]]:
     """Per pretrained arm and label fraction: does it beat the best of ``scratch``, ``eegnet`` and the classical
     baselines on the test ``metric`` (default the task's selection metric; higher is better), and in how many seeds?
+    A model comparison (:func:`~neurokit.pipelines.compare_models.compare_models`) names whom it judges and against
+    whom: ``result["contenders"]`` (its foundation models) and ``result["rivals"]`` (EEGNet), always beside the
+    classical baselines.
 
     The best rival is the one of highest mean over seeds (a baseline's one value: it is fitted once per fraction).
     A seed counts as better when the pretrained run of that seed scored above the best rival's run of the same
@@ -164,11 +199,15 @@ def verdicts(result: dict, metric: str | None = None) -> dict[str, dict[str, dic
     metric = metric or result["metric"]
     by = {(r["arm"], r["fraction"], r["seed"]): r.get(metric) for r in result.get("runs", [])}
     out: dict[str, dict[str, dict]] = {}
-    for arm in (a for a in result["arms"] if a.startswith("pretrained")):
+    contenders = result.get("contenders")
+    if contenders is None:
+        contenders = [a for a in result["arms"] if a.startswith("pretrained")]
+    rival_arms: Sequence[str] = RIVALS if result.get("rivals") is None else result["rivals"]
+    for arm in contenders:
         for f in result["fractions"]:
             mine = {s: v for (a, ff, s), v in by.items() if a == arm and ff == f and v is not None}
             rivals: dict[str, dict] = {}  # name → seed → value (a baseline: the same value for every seed)
-            for r in RIVALS:
+            for r in rival_arms:
                 vals = {s: v for (a, ff, s), v in by.items() if a == r and ff == f and v is not None}
                 if vals:
                     rivals[r] = vals

@@ -8,16 +8,19 @@ A card task may hold (``data_cards/tuab.yaml``)::
     metrics: [balanced_accuracy, auc_pr, auroc]
     finetune: {epochs: 50, batch_size: 64, lr: 1.0e-4, weight_decay: 0.05, dropout: 0.1, label_smoothing: 0.1,
                clip: 1.0, head: all_patch_reps}
-    paper: {CBraMod: {balanced_accuracy: 0.8289, auc_pr: 0.9258, auroc: 0.9227}}
+    paper:
+      CBraMod: {balanced_accuracy: 0.8289, auc_pr: 0.9258, auroc: 0.9227,
+                source: "CBraMod (Wang et al., ICLR 2025, arXiv 2412.07236), Table 14"}
 
-Metric names are neurokit's (:mod:`neurokit.evaluation.metrics`); the usual spellings ``pr_auc``, ``roc_auc``,
+Each model under ``paper`` names where its figures come from (``source``: the paper and its table); a figure without
+a source is refused. Metric names are neurokit's (:mod:`neurokit.evaluation.metrics`); the usual spellings ``pr_auc``, ``roc_auc``,
 ``weighted_f1``, ``kappa``, ``bac`` are read as them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from neurokit._utils.errors import CardError
 
@@ -32,6 +35,8 @@ METRIC_ALIASES = {
     "balanced_acc": "balanced_accuracy",
     "pearson_r": "pearson_r",
 }
+#: the key of a card's ``paper`` entry that names where its figures come from (every entry has one)
+SOURCE_KEY = "source"
 #: a card's ``finetune`` keys → :class:`~neurokit.training.config.FinetuneConfig` fields
 FINETUNE_KEYS = {
     "epochs": "epochs",
@@ -86,6 +91,8 @@ class Protocol:
         (:data:`FINETUNE_KEYS`).
     paper : dict of str to dict of str to float
         Model → metric → the paper's figure.
+    paper_sources : dict of str to str
+        Model → where its figures come from (the paper and its table).
 
     Examples
     --------
@@ -97,6 +104,7 @@ class Protocol:
     metrics: list[str] = field(default_factory=list)
     finetune: dict[str, Any] = field(default_factory=dict)  # FinetuneConfig field → value
     paper: dict[str, dict[str, float]] = field(default_factory=dict)  # model → metric → figure
+    paper_sources: dict[str, str] = field(default_factory=dict)  # model → paper and table
 
     @property
     def empty(self) -> bool:
@@ -122,7 +130,7 @@ def card_protocol(card_body: dict | None, task: str | None) -> Protocol:
     ------
     CardError
         A ``kind`` other than binary/multiclass/regression, a ``finetune`` key neurokit does not know (naming the
-        allowed ones), or paper figures that are not numbers.
+        allowed ones), paper figures that are not numbers, or paper figures without a ``source``.
 
     Examples
     --------
@@ -148,12 +156,22 @@ def card_protocol(card_body: dict | None, task: str | None) -> Protocol:
         if field_name:
             ft[field_name] = v
     paper: dict[str, dict[str, float]] = {}
+    sources: dict[str, str] = {}
     for model, figs in (t.get("paper") or {}).items():
+        figs = dict(figs or {})
+        source = figs.pop(SOURCE_KEY, None)
+        if not isinstance(source, str) or not source.strip():
+            raise CardError(
+                f'{where}: paper figures of {model!r} need a source (source: "PAPER, Table N"): a figure printed '
+                "beside a run names where it comes from"
+            )
         try:
-            paper[str(model)] = {metric_name(m): float(v) for m, v in (figs or {}).items()}
+            paper[str(model)] = {metric_name(m): float(v) for m, v in figs.items()}
         except (TypeError, ValueError) as exc:
             raise CardError(f"{where}: paper figures of {model!r} must be numbers ({exc})") from None
-    return Protocol(kind=kind, metrics=[metric_name(m) for m in t.get("metrics") or []], finetune=ft, paper=paper)
+        sources[str(model)] = source.strip()
+    metrics = [metric_name(m) for m in t.get("metrics") or []]
+    return Protocol(kind=kind, metrics=metrics, finetune=ft, paper=paper, paper_sources=sources)
 
 
 def paper_figures(card_body: dict | None, task: str | None) -> dict[str, Any]:
@@ -169,8 +187,9 @@ def paper_figures(card_body: dict | None, task: str | None) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``{"paper": {model: {metric: figure}}, "paper_metrics": [...]}``, or ``{}`` when the card gives none or
-        cannot be read (a card body another version wrote: no figures rather than no report).
+        ``{"paper": {model: {metric: figure}}, "paper_metrics": [...], "paper_sources": {model: source}}``, or
+        ``{}`` when the card gives none or cannot be read (a card body another version wrote: no figures rather than
+        no report).
 
     Examples
     --------
@@ -181,4 +200,60 @@ def paper_figures(card_body: dict | None, task: str | None) -> dict[str, Any]:
         p = card_protocol(card_body, task)
     except Exception:  # a card body another version wrote: no figures rather than no report
         return {}
-    return {"paper": p.paper, "paper_metrics": p.metrics} if p.paper else {}
+    return {"paper": p.paper, "paper_metrics": p.metrics, "paper_sources": p.paper_sources} if p.paper else {}
+
+
+def paper_family(name: str) -> str:
+    """The neurokit model family a paper's model name belongs to: the part before the size, lower case.
+
+    Parameters
+    ----------
+    name : str
+        A model as a card's ``paper`` names it (``"LaBraM-Base"``, ``"REVE-Base"``, ``"CBraMod"``).
+
+    Returns
+    -------
+    str
+        The family (``"labram"``), as ``neuro finetune --model`` and ``neuro compare --models`` name it.
+
+    Examples
+    --------
+    >>> paper_family("LaBraM-Huge"), paper_family("CBraMod"), paper_family("LUNA-Base")
+    ('labram', 'cbramod', 'luna')
+    """
+    return str(name).split("-")[0].strip().lower()
+
+
+def figures_for(figures: dict[str, Any], families: Sequence[str]) -> dict[str, Any]:
+    """The part of :func:`paper_figures` for the model families compared (every size of each: LaBraM-Base and
+    LaBraM-Huge for ``labram``), in the order of ``families``.
+
+    Parameters
+    ----------
+    figures : dict
+        :func:`paper_figures`' result.
+    families : sequence of str
+        Model families (``"cbramod"``, ``"labram"``…); others (``"eegnet"``, ``"classical"``) match nothing.
+
+    Returns
+    -------
+    dict
+        As :func:`paper_figures`, only the models of those families (``{}`` when none has figures).
+
+    Examples
+    --------
+    >>> figs = {"paper": {"CBraMod": {"auroc": 0.9}, "BIOT": {"auroc": 0.8}}, "paper_metrics": ["auroc"],
+    ...         "paper_sources": {"CBraMod": "CBraMod paper, Table 14", "BIOT": "LaBraM paper, Table 1"}}
+    >>> figures_for(figs, ["biot", "eegnet"])["paper"]
+    {'BIOT': {'auroc': 0.8}}
+    """
+    paper = figures.get("paper") or {}
+    keep = [m for fam in families for m in paper if paper_family(m) == fam]
+    if not keep:
+        return {}
+    sources = figures.get("paper_sources") or {}
+    return {
+        "paper": {m: paper[m] for m in keep},
+        "paper_metrics": list(figures.get("paper_metrics") or []),
+        "paper_sources": {m: sources[m] for m in keep if m in sources},
+    }
