@@ -205,7 +205,7 @@ CONTRACTS: dict[str, InputContract] = {
         "100uV",
         "any",
         "kept",
-        source="Ding et al. 2025 arXiv:2506.09110 (CodeBrain, TUEG as CBraMod: 200 Hz, 30 s, 100 µV); "
+        source="Ma et al. 2025 arXiv:2506.09110 (ICLR 2026) (CodeBrain, TUEG as CBraMod: 200 Hz, 30 s, 100 µV); "
         "braindecode/models/codebrain.py (patch_size=200, s4_lmax=570 = 19 channels × 30 patches)",
         weights=("braindecode/codebrain-pretrained",),
     ),
