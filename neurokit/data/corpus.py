@@ -189,7 +189,7 @@ class ScaledDataset(torch.utils.data.Dataset):
 
     def __getitem__(self, k: int) -> tuple[Any, Any]:
         x, y = self.ds[k]
-        return x / float(self.divisor[k]), y
+        return x.float() / float(self.divisor[k]), y
 
     def __getitems__(self, indices) -> Any:
         """Items ``indices`` at once: the wrapped dataset's batch read (its ``__getitems__``, else item by item),
@@ -200,6 +200,7 @@ class ScaledDataset(torch.utils.data.Dataset):
         batch = get(indices) if get is not None else [self.ds[k] for k in indices]
         div = self.divisor[np.asarray(indices, dtype=np.int64).reshape(-1)]
         if isinstance(batch, PatchBatch):  # in place, in float32 as x / float(d) computes it
+            batch = batch.float32()  # a float16 batch (batch_dtype="stored") is scaled in float32, not in float16
             batch.x.div_(torch.from_numpy(div).to(batch.x.dtype).view(-1, *[1] * (batch.x.dim() - 1)))
             return batch
-        return [(x / float(d), y) for (x, y), d in zip(batch, div.tolist())]
+        return [(x.float() / float(d), y) for (x, y), d in zip(batch, div.tolist())]

@@ -44,9 +44,20 @@ class PatchDataset(torch.utils.data.Dataset):
 
     transform : callable, optional
         Applied to each ``x``.
+    batch_dtype : {"float32", "stored"}
+        The dtype of ``x``: float32 (default), or ``"stored"``: the stores' own dtype, so a float16 store's
+        batches come out as float16 exactly as stored, without a conversion on the host (the training loop then
+        casts them to float32 on its device: :class:`~neurokit.training.trainer.Trainer`). Stores of mixed dtypes
+        read as float32 (said once in the log). Settable after construction (:attr:`batch_dtype`).
 
-    Items are ``(x, y)``: ``x`` a float32 tensor of the store's sample shape (EEG ``(C, N, 200)`` in
-    100 µV), ``y`` an int64 class index or float32 target (0-d tensors).
+    Items are ``(x, y)``: ``x`` a float32 tensor (float16 under ``batch_dtype="stored"`` from float16 stores) of
+    the store's sample shape (EEG ``(C, N, 200)`` in 100 µV), ``y`` an int64 class index or float32 target (0-d
+    tensors).
+
+    Raises
+    ------
+    ValueError
+        ``batch_dtype`` other than ``"float32"`` or ``"stored"``.
 
     Examples
     --------
@@ -67,6 +78,7 @@ class PatchDataset(torch.utils.data.Dataset):
         labelled: bool = False,
         samples: Sequence[int] | np.ndarray | None = None,
         transform: Callable | None = None,
+        batch_dtype: str = "float32",
     ) -> None:
         if isinstance(stores, (str, Path, PatchStore)):
             stores = [stores]
@@ -111,6 +123,33 @@ class PatchDataset(torch.utils.data.Dataset):
             index.append(np.stack([np.full(len(rows), si, dtype=np.int64), rows.astype(np.int64)], axis=1))
         # (n, 2) int64 rows of (store, sample): 16 bytes a sample, however many shards
         self.index = np.concatenate(index) if index else np.zeros((0, 2), dtype=np.int64)
+        self._x_dtype = np.dtype(np.float32)
+        self.batch_dtype = batch_dtype
+
+    @property
+    def batch_dtype(self) -> str:
+        """``"float32"`` or ``"stored"`` (see the class's parameters); :attr:`x_dtype` is what it resolves to."""
+        return self._batch_dtype
+
+    @batch_dtype.setter
+    def batch_dtype(self, value: str) -> None:
+        if value not in BATCH_DTYPES:
+            raise ValueError(f"batch_dtype={value!r}: one of {', '.join(map(repr, BATCH_DTYPES))}")
+        self._batch_dtype = value
+        self._x_dtype = np.dtype(np.float32)
+        if value == "stored":
+            kinds = sorted({st.sample_dtype for st in self.stores})
+            if len(kinds) == 1:
+                self._x_dtype = np.dtype(kinds[0])
+            elif kinds:
+                logger.info(
+                    "batch_dtype='stored': the stores hold %s samples; batches are read as float32", " and ".join(kinds)
+                )
+
+    @property
+    def x_dtype(self) -> torch.dtype:
+        """The dtype of the batches' ``x``: float32, or the stores' own dtype under ``batch_dtype="stored"``."""
+        return torch.float16 if self._x_dtype == np.float16 else torch.float32
 
     @property
     def attrs(self) -> dict:
@@ -198,7 +237,11 @@ class PatchDataset(torch.utils.data.Dataset):
 
     def __getitem__(self, k: int):
         s, i = self.index[k]
-        x = torch.from_numpy(np.asarray(self.stores[s].patches(i), dtype=np.float32))
+        if self._x_dtype == np.float32:
+            x = torch.from_numpy(np.asarray(self.stores[s].patches(i), dtype=np.float32))
+        else:  # the stored values as they are
+            out = np.empty((1, *self.sample_shape), dtype=self._x_dtype)
+            x = torch.from_numpy(self.stores[s].read_into(np.asarray([i]), out)[0])
         if self.transform is not None:
             x = self.transform(x)
         return x, torch.as_tensor(self.stores[s].labels[i])
@@ -223,7 +266,7 @@ class PatchDataset(torch.utils.data.Dataset):
         """Items ``indices`` read at once (``torch.utils.data.DataLoader`` calls this for each batch).
 
         The batch's samples are read store by store in increasing order, each straight into its place in one
-        float32 tensor (:meth:`~neurokit.store.patch_store.PatchStore.read_into`). In a DataLoader worker that tensor is
+        float32 tensor (of the stores' dtype under ``batch_dtype="stored"``) (:meth:`~neurokit.store.patch_store.PatchStore.read_into`). In a DataLoader worker that tensor is
         one of a few shared-memory buffers the worker reuses; with :func:`collate_patches` the main process
         hands the batch on in that buffer (no copy) and gives the buffer back once the batch is let go, instead of
         torch sending each batch in a new shared-memory file (whose page faults cost more than the read). The items equal
@@ -237,7 +280,7 @@ class PatchDataset(torch.utils.data.Dataset):
         """
         k = np.asarray(indices, dtype=np.int64).reshape(-1)
         rows = self.index[k]
-        x, slot = _batch_tensor((len(k), *self.sample_shape), pooled=self.transform is None)
+        x, slot = _batch_tensor((len(k), *self.sample_shape), pooled=self.transform is None, dtype=self.x_dtype)
         xn = x.numpy()
         batch_stores = np.unique(rows[:, 0]).tolist()  # only these are opened (a shard set's others stay closed)
         dtypes = [self.stores[si].labels.dtype for si in batch_stores] or [np.dtype(np.int64)]  # an empty batch
@@ -333,9 +376,15 @@ def will_need_hook(dataset: Any) -> Callable[[np.ndarray], None] | None:
     return None
 
 
-def _shared_tensor(storage: torch.UntypedStorage, shape: tuple[int, ...]) -> torch.Tensor:
+#: the values of ``PatchDataset(batch_dtype=...)``
+BATCH_DTYPES = ("float32", "stored")
+
+
+def _shared_tensor(
+    storage: torch.UntypedStorage, shape: tuple[int, ...], dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
     strides = tuple(int(np.prod(shape[i + 1 :])) for i in range(len(shape)))
-    return torch.empty(0, dtype=torch.float32).set_(storage, 0, shape, strides)
+    return torch.empty(0, dtype=dtype).set_(storage, 0, shape, strides)
 
 
 class _SlotPool:
@@ -405,21 +454,21 @@ class _LocalPool:
         self.buffers: list[tuple[torch.Tensor, Any]] = []  # (buffer, weak reference to the array lent over it)
         self.lock = threading.Lock()
 
-    def lend(self, shape: tuple[int, ...]) -> torch.Tensor:
+    def lend(self, shape: tuple[int, ...], dtype: torch.dtype = torch.float32) -> torch.Tensor:
         n = int(np.prod(shape))
         with self.lock:
             for k, (buf, ref) in enumerate(self.buffers):
-                if buf.numel() >= n and (ref is None or ref() is None):
+                if buf.dtype == dtype and buf.numel() >= n and (ref is None or ref() is None):
                     return self._over(k, buf, n, shape)
             if len(self.buffers) < self.MAX:
-                self.buffers.append((torch.empty(n, dtype=torch.float32), None))
+                self.buffers.append((torch.empty(n, dtype=dtype), None))
                 return self._over(len(self.buffers) - 1, self.buffers[-1][0], n, shape)
             small = [k for k, (buf, ref) in enumerate(self.buffers) if ref is None or ref() is None]
-            if small:  # a free buffer too small for this batch: replaced by one that fits
+            if small:  # a free buffer too small for this batch (or of another dtype): replaced by one that fits
                 k = small[0]
-                self.buffers[k] = (torch.empty(n, dtype=torch.float32), None)
+                self.buffers[k] = (torch.empty(n, dtype=dtype), None)
                 return self._over(k, self.buffers[k][0], n, shape)
-        return torch.empty(shape, dtype=torch.float32)
+        return torch.empty(shape, dtype=dtype)
 
     def _over(self, k: int, buf: torch.Tensor, n: int, shape: tuple[int, ...]) -> torch.Tensor:
         arr = buf.numpy()[:n].reshape(shape)  # holds the buffer; the tensor below holds it
@@ -434,12 +483,15 @@ _LOCAL = _LocalPool()
 _POOL: dict[int, _SlotPool] = {}
 
 
-def _batch_tensor(shape: tuple[int, ...], pooled: bool = True) -> tuple[torch.Tensor, tuple | None]:
-    """An uninitialised float32 tensor and its slot: in a DataLoader worker, a free slot of the worker's
-    :class:`_SlotPool` when ``pooled``; else ordinary memory."""
+def _batch_tensor(
+    shape: tuple[int, ...], pooled: bool = True, dtype: torch.dtype = torch.float32
+) -> tuple[torch.Tensor, tuple | None]:
+    """An uninitialised tensor of ``dtype`` and its slot: in a DataLoader worker, a free slot of the worker's
+    :class:`_SlotPool` when ``pooled`` (a float16 batch takes half a float32 batch's bytes of a slot); else
+    ordinary memory."""
     if torch.utils.data.get_worker_info() is None:
-        return (_LOCAL.lend(shape) if pooled else torch.empty(shape, dtype=torch.float32)), None
-    nbytes = int(np.prod(shape)) * 4
+        return (_LOCAL.lend(shape, dtype) if pooled else torch.empty(shape, dtype=dtype)), None
+    nbytes = int(np.prod(shape)) * torch.empty(0, dtype=dtype).element_size()
     # the pool's pipe and poll are POSIX; Linux is where it is tested (other platforms: torch's own transfer)
     if pooled and sys.platform.startswith("linux") and hasattr(torch.UntypedStorage, "_new_shared"):
         pool = _POOL.get(os.getpid())
@@ -448,9 +500,9 @@ def _batch_tensor(shape: tuple[int, ...], pooled: bool = True) -> tuple[torch.Te
             pool = _POOL[os.getpid()] = _SlotPool(nbytes)
         i = pool.take(nbytes)
         if i is not None:
-            return _shared_tensor(pool.storages[i], shape), (pool, i)
+            return _shared_tensor(pool.storages[i], shape, dtype), (pool, i)
     # no free slot (or a collate that never hands slots back): ordinary memory, sent as torch sends any batch
-    return torch.empty(shape, dtype=torch.float32), None
+    return torch.empty(shape, dtype=dtype), None
 
 
 class _Peer:
@@ -522,7 +574,13 @@ def release_worker_buffers() -> int:
 
 
 def _receive_slot(
-    storage: torch.UntypedStorage | None, token: bytes, free_fd: Any, slot: int, shape: tuple, y: np.ndarray
+    storage: torch.UntypedStorage | None,
+    token: bytes,
+    free_fd: Any,
+    slot: int,
+    shape: tuple,
+    y: np.ndarray,
+    dtype: torch.dtype = torch.float32,
 ) -> list:
     """Main process: a batch sent in a worker's slot, as ``[x, y]`` with ``x`` over the slot's memory (no copy);
     the slot is lent until nothing refers to ``x`` (or a view of it), then handed back when a later batch arrives
@@ -550,7 +608,7 @@ def _receive_slot(
             peer.storages[slot] = storage
         # a tensor of its own over the slot's memory: its storage holds this array (which holds the slot's
         # storage), so the array dies exactly when the last tensor viewing the batch does
-        arr = _shared_tensor(storage, shape).numpy()
+        arr = _shared_tensor(storage, shape, dtype).numpy()
         x = torch.from_numpy(arr)
         if peer is not None:
             peer.lent[slot] = weakref.ref(arr)
@@ -571,11 +629,12 @@ class _SlotBatch:
         pool, i = b.slot
         fd = None if any(pool.acked) else DupFd(pool.w)
         storage = None if pool.acked[i] else pool.storages[i]
-        return (_receive_slot, (storage, pool.token, fd, i, tuple(b.x.shape), b.y.numpy()))
+        return (_receive_slot, (storage, pool.token, fd, i, tuple(b.x.shape), b.y.numpy(), b.x.dtype))
 
 
 class PatchBatch(SequenceABC):
-    """A batch read at once (:meth:`PatchDataset.__getitems__`): ``x`` ``(B, *sample_shape)`` float32 and ``y``
+    """A batch read at once (:meth:`PatchDataset.__getitems__`): ``x`` ``(B, *sample_shape)`` float32 (or the
+    stores' float16 under ``batch_dtype="stored"``) and ``y``
     ``(B,)``. As a sequence its items are ``(x[j], y[j])``, so ``torch.utils.data.default_collate`` stacks it
     like items read one by one; :func:`collate_patches` returns ``[x, y]`` without that copy.
 
@@ -599,6 +658,28 @@ class PatchBatch(SequenceABC):
         if isinstance(j, slice):
             return [(self.x[i], self.y[i]) for i in range(*j.indices(len(self)))]
         return self.x[j], self.y[j]
+
+    def float32(self) -> "PatchBatch":
+        """This batch with ``x`` in float32: itself when it is already, else a float32 copy (for a host-side step
+        that computes in float32, such as a corpus scale), whose reading process takes its buffer back at once (use
+        the copy, not this batch, afterwards).
+
+        Returns
+        -------
+        PatchBatch
+
+        Examples
+        --------
+        >>> PatchBatch(torch.ones(2, 3, dtype=torch.float16), torch.zeros(2)).float32().x.dtype
+        torch.float32
+        """
+        if self.x.dtype == torch.float32:
+            return self
+        x = self.x.float()
+        if self.slot is not None:  # this worker's slot: nothing refers to its float16 batch any more
+            pool, i = self.slot
+            pool.free[i] = True
+        return PatchBatch(x, self.y)
 
 
 def collate_patches(batch: Any) -> Any:

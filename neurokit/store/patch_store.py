@@ -1098,9 +1098,10 @@ class PatchStore:
         ----------
         rows : ndarray of int, shape (k,)
             Sample numbers (negative ones count from the end; repeats allowed).
-        out : ndarray of float32, C-contiguous, shape (m, C, N, P)
+        out : ndarray of float32 (or float16 for a float16 store), C-contiguous, shape (m, C, N, P)
             Destination, ``m`` samples of the store's sample shape (e.g. the numpy view of a batch tensor in
-            shared memory).
+            shared memory). A float16 ``out`` of a float16 store receives the stored values as they are (no
+            conversion: the "stored" batches of :class:`~neurokit.data.dataset.PatchDataset`).
         at : ndarray of int, shape (k,), optional
             Row of ``out`` for each of ``rows``.
 
@@ -1114,7 +1115,7 @@ class PatchStore:
         IndexError
             A row outside the store.
         ValueError
-            ``out`` not C-contiguous float32 of the store's sample shape.
+            ``out`` not C-contiguous float32 (or float16 from a float16 store) of the store's sample shape.
         StoreError
             A sample holds NaN or inf (a store too large to scan when opened: :meth:`problems`).
 
@@ -1125,10 +1126,13 @@ class PatchStore:
         """
         rows = np.asarray(rows, dtype=np.int64).reshape(-1)
         at = np.arange(len(rows), dtype=np.int64) if at is None else np.asarray(at, dtype=np.int64).reshape(-1)
-        if out.dtype != np.float32 or not out.flags.c_contiguous or tuple(out.shape[1:]) != self.sample_shape:
+        ok_dtype = out.dtype == np.float32 or (out.dtype == np.float16 and self.sample_dtype == "float16")
+        if not ok_dtype or not out.flags.c_contiguous or tuple(out.shape[1:]) != self.sample_shape:
+            also = " (or float16, for a float16 store)" if out.dtype == np.float16 else ""
             raise ValueError(
-                f"read_into: out must be C-contiguous float32 of shape (k, {', '.join(map(str, self.sample_shape))}); "
-                f"got {out.dtype} {out.shape}"
+                f"read_into: out must be C-contiguous float32{also} of shape "
+                f"(k, {', '.join(map(str, self.sample_shape))}); got {out.dtype} {out.shape} from a "
+                f"{self.sample_dtype} store"
             )
         if len(at) != len(rows) or (len(at) and (at.min() < 0 or at.max() >= len(out))):
             raise ValueError(f"read_into: {len(rows)} rows into {len(at)} places of an output of {len(out)}")
@@ -1223,10 +1227,10 @@ class PatchStore:
 
     def _read_chunks(self, d, rows: np.ndarray, at: np.ndarray, out: np.ndarray) -> None:
         """Each row's chunk (a whole unfiltered window) straight into ``out[at]``; a float16 store's chunks into one
-        float16 buffer, converted into ``out[at]`` in one pass."""
+        float16 buffer, converted into a float32 ``out[at]`` in one pass (straight into a float16 ``out``)."""
         # float16: each chunk's bytes as stored into a buffer laid out as ``out``, then one conversion (no HDF5 type
         # conversion per chunk)
-        dest = out if d.dtype == np.float32 else _staging(len(out), self.sample_shape, d.dtype)
+        dest = out if d.dtype == out.dtype else _staging(len(out), self.sample_shape, d.dtype)
         flat = dest.reshape(len(dest), -1).view(np.uint8)
         read, tail = d.id.read_direct_chunk, (0,) * (d.ndim - 1)
         for r, k in zip(rows.tolist(), at.tolist()):

@@ -502,7 +502,7 @@ def fit_masked_baselines(
     norm = getattr(model, "normalize_input", lambda x: x)
     dev = next(model.parameters()).device
     batches = (x for loader in loaders for x, *_ in loader)  # every layout's windows, one loader after the other
-    fitted = MaskedBaselines.fit((norm(x.to(dev)) for x in batches), seed=seed + 1)
+    fitted = MaskedBaselines.fit((norm(x.to(dev).float()) for x in batches), seed=seed + 1)
     counts: dict[int, set] = {}
     for train in trains:
         names = tuple(getattr(train, "ds", train).info.ch_names or ())

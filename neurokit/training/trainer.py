@@ -133,7 +133,9 @@ class Trainer:
         The module to train, already on ``info.device`` (wrapped in DistributedDataParallel here when
         ``info.world_size > 1``; :attr:`module` is always the plain module).
     data : Dataset or mapping of str to Dataset
-        Items ``(x, y)``. Several task datasets (``{task: dataset}``) are iterated together: each epoch
+        Items ``(x, y)``; a floating ``x`` of another dtype than float32 (a float16 batch as stored:
+        ``PatchDataset(batch_dtype="stored")``) is cast to float32 on the device, after its move, so the model
+        and the loss always see float32 (half the bytes cross to the device). Several task datasets (``{task: dataset}``) are iterated together: each epoch
         takes every task's batches once, in an order shuffled by ``(seed, epoch)``.
     loss : callable ``(module, Batch) -> loss`` or ``(loss, stats)``
         Called with the (possibly DDP-wrapped) module; ``loss`` is a scalar tensor. ``stats["loss"]``, when
@@ -572,6 +574,8 @@ class Trainer:
                 (self.train_mode or (lambda m: m.train()))(self.model)
                 for task, x, y in self.batches(epoch, start):
                     x = x.to(info.device, non_blocking=True)
+                    if x.is_floating_point() and x.dtype != torch.float32:
+                        x = x.float()  # a float16 batch as stored (batch_dtype="stored"), cast on the device
                     y = self._to_device(y)
                     x, mix = self._augment(x, task)
                     out_ = self.loss(self.model, Batch(x=x, y=y, task=task, step=self.step, epoch=epoch, mix=mix))
