@@ -12,7 +12,9 @@ Prepares (or reuses) the same EEGMMIDB data under ``--out`` twice, ``dtype="floa
   (``os.posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)``, no root needed; pages of a file being written or
   mapped elsewhere may stay), then reads every window: raw h5py (blocks of ``--block`` windows in file order, the
   dtype as stored) and through :class:`~neurokit.data.dataset.PatchDataset` batched reads (``__getitems__``,
-  batches of ``--batch`` windows returned as float32, in file order and shuffled). The median over ``--passes``
+  batches of ``--batch`` windows returned as float32, in file order and shuffled; and shuffled with
+  ``batch_dtype="stored"``: a float16 store's batches as float16, as stored, with no conversion on the host, as
+  pretraining reads them when it casts on the device). The median over ``--passes``
   passes is printed as windows/s, with the float16/float32 ratio (also the median of the per-pass ratios: the two
   dtypes of a pass run back to back). Warm passes (the file just read) follow. ``--read-windows N`` reads stores of
   N windows instead (the prepared windows repeated: passes of seconds, less at the mercy of a loaded machine).
@@ -155,14 +157,15 @@ def raw_read(path: Path, block: int) -> int:
     return n
 
 
-def dataset_read(path: Path, batch: int, shuffle: bool) -> int:
+def dataset_read(path: Path, batch: int, shuffle: bool, batch_dtype: str = "float32") -> int:
     from neurokit.data.dataset import PatchDataset
 
-    ds = PatchDataset(path)
+    ds = PatchDataset(path, batch_dtype=batch_dtype)
     order = np.random.default_rng(0).permutation(len(ds)) if shuffle else np.arange(len(ds))
+    want = ds.x_dtype
     for lo in range(0, len(ds), batch):
         b = ds.__getitems__(order[lo : lo + batch])
-        assert b.x.dtype == torch.float32
+        assert b.x.dtype == want
     for st in ds.stores:
         st.close()
     return len(ds)
@@ -173,6 +176,7 @@ def reading(paths: dict[str, Path], passes: int, block: int, batch: int) -> dict
         "raw h5py, file order": lambda p: raw_read(p, block),
         "PatchDataset batches, file order": lambda p: dataset_read(p, batch, False),
         "PatchDataset batches, shuffled": lambda p: dataset_read(p, batch, True),
+        "PatchDataset batches, shuffled, batch_dtype='stored'": lambda p: dataset_read(p, batch, True, "stored"),
     }
     rates: dict = {}
     for fn in ways.values():

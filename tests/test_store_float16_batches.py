@@ -94,7 +94,7 @@ def test_slot_pool_takes_float16_batches_at_their_bytes(tmp_path):
     order = list(sampler)
     in_slot = 0
     for b, (xb, yb) in enumerate(make_loader(ds, sampler, 4, num_workers=1)):
-        assert xb.dtype == torch.float16
+        assert xb.dtype == torch.float16 and yb.tolist() == [k % 2 for k in order[4 * b : 4 * b + 4]]
         np.testing.assert_array_equal(xb.numpy(), raw[order[4 * b : 4 * b + 4]])
         slots = {st.data_ptr(): st.nbytes() for q in dsmod._PEERS.values() for st in q.storages.values()}
         if xb.untyped_storage().data_ptr() in slots:
