@@ -295,3 +295,17 @@ def test_prepare_records_a_recording_with_every_window_rejected_and_resume_skips
     monkeypatch.setattr(prep, "_eeg_job", lambda job: read.append(job.path) or real(job))
     prepare("physionet_mi", out, resume=True, **kw)
     assert read == [] and read_index(out)["rejected"] == [rej]  # nothing read again: every recording is in the set
+
+
+def test_block_order_reads_a_set_whose_shards_are_not_open_yet(tmp_path):
+    # the read-ahead set on a shard before its file opens survives the opening (it once reset to 0 and divided by it)
+    from neurokit.training.optim import EpochSampler, make_loader
+
+    folder, _ = _write_set(tmp_path / "set", _recordings())
+    ds = PatchDataset(folder)
+    assert not all(st.loaded for st in ds.stores)
+    n = N_SUBJECTS * PER_REC
+    sampler = EpochSampler(n, batch_size=4, seed=1, order="block", block=4, buffer=8, drop_last=False)
+    got = [int(v) for x, _ in make_loader(ds, sampler, 4) for v in x[:, 0, 0, 0]]
+    assert got == list(sampler) and sorted(got) == list(range(n))
+    assert all(st.readahead == 4 for st in ds.stores if st.loaded)

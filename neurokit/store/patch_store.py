@@ -1215,6 +1215,8 @@ class PatchStore:
             return
         d = self._patches_dataset()
         ra = self.readahead
+        if ra <= 0:
+            return
         for b in np.unique(rows // ra).tolist():
             if b in self._advised:
                 self._advised.move_to_end(b)

@@ -840,6 +840,8 @@ class ShardStore(PatchStore):
         d = self.__dict__
         want_n, want_shape = d["n_samples"], d.get("sample_shape")
         shown = d["path"]
+        # reading settings given to the shard before its file was opened (set_readahead over a set) outlive the opening
+        settings = {k: d[k] for k in ("readahead", "advise_on_read") if k in d}
         try:
             PatchStore.__init__(self, d["_file_path"])
         except (FileNotFoundError, StoreError) as exc:
@@ -848,6 +850,7 @@ class ShardStore(PatchStore):
             of = f" (recording {d['_key']})" if d.get("_key") else ""
             raise StoreError(f"{shown}: {problem}; a shard of the set {d['set_path']}{of}: {REBUILD}") from None
         d["path"] = shown
+        d.update(settings)
         d["_loaded"] = True
         if d["_corpus"]:  # the corpus-level facts, kept once in the index, read as the shard's own
             self.attrs = {**d["_corpus"], **self.attrs}
