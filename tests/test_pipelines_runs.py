@@ -433,3 +433,17 @@ def test_pretrain_reads_in_the_order_asked(tiny_store, tmp_path, monkeypatch):
     assert res["steps"] == 1 and "block" in orders and "random" not in orders[1:]
     with pytest.raises(ConfigError, match="read_order='sorted'; allowed: random, block"):
         _small(read_order="sorted")
+
+
+def test_a_resume_with_another_number_of_processes_is_refused(tiny_store, tmp_path):
+    # a step reads one batch per process: the checkpoint's position means other windows with another world size
+    import torch
+
+    res = pretrain(tiny_store, tmp_path / "pt", _small(max_steps=1, val_fraction=0))
+    ckpt = tmp_path / "pt" / "last.pt"
+    state = torch.load(ckpt, weights_only=False)
+    assert res["steps"] == 1 and state["world_size"] == 1
+    state["world_size"] = 2
+    torch.save(state, ckpt)
+    with pytest.raises(ConfigError, match=r"last.pt: written by a run of 2 process\(es\); this one has 1"):
+        pretrain(tiny_store, tmp_path / "pt", _small(max_steps=2, val_fraction=0), resume=True)

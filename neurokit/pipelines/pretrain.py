@@ -391,6 +391,15 @@ def _pretrain(
             )
         sizes.append(bs)
     batch_size = min(sizes)
+    if info.world_size > 1 and info.is_main:
+        line = (
+            f"{info.world_size} processes ({'nccl' if info.device.type == 'cuda' else 'gloo'}): global batch {batch_size * info.world_size} "
+            f"({batch_size} per process); each process reads its own contiguous part of every epoch's "
+            f"{cfg.read_order} order (windows beyond a whole number of batches per process wait for another epoch)"
+        )
+        logger.info(line)
+        if say is not None:
+            say(line)
     if ds.stores[0].modality != objective.modality:
         raise ConfigError(f"model {cfg.model!r} trains on {objective.modality} stores; got {ds.stores[0].modality}")
     all_subjects = sorted({str(s) for train, _, _ in parts for s in train.meta("subject")})
@@ -400,6 +409,13 @@ def _pretrain(
             raise FileNotFoundError(f"resume=True: no checkpoint at {ckpt_path}")
         state = load_checkpoint(ckpt_path)
         check_pretrain_resume(state, ds, cfg, ckpt_path, objective, subjects=all_subjects)
+        was_world = int(state.get("world_size") or 1)
+        if was_world != info.world_size:  # the position in the epoch counts steps of world_size batches
+            raise ConfigError(
+                f"{ckpt_path}: written by a run of {was_world} process(es); this one has {info.world_size}. A step "
+                f"reads one batch per process, so the position in the epoch means other windows here: resume with "
+                f"{was_world} process(es) (torchrun --nproc_per_node/--nnodes), or start a new run"
+            )
         model = objective.rebuild(state["model_config"])
         model.load_state_dict(state["state_dict"])
     else:
@@ -520,6 +536,7 @@ def _pretrain(
             "model": cfg.model,
             "model_config": model_config_dict(unwrap(model)),
             "train_config": asdict(cfg),
+            "world_size": info.world_size,
             **meta,
         },
         stage="pretrain",
