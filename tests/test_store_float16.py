@@ -186,7 +186,9 @@ def test_a_shard_set_keeps_one_dtype(eeg_root, tmp_path):
     kw = dict(data_root=eeg_root, shards=True, **ONE)
     out = prepare("physionet_mi", tmp_path / "set", files=files[:1], dtype="float16", **kw)
     assert read_index(out)["attrs"]["sample_dtype"] == "float16"
-    with pytest.raises(StoreError, match="cannot resume: the set was made with other dtype"):
+    with pytest.raises(
+        StoreError, match=r"made with other dtype.*\(samples stored as float16; this run writes float32"
+    ):
         prepare("physionet_mi", out, files=files, resume=True, **kw)
     prepare("physionet_mi", out, files=files, resume=True, dtype="float16", **kw)
     ds = PatchDataset(out)

@@ -138,6 +138,12 @@ def disk_full_error(out: str | Path, what: str | Path) -> StoreError:
     )
 
 
+def _dtype_change(old: dict, new: dict) -> str:
+    """`` (float16 where this run writes float32)``-style words when the two headers' sample dtypes differ."""
+    was, now = old.get("sample_dtype") or "float32", new.get("sample_dtype") or "float32"
+    return "" if was == now else f" (samples stored as {was}; this run writes {now}: dtype={was!r} resumes it)"
+
+
 def _differences(a: dict, b: dict) -> list[str]:
     names = {"card_body": "card content", "sample_dtype": "dtype"}
     return sorted(names.get(k, k) for k in set(a) | set(b) if a.get(k) != b.get(k))
@@ -453,7 +459,7 @@ class ShardSetWriter:
                 if diff:
                     raise StoreError(
                         f"{self.folder}: cannot resume: the set was made with other {', '.join(diff)}"
-                        f"{_recipe_changes(old['attrs'], shared)}; give the options it was made with, or write a new "
+                        f"{_recipe_changes(old['attrs'], shared)}{_dtype_change(old['attrs'], shared)}; give the options it was made with, or write a new "
                         "set (overwrite=True, or another output folder)"
                     )
                 # the journal folded in once (O(N) per resume); this run's corpus facts replace the old ones
