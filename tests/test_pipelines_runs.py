@@ -447,3 +447,12 @@ def test_a_resume_with_another_number_of_processes_is_refused(tiny_store, tmp_pa
     torch.save(state, ckpt)
     with pytest.raises(ConfigError, match=r"last.pt: written by a run of 2 process\(es\); this one has 1"):
         pretrain(tiny_store, tmp_path / "pt", _small(max_steps=2, val_fraction=0), resume=True)
+
+
+def test_a_resume_that_would_hold_out_other_samples_is_refused(tiny_store, tmp_path):
+    # a resumed run with another hold-out would score samples it trained on as held out
+    pretrain(tiny_store, tmp_path / "pt", _small(max_steps=1, val_fraction=0.2))
+    with pytest.raises(ConfigError, match="the held-out samples differ from the run's"):
+        pretrain(tiny_store, tmp_path / "pt", _small(max_steps=2, val_fraction=0.4), resume=True)
+    res = pretrain(tiny_store, tmp_path / "pt", _small(max_steps=2, val_fraction=0.2), resume=True)
+    assert res["steps"] == 2

@@ -8,6 +8,8 @@ pipeline passes its configuration's values.
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +23,8 @@ from neurokit.data.dataset import PatchDataset
 from neurokit.data.splits import card_splits, resolve_splits, store_card
 from neurokit.io.headers import short_list
 from neurokit.store.shards import open_stores, store_corpus
+
+logger = logging.getLogger("neurokit")
 
 #: a corpus with at least this many subjects holds out whole subjects; one with fewer, a share of its windows
 MIN_HOLDOUT_SUBJECTS = 5
@@ -575,7 +579,8 @@ def frame_block_split(
             train = rr[onset[rr] + span <= first - gap * tr + eps]
             if not len(train):
                 break
-            tau = max(correlation_time(f) for f in frames_of(train))
+            # the estimate never shrinks: fewer frames give a shorter (biased) one, the first used the most
+            tau = max(tau, max(correlation_time(f) for f in frames_of(train)))
             if tau <= gap:
                 break
             gap = tau
@@ -583,6 +588,15 @@ def frame_block_split(
             whole.append(tau)
             continue
         actual = int(round((first - (onset[train] + span).max()) / tr))
+        trained_frames = int(round(((onset[train] + span).max() - onset[train].min()) / tr))
+        if trained_frames < 5 * tau:
+            logger.warning(
+                "frame hold-out: only %d training frames before the gap, under 5 correlation times (%d frames): the "
+                "correlation time measured on so few frames is likely too short and the held-out block may not be "
+                "apart; hold out less (val_fraction=) or whole runs",
+                trained_frames,
+                tau,
+            )
         held += rr[onset[rr] >= first].tolist()
         gap_rows += rr[(onset[rr] < first) & ~np.isin(rr, train)].tolist()
         firsts.append(first)
@@ -682,3 +696,28 @@ class Chained:
     def __iter__(self):
         for loader in self.loaders:
             yield from loader
+
+
+def sample_digest(sets: Sequence[PatchDataset | None]) -> str:
+    """SHA-256 of the sample numbers of ``sets`` (each layout's held-out samples; ``None``: none), in order: what a
+    resumed run compares with its checkpoint's to score the same samples.
+
+    Parameters
+    ----------
+    sets : sequence of PatchDataset or None
+        One entry per layout.
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+
+    Examples
+    --------
+    >>> sample_digest([None]) == sample_digest([None]), len(sample_digest([None]))
+    (True, 64)
+    """
+    h = hashlib.sha256()
+    for d in sets:
+        h.update(b"|" if d is None else np.ascontiguousarray(d.sample_ids, dtype=np.int64).tobytes() + b";")
+    return h.hexdigest()

@@ -25,6 +25,7 @@ from neurokit.data.corpus import ScaledDataset, heldout_scales
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.provenance import data_record, kept_summary, store_names, used_sources, warn_shared_recordings
 from neurokit.data.selection import (
+    sample_digest,
     Holdout,
     layout_name,
     layout_repeat,
@@ -403,12 +404,19 @@ def _pretrain(
     if ds.stores[0].modality != objective.modality:
         raise ConfigError(f"model {cfg.model!r} trains on {objective.modality} stores; got {ds.stores[0].modality}")
     all_subjects = sorted({str(s) for train, _, _ in parts for s in train.meta("subject")})
+    held_digest = sample_digest([h for _, h, _ in parts])
     state = None
     if resume:
         if not ckpt_path.exists():
             raise FileNotFoundError(f"resume=True: no checkpoint at {ckpt_path}")
         state = load_checkpoint(ckpt_path)
         check_pretrain_resume(state, ds, cfg, ckpt_path, objective, subjects=all_subjects)
+        if state.get("heldout_digest") not in (None, held_digest):
+            raise ConfigError(
+                f"{ckpt_path}: the held-out samples differ from the run's (other val_fraction=, heldout_subjects=, "
+                "split= or stores): a resumed run would score samples it trained on as held out. Resume with the "
+                "run's hold-out settings, or start a new run"
+            )
         was_world = int(state.get("world_size") or 1)
         if was_world != info.world_size:  # the position in the epoch counts steps of world_size batches
             raise ConfigError(
@@ -537,6 +545,7 @@ def _pretrain(
             "model_config": model_config_dict(unwrap(model)),
             "train_config": asdict(cfg),
             "world_size": info.world_size,
+            "heldout_digest": held_digest,
             **meta,
         },
         stage="pretrain",
