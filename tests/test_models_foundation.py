@@ -283,3 +283,25 @@ def test_hub_name_from_local_cache(tmp_path, monkeypatch):
     x = torch.randn(2, 3, 4, 200)
     with torch.no_grad():
         assert torch.equal(back.eval().forward_features(x), bb.forward_features(x))
+
+
+def test_labram_weights_made_for_longer_windows_load_and_rebuild(tmp_path):
+    # a file of 15-s windows (16 temporal positions) on a 4-s store: the module takes the file's first rows; the
+    # checkpoint's configuration rebuilds the same shape
+    import braindecode.models as bm
+
+    from neurokit.models.foundation import build_foundation, load_foundation_weights, rebuild_foundation
+
+    attrs = {"ch_names": ["C3", "CZ", "C4"], "sfreq": 200.0, "units": "100uV", "modality": "eeg"}
+    bb = build_foundation("labram", attrs, (3, 4, 200), {"n_layers": 1})
+    long = bm.Labram(n_chans=3, n_times=3000, n_outputs=0, num_layers=1)
+    sd = {k: v for k, v in long.state_dict().items() if not k.startswith(("final_layer.", "head."))}
+    assert sd["temporal_embedding"].shape[1] == 16 and bb.model.temporal_embedding.shape[1] == 5
+    report, extra = load_foundation_weights(bb, sd, name="labram_15s.pt")
+    assert report.complete and extra["sliced"] == {"temporal_embedding": [16, 5]}
+    torch.testing.assert_close(bb.model.temporal_embedding, long.temporal_embedding[:, :5])
+    again = rebuild_foundation(bb.config.to_dict())
+    again.load_state_dict(bb.state_dict())
+    x = torch.randn(2, 3, 4, 200)
+    bb.eval(), again.eval()
+    torch.testing.assert_close(again.forward_features(x), bb.forward_features(x))

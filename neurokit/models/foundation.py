@@ -452,6 +452,29 @@ def make_foundation(name: str, kwargs: dict) -> FoundationBackbone:
     return build_foundation(name, attrs, (n_ch, 1, n_times), kw)
 
 
+def _fit_temporal_embedding(backbone: "FoundationBackbone", sd: dict, name: str) -> dict[str, list[int]]:
+    """LaBraM's ``temporal_embedding`` is sized by the window it was built for (one row per patch, plus the class
+    token's). A file made for longer windows than the store's gives the module its first rows, as the authors'
+    fine-tuning takes the first of its 16 time embeddings for a shorter window (``sd`` is changed in place); a file
+    with fewer rows than the store's windows need is left to be refused as reshaped."""
+    if backbone.name != "labram":
+        return {}
+    key = "temporal_embedding"
+    have, got = getattr(backbone.model, key, None), sd.get(key)
+    if not isinstance(have, torch.Tensor) or not isinstance(got, torch.Tensor) or got.ndim != have.ndim:
+        return {}
+    if got.shape[1] <= have.shape[1] or got.shape[0] != have.shape[0] or got.shape[2:] != have.shape[2:]:
+        return {}
+    sd[key] = got[:, : have.shape[1]].clone()
+    logger.info(
+        "%s: temporal_embedding holds %d positions; the store's windows take the first %d",
+        name,
+        got.shape[1],
+        have.shape[1],
+    )
+    return {key: [int(got.shape[1]), int(have.shape[1])]}
+
+
 def load_foundation_weights(
     backbone: FoundationBackbone,
     source: str | Path | Mapping[str, Any],
@@ -511,10 +534,11 @@ def load_foundation_weights(
     sd = {k: v for k, v in sd.items() if k not in set(aside)}
     derived = DERIVED.get(backbone.name, ())
     title = get_contract(backbone.name).title
+    sliced = _fit_temporal_embedding(backbone, sd, name)
     report = load_weights(
         backbone.model, sd, allow_partial=allow_partial, what=f"{title} model", name=name, derived=derived
     )
-    extra = {"set_aside": aside, "renamed": renamed, "derived": list(derived)}
+    extra = {"set_aside": aside, "renamed": renamed, "derived": list(derived), "sliced": sliced}
     if aside:
         logger.info("%s: set aside %d tensors of its task head / pretraining parts (%s…)", name, len(aside), aside[0])
     return report, extra
