@@ -384,10 +384,9 @@ def verdict_lines(res: dict, metric: str) -> list[str]:
                 continue
             word = "yes" if v["beats"] else "no"
             best = row_title(v["best"]) if res.get("contenders") is not None else v["best"]
-            lines.append(
-                f"{head}{word}, {v['mean']:.3f} vs {best} {v['best_mean']:.3f}; "
-                f"above it in {v['better']} of {v['n']} seeds"[:80]
-            )
+            line = f"{head}{word}, {v['mean']:.3f} vs {best} {v['best_mean']:.3f}; above it in {v['better']} of {v['n']} seeds"
+            # the quick start's lines keep their width; a comparison of named models says them whole
+            lines.append(line if res.get("contenders") is not None else line[:80])
     return lines
 
 
