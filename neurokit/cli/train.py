@@ -252,8 +252,11 @@ def pretrain_lines(res: dict) -> list[str]:
 
 
 def _verdict_words(verdict: dict) -> str:
-    """A verdict's words, in yellow when the model learned no more than the scale."""
-    return verdict["says"] if verdict["beats_scale"] else f"[yellow]{verdict['says']}[/]"
+    """A verdict's words naming the best baseline, in yellow when the model learned no more than the scale."""
+    from neurokit.evaluation.masked import verdict_words
+
+    words = verdict_words(verdict)
+    return words if verdict["beats_scale"] else f"[yellow]{words}[/]"
 
 
 # ---------------------------------------------------------------------------------------- finetune

@@ -9,8 +9,9 @@ pipeline passes its configuration's values.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -185,17 +186,95 @@ def select_pretrain_data(
     )
 
 
+#: the mean autocorrelation below which two frames count as apart (:func:`correlation_time`): 1/e
+CORRELATION_LEVEL = float(np.exp(-1.0))
+
+
+@dataclass
+class Holdout:
+    """What :func:`split_heldout` held out: the training and held-out samples and how far apart they are.
+
+    Attributes
+    ----------
+    train : PatchDataset
+        The samples trained on.
+    held : PatchDataset or None
+        The held-out samples (``None``: nothing held out).
+    phrase : str
+        What was held out, for the log and the summary (``heldout``).
+    apart : str
+        How the held-out samples are kept apart from the training ones, for the held-out line: whole subjects,
+        whole runs, or a block of frames with its gap and the correlation time it covers.
+    unit : str
+        ``"subjects"``, ``"runs"``, ``"frame block"``, ``"windows"`` or ``"nothing"``.
+    gap_frames, correlation_frames : int or None
+        Frame blocks: the fewest frames between a held-out frame and a training frame of the same run, and the
+        longest correlation time (:func:`correlation_time`) of a run's training frames.
+    """
+
+    train: PatchDataset
+    held: PatchDataset | None
+    phrase: str
+    apart: str = ""
+    unit: str = "nothing"
+    gap_frames: int | None = None
+    correlation_frames: int | None = None
+
+    def record(self) -> dict:
+        """The summary's ``holdout`` entry: ``unit``, ``apart`` and, for frame blocks, ``gap_frames`` and
+        ``correlation_frames``."""
+        out: dict = {"unit": self.unit, "apart": self.apart}
+        if self.gap_frames is not None:
+            out.update(gap_frames=self.gap_frames, correlation_frames=self.correlation_frames)
+        return out
+
+
 def holdout_split(
     ds: PatchDataset, fraction: float, seed: int = 0, *, subjects: Sequence[str] | None = None
 ) -> tuple[PatchDataset, PatchDataset | None, str]:
-    """Split the pretraining samples ``ds`` into a training part and a held-out part.
+    """:func:`split_heldout` as a tuple ``(train, heldout, phrase)``.
+
+    Parameters
+    ----------
+    ds : PatchDataset
+        The selected pretraining samples.
+    fraction : float
+        Share held out, in ``[0, 1)`` (0: nothing).
+    seed : int
+        Seed of the draw.
+    subjects : sequence of str, optional
+        Hold out exactly these subjects.
+
+    Returns
+    -------
+    (train, heldout, phrase)
+
+    Raises
+    ------
+    ConfigError
+        As :func:`split_heldout`.
+
+    Examples
+    --------
+    >>> train, val, how = holdout_split(PatchDataset("pool.h5"), 0.1)  # doctest: +SKIP
+    """
+    h = split_heldout(ds, fraction, seed, subjects=subjects)
+    return h.train, h.held, h.phrase
+
+
+def split_heldout(
+    ds: PatchDataset, fraction: float, seed: int = 0, *, subjects: Sequence[str] | None = None
+) -> Holdout:
+    """Split the pretraining samples ``ds`` into a training part and a held-out part kept apart from it.
 
     Per corpus (:func:`~neurokit.data.corpus.corpus_ids`: a store, or one corpus of a pooled store): with at
     least :data:`MIN_HOLDOUT_SUBJECTS` subjects, ``max(1, round(fraction × subjects))`` whole subjects drawn at
     random (seeded) are held out. With fewer: EEG, ``round(fraction × windows)`` of its windows (at least one when
-    it has two or more); surface fMRI, whose frames one TR apart are nearly equal, a whole block of frames at the
-    end of every run (:func:`frame_block_split`: the last ``max(1, round(fraction × tubelets))`` tubelet onsets of
-    the run, both hemispheres, and no training tubelet overlapping them).
+    it has two or more). Surface fMRI, whose frames one TR apart are nearly equal: with two recordings (runs) or
+    more, ``max(1, round(fraction × runs))`` whole runs drawn at random (both hemispheres; one run at least stays
+    in training); with one, a block of frames at the end of the run, after a gap at least as long as the
+    correlation time of the run's training frames (:func:`frame_block_split`). The frames of the gap are neither
+    trained on nor scored.
 
     Parameters
     ----------
@@ -210,9 +289,8 @@ def holdout_split(
 
     Returns
     -------
-    (train, heldout, phrase)
-        ``heldout`` is ``None`` when ``fraction`` is 0 or nothing could be held out; the phrase says what was held
-        out (for the log and the summary).
+    Holdout
+        ``held`` is ``None`` when ``fraction`` is 0 or nothing could be held out.
 
     Raises
     ------
@@ -221,9 +299,9 @@ def holdout_split(
 
     Examples
     --------
-    >>> train, val, how = holdout_split(PatchDataset("pool.h5"), 0.1)  # doctest: +SKIP
-    >>> how  # doctest: +SKIP
-    '465 windows (6 of 60 subjects of pooled.h5#bonn_epilepsy: A003, A011, A020, A034, A041, A057; 1 of 6 subjects of pooled.h5#physionet_mi: S004)'
+    >>> h = split_heldout(PatchDataset("fsa5.h5"), 0.1)  # doctest: +SKIP
+    >>> h.apart  # doctest: +SKIP
+    'a block of frames at the end of each run, gap 6 frames ≥ correlation time 6 frames'
     """
     if subjects is not None:
         subj = ds.meta("subject").astype(str)
@@ -235,9 +313,10 @@ def holdout_split(
             )
         ids = ds.sample_ids
         train, held = PatchDataset(ds.stores, samples=ids[~val]), PatchDataset(ds.stores, samples=ids[val])
-        return train, held, f"{len(held)} windows (subjects {short_ids(sorted(set(subj[val])))}, as asked)"
+        phrase = f"{len(held)} windows (subjects {short_ids(sorted(set(subj[val])))}, as asked)"
+        return Holdout(train, held, phrase, "whole subjects held out", "subjects")
     if fraction <= 0 or len(ds) < 2:
-        return ds, None, "nothing (val_fraction=0)" if fraction <= 0 else "nothing (fewer than 2 windows)"
+        return Holdout(ds, None, "nothing (val_fraction=0)" if fraction <= 0 else "nothing (fewer than 2 windows)")
     rng = np.random.default_rng(seed)
     ids = ds.sample_ids
     corpus = corpus_ids(ds)
@@ -245,8 +324,10 @@ def holdout_split(
     surface = ds.stores[0].modality == "surface"
     timeline = None
     val = np.zeros(len(ds), dtype=bool)
-    drop = np.zeros(len(ds), dtype=bool)  # neither trained on nor held out (overlapping the held-out frames)
-    parts = []
+    drop = np.zeros(len(ds), dtype=bool)  # neither trained on nor held out (the gap before the held-out frames)
+    parts, units = [], set()
+    gaps: list[int] = []
+    taus: list[int] = []
     for c in sorted(set(corpus)):
         rows = np.flatnonzero(corpus == c)
         subs = sorted(set(subj[rows]))
@@ -254,27 +335,133 @@ def holdout_split(
             pick = rng.choice(subs, max(1, round(fraction * len(subs))), replace=False)
             val[rows[np.isin(subj[rows], pick)]] = True
             parts.append(f"{len(pick)} of {len(subs)} subjects of {Path(c).name}: {short_ids(sorted(pick))}")
+            units.add("subjects")
         elif surface and len(rows) >= 2:
             timeline = timeline or run_timeline(ds)  # gathered once for every corpus
-            held_rows, gap_rows, phrase = frame_block_split(timeline, rows, fraction)
-            val[held_rows] = True
-            drop[gap_rows] = True
-            parts.append(f"{phrase} of {Path(c).name}")
+            runs = sorted(set(timeline[1][rows]))
+            if len(runs) >= 2:  # whole recordings: nothing held out is next to a training frame
+                k = min(len(runs) - 1, max(1, round(fraction * len(runs))))
+                pick = rng.choice(runs, k, replace=False)
+                val[rows[np.isin(timeline[1][rows], pick)]] = True
+                names = sorted(r.replace("\x00", "/").strip("/") for r in pick)
+                parts.append(f"{k} of {len(runs)} runs of {Path(c).name}, whole: {short_ids(names)}")
+                units.add("runs")
+                continue
+            block = frame_block_split(timeline, rows, fraction, frames_of=lambda r: run_frames(ds, r))
+            val[block.held] = True
+            drop[block.dropped] = True
+            parts.append(f"{block.phrase} of {Path(c).name}")
+            if block.gap_frames is not None and block.correlation_frames is not None:
+                units.add("frame block")
+                gaps.append(block.gap_frames)
+                taus.append(block.correlation_frames)
         elif len(rows) >= 2:
             k = max(1, round(fraction * len(rows)))
             val[rng.choice(rows, k, replace=False)] = True
             parts.append(f"{k} of {len(rows)} windows of {Path(c).name}")
+            units.add("windows")
     if not val.any() or (val | drop).all():
         if surface:
-            return ds, None, "nothing (every run too short to hold out a block of frames and keep some to train on)"
-        return ds, None, "nothing (too few windows)"
+            why = "; ".join(parts) or "every run too short to hold out a block of frames and keep some to train on"
+            return Holdout(ds, None, f"nothing ({why})")
+        return Holdout(ds, None, "nothing (too few windows)")
     train = PatchDataset(ds.stores, samples=ids[~val & ~drop])
     held = PatchDataset(ds.stores, samples=ids[val])
-    unit = "tubelets" if surface else "windows"
-    return train, held, f"{len(held)} {unit} ({'; '.join(parts)})"
+    unit_words = "tubelets" if surface else "windows"
+    apart = {
+        "subjects": "whole subjects held out",
+        "runs": "whole runs held out",
+        "windows": "windows drawn at random from the training recordings (not apart in time)",
+    }
+    words = [apart[u] for u in ("subjects", "runs", "windows") if u in units]
+    gap = tau = None
+    if gaps:
+        gap, tau = min(gaps), max(taus)
+        words.append(f"a block of frames at the end of the run, gap {gap} frames ≥ correlation time {tau} frames")
+    unit = units.pop() if len(units) == 1 else "mixed"
+    return Holdout(train, held, f"{len(held)} {unit_words} ({'; '.join(parts)})", "; ".join(words), unit, gap, tau)
 
 
-def run_timeline(ds: PatchDataset) -> tuple[np.ndarray, np.ndarray, float]:
+def correlation_time(frames: np.ndarray, level: float = CORRELATION_LEVEL) -> int:
+    """The correlation time of a run's frames, in frames: the first lag at which the autocorrelation, averaged over
+    the vertices (columns) that vary, falls below ``level`` (1/e).
+
+    Each column's autocorrelation at lag ``L`` is ``Σ_t y_t·y_(t+L) / Σ_t y_t²`` with ``y`` the column minus its
+    mean over the frames (the biased estimator, as for a periodogram); columns constant over the frames are left
+    out.
+
+    Parameters
+    ----------
+    frames : ndarray, shape (n_frames, n_vertices)
+        Consecutive frames of one run, in time order.
+    level : float
+        The autocorrelation that counts as apart.
+
+    Returns
+    -------
+    int
+        The lag in frames; ``n_frames`` when the mean autocorrelation stays above ``level`` at every lag measured
+        (a run too short to tell).
+
+    Examples
+    --------
+    >>> t = np.arange(200.0)[:, None]
+    >>> correlation_time(np.sin(2 * np.pi * t / 40) + np.zeros((1, 3)))  # a 40-frame cycle: cos(2πL/40) < 1/e at 8
+    8
+    """
+    y = np.asarray(frames, dtype=np.float64)
+    y = y - y.mean(axis=0)
+    power = (y**2).sum(axis=0)
+    live = power > 1e-12 * max(float(power.max(initial=0.0)), 1e-300)
+    y, power = y[:, live], power[live]
+    n = len(y)
+    if not live.any():
+        return n
+    for lag in range(1, n):
+        if float(np.mean((y[:-lag] * y[lag:]).sum(axis=0) / power)) < level:
+            return lag
+    return n
+
+
+def run_frames(ds: PatchDataset, rows: np.ndarray) -> list[np.ndarray]:
+    """The frames of the surface samples ``rows`` of ``ds`` (one run), one array per hemisphere, in time order and
+    each frame once: what :func:`correlation_time` reads.
+
+    Parameters
+    ----------
+    ds : PatchDataset
+        Surface samples (tubelets ``(T, N, V)``).
+    rows : int array
+        Rows of ``ds``, all of one run.
+
+    Returns
+    -------
+    list of ndarray, shape (n_frames, n_values)
+        Per hemisphere (``hemi``; one when the store has none), the patch values of every frame the samples cover.
+
+    Examples
+    --------
+    >>> [f.shape for f in run_frames(PatchDataset("fsa5.h5"), np.arange(16))]  # doctest: +SKIP
+    [(48, 57600)]
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    onset = ds.meta("onset").astype(float)[rows]
+    hemi = ds.meta("hemi").astype(str)[rows] if "hemi" in ds.stores[0].meta.keys() else np.full(len(rows), "")
+    tr = float(ds.info.tr or 1.0)
+    if not np.isfinite(tr) or tr <= 0:
+        tr = 1.0
+    out = []
+    for h in sorted(set(hemi)):
+        frames: dict[int, np.ndarray] = {}
+        for r, o in zip(rows[hemi == h], onset[hemi == h]):
+            x = np.asarray(ds[int(r)][0], dtype=np.float32)
+            for j in range(len(x)):
+                frames.setdefault(int(round(o / tr)) + j, x[j].reshape(-1))
+        out.append(np.stack([frames[k] for k in sorted(frames)]))
+    return out
+
+
+def run_timeline(ds: PatchDataset) -> tuple[np.ndarray, np.ndarray, float, float]:
     """What :func:`frame_block_split` reads of the surface samples of ``ds``, gathered once.
 
     Parameters
@@ -284,14 +471,14 @@ def run_timeline(ds: PatchDataset) -> tuple[np.ndarray, np.ndarray, float]:
 
     Returns
     -------
-    (onset, run, span)
+    (onset, run, span, tr)
         Each sample's onset ``(n,)`` (s); its run ``(n,)`` (subject, session and run joined; the frame blocks a
         card cuts one recording into, runs ``<run>b<k>``, count as their recording); the seconds a tubelet covers
-        (TR × frames).
+        (TR × frames); the TR (s; 1 when the store states none).
 
     Examples
     --------
-    >>> onset, run, span = run_timeline(PatchDataset("fsa5.h5"))  # doctest: +SKIP
+    >>> onset, run, span, tr = run_timeline(PatchDataset("fsa5.h5"))  # doctest: +SKIP
     """
     onset = ds.meta("onset").astype(float)
     have = set.intersection(*(set(st.meta.keys()) for st in ds.stores))
@@ -300,50 +487,82 @@ def run_timeline(ds: PatchDataset) -> tuple[np.ndarray, np.ndarray, float]:
     if task.get("frame_blocks"):  # the card cut each recording into blocks, runs "<run>b<k>": one timeline again
         keys[2] = np.asarray([re.sub(r"b\d+$", "", r) for r in keys[2]])
     run = np.char.add(np.char.add(np.char.add(keys[0], "\x00"), np.char.add(keys[1], "\x00")), keys[2])
-    span = float(ds.info.tr or 1.0) * int(ds.sample_shape[0])
-    return onset, run, span
+    tr = float(ds.info.tr or 1.0)
+    if not np.isfinite(tr) or tr <= 0:
+        tr = 1.0
+    return onset, run, tr * int(ds.sample_shape[0]), tr
+
+
+@dataclass
+class FrameBlock:
+    """What :func:`frame_block_split` held out.
+
+    Attributes
+    ----------
+    held, dropped : int array
+        Rows held out, and rows neither trained on nor held out (the gap).
+    phrase : str
+        Words for the log.
+    gap_frames, correlation_frames : int or None
+        The fewest frames between a held-out frame and a training frame of a run, and the longest correlation
+        time of a run's training frames (``None`` when nothing was held out).
+    """
+
+    held: np.ndarray
+    dropped: np.ndarray
+    phrase: str
+    gap_frames: int | None = None
+    correlation_frames: int | None = None
 
 
 def frame_block_split(
-    timeline: tuple[np.ndarray, np.ndarray, float], rows: np.ndarray, fraction: float
-) -> tuple[np.ndarray, np.ndarray, str]:
-    """Hold out a whole block of frames at the end of every run of the surface samples ``rows``.
+    timeline: tuple[np.ndarray, np.ndarray, float, float],
+    rows: np.ndarray,
+    fraction: float,
+    *,
+    frames_of: Callable[[np.ndarray], list[np.ndarray]],
+) -> FrameBlock:
+    """Hold out a whole block of frames at the end of every run of the surface samples ``rows``, after a gap at
+    least as long as the correlation time of the run's training frames.
 
     Per run (subject, session, run; the frame blocks a card cuts one recording into, runs ``<run>b<k>``, count as
     their recording): the last ``max(1, round(fraction × onsets))`` distinct tubelet onsets of the run (every
-    hemisphere's tubelets at those onsets) are held out; training tubelets whose frames reach into the held-out
-    block (overlapping tubelets, ``stride`` < tubelet) are dropped from training, so no frame is in both. A run
-    that would keep no training tubelet stays whole in training. Interleaved frames would not be held out: frames
-    one TR apart are nearly equal.
+    hemisphere's tubelets at those onsets) are held out. The training tubelets are those that end at least
+    ``gap`` frames before the first held-out frame, ``gap`` the correlation time (:func:`correlation_time`, the
+    largest of the run's hemispheres) of those training frames themselves: measured on every frame before the
+    block, then again on the frames left after the gap until the gap covers it. The tubelets in between are
+    neither trained on nor scored. A run whose correlation time leaves no training tubelet stays whole in training.
 
     Parameters
     ----------
-    timeline : (onset, run, span)
+    timeline : (onset, run, span, tr)
         :func:`run_timeline` of the dataset.
     rows : int array
         Rows of the dataset to split (one corpus).
     fraction : float
         Share of each run's tubelet onsets held out.
+    frames_of : callable ``rows -> list of (n_frames, n_values) arrays``
+        The frames of the samples ``rows`` (one run), per hemisphere, in time order (:func:`run_frames`).
 
     Returns
     -------
-    (held_rows, dropped_rows, phrase)
-        Rows of the dataset, and words for the log, e.g.
-        ``"frames from 54 s to the end of 1 run(s): 2 of 20 tubelet onsets, every hemisphere, whole blocks"``.
+    FrameBlock
 
     Examples
     --------
-    >>> onset = np.arange(10.0); run = np.array(["r"] * 10)
-    >>> held, dropped, phrase = frame_block_split((onset, run, 2.0), np.arange(10), 0.2)
-    >>> held.tolist(), dropped.tolist()
-    ([8, 9], [7])
+    >>> onset = np.arange(20.0); run = np.array(["r"] * 20)
+    >>> walk = lambda r: [np.sin(np.arange(len(r))[:, None] / 2.0) + np.zeros((1, 2))]  # correlation time 3 frames
+    >>> b = frame_block_split((onset, run, 1.0, 1.0), np.arange(20), 0.1, frames_of=walk)
+    >>> b.held.tolist(), b.dropped.tolist(), b.gap_frames, b.correlation_frames
+    ([18, 19], [15, 16, 17], 3, 3)
     """
-    onset, run, span = timeline
-    held, gap = [], []
-    firsts, n_on, k_on = [], [], []
+    onset, run, span, tr = timeline
+    held, gap_rows = [], []
+    firsts, n_on, k_on, gaps, taus, whole = [], [], [], [], [], []
     _, first_at, which = np.unique(run[rows], return_index=True, return_inverse=True)
     order = np.argsort(which, kind="stable")
     groups = np.split(rows[order], np.cumsum(np.bincount(which))[:-1])  # the rows of each run, in row order
+    eps = 1e-6 * tr
     for g in np.argsort(first_at):  # runs in order of first appearance
         rr = groups[g]
         on = np.unique(onset[rr])
@@ -351,24 +570,43 @@ def frame_block_split(
         if k >= len(on):  # a run of one onset stays in training
             continue
         first = on[-k]
-        overlap = (onset[rr] < first) & (onset[rr] + span > first + 1e-9)
-        if not (onset[rr] + span <= first + 1e-9).any():  # nothing would be left to train on: keep the run whole
+        gap, tau, train = 0, 0, rr[:0]
+        for _ in range(32):  # the gap grows until it covers the correlation time of the frames left to train on
+            train = rr[onset[rr] + span <= first - gap * tr + eps]
+            if not len(train):
+                break
+            tau = max(correlation_time(f) for f in frames_of(train))
+            if tau <= gap:
+                break
+            gap = tau
+        if not len(train):  # nothing would be left to train on: keep the run whole
+            whole.append(tau)
             continue
+        actual = int(round((first - (onset[train] + span).max()) / tr))
         held += rr[onset[rr] >= first].tolist()
-        gap += rr[overlap].tolist()
+        gap_rows += rr[(onset[rr] < first) & ~np.isin(rr, train)].tolist()
         firsts.append(first)
         n_on.append(len(on))
         k_on.append(k)
+        gaps.append(actual)
+        taus.append(tau)
     if not held:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), "nothing (runs of one tubelet onset)"
+        why = "runs of one tubelet onset"
+        if whole:
+            why = f"correlation time ≥ {max(whole)} frames leaves no training frames before a gapped block"
+        return FrameBlock(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), f"nothing ({why})")
     if len(set(firsts)) == 1:
         where = f"frames from {firsts[0]:g} s to the end of {len(firsts)} run(s)"
     else:
         where = f"the last frames of each of {len(firsts)} runs (from {min(firsts):g}–{max(firsts):g} s)"
-    phrase = f"{where}: {sum(k_on)} of {sum(n_on)} tubelet onsets, every hemisphere, whole blocks" + (
-        f", {len(gap)} overlapping training tubelets left out" if gap else ""
+    phrase = (
+        f"{where}: {sum(k_on)} of {sum(n_on)} tubelet onsets, every hemisphere, whole blocks, after a gap of "
+        f"{min(gaps)} frames ≥ the correlation time of the training frames ({max(taus)} frames: mean "
+        f"autocorrelation below 1/e); {len(gap_rows)} tubelets in the gap neither trained on nor scored"
     )
-    return np.asarray(held, dtype=np.int64), np.asarray(gap, dtype=np.int64), phrase
+    return FrameBlock(
+        np.asarray(held, dtype=np.int64), np.asarray(gap_rows, dtype=np.int64), phrase, min(gaps), max(taus)
+    )
 
 
 def layout_repeat(ds: PatchDataset, repeats: dict[str, int] | None) -> int:

@@ -29,7 +29,17 @@ HELDOUT_KEYS = (
     "heldout_frame",
     "heldout_neighbours_zero",
     "heldout_frame_zero",
+    "heldout_spline",
+    "heldout_spline_zero",
+    "heldout_kernel",
+    "heldout_kernel_zero",
+    "heldout_ridge",
+    "heldout_ridge_zero",
     "heldout_n",
+    "heldout_unavailable",
+    "heldout_scoring",
+    "heldout_apart",
+    "heldout_fitted",
     "heldout_layouts",
 )
 
@@ -41,6 +51,9 @@ BASELINE_NAMES = {
     "temporal": "temporal ridge",
     "neighbours": "neighbouring patches' mean",
     "frame": "nearest visible frame",
+    "spline": "spherical spline",
+    "kernel": "Gaussian kernel from the 8 nearest visible vertices",
+    "ridge": "ridge from the visible vertices",
 }
 
 #: the verdict's words, by outcome
@@ -66,14 +79,54 @@ def heldout_history(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     Returns
     -------
     list of dict
-        One entry per held-out evaluation, in order.
+        One entry per held-out evaluation, in order, with :func:`baseline_ratios` added: ``loss_ratio`` (the
+        model's held-out loss over predict-zero), ``baselines`` (key of :data:`BASELINE_NAMES` → that baseline's
+        ratio to predict-zero on the values it predicts), ``best_baseline`` (the key of the lowest) and
+        ``best_baseline_ratio``.
 
     Examples
     --------
     >>> heldout_history([{"epoch": 1, "loss": 2.0}, {"epoch": 1, "heldout_loss": 0.8, "heldout_zero": 1.0, "lr": 1e-4}])
-    [{'epoch': 1, 'heldout_loss': 0.8, 'heldout_zero': 1.0}]
+    [{'epoch': 1, 'heldout_loss': 0.8, 'heldout_zero': 1.0, 'loss_ratio': 0.8, 'baselines': {'zero': 1.0}, 'best_baseline': 'zero', 'best_baseline_ratio': 1.0}]
     """
-    return [{k: r[k] for k in HELDOUT_KEYS if k in r} for r in records if "heldout_loss" in r]
+    out = []
+    for r in records:
+        if "heldout_loss" in r:
+            h = {k: r[k] for k in HELDOUT_KEYS if k in r}
+            out.append({**h, **baseline_ratios(h)})
+    return out
+
+
+def baseline_ratios(h: dict[str, Any]) -> dict[str, Any]:
+    """The model's and every baseline's ratio to predict-zero in one held-out entry, and the best baseline.
+
+    Parameters
+    ----------
+    h : dict
+        An entry of a run's ``heldout_history`` (``heldout_loss``, ``heldout_zero`` and the baselines present).
+
+    Returns
+    -------
+    dict
+        ``loss_ratio``; ``baselines``: key of :data:`BASELINE_NAMES` → ratio to predict-zero on the values it
+        predicts (predict-zero 1); ``best_baseline``: the key of the lowest ratio (the first of
+        :data:`BASELINE_NAMES` on a tie); ``best_baseline_ratio``.
+
+    Examples
+    --------
+    >>> baseline_ratios({"heldout_loss": 0.5, "heldout_zero": 2.0, "heldout_mean": 2.0, "heldout_kernel": 0.6})
+    {'loss_ratio': 0.25, 'baselines': {'zero': 1.0, 'mean': 1.0, 'kernel': 0.3}, 'best_baseline': 'kernel', 'best_baseline_ratio': 0.3}
+    """
+    ratios = {
+        k: 1.0 if k == "zero" else _ratio_to_zero(h, k) for k in BASELINE_NAMES if h.get(f"heldout_{k}") is not None
+    }
+    best = min(ratios, key=lambda k: (ratios[k], list(BASELINE_NAMES).index(k)))
+    return {
+        "loss_ratio": h["heldout_loss"] / h["heldout_zero"],
+        "baselines": ratios,
+        "best_baseline": best,
+        "best_baseline_ratio": ratios[best],
+    }
 
 
 def _ratio_to_zero(h: dict[str, Any], k: str) -> float:
@@ -115,10 +168,19 @@ def heldout_line(h: dict[str, Any]) -> str:
         for k, name in BASELINE_NAMES.items()
         if h.get("heldout_" + k) is not None
     ]
+    parts += [
+        f"{BASELINE_NAMES.get(k, k)}: not computed ({why})" for k, why in (h.get("heldout_unavailable") or {}).items()
+    ]
+    where = "; ".join(
+        f"{label} {h[key]}"
+        for key, label in (("heldout_scoring", "scored on"), ("heldout_apart", "held out:"))
+        if h.get(key)
+    )
     return (
         f"held-out masked loss {h['heldout_loss']:.4g} ({h['heldout_loss'] / zero:.3f}× predict-zero) vs "
         + " · ".join(parts)
         + (f" (epoch {h['epoch']})" if "epoch" in h else "")
+        + (f" — {where}" if where else "")
     )
 
 
@@ -172,8 +234,8 @@ def masked_verdict(h: dict[str, Any], *, normalize: str | None = None) -> dict[s
     -------
     dict
         ``epoch`` (of ``h``, when it has one); ``loss_ratio``, the held-out loss over predict-zero;
-        ``best_baseline``, the name of the best baseline (:data:`BASELINE_NAMES`), and ``best_baseline_ratio``, its
-        ratio to predict-zero; ``beats_best_baseline`` and ``beats_scale`` (below predict-zero and predict-mean);
+        ``best_baseline``, the name of the best baseline (:data:`BASELINE_NAMES`), ``best_baseline_key`` its key,
+        and ``best_baseline_ratio``, its ratio to predict-zero; ``baselines``, every baseline's key → ratio; ``beats_best_baseline`` and ``beats_scale`` (below predict-zero and predict-mean);
         ``says``, the verdict in words (:data:`BELOW_EVERY`, :data:`BELOW_SCALE` or :data:`NOT_BELOW_SCALE`);
         ``note`` where the held-out windows' power is another than the training windows'; and ``layouts``, name →
         the same verdict on that layout's own figures, when ``h`` has ``heldout_layouts``.
@@ -190,18 +252,17 @@ def masked_verdict(h: dict[str, Any], *, normalize: str | None = None) -> dict[s
     ('spatial ridge', 0.7, False, 'below predict-zero and predict-mean, not below every baseline')
     """
     zero = h["heldout_zero"]
-    loss_ratio = h["heldout_loss"] / zero
-    best, best_ratio = "zero", 1.0
-    for k in BASELINE_NAMES:
-        if k != "zero" and h.get(f"heldout_{k}") is not None and _ratio_to_zero(h, k) < best_ratio:
-            best, best_ratio = k, _ratio_to_zero(h, k)
+    r = baseline_ratios(h)
+    loss_ratio, best, best_ratio = r["loss_ratio"], r["best_baseline"], r["best_baseline_ratio"]
     beats_best = loss_ratio < best_ratio
     beats_scale = h["heldout_loss"] < min(zero, h["heldout_mean"])
     out: dict[str, Any] = {
         **({"epoch": h["epoch"]} if "epoch" in h else {}),
         "loss_ratio": loss_ratio,
         "best_baseline": BASELINE_NAMES[best],
+        "best_baseline_key": best,
         "best_baseline_ratio": best_ratio,
+        "baselines": r["baselines"],
         "beats_best_baseline": beats_best,
         "beats_scale": beats_scale,
         "says": BELOW_EVERY if beats_best else BELOW_SCALE if beats_scale else NOT_BELOW_SCALE,
@@ -218,3 +279,26 @@ def masked_verdict(h: dict[str, Any], *, normalize: str | None = None) -> dict[s
     if h.get("heldout_layouts"):
         out["layouts"] = {name: masked_verdict(v) for name, v in h["heldout_layouts"].items()}
     return out
+
+
+def verdict_words(verdict: dict[str, Any]) -> str:
+    """A verdict in words, naming the best baseline and both ratios.
+
+    Parameters
+    ----------
+    verdict : dict
+        :func:`masked_verdict`'s result.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> verdict_words(masked_verdict({"heldout_loss": 0.5, "heldout_zero": 1.0, "heldout_mean": 1.0, "heldout_ridge": 0.4}))
+    'below predict-zero and predict-mean, not below every baseline (best baseline: ridge from the visible vertices, 0.400× predict-zero; the model 0.500×)'
+    """
+    return (
+        f"{verdict['says']} (best baseline: {verdict['best_baseline']}, {verdict['best_baseline_ratio']:.3f}× "
+        f"predict-zero; the model {verdict['loss_ratio']:.3f}×)"
+    )

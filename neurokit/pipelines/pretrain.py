@@ -25,17 +25,24 @@ from neurokit.data.corpus import ScaledDataset, heldout_scales
 from neurokit.data.dataset import PatchDataset
 from neurokit.data.provenance import data_record, kept_summary, store_names, used_sources, warn_shared_recordings
 from neurokit.data.selection import (
-    holdout_split,
+    Holdout,
     layout_name,
     layout_repeat,
     select_layouts,
+    split_heldout,
 )
 from neurokit.evaluation.masked import heldout_history, masked_verdict
 from neurokit.models.checkpoint import load_checkpoint
 from neurokit.models.config import model_config_dict
 from neurokit.pipelines.outputs import record_run
 from neurokit.training import distributed as dist
-from neurokit.training.masked_baselines import fit_masked_baselines
+from neurokit.training.masked_baselines import (
+    HeldoutSourceScoring,
+    fit_masked_baselines,
+    fitted_record,
+    heldout_source_scoring,
+    heldout_tagged,
+)
 from neurokit.training.objectives import get_objective, heldout_masked_loss
 from neurokit.training.optim import OptimConfig, seed_everything, unwrap
 from neurokit.training.pretrain_resume import check_pretrain_resume, resumed_settings
@@ -322,12 +329,15 @@ def _pretrain(
             "on several channel sets (one batch from one layout at a time)"
         )
     parts = []  # per layout: (train, held-out, phrase)
+    holdouts: list[Holdout] = []
     objective = get_objective(cfg.model)
     for ds_sel, _ in selected:
         if objective.masked is not None:  # every masked-reconstruction objective is read on held-out data
-            parts.append(holdout_split(ds_sel, cfg.val_fraction, cfg.seed, subjects=cfg.heldout_subjects))
+            h = split_heldout(ds_sel, cfg.val_fraction, cfg.seed, subjects=cfg.heldout_subjects)
         else:
-            parts.append((ds_sel, None, f"nothing (the {cfg.model} model has no masked reconstruction to score)"))
+            h = Holdout(ds_sel, None, f"nothing (the {cfg.model} model has no masked reconstruction to score)")
+        holdouts.append(h)
+        parts.append((h.train, h.held, h.phrase))
     warn_shared_recordings([st for ds_sel, _ in selected for st in ds_sel.stores])
     used = "; ".join(u for _, u in selected)
     held = parts[0][2] if len(parts) == 1 else "; ".join(f"{layout_name(t)}: {h}" for t, _, h in parts)
@@ -408,13 +418,33 @@ def _pretrain(
             layout_name(t): torch.utils.data.DataLoader(v, batch_size=batch_size, shuffle=False)
             for (t, _, _), v in zip([p for p in parts if p[1] is not None], vals)
         }
-        fitted = fit_masked_baselines(unwrap(model), trains, seed=cfg.seed, batch_size=batch_size)
         masked = objective.masked
+        fitted = fit_masked_baselines(unwrap(model), trains, seed=cfg.seed, batch_size=batch_size, predict=masked)
+        apart = "; ".join(h.apart for h in holdouts if h.held is not None and h.apart)
+        source = heldout_source_scoring(parts)
+        rescore = None
+        if isinstance(source, HeldoutSourceScoring):
+            tagged = heldout_tagged(vals, parts, source)  # each item with its hemisphere: its source mesh
+            loader = {
+                k: torch.utils.data.DataLoader(v, batch_size=batch_size, shuffle=False) for k, v in zip(loader, tagged)
+            }
+            rescore = source.rescore
 
         def validate(module):  # the held-out masked loss beside its baselines
-            return heldout_masked_loss(
-                unwrap(module), loader, seed=cfg.seed, device=info.device, baselines=fitted, predict=masked
+            if isinstance(source, HeldoutSourceScoring):
+                source.kept = source.seen = 0.0
+            res = heldout_masked_loss(
+                unwrap(module),
+                loader,
+                seed=cfg.seed,
+                device=info.device,
+                baselines=fitted,
+                predict=masked,
+                rescore=rescore,
             )
+            scoring = source.phrase() if isinstance(source, HeldoutSourceScoring) else source
+            extra = {"heldout_scoring": scoring, "heldout_apart": apart, "heldout_fitted": fitted_record(fitted)}
+            return {**res, **{k: v for k, v in extra.items() if v}}
 
     normalization = {"mode": cfg.normalize, **({"corpus_scales": scales} if scales else {})}
     every_store = [st for train, _, _ in parts for st in train.stores]
@@ -494,6 +524,7 @@ def _pretrain(
         **({"layouts": meta["layouts"]} if "layouts" in meta else {}),
         "normalize": normalization,
         "heldout": held,
+        "holdout": [h.record() for h in holdouts if h.held is not None],
         "heldout_history": heldout,
         "verdict": masked_verdict(heldout[-1], normalize=cfg.normalize) if heldout else None,
         "kept": kept,

@@ -21,10 +21,21 @@ Both are fitted per channel count (a pooled corpus of several channel sets fits 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 import torch
+
+from neurokit.training.sphere_baselines import (
+    KERNEL_NEIGHBOURS,
+    RIDGE_FRAMES,
+    SourceHidden,
+    SphereInterpolators,
+    SplineInterpolation,
+    electrode_positions,
+    template_geometry,
+    to_vertices,
+)
 
 #: samples of each neighbouring patch the temporal predictor reads (at 200 Hz: 0.1 s)
 EDGE = 20
@@ -110,6 +121,11 @@ class MaskedBaselines:
         Channel count ``C`` → weights ``(C, C)`` (zero diagonal): ``pred[c] = Σ_j W[c, j] · visible x[j]``.
     temporal : Tensor or None
         ``(2·EDGE, P)``: a masked patch ``= [prev tail, next head] @ W``; ``None`` for windows of one patch.
+    splines : dict
+        Channel count ``C`` → the spherical-spline interpolation of that layout's channels
+        (:class:`~neurokit.training.sphere_baselines.SplineInterpolation`; not fitted).
+    unavailable : dict
+        Baseline name → why it is not computed (``"spline"``: channels with no standard position).
 
     Examples
     --------
@@ -122,6 +138,12 @@ class MaskedBaselines:
 
     spatial: dict[int, torch.Tensor] = field(default_factory=dict)
     temporal: torch.Tensor | None = None
+    splines: dict[int, SplineInterpolation] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        """What was chosen on the training data, for the summary: here, the channels each spline reads."""
+        return {f"spline_{C}ch_placed": int(s.placed.sum()) for C, s in self.splines.items()}
 
     @classmethod
     @torch.no_grad()
@@ -216,6 +238,9 @@ class MaskedBaselines:
             out["spatial"] = (spatial_features(t, mask) @ w.T).reshape(B, N, P, C).permute(0, 3, 1, 2)
         if self.temporal is not None and N > 1 and self.temporal.shape[1] == P:
             out["temporal"] = (temporal_features(t, mask) @ self.temporal).reshape(B, C, N, P)
+        spline = self.splines.get(C)
+        if spline is not None:
+            out["spline"] = spline.predict(t, mask)
         return out
 
     def masked_sse(
@@ -303,6 +328,12 @@ class SurfaceBaselines:
     ----------
     neighbours : BoolTensor ``(N, N)``
         Patch adjacency (no self-loops).
+    interpolators : SphereInterpolators, optional
+        The Gaussian-kernel interpolation from the nearest visible vertices and the ridge from the visible
+        vertices (:class:`~neurokit.training.sphere_baselines.SphereInterpolators`: ``kernel`` and ``ridge``),
+        chosen and fitted on training tubelets.
+    unavailable : dict
+        Baseline name → why it is not computed.
 
     Examples
     --------
@@ -314,6 +345,19 @@ class SurfaceBaselines:
     """
 
     neighbours: torch.Tensor
+    interpolators: SphereInterpolators | None = None
+    unavailable: dict[str, str] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        """What was chosen on the training data, for the summary: the kernel's width (in vertex spacings) and the
+        ridge's penalty and training frames."""
+        ip = self.interpolators
+        if ip is None:
+            return {}
+        out: dict[str, Any] = {"kernel_neighbours": KERNEL_NEIGHBOURS, "kernel_width_spacings": ip.width / ip.spacing}
+        if ip.frames is not None:
+            out.update(ridge_penalty=ip.penalty, ridge_frames=len(ip.frames))
+        return out
 
     @classmethod
     def for_shape(cls, sample_shape) -> "SurfaceBaselines | None":
@@ -367,7 +411,10 @@ class SurfaceBaselines:
                     continue
                 fill = torch.isnan(frame[:, f]) & (vis[:, g] > 0)[..., None]
                 frame[:, f] = torch.where(fill, t[:, g], frame[:, f])
-        return {"neighbours": nb, "frame": frame}
+        out = {"neighbours": nb, "frame": frame}
+        if self.interpolators is not None:
+            out.update(self.interpolators.predict(t, mask))
+        return out
 
     def masked_sse(
         self, t: torch.Tensor, mask: torch.Tensor, scored: torch.Tensor | None = None
@@ -393,15 +440,24 @@ class SurfaceBaselines:
 
 @torch.no_grad()
 def fit_masked_baselines(
-    model: torch.nn.Module, trains: Sequence, *, seed: int = 0, batch_size: int = 32
+    model: torch.nn.Module,
+    trains: Sequence,
+    *,
+    seed: int = 0,
+    batch_size: int = 32,
+    predict: Callable[..., Any] | None = None,
 ) -> MaskedBaselines | SurfaceBaselines | None:
     """The baselines a held-out masked loss is read against beside predict-zero and predict-mean.
 
     EEG: the spatial and temporal ridges (:class:`MaskedBaselines`) fitted on at most :data:`BASELINE_WINDOWS`
     windows of each training dataset of ``trains`` (drawn at random, seeded), normalised as ``model`` reconstructs
     them (its ``normalize_input``, e.g. :meth:`~neurokit.models.cbramod.CBraMod.normalize_input`, where it has
-    one). Surface: the visible neighbouring patches' mean and the nearest visible frame (:class:`SurfaceBaselines`;
-    nothing to fit).
+    one), and the spherical-spline interpolation of each layout's channels at their standard positions (where
+    fewer than 4 have one: ``unavailable["spline"]`` says so). Surface: the visible neighbouring patches' mean and
+    the nearest visible frame (:class:`SurfaceBaselines`; nothing to fit), and with ``predict`` the Gaussian-kernel
+    interpolation and the ridge from visible vertices
+    (:class:`~neurokit.training.sphere_baselines.SphereInterpolators`), their width and penalty chosen on
+    training tubelets with the model's own masks (:func:`fit_sphere_interpolators`).
 
     Parameters
     ----------
@@ -414,6 +470,9 @@ def fit_masked_baselines(
         Seeds the draw of the windows and the fit's patch masks (``seed + 1``).
     batch_size : int
         Windows per batch read.
+    predict : callable ``(model, x, generator) -> MaskedPrediction``, optional
+        The objective's masked prediction (surface: the model's masks for choosing the kernel's width and the
+        ridge's penalty; without it neither is built).
 
     Returns
     -------
@@ -427,7 +486,10 @@ def fit_masked_baselines(
     """
     first = getattr(trains[0], "ds", trains[0]) if trains else None  # a ScaledDataset's own dataset
     if first is not None and first.stores[0].modality == "surface":
-        return SurfaceBaselines.for_shape(first.sample_shape)
+        base = SurfaceBaselines.for_shape(first.sample_shape)
+        if base is not None and predict is not None:
+            base.interpolators = fit_sphere_interpolators(model, trains[0], predict, seed=seed)
+        return base
     rng = np.random.default_rng(seed)
     loaders = []
     for train in trains:
@@ -437,4 +499,210 @@ def fit_masked_baselines(
     norm = getattr(model, "normalize_input", lambda x: x)
     dev = next(model.parameters()).device
     batches = (x for loader in loaders for x, *_ in loader)  # every layout's windows, one loader after the other
-    return MaskedBaselines.fit((norm(x.to(dev)) for x in batches), seed=seed + 1)
+    fitted = MaskedBaselines.fit((norm(x.to(dev)) for x in batches), seed=seed + 1)
+    counts: dict[int, set] = {}
+    for train in trains:
+        names = tuple(getattr(train, "ds", train).info.ch_names or ())
+        counts.setdefault(len(names), set()).add(names)
+    unplaced: list[str] = []
+    for C, sets in counts.items():
+        if C < 2 or len(sets) != 1:  # one spline per channel count: layouts of one count with other names get none
+            continue
+        pos, missing = electrode_positions(next(iter(sets)))
+        if (~np.isnan(pos).any(axis=1)).sum() >= 4:
+            fitted.splines[C] = SplineInterpolation(pos)
+        else:
+            unplaced += [m for m in missing if m not in unplaced]
+    if not fitted.splines:
+        said = ", ".join(unplaced[:6]) + (f", … ({len(unplaced)})" if len(unplaced) > 6 else "")
+        fitted.unavailable["spline"] = (
+            f"no standard 10-05 position for the channels ({said})" if unplaced else "fewer than 4 channels"
+        )
+    return fitted
+
+
+@torch.no_grad()
+def fit_sphere_interpolators(model: torch.nn.Module, train, predict: Callable[..., Any], *, seed: int = 0):
+    """The surface ``kernel`` and ``ridge`` baselines, chosen and fitted on training tubelets.
+
+    At most :data:`~neurokit.training.sphere_baselines.RIDGE_FRAMES` training frames (whole tubelets drawn at
+    random, seeded, in dataset order) are read as the model reconstructs them (its ``normalize_input`` where it
+    has one). The last quarter of them (at most 16 tubelets) are masked by the model's own masks (``predict``,
+    generator seeded ``seed + 1``): the kernel's width and the ridge's penalty of lowest squared error on their
+    scored values are chosen, the ridge fitted for that on the other tubelets' frames; the final ridge is fitted
+    on every frame read.
+
+    Parameters
+    ----------
+    model : nn.Module
+        The model being pretrained.
+    train : dataset
+        Training surface samples ``(T, N, V)``.
+    predict : callable ``(model, x, generator) -> MaskedPrediction``
+        The objective's masked prediction.
+    seed : int
+        Seeds the draw and the masks.
+
+    Returns
+    -------
+    SphereInterpolators or None
+        ``None`` on no icosahedral patch grid.
+    """
+    T, N, V = (int(v) for v in getattr(train, "ds", train).sample_shape)
+    geo = template_geometry(N, V)
+    if geo is None or len(train) == 0:
+        return None
+    ids, coords = geo
+    nv = len(coords)
+    rng = np.random.default_rng(seed)
+    pick = np.sort(rng.choice(len(train), min(len(train), max(2, RIDGE_FRAMES // T)), replace=False))
+    norm = getattr(model, "normalize_input", lambda x: x)
+    dev = next(model.parameters()).device
+    x = torch.stack([train[int(i)][0] for i in pick])
+    frames = to_vertices(norm(x.to(dev)).detach().cpu().double().numpy(), ids, nv).astype(np.float32)  # (n, T, nv)
+    n_tune = max(1, min(len(pick) // 4, 16))
+    fit_frames = frames[:-n_tune].reshape(-1, nv) if len(pick) > n_tune else None
+    was = model.training
+    model.eval()
+    try:
+        mp = predict(model, x[-n_tune:].to(dev), torch.Generator().manual_seed(seed + 1))
+    finally:
+        model.train(was)
+    target, mask, sel = (v.detach().cpu() for v in (mp.target, mp.mask, mp.selected))
+    tune = [(target[i].double().numpy(), mask[i].bool().numpy(), sel[i].numpy()) for i in range(len(target))]
+    return SphereInterpolators.fit(ids, coords, frames.reshape(-1, nv), tune, fit_frames=fit_frames)
+
+
+def fitted_record(fitted) -> dict[str, Any]:
+    """What the baselines chose on the training data (:meth:`SurfaceBaselines.describe`,
+    :meth:`MaskedBaselines.describe`), for the held-out record's ``heldout_fitted``; ``{}`` for none.
+
+    Parameters
+    ----------
+    fitted : MaskedBaselines, SurfaceBaselines or None
+        :func:`fit_masked_baselines`' result.
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> fitted_record(None)
+    {}
+    """
+    return fitted.describe() if fitted is not None and hasattr(fitted, "describe") else {}
+
+
+class _Tagged(torch.utils.data.Dataset):
+    """Items of ``ds`` with one more entry: the sample's hemisphere, as an index into ``hemis``."""
+
+    def __init__(self, ds, codes: np.ndarray) -> None:
+        self.ds = ds
+        self.codes = codes
+
+    def __len__(self) -> int:
+        return len(self.ds)
+
+    def __getitem__(self, k: int):
+        x, y, *_ = self.ds[k]
+        return x, y, int(self.codes[k])
+
+
+@dataclass
+class HeldoutSourceScoring:
+    """The held-out surface values scored: those hidden at the data's own resolution
+    (:class:`~neurokit.training.sphere_baselines.SourceHidden`), each sample by its hemisphere's source mesh.
+
+    Attributes
+    ----------
+    source : SourceHidden
+        The source vertices of the store's template values.
+    hemis : list of str
+        The hemispheres, in the order of the codes the held-out items carry (:meth:`tagged`).
+    """
+
+    source: SourceHidden
+    hemis: list[str]
+
+    @property
+    def kept(self) -> float:
+        return self.source.kept
+
+    @kept.setter
+    def kept(self, v: float) -> None:
+        self.source.kept = v
+
+    @property
+    def seen(self) -> float:
+        return self.source.seen
+
+    @seen.setter
+    def seen(self, v: float) -> None:
+        self.source.seen = v
+
+    def phrase(self) -> str:
+        """Words for the held-out line (:meth:`SourceHidden.phrase`)."""
+        return self.source.phrase()
+
+    def tagged(self, val, held) -> torch.utils.data.Dataset:
+        """``val`` (held-out dataset) whose items end with the sample's hemisphere code (``held``: its
+        :class:`~neurokit.data.dataset.PatchDataset`, for the meta)."""
+        have = "hemi" in held.stores[0].meta.keys()
+        hemi = held.meta("hemi").astype(str) if have else np.full(len(held), "")
+        return _Tagged(val, np.asarray([self.hemis.index(h) for h in hemi]))
+
+    def rescore(self, mp, rest: list):
+        """``mp`` with ``scored`` narrowed to the values hidden at the source resolution (``rest[-1]``: the
+        batch's hemisphere codes)."""
+        codes = rest[-1].tolist()
+        mp.scored = self.source.restrict(mp.selected, mp.mask, [self.hemis[c] for c in codes])
+        return mp
+
+
+def heldout_source_scoring(parts: Sequence) -> HeldoutSourceScoring | str | None:
+    """How the held-out surface values are scored: on those hidden at the data's own resolution where the store's
+    source mesh is known, else words saying why not; ``None`` for EEG.
+
+    Parameters
+    ----------
+    parts : sequence of (train, held, phrase)
+        The pretraining layouts; only those with held-out samples count.
+
+    Returns
+    -------
+    HeldoutSourceScoring, str or None
+    """
+    held = [p[1] for p in parts if p[1] is not None]
+    if not held or held[0].stores[0].modality != "surface":
+        return None
+    ds = held[0]
+    geo = template_geometry(*(int(v) for v in ds.sample_shape[1:]))
+    if geo is None:
+        return "hidden template values (no icosahedral patch grid: source vertices unknown)"
+    have = "hemi" in ds.stores[0].meta.keys()
+    hemis = sorted({str(h) for d in held for h in (d.meta("hemi").astype(str) if have else [""])})
+    src = SourceHidden.for_store(dict(ds.stores[0].attrs), geo[0], hemis)
+    if isinstance(src, str):
+        return f"hidden template values ({src})"
+    return HeldoutSourceScoring(src, hemis)
+
+
+def heldout_tagged(vals: Sequence, parts: Sequence, scoring: HeldoutSourceScoring) -> list:
+    """The held-out datasets ``vals`` with each item's hemisphere code (:meth:`HeldoutSourceScoring.tagged`).
+
+    Parameters
+    ----------
+    vals : sequence of datasets
+        The held-out datasets, one per layout with held-out samples.
+    parts : sequence of (train, held, phrase)
+        The pretraining layouts.
+    scoring : HeldoutSourceScoring
+        The scoring whose hemisphere codes the items carry.
+
+    Returns
+    -------
+    list of datasets
+    """
+    held = [p[1] for p in parts if p[1] is not None]
+    return [scoring.tagged(v, h) for v, h in zip(vals, held)]

@@ -278,6 +278,7 @@ def heldout_masked_loss(
     device: str | torch.device = "cpu",
     baselines=None,
     predict: Callable[..., MaskedPrediction] | None = None,
+    rescore: Callable[[MaskedPrediction, list], MaskedPrediction] | None = None,
 ) -> dict[str, Any]:
     """Masked reconstruction loss (mean squared error over the scored values) of ``model`` on held-out
     batches, beside the predict-zero and predict-mean baselines (:func:`masked_baselines`) and, when
@@ -303,6 +304,10 @@ def heldout_masked_loss(
     predict : callable ``(model, x, generator) -> MaskedPrediction``, optional
         The objective's masked prediction (:attr:`Objective.masked`); default :func:`cbramod_masked` at
         ``mask_ratio``.
+    rescore : callable ``(MaskedPrediction, rest) -> MaskedPrediction``, optional
+        Changes the values scored of each batch before anything is scored (``rest``: the batch's items after
+        ``x``), e.g. a surface store's values hidden at the data's own resolution
+        (:class:`~neurokit.training.sphere_baselines.SourceHidden`).
 
     Returns
     -------
@@ -333,7 +338,7 @@ def heldout_masked_loss(
     acc: dict[str, tuple[dict[str, float], dict[str, list[float]]]] = {}
     try:
         for name, part in groups.items():  # one generator through every layout: the pooled figures are the same
-            acc[name] = _heldout_sums(model, part, gen, predict, device, baselines)
+            acc[name] = _heldout_sums(model, part, gen, predict, device, baselines, rescore)
     finally:
         model.train(was)
     sums: dict[str, float] = {}
@@ -344,18 +349,24 @@ def heldout_masked_loss(
         for k, part_sums in f.items():
             fitted[k] = [a + b for a, b in zip(fitted.get(k, [0.0, 0.0, 0.0]), part_sums)]
     out = _heldout_result(sums, fitted)
+    if getattr(baselines, "unavailable", None):
+        out["heldout_unavailable"] = dict(baselines.unavailable)
     if len(groups) > 1:
         out["heldout_layouts"] = {name: _heldout_result(*acc[name]) for name in groups}
     return out
 
 
-def _heldout_sums(model, loader, gen, predict, device, baselines) -> tuple[dict[str, float], dict[str, list[float]]]:
+def _heldout_sums(
+    model, loader, gen, predict, device, baselines, rescore=None
+) -> tuple[dict[str, float], dict[str, list[float]]]:
     """The sums of :func:`heldout_masked_loss` over the batches of ``loader``: the model's and the baselines'
     squared errors and scored values, and per other baseline ``[squared errors, values, predict-zero's]``."""
     sums = {"loss": 0.0, "zero": 0.0, "mean": 0.0, "n": 0.0}
     fitted: dict[str, list[float]] = {}  # name → [sum of squared errors, values it predicted, zero's]
-    for x, *_ in loader:
+    for x, *rest in loader:
         mp = predict(model, x.to(device), gen)
+        if rescore is not None:
+            mp = rescore(mp, rest)
         sel = mp.selected
         target = mp.target
         sums["loss"] += float(((mp.pred[sel].double() - target[sel].double()) ** 2).sum())
