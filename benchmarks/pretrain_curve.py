@@ -209,35 +209,48 @@ def train(a: argparse.Namespace, store: Path, seed: int, steps: int, run: Path, 
 
 def rescore(a: argparse.Namespace, store: Path, seed: int, weights: Path, other: Path | None) -> dict[str, dict]:
     """The held-out figures of saved weights computed again with the installed code, as ``neuro pretrain`` computes
-    them (its split, normalisation, baselines and masks), and on ``other`` (another subject's store) with the same
-    baselines."""
+    them (its split, normalisation, baselines, masks and scored values), and on ``other`` (another subject's store)
+    with the same baselines, fitted on the same training samples."""
     from neurokit.data.corpus import ScaledDataset, heldout_scales
     from neurokit.data.dataset import PatchDataset
-    from neurokit.data.selection import holdout_split, layout_name, select_layouts
-    from neurokit.training.masked_baselines import fit_masked_baselines
+    from neurokit.data.selection import layout_name, select_layouts, split_heldout
+    from neurokit.training import masked_baselines as mb
     from neurokit.training.objectives import get_objective, heldout_masked_loss
 
     cfg = config(a, seed, 1)
     objective = get_objective(cfg.model)
     ds_sel, _ = select_layouts([store], split=cfg.split, subjects=cfg.subjects, max_windows=cfg.max_windows,
                                seed=cfg.seed)[0]  # fmt: skip
-    tr, val, _ = holdout_split(ds_sel, cfg.val_fraction, cfg.seed, subjects=cfg.heldout_subjects)
+    hold = split_heldout(ds_sel, cfg.val_fraction, cfg.seed, subjects=cfg.heldout_subjects)
+    tr, held = hold.train, hold.held
+    assert held is not None
     kw = {**cfg.model_kwargs, **({"input_norm": cfg.normalize} if cfg.normalize != "none" else {})}
     model = objective.build(tr.attrs, tr.sample_shape, kw)
     model.load_state_dict(torch.load(weights, weights_only=True))
     train_ds: Any = tr
+    val_ds: Any = held
     if cfg.normalize == "corpus":
-        sc = heldout_scales(tr, val)
-        train_ds, val = ScaledDataset(tr, sc), ScaledDataset(val, sc)
+        sc = heldout_scales(tr, held)
+        train_ds, val_ds = ScaledDataset(tr, sc), ScaledDataset(held, sc)
     bs = min(cfg.batch_size, len(tr))
-    fitted = fit_masked_baselines(model, [train_ds], seed=cfg.seed, batch_size=bs)
-    out = {}
-    sets = {"heldout": {layout_name(tr): val}}
+    fitted = mb.fit_masked_baselines(model, [train_ds], seed=cfg.seed, batch_size=bs, predict=objective.masked)
+    sets = {"heldout": (held, val_ds)}
     if other is not None:
-        sets["other_subject"] = {"other": PatchDataset(other)}
-    for name, dsets in sets.items():
-        loader = {k: torch.utils.data.DataLoader(v, batch_size=bs, shuffle=False) for k, v in dsets.items()}
-        out[name] = heldout_masked_loss(model, loader, seed=cfg.seed, baselines=fitted, predict=objective.masked)
+        o = PatchDataset(other)
+        sets["other_subject"] = (o, o)
+    out = {}
+    for name, (h, ds) in sets.items():
+        parts = [(tr, h, "")]
+        source = mb.heldout_source_scoring(parts)
+        fn = None
+        if isinstance(source, mb.HeldoutSourceScoring):
+            ds = mb.heldout_tagged([ds], parts, source)[0]
+            fn = source.rescore
+            source.kept = source.seen = 0.0
+        loader = {layout_name(tr): torch.utils.data.DataLoader(ds, batch_size=bs, shuffle=False)}
+        res = heldout_masked_loss(model, loader, seed=cfg.seed, baselines=fitted, predict=objective.masked, rescore=fn)
+        scoring = source.phrase() if isinstance(source, mb.HeldoutSourceScoring) else source
+        out[name] = {**res, **({"heldout_scoring": scoring} if scoring else {})}
     return out
 
 
@@ -321,6 +334,7 @@ def table(rows: list[dict], names: dict[str, str]) -> str:
 def plot(rows_by_part: dict[str, list[dict]], results: list[dict], names: dict[str, str], path: Path,
          title: str) -> None:  # fmt: skip
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -349,6 +363,10 @@ def plot(rows_by_part: dict[str, list[dict]], results: list[dict], names: dict[s
                 )
             ax.axhline(1.0, color="black", ls=":", lw=0.8, label="predict-zero (1)")
             ax.set_xscale("log")
+            ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+            if xkey == "budget":
+                ax.set_xticks(x)
             ax.set_xlabel(xlabel)
             ax.set_ylabel("held-out masked MSE / predict-zero")
             ax.set_title(f"{title}: {part.replace('_', ' ')}", fontsize=9)
@@ -389,6 +407,7 @@ def main(argv=None) -> int:
     ap.add_argument("--val-fraction", type=float, default=0.1, help="surface: share of tubelet onsets held out")
     ap.add_argument("--rescore", action="store_true", help="score the saved weights with the installed code")
     ap.add_argument("--tag", default="", help="run folder suffix (a recipe variant)")
+    ap.add_argument("--train-only", action="store_true", help="train (or reuse) the runs and stop: no scoring")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--plot", type=Path, default=None)
     a = ap.parse_args(argv)
@@ -424,6 +443,8 @@ def main(argv=None) -> int:
                 run_dir = a.out / f"{a.modality}{a.tag}_cos_s{seed}_n{b}"
                 rec = train(a, store, seed, b, run_dir, [b])
                 runs[b] = (run_dir, rec["points"][-1], rec)
+        if a.train_only:
+            continue
         for b, (run_dir, point, _rec) in runs.items():
             entry: dict[str, Any] = {"steps": b, "cpu_min": point["train_cpu_min"]}
             figs = {"heldout": point["heldout"]}
@@ -444,6 +465,8 @@ def main(argv=None) -> int:
                                             f"({per_budget[str(b)]['cpu_min']:.2f} CPU-min)" for b in budgets)
               + f"; best baseline {last['verdict']['best_baseline']} {last['verdict']['best_baseline_ratio']:.3f}",
               flush=True)  # fmt: skip
+    if a.train_only:
+        return 0
     parts = ["heldout"] + (["other_subject"] if other is not None else [])
     rows_by_part = {p: summarise(results, budgets, p) for p in parts}
     summary: dict[str, Any] = {}
