@@ -116,12 +116,13 @@ def verdict(h: dict[str, Any]) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------------------------------- runs
 class Probe:
-    """Records, at every held-out scoring the pipeline makes, the process's CPU time and the model's weights;
-    and the CPU time when the baselines are fitted (just before training starts)."""
+    """Writes, at every held-out scoring the pipeline makes, the model's weights (``run/eval_{i}.pt``) and a line of
+    ``run/cpu.jsonl``: the process's CPU seconds since ``c0`` at the start of the scoring, and those spent in
+    training alone (the baselines' fit and earlier scorings left out). Written as the run goes, so a run stopped
+    early keeps what it reached."""
 
-    def __init__(self) -> None:
-        self.calls: list[dict[str, Any]] = []
-        self.fit_end: float | None = None
+    def __init__(self, run: Path, c0: float) -> None:
+        self.run, self.c0, self.i, self.fit_end, self.scoring = run, c0, 0, c0, 0.0
 
     def __enter__(self) -> Probe:
         import neurokit.pipelines.pretrain as P
@@ -132,8 +133,12 @@ class Probe:
         def heldout(model, loader, **kw):
             t0 = time.process_time()
             r = orig_h(model, loader, **kw)
-            state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-            self.calls.append({"cpu_start": t0, "cpu_end": time.process_time(), "state": state})
+            torch.save(model.state_dict(), self.run / f"eval_{self.i}.pt")
+            line = {"i": self.i, "cpu_s": t0 - self.c0, "train_cpu_s": t0 - self.fit_end - self.scoring}
+            with (self.run / "cpu.jsonl").open("a") as fh:
+                fh.write(json.dumps(line) + "\n")
+            self.i += 1
+            self.scoring += time.process_time() - t0
             return r
 
         def fit(*a, **kw):
@@ -149,11 +154,19 @@ class Probe:
 
         P.heldout_masked_loss, P.fit_masked_baselines = self._orig
 
-    def train_cpu(self, i: int) -> float:
-        """CPU seconds spent training before the ``i``-th scoring (earlier scorings left out)."""
-        assert self.fit_end is not None
-        spent = sum(c["cpu_end"] - c["cpu_start"] for c in self.calls[:i])
-        return self.calls[i]["cpu_start"] - self.fit_end - spent
+
+def sampled_cpu(samples: Path | None, run: Path) -> tuple[float, float] | None:
+    """CPU seconds at step 0 and per step of a run, fitted (least squares) to ``samples``: lines ``unix-time pid
+    cpu-ticks(1/100 s) last-step run-folder`` taken every few seconds from ``/proc`` while the run went (for runs
+    started before :class:`Probe` wrote ``cpu.jsonl``)."""
+    if samples is None or not samples.exists():
+        return None
+    pts = [(int(w[3]), int(w[2]) / 100) for w in (ln.split() for ln in samples.read_text().splitlines())
+           if len(w) == 5 and Path(w[4]) == run and int(w[3]) > 0]  # fmt: skip
+    if len(pts) < 2:
+        return None
+    per_step, at0 = np.polyfit([p[0] for p in pts], [p[1] for p in pts], 1)
+    return float(at0), float(per_step)
 
 
 def config(a: argparse.Namespace, seed: int, steps: int):
@@ -171,52 +184,98 @@ def config(a: argparse.Namespace, seed: int, steps: int):
     return PretrainConfig(**kw, epochs=100_000, max_steps=steps, optim=optim, seed=seed, progress=False, device="cpu")
 
 
-def train(a: argparse.Namespace, store: Path, seed: int, steps: int, run: Path, keep: list[int]) -> dict:
-    """One pretraining run of ``steps`` steps; its held-out history, the CPU time and weights at the scorings made
-    at the steps of ``keep`` (weights saved as ``run/step_{k}.pt``). Reuses a finished run."""
+def train(a: argparse.Namespace, store: Path, seed: int, steps: int, run: Path) -> dict:
+    """One pretraining run of ``steps`` steps (reused when ``run`` holds it, or, with ``--collect``, what a run
+    stopped early reached): its held-out history, with the CPU time and the weights file at each scoring."""
     import neurokit.pipelines.pretrain as P
 
     rec_path = run / "curve_run.json"
     if rec_path.exists():
         return json.loads(rec_path.read_text())
     cfg = config(a, seed, steps)
-    c0 = time.process_time()
-    with Probe() as probe:
-        res = P.pretrain(store, run, cfg, overwrite=True)
-    total = time.process_time() - c0
-    hist = res["heldout_history"]
-    assert len(hist) == len(probe.calls), (len(hist), len(probe.calls))
-    per_epoch = round(hist[-1].get("at_step", res["steps"]) / hist[-1]["epoch"])
+    if not (a.collect and (run / "metrics.jsonl").exists()):
+        c0 = time.process_time()
+        with Probe(run, c0):
+            P.pretrain(store, run, cfg, overwrite=True)
+    return collect(a, run, seed, steps, cfg)
+
+
+def collect(a: argparse.Namespace, run: Path, seed: int, steps: int, cfg) -> dict:
+    """The record of a run from its folder: ``metrics.jsonl`` (held-out history, steps), ``cpu.jsonl`` and
+    ``eval_{i}.pt`` (:class:`Probe`), else CPU times fitted to ``--cpu-samples`` and the weights of ``last.pt``."""
+    from neurokit.evaluation.masked import heldout_history
+
+    lines = [json.loads(ln) for ln in (run / "metrics.jsonl").read_text().splitlines() if ln.strip()]
+    per_epoch = sum(1 for r in lines if "step" in r and r.get("epoch") == 0 and "heldout_loss" not in r)
+    done = max((r["step"] for r in lines if "step" in r and "heldout_loss" not in r), default=0)
+    hist = heldout_history(lines)
+    cpu = (
+        [json.loads(ln) for ln in (run / "cpu.jsonl").read_text().splitlines()] if (run / "cpu.jsonl").exists() else []
+    )
+    fitted = sampled_cpu(a.cpu_samples, run)
+    last = None
+    if (run / "last.pt").exists():
+        ck = torch.load(run / "last.pt", map_location="cpu", weights_only=False)
+        last = int(ck["step"])
+        if not (run / f"last_{last}.pt").exists():
+            torch.save(ck["state_dict"], run / f"last_{last}.pt")
     points = []
     for i, h in enumerate(hist):
         step = int(h.get("at_step") or round(h["epoch"] * per_epoch))
-        if step in keep:
-            torch.save(probe.calls[i]["state"], run / f"step_{step}.pt")
-        points.append({"step": step, "train_cpu_min": probe.train_cpu(i) / 60, "heldout": h})
+        p: dict[str, Any] = {"step": step, "heldout": h}
+        if i < len(cpu):
+            p.update(cpu_min=cpu[i]["cpu_s"] / 60, train_cpu_min=cpu[i]["train_cpu_s"] / 60, cpu_from="process_time")
+        elif fitted is not None:
+            p.update(cpu_min=(fitted[0] + fitted[1] * step) / 60, cpu_from="/proc samples, fitted")
+        if (run / f"eval_{i}.pt").exists():
+            p["weights"] = str(run / f"eval_{i}.pt")
+        elif step == last:
+            p["weights"] = str(run / f"last_{last}.pt")
+        points.append(p)
     out = {
         "seed": seed,
-        "steps": res["steps"],
-        "cpu_min_total": total / 60,
-        "heldout_phrase": res["heldout"],
-        "loss_first": res["loss_first"],
-        "loss_last": res["loss_last"],
+        "steps_asked": steps,
+        "steps_done": done,
+        "per_epoch": per_epoch,
+        "heldout_phrase": (
+            json.loads((run / "pretrain_summary.json").read_text())["heldout"]
+            if (run / "pretrain_summary.json").exists()
+            else None
+        ),  # fmt: skip
+        "cpu_min_per_step_fitted": None if fitted is None else fitted[1] / 60,
         "points": points,
         "config": {"optim": vars(cfg.optim), "model_kwargs": cfg.model_kwargs, "batch_size": cfg.batch_size},
     }
-    rec_path.write_text(json.dumps(out, indent=1, default=str))
+    if done >= steps:
+        rec_path = run / "curve_run.json"
+        rec_path.write_text(json.dumps(out, indent=1, default=str))
     return out
 
 
-def rescore(a: argparse.Namespace, store: Path, seed: int, weights: Path, other: Path | None) -> dict[str, dict]:
+def rescore(a: argparse.Namespace, store: Path, seed: int, weights: Path, other: Path | None) -> dict[str, Any]:
     """The held-out figures of saved weights computed again with the installed code, as ``neuro pretrain`` computes
     them (its split, normalisation, baselines, masks and scored values), and on ``other`` (another subject's store)
     with the same baselines, fitted on the same training samples."""
+    cache = weights.with_name(weights.stem + ("_scored_other.json" if other is not None else "_scored.json"))
+    if cache.exists():  # scored before (by this script, e.g. in a process per seed)
+        return json.loads(cache.read_text())
+    out = _rescore(a, store, seed, weights, other)
+    cache.write_text(json.dumps(out, default=str))
+    return out
+
+
+def _rescore(a: argparse.Namespace, store: Path, seed: int, weights: Path, other: Path | None) -> dict[str, Any]:
     from neurokit.data.corpus import ScaledDataset, heldout_scales
     from neurokit.data.dataset import PatchDataset
     from neurokit.data.selection import layout_name, select_layouts, split_heldout
     from neurokit.training import masked_baselines as mb
     from neurokit.training.objectives import get_objective, heldout_masked_loss
 
+    key = (str(store), seed, str(other))
+    if key in _SCORERS:  # the split and the fitted baselines of this seed, kept: only the weights change
+        model, fn_score = _SCORERS[key]
+        model.load_state_dict(torch.load(weights, weights_only=True))
+        return fn_score()
     cfg = config(a, seed, 1)
     objective = get_objective(cfg.model)
     ds_sel, _ = select_layouts([store], split=cfg.split, subjects=cfg.subjects, max_windows=cfg.max_windows,
@@ -238,7 +297,7 @@ def rescore(a: argparse.Namespace, store: Path, seed: int, weights: Path, other:
     if other is not None:
         o = PatchDataset(other)
         sets["other_subject"] = (o, o)
-    out = {}
+    scorings = []
     for name, (h, ds) in sets.items():
         parts = [(tr, h, "")]
         source = mb.heldout_source_scoring(parts)
@@ -246,12 +305,27 @@ def rescore(a: argparse.Namespace, store: Path, seed: int, weights: Path, other:
         if isinstance(source, mb.HeldoutSourceScoring):
             ds = mb.heldout_tagged([ds], parts, source)[0]
             fn = source.rescore
-            source.kept = source.seen = 0.0
         loader = {layout_name(tr): torch.utils.data.DataLoader(ds, batch_size=bs, shuffle=False)}
-        res = heldout_masked_loss(model, loader, seed=cfg.seed, baselines=fitted, predict=objective.masked, rescore=fn)
-        scoring = source.phrase() if isinstance(source, mb.HeldoutSourceScoring) else source
-        out[name] = {**res, **({"heldout_scoring": scoring} if scoring else {})}
-    return out
+        scorings.append((name, source, loader, fn))
+
+    def score() -> dict[str, Any]:
+        out: dict[str, Any] = {"phrase": hold.phrase}
+        for name, source, loader, fn in scorings:
+            if isinstance(source, mb.HeldoutSourceScoring):
+                source.kept = source.seen = 0.0
+            res = heldout_masked_loss(
+                model, loader, seed=cfg.seed, baselines=fitted, predict=objective.masked, rescore=fn
+            )
+            scoring = source.phrase() if isinstance(source, mb.HeldoutSourceScoring) else source
+            out[name] = {**res, **({"heldout_scoring": scoring} if scoring else {})}
+        return out
+
+    _SCORERS[key] = (model, score)
+    return score()
+
+
+#: rescore's split, fitted baselines and loaders, per (store, seed, other store)
+_SCORERS: dict[tuple, tuple] = {}
 
 
 # --------------------------------------------------------------------------------------------------- summary
@@ -346,8 +420,9 @@ def plot(rows_by_part: dict[str, list[dict]], results: list[dict], names: dict[s
         rows = rows_by_part[part]
         for ax, xkey, xlabel in zip(row_axes, ("budget", "cpu_min"), ("optimiser steps", "CPU-minutes (1 core)")):
             for r in results:  # each seed
-                xs = [r["budgets"][str(x["budget"])][xkey if xkey == "cpu_min" else "steps"] for x in rows]
-                ys = [r["budgets"][str(x["budget"])][part]["ratios"]["model"] for x in rows]
+                es = [r["budgets"][str(x["budget"])] for x in rows if str(x["budget"]) in r["budgets"]]
+                xs = [e[xkey if xkey == "cpu_min" else "steps"] for e in es]
+                ys = [e[part]["ratios"]["model"] for e in es]
                 ax.plot(xs, ys, "o", color="C0", alpha=0.35, ms=4)
             x = [row[xkey] for row in rows]
             m = np.array([row["model"][0] for row in rows])
@@ -408,6 +483,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rescore", action="store_true", help="score the saved weights with the installed code")
     ap.add_argument("--tag", default="", help="run folder suffix (a recipe variant)")
     ap.add_argument("--train-only", action="store_true", help="train (or reuse) the runs and stop: no scoring")
+    ap.add_argument("--collect", action="store_true", help="read runs stopped early from their folders")
+    ap.add_argument("--cpu-samples", type=Path, default=None, help="/proc CPU samples of runs without cpu.jsonl")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--plot", type=Path, default=None)
     a = ap.parse_args(argv)
@@ -430,27 +507,48 @@ def main(argv=None) -> int:
         per_budget: dict[str, Any] = {}
         if a.schedule == "constant":
             run_dir = a.out / f"{a.modality}{a.tag}_s{seed}_n{budgets[-1]}"
-            rec = train(a, store, seed, budgets[-1], run_dir, budgets)
+            rec = train(a, store, seed, budgets[-1], run_dir)
             at = {p["step"]: p for p in rec["points"]}
-            missing = [b for b in budgets if b not in at]
+            missing = [b for b in budgets if b not in at and b <= rec["steps_done"]]
             if missing:
                 raise SystemExit(f"no held-out scoring at steps {missing}: the scorings fall at {sorted(at)}; choose "
                                  "budgets that are multiples of an epoch's steps")  # fmt: skip
-            runs = {b: (run_dir, at[b], rec) for b in budgets}
+            runs = {b: (run_dir, at[b]) for b in budgets if b in at}
         else:
             runs = {}
             for b in budgets:
                 run_dir = a.out / f"{a.modality}{a.tag}_cos_s{seed}_n{b}"
-                rec = train(a, store, seed, b, run_dir, [b])
-                runs[b] = (run_dir, rec["points"][-1], rec)
-        if a.train_only:
+                rec = train(a, store, seed, b, run_dir)
+                if rec["points"] and rec["points"][-1]["step"] == b:
+                    runs[b] = (run_dir, rec["points"][-1])
+        if a.train_only or not runs:
             continue
-        for b, (run_dir, point, _rec) in runs.items():
-            entry: dict[str, Any] = {"steps": b, "cpu_min": point["train_cpu_min"]}
+        # the baselines of the installed code, from the latest saved weights (they do not depend on the model)
+        ref, ref_step = None, None
+        with_w = [p for p in rec["points"] if "weights" in p]
+        if (a.rescore or other is not None) and with_w:
+            ref_step = with_w[-1]["step"]
+            ref = rescore(a, store, seed, Path(with_w[-1]["weights"]), other)
+        for b, (_run_dir, point) in runs.items():
+            entry: dict[str, Any] = {"steps": b, **{k: point[k] for k in ("cpu_min", "train_cpu_min", "cpu_from")
+                                                    if k in point}}  # fmt: skip
             figs = {"heldout": point["heldout"]}
-            if a.rescore or other is not None:
-                new = rescore(a, store, seed, run_dir / f"step_{b}.pt", other)
-                if a.rescore:
+            if ref is not None:
+                new = ref if b == ref_step else rescore(a, store, seed, Path(point["weights"]), other) if (
+                    "weights" in point) else None  # fmt: skip
+                if new is None:  # no weights at this budget: the history's figures, the missing baselines added
+                    h = dict(point["heldout"])
+                    for k in ("heldout_zero", "heldout_mean"):
+                        if not math.isclose(h[k], ref["heldout"][k], rel_tol=1e-6):
+                            raise SystemExit(
+                                f"seed {seed}, {b} steps: {k} {h[k]} in the history, {ref['heldout'][k]} now"
+                            )
+                    h.update({k: v for k, v in ref["heldout"].items() if k.startswith("heldout_") and k not in h})
+                    figs = {"heldout": h}
+                    entry["baselines_from_step"] = ref_step
+                    entry["model_ratio_at_that_step"] = {"history": ratios(with_w[-1]["heldout"])["model"],
+                                                         "rescored": ratios(ref["heldout"])["model"]}  # fmt: skip
+                elif a.rescore:
                     figs = new
                     entry["history_model_ratio"] = ratios(point["heldout"])["model"]
                 else:
@@ -458,11 +556,12 @@ def main(argv=None) -> int:
             for part, h in figs.items():
                 entry[part] = {"ratios": ratios(h), "verdict": verdict(h), "raw": h}
             per_budget[str(b)] = entry
-        results.append({"seed": seed, "heldout_phrase": rec["heldout_phrase"], "config": rec["config"],
-                        "budgets": per_budget})  # fmt: skip
-        last = per_budget[str(budgets[-1])]["heldout"]
-        print(f"seed {seed}: " + " · ".join(f"{b}: {per_budget[str(b)]['heldout']['ratios']['model']:.3f} "
-                                            f"({per_budget[str(b)]['cpu_min']:.2f} CPU-min)" for b in budgets)
+        phrase = rec["heldout_phrase"] or (ref or {}).get("phrase")
+        results.append({"seed": seed, "heldout_phrase": phrase, "steps_done": rec["steps_done"],
+                        "config": rec["config"], "budgets": per_budget})  # fmt: skip
+        last = per_budget[str(max(runs))]["heldout"]
+        print(f"seed {seed}: " + " · ".join(f"{b}: {e['heldout']['ratios']['model']:.3f} "
+                                            f"({e.get('cpu_min', float('nan')):.2f} CPU-min)" for b, e in per_budget.items())
               + f"; best baseline {last['verdict']['best_baseline']} {last['verdict']['best_baseline_ratio']:.3f}",
               flush=True)  # fmt: skip
     if a.train_only:
