@@ -163,6 +163,10 @@ def sampled_cpu(samples: Path | None, run: Path) -> tuple[float, float] | None:
         return None
     pts = [(int(w[3]), int(w[2]) / 100) for w in (ln.split() for ln in samples.read_text().splitlines())
            if len(w) == 5 and Path(w[4]) == run and int(w[3]) > 0]  # fmt: skip
+    first: dict[int, float] = {}
+    for step, sec in pts:  # the first sample at each step: later ones at the same step include its scoring
+        first.setdefault(step, sec)
+    pts = sorted(first.items())
     if len(pts) < 2:
         return None
     per_step, at0 = np.polyfit([p[0] for p in pts], [p[1] for p in pts], 1)
@@ -371,23 +375,26 @@ def crossing(rows: list[dict], fit_last: int = 3) -> dict[str, Any]:
         return {"crossed": True, "steps": x, "cpu_min": x * cpu_per_step,
                 "says": f"crosses the best baseline between {steps[i - 1]:g} and {steps[i]:g} steps (≈{x:.0f} "
                         f"steps, ≈{x * cpu_per_step:.1f} CPU-min, interpolated in log-steps)"}  # fmt: skip
-    k = min(fit_last, len(rows))
-    slope, icpt = np.polyfit(np.log(steps[-k:]), model[-k:], 1)
     target = float(best[-1])
     gap = float(model[-1] - target)
-    out: dict[str, Any] = {"crossed": False, "gap_at_last": gap, "slope_per_e_fold": float(slope),
-                           "per_doubling": float(slope * math.log(2)), "target": target}  # fmt: skip
-    if slope >= 0:
-        out["says"] = (f"stays {gap:.3f} above the best baseline at {steps[-1]:g} steps and is not falling over the "
-                       f"last {k} budgets: no crossing in sight")  # fmt: skip
-        return out
-    x = math.exp((target - icpt) / slope)
-    out.update(steps=x, cpu_min=x * cpu_per_step)
-    out["says"] = (
-        f"stays {gap:.3f} above the best baseline ({target:.3f}) at {steps[-1]:g} steps; falling "
-        f"{-slope * math.log(2):.3f} per doubling of steps over the last {k} budgets, a straight line in log-steps "
-        f"reaches it at ≈{x:,.0f} steps ≈ {x * cpu_per_step:,.0f} CPU-min (an optimistic bound if the curve flattens)"
-    )
+    out: dict[str, Any] = {"crossed": False, "gap_at_last": gap, "target": target, "cpu_min_per_step": cpu_per_step}
+    says = [f"stays {gap:.3f} above the best baseline ({target:.3f}) at {steps[-1]:g} steps"]
+    for name, k in (("fit", min(fit_last, len(rows))), ("last_interval", 2)):
+        if len(rows) < 2:
+            break
+        slope, icpt = np.polyfit(np.log(steps[-k:]), model[-k:], 1)
+        e: dict[str, Any] = {"budgets": k, "per_doubling": float(slope * math.log(2)), "intercept": float(icpt),
+                             "slope_per_e_fold": float(slope)}  # fmt: skip
+        what = f"the last {k} budgets" if name == "fit" else "the last doubling"
+        if slope >= 0:
+            says.append(f"not falling over {what}: no crossing in sight")
+        else:
+            x = math.exp((target - icpt) / slope)
+            e.update(steps=x, cpu_min=x * cpu_per_step)
+            says.append(f"falling {-slope * math.log(2):.3f} per doubling of steps over {what}, a straight line in "
+                        f"log-steps reaches it at ≈{x:,.0f} steps ≈ {x * cpu_per_step:,.0f} CPU-min")  # fmt: skip
+        out[name] = e
+    out["says"] = "; ".join(says) + " (a straight line is optimistic where the curve flattens)"
     return out
 
 
@@ -406,7 +413,7 @@ def table(rows: list[dict], names: dict[str, str]) -> str:
 
 
 def plot(rows_by_part: dict[str, list[dict]], results: list[dict], names: dict[str, str], path: Path,
-         title: str) -> None:  # fmt: skip
+         title: str, cross: dict | None = None) -> None:  # fmt: skip
     import matplotlib
     import matplotlib.ticker
 
@@ -440,8 +447,16 @@ def plot(rows_by_part: dict[str, list[dict]], results: list[dict], names: dict[s
             ax.set_xscale("log")
             ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
             ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-            if xkey == "budget":
-                ax.set_xticks(x)
+            ax.set_xticks(x)
+            ax.set_xticklabels([f"{v:.3g}" for v in x], fontsize=7)
+            ext = (cross or {}).get(part, {})
+            for name, ls in (("fit", (0, (4, 2))), ("last_interval", (0, (1, 2)))):
+                e = ext.get(name) or {}
+                if xkey == "budget" and e.get("steps") and e["steps"] < 64 * x[-1]:
+                    xe = np.geomspace(x[-1], e["steps"], 20)
+                    ax.plot(xe, e["intercept"] + e["slope_per_e_fold"] * np.log(xe), color="C0", ls=ls, lw=1,
+                            label=f"model extrapolated ({'last 3 budgets' if name == 'fit' else 'last doubling'}): "
+                                  f"≈{e['steps']:,.0f} steps")  # fmt: skip
             ax.set_xlabel(xlabel)
             ax.set_ylabel("held-out masked MSE / predict-zero")
             ax.set_title(f"{title}: {part.replace('_', ' ')}", fontsize=9)
@@ -484,6 +499,9 @@ def main(argv=None) -> int:
     ap.add_argument("--tag", default="", help="run folder suffix (a recipe variant)")
     ap.add_argument("--train-only", action="store_true", help="train (or reuse) the runs and stop: no scoring")
     ap.add_argument("--collect", action="store_true", help="read runs stopped early from their folders")
+    ap.add_argument(
+        "--run-steps", type=int, default=None, help="steps the runs were asked for (default the last budget)"
+    )
     ap.add_argument("--cpu-samples", type=Path, default=None, help="/proc CPU samples of runs without cpu.jsonl")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--plot", type=Path, default=None)
@@ -506,8 +524,11 @@ def main(argv=None) -> int:
     for seed in (int(s) for s in a.seeds.split(",")):
         per_budget: dict[str, Any] = {}
         if a.schedule == "constant":
-            run_dir = a.out / f"{a.modality}{a.tag}_s{seed}_n{budgets[-1]}"
-            rec = train(a, store, seed, budgets[-1], run_dir)
+            n = a.run_steps or budgets[-1]
+            run_dir = a.out / f"{a.modality}{a.tag}_s{seed}_n{n}"
+            if a.collect and not (run_dir / "metrics.jsonl").exists():
+                raise SystemExit(f"--collect: no run in {run_dir}")
+            rec = train(a, store, seed, n, run_dir)
             at = {p["step"]: p for p in rec["points"]}
             missing = [b for b in budgets if b not in at and b <= rec["steps_done"]]
             if missing:
@@ -549,7 +570,7 @@ def main(argv=None) -> int:
                     entry["model_ratio_at_that_step"] = {"history": ratios(with_w[-1]["heldout"])["model"],
                                                          "rescored": ratios(ref["heldout"])["model"]}  # fmt: skip
                 elif a.rescore:
-                    figs = new
+                    figs = {k: v for k, v in new.items() if k != "phrase"}
                     entry["history_model_ratio"] = ratios(point["heldout"])["model"]
                 else:
                     figs["other_subject"] = new["other_subject"]
@@ -591,7 +612,7 @@ def main(argv=None) -> int:
         a.json.write_text(json.dumps({"meta": meta, "summary": summary, "results": results}, indent=1, default=str))
         print(f"results: {a.json}")
     if a.plot:
-        plot(rows_by_part, results, names, a.plot, title)
+        plot(rows_by_part, results, names, a.plot, title, {p: v["crossing"] for p, v in summary.items()})
     return 0
 
 
