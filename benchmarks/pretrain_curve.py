@@ -218,7 +218,7 @@ def collect(a: argparse.Namespace, run: Path, seed: int, steps: int, cfg) -> dic
     )
     fitted = sampled_cpu(a.cpu_samples, run)
     last = None
-    if (run / "last.pt").exists():
+    if (run / "last.pt").exists() and not (run / "cpu.jsonl").exists():  # a run without eval_{i}.pt files
         ck = torch.load(run / "last.pt", map_location="cpu", weights_only=False)
         last = int(ck["step"])
         if not (run / f"last_{last}.pt").exists():
