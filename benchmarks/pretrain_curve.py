@@ -386,8 +386,8 @@ def crossing(rows: list[dict], fit_last: int = 3) -> dict[str, Any]:
         e: dict[str, Any] = {"budgets": k, "per_doubling": float(slope * math.log(2)), "intercept": float(icpt),
                              "slope_per_e_fold": float(slope)}  # fmt: skip
         what = f"the last {k} budgets" if name == "fit" else "the last doubling"
-        if slope > -1e-9:
-            says.append(f"not falling over {what}: no crossing in sight")
+        if slope > -1e-9 or (target - icpt) / slope > math.log(1e9):
+            says.append(f"not falling over {what} (or reaching it only after 1e9 steps): no crossing in sight")
         else:
             x = math.exp((target - icpt) / slope)
             e.update(steps=x, cpu_min=x * cpu_per_step)
