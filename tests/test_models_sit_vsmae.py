@@ -151,9 +151,11 @@ def test_pretrain_sit_cifti(cifti_store, tmp_path):
     )
     res = pretrain([cifti_store], tmp_path, cfg)
     # the output starts at 0 (the loss at predict-zero), so what it learned is read on the held-out frame (the last
-    # of each hemisphere): after 12 steps 0.876 against predict-zero 0.950 and the neighbouring patches' 0.925
+    # of each hemisphere), now after a gap of the correlation time (frame 3): trained on frames 0-2 only, after 12
+    # steps 0.927 against predict-zero 0.950 (0.976×; it was 0.92× with frame 3 trained on, next to the held-out one)
     h = res["heldout_history"][-1]
-    assert h["heldout_loss"] < 0.95 * h["heldout_zero"] and h["heldout_loss"] < h["heldout_neighbours"], h
+    assert h["heldout_loss"] < 0.985 * h["heldout_zero"], h
+    assert "gap" in h["heldout_apart"] and "source vertices are unknown" in h["heldout_scoring"]
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ import torch
 import torch.nn as nn
 from typer.testing import CliRunner
 
+from neurokit.evaluation.masked import verdict_words
 from neurokit.training.objectives import heldout_masked_loss, masked_baselines
 
 pytestmark = pytest.mark.usefixtures("two_torch_threads")
@@ -113,7 +114,10 @@ def test_pretraining_logs_heldout_beside_baselines_each_epoch(tmp_path):
     ]
     assert [e["epoch"] for e in epochs] == [1, 2]
     keys = ("epoch", "heldout_loss", "heldout_zero", "heldout_mean", "heldout_spatial", "heldout_temporal", "heldout_n")
-    assert res["heldout_history"] == [{k: e[k] for k in keys} for e in epochs]
+    assert [{k: h[k] for k in keys} for h in res["heldout_history"]] == [{k: e[k] for k in keys} for e in epochs]
+    # two channels: too few for a spherical spline, and the record says so; whole subjects are held out
+    assert epochs[0]["heldout_unavailable"] == {"spline": "fewer than 4 channels with a standard position"}
+    assert epochs[0]["heldout_apart"] == "whole subjects"
     # independent noise: neither the other channel nor the neighbouring patch tells anything
     assert epochs[0]["heldout_spatial"] == pytest.approx(epochs[0]["heldout_zero"], rel=0.1)
     assert epochs[0]["heldout_temporal"] == pytest.approx(epochs[0]["heldout_zero"], rel=0.2)  # 20 windows fit it
@@ -174,7 +178,8 @@ def test_cli_prints_the_heldout_line(tmp_path):
         f"held-out masked loss {rec['heldout_loss']:.4g} ({rec['heldout_loss'] / z:.3f}× predict-zero) vs "
         f"predict-zero {z:.4g} · predict-mean {rec['heldout_mean']:.4g} ({rec['heldout_mean'] / z:.3f}×) · "
         f"spatial ridge {rec['heldout_spatial']:.4g} ({rec['heldout_spatial'] / z:.3f}×) · "
-        f"temporal ridge {rec['heldout_temporal']:.4g} ({rec['heldout_temporal'] / z:.3f}×) (epoch 1);"
+        f"temporal ridge {rec['heldout_temporal']:.4g} ({rec['heldout_temporal'] / z:.3f}×) · spherical spline: not "
+        "computed (fewer than 4 channels with a standard position) (epoch 1) — held out: whole subjects;"
     )
     # the verdict is the summary's: the best baseline by its ratio to predict-zero, and the model's against it
     verdict = summary["verdict"]
@@ -184,7 +189,8 @@ def test_cli_prints_the_heldout_line(tmp_path):
     assert verdict["best_baseline"] == best and verdict["best_baseline_ratio"] == pytest.approx(ratios[best])
     assert verdict["loss_ratio"] == pytest.approx(rec["heldout_loss"] / z)
     assert verdict["beats_best_baseline"] == (rec["heldout_loss"] / z < ratios[best])
-    assert line.endswith(f"(epoch 1); {verdict['says']}"), line
+    assert line.endswith(f"held out: whole subjects; {verdict_words(verdict)}"), line
+    assert f"(best baseline: {best}, {ratios[best]:.3f}× predict-zero; the model {verdict['loss_ratio']:.3f}×)" in line
     bad = CliRunner().invoke(app, ["pretrain", str(store), "-o", str(tmp_path / "x"), "--normalize", "batch"])
     assert bad.exit_code == 2 and "error: --normalize batch; allowed: none, window, channel, corpus" in bad.output
 
@@ -357,7 +363,7 @@ def test_pretraining_reports_each_layouts_heldout_figures(tmp_path):
     # each layout's line ends with its own verdict, the one the summary stores
     v = summary["verdict"]["layouts"]["1ch:one.h5"]
     assert v == res["verdict"]["layouts"]["1ch:one.h5"] and not v["beats_best_baseline"]  # the head stayed at zero
-    said = v["says"] if v["beats_scale"] else f"[yellow]{v['says']}[/]"
+    said = verdict_words(v) if v["beats_scale"] else f"[yellow]{verdict_words(v)}[/]"
     assert lines[at + 2] == (
         f"  1ch:one.h5: held-out masked loss {one['heldout_loss']:.4g} (1.000× predict-zero) vs predict-zero "
         f"{one['heldout_zero']:.4g} · predict-mean {one['heldout_mean']:.4g} "

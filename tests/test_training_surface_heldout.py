@@ -129,26 +129,32 @@ def test_surface_holdout_is_a_block_of_frames_at_the_end_of_each_run(fsa5_ico3, 
     from neurokit.data.dataset import PatchDataset
     from neurokit.data.selection import holdout_split
 
+    from neurokit.data.selection import split_heldout
+
     train, held, phrase = holdout_split(PatchDataset(fsa5_ico3), 0.1)
     on_t, on_h = train.meta("onset"), held.meta("onset")
-    # 11 tubelet onsets a hemisphere (0, 3, … 30 s): the last one held out, in both hemispheres
+    # 11 tubelet onsets a hemisphere (0, 3, … 30 s): the last one held out, in both hemispheres, after a gap of the
+    # training frames' correlation time (5 frames here): training tubelets end at frame 23, frames 24-29 are the gap
     assert sorted(on_h.tolist()) == [30.0, 30.0] and sorted(set(held.meta("hemi").astype(str))) == ["L", "R"]
-    assert on_t.max() == 27.0 and len(train) == 20
-    assert "frames from 30 s to the end of 1 run(s)" in phrase
-    # overlapping tubelets (stride 1): the ones reaching into the held-out block are neither trained on nor held out
+    assert on_t.max() == 21.0 and len(train) == 16
+    assert "frames from 30 s to the end of 1 run(s)" in phrase and "after a gap of 6 frames" in phrase
+    # overlapping tubelets (stride 1): the ones reaching into the gap or the held-out block are in neither part
     runs = [SurfaceRun(surface_root / FSA5.format(h="l"), "010188", "02", "1", frames=(0, 20))]
     st = write_surface_store(tmp_path / "s1.h5", runs, SurfaceRecipe(grid="ico3", tubelet=3, stride=1))
-    train, held, phrase = holdout_split(PatchDataset(st), 0.2)
-    assert sorted(held.meta("onset").tolist()) == [14.0, 15.0, 16.0, 17.0]  # 18 onsets 0…17: round(0.2 × 18) = 4
-    assert sorted(train.meta("onset").tolist()) == list(np.arange(12.0))  # 12 and 13 reach into frame 14
-    assert "overlapping training tubelets left out" in phrase
+    h = split_heldout(PatchDataset(st), 0.2)
+    assert sorted(h.held.meta("onset").tolist()) == [14.0, 15.0, 16.0, 17.0]  # 18 onsets 0…17: round(0.2 × 18) = 4
+    last = h.train.meta("onset").max() + 2  # the last training frame
+    assert sorted(h.train.meta("onset").tolist()) == list(np.arange(last - 1))
+    assert 14 - last - 1 == h.gap_frames >= h.correlation_frames >= 2
+    assert "tubelets in the gap neither trained on nor scored" in h.phrase
 
 
 @pytest.mark.slow
 def test_pretrain_sit_prints_heldout_loss_with_baselines_computed_by_hand(fsa5_ico3, tmp_path):
     """``neuro pretrain --model sit`` prints the held-out line; its figures equal the ones computed here with
-    numpy from the store: the same tube masks, the vertices no visible patch holds, predict-zero, predict-mean (the
-    visible values of the same frame) and the mean of the visible neighbouring patches of the same frame."""
+    numpy from the store: the same tube masks, the vertices no visible patch holds and none of whose fsaverage5
+    source vertices a visible vertex shares, predict-zero, predict-mean (the visible values of the same frame) and
+    the mean of the visible neighbouring patches of the same frame."""
     from neurokit.cli.main import app
 
     out = tmp_path / "pt"
@@ -169,6 +175,15 @@ def test_pretrain_sit_prints_heldout_loss_with_baselines_computed_by_hand(fsa5_i
         rows = np.flatnonzero(onset == 30.0)
         frames = f["frames"][:]
         starts = f["sample_start"][:]
+        hemi = f["meta/hemi"][:].astype(str)
+    from neurokit.preprocessing.surface.resample import default_sphere, load_sphere, resampling_matrix
+
+    corners = {}  # ico6 vertex → its fsaverage5 source vertices, as the store was written (right mirrored)
+    for hh in ("L", "R"):
+        src = load_sphere(default_sphere("fsaverage5", hh), hh)
+        m = resampling_matrix(src.mirrored() if hh == "R" else src, 6).tocsr()
+        m.eliminate_zeros()  # a corner of weight 0 (a target on a triangle's edge) is no source
+        corners[hh] = [set(m.indices[m.indptr[v] : m.indptr[v + 1]].tolist()) for v in range(40962)]
     ids = np.array(patch_table(3))
     adj = np.array(patch_neighbours(3))
     x = np.stack([frames[s : s + 3][:, ids] for s in starts[rows]]).astype(np.float64)  # (2, 3, 1280, 45)
@@ -178,6 +193,9 @@ def test_pretrain_sit_prints_heldout_loss_with_baselines_computed_by_hand(fsa5_i
     for b in range(len(x)):
         vis = ~masked[b].numpy()
         seen = set(ids[vis].ravel().tolist())
+        src_seen = set().union(*(corners[hemi[rows[b]]][v] for v in seen))
+        # scored: hidden, and no fsaverage5 source vertex shared with a visible vertex
+        seen |= {v for v in range(40962) if corners[hemi[rows[b]]][v] & src_seen}
         for t in range(3):
             vmean = x[b, t][vis].mean()
             for p in np.flatnonzero(~vis):
@@ -215,12 +233,13 @@ def test_a_sit_run_resumes_with_its_own_settings_and_keeps_its_heldout_figures(f
     cfg = PretrainConfig(model="sit", model_kwargs={"n_layers": 1}, max_steps=1, batch_size=4, progress=False,
                          device="cpu", split="all")  # fmt: skip
     first = pretrain([fsa5_ico3], out, cfg)
-    assert [h["epoch"] for h in first["heldout_history"]] == [round(1 / 5, 3)]  # 20 training tubelets, batch 4
+    # 16 training tubelets (the gap's are left out), batch 4
+    assert [h["epoch"] for h in first["heldout_history"]] == [0.25]
     assert [r["at_step"] for r in load_checkpoint(out / "last.pt")["history"]] == [1]
     again = resume_config(out, max_steps=2)
     assert again.optim.schedule == "constant" and again.optim.lr == 3e-4
     res = pretrain([fsa5_ico3], out, again, resume=True)
-    assert [h["epoch"] for h in res["heldout_history"]] == [0.2, 0.4]
+    assert [h["epoch"] for h in res["heldout_history"]] == [0.25, 0.5]
     with pytest.raises(
         ConfigError, match=r"recipe='reference'.*encoder\.attn_bias: 'distance' in the checkpoint, 'none' given"
     ):

@@ -314,7 +314,7 @@ def split_heldout(
         ids = ds.sample_ids
         train, held = PatchDataset(ds.stores, samples=ids[~val]), PatchDataset(ds.stores, samples=ids[val])
         phrase = f"{len(held)} windows (subjects {short_ids(sorted(set(subj[val])))}, as asked)"
-        return Holdout(train, held, phrase, "whole subjects held out", "subjects")
+        return Holdout(train, held, phrase, "whole subjects (as asked)", "subjects")
     if fraction <= 0 or len(ds) < 2:
         return Holdout(ds, None, "nothing (val_fraction=0)" if fraction <= 0 else "nothing (fewer than 2 windows)")
     rng = np.random.default_rng(seed)
@@ -369,8 +369,8 @@ def split_heldout(
     held = PatchDataset(ds.stores, samples=ids[val])
     unit_words = "tubelets" if surface else "windows"
     apart = {
-        "subjects": "whole subjects held out",
-        "runs": "whole runs held out",
+        "subjects": "whole subjects",
+        "runs": "whole runs",
         "windows": "windows drawn at random from the training recordings (not apart in time)",
     }
     words = [apart[u] for u in ("subjects", "runs", "windows") if u in units]

@@ -43,6 +43,9 @@ EDGE = 20
 RIDGE = 1e-3
 #: at most this many training windows of each layout fit the spatial and temporal predictors
 BASELINE_WINDOWS = 256
+#: at most this many training tubelets, masked by the model's own masks, choose the surface kernel's width and ridge
+#: penalty (:func:`fit_sphere_interpolators`)
+TUNE_TUBELETS = 4
 
 
 def _ridge(gram: torch.Tensor, cross: torch.Tensor, rows: int, lam: float = RIDGE) -> torch.Tensor:
@@ -516,7 +519,9 @@ def fit_masked_baselines(
     if not fitted.splines:
         said = ", ".join(unplaced[:6]) + (f", … ({len(unplaced)})" if len(unplaced) > 6 else "")
         fitted.unavailable["spline"] = (
-            f"no standard 10-05 position for the channels ({said})" if unplaced else "fewer than 4 channels"
+            f"no standard 10-05 position for the channels ({said})"
+            if unplaced
+            else "fewer than 4 channels with a standard position"
         )
     return fitted
 
@@ -527,7 +532,7 @@ def fit_sphere_interpolators(model: torch.nn.Module, train, predict: Callable[..
 
     At most :data:`~neurokit.training.sphere_baselines.RIDGE_FRAMES` training frames (whole tubelets drawn at
     random, seeded, in dataset order) are read as the model reconstructs them (its ``normalize_input`` where it
-    has one). The last quarter of them (at most 16 tubelets) are masked by the model's own masks (``predict``,
+    has one). The last quarter of them (at most :data:`TUNE_TUBELETS`) are masked by the model's own masks (``predict``,
     generator seeded ``seed + 1``): the kernel's width and the ridge's penalty of lowest squared error on their
     scored values are chosen, the ridge fitted for that on the other tubelets' frames; the final ridge is fitted
     on every frame read.
@@ -560,7 +565,7 @@ def fit_sphere_interpolators(model: torch.nn.Module, train, predict: Callable[..
     dev = next(model.parameters()).device
     x = torch.stack([train[int(i)][0] for i in pick])
     frames = to_vertices(norm(x.to(dev)).detach().cpu().double().numpy(), ids, nv).astype(np.float32)  # (n, T, nv)
-    n_tune = max(1, min(len(pick) // 4, 16))
+    n_tune = max(1, min(len(pick) // 4, TUNE_TUBELETS))
     fit_frames = frames[:-n_tune].reshape(-1, nv) if len(pick) > n_tune else None
     was = model.training
     model.eval()

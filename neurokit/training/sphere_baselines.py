@@ -40,8 +40,9 @@ RIDGE_PENALTIES = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 RIDGE_FRAMES = 256
 #: spherical-spline constants (MNE's ``interpolate_bads``): stiffness, Legendre terms, regularisation
 SPLINE_STIFFNESS, SPLINE_TERMS, SPLINE_ALPHA = 4, 50, 1e-5
-#: interpolation matrices kept per mask pattern
-CACHE_PATTERNS = 65536
+#: interpolation matrices kept per mask pattern (spline: channels², ridge: training frames²)
+CACHE_PATTERNS = 8192
+CACHE_RIDGE = 512
 
 
 def spline_g(cosang: np.ndarray, stiffness: int = SPLINE_STIFFNESS, terms: int = SPLINE_TERMS) -> np.ndarray:
@@ -201,11 +202,28 @@ class SplineInterpolation:
         if hit is None:
             to = np.flatnonzero(masked & self.placed)
             frm = np.flatnonzero(~masked & self.placed)
-            w = spline_matrix(self.positions[frm], self.positions[to]) if len(to) and len(frm) else np.zeros((0, 0))
+            w = self._solve(frm, to) if len(to) and len(frm) else np.zeros((0, 0))
             if len(self._cache) >= CACHE_PATTERNS:
+                g = self._cache.get("g")
                 self._cache.clear()
+                if g is not None:
+                    self._cache["g"] = g
             hit = self._cache[key] = (w, to, frm)
         return hit
+
+    def _solve(self, frm: np.ndarray, to: np.ndarray) -> np.ndarray:
+        """:func:`spline_matrix` from channels ``frm`` to ``to``, the kernel of every pair computed once."""
+        if "g" not in self._cache:
+            placed = np.where(self.placed[:, None], self.positions, 1.0)
+            unit = placed / np.linalg.norm(placed, axis=1, keepdims=True)
+            self._cache["g"] = spline_g(unit @ unit.T)
+        g = self._cache["g"]
+        n = len(frm)
+        c = np.zeros((n + 1, n + 1))
+        c[:n, :n] = g[np.ix_(frm, frm)] + SPLINE_ALPHA * np.eye(n)
+        c[:n, n] = c[n, :n] = 1.0
+        rhs = np.hstack([g[np.ix_(to, frm)], np.ones((len(to), 1))])
+        return (rhs @ np.linalg.pinv(c))[:, :n]
 
     @torch.no_grad()
     def predict(self, t: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -371,20 +389,23 @@ class SphereInterpolators:
 
     def kernel_values(self, u: np.ndarray, hid, d, j, width: float) -> np.ndarray:
         """Kernel predictions ``(F, len(hid))`` of frames ``u`` ``(F, n_vertices)``."""
-        w = np.exp(-0.5 * (d / width) ** 2)
-        w /= np.maximum(w.sum(axis=1, keepdims=True), 1e-300)
+        # exp(-d²/2σ²), each row divided by its largest weight first (far from every visible vertex it would be 0/0)
+        w = np.exp(-0.5 * (d**2 - d[:, :1] ** 2) / width**2)
+        w /= w.sum(axis=1, keepdims=True)
         return np.einsum("fhk,hk->fh", u[:, j], w)
 
     def ridge_operator(self, vis: np.ndarray, frames: np.ndarray, penalty: float) -> np.ndarray:
-        """``(n_frames, n_visible)``: ``(K + λI)⁻¹ F_S`` of the dual ridge, for one visible set."""
+        """``(K + λI)⁻¹`` ``(n_frames, n_frames)`` of the dual ridge for one visible set ``vis``: ``K = F_S F_Sᵀ``
+        the training frames' Gram matrix on the visible vertices, ``λ`` = ``penalty`` × its mean diagonal."""
         fs = frames[:, vis].astype(np.float64)
         gram = fs @ fs.T
         lam = penalty * max(float(np.trace(gram)) / len(gram), 1e-12)
-        return np.linalg.solve(gram + lam * np.eye(len(gram)), fs)
+        return np.linalg.inv(gram + lam * np.eye(len(gram)))
 
-    def ridge_values(self, u: np.ndarray, vis: np.ndarray, frames: np.ndarray, op: np.ndarray) -> np.ndarray:
-        """Ridge predictions ``(F, n_hidden)`` of frames ``u`` from their visible vertices."""
-        coef = u[:, vis] @ op.T  # (F, n_frames)
+    def ridge_values(self, u: np.ndarray, vis: np.ndarray, frames: np.ndarray, inv: np.ndarray) -> np.ndarray:
+        """Ridge predictions ``(F, n_hidden)`` of frames ``u`` ``(F, n_vertices)`` from their visible vertices:
+        ``F_Hᵀ (K + λI)⁻¹ F_S x_S``."""
+        coef = (u[:, vis] @ frames[:, vis].T.astype(np.float64)) @ inv.T  # (F, n_frames)
         return coef @ frames[:, ~vis].astype(np.float64)
 
     @torch.no_grad()
@@ -421,8 +442,8 @@ class SphereInterpolators:
             kern[bs[:, None], ts[:, None], hid[None, :]] = self.kernel_values(frames, hid, d, j, self.width)
             if ridge is not None and self.frames is not None:
                 op = self._cache.get(key)
-                if op is None:
-                    if len(self._cache) >= 64:
+                if op is None:  # one (n_frames, n_frames) matrix per mask pattern: the same masks every epoch
+                    if len(self._cache) >= CACHE_RIDGE:
                         self._cache.clear()
                     op = self._cache[key] = self.ridge_operator(vis, self.frames, self.penalty)
                 ridge[bs[:, None], ts[:, None], np.flatnonzero(~vis)[None, :]] = self.ridge_values(
@@ -485,11 +506,14 @@ class SphereInterpolators:
                 want = np.zeros((len(ts), nv), dtype=bool)
                 for i, t in enumerate(ts):
                     want[i, ids[sel[t]]] = True
-                truth = u[ts][:, hid]
                 keep = want[:, hid]
+                truth = u[ts][:, hid][keep]
+                near = u[ts][:, j][keep]  # (scored, k): the nearest visible values of each scored value
+                d2 = (d**2 - d[:, :1] ** 2)[np.nonzero(keep)[1]]
                 for w_i, f in enumerate(KERNEL_WIDTHS):
-                    pred = probe.kernel_values(u[ts], hid, d, j, f * spacing)
-                    kern_sse[w_i] += float(((pred - truth)[keep] ** 2).sum())
+                    w = np.exp(-0.5 * d2 / (f * spacing) ** 2)
+                    pred = (near * w).sum(axis=1) / w.sum(axis=1)
+                    kern_sse[w_i] += float(((pred - truth) ** 2).sum())
                 if fit_frames is not None:
                     hid_all = np.flatnonzero(~vis)
                     keep_r = want[:, hid_all]
@@ -576,7 +600,10 @@ class SourceHidden:
             try:
                 src = load_sphere(default_sphere(mesh, hemi or None), hemi or None)
             except (DataFileError, OSError) as exc:
-                return f"source mesh {mesh or 'unknown'}: its sphere is not known here ({str(exc)[:80]})"
+                return (
+                    f"source mesh {mesh or 'unknown'}: no packaged sphere and none recorded in the store, so its source "
+                    f"vertices are unknown and values sharing one with a visible value are scored too ({type(exc).__name__})"
+                )
             if hemi == "R" and recipe.get("mirror_right", True) and not src.is_template(order):
                 src = src.mirrored()
             if src.is_template(order):
