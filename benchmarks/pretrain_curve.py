@@ -23,8 +23,12 @@ them (:func:`neurokit.evaluation.masked.masked_verdict`); every baseline the hel
 (:data:`neurokit.evaluation.masked.BASELINE_NAMES`) is read, whatever this version of neurokit computes. The
 baselines do not depend on the model: they are drawn as horizontal lines (mean over seeds). ``--rescore`` scores
 the saved weights again with the installed code (new baselines, a new held-out set) instead of reading the run's
-history. CPU-minutes are this process's CPU time (``torch`` on one thread) spent in training up to the budget: the
-held-out scorings are not counted.
+history (the saved weights at each budget, else, for the baselines only, the latest saved weights: they do not
+depend on the model). CPU-minutes are the run's process CPU time (``torch`` on one thread) from the start of the run
+to the budget, the baselines' fit and the earlier held-out scorings included (``train_cpu_min`` in the JSON leaves
+them out); runs read with ``--collect`` that have no ``cpu.jsonl`` take it from ``--cpu-samples`` (``/proc`` samples
+fitted linearly in steps). A run stopped early keeps every budget it reached (``--collect``; ``--run-steps``: the steps
+it was asked for).
 
 Output: a table (budget, steps, CPU-min, model mean ± sd over seeds, each baseline, the best, model / best), a
 statement of where the model crosses the best baseline or, extrapolating the model's ratio linearly in log-steps
@@ -34,11 +38,11 @@ and against CPU-minutes).
 Usage::
 
     nice -n 5 python benchmarks/pretrain_curve.py --modality eeg --data-root ../shared/data/eeg --out /tmp/curve/eeg \\
-        --budgets 16,32,64,128,256 --seeds 0,1,2 --json benchmarks/results/pretrain_curve_eeg.json \\
+        --budgets 8,16,32,64,128 --seeds 0,1,2 --rescore --json benchmarks/results/pretrain_curve_eeg.json \\
         --plot docs/images/pretrain_curve_eeg.png
     nice -n 5 python benchmarks/pretrain_curve.py --modality surface --data-root ../shared/data/surface \\
-        --out /tmp/curve/surface --budgets 8,16,32,64 --seeds 0,1,2 --json benchmarks/results/pretrain_curve_surface.json \\
-        --plot docs/images/pretrain_curve_surface.png
+        --out /tmp/curve/surface --budgets 6,12,24,48 --seeds 0,1,2 --split all \\
+        --json benchmarks/results/pretrain_curve_surface.json --plot docs/images/pretrain_curve_surface.png
 """
 
 from __future__ import annotations
@@ -486,7 +490,7 @@ def main(argv=None) -> int:
     ap.add_argument("--modality", choices=["eeg", "surface"], required=True)
     ap.add_argument("--data-root", type=Path, default=None, help="../shared/data/eeg or ../shared/data/surface")
     ap.add_argument("--out", type=Path, required=True, help="stores and runs (reused)")
-    ap.add_argument("--budgets", default=None, help="steps, comma-separated (eeg 16,32,64,128,256; surface 8,16,32,64)")
+    ap.add_argument("--budgets", default=None, help="steps, comma-separated (eeg 8,16,32,64,128; surface 6,12,24,48)")
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--schedule", default="constant", choices=["constant", "cosine"])
     ap.add_argument("--lr", type=float, default=None)
@@ -510,7 +514,7 @@ def main(argv=None) -> int:
     eeg = a.modality == "eeg"
     a.data_root = a.data_root or Path(f"../shared/data/{a.modality}")
     a.model_kwargs = a.model_kwargs if a.model_kwargs is not None else ({"n_layers": 2} if eeg else {})
-    budgets = sorted(int(b) for b in (a.budgets or ("16,32,64,128,256" if eeg else "8,16,32,64")).split(","))
+    budgets = sorted(int(b) for b in (a.budgets or ("8,16,32,64,128" if eeg else "6,12,24,48")).split(","))
     a.out.mkdir(parents=True, exist_ok=True)
     if eeg:
         store, other = eeg_store(a.data_root, a.out), None
