@@ -293,3 +293,27 @@ def write_comparison_csv(result: dict, path: str | Path) -> Path:
         if result.get("chance"):
             w.writerow(["chance", "", "", "", "", *(cell(result["chance"].get(m)) for m in metrics)])
     return path
+
+
+def training_subset(report: dict[str, Any]) -> dict[str, Any]:
+    """What a fine-tuning run's report says of the training samples it used: its label fraction's record (mode,
+    counts, classes, subjects), or ``{"mode": "all", "n_train": …}`` when it trained on every labelled sample.
+
+    Parameters
+    ----------
+    report : dict
+        A fine-tuning run's ``report.json`` (``label_fraction``, ``n_samples``).
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> training_subset({"n_samples": {"train": 12}})
+    {'mode': 'all', 'n_train': 12}
+    """
+    sub = report.get("label_fraction") or {}
+    if not sub:
+        return {"mode": "all", "n_train": report["n_samples"]["train"]}
+    return {k: sub.get(k) for k in ("mode", "n_train", "n_train_full", "class_counts", "subjects")}

@@ -40,6 +40,7 @@ from neurokit.data.dataset import PatchDataset, open_labelled
 from neurokit.data.splits import resolve_splits
 from neurokit.evaluation.baselines import METHODS, MI_BAND
 from neurokit.evaluation.comparison import (
+    training_subset,
     COMPARE_METRICS,
     EEG_ONLY,
     EEGNET,
@@ -317,13 +318,7 @@ def compare_pretraining(
                 " (reused)" if reused else "",
             )
             reports[(arm, fk, seed)] = rep
-            sub = rep.get("label_fraction") or {}
-            subsets.setdefault(fk, {}).setdefault(
-                str(seed),
-                {k: sub.get(k) for k in ("mode", "n_train", "n_train_full", "class_counts", "subjects")}
-                if sub
-                else {"mode": "all", "n_train": rep["n_samples"]["train"]},
-            )
+            subsets.setdefault(fk, {}).setdefault(str(seed), training_subset(rep))
             rows.append(
                 {
                     "arm": arm,
@@ -332,7 +327,7 @@ def compare_pretraining(
                     "strategy": spec["strategy"],
                     "pretrained": spec["pretrained"],
                     "n_train": rep["n_samples"]["train"],
-                    "subset_mode": sub.get("mode", "all"),
+                    "subset_mode": (rep.get("label_fraction") or {}).get("mode", "all"),
                     **{m: rep["test"].get(m) for m in COMPARE_METRICS if m in rep["test"]},
                     "undefined": rep.get("undefined") or {},
                     "degenerate": rep.get("degenerate"),

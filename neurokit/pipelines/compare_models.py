@@ -33,6 +33,7 @@ from neurokit._utils.errors import ConfigError
 from neurokit.data.dataset import open_labelled
 from neurokit.data.splits import resolve_splits
 from neurokit.evaluation.comparison import (
+    training_subset,
     CLASSICAL,
     COMPARE_METRICS,
     EEGNET,
@@ -286,13 +287,7 @@ def compare_models(
             rep, reused = finetune_or_reuse(stores, d, run_cfg, init=init.get(name), overwrite=overwrite)
             logger.info("%s fraction %s seed %d: %s%s", name, fk, seed, rep["test"].get(SELECTION[kind]),
                         " (reused)" if reused else "")  # fmt: skip
-            sub = rep.get("label_fraction") or {}
-            subsets.setdefault(fk, {}).setdefault(
-                str(seed),
-                {k: sub.get(k) for k in ("mode", "n_train", "n_train_full", "class_counts", "subjects")}
-                if sub
-                else {"mode": "all", "n_train": rep["n_samples"]["train"]},
-            )
+            subsets.setdefault(fk, {}).setdefault(str(seed), training_subset(rep))
             rows.append(
                 {
                     "arm": name,
@@ -301,7 +296,7 @@ def compare_models(
                     "strategy": "full",
                     "pretrained": name in init,
                     "n_train": rep["n_samples"]["train"],
-                    "subset_mode": sub.get("mode", "all"),
+                    "subset_mode": (rep.get("label_fraction") or {}).get("mode", "all"),
                     **{m: rep["test"].get(m) for m in COMPARE_METRICS if m in rep["test"]},
                     "undefined": rep.get("undefined") or {},
                     "degenerate": rep.get("degenerate"),
