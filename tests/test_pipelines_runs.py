@@ -439,9 +439,11 @@ def test_a_resume_with_another_number_of_processes_is_refused(tiny_store, tmp_pa
     # a step reads one batch per process: the checkpoint's position means other windows with another world size
     import torch
 
+    from neurokit.models.checkpoint import load_checkpoint
+
     res = pretrain(tiny_store, tmp_path / "pt", _small(max_steps=1, val_fraction=0))
     ckpt = tmp_path / "pt" / "last.pt"
-    state = torch.load(ckpt, weights_only=False)
+    state = load_checkpoint(ckpt)
     assert res["steps"] == 1 and state["world_size"] == 1
     state["world_size"] = 2
     torch.save(state, ckpt)

@@ -143,7 +143,8 @@ class PatchDataset(torch.utils.data.Dataset):
                 self._x_dtype = np.dtype(kinds[0])
             elif kinds:
                 logger.info(
-                    "batch_dtype='stored': the stores hold %s samples; batches are read as float32", " and ".join(kinds)
+                    "stored-dtype batches asked for, but the stores hold %s samples; batches are read as float32",
+                    " and ".join(kinds),
                 )
 
     @property

@@ -129,7 +129,7 @@ CONTRACTS: dict[str, InputContract] = {
         "dropped",
         max_patches=16,
         source="Jiang et al. ICLR 2024 (LaBraM); braindecode/models/labram.py (LABRAM_CHANNEL_ORDER, 128 names; "
-        "patch_size=200); github.com/935963004/LaBraM README (200 Hz, 0.1 mV units) and modeling_finetune.py "
+        "patch_size 200); github.com/935963004/LaBraM README (200 Hz, 0.1 mV units) and modeling_finetune.py "
         "(16 temporal embeddings)",
         weights=("braindecode/labram-pretrained",),
     ),
@@ -145,7 +145,7 @@ CONTRACTS: dict[str, InputContract] = {
         "vocabulary",
         "dropped",
         source="Wang et al. NeurIPS 2024 (EEGPT §4: 256 Hz, 4 s, 64-sample patches, mV); braindecode/models/eegpt.py "
-        "(EEGPT_CHANNELS from standard_1020; chan_proj_type='none' keeps the named channels)",
+        "(EEGPT_CHANNELS from standard_1020; chan_proj_type 'none' keeps the named channels)",
         weights=("braindecode/eegpt-pretrained",),
     ),
     "reve": InputContract(
@@ -174,7 +174,7 @@ CONTRACTS: dict[str, InputContract] = {
         "q95",
         "bipolar-tcp",
         "mapped",
-        source="Yang et al. NeurIPS 2023 (BIOT); braindecode/models/biot.py (200 Hz, STFT n_fft=200 hop 100, "
+        source="Yang et al. NeurIPS 2023 (BIOT); braindecode/models/biot.py (200 Hz, STFT n_fft 200 hop 100, "
         "16 TCP bipolar channels in _BIOT_TARGET_CHS_TUPLES order); github.com/ycq091044/BIOT datasets/TUAB "
         "(10 s windows, each channel divided by the 95th percentile of its absolute value)",
         weights=("braindecode/biot-pretrained-prest-16chs", "braindecode/biot-pretrained-six-datasets-18chs"),
@@ -191,7 +191,7 @@ CONTRACTS: dict[str, InputContract] = {
         "positions",
         "dropped",
         source="Döner et al. NeurIPS 2025 (LUNA: TUEG+Siena at 256 Hz, 5 s windows); braindecode/models/luna.py "
-        "(patch_size=40; channel locations from chs_info 'loc', min-max normalised)",
+        "(patch_size 40; channel locations from chs_info 'loc', min-max normalised)",
         weights=("PulpBio/LUNA",),
     ),
     "codebrain": InputContract(
@@ -206,7 +206,7 @@ CONTRACTS: dict[str, InputContract] = {
         "any",
         "kept",
         source="Ma et al. 2025 arXiv:2506.09110 (ICLR 2026) (CodeBrain, TUEG as CBraMod: 200 Hz, 30 s, 100 µV); "
-        "braindecode/models/codebrain.py (patch_size=200, s4_lmax=570 = 19 channels × 30 patches)",
+        "braindecode/models/codebrain.py (patch_size 200, s4_lmax 570 = 19 channels × 30 patches)",
         weights=("braindecode/codebrain-pretrained",),
     ),
 }

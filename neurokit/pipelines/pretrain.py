@@ -324,8 +324,7 @@ def _choose_batch_dtype(trains: list[PatchDataset], cfg: PretrainConfig, objecti
         t.batch_dtype = "stored"
     if say:
         logger.info(
-            "float16 store(s): training batches go to the device as stored, in float16, and are cast to float32 "
-            "there (batch_dtype='stored')"
+            "float16 store(s): training batches go to the device as stored, in float16, and are cast to float32 there"
         )
     return "stored"
 
@@ -422,7 +421,7 @@ def _pretrain(
             raise ConfigError(
                 f"{ckpt_path}: written by a run of {was_world} process(es); this one has {info.world_size}. A step "
                 f"reads one batch per process, so the position in the epoch means other windows here: resume with "
-                f"{was_world} process(es) (torchrun --nproc_per_node/--nnodes), or start a new run"
+                f"{was_world} process(es) (as many torchrun processes as before), or start a new run"
             )
         model = objective.rebuild(state["model_config"])
         model.load_state_dict(state["state_dict"])
