@@ -847,7 +847,7 @@ class ShardStore(PatchStore):
         want_n, want_shape = d["n_samples"], d.get("sample_shape")
         shown = d["path"]
         # reading settings given to the shard before its file was opened (set_readahead over a set) outlive the opening
-        settings = {k: d[k] for k in ("readahead", "advise_on_read") if k in d}
+        settings: dict[str, Any] = {k: d[k] for k in ("readahead", "advise_on_read") if k in d}
         try:
             PatchStore.__init__(self, d["_file_path"])
         except (FileNotFoundError, StoreError) as exc:
