@@ -70,8 +70,10 @@ def test_mixed_dtypes_fall_back_to_float32_with_one_line(tmp_path, caplog):
     a, b = _write(tmp_path / "a.h5"), _write(tmp_path / "b.h5", dtype="float32", seed=1)
     with caplog.at_level(logging.INFO, logger="neurokit"):
         ds = PatchDataset([a, b], batch_dtype="stored")
-    said = [r.getMessage() for r in caplog.records if "batch_dtype='stored'" in r.getMessage()]
-    assert said == ["batch_dtype='stored': the stores hold float16 and float32 samples; batches are read as float32"]
+    said = [r.getMessage() for r in caplog.records if "stored-dtype batches" in r.getMessage()]
+    assert said == [
+        "stored-dtype batches asked for, but the stores hold float16 and float32 samples; batches are read as float32"
+    ]
     batch = ds.__getitems__([0, 30, 5])
     assert batch.x.dtype == torch.float32
     np.testing.assert_array_equal(batch.x[0].numpy(), _stored(a)[0].astype(np.float32))
@@ -180,7 +182,7 @@ def test_pretraining_picks_stored_for_float16_unless_a_host_step_needs_float32(t
     with caplog.at_level(logging.INFO, logger="neurokit"):
         assert _choose_batch_dtype([h], PretrainConfig(device="cpu", normalize="window"), ob, True) == "stored"
     assert h.batch_dtype == "stored" and h.__getitems__([0]).x.dtype == torch.float16
-    assert sum("batch_dtype='stored'" in r.getMessage() for r in caplog.records) == 1
+    assert sum("are cast to float32 there" in r.getMessage() for r in caplog.records) == 1
     assert _choose_batch_dtype([f], PretrainConfig(device="cpu", normalize="window"), ob, True) == "float32"
     h2 = PatchDataset(tmp_path / "h.h5")
     caplog.clear()
