@@ -5,6 +5,7 @@ baselines), and its CSV (:func:`neurokit.pipelines.compare.compare_pretraining` 
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -235,6 +236,35 @@ def verdicts(result: dict, metric: str | None = None) -> dict[str, dict[str, dic
                 entry["beats"] = bool(entry["mean"] > entry["best_mean"])
             out.setdefault(arm, {})[f] = entry
     return out
+
+
+def finish_comparison(result: dict, out: str | Path) -> dict:
+    """Add the verdicts (:func:`verdicts`) to a comparison's ``result`` and write ``comparison.json`` and
+    ``comparison.csv`` (:func:`write_comparison_csv`) into the folder ``out`` (made if missing).
+
+    Parameters
+    ----------
+    result : dict
+        A comparison's result (:func:`~neurokit.pipelines.compare.compare_pretraining`,
+        :func:`~neurokit.pipelines.compare_models.compare_models`).
+    out : path
+        The comparison's folder.
+
+    Returns
+    -------
+    dict
+        ``result``, with its ``verdict``.
+
+    Examples
+    --------
+    >>> res = finish_comparison(result, "runs/cmp")  # doctest: +SKIP
+    """
+    result["verdict"] = verdicts(result)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "comparison.json").write_text(json.dumps(result, indent=2, default=float))
+    write_comparison_csv(result, out / "comparison.csv")
+    return result
 
 
 def write_comparison_csv(result: dict, path: str | Path) -> Path:

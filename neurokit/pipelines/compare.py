@@ -26,7 +26,6 @@ scored higher. The ``verdict`` (:func:`~neurokit.evaluation.comparison.verdicts`
 
 from __future__ import annotations
 
-import json
 import logging
 from contextlib import contextmanager
 from dataclasses import replace
@@ -40,6 +39,7 @@ from neurokit.data.dataset import PatchDataset, open_labelled
 from neurokit.data.splits import resolve_splits
 from neurokit.evaluation.baselines import METHODS, MI_BAND
 from neurokit.evaluation.comparison import (
+    finish_comparison,
     training_subset,
     COMPARE_METRICS,
     EEG_ONLY,
@@ -50,8 +50,6 @@ from neurokit.evaluation.comparison import (
     aggregate,
     frac_key,
     paired_arms,
-    verdicts,
-    write_comparison_csv,
 )
 from neurokit.evaluation.metrics import SELECTION
 from neurokit.models.eegnet import eegnet_dropout
@@ -359,11 +357,7 @@ def compare_pretraining(
         "not_applicable": not_applicable,
         "std": "sample standard deviation over seeds (ddof=1; 0 for one seed)",
     }
-    result["verdict"] = verdicts(result)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "comparison.json").write_text(json.dumps(result, indent=2, default=float))
-    write_comparison_csv(result, out / "comparison.csv")
-    return result
+    return finish_comparison(result, out)
 
 
 def baseline_with_eegnet(

@@ -21,7 +21,6 @@ it beats the best of EEGNet and the classical baseline, as the quick start gives
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +32,7 @@ from neurokit._utils.errors import ConfigError
 from neurokit.data.dataset import open_labelled
 from neurokit.data.splits import resolve_splits
 from neurokit.evaluation.comparison import (
+    finish_comparison,
     training_subset,
     CLASSICAL,
     COMPARE_METRICS,
@@ -40,8 +40,6 @@ from neurokit.evaluation.comparison import (
     aggregate,
     best_classical,
     frac_key,
-    verdicts,
-    write_comparison_csv,
 )
 from neurokit.evaluation.metrics import SELECTION
 from neurokit.evaluation.protocol import figures_for, paper_figures
@@ -361,11 +359,7 @@ def compare_models(
         "std": "sample standard deviation over seeds (ddof=1; 0 for one seed)",
         **figures,
     }
-    result["verdict"] = verdicts(result)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "comparison.json").write_text(json.dumps(result, indent=2, default=float))
-    write_comparison_csv(result, out / "comparison.csv")
-    return result
+    return finish_comparison(result, out)
 
 
 def comparison_settings(
