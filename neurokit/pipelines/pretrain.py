@@ -409,20 +409,16 @@ def _pretrain(
         if not ckpt_path.exists():
             raise FileNotFoundError(f"resume=True: no checkpoint at {ckpt_path}")
         state = load_checkpoint(ckpt_path)
-        check_pretrain_resume(state, ds, cfg, ckpt_path, objective, subjects=all_subjects)
-        if state.get("heldout_digest") not in (None, held_digest):
-            raise ConfigError(
-                f"{ckpt_path}: the held-out samples differ from the run's (other val_fraction=, heldout_subjects=, "
-                "split= or stores): a resumed run would score samples it trained on as held out. Resume with the "
-                "run's hold-out settings, or start a new run"
-            )
-        was_world = int(state.get("world_size") or 1)
-        if was_world != info.world_size:  # the position in the epoch counts steps of world_size batches
-            raise ConfigError(
-                f"{ckpt_path}: written by a run of {was_world} process(es); this one has {info.world_size}. A step "
-                f"reads one batch per process, so the position in the epoch means other windows here: resume with "
-                f"{was_world} process(es) (as many torchrun processes as before), or start a new run"
-            )
+        check_pretrain_resume(
+            state,
+            ds,
+            cfg,
+            ckpt_path,
+            objective,
+            subjects=all_subjects,
+            world_size=info.world_size,
+            heldout_digest=held_digest,
+        )
         model = objective.rebuild(state["model_config"])
         model.load_state_dict(state["state_dict"])
     else:

@@ -94,7 +94,15 @@ def resumed_settings(path: str | Path, **given: Any) -> dict[str, Any]:
 
 
 def check_pretrain_resume(
-    state: dict[str, Any], ds, cfg, path: str | Path, objective, subjects: list[str] | None = None
+    state: dict[str, Any],
+    ds,
+    cfg,
+    path: str | Path,
+    objective,
+    subjects: list[str] | None = None,
+    *,
+    world_size: int = 1,
+    heldout_digest: str | None = None,
 ) -> None:
     """Refuse to resume the pretraining run of checkpoint ``state`` with another model or on other data.
 
@@ -113,6 +121,10 @@ def check_pretrain_resume(
         builds the model the options given describe.
     subjects : list of str, optional
         The subjects the resumed run trains on (default: those of ``ds``).
+    world_size : int
+        The resumed run's number of processes (a step reads one batch per process).
+    heldout_digest : str, optional
+        :func:`~neurokit.data.selection.sample_digest` of the resumed run's held-out samples.
 
     Raises
     ------
@@ -120,7 +132,8 @@ def check_pretrain_resume(
         Another model family, normalisation, model configuration (an entry of ``cfg.model_kwargs`` that makes
         another model), ``batch_size``, ``seed`` or ``layout_repeats``; another modality, grid or mesh; other
         subjects; a checkpoint that records no recipe, or another card or recipe
-        (:func:`~neurokit.models.checkpoint.check_resume_data`).
+        (:func:`~neurokit.models.checkpoint.check_resume_data`); other held-out samples; another number of
+        processes.
     ChannelMismatchError
         Other channels or another sample shape.
     """
@@ -178,4 +191,17 @@ def check_pretrain_resume(
         raise ConfigError(
             f"{path}: the run trained on subjects {short_list(state['subjects'], 8)}; the stores and settings "
             f"now select {short_list(now, 8)}. Resume with the same stores, split and subjects"
+        )
+    if state.get("heldout_digest") not in (None, heldout_digest):
+        raise ConfigError(
+            f"{path}: the held-out samples differ from the run's (other val_fraction=, heldout_subjects=, "
+            "split= or stores): a resumed run would score samples it trained on as held out. Resume with the "
+            "run's hold-out settings, or start a new run"
+        )
+    was_world = int(state.get("world_size") or 1)
+    if was_world != world_size:  # the position in the epoch counts steps of world_size batches
+        raise ConfigError(
+            f"{path}: written by a run of {was_world} process(es); this one has {world_size}. A step "
+            f"reads one batch per process, so the position in the epoch means other windows here: resume with "
+            f"{was_world} process(es) (as many torchrun processes as before), or start a new run"
         )
