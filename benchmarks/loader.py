@@ -8,11 +8,18 @@ Two raw reads, over as many windows (bytes) as the loader reads:
 * **file**: the store file's bytes read in order, 8 MiB at a time (``os.preadv`` into one buffer): what the disk
   (or the page cache) gives at best, with no HDF5 in the way.
 
-Each loader pass reads ``--max-windows`` windows (default: the whole store) in batches of ``--batch-size``; its
-clock starts when the first batch arrives (worker start-up is not counted). Raw, file and loader passes are
+Each loader pass reads ``--max-windows`` windows (default: the whole store) in batches of ``--batch-size``; in the
+page cache its clock starts when the first batch arrives (worker start-up is not counted); cold, when the loader is
+made (worker start-up counted: the loader starts its reads while the workers start). Raw, file and loader passes are
 interleaved, and each figure is the median of ``--repeats`` passes. ``--cold`` drops the store file from the page
 cache before every pass (``posix_fadvise(POSIX_FADV_DONTNEED)`` after an ``fsync``: no root needed), so each pass
 reads from the disk; without it the file is read once first and every pass reads from the page cache.
+
+A virtual machine's disk is often the host's memory, so "cold" passes run at memory speed on some passes and at
+the device's on others. ``--disk MBPS[:IOPS]`` (root; ``disk.py``) puts the whole run on a disk of known speed,
+through the kernel's block-IO throttle (cgroup ``blkio``/``io.max``), workers included: ``--disk 400`` a SATA SSD,
+``--disk 150:150`` a hard disk (150 MB/s, 150 reads/s), ``--disk 2000:20000`` a cloud NVMe volume. It implies
+``--cold``.
 
 ``--shuffle`` reads in the training loader's shuffled orders: ``random`` (every window anywhere) and ``block``
 (contiguous blocks of ``--block`` windows in a random order, through a shuffle buffer of ``--buffer`` windows;
@@ -36,6 +43,7 @@ Usage::
     python benchmarks/loader.py --table --per-sample   # the same through the per-window path (no __getitems__)
     python benchmarks/loader.py --store runs/mi.h5 --workers 2 --shuffle --cold
     python benchmarks/loader.py --workers 2 --shuffle --compare-dtypes     # cold float16 vs float32
+    sudo python benchmarks/loader.py --workers 2 --shuffle --disk 150:150 --windows 2000   # on a hard disk's speed
 """
 
 from __future__ import annotations
@@ -51,6 +59,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from disk import drop_cache, parse_disk, throttled
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's neurokit, not an installed one
 
@@ -88,17 +97,6 @@ def make_store(path: Path, n: int, C: int, N: int, dtype: str = "float32") -> Pa
     finally:
         os.close(fd)
     return path
-
-
-def drop_cache(paths: list[Path]) -> None:
-    """Drop the files' pages from the page cache (no root: ``POSIX_FADV_DONTNEED`` on clean pages)."""
-    for p in paths:
-        fd = os.open(p, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
 
 
 class PerSample(torch.utils.data.Dataset):
@@ -145,17 +143,22 @@ def randomness(ds, order: str | None, a) -> tuple[float, float]:
 
 def loader_rate(ds, order: str | None, workers: int, a, max_windows: int) -> tuple[float, float]:
     """Windows/s of one pass of the training loader over ``ds`` and windows per CPU-second of its processes (main
-    and workers), both from the first batch on (worker start-up and the first batch are not counted)."""
+    and workers). In the page cache both count from the first batch on (worker start-up and the first batch are not
+    counted); cold (``a.cold``), the wall clock starts before the loader does, worker start-up included, since the
+    loader asks the disk for its first blocks while its workers start (from the first batch, those reads would be
+    left out of the time and the rate would pass the disk's)."""
     from neurokit.training.optim import make_loader
 
     dl = make_loader(ds, sampler(len(ds), order, a), a.batch_size, workers)
-    n, t, c = 0, 0.0, 0.0
+    n, t, c = 0, time.perf_counter(), 0.0
     last = min(len(dl), -(-max_windows // a.batch_size)) - 1  # the clocks stop here, before the workers exit
     it = iter(dl)
     pids = [w.pid for w in getattr(it, "_workers", [])]
     for i, (x, _) in enumerate(it):
-        if i == 0:
+        if i == 0 and not a.cold:
             t, c = time.perf_counter(), cpu_seconds(pids)
+        elif i == 0:
+            c, n = cpu_seconds(pids), len(x)
         else:
             n += len(x)
         if i >= last:
@@ -332,6 +335,11 @@ def main() -> None:
     ap.add_argument("--block", type=int, default=64, help="block order: windows per block")
     ap.add_argument("--buffer", type=int, default=None, help="block order: shuffle buffer (default 8 blocks)")
     ap.add_argument("--cold", action="store_true", help="drop the store from the page cache before every pass")
+    ap.add_argument(
+        "--disk",
+        metavar="MBPS[:IOPS]",
+        help="cold reads from a disk of this speed (the kernel's block-IO throttle, root only; implies --cold)",
+    )
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--max-windows", type=int, default=0, help="windows per pass (default: all)")
     ap.add_argument("--repeats", type=int, default=3)
@@ -339,6 +347,19 @@ def main() -> None:
     ap.add_argument("--per-sample", action="store_true", help="read window by window (no __getitems__)")
     a = ap.parse_args()
     torch.set_num_threads(1)
+    if a.disk:
+        a.cold = True
+        bps, iops = parse_disk(a.disk)
+        where = a.store if a.store is not None else Path(tempfile.gettempdir())
+        with throttled(where, bps, iops) as said:
+            print(said)
+            run(a)
+    else:
+        run(a)
+
+
+def run(a) -> None:
+    """Every measurement the arguments ask for, its report and the final line."""
     orders = ["random", "block"] if a.order == "both" else [a.order]
     if not takes_order():
         orders = ["random"]  # a tree before read orders

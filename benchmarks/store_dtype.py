@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
+from disk import drop_cache
 
 HELD_OUT = ["S009", "S010"]
 DTYPES = ("float32", "float16")
@@ -132,16 +132,6 @@ def pretraining(paths: dict[str, Path], out: Path, epochs: int, seeds: list[int]
         flush=True,
     )
     return {"curves": curves, "rows": rows}
-
-
-def drop_cache(path: Path) -> None:
-    """Drop ``path``'s pages from the page cache (clean pages; no root needed)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
 
 
 def raw_read(path: Path, block: int) -> int:

@@ -99,7 +99,7 @@ def test_block_order_reads_ahead_each_block_once_through_the_loader(tmp_path, mo
         return real(fd, offset, length, advice)
 
     monkeypatch.setattr(os, "posix_fadvise", spy)
-    monkeypatch.setattr(store_mod, "WILL_NEED_PIECE", 8000)  # a block of 8 chunks of 3200 bytes: 4 requests
+    monkeypatch.setattr(store_mod, "_advice_piece", lambda fd: 8000)  # a block of 8 chunks of 3200 bytes: 4 requests
     sampler = EpochSampler(40, batch_size=4, seed=2, order="block", block=8, buffer=16)
     got = torch.cat([xb for xb, _ in make_loader(ds, sampler, 4)])
     assert got[:, 0, 0, 0].long().tolist() == list(sampler)  # the windows of the order, in it
@@ -137,3 +137,25 @@ def test_the_block_order_asks_for_the_next_group_of_blocks_as_it_enters_a_group(
     first = []
     r.will_need = lambda idx: first.append(sorted(np.asarray(idx).tolist()))
     assert list(r) == got[45:] and first[0] == sorted(got[40:80]) and len(first) == 2
+
+
+def test_read_ahead_requests_are_as_large_as_the_device_reads_whole(tmp_path, monkeypatch):
+    # the kernel reads at most max(read_ahead_kb, max_sectors_kb) per POSIX_FADV_WILLNEED: the pieces are that size
+    f = tmp_path / "x.bin"
+    f.write_bytes(b"\0" * 10)
+    fd = os.open(f, os.O_RDONLY)
+    try:
+        monkeypatch.setattr(store_mod, "_PIECE", {})
+        dev = os.fstat(fd).st_dev
+        q = f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}/queue"
+        if not os.path.exists(q):
+            q = f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}/../queue"
+        try:
+            kb = max(int(open(f"{q}/read_ahead_kb").read()), int(open(f"{q}/max_sectors_kb").read()))
+            want = min(max(kb << 10, 128 << 10), 32 << 20)
+        except (OSError, ValueError):  # no block device under the temporary folder (tmpfs, overlay)
+            want = store_mod.WILL_NEED_PIECE
+        assert store_mod._advice_piece(fd) == want
+    finally:
+        os.close(fd)
+    assert store_mod._advice_piece(-1) == store_mod.WILL_NEED_PIECE  # a closed descriptor: the default

@@ -1318,15 +1318,18 @@ def is_store_file(path: str | Path) -> bool:
         return False
 
 
-#: bytes per read-ahead request: the kernel reads at most its read-ahead size (``read_ahead_kb``, often 128 kB to
-#: 8 MB) per ``POSIX_FADV_WILLNEED``, so a block is asked for in pieces
+#: bytes per read-ahead request where the device's limit is unknown: the kernel reads at most
+#: ``max(read_ahead_kb, max_sectors_kb)`` per ``POSIX_FADV_WILLNEED`` (:func:`_advice_piece`), so a block is asked
+#: for in pieces
 WILL_NEED_PIECE = 1 << 20
+#: bytes per read-ahead request, by device number (:func:`_advice_piece`)
+_PIECE: dict[int, int] = {}
 #: this process's background read-ahead requests (file descriptor, start, end), and its thread, by process id
 _ADVICE: dict[int, Any] = {}
 
 
 def _will_need(fd: int, start: int, end: int, background: bool) -> None:
-    """``POSIX_FADV_WILLNEED`` over bytes ``start:end`` of ``fd`` in :data:`WILL_NEED_PIECE` pieces; ``background``:
+    """``POSIX_FADV_WILLNEED`` over bytes ``start:end`` of ``fd`` in :func:`_advice_piece` pieces; ``background``:
     by a thread of this process (the kernel may block the caller while its request queue is full)."""
     if background:
         import queue
@@ -1342,10 +1345,33 @@ def _will_need(fd: int, start: int, end: int, background: bool) -> None:
     _advise(fd, start, end)
 
 
+def _advice_piece(fd: int) -> int:
+    """Bytes the kernel reads whole per ``POSIX_FADV_WILLNEED`` on ``fd``'s device: the larger of its read-ahead
+    size and its largest request (``/sys/dev/block/MAJ:MIN/queue``, the whole disk's for a partition), within
+    128 kB-32 MB; :data:`WILL_NEED_PIECE` where the device does not say (a network file system, no sysfs)."""
+    try:
+        dev = os.fstat(fd).st_dev
+    except OSError:
+        return WILL_NEED_PIECE
+    if dev not in _PIECE:
+        piece = WILL_NEED_PIECE
+        base = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}")
+        for q in (base / "queue", base / ".." / "queue"):
+            try:
+                kb = max(int((q / "read_ahead_kb").read_text()), int((q / "max_sectors_kb").read_text()))
+            except (OSError, ValueError):
+                continue
+            piece = min(max(kb << 10, 128 << 10), 32 << 20)
+            break
+        _PIECE[dev] = piece
+    return _PIECE[dev]
+
+
 def _advise(fd: int, start: int, end: int) -> None:
-    for off in range(start, end, WILL_NEED_PIECE):
+    piece = _advice_piece(fd)
+    for off in range(start, end, piece):
         try:
-            os.posix_fadvise(fd, off, min(WILL_NEED_PIECE, end - off), os.POSIX_FADV_WILLNEED)
+            os.posix_fadvise(fd, off, min(piece, end - off), os.POSIX_FADV_WILLNEED)
         except OSError:  # the file was closed meanwhile (a background request): nothing to read ahead
             return
 
