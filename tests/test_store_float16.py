@@ -147,10 +147,13 @@ def test_prepare_float16_logs_the_rounding_and_refuses_or_clips_overflow(eeg_roo
     assert clipped.info.sources[0]["n_float16_clipped"] == clipped.attrs["n_float16_clipped"]
 
 
-def test_cli_dtype_reaches_the_writer_and_a_float16_store_trains(eeg_root, tmp_path):
+def test_cli_dtype_reaches_the_writer_and_a_float16_store_trains(eeg_root, tmp_path, monkeypatch):
+    import torch
+
     from neurokit.cli.main import app
     from neurokit.pipelines.pretrain import pretrain
     from neurokit.training.config import PretrainConfig
+    from neurokit.training.trainer import Trainer
 
     args = [
         "prepare",
@@ -173,8 +176,20 @@ def test_cli_dtype_reaches_the_writer_and_a_float16_store_trains(eeg_root, tmp_p
     cfg = PretrainConfig(
         model_kwargs={"n_layers": 1}, epochs=1, max_steps=1, batch_size=4, split="all", progress=False, device="cpu"
     )
+    # cbramod's default normalize='corpus' divides each window by its corpus's scale: the batches stay float16 on
+    # the host (divided in place) and reach the model as float32 on the device
+    assert cfg.normalize == "corpus"
+    seen, real = [], Trainer.batches
+
+    def spy(self, epoch, start):
+        for task, x, y in real(self, epoch, start):
+            seen.append(x.dtype)
+            yield task, x, y
+
+    monkeypatch.setattr(Trainer, "batches", spy)
     res = pretrain([tmp_path / "h.h5"], tmp_path / "pt", cfg)
     assert res["steps"] == 1 and np.isfinite(res["history"]).all()
+    assert seen == [torch.float16]
 
 
 def test_a_shard_set_keeps_one_dtype(eeg_root, tmp_path):

@@ -109,7 +109,7 @@ def test_slot_pool_takes_float16_batches_at_their_bytes(tmp_path):
     assert a.dtype == torch.float16 and c.dtype == torch.float32 and a.numel() == c.numel()
 
 
-def test_scaled_dataset_scales_a_stored_batch_in_float32(tmp_path):
+def test_scaled_dataset_keeps_a_stored_batch_in_float16(tmp_path):
     p = _write(tmp_path / "h.h5")
     base = PatchDataset(p)
     stored = PatchDataset(p, batch_dtype="stored")
@@ -122,9 +122,13 @@ def test_scaled_dataset_scales_a_stored_batch_in_float32(tmp_path):
         scales = {c: 1.7 for c in set(corpus_ids(base))}
         a, b = ScaledDataset(base, scales), ScaledDataset(stored, scales)
     ba, bb = a.__getitems__([4, 9]), b.__getitems__([4, 9])
-    assert bb.x.dtype == torch.float32
-    torch.testing.assert_close(bb.x, ba.x, rtol=0, atol=0)
-    torch.testing.assert_close(b[4][0], a[4][0], rtol=0, atol=0)
+    # the stored batch stays float16 for the device: the float32 path's values, rounded once to float16
+    assert bb.x.dtype == torch.float16 and ba.x.dtype == torch.float32
+    torch.testing.assert_close(bb.x, ba.x.half(), rtol=0, atol=0)
+    assert not torch.equal(bb.x.float(), ba.x)  # (so the rounding is there: 1.7 is no power of two)
+    torch.testing.assert_close(b[4][0], a[4][0].half(), rtol=0, atol=0)
+    torch.testing.assert_close(bb.x[0], b[4][0], rtol=0, atol=0)  # batch and item alike
+    assert float((bb.x.float() - ba.x).abs().max()) <= float(ba.x.abs().max()) * 2**-11  # half a float16 ulp
 
 
 def test_a_pretraining_step_from_stored_float16_equals_the_float32_path(tmp_path):
@@ -173,24 +177,26 @@ def _two_runs(tmp_path, ob, OptimConfig, Trainer) -> dict:
 
 
 def test_pretraining_picks_stored_for_float16_unless_a_host_step_needs_float32(tmp_path, caplog):
-    from neurokit.pipelines.pretrain import _choose_batch_dtype
-    from neurokit.training.config import PretrainConfig
+    from types import SimpleNamespace
+
     from neurokit.training.objectives import get_objective
+    from neurokit.training.optim import choose_batch_dtype
 
     ob = get_objective("cbramod")
     h, f = PatchDataset(_write(tmp_path / "h.h5")), PatchDataset(_write(tmp_path / "f.h5", dtype="float32"))
     with caplog.at_level(logging.INFO, logger="neurokit"):
-        assert _choose_batch_dtype([h], PretrainConfig(device="cpu", normalize="window"), ob, True) == "stored"
+        assert choose_batch_dtype([h], ob) == "stored"
     assert h.batch_dtype == "stored" and h.__getitems__([0]).x.dtype == torch.float16
     assert sum("are cast to float32 there" in r.getMessage() for r in caplog.records) == 1
-    assert _choose_batch_dtype([f], PretrainConfig(device="cpu", normalize="window"), ob, True) == "float32"
-    h2 = PatchDataset(tmp_path / "h.h5")
+    assert choose_batch_dtype([f], ob) == "float32" and f.batch_dtype == "float32"
+    assert choose_batch_dtype([h, f], ob) == "float32"  # a float32 store among them: float32 batches
     caplog.clear()
+    h2 = PatchDataset(tmp_path / "h.h5")
     with caplog.at_level(logging.INFO, logger="neurokit"):
-        # cbramod's default normalize='corpus' divides each window by its corpus's scale on the host
-        assert _choose_batch_dtype([h2], PretrainConfig(device="cpu"), ob, True) == "float32"
+        # an objective pairing windows with stimuli on the host (CLIP) needs float32 there
+        assert choose_batch_dtype([h2], SimpleNamespace(pair=object(), modality="eeg")) == "float32"
     assert h2.batch_dtype == "float32"
-    assert any("normalize='corpus' scales the windows on the host" in r.getMessage() for r in caplog.records)
+    assert any("pairs the windows with other data on the host" in r.getMessage() for r in caplog.records)
 
 
 def test_float16_finiteness_through_its_bits():

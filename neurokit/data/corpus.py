@@ -156,7 +156,9 @@ def heldout_scales(train, heldout=None, *, own: bool = False) -> dict[str, float
 
 class ScaledDataset(torch.utils.data.Dataset):
     """``ds`` with each sample's ``x`` divided by its corpus's scale (``scales``: corpus → divisor, as
-    :func:`corpus_scales` gives).
+    :func:`corpus_scales` gives), in float32; samples read as stored from a float16 store
+    (``PatchDataset(batch_dtype="stored")``) stay float16 (the float32 quotient rounded once), so their batches go to
+    the device in half precision.
 
     Parameters
     ----------
@@ -189,7 +191,7 @@ class ScaledDataset(torch.utils.data.Dataset):
 
     def __getitem__(self, k: int) -> tuple[Any, Any]:
         x, y = self.ds[k]
-        return x.float() / float(self.divisor[k]), y
+        return _scaled(x, float(self.divisor[k])), y
 
     def __getitems__(self, indices) -> Any:
         """Items ``indices`` at once: the wrapped dataset's batch read (its ``__getitems__``, else item by item),
@@ -199,8 +201,20 @@ class ScaledDataset(torch.utils.data.Dataset):
         get = getattr(self.ds, "__getitems__", None)
         batch = get(indices) if get is not None else [self.ds[k] for k in indices]
         div = self.divisor[np.asarray(indices, dtype=np.int64).reshape(-1)]
+        if isinstance(batch, PatchBatch) and batch.x.dtype == torch.float16:
+            # a batch as stored (batch_dtype="stored") stays float16 for the device: each sample divided in place,
+            # computed in float32 and rounded once to float16 (``__getitem__``'s value), so the host never widens it
+            for j, d in enumerate(div.tolist()):
+                batch.x[j].div_(float(d))
+            return batch
         if isinstance(batch, PatchBatch):  # in place, in float32 as x / float(d) computes it
-            batch = batch.float32()  # a float16 batch (batch_dtype="stored") is scaled in float32, not in float16
+            batch = batch.float32()
             batch.x.div_(torch.from_numpy(div).to(batch.x.dtype).view(-1, *[1] * (batch.x.dim() - 1)))
             return batch
-        return [(x.float() / float(d), y) for (x, y), d in zip(batch, div.tolist())]
+        return [(_scaled(x, float(d)), y) for (x, y), d in zip(batch, div.tolist())]
+
+
+def _scaled(x: torch.Tensor, d: float) -> torch.Tensor:
+    """``x / d`` computed in float32; a float16 ``x`` (a sample as stored) rounded back to float16 once."""
+    y = x.float() / d
+    return y.half() if x.dtype == torch.float16 else y

@@ -45,7 +45,7 @@ from neurokit.training.masked_baselines import (
     heldout_tagged,
 )
 from neurokit.training.objectives import get_objective, heldout_masked_loss
-from neurokit.training.optim import OptimConfig, seed_everything, unwrap
+from neurokit.training.optim import OptimConfig, choose_batch_dtype, seed_everything, unwrap
 from neurokit.training.pretrain_resume import check_pretrain_resume, resumed_settings
 from neurokit.training.config import PretrainConfig, setting_text
 from neurokit.training.trainer import Batch, Trainer
@@ -302,33 +302,6 @@ def pretrain_or_resume(stores, out_dir: str | Path, cfg: PretrainConfig, *, over
         ) from None
 
 
-def _choose_batch_dtype(trains: list[PatchDataset], cfg: PretrainConfig, objective: Any, say: bool) -> str:
-    """``batch_dtype="stored"`` for training sets read only from float16 stores, unless a step on the host needs
-    float32 (a corpus scale, an objective that pairs windows with other data, a surface store's interpolators);
-    said in one log line. The trainer casts the batches to float32 on the device."""
-    kinds = {st.sample_dtype for t in trains for st in t.stores}
-    if kinds != {"float16"}:
-        return "float32"
-    why = None
-    if cfg.normalize == "corpus":
-        why = "normalize='corpus' scales the windows on the host"
-    elif objective.pair is not None:
-        why = f"the {cfg.model} objective pairs the windows with other data on the host"
-    elif objective.modality != "eeg":
-        why = f"{objective.modality} windows are read by host-side steps"
-    if why is not None:
-        if say:
-            logger.info("float16 store(s): batches converted to float32 on the host (%s)", why)
-        return "float32"
-    for t in trains:
-        t.batch_dtype = "stored"
-    if say:
-        logger.info(
-            "float16 store(s): training batches go to the device as stored, in float16, and are cast to float32 there"
-        )
-    return "stored"
-
-
 def _pretrain(
     stores,
     out: Path,
@@ -439,7 +412,7 @@ def _pretrain(
         else:
             trains.append(train)
             vals += [] if val is None else [val]
-    _choose_batch_dtype([t for t, _, _ in parts], cfg, objective, info.is_main)
+    choose_batch_dtype([t for t, _, _ in parts], objective, say=info.is_main)
     data: Any
     repeats = [layout_repeat(t, cfg.layout_repeats) for t, _, _ in parts]
     epoch_sets: list[Any] = [t if k == 1 else torch.utils.data.ConcatDataset([t] * k) for t, k in zip(trains, repeats)]

@@ -3,6 +3,7 @@ AdamW with a per-step cosine schedule, loaders."""
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
@@ -12,6 +13,8 @@ import torch
 
 from neurokit._utils.errors import ConfigError
 from neurokit.data.dataset import collate_patches, set_readahead, will_need_hook
+
+logger = logging.getLogger("neurokit")
 
 
 #: Orders of :class:`EpochSampler` (``shuffle=True``): every window drawn at random, or contiguous blocks of windows
@@ -483,6 +486,56 @@ def make_loader(dataset, sampler, batch_size: int, num_workers: int = 0, device:
         persistent_workers=False,
         drop_last=False,
     )
+
+
+def choose_batch_dtype(trains: Sequence[Any], objective: Any, say: bool = True) -> str:
+    """Have training sets read only from float16 stores hand their batches over as stored
+    (``PatchDataset(batch_dtype="stored")``: half the bytes to copy and to move, no conversion on the host; the
+    :class:`~neurokit.training.trainer.Trainer` casts them to float32 on the device), unless a step on the host
+    needs float32: an objective that pairs the windows with other data (CLIP), or a modality other than EEG
+    (surface stores' host-side interpolators). A corpus scale (``normalize="corpus"``) keeps float16
+    (:class:`~neurokit.data.corpus.ScaledDataset`). Said in one log line.
+
+    Parameters
+    ----------
+    trains : sequence of PatchDataset
+        The training sets (their ``batch_dtype`` is set to ``"stored"`` when chosen).
+    objective : Objective
+        The pretraining objective (:func:`~neurokit.training.objectives.get_objective`): its ``pair`` and
+        ``modality``.
+    say : bool
+        Log the choice (rank 0).
+
+    Returns
+    -------
+    str
+        ``"stored"`` or ``"float32"``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> choose_batch_dtype([], SimpleNamespace(pair=None, modality="eeg"), say=False)  # no float16 store
+    'float32'
+    """
+    kinds = {st.sample_dtype for t in trains for st in t.stores}
+    if kinds != {"float16"}:
+        return "float32"
+    why = None
+    if objective.pair is not None:
+        why = "the objective pairs the windows with other data on the host"
+    elif objective.modality != "eeg":
+        why = f"{objective.modality} windows are read by host-side steps"
+    if why is not None:
+        if say:
+            logger.info("float16 store(s): batches converted to float32 on the host (%s)", why)
+        return "float32"
+    for t in trains:
+        t.batch_dtype = "stored"
+    if say:
+        logger.info(
+            "float16 store(s): training batches go to the device as stored, in float16, and are cast to float32 there"
+        )
+    return "stored"
 
 
 def unwrap(model: torch.nn.Module) -> torch.nn.Module:
