@@ -217,3 +217,28 @@ def test_a_shard_set_keeps_one_dtype(eeg_root, tmp_path):
     os.replace(out / "new.h5", out / "shard-000000.h5")
     with pytest.raises(StoreError, match="samples stored as float32, where the index of .* says float16"):
         PatchDataset(out)
+
+
+@pytest.mark.parametrize("shards", [False, True])
+def test_skip_bad_leaves_out_a_recording_beyond_float16_and_keeps_the_rest(eeg_root, tmp_path, monkeypatch, shards):
+    import neurokit.preprocessing.eeg.prepare as prep_mod
+    from neurokit.data.dataset import PatchDataset
+    from neurokit.pipelines.prepare import prepare
+
+    files = [eeg_root / S001R04, eeg_root / S001R04.replace("R04", "R08")]
+    peak = [np.abs(PatchStore(prepare("physionet_mi", tmp_path / f"p{i}.h5", data_root=eeg_root, files=[f], **ONE))
+                   .patches(slice(None))).max() for i, f in enumerate(files)]  # fmt: skip
+    assert peak[0] != peak[1]
+    # a float16 range between the two recordings' peaks: the louder one overflows (and is refused by the card)
+    monkeypatch.setattr(prep_mod, "FLOAT16_MAX", float(np.mean(peak)))
+    loud, quiet = (1, 0) if peak[1] > peak[0] else (0, 1)
+    kw = dict(data_root=eeg_root, files=files, dtype="float16", shards=shards, **ONE)
+    with pytest.raises(StoreError, match=rf"{files[loud].name}: \d+ of its \d+ values are beyond float16's range"):
+        prepare("physionet_mi", tmp_path / "refused", **kw)
+    out = prepare("physionet_mi", tmp_path / "kept", skip_bad=True, **kw)
+    got = PatchDataset(out)
+    alone = PatchDataset(prepare("physionet_mi", tmp_path / "alone", **{**kw, "files": [files[quiet]]}))
+    assert len(got) == len(alone) > 0  # the quiet recording's windows, and none of the loud one's
+    np.testing.assert_array_equal(got.__getitems__(list(range(len(got)))).x.numpy(),
+                                  alone.__getitems__(list(range(len(alone)))).x.numpy())  # fmt: skip
+    assert set(got.meta("run").astype(str)) == set(alone.meta("run").astype(str))

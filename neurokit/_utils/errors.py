@@ -31,6 +31,11 @@ class ScratchError(StoreError):
         return (type(self), (self.args[0], self.errno))
 
 
+class Float16OverflowError(StoreError):
+    """A recording holds values beyond float16's range and the card refuses to clip them (``prepare --dtype
+    float16``); ``skip_bad`` leaves such a recording out, like a bad file."""
+
+
 class CardError(NeurokitError, ValueError):
     """A data card is missing or invalid."""
 

@@ -81,7 +81,10 @@ def prepare(
         help="Channel subset: a card channel set (e.g. sensorimotor) or 'C3,Cz,C4' (default: the recipe's).",
     ),
     overwrite: bool = typer.Option(False, help="Replace an existing store."),
-    skip_bad: bool = typer.Option(False, help="Skip unreadable/too-short files with a warning instead of stopping."),
+    skip_bad: bool = typer.Option(
+        False,
+        help="Skip unreadable/too-short files (and, with --dtype float16, recordings beyond its range) with a warning instead of stopping.",
+    ),
     encoding: Optional[str] = typer.Option(
         None,
         show_default="card's, else UTF-8 (Latin-1 fallback)",

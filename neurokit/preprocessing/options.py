@@ -35,7 +35,8 @@ class PrepareOptions:
     progress : bool
         Show progress (EEG: a bar; surface: a line per file and hemisphere).
     skip_bad : bool
-        Log and skip files that raise :class:`~neurokit._utils.errors.DataFileError` instead of stopping.
+        Log and skip files that raise :class:`~neurokit._utils.errors.DataFileError` instead of stopping (and, for a
+        float16 store, recordings beyond float16's range: :class:`~neurokit._utils.errors.Float16OverflowError`).
     shards : bool
         Write ``out`` as a shard set (a folder, one store per recording: :mod:`neurokit.store.shards`).
     resume : bool

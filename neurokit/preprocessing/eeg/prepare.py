@@ -21,6 +21,7 @@ from neurokit._utils.errors import (
     CardError,
     ChannelMismatchError,
     ConfigError,
+    Float16OverflowError,
     DataFileError,
     ScratchError,
     StoreError,
@@ -223,7 +224,8 @@ def prepare_eeg(
     Notes
     -----
     The store records the recipe used. ``skip_bad`` logs and skips files that raise :class:`DataFileError`
-    (any reader fault becomes one, naming the file). Recordings the recipe drops by rule
+    (any reader fault becomes one, naming the file), and, with ``dtype="float16"`` and a card that refuses to clip,
+    recordings with values beyond float16's range (their windows written so far are taken back). Recordings the recipe drops by rule
     (``min_duration_s``) are always skipped, and listed in the store's ``dropped`` attribute. Each entry of
     the store's ``sources`` records what was applied to that file (``applied``: original ``sfreq``, band
     edges used, notch, resampling, channels dropped as bad, assumed units, encoding, gaps).
@@ -575,10 +577,21 @@ class _EEGWriting:
         self._check_channels(e, w)
         if self.writer is None:
             self._open(w)
+        mark = self.writer.mark() if isinstance(self.writer, PatchStoreWriter) else None
         try:
             self._write(e, w, res["source"], res.get("fingerprint"))
             if isinstance(w, StreamedPart):
                 Path(w.path).unlink(missing_ok=True)
+        except Float16OverflowError as exc:
+            if not self.options.skip_bad:
+                raise
+            if mark is not None:  # its windows written before the overflow was found go (a shard set drops the shard)
+                self.writer.rollback(mark)
+            if isinstance(w, StreamedPart):
+                Path(w.path).unlink(missing_ok=True)
+            logger.warning("skipping %s", exc)
+            self.skipped.append(str(e.path))
+            return
         except OSError as exc:  # a shard set says itself what it keeps (a StoreError)
             if not disk_full(exc):
                 raise
@@ -681,7 +694,7 @@ class _EEGWriting:
                     run=e.run,
                 )
             if over["n"] and refuse:
-                raise StoreError(
+                raise Float16OverflowError(
                     f"{recording_name(e.path, e.member)}: {over['n']} of its {over['values']} values are beyond float16's "
                     f"range (|x| > {FLOAT16_MAX:g} in 100 µV units; largest {over['max']:.6g}, i.e. "
                     f"{over['max'] * 1e-4:.3g} V); dtype='float16' would store them as inf: set the card's preprocessing "
