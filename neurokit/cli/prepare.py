@@ -83,7 +83,8 @@ def prepare(
     overwrite: bool = typer.Option(False, help="Replace an existing store."),
     skip_bad: bool = typer.Option(
         False,
-        help="Skip unreadable/too-short files (and, with --dtype float16, recordings beyond its range) with a warning instead of stopping.",
+        help="Skip unreadable/too-short files (and, with --dtype float16, recordings beyond its range) with a "
+        "warning instead of stopping.",
     ),
     encoding: Optional[str] = typer.Option(
         None,
