@@ -430,3 +430,20 @@ def test_pretrain_progress_bar_names_the_model(surface_store, tmp_path, bars):
     assert r.exit_code == 0, r.output
     assert bars == ["pretrain SiT"]
     assert load_checkpoint(tmp_path / "pt" / "last.pt")["model_config"]["mask_ratio"] == 0.5
+
+
+def test_a_resumed_pretraining_records_the_settings_it_kept(eeg_store, tmp_path):
+    # --read-order block, then --resume without it: the run keeps reading in blocks, and the record says so (it said
+    # the flag's default, random)
+    out = tmp_path / "pt"
+    base = ["pretrain", eeg_store, "-o", out, "--split", "all", "--batch-size", "8", "--n-layers", "1"]
+    base += ["--no-progress", "--device", "cpu"]
+    r = cli(*base, "--epochs", "1", "--read-order", "block", "--seed", "3")
+    assert r.exit_code == 0, r.output
+    r = cli(*base, "--epochs", "2", "--resume")
+    assert r.exit_code == 0, r.output
+    rec = json.loads((out / "run_config.json").read_text())
+    assert rec["settings"]["read_order"] == "block" and rec["settings"]["seed"] == 3
+    assert rec["cli"]["options"]["read_order"] == "block" and rec["cli"]["options"]["seed"] == 3
+    assert rec["cli"]["options"]["epochs"] == 2 and rec["cli"]["options"]["resume"] is True
+    assert "--read-order" not in rec["cli"]["given"] and "--epochs" in rec["cli"]["given"]

@@ -3,6 +3,7 @@ command class and option parsers."""
 
 from __future__ import annotations
 
+import json
 import functools
 import logging
 import re
@@ -333,13 +334,23 @@ def options_given(ctx) -> set[str]:
 
 def record_command(ctx, out: Path, *, report: str = "report.json") -> None:
     """Add the command line to the run's record (:func:`neurokit.pipelines.outputs.record_run`): ``cli``, the
-    command, every one of its options with the value it took (given or defaulted) and the flags given, in
-    ``OUT/run_config.json`` and the ``config`` section of ``OUT/<report>``. Written by the main rank only."""
+    command, every one of its options with the value it took (given or defaulted; in a resumed run, an option not
+    given again shows the run's setting it kept) and the flags given, in ``OUT/run_config.json`` and the ``config``
+    section of ``OUT/<report>``. Written by the main rank only."""
     from neurokit.pipelines.outputs import record_run
 
     if not is_main_rank() or not Path(out).is_dir():
         return
-    cli = {"command": f"neuro {ctx.info_name}", "options": dict(ctx.params), "given": sorted(options_given(ctx))}
+    options = dict(ctx.params)
+    if options.get("resume"):  # an option not given again took the resumed run's setting, not the flag's default
+        try:
+            settings = json.loads((Path(out) / "run_config.json").read_text()).get("settings") or {}
+        except (OSError, ValueError):
+            settings = {}
+        for k, v in settings.items():
+            if k in options and not option_given(ctx, k) and (v is None or isinstance(v, (str, int, float, bool))):
+                options[k] = v
+    cli = {"command": f"neuro {ctx.info_name}", "options": options, "given": sorted(options_given(ctx))}
     record_run(out, {"cli": cli}, report=report)
 
 
