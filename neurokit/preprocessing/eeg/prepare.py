@@ -585,8 +585,8 @@ class _EEGWriting:
         except Float16OverflowError as exc:
             if not self.options.skip_bad:
                 raise
-            if mark is not None:  # its windows written before the overflow was found go (a shard set drops the shard)
-                self.writer.rollback(mark)
+            if mark is not None and isinstance(self.writer, PatchStoreWriter):
+                self.writer.rollback(mark)  # its windows written before the overflow was found (a set drops the shard)
             if isinstance(w, StreamedPart):
                 Path(w.path).unlink(missing_ok=True)
             logger.warning("skipping %s", exc)
