@@ -22,16 +22,47 @@ from pathlib import Path
 CGROUP = Path("/sys/fs/cgroup")
 
 
-def drop_cache(paths: list[Path] | Path) -> None:
+def drop_cache(paths: list[Path] | Path, settle_s: float = 5.0) -> None:
     """Drop the files' pages from the page cache (clean pages: ``fsync`` first, then ``POSIX_FADV_DONTNEED``; no
-    root needed). Pages mapped or being written elsewhere may stay."""
-    for p in [paths] if isinstance(paths, (str, Path)) else paths:
-        fd = os.open(p, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
+    root needed), again until none is left: read-ahead a loader asked for may still be arriving after its pass
+    (on a slow disk, for seconds), and would make the next pass partly warm. Pages are probed at 256 places of each
+    file (``preadv`` with ``RWF_NOWAIT``, which refuses to wait for the disk); up to ``settle_s`` seconds. Pages
+    mapped or being written elsewhere may stay."""
+    import time
+
+    files = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    end = time.monotonic() + settle_s
+    while True:
+        for p in files:
+            fd = os.open(p, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+        if not any(_resident(p) for p in files) or time.monotonic() > end:
+            return
+        time.sleep(0.2)
+
+
+def _resident(path: Path, probes: int = 256) -> bool:
+    """Whether any of ``probes`` evenly spaced pages of ``path`` is in the page cache."""
+    flag = getattr(os, "RWF_NOWAIT", None)
+    if flag is None:
+        return False
+    size = os.path.getsize(path)
+    buf = bytearray(1)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for k in range(probes):
+            try:
+                if os.preadv(fd, [buf], size * k // probes, flag) > 0:
+                    return True
+            except (BlockingIOError, OSError):
+                pass
+    finally:
+        os.close(fd)
+    return False
 
 
 def parse_disk(text: str) -> tuple[int, int]:
@@ -39,7 +70,7 @@ def parse_disk(text: str) -> tuple[int, int]:
     try:
         mb, _, iops = text.partition(":")
         bps, n = int(float(mb) * 1e6), int(iops or 0)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise SystemExit(f"--disk {text!r}: expected MB/s, optionally ':IOPS' (e.g. 400 or 150:150)") from None
     if bps <= 0 or n < 0:
         raise SystemExit(f"--disk {text!r}: MB/s must be > 0 and IOPS ≥ 0")
@@ -48,7 +79,10 @@ def parse_disk(text: str) -> tuple[int, int]:
 
 def block_device(path: Path) -> str:
     """``MAJOR:MINOR`` of the whole disk holding ``path`` (the throttle is set per disk, not per partition)."""
-    dev = os.stat(path).st_dev
+    try:
+        dev = os.stat(path).st_dev
+    except OSError as e:
+        raise SystemExit(f"--disk: {path}: {e.strerror}") from None
     name = f"{os.major(dev)}:{os.minor(dev)}"
     sys_dev = Path("/sys/dev/block") / name
     if (sys_dev / "partition").exists():  # a partition: its parent disk
@@ -87,7 +121,16 @@ def throttled(path: Path, bps: int, iops: int = 0) -> Iterator[str]:
         raise SystemExit("--disk: no block-IO controller (cgroup v1 blkio or cgroup v2 io) at /sys/fs/cgroup")
     old = _own_group(back)
     group.mkdir(exist_ok=True)
+    primer = Path(path if Path(path).is_dir() else Path(path).parent) / f".neurokit-bench-primer-{os.getpid()}"
     try:
+        try:
+            with open(primer, "wb") as fh:  # read before each pass (prime): the throttle's allowance after idling
+                fh.write(os.urandom(1 << 20) * PRIMER_MB)
+                fh.flush()
+                os.fsync(fh.fileno())
+            _PRIMER[:] = [primer]
+        except OSError:  # a read-only folder: passes start unprimed
+            _PRIMER[:] = []
         for f, v in files.items():
             try:
                 (group / f).write_text(v)
@@ -100,6 +143,28 @@ def throttled(path: Path, bps: int, iops: int = 0) -> Iterator[str]:
             (old / "cgroup.procs").write_text(str(os.getpid()))
         with contextlib.suppress(OSError):
             group.rmdir()  # fails while a child (a worker that has not exited) is still in it: harmless
+        with contextlib.suppress(OSError):
+            primer.unlink()
+        _PRIMER[:] = []
+
+
+#: MB read from a scratch file before each throttled pass (:func:`prime`)
+PRIMER_MB = 64
+#: the scratch file of the throttle in force (empty outside :func:`throttled`)
+_PRIMER: list[Path] = []
+
+
+def prime() -> None:
+    """Under :func:`throttled`: read :data:`PRIMER_MB` MB of a scratch file from the disk, so the pass that follows
+    meets the throttle in its steady state. After an idle spell (dropping the cache, a pass's set-up) the kernel's
+    throttle lets the first tenths of a second through at more than its rate, which made a short pass read up to
+    1.5× the limit; nothing outside :func:`throttled`."""
+    if not _PRIMER:
+        return
+    drop_cache(_PRIMER, settle_s=0.0)
+    with open(_PRIMER[0], "rb", buffering=0) as f:
+        while f.read(8 << 20):
+            pass
 
 
 def _own_group(root: Path) -> Path:

@@ -59,7 +59,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from disk import drop_cache, parse_disk, throttled
+from disk import drop_cache, parse_disk, prime, throttled
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's neurokit, not an installed one
 
@@ -244,6 +244,7 @@ def measure(store, configs, a) -> dict:
         for key in rates:
             if a.cold:
                 drop_cache(paths)
+                prime()  # a throttled disk (--disk) in its steady state when the pass starts
             c0 = cpu_seconds()
             if key == "raw":
                 rates[key].append(raw_rate(paths, n))
@@ -429,4 +430,9 @@ def compare_dtypes(configs, a) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from neurokit._utils.errors import NeurokitError
+
+    try:
+        main()
+    except NeurokitError as e:  # a store that is not there or not a store: its message, not a traceback
+        raise SystemExit(f"error: {e}") from None

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from neurokit._utils.errors import ConfigError, StoreError
+from neurokit._utils.errors import DataFileError, ConfigError, StoreError
 from neurokit.store.patch_store import FLOAT16_MAX, PatchStore, PatchStoreWriter, store_values
 
 SHAPE = (3, 2, 200)
@@ -190,6 +190,15 @@ def test_cli_dtype_reaches_the_writer_and_a_float16_store_trains(eeg_root, tmp_p
     res = pretrain([tmp_path / "h.h5"], tmp_path / "pt", cfg)
     assert res["steps"] == 1 and np.isfinite(res["history"]).all()
     assert seen == [torch.float16]
+    monkeypatch.undo()
+    pre = ["--epochs", "1", "--max-steps", "1", "--batch-size", "4", "--n-layers", "1", "--split", "all"]
+    r = CliRunner().invoke(
+        app,
+        ["pretrain", str(tmp_path / "h.h5"), "-o", str(tmp_path / "pt2"), *pre, "--device", "cpu", "--no-progress"],
+        env={"COLUMNS": "250"},
+    )
+    assert r.exit_code == 0, r.output
+    assert "training batches go to the device as stored, in float16, and are cast to float32 there" in r.output
 
 
 def test_a_shard_set_keeps_one_dtype(eeg_root, tmp_path):
@@ -242,3 +251,8 @@ def test_skip_bad_leaves_out_a_recording_beyond_float16_and_keeps_the_rest(eeg_r
     np.testing.assert_array_equal(got.__getitems__(list(range(len(got)))).x.numpy(),
                                   alone.__getitems__(list(range(len(alone)))).x.numpy())  # fmt: skip
     assert set(got.meta("run").astype(str)) == set(alone.meta("run").astype(str))
+    # every recording beyond the range: said so (not a reject_uv matter), and nothing left behind
+    monkeypatch.setattr(prep_mod, "FLOAT16_MAX", float(min(peak)) / 2)
+    with pytest.raises(DataFileError, match=r"no usable recording of 2 \(2 skipped as bad files") as none:
+        prepare("physionet_mi", tmp_path / "none", skip_bad=True, **kw)
+    assert "reject_uv" not in str(none.value) and not (tmp_path / "none").exists()

@@ -131,6 +131,27 @@ def test_scaled_dataset_keeps_a_stored_batch_in_float16(tmp_path):
     assert float((bb.x.float() - ba.x).abs().max()) <= float(ba.x.abs().max()) * 2**-11  # half a float16 ulp
 
 
+def test_a_scaled_stored_batch_beyond_float16_comes_out_in_float32_never_inf(tmp_path):
+    from neurokit.data.corpus import corpus_ids
+
+    x = np.ones((6, *SHAPE), dtype=np.float32)
+    x[2, 1, 0, 5] = -30000.0  # stored exactly in float16; divided by 0.25 it would be -120000: beyond ±65504
+    with PatchStoreWriter(tmp_path / "big.h5", SHAPE, dtype="float16") as w:
+        w.append(x, np.zeros(6, dtype=np.int64), subject="S0")
+    base, stored = PatchDataset(tmp_path / "big.h5"), PatchDataset(tmp_path / "big.h5", batch_dtype="stored")
+    scales = {c: 0.25 for c in set(corpus_ids(base))}
+    a, b = ScaledDataset(base, scales), ScaledDataset(stored, scales)
+    ok = b.__getitems__([0, 1])  # no large value: float16, as stored
+    assert ok.x.dtype == torch.float16 and float(ok.x.max()) == 4.0
+    big = b.__getitems__([1, 2])
+    assert big.x.dtype == torch.float32 and torch.isfinite(big.x).all()
+    torch.testing.assert_close(big.x, a.__getitems__([1, 2]).x, rtol=0, atol=0)
+    assert float(big.x[1, 1, 0, 5]) == -120000.0
+    item = b[2][0]
+    assert item.dtype == torch.float32 and float(item[1, 0, 5]) == -120000.0
+    assert b[1][0].dtype == torch.float16
+
+
 def test_a_pretraining_step_from_stored_float16_equals_the_float32_path(tmp_path):
     from neurokit.training.objectives import get_objective
     from neurokit.training.optim import OptimConfig

@@ -158,7 +158,8 @@ class ScaledDataset(torch.utils.data.Dataset):
     """``ds`` with each sample's ``x`` divided by its corpus's scale (``scales``: corpus → divisor, as
     :func:`corpus_scales` gives), in float32; samples read as stored from a float16 store
     (``PatchDataset(batch_dtype="stored")``) stay float16 (the float32 quotient rounded once), so their batches go to
-    the device in half precision.
+    the device in half precision; a batch with a quotient beyond float16's range (a corpus scale below 1 and a value
+    near ±65504) comes out in float32 instead, never as inf.
 
     Parameters
     ----------
@@ -201,7 +202,7 @@ class ScaledDataset(torch.utils.data.Dataset):
         get = getattr(self.ds, "__getitems__", None)
         batch = get(indices) if get is not None else [self.ds[k] for k in indices]
         div = self.divisor[np.asarray(indices, dtype=np.int64).reshape(-1)]
-        if isinstance(batch, PatchBatch) and batch.x.dtype == torch.float16:
+        if isinstance(batch, PatchBatch) and batch.x.dtype == torch.float16 and _fits_float16(batch.x, div):
             # a batch as stored (batch_dtype="stored") stays float16 for the device: each sample divided in place,
             # computed in float32 and rounded once to float16 (``__getitem__``'s value), so the host never widens it
             for j, d in enumerate(div.tolist()):
@@ -215,6 +216,32 @@ class ScaledDataset(torch.utils.data.Dataset):
 
 
 def _scaled(x: torch.Tensor, d: float) -> torch.Tensor:
-    """``x / d`` computed in float32; a float16 ``x`` (a sample as stored) rounded back to float16 once."""
+    """``x / d`` computed in float32; a float16 ``x`` (a sample as stored) rounded back to float16 once, unless a
+    value of the quotient lies beyond float16's range (then float32, as the float32 path gives it)."""
     y = x.float() / d
-    return y.half() if x.dtype == torch.float16 else y
+    if x.dtype == torch.float16 and _fits_float16(x[None], np.asarray([d])):
+        return y.half()
+    return y
+
+
+#: float16's largest finite value; a quotient beyond it would round to inf
+_FLOAT16_MAX = 65504.0
+
+
+def _fits_float16(x: torch.Tensor, div: np.ndarray) -> bool:
+    """Whether every ``x[j] / div[j]`` (``x`` float16 ``(B, ...)``) stays within float16's range. Only samples
+    divided by less than 1 can leave it; their largest magnitude is read from the bits (two reductions over an
+    integer view, no copy: a float16's magnitude orders as its low 15 bits)."""
+    small = np.flatnonzero(np.asarray(div) < 1.0)
+    if not len(small):
+        return True
+    a = x.numpy().reshape(len(x), -1)
+    for j in small.tolist():
+        bits = a[j].view(np.uint16)
+        hi = int(bits.view(np.int16).max())  # the largest positive value's bits (negatives are < 0 as int16)
+        lo = int(bits.max())  # with the sign bit: 0x8000 + the largest negative magnitude, if any is negative
+        mag = max(hi, lo - 0x8000 if lo >= 0x8000 else 0)
+        largest = float(np.asarray(mag, dtype=np.uint16).view(np.float16))
+        if largest / float(div[j]) > _FLOAT16_MAX:
+            return False
+    return True

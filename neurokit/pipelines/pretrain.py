@@ -412,7 +412,7 @@ def _pretrain(
         else:
             trains.append(train)
             vals += [] if val is None else [val]
-    choose_batch_dtype([t for t, _, _ in parts], objective, say=info.is_main)
+    choose_batch_dtype([t for t, _, _ in parts], objective, say=(say or True) if info.is_main else False)
     data: Any
     repeats = [layout_repeat(t, cfg.layout_repeats) for t, _, _ in parts]
     epoch_sets: list[Any] = [t if k == 1 else torch.utils.data.ConcatDataset([t] * k) for t, k in zip(trains, repeats)]

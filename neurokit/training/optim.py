@@ -488,7 +488,7 @@ def make_loader(dataset, sampler, batch_size: int, num_workers: int = 0, device:
     )
 
 
-def choose_batch_dtype(trains: Sequence[Any], objective: Any, say: bool = True) -> str:
+def choose_batch_dtype(trains: Sequence[Any], objective: Any, say: bool | Callable[[str], None] = True) -> str:
     """Have training sets read only from float16 stores hand their batches over as stored
     (``PatchDataset(batch_dtype="stored")``: half the bytes to copy and to move, no conversion on the host; the
     :class:`~neurokit.training.trainer.Trainer` casts them to float32 on the device), unless a step on the host
@@ -503,8 +503,8 @@ def choose_batch_dtype(trains: Sequence[Any], objective: Any, say: bool = True) 
     objective : Objective
         The pretraining objective (:func:`~neurokit.training.objectives.get_objective`): its ``pair`` and
         ``modality``.
-    say : bool
-        Log the choice (rank 0).
+    say : bool or callable
+        Log the choice (rank 0); a callable also gets the line (a command's console).
 
     Returns
     -------
@@ -525,17 +525,19 @@ def choose_batch_dtype(trains: Sequence[Any], objective: Any, say: bool = True) 
         why = "the objective pairs the windows with other data on the host"
     elif objective.modality != "eeg":
         why = f"{objective.modality} windows are read by host-side steps"
-    if why is not None:
-        if say:
-            logger.info("float16 store(s): batches converted to float32 on the host (%s)", why)
-        return "float32"
-    for t in trains:
-        t.batch_dtype = "stored"
+    if why is None:
+        for t in trains:
+            t.batch_dtype = "stored"
+    line = (
+        f"float16 store(s): batches converted to float32 on the host ({why})"
+        if why is not None
+        else "float16 store(s): training batches go to the device as stored, in float16, and are cast to float32 there"
+    )
     if say:
-        logger.info(
-            "float16 store(s): training batches go to the device as stored, in float16, and are cast to float32 there"
-        )
-    return "stored"
+        logger.info("%s", line)
+    if callable(say):
+        say(line)
+    return "stored" if why is None else "float32"
 
 
 def unwrap(model: torch.nn.Module) -> torch.nn.Module:

@@ -771,8 +771,15 @@ class _EEGWriting:
             )
             attrs = {k: v for k, v in attrs.items() if k not in CORPUS_KEYS}
             self.writer = ShardSetWriter(self.out, (), attrs=attrs, resume=True, **self.store_kw)
-        if self.writer is None:
-            why = [f"{len(self.skipped)} skipped as bad files (skip_bad=True)"] if self.skipped else []
+        nothing_read = not self.sources and (
+            self.writer is None
+            or (isinstance(self.writer, PatchStoreWriter) and self.writer.n == 0)
+            or (isinstance(self.writer, ShardSetWriter) and not self.writer.index["shards"])
+        )
+        if nothing_read and (self.writer is None or self.skipped):  # every recording skipped: not a reject_uv matter
+            self.abort()
+            why = [f"{len(self.skipped)} skipped as bad files (skip_bad=True)"]
+            why = why if self.skipped else []
             why += (
                 [f"{len(self.dropped)} left out by the recipe's rules (min_duration_s, missing_channels)"]
                 if self.dropped
@@ -780,6 +787,7 @@ class _EEGWriting:
             )
             raise DataFileError(
                 f"prepare {self.card.name}: no usable recording of {len(self.entries)} ({'; '.join(why) or 'all skipped'})"
+                + (f"; {self.out} was not created" if self.writer is not None else "")
             )
         dups = {"duplicate_recordings": self.signals.records} if self.signals.records else {}
         if isinstance(self.writer, PatchStoreWriter) and self.writer.n == 0:  # recordings read, no window kept
