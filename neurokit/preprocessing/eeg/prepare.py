@@ -776,7 +776,7 @@ class _EEGWriting:
             or (isinstance(self.writer, PatchStoreWriter) and self.writer.n == 0)
             or (isinstance(self.writer, ShardSetWriter) and not self.writer.index["shards"])
         )
-        if nothing_read and (self.writer is None or self.skipped):  # every recording skipped: not a reject_uv matter
+        if self.writer is None or (nothing_read and self.skipped):  # every recording skipped: not a reject_uv matter
             self.abort()
             why = [f"{len(self.skipped)} skipped as bad files (skip_bad=True)"]
             why = why if self.skipped else []
