@@ -447,3 +447,34 @@ def test_a_resumed_pretraining_records_the_settings_it_kept(eeg_store, tmp_path)
     assert rec["cli"]["options"]["read_order"] == "block" and rec["cli"]["options"]["seed"] == 3
     assert rec["cli"]["options"]["epochs"] == 2 and rec["cli"]["options"]["resume"] is True
     assert "--read-order" not in rec["cli"]["given"] and "--epochs" in rec["cli"]["given"]
+
+
+def test_compare_takes_partial_init_weights_only_when_allowed(eeg_store, cbramod_ckpt, tmp_path):
+    # a checkpoint that lacks one backbone tensor covers only part of the backbone: neuro compare names
+    # --allow-partial-init when refusing it, and has that flag
+    import torch
+
+    ckpt = load_checkpoint(cbramod_ckpt)
+    gone = next(k for k in ckpt["state_dict"] if "weight" in k and "head" not in k)
+    del ckpt["state_dict"][gone]
+    torch.save(ckpt, tmp_path / "partial.pt")
+    args = [
+        "compare",
+        eeg_store,
+        "-o",
+        tmp_path / "cmp",
+        "--models",
+        "cbramod",
+        "--init",
+        f"cbramod={tmp_path / 'partial.pt'}",
+    ]
+    args += ["--seeds", "1", "--epochs", "1", "--batch-size", "8", "--head", "avgpool", "--device", "cpu"]
+    args += ["--no-progress"]
+    r = cli(*args)
+    assert r.exit_code == 2 and "--allow-partial-init" in r.output and "Traceback" not in r.output, r.output
+    r = cli(*args, "--allow-partial-init")
+    assert r.exit_code == 0, r.output
+    rep = json.loads((tmp_path / "cmp" / "cbramod" / "frac1" / "seed0" / "report.json").read_text())
+    assert rep["model"] == "cbramod"
+    refused(cli("compare", eeg_store, "-o", tmp_path / "c2", "--models", "cbramod", "--allow-partial-init"),
+            "--allow-partial-init", "no model has init weights")  # fmt: skip

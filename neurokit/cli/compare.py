@@ -106,6 +106,7 @@ def compare(
     lr_head: o.LrHead = None,
     weight_decay: o.WeightDecay = 0.05,
     eegnet_min_epochs: EegnetMinEpochs = 10,
+    allow_partial_init: o.AllowPartialInit = False,
     n_layers: CompareNLayers = None,
     head: CompareHead = "auto",
     train_subjects: o.TrainSubjects = None,
@@ -163,6 +164,7 @@ def compare(
         seeds=seeds,
         label_fractions=fractions,
         eegnet_min_epochs=eegnet_min_epochs,
+        allow_partial_init=allow_partial_init,
         overwrite=overwrite,
         show_progress=progress,
     )

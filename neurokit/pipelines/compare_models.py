@@ -157,6 +157,7 @@ def compare_models(
     seeds: int | Sequence[int] = 3,
     label_fractions: Sequence[float] = (1.0,),
     eegnet_min_epochs: int = EEGNET_MIN_EPOCHS,
+    allow_partial_init: bool = False,
     overwrite: bool = False,
     show_progress: bool = False,
 ) -> dict[str, Any]:
@@ -192,6 +193,9 @@ def compare_models(
     eegnet_min_epochs : int
         The fewest epochs EEGNet trains for (:data:`~neurokit.pipelines.compare.EEGNET_MIN_EPOCHS`: its authors'
         rate needs them; ``1`` trains it for ``cfg.epochs`` like the others).
+    allow_partial_init : bool
+        Let the ``init`` weights of a family cover only part of its backbone (as ``finetune``'s; the rest keeps its
+        random initial values); families without ``init`` are unaffected.
     overwrite : bool
         Replace sub-runs made with other settings (otherwise they raise :class:`FileExistsError`); sub-runs of the
         same settings are reused either way.
@@ -239,6 +243,10 @@ def compare_models(
             raise ConfigError(f"{what} names {', '.join(map(repr, stray))}, not among models={','.join(names)}")
     if EEGNET in init:
         raise ConfigError("init names 'eegnet': EEGNet has no pretrained weights (it trains from random weights)")
+    if allow_partial_init and not init:
+        raise ConfigError(
+            "allow_partial_init=True lets init weights cover part of a backbone; no model has init weights here"
+        )
     stores = list(stores) if isinstance(stores, (list, tuple)) else [stores]
     ds_all, label_names, _, kind = open_labelled(stores)
     modality = ds_all.info.modality or "eeg"
@@ -273,6 +281,7 @@ def compare_models(
                 model_kwargs=kwargs.get(name, {}),
                 head=heads.get(name, base.head if name == "cbramod" else "auto"),
                 baselines=CLASSICAL in names and first,
+                allow_partial_init=bool(allow_partial_init and name in init),
             )
             if name == EEGNET:
                 run_cfg = eegnet_config(
