@@ -175,6 +175,15 @@ def test_finetune_run_records_adaptation(lr_store, tmp_path):
 
     model, _ = load_finetuned(tmp_path / "ft" / "best.pt")  # rebuilt from the recorded config, adaptation included
     assert model.backbone.adaptation.model_samples == 1024
+    # neuro evaluate says how the store is fed to the model, as the fine-tuning run did
+    from typer.testing import CliRunner
+
+    from neurokit.cli.main import app
+
+    r = CliRunner().invoke(app, ["evaluate", str(tmp_path / "ft" / "best.pt"), str(lr_store), "--device", "cpu"],
+                           env={"COLUMNS": "300"})  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert f"input: {saved['input_adaptation']['line']}" in " ".join(r.output.split())
 
 
 @pytest.mark.parametrize("name", list(SMALL))

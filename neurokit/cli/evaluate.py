@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 from rich.table import Table
+from rich.markup import escape
 
 from neurokit.cli.common import (
     check_json_out,
@@ -103,6 +104,8 @@ def evaluate(
             print_not_a_result(r, name)
         console.print(contributions_table(res["tasks"]))
     else:
+        if res.get("input_adaptation"):  # a foundation model: how the store is fed to it
+            console.print(f"input: {escape(res['input_adaptation']['line'])}")
         seen = f"; [yellow]seen in training/selection: {', '.join(res['seen'])}[/]" if res.get("seen") else ""
         console.print(metrics_table(f"{what} metrics ({res['n_samples']} samples{seen})", res, res.get("undefined")))
         print_not_a_result(res)

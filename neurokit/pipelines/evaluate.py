@@ -57,7 +57,8 @@ def evaluate(
     dict of metrics, plus ``n_samples``, ``split``, ``subjects`` (or ``runs``) scored, ``seen`` (the
     scored ones the model was trained or selected on), ``split_recordings`` (the content check), ``degenerate``
     (why the predictions are not a result, as :func:`~neurokit.evaluation.metrics.degenerate_predictions` says,
-    or ``None``), and ``data_mismatch_allowed`` when ``allow_mismatch`` accepted a difference.
+    or ``None``), ``data_mismatch_allowed`` when ``allow_mismatch`` accepted a difference, and for a foundation
+    model ``input_adaptation`` (how the store is fed to it: channels, rate, window, units; the fine-tuning run's).
 
     Raises
     ------
@@ -184,6 +185,8 @@ def evaluate(
     }
     if accepted:
         res["data_mismatch_allowed"] = accepted
+    if rep.get("input_adaptation"):  # a foundation model: the store fed to it as in fine-tuning (the model holds it)
+        res["input_adaptation"] = rep["input_adaptation"]
     return res
 
 
