@@ -218,6 +218,7 @@ def test_prepare_prints_rejection_counts(tmp_path):
         "reject_uv": 100.0,
         "reasons": {"a sample's |amplitude| above reject_uv = 100 µV": 3},
         "recordings_dropped": 0,
+        "recordings_skipped": 0,
         "files_with_rejections": 2,
     }
     assert (

@@ -251,6 +251,14 @@ def test_skip_bad_leaves_out_a_recording_beyond_float16_and_keeps_the_rest(eeg_r
     np.testing.assert_array_equal(got.__getitems__(list(range(len(got)))).x.numpy(),
                                   alone.__getitems__(list(range(len(alone)))).x.numpy())  # fmt: skip
     assert set(got.meta("run").astype(str)) == set(alone.meta("run").astype(str))
+    # the store says which recording it passed over, and so does the prepare summary
+    from neurokit.data.provenance import kept_line, kept_summary
+    from neurokit.store.shards import read_index
+
+    said = read_index(out)["skipped"] if shards else list(got.stores[0].info.skipped)
+    assert said == [str(files[loud])]
+    assert "1 recording(s) skipped as bad files" in kept_line(kept_summary(got.stores))
+    assert "skipped" not in (read_index(alone.stores[0].set_path) if shards else alone.stores[0].attrs)
     # every recording beyond the range: said so (not a reject_uv matter), and nothing left behind
     monkeypatch.setattr(prep_mod, "FLOAT16_MAX", float(min(peak)) / 2)
     with pytest.raises(DataFileError, match=r"no usable recording of 2 \(2 skipped as bad files") as none:

@@ -322,8 +322,8 @@ def kept_summary(stores: Iterable) -> dict[str, Any]:
         ``kept`` (windows in the stores), ``rejected`` (dropped by amplitude), ``kept_fraction``
         (``kept / (kept + rejected)``, ``None`` when nothing was cut), ``reject_uv`` (the recipe's threshold in
         µV, ``None`` when off; a list when the stores differ), ``reasons`` ({reason phrase: count}),
-        ``recordings_dropped`` (recordings shorter than the recipe's ``min_duration_s``) and
-        ``files_with_rejections``. A pooled store reports what its source stores recorded (its ``pooled_from``
+        ``recordings_dropped`` (recordings shorter than the recipe's ``min_duration_s``), ``recordings_skipped``
+        (recordings ``skip_bad`` passed over) and ``files_with_rejections``. A pooled store reports what its source stores recorded (its ``pooled_from``
         attribute).
 
     Examples
@@ -332,13 +332,16 @@ def kept_summary(stores: Iterable) -> dict[str, Any]:
     {'kept': 42, 'rejected': 813, 'kept_fraction': 0.049, 'reject_uv': 100.0, ...}
     """
     kept = rej = dropped = files = 0
+    skipped: set[str] = set()
     thresholds = set()
     stores = list(stores)
     # a shard set's recordings whose windows were all rejected have no shard: its index lists them
     for set_path in dict.fromkeys(p for p in (getattr(st, "set_path", None) for st in stores) if p is not None):
-        for r in read_index(set_path).get("rejected", []):
+        idx = read_index(set_path)
+        for r in idx.get("rejected", []):
             rej += int(r.get("n_rejected") or 0)
             files += int(r.get("n_rejected") or 0) > 0
+        skipped.update(str(f) for f in (idx.get("attrs") or {}).get("skipped") or idx.get("skipped") or [])
     for st in stores:
         pooled = st.attrs.get("pooled_from")
         if pooled:
@@ -352,6 +355,7 @@ def kept_summary(stores: Iterable) -> dict[str, Any]:
         kept += len(st)
         rej += int(info.n_rejected or 0)
         dropped += len(info.dropped)
+        skipped.update(str(f) for f in info.skipped)
         files += sum(1 for s in info.sources if isinstance(s, dict) and int(s.get("n_rejected") or 0) > 0)
         r = (info.recipe or {}).get("reject_uv")
         if r is not None:
@@ -368,6 +372,7 @@ def kept_summary(stores: Iterable) -> dict[str, Any]:
         "reject_uv": thr,
         "reasons": reasons,
         "recordings_dropped": dropped,
+        "recordings_skipped": len(skipped),
         "files_with_rejections": files,
     }
 
@@ -410,6 +415,11 @@ def kept_line(summary: dict) -> str:
         line += (
             f"; {summary['recordings_dropped']} recording(s) left out by the recipe's rules (shorter than min_duration_s,"
             " or without a channel under missing_channels: skip; listed in the store's dropped attribute)"
+        )
+    if summary.get("recordings_skipped"):
+        line += (
+            f"; {summary['recordings_skipped']} recording(s) skipped as bad files (skip_bad; listed in the store's "
+            "skipped attribute)"
         )
     return line
 

@@ -128,6 +128,7 @@ _META_KINDS = {
     "patch_size": "int",
     "n_rejected": "int",
     "dropped": "list",
+    "skipped": "list",
     "participants": "dict",
     "template": "str",
     "grid": "str",
@@ -190,6 +191,8 @@ class StoreMeta:
         EEG windows rejected by amplitude.
     dropped : tuple of str
         EEG recordings the recipe dropped by rule (``min_duration_s``).
+    skipped : tuple of str
+        EEG recordings ``skip_bad`` passed over (unreadable, or beyond float16's range; written only when some were).
     participants : dict
         BIDS ``participants.tsv`` columns keyed by store subject id.
     template, grid : str | None
@@ -236,6 +239,7 @@ class StoreMeta:
     patch_size: int | None = None
     n_rejected: int | None = None
     dropped: tuple = ()
+    skipped: tuple = ()
     participants: dict = field(default_factory=dict)
     template: str | None = None
     grid: str | None = None

@@ -821,9 +821,12 @@ class _EEGWriting:
                 dropped=self.dropped,
                 n_bad_annotation=self.n_bad_annotation,
                 **dups,
+                **({"skipped": self.skipped} if self.skipped else {}),  # (a store without skips stays as it was)
             )
             return self.writer.close(), self.writer.n
-        return self.writer.close(**dups), self.writer.n
+        if not self.skipped:  # a resumed set whose skipped recordings were written this time
+            self.writer.index.pop("skipped", None)
+        return self.writer.close(**dups, **({"skipped": self.skipped} if self.skipped else {})), self.writer.n
 
     def abort(self) -> None:
         """Discard a single store being written (a shard set keeps its finished shards)."""
