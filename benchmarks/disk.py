@@ -120,9 +120,9 @@ def throttled(path: Path, bps: int, iops: int = 0) -> Iterator[str]:
     else:
         raise SystemExit("--disk: no block-IO controller (cgroup v1 blkio or cgroup v2 io) at /sys/fs/cgroup")
     old = _own_group(back)
-    group.mkdir(exist_ok=True)
     primer = Path(path if Path(path).is_dir() else Path(path).parent) / f".neurokit-bench-primer-{os.getpid()}"
     try:
+        group.mkdir(exist_ok=True)
         try:
             with open(primer, "wb") as fh:  # read before each pass (prime): the throttle's allowance after idling
                 fh.write(os.urandom(1 << 20) * PRIMER_MB)
@@ -139,13 +139,35 @@ def throttled(path: Path, bps: int, iops: int = 0) -> Iterator[str]:
         (group / "cgroup.procs").write_text(str(os.getpid()))
         yield f"disk limited to {bps / 1e6:.0f} MB/s" + (f" and {iops} reads/s" if iops else "") + f" (device {dev})"
     finally:
-        with contextlib.suppress(OSError):
-            (old / "cgroup.procs").write_text(str(os.getpid()))
-        with contextlib.suppress(OSError):
-            group.rmdir()  # fails while a child (a worker that has not exited) is still in it: harmless
+        _leave(group, old)
         with contextlib.suppress(OSError):
             primer.unlink()
         _PRIMER[:] = []
+
+
+def _leave(group: Path, old: Path, wait_s: float = 5.0) -> None:
+    """Move this process and whatever is left in ``group`` (DataLoader workers of an interrupted run) back to
+    ``old``, then remove ``group``; retried for ``wait_s`` seconds while a process is still leaving it."""
+    import time
+
+    end = time.monotonic() + wait_s
+    while True:
+        try:
+            pids = (group / "cgroup.procs").read_text().split() if group.exists() else []
+        except OSError:
+            pids = []
+        for pid in [str(os.getpid()), *pids]:
+            with contextlib.suppress(OSError):
+                (old / "cgroup.procs").write_text(pid)
+        try:
+            if group.exists():
+                group.rmdir()
+            return
+        except OSError:
+            if time.monotonic() > end:
+                print(f"--disk: could not remove {group} (remove it with rmdir)")
+                return
+            time.sleep(0.1)
 
 
 #: MB read from a scratch file before each throttled pass (:func:`prime`)

@@ -438,13 +438,14 @@ def test_a_resumed_pretraining_records_the_settings_it_kept(eeg_store, tmp_path)
     out = tmp_path / "pt"
     base = ["pretrain", eeg_store, "-o", out, "--split", "all", "--batch-size", "8", "--n-layers", "1"]
     base += ["--no-progress", "--device", "cpu"]
-    r = cli(*base, "--epochs", "1", "--read-order", "block", "--seed", "3")
+    r = cli(*base, "--epochs", "1", "--read-order", "block", "--seed", "3", "--lr", "7e-4")
     assert r.exit_code == 0, r.output
     r = cli(*base, "--epochs", "2", "--resume")
     assert r.exit_code == 0, r.output
     rec = json.loads((out / "run_config.json").read_text())
     assert rec["settings"]["read_order"] == "block" and rec["settings"]["seed"] == 3
     assert rec["cli"]["options"]["read_order"] == "block" and rec["cli"]["options"]["seed"] == 3
+    assert rec["settings"]["optim"]["lr"] == rec["cli"]["options"]["lr"] == 7e-4  # kept inside the optim group
     assert rec["cli"]["options"]["epochs"] == 2 and rec["cli"]["options"]["resume"] is True
     assert "--read-order" not in rec["cli"]["given"] and "--epochs" in rec["cli"]["given"]
 

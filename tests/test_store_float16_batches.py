@@ -150,6 +150,15 @@ def test_a_scaled_stored_batch_beyond_float16_comes_out_in_float32_never_inf(tmp
     item = b[2][0]
     assert item.dtype == torch.float32 and float(item[1, 0, 5]) == -120000.0
     assert b[1][0].dtype == torch.float16
+    # the batch holds each sample's item value (float16-rounded where it fits), in float32 throughout
+    for j, k in enumerate([1, 2]):
+        torch.testing.assert_close(big.x[j], b[k][0].float(), rtol=0, atol=0)
+    # items through a transform (a list, not one batch tensor) share one dtype too, so a collate never narrows
+    # the float32 one back to float16 (where it would be inf)
+    t = ScaledDataset(PatchDataset(tmp_path / "big.h5", batch_dtype="stored", transform=lambda v: v), scales)
+    got = t.__getitems__([1, 2])
+    assert {x.dtype for x, _ in got} == {torch.float32}
+    assert torch.isfinite(torch.utils.data.default_collate(got)[0]).all()
 
 
 def test_a_pretraining_step_from_stored_float16_equals_the_float32_path(tmp_path):

@@ -347,7 +347,10 @@ def record_command(ctx, out: Path, *, report: str = "report.json") -> None:
             settings = json.loads((Path(out) / "run_config.json").read_text()).get("settings") or {}
         except (OSError, ValueError):
             settings = {}
-        for k, v in settings.items():
+        # a setting kept at the top level (read_order, seed) or inside a group (optim's lr, model_kwargs' n_layers)
+        kept = {k: v for group in settings.values() if isinstance(group, dict) for k, v in group.items()}
+        kept.update(settings)
+        for k, v in kept.items():
             if k in options and not option_given(ctx, k) and (v is None or isinstance(v, (str, int, float, bool))):
                 options[k] = v
     cli = {"command": f"neuro {ctx.info_name}", "options": options, "given": sorted(options_given(ctx))}

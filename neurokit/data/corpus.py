@@ -196,7 +196,8 @@ class ScaledDataset(torch.utils.data.Dataset):
 
     def __getitems__(self, indices) -> Any:
         """Items ``indices`` at once: the wrapped dataset's batch read (its ``__getitems__``, else item by item),
-        each sample divided by its corpus's scale; equal to ``[self[k] for k in indices]``."""
+        each sample divided by its corpus's scale; equal to ``[self[k] for k in indices]`` (in value: a float16
+        batch holding a sample beyond float16's range comes out in float32 throughout)."""
         from neurokit.data.dataset import PatchBatch
 
         get = getattr(self.ds, "__getitems__", None)
@@ -208,11 +209,22 @@ class ScaledDataset(torch.utils.data.Dataset):
             for j, d in enumerate(div.tolist()):
                 batch.x[j].div_(float(d))
             return batch
-        if isinstance(batch, PatchBatch):  # in place, in float32 as x / float(d) computes it
+        if isinstance(batch, PatchBatch) and batch.x.dtype == torch.float16:
+            # a sample would leave float16's range: the batch goes in float32, each sample with the value its item
+            # has (the quotient rounded to float16 where it fits, the float32 quotient where it does not)
+            fits = [_fits_float16(batch.x[j : j + 1], div[j : j + 1]) for j in range(len(div))]  # as the items
             batch = batch.float32()
+            for j, d in enumerate(div.tolist()):
+                q = batch.x[j] / float(d)
+                batch.x[j] = q.half().float() if fits[j] else q
+            return batch
+        if isinstance(batch, PatchBatch):  # in place, in float32 as x / float(d) computes it
             batch.x.div_(torch.from_numpy(div).to(batch.x.dtype).view(-1, *[1] * (batch.x.dim() - 1)))
             return batch
-        return [(_scaled(x, float(d)), y) for (x, y), d in zip(batch, div.tolist())]
+        items = [(_scaled(x, float(d)), y) for (x, y), d in zip(batch, div.tolist())]
+        if len({x.dtype for x, _ in items}) > 1:  # float16 items beside a float32 one: one dtype for the batch
+            items = [(x.float(), y) for x, y in items]
+        return items
 
 
 def _scaled(x: torch.Tensor, d: float) -> torch.Tensor:
