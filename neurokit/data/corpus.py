@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from neurokit._utils.errors import ConfigError
+from neurokit.store.patch_store import FLOAT16_MAX
 from neurokit.store.shards import ShardStore, store_corpus
 
 logger = logging.getLogger("neurokit")
@@ -203,16 +204,16 @@ class ScaledDataset(torch.utils.data.Dataset):
         get = getattr(self.ds, "__getitems__", None)
         batch = get(indices) if get is not None else [self.ds[k] for k in indices]
         div = self.divisor[np.asarray(indices, dtype=np.int64).reshape(-1)]
-        if isinstance(batch, PatchBatch) and batch.x.dtype == torch.float16 and _fits_float16(batch.x, div):
-            # a batch as stored (batch_dtype="stored") stays float16 for the device: each sample divided in place,
-            # computed in float32 and rounded once to float16 (``__getitem__``'s value), so the host never widens it
-            for j, d in enumerate(div.tolist()):
-                batch.x[j].div_(float(d))
-            return batch
         if isinstance(batch, PatchBatch) and batch.x.dtype == torch.float16:
+            fits = _fits_float16(batch.x, div)
+            if fits.all():
+                # a batch as stored (batch_dtype="stored") stays float16 for the device: each sample divided in
+                # place, computed in float32 and rounded once to float16 (``__getitem__``'s value)
+                for j, d in enumerate(div.tolist()):
+                    batch.x[j].div_(float(d))
+                return batch
             # a sample would leave float16's range: the batch goes in float32, each sample with the value its item
             # has (the quotient rounded to float16 where it fits, the float32 quotient where it does not)
-            fits = [_fits_float16(batch.x[j : j + 1], div[j : j + 1]) for j in range(len(div))]  # as the items
             batch = batch.float32()
             for j, d in enumerate(div.tolist()):
                 q = batch.x[j] / float(d)
@@ -231,29 +232,18 @@ def _scaled(x: torch.Tensor, d: float) -> torch.Tensor:
     """``x / d`` computed in float32; a float16 ``x`` (a sample as stored) rounded back to float16 once, unless a
     value of the quotient lies beyond float16's range (then float32, as the float32 path gives it)."""
     y = x.float() / d
-    if x.dtype == torch.float16 and _fits_float16(x[None], np.asarray([d])):
+    if x.dtype == torch.float16 and _fits_float16(x[None], np.asarray([d]))[0]:
         return y.half()
     return y
 
 
-#: float16's largest finite value; a quotient beyond it would round to inf
-_FLOAT16_MAX = 65504.0
-
-
-def _fits_float16(x: torch.Tensor, div: np.ndarray) -> bool:
-    """Whether every ``x[j] / div[j]`` (``x`` float16 ``(B, ...)``) stays within float16's range. Only samples
-    divided by less than 1 can leave it; their largest magnitude is read from the bits (two reductions over an
-    integer view, no copy: a float16's magnitude orders as its low 15 bits)."""
-    small = np.flatnonzero(np.asarray(div) < 1.0)
-    if not len(small):
-        return True
-    a = x.numpy().reshape(len(x), -1)
-    for j in small.tolist():
-        bits = a[j].view(np.uint16)
-        hi = int(bits.view(np.int16).max())  # the largest positive value's bits (negatives are < 0 as int16)
-        lo = int(bits.max())  # with the sign bit: 0x8000 + the largest negative magnitude, if any is negative
-        mag = max(hi, lo - 0x8000 if lo >= 0x8000 else 0)
-        largest = float(np.asarray(mag, dtype=np.uint16).view(np.float16))
-        if largest / float(div[j]) > _FLOAT16_MAX:
-            return False
-    return True
+def _fits_float16(x: torch.Tensor, div: np.ndarray) -> np.ndarray:
+    """Bool ``(B,)``: whether every value of ``x[j] / div[j]`` (``x`` float16 ``(B, ...)``) stays within float16's
+    range (:data:`~neurokit.store.patch_store.FLOAT16_MAX`). Only samples divided by less than 1 can leave it; their
+    largest magnitude comes from ``torch.aminmax`` (no copy of the sample)."""
+    div = np.asarray(div, dtype=np.float64)
+    fits = np.ones(len(div), dtype=bool)
+    for j in np.flatnonzero(div < 1.0).tolist():
+        lo, hi = torch.aminmax(x[j])
+        fits[j] = max(-float(lo), float(hi)) / float(div[j]) <= FLOAT16_MAX
+    return fits

@@ -341,7 +341,7 @@ def kept_summary(stores: Iterable) -> dict[str, Any]:
         for r in idx.get("rejected", []):
             rej += int(r.get("n_rejected") or 0)
             files += int(r.get("n_rejected") or 0) > 0
-        skipped.update(str(f) for f in (idx.get("attrs") or {}).get("skipped") or idx.get("skipped") or [])
+        skipped.update(str(f) for f in idx.get("skipped") or [])
     for st in stores:
         pooled = st.attrs.get("pooled_from")
         if pooled:

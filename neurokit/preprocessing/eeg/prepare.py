@@ -771,15 +771,11 @@ class _EEGWriting:
             )
             attrs = {k: v for k, v in attrs.items() if k not in CORPUS_KEYS}
             self.writer = ShardSetWriter(self.out, (), attrs=attrs, resume=True, **self.store_kw)
-        nothing_read = not self.sources and (
-            self.writer is None
-            or (isinstance(self.writer, PatchStoreWriter) and self.writer.n == 0)
-            or (isinstance(self.writer, ShardSetWriter) and not self.writer.index["shards"])
-        )
-        if self.writer is None or (nothing_read and self.skipped):  # every recording skipped: not a reject_uv matter
+        # nothing written, by this run (no source) nor by an earlier one into a resumed shard set
+        nothing = not self.sources and not (isinstance(self.writer, ShardSetWriter) and self.writer.index["shards"])
+        if self.writer is None or (nothing and self.skipped):  # every recording skipped: not a reject_uv matter
             self.abort()
-            why = [f"{len(self.skipped)} skipped as bad files (skip_bad=True)"]
-            why = why if self.skipped else []
+            why = [f"{len(self.skipped)} skipped as bad files (skip_bad=True)"] if self.skipped else []
             why += (
                 [f"{len(self.dropped)} left out by the recipe's rules (min_duration_s, missing_channels)"]
                 if self.dropped
